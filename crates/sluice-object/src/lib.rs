@@ -1,0 +1,26 @@
+//! The vocabulary every floor of Sluice shares: object ids, the hash functions that make them,
+//! object kinds and the `"<kind> <size>\0"` header that is hashed in front of every object.
+//!
+//! Object ids are hashed with collision detection (`sha1dc`), as git does by default since 2.13:
+//! a pack crafted with the SHAttered technique is refused instead of silently accepted. Whole-file
+//! trailers (pack, index and reverse-index checksums) only guard against corruption, so they use a
+//! plain, faster SHA-1.
+//!
+//! ```
+//! use sluice_object::{hash_object, HashKind, ObjectKind};
+//! let id = hash_object(HashKind::Sha1, ObjectKind::Blob, b"hello\n").unwrap();
+//! assert_eq!(id.to_string(), "ce013625030ba8dba906f756967f9e9ca394464a");
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod hash;
+mod header;
+mod id;
+mod kind;
+pub mod progress;
+
+pub use hash::{hash_object, HashError, ObjectHasher, TrailerHasher};
+pub use header::{parse_header, write_header, HeaderError, MAX_HEADER_LEN};
+pub use id::{HashKind, ObjectId, ParseIdError};
+pub use kind::ObjectKind;

@@ -1,0 +1,385 @@
+//! Pack index files (`gitformat-pack`, "pack-*.idx files have the following format"): version 1
+//! (fan-out, then offset and id pairs) and version 2 (fan-out, ids, CRC32s, 31-bit offsets, a
+//! table of 64-bit offsets), each ending in the pack's checksum and its own.
+
+use sluice_object::{HashKind, ObjectId, TrailerHasher};
+use std::io::{self, Write};
+
+const V2_MAGIC: [u8; 4] = [0xff, b't', b'O', b'c'];
+
+/// Why an index file is not valid.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IdxError {
+    /// The file is shorter than its header and tables require.
+    #[error("index file is truncated or too small ({size} bytes)")]
+    TooSmall {
+        /// Size of the file.
+        size: u64,
+    },
+    /// An unknown version number.
+    #[error("index file has unsupported version {0}")]
+    Version(u32),
+    /// The fan-out table is not monotonic.
+    #[error("index file has a non-monotonic fan-out table at entry {0}")]
+    Fanout(usize),
+    /// The trailing checksum does not match the content.
+    #[error("index file checksum mismatch")]
+    Checksum,
+    /// A 64-bit offset slot that points past the table.
+    #[error("index file has a bad large-offset reference at entry {0}")]
+    LargeOffset(usize),
+}
+
+/// One object as an index records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdxEntry {
+    /// The object's id.
+    pub id: ObjectId,
+    /// CRC32 of the raw entry in the pack (0 in version 1, which has none).
+    pub crc32: u32,
+    /// Offset of the entry in the pack.
+    pub offset: u64,
+}
+
+/// How to write an index, as `--index-version=<version>[,<offset>]` sets it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdxWriteOptions {
+    /// 1 or 2.
+    pub version: u32,
+    /// Offsets above this go to version 2's 64-bit table (git: 0x7fffffff unless set lower).
+    pub off32_limit: u64,
+    /// Offsets (sorted) that go to the 64-bit table although they are small: recovered from an
+    /// existing index when verifying, so that the index written again is byte-identical.
+    pub anomalies: Vec<u64>,
+}
+
+impl Default for IdxWriteOptions {
+    fn default() -> Self {
+        IdxWriteOptions {
+            version: 2,
+            off32_limit: 0x7fff_ffff,
+            anomalies: Vec::new(),
+        }
+    }
+}
+
+impl IdxWriteOptions {
+    fn needs_large_offset(&self, offset: u64) -> bool {
+        offset >> 31 != 0
+            || offset > self.off32_limit
+            || self.anomalies.binary_search(&offset).is_ok()
+    }
+}
+
+/// A writer that hashes what passes through it, for the trailing checksum.
+struct HashingWriter<'a> {
+    out: &'a mut dyn Write,
+    hasher: TrailerHasher,
+}
+
+impl Write for HashingWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.out.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// Writes an index for `count` objects; `entry(i)` returns the `i`-th in index order (sorted by
+/// id; duplicates adjacent). Returns the index's own checksum.
+pub fn write_idx(
+    hash: HashKind,
+    count: usize,
+    entry: impl Fn(usize) -> IdxEntry,
+    pack_checksum: &ObjectId,
+    options: &IdxWriteOptions,
+    out: &mut dyn Write,
+) -> io::Result<ObjectId> {
+    let mut w = HashingWriter {
+        out,
+        hasher: TrailerHasher::new(hash),
+    };
+    let mut fanout = [0u32; 256];
+    for i in 0..count {
+        fanout[entry(i).id.first_byte() as usize] += 1;
+    }
+    let mut running = 0u32;
+    for slot in fanout.iter_mut() {
+        running += *slot;
+        *slot = running;
+    }
+    match options.version {
+        1 => {
+            for value in fanout {
+                w.write_all(&value.to_be_bytes())?;
+            }
+            for i in 0..count {
+                let e = entry(i);
+                let offset = u32::try_from(e.offset).map_err(|_| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        "pack too large for index version 1",
+                    )
+                })?;
+                w.write_all(&offset.to_be_bytes())?;
+                w.write_all(e.id.as_bytes())?;
+            }
+        }
+        _ => {
+            w.write_all(&V2_MAGIC)?;
+            w.write_all(&2u32.to_be_bytes())?;
+            for value in fanout {
+                w.write_all(&value.to_be_bytes())?;
+            }
+            for i in 0..count {
+                w.write_all(entry(i).id.as_bytes())?;
+            }
+            for i in 0..count {
+                w.write_all(&entry(i).crc32.to_be_bytes())?;
+            }
+            let mut large = 0u32;
+            for i in 0..count {
+                let offset = entry(i).offset;
+                let word = if options.needs_large_offset(offset) {
+                    large += 1;
+                    0x8000_0000 | (large - 1)
+                } else {
+                    offset as u32
+                };
+                w.write_all(&word.to_be_bytes())?;
+            }
+            for i in 0..count {
+                let offset = entry(i).offset;
+                if options.needs_large_offset(offset) {
+                    w.write_all(&offset.to_be_bytes())?;
+                }
+            }
+        }
+    }
+    w.write_all(pack_checksum.as_bytes())?;
+    let checksum = w.hasher.clone().finalize();
+    w.out.write_all(checksum.as_bytes())?;
+    Ok(checksum)
+}
+
+/// A pack index held in memory or mapped, read in place.
+#[derive(Debug)]
+pub struct PackIndex<D: AsRef<[u8]>> {
+    data: D,
+    hash: HashKind,
+    version: u32,
+    count: usize,
+    /// Where the fan-out table starts.
+    fanout_at: usize,
+}
+
+impl<D: AsRef<[u8]>> PackIndex<D> {
+    /// Checks the header and table sizes of an index; the checksum is checked by [`Self::verify_checksum`].
+    pub fn new(data: D, hash: HashKind) -> Result<Self, IdxError> {
+        let bytes = data.as_ref();
+        let size = bytes.len() as u64;
+        let (version, fanout_at) = if bytes.len() >= 8 && bytes[..4] == V2_MAGIC {
+            let version = u32::from_be_bytes(bytes[4..8].try_into().expect("4 bytes"));
+            if version != 2 {
+                return Err(IdxError::Version(version));
+            }
+            (2, 8)
+        } else {
+            (1, 0)
+        };
+        let fanout = bytes
+            .get(fanout_at..fanout_at + 1024)
+            .ok_or(IdxError::TooSmall { size })?;
+        let mut previous = 0u32;
+        for (i, chunk) in fanout.chunks_exact(4).enumerate() {
+            let value = u32::from_be_bytes(chunk.try_into().expect("4 bytes"));
+            if value < previous {
+                return Err(IdxError::Fanout(i));
+            }
+            previous = value;
+        }
+        let count = previous as usize;
+        let n = hash.len();
+        let needed = match version {
+            1 => fanout_at as u64 + 1024 + count as u64 * (4 + n as u64) + 2 * n as u64,
+            _ => fanout_at as u64 + 1024 + count as u64 * (n as u64 + 8) + 2 * n as u64,
+        };
+        if size < needed {
+            return Err(IdxError::TooSmall { size });
+        }
+        if version == 1 && size != needed {
+            return Err(IdxError::TooSmall { size });
+        }
+        let index = PackIndex {
+            data,
+            hash,
+            version,
+            count,
+            fanout_at,
+        };
+        if version == 2 {
+            let large_count = (size - needed) / 8;
+            if (size - needed) % 8 != 0 {
+                return Err(IdxError::TooSmall { size });
+            }
+            for i in 0..count {
+                let word = index.offset_word(i);
+                if word & 0x8000_0000 != 0 && u64::from(word & 0x7fff_ffff) >= large_count {
+                    return Err(IdxError::LargeOffset(i));
+                }
+            }
+        }
+        Ok(index)
+    }
+
+    /// The index's version, 1 or 2.
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+
+    /// The number of objects.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether the index lists no object.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The raw bytes of the index.
+    pub fn bytes(&self) -> &[u8] {
+        self.data.as_ref()
+    }
+
+    fn fanout(&self, byte: usize) -> usize {
+        let at = self.fanout_at + 4 * byte;
+        u32::from_be_bytes(self.bytes()[at..at + 4].try_into().expect("4 bytes")) as usize
+    }
+
+    fn tables_at(&self) -> usize {
+        self.fanout_at + 1024
+    }
+
+    /// The id of the `i`-th object in index order.
+    pub fn id(&self, i: usize) -> ObjectId {
+        let n = self.hash.len();
+        let at = match self.version {
+            1 => self.tables_at() + i * (4 + n) + 4,
+            _ => self.tables_at() + i * n,
+        };
+        ObjectId::from_bytes(self.hash, &self.bytes()[at..at + n]).expect("length checked")
+    }
+
+    /// The CRC32 of the `i`-th object (version 2 only; 0 in version 1).
+    pub fn crc32(&self, i: usize) -> u32 {
+        if self.version == 1 {
+            return 0;
+        }
+        let at = self.tables_at() + self.count * self.hash.len() + 4 * i;
+        u32::from_be_bytes(self.bytes()[at..at + 4].try_into().expect("4 bytes"))
+    }
+
+    fn offset_word(&self, i: usize) -> u32 {
+        let at = self.tables_at() + self.count * (self.hash.len() + 4) + 4 * i;
+        u32::from_be_bytes(self.bytes()[at..at + 4].try_into().expect("4 bytes"))
+    }
+
+    /// The pack offset of the `i`-th object.
+    pub fn offset(&self, i: usize) -> u64 {
+        let n = self.hash.len();
+        match self.version {
+            1 => {
+                let at = self.tables_at() + i * (4 + n);
+                u64::from(u32::from_be_bytes(
+                    self.bytes()[at..at + 4].try_into().expect("4 bytes"),
+                ))
+            }
+            _ => {
+                let word = self.offset_word(i);
+                if word & 0x8000_0000 == 0 {
+                    return u64::from(word);
+                }
+                let at = self.tables_at()
+                    + self.count * (n + 8)
+                    + 8 * (word & 0x7fff_ffff) as usize;
+                u64::from_be_bytes(self.bytes()[at..at + 8].try_into().expect("checked in new"))
+            }
+        }
+    }
+
+    /// The object's entry: id, CRC32 and offset.
+    pub fn entry(&self, i: usize) -> IdxEntry {
+        IdxEntry {
+            id: self.id(i),
+            crc32: self.crc32(i),
+            offset: self.offset(i),
+        }
+    }
+
+    /// Finds an object's position in index order.
+    pub fn lookup(&self, id: &ObjectId) -> Option<usize> {
+        let first = id.first_byte() as usize;
+        let mut lo = if first == 0 { 0 } else { self.fanout(first - 1) };
+        let mut hi = self.fanout(first);
+        let want = id.as_bytes();
+        let n = self.hash.len();
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let at = match self.version {
+                1 => self.tables_at() + mid * (4 + n) + 4,
+                _ => self.tables_at() + mid * n,
+            };
+            match self.bytes()[at..at + n].cmp(want) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        None
+    }
+
+    /// The checksum of the pack this index describes.
+    pub fn pack_checksum(&self) -> ObjectId {
+        let n = self.hash.len();
+        let end = self.bytes().len();
+        ObjectId::from_bytes(self.hash, &self.bytes()[end - 2 * n..end - n]).expect("length")
+    }
+
+    /// Checks the index's own trailing checksum.
+    pub fn verify_checksum(&self) -> Result<(), IdxError> {
+        let n = self.hash.len();
+        let bytes = self.bytes();
+        let mut hasher = TrailerHasher::new(self.hash);
+        hasher.update(&bytes[..bytes.len() - n]);
+        if hasher.finalize().as_bytes() == &bytes[bytes.len() - n..] {
+            Ok(())
+        } else {
+            Err(IdxError::Checksum)
+        }
+    }
+
+    /// The options that write this same index again: its version, and the small offsets it
+    /// stores in the 64-bit table.
+    pub fn write_options(&self) -> IdxWriteOptions {
+        let mut options = IdxWriteOptions {
+            version: self.version,
+            ..IdxWriteOptions::default()
+        };
+        if self.version == 2 {
+            for i in 0..self.count {
+                if self.offset_word(i) & 0x8000_0000 != 0 {
+                    let offset = self.offset(i);
+                    if offset >> 31 == 0 {
+                        options.anomalies.push(offset);
+                    }
+                }
+            }
+            options.anomalies.sort_unstable();
+        }
+        options
+    }
+}

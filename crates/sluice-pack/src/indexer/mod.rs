@@ -1,0 +1,595 @@
+//! The pack indexer, `git index-pack`'s engine: reads a pack once (from a file or a stream that
+//! it copies to disk as it reads), resolves every delta on all threads, and describes every
+//! object (id, CRC32, offset, kind, delta chain) so that `.idx` and `.rev` files can be written.
+//!
+//! The work is split along the format's one hard constraint: entry boundaries are only known by
+//! inflating, so pass 1 ([`scan`]) is sequential; deltas form trees rooted at whole objects, so
+//! pass 2 ([`resolve`]) is parallel by tree. `--fix-thin` ([`thin`]) appends missing bases.
+
+mod input;
+mod resolve;
+mod scan;
+mod thin;
+
+use crate::delta::DeltaError;
+use crate::entry::EntryError;
+use crate::idx::{write_idx, IdxEntry, IdxWriteOptions};
+use crate::inflate::InflateError;
+use crate::rev::write_rev;
+use rayon::prelude::*;
+use resolve::{OfsChildren, RefChildren, Resolver};
+use sluice_object::progress::{Discard, Progress};
+use sluice_object::{HashKind, ObjectId, ObjectKind};
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+
+/// Why a pack could not be indexed. Every variant that concerns the pack's content names the
+/// offset of the entry at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    /// Reading or writing failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: &'static str,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// No input at all.
+    #[error("empty input: no pack data")]
+    Empty,
+    /// The input does not start with "PACK".
+    #[error("pack signature mismatch: not a pack file")]
+    Signature,
+    /// A pack version other than 2 or 3.
+    #[error("pack version {0} unsupported")]
+    Version(u32),
+    /// The input ends early.
+    #[error("pack is truncated: unexpected end of data at offset {offset}")]
+    Truncated {
+        /// Where the data ran out.
+        offset: u64,
+    },
+    /// The header declares more objects than the pack holds.
+    #[error("pack claims {declared} objects but holds only {found}")]
+    ObjectCount {
+        /// Objects the header declares.
+        declared: u32,
+        /// Entries found before the trailer.
+        found: u32,
+    },
+    /// An entry header is invalid.
+    #[error("bad entry at offset {offset}: {source}")]
+    Entry {
+        /// Offset of the entry.
+        offset: u64,
+        /// What is wrong with it.
+        source: EntryError,
+    },
+    /// An entry's zlib data is corrupt or has the wrong size.
+    #[error("bad object data at offset {offset}: {source}")]
+    Inflate {
+        /// Offset of the entry.
+        offset: u64,
+        /// What is wrong with it.
+        source: InflateError,
+    },
+    /// An ofs-delta's base offset is not where an entry starts.
+    #[error("delta at offset {offset} has base offset {base_offset}, which is not the start of an entry")]
+    BaseNotAnEntry {
+        /// Offset of the delta.
+        offset: u64,
+        /// Where its base would be.
+        base_offset: u64,
+    },
+    /// A delta cannot be applied to its base.
+    #[error("bad delta at offset {offset}: {source}")]
+    Delta {
+        /// Offset of the delta.
+        offset: u64,
+        /// What is wrong with it.
+        source: DeltaError,
+    },
+    /// An object's data shows a SHA-1 collision attack.
+    #[error("SHA-1 collision attack detected in the object at offset {offset}")]
+    CollisionAttack {
+        /// Offset of the entry.
+        offset: u64,
+    },
+    /// The repository has an object with this id and different content.
+    #[error("SHA-1 collision found with {id}")]
+    Collision {
+        /// The id both objects claim.
+        id: ObjectId,
+    },
+    /// The repository could not read an object it claims to have.
+    #[error("cannot read object {id} from the repository: {message}")]
+    Lookup {
+        /// The object.
+        id: ObjectId,
+        /// Why.
+        message: String,
+    },
+    /// The trailing checksum does not match the pack.
+    #[error("pack is corrupted (SHA-1 mismatch): bad trailer at offset {offset}")]
+    TrailerMismatch {
+        /// Offset of the trailer.
+        offset: u64,
+    },
+    /// Data follows the trailer.
+    #[error("pack has junk at the end, after offset {offset}")]
+    JunkAtEnd {
+        /// Where the junk starts.
+        offset: u64,
+    },
+    /// The pack is bigger than `--max-input-size`.
+    #[error("pack exceeds maximum allowed size of {limit} bytes")]
+    TooLarge {
+        /// The limit.
+        limit: u64,
+    },
+    /// Deltas whose base is neither in the pack nor (with --fix-thin) in the repository, or
+    /// that form a cycle.
+    #[error("pack has {count} unresolved delta{plural} (first at offset {offset}{base})",
+        plural = if *count == 1 { "" } else { "s" },
+        base = base.map(|b| format!(", base {b}")).unwrap_or_default())]
+    Unresolved {
+        /// How many deltas were not resolved.
+        count: usize,
+        /// Offset of the first.
+        offset: u64,
+        /// The first's base, when it is a ref-delta.
+        base: Option<ObjectId>,
+    },
+    /// --fix-thin was asked for a pack that is not being written.
+    #[error("--fix-thin needs a pack received on a stream")]
+    FixThinNeedsStream,
+    /// The operation was interrupted.
+    #[error("interrupted")]
+    Interrupted,
+}
+
+/// Asks the repository about objects: for collision checks and for the bases of thin packs.
+pub trait ObjectLookup: Sync {
+    /// Whether the repository has the object (a fast check: no content is read).
+    fn contains(&self, id: &ObjectId) -> bool;
+    /// The object's kind and content, if the repository has it.
+    fn read(&self, id: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, String>;
+}
+
+/// Where the pack comes from.
+pub enum PackSource<'a> {
+    /// A pack file on disk, read in place.
+    File(&'a File),
+    /// A pack arriving on `input`, copied into `pack` (open for reading and writing, empty) as it
+    /// is read; pass 2 then reads it back from there.
+    Stream {
+        /// The incoming bytes.
+        input: &'a mut dyn Read,
+        /// The file that receives them.
+        pack: &'a File,
+    },
+}
+
+impl std::fmt::Debug for PackSource<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PackSource::File(_) => "PackSource::File",
+            PackSource::Stream { .. } => "PackSource::Stream",
+        })
+    }
+}
+
+/// How to index.
+#[derive(Debug, Clone)]
+pub struct IndexOptions {
+    /// The repository's hash function.
+    pub hash: HashKind,
+    /// Worker threads for delta resolution; 0 means one per core.
+    pub threads: usize,
+    /// Refuse packs larger than this.
+    pub max_input_size: Option<u64>,
+    /// Complete a thin pack with bases from the repository (stream sources only).
+    pub fix_thin: bool,
+    /// zlib level for objects appended by `fix_thin` (git's `core.compression`, default 6... -1).
+    pub compression_level: u32,
+}
+
+impl Default for IndexOptions {
+    fn default() -> Self {
+        IndexOptions {
+            hash: HashKind::Sha1,
+            threads: 0,
+            max_input_size: None,
+            fix_thin: false,
+            compression_level: 6,
+        }
+    }
+}
+
+/// One entry as pass 1 records it: 32 bytes per object.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Entry {
+    pub(crate) offset: u64,
+    /// Inflated size of the entry's data.
+    pub(crate) size: u64,
+    pub(crate) crc32: u32,
+    /// ofs-delta: index of the base entry; ref-delta: index into `ref_bases`.
+    pub(crate) base: u32,
+    pub(crate) header_len: u8,
+    /// 1-4 for whole objects, 6 ofs-delta, 7 ref-delta.
+    pub(crate) pack_type: u8,
+}
+
+/// What resolution learned about an entry.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Resolved {
+    pub(crate) id: ObjectId,
+    pub(crate) kind: ObjectKind,
+    /// Length of the delta chain down to a whole object (0 for whole objects).
+    pub(crate) depth: u32,
+}
+
+/// Indexes packs. Build one, then call [`PackIndexer::index`].
+pub struct PackIndexer<'a> {
+    options: IndexOptions,
+    lookup: Option<&'a dyn ObjectLookup>,
+    progress: &'a dyn Progress,
+    interrupt: &'a AtomicBool,
+}
+
+impl std::fmt::Debug for PackIndexer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PackIndexer")
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+static NEVER: AtomicBool = AtomicBool::new(false);
+
+impl<'a> PackIndexer<'a> {
+    /// An indexer with no repository, no progress and no interruption.
+    pub fn new(options: IndexOptions) -> Self {
+        PackIndexer {
+            options,
+            lookup: None,
+            progress: &Discard,
+            interrupt: &NEVER,
+        }
+    }
+
+    /// Checks every object the repository already has for a collision, and takes thin bases
+    /// from it.
+    pub fn lookup(mut self, lookup: &'a dyn ObjectLookup) -> Self {
+        self.lookup = Some(lookup);
+        self
+    }
+
+    /// Reports progress here.
+    pub fn progress(mut self, progress: &'a dyn Progress) -> Self {
+        self.progress = progress;
+        self
+    }
+
+    /// Stops with [`IndexError::Interrupted`] soon after this flag is set.
+    pub fn interrupt(mut self, interrupt: &'a AtomicBool) -> Self {
+        self.interrupt = interrupt;
+        self
+    }
+
+    /// Indexes a pack.
+    pub fn index(&self, source: PackSource<'_>) -> Result<IndexedPack, IndexError> {
+        let hash = self.options.hash;
+        let (mut scan, pack_file, writable) = match source {
+            PackSource::File(file) => {
+                self.progress.phase("Indexing objects", None);
+                let mut reader = file;
+                let mut input =
+                    input::StreamInput::new(&mut reader, None, hash, self.options.max_input_size);
+                let scan = scan::scan(&mut input, hash, self.progress, self.interrupt)?;
+                input.fill(1)?;
+                if !input.available().is_empty() {
+                    return Err(IndexError::JunkAtEnd {
+                        offset: input.offset(),
+                    });
+                }
+                (scan, file, false)
+            }
+            PackSource::Stream { input, pack } => {
+                self.progress.phase("Receiving objects", None);
+                let mut sink = pack;
+                let mut input = input::StreamInput::new(
+                    input,
+                    Some(&mut sink),
+                    hash,
+                    self.options.max_input_size,
+                );
+                let scan = scan::scan(&mut input, hash, self.progress, self.interrupt)?;
+                // Only what already arrived is checked: a stream need not end after the pack.
+                if !input.available().is_empty() {
+                    return Err(IndexError::JunkAtEnd {
+                        offset: input.offset(),
+                    });
+                }
+                (scan, pack, true)
+            }
+        };
+        self.progress.finish();
+        if self.options.fix_thin && !writable {
+            return Err(IndexError::FixThinNeedsStream);
+        }
+
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(self.options.threads)
+            .thread_name(|i| format!("sluice-resolve-{i}"))
+            .build()
+            .map_err(|e| IndexError::Io {
+                context: "starting worker threads",
+                source: io::Error::other(e),
+            })?;
+        let ofs = OfsChildren::build(&scan.entries);
+        let refs = RefChildren::build(&scan.entries, &scan.ref_bases);
+        if scan.deltas > 0 {
+            self.progress.phase("Resolving deltas", Some(scan.deltas as u64));
+        }
+        {
+            let resolver = self.resolver(&scan, pack_file, &ofs, &refs);
+            let roots = resolver.roots();
+            pool.install(|| {
+                roots
+                    .par_iter()
+                    .for_each(|&root| rayon::scope(|s| resolver.resolve_root(s, root)));
+            });
+            if let Some(error) = resolver.error.into_inner() {
+                return Err(error);
+            }
+            if self.lookup.is_some() {
+                self.check_whole_objects(&scan, pack_file, &ofs, &refs, &pool)?;
+            }
+        }
+        let local_objects = if self.options.fix_thin {
+            thin::fix_thin(self, &mut scan, pack_file, &ofs, &refs, &pool)?
+        } else {
+            0
+        };
+        if scan.deltas > 0 {
+            self.progress.finish();
+        }
+        if let Some(first) = scan.resolved.iter().position(|r| r.get().is_none()) {
+            let count = scan.resolved.iter().filter(|r| r.get().is_none()).count();
+            let entry = scan.entries[first];
+            return Err(IndexError::Unresolved {
+                count,
+                offset: entry.offset,
+                base: (entry.pack_type == 7).then(|| scan.ref_bases[entry.base as usize]),
+            });
+        }
+        Ok(IndexedPack {
+            hash,
+            entries: scan.entries,
+            resolved: scan.resolved,
+            ref_bases: scan.ref_bases,
+            checksum: scan.checksum,
+            data_end: scan.data_end,
+            deltas: scan.deltas,
+            local_objects,
+        })
+    }
+
+    fn resolver<'r>(
+        &'r self,
+        scan: &'r scan::Scan,
+        pack: &'r File,
+        ofs: &'r OfsChildren,
+        refs: &'r RefChildren,
+    ) -> Resolver<'r> {
+        Resolver {
+            hash: self.options.hash,
+            pack,
+            entries: &scan.entries,
+            resolved: &scan.resolved,
+            ofs,
+            refs,
+            data_end: scan.data_end,
+            lookup: self.lookup,
+            progress: self.progress,
+            interrupt: self.interrupt,
+            error: OnceLock::new(),
+            quit: AtomicBool::new(false),
+        }
+    }
+
+    /// Whole objects were hashed in pass 1 without keeping their data; those the repository
+    /// already has are read again and compared.
+    fn check_whole_objects(
+        &self,
+        scan: &scan::Scan,
+        pack: &File,
+        ofs: &OfsChildren,
+        refs: &RefChildren,
+        pool: &rayon::ThreadPool,
+    ) -> Result<(), IndexError> {
+        let resolver = self.resolver(scan, pack, ofs, refs);
+        let lookup = self.lookup.expect("checked by caller");
+        let suspects: Vec<u32> = (0..scan.entries.len() as u32)
+            .filter(|&i| scan.entries[i as usize].pack_type < 5)
+            .filter(|&i| {
+                scan.resolved[i as usize]
+                    .get()
+                    .is_some_and(|r| lookup.contains(&r.id))
+            })
+            .collect();
+        pool.install(|| {
+            suspects
+                .par_iter()
+                .try_for_each(|&i| resolver.check_stored_entry(i))
+        })
+    }
+}
+
+impl Resolver<'_> {
+    fn check_stored_entry(&self, index: u32) -> Result<(), IndexError> {
+        if self.interrupt.load(Ordering::Relaxed) {
+            return Err(IndexError::Interrupted);
+        }
+        let resolved = self.resolved[index as usize].get().copied().expect("whole object");
+        let data = self.read_whole(index)?;
+        self.check_collision(&resolved.id, resolved.kind, &data)
+    }
+}
+
+/// Objects of a pack, as indexed.
+pub struct IndexedPack {
+    hash: HashKind,
+    entries: Vec<Entry>,
+    resolved: Vec<OnceLock<Resolved>>,
+    ref_bases: Vec<ObjectId>,
+    checksum: ObjectId,
+    data_end: u64,
+    deltas: usize,
+    local_objects: usize,
+}
+
+impl std::fmt::Debug for IndexedPack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IndexedPack")
+            .field("objects", &self.entries.len())
+            .field("checksum", &self.checksum)
+            .finish()
+    }
+}
+
+/// Where a delta's base is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeltaInfo {
+    /// Length of the chain down to a whole object.
+    pub depth: u32,
+    /// The base's id.
+    pub base: ObjectId,
+}
+
+/// One object of an indexed pack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PackedObject {
+    /// The object's id.
+    pub id: ObjectId,
+    /// Its kind (a delta's is its base's).
+    pub kind: ObjectKind,
+    /// Offset of its entry.
+    pub offset: u64,
+    /// CRC32 of the raw entry.
+    pub crc32: u32,
+    /// Inflated size of the entry's data: the object, or for a delta the delta's instructions.
+    pub size: u64,
+    /// Bytes the entry takes in the pack, header included.
+    pub packed_size: u64,
+    /// Set for deltas.
+    pub delta: Option<DeltaInfo>,
+}
+
+impl IndexedPack {
+    /// Number of objects.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the pack holds no object.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The pack's checksum (its trailer), which also names it: `pack-<checksum>.pack`.
+    pub fn checksum(&self) -> ObjectId {
+        self.checksum
+    }
+
+    /// Number of delta entries.
+    pub fn deltas(&self) -> usize {
+        self.deltas
+    }
+
+    /// Objects appended from the repository by `--fix-thin`.
+    pub fn local_objects(&self) -> usize {
+        self.local_objects
+    }
+
+    fn resolved(&self, i: usize) -> Resolved {
+        *self.resolved[i].get().expect("every entry is resolved")
+    }
+
+    /// The `i`-th object in pack order.
+    pub fn object(&self, i: usize) -> PackedObject {
+        let entry = &self.entries[i];
+        let resolved = self.resolved(i);
+        let end = self
+            .entries
+            .get(i + 1)
+            .map_or(self.data_end, |next| next.offset);
+        let delta = match entry.pack_type {
+            6 => Some(self.resolved(entry.base as usize).id),
+            7 => Some(self.ref_bases[entry.base as usize]),
+            _ => None,
+        }
+        .map(|base| DeltaInfo {
+            depth: resolved.depth,
+            base,
+        });
+        PackedObject {
+            id: resolved.id,
+            kind: resolved.kind,
+            offset: entry.offset,
+            crc32: entry.crc32,
+            size: entry.size,
+            packed_size: end - entry.offset,
+            delta,
+        }
+    }
+
+    /// Pack-order positions sorted into index order: by id, duplicates in pack order.
+    pub fn index_order(&self) -> Vec<u32> {
+        let mut order: Vec<u32> = (0..self.entries.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| {
+            self.resolved(a as usize)
+                .id
+                .cmp(&self.resolved(b as usize).id)
+                .then(a.cmp(&b))
+        });
+        order
+    }
+
+    /// Writes the `.idx`; `order` comes from [`Self::index_order`]. Returns its checksum.
+    pub fn write_idx(
+        &self,
+        order: &[u32],
+        options: &IdxWriteOptions,
+        out: &mut dyn Write,
+    ) -> io::Result<ObjectId> {
+        write_idx(
+            self.hash,
+            order.len(),
+            |i| {
+                let index = order[i] as usize;
+                IdxEntry {
+                    id: self.resolved(index).id,
+                    crc32: self.entries[index].crc32,
+                    offset: self.entries[index].offset,
+                }
+            },
+            &self.checksum,
+            options,
+            out,
+        )
+    }
+
+    /// Writes the `.rev`; `order` comes from [`Self::index_order`]. Returns its checksum.
+    pub fn write_rev(&self, order: &[u32], out: &mut dyn Write) -> io::Result<ObjectId> {
+        let mut positions = vec![0u32; order.len()];
+        for (index_position, &pack_position) in order.iter().enumerate() {
+            positions[pack_position as usize] = index_position as u32;
+        }
+        write_rev(self.hash, &positions, &self.checksum, out)
+    }
+}

@@ -1,0 +1,301 @@
+//! Pass 2: delta resolution. Each whole object with children is the root of a delta tree; trees
+//! are resolved on all threads of a work-stealing pool. A node's bases are shared by reference
+//! count and freed as soon as their last child is built; a chain of single children runs as a
+//! loop (no recursion, so chains thousands deep are fine) and a node with several children hands
+//! all but one to other workers. Results go into per-entry `OnceLock`s: no lock on the hot path.
+
+use super::{Entry, IndexError, ObjectLookup, Resolved};
+use crate::delta::apply_delta;
+use crate::inflate::Inflater;
+use sluice_object::progress::Progress;
+use sluice_object::{hash_object, HashKind, ObjectId, ObjectKind};
+use std::cell::RefCell;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+
+/// Children of each entry, as a compressed sparse row: `children[start[i]..start[i+1]]`.
+pub(crate) struct OfsChildren {
+    start: Vec<u32>,
+    children: Vec<u32>,
+}
+
+impl OfsChildren {
+    pub(crate) fn build(entries: &[Entry]) -> Self {
+        let mut start = vec![0u32; entries.len() + 1];
+        for entry in entries.iter().filter(|e| e.pack_type == 6) {
+            start[entry.base as usize + 1] += 1;
+        }
+        for i in 1..start.len() {
+            start[i] += start[i - 1];
+        }
+        let mut fill = start.clone();
+        let mut children = vec![0u32; start[entries.len()] as usize];
+        for (i, entry) in entries.iter().enumerate().filter(|(_, e)| e.pack_type == 6) {
+            let slot = &mut fill[entry.base as usize];
+            children[*slot as usize] = i as u32;
+            *slot += 1;
+        }
+        OfsChildren { start, children }
+    }
+
+    fn of(&self, index: u32) -> &[u32] {
+        match (self.start.get(index as usize), self.start.get(index as usize + 1)) {
+            (Some(&a), Some(&b)) => &self.children[a as usize..b as usize],
+            // Objects appended by --fix-thin have no ofs-delta children.
+            _ => &[],
+        }
+    }
+}
+
+/// Ref-delta children, sorted by the base id they want.
+pub(crate) struct RefChildren {
+    by_base: Vec<(ObjectId, u32)>,
+}
+
+impl RefChildren {
+    pub(crate) fn build(entries: &[Entry], ref_bases: &[ObjectId]) -> Self {
+        let mut by_base: Vec<(ObjectId, u32)> = entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.pack_type == 7)
+            .map(|(i, e)| (ref_bases[e.base as usize], i as u32))
+            .collect();
+        by_base.sort_unstable();
+        RefChildren { by_base }
+    }
+
+    pub(crate) fn of(&self, id: &ObjectId) -> &[(ObjectId, u32)] {
+        if self.by_base.is_empty() {
+            return &[];
+        }
+        let lo = self.by_base.partition_point(|(b, _)| b < id);
+        let hi = lo + self.by_base[lo..].partition_point(|(b, _)| b == id);
+        &self.by_base[lo..hi]
+    }
+}
+
+/// Per-thread buffers, reused from object to object.
+#[derive(Default)]
+struct Workspace {
+    inflater: Inflater,
+    compressed: Vec<u8>,
+    delta: Vec<u8>,
+    result: Vec<u8>,
+}
+
+thread_local! {
+    static WORKSPACE: RefCell<Workspace> = RefCell::new(Workspace::default());
+}
+
+/// Everything the workers share, read-only but for the result slots.
+pub(crate) struct Resolver<'a> {
+    pub(crate) hash: HashKind,
+    pub(crate) pack: &'a File,
+    pub(crate) entries: &'a [Entry],
+    pub(crate) resolved: &'a [OnceLock<Resolved>],
+    pub(crate) ofs: &'a OfsChildren,
+    pub(crate) refs: &'a RefChildren,
+    /// Where the last entry's data ends (the trailer, or the end of appended objects).
+    pub(crate) data_end: u64,
+    pub(crate) lookup: Option<&'a dyn ObjectLookup>,
+    pub(crate) progress: &'a dyn Progress,
+    pub(crate) interrupt: &'a AtomicBool,
+    pub(crate) error: OnceLock<IndexError>,
+    pub(crate) quit: AtomicBool,
+}
+
+impl<'a> Resolver<'a> {
+    fn fail(&self, error: IndexError) {
+        let _ = self.error.set(error);
+        self.quit.store(true, Ordering::Relaxed);
+    }
+
+    fn stopped(&self) -> bool {
+        if self.interrupt.load(Ordering::Relaxed) {
+            self.fail(IndexError::Interrupted);
+        }
+        self.quit.load(Ordering::Relaxed)
+    }
+
+    /// Reads and inflates entry `index`'s data into `out`.
+    fn read_entry(&self, index: u32, work: &mut Workspace, to_result: bool) -> Result<(), IndexError> {
+        let entry = &self.entries[index as usize];
+        let data_start = entry.offset + u64::from(entry.header_len);
+        let data_end = self
+            .entries
+            .get(index as usize + 1)
+            .map_or(self.data_end, |next| next.offset);
+        let len = (data_end - data_start) as usize;
+        work.compressed.resize(len, 0);
+        self.pack
+            .read_exact_at(&mut work.compressed, data_start)
+            .map_err(|source| IndexError::Io {
+                context: "reading the pack back",
+                source,
+            })?;
+        let out = if to_result { &mut work.result } else { &mut work.delta };
+        work.inflater
+            .inflate_exact(&work.compressed, entry.size as usize, out)
+            .map_err(|source| IndexError::Inflate {
+                offset: entry.offset,
+                source,
+            })?;
+        Ok(())
+    }
+
+    /// Reads and inflates a whole object's data.
+    pub(crate) fn read_whole(&self, index: u32) -> Result<Vec<u8>, IndexError> {
+        WORKSPACE.with(|w| {
+            let mut work = w.borrow_mut();
+            self.read_entry(index, &mut work, true)?;
+            Ok(std::mem::take(&mut work.result))
+        })
+    }
+
+    /// Whether the stored object with this id differs from `data`: that is a collision.
+    pub(crate) fn check_collision(
+        &self,
+        id: &ObjectId,
+        kind: ObjectKind,
+        data: &[u8],
+    ) -> Result<(), IndexError> {
+        let Some(lookup) = self.lookup else {
+            return Ok(());
+        };
+        if !lookup.contains(id) {
+            return Ok(());
+        }
+        match lookup.read(id) {
+            Ok(Some((stored_kind, stored))) if stored_kind == kind && stored == data => Ok(()),
+            Ok(None) => Ok(()),
+            Ok(Some(_)) => Err(IndexError::Collision { id: *id }),
+            Err(message) => Err(IndexError::Lookup { id: *id, message }),
+        }
+    }
+
+    fn has_children(&self, index: u32, id: &ObjectId) -> bool {
+        !self.ofs.of(index).is_empty() || !self.refs.of(id).is_empty()
+    }
+
+    /// Whole objects that have children, in pack order: the roots of the delta trees.
+    pub(crate) fn roots(&self) -> Vec<u32> {
+        (0..self.entries.len() as u32)
+            .filter(|&i| {
+                let entry = &self.entries[i as usize];
+                entry.pack_type < 5
+                    && self.resolved[i as usize]
+                        .get()
+                        .is_some_and(|r| self.has_children(i, &r.id))
+            })
+            .collect()
+    }
+
+    /// Resolves the tree under root `index`, whose data is read from the pack.
+    pub(crate) fn resolve_root<'s>(&'s self, scope: &rayon::Scope<'s>, index: u32) {
+        if self.stopped() {
+            return;
+        }
+        let Some(root) = self.resolved[index as usize].get().copied() else {
+            return;
+        };
+        match self.read_whole(index) {
+            Ok(data) => self.descend(scope, Arc::new(data), root, index),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Resolves the tree under an object given with its data (an object appended by --fix-thin).
+    pub(crate) fn resolve_from<'s>(
+        &'s self,
+        scope: &rayon::Scope<'s>,
+        data: Vec<u8>,
+        root: Resolved,
+        index: u32,
+    ) {
+        self.descend(scope, Arc::new(data), root, index);
+    }
+
+    fn descend<'s>(
+        &'s self,
+        scope: &rayon::Scope<'s>,
+        mut base: Arc<Vec<u8>>,
+        mut node: Resolved,
+        mut index: u32,
+    ) {
+        loop {
+            if self.stopped() {
+                return;
+            }
+            let ofs = self.ofs.of(index);
+            let refs = self.refs.of(&node.id);
+            let mut children = ofs.iter().copied().chain(refs.iter().map(|&(_, c)| c));
+            let Some(last) = children.next_back() else {
+                return;
+            };
+            for child in children {
+                let base = Arc::clone(&base);
+                scope.spawn(move |scope| {
+                    if let Some((data, resolved)) = self.build(&base, node, child) {
+                        drop(base);
+                        if let Some(data) = data {
+                            self.descend(scope, Arc::new(data), resolved, child);
+                        }
+                    }
+                });
+            }
+            match self.build(&base, node, last) {
+                Some((Some(data), resolved)) => {
+                    base = Arc::new(data);
+                    node = resolved;
+                    index = last;
+                }
+                _ => return,
+            }
+        }
+    }
+
+    /// Builds entry `child` from its base. Returns its data when it has children of its own
+    /// (leaves reuse the thread's buffer instead), or `None` when it failed or another worker
+    /// already resolved it (a duplicate base).
+    fn build(&self, base: &[u8], parent: Resolved, child: u32) -> Option<(Option<Vec<u8>>, Resolved)> {
+        if self.stopped() || self.resolved[child as usize].get().is_some() {
+            return None;
+        }
+        let offset = self.entries[child as usize].offset;
+        let outcome = WORKSPACE.with(|w| {
+            let mut work = w.borrow_mut();
+            let work = &mut *work;
+            self.read_entry(child, work, false)?;
+            apply_delta(base, &work.delta, &mut work.result)
+                .map_err(|source| IndexError::Delta { offset, source })?;
+            let id = hash_object(self.hash, parent.kind, &work.result)
+                .map_err(|_| IndexError::CollisionAttack { offset })?;
+            self.check_collision(&id, parent.kind, &work.result)?;
+            let resolved = Resolved {
+                id,
+                kind: parent.kind,
+                depth: parent.depth + 1,
+            };
+            if self.resolved[child as usize].set(resolved).is_err() {
+                return Ok(None);
+            }
+            let data = self
+                .has_children(child, &id)
+                .then(|| std::mem::take(&mut work.result));
+            Ok(Some((data, resolved)))
+        });
+        match outcome {
+            Ok(Some(done)) => {
+                self.progress.add(1);
+                Some(done)
+            }
+            Ok(None) => None,
+            Err(e) => {
+                self.fail(e);
+                None
+            }
+        }
+    }
+}
