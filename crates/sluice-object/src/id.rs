@@ -13,15 +13,15 @@ pub enum HashKind {
 
 impl HashKind {
     /// Length of a binary id.
-    pub const fn len(self) -> usize {
+    pub const fn len_in_bytes(self) -> usize {
         match self {
             HashKind::Sha1 => 20,
         }
     }
 
     /// Length of a hexadecimal id.
-    pub const fn hex_len(self) -> usize {
-        self.len() * 2
+    pub const fn len_in_hex(self) -> usize {
+        self.len_in_bytes() * 2
     }
 
     /// The number git writes into `.rev` and other headers for this function (1 for SHA-1).
@@ -96,10 +96,10 @@ impl ObjectId {
 
     /// Parses a full hexadecimal id.
     pub fn from_hex(kind: HashKind, hex: &[u8]) -> Result<Self, ParseIdError> {
-        if hex.len() != kind.hex_len() {
+        if hex.len() != kind.len_in_hex() {
             return Err(ParseIdError::Length {
                 actual: hex.len(),
-                expected: kind.hex_len(),
+                expected: kind.len_in_hex(),
             });
         }
         let mut out = [0u8; 20];
@@ -159,7 +159,7 @@ fn hex_value(c: u8) -> Option<u8> {
 impl fmt::Display for ObjectId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut buf = [0u8; 64];
-        let len = self.kind().hex_len();
+        let len = self.kind().len_in_hex();
         self.write_hex(&mut buf[..len]);
         // Hex digits are ASCII, so this cannot fail.
         f.write_str(std::str::from_utf8(&buf[..len]).map_err(|_| fmt::Error)?)

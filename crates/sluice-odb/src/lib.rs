@@ -1,0 +1,29 @@
+//! A git repository on disk (`gitrepository-layout`): finding it, its configuration, and its
+//! object database of loose objects, packs and alternates.
+//!
+//! Existence checks for loose objects go through a lazy cache of the fan-out directories: the
+//! first question about `objects/ab/…` reads that one directory, later questions are answered
+//! from memory. One `stat` per object costs a network round trip on NFS, and filling the whole
+//! cache up front costs more than it saves on a fast disk with many loose objects (git mailing
+//! list, 2018); reading each directory on first use keeps the cost proportional to the lookups.
+//!
+//! ```no_run
+//! let repo = sluice_odb::Repository::discover(std::path::Path::new("."))?;
+//! let head_tree_exists = repo.objects().contains(&repo.hash().null_id());
+//! # Ok::<(), sluice_odb::RepoError>(())
+//! ```
+#![deny(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod config;
+mod loose;
+mod mmap;
+mod odb;
+mod pack;
+mod repository;
+
+pub use config::{Config, ConfigError};
+pub use loose::{LooseObjectCache, LooseObjects};
+pub use odb::{ObjectDb, OdbError};
+pub use pack::Pack;
+pub use repository::{RepoError, Repository};

@@ -50,6 +50,12 @@ pub enum DeltaError {
         /// The declared size.
         declared: u64,
     },
+    /// The result cannot be allocated.
+    #[error("cannot allocate {size} bytes for a delta result")]
+    TooLarge {
+        /// The declared size.
+        size: u64,
+    },
 }
 
 /// The sizes at the start of a delta.
@@ -110,7 +116,8 @@ pub fn apply_delta(base: &[u8], delta: &[u8], out: &mut Vec<u8>) -> Result<(), D
     }
     let result_size = sizes.result as usize;
     out.clear();
-    out.reserve_exact(result_size);
+    out.try_reserve_exact(result_size)
+        .map_err(|_| DeltaError::TooLarge { size: sizes.result })?;
     let mut pos = sizes.header_len;
     while pos < delta.len() {
         let op = delta[pos];
@@ -152,9 +159,7 @@ pub fn apply_delta(base: &[u8], delta: &[u8], out: &mut Vec<u8>) -> Result<(), D
             out.extend_from_slice(&base[offset as usize..end as usize]);
         } else if op != 0 {
             let size = usize::from(op);
-            let literal = delta
-                .get(pos..pos + size)
-                .ok_or(DeltaError::Truncated)?;
+            let literal = delta.get(pos..pos + size).ok_or(DeltaError::Truncated)?;
             pos += size;
             if out.len() + size > result_size {
                 return Err(DeltaError::ResultSizeMismatch {
@@ -211,17 +216,45 @@ mod tests {
         let base = b"hello world";
         let mut out = Vec::new();
         let cases: Vec<(Vec<u8>, DeltaError)> = vec![
-            (delta(10, 1, &[1, b'x']), DeltaError::BaseSizeMismatch { expected: 10, actual: 11 }),
+            (
+                delta(10, 1, &[1, b'x']),
+                DeltaError::BaseSizeMismatch {
+                    expected: 10,
+                    actual: 11,
+                },
+            ),
             (
                 delta(11, 5, &[0x91, 8, 5]),
-                DeltaError::CopyOutOfBounds { offset: 8, size: 5, base_size: 11 },
+                DeltaError::CopyOutOfBounds {
+                    offset: 8,
+                    size: 5,
+                    base_size: 11,
+                },
             ),
-            (delta(11, 1, &[2, b'x', b'y']), DeltaError::ResultSizeMismatch { declared: 1, actual: 2 }),
-            (delta(11, 3, &[2, b'x', b'y']), DeltaError::ResultSizeMismatch { declared: 3, actual: 2 }),
-            (delta(11, 1, &[0]), DeltaError::ReservedOpcode { position: 2 }),
+            (
+                delta(11, 1, &[2, b'x', b'y']),
+                DeltaError::ResultSizeMismatch {
+                    declared: 1,
+                    actual: 2,
+                },
+            ),
+            (
+                delta(11, 3, &[2, b'x', b'y']),
+                DeltaError::ResultSizeMismatch {
+                    declared: 3,
+                    actual: 2,
+                },
+            ),
+            (
+                delta(11, 1, &[0]),
+                DeltaError::ReservedOpcode { position: 2 },
+            ),
             (delta(11, 3, &[3, b'x']), DeltaError::Truncated),
             (delta(11, 3, &[0x91, 1]), DeltaError::Truncated),
-            (delta(11, 1 << 40, &[1, b'x']), DeltaError::ImpossibleSize { declared: 1 << 40 }),
+            (
+                delta(11, 1 << 40, &[1, b'x']),
+                DeltaError::ImpossibleSize { declared: 1 << 40 },
+            ),
             (vec![0xff; 12], DeltaError::EndlessVarint),
             (vec![], DeltaError::Truncated),
         ];

@@ -108,7 +108,7 @@ pub fn parse_entry_header(
             EntryKind::OfsDelta { distance }
         }
         7 => {
-            let end = pos + hash.len();
+            let end = pos + hash.len_in_bytes();
             let bytes = buf.get(pos..end).ok_or(EntryError::Truncated)?;
             pos = end;
             EntryKind::RefDelta {
@@ -180,19 +180,41 @@ mod tests {
     fn bad_headers_are_refused() {
         let sha = HashKind::Sha1;
         assert_eq!(parse_entry_header(&[], 12, sha), Err(EntryError::Truncated));
-        assert_eq!(parse_entry_header(&[0x05], 12, sha), Err(EntryError::ReservedType(0)));
-        assert_eq!(parse_entry_header(&[0x50], 12, sha), Err(EntryError::ReservedType(5)));
-        assert_eq!(parse_entry_header(&[0xb0], 12, sha), Err(EntryError::Truncated));
+        assert_eq!(
+            parse_entry_header(&[0x05], 12, sha),
+            Err(EntryError::ReservedType(0))
+        );
+        assert_eq!(
+            parse_entry_header(&[0x50], 12, sha),
+            Err(EntryError::ReservedType(5))
+        );
+        assert_eq!(
+            parse_entry_header(&[0xb0], 12, sha),
+            Err(EntryError::Truncated)
+        );
         assert_eq!(
             parse_entry_header(&[0xff; 20], 12, sha),
             Err(EntryError::EndlessVarint)
         );
-        assert_eq!(parse_entry_header(&[0x60, 0x00], 12, sha), Err(EntryError::BadBaseOffset));
-        assert_eq!(parse_entry_header(&[0x60, 0x0d], 12, sha), Err(EntryError::BadBaseOffset));
         assert_eq!(
-            parse_entry_header(&[0x60, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff], 12, sha),
+            parse_entry_header(&[0x60, 0x00], 12, sha),
+            Err(EntryError::BadBaseOffset)
+        );
+        assert_eq!(
+            parse_entry_header(&[0x60, 0x0d], 12, sha),
+            Err(EntryError::BadBaseOffset)
+        );
+        assert_eq!(
+            parse_entry_header(
+                &[0x60, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
+                12,
+                sha
+            ),
             Err(EntryError::EndlessVarint)
         );
-        assert_eq!(parse_entry_header(&[0x70, 1, 2], 12, sha), Err(EntryError::Truncated));
+        assert_eq!(
+            parse_entry_header(&[0x70, 1, 2], 12, sha),
+            Err(EntryError::Truncated)
+        );
     }
 }

@@ -202,7 +202,7 @@ impl<D: AsRef<[u8]>> PackIndex<D> {
             previous = value;
         }
         let count = previous as usize;
-        let n = hash.len();
+        let n = hash.len_in_bytes();
         let needed = match version {
             1 => fanout_at as u64 + 1024 + count as u64 * (4 + n as u64) + 2 * n as u64,
             _ => fanout_at as u64 + 1024 + count as u64 * (n as u64 + 8) + 2 * n as u64,
@@ -266,7 +266,7 @@ impl<D: AsRef<[u8]>> PackIndex<D> {
 
     /// The id of the `i`-th object in index order.
     pub fn id(&self, i: usize) -> ObjectId {
-        let n = self.hash.len();
+        let n = self.hash.len_in_bytes();
         let at = match self.version {
             1 => self.tables_at() + i * (4 + n) + 4,
             _ => self.tables_at() + i * n,
@@ -279,18 +279,18 @@ impl<D: AsRef<[u8]>> PackIndex<D> {
         if self.version == 1 {
             return 0;
         }
-        let at = self.tables_at() + self.count * self.hash.len() + 4 * i;
+        let at = self.tables_at() + self.count * self.hash.len_in_bytes() + 4 * i;
         u32::from_be_bytes(self.bytes()[at..at + 4].try_into().expect("4 bytes"))
     }
 
     fn offset_word(&self, i: usize) -> u32 {
-        let at = self.tables_at() + self.count * (self.hash.len() + 4) + 4 * i;
+        let at = self.tables_at() + self.count * (self.hash.len_in_bytes() + 4) + 4 * i;
         u32::from_be_bytes(self.bytes()[at..at + 4].try_into().expect("4 bytes"))
     }
 
     /// The pack offset of the `i`-th object.
     pub fn offset(&self, i: usize) -> u64 {
-        let n = self.hash.len();
+        let n = self.hash.len_in_bytes();
         match self.version {
             1 => {
                 let at = self.tables_at() + i * (4 + n);
@@ -303,9 +303,8 @@ impl<D: AsRef<[u8]>> PackIndex<D> {
                 if word & 0x8000_0000 == 0 {
                     return u64::from(word);
                 }
-                let at = self.tables_at()
-                    + self.count * (n + 8)
-                    + 8 * (word & 0x7fff_ffff) as usize;
+                let at =
+                    self.tables_at() + self.count * (n + 8) + 8 * (word & 0x7fff_ffff) as usize;
                 u64::from_be_bytes(self.bytes()[at..at + 8].try_into().expect("checked in new"))
             }
         }
@@ -323,10 +322,14 @@ impl<D: AsRef<[u8]>> PackIndex<D> {
     /// Finds an object's position in index order.
     pub fn lookup(&self, id: &ObjectId) -> Option<usize> {
         let first = id.first_byte() as usize;
-        let mut lo = if first == 0 { 0 } else { self.fanout(first - 1) };
+        let mut lo = if first == 0 {
+            0
+        } else {
+            self.fanout(first - 1)
+        };
         let mut hi = self.fanout(first);
         let want = id.as_bytes();
-        let n = self.hash.len();
+        let n = self.hash.len_in_bytes();
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             let at = match self.version {
@@ -344,14 +347,14 @@ impl<D: AsRef<[u8]>> PackIndex<D> {
 
     /// The checksum of the pack this index describes.
     pub fn pack_checksum(&self) -> ObjectId {
-        let n = self.hash.len();
+        let n = self.hash.len_in_bytes();
         let end = self.bytes().len();
         ObjectId::from_bytes(self.hash, &self.bytes()[end - 2 * n..end - n]).expect("length")
     }
 
     /// Checks the index's own trailing checksum.
     pub fn verify_checksum(&self) -> Result<(), IdxError> {
-        let n = self.hash.len();
+        let n = self.hash.len_in_bytes();
         let bytes = self.bytes();
         let mut hasher = TrailerHasher::new(self.hash);
         hasher.update(&bytes[..bytes.len() - n]);

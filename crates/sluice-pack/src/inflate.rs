@@ -20,6 +20,12 @@ pub enum InflateError {
     /// The input ends before the stream does.
     #[error("zlib stream is truncated")]
     Truncated,
+    /// The declared size cannot be allocated.
+    #[error("cannot allocate {size} bytes for an object")]
+    TooLarge {
+        /// The declared size.
+        size: u64,
+    },
 }
 
 /// The outcome of one [`Inflater::step`].
@@ -90,6 +96,8 @@ impl Inflater {
         out.clear();
         // Room for one byte more than declared, so that a stream longer than its declared size
         // is caught rather than silently cut.
+        out.try_reserve_exact(size + 1)
+            .map_err(|_| InflateError::TooLarge { size: size as u64 })?;
         out.resize(size + 1, 0);
         let mut consumed = 0;
         let mut produced = 0;
@@ -144,7 +152,9 @@ mod tests {
         let packed = deflate(&data, 6);
         let mut inflater = Inflater::new();
         let mut out = Vec::new();
-        let used = inflater.inflate_exact(&packed, data.len(), &mut out).unwrap();
+        let used = inflater
+            .inflate_exact(&packed, data.len(), &mut out)
+            .unwrap();
         assert_eq!(used, packed.len());
         assert_eq!(out, data);
         assert!(matches!(

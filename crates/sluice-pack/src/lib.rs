@@ -20,8 +20,8 @@
 pub mod delta;
 pub mod entry;
 pub mod idx;
-pub mod inflate;
 mod indexer;
+pub mod inflate;
 pub mod rev;
 
 pub use idx::{IdxEntry, IdxError, IdxWriteOptions, PackIndex};

@@ -127,7 +127,7 @@ impl<'a> StreamInput<'a> {
     /// Reads the trailing checksum, checks it against everything consumed before it, and copies
     /// it to the sink. Returns the checksum.
     pub(crate) fn finish(&mut self, hash: HashKind) -> Result<ObjectId, IndexError> {
-        let n = hash.len();
+        let n = hash.len_in_bytes();
         self.flush_consumed()?;
         let trailer_offset = self.offset;
         self.fill(n)?;

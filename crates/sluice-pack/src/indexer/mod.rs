@@ -285,11 +285,16 @@ impl<'a> PackIndexer<'a> {
         let hash = self.options.hash;
         let (mut scan, pack_file, writable) = match source {
             PackSource::File(file) => {
-                self.progress.phase("Indexing objects", None);
                 let mut reader = file;
                 let mut input =
                     input::StreamInput::new(&mut reader, None, hash, self.options.max_input_size);
-                let scan = scan::scan(&mut input, hash, self.progress, self.interrupt)?;
+                let scan = scan::scan(
+                    &mut input,
+                    hash,
+                    "Indexing objects",
+                    self.progress,
+                    self.interrupt,
+                )?;
                 input.fill(1)?;
                 if !input.available().is_empty() {
                     return Err(IndexError::JunkAtEnd {
@@ -299,7 +304,6 @@ impl<'a> PackIndexer<'a> {
                 (scan, file, false)
             }
             PackSource::Stream { input, pack } => {
-                self.progress.phase("Receiving objects", None);
                 let mut sink = pack;
                 let mut input = input::StreamInput::new(
                     input,
@@ -307,7 +311,13 @@ impl<'a> PackIndexer<'a> {
                     hash,
                     self.options.max_input_size,
                 );
-                let scan = scan::scan(&mut input, hash, self.progress, self.interrupt)?;
+                let scan = scan::scan(
+                    &mut input,
+                    hash,
+                    "Receiving objects",
+                    self.progress,
+                    self.interrupt,
+                )?;
                 // Only what already arrived is checked: a stream need not end after the pack.
                 if !input.available().is_empty() {
                     return Err(IndexError::JunkAtEnd {
@@ -333,7 +343,8 @@ impl<'a> PackIndexer<'a> {
         let ofs = OfsChildren::build(&scan.entries);
         let refs = RefChildren::build(&scan.entries, &scan.ref_bases);
         if scan.deltas > 0 {
-            self.progress.phase("Resolving deltas", Some(scan.deltas as u64));
+            self.progress
+                .phase("Resolving deltas", Some(scan.deltas as u64));
         }
         {
             let resolver = self.resolver(&scan, pack_file, &ofs, &refs);
@@ -435,7 +446,10 @@ impl Resolver<'_> {
         if self.interrupt.load(Ordering::Relaxed) {
             return Err(IndexError::Interrupted);
         }
-        let resolved = self.resolved[index as usize].get().copied().expect("whole object");
+        let resolved = self.resolved[index as usize]
+            .get()
+            .copied()
+            .expect("whole object");
         let data = self.read_whole(index)?;
         self.check_collision(&resolved.id, resolved.kind, &data)
     }
@@ -558,6 +572,20 @@ impl IndexedPack {
                 .then(a.cmp(&b))
         });
         order
+    }
+
+    /// The first object stored more than once, given [`Self::index_order`].
+    pub fn duplicate(&self, order: &[u32]) -> Option<ObjectId> {
+        order
+            .windows(2)
+            .map(|w| {
+                (
+                    self.resolved(w[0] as usize).id,
+                    self.resolved(w[1] as usize).id,
+                )
+            })
+            .find(|(a, b)| a == b)
+            .map(|(a, _)| a)
     }
 
     /// Writes the `.idx`; `order` comes from [`Self::index_order`]. Returns its checksum.

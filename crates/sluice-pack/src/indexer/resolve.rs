@@ -41,7 +41,10 @@ impl OfsChildren {
     }
 
     fn of(&self, index: u32) -> &[u32] {
-        match (self.start.get(index as usize), self.start.get(index as usize + 1)) {
+        match (
+            self.start.get(index as usize),
+            self.start.get(index as usize + 1),
+        ) {
             (Some(&a), Some(&b)) => &self.children[a as usize..b as usize],
             // Objects appended by --fix-thin have no ofs-delta children.
             _ => &[],
@@ -120,7 +123,12 @@ impl<'a> Resolver<'a> {
     }
 
     /// Reads and inflates entry `index`'s data into `out`.
-    fn read_entry(&self, index: u32, work: &mut Workspace, to_result: bool) -> Result<(), IndexError> {
+    fn read_entry(
+        &self,
+        index: u32,
+        work: &mut Workspace,
+        to_result: bool,
+    ) -> Result<(), IndexError> {
         let entry = &self.entries[index as usize];
         let data_start = entry.offset + u64::from(entry.header_len);
         let data_end = self
@@ -135,7 +143,11 @@ impl<'a> Resolver<'a> {
                 context: "reading the pack back",
                 source,
             })?;
-        let out = if to_result { &mut work.result } else { &mut work.delta };
+        let out = if to_result {
+            &mut work.result
+        } else {
+            &mut work.delta
+        };
         work.inflater
             .inflate_exact(&work.compressed, entry.size as usize, out)
             .map_err(|source| IndexError::Inflate {
@@ -259,7 +271,12 @@ impl<'a> Resolver<'a> {
     /// Builds entry `child` from its base. Returns its data when it has children of its own
     /// (leaves reuse the thread's buffer instead), or `None` when it failed or another worker
     /// already resolved it (a duplicate base).
-    fn build(&self, base: &[u8], parent: Resolved, child: u32) -> Option<(Option<Vec<u8>>, Resolved)> {
+    fn build(
+        &self,
+        base: &[u8],
+        parent: Resolved,
+        child: u32,
+    ) -> Option<(Option<Vec<u8>>, Resolved)> {
         if self.stopped() || self.resolved[child as usize].get().is_some() {
             return None;
         }

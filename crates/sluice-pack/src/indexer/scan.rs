@@ -5,8 +5,8 @@
 
 use super::{Entry, IndexError, Resolved};
 use crate::entry::{parse_entry_header, EntryError, EntryKind, MAX_ENTRY_HEADER_LEN};
-use crate::inflate::Inflater;
 use crate::indexer::input::StreamInput;
+use crate::inflate::Inflater;
 use sluice_object::progress::Progress;
 use sluice_object::{HashKind, ObjectHasher, ObjectId};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,6 +29,7 @@ pub(crate) struct Scan {
 pub(crate) fn scan(
     input: &mut StreamInput<'_>,
     hash: HashKind,
+    title: &str,
     progress: &dyn Progress,
     interrupt: &AtomicBool,
 ) -> Result<Scan, IndexError> {
@@ -51,6 +52,7 @@ pub(crate) fn scan(
     }
     let count = u32::from_be_bytes(header[8..12].try_into().expect("4 bytes"));
     input.consume(12);
+    progress.phase(title, Some(u64::from(count)));
 
     // The count comes from the input: reserve for at most a million entries up front and let
     // the vectors grow with entries that really arrive.
@@ -75,7 +77,7 @@ pub(crate) fn scan(
             if matches!(e, IndexError::Truncated { .. } | IndexError::Entry { .. })
                 && input.at_eof()
                 && input.offset() == before
-                && input.available().len() == hash.len()
+                && input.available().len() == hash.len_in_bytes()
             {
                 IndexError::ObjectCount {
                     declared: count,
@@ -198,12 +200,7 @@ fn scan_entry(
             let id = hasher
                 .finalize()
                 .map_err(|_| IndexError::CollisionAttack { offset })?;
-            slot.set(Resolved {
-                id,
-                kind,
-                depth: 0,
-            })
-            .expect("new slot");
+            slot.set(Resolved { id, kind, depth: 0 }).expect("new slot");
         }
         _ => scan.deltas += 1,
     }

@@ -43,7 +43,12 @@ pub(crate) fn fix_thin(
         let (kind, data) = match lookup.read(&base_id) {
             Ok(Some(found)) => found,
             Ok(None) => continue,
-            Err(message) => return Err(IndexError::Lookup { id: base_id, message }),
+            Err(message) => {
+                return Err(IndexError::Lookup {
+                    id: base_id,
+                    message,
+                })
+            }
         };
         let check = hash_object(hash, kind, &data).ok();
         if check != Some(base_id) {
@@ -106,7 +111,7 @@ pub(crate) fn fix_thin(
     let checksum = hasher.finalize();
     pack.write_all_at(checksum.as_bytes(), end)
         .map_err(io("rewriting the pack trailer"))?;
-    pack.set_len(end + hash.len() as u64)
+    pack.set_len(end + hash.len_in_bytes() as u64)
         .map_err(io("rewriting the pack trailer"))?;
     scan.checksum = checksum;
     scan.data_end = end;

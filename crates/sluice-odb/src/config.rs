@@ -1,0 +1,372 @@
+//! Git configuration files (`git-config`, "CONFIGURATION FILE"): sections, subsections,
+//! quoting and escapes, read from the system, global and repository files and `-c` overrides,
+//! later sources winning as in git.
+
+use std::path::{Path, PathBuf};
+
+/// Why a configuration file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A line that is not valid configuration syntax.
+    #[error("bad config line {line} in file {path}")]
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// The line number, from 1.
+        line: usize,
+    },
+    /// The file exists but could not be read.
+    #[error("cannot read config file {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A value that is not of the type its key needs.
+    #[error("bad {kind} config value '{value}' for '{key}'")]
+    Value {
+        /// The key.
+        key: String,
+        /// The value.
+        value: String,
+        /// What was expected ("boolean", "numeric").
+        kind: &'static str,
+    },
+    /// A `-c` override without `=` or a key with no section.
+    #[error("bogus config parameter: {0}")]
+    Parameter(String),
+}
+
+/// One `key = value` line, with its key normalised to `section.subsection.name` where section
+/// and name are lowercase and the subsection keeps its case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Entry {
+    key: String,
+    value: Option<String>,
+}
+
+/// All configuration values in the order they were read.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    entries: Vec<Entry>,
+}
+
+impl Config {
+    /// Reads the system, global and (if given) repository configuration, as git does: the
+    /// system file unless `GIT_CONFIG_NOSYSTEM`, `$XDG_CONFIG_HOME/git/config` and
+    /// `~/.gitconfig`, then the repository's `config`, then `GIT_CONFIG_PARAMETERS`.
+    pub fn load(git_dir: Option<&Path>) -> Result<Config, ConfigError> {
+        let mut config = Config::default();
+        let env = |name| std::env::var_os(name).filter(|v| !v.is_empty());
+        if env("GIT_CONFIG_NOSYSTEM").is_none() {
+            let system =
+                env("GIT_CONFIG_SYSTEM").map_or_else(|| "/etc/gitconfig".into(), PathBuf::from);
+            config.read_file(&system)?;
+        }
+        if let Some(global) = env("GIT_CONFIG_GLOBAL") {
+            config.read_file(Path::new(&global))?;
+        } else {
+            let xdg = env("XDG_CONFIG_HOME")
+                .map(PathBuf::from)
+                .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".config")));
+            if let Some(xdg) = xdg {
+                config.read_file(&xdg.join("git/config"))?;
+            }
+            if let Some(home) = env("HOME") {
+                config.read_file(&PathBuf::from(home).join(".gitconfig"))?;
+            }
+        }
+        if let Some(git_dir) = git_dir {
+            config.read_file(&git_dir.join("config"))?;
+        }
+        if let Some(params) = std::env::var_os("GIT_CONFIG_PARAMETERS") {
+            for param in split_parameters(&params.to_string_lossy()) {
+                config.set_parameter(&param)?;
+            }
+        }
+        Ok(config)
+    }
+
+    /// Reads one file, if it exists.
+    pub fn read_file(&mut self, path: &Path) -> Result<(), ConfigError> {
+        match std::fs::read(path) {
+            Ok(bytes) => self.parse(&String::from_utf8_lossy(&bytes), path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(source) => Err(ConfigError::Io {
+                path: path.to_owned(),
+                source,
+            }),
+        }
+    }
+
+    /// Adds a `-c name=value` override (`name` alone means true).
+    pub fn set_parameter(&mut self, param: &str) -> Result<(), ConfigError> {
+        let (key, value) = match param.split_once('=') {
+            Some((k, v)) => (k, Some(v.to_owned())),
+            None => (param, None),
+        };
+        let key = normalize_key(key).ok_or_else(|| ConfigError::Parameter(param.to_owned()))?;
+        self.entries.push(Entry { key, value });
+        Ok(())
+    }
+
+    /// Parses configuration text.
+    pub fn parse(&mut self, text: &str, path: &Path) -> Result<(), ConfigError> {
+        let bad = |line| ConfigError::Syntax {
+            path: path.to_owned(),
+            line,
+        };
+        let mut section = String::new();
+        let lines: Vec<&str> = text.lines().collect();
+        let mut i = 0;
+        while i < lines.len() {
+            let number = i + 1;
+            let mut line = lines[i].trim_start().to_owned();
+            i += 1;
+            if line.starts_with('[') {
+                let close = line.find(']').ok_or_else(|| bad(number))?;
+                let header = &line[1..close];
+                section = match header.find(' ') {
+                    Some(space) => {
+                        let name = header[..space].to_ascii_lowercase();
+                        let sub = header[space..].trim_start();
+                        let sub = sub
+                            .strip_prefix('"')
+                            .and_then(|s| s.strip_suffix('"'))
+                            .ok_or_else(|| bad(number))?;
+                        let sub = sub.replace("\\\"", "\"").replace("\\\\", "\\");
+                        format!("{name}.{sub}")
+                    }
+                    None => match header.split_once('.') {
+                        Some((name, sub)) => {
+                            format!("{}.{}", name.to_ascii_lowercase(), sub.to_ascii_lowercase())
+                        }
+                        None => header.to_ascii_lowercase(),
+                    },
+                };
+                line = line[close + 1..].trim_start().to_owned();
+                if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+                    continue;
+                }
+            }
+            if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+                continue;
+            }
+            // Continuation lines: a value ending in an unescaped backslash goes on.
+            while line.ends_with('\\') && !line.ends_with("\\\\") && i < lines.len() {
+                line.pop();
+                line.push_str(lines[i]);
+                i += 1;
+            }
+            if section.is_empty() {
+                return Err(bad(number));
+            }
+            let (name, raw) = match line.split_once('=') {
+                Some((n, v)) => (n.trim(), Some(v)),
+                None => (line.trim(), None),
+            };
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+                return Err(bad(number));
+            }
+            let value = match raw {
+                Some(raw) => Some(parse_value(raw).ok_or_else(|| bad(number))?),
+                None => None,
+            };
+            self.entries.push(Entry {
+                key: format!("{section}.{}", name.to_ascii_lowercase()),
+                value,
+            });
+        }
+        Ok(())
+    }
+
+    /// The last value of `key` (`section.name` or `section.subsection.name`); a key without
+    /// `=` reads as the empty string here.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        let key = normalize_key(key)?;
+        self.entries
+            .iter()
+            .rev()
+            .find(|e| e.key == key)
+            .map(|e| e.value.as_deref().unwrap_or(""))
+    }
+
+    /// Every value of a multi-valued key, in order.
+    pub fn get_all(&self, key: &str) -> Vec<&str> {
+        let Some(key) = normalize_key(key) else {
+            return Vec::new();
+        };
+        self.entries
+            .iter()
+            .filter(|e| e.key == key)
+            .map(|e| e.value.as_deref().unwrap_or(""))
+            .collect()
+    }
+
+    /// A boolean as git reads it: true/yes/on/1 (or no value), false/no/off/0/empty.
+    pub fn get_bool(&self, key: &str) -> Result<Option<bool>, ConfigError> {
+        let Some(normalized) = normalize_key(key) else {
+            return Ok(None);
+        };
+        let Some(entry) = self.entries.iter().rev().find(|e| e.key == normalized) else {
+            return Ok(None);
+        };
+        let Some(value) = entry.value.as_deref() else {
+            return Ok(Some(true));
+        };
+        match value.to_ascii_lowercase().as_str() {
+            "true" | "yes" | "on" => Ok(Some(true)),
+            "false" | "no" | "off" | "" => Ok(Some(false)),
+            other => match other.parse::<i64>() {
+                Ok(n) => Ok(Some(n != 0)),
+                Err(_) => Err(ConfigError::Value {
+                    key: key.to_owned(),
+                    value: value.to_owned(),
+                    kind: "boolean",
+                }),
+            },
+        }
+    }
+
+    /// An integer with git's optional k, m, g suffixes (powers of 1024).
+    pub fn get_int(&self, key: &str) -> Result<Option<i64>, ConfigError> {
+        let Some(value) = self.get(key) else {
+            return Ok(None);
+        };
+        parse_int(value)
+            .map(Some)
+            .ok_or_else(|| ConfigError::Value {
+                key: key.to_owned(),
+                value: value.to_owned(),
+                kind: "numeric",
+            })
+    }
+}
+
+/// Parses an integer with an optional k, m or g suffix.
+pub fn parse_int(value: &str) -> Option<i64> {
+    let value = value.trim();
+    let (digits, factor) = match value.chars().last()?.to_ascii_lowercase() {
+        'k' => (&value[..value.len() - 1], 1i64 << 10),
+        'm' => (&value[..value.len() - 1], 1 << 20),
+        'g' => (&value[..value.len() - 1], 1 << 30),
+        _ => (value, 1),
+    };
+    digits.parse::<i64>().ok()?.checked_mul(factor)
+}
+
+fn normalize_key(key: &str) -> Option<String> {
+    let first = key.find('.')?;
+    let last = key.rfind('.')?;
+    if first == last {
+        return Some(key.to_ascii_lowercase());
+    }
+    Some(format!(
+        "{}{}{}",
+        key[..first].to_ascii_lowercase(),
+        &key[first..last],
+        key[last..].to_ascii_lowercase()
+    ))
+}
+
+fn parse_value(raw: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut quoted = false;
+    let mut pending_space = String::new();
+    let mut chars = raw.trim_start().chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                out.push_str(&pending_space);
+                pending_space.clear();
+                quoted = !quoted;
+            }
+            '#' | ';' if !quoted => break,
+            '\\' => {
+                out.push_str(&pending_space);
+                pending_space.clear();
+                match chars.next()? {
+                    'n' => out.push('\n'),
+                    't' => out.push('\t'),
+                    'b' => {
+                        out.pop();
+                    }
+                    '\\' => out.push('\\'),
+                    '"' => out.push('"'),
+                    _ => return None,
+                }
+            }
+            c if c.is_whitespace() && !quoted => pending_space.push(c),
+            c => {
+                out.push_str(&pending_space);
+                pending_space.clear();
+                out.push(c);
+            }
+        }
+    }
+    if quoted {
+        return None;
+    }
+    Some(out)
+}
+
+/// Splits `GIT_CONFIG_PARAMETERS`: space-separated, single-quoted `'key=value'` items.
+fn split_parameters(params: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut in_quote = false;
+    let mut chars = params.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => in_quote = !in_quote,
+            '\\' if !in_quote => {
+                if let Some(next) = chars.next() {
+                    current.push(next);
+                }
+            }
+            ' ' if !in_quote => {
+                if !current.is_empty() {
+                    out.push(std::mem::take(&mut current));
+                }
+            }
+            c => current.push(c),
+        }
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sections_values_and_types() {
+        let mut config = Config::default();
+        config
+            .parse(
+                "[core]\n\tbare = false\n\tBigFileThreshold = 1m\n[remote \"Origin\"]\n\turl = \"a b\" # c\n[pack]\n\tthreads\n\tx = 1\\\n2\n",
+                Path::new("test"),
+            )
+            .unwrap();
+        assert_eq!(config.get_bool("core.bare").unwrap(), Some(false));
+        assert_eq!(
+            config.get_int("core.bigfilethreshold").unwrap(),
+            Some(1 << 20)
+        );
+        assert_eq!(config.get("remote.Origin.url"), Some("a b"));
+        assert_eq!(config.get("remote.origin.url"), None);
+        assert_eq!(config.get_bool("pack.threads").unwrap(), Some(true));
+        assert_eq!(config.get("pack.x"), Some("12"));
+        config.set_parameter("pack.threads=3").unwrap();
+        assert_eq!(config.get_int("pack.threads").unwrap(), Some(3));
+        assert!(config.parse("key = 1\n", Path::new("t")).is_err());
+        assert_eq!(
+            split_parameters("'a.b=1' 'c.d=x y'"),
+            vec!["a.b=1", "c.d=x y"]
+        );
+    }
+}

@@ -1,0 +1,156 @@
+//! Loose objects (`objects/ab/cdef…`): zlib streams of a header and content, written under a
+//! temporary name and renamed, and a lazy cache of which ones exist.
+
+use crate::odb::OdbError;
+use sluice_object::{
+    hash_object, parse_header, write_header, HashKind, ObjectId, ObjectKind, MAX_HEADER_LEN,
+};
+use sluice_pack::inflate::{deflate, Inflater};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// Which loose objects exist, one fan-out directory at a time: each `objects/xx` is read the
+/// first time a lookup needs it, then answered from memory.
+#[derive(Debug)]
+pub struct LooseObjectCache {
+    dir: PathBuf,
+    hash: HashKind,
+    buckets: Box<[OnceLock<Box<[ObjectId]>>]>,
+}
+
+impl LooseObjectCache {
+    /// A cache over the object directory `dir`; nothing is read yet.
+    pub fn new(dir: &Path, hash: HashKind) -> Self {
+        LooseObjectCache {
+            dir: dir.to_owned(),
+            hash,
+            buckets: (0..256).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// Whether a loose object with this id exists (as of the first look at its directory).
+    pub fn contains(&self, id: &ObjectId) -> bool {
+        let first = id.first_byte();
+        self.buckets[first as usize]
+            .get_or_init(|| self.read_bucket(first))
+            .binary_search(id)
+            .is_ok()
+    }
+
+    fn read_bucket(&self, first: u8) -> Box<[ObjectId]> {
+        let dir = self.dir.join(format!("{first:02x}"));
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Box::new([]);
+        };
+        let mut hex = [0u8; 64];
+        hex[..2].copy_from_slice(format!("{first:02x}").as_bytes());
+        let rest = self.hash.len_in_hex() - 2;
+        let mut ids: Vec<ObjectId> = entries
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let name = e.file_name();
+                let name = name.as_encoded_bytes();
+                if name.len() != rest {
+                    return None;
+                }
+                hex[2..2 + rest].copy_from_slice(name);
+                ObjectId::from_hex(self.hash, &hex[..2 + rest]).ok()
+            })
+            .collect();
+        ids.sort_unstable();
+        ids.into_boxed_slice()
+    }
+}
+
+/// The loose objects of one object directory.
+#[derive(Debug)]
+pub struct LooseObjects {
+    dir: PathBuf,
+    hash: HashKind,
+    cache: LooseObjectCache,
+}
+
+impl LooseObjects {
+    /// The loose objects under the object directory `dir`.
+    pub fn new(dir: &Path, hash: HashKind) -> Self {
+        LooseObjects {
+            dir: dir.to_owned(),
+            hash,
+            cache: LooseObjectCache::new(dir, hash),
+        }
+    }
+
+    fn path(&self, id: &ObjectId) -> PathBuf {
+        let hex = id.to_string();
+        self.dir.join(&hex[..2]).join(&hex[2..])
+    }
+
+    /// Whether the object exists, through the lazy cache.
+    pub fn contains(&self, id: &ObjectId) -> bool {
+        self.cache.contains(id)
+    }
+
+    /// Reads a loose object, checking that its content matches its declared size.
+    pub fn read(&self, id: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, OdbError> {
+        let path = self.path(id);
+        let compressed = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => return Err(OdbError::Io { path, source }),
+        };
+        let corrupt = |why: String| OdbError::Corrupt { id: *id, why };
+        let mut inflater = Inflater::new();
+        // Inflate the header first to learn the size, then the whole object.
+        let mut head = [0u8; MAX_HEADER_LEN];
+        let step = inflater
+            .step(&compressed, &mut head)
+            .map_err(|e| corrupt(e.to_string()))?;
+        let (kind, size, header_len) =
+            parse_header(&head[..step.produced]).map_err(|e| corrupt(e.to_string()))?;
+        // A zlib stream expands at most ~1032 times; a larger declared size is a lie.
+        if size > (compressed.len() as u64).saturating_mul(1032) {
+            return Err(corrupt(format!("declared size {size} is impossible")));
+        }
+        let mut whole = Vec::new();
+        inflater
+            .inflate_exact(&compressed, header_len + size as usize, &mut whole)
+            .map_err(|e| corrupt(e.to_string()))?;
+        whole.drain(..header_len);
+        Ok(Some((kind, whole)))
+    }
+
+    /// Writes an object unless it exists; returns its id. The file is written under a
+    /// temporary name in its directory and renamed, so readers never see a partial object.
+    pub fn write(&self, kind: ObjectKind, data: &[u8], level: u32) -> Result<ObjectId, OdbError> {
+        let id = hash_object(self.hash, kind, data).map_err(|_| OdbError::Corrupt {
+            id: self.hash.null_id(),
+            why: "collision attack in object data".into(),
+        })?;
+        let path = self.path(&id);
+        if path.exists() {
+            return Ok(id);
+        }
+        let dir = path.parent().expect("fan-out directory");
+        let io = |path: &Path| {
+            let path = path.to_owned();
+            move |source| OdbError::Io { path, source }
+        };
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let mut header = [0u8; MAX_HEADER_LEN];
+        let len = write_header(kind, data.len() as u64, &mut header);
+        let mut whole = Vec::with_capacity(len + data.len());
+        whole.extend_from_slice(&header[..len]);
+        whole.extend_from_slice(data);
+        let compressed = deflate(&whole, level);
+        let tmp = dir.join(format!("tmp_obj_{}", std::process::id()));
+        let result = std::fs::File::create(&tmp)
+            .and_then(|mut f| f.write_all(&compressed))
+            .and_then(|_| std::fs::rename(&tmp, &path));
+        if let Err(source) = result {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(OdbError::Io { path, source });
+        }
+        Ok(id)
+    }
+}

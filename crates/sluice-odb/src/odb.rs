@@ -1,0 +1,172 @@
+//! The object database: packs, loose objects and alternates, searched in that order.
+
+use crate::loose::LooseObjects;
+use crate::pack::Pack;
+use sluice_object::{HashKind, ObjectId, ObjectKind};
+use std::path::{Path, PathBuf};
+
+/// Why an object could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum OdbError {
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A loose object is corrupt.
+    #[error("object {id} is corrupt: {why}")]
+    Corrupt {
+        /// The object.
+        id: ObjectId,
+        /// Why.
+        why: String,
+    },
+    /// A pack is corrupt.
+    #[error("pack {path} is corrupt: {why}")]
+    BadPack {
+        /// The pack.
+        path: PathBuf,
+        /// Why.
+        why: String,
+    },
+    /// An index is corrupt.
+    #[error("index {path} is corrupt: {why}")]
+    BadIndex {
+        /// The index.
+        path: PathBuf,
+        /// Why.
+        why: String,
+    },
+}
+
+/// Alternates may name alternates; git stops at this depth.
+const MAX_ALTERNATE_DEPTH: usize = 5;
+
+/// The objects of a repository.
+#[derive(Debug)]
+pub struct ObjectDb {
+    dir: PathBuf,
+    hash: HashKind,
+    packs: Vec<Pack>,
+    loose: LooseObjects,
+    alternates: Vec<ObjectDb>,
+}
+
+impl ObjectDb {
+    /// Opens the object directory `dir` with its packs and alternates.
+    pub fn open(dir: &Path, hash: HashKind) -> Result<ObjectDb, OdbError> {
+        Self::open_at_depth(dir, hash, &[], 0)
+    }
+
+    /// Opens `dir`, adding `extra` alternate directories (`GIT_ALTERNATE_OBJECT_DIRECTORIES`).
+    pub fn open_with_alternates(
+        dir: &Path,
+        hash: HashKind,
+        extra: &[PathBuf],
+    ) -> Result<ObjectDb, OdbError> {
+        Self::open_at_depth(dir, hash, extra, 0)
+    }
+
+    fn open_at_depth(
+        dir: &Path,
+        hash: HashKind,
+        extra: &[PathBuf],
+        depth: usize,
+    ) -> Result<ObjectDb, OdbError> {
+        let mut packs = Vec::new();
+        if let Ok(entries) = std::fs::read_dir(dir.join("pack")) {
+            let mut names: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "idx"))
+                .filter(|p| p.with_extension("pack").exists())
+                .collect();
+            names.sort();
+            for name in names {
+                packs.push(Pack::open(&name, hash)?);
+            }
+        }
+        let mut alternates = Vec::new();
+        if depth < MAX_ALTERNATE_DEPTH {
+            let mut dirs: Vec<PathBuf> = extra.to_vec();
+            if let Ok(text) = std::fs::read_to_string(dir.join("info/alternates")) {
+                for line in text.lines().map(str::trim) {
+                    if line.is_empty() || line.starts_with('#') {
+                        continue;
+                    }
+                    dirs.push(dir.join(line));
+                }
+            }
+            for alternate in dirs {
+                if alternate.is_dir() {
+                    alternates.push(Self::open_at_depth(&alternate, hash, &[], depth + 1)?);
+                }
+            }
+        }
+        Ok(ObjectDb {
+            dir: dir.to_owned(),
+            hash,
+            packs,
+            loose: LooseObjects::new(dir, hash),
+            alternates,
+        })
+    }
+
+    /// The object directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The hash function of the ids.
+    pub fn hash(&self) -> HashKind {
+        self.hash
+    }
+
+    /// The packs of this directory (not of alternates).
+    pub fn packs(&self) -> &[Pack] {
+        &self.packs
+    }
+
+    /// The loose objects of this directory.
+    pub fn loose(&self) -> &LooseObjects {
+        &self.loose
+    }
+
+    /// Whether the object exists anywhere: packs, loose (through the lazy cache), alternates.
+    pub fn contains(&self, id: &ObjectId) -> bool {
+        self.packs.iter().any(|p| p.contains(id))
+            || self.loose.contains(id)
+            || self.alternates.iter().any(|a| a.contains(id))
+    }
+
+    /// Reads an object.
+    pub fn read(&self, id: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, OdbError> {
+        for pack in &self.packs {
+            if let Some(found) = pack.read(id)? {
+                return Ok(Some(found));
+            }
+        }
+        if let Some(found) = self.loose.read(id)? {
+            return Ok(Some(found));
+        }
+        for alternate in &self.alternates {
+            if let Some(found) = alternate.read(id)? {
+                return Ok(Some(found));
+            }
+        }
+        Ok(None)
+    }
+}
+
+impl sluice_pack::ObjectLookup for ObjectDb {
+    fn contains(&self, id: &ObjectId) -> bool {
+        ObjectDb::contains(self, id)
+    }
+
+    fn read(&self, id: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, String> {
+        ObjectDb::read(self, id).map_err(|e| e.to_string())
+    }
+}

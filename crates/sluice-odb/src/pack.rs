@@ -1,0 +1,189 @@
+//! A pack on disk, read through its `.idx`: objects found by id and rebuilt through their delta
+//! chains, with a bounded cache of recently built bases.
+
+use crate::mmap::{map, Mapped};
+use crate::odb::OdbError;
+use sluice_object::{HashKind, ObjectId, ObjectKind};
+use sluice_pack::delta::apply_delta;
+use sluice_pack::entry::{parse_entry_header, EntryKind};
+use sluice_pack::inflate::Inflater;
+use sluice_pack::PackIndex;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Built bases kept for later chains, up to this many bytes (git's `core.deltaBaseCacheLimit`).
+const BASE_CACHE_LIMIT: usize = 96 << 20;
+
+/// An object rebuilt from the pack, shared with the base cache.
+type SharedObject = Arc<(ObjectKind, Vec<u8>)>;
+
+/// One pack and its index, mapped.
+#[derive(Debug)]
+pub struct Pack {
+    path: PathBuf,
+    hash: HashKind,
+    index: PackIndex<Mapped>,
+    data: Mapped,
+    cache: Mutex<BaseCache>,
+}
+
+#[derive(Debug, Default)]
+struct BaseCache {
+    bytes: usize,
+    entries: HashMap<u64, SharedObject>,
+}
+
+impl Pack {
+    /// Opens `pack-….idx` and the `.pack` beside it.
+    pub fn open(idx_path: &Path, hash: HashKind) -> Result<Pack, OdbError> {
+        let pack_path = idx_path.with_extension("pack");
+        let io = |path: &Path| {
+            let path = path.to_owned();
+            move |source| OdbError::Io { path, source }
+        };
+        let idx_file = std::fs::File::open(idx_path).map_err(io(idx_path))?;
+        let index = PackIndex::new(map(&idx_file).map_err(io(idx_path))?, hash).map_err(|e| {
+            OdbError::BadIndex {
+                path: idx_path.to_owned(),
+                why: e.to_string(),
+            }
+        })?;
+        let pack_file = std::fs::File::open(&pack_path).map_err(io(&pack_path))?;
+        let data = map(&pack_file).map_err(io(&pack_path))?;
+        let bytes = data.as_ref();
+        if bytes.len() < 12 + 2 * hash.len_in_bytes() || &bytes[..4] != b"PACK" {
+            return Err(OdbError::BadPack {
+                path: pack_path,
+                why: "not a pack file".into(),
+            });
+        }
+        Ok(Pack {
+            path: pack_path,
+            hash,
+            index,
+            data,
+            cache: Mutex::new(BaseCache::default()),
+        })
+    }
+
+    /// The `.pack` file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The index.
+    pub fn index(&self) -> &PackIndex<impl AsRef<[u8]>> {
+        &self.index
+    }
+
+    /// Whether the pack has the object.
+    pub fn contains(&self, id: &ObjectId) -> bool {
+        self.index.lookup(id).is_some()
+    }
+
+    /// Reads an object by id.
+    pub fn read(&self, id: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, OdbError> {
+        let Some(position) = self.index.lookup(id) else {
+            return Ok(None);
+        };
+        let object = self.read_at(self.index.offset(position))?;
+        Ok(Some(Arc::unwrap_or_clone(object)))
+    }
+
+    fn bad(&self, offset: u64, why: impl std::fmt::Display) -> OdbError {
+        OdbError::BadPack {
+            path: self.path.clone(),
+            why: format!("object at offset {offset}: {why}"),
+        }
+    }
+
+    /// Inflates the data of the entry at `offset`; returns it with the entry's kind.
+    fn inflate_at(
+        &self,
+        offset: u64,
+        inflater: &mut Inflater,
+    ) -> Result<(EntryKind, Vec<u8>), OdbError> {
+        let bytes = self.data.as_ref();
+        let data_end = bytes.len() - self.hash.len_in_bytes();
+        let start = usize::try_from(offset)
+            .ok()
+            .filter(|&o| o < data_end)
+            .ok_or_else(|| self.bad(offset, "offset outside the pack"))?;
+        let header = parse_entry_header(&bytes[start..data_end], offset, self.hash)
+            .map_err(|e| self.bad(offset, e))?;
+        let input = &bytes[start + header.header_len..data_end];
+        // A zlib stream expands at most ~1032 times; a larger declared size is a lie.
+        if header.size > (input.len() as u64).saturating_mul(1032) {
+            return Err(self.bad(offset, "declared size is impossible"));
+        }
+        let mut out = Vec::new();
+        inflater
+            .inflate_exact(input, header.size as usize, &mut out)
+            .map_err(|e| self.bad(offset, e))?;
+        Ok((header.kind, out))
+    }
+
+    /// Rebuilds the object at `offset` through its delta chain.
+    fn read_at(&self, offset: u64) -> Result<SharedObject, OdbError> {
+        let mut inflater = Inflater::new();
+        let mut deltas: Vec<(u64, Vec<u8>)> = Vec::new();
+        let mut at = offset;
+        // A chain longer than the pack has objects must loop.
+        let limit = self.index.len() + 1;
+        let mut base = loop {
+            if let Some(hit) = self
+                .cache
+                .lock()
+                .expect("no panics while held")
+                .entries
+                .get(&at)
+            {
+                break Arc::clone(hit);
+            }
+            if deltas.len() > limit {
+                return Err(self.bad(offset, "delta chain loops"));
+            }
+            let (kind, data) = self.inflate_at(at, &mut inflater)?;
+            match kind {
+                EntryKind::Base(kind) => break Arc::new((kind, data)),
+                EntryKind::OfsDelta { distance } => {
+                    deltas.push((at, data));
+                    at -= distance;
+                }
+                EntryKind::RefDelta { base } => {
+                    let position = self.index.lookup(&base).ok_or_else(|| {
+                        self.bad(at, format!("delta base {base} is not in the pack"))
+                    })?;
+                    deltas.push((at, data));
+                    at = self.index.offset(position);
+                }
+            }
+        };
+        let kind = base.0;
+        while let Some((at, delta)) = deltas.pop() {
+            let mut out = Vec::new();
+            apply_delta(&base.1, &delta, &mut out).map_err(|e| self.bad(at, e))?;
+            base = Arc::new((kind, out));
+            if !deltas.is_empty() {
+                self.remember(at, &base);
+            }
+        }
+        Ok(base)
+    }
+
+    fn remember(&self, offset: u64, object: &SharedObject) {
+        let size = object.1.len();
+        if size > BASE_CACHE_LIMIT / 4 {
+            return;
+        }
+        let mut cache = self.cache.lock().expect("no panics while held");
+        if cache.bytes + size > BASE_CACHE_LIMIT {
+            cache.entries.clear();
+            cache.bytes = 0;
+        }
+        if cache.entries.insert(offset, Arc::clone(object)).is_none() {
+            cache.bytes += size;
+        }
+    }
+}

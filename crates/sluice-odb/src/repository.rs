@@ -1,0 +1,157 @@
+//! Finding a repository as git does: `GIT_DIR`, or walking up from a directory to a `.git`
+//! directory, a `.git` file (`gitdir: …`), or a bare repository.
+
+use crate::config::{Config, ConfigError};
+use crate::odb::{ObjectDb, OdbError};
+use sluice_object::HashKind;
+use std::path::{Path, PathBuf};
+
+/// Why a repository could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum RepoError {
+    /// No repository at or above the directory.
+    #[error("not a git repository (or any of the parent directories): {0}")]
+    NotFound(PathBuf),
+    /// A `.git` file that does not name a directory.
+    #[error("invalid gitfile format: {0}")]
+    BadGitFile(PathBuf),
+    /// A repository format this version cannot read.
+    #[error("unsupported repository format: {0}")]
+    Unsupported(String),
+    /// The configuration could not be read.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The object database could not be opened.
+    #[error(transparent)]
+    Odb(#[from] OdbError),
+}
+
+/// An open repository.
+#[derive(Debug)]
+pub struct Repository {
+    git_dir: PathBuf,
+    common_dir: PathBuf,
+    work_tree: Option<PathBuf>,
+    config: Config,
+    hash: HashKind,
+    objects: ObjectDb,
+}
+
+fn is_git_dir(dir: &Path) -> bool {
+    dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir()
+        || dir.join("HEAD").is_file() && dir.join("commondir").is_file()
+}
+
+impl Repository {
+    /// Finds the repository containing `start`, honouring `GIT_DIR` and `GIT_WORK_TREE`.
+    pub fn discover(start: &Path) -> Result<Repository, RepoError> {
+        if let Some(dir) = std::env::var_os("GIT_DIR").filter(|d| !d.is_empty()) {
+            let git_dir = start.join(dir);
+            if !is_git_dir(&git_dir) {
+                return Err(RepoError::NotFound(git_dir));
+            }
+            let work_tree = std::env::var_os("GIT_WORK_TREE").map(|w| start.join(w));
+            return Self::open_git_dir(git_dir, work_tree);
+        }
+        let start = std::path::absolute(start).unwrap_or_else(|_| start.to_owned());
+        let mut dir: &Path = &start;
+        loop {
+            let dot_git = dir.join(".git");
+            if dot_git.is_dir() && is_git_dir(&dot_git) {
+                return Self::open_git_dir(dot_git, Some(dir.to_owned()));
+            }
+            if dot_git.is_file() {
+                let text = std::fs::read_to_string(&dot_git).unwrap_or_default();
+                let target = text
+                    .strip_prefix("gitdir:")
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty())
+                    .ok_or_else(|| RepoError::BadGitFile(dot_git.clone()))?;
+                let git_dir = dir.join(target);
+                if !is_git_dir(&git_dir) {
+                    return Err(RepoError::BadGitFile(dot_git));
+                }
+                return Self::open_git_dir(git_dir, Some(dir.to_owned()));
+            }
+            if is_git_dir(dir) {
+                return Self::open_git_dir(dir.to_owned(), None);
+            }
+            match dir.parent() {
+                Some(parent) => dir = parent,
+                None => return Err(RepoError::NotFound(start)),
+            }
+        }
+    }
+
+    /// Opens the repository whose git directory is `git_dir`.
+    pub fn open_git_dir(
+        git_dir: PathBuf,
+        work_tree: Option<PathBuf>,
+    ) -> Result<Repository, RepoError> {
+        let common_dir = match std::fs::read_to_string(git_dir.join("commondir")) {
+            Ok(text) => git_dir.join(text.trim()),
+            Err(_) => git_dir.clone(),
+        };
+        let config = Config::load(Some(&common_dir))?;
+        let hash = match config.get("extensions.objectformat") {
+            None => HashKind::Sha1,
+            Some(name) => HashKind::from_name(&name.to_ascii_lowercase())
+                .ok_or_else(|| RepoError::Unsupported(format!("object format '{name}'")))?,
+        };
+        let work_tree = if config.get_bool("core.bare")?.unwrap_or(false) {
+            None
+        } else {
+            work_tree
+        };
+        let objects_dir = std::env::var_os("GIT_OBJECT_DIRECTORY")
+            .filter(|d| !d.is_empty())
+            .map_or_else(|| common_dir.join("objects"), PathBuf::from);
+        let extra: Vec<PathBuf> = std::env::var_os("GIT_ALTERNATE_OBJECT_DIRECTORIES")
+            .map(|dirs| std::env::split_paths(&dirs).collect())
+            .unwrap_or_default();
+        let objects = ObjectDb::open_with_alternates(&objects_dir, hash, &extra)?;
+        Ok(Repository {
+            git_dir,
+            common_dir,
+            work_tree,
+            config,
+            hash,
+            objects,
+        })
+    }
+
+    /// The git directory (`.git`, or the repository itself when bare).
+    pub fn git_dir(&self) -> &Path {
+        &self.git_dir
+    }
+
+    /// The directory shared by all worktrees (objects, refs, config).
+    pub fn common_dir(&self) -> &Path {
+        &self.common_dir
+    }
+
+    /// The work tree, unless the repository is bare.
+    pub fn work_tree(&self) -> Option<&Path> {
+        self.work_tree.as_deref()
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The configuration, to add command-line overrides (`-c name=value`).
+    pub fn config_mut(&mut self) -> &mut Config {
+        &mut self.config
+    }
+
+    /// The hash function of the repository's object ids.
+    pub fn hash(&self) -> HashKind {
+        self.hash
+    }
+
+    /// The object database.
+    pub fn objects(&self) -> &ObjectDb {
+        &self.objects
+    }
+}

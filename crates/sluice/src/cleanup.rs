@@ -1,0 +1,42 @@
+//! Temporary files that must not outlive an interrupted command. Each is registered while it
+//! exists; a signal thread removes every registered file before the process exits, so Ctrl-C
+//! in the middle of receiving a pack leaves nothing behind (git leaves `tmp_pack_*`).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Removes `path` if the process is killed by a signal before [`forget`] is called.
+pub fn register(path: &Path) {
+    PENDING
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(path.to_owned());
+}
+
+/// `path` was renamed into place or removed: it no longer needs cleaning up.
+pub fn forget(path: &Path) {
+    PENDING
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|p| p != path);
+}
+
+/// Starts the thread that cleans up on SIGINT, SIGTERM, SIGHUP and SIGQUIT.
+pub fn install_signal_handlers() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT])
+    else {
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            let pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+            for path in pending.iter() {
+                let _ = std::fs::remove_file(path);
+            }
+            std::process::exit(128 + signal);
+        }
+    });
+}

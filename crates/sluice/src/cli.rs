@@ -1,0 +1,44 @@
+//! Command-line parsing, first layer: clap structures that mirror git's flags. Each command
+//! turns its arguments into the options its library takes.
+
+use crate::commands::{index_pack::IndexPackArgs, verify_pack::VerifyPackArgs};
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// A Git-compatible engine that moves repositories fast.
+#[derive(Debug, Parser)]
+#[command(name = "sluice", version, about)]
+pub struct Cli {
+    /// Run as if started in <path>.
+    #[arg(short = 'C', value_name = "path", global = true)]
+    pub directory: Option<PathBuf>,
+    /// Set a configuration value for this command (<name>=<value>).
+    #[arg(short = 'c', value_name = "name=value", global = true)]
+    pub config: Vec<String>,
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Sluice's commands, named after the git commands they replace.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Build a pack index (.idx, .rev) for a pack, from a file or from standard input.
+    IndexPack(IndexPackArgs),
+    /// Check a pack and its index, optionally listing every object.
+    VerifyPack(VerifyPackArgs),
+}
+
+/// Parses argv; on a usage error prints it and returns git's exit code for usage (129).
+pub fn parse() -> Result<Cli, ExitCode> {
+    Cli::try_parse().map_err(|e| {
+        let _ = e.print();
+        match e.kind() {
+            clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                ExitCode::SUCCESS
+            }
+            _ => ExitCode::from(129),
+        }
+    })
+}

@@ -1,0 +1,64 @@
+//! One module per command, each with its clap arguments and a `run`.
+
+pub mod index_pack;
+mod output;
+pub mod verify_pack;
+
+use crate::cli::{Cli, Command};
+use sluice_odb::{Config, RepoError, Repository};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// What every command may need: where it runs and the `-c` overrides.
+pub struct Context {
+    pub cwd: PathBuf,
+    pub overrides: Vec<String>,
+}
+
+impl Context {
+    /// The repository around the working directory, if there is one.
+    pub fn repository(&self) -> anyhow::Result<Option<Repository>> {
+        match Repository::discover(&self.cwd) {
+            Ok(mut repo) => {
+                for item in &self.overrides {
+                    repo.config_mut().set_parameter(item)?;
+                }
+                Ok(Some(repo))
+            }
+            Err(RepoError::NotFound(_)) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The configuration of `repo`, or the user's and system's when outside a repository.
+    pub fn config(&self, repo: Option<&Repository>) -> anyhow::Result<Config> {
+        if let Some(repo) = repo {
+            return Ok(repo.config().clone());
+        }
+        let mut config = Config::load(None)?;
+        for item in &self.overrides {
+            config.set_parameter(item)?;
+        }
+        Ok(config)
+    }
+}
+
+/// Runs the command line's command.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let cwd = match &cli.directory {
+        Some(dir) => std::path::absolute(dir)?,
+        None => std::env::current_dir()?,
+    };
+    if let Some(dir) = &cli.directory {
+        std::env::set_current_dir(dir)
+            .map_err(|e| anyhow::anyhow!("cannot change to '{}': {e}", dir.display()))?;
+    }
+    let context = Context {
+        cwd,
+        overrides: cli.config,
+    };
+    match cli.command {
+        Command::IndexPack(args) => index_pack::run(args, &context),
+        Command::VerifyPack(args) => verify_pack::run(args, &context),
+    }
+}

@@ -1,0 +1,8 @@
+//! Integration tests: real git builds every repository and judges every result.
+
+mod util;
+
+mod hostile_packs;
+mod index_pack;
+mod thin_and_collisions;
+mod verify_pack;

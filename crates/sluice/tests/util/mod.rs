@@ -1,0 +1,242 @@
+//! Test helpers: hermetic git and sluice invocations in temporary directories, repositories
+//! built with real git, and a pack builder for packs git will not make (hostile or unusual).
+
+#![allow(dead_code)]
+
+pub mod pack_builder;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The gits to test against: Debian's and the newer one, whichever are installed
+/// (`SLUICE_TEST_GITS` overrides, colon-separated).
+pub fn gits() -> Vec<PathBuf> {
+    if let Ok(list) = std::env::var("SLUICE_TEST_GITS") {
+        return std::env::split_paths(&list).collect();
+    }
+    let found: Vec<PathBuf> = ["/usr/bin/git", "/usr/local/bin/git"]
+        .iter()
+        .map(PathBuf::from)
+        .filter(|p| p.exists())
+        .collect();
+    assert!(!found.is_empty(), "no git installed");
+    found
+}
+
+/// The newest git available, for tests that need only one.
+pub fn git_bin() -> PathBuf {
+    gits().pop().expect("a git")
+}
+
+/// A temporary workspace with a hermetic environment: its own HOME, no system config, fixed
+/// identities and dates.
+pub struct Env {
+    pub dir: tempfile::TempDir,
+    pub git: PathBuf,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        Self::with_git(git_bin())
+    }
+
+    pub fn with_git(git: PathBuf) -> Env {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir(dir.path().join("home")).expect("home");
+        Env { dir, git }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn apply(&self, command: &mut Command) {
+        command
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.path().join("home"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "A U Thor")
+            .env("GIT_AUTHOR_EMAIL", "author@example.com")
+            .env("GIT_AUTHOR_DATE", "1700000000 +0000")
+            .env("GIT_COMMITTER_NAME", "C O Mitter")
+            .env("GIT_COMMITTER_EMAIL", "committer@example.com")
+            .env("GIT_COMMITTER_DATE", "1700000000 +0000")
+            .env("LANG", "C")
+            .env("LC_ALL", "C");
+    }
+
+    pub fn git_command(&self, cwd: &Path, args: &[&str]) -> Command {
+        let mut command = Command::new(&self.git);
+        self.apply(&mut command);
+        command.current_dir(cwd).args(args);
+        command
+    }
+
+    /// Runs git, which must succeed; returns stdout.
+    pub fn git(&self, cwd: &Path, args: &[&str]) -> Vec<u8> {
+        let output = self.git_command(cwd, args).output().expect("run git");
+        assert!(
+            output.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        output.stdout
+    }
+
+    /// Runs git with `input` on stdin; returns the whole output, success or not.
+    pub fn git_with_input(&self, cwd: &Path, args: &[&str], input: &[u8]) -> Output {
+        run_with_input(self.git_command(cwd, args), input)
+    }
+
+    pub fn sluice_command(&self, cwd: &Path, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
+        self.apply(&mut command);
+        command.current_dir(cwd).args(args);
+        command
+    }
+
+    /// Runs sluice with `input` on stdin.
+    pub fn sluice(&self, cwd: &Path, args: &[&str], input: &[u8]) -> Output {
+        run_with_input(self.sluice_command(cwd, args), input)
+    }
+
+    /// Makes a repository with `git init` at `name`.
+    pub fn init(&self, name: &str, bare: bool) -> PathBuf {
+        let path = self.path().join(name);
+        let path_str = path.to_str().expect("utf-8 temp path");
+        if bare {
+            self.git(self.path(), &["init", "-q", "--bare", path_str]);
+        } else {
+            self.git(self.path(), &["init", "-q", path_str]);
+        }
+        path
+    }
+
+    /// Feeds a fast-import stream to the repository at `repo`.
+    pub fn fast_import(&self, repo: &Path, stream: &[u8]) {
+        let output = self.git_with_input(repo, &["fast-import", "--quiet"], stream);
+        assert!(
+            output.status.success(),
+            "fast-import failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+fn run_with_input(mut command: Command, input: &[u8]) -> Output {
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = input.to_vec();
+    // Write from a thread so a child that stops reading early cannot deadlock the test.
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        let _ = stdin.write_all(&input);
+    });
+    let output = child.wait_with_output().expect("wait");
+    let _ = writer.join();
+    output
+}
+
+/// A fast-import stream builder for repositories with chosen history.
+#[derive(Default)]
+pub struct FastImport {
+    out: Vec<u8>,
+    marks: usize,
+    time: u64,
+}
+
+impl FastImport {
+    pub fn new() -> Self {
+        FastImport {
+            out: Vec::new(),
+            marks: 0,
+            time: 1_700_000_000,
+        }
+    }
+
+    /// A commit on `branch` setting `files` (path, mode, content); returns its mark.
+    pub fn commit(&mut self, branch: &str, message: &str, files: &[(&str, &str, &[u8])]) -> usize {
+        use std::io::Write;
+        self.marks += 1;
+        self.time += 60;
+        let mark = self.marks;
+        let out = &mut self.out;
+        writeln!(out, "commit refs/heads/{branch}").unwrap();
+        writeln!(out, "mark :{mark}").unwrap();
+        writeln!(out, "author A <a@example.com> {} +0000", self.time).unwrap();
+        writeln!(out, "committer C <c@example.com> {} +0000", self.time).unwrap();
+        writeln!(out, "data {}\n{message}", message.len()).unwrap();
+        for (path, mode, content) in files {
+            writeln!(out, "M {mode} inline {path}").unwrap();
+            writeln!(out, "data {}", content.len()).unwrap();
+            out.extend_from_slice(content);
+            out.push(b'\n');
+        }
+        out.push(b'\n');
+        mark
+    }
+
+    /// A lightweight tag.
+    pub fn tag(&mut self, name: &str, mark: usize) {
+        use std::io::Write;
+        writeln!(self.out, "reset refs/tags/{name}\nfrom :{mark}\n").unwrap();
+    }
+
+    pub fn finish(&self) -> &[u8] {
+        &self.out
+    }
+}
+
+/// Deterministic pseudo-random bytes (xorshift), for incompressible blobs.
+pub fn noise(seed: u64, len: usize) -> Vec<u8> {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 24) as u8
+        })
+        .collect()
+}
+
+/// Lines of text that change a little with `version`, so packs get deltas.
+pub fn text(version: usize, lines: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for line in 0..lines {
+        let tag = if line % 17 == version % 17 {
+            version
+        } else {
+            0
+        };
+        out.extend_from_slice(format!("line {line} of the file, revision {tag}\n").as_bytes());
+    }
+    out
+}
+
+/// The files in a directory (names only), sorted.
+pub fn list_dir(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}

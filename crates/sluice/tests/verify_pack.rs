@@ -1,0 +1,82 @@
+//! `sluice verify-pack` prints what `git verify-pack` prints, and fails where it fails.
+
+use crate::util::{gits, stderr, text, Env, FastImport};
+
+fn packed_repo(env: &Env) -> std::path::PathBuf {
+    let repo = env.init("r", true);
+    let mut fi = FastImport::new();
+    for i in 0..40 {
+        let a = text(i, 100);
+        fi.commit(
+            "main",
+            "c",
+            &[("a", "100644", &a), ("b", "100644", b"same\n")],
+        );
+    }
+    env.fast_import(&repo, fi.finish());
+    env.git(&repo, &["repack", "-adq"]);
+    repo
+}
+
+#[test]
+fn listing_matches_git() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let repo = packed_repo(&env);
+        let pack_dir = repo.join("objects/pack");
+        let idx = crate::util::list_dir(&pack_dir)
+            .into_iter()
+            .find(|n| n.ends_with(".idx"))
+            .unwrap();
+        let idx = pack_dir.join(idx);
+        let idx = idx.to_str().unwrap();
+        for flag in ["-v", "-s"] {
+            let theirs = env.git(&repo, &["verify-pack", flag, idx]);
+            let ours = env.sluice(&repo, &["verify-pack", flag, idx], b"");
+            assert!(ours.status.success(), "{}", stderr(&ours));
+            assert_eq!(
+                String::from_utf8_lossy(&ours.stdout),
+                String::from_utf8_lossy(&theirs)
+            );
+        }
+        let ours = env.sluice(&repo, &["verify-pack", idx], b"");
+        assert!(ours.status.success() && ours.stdout.is_empty());
+    }
+}
+
+#[test]
+fn damaged_index_is_reported() {
+    let env = Env::new();
+    let repo = packed_repo(&env);
+    let pack_dir = repo.join("objects/pack");
+    let idx = crate::util::list_dir(&pack_dir)
+        .into_iter()
+        .find(|n| n.ends_with(".idx"))
+        .unwrap();
+    let idx = pack_dir.join(idx);
+    let mut bytes = std::fs::read(&idx).unwrap();
+    // Flip a bit in the first CRC32.
+    let count = bytes[8 + 1020..8 + 1024].to_vec();
+    let count = u32::from_be_bytes(count.try_into().unwrap()) as usize;
+    bytes[8 + 1024 + 20 * count] ^= 1;
+    let mut perms = std::fs::metadata(&idx).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    std::fs::set_permissions(&idx, perms).unwrap();
+    std::fs::write(&idx, &bytes).unwrap();
+    let idx = idx.to_str().unwrap();
+    assert!(!env
+        .git_command(&repo, &["verify-pack", idx])
+        .output()
+        .unwrap()
+        .status
+        .success());
+    let ours = env.sluice(&repo, &["verify-pack", "-v", idx], b"");
+    assert_eq!(ours.status.code(), Some(1));
+    assert!(
+        stderr(&ours).contains("does not match"),
+        "{}",
+        stderr(&ours)
+    );
+    assert!(String::from_utf8_lossy(&ours.stdout).ends_with(": bad\n"));
+}
