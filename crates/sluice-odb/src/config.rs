@@ -204,6 +204,35 @@ impl Config {
             .collect()
     }
 
+    /// For every `<section>.<subsection>.<key>`, the subsection and the last value, in the order
+    /// subsections first appear (`filter.lfs.smudge` → ("lfs", …)).
+    pub fn subsections(&self, section: &str, key: &str) -> Vec<(String, String)> {
+        let section = section.to_ascii_lowercase();
+        let key = key.to_ascii_lowercase();
+        let mut out: Vec<(String, String)> = Vec::new();
+        for entry in &self.entries {
+            let Some(rest) = entry
+                .key
+                .strip_prefix(&section)
+                .and_then(|r| r.strip_prefix('.'))
+            else {
+                continue;
+            };
+            let Some((sub, name)) = rest.rsplit_once('.') else {
+                continue;
+            };
+            if name != key {
+                continue;
+            }
+            let value = entry.value.clone().unwrap_or_default();
+            match out.iter_mut().find(|(s, _)| s == sub) {
+                Some(slot) => slot.1 = value,
+                None => out.push((sub.to_owned(), value)),
+            }
+        }
+        out
+    }
+
     /// A boolean as git reads it: true/yes/on/1 (or no value), false/no/off/0/empty.
     pub fn get_bool(&self, key: &str) -> Result<Option<bool>, ConfigError> {
         let Some(normalized) = normalize_key(key) else {

@@ -20,10 +20,12 @@ mod loose;
 mod mmap;
 mod odb;
 mod pack;
+pub mod refs;
 mod repository;
 
 pub use config::{Config, ConfigError};
 pub use loose::{LooseObjectCache, LooseObjects};
 pub use odb::{ObjectDb, OdbError};
 pub use pack::Pack;
+pub use refs::{RefError, RefTarget, Refs};
 pub use repository::{RepoError, Repository};

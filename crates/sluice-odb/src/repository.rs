@@ -154,4 +154,9 @@ impl Repository {
     pub fn objects(&self) -> &ObjectDb {
         &self.objects
     }
+
+    /// The references.
+    pub fn refs(&self) -> crate::refs::Refs {
+        crate::refs::Refs::new(&self.git_dir, &self.common_dir, self.hash)
+    }
 }

@@ -116,7 +116,10 @@ pub fn apply_delta(base: &[u8], delta: &[u8], out: &mut Vec<u8>) -> Result<(), D
     }
     let result_size = sizes.result as usize;
     out.clear();
-    out.try_reserve_exact(result_size)
+    // Reserve what is declared, up to 64 MiB: a larger result grows as its instructions really
+    // produce bytes, so a lying header costs no memory.
+    let reserve = result_size.min(64 << 20);
+    out.try_reserve_exact(reserve)
         .map_err(|_| DeltaError::TooLarge { size: sizes.result })?;
     let mut pos = sizes.header_len;
     while pos < delta.len() {

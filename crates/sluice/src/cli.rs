@@ -1,6 +1,8 @@
 //! Command-line parsing, first layer: clap structures that mirror git's flags. Each command
 //! turns its arguments into the options its library takes.
 
+use crate::commands::checkout::CheckoutArgs;
+use crate::commands::checkout_index::CheckoutIndexArgs;
 use crate::commands::{index_pack::IndexPackArgs, verify_pack::VerifyPackArgs};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -28,6 +30,10 @@ pub enum Command {
     IndexPack(IndexPackArgs),
     /// Check a pack and its index, optionally listing every object.
     VerifyPack(VerifyPackArgs),
+    /// Switch the work tree, index and HEAD to a branch or commit.
+    Checkout(CheckoutArgs),
+    /// Write files from the index into the work tree.
+    CheckoutIndex(CheckoutIndexArgs),
 }
 
 /// Parses argv; on a usage error prints it and returns git's exit code for usage (129).

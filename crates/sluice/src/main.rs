@@ -1,6 +1,9 @@
 //! The `sluice` command: one subcommand per git command it replaces, with git's flags, messages
 //! and exit codes (128 for fatal errors, 129 for usage errors).
 
+// Argument docs are clap's help text, written with git's `<placeholder>` convention.
+#![allow(rustdoc::invalid_html_tags)]
+
 mod cleanup;
 mod cli;
 mod commands;

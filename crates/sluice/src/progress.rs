@@ -29,16 +29,25 @@ struct Shared {
     stop: AtomicBool,
 }
 
-/// Progress on stderr, or nothing when disabled.
+/// Progress on stderr, or nothing when disabled. With `SLUICE_TRACE_PERFORMANCE` set, each
+/// phase's wall time is printed when it ends (as git's `GIT_TRACE_PERFORMANCE` does for
+/// commands), whether or not progress is shown.
 pub struct TerminalProgress {
     shared: Option<Arc<Shared>>,
+    trace: Option<Mutex<(String, Instant)>>,
 }
 
 impl TerminalProgress {
     /// Progress that renders when `enabled`.
     pub fn new(enabled: bool) -> Self {
+        let trace = std::env::var_os("SLUICE_TRACE_PERFORMANCE")
+            .filter(|v| !v.is_empty() && v != "0")
+            .map(|_| Mutex::new((String::new(), Instant::now())));
         if !enabled {
-            return TerminalProgress { shared: None };
+            return TerminalProgress {
+                shared: None,
+                trace,
+            };
         }
         let shared = Arc::new(Shared {
             count: AtomicU64::new(0),
@@ -55,6 +64,7 @@ impl TerminalProgress {
         });
         TerminalProgress {
             shared: Some(shared),
+            trace,
         }
     }
 }
@@ -136,6 +146,9 @@ impl Shared {
 
 impl Progress for TerminalProgress {
     fn phase(&self, title: &str, total: Option<u64>) {
+        if let Some(trace) = &self.trace {
+            *trace.lock().unwrap_or_else(|e| e.into_inner()) = (title.to_owned(), Instant::now());
+        }
         let Some(shared) = &self.shared else { return };
         shared.count.store(0, Ordering::Relaxed);
         shared.bytes.store(0, Ordering::Relaxed);
@@ -164,6 +177,13 @@ impl Progress for TerminalProgress {
     fn finish(&self) {
         if let Some(shared) = &self.shared {
             shared.draw(true);
+        }
+        if let Some(trace) = &self.trace {
+            let (title, start) = &*trace.lock().unwrap_or_else(|e| e.into_inner());
+            eprintln!(
+                "trace: performance: {:.3} s: {title}",
+                start.elapsed().as_secs_f64()
+            );
         }
     }
 }

@@ -319,3 +319,49 @@ fn received_pack_is_a_complete_repository() {
     }
     env.git(&repo, &["fsck", "--strict", "--no-dangling"]);
 }
+
+#[test]
+fn large_pack_scanned_in_two_halves_matches_git() {
+    // Packs of 32 MiB and more are scanned from both ends at once; deltas in the second half
+    // point at bases in the first, by offset and by id.
+    let mut builder = PackBuilder::new();
+    let mut bases = Vec::new();
+    for i in 0..400u64 {
+        let blob = noise(i, 100_000);
+        let (index, id) = builder.object(ObjectKind::Blob, &blob);
+        if i < 8 {
+            bases.push((index, id, blob));
+        }
+        let (base_index, base_id, base_data) = &bases[(i % 8) as usize];
+        builder.ofs_delta(
+            *base_index,
+            &append_delta(base_data, format!("ofs {i}\n").as_bytes()),
+        );
+        builder.ref_delta(
+            base_id,
+            &append_delta(base_data, format!("ref {i}\n").as_bytes()),
+        );
+    }
+    let pack = builder.build();
+    assert!(pack.len() > 36 << 20, "above the 32 MiB split threshold");
+    assert_same_as_git(&pack, &[], &["--threads=2"]);
+
+    // Damage in the second half: the two-thread scan falls back and reports exactly what the
+    // one-thread scan reports.
+    let env = Env::new();
+    let mut bad = pack.clone();
+    let at = builder.offset_of(999) as usize + 30;
+    bad[at] ^= 0xff;
+    crate::util::pack_builder::fix_trailer(&mut bad);
+    std::fs::write(env.path().join("bad.pack"), &bad).unwrap();
+    let one = env.sluice(env.path(), &["index-pack", "--threads=1", "bad.pack"], b"");
+    let two = env.sluice(env.path(), &["index-pack", "--threads=2", "bad.pack"], b"");
+    assert_eq!(one.status.code(), Some(128), "{}", stderr(&one));
+    assert_eq!(stderr(&one), stderr(&two));
+    assert!(
+        stderr(&one).contains(&format!("offset {}", builder.offset_of(999))),
+        "{}",
+        stderr(&one)
+    );
+    assert_eq!(list_dir(env.path()), vec!["bad.pack", "home"]);
+}

@@ -4,5 +4,6 @@ mod util;
 
 mod hostile_packs;
 mod index_pack;
+mod object_database;
 mod thin_and_collisions;
 mod verify_pack;

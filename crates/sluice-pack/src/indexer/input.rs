@@ -1,17 +1,16 @@
-//! The pack as a stream: a buffer over the input that hashes every consumed byte for the trailer
-//! and copies it to the destination pack (when receiving on stdin), in large chunks, so the first
-//! pass reads the input exactly once and never holds more than the buffer.
+//! The pack as a stream: a buffer over the input that hashes every consumed byte for the trailer,
+//! in large chunks, so the first pass reads the input exactly once and never holds more than the
+//! buffer.
 
 use super::IndexError;
 use sluice_object::{HashKind, ObjectId, TrailerHasher};
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 
 /// 1 MiB: large enough that reads and writes are few, small enough to stay in cache.
 const BUFFER_SIZE: usize = 1 << 20;
 
 pub(crate) struct StreamInput<'a> {
     reader: &'a mut dyn Read,
-    sink: Option<&'a mut dyn Write>,
     buf: Vec<u8>,
     start: usize,
     end: usize,
@@ -20,28 +19,39 @@ pub(crate) struct StreamInput<'a> {
     /// Pack offset of `buf[start]`.
     offset: u64,
     eof: bool,
-    hasher: TrailerHasher,
+    /// `None` for a reader that starts mid-pack and cannot check the trailer.
+    hasher: Option<TrailerHasher>,
     limit: Option<u64>,
 }
 
 impl<'a> StreamInput<'a> {
-    pub(crate) fn new(
-        reader: &'a mut dyn Read,
-        sink: Option<&'a mut dyn Write>,
-        hash: HashKind,
-        limit: Option<u64>,
-    ) -> Self {
+    pub(crate) fn new(reader: &'a mut dyn Read, hash: HashKind, limit: Option<u64>) -> Self {
         StreamInput {
             reader,
-            sink,
             buf: vec![0; BUFFER_SIZE],
             start: 0,
             end: 0,
             flushed: 0,
             offset: 0,
             eof: false,
-            hasher: TrailerHasher::new(hash),
+            hasher: Some(TrailerHasher::new(hash)),
             limit,
+        }
+    }
+
+    /// A reader of a pack's middle, from `offset` on, with a `buffer`-byte buffer: it does not
+    /// hash (the trailer covers the whole pack) and copies nothing.
+    pub(crate) fn mid_pack(reader: &'a mut dyn Read, offset: u64, buffer: usize) -> Self {
+        StreamInput {
+            reader,
+            buf: vec![0; buffer],
+            start: 0,
+            end: 0,
+            flushed: 0,
+            offset,
+            eof: false,
+            hasher: None,
+            limit: None,
         }
     }
 
@@ -113,12 +123,8 @@ impl<'a> StreamInput<'a> {
     /// Hashes and copies everything consumed so far.
     fn flush_consumed(&mut self) -> Result<(), IndexError> {
         let chunk = &self.buf[self.flushed..self.start];
-        self.hasher.update(chunk);
-        if let Some(sink) = self.sink.as_mut() {
-            sink.write_all(chunk).map_err(|source| IndexError::Io {
-                context: "writing the pack",
-                source,
-            })?;
+        if let Some(hasher) = self.hasher.as_mut() {
+            hasher.update(chunk);
         }
         self.flushed = self.start;
         Ok(())
@@ -136,7 +142,7 @@ impl<'a> StreamInput<'a> {
                 offset: self.offset + self.available().len() as u64,
             });
         }
-        let expected = std::mem::take(&mut self.hasher).finalize();
+        let expected = self.hasher.take().expect("a hashing input").finalize();
         let found = ObjectId::from_bytes(hash, &self.available()[..n]).expect("n bytes");
         if expected != found {
             return Err(IndexError::TrailerMismatch {
@@ -144,15 +150,48 @@ impl<'a> StreamInput<'a> {
             });
         }
         self.consume(n);
-        if let Some(sink) = self.sink.as_mut() {
-            sink.write_all(found.as_bytes())
-                .and_then(|_| sink.flush())
-                .map_err(|source| IndexError::Io {
-                    context: "writing the pack",
-                    source,
-                })?;
-        }
         self.flushed = self.start;
         Ok(found)
+    }
+
+    /// The pack's checksum if the bytes from here to `data_end` are those of `file` (read
+    /// there, not from this input): lets the first half's reader check the trailer while the
+    /// second half is scanned elsewhere. This input is left as it was.
+    pub(crate) fn checksum_rest_of_file(
+        &mut self,
+        file: &std::fs::File,
+        data_end: u64,
+    ) -> Result<ObjectId, IndexError> {
+        use std::os::unix::fs::FileExt;
+        self.flush_consumed()?;
+        let mut hasher = self.hasher.clone().expect("a hashing input");
+        let mut at = self.offset;
+        let mut chunk = vec![0u8; BUFFER_SIZE];
+        while at < data_end {
+            let n = chunk.len().min((data_end - at) as usize);
+            file.read_exact_at(&mut chunk[..n], at)
+                .map_err(|source| IndexError::Io {
+                    context: "reading the pack",
+                    source,
+                })?;
+            hasher.update(&chunk[..n]);
+            at += n as u64;
+        }
+        Ok(hasher.finalize())
+    }
+}
+
+/// A `Read` over a file from an offset, with positioned reads (no shared cursor).
+pub(crate) struct FileAt<'a> {
+    pub(crate) file: &'a std::fs::File,
+    pub(crate) pos: u64,
+}
+
+impl Read for FileAt<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        let n = self.file.read_at(buf, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
     }
 }

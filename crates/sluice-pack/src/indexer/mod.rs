@@ -6,6 +6,7 @@
 //! inflating, so pass 1 ([`scan`]) is sequential; deltas form trees rooted at whole objects, so
 //! pass 2 ([`resolve`]) is parallel by tree. `--fix-thin` ([`thin`]) appends missing bases.
 
+mod growing;
 mod input;
 mod resolve;
 mod scan;
@@ -287,43 +288,33 @@ impl<'a> PackIndexer<'a> {
             PackSource::File(file) => {
                 let mut reader = file;
                 let mut input =
-                    input::StreamInput::new(&mut reader, None, hash, self.options.max_input_size);
-                let scan = scan::scan(
+                    input::StreamInput::new(&mut reader, hash, self.options.max_input_size);
+                let threads = self.threads();
+                if let (Some(limit), Ok(meta)) = (self.options.max_input_size, file.metadata()) {
+                    if meta.len() > limit {
+                        return Err(IndexError::TooLarge { limit });
+                    }
+                }
+                let scan = scan::scan_file(
+                    file,
                     &mut input,
                     hash,
-                    "Indexing objects",
+                    threads,
                     self.progress,
                     self.interrupt,
                 )?;
-                input.fill(1)?;
-                if !input.available().is_empty() {
-                    return Err(IndexError::JunkAtEnd {
-                        offset: input.offset(),
-                    });
-                }
                 (scan, file, false)
             }
             PackSource::Stream { input, pack } => {
-                let mut sink = pack;
-                let mut input = input::StreamInput::new(
+                let scan = scan::scan_stream(
                     input,
-                    Some(&mut sink),
+                    pack,
                     hash,
+                    self.threads(),
                     self.options.max_input_size,
-                );
-                let scan = scan::scan(
-                    &mut input,
-                    hash,
-                    "Receiving objects",
                     self.progress,
                     self.interrupt,
                 )?;
-                // Only what already arrived is checked: a stream need not end after the pack.
-                if !input.available().is_empty() {
-                    return Err(IndexError::JunkAtEnd {
-                        offset: input.offset(),
-                    });
-                }
                 (scan, pack, true)
             }
         };
@@ -388,6 +379,13 @@ impl<'a> PackIndexer<'a> {
             deltas: scan.deltas,
             local_objects,
         })
+    }
+
+    fn threads(&self) -> usize {
+        match self.options.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
     }
 
     fn resolver<'r>(

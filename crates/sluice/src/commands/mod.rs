@@ -1,7 +1,10 @@
 //! One module per command, each with its clap arguments and a `run`.
 
+pub mod checkout;
+pub mod checkout_index;
 pub mod index_pack;
 mod output;
+mod revision;
 pub mod verify_pack;
 
 use crate::cli::{Cli, Command};
@@ -60,5 +63,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::IndexPack(args) => index_pack::run(args, &context),
         Command::VerifyPack(args) => verify_pack::run(args, &context),
+        Command::Checkout(args) => checkout::run(args, &context),
+        Command::CheckoutIndex(args) => checkout_index::run(args, &context),
     }
 }

@@ -75,7 +75,7 @@ impl Env {
 
     /// Runs git, which must succeed; returns stdout.
     pub fn git(&self, cwd: &Path, args: &[&str]) -> Vec<u8> {
-        let output = self.git_command(cwd, args).output().expect("run git");
+        let output = run_with_input(self.git_command(cwd, args), b"");
         assert!(
             output.status.success(),
             "git {args:?} failed: {}",
@@ -124,7 +124,11 @@ impl Env {
     }
 }
 
+/// How long any command in a test may run: a hang is a failure, not a stuck test run.
+const DEADLINE: std::time::Duration = std::time::Duration::from_secs(300);
+
 fn run_with_input(mut command: Command, input: &[u8]) -> Output {
+    use std::io::{Read, Write};
     command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -132,14 +136,41 @@ fn run_with_input(mut command: Command, input: &[u8]) -> Output {
     let mut child = command.spawn().expect("spawn");
     let mut stdin = child.stdin.take().expect("stdin");
     let input = input.to_vec();
-    // Write from a thread so a child that stops reading early cannot deadlock the test.
+    // Write and read from threads so a child that stops reading early, or fills a pipe,
+    // cannot deadlock the test.
     let writer = std::thread::spawn(move || {
-        use std::io::Write;
         let _ = stdin.write_all(&input);
     });
-    let output = child.wait_with_output().expect("wait");
+    let mut out_pipe = child.stdout.take().expect("stdout");
+    let mut err_pipe = child.stderr.take().expect("stderr");
+    let out_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = out_pipe.read_to_end(&mut buf);
+        buf
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = err_pipe.read_to_end(&mut buf);
+        buf
+    });
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if start.elapsed() > DEADLINE {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("command {command:?} did not finish within {DEADLINE:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
     let _ = writer.join();
-    output
+    Output {
+        status,
+        stdout: out_reader.join().expect("stdout reader"),
+        stderr: err_reader.join().expect("stderr reader"),
+    }
 }
 
 /// A fast-import stream builder for repositories with chosen history.

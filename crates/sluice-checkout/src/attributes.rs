@@ -1,0 +1,219 @@
+//! `.gitattributes` (`gitattributes`): which attributes apply to a path. Sources, from lowest to
+//! highest precedence: `core.attributesFile`, the root `.gitattributes`, those of deeper
+//! directories, then `$GIT_DIR/info/attributes`; within a file, later lines win. Macros (the
+//! built-in `binary`, and `[attr]` lines of top-level files) expand where they match.
+
+use crate::wildmatch::wildmatch;
+use std::collections::HashMap;
+
+/// The state of one attribute for a path.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum State {
+    /// Not mentioned.
+    #[default]
+    Unspecified,
+    /// `attr`.
+    Set,
+    /// `-attr`.
+    Unset,
+    /// `attr=value`.
+    Value(String),
+}
+
+impl State {
+    /// The value, if the attribute has one.
+    pub fn value(&self) -> Option<&str> {
+        match self {
+            State::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Assignment {
+    name: String,
+    state: State,
+}
+
+#[derive(Debug, Clone)]
+struct Rule {
+    pattern: Vec<u8>,
+    /// Match against the whole relative path (the pattern has a `/`) or the basename.
+    anchored: bool,
+    assignments: Vec<Assignment>,
+}
+
+#[derive(Debug, Clone)]
+struct File {
+    /// The directory the file is in, relative to the work tree, with a trailing `/` (or empty).
+    dir: Vec<u8>,
+    rules: Vec<Rule>,
+}
+
+/// All attribute files of a checkout, ready for lookups.
+#[derive(Debug, Clone, Default)]
+pub struct Attributes {
+    /// Lowest precedence first.
+    files: Vec<File>,
+    macros: HashMap<String, Vec<Assignment>>,
+}
+
+fn parse_assignment(word: &str) -> Option<Assignment> {
+    let (name, state) = if let Some(name) = word.strip_prefix('-') {
+        (name, State::Unset)
+    } else if let Some(name) = word.strip_prefix('!') {
+        (name, State::Unspecified)
+    } else if let Some((name, value)) = word.split_once('=') {
+        (name, State::Value(value.to_owned()))
+    } else {
+        (word, State::Set)
+    };
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+    {
+        return None;
+    }
+    Some(Assignment {
+        name: name.to_owned(),
+        state,
+    })
+}
+
+impl Attributes {
+    /// An empty set, with the built-in `binary` macro.
+    pub fn new() -> Self {
+        let mut macros = HashMap::new();
+        macros.insert(
+            "binary".to_owned(),
+            ["-diff", "-merge", "-text"]
+                .iter()
+                .filter_map(|w| parse_assignment(w))
+                .collect(),
+        );
+        Attributes {
+            files: Vec::new(),
+            macros,
+        }
+    }
+
+    /// Adds a file's text; `dir` is its directory relative to the work tree ("" for the root
+    /// and for global and info files). Files must be added lowest precedence first; macros are
+    /// honoured only in top-level files, as git does.
+    pub fn add_file(&mut self, dir: &[u8], text: &[u8]) {
+        let mut rules = Vec::new();
+        for line in text.split(|&b| b == b'\n') {
+            let line = String::from_utf8_lossy(line);
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let mut words = line.split_ascii_whitespace();
+            let Some(pattern) = words.next() else {
+                continue;
+            };
+            if let Some(name) = pattern.strip_prefix("[attr]") {
+                if dir.is_empty() {
+                    let assignments = words.filter_map(parse_assignment).collect();
+                    self.macros.insert(name.to_owned(), assignments);
+                }
+                continue;
+            }
+            // Negative patterns are not allowed in attribute files; directory patterns match
+            // no file.
+            if pattern.starts_with('!') || pattern.ends_with('/') {
+                continue;
+            }
+            let (pattern, anchored) = match pattern.strip_prefix('/') {
+                Some(rest) => (rest, true),
+                None => (pattern, pattern.contains('/')),
+            };
+            rules.push(Rule {
+                pattern: pattern.as_bytes().to_vec(),
+                anchored,
+                assignments: words.filter_map(parse_assignment).collect(),
+            });
+        }
+        let mut dir = dir.to_vec();
+        if !dir.is_empty() && !dir.ends_with(b"/") {
+            dir.push(b'/');
+        }
+        self.files.push(File { dir, rules });
+    }
+
+    /// Whether any file has any rule (a checkout without attributes skips lookups).
+    pub fn is_empty(&self) -> bool {
+        self.files.iter().all(|f| f.rules.is_empty())
+    }
+
+    /// The states of `names` for `path`.
+    pub fn lookup<const N: usize>(&self, path: &[u8], names: [&str; N]) -> [State; N] {
+        let mut out: [State; N] = std::array::from_fn(|_| State::Unspecified);
+        let basename = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
+        for file in &self.files {
+            let Some(relative) = path.strip_prefix(file.dir.as_slice()) else {
+                continue;
+            };
+            for rule in &file.rules {
+                let subject = if rule.anchored { relative } else { basename };
+                if !wildmatch(&rule.pattern, subject) {
+                    continue;
+                }
+                for assignment in &rule.assignments {
+                    self.apply(assignment, &names, &mut out, 0);
+                }
+            }
+        }
+        out
+    }
+
+    fn apply<const N: usize>(
+        &self,
+        assignment: &Assignment,
+        names: &[&str; N],
+        out: &mut [State; N],
+        depth: usize,
+    ) {
+        if let Some(expansion) = self.macros.get(&assignment.name) {
+            if assignment.state == State::Set && depth < 8 {
+                for inner in expansion {
+                    self.apply(inner, names, out, depth + 1);
+                }
+            }
+        }
+        if let Some(i) = names.iter().position(|n| *n == assignment.name) {
+            out[i] = assignment.state.clone();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn precedence_and_macros() {
+        let mut attrs = Attributes::new();
+        attrs.add_file(
+            b"",
+            b"*.txt text eol=crlf\n*.bin binary\n[attr]mine ident -text\n*.m mine\n",
+        );
+        attrs.add_file(b"sub", b"*.txt -text\nx/*.c filter=lfs\n");
+        let [text, eol] = attrs.lookup(b"a.txt", ["text", "eol"]);
+        assert_eq!((text, eol), (State::Set, State::Value("crlf".into())));
+        let [text, eol] = attrs.lookup(b"sub/a.txt", ["text", "eol"]);
+        assert_eq!((text, eol), (State::Unset, State::Value("crlf".into())));
+        assert_eq!(attrs.lookup(b"d/p.bin", ["text"]), [State::Unset]);
+        assert_eq!(
+            attrs.lookup(b"q.m", ["ident", "text"]),
+            [State::Set, State::Unset]
+        );
+        assert_eq!(
+            attrs.lookup(b"sub/x/y.c", ["filter"]),
+            [State::Value("lfs".into())]
+        );
+        assert_eq!(attrs.lookup(b"x/y.c", ["filter"]), [State::Unspecified]);
+    }
+}

@@ -1,0 +1,572 @@
+//! Checking out a commit: into an empty work tree (clone's last step) or over the current one
+//! (a branch switch, touching only what differs and refusing to lose local changes).
+
+use crate::attributes::Attributes;
+use crate::convert::{AutoCrlf, Conversion, ConvertConfig, CoreEol};
+use crate::filter::{FilterDriver, Filters};
+use crate::index::{read_index, write_index, Index, IndexEntry, Stat};
+use crate::tree::{flatten, FlatTree, TreeFile};
+use crate::writer::{write_all, Job, WriteOptions};
+use crate::CheckoutError;
+use sluice_object::progress::Progress;
+use sluice_object::{hash_object, ObjectId, ObjectKind};
+use sluice_odb::{Config, ObjectDb, Repository};
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// Settings of a checkout, from configuration (and flags, which the caller applies on top).
+#[derive(Debug, Clone)]
+pub struct CheckoutOptions {
+    /// How files are written.
+    pub write: WriteOptions,
+    /// `core.autocrlf`, `core.eol`.
+    pub convert: ConvertConfig,
+    /// `core.ignorecase`: warn about paths that collide on a case-insensitive file system.
+    pub ignore_case: bool,
+    /// Filter drivers by name.
+    pub filters: HashMap<String, FilterDriver>,
+}
+
+impl CheckoutOptions {
+    /// Reads `checkout.workers` (default: one per core, since threads are cheap),
+    /// `checkout.thresholdForParallelism` (100), `core.symlinks`, `core.autocrlf`, `core.eol`,
+    /// `core.ignorecase` and `filter.*`.
+    pub fn from_config(config: &Config) -> Result<Self, CheckoutError> {
+        let workers = config
+            .get_int("checkout.workers")?
+            .map_or(0, |n| n.max(0) as usize);
+        let threshold = config
+            .get_int("checkout.thresholdforparallelism")?
+            .map_or(100, |n| n.max(0) as usize);
+        let autocrlf = match config
+            .get("core.autocrlf")
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            Some("input") => AutoCrlf::Input,
+            _ => match config.get_bool("core.autocrlf") {
+                Ok(Some(true)) => AutoCrlf::True,
+                _ => AutoCrlf::False,
+            },
+        };
+        let eol = match config
+            .get("core.eol")
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            Some("crlf") => CoreEol::Crlf,
+            Some("lf") => CoreEol::Lf,
+            _ => CoreEol::Native,
+        };
+        let mut filters: HashMap<String, FilterDriver> = HashMap::new();
+        for key in ["smudge", "process", "required"] {
+            for (name, value) in config.subsections("filter", key) {
+                let driver = filters.entry(name).or_default();
+                match key {
+                    "smudge" => driver.smudge = Some(value),
+                    "process" => driver.process = Some(value),
+                    _ => {
+                        driver.required = matches!(
+                            value.to_ascii_lowercase().as_str(),
+                            "" | "true" | "yes" | "on" | "1"
+                        )
+                    }
+                }
+            }
+        }
+        Ok(CheckoutOptions {
+            write: WriteOptions {
+                workers,
+                threshold,
+                symlinks: config.get_bool("core.symlinks")?.unwrap_or(true),
+                fresh: true,
+            },
+            convert: ConvertConfig { autocrlf, eol },
+            ignore_case: config.get_bool("core.ignorecase")?.unwrap_or(false),
+            filters,
+        })
+    }
+}
+
+/// The tree of a commit (peeling annotated tags).
+pub fn commit_tree(odb: &ObjectDb, id: &ObjectId) -> Result<ObjectId, CheckoutError> {
+    let mut id = *id;
+    for _ in 0..16 {
+        let (kind, data) = odb.read(&id)?.ok_or_else(|| CheckoutError::MissingObject {
+            id,
+            path: String::new(),
+        })?;
+        let header = |name: &[u8]| {
+            data.split(|&b| b == b'\n')
+                .take_while(|l| !l.is_empty())
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|hex| ObjectId::from_hex(odb.hash(), hex).ok())
+        };
+        match kind {
+            ObjectKind::Commit => return header(b"tree ").ok_or(CheckoutError::BadCommit(id)),
+            ObjectKind::Tag => id = header(b"object ").ok_or(CheckoutError::BadCommit(id))?,
+            ObjectKind::Tree => return Ok(id),
+            ObjectKind::Blob => return Err(CheckoutError::BadCommit(id)),
+        }
+    }
+    Err(CheckoutError::BadCommit(id))
+}
+
+/// Attributes for a checkout of `tree`: the global file, the tree's own `.gitattributes`
+/// (shallowest first), then `info/attributes`.
+fn load_attributes(repo: &Repository, files: &[TreeFile]) -> Result<Attributes, CheckoutError> {
+    let mut attributes = Attributes::new();
+    let global = repo.config().get("core.attributesfile").map(|p| {
+        match (p.strip_prefix("~/"), std::env::var_os("HOME")) {
+            (Some(rest), Some(home)) => Path::new(&home).join(rest),
+            _ => Path::new(p).to_owned(),
+        }
+    });
+    let global = global.or_else(|| {
+        let base = std::env::var_os("XDG_CONFIG_HOME")
+            .map(std::path::PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".config")))?;
+        Some(base.join("git/attributes"))
+    });
+    if let Some(text) = global.and_then(|p| std::fs::read(p).ok()) {
+        attributes.add_file(b"", &text);
+    }
+    let mut files: Vec<&TreeFile> = files
+        .iter()
+        .filter(|f| {
+            f.mode != 0o120000
+                && (f.path == b".gitattributes" || f.path.ends_with(b"/.gitattributes"))
+        })
+        .collect();
+    files.sort_by_key(|f| f.path.iter().filter(|&&b| b == b'/').count());
+    for file in files {
+        if let Some((_, data)) = repo.objects().read(&file.id)? {
+            let dir = &file.path[..file.path.len() - b".gitattributes".len()];
+            attributes.add_file(dir.strip_suffix(b"/").unwrap_or(dir), &data);
+        }
+    }
+    if let Ok(text) = std::fs::read(repo.git_dir().join("info/attributes")) {
+        attributes.add_file(b"", &text);
+    }
+    Ok(attributes)
+}
+
+fn jobs_for<'a>(
+    files: impl Iterator<Item = &'a TreeFile>,
+    attributes: &Attributes,
+    convert: ConvertConfig,
+) -> Vec<Job> {
+    files
+        .map(|f| Job {
+            path: f.path.clone(),
+            mode: f.mode,
+            id: f.id,
+            conversion: Conversion::for_path(attributes, &f.path, convert),
+        })
+        .collect()
+}
+
+/// git's clone warning for paths that only differ in case, when `core.ignorecase` says the
+/// file system cannot hold both.
+fn case_collisions(tree: &FlatTree) -> Vec<Vec<String>> {
+    let mut groups: HashMap<Vec<u8>, Vec<String>> = HashMap::new();
+    for f in &tree.files {
+        groups
+            .entry(f.path.to_ascii_lowercase())
+            .or_default()
+            .push(String::from_utf8_lossy(&f.path).into_owned());
+    }
+    let mut out: Vec<Vec<String>> = groups.into_values().filter(|g| g.len() > 1).collect();
+    out.sort();
+    out
+}
+
+fn write_index_file(repo: &Repository, index: &Index) -> Result<(), CheckoutError> {
+    let path = repo.git_dir().join("index");
+    let lock = repo.git_dir().join("index.lock");
+    let bytes = write_index(index);
+    let io = |source| CheckoutError::Io {
+        path: path.clone(),
+        source,
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&lock)
+        .map_err(io)?;
+    use std::io::Write;
+    let result = file
+        .write_all(&bytes)
+        .and_then(|_| std::fs::rename(&lock, &path));
+    if let Err(source) = result {
+        let _ = std::fs::remove_file(&lock);
+        return Err(CheckoutError::Io { path, source });
+    }
+    Ok(())
+}
+
+fn build_index(repo: &Repository, tree: &FlatTree, stats: &[Stat]) -> Index {
+    let entries = tree
+        .files
+        .iter()
+        .zip(stats)
+        .map(|(f, stat)| IndexEntry::new(f.path.clone(), f.mode, f.id, *stat))
+        .collect();
+    Index {
+        version: 2,
+        entries,
+        tree: Some(tree.cache_tree.clone()),
+        extensions: Vec::new(),
+        hash: repo.hash(),
+    }
+}
+
+/// Checks `tree` out into the repository's (empty) work tree and writes the index. Returns
+/// the warnings to show (case collisions, failed optional filters).
+pub fn checkout_fresh(
+    repo: &Repository,
+    tree: &ObjectId,
+    options: &CheckoutOptions,
+    progress: &dyn Progress,
+) -> Result<Vec<String>, CheckoutError> {
+    let root = repo.work_tree().ok_or(CheckoutError::Bare)?.to_owned();
+    let flat = flatten(repo.objects(), tree)?;
+    let attributes = load_attributes(repo, &flat.files)?;
+    let jobs = jobs_for(flat.files.iter(), &attributes, options.convert);
+    let mut filters = Filters::new(options.filters.clone(), &root);
+    progress.phase("Updating files", Some(jobs.len() as u64));
+    let stats = write_all(
+        repo.objects(),
+        &root,
+        &jobs,
+        &options.write,
+        &mut filters,
+        progress,
+    )?;
+    progress.finish();
+    write_index_file(repo, &build_index(repo, &flat, &stats))?;
+    let mut warnings = std::mem::take(&mut filters.warnings);
+    let collisions = case_collisions(&flat);
+    if options.ignore_case && !collisions.is_empty() {
+        let mut text = String::from("the following paths have collided (e.g. case-sensitive paths\non a case-insensitive filesystem) and only one from the same\ncolliding group is in the working tree:\n");
+        for group in collisions {
+            for path in group {
+                text.push_str(&format!("\n  '{path}'"));
+            }
+        }
+        warnings.push(text);
+    }
+    Ok(warnings)
+}
+
+/// What a switch did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct SwitchOutcome {
+    /// Files written.
+    pub written: usize,
+    /// Files removed.
+    pub removed: usize,
+}
+
+/// Whether the work tree file at `path` still holds what the index entry says.
+fn is_clean(
+    root: &Path,
+    entry: &IndexEntry,
+    conversion: &Conversion,
+    odb: &ObjectDb,
+) -> Result<bool, CheckoutError> {
+    let path = root.join(OsStr::from_bytes(&entry.path));
+    let meta = match std::fs::symlink_metadata(&path) {
+        Ok(meta) => meta,
+        // A deleted file loses nothing when the checkout writes it again.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(true),
+        Err(source) => return Err(CheckoutError::Io { path, source }),
+    };
+    if Stat::from_metadata(&meta) == entry.stat && entry.stat != Stat::default() {
+        return Ok(true);
+    }
+    if entry.mode == 0o160000 {
+        return Ok(meta.is_dir());
+    }
+    let content = if meta.file_type().is_symlink() {
+        std::fs::read_link(&path)
+            .map(|t| t.into_os_string().into_encoded_bytes())
+            .map_err(|source| CheckoutError::Io {
+                path: path.clone(),
+                source,
+            })?
+    } else if meta.is_file() {
+        std::fs::read(&path).map_err(|source| CheckoutError::Io {
+            path: path.clone(),
+            source,
+        })?
+    } else {
+        return Ok(false);
+    };
+    if conversion.is_identity() || entry.mode == 0o120000 {
+        return Ok(hash_object(odb.hash(), ObjectKind::Blob, &content).ok() == Some(entry.id));
+    }
+    // With conversion, compare with what a checkout of the entry would write.
+    let Some((_, blob)) = odb.read(&entry.id)? else {
+        return Ok(false);
+    };
+    let mut expected = conversion.apply(blob, &entry.id).unwrap_or_default();
+    if conversion.filter.is_some() {
+        // A filtered file cannot be compared without running the filter's clean side.
+        expected.clear();
+        return Ok(false);
+    }
+    Ok(expected == content)
+}
+
+/// Moves the work tree and index from the current index to `tree`. Without `force`, refuses
+/// when a local change or an untracked file would be lost; with it, discards them (and, as
+/// git's `checkout -f`, rewrites modified files even where the trees agree).
+pub fn switch(
+    repo: &Repository,
+    tree: &ObjectId,
+    force: bool,
+    options: &CheckoutOptions,
+    progress: &dyn Progress,
+) -> Result<SwitchOutcome, CheckoutError> {
+    let root = repo.work_tree().ok_or(CheckoutError::Bare)?.to_owned();
+    let odb = repo.objects();
+    let old = match std::fs::read(repo.git_dir().join("index")) {
+        Ok(bytes) => read_index(&bytes, repo.hash())?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Index {
+            version: 2,
+            hash: repo.hash(),
+            ..Index::default()
+        },
+        Err(source) => {
+            return Err(CheckoutError::Io {
+                path: repo.git_dir().join("index"),
+                source,
+            })
+        }
+    };
+    let flat = flatten(odb, tree)?;
+    let attributes = load_attributes(repo, &flat.files)?;
+    let old_entries: HashMap<&[u8], &IndexEntry> = old
+        .entries
+        .iter()
+        .filter(|e| e.stage() == 0)
+        .map(|e| (e.path.as_slice(), e))
+        .collect();
+    let new_paths: HashSet<&[u8]> = flat.files.iter().map(|f| f.path.as_slice()).collect();
+
+    let mut to_write: Vec<usize> = Vec::new();
+    let mut keep: HashMap<usize, Stat> = HashMap::new();
+    let mut dirty = Vec::new();
+    let mut untracked = Vec::new();
+    for (i, file) in flat.files.iter().enumerate() {
+        let conversion = Conversion::for_path(&attributes, &file.path, options.convert);
+        match old_entries.get(file.path.as_slice()) {
+            Some(entry) if entry.id == file.id && entry.mode == file.mode => {
+                // With -f, a file that is missing or modified is written again, as git's
+                // `checkout -f` does; otherwise local changes to it are kept.
+                let missing = root
+                    .join(OsStr::from_bytes(&file.path))
+                    .symlink_metadata()
+                    .is_err();
+                if force && (missing || !is_clean(&root, entry, &conversion, odb)?) {
+                    to_write.push(i);
+                } else {
+                    keep.insert(i, entry.stat);
+                }
+            }
+            Some(entry) => {
+                if !force && !is_clean(&root, entry, &conversion, odb)? {
+                    dirty.push(String::from_utf8_lossy(&file.path).into_owned());
+                }
+                to_write.push(i);
+            }
+            None => {
+                let path = root.join(OsStr::from_bytes(&file.path));
+                if !force
+                    && path
+                        .symlink_metadata()
+                        .is_ok_and(|m| !m.is_dir() || file.mode != 0o160000)
+                {
+                    untracked.push(String::from_utf8_lossy(&file.path).into_owned());
+                }
+                to_write.push(i);
+            }
+        }
+    }
+    let removed: Vec<&IndexEntry> = old
+        .entries
+        .iter()
+        .filter(|e| e.stage() == 0 && !new_paths.contains(e.path.as_slice()))
+        .collect();
+    for entry in &removed {
+        let conversion = Conversion::for_path(&attributes, &entry.path, options.convert);
+        if !force && !is_clean(&root, entry, &conversion, odb)? {
+            dirty.push(String::from_utf8_lossy(&entry.path).into_owned());
+        }
+    }
+    if !dirty.is_empty() {
+        dirty.sort();
+        return Err(CheckoutError::LocalChanges(dirty));
+    }
+    if !untracked.is_empty() {
+        untracked.sort();
+        return Err(CheckoutError::Untracked(untracked));
+    }
+
+    // Remove first, deepest paths first, then the directories they leave empty: a file may
+    // become a directory and the other way round.
+    let mut removed_paths: Vec<&[u8]> = removed.iter().map(|e| e.path.as_slice()).collect();
+    removed_paths.sort_by(|a, b| b.cmp(a));
+    for path in &removed_paths {
+        let full = root.join(OsStr::from_bytes(path));
+        match std::fs::symlink_metadata(&full) {
+            Ok(meta) if meta.is_dir() => {
+                let _ = std::fs::remove_dir(&full);
+            }
+            Ok(_) => std::fs::remove_file(&full).map_err(|source| CheckoutError::Io {
+                path: full.clone(),
+                source,
+            })?,
+            Err(_) => {}
+        }
+        let mut dir = full.parent();
+        while let Some(d) = dir {
+            if d == root || std::fs::remove_dir(d).is_err() {
+                break;
+            }
+            dir = d.parent();
+        }
+    }
+    let jobs = jobs_for(
+        to_write.iter().map(|&i| &flat.files[i]),
+        &attributes,
+        options.convert,
+    );
+    let mut filters = Filters::new(options.filters.clone(), &root);
+    let mut write = options.write.clone();
+    write.fresh = false;
+    progress.phase("Updating files", Some(jobs.len() as u64));
+    let written = write_all(odb, &root, &jobs, &write, &mut filters, progress)?;
+    progress.finish();
+    let mut stats = vec![Stat::default(); flat.files.len()];
+    for (i, stat) in keep {
+        stats[i] = stat;
+    }
+    for (&i, stat) in to_write.iter().zip(written) {
+        stats[i] = stat;
+    }
+    write_index_file(repo, &build_index(repo, &flat, &stats))?;
+    Ok(SwitchOutcome {
+        written: jobs.len(),
+        removed: removed.len(),
+    })
+}
+
+/// `checkout-index`: writes index entries (all, or those at `paths`) to the work tree, or
+/// under `prefix` (prepended as a string, as git does: `--prefix=out/`). Existing files are
+/// skipped with a warning unless `force`. Without a prefix, the index's stat data is updated.
+pub fn checkout_index(
+    repo: &Repository,
+    paths: Option<&[Vec<u8>]>,
+    force: bool,
+    prefix: Option<&[u8]>,
+    options: &CheckoutOptions,
+    progress: &dyn Progress,
+) -> Result<Vec<String>, CheckoutError> {
+    let index_path = repo.git_dir().join("index");
+    let bytes = std::fs::read(&index_path).map_err(|source| CheckoutError::Io {
+        path: index_path,
+        source,
+    })?;
+    let mut index = read_index(&bytes, repo.hash())?;
+    let files: Vec<TreeFile> = index
+        .entries
+        .iter()
+        .filter(|e| e.stage() == 0 && !e.skip_worktree())
+        .map(|e| TreeFile {
+            path: e.path.clone(),
+            mode: e.mode,
+            id: e.id,
+        })
+        .collect();
+    let attributes = load_attributes(repo, &files)?;
+    let root = match prefix {
+        Some(_) => std::env::current_dir().map_err(|source| CheckoutError::Io {
+            path: ".".into(),
+            source,
+        })?,
+        None => repo.work_tree().ok_or(CheckoutError::Bare)?.to_owned(),
+    };
+    let mut warnings = Vec::new();
+    let mut selected = Vec::new();
+    for (i, file) in files.iter().enumerate() {
+        if let Some(paths) = paths {
+            if !paths.iter().any(|p| p == &file.path) {
+                continue;
+            }
+        }
+        let mut target = prefix.map(<[u8]>::to_vec).unwrap_or_default();
+        target.extend_from_slice(&file.path);
+        crate::path_check::verify_path(&file.path, file.mode).map_err(|source| {
+            CheckoutError::UnsafePath {
+                path: String::from_utf8_lossy(&file.path).into_owned(),
+                source,
+            }
+        })?;
+        if !force
+            && root
+                .join(OsStr::from_bytes(&target))
+                .symlink_metadata()
+                .is_ok()
+        {
+            warnings.push(format!(
+                "{} already exists",
+                String::from_utf8_lossy(&target)
+            ));
+            continue;
+        }
+        selected.push((i, target));
+    }
+    if let Some(paths) = paths {
+        for path in paths {
+            if !files.iter().any(|f| &f.path == path) {
+                warnings.push(format!(
+                    "{} is not in the cache",
+                    String::from_utf8_lossy(path)
+                ));
+            }
+        }
+    }
+    let mut jobs = jobs_for(
+        selected.iter().map(|(i, _)| &files[*i]),
+        &attributes,
+        options.convert,
+    );
+    for (job, (_, target)) in jobs.iter_mut().zip(&selected) {
+        job.path.clone_from(target);
+    }
+    let mut filters = Filters::new(options.filters.clone(), &root);
+    let mut write = options.write.clone();
+    write.fresh = false;
+    progress.phase("Updating files", Some(jobs.len() as u64));
+    let stats = write_all(repo.objects(), &root, &jobs, &write, &mut filters, progress)?;
+    progress.finish();
+    warnings.append(&mut filters.warnings);
+    if prefix.is_none() && !jobs.is_empty() {
+        for ((i, _), stat) in selected.iter().zip(stats) {
+            let path = &files[*i].path;
+            if let Some(entry) = index
+                .entries
+                .iter_mut()
+                .find(|e| &e.path == path && e.stage() == 0)
+            {
+                entry.stat = stat;
+            }
+        }
+        write_index_file(repo, &index)?;
+    }
+    Ok(warnings)
+}

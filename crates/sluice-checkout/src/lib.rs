@@ -1,0 +1,120 @@
+//! Working trees: the index file, `.gitattributes` and conversion, smudge filters, path safety,
+//! and the parallel writer that checks a tree out.
+//!
+//! ```no_run
+//! use sluice_checkout::{checkout_fresh, CheckoutOptions};
+//! let repo = sluice_odb::Repository::discover(std::path::Path::new("."))?;
+//! let (_, head) = repo.refs().resolve("HEAD")?;
+//! let tree = sluice_checkout::commit_tree(repo.objects(), &head.expect("a commit"))?;
+//! let options = CheckoutOptions::from_config(repo.config())?;
+//! checkout_fresh(&repo, &tree, &options, &sluice_object::progress::Discard)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod attributes;
+mod checkout;
+pub mod convert;
+pub mod filter;
+pub mod index;
+pub mod path_check;
+pub mod tree;
+mod wildmatch;
+pub mod writer;
+
+pub use checkout::{
+    checkout_fresh, checkout_index, commit_tree, switch, CheckoutOptions, SwitchOutcome,
+};
+
+use sluice_object::ObjectId;
+use std::path::PathBuf;
+
+/// Why a checkout failed. Nothing is written when the tree itself is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckoutError {
+    /// Reading an object failed.
+    #[error(transparent)]
+    Odb(#[from] sluice_odb::OdbError),
+    /// A reference could not be read or written.
+    #[error(transparent)]
+    Ref(#[from] sluice_odb::RefError),
+    /// An object the tree names is missing.
+    #[error("unable to read object {id} for '{path}'")]
+    MissingObject {
+        /// The object.
+        id: ObjectId,
+        /// Where it belongs.
+        path: String,
+    },
+    /// A tree object is malformed.
+    #[error("invalid tree {id}: {why}")]
+    BadTree {
+        /// The tree.
+        id: ObjectId,
+        /// What is wrong.
+        why: String,
+    },
+    /// A commit object is malformed.
+    #[error("invalid commit {0}: no tree")]
+    BadCommit(ObjectId),
+    /// A path git refuses to check out.
+    #[error("invalid path '{path}': {source}")]
+    UnsafePath {
+        /// The path.
+        path: String,
+        /// Why.
+        source: path_check::PathError,
+    },
+    /// The same path twice, or a path that is both a file and a directory.
+    #[error("invalid path '{0}': conflicts with another entry of the tree")]
+    Conflict(String),
+    /// A leading directory is a symbolic link.
+    #[error("cannot write beyond a symbolic link: '{0}'")]
+    BeyondSymlink(String),
+    /// A file system operation failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Conversion failed.
+    #[error("{path}: {source}")]
+    Convert {
+        /// The file.
+        path: String,
+        /// Why.
+        source: convert::ConvertError,
+    },
+    /// A required smudge filter failed.
+    #[error(transparent)]
+    Filter(#[from] filter::FilterError),
+    /// The index file is corrupt.
+    #[error(transparent)]
+    IndexFile(#[from] index::IndexFileError),
+    /// Configuration could not be read.
+    #[error(transparent)]
+    Config(#[from] sluice_odb::ConfigError),
+    /// Local changes that the checkout would overwrite.
+    #[error("Your local changes to the following files would be overwritten by checkout:\n{}\nPlease commit your changes or stash them before you switch branches.\nAborting", list(.0))]
+    LocalChanges(Vec<String>),
+    /// Untracked files in the way.
+    #[error("The following untracked working tree files would be overwritten by checkout:\n{}\nPlease move or remove them before you switch branches.\nAborting", list(.0))]
+    Untracked(Vec<String>),
+    /// The destination of a fresh checkout is not empty where it must write.
+    #[error("destination path '{0}' already exists")]
+    Exists(String),
+    /// The repository has no work tree.
+    #[error("this operation must be run in a work tree")]
+    Bare,
+}
+
+fn list(paths: &[String]) -> String {
+    paths
+        .iter()
+        .map(|p| format!("\t{p}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}

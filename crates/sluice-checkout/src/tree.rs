@@ -1,0 +1,177 @@
+//! Flattening a tree object into the sorted list of files a checkout writes, refusing every
+//! tree git's checkout refuses, and building the cache tree (`TREE` extension) on the way.
+
+use crate::index::CacheTree;
+use crate::path_check::{verify_component, verify_path};
+use crate::CheckoutError;
+use sluice_object::{HashKind, ObjectId, ObjectKind};
+use sluice_odb::ObjectDb;
+use std::collections::HashSet;
+
+/// A file, symlink or gitlink of a tree, with its full path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeFile {
+    /// Full path with `/` separators.
+    pub path: Vec<u8>,
+    /// 0o100644, 0o100755, 0o120000 or 0o160000.
+    pub mode: u32,
+    /// The blob (or commit, for a gitlink).
+    pub id: ObjectId,
+}
+
+/// A tree, flattened.
+#[derive(Debug, Clone)]
+pub struct FlatTree {
+    /// Files in index order.
+    pub files: Vec<TreeFile>,
+    /// The cache tree for these files.
+    pub cache_tree: CacheTree,
+}
+
+/// Paths nest at most this deep (git's own limit on path length makes deeper trees useless).
+const MAX_DEPTH: usize = 2048;
+
+fn display(path: &[u8]) -> String {
+    String::from_utf8_lossy(path).into_owned()
+}
+
+/// Reads the tree `root` and everything below it.
+pub fn flatten(odb: &ObjectDb, root: &ObjectId) -> Result<FlatTree, CheckoutError> {
+    let mut files = Vec::new();
+    let mut prefix = Vec::new();
+    let cache_tree = walk(odb, root, &mut prefix, &mut files, 0)?;
+    files.sort_by(|a: &TreeFile, b: &TreeFile| a.path.cmp(&b.path));
+    // Duplicates, and a path that is both a file and a directory (`a` and `a/b`): a hostile
+    // tree's way to write through a symlink it just created.
+    let mut seen: HashSet<&[u8]> = HashSet::with_capacity(files.len());
+    for file in &files {
+        if !seen.insert(&file.path) {
+            return Err(CheckoutError::Conflict(display(&file.path)));
+        }
+    }
+    for file in &files {
+        let mut at = 0;
+        while let Some(slash) = file.path[at..].iter().position(|&b| b == b'/') {
+            let dir = &file.path[..at + slash];
+            if seen.contains(dir) {
+                return Err(CheckoutError::Conflict(display(&file.path)));
+            }
+            at += slash + 1;
+        }
+    }
+    Ok(FlatTree { files, cache_tree })
+}
+
+fn walk(
+    odb: &ObjectDb,
+    id: &ObjectId,
+    prefix: &mut Vec<u8>,
+    files: &mut Vec<TreeFile>,
+    depth: usize,
+) -> Result<CacheTree, CheckoutError> {
+    if depth > MAX_DEPTH {
+        return Err(CheckoutError::BadTree {
+            id: *id,
+            why: "trees nest too deep".into(),
+        });
+    }
+    let (kind, data) = odb.read(id)?.ok_or_else(|| CheckoutError::MissingObject {
+        id: *id,
+        path: display(prefix),
+    })?;
+    if kind != ObjectKind::Tree {
+        return Err(CheckoutError::BadTree {
+            id: *id,
+            why: format!("is a {kind}, not a tree"),
+        });
+    }
+    let hash = odb.hash();
+    let name = prefix
+        .iter()
+        .rposition(|&b| b == b'/')
+        .map_or_else(|| prefix.clone(), |i| prefix[i + 1..].to_vec());
+    let start = files.len();
+    let mut children = Vec::new();
+    let mut names: HashSet<Vec<u8>> = HashSet::new();
+    let mut rest = &data[..];
+    while !rest.is_empty() {
+        let (mode, name, entry_id, used) =
+            parse_entry(rest, hash).ok_or_else(|| CheckoutError::BadTree {
+                id: *id,
+                why: "malformed entry".into(),
+            })?;
+        rest = &rest[used..];
+        let mut path = prefix.clone();
+        if !path.is_empty() {
+            path.push(b'/');
+        }
+        path.extend_from_slice(name);
+        verify_component(name).map_err(|source| CheckoutError::UnsafePath {
+            path: display(&path),
+            source,
+        })?;
+        if !names.insert(name.to_vec()) {
+            return Err(CheckoutError::Conflict(display(&path)));
+        }
+        let mode = match mode {
+            0o40000 => {
+                let saved = prefix.len();
+                *prefix = path;
+                let child = walk(odb, &entry_id, prefix, files, depth + 1)?;
+                prefix.truncate(saved);
+                children.push(child);
+                continue;
+            }
+            0o100644 | 0o100664 | 0o100640 => 0o100644,
+            0o100755 => 0o100755,
+            0o120000 => 0o120000,
+            0o160000 => 0o160000,
+            other => {
+                return Err(CheckoutError::BadTree {
+                    id: *id,
+                    why: format!("entry '{}' has invalid mode {other:o}", display(&path)),
+                })
+            }
+        };
+        verify_path(&path, mode).map_err(|source| CheckoutError::UnsafePath {
+            path: display(&path),
+            source,
+        })?;
+        files.push(TreeFile {
+            path,
+            mode,
+            id: entry_id,
+        });
+    }
+    // git keeps cache-tree children ordered by name length, then bytes.
+    children.sort_by(|a: &CacheTree, b: &CacheTree| {
+        a.name.len().cmp(&b.name.len()).then(a.name.cmp(&b.name))
+    });
+    Ok(CacheTree {
+        name,
+        entry_count: (files.len() - start) as i64,
+        id: Some(*id),
+        children,
+    })
+}
+
+/// Parses one tree entry: mode, name, id, and the bytes it took.
+fn parse_entry(data: &[u8], hash: HashKind) -> Option<(u32, &[u8], ObjectId, usize)> {
+    let space = data.iter().position(|&b| b == b' ')?;
+    let mode_text = &data[..space];
+    if mode_text.is_empty()
+        || mode_text.len() > 7
+        || !mode_text.iter().all(|b| (b'0'..=b'7').contains(b))
+    {
+        return None;
+    }
+    let mode = mode_text
+        .iter()
+        .fold(0u32, |m, &d| m * 8 + u32::from(d - b'0'));
+    let nul = space + 1 + data[space + 1..].iter().position(|&b| b == 0)?;
+    let name = &data[space + 1..nul];
+    let n = hash.len_in_bytes();
+    let id_bytes = data.get(nul + 1..nul + 1 + n)?;
+    let id = ObjectId::from_bytes(hash, id_bytes).ok()?;
+    Some((mode, name, id, nul + 1 + n))
+}

@@ -1,0 +1,261 @@
+//! The parallel working-tree writer. Workers take contiguous ranges of entries (directory
+//! locality: interleaving small chunks between threads measured ~40% slower here) and steal
+//! halves of each other's ranges when they run dry; each reads its blob, converts it, creates
+//! the leading directories it needs and writes the file, returning the stat data for the index.
+//! Entries with an external filter are written sequentially, as git does.
+
+use crate::convert::Conversion;
+use crate::filter::Filters;
+use crate::index::Stat;
+use crate::CheckoutError;
+use rayon::prelude::*;
+use sluice_object::progress::Progress;
+use sluice_object::ObjectId;
+use sluice_odb::ObjectDb;
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// One file to write.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// Path relative to the work tree.
+    pub path: Vec<u8>,
+    /// Entry mode.
+    pub mode: u32,
+    /// The blob (or, for a gitlink, the commit).
+    pub id: ObjectId,
+    /// How to convert it.
+    pub conversion: Conversion,
+}
+
+/// How to write.
+#[derive(Debug, Clone)]
+pub struct WriteOptions {
+    /// Worker threads (`checkout.workers`; 0 = one per core).
+    pub workers: usize,
+    /// Fewer entries than this are written by one thread (`checkout.thresholdForParallelism`).
+    pub threshold: usize,
+    /// `core.symlinks`: false writes links as plain files holding the target.
+    pub symlinks: bool,
+    /// The destination holds none of these paths: create files exclusively, without checking
+    /// what is there first.
+    pub fresh: bool,
+}
+
+fn fs_path(root: &Path, relative: &[u8]) -> PathBuf {
+    root.join(OsStr::from_bytes(relative))
+}
+
+/// Creates the directories leading to `relative` below `root`, refusing to pass through a
+/// symbolic link (a tree must not make the checkout write outside the work tree).
+fn ensure_parent(
+    root: &Path,
+    relative: &[u8],
+    known: &mut HashSet<Vec<u8>>,
+    fresh: bool,
+) -> Result<(), CheckoutError> {
+    let Some(slash) = relative.iter().rposition(|&b| b == b'/') else {
+        return Ok(());
+    };
+    let dir = &relative[..slash];
+    if known.contains(dir) {
+        return Ok(());
+    }
+    let mut at = 0;
+    loop {
+        let end = dir[at..]
+            .iter()
+            .position(|&b| b == b'/')
+            .map_or(dir.len(), |p| at + p);
+        let part = &dir[..end];
+        if !known.contains(part) {
+            let path = fs_path(root, part);
+            match std::fs::create_dir(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let meta =
+                        std::fs::symlink_metadata(&path).map_err(|source| CheckoutError::Io {
+                            path: path.clone(),
+                            source,
+                        })?;
+                    if !meta.is_dir() {
+                        return Err(CheckoutError::BeyondSymlink(
+                            String::from_utf8_lossy(part).into_owned(),
+                        ));
+                    }
+                }
+                Err(source) => return Err(CheckoutError::Io { path, source }),
+            }
+            let _ = fresh;
+            known.insert(part.to_vec());
+        }
+        if end == dir.len() {
+            break;
+        }
+        at = end + 1;
+    }
+    Ok(())
+}
+
+/// Writes one entry whose content is `data` (already converted); returns its stat data.
+fn write_content(
+    root: &Path,
+    job: &Job,
+    data: &[u8],
+    options: &WriteOptions,
+    known: &mut HashSet<Vec<u8>>,
+) -> Result<Stat, CheckoutError> {
+    ensure_parent(root, &job.path, known, options.fresh)?;
+    let path = fs_path(root, &job.path);
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| CheckoutError::Io { path, source }
+    };
+    if !options.fresh {
+        // Replace, never write through: unlink whatever is there (a file or a symlink).
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_dir() && job.mode != 0o160000 => {
+                return Err(CheckoutError::Conflict(
+                    String::from_utf8_lossy(&job.path).into_owned(),
+                ))
+            }
+            Ok(meta) if !meta.is_dir() => std::fs::remove_file(&path).map_err(io(&path))?,
+            _ => {}
+        }
+    }
+    match job.mode {
+        0o160000 => {
+            // A submodule is not cloned: its directory is left empty.
+            match std::fs::create_dir(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(source) => return Err(CheckoutError::Io { path, source }),
+            }
+            // git records the directory's stat data (and ignores most of it for gitlinks).
+            let meta = std::fs::symlink_metadata(&path).map_err(io(&path))?;
+            Ok(Stat::from_metadata(&meta))
+        }
+        0o120000 if options.symlinks => {
+            std::os::unix::fs::symlink(OsStr::from_bytes(data), &path).map_err(io(&path))?;
+            let meta = std::fs::symlink_metadata(&path).map_err(io(&path))?;
+            Ok(Stat::from_metadata(&meta))
+        }
+        mode => {
+            let permissions = if mode == 0o100755 { 0o777 } else { 0o666 };
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(permissions)
+                .open(&path)
+                .map_err(io(&path))?;
+            file.write_all(data).map_err(io(&path))?;
+            let meta = file.metadata().map_err(io(&path))?;
+            Ok(Stat::from_metadata(&meta))
+        }
+    }
+}
+
+fn read_blob(odb: &ObjectDb, job: &Job) -> Result<Vec<u8>, CheckoutError> {
+    if job.mode == 0o160000 {
+        return Ok(Vec::new());
+    }
+    let (_, data) = odb
+        .read(&job.id)?
+        .ok_or_else(|| CheckoutError::MissingObject {
+            id: job.id,
+            path: String::from_utf8_lossy(&job.path).into_owned(),
+        })?;
+    Ok(data)
+}
+
+fn convert(job: &Job, data: Vec<u8>) -> Result<Vec<u8>, CheckoutError> {
+    if job.conversion.is_identity() || job.mode == 0o120000 || job.mode == 0o160000 {
+        return Ok(data);
+    }
+    job.conversion
+        .apply(data, &job.id)
+        .map_err(|source| CheckoutError::Convert {
+            path: String::from_utf8_lossy(&job.path).into_owned(),
+            source,
+        })
+}
+
+/// Writes every job under `root`; returns their stat data in the same order.
+pub fn write_all(
+    odb: &ObjectDb,
+    root: &Path,
+    jobs: &[Job],
+    options: &WriteOptions,
+    filters: &mut Filters,
+    progress: &dyn Progress,
+) -> Result<Vec<Stat>, CheckoutError> {
+    let filtered = |job: &Job| {
+        job.mode != 0o120000
+            && job
+                .conversion
+                .filter
+                .as_deref()
+                .is_some_and(|d| filters.has_smudge(d))
+    };
+    let (sequential, parallel): (Vec<usize>, Vec<usize>) =
+        (0..jobs.len()).partition(|&i| filtered(&jobs[i]));
+    let mut stats = vec![Stat::default(); jobs.len()];
+
+    let write_one = |i: usize, known: &mut HashSet<Vec<u8>>| -> Result<Stat, CheckoutError> {
+        let job = &jobs[i];
+        let data = convert(job, read_blob(odb, job)?)?;
+        let stat = write_content(root, job, &data, options, known)?;
+        progress.add(1);
+        Ok(stat)
+    };
+    let workers = match options.workers {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    if workers > 1 && parallel.len() >= options.threshold.max(1) {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(workers)
+            .thread_name(|i| format!("sluice-checkout-{i}"))
+            .build()
+            .map_err(|e| CheckoutError::Io {
+                path: root.to_owned(),
+                source: std::io::Error::other(e),
+            })?;
+        let results: Result<Vec<(usize, Stat)>, CheckoutError> = pool.install(|| {
+            parallel
+                .par_iter()
+                .with_min_len(64)
+                .map_init(HashSet::new, |known, &i| {
+                    write_one(i, known).map(|s| (i, s))
+                })
+                .collect()
+        });
+        for (i, stat) in results? {
+            stats[i] = stat;
+        }
+    } else {
+        let mut known = HashSet::new();
+        for &i in &parallel {
+            stats[i] = write_one(i, &mut known)?;
+        }
+    }
+    let mut known = HashSet::new();
+    for i in sequential {
+        let job = &jobs[i];
+        let data = convert(job, read_blob(odb, job)?)?;
+        let driver = job
+            .conversion
+            .filter
+            .clone()
+            .expect("filtered jobs have a driver");
+        let path = String::from_utf8_lossy(&job.path).into_owned();
+        let data = filters.smudge(&driver, &path, data)?;
+        stats[i] = write_content(root, job, &data, options, &mut known)?;
+        progress.add(1);
+    }
+    Ok(stats)
+}

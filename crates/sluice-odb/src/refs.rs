@@ -1,0 +1,301 @@
+//! References (`gitrepository-layout`, "refs", "packed-refs"): loose files under `refs/`, the
+//! `packed-refs` file, and symbolic refs such as `HEAD`. Updates write `<ref>.lock` and rename
+//! it into place, as git does, so readers never see a half-written ref.
+
+use sluice_object::{HashKind, ObjectId};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Why a reference could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum RefError {
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A ref file that holds neither an id nor `ref: …`.
+    #[error("bad ref file '{0}'")]
+    Corrupt(String),
+    /// A name git would refuse (`check-ref-format`).
+    #[error("'{0}' is not a valid ref name")]
+    BadName(String),
+    /// Symbolic refs that point at each other.
+    #[error("symbolic ref loop at '{0}'")]
+    Loop(String),
+    /// Another process holds the lock.
+    #[error("unable to lock '{0}': it exists (another git process running?)")]
+    Locked(String),
+}
+
+/// What a ref holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefTarget {
+    /// An object id.
+    Id(ObjectId),
+    /// Another ref's name (`ref: refs/heads/main`).
+    Symbolic(String),
+}
+
+/// Whether `name` is a valid ref name (git's `check-ref-format` rules for full names).
+pub fn is_valid_ref_name(name: &str) -> bool {
+    if name == "HEAD" || name == "FETCH_HEAD" || name == "ORIG_HEAD" {
+        return true;
+    }
+    if name.is_empty() || name.starts_with('/') || name.ends_with('/') || name.ends_with('.') {
+        return false;
+    }
+    if name.contains("..") || name.contains("@{") || name.contains("//") || name == "@" {
+        return false;
+    }
+    for component in name.split('/') {
+        if component.starts_with('.') || component.ends_with(".lock") || component.is_empty() {
+            return false;
+        }
+    }
+    name.bytes()
+        .all(|b| b > 0x20 && b != 0x7f && !b" ~^:?*[\\".contains(&b))
+}
+
+/// The refs of one repository.
+#[derive(Debug, Clone)]
+pub struct Refs {
+    git_dir: PathBuf,
+    common_dir: PathBuf,
+    hash: HashKind,
+}
+
+impl Refs {
+    /// The refs of the repository at `git_dir` (per-worktree refs) and `common_dir` (shared).
+    pub fn new(git_dir: &Path, common_dir: &Path, hash: HashKind) -> Self {
+        Refs {
+            git_dir: git_dir.to_owned(),
+            common_dir: common_dir.to_owned(),
+            hash,
+        }
+    }
+
+    fn file(&self, name: &str) -> PathBuf {
+        // HEAD and other pseudo-refs live in the worktree's git dir; refs/ in the common dir.
+        if name.starts_with("refs/") {
+            self.common_dir.join(name)
+        } else {
+            self.git_dir.join(name)
+        }
+    }
+
+    /// Reads one ref without following symbolic refs.
+    pub fn read(&self, name: &str) -> Result<Option<RefTarget>, RefError> {
+        if !is_valid_ref_name(name) {
+            return Err(RefError::BadName(name.to_owned()));
+        }
+        let path = self.file(name);
+        match std::fs::read(&path) {
+            Ok(bytes) => {
+                let text = String::from_utf8_lossy(&bytes);
+                let text = text.trim_end();
+                if let Some(target) = text.strip_prefix("ref:") {
+                    return Ok(Some(RefTarget::Symbolic(target.trim().to_owned())));
+                }
+                let hex = text.get(..self.hash.len_in_hex()).unwrap_or(text);
+                ObjectId::from_hex(self.hash, hex.as_bytes())
+                    .map(|id| Some(RefTarget::Id(id)))
+                    .map_err(|_| RefError::Corrupt(name.to_owned()))
+            }
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    || e.kind() == std::io::ErrorKind::IsADirectory =>
+            {
+                Ok(self
+                    .packed()?
+                    .into_iter()
+                    .find(|(n, _, _)| n == name)
+                    .map(|(_, id, _)| RefTarget::Id(id)))
+            }
+            Err(source) => Err(RefError::Io { path, source }),
+        }
+    }
+
+    /// Follows symbolic refs to an id; returns the final ref name too (None if unborn).
+    pub fn resolve(&self, name: &str) -> Result<(String, Option<ObjectId>), RefError> {
+        let mut name = name.to_owned();
+        for _ in 0..8 {
+            match self.read(&name)? {
+                Some(RefTarget::Symbolic(target)) => name = target,
+                Some(RefTarget::Id(id)) => return Ok((name, Some(id))),
+                None => return Ok((name, None)),
+            }
+        }
+        Err(RefError::Loop(name))
+    }
+
+    /// The `packed-refs` entries: (name, id, peeled id).
+    pub fn packed(&self) -> Result<Vec<(String, ObjectId, Option<ObjectId>)>, RefError> {
+        let path = self.common_dir.join("packed-refs");
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => return Err(RefError::Io { path, source }),
+        };
+        let mut out: Vec<(String, ObjectId, Option<ObjectId>)> = Vec::new();
+        for line in text.lines() {
+            if line.starts_with('#') || line.is_empty() {
+                continue;
+            }
+            if let Some(peeled) = line.strip_prefix('^') {
+                let id = ObjectId::from_hex(self.hash, peeled.as_bytes())
+                    .map_err(|_| RefError::Corrupt("packed-refs".into()))?;
+                if let Some(last) = out.last_mut() {
+                    last.2 = Some(id);
+                }
+                continue;
+            }
+            let (hex, name) = line
+                .split_once(' ')
+                .ok_or_else(|| RefError::Corrupt("packed-refs".into()))?;
+            let id = ObjectId::from_hex(self.hash, hex.as_bytes())
+                .map_err(|_| RefError::Corrupt("packed-refs".into()))?;
+            out.push((name.to_owned(), id, None));
+        }
+        Ok(out)
+    }
+
+    /// Every ref under `refs/` (loose ones override packed ones), sorted by name.
+    pub fn list(&self) -> Result<Vec<(String, ObjectId)>, RefError> {
+        let mut map: std::collections::BTreeMap<String, ObjectId> = self
+            .packed()?
+            .into_iter()
+            .map(|(n, id, _)| (n, id))
+            .collect();
+        let mut stack = vec![self.common_dir.join("refs")];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let Ok(relative) = path.strip_prefix(&self.common_dir) else {
+                    continue;
+                };
+                let name = relative.to_string_lossy().into_owned();
+                if !is_valid_ref_name(&name) {
+                    continue;
+                }
+                if let Ok(Some(RefTarget::Id(id))) = self.read(&name) {
+                    map.insert(name, id);
+                }
+            }
+        }
+        Ok(map.into_iter().collect())
+    }
+
+    /// Writes `target` to `name` through `<name>.lock`.
+    pub fn write(&self, name: &str, target: &RefTarget) -> Result<(), RefError> {
+        if !is_valid_ref_name(name) {
+            return Err(RefError::BadName(name.to_owned()));
+        }
+        let path = self.file(name);
+        let io = |path: &Path| {
+            let path = path.to_owned();
+            move |source| RefError::Io { path, source }
+        };
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(io(parent))?;
+        }
+        let lock = path.with_file_name(format!(
+            "{}.lock",
+            path.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        ));
+        let mut file = match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&lock)
+        {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Err(RefError::Locked(lock.display().to_string()))
+            }
+            Err(source) => return Err(RefError::Io { path: lock, source }),
+        };
+        let text = match target {
+            RefTarget::Id(id) => format!("{id}\n"),
+            RefTarget::Symbolic(to) => format!("ref: {to}\n"),
+        };
+        let result = file
+            .write_all(text.as_bytes())
+            .and_then(|_| std::fs::rename(&lock, &path));
+        if let Err(source) = result {
+            let _ = std::fs::remove_file(&lock);
+            return Err(RefError::Io { path, source });
+        }
+        Ok(())
+    }
+
+    /// Appends a reflog line for `name`, as `core.logAllRefUpdates` asks for branches and HEAD.
+    pub fn append_log(
+        &self,
+        name: &str,
+        old: &ObjectId,
+        new: &ObjectId,
+        who: &str,
+        message: &str,
+    ) -> Result<(), RefError> {
+        let path = if name.starts_with("refs/") {
+            self.common_dir.join("logs").join(name)
+        } else {
+            self.git_dir.join("logs").join(name)
+        };
+        let io = |path: &Path| {
+            let path = path.to_owned();
+            move |source| RefError::Io { path, source }
+        };
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(io(parent))?;
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&path)
+            .map_err(io(&path))?;
+        writeln!(file, "{old} {new} {who}\t{message}").map_err(io(&path))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_valid_ref_name;
+
+    #[test]
+    fn ref_names() {
+        for good in [
+            "refs/heads/main",
+            "HEAD",
+            "refs/tags/v1.0",
+            "refs/heads/a-b_c",
+        ] {
+            assert!(is_valid_ref_name(good), "{good}");
+        }
+        for bad in [
+            "refs/heads/../x",
+            "refs/heads/.x",
+            "refs/heads/x.lock",
+            "refs//x",
+            "refs/x/",
+            "a b",
+            "refs/heads/x~1",
+            "@",
+            "refs/x@{1}",
+        ] {
+            assert!(!is_valid_ref_name(bad), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,6 @@
+//! Git's wire formats, without sockets: the pkt-line framing (`gitprotocol-common`) that the
+//! transfer protocols and long-running filter processes speak.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod pktline;
