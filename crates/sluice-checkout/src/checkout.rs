@@ -197,8 +197,13 @@ fn write_index_file(repo: &Repository, index: &Index) -> Result<(), CheckoutErro
         .open(&lock)
         .map_err(io)?;
     use std::io::Write;
+    // File times come from the kernel's coarse clock; stamping the index from the fine system
+    // clock after writing it puts its mtime strictly after every file just written, so git
+    // finds no racily-clean entry to re-hash (and a file that does not round-trip through
+    // conversion, such as an expanded $Id$, is not reported modified by chance).
     let result = file
         .write_all(&bytes)
+        .and_then(|_| file.set_modified(std::time::SystemTime::now()))
         .and_then(|_| std::fs::rename(&lock, &path));
     if let Err(source) = result {
         let _ = std::fs::remove_file(&lock);
@@ -321,6 +326,29 @@ fn is_clean(
     Ok(expected == content)
 }
 
+/// Files below the directory `dir` that the index does not track.
+fn untracked_below(root: &Path, dir: &[u8], tracked: &HashMap<&[u8], &IndexEntry>) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_vec()];
+    while let Some(current) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(root.join(OsStr::from_bytes(&current))) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let mut path = current.clone();
+            path.push(b'/');
+            path.extend_from_slice(entry.file_name().as_bytes());
+            if entry.file_type().is_ok_and(|t| t.is_dir()) && !tracked.contains_key(path.as_slice())
+            {
+                stack.push(path);
+            } else if !tracked.contains_key(path.as_slice()) {
+                found.push(String::from_utf8_lossy(&path).into_owned());
+            }
+        }
+    }
+    found
+}
+
 /// Moves the work tree and index from the current index to `tree`. Without `force`, refuses
 /// when a local change or an untracked file would be lost; with it, discards them (and, as
 /// git's `checkout -f`, rewrites modified files even where the trees agree).
@@ -385,12 +413,17 @@ pub fn switch(
             }
             None => {
                 let path = root.join(OsStr::from_bytes(&file.path));
-                if !force
-                    && path
-                        .symlink_metadata()
-                        .is_ok_and(|m| !m.is_dir() || file.mode != 0o160000)
-                {
-                    untracked.push(String::from_utf8_lossy(&file.path).into_owned());
+                if !force {
+                    match path.symlink_metadata() {
+                        // A directory in the way is fine if the switch removes all it holds.
+                        Ok(meta) if meta.is_dir() => {
+                            if file.mode != 0o160000 {
+                                untracked.extend(untracked_below(&root, &file.path, &old_entries));
+                            }
+                        }
+                        Ok(_) => untracked.push(String::from_utf8_lossy(&file.path).into_owned()),
+                        Err(_) => {}
+                    }
                 }
                 to_write.push(i);
             }

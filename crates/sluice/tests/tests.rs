@@ -2,6 +2,7 @@
 
 mod util;
 
+mod checkout;
 mod hostile_packs;
 mod index_pack;
 mod object_database;
