@@ -82,6 +82,9 @@ impl CheckoutOptions {
                 threshold,
                 symlinks: config.get_bool("core.symlinks")?.unwrap_or(true),
                 fresh: true,
+                big_file_threshold: config
+                    .get_int("core.bigfilethreshold")?
+                    .map_or(512 << 20, |n| n.max(0) as u64),
             },
             convert: ConvertConfig { autocrlf, eol },
             ignore_case: config.get_bool("core.ignorecase")?.unwrap_or(false),

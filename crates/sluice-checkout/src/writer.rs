@@ -44,6 +44,9 @@ pub struct WriteOptions {
     /// The destination holds none of these paths: create files exclusively, without checking
     /// what is there first.
     pub fresh: bool,
+    /// `core.bigFileThreshold`: blobs larger than this that need no conversion are streamed
+    /// from the pack to the file instead of being held whole.
+    pub big_file_threshold: u64,
 }
 
 fn fs_path(root: &Path, relative: &[u8]) -> PathBuf {
@@ -101,11 +104,27 @@ fn ensure_parent(
     Ok(())
 }
 
+/// The content of one entry: in memory, or (big blobs) a stream from the pack.
+enum Content<'a> {
+    Bytes(&'a [u8]),
+    Stream(&'a mut dyn std::io::Read),
+}
+
 /// Writes one entry whose content is `data` (already converted); returns its stat data.
 fn write_content(
     root: &Path,
     job: &Job,
     data: &[u8],
+    options: &WriteOptions,
+    known: &mut HashSet<Vec<u8>>,
+) -> Result<Stat, CheckoutError> {
+    write_entry(root, job, Content::Bytes(data), options, known)
+}
+
+fn write_entry(
+    root: &Path,
+    job: &Job,
+    content: Content<'_>,
     options: &WriteOptions,
     known: &mut HashSet<Vec<u8>>,
 ) -> Result<Stat, CheckoutError> {
@@ -140,6 +159,9 @@ fn write_content(
             Ok(Stat::from_metadata(&meta))
         }
         0o120000 if options.symlinks => {
+            let Content::Bytes(data) = content else {
+                unreachable!("links are never streamed")
+            };
             std::os::unix::fs::symlink(OsStr::from_bytes(data), &path).map_err(io(&path))?;
             let meta = std::fs::symlink_metadata(&path).map_err(io(&path))?;
             Ok(Stat::from_metadata(&meta))
@@ -152,7 +174,21 @@ fn write_content(
                 .mode(permissions)
                 .open(&path)
                 .map_err(io(&path))?;
-            file.write_all(data).map_err(io(&path))?;
+            match content {
+                Content::Bytes(data) => file.write_all(data).map_err(io(&path))?,
+                Content::Stream(reader) => {
+                    let mut buf = vec![0u8; 256 << 10];
+                    loop {
+                        let n = match reader.read(&mut buf) {
+                            Ok(0) => break,
+                            Ok(n) => n,
+                            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                            Err(source) => return Err(CheckoutError::Io { path, source }),
+                        };
+                        file.write_all(&buf[..n]).map_err(io(&path))?;
+                    }
+                }
+            }
             let meta = file.metadata().map_err(io(&path))?;
             Ok(Stat::from_metadata(&meta))
         }
@@ -207,6 +243,16 @@ pub fn write_all(
 
     let write_one = |i: usize, known: &mut HashSet<Vec<u8>>| -> Result<Stat, CheckoutError> {
         let job = &jobs[i];
+        if (job.mode == 0o100644 || job.mode == 0o100755) && job.conversion.is_identity() {
+            if let Some((_, size, mut reader)) = odb.open_stream(&job.id)? {
+                if size > options.big_file_threshold {
+                    let stat =
+                        write_entry(root, job, Content::Stream(&mut reader), options, known)?;
+                    progress.add(1);
+                    return Ok(stat);
+                }
+            }
+        }
         let data = convert(job, read_blob(odb, job)?)?;
         let stat = write_content(root, job, &data, options, known)?;
         progress.add(1);

@@ -273,6 +273,64 @@ impl Config {
     }
 }
 
+/// Appends a section to the configuration file at `path` (through `<path>.lock` and a rename,
+/// as git writes config): `[section "subsection"]` followed by `key = value` lines.
+pub fn append_section(
+    path: &Path,
+    section: &str,
+    subsection: Option<&str>,
+    entries: &[(&str, &str)],
+) -> Result<(), ConfigError> {
+    use std::io::Write;
+    let io = |source| ConfigError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut text = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(io(e)),
+    };
+    if !text.is_empty() && !text.ends_with(b"\n") {
+        text.push(b'\n');
+    }
+    match subsection {
+        Some(sub) => {
+            let quoted = sub.replace('\\', "\\\\").replace('"', "\\\"");
+            text.extend_from_slice(format!("[{section} \"{quoted}\"]\n").as_bytes());
+        }
+        None => text.extend_from_slice(format!("[{section}]\n").as_bytes()),
+    }
+    for (key, value) in entries {
+        let needs_quotes =
+            value.starts_with(' ') || value.ends_with(' ') || value.contains(['#', ';']);
+        let escaped = value
+            .replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('\n', "\\n");
+        let value = if needs_quotes {
+            format!("\"{escaped}\"")
+        } else {
+            escaped
+        };
+        text.extend_from_slice(format!("\t{key} = {value}\n").as_bytes());
+    }
+    let lock = path.with_extension("lock");
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&lock)
+        .map_err(io)?;
+    let result = file
+        .write_all(&text)
+        .and_then(|_| std::fs::rename(&lock, path));
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&lock);
+        return Err(io(e));
+    }
+    Ok(())
+}
+
 /// Parses an integer with an optional k, m or g suffix.
 pub fn parse_int(value: &str) -> Option<i64> {
     let value = value.trim();

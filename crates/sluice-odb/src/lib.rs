@@ -22,8 +22,9 @@ mod odb;
 mod pack;
 pub mod refs;
 mod repository;
+mod stream;
 
-pub use config::{Config, ConfigError};
+pub use config::{append_section, Config, ConfigError};
 pub use loose::{LooseObjectCache, LooseObjects};
 pub use odb::{ObjectDb, OdbError};
 pub use pack::Pack;

@@ -42,6 +42,9 @@ pub enum OdbError {
     },
 }
 
+/// An object's kind, size, and a reader of its content.
+pub type ObjectStream<'a> = (ObjectKind, u64, Box<dyn std::io::Read + 'a>);
+
 /// Alternates may name alternates; git stops at this depth.
 const MAX_ALTERNATE_DEPTH: usize = 5;
 
@@ -140,6 +143,20 @@ impl ObjectDb {
         self.packs.iter().any(|p| p.contains(id))
             || self.loose.contains(id)
             || self.alternates.iter().any(|a| a.contains(id))
+    }
+
+    /// The content of a whole object as a stream, with its kind and size, when it is stored
+    /// whole in a pack of this directory; `None` when it must be read with [`Self::read`] (a
+    /// delta, a loose object, or an object only an alternate has).
+    pub fn open_stream(&self, id: &ObjectId) -> Result<Option<ObjectStream<'_>>, OdbError> {
+        for pack in &self.packs {
+            if pack.contains(id) {
+                return Ok(pack.open_stream(id)?.map(|(kind, size, reader)| {
+                    (kind, size, Box::new(reader) as Box<dyn std::io::Read>)
+                }));
+            }
+        }
+        Ok(None)
     }
 
     /// Reads an object.

@@ -14,6 +14,16 @@ use std::sync::{Arc, Mutex};
 
 /// Built bases kept for later chains, up to this many bytes (git's `core.deltaBaseCacheLimit`).
 const BASE_CACHE_LIMIT: usize = 96 << 20;
+/// The cache is split so that parallel readers (checkout workers) rarely share a lock.
+const CACHE_SHARDS: usize = 8;
+
+std::thread_local! {
+    /// This thread's cache shard, assigned round-robin on first use.
+    static SHARD: usize = {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % CACHE_SHARDS
+    };
+}
 
 /// An object rebuilt from the pack, shared with the base cache.
 type SharedObject = Arc<(ObjectKind, Vec<u8>)>;
@@ -25,7 +35,7 @@ pub struct Pack {
     hash: HashKind,
     index: PackIndex<Mapped>,
     data: Mapped,
-    cache: Mutex<BaseCache>,
+    cache: Box<[Mutex<BaseCache>]>,
 }
 
 #[derive(Debug, Default)]
@@ -63,7 +73,7 @@ impl Pack {
             hash,
             index,
             data,
-            cache: Mutex::new(BaseCache::default()),
+            cache: (0..CACHE_SHARDS).map(|_| Mutex::default()).collect(),
         })
     }
 
@@ -89,6 +99,35 @@ impl Pack {
         };
         let object = self.read_at(self.index.offset(position))?;
         Ok(Some(Arc::unwrap_or_clone(object)))
+    }
+
+    /// A reader over a whole (non-delta) object's content, with its kind and size; `None` for
+    /// an object stored as a delta or not in this pack.
+    pub fn open_stream(
+        &self,
+        id: &ObjectId,
+    ) -> Result<Option<(ObjectKind, u64, impl std::io::Read + '_)>, OdbError> {
+        let Some(position) = self.index.lookup(id) else {
+            return Ok(None);
+        };
+        let offset = self.index.offset(position);
+        let bytes = self.data.as_ref();
+        let data_end = bytes.len() - self.hash.len_in_bytes();
+        let start = usize::try_from(offset)
+            .ok()
+            .filter(|&o| o < data_end)
+            .ok_or_else(|| self.bad(offset, "offset outside the pack"))?;
+        let header = parse_entry_header(&bytes[start..data_end], offset, self.hash)
+            .map_err(|e| self.bad(offset, e))?;
+        let EntryKind::Base(kind) = header.kind else {
+            return Ok(None);
+        };
+        let input = &bytes[start + header.header_len..data_end];
+        Ok(Some((
+            kind,
+            header.size,
+            crate::stream::InflateReader::new(input, header.size),
+        )))
     }
 
     fn bad(&self, offset: u64, why: impl std::fmt::Display) -> OdbError {
@@ -132,13 +171,7 @@ impl Pack {
         // A chain longer than the pack has objects must loop.
         let limit = self.index.len() + 1;
         let mut base = loop {
-            if let Some(hit) = self
-                .cache
-                .lock()
-                .expect("no panics while held")
-                .entries
-                .get(&at)
-            {
+            if let Some(hit) = self.shard().entries.get(&at) {
                 break Arc::clone(hit);
             }
             if deltas.len() > limit {
@@ -172,13 +205,19 @@ impl Pack {
         Ok(base)
     }
 
+    fn shard(&self) -> std::sync::MutexGuard<'_, BaseCache> {
+        let shard = SHARD.with(|s| *s);
+        self.cache[shard].lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn remember(&self, offset: u64, object: &SharedObject) {
         let size = object.1.len();
-        if size > BASE_CACHE_LIMIT / 4 {
+        let limit = BASE_CACHE_LIMIT / CACHE_SHARDS;
+        if size > limit / 4 {
             return;
         }
-        let mut cache = self.cache.lock().expect("no panics while held");
-        if cache.bytes + size > BASE_CACHE_LIMIT {
+        let mut cache = self.shard();
+        if cache.bytes + size > limit {
             cache.entries.clear();
             cache.bytes = 0;
         }

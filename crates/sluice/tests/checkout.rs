@@ -195,6 +195,16 @@ fn fresh_checkout_matches_git() {
 }
 
 #[test]
+fn big_blobs_are_streamed_to_the_same_files() {
+    let env = Env::new();
+    let src = tree_repo(&env);
+    let (ours, theirs) = clone_both(&env, &src, &["core.bigFileThreshold=100k"], "main");
+    assert_same_trees(&ours, &theirs);
+    assert_eq!(git_view(&env, &ours), git_view(&env, &theirs));
+    assert_clean(&env, &ours);
+}
+
+#[test]
 fn symlinks_false_writes_links_as_files() {
     let env = Env::new();
     let src = tree_repo(&env);
@@ -611,4 +621,160 @@ fn hostile_trees_are_refused_and_nothing_is_written() {
         );
     }
     env.git(&repo, &["fsck", "--no-dangling", "--connectivity-only"]);
+}
+
+#[test]
+fn remote_branch_is_checked_out_as_a_new_tracking_branch() {
+    let env = Env::new();
+    let src = history_for_switch(&env);
+    let ours = env.path().join("ours");
+    let theirs = env.path().join("theirs");
+    env.git(
+        env.path(),
+        &[
+            "clone",
+            "-q",
+            "-b",
+            "one",
+            src.to_str().unwrap(),
+            theirs.to_str().unwrap(),
+        ],
+    );
+    env.git(
+        env.path(),
+        &[
+            "clone",
+            "-q",
+            "-b",
+            "one",
+            src.to_str().unwrap(),
+            ours.to_str().unwrap(),
+        ],
+    );
+    let theirs_out = env
+        .git_command(&theirs, &["checkout", "two"])
+        .output()
+        .unwrap();
+    let ours_out = env.sluice(&ours, &["checkout", "two"], b"");
+    assert!(ours_out.status.success(), "{}", stderr(&ours_out));
+    assert_eq!(
+        stderr(&ours_out),
+        String::from_utf8_lossy(&theirs_out.stderr)
+    );
+    assert_eq!(ours_out.stdout, theirs_out.stdout);
+    assert_same_trees(&ours, &theirs);
+    let config = |repo: &Path| env.git(repo, &["config", "--get-regexp", "^branch\\."]);
+    assert_eq!(config(&ours), config(&theirs));
+    assert_eq!(
+        env.git(&ours, &["symbolic-ref", "HEAD"]),
+        b"refs/heads/two\n"
+    );
+    assert_eq!(git_view(&env, &ours).0, "");
+}
+
+#[test]
+fn fresh_checkout_library_call_matches_git_clone() {
+    // The call clone uses: an empty work tree, no index yet.
+    let env = Env::new();
+    let src = tree_repo(&env);
+    let theirs = env.path().join("theirs");
+    let ours = env.path().join("ours");
+    env.git(
+        env.path(),
+        &[
+            "clone",
+            "-q",
+            "-b",
+            "main",
+            src.to_str().unwrap(),
+            theirs.to_str().unwrap(),
+        ],
+    );
+    env.git(
+        env.path(),
+        &[
+            "clone",
+            "-q",
+            "--no-checkout",
+            "-b",
+            "main",
+            src.to_str().unwrap(),
+            ours.to_str().unwrap(),
+        ],
+    );
+    let repo = sluice_odb::Repository::discover(&ours).unwrap();
+    let (_, head) = repo.refs().resolve("HEAD").unwrap();
+    let tree = sluice_checkout::commit_tree(repo.objects(), &head.unwrap()).unwrap();
+    let options = sluice_checkout::CheckoutOptions::from_config(repo.config()).unwrap();
+    let warnings =
+        sluice_checkout::checkout_fresh(&repo, &tree, &options, &sluice_object::progress::Discard)
+            .unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_same_trees(&ours, &theirs);
+    assert_eq!(git_view(&env, &ours), git_view(&env, &theirs));
+    assert_clean(&env, &ours);
+}
+
+#[test]
+fn case_collisions_are_reported_like_git_clone() {
+    let env = Env::new();
+    let src = env.init("cases", true);
+    let mut fi = FastImport::new();
+    fi.commit(
+        "main",
+        "c",
+        &[
+            ("README", "100644", b"upper\n"),
+            ("readme", "100644", b"lower\n"),
+            ("x", "100644", b"x\n"),
+        ],
+    );
+    env.fast_import(&src, fi.finish());
+    let ours = env.path().join("ours");
+    env.git(
+        env.path(),
+        &[
+            "clone",
+            "-q",
+            "--no-checkout",
+            "-b",
+            "main",
+            src.to_str().unwrap(),
+            ours.to_str().unwrap(),
+        ],
+    );
+    env.git(&ours, &["config", "core.ignorecase", "true"]);
+    let repo = sluice_odb::Repository::discover(&ours).unwrap();
+    let (_, head) = repo.refs().resolve("HEAD").unwrap();
+    let tree = sluice_checkout::commit_tree(repo.objects(), &head.unwrap()).unwrap();
+    let options = sluice_checkout::CheckoutOptions::from_config(repo.config()).unwrap();
+    let warnings =
+        sluice_checkout::checkout_fresh(&repo, &tree, &options, &sluice_object::progress::Discard)
+            .unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("the following paths have collided"),
+        "{}",
+        warnings[0]
+    );
+    assert!(
+        warnings[0].contains("'README'") && warnings[0].contains("'readme'"),
+        "{}",
+        warnings[0]
+    );
+}
+
+#[test]
+fn index_version_4_is_read() {
+    let env = Env::new();
+    let src = history_for_switch(&env);
+    let (ours, theirs) = clone_both(&env, &src, &[], "one");
+    for repo in [&ours, &theirs] {
+        env.git(repo, &["update-index", "--index-version", "4"]);
+    }
+    env.git(&theirs, &["checkout", "-q", "two"]);
+    let out = env.sluice(&ours, &["checkout", "two"], b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_same_trees(&ours, &theirs);
+    assert_eq!(git_view(&env, &ours), git_view(&env, &theirs));
 }

@@ -80,7 +80,9 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
                 &format!("checkout: moving from {from} to {short}"),
             );
             if !args.quiet {
-                if head_ref == *branch {
+                if target.created {
+                    eprintln!("Switched to a new branch '{short}'");
+                } else if head_ref == *branch {
                     eprintln!("Already on '{short}'");
                 } else {
                     eprintln!("Switched to branch '{short}'");

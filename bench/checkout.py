@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Benchmark checkout: Sluice beside git (and gix when installed), in turn, on the same tree.
+
+Usage: bench/checkout.py <bare-repository> [--rev main] [--from REV] [--runs 3] [--workers 2]
+                         [--sluice PATH] [--git PATH]
+
+Cases, each timed for every tool in turn, several rounds:
+  fresh   the whole tree of --rev into an empty work tree (a clone's checkout): git
+          `checkout -f` with checkout.workers=<workers> and with checkout.workers=0... see below,
+          sluice `checkout -f`, gix `free index checkout-exclusive` (from an index git made)
+  switch  from --from (default <rev>~1) to --rev in a checked-out work tree
+  floor   bench/floor: only create and write the same files, contiguous halves on <workers>
+          threads, one fstat each, no object read: the file system's own cost
+
+git runs twice per case: with checkout.workers=<workers> and with checkout.workers=0 (one
+worker per core). Reported: median wall, user and system CPU, peak memory, ratios to git
+(checkout.workers=0), and Sluice's wall time over the floor's. Raw results go to
+bench/results/checkout.jsonl.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(argv, cwd=None, env=None):
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    err = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"{argv} failed: {err}")
+    return wall, usage.ru_utime, usage.ru_stime, usage.ru_maxrss
+
+
+def git(*args, cwd=None, env=None):
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True).stdout
+
+
+def empty_worktree(repo: Path):
+    for entry in repo.iterdir():
+        if entry.name == ".git":
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+    index = repo / ".git" / "index"
+    if index.exists():
+        index.unlink()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("source", type=Path)
+    parser.add_argument("--rev", default="HEAD")
+    parser.add_argument("--from", dest="from_rev")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--sluice", default=str(ROOT / "target" / "release" / "sluice"))
+    parser.add_argument("--git", default=shutil.which("git") or "git")
+    parser.add_argument("--cases", default="fresh,switch,floor")
+    args = parser.parse_args()
+    source = args.source.resolve()
+    rev = git("-C", str(source), "rev-parse", args.rev).decode().strip()
+    from_rev = git("-C", str(source), "rev-parse", args.from_rev or f"{args.rev}~1").decode().strip()
+    cases = args.cases.split(",")
+    floor = ROOT / "bench" / "floor" / "target" / "release" / "checkout-floor"
+    if "floor" in cases:
+        subprocess.run(["cargo", "build", "--release", "-q", "--manifest-path", str(ROOT / "bench" / "floor" / "Cargo.toml")], check=True)
+    gix = shutil.which("gix")
+    results = []
+    with tempfile.TemporaryDirectory(prefix="sluice-bench-") as tmp:
+        tmp = Path(tmp)
+        repo = tmp / "wt"
+        subprocess.run([args.git, "clone", "-q", "--no-checkout", "--shared", str(source), str(repo)], check=True)
+        for r in (rev, from_rev):
+            git("-C", str(repo), "update-ref", f"refs/heads/bench-{r[:12]}", r)
+        branch, from_branch = f"bench-{rev[:12]}", f"bench-{from_rev[:12]}"
+        manifest = tmp / "manifest"
+        manifest.write_bytes(git("-C", str(source), "ls-tree", "-r", "-l", rev))
+        files = len(manifest.read_text().splitlines())
+        gix_index = tmp / "gix-index"
+        env = dict(os.environ, GIT_INDEX_FILE=str(gix_index))
+        git("-C", str(repo), "read-tree", rev, env=env)
+        print(f"repository: {source}, {files} entries at {rev[:12]}, switch from {from_rev[:12]}, workers {args.workers}, runs {args.runs}")
+
+        tools = [
+            (f"git workers={args.workers}", lambda b: [args.git, "-c", f"checkout.workers={args.workers}", "checkout", "-q", "-f", b]),
+            ("git workers=0", lambda b: [args.git, "-c", "checkout.workers=0", "checkout", "-q", "-f", b]),
+            ("sluice", lambda b: [args.sluice, "-c", f"checkout.workers={args.workers}", "checkout", "-q", "-f", b]),
+        ]
+        for case in cases:
+            samples = {}
+            for _ in range(args.runs):
+                if case == "floor":
+                    dest = tmp / "floor"
+                    if dest.exists():
+                        shutil.rmtree(dest)
+                    dest.mkdir()
+                    samples.setdefault("floor", []).append(run([str(floor), str(manifest), str(dest), str(args.workers)]))
+                    continue
+                for label, command in tools:
+                    if case == "fresh":
+                        empty_worktree(repo)
+                        git("-C", str(repo), "symbolic-ref", "HEAD", f"refs/heads/{branch}")
+                        target = branch
+                    else:
+                        empty_worktree(repo)
+                        git("-C", str(repo), "checkout", "-q", "-f", from_branch)
+                        target = branch
+                    samples.setdefault(label, []).append(run(command(target), cwd=repo))
+                if case == "fresh" and gix:
+                    dest = tmp / "gix-out"
+                    if dest.exists():
+                        shutil.rmtree(dest)
+                    samples.setdefault("gix", []).append(run([gix, "free", "index", "--index-path", str(gix_index), "checkout-exclusive", "--repository", str(repo / ".git"), str(dest)]))
+            print(f"\ncase: {case}")
+            print(f"{'tool':<16} {'wall s':>8} {'user s':>8} {'sys s':>8} {'peak MiB':>9} {'wall/git0':>10} {'user/git0':>10}")
+            base = samples.get("git workers=0")
+            base = (statistics.median(s[0] for s in base), statistics.median(s[1] for s in base)) if base else None
+            for label, rows in samples.items():
+                wall = statistics.median(s[0] for s in rows)
+                user = statistics.median(s[1] for s in rows)
+                system = statistics.median(s[2] for s in rows)
+                rss = statistics.median(s[3] for s in rows) / 1024
+                ratio = f"{wall / base[0]:10.2f} {user / base[1]:10.2f}" if base else f"{'':>10} {'':>10}"
+                print(f"{label:<16} {wall:8.2f} {user:8.2f} {system:8.2f} {rss:9.0f} {ratio}")
+                results.append({"case": case, "tool": label, "wall": wall, "user": user, "sys": system,
+                                "peak_mib": rss, "files": files, "source": str(source), "samples": rows})
+    floor_rows = [r for r in results if r["tool"] == "floor"]
+    fresh = [r for r in results if r["case"] == "fresh" and r["tool"] == "sluice"]
+    if floor_rows and fresh:
+        print(f"\nsluice fresh checkout / floor: {fresh[0]['wall'] / floor_rows[0]['wall']:.2f}")
+    log = ROOT / "bench" / "results" / "checkout.jsonl"
+    with open(log, "a") as f:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        for r in results:
+            f.write(json.dumps({"time": stamp, **r}) + "\n")
+    print(f"raw results appended to {log.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
