@@ -135,14 +135,15 @@ def main():
                 user = statistics.median(s[1] for s in rows)
                 system = statistics.median(s[2] for s in rows)
                 rss = statistics.median(s[3] for s in rows) / 1024
-                ratio = f"{wall / base[0]:10.2f} {user / base[1]:10.2f}" if base else f"{'':>10} {'':>10}"
+                ratio = (f"{wall / max(base[0], 1e-9):10.2f} {user / max(base[1], 1e-9):10.2f}"
+                         if base else f"{'':>10} {'':>10}")
                 print(f"{label:<16} {wall:8.2f} {user:8.2f} {system:8.2f} {rss:9.0f} {ratio}")
                 results.append({"case": case, "tool": label, "wall": wall, "user": user, "sys": system,
                                 "peak_mib": rss, "files": files, "source": str(source), "samples": rows})
     floor_rows = [r for r in results if r["tool"] == "floor"]
     fresh = [r for r in results if r["case"] == "fresh" and r["tool"] == "sluice"]
     if floor_rows and fresh:
-        print(f"\nsluice fresh checkout / floor: {fresh[0]['wall'] / floor_rows[0]['wall']:.2f}")
+        print(f"\nsluice fresh checkout / floor: {fresh[0]['wall'] / max(floor_rows[0]['wall'], 1e-9):.2f}")
     log = ROOT / "bench" / "results" / "checkout.jsonl"
     with open(log, "a") as f:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
