@@ -48,19 +48,6 @@ def git(*args, cwd=None, env=None):
     return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True).stdout
 
 
-def empty_worktree(repo: Path):
-    for entry in repo.iterdir():
-        if entry.name == ".git":
-            continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
-    index = repo / ".git" / "index"
-    if index.exists():
-        index.unlink()
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("source", type=Path)
@@ -71,6 +58,7 @@ def main():
     parser.add_argument("--sluice", default=str(ROOT / "target" / "release" / "sluice"))
     parser.add_argument("--git", default=shutil.which("git") or "git")
     parser.add_argument("--cases", default="fresh,switch,floor")
+    parser.add_argument("--workdir", help="where work trees go (default: the system's temp dir)")
     args = parser.parse_args()
     source = args.source.resolve()
     rev = git("-C", str(source), "rev-parse", args.rev).decode().strip()
@@ -81,19 +69,31 @@ def main():
         subprocess.run(["cargo", "build", "--release", "-q", "--manifest-path", str(ROOT / "bench" / "floor" / "Cargo.toml")], check=True)
     gix = shutil.which("gix")
     results = []
-    with tempfile.TemporaryDirectory(prefix="sluice-bench-") as tmp:
+    # Every timed run writes into a directory of its own, and nothing is deleted until all runs
+    # are done: ext4 skips inodes freed in the last minutes when it allocates new ones, so a
+    # run right after a large deletion measured the deletion (up to 10x the system time).
+    with tempfile.TemporaryDirectory(prefix="sluice-bench-", dir=args.workdir) as tmp:
         tmp = Path(tmp)
-        repo = tmp / "wt"
-        subprocess.run([args.git, "clone", "-q", "--no-checkout", "--shared", str(source), str(repo)], check=True)
-        for r in (rev, from_rev):
-            git("-C", str(repo), "update-ref", f"refs/heads/bench-{r[:12]}", r)
-        branch, from_branch = f"bench-{rev[:12]}", f"bench-{from_rev[:12]}"
+        counter = iter(range(1_000_000))
+
+        def fresh_clone(at: str = None):
+            repo = tmp / f"wt{next(counter)}"
+            subprocess.run([args.git, "clone", "-q", "--no-checkout", "--shared", str(source), str(repo)], check=True)
+            for r in (rev, from_rev):
+                git("-C", str(repo), "update-ref", f"refs/heads/bench-{r[:12]}", r)
+            git("-C", str(repo), "symbolic-ref", "HEAD", f"refs/heads/bench-{rev[:12]}")
+            if at:
+                git("-C", str(repo), "checkout", "-q", "-f", f"bench-{at[:12]}")
+            return repo
+
+        branch = f"bench-{rev[:12]}"
         manifest = tmp / "manifest"
         manifest.write_bytes(git("-C", str(source), "ls-tree", "-r", "-l", rev))
         files = len(manifest.read_text().splitlines())
         gix_index = tmp / "gix-index"
+        probe = fresh_clone()
         env = dict(os.environ, GIT_INDEX_FILE=str(gix_index))
-        git("-C", str(repo), "read-tree", rev, env=env)
+        git("-C", str(probe), "read-tree", rev, env=env)
         print(f"repository: {source}, {files} entries at {rev[:12]}, switch from {from_rev[:12]}, workers {args.workers}, runs {args.runs}")
 
         tools = [
@@ -105,27 +105,19 @@ def main():
             samples = {}
             for _ in range(args.runs):
                 if case == "floor":
-                    dest = tmp / "floor"
-                    if dest.exists():
-                        shutil.rmtree(dest)
+                    dest = tmp / f"floor{next(counter)}"
                     dest.mkdir()
+                    os.sync()
                     samples.setdefault("floor", []).append(run([str(floor), str(manifest), str(dest), str(args.workers)]))
                     continue
                 for label, command in tools:
-                    if case == "fresh":
-                        empty_worktree(repo)
-                        git("-C", str(repo), "symbolic-ref", "HEAD", f"refs/heads/{branch}")
-                        target = branch
-                    else:
-                        empty_worktree(repo)
-                        git("-C", str(repo), "checkout", "-q", "-f", from_branch)
-                        target = branch
-                    samples.setdefault(label, []).append(run(command(target), cwd=repo))
+                    repo = fresh_clone(from_rev if case == "switch" else None)
+                    os.sync()
+                    samples.setdefault(label, []).append(run(command(branch), cwd=repo))
                 if case == "fresh" and gix:
-                    dest = tmp / "gix-out"
-                    if dest.exists():
-                        shutil.rmtree(dest)
-                    samples.setdefault("gix", []).append(run([gix, "free", "index", "--index-path", str(gix_index), "checkout-exclusive", "--repository", str(repo / ".git"), str(dest)]))
+                    dest = tmp / f"gix{next(counter)}"
+                    os.sync()
+                    samples.setdefault("gix", []).append(run([gix, "free", "index", "--index-path", str(gix_index), "checkout-exclusive", "--repository", str(probe / ".git"), str(dest)]))
             print(f"\ncase: {case}")
             print(f"{'tool':<16} {'wall s':>8} {'user s':>8} {'sys s':>8} {'peak MiB':>9} {'wall/git0':>10} {'user/git0':>10}")
             base = samples.get("git workers=0")
@@ -137,7 +129,7 @@ def main():
                 rss = statistics.median(s[3] for s in rows) / 1024
                 ratio = (f"{wall / max(base[0], 1e-9):10.2f} {user / max(base[1], 1e-9):10.2f}"
                          if base else f"{'':>10} {'':>10}")
-                print(f"{label:<16} {wall:8.2f} {user:8.2f} {system:8.2f} {rss:9.0f} {ratio}")
+                print(f"{label:<16} {wall:8.2f} {user:8.2f} {system:8.2f} {rss:9.0f} {ratio}", flush=True)
                 results.append({"case": case, "tool": label, "wall": wall, "user": user, "sys": system,
                                 "peak_mib": rss, "files": files, "source": str(source), "samples": rows})
     floor_rows = [r for r in results if r["tool"] == "floor"]

@@ -42,6 +42,10 @@ struct Rule {
     /// Match against the whole relative path (the pattern has a `/`) or the basename.
     anchored: bool,
     assignments: Vec<Assignment>,
+    /// Every attribute the rule can set, macros expanded: a lookup skips rules that cannot
+    /// touch what it asks for before matching their pattern (most `.gitattributes` lines set
+    /// `diff` or `whitespace`, which checkout never reads).
+    touches: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -104,6 +108,7 @@ impl Attributes {
     /// honoured only in top-level files, as git does.
     pub fn add_file(&mut self, dir: &[u8], text: &[u8]) {
         let mut rules = Vec::new();
+        let mut defines_macros = false;
         for line in text.split(|&b| b == b'\n') {
             let line = String::from_utf8_lossy(line);
             let line = line.trim();
@@ -118,6 +123,7 @@ impl Attributes {
                 if dir.is_empty() {
                     let assignments = words.filter_map(parse_assignment).collect();
                     self.macros.insert(name.to_owned(), assignments);
+                    defines_macros = true;
                 }
                 continue;
             }
@@ -130,10 +136,16 @@ impl Attributes {
                 Some(rest) => (rest, true),
                 None => (pattern, pattern.contains('/')),
             };
+            let assignments: Vec<Assignment> = words.filter_map(parse_assignment).collect();
+            let mut touches = Vec::new();
+            for assignment in &assignments {
+                self.expand_names(&assignment.name, &mut touches, 0);
+            }
             rules.push(Rule {
                 pattern: pattern.as_bytes().to_vec(),
                 anchored,
-                assignments: words.filter_map(parse_assignment).collect(),
+                assignments,
+                touches,
             });
         }
         let mut dir = dir.to_vec();
@@ -141,6 +153,18 @@ impl Attributes {
             dir.push(b'/');
         }
         self.files.push(File { dir, rules });
+        if defines_macros {
+            // A macro may expand names of rules read before it: recompute what each can touch.
+            let mut files = std::mem::take(&mut self.files);
+            for rule in files.iter_mut().flat_map(|f| f.rules.iter_mut()) {
+                let mut touches = Vec::new();
+                for assignment in &rule.assignments {
+                    self.expand_names(&assignment.name, &mut touches, 0);
+                }
+                rule.touches = touches;
+            }
+            self.files = files;
+        }
     }
 
     /// Whether any file has any rule (a checkout without attributes skips lookups).
@@ -157,6 +181,9 @@ impl Attributes {
                 continue;
             };
             for rule in &file.rules {
+                if !rule.touches.iter().any(|t| names.contains(&t.as_str())) {
+                    continue;
+                }
                 let subject = if rule.anchored { relative } else { basename };
                 if !wildmatch(&rule.pattern, subject) {
                     continue;
@@ -167,6 +194,18 @@ impl Attributes {
             }
         }
         out
+    }
+
+    /// `name` and, if it is a macro, every attribute it sets.
+    fn expand_names(&self, name: &str, out: &mut Vec<String>, depth: usize) {
+        out.push(name.to_owned());
+        if let Some(expansion) = self.macros.get(name) {
+            if depth < 8 {
+                for inner in expansion {
+                    self.expand_names(&inner.name, out, depth + 1);
+                }
+            }
+        }
     }
 
     fn apply<const N: usize>(

@@ -378,6 +378,11 @@ pub fn switch(
             })
         }
     };
+    // No index and nothing in the work tree but .git (a clone made with --no-checkout): there
+    // is nothing to protect or replace, so files are created without looking first.
+    let fresh = old.entries.is_empty()
+        && std::fs::read_dir(&root)
+            .is_ok_and(|mut entries| entries.all(|e| e.is_ok_and(|e| e.file_name() == ".git")));
     let flat = flatten(odb, tree)?;
     let attributes = load_attributes(repo, &flat.files)?;
     let old_entries: HashMap<&[u8], &IndexEntry> = old
@@ -416,7 +421,7 @@ pub fn switch(
             }
             None => {
                 let path = root.join(OsStr::from_bytes(&file.path));
-                if !force {
+                if !force && !fresh {
                     match path.symlink_metadata() {
                         // A directory in the way is fine if the switch removes all it holds.
                         Ok(meta) if meta.is_dir() => {
@@ -483,7 +488,7 @@ pub fn switch(
     );
     let mut filters = Filters::new(options.filters.clone(), &root);
     let mut write = options.write.clone();
-    write.fresh = false;
+    write.fresh = fresh;
     progress.phase("Updating files", Some(jobs.len() as u64));
     let written = write_all(odb, &root, &jobs, &write, &mut filters, progress)?;
     progress.finish();

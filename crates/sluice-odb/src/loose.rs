@@ -17,6 +17,8 @@ pub struct LooseObjectCache {
     dir: PathBuf,
     hash: HashKind,
     buckets: Box<[OnceLock<Box<[ObjectId]>>]>,
+    /// Objects this process wrote after their directory was read.
+    written: std::sync::Mutex<Vec<ObjectId>>,
 }
 
 impl LooseObjectCache {
@@ -26,16 +28,31 @@ impl LooseObjectCache {
             dir: dir.to_owned(),
             hash,
             buckets: (0..256).map(|_| OnceLock::new()).collect(),
+            written: std::sync::Mutex::new(Vec::new()),
         }
     }
 
-    /// Whether a loose object with this id exists (as of the first look at its directory).
+    /// Whether a loose object with this id exists (as of the first look at its directory, or
+    /// written by this process since).
     pub fn contains(&self, id: &ObjectId) -> bool {
         let first = id.first_byte();
         self.buckets[first as usize]
             .get_or_init(|| self.read_bucket(first))
             .binary_search(id)
             .is_ok()
+            || self
+                .written
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(id)
+    }
+
+    /// Records an object this process just wrote.
+    fn insert(&self, id: ObjectId) {
+        self.written
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(id);
     }
 
     fn read_bucket(&self, first: u8) -> Box<[ObjectId]> {
@@ -151,6 +168,7 @@ impl LooseObjects {
             let _ = std::fs::remove_file(&tmp);
             return Err(OdbError::Io { path, source });
         }
+        self.cache.insert(id);
         Ok(id)
     }
 }

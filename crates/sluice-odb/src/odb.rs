@@ -166,8 +166,12 @@ impl ObjectDb {
                 return Ok(Some(found));
             }
         }
-        if let Some(found) = self.loose.read(id)? {
-            return Ok(Some(found));
+        // The lazy cache answers "not here" without one failed open() per object, which
+        // matters when the objects live in an alternate (a clone made with --shared).
+        if self.loose.contains(id) {
+            if let Some(found) = self.loose.read(id)? {
+                return Ok(Some(found));
+            }
         }
         for alternate in &self.alternates {
             if let Some(found) = alternate.read(id)? {

@@ -54,12 +54,14 @@ pub enum IndexError {
         offset: u64,
     },
     /// The header declares more objects than the pack holds.
-    #[error("pack claims {declared} objects but holds only {found}")]
+    #[error("pack claims {declared} objects but holds only {found}: the trailer comes at offset {offset}")]
     ObjectCount {
         /// Objects the header declares.
         declared: u32,
         /// Entries found before the trailer.
         found: u32,
+        /// Where the trailer starts.
+        offset: u64,
     },
     /// An entry header is invalid.
     #[error("bad entry at offset {offset}: {source}")]

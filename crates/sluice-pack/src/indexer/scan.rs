@@ -128,6 +128,7 @@ fn scan_entries(
                 IndexError::ObjectCount {
                     declared: count,
                     found: index,
+                    offset: before,
                 }
             } else {
                 e
