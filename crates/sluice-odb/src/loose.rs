@@ -5,7 +5,7 @@ use crate::odb::OdbError;
 use sluice_object::{
     hash_object, parse_header, write_header, HashKind, ObjectId, ObjectKind, MAX_HEADER_LEN,
 };
-use sluice_pack::inflate::{deflate, Inflater};
+use sluice_pack::inflate::{deflate, Inflater, ZlibInflate};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -118,13 +118,25 @@ impl LooseObjects {
         };
         let corrupt = |why: String| OdbError::Corrupt { id: *id, why };
         let mut inflater = Inflater::new();
-        // Inflate the header first to learn the size, then the whole object.
+        // Inflate the start to read the header and learn the size, then the whole object.
+        inflater.begin();
         let mut head = [0u8; MAX_HEADER_LEN];
-        let step = inflater
-            .step(&compressed, &mut head)
-            .map_err(|e| corrupt(e.to_string()))?;
+        let mut head_len = 0;
+        let mut at = 0;
+        while head_len < MAX_HEADER_LEN && !head[..head_len].contains(&0) {
+            let fed = inflater
+                .feed(&compressed[at..], true, true)
+                .map_err(|e| corrupt(e.to_string()))?;
+            let take = fed.output.len().min(MAX_HEADER_LEN - head_len);
+            head[head_len..head_len + take].copy_from_slice(&fed.output[..take]);
+            head_len += take;
+            at += fed.consumed;
+            if fed.done || (fed.consumed == 0 && fed.produced == 0) {
+                break;
+            }
+        }
         let (kind, size, header_len) =
-            parse_header(&head[..step.produced]).map_err(|e| corrupt(e.to_string()))?;
+            parse_header(&head[..head_len]).map_err(|e| corrupt(e.to_string()))?;
         // A zlib stream expands at most ~1032 times; a larger declared size is a lie.
         if size > (compressed.len() as u64).saturating_mul(1032) {
             return Err(corrupt(format!("declared size {size} is impossible")));

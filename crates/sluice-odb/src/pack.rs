@@ -6,7 +6,7 @@ use crate::odb::OdbError;
 use sluice_object::{HashKind, ObjectId, ObjectKind};
 use sluice_pack::delta::apply_delta;
 use sluice_pack::entry::{parse_entry_header, EntryKind};
-use sluice_pack::inflate::Inflater;
+use sluice_pack::inflate::{Inflater, ZlibInflate};
 use sluice_pack::PackIndex;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -4,13 +4,16 @@
 //! pack-objects does not delta objects over the threshold), nor are loose objects, which are
 //! small in practice (git packs big objects on arrival).
 
-use sluice_pack::inflate::Inflater;
+use sluice_pack::inflate::{Inflater, ZlibInflate};
 use std::io::{self, Read};
 
 /// Inflates one zlib stream from a byte slice, checking that it yields exactly `size` bytes.
 pub(crate) struct InflateReader<'a> {
     input: &'a [u8],
     inflater: Inflater,
+    /// Output inflated but not yet read.
+    pending: Vec<u8>,
+    taken: usize,
     /// Bytes still to produce.
     remaining: u64,
     done: bool,
@@ -18,9 +21,13 @@ pub(crate) struct InflateReader<'a> {
 
 impl<'a> InflateReader<'a> {
     pub(crate) fn new(input: &'a [u8], size: u64) -> Self {
+        let mut inflater = Inflater::new();
+        inflater.begin();
         InflateReader {
             input,
-            inflater: Inflater::new(),
+            inflater,
+            pending: Vec::new(),
+            taken: 0,
             remaining: size,
             done: false,
         }
@@ -33,31 +40,34 @@ impl<'a> InflateReader<'a> {
 
 impl Read for InflateReader<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        loop {
-            if self.done || buf.is_empty() {
+        while self.taken == self.pending.len() {
+            if self.done {
                 return Ok(0);
             }
-            let step = self
+            let fed = self
                 .inflater
-                .step(self.input, buf)
+                .feed(self.input, true, true)
                 .map_err(|e| Self::bad(&e.to_string()))?;
-            self.input = &self.input[step.consumed..];
-            let produced = step.produced;
-            if produced as u64 > self.remaining {
+            self.input = &self.input[fed.consumed..];
+            if fed.output.len() as u64 > self.remaining {
                 return Err(Self::bad("object inflates to more than its size"));
             }
-            self.remaining -= produced as u64;
-            if step.done {
+            self.remaining -= fed.output.len() as u64;
+            self.pending.clear();
+            self.pending.extend_from_slice(fed.output);
+            self.taken = 0;
+            if fed.done {
                 self.done = true;
                 if self.remaining != 0 {
                     return Err(Self::bad("object inflates to less than its size"));
                 }
-            } else if step.consumed == 0 && step.produced == 0 {
+            } else if fed.consumed == 0 && fed.produced == 0 {
                 return Err(Self::bad("object data is truncated"));
             }
-            if produced > 0 || self.done {
-                return Ok(produced);
-            }
         }
+        let n = buf.len().min(self.pending.len() - self.taken);
+        buf[..n].copy_from_slice(&self.pending[self.taken..self.taken + n]);
+        self.taken += n;
+        Ok(n)
     }
 }

@@ -222,7 +222,7 @@ impl<D: AsRef<[u8]>> PackIndex<D> {
         };
         if version == 2 {
             let large_count = (size - needed) / 8;
-            if (size - needed) % 8 != 0 {
+            if !(size - needed).is_multiple_of(8) {
                 return Err(IdxError::TooSmall { size });
             }
             for i in 0..count {

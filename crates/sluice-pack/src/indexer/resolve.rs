@@ -6,7 +6,7 @@
 
 use super::{Entry, IndexError, ObjectLookup, Resolved};
 use crate::delta::apply_delta;
-use crate::inflate::Inflater;
+use crate::inflate::{Inflater, ZlibInflate};
 use sluice_object::progress::Progress;
 use sluice_object::{hash_object, HashKind, ObjectId, ObjectKind};
 use std::cell::RefCell;

@@ -7,16 +7,13 @@ use super::{Entry, IndexError, Resolved};
 use crate::entry::{parse_entry_header, EntryError, EntryKind, MAX_ENTRY_HEADER_LEN};
 use crate::indexer::growing::{GrowingReader, Growth};
 use crate::indexer::input::{FileAt, StreamInput};
-use crate::inflate::Inflater;
+use crate::inflate::{Inflater, ZlibInflate};
 use sluice_object::progress::Progress;
 use sluice_object::{HashKind, ObjectHasher, ObjectId};
 use std::fs::File;
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
-
-/// Output chunk for inflation: objects are hashed in pieces of this size, never held whole.
-const CHUNK: usize = 64 * 1024;
 
 /// What pass 1 learned about a pack.
 pub(crate) struct Scan {
@@ -101,7 +98,6 @@ fn scan_entries(
     interrupt: &AtomicBool,
 ) -> Result<Stop, IndexError> {
     let mut inflater = Inflater::new();
-    let mut chunk = vec![0u8; CHUNK];
     for index in scan.entries.len() as u32..count {
         if interrupt.load(Ordering::Relaxed) {
             return Err(IndexError::Interrupted);
@@ -118,7 +114,7 @@ fn scan_entries(
                 split.store(NO_SPLIT, Ordering::Relaxed);
             }
         }
-        scan_entry(input, hash, &mut inflater, &mut chunk, scan).map_err(|e| {
+        scan_entry(input, hash, &mut inflater, scan).map_err(|e| {
             // A pack that ends with only its trailer left declared more objects than it has.
             if matches!(e, IndexError::Truncated { .. } | IndexError::Entry { .. })
                 && input.at_eof()
@@ -422,12 +418,11 @@ fn probe(file: &File, at: u64, data_end: u64, hash: HashKind) -> bool {
     let mut input = StreamInput::mid_pack(&mut reader, at, 64 << 10);
     let mut scan = Scan::new(hash, at, SPLIT_PROBE_ENTRIES);
     let mut inflater = Inflater::new();
-    let mut chunk = vec![0u8; CHUNK];
     for _ in 0..SPLIT_PROBE_ENTRIES {
         if input.offset() == data_end {
             return true;
         }
-        if scan_entry(&mut input, hash, &mut inflater, &mut chunk, &mut scan).is_err()
+        if scan_entry(&mut input, hash, &mut inflater, &mut scan).is_err()
             || input.offset() > data_end
         {
             return false;
@@ -449,12 +444,11 @@ fn scan_second_half(
     let mut input = StreamInput::mid_pack(&mut reader, at, 1 << 20);
     let mut scan = Scan::new(hash, at, 1 << 16);
     let mut inflater = Inflater::new();
-    let mut chunk = vec![0u8; CHUNK];
     while input.offset() < data_end {
         if cancel.load(Ordering::Relaxed) || interrupt.load(Ordering::Relaxed) {
             return None;
         }
-        scan_entry(&mut input, hash, &mut inflater, &mut chunk, &mut scan).ok()?;
+        scan_entry(&mut input, hash, &mut inflater, &mut scan).ok()?;
     }
     (input.offset() == data_end).then_some(scan)
 }
@@ -497,7 +491,6 @@ fn scan_entry(
     input: &mut StreamInput<'_>,
     hash: HashKind,
     inflater: &mut Inflater,
-    chunk: &mut [u8],
     scan: &mut Scan,
 ) -> Result<(), IndexError> {
     let offset = input.offset();
@@ -544,7 +537,10 @@ fn scan_entry(
         _ => None,
     };
 
-    inflater.reset();
+    // Whole objects are inflated for hashing; a delta is only scanned to find its end (its
+    // checksum is checked when pass 2 inflates it again).
+    inflater.begin();
+    let keep = hasher.is_some();
     let mut produced = 0u64;
     loop {
         if input.available().is_empty() {
@@ -555,13 +551,13 @@ fn scan_entry(
                 });
             }
         }
+        let end_of_input = input.at_eof();
         let available = input.available();
-        let step = inflater
-            .step(available, chunk)
+        let fed = inflater
+            .feed(available, end_of_input, keep)
             .map_err(|source| IndexError::Inflate { offset, source })?;
-        crc.update(&available[..step.consumed]);
-        input.consume(step.consumed);
-        produced += step.produced as u64;
+        crc.update(&available[..fed.consumed]);
+        produced += fed.produced as u64;
         if produced > header.size {
             return Err(IndexError::Inflate {
                 offset,
@@ -572,13 +568,15 @@ fn scan_entry(
             });
         }
         if let Some(hasher) = hasher.as_mut() {
-            hasher.update(&chunk[..step.produced]);
+            hasher.update(fed.output);
         }
-        if step.done {
+        let (consumed, made, done) = (fed.consumed, fed.produced, fed.done);
+        input.consume(consumed);
+        if done {
             break;
         }
-        if step.consumed == 0 && step.produced == 0 {
-            // zlib needs more input than is buffered to make progress.
+        if consumed == 0 && made == 0 {
+            // The inflater needs more input than is buffered to make progress.
             let have = input.available().len();
             input.fill(have + 1)?;
             if input.available().len() == have {

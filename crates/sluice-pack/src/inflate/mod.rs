@@ -1,0 +1,98 @@
+//! zlib inflation for pack entries and objects, behind one small interface with two
+//! implementations: [`SiroccoInflater`] (the default) and [`ZlibRsInflater`], kept as the
+//! reference that differential tests and a fuzz target compare it with, on valid, truncated
+//! and corrupt input alike.
+//!
+//! sirocco inflated git/git's whole pack in 2.39 s against zlib-rs's 3.76 s here (and the wide
+//! 100,000-file checkout's blobs in 1.41 s against 1.96 s): inflation is most of a checkout's
+//! CPU and a third of index-pack's. One inflater per thread is reset between streams: building
+//! one per object rebuilds its tables (~7-10% of a profile).
+
+mod sirocco;
+mod zlib_rs;
+
+pub use self::sirocco::SiroccoInflater;
+pub use self::zlib_rs::ZlibRsInflater;
+
+/// The inflater Sluice uses.
+pub type Inflater = SiroccoInflater;
+
+/// Why a zlib stream could not be inflated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InflateError {
+    /// The stream is not valid zlib (or its checksum does not match).
+    #[error("corrupt zlib stream: {0}")]
+    Corrupt(String),
+    /// The stream inflates to more or fewer bytes than declared.
+    #[error("inflated size mismatch: declared {declared}, got {actual}")]
+    SizeMismatch {
+        /// Declared size.
+        declared: u64,
+        /// Bytes actually produced (possibly only a lower bound).
+        actual: u64,
+    },
+    /// The input ends before the stream does.
+    #[error("zlib stream is truncated")]
+    Truncated,
+    /// The declared size cannot be allocated.
+    #[error("cannot allocate {size} bytes for an object")]
+    TooLarge {
+        /// The declared size.
+        size: u64,
+    },
+}
+
+/// What one call of [`ZlibInflate::feed`] did.
+#[derive(Debug)]
+pub struct Fed<'a> {
+    /// Input bytes used.
+    pub consumed: usize,
+    /// Bytes produced by this call (counted even when not kept).
+    pub produced: usize,
+    /// This call's output, when it was asked to keep it.
+    pub output: &'a [u8],
+    /// The stream ended.
+    pub done: bool,
+}
+
+/// Decodes zlib streams: a whole one from memory, or one fed in pieces.
+pub trait ZlibInflate: Default + Send {
+    /// Inflates one whole stream from `input` into `out` (replacing its contents), which must
+    /// produce exactly `size` bytes. Returns how many input bytes the stream took.
+    fn inflate_exact(
+        &mut self,
+        input: &[u8],
+        size: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<usize, InflateError>;
+
+    /// Starts a new stream for [`Self::feed`].
+    fn begin(&mut self);
+
+    /// Feeds more of the current stream. `end_of_input` says nothing follows `input`. With
+    /// `keep` false the output is only counted: an implementation may then skip writing it and
+    /// defer checking the stream's checksum to a later full inflation.
+    fn feed(
+        &mut self,
+        input: &[u8],
+        end_of_input: bool,
+        keep: bool,
+    ) -> Result<Fed<'_>, InflateError>;
+}
+
+/// Compresses `data` as one zlib stream at `level` (git's `core.compression`, default 6...
+/// -1).
+pub fn deflate(data: &[u8], level: u32) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut encoder = flate2::write::ZlibEncoder::new(
+        Vec::with_capacity(data.len() / 2 + 64),
+        flate2::Compression::new(level),
+    );
+    encoder
+        .write_all(data)
+        .expect("writing to a Vec cannot fail");
+    encoder.finish().expect("writing to a Vec cannot fail")
+}
+
+#[cfg(test)]
+mod tests;
