@@ -11,7 +11,7 @@ use crate::CheckoutError;
 use sluice_object::progress::Progress;
 use sluice_object::{hash_object, ObjectId, ObjectKind};
 use sluice_odb::{Config, ObjectDb, Repository};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -187,45 +187,32 @@ fn case_collisions(tree: &FlatTree) -> Vec<Vec<String>> {
 }
 
 fn write_index_file(repo: &Repository, index: &Index) -> Result<(), CheckoutError> {
-    let path = repo.git_dir().join("index");
-    let lock = repo.git_dir().join("index.lock");
-    let bytes = write_index(index);
-    let io = |source| CheckoutError::Io {
-        path: path.clone(),
-        source,
-    };
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&lock)
-        .map_err(io)?;
-    use std::io::Write;
     // File times come from the kernel's coarse clock; stamping the index from the fine system
     // clock after writing it puts its mtime strictly after every file just written, so git
     // finds no racily-clean entry to re-hash (and a file that does not round-trip through
     // conversion, such as an expanded $Id$, is not reported modified by chance).
-    let result = file
-        .write_all(&bytes)
-        .and_then(|_| file.set_modified(std::time::SystemTime::now()))
-        .and_then(|_| std::fs::rename(&lock, &path));
-    if let Err(source) = result {
-        let _ = std::fs::remove_file(&lock);
-        return Err(CheckoutError::Io { path, source });
-    }
-    Ok(())
+    let path = repo.git_dir().join("index");
+    sluice_odb::write_locked(&path, &write_index(index), true).map_err(|e| match e {
+        sluice_odb::LockError::Io { path, source } => CheckoutError::Io { path, source },
+        locked => CheckoutError::Io {
+            path,
+            source: std::io::Error::other(locked.to_string()),
+        },
+    })
 }
 
-fn build_index(repo: &Repository, tree: &FlatTree, stats: &[Stat]) -> Index {
+/// The index for a checked-out tree; takes the tree to move its paths rather than copy them.
+fn build_index(repo: &Repository, tree: FlatTree, stats: &[Stat]) -> Index {
     let entries = tree
         .files
-        .iter()
+        .into_iter()
         .zip(stats)
-        .map(|(f, stat)| IndexEntry::new(f.path.clone(), f.mode, f.id, *stat))
+        .map(|(f, stat)| IndexEntry::new(f.path, f.mode, f.id, *stat))
         .collect();
     Index {
         version: 2,
         entries,
-        tree: Some(tree.cache_tree.clone()),
+        tree: Some(tree.cache_tree),
         extensions: Vec::new(),
         hash: repo.hash(),
     }
@@ -254,9 +241,13 @@ pub fn checkout_fresh(
         progress,
     )?;
     progress.finish();
-    write_index_file(repo, &build_index(repo, &flat, &stats))?;
+    let collisions = if options.ignore_case {
+        case_collisions(&flat)
+    } else {
+        Vec::new()
+    };
+    write_index_file(repo, &build_index(repo, flat, &stats))?;
     let mut warnings = std::mem::take(&mut filters.warnings);
-    let collisions = case_collisions(&flat);
     if options.ignore_case && !collisions.is_empty() {
         let mut text = String::from("the following paths have collided (e.g. case-sensitive paths\non a case-insensitive filesystem) and only one from the same\ncolliding group is in the working tree:\n");
         for group in collisions {
@@ -330,7 +321,23 @@ fn is_clean(
 }
 
 /// Files below the directory `dir` that the index does not track.
-fn untracked_below(root: &Path, dir: &[u8], tracked: &HashMap<&[u8], &IndexEntry>) -> Vec<String> {
+/// Stage-0 index entries, sorted by path.
+struct Tracked<'a>(Vec<&'a IndexEntry>);
+
+impl<'a> Tracked<'a> {
+    fn get(&self, path: &[u8]) -> Option<&'a IndexEntry> {
+        self.0
+            .binary_search_by(|e| e.path.as_slice().cmp(path))
+            .ok()
+            .map(|i| self.0[i])
+    }
+
+    fn contains_key(&self, path: &[u8]) -> bool {
+        self.get(path).is_some()
+    }
+}
+
+fn untracked_below(root: &Path, dir: &[u8], tracked: &Tracked<'_>) -> Vec<String> {
     let mut found = Vec::new();
     let mut stack = vec![dir.to_vec()];
     while let Some(current) = stack.pop() {
@@ -385,13 +392,8 @@ pub fn switch(
             .is_ok_and(|mut entries| entries.all(|e| e.is_ok_and(|e| e.file_name() == ".git")));
     let flat = flatten(odb, tree)?;
     let attributes = load_attributes(repo, &flat.files)?;
-    let old_entries: HashMap<&[u8], &IndexEntry> = old
-        .entries
-        .iter()
-        .filter(|e| e.stage() == 0)
-        .map(|e| (e.path.as_slice(), e))
-        .collect();
-    let new_paths: HashSet<&[u8]> = flat.files.iter().map(|f| f.path.as_slice()).collect();
+    // Both lists are sorted by path: entries are found by binary search, not hashed.
+    let old_entries = Tracked(old.entries.iter().filter(|e| e.stage() == 0).collect());
 
     let mut to_write: Vec<usize> = Vec::new();
     let mut keep: HashMap<usize, Stat> = HashMap::new();
@@ -399,7 +401,7 @@ pub fn switch(
     let mut untracked = Vec::new();
     for (i, file) in flat.files.iter().enumerate() {
         let conversion = Conversion::for_path(&attributes, &file.path, options.convert);
-        match old_entries.get(file.path.as_slice()) {
+        match old_entries.get(&file.path) {
             Some(entry) if entry.id == file.id && entry.mode == file.mode => {
                 // With -f, a file that is missing or modified is written again, as git's
                 // `checkout -f` does; otherwise local changes to it are kept.
@@ -437,10 +439,15 @@ pub fn switch(
             }
         }
     }
-    let removed: Vec<&IndexEntry> = old
-        .entries
+    let removed: Vec<&IndexEntry> = old_entries
+        .0
         .iter()
-        .filter(|e| e.stage() == 0 && !new_paths.contains(e.path.as_slice()))
+        .copied()
+        .filter(|e| {
+            flat.files
+                .binary_search_by(|f| f.path.as_slice().cmp(&e.path))
+                .is_err()
+        })
         .collect();
     for entry in &removed {
         let conversion = Conversion::for_path(&attributes, &entry.path, options.convert);
@@ -499,7 +506,7 @@ pub fn switch(
     for (&i, stat) in to_write.iter().zip(written) {
         stats[i] = stat;
     }
-    write_index_file(repo, &build_index(repo, &flat, &stats))?;
+    write_index_file(repo, &build_index(repo, flat, &stats))?;
     Ok(SwitchOutcome {
         written: jobs.len(),
         removed: removed.len(),

@@ -100,6 +100,11 @@ fn is_ntfs_dot_generic(component: &[u8], name: &str) -> bool {
 
 /// HFS+ ignores certain Unicode code points when comparing names, so `.g\u{200c}it` is `.git`.
 fn is_hfs_dot_generic(component: &[u8], name: &str) -> bool {
+    // Every ignorable code point starts with byte 0xE2 or 0xEF in UTF-8: most names have
+    // neither, and need no decoding.
+    if !component.iter().any(|&b| b == 0xe2 || b == 0xef) {
+        return false;
+    }
     let Ok(text) = std::str::from_utf8(component) else {
         return false;
     };

@@ -6,7 +6,6 @@ use crate::path_check::{verify_component, verify_path};
 use crate::CheckoutError;
 use sluice_object::{HashKind, ObjectId, ObjectKind};
 use sluice_odb::ObjectDb;
-use std::collections::HashSet;
 
 /// A file, symlink or gitlink of a tree, with its full path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,21 +41,21 @@ pub fn flatten(odb: &ObjectDb, root: &ObjectId) -> Result<FlatTree, CheckoutErro
     let cache_tree = walk(odb, root, &mut prefix, &mut files, 0)?;
     files.sort_by(|a: &TreeFile, b: &TreeFile| a.path.cmp(&b.path));
     // Duplicates, and a path that is both a file and a directory (`a` and `a/b`): a hostile
-    // tree's way to write through a symlink it just created.
-    let mut seen: HashSet<&[u8]> = HashSet::with_capacity(files.len());
-    for file in &files {
-        if !seen.insert(&file.path) {
-            return Err(CheckoutError::Conflict(display(&file.path)));
+    // tree's way to write through a symlink it just created. The list is sorted, so a
+    // duplicate is a neighbour, and the paths below `a/` start at the first one not before it.
+    for pair in files.windows(2) {
+        if pair[0].path == pair[1].path {
+            return Err(CheckoutError::Conflict(display(&pair[1].path)));
         }
     }
+    let mut dir = Vec::new();
     for file in &files {
-        let mut at = 0;
-        while let Some(slash) = file.path[at..].iter().position(|&b| b == b'/') {
-            let dir = &file.path[..at + slash];
-            if seen.contains(dir) {
-                return Err(CheckoutError::Conflict(display(&file.path)));
-            }
-            at += slash + 1;
+        dir.clear();
+        dir.extend_from_slice(&file.path);
+        dir.push(b'/');
+        let below = files.partition_point(|f| f.path.as_slice() < dir.as_slice());
+        if files.get(below).is_some_and(|f| f.path.starts_with(&dir)) {
+            return Err(CheckoutError::Conflict(display(&files[below].path)));
         }
     }
     Ok(FlatTree { files, cache_tree })
@@ -92,7 +91,9 @@ fn walk(
         .map_or_else(|| prefix.clone(), |i| prefix[i + 1..].to_vec());
     let start = files.len();
     let mut children = Vec::new();
-    let mut names: HashSet<Vec<u8>> = HashSet::new();
+    // Names of this tree, to find one used twice (a tree and a file of the same name would
+    // otherwise merge silently); sorted once at the end rather than hashed.
+    let mut names: Vec<&[u8]> = Vec::new();
     let mut rest = &data[..];
     while !rest.is_empty() {
         let (mode, name, entry_id, used) =
@@ -110,9 +111,7 @@ fn walk(
             path: display(&path),
             source,
         })?;
-        if !names.insert(name.to_vec()) {
-            return Err(CheckoutError::Conflict(display(&path)));
-        }
+        names.push(name);
         let mode = match mode {
             0o40000 => {
                 let saved = prefix.len();
@@ -142,6 +141,15 @@ fn walk(
             mode,
             id: entry_id,
         });
+    }
+    names.sort_unstable();
+    if let Some(pair) = names.windows(2).find(|pair| pair[0] == pair[1]) {
+        let mut path = prefix.clone();
+        if !path.is_empty() {
+            path.push(b'/');
+        }
+        path.extend_from_slice(pair[0]);
+        return Err(CheckoutError::Conflict(display(&path)));
     }
     // git keeps cache-tree children ordered by name length, then bytes.
     children.sort_by(|a: &CacheTree, b: &CacheTree| {

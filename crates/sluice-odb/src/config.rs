@@ -281,7 +281,6 @@ pub fn append_section(
     subsection: Option<&str>,
     entries: &[(&str, &str)],
 ) -> Result<(), ConfigError> {
-    use std::io::Write;
     let io = |source| ConfigError::Io {
         path: path.to_owned(),
         source,
@@ -315,20 +314,10 @@ pub fn append_section(
         };
         text.extend_from_slice(format!("\t{key} = {value}\n").as_bytes());
     }
-    let lock = path.with_extension("lock");
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&lock)
-        .map_err(io)?;
-    let result = file
-        .write_all(&text)
-        .and_then(|_| std::fs::rename(&lock, path));
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&lock);
-        return Err(io(e));
-    }
-    Ok(())
+    crate::lockfile::write_locked(path, &text, false).map_err(|e| match e {
+        crate::LockError::Io { source, .. } => io(source),
+        locked => io(std::io::Error::other(locked.to_string())),
+    })
 }
 
 /// Parses an integer with an optional k, m or g suffix.

@@ -16,6 +16,7 @@
 #![deny(missing_docs)]
 
 pub mod config;
+pub mod lockfile;
 mod loose;
 mod mmap;
 mod odb;
@@ -25,6 +26,7 @@ mod repository;
 mod stream;
 
 pub use config::{append_section, Config, ConfigError};
+pub use lockfile::{write_locked, LockError};
 pub use loose::{LooseObjectCache, LooseObjects};
 pub use odb::{ObjectDb, OdbError};
 pub use pack::Pack;

@@ -5,7 +5,7 @@ use crate::mmap::{map, Mapped};
 use crate::odb::OdbError;
 use sluice_object::{HashKind, ObjectId, ObjectKind};
 use sluice_pack::delta::apply_delta;
-use sluice_pack::entry::{parse_entry_header, EntryKind};
+use sluice_pack::entry::{parse_entry_header, EntryHeader, EntryKind};
 use sluice_pack::inflate::{Inflater, ZlibInflate};
 use sluice_pack::PackIndex;
 use std::collections::HashMap;
@@ -113,7 +113,19 @@ impl Pack {
         let Some(position) = self.index.lookup(id) else {
             return Ok(None);
         };
-        let offset = self.index.offset(position);
+        let (header, input) = self.entry_at(self.index.offset(position))?;
+        let EntryKind::Base(kind) = header.kind else {
+            return Ok(None);
+        };
+        Ok(Some((
+            kind,
+            header.size,
+            crate::stream::InflateReader::new(input, header.size),
+        )))
+    }
+
+    /// The header of the entry at `offset` and the bytes from its data to the trailer.
+    fn entry_at(&self, offset: u64) -> Result<(EntryHeader, &[u8]), OdbError> {
         let bytes = self.data.as_ref();
         let data_end = bytes.len() - self.hash.len_in_bytes();
         let start = usize::try_from(offset)
@@ -122,15 +134,7 @@ impl Pack {
             .ok_or_else(|| self.bad(offset, "offset outside the pack"))?;
         let header = parse_entry_header(&bytes[start..data_end], offset, self.hash)
             .map_err(|e| self.bad(offset, e))?;
-        let EntryKind::Base(kind) = header.kind else {
-            return Ok(None);
-        };
-        let input = &bytes[start + header.header_len..data_end];
-        Ok(Some((
-            kind,
-            header.size,
-            crate::stream::InflateReader::new(input, header.size),
-        )))
+        Ok((header, &bytes[start + header.header_len..data_end]))
     }
 
     fn bad(&self, offset: u64, why: impl std::fmt::Display) -> OdbError {
@@ -146,15 +150,7 @@ impl Pack {
         offset: u64,
         inflater: &mut Inflater,
     ) -> Result<(EntryKind, Vec<u8>), OdbError> {
-        let bytes = self.data.as_ref();
-        let data_end = bytes.len() - self.hash.len_in_bytes();
-        let start = usize::try_from(offset)
-            .ok()
-            .filter(|&o| o < data_end)
-            .ok_or_else(|| self.bad(offset, "offset outside the pack"))?;
-        let header = parse_entry_header(&bytes[start..data_end], offset, self.hash)
-            .map_err(|e| self.bad(offset, e))?;
-        let input = &bytes[start + header.header_len..data_end];
+        let (header, input) = self.entry_at(offset)?;
         // A zlib stream expands at most ~1032 times; a larger declared size is a lie.
         if header.size > (input.len() as u64).saturating_mul(1032) {
             return Err(self.bad(offset, "declared size is impossible"));

@@ -209,35 +209,14 @@ impl Refs {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(io(parent))?;
         }
-        let lock = path.with_file_name(format!(
-            "{}.lock",
-            path.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        ));
-        let mut file = match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&lock)
-        {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                return Err(RefError::Locked(lock.display().to_string()))
-            }
-            Err(source) => return Err(RefError::Io { path: lock, source }),
-        };
         let text = match target {
             RefTarget::Id(id) => format!("{id}\n"),
             RefTarget::Symbolic(to) => format!("ref: {to}\n"),
         };
-        let result = file
-            .write_all(text.as_bytes())
-            .and_then(|_| std::fs::rename(&lock, &path));
-        if let Err(source) = result {
-            let _ = std::fs::remove_file(&lock);
-            return Err(RefError::Io { path, source });
-        }
-        Ok(())
+        crate::lockfile::write_locked(&path, text.as_bytes(), false).map_err(|e| match e {
+            crate::LockError::Locked(lock) => RefError::Locked(lock.display().to_string()),
+            crate::LockError::Io { path, source } => RefError::Io { path, source },
+        })
     }
 
     /// Appends a reflog line for `name`, as `core.logAllRefUpdates` asks for branches and HEAD.

@@ -10,7 +10,9 @@ use std::io::{self, Read};
 /// Inflates one zlib stream from a byte slice, checking that it yields exactly `size` bytes.
 pub(crate) struct InflateReader<'a> {
     input: &'a [u8],
-    inflater: Inflater,
+    /// Made on the first read: callers often only want the size (to decide whether to
+    /// stream at all), and a decoder's tables are costly to set up.
+    inflater: Option<Inflater>,
     /// Output inflated but not yet read.
     pending: Vec<u8>,
     taken: usize,
@@ -21,11 +23,9 @@ pub(crate) struct InflateReader<'a> {
 
 impl<'a> InflateReader<'a> {
     pub(crate) fn new(input: &'a [u8], size: u64) -> Self {
-        let mut inflater = Inflater::new();
-        inflater.begin();
         InflateReader {
             input,
-            inflater,
+            inflater: None,
             pending: Vec::new(),
             taken: 0,
             remaining: size,
@@ -44,8 +44,12 @@ impl Read for InflateReader<'_> {
             if self.done {
                 return Ok(0);
             }
-            let fed = self
-                .inflater
+            let inflater = self.inflater.get_or_insert_with(|| {
+                let mut inflater = Inflater::new();
+                inflater.begin();
+                inflater
+            });
+            let fed = inflater
                 .feed(self.input, true, true)
                 .map_err(|e| Self::bad(&e.to_string()))?;
             self.input = &self.input[fed.consumed..];

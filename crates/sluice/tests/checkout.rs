@@ -672,6 +672,26 @@ fn remote_branch_is_checked_out_as_a_new_tracking_branch() {
     assert_eq!(git_view(&env, &ours).0, "");
 }
 
+/// Clones `src` to `dest` without a checkout, then checks HEAD out with the library call
+/// clone uses; returns its warnings.
+fn library_checkout(env: &Env, src: &Path, dest: &Path, config: &[&str]) -> Vec<String> {
+    let (src, dest_str) = (src.to_str().unwrap(), dest.to_str().unwrap());
+    env.git(
+        env.path(),
+        &["clone", "-q", "--no-checkout", "-b", "main", src, dest_str],
+    );
+    for item in config {
+        let (key, value) = item.split_once('=').unwrap();
+        env.git(dest, &["config", key, value]);
+    }
+    let repo = sluice_odb::Repository::discover(dest).unwrap();
+    let (_, head) = repo.refs().resolve("HEAD").unwrap();
+    let tree = sluice_checkout::commit_tree(repo.objects(), &head.unwrap()).unwrap();
+    let options = sluice_checkout::CheckoutOptions::from_config(repo.config()).unwrap();
+    sluice_checkout::checkout_fresh(&repo, &tree, &options, &sluice_object::progress::Discard)
+        .unwrap()
+}
+
 #[test]
 fn fresh_checkout_library_call_matches_git_clone() {
     // The call clone uses: an empty work tree, no index yet.
@@ -690,25 +710,7 @@ fn fresh_checkout_library_call_matches_git_clone() {
             theirs.to_str().unwrap(),
         ],
     );
-    env.git(
-        env.path(),
-        &[
-            "clone",
-            "-q",
-            "--no-checkout",
-            "-b",
-            "main",
-            src.to_str().unwrap(),
-            ours.to_str().unwrap(),
-        ],
-    );
-    let repo = sluice_odb::Repository::discover(&ours).unwrap();
-    let (_, head) = repo.refs().resolve("HEAD").unwrap();
-    let tree = sluice_checkout::commit_tree(repo.objects(), &head.unwrap()).unwrap();
-    let options = sluice_checkout::CheckoutOptions::from_config(repo.config()).unwrap();
-    let warnings =
-        sluice_checkout::checkout_fresh(&repo, &tree, &options, &sluice_object::progress::Discard)
-            .unwrap();
+    let warnings = library_checkout(&env, &src, &ours, &[]);
     assert!(warnings.is_empty(), "{warnings:?}");
     assert_same_trees(&ours, &theirs);
     assert_eq!(git_view(&env, &ours), git_view(&env, &theirs));
@@ -731,26 +733,7 @@ fn case_collisions_are_reported_like_git_clone() {
     );
     env.fast_import(&src, fi.finish());
     let ours = env.path().join("ours");
-    env.git(
-        env.path(),
-        &[
-            "clone",
-            "-q",
-            "--no-checkout",
-            "-b",
-            "main",
-            src.to_str().unwrap(),
-            ours.to_str().unwrap(),
-        ],
-    );
-    env.git(&ours, &["config", "core.ignorecase", "true"]);
-    let repo = sluice_odb::Repository::discover(&ours).unwrap();
-    let (_, head) = repo.refs().resolve("HEAD").unwrap();
-    let tree = sluice_checkout::commit_tree(repo.objects(), &head.unwrap()).unwrap();
-    let options = sluice_checkout::CheckoutOptions::from_config(repo.config()).unwrap();
-    let warnings =
-        sluice_checkout::checkout_fresh(&repo, &tree, &options, &sluice_object::progress::Discard)
-            .unwrap();
+    let warnings = library_checkout(&env, &src, &ours, &["core.ignorecase=true"]);
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(
         warnings[0].starts_with("the following paths have collided"),
