@@ -8,6 +8,7 @@ use crate::index::{read_index, write_index, Index, IndexEntry, Stat};
 use crate::tree::{flatten, FlatTree, TreeFile};
 use crate::writer::{write_all, Job, WriteOptions};
 use crate::CheckoutError;
+use rayon::prelude::*;
 use sluice_object::progress::Progress;
 use sluice_object::{hash_object, ObjectId, ObjectKind};
 use sluice_odb::{Config, ObjectDb, Repository};
@@ -260,6 +261,18 @@ pub fn checkout_fresh(
     Ok(warnings)
 }
 
+/// What a switch does with one entry of the target tree.
+enum Decision {
+    /// Unchanged: keep the file and its index entry.
+    Keep(Stat),
+    /// Write it.
+    Write,
+    /// Write it, though that loses a local change (refused without -f).
+    WriteOverLocalChange,
+    /// Write it, though untracked files are in the way (refused without -f).
+    WriteOverUntracked(Vec<String>),
+}
+
 /// What a switch did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct SwitchOutcome {
@@ -269,21 +282,48 @@ pub struct SwitchOutcome {
     pub removed: usize,
 }
 
-/// Whether the work tree file at `path` still holds what the index entry says.
-fn is_clean(
+/// What the work tree holds at an index entry's path, found with one `lstat` (and a read only
+/// when the stat data changed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WorktreeState {
+    /// Deleted: a checkout writing it again loses nothing.
+    Missing,
+    /// What the entry says.
+    Clean,
+    /// Something else: a local change.
+    Dirty,
+}
+
+fn worktree_state(
     root: &Path,
     entry: &IndexEntry,
     conversion: &Conversion,
     odb: &ObjectDb,
-) -> Result<bool, CheckoutError> {
+) -> Result<WorktreeState, CheckoutError> {
     let path = root.join(OsStr::from_bytes(&entry.path));
     let meta = match std::fs::symlink_metadata(&path) {
         Ok(meta) => meta,
-        // A deleted file loses nothing when the checkout writes it again.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(WorktreeState::Missing),
         Err(source) => return Err(CheckoutError::Io { path, source }),
     };
-    if Stat::from_metadata(&meta) == entry.stat && entry.stat != Stat::default() {
+    let clean = is_clean(&path, &meta, entry, conversion, odb)?;
+    Ok(if clean {
+        WorktreeState::Clean
+    } else {
+        WorktreeState::Dirty
+    })
+}
+
+/// Whether the file at `path` (with metadata `meta`) still holds what the index entry says.
+fn is_clean(
+    path: &Path,
+    meta: &std::fs::Metadata,
+    entry: &IndexEntry,
+    conversion: &Conversion,
+    odb: &ObjectDb,
+) -> Result<bool, CheckoutError> {
+    let path = path.to_owned();
+    if Stat::from_metadata(meta) == entry.stat && entry.stat != Stat::default() {
         return Ok(true);
     }
     if entry.mode == 0o160000 {
@@ -395,46 +435,65 @@ pub fn switch(
     // Both lists are sorted by path: entries are found by binary search, not hashed.
     let old_entries = Tracked(old.entries.iter().filter(|e| e.stage() == 0).collect());
 
-    let mut to_write: Vec<usize> = Vec::new();
-    let mut keep: HashMap<usize, Stat> = HashMap::new();
-    let mut dirty = Vec::new();
-    let mut untracked = Vec::new();
-    for (i, file) in flat.files.iter().enumerate() {
+    // Classify every entry of the target tree; with -f this looks at every file, so it runs
+    // on all cores, as git's preload-index does.
+    let decide = |file: &TreeFile| -> Result<Decision, CheckoutError> {
         let conversion = Conversion::for_path(&attributes, &file.path, options.convert);
-        match old_entries.get(&file.path) {
+        Ok(match old_entries.get(&file.path) {
             Some(entry) if entry.id == file.id && entry.mode == file.mode => {
                 // With -f, a file that is missing or modified is written again, as git's
                 // `checkout -f` does; otherwise local changes to it are kept.
-                let missing = root
-                    .join(OsStr::from_bytes(&file.path))
-                    .symlink_metadata()
-                    .is_err();
-                if force && (missing || !is_clean(&root, entry, &conversion, odb)?) {
-                    to_write.push(i);
+                if force && worktree_state(&root, entry, &conversion, odb)? != WorktreeState::Clean
+                {
+                    Decision::Write
                 } else {
-                    keep.insert(i, entry.stat);
+                    Decision::Keep(entry.stat)
                 }
             }
             Some(entry) => {
-                if !force && !is_clean(&root, entry, &conversion, odb)? {
-                    dirty.push(String::from_utf8_lossy(&file.path).into_owned());
+                if !force && worktree_state(&root, entry, &conversion, odb)? == WorktreeState::Dirty
+                {
+                    Decision::WriteOverLocalChange
+                } else {
+                    Decision::Write
                 }
+            }
+            None if force || fresh => Decision::Write,
+            None => match root.join(OsStr::from_bytes(&file.path)).symlink_metadata() {
+                // A directory in the way is fine if the switch removes all it holds.
+                Ok(meta) if meta.is_dir() && file.mode != 0o160000 => {
+                    Decision::WriteOverUntracked(untracked_below(&root, &file.path, &old_entries))
+                }
+                Ok(meta) if meta.is_dir() => Decision::Write,
+                Ok(_) => Decision::WriteOverUntracked(vec![
+                    String::from_utf8_lossy(&file.path).into_owned()
+                ]),
+                Err(_) => Decision::Write,
+            },
+        })
+    };
+    let decisions: Vec<Decision> = if force || !fresh {
+        flat.files
+            .par_iter()
+            .map(decide)
+            .collect::<Result<_, _>>()?
+    } else {
+        flat.files.iter().map(decide).collect::<Result<_, _>>()?
+    };
+    let mut to_write: Vec<usize> = Vec::new();
+    let mut keep: Vec<(usize, Stat)> = Vec::new();
+    let mut dirty = Vec::new();
+    let mut untracked = Vec::new();
+    for (i, decision) in decisions.into_iter().enumerate() {
+        match decision {
+            Decision::Keep(stat) => keep.push((i, stat)),
+            Decision::Write => to_write.push(i),
+            Decision::WriteOverLocalChange => {
+                dirty.push(String::from_utf8_lossy(&flat.files[i].path).into_owned());
                 to_write.push(i);
             }
-            None => {
-                let path = root.join(OsStr::from_bytes(&file.path));
-                if !force && !fresh {
-                    match path.symlink_metadata() {
-                        // A directory in the way is fine if the switch removes all it holds.
-                        Ok(meta) if meta.is_dir() => {
-                            if file.mode != 0o160000 {
-                                untracked.extend(untracked_below(&root, &file.path, &old_entries));
-                            }
-                        }
-                        Ok(_) => untracked.push(String::from_utf8_lossy(&file.path).into_owned()),
-                        Err(_) => {}
-                    }
-                }
+            Decision::WriteOverUntracked(paths) => {
+                untracked.extend(paths);
                 to_write.push(i);
             }
         }
@@ -451,7 +510,7 @@ pub fn switch(
         .collect();
     for entry in &removed {
         let conversion = Conversion::for_path(&attributes, &entry.path, options.convert);
-        if !force && !is_clean(&root, entry, &conversion, odb)? {
+        if !force && worktree_state(&root, entry, &conversion, odb)? == WorktreeState::Dirty {
             dirty.push(String::from_utf8_lossy(&entry.path).into_owned());
         }
     }
