@@ -91,6 +91,21 @@ fn assert_clean(env: &Env, repo: &Path) {
     );
 }
 
+/// `git clone -q -b <branch> <src> <dest>`, checked out by git.
+fn git_clone(env: &Env, src: &Path, dest: &Path, branch: &str) {
+    env.git(
+        env.path(),
+        &[
+            "clone",
+            "-q",
+            "-b",
+            branch,
+            src.to_str().unwrap(),
+            dest.to_str().unwrap(),
+        ],
+    );
+}
+
 /// Clones `src` twice with the same `-c` settings: once checked out by git, once by sluice.
 fn clone_both(
     env: &Env,
@@ -629,28 +644,8 @@ fn remote_branch_is_checked_out_as_a_new_tracking_branch() {
     let src = history_for_switch(&env);
     let ours = env.path().join("ours");
     let theirs = env.path().join("theirs");
-    env.git(
-        env.path(),
-        &[
-            "clone",
-            "-q",
-            "-b",
-            "one",
-            src.to_str().unwrap(),
-            theirs.to_str().unwrap(),
-        ],
-    );
-    env.git(
-        env.path(),
-        &[
-            "clone",
-            "-q",
-            "-b",
-            "one",
-            src.to_str().unwrap(),
-            ours.to_str().unwrap(),
-        ],
-    );
+    git_clone(&env, &src, &theirs, "one");
+    git_clone(&env, &src, &ours, "one");
     let theirs_out = env
         .git_command(&theirs, &["checkout", "two"])
         .output()
@@ -699,17 +694,7 @@ fn fresh_checkout_library_call_matches_git_clone() {
     let src = tree_repo(&env);
     let theirs = env.path().join("theirs");
     let ours = env.path().join("ours");
-    env.git(
-        env.path(),
-        &[
-            "clone",
-            "-q",
-            "-b",
-            "main",
-            src.to_str().unwrap(),
-            theirs.to_str().unwrap(),
-        ],
-    );
+    git_clone(&env, &src, &theirs, "main");
     let warnings = library_checkout(&env, &src, &ours, &[]);
     assert!(warnings.is_empty(), "{warnings:?}");
     assert_same_trees(&ours, &theirs);

@@ -18,17 +18,22 @@ fn packed_repo(env: &Env) -> std::path::PathBuf {
     repo
 }
 
+/// The index of the repository's (only) pack.
+fn pack_idx(repo: &std::path::Path) -> std::path::PathBuf {
+    let pack_dir = repo.join("objects/pack");
+    let idx = crate::util::list_dir(&pack_dir)
+        .into_iter()
+        .find(|n| n.ends_with(".idx"))
+        .expect("a pack index");
+    pack_dir.join(idx)
+}
+
 #[test]
 fn listing_matches_git() {
     for git in gits() {
         let env = Env::with_git(git);
         let repo = packed_repo(&env);
-        let pack_dir = repo.join("objects/pack");
-        let idx = crate::util::list_dir(&pack_dir)
-            .into_iter()
-            .find(|n| n.ends_with(".idx"))
-            .unwrap();
-        let idx = pack_dir.join(idx);
+        let idx = pack_idx(&repo);
         let idx = idx.to_str().unwrap();
         for flag in ["-v", "-s"] {
             let theirs = env.git(&repo, &["verify-pack", flag, idx]);
@@ -48,12 +53,7 @@ fn listing_matches_git() {
 fn damaged_index_is_reported() {
     let env = Env::new();
     let repo = packed_repo(&env);
-    let pack_dir = repo.join("objects/pack");
-    let idx = crate::util::list_dir(&pack_dir)
-        .into_iter()
-        .find(|n| n.ends_with(".idx"))
-        .unwrap();
-    let idx = pack_dir.join(idx);
+    let idx = pack_idx(&repo);
     let mut bytes = std::fs::read(&idx).unwrap();
     // Flip a bit in the first CRC32.
     let count = bytes[8 + 1020..8 + 1024].to_vec();

@@ -80,6 +80,33 @@ pub trait ZlibInflate: Default + Send {
     ) -> Result<Fed<'_>, InflateError>;
 }
 
+/// Prepares `out` for a stream declared to inflate to `size` bytes, with room for one byte
+/// more, so that a longer stream is caught rather than cut.
+fn exact_buffer(out: &mut Vec<u8>, size: usize) -> Result<(), InflateError> {
+    out.clear();
+    out.try_reserve_exact(size + 1)
+        .map_err(|_| InflateError::TooLarge { size: size as u64 })?;
+    out.resize(size + 1, 0);
+    Ok(())
+}
+
+/// Ends an exact inflation that wrote `produced` bytes from `consumed` input bytes.
+fn finish_exact(
+    out: &mut Vec<u8>,
+    size: usize,
+    produced: usize,
+    consumed: usize,
+) -> Result<usize, InflateError> {
+    out.truncate(produced);
+    if produced != size {
+        return Err(InflateError::SizeMismatch {
+            declared: size as u64,
+            actual: produced as u64,
+        });
+    }
+    Ok(consumed)
+}
+
 /// Compresses `data` as one zlib stream at `level` (git's `core.compression`, default 6...
 /// -1).
 pub fn deflate(data: &[u8], level: u32) -> Vec<u8> {

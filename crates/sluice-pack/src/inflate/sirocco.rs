@@ -61,11 +61,7 @@ impl ZlibInflate for SiroccoInflater {
         out: &mut Vec<u8>,
     ) -> Result<usize, InflateError> {
         self.decoder.reset();
-        out.clear();
-        // One byte more than declared, so that a longer stream is caught rather than cut.
-        out.try_reserve_exact(size + 1)
-            .map_err(|_| InflateError::TooLarge { size: size as u64 })?;
-        out.resize(size + 1, 0);
+        super::exact_buffer(out, size)?;
         let result = self.decoder.decompress(input, out, true);
         let (consumed, produced, done) = match result {
             Ok(p) => (p.consumed, p.output.len(), p.done),
@@ -83,14 +79,7 @@ impl ZlibInflate for SiroccoInflater {
                 actual: produced as u64,
             });
         }
-        out.truncate(produced);
-        if produced != size {
-            return Err(InflateError::SizeMismatch {
-                declared: size as u64,
-                actual: produced as u64,
-            });
-        }
-        Ok(consumed)
+        super::finish_exact(out, size, produced, consumed)
     }
 
     fn begin(&mut self) {

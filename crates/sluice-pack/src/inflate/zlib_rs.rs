@@ -62,10 +62,7 @@ impl ZlibInflate for ZlibRsInflater {
         out: &mut Vec<u8>,
     ) -> Result<usize, InflateError> {
         self.inner.reset(true);
-        out.clear();
-        out.try_reserve_exact(size + 1)
-            .map_err(|_| InflateError::TooLarge { size: size as u64 })?;
-        out.resize(size + 1, 0);
+        super::exact_buffer(out, size)?;
         let mut consumed = 0;
         let mut produced = 0;
         loop {
@@ -89,14 +86,7 @@ impl ZlibInflate for ZlibRsInflater {
                 return Err(InflateError::Truncated);
             }
         }
-        out.truncate(produced);
-        if produced != size {
-            return Err(InflateError::SizeMismatch {
-                declared: size as u64,
-                actual: produced as u64,
-            });
-        }
-        Ok(consumed)
+        super::finish_exact(out, size, produced, consumed)
     }
 
     fn begin(&mut self) {
