@@ -29,19 +29,12 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import run  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run(argv, cwd=None, env=None):
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    err = proc.stderr.read().decode(errors="replace")
-    proc.stderr.close()
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"{argv} failed: {err}")
-    return wall, usage.ru_utime, usage.ru_stime, usage.ru_maxrss
 
 
 def git(*args, cwd=None, env=None):

@@ -21,6 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import run  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -35,21 +38,6 @@ def find_pack(path: Path) -> Path:
     sys.exit(f"no pack found in {path}")
 
 
-def run(argv, stdin_path=None, cwd=None):
-    """Runs a command; returns (wall seconds, cpu seconds, peak RSS in KiB)."""
-    stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, cwd=cwd)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    err = proc.stderr.read().decode(errors="replace")
-    proc.stderr.close()
-    if stdin_path:
-        stdin.close()
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"{argv[0]} failed: {err}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
 def commands(tool, exe, pack, work, threads, mode):
@@ -99,7 +87,8 @@ def main():
             for _ in range(args.runs):
                 for label, tool, exe in tools:
                     argv, stdin, cwd = commands(tool, exe, pack, work, args.threads, mode)
-                    samples[label].append(run(argv, stdin, cwd))
+                    wall, user, system, rss = run(argv, stdin, cwd)
+                    samples[label].append((wall, user + system, rss))
             base = None
             print(f"\nmode: {mode}")
             print(f"{'tool':<12} {'wall s':>8} {'cpu s':>8} {'peak MiB':>9} {'wall/git':>9} {'cpu/git':>8} {'mem/git':>8}")
