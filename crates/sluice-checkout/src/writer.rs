@@ -59,7 +59,6 @@ fn ensure_parent(
     root: &Path,
     relative: &[u8],
     known: &mut HashSet<Vec<u8>>,
-    fresh: bool,
 ) -> Result<(), CheckoutError> {
     let Some(slash) = relative.iter().rposition(|&b| b == b'/') else {
         return Ok(());
@@ -93,7 +92,6 @@ fn ensure_parent(
                 }
                 Err(source) => return Err(CheckoutError::Io { path, source }),
             }
-            let _ = fresh;
             known.insert(part.to_vec());
         }
         if end == dir.len() {
@@ -128,7 +126,7 @@ fn write_entry(
     options: &WriteOptions,
     known: &mut HashSet<Vec<u8>>,
 ) -> Result<Stat, CheckoutError> {
-    ensure_parent(root, &job.path, known, options.fresh)?;
+    ensure_parent(root, &job.path, known)?;
     let path = fs_path(root, &job.path);
     let io = |path: &Path| {
         let path = path.to_owned();

@@ -196,7 +196,8 @@ pub struct IndexOptions {
     pub max_input_size: Option<u64>,
     /// Complete a thin pack with bases from the repository (stream sources only).
     pub fix_thin: bool,
-    /// zlib level for objects appended by `fix_thin` (git's `core.compression`, default 6... -1).
+    /// zlib level (0-9) for objects appended by `fix_thin`: git's `core.compression`, whose
+    /// default -1 means zlib's 6.
     pub compression_level: u32,
 }
 

@@ -107,8 +107,8 @@ fn finish_exact(
     Ok(consumed)
 }
 
-/// Compresses `data` as one zlib stream at `level` (git's `core.compression`, default 6...
-/// -1).
+/// Compresses `data` as one zlib stream at `level` (0-9; git's default `core.compression` of
+/// -1 means 6).
 pub fn deflate(data: &[u8], level: u32) -> Vec<u8> {
     use std::io::Write as _;
     let mut encoder = flate2::write::ZlibEncoder::new(
