@@ -76,7 +76,7 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
                 "HEAD",
                 &old,
                 &target.id,
-                &identity(),
+                &identity(repo.config()),
                 &format!("checkout: moving from {from} to {short}"),
             );
             if !args.quiet {
@@ -95,7 +95,7 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
                 "HEAD",
                 &old,
                 &target.id,
-                &identity(),
+                &identity(repo.config()),
                 &format!("checkout: moving from {from} to {}", args.target),
             );
             if !args.quiet {
@@ -111,10 +111,17 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The committer identity for reflog lines, from git's environment variables.
-fn identity() -> String {
-    let name = std::env::var("GIT_COMMITTER_NAME").unwrap_or_else(|_| "Sluice".into());
-    let email = std::env::var("GIT_COMMITTER_EMAIL").unwrap_or_else(|_| "sluice@localhost".into());
+/// The committer identity for reflog lines: git's environment variables, then `user.name`
+/// and `user.email`.
+fn identity(config: &sluice_odb::Config) -> String {
+    let pick = |var: &str, key: &str, fallback: &str| {
+        std::env::var(var)
+            .ok()
+            .or_else(|| config.get(key).map(str::to_owned))
+            .unwrap_or_else(|| fallback.to_owned())
+    };
+    let name = pick("GIT_COMMITTER_NAME", "user.name", "Sluice");
+    let email = pick("GIT_COMMITTER_EMAIL", "user.email", "sluice@localhost");
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
