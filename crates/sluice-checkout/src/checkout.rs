@@ -9,6 +9,7 @@ use crate::tree::{flatten, FlatTree, TreeFile};
 use crate::writer::{write_all, Job, WriteOptions};
 use crate::CheckoutError;
 use rayon::prelude::*;
+use sluice_object::parse::{parse_commit, parse_tag};
 use sluice_object::progress::Progress;
 use sluice_object::{hash_object, ObjectId, ObjectKind};
 use sluice_odb::{Config, ObjectDb, Repository};
@@ -102,15 +103,10 @@ pub fn commit_tree(odb: &ObjectDb, id: &ObjectId) -> Result<ObjectId, CheckoutEr
             id,
             path: String::new(),
         })?;
-        let header = |name: &[u8]| {
-            data.split(|&b| b == b'\n')
-                .take_while(|l| !l.is_empty())
-                .find_map(|l| l.strip_prefix(name))
-                .and_then(|hex| ObjectId::from_hex(odb.hash(), hex).ok())
-        };
+        let bad = |_| CheckoutError::BadCommit(id);
         match kind {
-            ObjectKind::Commit => return header(b"tree ").ok_or(CheckoutError::BadCommit(id)),
-            ObjectKind::Tag => id = header(b"object ").ok_or(CheckoutError::BadCommit(id))?,
+            ObjectKind::Commit => return Ok(parse_commit(odb.hash(), &data).map_err(bad)?.tree),
+            ObjectKind::Tag => id = parse_tag(odb.hash(), &data).map_err(bad)?.object,
             ObjectKind::Tree => return Ok(id),
             ObjectKind::Blob => return Err(CheckoutError::BadCommit(id)),
         }

@@ -4,7 +4,8 @@
 use crate::index::CacheTree;
 use crate::path_check::{verify_component, verify_path};
 use crate::CheckoutError;
-use sluice_object::{HashKind, ObjectId, ObjectKind};
+use sluice_object::parse::{tree_entries, TreeEntry};
+use sluice_object::{ObjectId, ObjectKind};
 use sluice_odb::ObjectDb;
 
 /// A file, symlink or gitlink of a tree, with its full path.
@@ -94,14 +95,15 @@ fn walk(
     // Names of this tree, to find one used twice (a tree and a file of the same name would
     // otherwise merge silently); sorted once at the end rather than hashed.
     let mut names: Vec<&[u8]> = Vec::new();
-    let mut rest = &data[..];
-    while !rest.is_empty() {
-        let (mode, name, entry_id, used) =
-            parse_entry(rest, hash).ok_or_else(|| CheckoutError::BadTree {
-                id: *id,
-                why: "malformed entry".into(),
-            })?;
-        rest = &rest[used..];
+    for entry in tree_entries(hash, &data) {
+        let TreeEntry {
+            mode,
+            name,
+            id: entry_id,
+        } = entry.map_err(|e| CheckoutError::BadTree {
+            id: *id,
+            why: e.to_string(),
+        })?;
         let mut path = prefix.clone();
         if !path.is_empty() {
             path.push(b'/');
@@ -161,25 +163,4 @@ fn walk(
         id: Some(*id),
         children,
     })
-}
-
-/// Parses one tree entry: mode, name, id, and the bytes it took.
-fn parse_entry(data: &[u8], hash: HashKind) -> Option<(u32, &[u8], ObjectId, usize)> {
-    let space = data.iter().position(|&b| b == b' ')?;
-    let mode_text = &data[..space];
-    if mode_text.is_empty()
-        || mode_text.len() > 7
-        || !mode_text.iter().all(|b| (b'0'..=b'7').contains(b))
-    {
-        return None;
-    }
-    let mode = mode_text
-        .iter()
-        .fold(0u32, |m, &d| m * 8 + u32::from(d - b'0'));
-    let nul = space + 1 + data[space + 1..].iter().position(|&b| b == 0)?;
-    let name = &data[space + 1..nul];
-    let n = hash.len_in_bytes();
-    let id_bytes = data.get(nul + 1..nul + 1 + n)?;
-    let id = ObjectId::from_bytes(hash, id_bytes).ok()?;
-    Some((mode, name, id, nul + 1 + n))
 }

@@ -18,6 +18,7 @@ mod hash;
 mod header;
 mod id;
 mod kind;
+pub mod parse;
 pub mod progress;
 
 pub use hash::{hash_object, HashError, ObjectHasher, TrailerHasher};
