@@ -24,11 +24,13 @@ mod pack;
 pub mod refs;
 mod repository;
 mod stream;
+pub mod walk;
 
 pub use config::{append_section, Config, ConfigError};
 pub use lockfile::{write_locked, LockError};
 pub use loose::{LooseObjectCache, LooseObjects};
 pub use odb::{ObjectDb, OdbError};
-pub use pack::Pack;
+pub use pack::{Pack, RawEntry};
 pub use refs::{RefError, RefTarget, Refs};
 pub use repository::{RepoError, Repository};
+pub use walk::{walk_objects, ObjectFilter, WalkError, WalkRequest, Walked, WalkedObject};

@@ -138,6 +138,15 @@ impl ObjectDb {
         &self.loose
     }
 
+    /// Where a pack of this directory (not an alternate) stores the object: the pack's number
+    /// in [`Self::packs`] and the object's position in its index.
+    pub fn locate(&self, id: &ObjectId) -> Option<(usize, usize)> {
+        self.packs
+            .iter()
+            .enumerate()
+            .find_map(|(n, pack)| pack.index().lookup(id).map(|position| (n, position)))
+    }
+
     /// Whether the object exists anywhere: packs, loose (through the lazy cache), alternates.
     pub fn contains(&self, id: &ObjectId) -> bool {
         self.packs.iter().any(|p| p.contains(id))

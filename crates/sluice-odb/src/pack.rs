@@ -39,6 +39,29 @@ pub struct Pack {
     index: PackIndex<Mapped>,
     data: Mapped,
     cache: Box<[Mutex<BaseCache>]>,
+    /// Entry offsets in pack order with their index positions, built on first use: the end of
+    /// an entry is the start of the next, which copying entries verbatim needs.
+    by_offset: std::sync::OnceLock<Vec<(u64, u32)>>,
+}
+
+/// One entry of a pack as stored: its header and its compressed bytes, for copying verbatim.
+#[derive(Debug, Clone, Copy)]
+pub struct RawEntry<'a> {
+    /// The entry's header (kind, inflated size).
+    pub header: EntryHeader,
+    /// Where the entry starts in the pack.
+    pub offset: u64,
+    /// The entry's whole stored bytes: header, then the zlib stream.
+    pub bytes: &'a [u8],
+    /// The CRC32 the index records for those bytes (idx v2), `None` for an idx v1.
+    pub crc32: Option<u32>,
+}
+
+impl RawEntry<'_> {
+    /// The zlib stream after the header.
+    pub fn compressed(&self) -> &[u8] {
+        &self.bytes[self.header.header_len..]
+    }
 }
 
 #[derive(Debug, Default)]
@@ -77,6 +100,7 @@ impl Pack {
             index,
             data,
             cache: (0..CACHE_SHARDS).map(|_| Mutex::default()).collect(),
+            by_offset: std::sync::OnceLock::new(),
         })
     }
 
@@ -93,6 +117,12 @@ impl Pack {
     /// Whether the pack has the object.
     pub fn contains(&self, id: &ObjectId) -> bool {
         self.index.lookup(id).is_some()
+    }
+
+    /// Reads the object at index position `position`.
+    pub fn read_position(&self, position: usize) -> Result<(ObjectKind, Vec<u8>), OdbError> {
+        let object = self.read_at(self.index.offset(position))?;
+        Ok(Arc::unwrap_or_clone(object))
     }
 
     /// Reads an object by id.
@@ -122,6 +152,46 @@ impl Pack {
             header.size,
             crate::stream::InflateReader::new(input, header.size),
         )))
+    }
+
+    fn by_offset(&self) -> &[(u64, u32)] {
+        self.by_offset.get_or_init(|| {
+            let mut all: Vec<(u64, u32)> = (0..self.index.len())
+                .map(|i| (self.index.offset(i), i as u32))
+                .collect();
+            all.sort_unstable();
+            all
+        })
+    }
+
+    /// The index position of the entry starting at `offset`, if one does.
+    pub fn position_at(&self, offset: u64) -> Option<usize> {
+        let all = self.by_offset();
+        let i = all.binary_search_by_key(&offset, |&(o, _)| o).ok()?;
+        Some(all[i].1 as usize)
+    }
+
+    /// The entry at index position `position`, as stored.
+    pub fn raw_entry(&self, position: usize) -> Result<RawEntry<'_>, OdbError> {
+        let offset = self.index.offset(position);
+        let all = self.by_offset();
+        let data_end = (self.data.as_ref().len() - self.hash.len_in_bytes()) as u64;
+        let next = all.partition_point(|&(o, _)| o <= offset);
+        let end = all.get(next).map_or(data_end, |&(o, _)| o);
+        if end > data_end || end <= offset {
+            return Err(self.bad(offset, "entry extends outside the pack"));
+        }
+        let (header, _) = self.entry_at(offset)?;
+        let bytes = &self.data.as_ref()[offset as usize..end as usize];
+        if header.header_len >= bytes.len() {
+            return Err(self.bad(offset, "entry has no data"));
+        }
+        Ok(RawEntry {
+            header,
+            offset,
+            bytes,
+            crc32: (self.index.version() == 2).then(|| self.index.crc32(position)),
+        })
     }
 
     /// The header of the entry at `offset` and the bytes from its data to the trailer.

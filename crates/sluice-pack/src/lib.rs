@@ -23,9 +23,11 @@ pub mod idx;
 mod indexer;
 pub mod inflate;
 pub mod rev;
+pub mod writer;
 
 pub use idx::{IdxEntry, IdxError, IdxWriteOptions, PackIndex};
 pub use indexer::{
     DeltaInfo, IndexError, IndexOptions, IndexedPack, ObjectLookup, PackIndexer, PackSource,
     PackedObject,
 };
+pub use writer::PackWriter;

@@ -1,0 +1,526 @@
+//! Object enumeration for pack generation: every object reachable from the wanted tips and not
+//! from the ones the other side has, as `git rev-list --objects <wants> --not <haves>` lists
+//! them, with the objects the other side is known to have (the trees of the boundary commits)
+//! kept apart so that thin packs may delta against them.
+//!
+//! The commit walk follows git's limited walk: commits come out of a queue newest first;
+//! uninteresting ones pass their flag to their parents (and on through parents already seen),
+//! and the walk stops once everything queued is uninteresting for a few more steps, which
+//! tolerates small clock skew the way git does. Commits that were emitted and only later found
+//! uninteresting are dropped at the end.
+
+use crate::odb::{ObjectDb, OdbError};
+use sluice_object::parse::{parse_commit, parse_tag, tree_entries, ParseError};
+use sluice_object::progress::Progress;
+use sluice_object::{ObjectId, ObjectKind};
+use std::collections::{BinaryHeap, HashMap, HashSet};
+
+/// Why objects could not be enumerated.
+#[derive(Debug, thiserror::Error)]
+pub enum WalkError {
+    /// The object database failed.
+    #[error(transparent)]
+    Odb(#[from] OdbError),
+    /// A reachable object is missing.
+    #[error("missing {kind} {id}")]
+    Missing {
+        /// What was expected.
+        kind: &'static str,
+        /// The object.
+        id: ObjectId,
+    },
+    /// An object is not what the object pointing at it says.
+    #[error("object {id} is a {found}, expected a {expected}")]
+    WrongKind {
+        /// The object.
+        id: ObjectId,
+        /// Its actual kind.
+        found: ObjectKind,
+        /// The kind it should have.
+        expected: ObjectKind,
+    },
+    /// An object is malformed.
+    #[error("object {id}: {source}")]
+    Malformed {
+        /// The object.
+        id: ObjectId,
+        /// What is wrong.
+        source: ParseError,
+    },
+}
+
+/// Which objects a partial clone leaves out (`--filter`, `gitrevisions`' object filters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ObjectFilter {
+    /// Everything.
+    #[default]
+    None,
+    /// `blob:none`: no blobs.
+    BlobNone,
+    /// `blob:limit=<n>`: blobs of at most n bytes.
+    BlobLimit(u64),
+    /// `tree:<depth>`: no trees or blobs at depth `depth` or more below a commit's root tree
+    /// (the root tree is at depth 0).
+    TreeDepth(u64),
+}
+
+impl ObjectFilter {
+    /// Parses a filter spec as `git rev-list --filter` takes it.
+    pub fn parse(spec: &str) -> Option<ObjectFilter> {
+        if spec == "blob:none" {
+            return Some(ObjectFilter::BlobNone);
+        }
+        if let Some(limit) = spec.strip_prefix("blob:limit=") {
+            return crate::config::parse_int(limit)
+                .and_then(|n| u64::try_from(n).ok())
+                .map(ObjectFilter::BlobLimit);
+        }
+        if let Some(depth) = spec.strip_prefix("tree:") {
+            return depth.parse().ok().map(ObjectFilter::TreeDepth);
+        }
+        None
+    }
+}
+
+/// What to walk.
+#[derive(Debug)]
+pub struct WalkRequest<'a> {
+    /// Tips whose objects are wanted: commits, tags, trees or blobs.
+    pub wants: &'a [ObjectId],
+    /// Tips the other side has: everything reachable from them is left out.
+    pub haves: &'a [ObjectId],
+    /// Commits whose parents are not walked (shallow boundaries).
+    pub shallow: &'a HashSet<ObjectId>,
+    /// Objects left out by a partial clone's filter.
+    pub filter: ObjectFilter,
+}
+
+/// One object to send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WalkedObject {
+    /// The object.
+    pub id: ObjectId,
+    /// Its kind.
+    pub kind: ObjectKind,
+    /// git's hash of the path it was found at, which groups similar files for delta search.
+    pub name_hash: u32,
+}
+
+/// The result of a walk.
+#[derive(Debug, Default)]
+pub struct Walked {
+    /// Objects to send, commits first (newest first), then tags, then trees and blobs in the
+    /// order a depth-first walk of each commit's tree meets them.
+    pub objects: Vec<WalkedObject>,
+    /// Commits, trees and blobs the other side has for certain: the boundary commits and their
+    /// trees. Thin packs may send deltas against these.
+    pub known_to_other_side: HashSet<ObjectId>,
+}
+
+const UNINTERESTING: u8 = 1;
+const QUEUED: u8 = 2;
+const POPPED: u8 = 4;
+/// Queue steps taken after everything queued became uninteresting (git's `SLOP`).
+const SLOP: u32 = 5;
+
+/// A commit's parsed fields.
+struct CommitNode {
+    tree: ObjectId,
+    parents: Vec<ObjectId>,
+    time: i64,
+    flags: u8,
+}
+
+/// git's `pack_name_hash`: a sortable number dominated by the path's last characters, so that
+/// files with the same ending sort together.
+pub fn name_hash(path: &[u8]) -> u32 {
+    path.iter()
+        .filter(|b| !b.is_ascii_whitespace())
+        .fold(0u32, |hash, &c| {
+            (hash >> 2).wrapping_add(u32::from(c) << 24)
+        })
+}
+
+struct Walker<'a> {
+    odb: &'a ObjectDb,
+    commits: HashMap<ObjectId, CommitNode>,
+    /// Trees and blobs already listed or known to the other side.
+    seen: HashSet<ObjectId>,
+    progress: &'a dyn Progress,
+}
+
+/// Lists the objects `request` asks for.
+pub fn walk_objects(
+    odb: &ObjectDb,
+    request: &WalkRequest<'_>,
+    progress: &dyn Progress,
+) -> Result<Walked, WalkError> {
+    let mut walker = Walker {
+        odb,
+        commits: HashMap::new(),
+        seen: HashSet::new(),
+        progress,
+    };
+    let mut out = Walked::default();
+    let mut tags = Vec::new();
+    let mut pending_objects = Vec::new();
+    let mut want_commits = Vec::new();
+    let mut tag_seen = HashSet::new();
+    for want in request.wants {
+        // Peel tags, listing each tag object once.
+        let mut id = *want;
+        loop {
+            let (kind, data) = walker.read(&id, "object")?;
+            match kind {
+                ObjectKind::Tag => {
+                    if tag_seen.insert(id) {
+                        tags.push(WalkedObject {
+                            id,
+                            kind,
+                            name_hash: 0,
+                        });
+                    }
+                    let tag = parse_tag(odb.hash(), &data)
+                        .map_err(|source| WalkError::Malformed { id, source })?;
+                    id = tag.object;
+                }
+                ObjectKind::Commit => {
+                    want_commits.push(id);
+                    break;
+                }
+                kind => {
+                    pending_objects.push((id, kind));
+                    break;
+                }
+            }
+        }
+    }
+    let mut have_commits = Vec::new();
+    for have in request.haves {
+        let mut id = *have;
+        for _ in 0..64 {
+            match odb.read(&id)? {
+                Some((ObjectKind::Tag, data)) => match parse_tag(odb.hash(), &data) {
+                    Ok(tag) => id = tag.object,
+                    Err(_) => break,
+                },
+                Some((ObjectKind::Commit, _)) => {
+                    have_commits.push(id);
+                    break;
+                }
+                _ => break,
+            }
+        }
+    }
+
+    progress.phase("Enumerating objects", None);
+    let commits = walker.limit(&want_commits, &have_commits, request.shallow)?;
+    // The trees of uninteresting commits met by the walk: the other side has all of them.
+    let boundary: Vec<ObjectId> = walker
+        .commits
+        .iter()
+        .filter(|(_, c)| c.flags & UNINTERESTING != 0 && c.flags & POPPED != 0)
+        .map(|(id, _)| *id)
+        .collect();
+    for id in &boundary {
+        let tree = walker.commits[id].tree;
+        out.known_to_other_side.insert(*id);
+        walker.mark_tree_known(&tree, &mut out.known_to_other_side, 0)?;
+    }
+    for id in &commits {
+        out.objects.push(WalkedObject {
+            id: *id,
+            kind: ObjectKind::Commit,
+            name_hash: 0,
+        });
+        progress.add(1);
+    }
+    out.objects.extend(tags.iter().copied());
+    progress.add(tags.len() as u64);
+    let mut path = Vec::new();
+    for id in &commits {
+        let tree = walker.commits[id].tree;
+        walker.list_tree(&tree, &mut path, 0, request.filter, &mut out.objects)?;
+    }
+    for (id, kind) in pending_objects {
+        if kind == ObjectKind::Tree {
+            walker.list_tree(&id, &mut path, 0, request.filter, &mut out.objects)?;
+        } else if walker.seen.insert(id) {
+            out.objects.push(WalkedObject {
+                id,
+                kind,
+                name_hash: 0,
+            });
+            progress.add(1);
+        }
+    }
+    progress.finish();
+    Ok(out)
+}
+
+/// Orders the walk queue: newest commit first, then first queued first.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct Queued {
+    time: i64,
+    order: std::cmp::Reverse<u64>,
+    id: ObjectId,
+}
+
+impl Walker<'_> {
+    fn read(&self, id: &ObjectId, kind: &'static str) -> Result<(ObjectKind, Vec<u8>), WalkError> {
+        self.odb
+            .read(id)?
+            .ok_or(WalkError::Missing { kind, id: *id })
+    }
+
+    fn load_commit(&mut self, id: &ObjectId) -> Result<&mut CommitNode, WalkError> {
+        if !self.commits.contains_key(id) {
+            let (kind, data) = self.read(id, "commit")?;
+            if kind != ObjectKind::Commit {
+                return Err(WalkError::WrongKind {
+                    id: *id,
+                    found: kind,
+                    expected: ObjectKind::Commit,
+                });
+            }
+            let commit = parse_commit(self.odb.hash(), &data)
+                .map_err(|source| WalkError::Malformed { id: *id, source })?;
+            self.commits.insert(
+                *id,
+                CommitNode {
+                    tree: commit.tree,
+                    parents: commit.parents,
+                    time: commit.time,
+                    flags: 0,
+                },
+            );
+        }
+        Ok(self.commits.get_mut(id).expect("just inserted"))
+    }
+
+    /// The limited commit walk; returns the wanted commits, newest first.
+    fn limit(
+        &mut self,
+        wants: &[ObjectId],
+        haves: &[ObjectId],
+        shallow: &HashSet<ObjectId>,
+    ) -> Result<Vec<ObjectId>, WalkError> {
+        let mut queue = BinaryHeap::new();
+        let mut order = 0u64;
+        let mut interesting_queued = 0usize;
+        let mut push = |walker: &mut Self,
+                        queue: &mut BinaryHeap<Queued>,
+                        id: ObjectId,
+                        uninteresting: bool,
+                        interesting_queued: &mut usize|
+         -> Result<(), WalkError> {
+            let node = walker.load_commit(&id)?;
+            if uninteresting {
+                node.flags |= UNINTERESTING;
+            }
+            if node.flags & (QUEUED | POPPED) != 0 {
+                return Ok(());
+            }
+            node.flags |= QUEUED;
+            if node.flags & UNINTERESTING == 0 {
+                *interesting_queued += 1;
+            }
+            order += 1;
+            queue.push(Queued {
+                time: node.time,
+                order: std::cmp::Reverse(order),
+                id,
+            });
+            Ok(())
+        };
+        for id in haves {
+            self.mark_uninteresting(id, &mut interesting_queued);
+            push(self, &mut queue, *id, true, &mut interesting_queued)?;
+        }
+        for id in wants {
+            push(self, &mut queue, *id, false, &mut interesting_queued)?;
+        }
+        let mut emitted = Vec::new();
+        let mut slop = SLOP;
+        while let Some(Queued { id, .. }) = queue.pop() {
+            let node = self
+                .commits
+                .get_mut(&id)
+                .expect("queued commits are loaded");
+            node.flags = (node.flags & !QUEUED) | POPPED;
+            let uninteresting = node.flags & UNINTERESTING != 0;
+            if !uninteresting {
+                interesting_queued -= 1;
+            }
+            let parents = if shallow.contains(&id) {
+                Vec::new()
+            } else {
+                node.parents.clone()
+            };
+            for parent in &parents {
+                if uninteresting {
+                    self.load_commit(parent)?;
+                    self.mark_uninteresting(parent, &mut interesting_queued);
+                }
+                push(
+                    self,
+                    &mut queue,
+                    *parent,
+                    uninteresting,
+                    &mut interesting_queued,
+                )?;
+            }
+            if !uninteresting {
+                emitted.push(id);
+                self.progress.add(1);
+            }
+            if interesting_queued == 0 {
+                slop -= 1;
+                if slop == 0 || queue.is_empty() {
+                    break;
+                }
+            } else {
+                slop = SLOP;
+            }
+        }
+        emitted.retain(|id| self.commits[id].flags & UNINTERESTING == 0);
+        Ok(emitted)
+    }
+
+    /// Marks `id` uninteresting, and through already-walked commits, their ancestors.
+    fn mark_uninteresting(&mut self, id: &ObjectId, interesting_queued: &mut usize) {
+        let mut stack = vec![*id];
+        while let Some(id) = stack.pop() {
+            let Some(node) = self.commits.get_mut(&id) else {
+                continue;
+            };
+            if node.flags & UNINTERESTING != 0 {
+                continue;
+            }
+            node.flags |= UNINTERESTING;
+            if node.flags & QUEUED != 0 {
+                *interesting_queued -= 1;
+            }
+            if node.flags & POPPED != 0 {
+                stack.extend(node.parents.iter().copied());
+            }
+        }
+    }
+
+    /// Adds a tree and everything below it to `known` and to the seen set.
+    fn mark_tree_known(
+        &mut self,
+        id: &ObjectId,
+        known: &mut HashSet<ObjectId>,
+        depth: usize,
+    ) -> Result<(), WalkError> {
+        if !self.seen.insert(*id) {
+            return Ok(());
+        }
+        known.insert(*id);
+        // The other side's trees need not all be here (a shallow boundary, a filtered clone):
+        // what is missing is simply not known.
+        let Some((ObjectKind::Tree, data)) = self.odb.read(id)? else {
+            return Ok(());
+        };
+        for entry in tree_entries(self.odb.hash(), &data) {
+            let Ok(entry) = entry else { break };
+            if entry.is_gitlink() {
+                continue;
+            }
+            if entry.is_tree() {
+                if depth < MAX_TREE_DEPTH {
+                    self.mark_tree_known(&entry.id, known, depth + 1)?;
+                }
+            } else if self.seen.insert(entry.id) {
+                known.insert(entry.id);
+            }
+        }
+        Ok(())
+    }
+
+    /// Lists a tree not yet seen and everything below it, depth first.
+    fn list_tree(
+        &mut self,
+        id: &ObjectId,
+        path: &mut Vec<u8>,
+        depth: u64,
+        filter: ObjectFilter,
+        out: &mut Vec<WalkedObject>,
+    ) -> Result<(), WalkError> {
+        if let ObjectFilter::TreeDepth(limit) = filter {
+            if depth >= limit {
+                return Ok(());
+            }
+        }
+        if depth as usize > MAX_TREE_DEPTH {
+            return Err(WalkError::Malformed {
+                id: *id,
+                source: ParseError::TreeEntry(0),
+            });
+        }
+        if !self.seen.insert(*id) {
+            return Ok(());
+        }
+        let (kind, data) = self.read(id, "tree")?;
+        if kind != ObjectKind::Tree {
+            return Err(WalkError::WrongKind {
+                id: *id,
+                found: kind,
+                expected: ObjectKind::Tree,
+            });
+        }
+        out.push(WalkedObject {
+            id: *id,
+            kind,
+            name_hash: name_hash(path),
+        });
+        self.progress.add(1);
+        let base = path.len();
+        for entry in tree_entries(self.odb.hash(), &data) {
+            let entry = entry.map_err(|source| WalkError::Malformed { id: *id, source })?;
+            if entry.is_gitlink() {
+                continue;
+            }
+            if base > 0 {
+                path.push(b'/');
+            }
+            path.extend_from_slice(entry.name);
+            if entry.is_tree() {
+                self.list_tree(&entry.id, path, depth + 1, filter, out)?;
+            } else if self.wants_blob(&entry.id, depth + 1, filter)? && self.seen.insert(entry.id) {
+                out.push(WalkedObject {
+                    id: entry.id,
+                    kind: ObjectKind::Blob,
+                    name_hash: name_hash(path),
+                });
+                self.progress.add(1);
+            }
+            path.truncate(base);
+        }
+        Ok(())
+    }
+
+    fn wants_blob(
+        &self,
+        id: &ObjectId,
+        depth: u64,
+        filter: ObjectFilter,
+    ) -> Result<bool, WalkError> {
+        Ok(match filter {
+            ObjectFilter::None => true,
+            ObjectFilter::BlobNone => false,
+            ObjectFilter::TreeDepth(limit) => depth < limit,
+            ObjectFilter::BlobLimit(limit) => {
+                if self.seen.contains(id) {
+                    return Ok(false);
+                }
+                let (_, data) = self.read(id, "blob")?;
+                data.len() as u64 <= limit
+            }
+        })
+    }
+}
+
+/// Trees nest at most this deep; deeper is a hostile object graph.
+const MAX_TREE_DEPTH: usize = 4096;

@@ -1,0 +1,99 @@
+//! Writing a pack stream (`gitformat-pack`): the 12-byte header, entries given already
+//! compressed (copied from another pack, or deflated by the caller), and the trailing checksum
+//! of everything before it.
+
+use crate::entry::{write_entry_header, write_ofs_distance, EntryKind};
+use sluice_object::{HashKind, ObjectId, TrailerHasher};
+use std::io::{self, Write};
+
+/// Writes one pack to `out`, hashing as it goes.
+#[derive(Debug)]
+pub struct PackWriter<W: Write> {
+    out: W,
+    hasher: TrailerHasher,
+    offset: u64,
+    header: Vec<u8>,
+    expected: u32,
+    written: u32,
+}
+
+impl<W: Write> PackWriter<W> {
+    /// Starts a version 2 pack that will hold `count` entries.
+    pub fn new(out: W, hash: HashKind, count: u32) -> io::Result<Self> {
+        let mut writer = PackWriter {
+            out,
+            hasher: TrailerHasher::new(hash),
+            offset: 0,
+            header: Vec::with_capacity(64),
+            expected: count,
+            written: 0,
+        };
+        let mut head = Vec::with_capacity(12);
+        head.extend_from_slice(b"PACK");
+        head.extend_from_slice(&2u32.to_be_bytes());
+        head.extend_from_slice(&count.to_be_bytes());
+        writer.put(&head)?;
+        Ok(writer)
+    }
+
+    /// Where the next entry will start.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Writes an entry: `kind` (for an ofs-delta, the distance back from this entry's start to
+    /// its base's start), the inflated size, and the zlib stream. Returns the entry's offset.
+    pub fn write_entry(
+        &mut self,
+        kind: EntryKind,
+        size: u64,
+        compressed: &[u8],
+    ) -> io::Result<u64> {
+        let start = self.offset;
+        let mut header = std::mem::take(&mut self.header);
+        header.clear();
+        write_entry_header(kind.pack_type(), size, &mut header);
+        match kind {
+            EntryKind::Base(_) => {}
+            EntryKind::OfsDelta { distance } => {
+                if distance == 0 || distance > start {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        "ofs-delta base is not before the entry",
+                    ));
+                }
+                write_ofs_distance(distance, &mut header);
+            }
+            EntryKind::RefDelta { base } => header.extend_from_slice(base.as_bytes()),
+        }
+        let result = self.put(&header).and_then(|_| self.put(compressed));
+        self.header = header;
+        result?;
+        self.written += 1;
+        Ok(start)
+    }
+
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.hasher.update(bytes);
+        self.out.write_all(bytes)?;
+        self.offset += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Writes the trailer; returns the output and the pack's checksum.
+    pub fn finish(mut self) -> io::Result<(W, ObjectId)> {
+        if self.written != self.expected {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "pack announced {} entries but {} were written",
+                    self.expected, self.written
+                ),
+            ));
+        }
+        let checksum = self.hasher.finalize();
+        self.out.write_all(checksum.as_bytes())?;
+        self.out.flush()?;
+        Ok((self.out, checksum))
+    }
+}
