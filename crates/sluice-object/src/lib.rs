@@ -17,6 +17,7 @@
 mod hash;
 mod header;
 mod id;
+mod id_hash;
 mod kind;
 pub mod parse;
 pub mod progress;
@@ -24,4 +25,5 @@ pub mod progress;
 pub use hash::{hash_object, HashError, ObjectHasher, TrailerHasher};
 pub use header::{parse_header, write_header, HeaderError, MAX_HEADER_LEN};
 pub use id::{HashKind, ObjectId, ParseIdError};
+pub use id_hash::{IdHashBuilder, IdHasher, IdMap, IdSet};
 pub use kind::ObjectKind;

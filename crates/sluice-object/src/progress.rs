@@ -1,6 +1,10 @@
 //! How long operations report progress. Libraries never print: they call a [`Progress`] that the
 //! binary renders (or not, when quiet or not on a terminal).
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
 /// Receives progress of a long operation. Called from several threads at once.
 pub trait Progress: Sync {
     /// A new phase begins, titled as git titles it ("Receiving objects"), with its total if known.
@@ -22,4 +26,183 @@ impl Progress for Discard {
     fn add(&self, _count: u64) {}
     fn add_bytes(&self, _bytes: u64) {}
     fn finish(&self) {}
+}
+
+/// Where rendered progress text goes: a terminal's stderr, or a side band to a remote client.
+pub trait ProgressSink: Send + Sync + 'static {
+    /// Shows the current state of a phase: `line` redraws the phase's line, and when `done`
+    /// the phase is over (git ends it with ", done." and a newline).
+    fn show(&self, line: &str, done: bool);
+}
+
+#[derive(Default)]
+struct Phase {
+    title: String,
+    total: Option<u64>,
+    started: Option<Instant>,
+    last_line: String,
+    active: bool,
+}
+
+struct Shared {
+    sink: Box<dyn ProgressSink>,
+    count: AtomicU64,
+    bytes: AtomicU64,
+    phase: Mutex<Phase>,
+    stop: AtomicBool,
+}
+
+/// Progress rendered as git renders it ("Receiving objects:  45% (x/y), 1.2 MiB | 3.4 MiB/s",
+/// then ", done."), into a [`ProgressSink`]. A ticker thread redraws a few times a second, so
+/// the hot path of a worker is one atomic addition.
+pub struct TextProgress {
+    shared: Option<Arc<Shared>>,
+}
+
+impl std::fmt::Debug for TextProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TextProgress").finish_non_exhaustive()
+    }
+}
+
+impl TextProgress {
+    /// Progress shown in `sink`, or nothing for `None`.
+    pub fn new(sink: Option<Box<dyn ProgressSink>>) -> Self {
+        let Some(sink) = sink else {
+            return TextProgress { shared: None };
+        };
+        let shared = Arc::new(Shared {
+            sink,
+            count: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            phase: Mutex::new(Phase::default()),
+            stop: AtomicBool::new(false),
+        });
+        let ticker = Arc::clone(&shared);
+        std::thread::spawn(move || {
+            while !ticker.stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(100));
+                ticker.draw(false);
+            }
+        });
+        TextProgress {
+            shared: Some(shared),
+        }
+    }
+}
+
+impl Drop for TextProgress {
+    fn drop(&mut self) {
+        if let Some(shared) = &self.shared {
+            shared.stop.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Sizes as git prints them: bytes, KiB, MiB, GiB with two decimals.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    for (unit, size) in UNITS {
+        if bytes >= size {
+            let whole = bytes / size;
+            let hundredths = (bytes % size) * 100 / size;
+            return format!("{whole}.{hundredths:02} {unit}");
+        }
+    }
+    if bytes == 1 {
+        "1 byte".into()
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+impl Shared {
+    fn line(&self, phase: &Phase) -> String {
+        let count = self.count.load(Ordering::Relaxed);
+        let bytes = self.bytes.load(Ordering::Relaxed);
+        let mut line = match phase.total {
+            Some(total) if total > 0 => {
+                let percent = count.min(total) * 100 / total;
+                format!("{}: {percent:3}% ({count}/{total})", phase.title)
+            }
+            _ => format!("{}: {count}", phase.title),
+        };
+        if bytes > 0 {
+            let elapsed = phase.started.map_or(0.0, |s| s.elapsed().as_secs_f64());
+            let rate = if elapsed > 0.0 {
+                (bytes as f64 / elapsed) as u64
+            } else {
+                0
+            };
+            line.push_str(&format!(
+                ", {} | {}/s",
+                human_bytes(bytes),
+                human_bytes(rate)
+            ));
+        }
+        line
+    }
+
+    fn draw(&self, done: bool) {
+        let mut phase = self.phase.lock().unwrap_or_else(|e| e.into_inner());
+        if !phase.active {
+            return;
+        }
+        let line = self.line(&phase);
+        if !done && line == phase.last_line {
+            return;
+        }
+        self.sink.show(&line, done);
+        phase.last_line = line;
+        if done {
+            phase.active = false;
+        }
+    }
+}
+
+impl Progress for TextProgress {
+    fn phase(&self, title: &str, total: Option<u64>) {
+        let Some(shared) = &self.shared else { return };
+        shared.count.store(0, Ordering::Relaxed);
+        shared.bytes.store(0, Ordering::Relaxed);
+        let mut phase = shared.phase.lock().unwrap_or_else(|e| e.into_inner());
+        *phase = Phase {
+            title: title.to_owned(),
+            total,
+            started: Some(Instant::now()),
+            last_line: String::new(),
+            active: true,
+        };
+    }
+
+    fn add(&self, count: u64) {
+        if let Some(shared) = &self.shared {
+            shared.count.fetch_add(count, Ordering::Relaxed);
+        }
+    }
+
+    fn add_bytes(&self, bytes: u64) {
+        if let Some(shared) = &self.shared {
+            shared.bytes.fetch_add(bytes, Ordering::Relaxed);
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(shared) = &self.shared {
+            shared.draw(true);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::human_bytes;
+
+    #[test]
+    fn sizes_read_like_git() {
+        assert_eq!(human_bytes(0), "0 bytes");
+        assert_eq!(human_bytes(1), "1 byte");
+        assert_eq!(human_bytes(1536), "1.50 KiB");
+        assert_eq!(human_bytes(5 << 20), "5.00 MiB");
+    }
 }

@@ -83,6 +83,26 @@ impl Repository {
         }
     }
 
+    /// Opens the repository a server was asked for (git's `enter_repo`): `path` itself, or,
+    /// unless `strict`, the first of `path/.git`, `path`, `path.git/.git` and `path.git` that is
+    /// a git directory. Servers need no work tree.
+    pub fn open_served(path: &Path, strict: bool) -> Result<Repository, RepoError> {
+        let suffixes: &[&str] = if strict {
+            &[""]
+        } else {
+            &["/.git", "", ".git/.git", ".git"]
+        };
+        for suffix in suffixes {
+            let mut candidate = path.as_os_str().to_owned();
+            candidate.push(suffix);
+            let candidate = PathBuf::from(candidate);
+            if is_git_dir(&candidate) {
+                return Self::open_git_dir(candidate, None);
+            }
+        }
+        Err(RepoError::NotFound(path.to_owned()))
+    }
+
     /// Opens the repository whose git directory is `git_dir`.
     pub fn open_git_dir(
         git_dir: PathBuf,

@@ -12,8 +12,8 @@
 use crate::odb::{ObjectDb, OdbError};
 use sluice_object::parse::{parse_commit, parse_tag, tree_entries, ParseError};
 use sluice_object::progress::Progress;
-use sluice_object::{ObjectId, ObjectKind};
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
+use std::collections::BinaryHeap;
 
 /// Why objects could not be enumerated.
 #[derive(Debug, thiserror::Error)]
@@ -90,7 +90,7 @@ pub struct WalkRequest<'a> {
     /// Tips the other side has: everything reachable from them is left out.
     pub haves: &'a [ObjectId],
     /// Commits whose parents are not walked (shallow boundaries).
-    pub shallow: &'a HashSet<ObjectId>,
+    pub shallow: &'a IdSet,
     /// Objects left out by a partial clone's filter.
     pub filter: ObjectFilter,
 }
@@ -114,7 +114,7 @@ pub struct Walked {
     pub objects: Vec<WalkedObject>,
     /// Commits, trees and blobs the other side has for certain: the boundary commits and their
     /// trees. Thin packs may send deltas against these.
-    pub known_to_other_side: HashSet<ObjectId>,
+    pub known_to_other_side: IdSet,
 }
 
 const UNINTERESTING: u8 = 1;
@@ -143,9 +143,9 @@ pub fn name_hash(path: &[u8]) -> u32 {
 
 struct Walker<'a> {
     odb: &'a ObjectDb,
-    commits: HashMap<ObjectId, CommitNode>,
+    commits: IdMap<CommitNode>,
     /// Trees and blobs already listed or known to the other side.
-    seen: HashSet<ObjectId>,
+    seen: IdSet,
     progress: &'a dyn Progress,
 }
 
@@ -157,15 +157,15 @@ pub fn walk_objects(
 ) -> Result<Walked, WalkError> {
     let mut walker = Walker {
         odb,
-        commits: HashMap::new(),
-        seen: HashSet::new(),
+        commits: IdMap::default(),
+        seen: IdSet::default(),
         progress,
     };
     let mut out = Walked::default();
     let mut tags = Vec::new();
     let mut pending_objects = Vec::new();
     let mut want_commits = Vec::new();
-    let mut tag_seen = HashSet::new();
+    let mut tag_seen = IdSet::default();
     for want in request.wants {
         // Peel tags, listing each tag object once.
         let mut id = *want;
@@ -303,7 +303,7 @@ impl Walker<'_> {
         &mut self,
         wants: &[ObjectId],
         haves: &[ObjectId],
-        shallow: &HashSet<ObjectId>,
+        shallow: &IdSet,
     ) -> Result<Vec<ObjectId>, WalkError> {
         let mut queue = BinaryHeap::new();
         let mut order = 0u64;
@@ -411,7 +411,7 @@ impl Walker<'_> {
     fn mark_tree_known(
         &mut self,
         id: &ObjectId,
-        known: &mut HashSet<ObjectId>,
+        known: &mut IdSet,
         depth: usize,
     ) -> Result<(), WalkError> {
         if !self.seen.insert(*id) {

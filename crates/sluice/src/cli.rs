@@ -3,6 +3,7 @@
 
 use crate::commands::checkout::CheckoutArgs;
 use crate::commands::checkout_index::CheckoutIndexArgs;
+use crate::commands::upload_pack::UploadPackArgs;
 use crate::commands::{index_pack::IndexPackArgs, verify_pack::VerifyPackArgs};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -34,6 +35,8 @@ pub enum Command {
     Checkout(CheckoutArgs),
     /// Write files from the index into the work tree.
     CheckoutIndex(CheckoutIndexArgs),
+    /// Send objects a fetching client asks for (over standard input and output).
+    UploadPack(UploadPackArgs),
 }
 
 /// Parses argv; on a usage error prints it and returns git's exit code for usage (129).

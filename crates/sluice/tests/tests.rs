@@ -7,4 +7,5 @@ mod hostile_packs;
 mod index_pack;
 mod object_database;
 mod thin_and_collisions;
+mod upload_pack;
 mod verify_pack;

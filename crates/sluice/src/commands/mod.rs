@@ -5,6 +5,7 @@ pub mod checkout_index;
 pub mod index_pack;
 mod output;
 mod revision;
+pub mod upload_pack;
 pub mod verify_pack;
 
 use crate::cli::{Cli, Command};
@@ -65,5 +66,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::VerifyPack(args) => verify_pack::run(args, &context),
         Command::Checkout(args) => checkout::run(args, &context),
         Command::CheckoutIndex(args) => checkout_index::run(args, &context),
+        Command::UploadPack(args) => upload_pack::run(args, &context),
     }
 }

@@ -127,7 +127,7 @@ impl Env {
 /// How long any command in a test may run: a hang is a failure, not a stuck test run.
 const DEADLINE: std::time::Duration = std::time::Duration::from_secs(300);
 
-fn run_with_input(mut command: Command, input: &[u8]) -> Output {
+pub fn run_with_input(mut command: Command, input: &[u8]) -> Output {
     use std::io::{Read, Write};
     command
         .stdin(Stdio::piped())

@@ -1,0 +1,245 @@
+//! Pack generation: the objects of a walk written as one pack, copying every on-disk entry that
+//! can be sent as it is stored.
+//!
+//! Objects stored in this repository's packs are written in their on-disk order, which keeps
+//! reading sequential and puts every ofs-delta after its base. A stored delta is reused when its
+//! base is sent too (as an ofs-delta once the base is written, a delta waiting for a base that
+//! comes later is held back until it is) or, in a thin pack, when the client has the base. The
+//! rest is inflated and sent whole.
+
+use crate::ServeError;
+use sluice_object::progress::Progress;
+use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
+use sluice_odb::{ObjectDb, RawEntry, Walked};
+use sluice_pack::entry::EntryKind;
+use sluice_pack::inflate::deflate;
+use sluice_pack::PackWriter;
+use std::collections::HashMap;
+use std::io::Write;
+
+/// How the pack may be built, from the client's capabilities and the server's config.
+#[derive(Debug, Clone, Copy)]
+pub struct PackOptions {
+    /// Deltas may name bases the client has instead of sending them (`thin-pack`).
+    pub thin: bool,
+    /// Deltas may name their base by offset (`ofs-delta`); otherwise by id.
+    pub ofs_delta: bool,
+    /// zlib level for objects compressed anew (`pack.compression`, `core.compression`).
+    pub compression: u32,
+}
+
+impl Default for PackOptions {
+    fn default() -> Self {
+        PackOptions {
+            thin: false,
+            ofs_delta: true,
+            compression: 6,
+        }
+    }
+}
+
+/// What went into a pack, for git's "Total" line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PackStats {
+    /// Entries written.
+    pub total: u32,
+    /// Entries written as deltas.
+    pub deltas: u32,
+    /// Entries copied as stored.
+    pub reused: u32,
+    /// Of those, deltas.
+    pub reused_deltas: u32,
+}
+
+/// Where an object to send comes from.
+#[derive(Clone, Copy)]
+enum Source {
+    /// Entry `position` of pack number `pack`, at `offset`.
+    Packed {
+        pack: u32,
+        position: u32,
+        offset: u64,
+    },
+    /// Anything else: loose, an alternate.
+    Elsewhere,
+}
+
+struct Planned {
+    id: ObjectId,
+    source: Source,
+    /// Offset in the output once written.
+    written: Option<u64>,
+}
+
+/// Writes the objects of `walked` as a pack to `out`; returns `out` with the pack's statistics.
+pub fn write_pack<W: Write>(
+    odb: &ObjectDb,
+    walked: &Walked,
+    options: &PackOptions,
+    out: W,
+    progress: &dyn Progress,
+) -> Result<(W, PackStats), ServeError> {
+    let count = u32::try_from(walked.objects.len())
+        .map_err(|_| ServeError::Protocol("too many objects for one pack".into()))?;
+    progress.phase("Counting objects", Some(count.into()));
+    let mut plan: Vec<Planned> = walked
+        .objects
+        .iter()
+        .map(|object| {
+            let source = match odb.locate(&object.id) {
+                Some((pack, position)) => Source::Packed {
+                    pack: pack as u32,
+                    position: position as u32,
+                    offset: odb.packs()[pack].index().offset(position),
+                },
+                None => Source::Elsewhere,
+            };
+            Planned {
+                id: object.id,
+                source,
+                written: None,
+            }
+        })
+        .collect();
+    // Stored order for packed objects, walk order (stable) for the rest.
+    plan.sort_by_key(|p| match p.source {
+        Source::Packed { pack, offset, .. } => (0, pack, offset),
+        Source::Elsewhere => (1, 0, 0),
+    });
+    progress.add(count.into());
+    progress.finish();
+
+    let index: IdMap<u32> = plan
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.id, i as u32))
+        .collect();
+    let mut job = Job {
+        odb,
+        plan,
+        index,
+        known: &walked.known_to_other_side,
+        options,
+        writer: PackWriter::new(out, odb.hash(), count)?,
+        stats: PackStats::default(),
+    };
+    // Deltas held back until their base (the key) is written.
+    let mut waiting: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut ready = Vec::new();
+    for i in 0..count {
+        ready.push(i);
+        while let Some(i) = ready.pop() {
+            match job.place(i)? {
+                Placed::Written => {
+                    if let Some(children) = waiting.remove(&i) {
+                        ready.extend(children);
+                    }
+                }
+                Placed::WaitsFor(base) => waiting.entry(base).or_default().push(i),
+            }
+        }
+    }
+    // Whatever still waits is in a cycle of deltas (duplicates across packs): send it whole.
+    let mut left: Vec<u32> = waiting.into_values().flatten().collect();
+    left.sort_unstable();
+    for i in left {
+        job.write_whole(i)?;
+    }
+    let (out, _) = job.writer.finish()?;
+    Ok((out, job.stats))
+}
+
+enum Placed {
+    Written,
+    WaitsFor(u32),
+}
+
+struct Job<'a, W: Write> {
+    odb: &'a ObjectDb,
+    plan: Vec<Planned>,
+    index: IdMap<u32>,
+    known: &'a IdSet,
+    options: &'a PackOptions,
+    writer: PackWriter<W>,
+    stats: PackStats,
+}
+
+impl<W: Write> Job<'_, W> {
+    /// Writes object `i`, reusing its stored entry when it can, or says which base it waits for.
+    fn place(&mut self, i: u32) -> Result<Placed, ServeError> {
+        let Source::Packed { pack, position, .. } = self.plan[i as usize].source else {
+            self.write_whole(i)?;
+            return Ok(Placed::Written);
+        };
+        let pack = &self.odb.packs()[pack as usize];
+        let raw = pack.raw_entry(position as usize)?;
+        if !crc_matches(&raw) {
+            // Never pass on corruption: rebuilding the object checks it end to end.
+            self.write_whole(i)?;
+            return Ok(Placed::Written);
+        }
+        let base = match raw.header.kind {
+            EntryKind::Base(kind) => {
+                self.write_raw(i, EntryKind::Base(kind), &raw)?;
+                return Ok(Placed::Written);
+            }
+            EntryKind::OfsDelta { distance } => {
+                let base_position = pack.position_at(raw.offset - distance).ok_or_else(|| {
+                    ServeError::Corrupt(format!(
+                        "{}: ofs-delta at {} has no base entry",
+                        pack.path().display(),
+                        raw.offset
+                    ))
+                })?;
+                pack.index().id(base_position)
+            }
+            EntryKind::RefDelta { base } => base,
+        };
+        let kind = match self.index.get(&base) {
+            Some(&b) => match self.plan[b as usize].written {
+                Some(at) if self.options.ofs_delta => EntryKind::OfsDelta {
+                    distance: self.writer.offset() - at,
+                },
+                Some(_) => EntryKind::RefDelta { base },
+                None => return Ok(Placed::WaitsFor(b)),
+            },
+            None if self.options.thin && self.known.contains(&base) => EntryKind::RefDelta { base },
+            None => {
+                self.write_whole(i)?;
+                return Ok(Placed::Written);
+            }
+        };
+        self.write_raw(i, kind, &raw)?;
+        self.stats.deltas += 1;
+        self.stats.reused_deltas += 1;
+        Ok(Placed::Written)
+    }
+
+    fn write_raw(&mut self, i: u32, kind: EntryKind, raw: &RawEntry<'_>) -> Result<(), ServeError> {
+        let at = self
+            .writer
+            .write_entry(kind, raw.header.size, raw.compressed())?;
+        self.plan[i as usize].written = Some(at);
+        self.stats.total += 1;
+        self.stats.reused += 1;
+        Ok(())
+    }
+
+    fn write_whole(&mut self, i: u32) -> Result<(), ServeError> {
+        let id = self.plan[i as usize].id;
+        let (kind, data): (ObjectKind, Vec<u8>) =
+            self.odb.read(&id)?.ok_or(ServeError::MissingObject(id))?;
+        let compressed = deflate(&data, self.options.compression);
+        let at = self
+            .writer
+            .write_entry(EntryKind::Base(kind), data.len() as u64, &compressed)?;
+        self.plan[i as usize].written = Some(at);
+        self.stats.total += 1;
+        Ok(())
+    }
+}
+
+fn crc_matches(raw: &RawEntry<'_>) -> bool {
+    raw.crc32
+        .is_none_or(|crc| crc32fast::hash(raw.bytes) == crc)
+}

@@ -1,0 +1,56 @@
+//! The serving side of fetch and clone (`gitprotocol-pack`, `gitprotocol-v2`): upload-pack's
+//! ref advertisement and negotiation, object counting through a revision walk, and pack
+//! generation that copies stored entries verbatim wherever the client can take them.
+//!
+//! Requests are hostile until proven otherwise: every line is bounded by the pkt-line limit,
+//! every wanted object is checked against what may be served, and a malformed request ends with
+//! git's error message on the wire, never with a panic.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod advertise;
+pub mod generate;
+mod negotiate;
+mod remote_progress;
+mod shallow;
+mod upload_pack;
+
+pub use generate::{write_pack, PackOptions, PackStats};
+pub use upload_pack::{upload_pack, Protocol, UploadPackOptions};
+
+use sluice_object::ObjectId;
+
+/// Why a request could not be served.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// Reading the request or writing the response failed (often: the client went away).
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// The request's framing is broken.
+    #[error(transparent)]
+    PktLine(#[from] sluice_wire::pktline::PktLineError),
+    /// The object database failed.
+    #[error(transparent)]
+    Odb(#[from] sluice_odb::OdbError),
+    /// Counting objects failed.
+    #[error(transparent)]
+    Walk(#[from] sluice_odb::WalkError),
+    /// Reading refs failed.
+    #[error(transparent)]
+    Refs(#[from] sluice_odb::RefError),
+    /// The configuration is invalid.
+    #[error(transparent)]
+    Config(#[from] sluice_odb::ConfigError),
+    /// The client broke the protocol; the message is git's.
+    #[error("{0}")]
+    Protocol(String),
+    /// The client wants an object it may not have.
+    #[error("upload-pack: not our ref {0}")]
+    NotOurRef(ObjectId),
+    /// An object to send is missing.
+    #[error("upload-pack: missing object {0}")]
+    MissingObject(ObjectId),
+    /// The repository is corrupt.
+    #[error("{0}")]
+    Corrupt(String),
+}

@@ -1,0 +1,334 @@
+//! `sluice upload-pack` serves real git clients: clones and fetches through it (protocol v0 and
+//! v2, full, incremental, shallow, partial, single-branch) end with the same refs as through
+//! git's own upload-pack and pass `git fsck --strict`; hostile requests get an error and change
+//! nothing.
+
+use crate::util::{gits, noise, stderr, text, Env, FastImport};
+use std::path::{Path, PathBuf};
+
+fn upload_pack() -> String {
+    format!("{} upload-pack", env!("CARGO_BIN_EXE_sluice"))
+}
+
+/// A source repository with branches, tags (light and annotated), binary and text files, and
+/// some loose objects beside the pack.
+fn source(env: &Env) -> PathBuf {
+    let repo = env.init("source.git", true);
+    let mut import = FastImport::new();
+    let mut last = 0;
+    for i in 0..12 {
+        let big = noise(i as u64, 3000 + i * 10);
+        last = import.commit(
+            "main",
+            &format!("main {i}"),
+            &[
+                ("README", "100644", &text(i, 40)),
+                (
+                    &format!("dir/file{}.txt", i % 4),
+                    "100644",
+                    &text(i * 7, 60),
+                ),
+                ("bin/data", "100755", &big),
+            ],
+        );
+        if i == 5 {
+            import.tag("v0.5", last);
+        }
+    }
+    for i in 0..4 {
+        import.commit(
+            "topic",
+            &format!("topic {i}"),
+            &[("topic.txt", "100644", &text(100 + i, 30))],
+        );
+    }
+    let _ = last;
+    env.fast_import(&repo, import.finish());
+    env.git(&repo, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+    env.git(&repo, &["tag", "-a", "-m", "release", "v1.0", "main"]);
+    env.git(&repo, &["tag", "light", "topic"]);
+    repo
+}
+
+/// Adds a commit on `main` through a work tree, so the new objects are loose.
+fn add_loose_commit(env: &Env, repo: &Path, n: usize) {
+    let work = env.path().join(format!("work{n}"));
+    let work_str = work.to_str().unwrap();
+    if !work.exists() {
+        env.git(
+            env.path(),
+            &["clone", "-q", repo.to_str().unwrap(), work_str],
+        );
+    }
+    std::fs::write(work.join("README"), text(1000 + n, 50)).unwrap();
+    std::fs::write(work.join(format!("new{n}.txt")), text(2000 + n, 20)).unwrap();
+    env.git(&work, &["add", "-A"]);
+    env.git(&work, &["commit", "-q", "-m", &format!("loose {n}")]);
+    env.git(&work, &["tag", "-a", "-m", "t", &format!("loose-tag-{n}")]);
+    env.git(&work, &["push", "-q", "origin", "main", "--tags"]);
+}
+
+fn refs(env: &Env, repo: &Path) -> String {
+    let refs = env.git(repo, &["for-each-ref", "--format=%(objectname) %(refname)"]);
+    let head = env.git(repo, &["symbolic-ref", "-q", "HEAD"]);
+    format!(
+        "{}HEAD {}",
+        String::from_utf8_lossy(&refs),
+        String::from_utf8_lossy(&head)
+    )
+}
+
+fn fsck(env: &Env, repo: &Path) {
+    let out = env.git_with_input(repo, &["fsck", "--strict", "--no-progress"], b"");
+    assert!(out.status.success(), "fsck failed: {}", stderr(&out));
+}
+
+fn clone(env: &Env, url: &str, dest: &Path, protocol: &str, upload: Option<&str>, extra: &[&str]) {
+    let mut args = vec!["-c", protocol, "clone", "-q"];
+    let option;
+    if let Some(upload) = upload {
+        option = format!("--upload-pack={upload}");
+        args.push(&option);
+    }
+    args.extend_from_slice(extra);
+    args.push(url);
+    args.push(dest.to_str().unwrap());
+    let out = env.git_with_input(env.path(), &args, b"");
+    assert!(
+        out.status.success(),
+        "clone {args:?} failed: {}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn clones_and_fetches_match_git() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let src = source(&env);
+        add_loose_commit(&env, &src, 1);
+        let url = format!("file://{}", src.display());
+        for protocol in ["protocol.version=0", "protocol.version=2"] {
+            for (name, extra) in [
+                ("full", &[][..]),
+                ("bare", &["--bare"][..]),
+                ("single", &["--single-branch", "-b", "topic"][..]),
+                ("notags", &["--no-tags"][..]),
+            ] {
+                let ours = env.path().join(format!("ours-{name}-{protocol}"));
+                let theirs = env.path().join(format!("theirs-{name}-{protocol}"));
+                clone(&env, &url, &ours, protocol, Some(&upload_pack()), extra);
+                clone(&env, &url, &theirs, protocol, None, extra);
+                assert_eq!(refs(&env, &ours), refs(&env, &theirs), "{name} {protocol}");
+                fsck(&env, &ours);
+                if name != "bare" {
+                    assert!(env.git(&ours, &["status", "--porcelain"]).is_empty());
+                }
+            }
+            // Incremental: new loose commits and tags, then a fetch through each server.
+            let ours = env.path().join(format!("ours-full-{protocol}"));
+            let theirs = env.path().join(format!("theirs-full-{protocol}"));
+            let n = if protocol.ends_with('0') { 2 } else { 3 };
+            add_loose_commit(&env, &src, n);
+            let option = format!("--upload-pack={}", upload_pack());
+            env.git(&ours, &["-c", protocol, "fetch", "-q", &option, "origin"]);
+            env.git(&theirs, &["-c", protocol, "fetch", "-q", "origin"]);
+            assert_eq!(refs(&env, &ours), refs(&env, &theirs), "fetch {protocol}");
+            fsck(&env, &ours);
+        }
+    }
+}
+
+#[test]
+fn shallow_and_partial_clones_match_git() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let src = source(&env);
+        env.git(&src, &["config", "uploadpack.allowFilter", "true"]);
+        // Lazy fetches of single blobs over v0 need wants of unadvertised objects.
+        env.git(&src, &["config", "uploadpack.allowAnySHA1InWant", "true"]);
+        let url = format!("file://{}", src.display());
+        for protocol in ["protocol.version=0", "protocol.version=2"] {
+            for (name, extra) in [
+                ("depth1", &["--depth", "1"][..]),
+                ("depth3", &["--depth", "3", "--no-single-branch"][..]),
+                ("since", &["--shallow-since", "1700000400"][..]),
+                ("exclude", &["--shallow-exclude", "v0.5"][..]),
+                ("blobless", &["--filter=blob:none"][..]),
+                ("treeless", &["--filter=tree:0", "--bare"][..]),
+            ] {
+                let ours = env.path().join(format!("ours-{name}-{protocol}"));
+                let theirs = env.path().join(format!("theirs-{name}-{protocol}"));
+                clone(&env, &url, &ours, protocol, Some(&upload_pack()), extra);
+                clone(&env, &url, &theirs, protocol, None, extra);
+                assert_eq!(refs(&env, &ours), refs(&env, &theirs), "{name} {protocol}");
+                let shallow = |repo: &Path| {
+                    let dir = if name == "treeless" {
+                        repo.to_owned()
+                    } else {
+                        repo.join(".git")
+                    };
+                    std::fs::read_to_string(dir.join("shallow")).unwrap_or_default()
+                };
+                assert_eq!(shallow(&ours), shallow(&theirs), "{name} {protocol}");
+                let count = |repo: &Path| env.git(repo, &["rev-list", "--all", "--count"]);
+                assert_eq!(count(&ours), count(&theirs), "{name} {protocol}");
+                if !name.ends_with("less") {
+                    fsck(&env, &ours);
+                }
+            }
+            // Deepen a depth-1 clone, then unshallow it.
+            let ours = env.path().join(format!("ours-depth1-{protocol}"));
+            let theirs = env.path().join(format!("theirs-depth1-{protocol}"));
+            let option = format!("--upload-pack={}", upload_pack());
+            for step in [&["--deepen=2"][..], &["--unshallow"][..]] {
+                let mut args = vec!["-c", protocol, "fetch", "-q"];
+                args.extend_from_slice(step);
+                env.git(&theirs, &args);
+                args.push(&option);
+                env.git(&ours, &args);
+                let shallow_file = |repo: &Path| {
+                    std::fs::read_to_string(repo.join(".git/shallow")).unwrap_or_default()
+                };
+                assert_eq!(
+                    shallow_file(&ours),
+                    shallow_file(&theirs),
+                    "{step:?} {protocol}"
+                );
+                assert_eq!(refs(&env, &ours), refs(&env, &theirs));
+            }
+            fsck(&env, &ours);
+        }
+    }
+}
+
+/// Every file of a repository with its content, to show a request changed nothing.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push((path.clone(), std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn pkt(line: &str) -> Vec<u8> {
+    let mut out = format!("{:04x}", line.len() + 4).into_bytes();
+    out.extend_from_slice(line.as_bytes());
+    out
+}
+
+#[test]
+fn hostile_requests_get_errors_and_change_nothing() {
+    let env = Env::new();
+    let src = source(&env);
+    let before = snapshot(&src);
+    let head = String::from_utf8(env.git(&src, &["rev-parse", "main"])).unwrap();
+    let head = head.trim();
+    // A blob exists but is no ref tip.
+    let blob = String::from_utf8(env.git(&src, &["rev-parse", "main:README"])).unwrap();
+    let blob = blob.trim();
+    let src_str = src.to_str().unwrap();
+    let caps = "multi_ack_detailed side-band-64k thin-pack ofs-delta";
+    let mut many_haves = pkt(&format!("want {head} {caps}\n"));
+    many_haves.extend_from_slice(b"0000");
+    for i in 0..5000u32 {
+        let id: String = format!("{:08x}", i.wrapping_mul(2654435761)).repeat(5);
+        many_haves.extend_from_slice(&pkt(&format!("have {id}\n")));
+        if i % 32 == 31 {
+            many_haves.extend_from_slice(b"0000");
+        }
+    }
+    many_haves.extend_from_slice(&pkt("done\n"));
+    let cases: Vec<(&str, Vec<u8>, Option<&str>)> = vec![
+        (
+            "not advertised",
+            [pkt(&format!("want {blob} {caps}\n")), b"0000".to_vec()].concat(),
+            Some("not our ref"),
+        ),
+        ("bad length", b"zzzzwant".to_vec(), Some("pkt-line")),
+        (
+            "oversized",
+            b"ffff".iter().chain([b'x'; 100].iter()).copied().collect(),
+            Some("pkt-line"),
+        ),
+        (
+            "truncated",
+            pkt(&format!("want {head} {caps}\n"))[..30].to_vec(),
+            Some("pkt-line"),
+        ),
+        (
+            "not an id",
+            [pkt("want 12345\n"), b"0000".to_vec()].concat(),
+            Some("object id"),
+        ),
+        (
+            "garbage line",
+            [
+                pkt(&format!("want {head}\n")),
+                pkt("hello\n"),
+                b"0000".to_vec(),
+            ]
+            .concat(),
+            Some("protocol error"),
+        ),
+        (
+            "no done",
+            [pkt(&format!("want {head} {caps}\n")), b"0000".to_vec()].concat(),
+            Some("expected SHA1 list"),
+        ),
+        ("nothing", Vec::new(), None),
+        ("many haves", many_haves, None),
+    ];
+    for (name, input, error) in cases {
+        let out = env.sluice(env.path(), &["upload-pack", src_str], &input);
+        match error {
+            Some(message) => {
+                assert_eq!(out.status.code(), Some(128), "{name}: {}", stderr(&out));
+                assert!(stderr(&out).contains(message), "{name}: {}", stderr(&out));
+            }
+            None => assert!(out.status.success(), "{name}: {}", stderr(&out)),
+        }
+        assert!(snapshot(&src) == before, "{name} changed the repository");
+    }
+    // v2: a want of a missing object, an unknown command.
+    let missing = "1".repeat(40);
+    for (name, input, message) in [
+        (
+            "missing",
+            [
+                pkt("command=fetch\n"),
+                b"0001".to_vec(),
+                pkt(&format!("want {missing}\n")),
+                pkt("done\n"),
+                b"0000".to_vec(),
+            ]
+            .concat(),
+            "not our ref",
+        ),
+        (
+            "unknown command",
+            [pkt("command=push\n"), b"0000".to_vec()].concat(),
+            "invalid command",
+        ),
+    ] {
+        let mut command = env.sluice_command(env.path(), &["upload-pack", src_str]);
+        command.env("GIT_PROTOCOL", "version=2");
+        let out = crate::util::run_with_input(command, &input);
+        assert_eq!(out.status.code(), Some(128), "{name}: {}", stderr(&out));
+        assert!(stderr(&out).contains(message), "{name}: {}", stderr(&out));
+    }
+    assert!(snapshot(&src) == before);
+    // A path that is no repository.
+    let out = env.sluice(env.path(), &["upload-pack", "nowhere"], b"");
+    assert_eq!(out.status.code(), Some(128));
+    assert!(stderr(&out).contains("does not appear to be a git repository"));
+}
