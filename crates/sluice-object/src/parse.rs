@@ -156,6 +156,12 @@ impl<'a> Iterator for TreeEntries<'a> {
     }
 }
 
+/// Parses the tree entry at the start of `data`; returns it with the bytes it takes, or `None`
+/// when `data` does not start with a well-formed entry.
+pub fn split_tree_entry(hash: HashKind, data: &[u8]) -> Option<(TreeEntry<'_>, usize)> {
+    parse_tree_entry(data, hash)
+}
+
 fn parse_tree_entry(data: &[u8], hash: HashKind) -> Option<(TreeEntry<'_>, usize)> {
     let space = data.iter().position(|&b| b == b' ')?;
     let mode_text = &data[..space];

@@ -10,7 +10,9 @@
 //! uninteresting are dropped at the end.
 
 use crate::odb::{ObjectDb, OdbError};
-use sluice_object::parse::{parse_commit, parse_tag, tree_entries, ParseError};
+use sluice_object::parse::{
+    parse_commit, parse_tag, split_tree_entry, tree_entries, ParseError, TreeEntry,
+};
 use sluice_object::progress::Progress;
 use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
 use std::collections::BinaryHeap;
@@ -146,6 +148,8 @@ struct Walker<'a> {
     commits: IdMap<CommitNode>,
     /// Trees and blobs already listed or known to the other side.
     seen: IdSet,
+    /// Trees lately read, which the next commits compare with.
+    tree_cache: IdMap<std::rc::Rc<Vec<u8>>>,
     progress: &'a dyn Progress,
 }
 
@@ -159,6 +163,7 @@ pub fn walk_objects(
         odb,
         commits: IdMap::default(),
         seen: IdSet::default(),
+        tree_cache: IdMap::default(),
         progress,
     };
     let mut out = Walked::default();
@@ -238,13 +243,26 @@ pub fn walk_objects(
     out.objects.extend(tags.iter().copied());
     progress.add(tags.len() as u64);
     let mut path = Vec::new();
-    for id in &commits {
-        let tree = walker.commits[id].tree;
-        walker.list_tree(&tree, &mut path, 0, request.filter, &mut out.objects)?;
+    // Oldest first, so that a parent's tree is listed before its child's is compared with it:
+    // an entry the child shares with a listed (or uninteresting) parent needs no listing.
+    let mut listed = IdSet::default();
+    for id in commits.iter().rev() {
+        let node = &walker.commits[id];
+        let tree = node.tree;
+        let old = match node.parents.first() {
+            Some(parent) if !request.shallow.contains(id) => walker
+                .commits
+                .get(parent)
+                .filter(|p| p.flags & UNINTERESTING != 0 || listed.contains(parent))
+                .map(|p| p.tree),
+            _ => None,
+        };
+        walker.list_tree(&tree, old, &mut path, 0, request.filter, &mut out.objects)?;
+        listed.insert(*id);
     }
     for (id, kind) in pending_objects {
         if kind == ObjectKind::Tree {
-            walker.list_tree(&id, &mut path, 0, request.filter, &mut out.objects)?;
+            walker.list_tree(&id, None, &mut path, 0, request.filter, &mut out.objects)?;
         } else if walker.seen.insert(id) {
             out.objects.push(WalkedObject {
                 id,
@@ -443,6 +461,7 @@ impl Walker<'_> {
     fn list_tree(
         &mut self,
         id: &ObjectId,
+        old: Option<ObjectId>,
         path: &mut Vec<u8>,
         depth: u64,
         filter: ObjectFilter,
@@ -462,24 +481,64 @@ impl Walker<'_> {
         if !self.seen.insert(*id) {
             return Ok(());
         }
-        let (kind, data) = self.read(id, "tree")?;
-        if kind != ObjectKind::Tree {
-            return Err(WalkError::WrongKind {
-                id: *id,
-                found: kind,
-                expected: ObjectKind::Tree,
-            });
-        }
+        let data = self.read_tree(id)?;
+        // The same path in the parent's tree: entries identical there are listed through the
+        // parent (or the client has them), so only what changed needs a lookup. This turns
+        // tens of millions of set lookups (every entry of every root tree) into a byte-wise
+        // merge of two sorted lists.
+        let old_data = match old {
+            Some(old) if old != *id => self.read_old_tree(&old)?,
+            _ => None,
+        };
         out.push(WalkedObject {
             id: *id,
-            kind,
+            kind: ObjectKind::Tree,
             name_hash: name_hash(path),
         });
         self.progress.add(1);
         let base = path.len();
-        for entry in tree_entries(self.odb.hash(), &data) {
-            let entry = entry.map_err(|source| WalkError::Malformed { id: *id, source })?;
-            if entry.is_gitlink() {
+        let hash = self.odb.hash();
+        let id_len = hash.len_in_bytes();
+        let mut rest: &[u8] = &data;
+        let mut old_rest: &[u8] = old_data.as_deref().map_or(&[], |d| &d[..]);
+        let mut offset = 0;
+        while !rest.is_empty() {
+            // Most entries are the very same bytes at the head of the parent's tree: skip
+            // those without parsing either side.
+            if let Some(nul) = rest.iter().position(|&b| b == 0) {
+                let len = nul + 1 + id_len;
+                if rest.len() >= len && old_rest.get(..len) == Some(&rest[..len]) {
+                    rest = &rest[len..];
+                    old_rest = &old_rest[len..];
+                    offset += len;
+                    continue;
+                }
+            }
+            let (entry, used) = split_tree_entry(hash, rest).ok_or(WalkError::Malformed {
+                id: *id,
+                source: ParseError::TreeEntry(offset),
+            })?;
+            rest = &rest[used..];
+            offset += used;
+            let mut counterpart = None;
+            loop {
+                let Some((o, o_used)) = split_tree_entry(hash, old_rest) else {
+                    old_rest = &[];
+                    break;
+                };
+                match tree_order(&o, &entry) {
+                    std::cmp::Ordering::Less => old_rest = &old_rest[o_used..],
+                    std::cmp::Ordering::Equal => {
+                        counterpart = Some(o);
+                        old_rest = &old_rest[o_used..];
+                        break;
+                    }
+                    std::cmp::Ordering::Greater => break,
+                }
+            }
+            if entry.is_gitlink()
+                || counterpart.is_some_and(|o| o.id == entry.id && o.mode == entry.mode)
+            {
                 continue;
             }
             if base > 0 {
@@ -487,7 +546,8 @@ impl Walker<'_> {
             }
             path.extend_from_slice(entry.name);
             if entry.is_tree() {
-                self.list_tree(&entry.id, path, depth + 1, filter, out)?;
+                let old = counterpart.filter(|o| o.is_tree()).map(|o| o.id);
+                self.list_tree(&entry.id, old, path, depth + 1, filter, out)?;
             } else if self.wants_blob(&entry.id, depth + 1, filter)? && self.seen.insert(entry.id) {
                 out.push(WalkedObject {
                     id: entry.id,
@@ -499,6 +559,43 @@ impl Walker<'_> {
             path.truncate(base);
         }
         Ok(())
+    }
+
+    /// Reads a tree to list, keeping it: its children compare with it soon after.
+    fn read_tree(&mut self, id: &ObjectId) -> Result<std::rc::Rc<Vec<u8>>, WalkError> {
+        if let Some(data) = self.tree_cache.get(id) {
+            return Ok(std::rc::Rc::clone(data));
+        }
+        let (kind, data) = self.read(id, "tree")?;
+        if kind != ObjectKind::Tree {
+            return Err(WalkError::WrongKind {
+                id: *id,
+                found: kind,
+                expected: ObjectKind::Tree,
+            });
+        }
+        if self.tree_cache.len() >= TREE_CACHE_ENTRIES {
+            self.tree_cache.clear();
+        }
+        let data = std::rc::Rc::new(data);
+        self.tree_cache.insert(*id, std::rc::Rc::clone(&data));
+        Ok(data)
+    }
+
+    /// Reads a parent's tree to compare with; usually just listed, so in the cache.
+    fn read_old_tree(&mut self, id: &ObjectId) -> Result<Option<std::rc::Rc<Vec<u8>>>, WalkError> {
+        if let Some(data) = self.tree_cache.get(id) {
+            return Ok(Some(std::rc::Rc::clone(data)));
+        }
+        let Some((ObjectKind::Tree, data)) = self.odb.read(id)? else {
+            return Ok(None);
+        };
+        if self.tree_cache.len() >= TREE_CACHE_ENTRIES {
+            self.tree_cache.clear();
+        }
+        let data = std::rc::Rc::new(data);
+        self.tree_cache.insert(*id, std::rc::Rc::clone(&data));
+        Ok(Some(data))
     }
 
     fn wants_blob(
@@ -520,6 +617,23 @@ impl Walker<'_> {
             }
         })
     }
+}
+
+/// Trees kept for comparison before the cache starts over.
+const TREE_CACHE_ENTRIES: usize = 4096;
+
+/// git's order of tree entries: by name, a tree's name compared as if it ended in `/`.
+fn tree_order(a: &TreeEntry<'_>, b: &TreeEntry<'_>) -> std::cmp::Ordering {
+    let n = a.name.len().min(b.name.len());
+    a.name[..n].cmp(&b.name[..n]).then_with(|| {
+        let next = |e: &TreeEntry<'_>| {
+            e.name
+                .get(n)
+                .copied()
+                .unwrap_or(if e.is_tree() { b'/' } else { 0 })
+        };
+        next(a).cmp(&next(b))
+    })
 }
 
 /// Trees nest at most this deep; deeper is a hostile object graph.
