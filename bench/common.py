@@ -6,12 +6,14 @@ import sys
 import time
 
 
-def run(argv, stdin_path=None, cwd=None, env=None):
+def run(argv, stdin_path=None, cwd=None, env=None, stdout_path=None):
     """Runs a command; returns (wall s, user CPU s, system CPU s, peak RSS KiB), or exits if
-    the command fails."""
+    the command fails. CPU and memory include the children it waits for (git upload-pack's
+    pack-objects)."""
     stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+    stdout = open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen(argv, stdin=stdin, stdout=stdout,
                             stderr=subprocess.PIPE, cwd=cwd, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
@@ -19,6 +21,8 @@ def run(argv, stdin_path=None, cwd=None, env=None):
     proc.stderr.close()
     if stdin_path:
         stdin.close()
+    if stdout_path:
+        stdout.close()
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"{argv} failed: {err}")
     return wall, usage.ru_utime, usage.ru_stime, usage.ru_maxrss

@@ -9,12 +9,14 @@
 #![deny(missing_docs)]
 
 mod advertise;
+pub mod daemon;
 pub mod generate;
 mod negotiate;
 mod remote_progress;
 mod shallow;
 mod upload_pack;
 
+pub use daemon::{resolve_path, serve_git, DaemonOptions};
 pub use generate::{write_pack, PackOptions, PackStats};
 pub use upload_pack::{upload_pack, Protocol, UploadPackOptions};
 

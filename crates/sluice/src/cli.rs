@@ -3,6 +3,7 @@
 
 use crate::commands::checkout::CheckoutArgs;
 use crate::commands::checkout_index::CheckoutIndexArgs;
+use crate::commands::serve::ServeArgs;
 use crate::commands::upload_pack::UploadPackArgs;
 use crate::commands::{index_pack::IndexPackArgs, verify_pack::VerifyPackArgs};
 use clap::{Parser, Subcommand};
@@ -37,6 +38,8 @@ pub enum Command {
     CheckoutIndex(CheckoutIndexArgs),
     /// Send objects a fetching client asks for (over standard input and output).
     UploadPack(UploadPackArgs),
+    /// Serve every repository under a directory over git:// .
+    Serve(ServeArgs),
 }
 
 /// Parses argv; on a usage error prints it and returns git's exit code for usage (129).

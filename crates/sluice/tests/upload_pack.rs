@@ -334,3 +334,63 @@ fn hostile_requests_get_errors_and_change_nothing() {
     assert_eq!(out.status.code(), Some(128));
     assert!(stderr(&out).contains("does not appear to be a git repository"));
 }
+
+/// A `sluice serve` child, killed when dropped.
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn git_daemon_protocol_serves_clones_and_refuses_escapes() {
+    use std::io::BufRead;
+    let env = Env::new();
+    let src = source(&env);
+    // The served directory holds a copy; the source itself lies just outside it.
+    std::fs::create_dir(env.path().join("served")).unwrap();
+    env.git(
+        env.path(),
+        &["clone", "-q", "--bare", "source.git", "served/inside.git"],
+    );
+    let mut command = env.sluice_command(env.path(), &["serve", "--git", "127.0.0.1:0", "served"]);
+    command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut server = Server(command.spawn().unwrap());
+    let mut first = String::new();
+    std::io::BufReader::new(server.0.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let address = first.trim().rsplit("git://").next().unwrap().to_owned();
+    for git in gits() {
+        let env = Env::with_git(git);
+        for protocol in ["protocol.version=0", "protocol.version=2"] {
+            // A path that climbs out of the served directory is refused; the server lives on.
+            let escape = format!(
+                "git://{address}/../{}",
+                src.file_name().unwrap().to_str().unwrap()
+            );
+            let out = env.git_with_input(env.path(), &["-c", protocol, "ls-remote", &escape], b"");
+            assert!(!out.status.success(), "{protocol}: escape was served");
+            let url = format!("git://{address}/inside.git");
+            let ours = env.path().join(format!("ours-{protocol}"));
+            let theirs = env.path().join(format!("theirs-{protocol}"));
+            clone(&env, &url, &ours, protocol, None, &[]);
+            clone(
+                &env,
+                src.to_str().unwrap(),
+                &theirs,
+                protocol,
+                None,
+                &["--no-local"],
+            );
+            assert_eq!(refs(&env, &ours), refs(&env, &theirs), "{protocol}");
+            fsck(&env, &ours);
+        }
+    }
+    assert!(server.0.try_wait().unwrap().is_none(), "the server died");
+}

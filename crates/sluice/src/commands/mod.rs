@@ -5,6 +5,7 @@ pub mod checkout_index;
 pub mod index_pack;
 mod output;
 mod revision;
+pub mod serve;
 pub mod upload_pack;
 pub mod verify_pack;
 
@@ -67,5 +68,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Checkout(args) => checkout::run(args, &context),
         Command::CheckoutIndex(args) => checkout_index::run(args, &context),
         Command::UploadPack(args) => upload_pack::run(args, &context),
+        Command::Serve(args) => serve::run(args, &context),
     }
 }
