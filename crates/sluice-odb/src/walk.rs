@@ -574,12 +574,7 @@ impl Walker<'_> {
                 expected: ObjectKind::Tree,
             });
         }
-        if self.tree_cache.len() >= TREE_CACHE_ENTRIES {
-            self.tree_cache.clear();
-        }
-        let data = std::rc::Rc::new(data);
-        self.tree_cache.insert(*id, std::rc::Rc::clone(&data));
-        Ok(data)
+        Ok(self.remember(id, data))
     }
 
     /// Reads a parent's tree to compare with; usually just listed, so in the cache.
@@ -590,12 +585,17 @@ impl Walker<'_> {
         let Some((ObjectKind::Tree, data)) = self.odb.read(id)? else {
             return Ok(None);
         };
+        Ok(Some(self.remember(id, data)))
+    }
+
+    /// Keeps a tree just read for the comparisons that follow, starting over when full.
+    fn remember(&mut self, id: &ObjectId, data: Vec<u8>) -> std::rc::Rc<Vec<u8>> {
         if self.tree_cache.len() >= TREE_CACHE_ENTRIES {
             self.tree_cache.clear();
         }
         let data = std::rc::Rc::new(data);
         self.tree_cache.insert(*id, std::rc::Rc::clone(&data));
-        Ok(Some(data))
+        data
     }
 
     fn wants_blob(
