@@ -2,32 +2,13 @@
 //! repository, with the host and extra parameters (`version=2`) after NUL bytes, then the
 //! service's own conversation on the same connection.
 
+use crate::server::{accept_loop, AccessLog, ServerOptions, Shutdown};
 use crate::{upload_pack, Protocol, ServeError, UploadPackOptions};
 use sluice_odb::Repository;
 use sluice_wire::pktline::{write_packet, Packet, PktReader};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Component, Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-/// Limits of the git:// front end.
-#[derive(Debug, Clone, Copy)]
-pub struct DaemonOptions {
-    /// Connections served at once; more are refused.
-    pub max_connections: usize,
-    /// A client silent this long is dropped.
-    pub idle_timeout: Duration,
-}
-
-impl Default for DaemonOptions {
-    fn default() -> Self {
-        DaemonOptions {
-            max_connections: 64,
-            idle_timeout: Duration::from_secs(60),
-        }
-    }
-}
+use std::time::Instant;
 
 /// The repository a request path names under `base`, refusing any path that leaves it.
 pub fn resolve_path(base: &Path, requested: &str) -> Result<PathBuf, ServeError> {
@@ -47,50 +28,31 @@ pub fn resolve_path(base: &Path, requested: &str) -> Result<PathBuf, ServeError>
     Ok(path)
 }
 
-/// Accepts git:// connections on `listener` until it fails; each runs on its own thread.
-/// `log` receives one line per request.
+/// Serves git:// connections on `listener` until `shutdown` is requested; each runs on its own
+/// thread, and `log` receives one line per request.
 pub fn serve_git(
     listener: TcpListener,
     base: PathBuf,
-    options: DaemonOptions,
-    log: Arc<dyn Fn(&str) + Send + Sync>,
+    options: ServerOptions,
+    shutdown: &Shutdown,
+    log: AccessLog,
 ) -> std::io::Result<()> {
-    let active = Arc::new(AtomicUsize::new(0));
-    for stream in listener.incoming() {
-        let Ok(stream) = stream else { continue };
-        if active.fetch_add(1, Ordering::SeqCst) >= options.max_connections {
-            active.fetch_sub(1, Ordering::SeqCst);
-            log("git:// refused a connection: too many at once");
-            continue;
-        }
-        let (base, log, active) = (base.clone(), Arc::clone(&log), Arc::clone(&active));
-        std::thread::spawn(move || {
-            let peer = stream
-                .peer_addr()
-                .map_or_else(|_| "?".to_owned(), |a| a.to_string());
+    accept_loop(
+        listener,
+        "git://",
+        options,
+        shutdown,
+        log,
+        move |stream, _, log| {
             let start = Instant::now();
-            let outcome = serve_connection(stream, &base, options);
-            let status = match &outcome {
-                Ok(path) => format!("{path} ok"),
-                Err(e) => format!("error: {e}"),
-            };
-            log(&format!(
-                "{peer} git:// {status} {:.3}s",
-                start.elapsed().as_secs_f64()
-            ));
-            active.fetch_sub(1, Ordering::SeqCst);
-        });
-    }
-    Ok(())
+            let mut what = String::from("-");
+            let outcome = serve_connection(stream, &base, &mut what);
+            log.request(&what, &outcome, start);
+        },
+    )
 }
 
-fn serve_connection(
-    stream: TcpStream,
-    base: &Path,
-    options: DaemonOptions,
-) -> Result<String, ServeError> {
-    stream.set_read_timeout(Some(options.idle_timeout))?;
-    stream.set_write_timeout(Some(options.idle_timeout))?;
+fn serve_connection(stream: TcpStream, base: &Path, what: &mut String) -> Result<(), ServeError> {
     let mut reader = PktReader::new(stream.try_clone()?);
     let request = match reader.read()? {
         Some(Packet::Data(data)) => data.to_vec(),
@@ -111,6 +73,7 @@ fn serve_connection(
                 },
             );
     let mut out = stream.try_clone()?;
+    command.clone_into(what);
     let Some(path) = command.strip_prefix("git-upload-pack ") else {
         let _ = write_packet(&mut out, b"ERR service not enabled\n");
         return Err(ServeError::Protocol(format!(
@@ -134,6 +97,5 @@ fn serve_connection(
         reader.get_mut(),
         std::io::BufWriter::new(out),
         &options,
-    )?;
-    Ok(path.to_owned())
+    )
 }

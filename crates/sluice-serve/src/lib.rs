@@ -11,13 +11,17 @@
 mod advertise;
 pub mod daemon;
 pub mod generate;
+mod http;
 mod negotiate;
 mod remote_progress;
+mod server;
 mod shallow;
 mod upload_pack;
 
-pub use daemon::{resolve_path, serve_git, DaemonOptions};
+pub use daemon::{resolve_path, serve_git};
 pub use generate::{write_pack, PackOptions, PackStats};
+pub use http::serve_http;
+pub use server::{AccessLog, ServerOptions, Shutdown};
 pub use upload_pack::{upload_pack, Protocol, UploadPackOptions};
 
 use sluice_object::ObjectId;

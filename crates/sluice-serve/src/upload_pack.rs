@@ -117,15 +117,14 @@ pub fn upload_pack<R: Read, W: Write + Send + 'static>(
         Protocol::V2 => session.serve_v2(),
         Protocol::V0 | Protocol::V1 => session.serve_v0(),
     };
-    if let Err(ServeError::Protocol(message) | ServeError::Corrupt(message)) = &result {
-        // git's clients print an ERR packet as "remote error: …"; a broken pipe gets nothing.
+    // git's clients print an ERR packet as "remote error: …"; a broken pipe gets nothing.
+    let told = match &result {
+        Err(ServeError::Protocol(message) | ServeError::Corrupt(message)) => Some(message.clone()),
+        Err(e @ (ServeError::NotOurRef(_) | ServeError::PktLine(_))) => Some(e.to_string()),
+        _ => None,
+    };
+    if let Some(message) = told {
         let _ = write_packet(&mut session.out, format!("ERR {message}\n").as_bytes());
-    }
-    if let Err(ServeError::NotOurRef(id)) = &result {
-        let _ = write_packet(
-            &mut session.out,
-            format!("ERR upload-pack: not our ref {id}\n").as_bytes(),
-        );
     }
     result
 }

@@ -7,6 +7,15 @@ use std::sync::Mutex;
 
 static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
+/// What a long-running command (the server) does on the first signal instead of exiting.
+type Graceful = Box<dyn Fn() + Send>;
+static GRACEFUL: Mutex<Option<Graceful>> = Mutex::new(None);
+
+/// On the first SIGINT or SIGTERM, run `stop` instead of exiting; a second signal exits.
+pub fn on_signal_stop(stop: impl Fn() + Send + 'static) {
+    *GRACEFUL.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(stop));
+}
+
 /// Removes `path` if the process is killed by a signal before [`forget`] is called.
 pub fn register(path: &Path) {
     PENDING
@@ -31,7 +40,11 @@ pub fn install_signal_handlers() {
         return;
     };
     std::thread::spawn(move || {
-        if let Some(signal) = signals.forever().next() {
+        for signal in signals.forever() {
+            if let Some(stop) = GRACEFUL.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                stop();
+                continue;
+            }
             let pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
             for path in pending.iter() {
                 let _ = std::fs::remove_file(path);

@@ -6,6 +6,7 @@ mod checkout;
 mod hostile_packs;
 mod index_pack;
 mod object_database;
+mod serve;
 mod thin_and_collisions;
 mod upload_pack;
 mod verify_pack;

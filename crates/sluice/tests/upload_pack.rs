@@ -6,13 +6,13 @@
 use crate::util::{gits, noise, stderr, text, Env, FastImport};
 use std::path::{Path, PathBuf};
 
-fn upload_pack() -> String {
+pub(crate) fn upload_pack() -> String {
     format!("{} upload-pack", env!("CARGO_BIN_EXE_sluice"))
 }
 
 /// A source repository with branches, tags (light and annotated), binary and text files, and
 /// some loose objects beside the pack.
-fn source(env: &Env) -> PathBuf {
+pub(crate) fn source(env: &Env) -> PathBuf {
     let repo = env.init("source.git", true);
     let mut import = FastImport::new();
     let mut last = 0;
@@ -53,7 +53,7 @@ fn source(env: &Env) -> PathBuf {
 }
 
 /// Adds a commit on `main` through a work tree, so the new objects are loose.
-fn add_loose_commit(env: &Env, repo: &Path, n: usize) {
+pub(crate) fn add_loose_commit(env: &Env, repo: &Path, n: usize) {
     let work = env.path().join(format!("work{n}"));
     let work_str = work.to_str().unwrap();
     if !work.exists() {
@@ -70,7 +70,7 @@ fn add_loose_commit(env: &Env, repo: &Path, n: usize) {
     env.git(&work, &["push", "-q", "origin", "main", "--tags"]);
 }
 
-fn refs(env: &Env, repo: &Path) -> String {
+pub(crate) fn refs(env: &Env, repo: &Path) -> String {
     let refs = env.git(repo, &["for-each-ref", "--format=%(objectname) %(refname)"]);
     let head = env.git(repo, &["symbolic-ref", "-q", "HEAD"]);
     format!(
@@ -80,12 +80,19 @@ fn refs(env: &Env, repo: &Path) -> String {
     )
 }
 
-fn fsck(env: &Env, repo: &Path) {
+pub(crate) fn fsck(env: &Env, repo: &Path) {
     let out = env.git_with_input(repo, &["fsck", "--strict", "--no-progress"], b"");
     assert!(out.status.success(), "fsck failed: {}", stderr(&out));
 }
 
-fn clone(env: &Env, url: &str, dest: &Path, protocol: &str, upload: Option<&str>, extra: &[&str]) {
+pub(crate) fn clone(
+    env: &Env,
+    url: &str,
+    dest: &Path,
+    protocol: &str,
+    upload: Option<&str>,
+    extra: &[&str],
+) {
     let mut args = vec!["-c", protocol, "clone", "-q"];
     let option;
     if let Some(upload) = upload {
@@ -205,7 +212,7 @@ fn shallow_and_partial_clones_match_git() {
 }
 
 /// Every file of a repository with its content, to show a request changed nothing.
-fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+pub(crate) fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_owned()];
     while let Some(d) = stack.pop() {
@@ -222,7 +229,7 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out
 }
 
-fn pkt(line: &str) -> Vec<u8> {
+pub(crate) fn pkt(line: &str) -> Vec<u8> {
     let mut out = format!("{:04x}", line.len() + 4).into_bytes();
     out.extend_from_slice(line.as_bytes());
     out
@@ -333,64 +340,4 @@ fn hostile_requests_get_errors_and_change_nothing() {
     let out = env.sluice(env.path(), &["upload-pack", "nowhere"], b"");
     assert_eq!(out.status.code(), Some(128));
     assert!(stderr(&out).contains("does not appear to be a git repository"));
-}
-
-/// A `sluice serve` child, killed when dropped.
-struct Server(std::process::Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-#[test]
-fn git_daemon_protocol_serves_clones_and_refuses_escapes() {
-    use std::io::BufRead;
-    let env = Env::new();
-    let src = source(&env);
-    // The served directory holds a copy; the source itself lies just outside it.
-    std::fs::create_dir(env.path().join("served")).unwrap();
-    env.git(
-        env.path(),
-        &["clone", "-q", "--bare", "source.git", "served/inside.git"],
-    );
-    let mut command = env.sluice_command(env.path(), &["serve", "--git", "127.0.0.1:0", "served"]);
-    command
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null());
-    let mut server = Server(command.spawn().unwrap());
-    let mut first = String::new();
-    std::io::BufReader::new(server.0.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let address = first.trim().rsplit("git://").next().unwrap().to_owned();
-    for git in gits() {
-        let env = Env::with_git(git);
-        for protocol in ["protocol.version=0", "protocol.version=2"] {
-            // A path that climbs out of the served directory is refused; the server lives on.
-            let escape = format!(
-                "git://{address}/../{}",
-                src.file_name().unwrap().to_str().unwrap()
-            );
-            let out = env.git_with_input(env.path(), &["-c", protocol, "ls-remote", &escape], b"");
-            assert!(!out.status.success(), "{protocol}: escape was served");
-            let url = format!("git://{address}/inside.git");
-            let ours = env.path().join(format!("ours-{protocol}"));
-            let theirs = env.path().join(format!("theirs-{protocol}"));
-            clone(&env, &url, &ours, protocol, None, &[]);
-            clone(
-                &env,
-                src.to_str().unwrap(),
-                &theirs,
-                protocol,
-                None,
-                &["--no-local"],
-            );
-            assert_eq!(refs(&env, &ours), refs(&env, &theirs), "{protocol}");
-            fsck(&env, &ours);
-        }
-    }
-    assert!(server.0.try_wait().unwrap().is_none(), "the server died");
 }

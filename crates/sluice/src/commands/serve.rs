@@ -1,67 +1,107 @@
-//! `sluice serve`: one process serving every repository under a directory to fetching clients.
-//! This version speaks git:// (`git daemon`'s protocol); smart HTTP is not built yet, so
-//! `--http` other than `off` is refused rather than silently ignored.
+//! `sluice serve`: one process serving every repository under a directory to fetching clients
+//! over smart HTTP and git://. SIGTERM or SIGINT stops accepting and lets running requests
+//! finish; a second signal exits at once.
 
 use super::Context;
+use crate::cleanup;
 use anyhow::{anyhow, bail};
 use clap::Args;
-use sluice_serve::{serve_git, DaemonOptions};
+use sluice_serve::{serve_git, serve_http, AccessLog, ServerOptions, Shutdown};
 use std::io::Write;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// `sluice serve`'s arguments.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address for smart HTTP, or `off` (HTTP is not available yet).
-    #[arg(long, value_name = "addr", default_value = "off")]
+    /// Address for smart HTTP, or `off`; port 0 picks a free port.
+    #[arg(long, value_name = "addr", default_value = "127.0.0.1:8080")]
     http: String,
     /// Address for git://, or `off`; port 0 picks a free port.
     #[arg(long, value_name = "addr", default_value = "127.0.0.1:9418")]
     git: String,
-    /// Connections served at once.
+    /// Connections served at once, per front end.
     #[arg(long, value_name = "n", default_value_t = 64)]
     max_connections: usize,
     /// Seconds a client may stay silent.
     #[arg(long, value_name = "seconds", default_value_t = 60)]
     timeout: u64,
+    /// The most bytes one HTTP request body may carry, after gzip is undone (git's
+    /// `http.maxRequestBuffer` default).
+    #[arg(long, value_name = "bytes", default_value_t = 10 << 20)]
+    max_request_size: u64,
     /// The directory whose repositories are served.
     #[arg(value_name = "dir")]
     base: Option<PathBuf>,
 }
 
-/// Runs the server until it is killed.
+type FrontEnd =
+    fn(TcpListener, PathBuf, ServerOptions, &Shutdown, AccessLog) -> std::io::Result<()>;
+
+/// Runs the server until it is stopped by a signal.
 pub fn run(args: ServeArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    if args.http != "off" {
-        bail!("smart HTTP is not supported yet; use --http off");
-    }
-    if args.git == "off" {
-        bail!("nothing to serve: both --http and --git are off");
-    }
     let base = context
         .cwd
         .join(args.base.unwrap_or_else(|| PathBuf::from(".")));
     let base = base
         .canonicalize()
         .map_err(|e| anyhow!("cannot serve '{}': {e}", base.display()))?;
-    let listener =
-        TcpListener::bind(&args.git).map_err(|e| anyhow!("cannot listen on {}: {e}", args.git))?;
+    let mut front_ends: Vec<(TcpListener, FrontEnd)> = Vec::new();
     let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "Serving {} on git://{}",
-        base.display(),
-        listener.local_addr()?
-    )?;
+    for (addr, scheme, front_end) in [
+        (&args.http, "http", serve_http as FrontEnd),
+        (&args.git, "git", serve_git as FrontEnd),
+    ] {
+        if addr == "off" {
+            continue;
+        }
+        let listener =
+            TcpListener::bind(addr).map_err(|e| anyhow!("cannot listen on {addr}: {e}"))?;
+        writeln!(
+            out,
+            "Serving {} on {scheme}://{}",
+            base.display(),
+            listener.local_addr()?
+        )?;
+        front_ends.push((listener, front_end));
+    }
     out.flush()?;
     drop(out);
-    let log: Arc<dyn Fn(&str) + Send + Sync> = Arc::new(|line: &str| eprintln!("{line}"));
-    let options = DaemonOptions {
+    if front_ends.is_empty() {
+        bail!("nothing to serve: both --http and --git are off");
+    }
+    let options = ServerOptions {
         max_connections: args.max_connections.max(1),
-        idle_timeout: std::time::Duration::from_secs(args.timeout.max(1)),
+        idle_timeout: Duration::from_secs(args.timeout.max(1)),
+        max_request_bytes: args.max_request_size,
     };
-    serve_git(listener, base, options, log)?;
-    Ok(ExitCode::SUCCESS)
+    let shutdown = Shutdown::new();
+    let addresses = front_ends
+        .iter()
+        .map(|(l, _)| l.local_addr())
+        .collect::<Result<Vec<_>, _>>()?;
+    let stopper = shutdown.clone();
+    cleanup::on_signal_stop(move || {
+        eprintln!("sluice serve: stopping; waiting for running requests");
+        stopper.stop(&addresses);
+    });
+    let log: AccessLog = Arc::new(|line: &str| eprintln!("{line}"));
+    std::thread::scope(|scope| {
+        let running: Vec<_> = front_ends
+            .into_iter()
+            .map(|(listener, front_end)| {
+                let (base, shutdown, log) = (base.clone(), &shutdown, Arc::clone(&log));
+                scope.spawn(move || front_end(listener, base, options, shutdown, log))
+            })
+            .collect();
+        for front_end in running {
+            front_end
+                .join()
+                .map_err(|_| anyhow!("a front end panicked"))??;
+        }
+        Ok(ExitCode::SUCCESS)
+    })
 }

@@ -1,0 +1,440 @@
+//! The smart HTTP front end (`gitprotocol-http`), as `git http-backend` answers it:
+//! `GET <repo>/info/refs?service=git-upload-pack` advertises, `POST <repo>/git-upload-pack`
+//! runs one stateless round of upload-pack. Request bodies may be chunked and gzipped; the
+//! `Git-Protocol` header selects protocol v2. Connections are kept alive between requests.
+
+mod body;
+
+use crate::server::{accept_loop, AccessLog, RequestLog, ServerOptions, Shutdown};
+use crate::{resolve_path, upload_pack, Protocol, ServeError, UploadPackOptions};
+use body::{ChunkedReader, ChunkedWriter};
+use flate2::read::GzDecoder;
+use sluice_odb::Repository;
+use sluice_wire::pktline::{write_flush, write_packet};
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// The longest request head (request line and headers) accepted.
+const MAX_HEAD: usize = 16 << 10;
+/// The most header fields accepted.
+const MAX_HEADERS: usize = 64;
+
+/// Serves smart HTTP on `listener` until `shutdown` is requested; each connection runs on its
+/// own thread, and `log` receives one line per request.
+pub fn serve_http(
+    listener: TcpListener,
+    base: PathBuf,
+    options: ServerOptions,
+    shutdown: &Shutdown,
+    log: AccessLog,
+) -> io::Result<()> {
+    accept_loop(
+        listener,
+        "http",
+        options,
+        shutdown,
+        log,
+        move |stream, options, log| {
+            let _ = serve_connection(stream, &base, options, log);
+        },
+    )
+}
+
+/// The parts of a request head that matter here.
+#[derive(Debug)]
+struct Head {
+    method: String,
+    target: String,
+    http_1_0: bool,
+    content_length: Option<u64>,
+    chunked: bool,
+    gzip: bool,
+    expect_continue: bool,
+    keep_alive: bool,
+    git_protocol: Protocol,
+}
+
+/// What a request asks for.
+#[derive(Debug, PartialEq, Eq)]
+enum Route<'a> {
+    Advertise { repo: &'a str },
+    UploadPack { repo: &'a str },
+}
+
+/// An answer other than success: status line and a short text body.
+#[derive(Debug)]
+struct Refusal {
+    status: &'static str,
+    message: String,
+}
+
+impl Refusal {
+    fn new(status: &'static str, message: impl Into<String>) -> Self {
+        Refusal {
+            status,
+            message: message.into(),
+        }
+    }
+}
+
+fn serve_connection(
+    stream: TcpStream,
+    base: &Path,
+    options: ServerOptions,
+    log: &RequestLog<'_>,
+) -> Result<(), ServeError> {
+    let mut reader = BufReader::with_capacity(64 << 10, stream.try_clone()?);
+    loop {
+        let head = match read_head(&mut reader) {
+            Ok(Some(head)) => head,
+            Ok(None) => return Ok(()),
+            Err(refusal) => {
+                let start = Instant::now();
+                let outcome = refuse(&stream, &refusal);
+                log.request("-", &outcome.and(Err(protocol(&refusal))), start);
+                return Ok(());
+            }
+        };
+        let start = Instant::now();
+        let what = format!("{} {}", head.method, head.target);
+        let outcome = serve_request(&stream, &mut reader, base, options, &head);
+        let keep = outcome.is_ok() && head.keep_alive;
+        log.request(&what, &outcome, start);
+        if !keep {
+            return Ok(());
+        }
+    }
+}
+
+fn protocol(refusal: &Refusal) -> ServeError {
+    ServeError::Protocol(format!("{}: {}", refusal.status, refusal.message))
+}
+
+fn serve_request(
+    stream: &TcpStream,
+    reader: &mut BufReader<TcpStream>,
+    base: &Path,
+    options: ServerOptions,
+    head: &Head,
+) -> Result<(), ServeError> {
+    let route = match route(head) {
+        Ok(route) => route,
+        Err(refusal) => {
+            refuse(stream, &refusal)?;
+            // The body was not read, so the connection cannot carry another request.
+            return Err(protocol(&refusal));
+        }
+    };
+    let repo_path = match route {
+        Route::Advertise { repo } | Route::UploadPack { repo } => repo,
+    };
+    let repo = resolve_path(base, &percent_decode(repo_path))
+        .ok()
+        .and_then(|dir| Repository::open_served(&dir, false).ok());
+    let Some(repo) = repo else {
+        let refusal = Refusal::new("404 Not Found", "Repository not found");
+        refuse(stream, &refusal)?;
+        return Err(protocol(&refusal));
+    };
+    let mut upload_options = UploadPackOptions {
+        protocol: head.git_protocol,
+        stateless_rpc: true,
+        advertise_refs: false,
+    };
+    match route {
+        Route::Advertise { .. } => {
+            upload_options.advertise_refs = true;
+            let mut out =
+                start_response(stream, head, "application/x-git-upload-pack-advertisement")?;
+            if head.git_protocol != Protocol::V2 {
+                write_packet(&mut out, b"# service=git-upload-pack\n")?;
+                write_flush(&mut out)?;
+            }
+            upload_pack(&repo, io::empty(), out, &upload_options)
+        }
+        Route::UploadPack { .. } => {
+            if head.expect_continue {
+                (&*stream).write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
+            }
+            let body = match request_body(reader, head, options.max_request_bytes) {
+                Ok(body) => body,
+                Err(refusal) => {
+                    refuse(stream, &refusal)?;
+                    return Err(protocol(&refusal));
+                }
+            };
+            let out = start_response(stream, head, "application/x-git-upload-pack-result")?;
+            upload_pack(&repo, &body[..], out, &upload_options)
+        }
+    }
+}
+
+/// The request head, or `None` when the client closed the connection between requests.
+fn read_head(reader: &mut BufReader<TcpStream>) -> Result<Option<Head>, Refusal> {
+    let mut raw = Vec::new();
+    loop {
+        let read = reader
+            .by_ref()
+            .take((MAX_HEAD - raw.len()) as u64 + 1)
+            .read_until(b'\n', &mut raw)
+            .map_err(|_| Refusal::new("400 Bad Request", "unreadable request"))?;
+        if read == 0 {
+            return if raw.is_empty() {
+                Ok(None)
+            } else {
+                Err(Refusal::new("400 Bad Request", "truncated request head"))
+            };
+        }
+        if raw.len() > MAX_HEAD {
+            return Err(Refusal::new(
+                "431 Request Header Fields Too Large",
+                "request head too large",
+            ));
+        }
+        if raw.ends_with(b"\r\n\r\n") || raw.ends_with(b"\n\n") || raw == b"\r\n" {
+            if raw == b"\r\n" {
+                // A stray empty line between requests is allowed (RFC 9112, 2.2).
+                raw.clear();
+                continue;
+            }
+            break;
+        }
+    }
+    let mut fields = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut request = httparse::Request::new(&mut fields);
+    match request.parse(&raw) {
+        Ok(httparse::Status::Complete(_)) => {}
+        Err(httparse::Error::TooManyHeaders) => {
+            return Err(Refusal::new(
+                "431 Request Header Fields Too Large",
+                "too many header fields",
+            ))
+        }
+        _ => return Err(Refusal::new("400 Bad Request", "malformed request head")),
+    }
+    let http_1_0 = request.version == Some(0);
+    let mut head = Head {
+        method: request.method.unwrap_or_default().to_owned(),
+        target: request.path.unwrap_or_default().to_owned(),
+        http_1_0,
+        content_length: None,
+        chunked: false,
+        gzip: false,
+        expect_continue: false,
+        keep_alive: !http_1_0,
+        git_protocol: Protocol::V0,
+    };
+    for field in request.headers.iter() {
+        let value = std::str::from_utf8(field.value)
+            .map_err(|_| Refusal::new("400 Bad Request", "header value is not UTF-8"))?
+            .trim();
+        let lower = value.to_ascii_lowercase();
+        match field.name.to_ascii_lowercase().as_str() {
+            "content-length" => {
+                let length = value
+                    .parse()
+                    .map_err(|_| Refusal::new("400 Bad Request", "bad Content-Length"))?;
+                head.content_length = Some(length);
+            }
+            "transfer-encoding" => match lower.as_str() {
+                "chunked" => head.chunked = true,
+                _ => {
+                    return Err(Refusal::new(
+                        "501 Not Implemented",
+                        format!("transfer coding '{value}'"),
+                    ))
+                }
+            },
+            "content-encoding" => match lower.as_str() {
+                "gzip" | "x-gzip" => head.gzip = true,
+                "identity" => {}
+                _ => {
+                    return Err(Refusal::new(
+                        "415 Unsupported Media Type",
+                        format!("content coding '{value}'"),
+                    ))
+                }
+            },
+            "expect" => head.expect_continue = lower == "100-continue",
+            "connection" if lower.contains("close") => head.keep_alive = false,
+            "connection" if lower.contains("keep-alive") => head.keep_alive = true,
+            "git-protocol" => head.git_protocol = Protocol::from_git_protocol(value),
+            _ => {}
+        }
+    }
+    Ok(Some(head))
+}
+
+fn route(head: &Head) -> Result<Route<'_>, Refusal> {
+    let (path, query) = head
+        .target
+        .split_once('?')
+        .unwrap_or((head.target.as_str(), ""));
+    if let Some(repo) = path.strip_suffix("/info/refs") {
+        if head.method != "GET" {
+            return Err(Refusal::new("405 Method Not Allowed", "use GET"));
+        }
+        return match query.split('&').find_map(|p| p.strip_prefix("service=")) {
+            Some("git-upload-pack") => Ok(Route::Advertise { repo }),
+            Some(service) => Err(Refusal::new(
+                "403 Forbidden",
+                format!("service '{service}' is not enabled"),
+            )),
+            None => Err(Refusal::new(
+                "403 Forbidden",
+                "only the smart HTTP protocol is served",
+            )),
+        };
+    }
+    if let Some(repo) = path.strip_suffix("/git-upload-pack") {
+        if head.method != "POST" {
+            return Err(Refusal::new("405 Method Not Allowed", "use POST"));
+        }
+        if !head.chunked && head.content_length.is_none() {
+            return Err(Refusal::new("411 Length Required", "no request length"));
+        }
+        return Ok(Route::UploadPack { repo });
+    }
+    if path.ends_with("/git-receive-pack") {
+        return Err(Refusal::new(
+            "403 Forbidden",
+            "service 'git-receive-pack' is not enabled",
+        ));
+    }
+    Err(Refusal::new("404 Not Found", "not found"))
+}
+
+/// The request body with its transfer and content codings undone, read whole (as git
+/// http-backend buffers it) so that a body over `limit` or a broken one gets an HTTP status
+/// rather than a response cut off midway.
+fn request_body(
+    reader: &mut BufReader<TcpStream>,
+    head: &Head,
+    limit: u64,
+) -> Result<Vec<u8>, Refusal> {
+    let too_large = || {
+        Refusal::new(
+            "413 Content Too Large",
+            format!("request body larger than {limit} bytes"),
+        )
+    };
+    if head.content_length.is_some_and(|n| n > limit) {
+        return Err(too_large());
+    }
+    let framed: Box<dyn Read + '_> = if head.chunked {
+        Box::new(ChunkedReader::new(reader))
+    } else {
+        Box::new(reader.take(head.content_length.unwrap_or(0)))
+    };
+    let decoded: Box<dyn Read + '_> = if head.gzip {
+        Box::new(GzDecoder::new(framed))
+    } else {
+        framed
+    };
+    let mut body = Vec::new();
+    decoded
+        .take(limit + 1)
+        .read_to_end(&mut body)
+        .map_err(|e| Refusal::new("400 Bad Request", format!("unreadable request body: {e}")))?;
+    if body.len() as u64 > limit {
+        return Err(too_large());
+    }
+    Ok(body)
+}
+
+/// Where a response body goes: chunked for HTTP/1.1, up to the connection's end for 1.0.
+enum ResponseBody {
+    Chunked(ChunkedWriter<TcpStream>),
+    UntilClose(io::BufWriter<TcpStream>),
+}
+
+impl Write for ResponseBody {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        match self {
+            ResponseBody::Chunked(w) => w.write(data),
+            ResponseBody::UntilClose(w) => w.write(data),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            ResponseBody::Chunked(w) => w.flush(),
+            ResponseBody::UntilClose(w) => w.flush(),
+        }
+    }
+}
+
+/// Sends the status line and headers of a successful response (with git http-backend's
+/// no-cache headers) and returns the body's writer.
+fn start_response(
+    stream: &TcpStream,
+    head: &Head,
+    content_type: &str,
+) -> Result<ResponseBody, ServeError> {
+    let framing = if head.http_1_0 {
+        "Connection: close\r\n"
+    } else {
+        "Transfer-Encoding: chunked\r\n"
+    };
+    let headers = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\n{framing}\
+         Expires: Fri, 01 Jan 1980 00:00:00 GMT\r\nPragma: no-cache\r\n\
+         Cache-Control: no-cache, max-age=0, must-revalidate\r\n\r\n"
+    );
+    let mut out = stream.try_clone()?;
+    out.write_all(headers.as_bytes())?;
+    Ok(if head.http_1_0 {
+        ResponseBody::UntilClose(io::BufWriter::with_capacity(128 << 10, out))
+    } else {
+        ResponseBody::Chunked(ChunkedWriter::new(out))
+    })
+}
+
+/// Answers with an error status; the connection closes after it, since a refused request's
+/// body is left unread.
+fn refuse(stream: &TcpStream, refusal: &Refusal) -> Result<(), ServeError> {
+    let body = format!("{}\n", refusal.message);
+    let response = format!(
+        "HTTP/1.1 {}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n\
+         Connection: close\r\nCache-Control: no-cache\r\n\r\n{body}",
+        refusal.status,
+        body.len()
+    );
+    (&*stream).write_all(response.as_bytes())?;
+    Ok(())
+}
+
+/// `%XX` escapes of a URL path undone; a malformed escape stays as it is.
+fn percent_decode(path: &str) -> String {
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_escapes_are_undone() {
+        assert_eq!(percent_decode("/a%20b/%2e%2e/c%zz"), "/a b/../c%zz");
+    }
+}

@@ -1,0 +1,132 @@
+//! What both network front ends share: the accept loop with its connection limit, a thread per
+//! connection, the access log, and a shutdown that stops accepting and lets running requests
+//! finish.
+
+use crate::ServeError;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Limits of the network front ends.
+#[derive(Debug, Clone, Copy)]
+pub struct ServerOptions {
+    /// Connections served at once; more are refused.
+    pub max_connections: usize,
+    /// A client silent this long is dropped.
+    pub idle_timeout: Duration,
+    /// The most bytes one HTTP request body may carry (after gzip is undone); more is refused.
+    pub max_request_bytes: u64,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            max_connections: 64,
+            idle_timeout: Duration::from_secs(60),
+            max_request_bytes: 10 << 20,
+        }
+    }
+}
+
+/// The access log: one line per request.
+pub type AccessLog = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Asks every accept loop to stop. A loop only notices after its next connection, so `stop`
+/// wakes each listener by connecting to it.
+#[derive(Debug, Clone, Default)]
+pub struct Shutdown {
+    requested: Arc<AtomicBool>,
+}
+
+impl Shutdown {
+    /// A shutdown not yet requested.
+    pub fn new() -> Self {
+        Shutdown::default()
+    }
+
+    /// Whether `stop` was called.
+    pub fn requested(&self) -> bool {
+        self.requested.load(Ordering::SeqCst)
+    }
+
+    /// Stops the loops listening on `addresses`.
+    pub fn stop(&self, addresses: &[SocketAddr]) {
+        self.requested.store(true, Ordering::SeqCst);
+        for address in addresses {
+            let _ = TcpStream::connect_timeout(address, Duration::from_secs(1));
+        }
+    }
+}
+
+/// Writes the access-log line of each request on one connection.
+pub(crate) struct RequestLog<'a> {
+    log: &'a AccessLog,
+    peer: &'a str,
+    scheme: &'static str,
+}
+
+impl RequestLog<'_> {
+    /// Logs one request that started at `start`: what it asked for, and how it ended.
+    pub(crate) fn request(&self, what: &str, outcome: &Result<(), ServeError>, start: Instant) {
+        let status = match outcome {
+            Ok(()) => "ok".to_owned(),
+            Err(e) => format!("error: {e}"),
+        };
+        (self.log)(&format!(
+            "{} {} {what} {status} {:.3}s",
+            self.peer,
+            self.scheme,
+            start.elapsed().as_secs_f64()
+        ));
+    }
+}
+
+/// Accepts connections on `listener` until `shutdown` is requested, running `handle` for each
+/// on its own thread, then waits (at most the idle timeout) for the running ones.
+pub(crate) fn accept_loop<H>(
+    listener: TcpListener,
+    scheme: &'static str,
+    options: ServerOptions,
+    shutdown: &Shutdown,
+    log: AccessLog,
+    handle: H,
+) -> std::io::Result<()>
+where
+    H: Fn(TcpStream, ServerOptions, &RequestLog<'_>) + Send + Sync + 'static,
+{
+    let handle = Arc::new(handle);
+    let active = Arc::new(AtomicUsize::new(0));
+    for stream in listener.incoming() {
+        if shutdown.requested() {
+            break;
+        }
+        let Ok(stream) = stream else { continue };
+        if active.fetch_add(1, Ordering::SeqCst) >= options.max_connections {
+            active.fetch_sub(1, Ordering::SeqCst);
+            log(&format!("{scheme} refused a connection: too many at once"));
+            continue;
+        }
+        let (log, active, handle) = (Arc::clone(&log), Arc::clone(&active), Arc::clone(&handle));
+        std::thread::spawn(move || {
+            let peer = stream
+                .peer_addr()
+                .map_or_else(|_| "?".to_owned(), |a| a.to_string());
+            let _ = stream.set_read_timeout(Some(options.idle_timeout));
+            let _ = stream.set_write_timeout(Some(options.idle_timeout));
+            let request_log = RequestLog {
+                log: &log,
+                peer: &peer,
+                scheme,
+            };
+            handle(stream, options, &request_log);
+            active.fetch_sub(1, Ordering::SeqCst);
+        });
+    }
+    let grace = options.idle_timeout;
+    let start = Instant::now();
+    while active.load(Ordering::SeqCst) > 0 && start.elapsed() < grace {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(())
+}
