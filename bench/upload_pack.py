@@ -7,7 +7,7 @@ whose history stops N days before the tip (the p5311 scenario: have = the last c
 N days older than HEAD). Reports median wall, user and system CPU, peak memory, the pack's
 size, and Sluice's ratios to each git.
 
-    python3 bench/upload_pack.py <bare repo> [--runs 3] [--days 1,7,30,128]
+    python3 bench/upload_pack.py <bare repo> [--runs 3] [--days 1,7,30,128] [--no-clone]
         [--git /usr/bin/git --git /usr/local/bin/git] [--sluice target/release/sluice]
 """
 
@@ -71,6 +71,7 @@ def main():
     parser.add_argument("--git", action="append")
     parser.add_argument("--sluice", default="target/release/sluice")
     parser.add_argument("--results", default="bench/results/upload-pack.jsonl")
+    parser.add_argument("--no-clone", action="store_true", help="only the fetch scenarios")
     args = parser.parse_args()
     gits = args.git or ["/usr/bin/git"]
     sluice = os.path.abspath(args.sluice)
@@ -81,7 +82,7 @@ def main():
                    "refs/heads", "refs/tags").split()
     head = git_out(gits[0], repo, "rev-parse", "HEAD").strip()
     head_time = int(git_out(gits[0], repo, "log", "-1", "--format=%ct", "HEAD"))
-    scenarios = [("clone", fetch_request(sorted(set(tips)), []))]
+    scenarios = [] if args.no_clone else [("clone", fetch_request(sorted(set(tips)), []))]
     for days in [int(d) for d in args.days.split(",") if d]:
         old = git_out(gits[0], repo, "rev-list", "-1", f"--before={head_time - days * 86400}",
                       "HEAD").strip()

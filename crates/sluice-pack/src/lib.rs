@@ -18,6 +18,7 @@
 #![deny(missing_docs)]
 
 pub mod delta;
+pub mod delta_encode;
 pub mod entry;
 pub mod idx;
 mod indexer;

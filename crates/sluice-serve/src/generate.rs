@@ -4,9 +4,11 @@
 //! Objects stored in this repository's packs are written in their on-disk order, which keeps
 //! reading sequential and puts every ofs-delta after its base. A stored delta is reused when its
 //! base is sent too (as an ofs-delta once the base is written, a delta waiting for a base that
-//! comes later is held back until it is) or, in a thin pack, when the client has the base. The
-//! rest is inflated and sent whole.
+//! comes later is held back until it is) or, in a thin pack, when the client has the base. For
+//! the rest, and for stored whole objects whose previous version the client has, the delta
+//! search looks for a base; what finds none is sent whole.
 
+use crate::delta_search::{search_deltas, Candidate, NewDelta, Role};
 use crate::ServeError;
 use sluice_object::progress::Progress;
 use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
@@ -69,6 +71,22 @@ struct Planned {
     source: Source,
     /// Offset in the output once written.
     written: Option<u64>,
+    /// A delta made for it by the search.
+    delta: Option<NewDelta>,
+}
+
+/// How a stored entry can go out, as far as the delta search is concerned.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stored {
+    /// A delta whose base is sent too: copied as it is.
+    ReusableDelta,
+    /// A delta against a base the client has, `size` bytes uncompressed: copied as it is
+    /// unless the search finds a smaller one (stored deltas are not always good ones).
+    ThinDelta { size: u64 },
+    /// Whole.
+    Whole,
+    /// Not reusable as stored (a delta against a base the client lacks) or not in a pack.
+    Rebuilt,
 }
 
 /// Writes the objects of `walked` as a pack to `out`; returns `out` with the pack's statistics.
@@ -98,9 +116,18 @@ pub fn write_pack<W: Write>(
                 id: object.id,
                 source,
                 written: None,
+                delta: None,
             }
         })
         .collect();
+    let mut found = search_deltas(
+        odb,
+        &delta_candidates(odb, walked, &plan, options)?,
+        progress,
+    );
+    for planned in &mut plan {
+        planned.delta = found.remove(&planned.id);
+    }
     // Stored order for packed objects, walk order (stable) for the rest.
     plan.sort_by_key(|p| match p.source {
         Source::Packed { pack, offset, .. } => (0, pack, offset),
@@ -167,6 +194,9 @@ struct Job<'a, W: Write> {
 impl<W: Write> Job<'_, W> {
     /// Writes object `i`, reusing its stored entry when it can, or says which base it waits for.
     fn place(&mut self, i: u32) -> Result<Placed, ServeError> {
+        if let Some(base) = self.plan[i as usize].delta.as_ref().map(|d| d.base) {
+            return self.place_new_delta(i, base);
+        }
         let Source::Packed { pack, position, .. } = self.plan[i as usize].source else {
             self.write_whole(i)?;
             return Ok(Placed::Written);
@@ -215,6 +245,30 @@ impl<W: Write> Job<'_, W> {
         Ok(Placed::Written)
     }
 
+    /// Writes the delta the search made for `i` against `base`, once the base is written.
+    fn place_new_delta(&mut self, i: u32, base: ObjectId) -> Result<Placed, ServeError> {
+        let kind = match self.index.get(&base) {
+            Some(&b) => match self.plan[b as usize].written {
+                Some(at) if self.options.ofs_delta => EntryKind::OfsDelta {
+                    distance: self.writer.offset() - at,
+                },
+                Some(_) => EntryKind::RefDelta { base },
+                None => return Ok(Placed::WaitsFor(b)),
+            },
+            None => EntryKind::RefDelta { base },
+        };
+        let delta = self.plan[i as usize].delta.take().map(|d| d.delta);
+        let delta = delta.unwrap_or_default();
+        let compressed = deflate(&delta, self.options.compression);
+        let at = self
+            .writer
+            .write_entry(kind, delta.len() as u64, &compressed)?;
+        self.plan[i as usize].written = Some(at);
+        self.stats.total += 1;
+        self.stats.deltas += 1;
+        Ok(Placed::Written)
+    }
+
     fn write_raw(&mut self, i: u32, kind: EntryKind, raw: &RawEntry<'_>) -> Result<(), ServeError> {
         let at = self
             .writer
@@ -237,6 +291,135 @@ impl<W: Write> Job<'_, W> {
         self.stats.total += 1;
         Ok(())
     }
+}
+
+/// What the delta search gets: every object that would be rebuilt whole; in a thin pack also
+/// every stored whole object and every large stored delta with a version the client has at the
+/// same path; and as bases, the client's versions (git's preferred bases) and the parent
+/// commit's versions sent whole. Reused deltas against sent bases stay out: a new delta
+/// against one could close a cycle through stored bases.
+fn delta_candidates(
+    odb: &ObjectDb,
+    walked: &Walked,
+    plan: &[Planned],
+    options: &PackOptions,
+) -> Result<Vec<Candidate>, ServeError> {
+    let sent: IdSet = plan.iter().map(|p| p.id).collect();
+    let known = &walked.known_to_other_side;
+    let sending: IdMap<Stored> = plan
+        .iter()
+        .map(|p| Ok((p.id, stored_form(odb, p, &sent, known, options)?)))
+        .collect::<Result<_, ServeError>>()?;
+    let client_has = |id: &ObjectId| options.thin && !sent.contains(id) && known.contains(id);
+    // Paths (by hash) at which the client has a version.
+    let client_paths: std::collections::HashSet<(ObjectKind, u32)> = if options.thin {
+        walked
+            .known_by_path
+            .iter()
+            .filter(|k| k.name_hash != 0 && !sent.contains(&k.id))
+            .map(|k| (k.kind, k.name_hash))
+            .collect()
+    } else {
+        Default::default()
+    };
+    let mut candidates = Vec::new();
+    let mut bases = IdSet::default();
+    let mut target_paths = std::collections::HashSet::new();
+    for object in &walked.objects {
+        if matches!(object.kind, ObjectKind::Commit | ObjectKind::Tag) {
+            continue;
+        }
+        let beside_client_version = || {
+            object.previous.is_some_and(|p| client_has(&p))
+                || client_paths.contains(&(object.kind, object.name_hash))
+        };
+        let bar = match sending.get(&object.id) {
+            Some(Stored::Rebuilt) => None,
+            Some(Stored::Whole) if beside_client_version() => None,
+            Some(&Stored::ThinDelta { size })
+                if size >= MIN_STORED_DELTA && beside_client_version() =>
+            {
+                Some(size as usize - 1)
+            }
+            _ => continue,
+        };
+        candidates.push(Candidate {
+            id: object.id,
+            kind: object.kind,
+            name_hash: object.name_hash,
+            previous: object.previous,
+            role: Role::Target { bar },
+        });
+        target_paths.insert((object.kind, object.name_hash));
+        if let Some(previous) = object.previous {
+            let usable = client_has(&previous) || sending.get(&previous) == Some(&Stored::Whole);
+            if usable && bases.insert(previous) {
+                candidates.push(Candidate {
+                    id: previous,
+                    kind: object.kind,
+                    name_hash: object.name_hash,
+                    previous: None,
+                    role: Role::BaseOnly,
+                });
+            }
+        }
+    }
+    for k in &walked.known_by_path {
+        if target_paths.contains(&(k.kind, k.name_hash)) && client_has(&k.id) && bases.insert(k.id)
+        {
+            candidates.push(Candidate {
+                id: k.id,
+                kind: k.kind,
+                name_hash: k.name_hash,
+                previous: None,
+                role: Role::BaseOnly,
+            });
+        }
+    }
+    // A base that is a target itself is listed once, as a target.
+    let targets: IdSet = candidates
+        .iter()
+        .filter(|c| c.role != Role::BaseOnly)
+        .map(|c| c.id)
+        .collect();
+    candidates.retain(|c| c.role != Role::BaseOnly || !targets.contains(&c.id));
+    Ok(candidates)
+}
+
+/// Stored thin deltas smaller than this are kept without a search.
+const MIN_STORED_DELTA: u64 = 256;
+
+/// How `planned` would go out without a new delta, given the ids sent and the ids the
+/// client has.
+fn stored_form(
+    odb: &ObjectDb,
+    planned: &Planned,
+    sent: &IdSet,
+    known: &IdSet,
+    options: &PackOptions,
+) -> Result<Stored, ServeError> {
+    let Source::Packed { pack, position, .. } = planned.source else {
+        return Ok(Stored::Rebuilt);
+    };
+    let pack = &odb.packs()[pack as usize];
+    let raw = pack.raw_entry(position as usize)?;
+    let base = match raw.header.kind {
+        EntryKind::Base(_) => return Ok(Stored::Whole),
+        EntryKind::OfsDelta { distance } => match pack.position_at(raw.offset - distance) {
+            Some(position) => pack.index().id(position),
+            None => return Ok(Stored::Rebuilt),
+        },
+        EntryKind::RefDelta { base } => base,
+    };
+    Ok(if sent.contains(&base) {
+        Stored::ReusableDelta
+    } else if options.thin && known.contains(&base) {
+        Stored::ThinDelta {
+            size: raw.header.size,
+        }
+    } else {
+        Stored::Rebuilt
+    })
 }
 
 fn crc_matches(raw: &RawEntry<'_>) -> bool {

@@ -10,6 +10,7 @@
 
 mod advertise;
 pub mod daemon;
+mod delta_search;
 pub mod generate;
 mod http;
 mod negotiate;

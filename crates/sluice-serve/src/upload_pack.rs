@@ -922,6 +922,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                         id: r.id,
                         kind: ObjectKind::Tag,
                         name_hash: 0,
+                        previous: None,
                     });
                 }
             }

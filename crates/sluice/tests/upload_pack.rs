@@ -341,3 +341,107 @@ fn hostile_requests_get_errors_and_change_nothing() {
     assert_eq!(out.status.code(), Some(128));
     assert!(stderr(&out).contains("does not appear to be a git repository"));
 }
+
+/// The pack of a v2 fetch response: band 1 after the `packfile` line.
+fn pack_of_response(response: &[u8]) -> Vec<u8> {
+    let mut pack = Vec::new();
+    let mut rest = response;
+    let mut in_pack = false;
+    while rest.len() >= 4 {
+        let len = usize::from_str_radix(std::str::from_utf8(&rest[..4]).unwrap(), 16).unwrap();
+        if len < 4 {
+            rest = &rest[4..];
+            continue;
+        }
+        let payload = &rest[4..len];
+        if in_pack {
+            if payload[0] == 1 {
+                pack.extend_from_slice(&payload[1..]);
+            }
+        } else {
+            in_pack = payload == b"packfile\n";
+        }
+        rest = &rest[len..];
+    }
+    pack
+}
+
+#[test]
+fn thin_fetch_sends_changed_files_as_deltas_against_the_clients_versions() {
+    let env = Env::new();
+    let work = env.init("work", false);
+    let big = text(1, 4000);
+    std::fs::write(work.join("big.txt"), &big).unwrap();
+    env.git(&work, &["add", "."]);
+    env.git(&work, &["commit", "-q", "-m", "one"]);
+    env.git(&work, &["branch", "-M", "main"]);
+    let old = String::from_utf8(env.git(&work, &["rev-parse", "HEAD"])).unwrap();
+    let mut changed = big.clone();
+    changed.extend_from_slice(b"one more line\n");
+    changed[100] = b'#';
+    std::fs::write(work.join("big.txt"), &changed).unwrap();
+    env.git(&work, &["commit", "-q", "-a", "-m", "two"]);
+    let new = String::from_utf8(env.git(&work, &["rev-parse", "HEAD"])).unwrap();
+    // The client: a clone of the first commit only.
+    let client = env.path().join("client.git");
+    env.git(
+        env.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            "--no-local",
+            "-b",
+            "main",
+            "work",
+            "client.git",
+        ],
+    );
+    env.git(&client, &["update-ref", "refs/heads/main", old.trim()]);
+    env.git(&client, &["gc", "-q", "--prune=now"]);
+    let request = [
+        pkt("command=fetch\n"),
+        b"0001".to_vec(),
+        pkt("thin-pack\n"),
+        pkt("ofs-delta\n"),
+        pkt("no-progress\n"),
+        pkt(&format!("want {}\n", new.trim())),
+        pkt(&format!("have {}\n", old.trim())),
+        pkt("done\n"),
+        b"0000".to_vec(),
+    ]
+    .concat();
+    // Loose objects, then the same history repacked (the new version stored whole).
+    for repack in [false, true] {
+        if repack {
+            env.git(&work, &["repack", "-q", "-a", "-d", "-f"]);
+        }
+        let mut command = env.sluice_command(env.path(), &["upload-pack", work.to_str().unwrap()]);
+        command.env("GIT_PROTOCOL", "version=2");
+        let out = crate::util::run_with_input(command, &request);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let pack = pack_of_response(&out.stdout);
+        assert!(
+            pack.len() < changed.len() / 20,
+            "repacked {repack}: a {} byte pack for a one-line change of {} bytes",
+            pack.len(),
+            changed.len()
+        );
+        let receiver = env.path().join(format!("receiver-{repack}.git"));
+        env.git(
+            env.path(),
+            &[
+                "clone",
+                "-q",
+                "--bare",
+                "client.git",
+                receiver.to_str().unwrap(),
+            ],
+        );
+        let indexed =
+            env.git_with_input(&receiver, &["index-pack", "--stdin", "--fix-thin"], &pack);
+        assert!(indexed.status.success(), "{}", stderr(&indexed));
+        env.git(&receiver, &["update-ref", "refs/heads/main", new.trim()]);
+        fsck(&env, &receiver);
+    }
+}

@@ -49,8 +49,7 @@ pub fn run(args: ServeArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let base = base
         .canonicalize()
         .map_err(|e| anyhow!("cannot serve '{}': {e}", base.display()))?;
-    let mut front_ends: Vec<(TcpListener, FrontEnd)> = Vec::new();
-    let mut out = std::io::stdout().lock();
+    let mut front_ends: Vec<(TcpListener, &str, FrontEnd)> = Vec::new();
     for (addr, scheme, front_end) in [
         (&args.http, "http", serve_http as FrontEnd),
         (&args.git, "git", serve_git as FrontEnd),
@@ -60,16 +59,8 @@ pub fn run(args: ServeArgs, context: &Context) -> anyhow::Result<ExitCode> {
         }
         let listener =
             TcpListener::bind(addr).map_err(|e| anyhow!("cannot listen on {addr}: {e}"))?;
-        writeln!(
-            out,
-            "Serving {} on {scheme}://{}",
-            base.display(),
-            listener.local_addr()?
-        )?;
-        front_ends.push((listener, front_end));
+        front_ends.push((listener, scheme, front_end));
     }
-    out.flush()?;
-    drop(out);
     if front_ends.is_empty() {
         bail!("nothing to serve: both --http and --git are off");
     }
@@ -81,18 +72,26 @@ pub fn run(args: ServeArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let shutdown = Shutdown::new();
     let addresses = front_ends
         .iter()
-        .map(|(l, _)| l.local_addr())
+        .map(|(l, _, _)| l.local_addr())
         .collect::<Result<Vec<_>, _>>()?;
     let stopper = shutdown.clone();
+    let stop_addresses = addresses.clone();
+    // Before the addresses are announced: whoever reads them may signal at once.
     cleanup::on_signal_stop(move || {
         eprintln!("sluice serve: stopping; waiting for running requests");
-        stopper.stop(&addresses);
+        stopper.stop(&stop_addresses);
     });
+    let mut out = std::io::stdout().lock();
+    for ((_, scheme, _), address) in front_ends.iter().zip(&addresses) {
+        writeln!(out, "Serving {} on {scheme}://{address}", base.display())?;
+    }
+    out.flush()?;
+    drop(out);
     let log: AccessLog = Arc::new(|line: &str| eprintln!("{line}"));
     std::thread::scope(|scope| {
         let running: Vec<_> = front_ends
             .into_iter()
-            .map(|(listener, front_end)| {
+            .map(|(listener, _, front_end)| {
                 let (base, shutdown, log) = (base.clone(), &shutdown, Arc::clone(&log));
                 scope.spawn(move || front_end(listener, base, options, shutdown, log))
             })
