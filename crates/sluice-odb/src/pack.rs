@@ -3,6 +3,7 @@
 
 use crate::mmap::{map, Mapped};
 use crate::odb::OdbError;
+use crate::pack_order::PackOrder;
 use sluice_object::{HashKind, ObjectId, ObjectKind};
 use sluice_pack::delta::apply_delta;
 use sluice_pack::entry::{parse_entry_header, EntryHeader, EntryKind};
@@ -39,9 +40,9 @@ pub struct Pack {
     index: PackIndex<Mapped>,
     data: Mapped,
     cache: Box<[Mutex<BaseCache>]>,
-    /// Entry offsets in pack order with their index positions, built on first use: the end of
-    /// an entry is the start of the next, which copying entries verbatim needs.
-    by_offset: std::sync::OnceLock<Vec<(u64, u32)>>,
+    /// Entries by offset: the end of an entry is the start of the next, which copying
+    /// entries verbatim needs.
+    order: PackOrder,
 }
 
 /// One entry of a pack as stored: its header and its compressed bytes, for copying verbatim.
@@ -95,12 +96,12 @@ impl Pack {
             });
         }
         Ok(Pack {
+            order: PackOrder::new(&pack_path, &index, hash),
             path: pack_path,
             hash,
             index,
             data,
             cache: (0..CACHE_SHARDS).map(|_| Mutex::default()).collect(),
-            by_offset: std::sync::OnceLock::new(),
         })
     }
 
@@ -154,30 +155,19 @@ impl Pack {
         )))
     }
 
-    fn by_offset(&self) -> &[(u64, u32)] {
-        self.by_offset.get_or_init(|| {
-            let mut all: Vec<(u64, u32)> = (0..self.index.len())
-                .map(|i| (self.index.offset(i), i as u32))
-                .collect();
-            all.sort_unstable();
-            all
-        })
-    }
-
     /// The index position of the entry starting at `offset`, if one does.
     pub fn position_at(&self, offset: u64) -> Option<usize> {
-        let all = self.by_offset();
-        let i = all.binary_search_by_key(&offset, |&(o, _)| o).ok()?;
-        Some(all[i].1 as usize)
+        self.order.position_at(&self.index, offset)
     }
 
     /// The entry at index position `position`, as stored.
     pub fn raw_entry(&self, position: usize) -> Result<RawEntry<'_>, OdbError> {
         let offset = self.index.offset(position);
-        let all = self.by_offset();
         let data_end = (self.data.as_ref().len() - self.hash.len_in_bytes()) as u64;
-        let next = all.partition_point(|&(o, _)| o <= offset);
-        let end = all.get(next).map_or(data_end, |&(o, _)| o);
+        let end = self
+            .order
+            .next_offset(&self.index, offset)
+            .unwrap_or(data_end);
         if end > data_end || end <= offset {
             return Err(self.bad(offset, "entry extends outside the pack"));
         }

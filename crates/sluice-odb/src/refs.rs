@@ -60,6 +60,15 @@ pub fn is_valid_ref_name(name: &str) -> bool {
         .all(|b| b > 0x20 && b != 0x7f && !b" ~^:?*[\\".contains(&b))
 }
 
+/// What a ref peels to, as far as `packed-refs` tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peeled {
+    /// The file says: this object (through annotated tags), or nothing (no tag).
+    Known(Option<ObjectId>),
+    /// The file does not say (a loose ref, or an older `packed-refs`).
+    Unknown,
+}
+
 /// The refs of one repository.
 #[derive(Debug, Clone)]
 pub struct Refs {
@@ -132,15 +141,24 @@ impl Refs {
         Err(RefError::Loop(name))
     }
 
-    /// The `packed-refs` entries: (name, id, peeled id).
-    pub fn packed(&self) -> Result<Vec<(String, ObjectId, Option<ObjectId>)>, RefError> {
+    /// The `packed-refs` entries with what the file says they peel to.
+    pub fn packed(&self) -> Result<Vec<(String, ObjectId, Peeled)>, RefError> {
         let path = self.common_dir.join("packed-refs");
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(source) => return Err(RefError::Io { path, source }),
         };
-        let mut out: Vec<(String, ObjectId, Option<ObjectId>)> = Vec::new();
+        // "fully-peeled": every entry that peels has its `^` line, so one without peels to
+        // nothing. "peeled": the same, but only for refs/tags/.
+        let traits = text
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("# pack-refs with:"))
+            .unwrap_or_default();
+        let has_trait = |t: &str| traits.split_whitespace().any(|x| x == t);
+        let (fully, tags) = (has_trait("fully-peeled"), has_trait("peeled"));
+        let mut out: Vec<(String, ObjectId, Peeled)> = Vec::new();
         for line in text.lines() {
             if line.starts_with('#') || line.is_empty() {
                 continue;
@@ -149,7 +167,7 @@ impl Refs {
                 let id = ObjectId::from_hex(self.hash, peeled.as_bytes())
                     .map_err(|_| RefError::Corrupt("packed-refs".into()))?;
                 if let Some(last) = out.last_mut() {
-                    last.2 = Some(id);
+                    last.2 = Peeled::Known(Some(id));
                 }
                 continue;
             }
@@ -158,17 +176,31 @@ impl Refs {
                 .ok_or_else(|| RefError::Corrupt("packed-refs".into()))?;
             let id = ObjectId::from_hex(self.hash, hex.as_bytes())
                 .map_err(|_| RefError::Corrupt("packed-refs".into()))?;
-            out.push((name.to_owned(), id, None));
+            let peeled = if fully || (tags && name.starts_with("refs/tags/")) {
+                Peeled::Known(None)
+            } else {
+                Peeled::Unknown
+            };
+            out.push((name.to_owned(), id, peeled));
         }
         Ok(out)
     }
 
     /// Every ref under `refs/` (loose ones override packed ones), sorted by name.
     pub fn list(&self) -> Result<Vec<(String, ObjectId)>, RefError> {
-        let mut map: std::collections::BTreeMap<String, ObjectId> = self
+        Ok(self
+            .list_peeled()?
+            .into_iter()
+            .map(|(name, id, _)| (name, id))
+            .collect())
+    }
+
+    /// [`Refs::list`] with what `packed-refs` says each peels to (loose refs: unknown).
+    pub fn list_peeled(&self) -> Result<Vec<(String, ObjectId, Peeled)>, RefError> {
+        let mut map: std::collections::BTreeMap<String, (ObjectId, Peeled)> = self
             .packed()?
             .into_iter()
-            .map(|(n, id, _)| (n, id))
+            .map(|(n, id, peeled)| (n, (id, peeled)))
             .collect();
         let mut stack = vec![self.common_dir.join("refs")];
         while let Some(dir) = stack.pop() {
@@ -189,11 +221,14 @@ impl Refs {
                     continue;
                 }
                 if let Ok(Some(RefTarget::Id(id))) = self.read(&name) {
-                    map.insert(name, id);
+                    map.insert(name, (id, Peeled::Unknown));
                 }
             }
         }
-        Ok(map.into_iter().collect())
+        Ok(map
+            .into_iter()
+            .map(|(name, (id, peeled))| (name, id, peeled))
+            .collect())
     }
 
     /// Writes `target` to `name` through `<name>.lock`.

@@ -4,7 +4,7 @@
 use crate::ServeError;
 use sluice_object::parse::parse_tag;
 use sluice_object::{ObjectId, ObjectKind};
-use sluice_odb::Repository;
+use sluice_odb::{Peeled, Repository};
 
 /// One advertised ref.
 #[derive(Debug, Clone)]
@@ -76,12 +76,15 @@ pub(crate) fn list_refs(repo: &Repository) -> Result<RefList, ServeError> {
         }),
         None => list.unborn_head = Some(head_target),
     }
-    for (name, id) in refs.list()? {
+    for (name, id, peeled) in refs.list_peeled()? {
         if hidden_by(&hide, &name) {
             continue;
         }
         list.refs.push(Advertised {
-            peeled: peel(repo, &id)?,
+            peeled: match peeled {
+                Peeled::Known(peeled) => peeled,
+                Peeled::Unknown => peel(repo, &id)?,
+            },
             name,
             id,
             symref_target: None,
