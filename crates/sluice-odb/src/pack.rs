@@ -184,6 +184,11 @@ impl Pack {
         })
     }
 
+    /// The header of the entry at index position `position`, as stored.
+    pub fn entry_header(&self, position: usize) -> Result<EntryHeader, OdbError> {
+        Ok(self.entry_at(self.index.offset(position))?.0)
+    }
+
     /// The header of the entry at `offset` and the bytes from its data to the trailer.
     fn entry_at(&self, offset: u64) -> Result<(EntryHeader, &[u8]), OdbError> {
         let bytes = self.data.as_ref();

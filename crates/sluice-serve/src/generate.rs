@@ -120,14 +120,6 @@ pub fn write_pack<W: Write>(
             }
         })
         .collect();
-    let mut found = search_deltas(
-        odb,
-        &delta_candidates(odb, walked, &plan, options)?,
-        progress,
-    );
-    for planned in &mut plan {
-        planned.delta = found.remove(&planned.id);
-    }
     // Stored order for packed objects, walk order (stable) for the rest.
     plan.sort_by_key(|p| match p.source {
         Source::Packed { pack, offset, .. } => (0, pack, offset),
@@ -141,6 +133,10 @@ pub fn write_pack<W: Write>(
         .enumerate()
         .map(|(i, p)| (p.id, i as u32))
         .collect();
+    let candidates = delta_candidates(odb, walked, &plan, &index, options)?;
+    for (id, delta) in search_deltas(odb, &candidates, progress) {
+        plan[index[&id] as usize].delta = Some(delta);
+    }
     let mut job = Job {
         odb,
         plan,
@@ -302,21 +298,22 @@ fn delta_candidates(
     odb: &ObjectDb,
     walked: &Walked,
     plan: &[Planned],
+    index: &IdMap<u32>,
     options: &PackOptions,
 ) -> Result<Vec<Candidate>, ServeError> {
-    let sent: IdSet = plan.iter().map(|p| p.id).collect();
     let known = &walked.known_to_other_side;
-    let sending: IdMap<Stored> = plan
+    let stored: Vec<Stored> = plan
         .iter()
-        .map(|p| Ok((p.id, stored_form(odb, p, &sent, known, options)?)))
+        .map(|p| stored_form(odb, p, index, known, options))
         .collect::<Result<_, ServeError>>()?;
-    let client_has = |id: &ObjectId| options.thin && !sent.contains(id) && known.contains(id);
+    let stored_of = |id: &ObjectId| index.get(id).map(|&i| stored[i as usize]);
+    let client_has = |id: &ObjectId| options.thin && !index.contains_key(id) && known.contains(id);
     // Paths (by hash) at which the client has a version.
     let client_paths: std::collections::HashSet<(ObjectKind, u32)> = if options.thin {
         walked
             .known_by_path
             .iter()
-            .filter(|k| k.name_hash != 0 && !sent.contains(&k.id))
+            .filter(|k| k.name_hash != 0 && !index.contains_key(&k.id))
             .map(|k| (k.kind, k.name_hash))
             .collect()
     } else {
@@ -333,10 +330,10 @@ fn delta_candidates(
             object.previous.is_some_and(|p| client_has(&p))
                 || client_paths.contains(&(object.kind, object.name_hash))
         };
-        let bar = match sending.get(&object.id) {
+        let bar = match stored_of(&object.id) {
             Some(Stored::Rebuilt) => None,
             Some(Stored::Whole) if beside_client_version() => None,
-            Some(&Stored::ThinDelta { size })
+            Some(Stored::ThinDelta { size })
                 if size >= MIN_STORED_DELTA && beside_client_version() =>
             {
                 Some(size as usize - 1)
@@ -352,7 +349,7 @@ fn delta_candidates(
         });
         target_paths.insert((object.kind, object.name_hash));
         if let Some(previous) = object.previous {
-            let usable = client_has(&previous) || sending.get(&previous) == Some(&Stored::Whole);
+            let usable = client_has(&previous) || stored_of(&previous) == Some(Stored::Whole);
             if usable && bases.insert(previous) {
                 candidates.push(Candidate {
                     id: previous,
@@ -389,34 +386,37 @@ fn delta_candidates(
 /// Stored thin deltas smaller than this are kept without a search.
 const MIN_STORED_DELTA: u64 = 256;
 
-/// How `planned` would go out without a new delta, given the ids sent and the ids the
-/// client has.
+/// How `planned` would go out without a new delta, given the objects sent (`index`) and
+/// those the client has.
 fn stored_form(
     odb: &ObjectDb,
     planned: &Planned,
-    sent: &IdSet,
+    index: &IdMap<u32>,
     known: &IdSet,
     options: &PackOptions,
 ) -> Result<Stored, ServeError> {
-    let Source::Packed { pack, position, .. } = planned.source else {
+    let Source::Packed {
+        pack,
+        position,
+        offset,
+    } = planned.source
+    else {
         return Ok(Stored::Rebuilt);
     };
     let pack = &odb.packs()[pack as usize];
-    let raw = pack.raw_entry(position as usize)?;
-    let base = match raw.header.kind {
+    let header = pack.entry_header(position as usize)?;
+    let base = match header.kind {
         EntryKind::Base(_) => return Ok(Stored::Whole),
-        EntryKind::OfsDelta { distance } => match pack.position_at(raw.offset - distance) {
+        EntryKind::OfsDelta { distance } => match pack.position_at(offset - distance) {
             Some(position) => pack.index().id(position),
             None => return Ok(Stored::Rebuilt),
         },
         EntryKind::RefDelta { base } => base,
     };
-    Ok(if sent.contains(&base) {
+    Ok(if index.contains_key(&base) {
         Stored::ReusableDelta
     } else if options.thin && known.contains(&base) {
-        Stored::ThinDelta {
-            size: raw.header.size,
-        }
+        Stored::ThinDelta { size: header.size }
     } else {
         Stored::Rebuilt
     })

@@ -13,7 +13,8 @@ use sluice_odb::{walk_objects, ObjectFilter, Repository, WalkRequest};
 use sluice_wire::pktline::{write_flush, write_packet, Packet, PktReader};
 use sluice_wire::sideband::{Band, Sideband, LARGE_PAYLOAD, SMALL_PAYLOAD};
 use std::io::{self, Read, Write};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
 
 /// The protocol version the client asked for (`GIT_PROTOCOL`, the `Git-Protocol` header, the
 /// extra parameters of a git:// request).
@@ -79,6 +80,22 @@ impl<W: Write> Write for SharedOut<W> {
     }
     fn flush(&mut self) -> io::Result<()> {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).flush()
+    }
+}
+
+/// Notes when the first pack byte is written, which ends the keepalives.
+struct NoticeStart<'a, W: Write> {
+    inner: W,
+    started: &'a AtomicBool,
+}
+
+impl<W: Write> Write for NoticeStart<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.started.store(true, Ordering::Relaxed);
+        self.inner.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
     }
 }
 
@@ -863,14 +880,35 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
         let sink: Option<Box<dyn ProgressSink>> = (!request.no_progress)
             .then(|| Box::new(BandSink(Arc::clone(&band))) as Box<dyn ProgressSink>);
         let progress = TextProgress::new(sink);
-        let result = {
-            let mut data = band.data();
+        let keepalive = self.keepalive_interval()?;
+        let started = AtomicBool::new(false);
+        let (stop, stopped) = mpsc::channel::<()>();
+        let result = std::thread::scope(|scope| {
+            if let Some(interval) = keepalive {
+                let (band, started) = (&band, &started);
+                // Counting and the delta search can be long and silent: git's clients (and
+                // proxies) give up on a connection that says nothing.
+                scope.spawn(move || {
+                    while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(interval)
+                    {
+                        if started.load(Ordering::Relaxed) || band.keepalive().is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            let mut data = NoticeStart {
+                inner: band.data(),
+                started: &started,
+            };
             let result = self.generate(request, shallow, &mut data, &progress);
-            result.and_then(|stats| {
+            let result = result.and_then(|stats| {
                 data.flush()?;
                 Ok(stats)
-            })
-        };
+            });
+            drop(stop);
+            result
+        });
         drop(progress);
         match result {
             Ok(stats) => {
@@ -934,6 +972,16 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
         };
         let (_, stats) = write_pack(odb, &walked, &options, out, progress)?;
         Ok(stats)
+    }
+
+    /// `uploadpack.keepAlive`: seconds of silence before an empty packet; 0 turns it off.
+    fn keepalive_interval(&self) -> Result<Option<std::time::Duration>, ServeError> {
+        let seconds = self
+            .repo
+            .config()
+            .get_int("uploadpack.keepalive")?
+            .unwrap_or(5);
+        Ok((seconds > 0).then(|| std::time::Duration::from_secs(seconds as u64)))
     }
 
     fn compression(&self) -> Result<u32, ServeError> {

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Concurrent clones over smart HTTP: sluice serve against git http-backend behind a small
+threaded Python front end (CGI, as a web server runs it), on the same repository, in turn.
+
+N real `git clone --bare` clients start at once; each result must have the source's refs.
+Reports the clients' wall time, the server's CPU (the whole process tree: for git the front
+end, http-backend, upload-pack and pack-objects; the front end's own share is shown too) and
+the largest server process's peak memory.
+
+    python3 bench/http_clones.py <bare repo> [--clients 16] [--git /usr/bin/git]
+"""
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def cgi_front_end(port_file, root, git):
+    """The git side's web server: each request runs `git http-backend` as a CGI program."""
+    import http.server
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.0"  # the body ends when the connection does
+
+        def log_message(self, *args):
+            pass
+
+        def run_backend(self):
+            path, _, query = self.path.partition("?")
+            env = dict(os.environ, GIT_PROJECT_ROOT=root, GIT_HTTP_EXPORT_ALL="1",
+                       REQUEST_METHOD=self.command, PATH_INFO=path, QUERY_STRING=query,
+                       REMOTE_ADDR="127.0.0.1",
+                       CONTENT_TYPE=self.headers.get("Content-Type", ""))
+            for header, var in [("Git-Protocol", "GIT_PROTOCOL"),
+                                ("Content-Encoding", "HTTP_CONTENT_ENCODING")]:
+                if self.headers.get(header):
+                    env[var] = self.headers[header]
+            length = int(self.headers.get("Content-Length") or 0)
+            if length:
+                env["CONTENT_LENGTH"] = str(length)
+            body = self.rfile.read(length) if length else b""
+            proc = subprocess.Popen([git, "http-backend"], env=env, stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE)
+            feeder = threading.Thread(target=lambda: (proc.stdin.write(body), proc.stdin.close()))
+            feeder.start()
+            status, headers = "200 OK", []
+            while True:
+                line = proc.stdout.readline().decode().rstrip("\r\n")
+                if not line:
+                    break
+                name, _, value = line.partition(":")
+                if name.lower() == "status":
+                    status = value.strip()
+                else:
+                    headers.append((name, value.strip()))
+            code, _, reason = status.partition(" ")
+            self.send_response(int(code), reason)
+            for name, value in headers:
+                self.send_header(name, value)
+            self.end_headers()
+            shutil.copyfileobj(proc.stdout, self.wfile, 1 << 16)
+            feeder.join()
+            proc.wait()
+
+        do_GET = run_backend
+        do_POST = run_backend
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = False
+    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
+    with open(port_file, "w") as f:
+        f.write(str(server.server_address[1]))
+    server.serve_forever()
+    server.server_close()  # joins the request threads, so every backend has been waited for
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"front_end_cpu": own.ru_utime + own.ru_stime}), file=sys.stderr)
+
+
+def start_git_server(work, root, git):
+    port_file = os.path.join(work, "port")
+    proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--front-end",
+                             port_file, root, git], stderr=subprocess.PIPE)
+    while not os.path.exists(port_file) or not open(port_file).read():
+        time.sleep(0.05)
+    return proc, f"127.0.0.1:{open(port_file).read()}"
+
+
+def start_sluice_server(root, sluice):
+    proc = subprocess.Popen([sluice, "serve", "--http", "127.0.0.1:0", "--git", "off", root],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    line = proc.stdout.readline().decode()
+    return proc, line.strip().rsplit("http://", 1)[1]
+
+
+def clone_all(address, clients, work, git, expected):
+    dests = [os.path.join(work, f"clone-{i}") for i in range(clients)]
+    start = time.perf_counter()
+    procs = [subprocess.Popen([git, "clone", "-q", "--bare", f"http://{address}/repo.git", d],
+                              stderr=subprocess.PIPE) for d in dests]
+    failures = [p.stderr.read().decode() for p in procs if p.wait() != 0]
+    wall = time.perf_counter() - start
+    if failures:
+        sys.exit(f"clones failed: {failures[0]}")
+    for d in dests:
+        refs = subprocess.run([git, "-C", d, "for-each-ref"], capture_output=True,
+                              check=True).stdout
+        if refs != expected:
+            sys.exit(f"{d}: refs differ from the source")
+        shutil.rmtree(d)
+    return wall
+
+
+def stop(proc):
+    proc.send_signal(signal.SIGTERM)
+    _, status, usage = os.wait4(proc.pid, 0)
+    return usage
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--front-end":
+        cgi_front_end(*sys.argv[2:5])
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("repo")
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--git", default="/usr/bin/git")
+    parser.add_argument("--sluice", default="target/release/sluice")
+    parser.add_argument("--results", default="bench/results/http-clones.jsonl")
+    args = parser.parse_args()
+    sluice = os.path.abspath(args.sluice)
+    work = tempfile.mkdtemp(prefix="bench-http-")
+    root = os.path.join(work, "served")
+    os.mkdir(root)
+    os.symlink(os.path.abspath(args.repo), os.path.join(root, "repo.git"))
+    expected = subprocess.run([args.git, "-C", args.repo, "for-each-ref"], capture_output=True,
+                              check=True).stdout
+    version = subprocess.run([args.git, "version"], capture_output=True, text=True).stdout.split()[-1]
+    rows = []
+    print(f"{'server':<22} {'clients wall s':>14} {'server CPU s':>13} {'front end s':>12} "
+          f"{'peak MB':>8}")
+    for tool in [f"git {version} http-backend", "sluice serve"]:
+        if tool.startswith("git"):
+            proc, address = start_git_server(work, root, args.git)
+        else:
+            proc, address = start_sluice_server(root, sluice)
+        wall = clone_all(address, args.clients, work, args.git, expected)
+        usage = stop(proc)
+        cpu = usage.ru_utime + usage.ru_stime
+        front = None
+        if tool.startswith("git"):
+            for line in proc.stderr.read().decode().splitlines():
+                if line.startswith("{"):
+                    front = json.loads(line)["front_end_cpu"]
+        row = {"repo": os.path.basename(os.path.abspath(args.repo).rstrip("/")),
+               "clients": args.clients, "server": tool, "clients_wall_s": round(wall, 3),
+               "server_cpu_s": round(cpu, 3), "front_end_cpu_s": front,
+               "peak_mb": round(usage.ru_maxrss / 1024, 1)}
+        rows.append(row)
+        print(f"{tool:<22} {wall:>14.2f} {cpu:>13.2f} "
+              f"{'' if front is None else f'{front:.2f}':>12} {row['peak_mb']:>8.0f}")
+    git_row, sluice_row = rows
+    print(f"sluice/git server CPU: {sluice_row['server_cpu_s'] / git_row['server_cpu_s']:.2f}x "
+          f"(without the front end's share: "
+          f"{sluice_row['server_cpu_s'] / (git_row['server_cpu_s'] - (git_row['front_end_cpu_s'] or 0)):.2f}x)")
+    with open(args.results, "a") as f:
+        for row in rows:
+            row["time"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+            f.write(json.dumps(row) + "\n")
+    shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()
