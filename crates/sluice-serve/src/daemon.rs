@@ -43,16 +43,21 @@ pub fn serve_git(
         options,
         shutdown,
         log,
-        move |stream, _, log| {
+        move |stream, options, log| {
             let start = Instant::now();
             let mut what = String::from("-");
-            let outcome = serve_connection(stream, &base, &mut what);
+            let outcome = serve_connection(stream, &base, options, &mut what);
             log.request(&what, &outcome, start);
         },
     )
 }
 
-fn serve_connection(stream: TcpStream, base: &Path, what: &mut String) -> Result<(), ServeError> {
+fn serve_connection(
+    stream: TcpStream,
+    base: &Path,
+    server: &ServerOptions,
+    what: &mut String,
+) -> Result<(), ServeError> {
     let mut reader = PktReader::new(stream.try_clone()?);
     let request = match reader.read()? {
         Some(Packet::Data(data)) => data.to_vec(),
@@ -90,6 +95,7 @@ fn serve_connection(stream: TcpStream, base: &Path, what: &mut String) -> Result
         .map_err(|_| denied(&mut out, format!("'{path}': no repository")))?;
     let options = UploadPackOptions {
         protocol,
+        pack_cache: server.pack_cache.clone(),
         ..UploadPackOptions::default()
     };
     upload_pack(

@@ -14,6 +14,7 @@ mod delta_search;
 pub mod generate;
 mod http;
 mod negotiate;
+pub mod pack_cache;
 mod remote_progress;
 mod server;
 mod shallow;
@@ -22,6 +23,7 @@ mod upload_pack;
 pub use daemon::{resolve_path, serve_git};
 pub use generate::{write_pack, PackOptions, PackStats};
 pub use http::serve_http;
+pub use pack_cache::PackCache;
 pub use server::{AccessLog, ServerOptions, Shutdown};
 pub use upload_pack::{upload_pack, Protocol, UploadPackOptions};
 

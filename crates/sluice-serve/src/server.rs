@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Limits of the network front ends.
-#[derive(Debug, Clone, Copy)]
+/// Limits and shared state of the network front ends.
+#[derive(Debug, Clone)]
 pub struct ServerOptions {
     /// Connections served at once; more are refused.
     pub max_connections: usize,
@@ -17,6 +17,8 @@ pub struct ServerOptions {
     pub idle_timeout: Duration,
     /// The most bytes one HTTP request body may carry (after gzip is undone); more is refused.
     pub max_request_bytes: u64,
+    /// The cache of generated packs, if one is kept.
+    pub pack_cache: Option<std::sync::Arc<crate::PackCache>>,
 }
 
 impl Default for ServerOptions {
@@ -25,6 +27,7 @@ impl Default for ServerOptions {
             max_connections: 64,
             idle_timeout: Duration::from_secs(60),
             max_request_bytes: 10 << 20,
+            pack_cache: None,
         }
     }
 }
@@ -93,7 +96,7 @@ pub(crate) fn accept_loop<H>(
     handle: H,
 ) -> std::io::Result<()>
 where
-    H: Fn(TcpStream, ServerOptions, &RequestLog<'_>) + Send + Sync + 'static,
+    H: Fn(TcpStream, &ServerOptions, &RequestLog<'_>) + Send + Sync + 'static,
 {
     let handle = Arc::new(handle);
     let active = Arc::new(AtomicUsize::new(0));
@@ -108,6 +111,7 @@ where
             continue;
         }
         let (log, active, handle) = (Arc::clone(&log), Arc::clone(&active), Arc::clone(&handle));
+        let options = options.clone();
         std::thread::spawn(move || {
             let peer = stream
                 .peer_addr()
@@ -119,7 +123,7 @@ where
                 peer: &peer,
                 scheme,
             };
-            handle(stream, options, &request_log);
+            handle(stream, &options, &request_log);
             active.fetch_sub(1, Ordering::SeqCst);
         });
     }

@@ -4,6 +4,7 @@
 
 use crate::advertise::{list_refs, RefList};
 use crate::negotiate::{Have, Negotiator};
+use crate::pack_cache::{CacheKey, PackCache, Tee};
 use crate::remote_progress::BandSink;
 use crate::shallow::{shallow_info, Deepen, ShallowInfo};
 use crate::{write_pack, PackOptions, PackStats, ServeError};
@@ -45,7 +46,7 @@ impl Protocol {
 }
 
 /// How upload-pack runs.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct UploadPackOptions {
     /// The protocol version asked for.
     pub protocol: Protocol,
@@ -54,6 +55,8 @@ pub struct UploadPackOptions {
     pub stateless_rpc: bool,
     /// Only advertise (the `GET …/info/refs` of smart HTTP).
     pub advertise_refs: bool,
+    /// Where generated packs are kept for identical requests; none by default.
+    pub pack_cache: Option<Arc<PackCache>>,
 }
 
 /// The most `want`, `have` and `shallow` lines one request may carry.
@@ -127,7 +130,7 @@ pub fn upload_pack<R: Read, W: Write + Send + 'static>(
         repo,
         input: PktReader::new(input),
         out: SharedOut(Arc::new(Mutex::new(output))),
-        options: *options,
+        options: options.clone(),
         refs: list_refs(repo)?,
     };
     let result = match options.protocol {
@@ -872,7 +875,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
         let Some(max_payload) = request.side_band else {
             // No side band: the pack is the rest of the stream.
             let out = self.out.clone();
-            self.generate(request, shallow, out, &sluice_object::progress::Discard)?;
+            self.generate_cached(request, shallow, out, &sluice_object::progress::Discard)?;
             self.out.flush()?;
             return Ok(());
         };
@@ -901,7 +904,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                 inner: band.data(),
                 started: &started,
             };
-            let result = self.generate(request, shallow, &mut data, &progress);
+            let result = self.generate_cached(request, shallow, &mut data, &progress);
             let result = result.and_then(|stats| {
                 data.flush()?;
                 Ok(stats)
@@ -971,6 +974,61 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
             compression: self.compression()?,
         };
         let (_, stats) = write_pack(odb, &walked, &options, out, progress)?;
+        Ok(stats)
+    }
+
+    /// The identity of the pack `request` gets, for the pack cache.
+    fn cache_key(&self, request: &Request, shallow: &IdSet) -> CacheKey {
+        let mut key = CacheKey::new();
+        key.add(self.repo.git_dir().as_os_str().as_encoded_bytes());
+        for id in &request.wants {
+            key.add(id.as_bytes());
+        }
+        key.add(b"haves");
+        for id in &request.haves {
+            key.add(id.as_bytes());
+        }
+        key.add(b"shallow");
+        let mut shallow: Vec<&ObjectId> = shallow.iter().collect();
+        shallow.sort_unstable();
+        for id in shallow {
+            key.add(id.as_bytes());
+        }
+        key.add(format!("{:?}", request.filter).as_bytes());
+        key.add(&[
+            u8::from(request.thin),
+            u8::from(request.ofs_delta),
+            u8::from(request.include_tag),
+        ]);
+        if request.include_tag {
+            for r in &self.refs.refs {
+                key.add(r.name.as_bytes()).add(r.id.as_bytes());
+            }
+        }
+        key
+    }
+
+    /// The pack for `request`, from the pack cache when it has it.
+    fn generate_cached<O: Write>(
+        &self,
+        request: &Request,
+        shallow: &IdSet,
+        mut out: O,
+        progress: &dyn Progress,
+    ) -> Result<PackStats, ServeError> {
+        let Some(cache) = self.options.pack_cache.clone() else {
+            return self.generate(request, shallow, out, progress);
+        };
+        let mut writer = match cache.lookup(self.cache_key(request, shallow), &mut out)? {
+            Ok(stats) => return Ok(stats),
+            Err(writer) => writer,
+        };
+        let tee = Tee {
+            out,
+            cache: &mut writer,
+        };
+        let stats = self.generate(request, shallow, tee, progress)?;
+        writer.commit(&stats);
         Ok(stats)
     }
 

@@ -445,3 +445,55 @@ fn thin_fetch_sends_changed_files_as_deltas_against_the_clients_versions() {
         fsck(&env, &receiver);
     }
 }
+
+#[test]
+fn pack_cache_serves_identical_requests_and_stays_bounded() {
+    let env = Env::new();
+    let src = source(&env);
+    let head = String::from_utf8(env.git(&src, &["rev-parse", "main"])).unwrap();
+    let request = [
+        pkt("command=fetch\n"),
+        b"0001".to_vec(),
+        pkt("ofs-delta\n"),
+        pkt(&format!("want {}\n", head.trim())),
+        pkt("done\n"),
+        b"0000".to_vec(),
+    ]
+    .concat();
+    let cache = env.path().join("cache");
+    let fetch = |size: &str| {
+        let mut command = env.sluice_command(
+            env.path(),
+            &[
+                "upload-pack",
+                "--pack-cache",
+                cache.to_str().unwrap(),
+                "--pack-cache-size",
+                size,
+                src.to_str().unwrap(),
+            ],
+        );
+        command.env("GIT_PROTOCOL", "version=2");
+        let out = crate::util::run_with_input(command, &request);
+        assert!(out.status.success(), "{}", stderr(&out));
+        (pack_of_response(&out.stdout), stderr(&out))
+    };
+    let (first, log) = fetch("100000000");
+    assert!(log.contains("pack cache miss"), "{log}");
+    let (second, log) = fetch("100000000");
+    assert!(log.contains("pack cache hit"), "{log}");
+    assert_eq!(first, second);
+    let files = || std::fs::read_dir(&cache).unwrap().count();
+    assert_eq!(files(), 1);
+    // The cached pack is a good pack.
+    let receiver = env.init("receiver.git", true);
+    let indexed = env.git_with_input(&receiver, &["index-pack", "--stdin"], &second);
+    assert!(indexed.status.success(), "{}", stderr(&indexed));
+    env.git(&receiver, &["update-ref", "refs/heads/main", head.trim()]);
+    fsck(&env, &receiver);
+    // A bound smaller than one pack keeps nothing.
+    std::fs::remove_dir_all(&cache).unwrap();
+    let (_, log) = fetch("10");
+    assert!(log.contains("pack cache miss"), "{log}");
+    assert_eq!(files(), 0);
+}

@@ -82,7 +82,7 @@ impl Refusal {
 fn serve_connection(
     stream: TcpStream,
     base: &Path,
-    options: ServerOptions,
+    options: &ServerOptions,
     log: &RequestLog<'_>,
 ) -> Result<(), ServeError> {
     let mut reader = BufReader::with_capacity(64 << 10, stream.try_clone()?);
@@ -116,7 +116,7 @@ fn serve_request(
     stream: &TcpStream,
     reader: &mut BufReader<TcpStream>,
     base: &Path,
-    options: ServerOptions,
+    options: &ServerOptions,
     head: &Head,
 ) -> Result<(), ServeError> {
     let route = match route(head) {
@@ -142,6 +142,7 @@ fn serve_request(
         protocol: head.git_protocol,
         stateless_rpc: true,
         advertise_refs: false,
+        pack_cache: options.pack_cache.clone(),
     };
     match route {
         Route::Advertise { .. } => {

@@ -2,6 +2,7 @@
 //! over smart HTTP and git://. SIGTERM or SIGINT stops accepting and lets running requests
 //! finish; a second signal exits at once.
 
+use super::upload_pack::PackCacheArgs;
 use super::Context;
 use crate::cleanup;
 use anyhow::{anyhow, bail};
@@ -33,6 +34,8 @@ pub struct ServeArgs {
     /// `http.maxRequestBuffer` default).
     #[arg(long, value_name = "bytes", default_value_t = 10 << 20)]
     max_request_size: u64,
+    #[command(flatten)]
+    cache: PackCacheArgs,
     /// The directory whose repositories are served.
     #[arg(value_name = "dir")]
     base: Option<PathBuf>,
@@ -68,6 +71,7 @@ pub fn run(args: ServeArgs, context: &Context) -> anyhow::Result<ExitCode> {
         max_connections: args.max_connections.max(1),
         idle_timeout: Duration::from_secs(args.timeout.max(1)),
         max_request_bytes: args.max_request_size,
+        pack_cache: args.cache.open(context)?,
     };
     let shutdown = Shutdown::new();
     let addresses = front_ends
@@ -93,6 +97,7 @@ pub fn run(args: ServeArgs, context: &Context) -> anyhow::Result<ExitCode> {
             .into_iter()
             .map(|(listener, _, front_end)| {
                 let (base, shutdown, log) = (base.clone(), &shutdown, Arc::clone(&log));
+                let options = options.clone();
                 scope.spawn(move || front_end(listener, base, options, shutdown, log))
             })
             .collect();

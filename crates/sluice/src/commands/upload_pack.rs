@@ -5,9 +5,10 @@ use super::Context;
 use anyhow::anyhow;
 use clap::Args;
 use sluice_odb::Repository;
-use sluice_serve::{upload_pack, Protocol, UploadPackOptions};
+use sluice_serve::{upload_pack, AccessLog, PackCache, Protocol, UploadPackOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// `git upload-pack`'s arguments.
 #[derive(Debug, Args)]
@@ -24,9 +25,36 @@ pub struct UploadPackArgs {
     /// Only advertise the refs, then exit.
     #[arg(long, alias = "http-backend-info-refs")]
     advertise_refs: bool,
+    #[command(flatten)]
+    cache: PackCacheArgs,
     /// The repository.
     #[arg(value_name = "directory")]
     repository: PathBuf,
+}
+
+/// The pack cache's options, shared by `upload-pack` and `serve`.
+#[derive(Debug, Args)]
+pub struct PackCacheArgs {
+    /// Keep generated packs in this directory and serve identical requests from it.
+    #[arg(long, value_name = "dir")]
+    pack_cache: Option<PathBuf>,
+    /// The most bytes the pack cache holds; the least recently used packs go first.
+    #[arg(long, value_name = "bytes", default_value_t = 1 << 30)]
+    pack_cache_size: u64,
+}
+
+impl PackCacheArgs {
+    /// The cache asked for, logging its hits and misses to standard error.
+    pub fn open(&self, context: &Context) -> anyhow::Result<Option<Arc<PackCache>>> {
+        let Some(dir) = &self.pack_cache else {
+            return Ok(None);
+        };
+        let dir = context.cwd.join(dir);
+        let log: AccessLog = Arc::new(|line: &str| eprintln!("{line}"));
+        let cache = PackCache::new(&dir, self.pack_cache_size, log)
+            .map_err(|e| anyhow!("cannot use '{}' as pack cache: {e}", dir.display()))?;
+        Ok(Some(Arc::new(cache)))
+    }
 }
 
 /// Runs upload-pack.
@@ -48,6 +76,7 @@ pub fn run(args: UploadPackArgs, context: &Context) -> anyhow::Result<ExitCode> 
         protocol,
         stateless_rpc: args.stateless_rpc,
         advertise_refs: args.advertise_refs,
+        pack_cache: args.cache.open(context)?,
     };
     let input = std::io::stdin().lock();
     let output = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
