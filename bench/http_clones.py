@@ -113,8 +113,8 @@ def clone_all(address, clients, work, git, expected):
     if failures:
         sys.exit(f"clones failed: {failures[0]}")
     for d in dests:
-        refs = subprocess.run([git, "-C", d, "for-each-ref"], capture_output=True,
-                              check=True).stdout
+        refs = subprocess.run([git, "-C", d, "for-each-ref", "refs/heads", "refs/tags"],
+                              capture_output=True, check=True).stdout
         if refs != expected:
             sys.exit(f"{d}: refs differ from the source")
         shutil.rmtree(d)
@@ -143,8 +143,8 @@ def main():
     root = os.path.join(work, "served")
     os.mkdir(root)
     os.symlink(os.path.abspath(args.repo), os.path.join(root, "repo.git"))
-    expected = subprocess.run([args.git, "-C", args.repo, "for-each-ref"], capture_output=True,
-                              check=True).stdout
+    expected = subprocess.run([args.git, "-C", args.repo, "for-each-ref", "refs/heads",
+                               "refs/tags"], capture_output=True, check=True).stdout
     version = subprocess.run([args.git, "version"], capture_output=True, text=True).stdout.split()[-1]
     rows = []
     print(f"{'server':<22} {'clients wall s':>14} {'server CPU s':>13} {'front end s':>12} "

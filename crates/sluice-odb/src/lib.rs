@@ -15,6 +15,7 @@
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
+mod bitmap;
 pub mod config;
 pub mod lockfile;
 mod loose;
@@ -34,4 +35,6 @@ pub use odb::{ObjectDb, OdbError};
 pub use pack::{Pack, RawEntry};
 pub use refs::{Peeled, RefError, RefTarget, Refs};
 pub use repository::{RepoError, Repository};
-pub use walk::{walk_objects, ObjectFilter, WalkError, WalkRequest, Walked, WalkedObject};
+pub use walk::{
+    walk_objects, KnownObjects, Located, ObjectFilter, WalkError, WalkRequest, Walked, WalkedObject,
+};

@@ -105,6 +105,16 @@ impl Pack {
         })
     }
 
+    /// Index positions in pack order.
+    pub(crate) fn positions_in_pack_order(&self) -> Vec<u32> {
+        self.order.positions(&self.index)
+    }
+
+    /// The whole `.pack` file as stored, header and trailer included.
+    pub fn bytes(&self) -> &[u8] {
+        self.data.as_ref()
+    }
+
     /// The `.pack` file's path.
     pub fn path(&self) -> &Path {
         &self.path

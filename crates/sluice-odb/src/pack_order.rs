@@ -76,6 +76,25 @@ impl PackOrder {
         }
     }
 
+    /// Index positions in pack order: the `.rev` file's body when there is one, else sorted.
+    pub(crate) fn positions(&self, index: &PackIndex<Mapped>) -> Vec<u32> {
+        if let Some(rev) = &self.rev {
+            let body = &rev.as_ref()[12..12 + 4 * index.len()];
+            let positions: Vec<u32> = body
+                .chunks_exact(4)
+                .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            if positions.iter().all(|&p| (p as usize) < index.len()) {
+                return positions;
+            }
+        }
+        let mut all: Vec<(u64, u32)> = (0..index.len())
+            .map(|i| (index.offset(i), i as u32))
+            .collect();
+        all.sort_unstable();
+        all.into_iter().map(|(_, i)| i).collect()
+    }
+
     fn answer(&self, index: &PackIndex<Mapped>) -> Answer<'_> {
         if let Some(table) = self.table.get() {
             return Answer::Table(table);

@@ -118,11 +118,98 @@ pub struct Walked {
     /// order a depth-first walk of each commit's tree meets them.
     pub objects: Vec<WalkedObject>,
     /// Commits, trees and blobs the other side has for certain: the boundary commits and their
-    /// trees. Thin packs may send deltas against these.
-    pub known_to_other_side: IdSet,
+    /// trees, or with a bitmap everything reachable from the haves. Thin packs may send deltas
+    /// against these.
+    pub known_to_other_side: KnownObjects,
     /// The trees and blobs of `known_to_other_side` with the hash of their path: the other
     /// side's versions of the files sent, the delta bases git calls "preferred".
     pub known_by_path: Vec<WalkedObject>,
+    /// Where the objects are stored, when the walk knows it for all of them (a bitmap's
+    /// answer): the pack and each object's index position, in the order of `objects`.
+    pub located: Option<Located>,
+}
+
+/// Where a walk's objects are stored.
+#[derive(Debug)]
+pub struct Located {
+    /// Which of the odb's packs.
+    pub pack: usize,
+    /// Each object's position in that pack's index.
+    pub positions: Vec<u32>,
+}
+
+/// Objects the other side has: a set of ids, and with a bitmap the pack objects reachable from
+/// the haves (far too many to list one by one for a small fetch).
+#[derive(Debug, Default)]
+pub struct KnownObjects {
+    ids: IdSet,
+    in_pack: Option<KnownInPack>,
+}
+
+/// Pack objects by bit, as a bitmap answer gives them.
+#[derive(Debug)]
+pub(crate) struct KnownInPack {
+    /// Which of the odb's packs.
+    pub(crate) pack: usize,
+    /// The pack position of each index position.
+    pub(crate) pack_of: Vec<u32>,
+    pub(crate) bits: crate::bitmap::Bitset,
+}
+
+impl KnownObjects {
+    /// Whether the other side has `id`; `odb` is the one the walk ran on.
+    pub fn contains(&self, odb: &ObjectDb, id: &ObjectId) -> bool {
+        self.ids.contains(id)
+            || self.in_pack.as_ref().is_some_and(|known| {
+                odb.packs()[known.pack]
+                    .index()
+                    .lookup(id)
+                    .is_some_and(|i| known.bits.get(known.pack_of[i] as usize))
+            })
+    }
+
+    pub(crate) fn insert(&mut self, id: ObjectId) {
+        self.ids.insert(id);
+    }
+
+    pub(crate) fn with_pack(in_pack: KnownInPack) -> Self {
+        KnownObjects {
+            ids: IdSet::default(),
+            in_pack: Some(in_pack),
+        }
+    }
+}
+
+/// The trees and blobs of `commits`' trees with their path hashes: the other side's versions
+/// of files, for the delta search.
+pub(crate) fn known_paths(
+    odb: &ObjectDb,
+    commits: &[ObjectId],
+    progress: &dyn Progress,
+) -> Result<Vec<WalkedObject>, WalkError> {
+    let mut walker = Walker {
+        odb,
+        commits: IdMap::default(),
+        seen: IdSet::default(),
+        tree_cache: IdMap::default(),
+        progress,
+    };
+    let mut ids = IdSet::default();
+    let mut named = Vec::new();
+    let mut path = Vec::new();
+    for id in commits {
+        let Some((ObjectKind::Commit, data)) = odb.read(id)? else {
+            continue;
+        };
+        let commit = parse_commit(odb.hash(), &data)
+            .map_err(|source| WalkError::Malformed { id: *id, source })?;
+        let mut known = Known {
+            ids: &mut ids,
+            named: &mut named,
+        };
+        walker.mark_tree_known(&commit.tree, &mut path, &mut known, 0)?;
+    }
+    Ok(named)
 }
 
 /// Where [`Walker::mark_tree_known`] records what the other side has.
@@ -183,6 +270,12 @@ pub fn walk_objects(
     request: &WalkRequest<'_>,
     progress: &dyn Progress,
 ) -> Result<Walked, WalkError> {
+    let plain = request.shallow.is_empty() && request.filter == ObjectFilter::None;
+    if plain {
+        if let Some(walked) = crate::bitmap::walk_with_bitmap(odb, request, progress)? {
+            return Ok(walked);
+        }
+    }
     let mut walker = Walker {
         odb,
         commits: IdMap::default(),
@@ -268,7 +361,7 @@ pub fn walk_objects(
         let tree = walker.commits[id].tree;
         out.known_to_other_side.insert(*id);
         let mut known = Known {
-            ids: &mut out.known_to_other_side,
+            ids: &mut out.known_to_other_side.ids,
             named: &mut out.known_by_path,
         };
         walker.mark_tree_known(&tree, &mut path, &mut known, 0)?;

@@ -8,6 +8,7 @@ use sluice_object::progress::Progress;
 use sluice_object::{IdMap, ObjectId, ObjectKind};
 use sluice_odb::ObjectDb;
 use sluice_pack::delta_encode::DeltaIndex;
+use std::collections::HashMap;
 
 /// Neighbours tried as bases (git's `pack.window`).
 const WINDOW: usize = 10;
@@ -111,12 +112,18 @@ pub(crate) fn search_deltas(
         .collect();
     // Depth of each new delta's chain, by position in `loaded`.
     let mut depth = vec![0u32; loaded.len()];
+    // Each base is indexed once while it is in the window, not once per target.
+    let mut indexes: HashMap<usize, DeltaIndex<'_>> = HashMap::new();
     let mut base_of: Vec<Option<usize>> = vec![None; loaded.len()];
     for (i, target) in loaded.iter().enumerate() {
         let Role::Target { bar } = target.candidate.role else {
             continue;
         };
         progress.add(1);
+        if indexes.len() > 2 * WINDOW {
+            let oldest = i.saturating_sub(WINDOW);
+            indexes.retain(|&b, _| b >= oldest);
+        }
         if target.data.len() < MIN_SIZE {
             continue;
         }
@@ -138,7 +145,10 @@ pub(crate) fn search_deltas(
                 Some((_, delta)) => delta.len() - 1,
                 None => bar.unwrap_or((target.data.len() / 2).saturating_sub(20)),
             };
-            if let Some(delta) = DeltaIndex::new(&base.data).delta(&target.data, limit) {
+            let index = indexes
+                .entry(b)
+                .or_insert_with(|| DeltaIndex::new(&loaded[b].data));
+            if let Some(delta) = index.delta(&target.data, limit) {
                 best = Some((b, delta));
             }
         }

@@ -12,7 +12,7 @@ use crate::delta_search::{search_deltas, Candidate, NewDelta, Role};
 use crate::ServeError;
 use sluice_object::progress::Progress;
 use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
-use sluice_odb::{ObjectDb, RawEntry, Walked};
+use sluice_odb::{KnownObjects, ObjectDb, Pack, RawEntry, Walked};
 use sluice_pack::entry::EntryKind;
 use sluice_pack::inflate::deflate;
 use sluice_pack::PackWriter;
@@ -51,6 +51,8 @@ pub struct PackStats {
     pub reused: u32,
     /// Of those, deltas.
     pub reused_deltas: u32,
+    /// Entries sent as part of a stored pack copied whole.
+    pub pack_reused: u32,
 }
 
 /// Where an object to send comes from.
@@ -100,11 +102,20 @@ pub fn write_pack<W: Write>(
     let count = u32::try_from(walked.objects.len())
         .map_err(|_| ServeError::Protocol("too many objects for one pack".into()))?;
     progress.phase("Counting objects", Some(count.into()));
+    let located = walked
+        .located
+        .as_ref()
+        .filter(|l| l.positions.len() == walked.objects.len());
     let mut plan: Vec<Planned> = walked
         .objects
         .iter()
-        .map(|object| {
-            let source = match odb.locate(&object.id) {
+        .enumerate()
+        .map(|(i, object)| {
+            let found = match located {
+                Some(l) => Some((l.pack, l.positions[i] as usize)),
+                None => odb.locate(&object.id),
+            };
+            let source = match found {
                 Some((pack, position)) => Source::Packed {
                     pack: pack as u32,
                     position: position as u32,
@@ -120,6 +131,11 @@ pub fn write_pack<W: Write>(
             }
         })
         .collect();
+    if let Some(pack) = whole_pack(odb, &plan, options) {
+        progress.add(count.into());
+        progress.finish();
+        return send_whole_pack(pack, count, out);
+    }
     // Stored order for packed objects, walk order (stable) for the rest.
     plan.sort_by_key(|p| match p.source {
         Source::Packed { pack, offset, .. } => (0, pack, offset),
@@ -181,7 +197,7 @@ struct Job<'a, W: Write> {
     odb: &'a ObjectDb,
     plan: Vec<Planned>,
     index: IdMap<u32>,
-    known: &'a IdSet,
+    known: &'a KnownObjects,
     options: &'a PackOptions,
     writer: PackWriter<W>,
     stats: PackStats,
@@ -229,7 +245,9 @@ impl<W: Write> Job<'_, W> {
                 Some(_) => EntryKind::RefDelta { base },
                 None => return Ok(Placed::WaitsFor(b)),
             },
-            None if self.options.thin && self.known.contains(&base) => EntryKind::RefDelta { base },
+            None if self.options.thin && self.known.contains(self.odb, &base) => {
+                EntryKind::RefDelta { base }
+            }
             None => {
                 self.write_whole(i)?;
                 return Ok(Placed::Written);
@@ -307,7 +325,8 @@ fn delta_candidates(
         .map(|p| stored_form(odb, p, index, known, options))
         .collect::<Result<_, ServeError>>()?;
     let stored_of = |id: &ObjectId| index.get(id).map(|&i| stored[i as usize]);
-    let client_has = |id: &ObjectId| options.thin && !index.contains_key(id) && known.contains(id);
+    let client_has =
+        |id: &ObjectId| options.thin && !index.contains_key(id) && known.contains(odb, id);
     // Paths (by hash) at which the client has a version.
     let client_paths: std::collections::HashSet<(ObjectKind, u32)> = if options.thin {
         walked
@@ -384,7 +403,7 @@ fn delta_candidates(
 }
 
 /// Stored thin deltas smaller than this are kept without a search.
-const MIN_STORED_DELTA: u64 = 256;
+const MIN_STORED_DELTA: u64 = 1024;
 
 /// How `planned` would go out without a new delta, given the objects sent (`index`) and
 /// those the client has.
@@ -392,7 +411,7 @@ fn stored_form(
     odb: &ObjectDb,
     planned: &Planned,
     index: &IdMap<u32>,
-    known: &IdSet,
+    known: &KnownObjects,
     options: &PackOptions,
 ) -> Result<Stored, ServeError> {
     let Source::Packed {
@@ -415,11 +434,45 @@ fn stored_form(
     };
     Ok(if index.contains_key(&base) {
         Stored::ReusableDelta
-    } else if options.thin && known.contains(&base) {
+    } else if options.thin && known.contains(odb, &base) {
         Stored::ThinDelta { size: header.size }
     } else {
         Stored::Rebuilt
     })
+}
+
+/// The one stored pack that holds exactly the objects to send, when the client can take it as
+/// it is (ofs-deltas allowed): a full clone of a repacked repository.
+fn whole_pack<'a>(odb: &'a ObjectDb, plan: &[Planned], options: &PackOptions) -> Option<&'a Pack> {
+    let Some(Source::Packed { pack, .. }) = plan.first().map(|p| p.source) else {
+        return None;
+    };
+    let same_pack = plan
+        .iter()
+        .all(|p| matches!(p.source, Source::Packed { pack: q, .. } if q == pack));
+    let found = &odb.packs()[pack as usize];
+    // The walk lists each object once, so as many objects as the pack holds is all of them.
+    (options.ofs_delta && same_pack && found.index().len() == plan.len()).then_some(found)
+}
+
+/// Copies a stored pack as it is, trailer included: the receiver checks every entry and the
+/// checksum as it indexes the pack, and nothing is recomputed here.
+fn send_whole_pack<W: Write>(
+    pack: &Pack,
+    count: u32,
+    mut out: W,
+) -> Result<(W, PackStats), ServeError> {
+    for chunk in pack.bytes().chunks(1 << 20) {
+        out.write_all(chunk)?;
+    }
+    Ok((
+        out,
+        PackStats {
+            total: count,
+            pack_reused: count,
+            ..PackStats::default()
+        },
+    ))
 }
 
 fn crc_matches(raw: &RawEntry<'_>) -> bool {

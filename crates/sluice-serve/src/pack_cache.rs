@@ -18,7 +18,7 @@ use std::sync::Mutex;
 use std::time::SystemTime;
 
 /// Bytes in front of each cached pack: its statistics, for git's "Total" line.
-const HEADER: usize = 16;
+const HEADER: usize = 20;
 
 /// A cache of packs in one directory.
 pub struct PackCache {
@@ -216,9 +216,15 @@ impl Drop for CacheWriter<'_> {
 
 fn encode_stats(stats: &PackStats) -> [u8; HEADER] {
     let mut out = [0u8; HEADER];
-    for (i, value) in [stats.total, stats.deltas, stats.reused, stats.reused_deltas]
-        .into_iter()
-        .enumerate()
+    for (i, value) in [
+        stats.total,
+        stats.deltas,
+        stats.reused,
+        stats.reused_deltas,
+        stats.pack_reused,
+    ]
+    .into_iter()
+    .enumerate()
     {
         out[4 * i..4 * i + 4].copy_from_slice(&value.to_be_bytes());
     }
@@ -233,6 +239,7 @@ fn decode_stats(header: &[u8; HEADER]) -> PackStats {
         deltas: field(1),
         reused: field(2),
         reused_deltas: field(3),
+        pack_reused: field(4),
     }
 }
 

@@ -919,8 +919,12 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                     band.send(
                         Band::Progress,
                         format!(
-                            "Total {} (delta {}), reused {} (delta {}), pack-reused 0\n",
-                            stats.total, stats.deltas, stats.reused, stats.reused_deltas
+                            "Total {} (delta {}), reused {} (delta {}), pack-reused {}\n",
+                            stats.total,
+                            stats.deltas,
+                            stats.reused,
+                            stats.reused_deltas,
+                            stats.pack_reused
                         )
                         .as_bytes(),
                     )?;

@@ -4,6 +4,7 @@
 //! nothing.
 
 use crate::util::{gits, noise, stderr, text, Env, FastImport};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 pub(crate) fn upload_pack() -> String {
@@ -496,4 +497,129 @@ fn pack_cache_serves_identical_requests_and_stays_bounded() {
     let (_, log) = fetch("10");
     assert!(log.contains("pack cache miss"), "{log}");
     assert_eq!(files(), 0);
+}
+
+#[test]
+fn full_clone_of_a_repacked_repository_reuses_the_whole_pack() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let src = source(&env);
+        env.git(&src, &["repack", "-q", "-a", "-d"]);
+        for protocol in ["protocol.version=0", "protocol.version=2"] {
+            let ours = env.path().join(format!("ours-{protocol}"));
+            let theirs = env.path().join(format!("theirs-{protocol}"));
+            let out = env.git_with_input(
+                env.path(),
+                &[
+                    "-c",
+                    protocol,
+                    "clone",
+                    "--bare",
+                    "--progress",
+                    &format!("--upload-pack={}", upload_pack()),
+                    &format!("file://{}", src.display()),
+                    ours.to_str().unwrap(),
+                ],
+                b"",
+            );
+            assert!(out.status.success(), "{}", stderr(&out));
+            let objects = String::from_utf8(env.git(&src, &["count-objects", "-v"])).unwrap();
+            let in_pack = objects
+                .lines()
+                .find_map(|l| l.strip_prefix("in-pack: "))
+                .unwrap()
+                .to_owned();
+            assert!(
+                stderr(&out).contains(&format!("pack-reused {in_pack}")),
+                "{}",
+                stderr(&out)
+            );
+            clone(
+                &env,
+                &format!("file://{}", src.display()),
+                &theirs,
+                protocol,
+                None,
+                &["--bare"],
+            );
+            assert_eq!(refs(&env, &ours), refs(&env, &theirs));
+            fsck(&env, &ours);
+        }
+    }
+}
+
+#[test]
+fn clones_and_fetches_through_bitmaps_match_git() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let src = source(&env);
+        env.git(&src, &["repack", "-q", "-a", "-d", "-b"]);
+        let url = format!("file://{}", src.display());
+        for protocol in ["protocol.version=0", "protocol.version=2"] {
+            for (name, extra) in [
+                ("full", &["--bare"][..]),
+                ("single", &["--single-branch", "-b", "topic"][..]),
+            ] {
+                let ours = env.path().join(format!("ours-{name}-{protocol}"));
+                let theirs = env.path().join(format!("theirs-{name}-{protocol}"));
+                clone(&env, &url, &ours, protocol, Some(&upload_pack()), extra);
+                clone(&env, &url, &theirs, protocol, None, extra);
+                assert_eq!(refs(&env, &ours), refs(&env, &theirs), "{name} {protocol}");
+                fsck(&env, &ours);
+            }
+        }
+        // New history, repacked with bitmaps: fetches count through them (and walk from the
+        // new tips, which may have none of their own, down to bitmapped ancestors).
+        add_loose_commit(&env, &src, 1);
+        add_loose_commit(&env, &src, 2);
+        env.git(&src, &["repack", "-q", "-a", "-d", "-b"]);
+        for protocol in ["protocol.version=0", "protocol.version=2"] {
+            let ours = env.path().join(format!("ours-full-{protocol}"));
+            let theirs = env.path().join(format!("theirs-full-{protocol}"));
+            let option = format!("--upload-pack={}", upload_pack());
+            env.git(
+                &ours,
+                &[
+                    "-c",
+                    protocol,
+                    "fetch",
+                    "-q",
+                    &option,
+                    "origin",
+                    "+refs/*:refs/*",
+                ],
+            );
+            env.git(
+                &theirs,
+                &["-c", protocol, "fetch", "-q", "origin", "+refs/*:refs/*"],
+            );
+            assert_eq!(refs(&env, &ours), refs(&env, &theirs), "fetch {protocol}");
+            fsck(&env, &ours);
+        }
+        // A damaged bitmap is not used: the walk answers, and the clone is the same.
+        let pack_dir = src.join("objects/pack");
+        for entry in std::fs::read_dir(&pack_dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "bitmap") {
+                let mut data = std::fs::read(&path).unwrap();
+                let middle = data.len() / 2;
+                data.truncate(middle);
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+                std::fs::write(&path, data).unwrap();
+            }
+        }
+        let ours = env.path().join("ours-damaged");
+        let theirs = env.path().join("theirs-damaged");
+        clone(
+            &env,
+            &url,
+            &ours,
+            "protocol.version=2",
+            Some(&upload_pack()),
+            &["--bare"],
+        );
+        clone(&env, &url, &theirs, "protocol.version=2", None, &["--bare"]);
+        assert_eq!(refs(&env, &ours), refs(&env, &theirs));
+        fsck(&env, &ours);
+    }
 }

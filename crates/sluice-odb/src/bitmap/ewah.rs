@@ -1,0 +1,169 @@
+//! EWAH-compressed bitmaps as `.bitmap` files store them (`gitformat-bitmap`, Appendix A):
+//! the bit count, the word count, the words (big-endian), the position of the last run-length
+//! word. Each chunk is a run-length word (bit 0: the repeated bit; bits 1-32: how many words of
+//! it; bits 33-63: how many literal words follow) and its literal words.
+
+/// A plain bitmap: bit `i` is bit `i % 64` of word `i / 64`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bitset {
+    words: Vec<u64>,
+}
+
+impl Bitset {
+    /// `bits` bits, all clear.
+    pub(crate) fn new(bits: usize) -> Self {
+        Bitset {
+            words: vec![0; bits.div_ceil(64)],
+        }
+    }
+
+    pub(crate) fn get(&self, bit: usize) -> bool {
+        self.words
+            .get(bit / 64)
+            .is_some_and(|w| w & (1 << (bit % 64)) != 0)
+    }
+
+    pub(crate) fn set(&mut self, bit: usize) {
+        if let Some(word) = self.words.get_mut(bit / 64) {
+            *word |= 1 << (bit % 64);
+        }
+    }
+
+    pub(crate) fn or(&mut self, other: &Bitset) {
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            *a |= b;
+        }
+    }
+
+    pub(crate) fn xor(&mut self, other: &Bitset) {
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            *a ^= b;
+        }
+    }
+
+    pub(crate) fn and_not(&mut self, other: &Bitset) {
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            *a &= !b;
+        }
+    }
+
+    /// The set bits, in order.
+    pub(crate) fn ones(&self) -> impl Iterator<Item = usize> + '_ {
+        self.words.iter().enumerate().flat_map(|(i, &word)| {
+            let mut rest = word;
+            std::iter::from_fn(move || {
+                (rest != 0).then(|| {
+                    let bit = rest.trailing_zeros() as usize;
+                    rest &= rest - 1;
+                    i * 64 + bit
+                })
+            })
+        })
+    }
+
+    pub(crate) fn count(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+}
+
+/// Why an EWAH bitmap could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct EwahError(pub(crate) &'static str);
+
+fn be32(data: &[u8], at: usize) -> Result<u32, EwahError> {
+    data.get(at..at + 4)
+        .map(|b| u32::from_be_bytes(b.try_into().unwrap_or_default()))
+        .ok_or(EwahError("truncated"))
+}
+
+/// The length in bytes of the serialized bitmap at the start of `data`.
+pub(crate) fn serialized_len(data: &[u8]) -> Result<usize, EwahError> {
+    let words = be32(data, 4)? as usize;
+    let len = 8 + 8 * words + 4;
+    if data.len() < len {
+        return Err(EwahError("truncated"));
+    }
+    Ok(len)
+}
+
+/// Decodes the serialized bitmap at the start of `data` into `bits` bits. A bitmap that
+/// describes more bits than that is refused (a hostile file cannot make it allocate more).
+pub(crate) fn decode(data: &[u8], bits: usize) -> Result<Bitset, EwahError> {
+    let len = serialized_len(data)?;
+    // git rounds the stored bit count up to whole words.
+    let stored_bits = be32(data, 0)? as usize;
+    if stored_bits > bits.div_ceil(64) * 64 {
+        return Err(EwahError("more bits than objects"));
+    }
+    let word_count = (len - 12) / 8;
+    let word =
+        |i: usize| u64::from_be_bytes(data[8 + 8 * i..16 + 8 * i].try_into().unwrap_or_default());
+    let limit = bits.div_ceil(64);
+    let mut out = Bitset::new(bits);
+    let mut at = 0; // next output word
+    let mut i = 0;
+    while i < word_count {
+        let rlw = word(i);
+        i += 1;
+        let run = ((rlw >> 1) & 0xffff_ffff) as usize;
+        let literals = (rlw >> 33) as usize;
+        if at + run > limit || at + run + literals > limit || i + literals > word_count {
+            return Err(EwahError("run past the end"));
+        }
+        if rlw & 1 == 1 {
+            out.words[at..at + run].fill(u64::MAX);
+        }
+        at += run;
+        for k in 0..literals {
+            out.words[at + k] = word(i + k);
+        }
+        at += literals;
+        i += literals;
+    }
+    // Bits past the object count must be clear.
+    if !bits.is_multiple_of(64) {
+        if let Some(last) = out.words.last_mut() {
+            *last &= (1u64 << (bits % 64)) - 1;
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn serialize(bits: u32, words: &[u64]) -> Vec<u8> {
+        let mut out = bits.to_be_bytes().to_vec();
+        out.extend_from_slice(&(words.len() as u32).to_be_bytes());
+        for w in words {
+            out.extend_from_slice(&w.to_be_bytes());
+        }
+        out.extend_from_slice(&0u32.to_be_bytes());
+        out
+    }
+
+    #[test]
+    fn runs_and_literals() {
+        // Two words of ones, one literal 0b101, then one word of zeros and one literal.
+        let rlw1 = 1 | (2 << 1) | (1 << 33);
+        let rlw2 = (1 << 1) | (1 << 33);
+        let data = serialize(320, &[rlw1, 0b101, rlw2, 1 << 63]);
+        assert_eq!(serialized_len(&data).unwrap(), data.len());
+        let set = decode(&data, 320).unwrap();
+        let ones: Vec<usize> = set.ones().collect();
+        let mut expected: Vec<usize> = (0..128).collect();
+        expected.extend([128, 130, 319]);
+        assert_eq!(ones, expected);
+    }
+
+    #[test]
+    fn hostile_bitmaps_are_refused() {
+        let huge_run = serialize(64, &[(u64::from(u32::MAX)) << 1]);
+        assert!(decode(&huge_run, 64).is_err());
+        let missing_literals = serialize(128, &[5 << 33]);
+        assert!(decode(&missing_literals, 128).is_err());
+        assert!(decode(&serialize(1000, &[]), 64).is_err());
+        assert!(decode(&[0, 0, 0, 1, 0, 0, 0, 9], 64).is_err());
+    }
+}

@@ -1,0 +1,360 @@
+//! Reachability bitmaps (`gitformat-bitmap`): a `.bitmap` beside a pack holds, for selected
+//! commits, the set of pack objects each reaches, one bit per object in pack order. Counting
+//! the objects of a fetch becomes a few ORs and one AND-NOT instead of a walk over every tree
+//! of the history; commits without a bitmap of their own are walked only down to ancestors
+//! that have one.
+//!
+//! Only single-pack bitmaps are read. Anything this code cannot vouch for (a checksum that is
+//! not the pack's, an object outside the pack, a shallow or filtered request) makes it step
+//! aside, and the revision walk answers instead.
+
+mod ewah;
+
+use crate::odb::ObjectDb;
+use crate::pack::Pack;
+use crate::walk::{
+    known_paths, KnownInPack, KnownObjects, Located, WalkError, WalkRequest, Walked, WalkedObject,
+};
+pub(crate) use ewah::Bitset;
+use ewah::{decode, serialized_len};
+use sluice_object::parse::{parse_commit, parse_tag, tree_entries};
+use sluice_object::progress::Progress;
+use sluice_object::{IdMap, ObjectId, ObjectKind};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+const FULL_DAG: u16 = 0x1;
+const HASH_CACHE: u16 = 0x4;
+/// The furthest back an entry may be XORed against.
+const MAX_XOR_OFFSET: usize = 160;
+/// Have commits whose trees give the client's versions of files to the delta search.
+const MAX_PATH_HAVES: usize = 16;
+/// Resolved bitmaps kept while answering one request.
+const CACHE_ENTRIES: usize = 256;
+
+/// One selected commit's stored bitmap.
+struct Entry {
+    /// Where its EWAH data starts in the file.
+    at: usize,
+    /// The entry it is XORed against, if any.
+    xor_with: Option<usize>,
+}
+
+/// A pack's bitmap index, ready for questions.
+struct PackBitmap<'a> {
+    pack: &'a Pack,
+    data: Vec<u8>,
+    objects: usize,
+    /// Commits, trees, blobs, tags.
+    types: [Bitset; 4],
+    entries: Vec<Entry>,
+    by_commit: IdMap<usize>,
+    /// Where the name-hash cache starts (one 32-bit hash per object, in index order).
+    hashes: Option<usize>,
+    /// Index position of each pack position, and the reverse.
+    index_of: Vec<u32>,
+    pack_of: Vec<u32>,
+    cache: HashMap<usize, Bitset>,
+}
+
+/// A problem with a `.bitmap` file: it is then not used.
+#[derive(Debug)]
+struct Unusable;
+
+impl From<ewah::EwahError> for Unusable {
+    fn from(_: ewah::EwahError) -> Self {
+        Unusable
+    }
+}
+
+impl<'a> PackBitmap<'a> {
+    fn open(pack: &'a Pack) -> Result<PackBitmap<'a>, Unusable> {
+        let data = std::fs::read(pack.path().with_extension("bitmap")).map_err(|_| Unusable)?;
+        let index = pack.index();
+        let objects = index.len();
+        let id_len = index.pack_checksum().as_bytes().len();
+        let header = 12 + id_len;
+        if data.len() < header + id_len
+            || &data[..4] != b"BITM"
+            || data[4..6] != 1u16.to_be_bytes()
+            || data[header - id_len..header] != *index.pack_checksum().as_bytes()
+        {
+            return Err(Unusable);
+        }
+        let flags = u16::from_be_bytes([data[6], data[7]]);
+        if flags & FULL_DAG == 0 {
+            return Err(Unusable);
+        }
+        let count = u32::from_be_bytes(data[8..12].try_into().map_err(|_| Unusable)?) as usize;
+        let body_end = data.len() - id_len;
+        let mut at = header;
+        let mut types = Vec::with_capacity(4);
+        for _ in 0..4 {
+            let rest = data.get(at..body_end).ok_or(Unusable)?;
+            types.push(decode(rest, objects)?);
+            at += serialized_len(rest)?;
+        }
+        let mut entries = Vec::with_capacity(count.min(objects));
+        let mut by_commit = IdMap::default();
+        for k in 0..count {
+            let fixed = data.get(at..at + 6).ok_or(Unusable)?;
+            let position = u32::from_be_bytes(fixed[..4].try_into().map_err(|_| Unusable)?);
+            let xor = usize::from(fixed[4]);
+            if position as usize >= objects || xor > k || xor > MAX_XOR_OFFSET {
+                return Err(Unusable);
+            }
+            at += 6;
+            let len = serialized_len(data.get(at..body_end).ok_or(Unusable)?)?;
+            entries.push(Entry {
+                at,
+                xor_with: (xor > 0).then(|| k - xor),
+            });
+            by_commit.insert(index.id(position as usize), k);
+            at += len;
+        }
+        let hashes = (flags & HASH_CACHE != 0)
+            .then(|| body_end.checked_sub(4 * objects))
+            .flatten()
+            .filter(|&h| h >= at);
+        let index_of = pack.positions_in_pack_order();
+        let mut pack_of = vec![0u32; objects];
+        for (p, &i) in index_of.iter().enumerate() {
+            pack_of[i as usize] = p as u32;
+        }
+        let types: [Bitset; 4] = types.try_into().map_err(|_| Unusable)?;
+        Ok(PackBitmap {
+            pack,
+            data,
+            objects,
+            types,
+            entries,
+            by_commit,
+            hashes,
+            index_of,
+            pack_of,
+            cache: HashMap::new(),
+        })
+    }
+
+    /// The pack position of `id`, if the pack has it.
+    fn position(&self, id: &ObjectId) -> Option<usize> {
+        self.pack
+            .index()
+            .lookup(id)
+            .map(|i| self.pack_of[i] as usize)
+    }
+
+    fn kind_at(&self, position: usize) -> Option<ObjectKind> {
+        [
+            ObjectKind::Commit,
+            ObjectKind::Tree,
+            ObjectKind::Blob,
+            ObjectKind::Tag,
+        ]
+        .into_iter()
+        .zip(&self.types)
+        .find(|(_, set)| set.get(position))
+        .map(|(kind, _)| kind)
+    }
+
+    fn name_hash_at(&self, index_position: usize) -> u32 {
+        self.hashes.map_or(0, |at| {
+            let at = at + 4 * index_position;
+            u32::from_be_bytes(self.data[at..at + 4].try_into().unwrap_or_default())
+        })
+    }
+
+    /// The bitmap of entry `k`, its XOR chain undone.
+    fn entry_bitmap(&mut self, k: usize) -> Result<Bitset, Unusable> {
+        if let Some(found) = self.cache.get(&k) {
+            return Ok(found.clone());
+        }
+        let mut chain = vec![k];
+        while let Some(base) = self.entries[*chain.last().unwrap_or(&k)].xor_with {
+            if self.cache.contains_key(&base) {
+                break;
+            }
+            chain.push(base);
+        }
+        let last = *chain.last().unwrap_or(&k);
+        let mut bits = match self.entries[last].xor_with.and_then(|b| self.cache.get(&b)) {
+            Some(base) => {
+                let mut own = decode(&self.data[self.entries[last].at..], self.objects)?;
+                own.xor(base);
+                own
+            }
+            None => decode(&self.data[self.entries[last].at..], self.objects)?,
+        };
+        for &entry in chain.iter().rev().skip(1) {
+            let mut own = decode(&self.data[self.entries[entry].at..], self.objects)?;
+            own.xor(&bits);
+            bits = own;
+        }
+        if self.cache.len() >= CACHE_ENTRIES {
+            self.cache.clear();
+        }
+        self.cache.insert(k, bits.clone());
+        Ok(bits)
+    }
+
+    /// Every pack object reachable from `tips`; `None` when one of them (or of the objects
+    /// met on the way) is not in this pack.
+    fn reach(&mut self, odb: &ObjectDb, tips: &[ObjectId]) -> Result<Option<Bitset>, WalkError> {
+        let mut result = Bitset::new(self.objects);
+        let mut unbitmapped = Vec::new();
+        // Tips with bitmaps first, then the rest newest first (a parent queued with its
+        // child's time): the walk from a recent commit soon meets bitmapped ancestors, and
+        // older tips (release tags) are then found already covered.
+        let mut queue = BinaryHeap::new();
+        for (order, id) in tips.iter().enumerate() {
+            match self.by_commit.get(id) {
+                Some(&k) => {
+                    let Ok(bits) = self.entry_bitmap(k) else {
+                        return Ok(None);
+                    };
+                    result.or(&bits);
+                }
+                None => queue.push((i64::MAX, Reverse(order), *id)),
+            }
+        }
+        let mut order = tips.len();
+        while let Some((time, _, id)) = queue.pop() {
+            let Some(position) = self.position(&id) else {
+                return Ok(None);
+            };
+            if result.get(position) {
+                continue;
+            }
+            if let Some(&k) = self.by_commit.get(&id) {
+                let Ok(bits) = self.entry_bitmap(k) else {
+                    return Ok(None);
+                };
+                result.or(&bits);
+                continue;
+            }
+            let Some((kind, data)) = odb.read(&id)? else {
+                return Ok(None);
+            };
+            // A tree's bit is set when it is listed, below.
+            if kind != ObjectKind::Tree {
+                result.set(position);
+            }
+            match kind {
+                ObjectKind::Tag => {
+                    let tag = parse_tag(odb.hash(), &data)
+                        .map_err(|source| WalkError::Malformed { id, source })?;
+                    order += 1;
+                    queue.push((time, Reverse(order), tag.object));
+                }
+                ObjectKind::Commit => {
+                    let commit = parse_commit(odb.hash(), &data)
+                        .map_err(|source| WalkError::Malformed { id, source })?;
+                    for parent in &commit.parents {
+                        order += 1;
+                        queue.push((commit.time, Reverse(order), *parent));
+                    }
+                    unbitmapped.push(commit.tree);
+                }
+                ObjectKind::Tree => unbitmapped.push(id),
+                ObjectKind::Blob => {}
+            }
+        }
+        // Trees last: by now the bitmapped ancestors' objects are in, so only what the
+        // unbitmapped commits changed is read.
+        while let Some(tree) = unbitmapped.pop() {
+            let Some(position) = self.position(&tree) else {
+                return Ok(None);
+            };
+            if result.get(position) {
+                continue;
+            }
+            result.set(position);
+            let Some((ObjectKind::Tree, data)) = odb.read(&tree)? else {
+                return Ok(None);
+            };
+            for entry in tree_entries(odb.hash(), &data) {
+                let entry = entry.map_err(|source| WalkError::Malformed { id: tree, source })?;
+                if entry.is_gitlink() {
+                    continue;
+                }
+                let Some(position) = self.position(&entry.id) else {
+                    return Ok(None);
+                };
+                if result.get(position) {
+                    continue;
+                }
+                if entry.is_tree() {
+                    unbitmapped.push(entry.id);
+                } else {
+                    result.set(position);
+                }
+            }
+        }
+        Ok(Some(result))
+    }
+}
+
+/// The objects `request` asks for, counted with the first pack's bitmap; `None` when there is
+/// none or it cannot answer (then the walk must).
+pub(crate) fn walk_with_bitmap(
+    odb: &ObjectDb,
+    request: &WalkRequest<'_>,
+    progress: &dyn Progress,
+) -> Result<Option<Walked>, WalkError> {
+    let Some((pack_number, mut bitmap)) = odb
+        .packs()
+        .iter()
+        .enumerate()
+        .find_map(|(n, pack)| PackBitmap::open(pack).ok().map(|b| (n, b)))
+    else {
+        return Ok(None);
+    };
+    progress.phase("Enumerating objects", None);
+    let Some(mut send) = bitmap.reach(odb, request.wants)? else {
+        return Ok(None);
+    };
+    let Some(have) = bitmap.reach(odb, request.haves)? else {
+        return Ok(None);
+    };
+    send.and_not(&have);
+    let index = bitmap.pack.index();
+    let mut walked = Walked::default();
+    let count = send.count();
+    walked.objects.reserve(count);
+    let mut positions = Vec::with_capacity(count);
+    for position in send.ones() {
+        let index_position = bitmap.index_of[position] as usize;
+        positions.push(index_position as u32);
+        let Some(kind) = bitmap.kind_at(position) else {
+            return Ok(None);
+        };
+        walked.objects.push(WalkedObject {
+            id: index.id(index_position),
+            kind,
+            name_hash: bitmap.name_hash_at(index_position),
+            previous: None,
+        });
+    }
+    progress.add(walked.objects.len() as u64);
+    walked.located = Some(Located {
+        pack: pack_number,
+        positions,
+    });
+    // The delta search's candidates from the client's side: the files of the haves' trees (a
+    // few commits), not every object they reach.
+    let have_commits: Vec<ObjectId> = request
+        .haves
+        .iter()
+        .filter(|id| bitmap.position(id).is_some_and(|p| bitmap.types[0].get(p)))
+        .take(MAX_PATH_HAVES)
+        .copied()
+        .collect();
+    walked.known_by_path = known_paths(odb, &have_commits, progress)?;
+    walked.known_to_other_side = KnownObjects::with_pack(KnownInPack {
+        pack: pack_number,
+        pack_of: std::mem::take(&mut bitmap.pack_of),
+        bits: have,
+    });
+    progress.finish();
+    Ok(Some(walked))
+}
