@@ -648,18 +648,24 @@ impl Walker<'_> {
         let mut rest: &[u8] = &data;
         let mut old_rest: &[u8] = old_data.as_deref().map_or(&[], |d| &d[..]);
         let mut offset = 0;
+        // How many leading bytes of `rest` equal `old_rest`'s: found with one wide
+        // comparison, then whole entries inside it are skipped without comparing them again.
+        let mut same: Option<usize> = None;
         while !rest.is_empty() {
             // Most entries are the very same bytes at the head of the parent's tree: skip
             // those without parsing either side.
-            if let Some(nul) = rest.iter().position(|&b| b == 0) {
+            let equal = *same.get_or_insert_with(|| common_prefix(rest, old_rest));
+            if let Some(nul) = memchr::memchr(0, rest) {
                 let len = nul + 1 + id_len;
-                if rest.len() >= len && old_rest.get(..len) == Some(&rest[..len]) {
+                if rest.len() >= len && len <= equal {
                     rest = &rest[len..];
                     old_rest = &old_rest[len..];
                     offset += len;
+                    same = Some(equal - len);
                     continue;
                 }
             }
+            same = None;
             let (entry, used) = split_tree_entry(hash, rest).ok_or(WalkError::Malformed {
                 id: *id,
                 source: ParseError::TreeEntry(offset),
@@ -772,6 +778,25 @@ impl Walker<'_> {
 const TREE_CACHE_ENTRIES: usize = 4096;
 
 /// git's order of tree entries: by name, a tree's name compared as if it ended in `/`.
+/// The length of the longest common prefix of `a` and `b`, eight bytes at a time.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let limit = a.len().min(b.len());
+    let mut len = 0;
+    while len + 8 <= limit {
+        let x = u64::from_le_bytes(a[len..len + 8].try_into().unwrap_or_default());
+        let y = u64::from_le_bytes(b[len..len + 8].try_into().unwrap_or_default());
+        if x != y {
+            return len + ((x ^ y).trailing_zeros() / 8) as usize;
+        }
+        len += 8;
+    }
+    len + a[len..limit]
+        .iter()
+        .zip(&b[len..limit])
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
 fn tree_order(a: &TreeEntry<'_>, b: &TreeEntry<'_>) -> std::cmp::Ordering {
     let n = a.name.len().min(b.name.len());
     a.name[..n].cmp(&b.name[..n]).then_with(|| {
