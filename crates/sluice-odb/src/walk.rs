@@ -187,13 +187,7 @@ pub(crate) fn known_paths(
     commits: &[ObjectId],
     progress: &dyn Progress,
 ) -> Result<Vec<WalkedObject>, WalkError> {
-    let mut walker = Walker {
-        odb,
-        commits: IdMap::default(),
-        seen: IdSet::default(),
-        tree_cache: IdMap::default(),
-        progress,
-    };
+    let mut walker = Walker::new(odb, progress);
     let mut ids = IdSet::default();
     let mut named = Vec::new();
     let mut path = Vec::new();
@@ -276,13 +270,7 @@ pub fn walk_objects(
             return Ok(walked);
         }
     }
-    let mut walker = Walker {
-        odb,
-        commits: IdMap::default(),
-        seen: IdSet::default(),
-        tree_cache: IdMap::default(),
-        progress,
-    };
+    let mut walker = Walker::new(odb, progress);
     let mut out = Walked::default();
     let mut tags = Vec::new();
     let mut pending_objects = Vec::new();
@@ -419,7 +407,17 @@ struct Queued {
     id: ObjectId,
 }
 
-impl Walker<'_> {
+impl<'a> Walker<'a> {
+    fn new(odb: &'a ObjectDb, progress: &'a dyn Progress) -> Self {
+        Walker {
+            odb,
+            commits: IdMap::default(),
+            seen: IdSet::default(),
+            tree_cache: IdMap::default(),
+            progress,
+        }
+    }
+
     fn read(&self, id: &ObjectId, kind: &'static str) -> Result<(ObjectKind, Vec<u8>), WalkError> {
         self.odb
             .read(id)?

@@ -193,6 +193,16 @@ enum Placed {
     WaitsFor(u32),
 }
 
+/// A delta's base, seen from the pack being written.
+enum BaseState {
+    /// Written: the delta can name it so.
+    Ready(EntryKind),
+    /// Sent, but later: the delta waits for plan entry `.0`.
+    Unwritten(u32),
+    /// Not in this pack.
+    NotSent,
+}
+
 struct Job<'a, W: Write> {
     odb: &'a ObjectDb,
     plan: Vec<Planned>,
@@ -237,18 +247,13 @@ impl<W: Write> Job<'_, W> {
             }
             EntryKind::RefDelta { base } => base,
         };
-        let kind = match self.index.get(&base) {
-            Some(&b) => match self.plan[b as usize].written {
-                Some(at) if self.options.ofs_delta => EntryKind::OfsDelta {
-                    distance: self.writer.offset() - at,
-                },
-                Some(_) => EntryKind::RefDelta { base },
-                None => return Ok(Placed::WaitsFor(b)),
-            },
-            None if self.options.thin && self.known.contains(self.odb, &base) => {
+        let kind = match self.delta_against(base) {
+            BaseState::Ready(kind) => kind,
+            BaseState::Unwritten(b) => return Ok(Placed::WaitsFor(b)),
+            BaseState::NotSent if self.options.thin && self.known.contains(self.odb, &base) => {
                 EntryKind::RefDelta { base }
             }
-            None => {
+            BaseState::NotSent => {
                 self.write_whole(i)?;
                 return Ok(Placed::Written);
             }
@@ -259,17 +264,27 @@ impl<W: Write> Job<'_, W> {
         Ok(Placed::Written)
     }
 
+    /// Where a delta against `base` stands in the pack being written.
+    fn delta_against(&self, base: ObjectId) -> BaseState {
+        let Some(&b) = self.index.get(&base) else {
+            return BaseState::NotSent;
+        };
+        match self.plan[b as usize].written {
+            Some(at) if self.options.ofs_delta => BaseState::Ready(EntryKind::OfsDelta {
+                distance: self.writer.offset() - at,
+            }),
+            Some(_) => BaseState::Ready(EntryKind::RefDelta { base }),
+            None => BaseState::Unwritten(b),
+        }
+    }
+
     /// Writes the delta the search made for `i` against `base`, once the base is written.
     fn place_new_delta(&mut self, i: u32, base: ObjectId) -> Result<Placed, ServeError> {
-        let kind = match self.index.get(&base) {
-            Some(&b) => match self.plan[b as usize].written {
-                Some(at) if self.options.ofs_delta => EntryKind::OfsDelta {
-                    distance: self.writer.offset() - at,
-                },
-                Some(_) => EntryKind::RefDelta { base },
-                None => return Ok(Placed::WaitsFor(b)),
-            },
-            None => EntryKind::RefDelta { base },
+        let kind = match self.delta_against(base) {
+            BaseState::Ready(kind) => kind,
+            BaseState::Unwritten(b) => return Ok(Placed::WaitsFor(b)),
+            // The search only picks bases it sends or the client has.
+            BaseState::NotSent => EntryKind::RefDelta { base },
         };
         let delta = self.plan[i as usize].delta.take().map(|d| d.delta);
         let delta = delta.unwrap_or_default();
