@@ -89,7 +89,8 @@ impl Pack {
         let pack_file = std::fs::File::open(&pack_path).map_err(io(&pack_path))?;
         let data = map(&pack_file).map_err(io(&pack_path))?;
         let bytes = data.as_ref();
-        if bytes.len() < 12 + 2 * hash.len_in_bytes() || &bytes[..4] != b"PACK" {
+        // Header and trailer: a pack of one empty tree is 41 bytes.
+        if bytes.len() < 12 + hash.len_in_bytes() || &bytes[..4] != b"PACK" {
             return Err(OdbError::BadPack {
                 path: pack_path,
                 why: "not a pack file".into(),

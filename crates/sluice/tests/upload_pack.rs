@@ -623,3 +623,31 @@ fn clones_and_fetches_through_bitmaps_match_git() {
         fsck(&env, &ours);
     }
 }
+
+#[test]
+fn a_pack_of_one_small_object_is_a_pack() {
+    // git writes 41-byte packs (one empty tree) in promisor clones; they are as good as any.
+    let env = Env::new();
+    let src = source(&env);
+    let empty_tree = String::from_utf8(env.git_with_input(&src, &["mktree"], b"").stdout).unwrap();
+    let out = env.git_with_input(
+        &src,
+        &["pack-objects", "-q", "objects/pack/pack"],
+        empty_tree.as_bytes(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ours = env.path().join("ours");
+    let theirs = env.path().join("theirs");
+    let url = format!("file://{}", src.display());
+    clone(
+        &env,
+        &url,
+        &ours,
+        "protocol.version=2",
+        Some(&upload_pack()),
+        &["--bare"],
+    );
+    clone(&env, &url, &theirs, "protocol.version=2", None, &["--bare"]);
+    assert_eq!(refs(&env, &ours), refs(&env, &theirs));
+    fsck(&env, &ours);
+}
