@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// Questions answered through the `.rev` before building the table.
-const TABLE_AFTER: usize = 4096;
+const TABLE_AFTER: usize = 32 << 10;
 
 #[derive(Debug)]
 pub(crate) struct PackOrder {

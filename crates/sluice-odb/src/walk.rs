@@ -172,6 +172,12 @@ impl KnownObjects {
         self.ids.insert(id);
     }
 
+    /// Whether this is everything the haves reach (a bitmap's answer), rather than the
+    /// edge commits' trees.
+    pub fn is_everything_reachable(&self) -> bool {
+        self.in_pack.is_some()
+    }
+
     pub(crate) fn with_pack(in_pack: KnownInPack) -> Self {
         KnownObjects {
             ids: IdSet::default(),

@@ -353,6 +353,11 @@ fn delta_candidates(
     } else {
         Default::default()
     };
+    // Stored deltas against what the client has are searched again only when that is the
+    // edge commits' trees. With a bitmap the client has everything its haves reach, and
+    // stored deltas against any of it go as they are, as git sends them: searching them again
+    // made a month's fetch of git/git a quarter the size for six times the CPU.
+    let research_thin = !known.is_everything_reachable();
     let mut candidates = Vec::new();
     let mut bases = IdSet::default();
     let mut target_paths = std::collections::HashSet::new();
@@ -368,7 +373,7 @@ fn delta_candidates(
             Some(Stored::Rebuilt) => None,
             Some(Stored::Whole) if beside_client_version() => None,
             Some(Stored::ThinDelta { size })
-                if size >= MIN_STORED_DELTA && beside_client_version() =>
+                if research_thin && size >= MIN_STORED_DELTA && beside_client_version() =>
             {
                 Some(size as usize - 1)
             }
