@@ -5,7 +5,7 @@
 use crate::ServeError;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 /// Limits and shared state of the network front ends.
@@ -15,6 +15,9 @@ pub struct ServerOptions {
     pub max_connections: usize,
     /// A client silent this long is dropped.
     pub idle_timeout: Duration,
+    /// A connection is closed after this long, however busy: a client trickling bytes just
+    /// often enough to stay under the idle timeout cannot hold a thread for ever.
+    pub max_connection_time: Duration,
     /// The most bytes one HTTP request body may carry (after gzip is undone); more is refused.
     pub max_request_bytes: u64,
     /// The cache of generated packs, if one is kept.
@@ -26,6 +29,7 @@ impl Default for ServerOptions {
         ServerOptions {
             max_connections: 64,
             idle_timeout: Duration::from_secs(60),
+            max_connection_time: Duration::from_secs(3600),
             max_request_bytes: 10 << 20,
             pack_cache: None,
         }
@@ -123,7 +127,17 @@ where
                 peer: &peer,
                 scheme,
             };
+            let (done, finished) = mpsc::channel::<()>();
+            if let Ok(watched) = stream.try_clone() {
+                let limit = options.max_connection_time;
+                std::thread::spawn(move || {
+                    if let Err(mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(limit) {
+                        let _ = watched.shutdown(std::net::Shutdown::Both);
+                    }
+                });
+            }
             handle(stream, &options, &request_log);
+            drop(done);
             active.fetch_sub(1, Ordering::SeqCst);
         });
     }

@@ -178,7 +178,11 @@ fn smart_http_refuses_bad_requests_and_stays_up() {
     let env = Env::new();
     let (src, inside) = served_copy(&env);
     let before = (snapshot(&src), snapshot(&inside));
-    let mut server = Server::start(&env, "served", &["--max-request-size", "100000"]);
+    let mut server = Server::start(
+        &env,
+        "served",
+        &["--max-request-size", "100000", "--max-request-time", "2"],
+    );
     let addr = server.http().to_owned();
     let head = String::from_utf8(env.git(&inside, &["rev-parse", "main"])).unwrap();
     let fetch = [
@@ -292,6 +296,26 @@ fn smart_http_refuses_bad_requests_and_stays_up() {
     let mut some = [0u8; 64];
     stream.read_exact(&mut some).unwrap();
     drop(stream);
+
+    // A client that trickles a byte at a time, never silent for long, is cut off at
+    // --max-request-time.
+    let mut slow = TcpStream::connect(&addr).unwrap();
+    let started = std::time::Instant::now();
+    let mut cut_off = false;
+    for byte in b"GET /inside.git/info/refs?service=git-upload-pack HTTP/1.1\r\n"
+        .iter()
+        .cycle()
+    {
+        if slow.write_all(&[*byte]).is_err() {
+            cut_off = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        if started.elapsed() > Duration::from_secs(20) {
+            break;
+        }
+    }
+    assert!(cut_off, "a trickling client was never cut off");
 
     // Everyone else is still served.
     assert!(server.alive());

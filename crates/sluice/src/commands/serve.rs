@@ -30,6 +30,9 @@ pub struct ServeArgs {
     /// Seconds a client may stay silent.
     #[arg(long, value_name = "seconds", default_value_t = 60)]
     timeout: u64,
+    /// Seconds a connection may last, however busy.
+    #[arg(long, value_name = "seconds", default_value_t = 3600)]
+    max_request_time: u64,
     /// The most bytes one HTTP request body may carry, after gzip is undone (git's
     /// `http.maxRequestBuffer` default).
     #[arg(long, value_name = "bytes", default_value_t = 10 << 20)]
@@ -70,6 +73,7 @@ pub fn run(args: ServeArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let options = ServerOptions {
         max_connections: args.max_connections.max(1),
         idle_timeout: Duration::from_secs(args.timeout.max(1)),
+        max_connection_time: Duration::from_secs(args.max_request_time.max(1)),
         max_request_bytes: args.max_request_size,
         pack_cache: args.cache.open(context)?,
     };
