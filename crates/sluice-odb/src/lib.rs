@@ -26,6 +26,7 @@ mod pack_order;
 pub mod refs;
 mod repository;
 mod stream;
+mod tree_diff;
 pub mod walk;
 
 pub use config::{append_section, Config, ConfigError};

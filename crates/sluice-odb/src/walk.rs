@@ -10,9 +10,8 @@
 //! uninteresting are dropped at the end.
 
 use crate::odb::{ObjectDb, OdbError};
-use sluice_object::parse::{
-    parse_commit, parse_tag, split_tree_entry, tree_entries, ParseError, TreeEntry,
-};
+use crate::tree_diff::for_each_changed;
+use sluice_object::parse::{parse_commit, parse_tag, tree_entries, ParseError};
 use sluice_object::progress::Progress;
 use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
 use std::collections::BinaryHeap;
@@ -647,77 +646,40 @@ impl<'a> Walker<'a> {
         });
         self.progress.add(1);
         let base = path.len();
-        let hash = self.odb.hash();
-        let id_len = hash.len_in_bytes();
-        let mut rest: &[u8] = &data;
-        let mut old_rest: &[u8] = old_data.as_deref().map_or(&[], |d| &d[..]);
-        let mut offset = 0;
-        // How many leading bytes of `rest` equal `old_rest`'s: found with one wide
-        // comparison, then whole entries inside it are skipped without comparing them again.
-        let mut same: Option<usize> = None;
-        while !rest.is_empty() {
-            // Most entries are the very same bytes at the head of the parent's tree: skip
-            // those without parsing either side.
-            let equal = *same.get_or_insert_with(|| common_prefix(rest, old_rest));
-            if let Some(nul) = memchr::memchr(0, rest) {
-                let len = nul + 1 + id_len;
-                if rest.len() >= len && len <= equal {
-                    rest = &rest[len..];
-                    old_rest = &old_rest[len..];
-                    offset += len;
-                    same = Some(equal - len);
-                    continue;
+        let old_data = old_data.as_deref().map_or(&[][..], |d| &d[..]);
+        for_each_changed(
+            self.odb.hash(),
+            &data,
+            old_data,
+            |entry, counterpart| {
+                if base > 0 {
+                    path.push(b'/');
                 }
-            }
-            same = None;
-            let (entry, used) = split_tree_entry(hash, rest).ok_or(WalkError::Malformed {
+                path.extend_from_slice(entry.name);
+                if entry.is_tree() {
+                    let old = counterpart.filter(|o| o.is_tree()).map(|o| o.id);
+                    self.list_tree(&entry.id, old, path, depth + 1, filter, out)?;
+                } else if self.wants_blob(&entry.id, depth + 1, filter)?
+                    && self.seen.insert(entry.id)
+                {
+                    out.push(WalkedObject {
+                        id: entry.id,
+                        kind: ObjectKind::Blob,
+                        name_hash: name_hash(path),
+                        previous: counterpart
+                            .filter(|o| !o.is_tree() && !o.is_gitlink())
+                            .map(|o| o.id),
+                    });
+                    self.progress.add(1);
+                }
+                path.truncate(base);
+                Ok(())
+            },
+            |offset| WalkError::Malformed {
                 id: *id,
                 source: ParseError::TreeEntry(offset),
-            })?;
-            rest = &rest[used..];
-            offset += used;
-            let mut counterpart = None;
-            loop {
-                let Some((o, o_used)) = split_tree_entry(hash, old_rest) else {
-                    old_rest = &[];
-                    break;
-                };
-                match tree_order(&o, &entry) {
-                    std::cmp::Ordering::Less => old_rest = &old_rest[o_used..],
-                    std::cmp::Ordering::Equal => {
-                        counterpart = Some(o);
-                        old_rest = &old_rest[o_used..];
-                        break;
-                    }
-                    std::cmp::Ordering::Greater => break,
-                }
-            }
-            if entry.is_gitlink()
-                || counterpart.is_some_and(|o| o.id == entry.id && o.mode == entry.mode)
-            {
-                continue;
-            }
-            if base > 0 {
-                path.push(b'/');
-            }
-            path.extend_from_slice(entry.name);
-            if entry.is_tree() {
-                let old = counterpart.filter(|o| o.is_tree()).map(|o| o.id);
-                self.list_tree(&entry.id, old, path, depth + 1, filter, out)?;
-            } else if self.wants_blob(&entry.id, depth + 1, filter)? && self.seen.insert(entry.id) {
-                out.push(WalkedObject {
-                    id: entry.id,
-                    kind: ObjectKind::Blob,
-                    name_hash: name_hash(path),
-                    previous: counterpart
-                        .filter(|o| !o.is_tree() && !o.is_gitlink())
-                        .map(|o| o.id),
-                });
-                self.progress.add(1);
-            }
-            path.truncate(base);
-        }
-        Ok(())
+            },
+        )
     }
 
     /// Reads a tree to list, keeping it: its children compare with it soon after.
@@ -782,37 +744,5 @@ impl<'a> Walker<'a> {
 const TREE_CACHE_ENTRIES: usize = 4096;
 
 /// git's order of tree entries: by name, a tree's name compared as if it ended in `/`.
-/// The length of the longest common prefix of `a` and `b`, eight bytes at a time.
-fn common_prefix(a: &[u8], b: &[u8]) -> usize {
-    let limit = a.len().min(b.len());
-    let mut len = 0;
-    while len + 8 <= limit {
-        let x = u64::from_le_bytes(a[len..len + 8].try_into().unwrap_or_default());
-        let y = u64::from_le_bytes(b[len..len + 8].try_into().unwrap_or_default());
-        if x != y {
-            return len + ((x ^ y).trailing_zeros() / 8) as usize;
-        }
-        len += 8;
-    }
-    len + a[len..limit]
-        .iter()
-        .zip(&b[len..limit])
-        .take_while(|(x, y)| x == y)
-        .count()
-}
-
-fn tree_order(a: &TreeEntry<'_>, b: &TreeEntry<'_>) -> std::cmp::Ordering {
-    let n = a.name.len().min(b.name.len());
-    a.name[..n].cmp(&b.name[..n]).then_with(|| {
-        let next = |e: &TreeEntry<'_>| {
-            e.name
-                .get(n)
-                .copied()
-                .unwrap_or(if e.is_tree() { b'/' } else { 0 })
-        };
-        next(a).cmp(&next(b))
-    })
-}
-
 /// Trees nest at most this deep; deeper is a hostile object graph.
 const MAX_TREE_DEPTH: usize = 4096;

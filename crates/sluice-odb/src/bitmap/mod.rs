@@ -12,12 +12,13 @@ mod ewah;
 
 use crate::odb::ObjectDb;
 use crate::pack::Pack;
+use crate::tree_diff::for_each_changed;
 use crate::walk::{
     known_paths, KnownInPack, KnownObjects, Located, WalkError, WalkRequest, Walked, WalkedObject,
 };
 pub(crate) use ewah::Bitset;
 use ewah::{decode, serialized_len};
-use sluice_object::parse::{parse_commit, parse_tag, tree_entries};
+use sluice_object::parse::{parse_commit, parse_tag, ParseError};
 use sluice_object::progress::Progress;
 use sluice_object::{IdMap, ObjectId, ObjectKind};
 use std::cmp::Reverse;
@@ -253,15 +254,21 @@ impl<'a> PackBitmap<'a> {
                         order += 1;
                         queue.push((commit.time, Reverse(order), *parent));
                     }
-                    unbitmapped.push(commit.tree);
+                    // The first parent's objects end up in the result either way (through
+                    // its bitmap or its own walk), so only what this commit changed is new.
+                    let parent_tree = match commit.parents.first() {
+                        Some(parent) => commit_tree(odb, parent)?,
+                        None => None,
+                    };
+                    unbitmapped.push((commit.tree, parent_tree));
                 }
-                ObjectKind::Tree => unbitmapped.push(id),
+                ObjectKind::Tree => unbitmapped.push((id, None)),
                 ObjectKind::Blob => {}
             }
         }
         // Trees last: by now the bitmapped ancestors' objects are in, so only what the
         // unbitmapped commits changed is read.
-        while let Some(tree) = unbitmapped.pop() {
+        while let Some((tree, old)) = unbitmapped.pop() {
             let Some(position) = self.position(&tree) else {
                 return Ok(None);
             };
@@ -272,26 +279,55 @@ impl<'a> PackBitmap<'a> {
             let Some((ObjectKind::Tree, data)) = odb.read(&tree)? else {
                 return Ok(None);
             };
-            for entry in tree_entries(odb.hash(), &data) {
-                let entry = entry.map_err(|source| WalkError::Malformed { id: tree, source })?;
-                if entry.is_gitlink() {
-                    continue;
-                }
-                let Some(position) = self.position(&entry.id) else {
-                    return Ok(None);
-                };
-                if result.get(position) {
-                    continue;
-                }
-                if entry.is_tree() {
-                    unbitmapped.push(entry.id);
-                } else {
-                    result.set(position);
-                }
+            let old_data = match old {
+                Some(old) => match odb.read(&old)? {
+                    Some((ObjectKind::Tree, data)) => data,
+                    _ => Vec::new(),
+                },
+                None => Vec::new(),
+            };
+            let mut outside = false;
+            for_each_changed(
+                odb.hash(),
+                &data,
+                &old_data,
+                |entry, counterpart| {
+                    let Some(position) = self.position(&entry.id) else {
+                        outside = true;
+                        return Ok(());
+                    };
+                    if result.get(position) {
+                        return Ok(());
+                    }
+                    if entry.is_tree() {
+                        let old = counterpart.filter(|o| o.is_tree()).map(|o| o.id);
+                        unbitmapped.push((entry.id, old));
+                    } else {
+                        result.set(position);
+                    }
+                    Ok(())
+                },
+                |offset| WalkError::Malformed {
+                    id: tree,
+                    source: ParseError::TreeEntry(offset),
+                },
+            )?;
+            if outside {
+                return Ok(None);
             }
         }
         Ok(Some(result))
     }
+}
+
+/// The tree of commit `id`, if it is a readable commit.
+fn commit_tree(odb: &ObjectDb, id: &ObjectId) -> Result<Option<ObjectId>, WalkError> {
+    let Some((ObjectKind::Commit, data)) = odb.read(id)? else {
+        return Ok(None);
+    };
+    let commit = parse_commit(odb.hash(), &data)
+        .map_err(|source| WalkError::Malformed { id: *id, source })?;
+    Ok(Some(commit.tree))
 }
 
 /// The objects `request` asks for, counted with the first pack's bitmap; `None` when there is
