@@ -4,6 +4,7 @@ use crate::loose::LooseObjects;
 use crate::pack::Pack;
 use sluice_object::{HashKind, ObjectId, ObjectKind};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Why an object could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -53,7 +54,7 @@ const MAX_ALTERNATE_DEPTH: usize = 5;
 pub struct ObjectDb {
     dir: PathBuf,
     hash: HashKind,
-    packs: Vec<Pack>,
+    packs: Vec<Arc<Pack>>,
     loose: LooseObjects,
     alternates: Vec<ObjectDb>,
 }
@@ -89,7 +90,7 @@ impl ObjectDb {
                 .collect();
             names.sort();
             for name in names {
-                packs.push(Pack::open(&name, hash)?);
+                packs.push(Pack::open_shared(&name, hash)?);
             }
         }
         let mut alternates = Vec::new();
@@ -129,7 +130,7 @@ impl ObjectDb {
     }
 
     /// The packs of this directory (not of alternates).
-    pub fn packs(&self) -> &[Pack] {
+    pub fn packs(&self) -> &[Arc<Pack>] {
         &self.packs
     }
 

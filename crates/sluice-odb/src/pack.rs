@@ -11,7 +11,7 @@ use sluice_pack::inflate::{Inflater, ZlibInflate};
 use sluice_pack::PackIndex;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 /// Built bases kept for later chains, up to this many bytes (git's `core.deltaBaseCacheLimit`).
 const BASE_CACHE_LIMIT: usize = 96 << 20;
@@ -71,7 +71,34 @@ struct BaseCache {
     entries: HashMap<u64, SharedObject>,
 }
 
+/// Packs open in this process, so that concurrent requests on one repository share one map
+/// of each pack and its cache of delta bases. A pack is immutable once named; the key also
+/// holds the files' sizes and times, so a pack rewritten under its name is opened afresh.
+type PackKey = (PathBuf, u64, Option<std::time::SystemTime>, u64);
+static OPEN_PACKS: Mutex<Option<HashMap<PackKey, Weak<Pack>>>> = Mutex::new(None);
+
 impl Pack {
+    /// The pack of `idx_path`, shared with every other user of it in this process.
+    pub(crate) fn open_shared(idx_path: &Path, hash: HashKind) -> Result<Arc<Pack>, OdbError> {
+        let meta = |path: &Path| std::fs::metadata(path).ok();
+        let pack_meta = meta(&idx_path.with_extension("pack"));
+        let key: PackKey = (
+            idx_path.to_owned(),
+            pack_meta.as_ref().map_or(0, |m| m.len()),
+            pack_meta.and_then(|m| m.modified().ok()),
+            meta(idx_path).map_or(0, |m| m.len()),
+        );
+        let mut open = OPEN_PACKS.lock().unwrap_or_else(|e| e.into_inner());
+        let open = open.get_or_insert_with(HashMap::new);
+        if let Some(pack) = open.get(&key).and_then(Weak::upgrade) {
+            return Ok(pack);
+        }
+        let pack = Arc::new(Pack::open(idx_path, hash)?);
+        open.retain(|_, pack| pack.strong_count() > 0);
+        open.insert(key, Arc::downgrade(&pack));
+        Ok(pack)
+    }
+
     /// Opens `pack-….idx` and the `.pack` beside it.
     pub fn open(idx_path: &Path, hash: HashKind) -> Result<Pack, OdbError> {
         let pack_path = idx_path.with_extension("pack");
