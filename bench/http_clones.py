@@ -7,7 +7,7 @@ Reports the clients' wall time, the server's CPU (the whole process tree: for gi
 end, http-backend, upload-pack and pack-objects; the front end's own share is shown too) and
 the largest server process's peak memory.
 
-    python3 bench/http_clones.py <bare repo> [--clients 16] [--git /usr/bin/git]
+    python3 bench/http_clones.py <bare repo> [--clients 16] [--git /usr/bin/git] [--pack-cache]
 """
 
 import argparse
@@ -96,9 +96,9 @@ def start_git_server(work, root, git):
     return proc, f"127.0.0.1:{open(port_file).read()}"
 
 
-def start_sluice_server(root, sluice):
-    proc = subprocess.Popen([sluice, "serve", "--http", "127.0.0.1:0", "--git", "off", root],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+def start_sluice_server(root, sluice, extra=()):
+    proc = subprocess.Popen([sluice, "serve", "--http", "127.0.0.1:0", "--git", "off", *extra,
+                             root], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     line = proc.stdout.readline().decode()
     return proc, line.strip().rsplit("http://", 1)[1]
 
@@ -137,6 +137,9 @@ def main():
     parser.add_argument("--git", default="/usr/bin/git")
     parser.add_argument("--sluice", default="target/release/sluice")
     parser.add_argument("--results", default="bench/results/http-clones.jsonl")
+    parser.add_argument("--pack-cache", action="store_true",
+                        help="also run sluice serve with a pack cache (identical requests share "
+                             "one pack)")
     args = parser.parse_args()
     sluice = os.path.abspath(args.sluice)
     work = tempfile.mkdtemp(prefix="bench-http-")
@@ -149,9 +152,15 @@ def main():
     rows = []
     print(f"{'server':<22} {'clients wall s':>14} {'server CPU s':>13} {'front end s':>12} "
           f"{'peak MB':>8}")
-    for tool in [f"git {version} http-backend", "sluice serve"]:
+    tools = [f"git {version} http-backend", "sluice serve"]
+    if args.pack_cache:
+        tools.append("sluice serve --pack-cache")
+    for tool in tools:
         if tool.startswith("git"):
             proc, address = start_git_server(work, root, args.git)
+        elif tool.endswith("--pack-cache"):
+            cache = os.path.join(work, "pack-cache")
+            proc, address = start_sluice_server(root, sluice, ["--pack-cache", cache])
         else:
             proc, address = start_sluice_server(root, sluice)
         wall = clone_all(address, args.clients, work, args.git, expected)
@@ -169,10 +178,11 @@ def main():
         rows.append(row)
         print(f"{tool:<22} {wall:>14.2f} {cpu:>13.2f} "
               f"{'' if front is None else f'{front:.2f}':>12} {row['peak_mb']:>8.0f}")
-    git_row, sluice_row = rows
-    print(f"sluice/git server CPU: {sluice_row['server_cpu_s'] / git_row['server_cpu_s']:.2f}x "
-          f"(without the front end's share: "
-          f"{sluice_row['server_cpu_s'] / (git_row['server_cpu_s'] - (git_row['front_end_cpu_s'] or 0)):.2f}x)")
+    git_row = rows[0]
+    backend_cpu = git_row["server_cpu_s"] - (git_row["front_end_cpu_s"] or 0)
+    for row in rows[1:]:
+        print(f"{row['server']}/git server CPU: {row['server_cpu_s'] / git_row['server_cpu_s']:.2f}x "
+              f"(without the front end's share: {row['server_cpu_s'] / backend_cpu:.2f}x)")
     with open(args.results, "a") as f:
         for row in rows:
             row["time"] = time.strftime("%Y-%m-%dT%H:%M:%S")

@@ -14,7 +14,7 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 use std::time::SystemTime;
 
 /// Bytes in front of each cached pack: its statistics, for git's "Total" line.
@@ -29,6 +29,10 @@ pub struct PackCache {
     log: AccessLog,
     /// Serialises eviction.
     evicting: Mutex<()>,
+    /// Packs being made now: an identical request waits for the one making its pack rather
+    /// than making it a second time (sixteen CI jobs cloning at once cost one pack).
+    in_flight: Mutex<std::collections::HashSet<String>>,
+    landed: Condvar,
 }
 
 impl std::fmt::Debug for PackCache {
@@ -79,6 +83,8 @@ impl PackCache {
             misses: AtomicU64::new(0),
             log,
             evicting: Mutex::new(()),
+            in_flight: Mutex::new(std::collections::HashSet::new()),
+            landed: Condvar::new(),
         })
     }
 
@@ -110,13 +116,28 @@ impl PackCache {
     ) -> io::Result<Result<PackStats, CacheWriter<'_>>> {
         let name = key.name();
         let path = self.dir.join(&name);
-        if let Ok(mut file) = File::open(&path) {
-            let mut header = [0u8; HEADER];
-            if file.read_exact(&mut header).is_ok() {
-                self.note(true, &name);
-                let _ = file.set_modified(SystemTime::now());
-                io::copy(&mut file, out)?;
-                return Ok(Ok(decode_stats(&header)));
+        loop {
+            if let Ok(mut file) = File::open(&path) {
+                let mut header = [0u8; HEADER];
+                if file.read_exact(&mut header).is_ok() {
+                    self.note(true, &name);
+                    let _ = file.set_modified(SystemTime::now());
+                    io::copy(&mut file, out)?;
+                    return Ok(Ok(decode_stats(&header)));
+                }
+            }
+            let mut flying = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+            if !flying.contains(&name) {
+                flying.insert(name.clone());
+                break;
+            }
+            // Another request is making this pack: wait for it to land (or to fail, and
+            // then make it here).
+            while flying.contains(&name) {
+                flying = self
+                    .landed
+                    .wait(flying)
+                    .unwrap_or_else(|e| e.into_inner());
             }
         }
         self.note(false, &name);
@@ -211,6 +232,13 @@ impl Drop for CacheWriter<'_> {
     fn drop(&mut self) {
         // Renamed away on success; anything left is an abandoned pack.
         let _ = std::fs::remove_file(&self.temp);
+        let mut flying = self
+            .cache
+            .in_flight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        flying.remove(&self.name);
+        self.cache.landed.notify_all();
     }
 }
 
