@@ -133,9 +133,14 @@ impl Pack {
         })
     }
 
-    /// Index positions in pack order.
-    pub(crate) fn positions_in_pack_order(&self) -> Vec<u32> {
-        self.order.positions(&self.index)
+    /// The rank in pack order (the bit of a bitmap) of index position `position`.
+    pub(crate) fn rank_of(&self, position: usize) -> Option<usize> {
+        self.order.rank_of(&self.index, position)
+    }
+
+    /// The index position of the entry of rank `rank` in pack order.
+    pub(crate) fn at_rank(&self, rank: usize) -> Option<usize> {
+        self.order.at_rank(&self.index, rank)
     }
 
     /// The whole `.pack` file as stored, header and trailer included.

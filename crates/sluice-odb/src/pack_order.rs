@@ -76,23 +76,29 @@ impl PackOrder {
         }
     }
 
-    /// Index positions in pack order: the `.rev` file's body when there is one, else sorted.
-    pub(crate) fn positions(&self, index: &PackIndex<Mapped>) -> Vec<u32> {
-        if let Some(rev) = &self.rev {
-            let body = &rev.as_ref()[12..12 + 4 * index.len()];
-            let positions: Vec<u32> = body
-                .chunks_exact(4)
-                .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
-                .collect();
-            if positions.iter().all(|&p| (p as usize) < index.len()) {
-                return positions;
+    /// The rank in pack order (the bit of a bitmap) of the entry at index position `position`.
+    pub(crate) fn rank_of(&self, index: &PackIndex<Mapped>, position: usize) -> Option<usize> {
+        let offset = index.offset(position);
+        match self.answer(index) {
+            Answer::Table(all) => all.binary_search_by_key(&offset, |&(o, _)| o).ok(),
+            Answer::Rev(rev) => {
+                let k = partition(rev, index, offset);
+                (rev_position(rev, k)? == position).then_some(k)
             }
         }
-        let mut all: Vec<(u64, u32)> = (0..index.len())
-            .map(|i| (index.offset(i), i as u32))
-            .collect();
-        all.sort_unstable();
-        all.into_iter().map(|(_, i)| i).collect()
+    }
+
+    /// The index position of the entry of rank `rank` in pack order.
+    pub(crate) fn at_rank(&self, index: &PackIndex<Mapped>, rank: usize) -> Option<usize> {
+        let position = match (&self.rev, self.table.get()) {
+            // A direct read: no question counted towards building the table.
+            (Some(rev), None) => rev_position(&rev.as_ref()[12..12 + 4 * index.len()], rank),
+            _ => match self.answer(index) {
+                Answer::Table(all) => all.get(rank).map(|&(_, i)| i as usize),
+                Answer::Rev(rev) => rev_position(rev, rank),
+            },
+        };
+        position.filter(|&p| p < index.len())
     }
 
     fn answer(&self, index: &PackIndex<Mapped>) -> Answer<'_> {

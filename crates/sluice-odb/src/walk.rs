@@ -150,8 +150,6 @@ pub struct KnownObjects {
 pub(crate) struct KnownInPack {
     /// Which of the odb's packs.
     pub(crate) pack: usize,
-    /// The pack position of each index position.
-    pub(crate) pack_of: Vec<u32>,
     pub(crate) bits: crate::bitmap::Bitset,
 }
 
@@ -160,10 +158,11 @@ impl KnownObjects {
     pub fn contains(&self, odb: &ObjectDb, id: &ObjectId) -> bool {
         self.ids.contains(id)
             || self.in_pack.as_ref().is_some_and(|known| {
-                odb.packs()[known.pack]
-                    .index()
+                let pack = &odb.packs()[known.pack];
+                pack.index()
                     .lookup(id)
-                    .is_some_and(|i| known.bits.get(known.pack_of[i] as usize))
+                    .and_then(|i| pack.rank_of(i))
+                    .is_some_and(|rank| known.bits.get(rank))
             })
     }
 

@@ -134,10 +134,7 @@ impl PackCache {
             // Another request is making this pack: wait for it to land (or to fail, and
             // then make it here).
             while flying.contains(&name) {
-                flying = self
-                    .landed
-                    .wait(flying)
-                    .unwrap_or_else(|e| e.into_inner());
+                flying = self.landed.wait(flying).unwrap_or_else(|e| e.into_inner());
             }
         }
         self.note(false, &name);

@@ -425,12 +425,14 @@ fn ssh_transport_runs_sluice_upload_pack() {
     }
 }
 
-/// gix, when installed, clones from `sluice serve` too (it is no dependency of the tests).
+/// gix, when installed, clones from `sluice serve` too. It is no build dependency: CI installs
+/// it and sets `SLUICE_REQUIRE_GIX`, so that there a missing gix fails rather than skips.
 #[test]
 fn gix_clones_from_sluice_serve() {
     let Some(gix) = ["gix"]
         .iter()
         .map(PathBuf::from)
+        .chain(std::env::var_os("CARGO_HOME").map(|h| PathBuf::from(h).join("bin/gix")))
         .chain(std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo/bin/gix")))
         .find(|p| {
             std::process::Command::new(p)
@@ -439,6 +441,10 @@ fn gix_clones_from_sluice_serve() {
                 .is_ok_and(|o| o.status.success())
         })
     else {
+        assert!(
+            std::env::var_os("SLUICE_REQUIRE_GIX").is_none(),
+            "gix is required (SLUICE_REQUIRE_GIX) but not installed"
+        );
         eprintln!("gix is not installed; skipped");
         return;
     };

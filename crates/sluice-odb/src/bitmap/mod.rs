@@ -10,6 +10,7 @@
 
 mod ewah;
 
+use crate::mmap::{map, Mapped};
 use crate::odb::ObjectDb;
 use crate::pack::Pack;
 use crate::tree_diff::for_each_changed;
@@ -44,7 +45,7 @@ struct Entry {
 /// A pack's bitmap index, ready for questions.
 struct PackBitmap<'a> {
     pack: &'a Pack,
-    data: Vec<u8>,
+    data: Mapped,
     objects: usize,
     /// Commits, trees, blobs, tags.
     types: [Bitset; 4],
@@ -52,9 +53,6 @@ struct PackBitmap<'a> {
     by_commit: IdMap<usize>,
     /// Where the name-hash cache starts (one 32-bit hash per object, in index order).
     hashes: Option<usize>,
-    /// Index position of each pack position, and the reverse.
-    index_of: Vec<u32>,
-    pack_of: Vec<u32>,
     cache: HashMap<usize, Bitset>,
 }
 
@@ -70,7 +68,10 @@ impl From<ewah::EwahError> for Unusable {
 
 impl<'a> PackBitmap<'a> {
     fn open(pack: &'a Pack) -> Result<PackBitmap<'a>, Unusable> {
-        let data = std::fs::read(pack.path().with_extension("bitmap")).map_err(|_| Unusable)?;
+        let file =
+            std::fs::File::open(pack.path().with_extension("bitmap")).map_err(|_| Unusable)?;
+        let mapped = map(&file).map_err(|_| Unusable)?;
+        let data = mapped.as_ref();
         let index = pack.index();
         let objects = index.len();
         let id_len = index.pack_checksum().as_bytes().len();
@@ -117,22 +118,15 @@ impl<'a> PackBitmap<'a> {
             .then(|| body_end.checked_sub(4 * objects))
             .flatten()
             .filter(|&h| h >= at);
-        let index_of = pack.positions_in_pack_order();
-        let mut pack_of = vec![0u32; objects];
-        for (p, &i) in index_of.iter().enumerate() {
-            pack_of[i as usize] = p as u32;
-        }
         let types: [Bitset; 4] = types.try_into().map_err(|_| Unusable)?;
         Ok(PackBitmap {
             pack,
-            data,
+            data: mapped,
             objects,
             types,
             entries,
             by_commit,
             hashes,
-            index_of,
-            pack_of,
             cache: HashMap::new(),
         })
     }
@@ -142,7 +136,7 @@ impl<'a> PackBitmap<'a> {
         self.pack
             .index()
             .lookup(id)
-            .map(|i| self.pack_of[i] as usize)
+            .and_then(|i| self.pack.rank_of(i))
     }
 
     fn kind_at(&self, position: usize) -> Option<ObjectKind> {
@@ -161,7 +155,11 @@ impl<'a> PackBitmap<'a> {
     fn name_hash_at(&self, index_position: usize) -> u32 {
         self.hashes.map_or(0, |at| {
             let at = at + 4 * index_position;
-            u32::from_be_bytes(self.data[at..at + 4].try_into().unwrap_or_default())
+            u32::from_be_bytes(
+                self.data.as_ref()[at..at + 4]
+                    .try_into()
+                    .unwrap_or_default(),
+            )
         })
     }
 
@@ -180,14 +178,14 @@ impl<'a> PackBitmap<'a> {
         let last = *chain.last().unwrap_or(&k);
         let mut bits = match self.entries[last].xor_with.and_then(|b| self.cache.get(&b)) {
             Some(base) => {
-                let mut own = decode(&self.data[self.entries[last].at..], self.objects)?;
+                let mut own = decode(&self.data.as_ref()[self.entries[last].at..], self.objects)?;
                 own.xor(base);
                 own
             }
-            None => decode(&self.data[self.entries[last].at..], self.objects)?,
+            None => decode(&self.data.as_ref()[self.entries[last].at..], self.objects)?,
         };
         for &entry in chain.iter().rev().skip(1) {
-            let mut own = decode(&self.data[self.entries[entry].at..], self.objects)?;
+            let mut own = decode(&self.data.as_ref()[self.entries[entry].at..], self.objects)?;
             own.xor(&bits);
             bits = own;
         }
@@ -359,7 +357,9 @@ pub(crate) fn walk_with_bitmap(
     walked.objects.reserve(count);
     let mut positions = Vec::with_capacity(count);
     for position in send.ones() {
-        let index_position = bitmap.index_of[position] as usize;
+        let Some(index_position) = bitmap.pack.at_rank(position) else {
+            return Ok(None);
+        };
         positions.push(index_position as u32);
         let Some(kind) = bitmap.kind_at(position) else {
             return Ok(None);
@@ -388,7 +388,6 @@ pub(crate) fn walk_with_bitmap(
     walked.known_by_path = known_paths(odb, &have_commits, progress)?;
     walked.known_to_other_side = KnownObjects::with_pack(KnownInPack {
         pack: pack_number,
-        pack_of: std::mem::take(&mut bitmap.pack_of),
         bits: have,
     });
     progress.finish();
