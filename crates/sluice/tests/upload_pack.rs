@@ -608,19 +608,7 @@ fn clones_and_fetches_through_bitmaps_match_git() {
                 std::fs::write(&path, data).unwrap();
             }
         }
-        let ours = env.path().join("ours-damaged");
-        let theirs = env.path().join("theirs-damaged");
-        clone(
-            &env,
-            &url,
-            &ours,
-            "protocol.version=2",
-            Some(&upload_pack()),
-            &["--bare"],
-        );
-        clone(&env, &url, &theirs, "protocol.version=2", None, &["--bare"]);
-        assert_eq!(refs(&env, &ours), refs(&env, &theirs));
-        fsck(&env, &ours);
+        bare_clones_agree(&env, &url, "damaged");
     }
 }
 
@@ -636,18 +624,17 @@ fn a_pack_of_one_small_object_is_a_pack() {
         empty_tree.as_bytes(),
     );
     assert!(out.status.success(), "{}", stderr(&out));
-    let ours = env.path().join("ours");
-    let theirs = env.path().join("theirs");
-    let url = format!("file://{}", src.display());
-    clone(
-        &env,
-        &url,
-        &ours,
-        "protocol.version=2",
-        Some(&upload_pack()),
-        &["--bare"],
-    );
-    clone(&env, &url, &theirs, "protocol.version=2", None, &["--bare"]);
-    assert_eq!(refs(&env, &ours), refs(&env, &theirs));
-    fsck(&env, &ours);
+    bare_clones_agree(&env, &format!("file://{}", src.display()), "small-pack");
+}
+
+/// Bare clones of `url` (protocol v2) through Sluice's upload-pack and through git's end
+/// with the same refs, and Sluice's passes fsck.
+fn bare_clones_agree(env: &Env, url: &str, name: &str) {
+    let ours = env.path().join(format!("ours-{name}"));
+    let theirs = env.path().join(format!("theirs-{name}"));
+    let protocol = "protocol.version=2";
+    clone(env, url, &ours, protocol, Some(&upload_pack()), &["--bare"]);
+    clone(env, url, &theirs, protocol, None, &["--bare"]);
+    assert_eq!(refs(env, &ours), refs(env, &theirs), "{name}");
+    fsck(env, &ours);
 }
