@@ -223,6 +223,11 @@ fn smart_http_refuses_bad_requests_and_stays_up() {
             "404",
         ),
         (
+            "escape, percent-encoded",
+            b"GET /%2e%2e/source.git/info/refs?service=git-upload-pack HTTP/1.1\r\n\r\n".to_vec(),
+            "404",
+        ),
+        (
             "no repository",
             b"GET /nothing.git/info/refs?service=git-upload-pack HTTP/1.1\r\n\r\n".to_vec(),
             "404",
