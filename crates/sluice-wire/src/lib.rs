@@ -3,5 +3,6 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod demux;
 pub mod pktline;
 pub mod sideband;

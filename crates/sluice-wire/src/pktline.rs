@@ -14,7 +14,7 @@ pub enum PktLineError {
     #[error(transparent)]
     Io(#[from] io::Error),
     /// The length prefix is not four hex digits.
-    #[error("bad pkt-line length prefix {0:?}")]
+    #[error("bad pkt-line length prefix '{}'", String::from_utf8_lossy(.0).escape_debug())]
     BadLength([u8; 4]),
     /// The announced length is 3, or longer than a packet may be.
     #[error("pkt-line length {0} is out of range")]
@@ -113,6 +113,11 @@ pub fn write_data(out: &mut dyn Write, data: &[u8]) -> io::Result<()> {
         write_packet(out, chunk)?;
     }
     Ok(())
+}
+
+/// Writes a delimiter packet (protocol v2: between a command and its arguments).
+pub fn write_delimiter(out: &mut dyn Write) -> io::Result<()> {
+    out.write_all(b"0001")
 }
 
 /// Writes a flush packet.

@@ -3,6 +3,7 @@
 
 use crate::commands::checkout::CheckoutArgs;
 use crate::commands::checkout_index::CheckoutIndexArgs;
+use crate::commands::fetch_pack::FetchPackArgs;
 use crate::commands::serve::ServeArgs;
 use crate::commands::upload_pack::UploadPackArgs;
 use crate::commands::{index_pack::IndexPackArgs, verify_pack::VerifyPackArgs};
@@ -38,7 +39,9 @@ pub enum Command {
     CheckoutIndex(CheckoutIndexArgs),
     /// Send objects a fetching client asks for (over standard input and output).
     UploadPack(UploadPackArgs),
-    /// Serve every repository under a directory over git:// .
+    /// Receive the objects of some refs from another repository (protocol v2, local).
+    FetchPack(FetchPackArgs),
+    /// Serve every repository under a directory over smart HTTP and git://.
     Serve(ServeArgs),
 }
 

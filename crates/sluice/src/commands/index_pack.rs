@@ -7,7 +7,7 @@ use anyhow::{anyhow, bail, Context as _};
 use sluice_odb::{Config, Repository};
 use sluice_pack::{IdxWriteOptions, IndexOptions, IndexedPack, PackIndexer, PackSource};
 use std::fs::File;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -167,12 +167,16 @@ pub fn run(args: IndexPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if args.stdin {
-        receive(
+        let stdin = std::io::stdin();
+        let report = receive(
+            &mut stdin.lock(),
             &args,
             repo.as_ref().expect("checked above"),
             &indexer,
             &settings,
-        )
+        )?;
+        writeln!(std::io::stdout().lock(), "{report}")?;
+        Ok(ExitCode::SUCCESS)
     } else {
         let pack_path = args.pack_file.as_deref().ok_or_else(|| {
             anyhow!("usage: sluice index-pack [-v] [-o <index-file>] <pack-file>")
@@ -224,13 +228,46 @@ fn index_file(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Receives a pack on stdin into the repository (or into <pack-file>).
+/// Stores a pack arriving on `input` in `repo` as `index-pack --stdin [--keep]` does, with the
+/// repository's settings; returns index-pack's report line (`pack\t<sha>` or `keep\t<sha>`).
+pub(crate) fn receive_into(
+    input: &mut dyn Read,
+    repo: &Repository,
+    keep: Option<String>,
+    show_progress: bool,
+) -> anyhow::Result<String> {
+    let args = IndexPackArgs {
+        stdin: true,
+        fix_thin: false,
+        keep,
+        index_file: None,
+        threads: None,
+        rev_index: false,
+        no_rev_index: false,
+        index_version: None,
+        max_input_size: None,
+        verify: false,
+        verbose: false,
+        progress: show_progress,
+        pack_file: None,
+    };
+    let settings = settings(&args, repo.config(), Some(repo))?;
+    let progress = TerminalProgress::new(crate::progress::enabled(false, show_progress));
+    let indexer = PackIndexer::new(settings.index.clone())
+        .progress(&progress)
+        .lookup(repo.objects());
+    receive(input, &args, repo, &indexer, &settings)
+}
+
+/// Receives a pack from `input` into the repository (or into <pack-file>); returns the
+/// report line.
 fn receive(
+    input: &mut dyn Read,
     args: &IndexPackArgs,
     repo: &Repository,
     indexer: &PackIndexer<'_>,
     settings: &Settings,
-) -> anyhow::Result<ExitCode> {
+) -> anyhow::Result<String> {
     let dir = match &args.pack_file {
         Some(path) => {
             if path.exists() {
@@ -241,10 +278,8 @@ fn receive(
         None => repo.objects().dir().join("pack"),
     };
     let staged = Staged::create(&dir, "tmp_pack_")?;
-    let stdin = std::io::stdin();
-    let mut input = stdin.lock();
     let pack = indexer.index(PackSource::Stream {
-        input: &mut input,
+        input,
         pack: staged.file(),
     })?;
     let checksum = pack.checksum();
@@ -264,9 +299,7 @@ fn receive(
         settings,
     )?;
     let report = if args.keep.is_some() { "keep" } else { "pack" };
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{report}\t{checksum}")?;
-    Ok(ExitCode::SUCCESS)
+    Ok(format!("{report}\t{checksum}"))
 }
 
 fn write_keep(pack_path: &Path, message: &str) -> anyhow::Result<()> {
