@@ -3,6 +3,7 @@
 
 use crate::commands::checkout::CheckoutArgs;
 use crate::commands::checkout_index::CheckoutIndexArgs;
+use crate::commands::clone::CloneArgs;
 use crate::commands::fetch_pack::FetchPackArgs;
 use crate::commands::serve::ServeArgs;
 use crate::commands::upload_pack::UploadPackArgs;
@@ -41,6 +42,8 @@ pub enum Command {
     UploadPack(UploadPackArgs),
     /// Receive the objects of some refs from another repository (protocol v2, local).
     FetchPack(FetchPackArgs),
+    /// Make a new repository from another (protocol v2, local paths and file://).
+    Clone(CloneArgs),
     /// Serve every repository under a directory over smart HTTP and git://.
     Serve(ServeArgs),
 }

@@ -3,6 +3,7 @@
 mod util;
 
 mod checkout;
+mod clone;
 mod fetch_pack;
 mod hostile_packs;
 mod index_pack;
