@@ -5,6 +5,7 @@
 
 use sluice_object::parse::{split_tree_entry, TreeEntry};
 use sluice_object::HashKind;
+use sluice_pack::delta_encode::common_prefix;
 use std::cmp::Ordering;
 
 /// Calls `changed` for every entry of `new` that is not in `old` with the same mode and id,
@@ -60,25 +61,6 @@ pub(crate) fn for_each_changed<E>(
         changed(entry, counterpart)?;
     }
     Ok(())
-}
-
-/// The length of the longest common prefix of `a` and `b`, eight bytes at a time.
-fn common_prefix(a: &[u8], b: &[u8]) -> usize {
-    let limit = a.len().min(b.len());
-    let mut len = 0;
-    while len + 8 <= limit {
-        let x = u64::from_le_bytes(a[len..len + 8].try_into().unwrap_or_default());
-        let y = u64::from_le_bytes(b[len..len + 8].try_into().unwrap_or_default());
-        if x != y {
-            return len + ((x ^ y).trailing_zeros() / 8) as usize;
-        }
-        len += 8;
-    }
-    len + a[len..limit]
-        .iter()
-        .zip(&b[len..limit])
-        .take_while(|(x, y)| x == y)
-        .count()
 }
 
 /// git's order of tree entries: by name, a tree's name compared as if it ended with '/'.

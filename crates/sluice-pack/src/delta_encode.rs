@@ -160,7 +160,9 @@ fn mix(hash: u32) -> u32 {
     h.wrapping_mul(0x2c1b_3c6d) ^ (h >> 12)
 }
 
-fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+/// How many leading bytes `a` and `b` share, compared eight at a time (the walk uses it to
+/// skip runs of tree entries equal to the parent's).
+pub fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     let mut len = 0;
     for (x, y) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
         let diff =

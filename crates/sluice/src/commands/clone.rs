@@ -3,15 +3,14 @@
 //! `origin`'s configuration, the default branch checked out. This version reaches local paths
 //! and `file://` URLs over protocol v2; a failure removes what it created.
 
-use super::index_pack::receive_into;
+use super::fetch_pack::receive_wanted;
 use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail, Context as _};
 use clap::Args;
 use sluice_checkout::{checkout_fresh, commit_tree, CheckoutOptions};
-use sluice_fetch::{Connection, FetchRequest, RemoteRef};
-use sluice_odb::{append_section, RefTarget, Repository};
-use std::io::Write;
+use sluice_fetch::{Connection, RemoteRef};
+use sluice_odb::{append_section, RefTarget};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -135,10 +134,8 @@ pub fn run(args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         target.join(".git")
     };
     init(&git_dir, args.bare)?;
-    let mut repo = Repository::open_git_dir(git_dir.clone(), (!args.bare).then(|| target.clone()))?;
-    for item in &context.overrides {
-        repo.config_mut().set_parameter(item)?;
-    }
+    let work_tree = (!args.bare).then(|| target.clone());
+    let repo = context.open_git_dir(git_dir.clone(), work_tree.clone())?;
 
     let mut connection = Connection::local(&source, &args.upload_pack)?;
     let advertised = connection.ls_refs(&["HEAD", "refs/heads/", "refs/tags/"])?;
@@ -161,37 +158,21 @@ pub fn run(args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         }
         None => head.and_then(|h| h.symref_target.clone()),
     };
-    let mut wants: Vec<_> = branches.iter().chain(&tags).map(|r| r.id).collect();
-    wants.sort_unstable();
-    wants.dedup();
+    let wants: Vec<_> = branches.iter().chain(&tags).map(|r| r.id).collect();
     if !wants.is_empty() {
         let show_progress = !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-        let request = FetchRequest {
+        receive_wanted(
+            &mut connection,
+            &repo,
             wants,
-            haves: Vec::new(),
-            progress: show_progress,
-        };
-        let mut at_line_start = true;
-        let progress = |text: &[u8]| {
-            let mut err = std::io::stderr().lock();
-            for piece in text.split_inclusive(|&b| b == b'\n' || b == b'\r') {
-                if at_line_start {
-                    let _ = err.write_all(b"remote: ");
-                }
-                let _ = err.write_all(piece);
-                at_line_start = piece.ends_with(b"\n") || piece.ends_with(b"\r");
-            }
-        };
-        let mut pack = connection.fetch(&request, progress)?;
-        receive_into(&mut pack, &repo, None, show_progress)?;
+            show_progress,
+            show_progress,
+            None,
+        )?;
     }
     connection.finish()?;
-    // The new pack is there now: see it.
-    let repo_path = git_dir.clone();
-    let mut repo = Repository::open_git_dir(repo_path, (!args.bare).then(|| target.clone()))?;
-    for item in &context.overrides {
-        repo.config_mut().set_parameter(item)?;
-    }
+    // The new pack is there now: open again to see it.
+    let repo = context.open_git_dir(git_dir.clone(), work_tree)?;
 
     write_refs(&git_dir, &branches, &tags, args.bare)?;
     let config_path = git_dir.join("config");

@@ -7,6 +7,8 @@ use super::Context;
 use anyhow::{anyhow, bail};
 use clap::Args;
 use sluice_fetch::{Connection, FetchRequest, RemoteRef};
+use sluice_object::ObjectId;
+use sluice_odb::Repository;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -39,6 +41,39 @@ fn names(wanted: &str, remote: &RemoteRef) -> bool {
     remote.name == wanted
 }
 
+/// Fetches `wants` (duplicates allowed) and stores the pack in `repo` as `index-pack --stdin`
+/// does, showing the server's progress (asked for when `remote_progress`) as `remote: …`
+/// lines; returns index-pack's report line.
+pub(crate) fn receive_wanted(
+    connection: &mut Connection,
+    repo: &Repository,
+    mut wants: Vec<ObjectId>,
+    remote_progress: bool,
+    show_progress: bool,
+    keep: Option<String>,
+) -> anyhow::Result<String> {
+    wants.sort_unstable();
+    wants.dedup();
+    let mut at_line_start = true;
+    let progress = |text: &[u8]| {
+        let mut err = std::io::stderr().lock();
+        for piece in text.split_inclusive(|&b| b == b'\n' || b == b'\r') {
+            if at_line_start {
+                let _ = err.write_all(b"remote: ");
+            }
+            let _ = err.write_all(piece);
+            at_line_start = piece.ends_with(b"\n") || piece.ends_with(b"\r");
+        }
+    };
+    let request = FetchRequest {
+        wants,
+        haves: Vec::new(),
+        progress: remote_progress,
+    };
+    let mut pack = connection.fetch(&request, progress)?;
+    receive_into(&mut pack, repo, keep, show_progress)
+}
+
 /// Runs fetch-pack.
 pub fn run(args: FetchPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context
@@ -63,31 +98,17 @@ pub fn run(args: FetchPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
             bail!("no such remote ref {wanted}");
         }
     }
-    let mut wants: Vec<_> = selected.iter().map(|r| r.id).collect();
-    wants.sort_unstable();
-    wants.dedup();
     let show_progress = !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let mut at_line_start = true;
-    let progress = |text: &[u8]| {
-        let mut err = std::io::stderr().lock();
-        for piece in text.split_inclusive(|&b| b == b'\n' || b == b'\r') {
-            if at_line_start {
-                let _ = err.write_all(b"remote: ");
-            }
-            let _ = err.write_all(piece);
-            at_line_start = piece.ends_with(b"\n") || piece.ends_with(b"\r");
-        }
-    };
-    let request = FetchRequest {
+    let keep = args.keep.then(String::new);
+    let wants = selected.iter().map(|r| r.id).collect();
+    let report = receive_wanted(
+        &mut connection,
+        &repo,
         wants,
-        haves: Vec::new(),
-        progress: !args.quiet,
-    };
-    let report = {
-        let mut pack = connection.fetch(&request, progress)?;
-        let keep = args.keep.then(String::new);
-        receive_into(&mut pack, &repo, keep, show_progress)?
-    };
+        !args.quiet,
+        show_progress,
+        keep,
+    )?;
     connection.finish()?;
     let mut out = std::io::stdout().lock();
     if args.keep {

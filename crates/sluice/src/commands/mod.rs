@@ -26,15 +26,26 @@ impl Context {
     /// The repository around the working directory, if there is one.
     pub fn repository(&self) -> anyhow::Result<Option<Repository>> {
         match Repository::discover(&self.cwd) {
-            Ok(mut repo) => {
-                for item in &self.overrides {
-                    repo.config_mut().set_parameter(item)?;
-                }
-                Ok(Some(repo))
-            }
+            Ok(repo) => Ok(Some(self.with_overrides(repo)?)),
             Err(RepoError::NotFound(_)) => Ok(None),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// The repository whose git directory is `git_dir`, with the `-c` overrides.
+    pub fn open_git_dir(
+        &self,
+        git_dir: PathBuf,
+        work_tree: Option<PathBuf>,
+    ) -> anyhow::Result<Repository> {
+        self.with_overrides(Repository::open_git_dir(git_dir, work_tree)?)
+    }
+
+    fn with_overrides(&self, mut repo: Repository) -> anyhow::Result<Repository> {
+        for item in &self.overrides {
+            repo.config_mut().set_parameter(item)?;
+        }
+        Ok(repo)
     }
 
     /// The configuration of `repo`, or the user's and system's when outside a repository.
