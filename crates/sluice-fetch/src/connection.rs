@@ -1,89 +1,227 @@
-//! A connection to an upload-pack process: a local repository served by a command run through
-//! the shell, as git runs `git-upload-pack '<path>'` for local and `file://` URLs (or the
-//! `--upload-pack` command given).
+//! A session with upload-pack: the link, the version the server speaks and what it advertised
+//! on connecting (its capabilities, and in protocol v0 its refs too).
 
-use crate::FetchError;
+use crate::transport::{self, ConnectOptions, Link, ProtocolVersion, Response};
+use crate::{FetchError, RemoteRef, RemoteUrl};
+use sluice_object::{HashKind, ObjectId};
 use sluice_wire::pktline::{Packet, PktReader};
-use std::io::{BufWriter, Write};
-use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
-/// A running upload-pack and the capabilities it advertised.
-#[derive(Debug)]
+/// A session with an upload-pack.
 pub struct Connection {
-    child: Child,
-    pub(crate) input: PktReader<ChildStdout>,
-    pub(crate) output: BufWriter<ChildStdin>,
+    link: Box<dyn Link>,
+    pub(crate) input: PktReader<Response>,
+    pub(crate) version: ProtocolVersion,
     pub(crate) capabilities: Vec<String>,
+    /// Protocol v0 advertises every ref on connecting.
+    pub(crate) advertised: Vec<RemoteRef>,
+    /// The branch an empty remote's HEAD names, when the server told.
+    pub(crate) unborn_head: Option<String>,
 }
 
-/// Quotes `text` for a POSIX shell.
-fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("version", &self.version)
+            .field("capabilities", &self.capabilities)
+            .finish()
+    }
+}
+
+pub(crate) fn text_line(line: &[u8]) -> Result<&str, FetchError> {
+    std::str::from_utf8(line)
+        .map(|l| l.strip_suffix('\n').unwrap_or(l))
+        .map_err(|_| FetchError::Protocol("a line that is not UTF-8".into()))
+}
+
+pub(crate) fn parse_id(hex: &str) -> Result<ObjectId, FetchError> {
+    ObjectId::from_hex(HashKind::Sha1, hex.as_bytes())
+        .map_err(|_| FetchError::Protocol(format!("bad object id '{hex}'")))
+}
+
+/// A ref name from the server, refused unless git would accept it.
+pub(crate) fn checked_name(name: &str) -> Result<&str, FetchError> {
+    if sluice_odb::refs::is_valid_ref_name(name) && (name == "HEAD" || name.starts_with("refs/")) {
+        Ok(name)
+    } else {
+        Err(FetchError::Protocol(format!(
+            "refusing ref with bad name '{}'",
+            name.escape_debug()
+        )))
+    }
+}
+
+/// One data line of a section, or `None` at its end (flush, delimiter or response end, which
+/// is returned). An `ERR` line is the server's error.
+pub(crate) fn next_line(
+    input: &mut PktReader<Response>,
+    what: &str,
+) -> Result<Result<String, Packet<'static>>, FetchError> {
+    match input.read()? {
+        Some(Packet::Data(line)) => {
+            let line = text_line(line)?;
+            if let Some(message) = line.strip_prefix("ERR ") {
+                return Err(FetchError::Remote(message.to_owned()));
+            }
+            Ok(Ok(line.to_owned()))
+        }
+        Some(Packet::Flush) => Ok(Err(Packet::Flush)),
+        Some(Packet::Delimiter) => Ok(Err(Packet::Delimiter)),
+        Some(Packet::ResponseEnd) => Ok(Err(Packet::ResponseEnd)),
+        None => Err(FetchError::Protocol(format!(
+            "the server hung up in the middle of {what}"
+        ))),
+    }
 }
 
 impl Connection {
-    /// Runs `upload_pack` (a shell command, `git-upload-pack` by default) on the repository at
-    /// `path` with protocol v2 and reads its capability advertisement.
-    pub fn local(path: &Path, upload_pack: &str) -> Result<Connection, FetchError> {
-        let command = format!("{upload_pack} {}", shell_quote(&path.to_string_lossy()));
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(&command)
-            .env("GIT_PROTOCOL", "version=2")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(FetchError::Protocol("no pipes to the server".into()));
-        };
+    /// Connects to the repository at `url` and reads what the server advertises.
+    pub fn open(url: &RemoteUrl, options: &ConnectOptions) -> Result<Connection, FetchError> {
+        let (link, response) = transport::open(url, options)?;
         let mut connection = Connection {
-            child,
-            input: PktReader::new(stdout),
-            output: BufWriter::new(stdin),
+            link,
+            input: PktReader::new(response),
+            version: ProtocolVersion::V0,
             capabilities: Vec::new(),
+            advertised: Vec::new(),
+            unborn_head: None,
         };
-        connection.read_capabilities()?;
+        connection.read_advertisement()?;
         Ok(connection)
     }
 
-    /// The advertisement: `version 2`, then one capability a line, then a flush.
-    fn read_capabilities(&mut self) -> Result<(), FetchError> {
-        let mut first = true;
-        loop {
-            match self.input.read()? {
-                None => {
+    /// The version the server answered in.
+    pub fn version(&self) -> ProtocolVersion {
+        self.version
+    }
+
+    /// Whether the link is stateless (smart HTTP).
+    pub fn stateless(&self) -> bool {
+        self.link.stateless()
+    }
+
+    /// The server's first words: in v2 `version 2` and its capabilities; in v0 its refs, the
+    /// first carrying the capabilities after a NUL. Smart HTTP puts `# service=…` and a flush
+    /// before either.
+    fn read_advertisement(&mut self) -> Result<(), FetchError> {
+        let mut first = match next_line(&mut self.input, "the advertisement") {
+            Err(FetchError::Protocol(_)) => {
+                return Err(FetchError::Protocol(
+                    "the server hung up before advertising anything (is it a git repository?)"
+                        .into(),
+                ))
+            }
+            other => other?,
+        };
+        if first.as_ref().is_ok_and(|l| l.starts_with("# service=")) {
+            match next_line(&mut self.input, "the advertisement")? {
+                Err(Packet::Flush) => {}
+                _ => {
                     return Err(FetchError::Protocol(
-                        "the server hung up before advertising its capabilities".into(),
-                    ))
-                }
-                Some(Packet::Flush) if !first => return Ok(()),
-                Some(Packet::Data(line)) => {
-                    let line = String::from_utf8_lossy(line).trim_end().to_owned();
-                    if let Some(message) = line.strip_prefix("ERR ") {
-                        return Err(FetchError::Remote(message.to_owned()));
-                    }
-                    if first {
-                        if line != "version 2" {
-                            return Err(FetchError::Protocol(format!(
-                                "expected 'version 2', got '{line}' (protocol v0 servers are not supported yet)"
-                            )));
-                        }
-                        first = false;
-                    } else {
-                        self.capabilities.push(line);
-                    }
-                }
-                Some(_) => {
-                    return Err(FetchError::Protocol(
-                        "unexpected packet in the capability advertisement".into(),
+                        "no flush after the service line".into(),
                     ))
                 }
             }
+            first = next_line(&mut self.input, "the advertisement")?;
+        }
+        match first {
+            Ok(line) if line == "version 2" => {
+                self.version = ProtocolVersion::V2;
+                loop {
+                    match next_line(&mut self.input, "the capability advertisement")? {
+                        Ok(capability) => self.capabilities.push(capability),
+                        Err(Packet::Flush) => return Ok(()),
+                        Err(_) => {
+                            return Err(FetchError::Protocol(
+                                "unexpected packet in the capability advertisement".into(),
+                            ))
+                        }
+                    }
+                }
+            }
+            Ok(line) if line == "version 1" => {
+                let next = next_line(&mut self.input, "the ref advertisement")?;
+                self.read_v0_refs(next)
+            }
+            other => self.read_v0_refs(other),
         }
     }
 
-    /// Whether the server advertised `name` (alone or as `name=…`).
+    /// Protocol v0's ref list: `<id> <name>`, the first with `\0<capabilities>`, `^{}` lines
+    /// peeling the tag before; an empty repository sends `capabilities^{}` with the null id.
+    fn read_v0_refs(
+        &mut self,
+        mut line: Result<String, Packet<'static>>,
+    ) -> Result<(), FetchError> {
+        let mut first = true;
+        loop {
+            let text = match line {
+                Ok(text) => text,
+                Err(Packet::Flush) => break,
+                Err(_) => {
+                    return Err(FetchError::Protocol(
+                        "unexpected packet in the ref advertisement".into(),
+                    ))
+                }
+            };
+            let text = if first {
+                first = false;
+                match text.split_once('\0') {
+                    Some((refline, capabilities)) => {
+                        self.capabilities = capabilities
+                            .split(' ')
+                            .filter(|c| !c.is_empty())
+                            .map(str::to_owned)
+                            .collect();
+                        refline.to_owned()
+                    }
+                    None => text,
+                }
+            } else {
+                text
+            };
+            let (hex, name) = text
+                .split_once(' ')
+                .ok_or_else(|| FetchError::Protocol(format!("bad ref line '{text}'")))?;
+            let id = parse_id(hex)?;
+            if name == "capabilities^{}" {
+                // The empty repository's placeholder.
+            } else if let Some(tag) = name.strip_suffix("^{}") {
+                match self.advertised.last_mut() {
+                    Some(last) if last.name == tag => last.peeled = Some(id),
+                    _ => {
+                        return Err(FetchError::Protocol(format!(
+                            "peeled line for '{tag}' does not follow it"
+                        )))
+                    }
+                }
+            } else {
+                self.advertised.push(RemoteRef {
+                    name: checked_name(name)?.to_owned(),
+                    id,
+                    symref_target: None,
+                    peeled: None,
+                });
+            }
+            line = next_line(&mut self.input, "the ref advertisement")?;
+        }
+        for capability in &self.capabilities {
+            if let Some((from, to)) = capability
+                .strip_prefix("symref=")
+                .and_then(|s| s.split_once(':'))
+            {
+                let to = checked_name(to)?.to_owned();
+                match self.advertised.iter_mut().find(|r| r.name == from) {
+                    Some(remote) => remote.symref_target = Some(to),
+                    None if from == "HEAD" => self.unborn_head = Some(to),
+                    None => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the server advertised `name` (alone or as `name=…`; in v2, `fetch=name …`
+    /// features count too).
     pub fn has_capability(&self, name: &str) -> bool {
         self.capabilities.iter().any(|c| {
             c == name
@@ -92,20 +230,34 @@ impl Connection {
         })
     }
 
-    pub(crate) fn flush(&mut self) -> Result<(), FetchError> {
-        self.output.flush()?;
+    /// Whether the v2 `command` lists `feature` among its values (`fetch=shallow filter`).
+    pub(crate) fn has_feature(&self, command: &str, feature: &str) -> bool {
+        self.capabilities.iter().any(|c| {
+            c.strip_prefix(command)
+                .and_then(|rest| rest.strip_prefix('='))
+                .is_some_and(|features| features.split(' ').any(|f| f == feature))
+        })
+    }
+
+    /// The branch an empty remote's HEAD points to, if it said (after `ls_refs`).
+    pub fn unborn_head(&self) -> Option<&str> {
+        self.unborn_head.as_deref()
+    }
+
+    /// Sends one whole request; on a stateless link its response becomes the input.
+    pub(crate) fn send(&mut self, request: &[u8]) -> Result<(), FetchError> {
+        if let Some(response) = self.link.send(request)? {
+            self.input = PktReader::new(response);
+        }
         Ok(())
     }
 
-    /// Closes the request stream and waits for the server to exit.
+    /// Ends the session: in v2 the client says nothing more; the server must exit cleanly.
     pub fn finish(mut self) -> Result<(), FetchError> {
-        drop(self.output);
-        let status = self.child.wait()?;
-        if !status.success() {
-            return Err(FetchError::Protocol(format!(
-                "the server exited with {status}"
-            )));
+        if self.version == ProtocolVersion::V0 && !self.link.stateless() {
+            // A v0 server that was asked for nothing waits for a flush before it hangs up.
+            let _ = self.link.send(b"0000");
         }
-        Ok(())
+        self.link.finish()
     }
 }

@@ -1,74 +1,26 @@
-//! Protocol v2's `ls-refs` and `fetch` commands, from the client's side.
+//! Protocol v2's `ls-refs` and `fetch` (`gitprotocol-v2`), from the client's side, with
+//! negotiation in rounds as git's default negotiator runs it: haves newest first, 16 in the
+//! first round and twice as many in each next, every round repeating what the server already
+//! acknowledged (v2 servers keep no state between requests); `done` once the server says
+//! `ready`, the haves run out, or 256 haves in a row after an acknowledgement found nothing.
 
-use crate::{Connection, FetchError};
-use sluice_object::{HashKind, ObjectId};
+use crate::connection::{checked_name, next_line, parse_id};
+use crate::{Connection, FetchError, FetchRequest, Fetched, Negotiator, RemoteRef};
+use sluice_object::ObjectId;
 use sluice_wire::demux::Demux;
 use sluice_wire::pktline::{write_delimiter, write_flush, write_packet, Packet, PktReader};
-use std::process::ChildStdout;
 
-/// A ref the server advertised.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RemoteRef {
-    /// Its full name (`refs/heads/main`, `HEAD`).
-    pub name: String,
-    /// What it points at.
-    pub id: ObjectId,
-    /// For a symbolic ref, the ref it points to.
-    pub symref_target: Option<String>,
-    /// For an annotated tag, the object it peels to.
-    pub peeled: Option<ObjectId>,
-}
+const INITIAL_ROUND: usize = 16;
+const LARGEST_ROUND: usize = 16384;
+const MAX_IN_VAIN: usize = 256;
 
-/// What to ask `fetch` for.
-#[derive(Debug, Clone, Default)]
-pub struct FetchRequest {
-    /// Objects wanted.
-    pub wants: Vec<ObjectId>,
-    /// Objects this side has.
-    pub haves: Vec<ObjectId>,
-    /// Ask for progress on band 2.
-    pub progress: bool,
-}
-
-/// Whether the server's ref name is one git would accept (`git check-ref-format`'s rules that
-/// matter for safety: no `..`, no component starting with `.` or ending in `.lock`, no control
-/// characters or `~^:?*[\`, no empty component).
-fn valid_ref_name(name: &str) -> bool {
-    if name == "HEAD" {
-        return true;
-    }
-    name.starts_with("refs/")
-        && !name.contains("..")
-        && !name.contains("@{")
-        && !name.ends_with('/')
-        && !name.ends_with('.')
-        && name
-            .split('/')
-            .all(|part| !part.is_empty() && !part.starts_with('.') && !part.ends_with(".lock"))
-        && name
-            .bytes()
-            .all(|b| b > 0x20 && b != 0x7f && !b"~^:?*[\\".contains(&b))
-}
-
-fn text_line(line: &[u8]) -> Result<&str, FetchError> {
-    std::str::from_utf8(line)
-        .map(|l| l.strip_suffix('\n').unwrap_or(l))
-        .map_err(|_| FetchError::Protocol("a line that is not UTF-8".into()))
-}
-
-fn parse_id(hash: HashKind, hex: &str) -> Result<ObjectId, FetchError> {
-    ObjectId::from_hex(hash, hex.as_bytes())
-        .map_err(|_| FetchError::Protocol(format!("bad object id '{hex}'")))
+fn packet(out: &mut Vec<u8>, line: &str) {
+    // A line longer than a packet cannot come from valid arguments; the server would refuse it.
+    let _ = write_packet(out, format!("{line}\n").as_bytes());
 }
 
 impl Connection {
-    fn hash(&self) -> HashKind {
-        // Only SHA-1 servers are spoken to so far; `object-format=sha256` is refused below.
-        HashKind::Sha1
-    }
-
-    /// Sends `command=<name>`, the capabilities it needs, then its arguments.
-    fn command(&mut self, name: &str, arguments: &[String]) -> Result<(), FetchError> {
+    fn check_object_format(&self) -> Result<(), FetchError> {
         if self
             .capabilities
             .iter()
@@ -78,148 +30,241 @@ impl Connection {
                 "the server's object format is not SHA-1".into(),
             ));
         }
-        write_packet(&mut self.output, format!("command={name}\n").as_bytes())?;
-        write_packet(
-            &mut self.output,
-            format!("agent=sluice/{}\n", env!("CARGO_PKG_VERSION")).as_bytes(),
-        )?;
-        write_delimiter(&mut self.output)?;
-        for argument in arguments {
-            write_packet(&mut self.output, format!("{argument}\n").as_bytes())?;
-        }
-        write_flush(&mut self.output)?;
-        self.flush()
+        Ok(())
     }
 
-    /// The refs whose names start with one of `prefixes` (all refs when empty), with symref
-    /// targets and peeled tags.
-    pub fn ls_refs(&mut self, prefixes: &[&str]) -> Result<Vec<RemoteRef>, FetchError> {
+    /// `command=<name>`, the capabilities it needs, then its arguments and a flush.
+    fn command_v2(&mut self, name: &str, arguments: &[String]) -> Result<(), FetchError> {
+        self.check_object_format()?;
+        let mut request = Vec::new();
+        packet(&mut request, &format!("command={name}"));
+        packet(
+            &mut request,
+            &format!("agent=sluice/{}", env!("CARGO_PKG_VERSION")),
+        );
+        if self.has_capability("object-format") {
+            packet(&mut request, "object-format=sha1");
+        }
+        let _ = write_delimiter(&mut request);
+        for argument in arguments {
+            packet(&mut request, argument);
+        }
+        let _ = write_flush(&mut request);
+        self.send(&request)
+    }
+
+    pub(crate) fn ls_refs_v2(&mut self, prefixes: &[&str]) -> Result<Vec<RemoteRef>, FetchError> {
         let mut arguments = vec!["peel".to_owned(), "symrefs".to_owned()];
+        if self.has_feature("ls-refs", "unborn") {
+            arguments.push("unborn".to_owned());
+        }
         arguments.extend(prefixes.iter().map(|p| format!("ref-prefix {p}")));
-        self.command("ls-refs", &arguments)?;
-        let hash = self.hash();
+        self.command_v2("ls-refs", &arguments)?;
         let mut refs = Vec::new();
         loop {
-            let line = match self.input.read()? {
-                Some(Packet::Flush) => return Ok(refs),
-                Some(Packet::Data(line)) => text_line(line)?.to_owned(),
-                None => {
-                    return Err(FetchError::Protocol(
-                        "the server hung up in the middle of the ref list".into(),
-                    ))
-                }
-                Some(_) => {
+            let line = match next_line(&mut self.input, "the ref list")? {
+                Ok(line) => line,
+                Err(Packet::Flush) => return Ok(refs),
+                Err(_) => {
                     return Err(FetchError::Protocol(
                         "unexpected packet in the ref list".into(),
                     ))
                 }
             };
-            if let Some(message) = line.strip_prefix("ERR ") {
-                return Err(FetchError::Remote(message.to_owned()));
-            }
             let mut fields = line.split(' ');
-            let (Some(hex), Some(name)) = (fields.next(), fields.next()) else {
+            let (Some(first), Some(name)) = (fields.next(), fields.next()) else {
                 return Err(FetchError::Protocol(format!("bad ref line '{line}'")));
             };
-            if !valid_ref_name(name) {
-                return Err(FetchError::Protocol(format!(
-                    "refusing ref with bad name '{name}'"
-                )));
-            }
-            let mut remote = RemoteRef {
-                name: name.to_owned(),
-                id: parse_id(hash, hex)?,
-                symref_target: None,
-                peeled: None,
-            };
+            let name = checked_name(name)?.to_owned();
+            let mut symref_target = None;
+            let mut peeled = None;
             for attribute in fields {
                 if let Some(target) = attribute.strip_prefix("symref-target:") {
-                    if !valid_ref_name(target) {
-                        return Err(FetchError::Protocol(format!(
-                            "refusing symref to bad name '{target}'"
-                        )));
-                    }
-                    remote.symref_target = Some(target.to_owned());
-                } else if let Some(peeled) = attribute.strip_prefix("peeled:") {
-                    remote.peeled = Some(parse_id(hash, peeled)?);
+                    symref_target = Some(checked_name(target)?.to_owned());
+                } else if let Some(hex) = attribute.strip_prefix("peeled:") {
+                    peeled = Some(parse_id(hex)?);
                 }
             }
-            refs.push(remote);
+            if first == "unborn" {
+                if name == "HEAD" {
+                    self.unborn_head = symref_target;
+                }
+                continue;
+            }
+            refs.push(RemoteRef {
+                name,
+                id: parse_id(first)?,
+                symref_target,
+                peeled,
+            });
         }
     }
 
-    /// Asks for `request`'s objects and returns the pack as a stream (band 2 goes to
-    /// `progress`). Sends `done` at once: no negotiation yet, so haves are all the server
-    /// learns of this side.
-    pub fn fetch<F: FnMut(&[u8])>(
-        &mut self,
+    /// The arguments every round of a fetch repeats: features, wants, shallow and filter.
+    fn fetch_arguments(
+        &self,
         request: &FetchRequest,
-        progress: F,
-    ) -> Result<Demux<&mut ChildStdout, F>, FetchError> {
+        thin: bool,
+    ) -> Result<Vec<String>, FetchError> {
         let mut arguments = vec!["ofs-delta".to_owned()];
-        if !request.haves.is_empty() {
+        if thin {
             arguments.push("thin-pack".to_owned());
         }
         if !request.progress {
             arguments.push("no-progress".to_owned());
         }
+        if request.include_tag {
+            arguments.push("include-tag".to_owned());
+        }
         arguments.extend(request.wants.iter().map(|id| format!("want {id}")));
-        arguments.extend(request.haves.iter().map(|id| format!("have {id}")));
-        arguments.push("done".to_owned());
-        self.command("fetch", &arguments)?;
-        // Sections before the pack (shallow-info, wanted-refs) are skipped to their
-        // delimiter; the pack section runs to the final flush.
-        loop {
-            match self.input.read()? {
-                Some(Packet::Data(line)) => {
-                    let line = text_line(line)?;
-                    if let Some(message) = line.strip_prefix("ERR ") {
-                        return Err(FetchError::Remote(message.to_owned()));
-                    }
-                    if line == "packfile" {
-                        break;
-                    }
+        let deepen = &request.deepen;
+        if deepen.is_set() || !request.shallow.is_empty() {
+            if !self.has_feature("fetch", "shallow") {
+                return Err(FetchError::Unsupported(
+                    "Server does not support shallow clients",
+                ));
+            }
+            arguments.extend(request.shallow.iter().map(|id| format!("shallow {id}")));
+            if let Some(depth) = deepen.depth {
+                arguments.push(format!("deepen {depth}"));
+                if deepen.relative {
+                    arguments.push("deepen-relative".to_owned());
                 }
-                Some(Packet::Delimiter) => {}
-                Some(_) | None => {
+            }
+            if let Some(since) = deepen.since {
+                arguments.push(format!("deepen-since {since}"));
+            }
+            arguments.extend(deepen.not.iter().map(|r| format!("deepen-not {r}")));
+        }
+        if let Some(filter) = &request.filter {
+            if !self.has_feature("fetch", "filter") {
+                eprintln!("warning: filtering not recognized by server, ignoring");
+            } else {
+                arguments.push(format!("filter {filter}"));
+            }
+        }
+        Ok(arguments)
+    }
+
+    pub(crate) fn fetch_v2<'a, F: FnMut(&[u8]) + 'a>(
+        &'a mut self,
+        request: &FetchRequest,
+        negotiator: &mut dyn Negotiator,
+        progress: F,
+    ) -> Result<Fetched<'a>, FetchError> {
+        let mut common: Vec<ObjectId> = Vec::new();
+        let mut round = INITIAL_ROUND;
+        let mut in_vain = 0;
+        let mut thin = false;
+        let ready = loop {
+            let haves = negotiator.next_haves(round);
+            thin |= !haves.is_empty();
+            let give_up = haves.is_empty() || (!common.is_empty() && in_vain >= MAX_IN_VAIN);
+            let mut arguments = self.fetch_arguments(request, thin || !common.is_empty())?;
+            arguments.extend(common.iter().chain(&haves).map(|id| format!("have {id}")));
+            if give_up {
+                arguments.push("done".to_owned());
+                self.command_v2("fetch", &arguments)?;
+                break false;
+            }
+            self.command_v2("fetch", &arguments)?;
+            in_vain += haves.len();
+            let mut ready = false;
+            match next_line(&mut self.input, "the acknowledgments")? {
+                Ok(line) if line == "acknowledgments" => {}
+                Ok(line) => {
+                    return Err(FetchError::Protocol(format!(
+                        "expected 'acknowledgments', got '{line}'"
+                    )))
+                }
+                Err(_) => {
+                    return Err(FetchError::Protocol(
+                        "expected 'acknowledgments', got a flush".into(),
+                    ))
+                }
+            }
+            let end = loop {
+                match next_line(&mut self.input, "the acknowledgments")? {
+                    Ok(line) if line == "NAK" => {}
+                    Ok(line) if line == "ready" => ready = true,
+                    Ok(line) => match line.strip_prefix("ACK ") {
+                        Some(hex) => {
+                            let id = parse_id(hex)?;
+                            negotiator.acknowledged(&id);
+                            if !common.contains(&id) {
+                                common.push(id);
+                                in_vain = 0;
+                            }
+                        }
+                        None => {
+                            return Err(FetchError::Protocol(format!(
+                                "unexpected acknowledgment line '{line}'"
+                            )))
+                        }
+                    },
+                    Err(end) => break end,
+                }
+            };
+            match (ready, end) {
+                (true, Packet::Delimiter) => break true,
+                (false, Packet::Flush) => {}
+                _ => {
+                    return Err(FetchError::Protocol(
+                        "the acknowledgments end out of order".into(),
+                    ))
+                }
+            }
+            round = if round < LARGEST_ROUND {
+                round * 2
+            } else {
+                round * 11 / 10
+            };
+        };
+        let _ = ready;
+        let mut fetched = Fetched {
+            shallow: Vec::new(),
+            unshallow: Vec::new(),
+            common,
+            pack: Box::new(std::io::empty()),
+        };
+        // Sections before the pack: shallow-info and wanted-refs (not asked for), each
+        // ending at a delimiter; then `packfile` runs to the final flush.
+        loop {
+            let header = match next_line(&mut self.input, "the fetch response")? {
+                Ok(header) => header,
+                Err(_) => {
                     return Err(FetchError::Protocol(
                         "the server sent no packfile section".into(),
                     ))
                 }
+            };
+            match header.as_str() {
+                "packfile" => break,
+                "shallow-info" | "wanted-refs" | "packfile-uris" => loop {
+                    match next_line(&mut self.input, "the fetch response")? {
+                        Ok(line) => {
+                            if let Some(hex) = line.strip_prefix("shallow ") {
+                                fetched.shallow.push(parse_id(hex)?);
+                            } else if let Some(hex) = line.strip_prefix("unshallow ") {
+                                fetched.unshallow.push(parse_id(hex)?);
+                            }
+                        }
+                        Err(Packet::Delimiter) => break,
+                        Err(_) => {
+                            return Err(FetchError::Protocol(format!(
+                                "section '{header}' does not end in a delimiter"
+                            )))
+                        }
+                    }
+                },
+                other => {
+                    return Err(FetchError::Protocol(format!(
+                        "unknown section '{other}' in the fetch response"
+                    )))
+                }
             }
         }
-        Ok(Demux::new(PktReader::new(self.input.get_mut()), progress))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::valid_ref_name;
-
-    #[test]
-    fn ref_names_git_refuses_are_refused() {
-        for good in [
-            "HEAD",
-            "refs/heads/main",
-            "refs/tags/v1.0",
-            "refs/pull/1/head",
-        ] {
-            assert!(valid_ref_name(good), "{good}");
-        }
-        for bad in [
-            "refs/heads/../x",
-            "refs/heads/.hidden",
-            "refs/heads/a.lock",
-            "refs/heads/a b",
-            "refs/heads//x",
-            "refs/heads/x/",
-            "refs/heads/x.",
-            "refs/heads/a~1",
-            "refs/heads/a@{1}",
-            "main",
-            "/etc/passwd",
-        ] {
-            assert!(!valid_ref_name(bad), "{bad}");
-        }
+        fetched.pack = Box::new(Demux::new(PktReader::new(self.input.get_mut()), progress));
+        Ok(fetched)
     }
 }

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// Directories a command created and removes whole if it is interrupted (a clone's).
+static PENDING_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// What a long-running command (the server) does on the first signal instead of exiting.
 type Graceful = Box<dyn Fn() + Send>;
@@ -32,6 +34,23 @@ pub fn forget(path: &Path) {
         .retain(|p| p != path);
 }
 
+/// Removes the directory `path` with everything in it if the process is killed by a signal
+/// before [`forget_dir`] is called.
+pub fn register_dir(path: &Path) {
+    PENDING_DIRS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(path.to_owned());
+}
+
+/// The directory is finished (or already removed): leave it on a signal.
+pub fn forget_dir(path: &Path) {
+    PENDING_DIRS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|p| p != path);
+}
+
 /// Starts the thread that cleans up on SIGINT, SIGTERM, SIGHUP and SIGQUIT.
 pub fn install_signal_handlers() {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
@@ -48,6 +67,13 @@ pub fn install_signal_handlers() {
             let pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
             for path in pending.iter() {
                 let _ = std::fs::remove_file(path);
+            }
+            for dir in PENDING_DIRS
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+            {
+                let _ = std::fs::remove_dir_all(dir);
             }
             std::process::exit(128 + signal);
         }

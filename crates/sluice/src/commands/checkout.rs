@@ -113,7 +113,7 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
 
 /// The committer identity for reflog lines: git's environment variables, then `user.name`
 /// and `user.email`.
-fn identity(config: &sluice_odb::Config) -> String {
+pub(crate) fn identity(config: &sluice_odb::Config) -> String {
     let pick = |var: &str, key: &str, fallback: &str| {
         std::env::var(var)
             .ok()

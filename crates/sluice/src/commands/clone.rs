@@ -1,16 +1,20 @@
 //! `sluice clone`: a new repository from another, as `git clone` makes it: the pack with its
-//! indexes, the remote's branches as `refs/remotes/origin/*` and its tags in `packed-refs`,
-//! `origin`'s configuration, the default branch checked out. This version reaches local paths
-//! and `file://` URLs over protocol v2; a failure removes what it created.
+//! indexes, the remote's branches as `refs/remotes/origin/*` (or as they are, bare or mirror)
+//! and its tags in `packed-refs`, `origin`'s configuration, reflogs, the shallow file or the
+//! promisor settings of a partial clone, and the default branch checked out. Any URL git takes;
+//! a failure (or a signal) removes what the clone created.
 
-use super::fetch_pack::receive_wanted;
+use super::checkout::identity;
+use super::remote::{connect, connect_options, fetch_into, resolve, update_shallow, Remote};
 use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail, Context as _};
 use clap::Args;
+use sluice_checkout::tree::flatten;
 use sluice_checkout::{checkout_fresh, commit_tree, CheckoutOptions};
-use sluice_fetch::{Connection, RemoteRef};
-use sluice_odb::{append_section, RefTarget};
+use sluice_fetch::{Deepen, FetchRequest, NoHaves, RemoteRef};
+use sluice_object::ObjectId;
+use sluice_odb::{append_section, ObjectDb, RefTarget, Repository};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -20,30 +24,67 @@ pub struct CloneArgs {
     /// Make a bare repository.
     #[arg(long)]
     bare: bool,
+    /// Make a bare mirror: every ref of the remote, as it is named there.
+    #[arg(long)]
+    mirror: bool,
     /// Do not check out HEAD.
     #[arg(short = 'n', long)]
     no_checkout: bool,
-    /// Check out this branch instead of the remote's HEAD.
+    /// Check out this branch (or tag) instead of the remote's HEAD.
     #[arg(short = 'b', long, value_name = "name")]
     branch: Option<String>,
+    /// Clone only one branch: HEAD's or `--branch`'s.
+    #[arg(long, overrides_with = "no_single_branch")]
+    single_branch: bool,
+    /// Clone every branch, even with `--depth`.
+    #[arg(long, overrides_with = "single_branch")]
+    no_single_branch: bool,
+    /// Do not clone tags, and do not follow them in later fetches.
+    #[arg(long)]
+    no_tags: bool,
+    /// A shallow clone of this many commits.
+    #[arg(long, value_name = "depth")]
+    depth: Option<u32>,
+    /// A shallow clone of the commits after this time (seconds since the epoch, or a date
+    /// `git` understands, passed on as the server takes it).
+    #[arg(long, value_name = "time")]
+    shallow_since: Option<String>,
+    /// A shallow clone that excludes what this remote ref reaches.
+    #[arg(long, value_name = "revision")]
+    shallow_exclude: Vec<String>,
+    /// A partial clone: leave out what the filter excludes (`blob:none`, `blob:limit=<n>`).
+    #[arg(long, value_name = "filter-spec")]
+    filter: Option<String>,
     /// No messages, no progress.
     #[arg(short, long)]
     quiet: bool,
+    /// Progress even when stderr is not a terminal.
+    #[arg(long)]
+    progress: bool,
     /// The command that runs upload-pack on the other side.
-    #[arg(
-        short = 'u',
-        long,
-        value_name = "command",
-        default_value = "git-upload-pack"
-    )]
-    upload_pack: String,
-    /// The repository to clone: a path or a `file://` URL.
+    #[arg(short = 'u', long, value_name = "command")]
+    upload_pack: Option<String>,
+    /// The repository to clone: a path or any URL git takes.
     #[arg(value_name = "repository")]
     repository: String,
     /// The new directory (by default named after the repository). Not named `directory`:
     /// that is the global `-C`.
     #[arg(value_name = "directory")]
     into: Option<PathBuf>,
+}
+
+impl CloneArgs {
+    fn bare(&self) -> bool {
+        self.bare || self.mirror
+    }
+
+    /// `--depth` and the other shallow options imply `--single-branch` unless told otherwise.
+    fn single_branch(&self) -> bool {
+        let shallow = self.depth.is_some()
+            || self.shallow_since.is_some()
+            || !self.shallow_exclude.is_empty();
+        !self.mirror && (self.single_branch || (shallow && !self.no_single_branch))
+    }
 }
 
 /// The directory git would name after `repository`: its last component without `.git`.
@@ -59,7 +100,7 @@ fn humanish(repository: &str, bare: bool) -> String {
     }
 }
 
-/// Removes what a failed clone created, unless it succeeded.
+/// Removes what a failed clone created, unless it succeeded; also on a signal.
 struct Cleanup {
     path: PathBuf,
     /// The directory existed (empty) before: empty it rather than remove it.
@@ -67,11 +108,30 @@ struct Cleanup {
     armed: bool,
 }
 
+impl Cleanup {
+    fn new(path: PathBuf, existed: bool) -> Cleanup {
+        if !existed {
+            crate::cleanup::register_dir(&path);
+        }
+        Cleanup {
+            path,
+            existed,
+            armed: true,
+        }
+    }
+
+    fn disarm(&mut self) {
+        self.armed = false;
+        crate::cleanup::forget_dir(&self.path);
+    }
+}
+
 impl Drop for Cleanup {
     fn drop(&mut self) {
         if !self.armed {
             return;
         }
+        crate::cleanup::forget_dir(&self.path);
         if self.existed {
             if let Ok(entries) = std::fs::read_dir(&self.path) {
                 for entry in entries.flatten() {
@@ -89,23 +149,139 @@ impl Drop for Cleanup {
     }
 }
 
+/// A ref of the remote and the name it gets here.
+struct Mapped<'a> {
+    local: String,
+    remote: &'a RemoteRef,
+}
+
+/// What the clone fetches, and under which names, from the remote's refs.
+struct Plan<'a> {
+    /// Refs written to `packed-refs`.
+    refs: Vec<Mapped<'a>>,
+    /// The branch HEAD will point to (`refs/heads/…`), if any.
+    head_branch: Option<String>,
+    /// A tag to check out detached (`-b <tag>`).
+    detached: Option<ObjectId>,
+    /// The fetch refspec recorded in the configuration (none for a plain bare clone).
+    refspec: Option<String>,
+}
+
+fn plan<'a>(args: &CloneArgs, advertised: &'a [RemoteRef]) -> anyhow::Result<Plan<'a>> {
+    let head = advertised.iter().find(|r| r.name == "HEAD");
+    let remote_head = head.and_then(|h| h.symref_target.clone());
+    let has = |name: &str| advertised.iter().any(|r| r.name == name);
+    let (mut head_branch, mut detached) = (remote_head.clone(), None);
+    if let Some(name) = &args.branch {
+        let branch = format!("refs/heads/{name}");
+        let tag = format!("refs/tags/{name}");
+        if has(&branch) {
+            head_branch = Some(branch);
+        } else if let Some(tag) = advertised.iter().find(|r| r.name == tag) {
+            head_branch = None;
+            detached = Some(tag.peeled.unwrap_or(tag.id));
+        } else {
+            bail!("Remote branch {name} not found in upstream origin");
+        }
+    }
+    if args.mirror {
+        let refs = advertised
+            .iter()
+            .filter(|r| r.name.starts_with("refs/"))
+            .map(|r| Mapped {
+                local: r.name.clone(),
+                remote: r,
+            })
+            .collect();
+        return Ok(Plan {
+            refs,
+            head_branch,
+            detached,
+            refspec: Some("+refs/*:refs/*".into()),
+        });
+    }
+    let local_branch = |name: &str| {
+        if args.bare() {
+            name.to_owned()
+        } else {
+            format!(
+                "refs/remotes/origin/{}",
+                name.trim_start_matches("refs/heads/")
+            )
+        }
+    };
+    let single = args.single_branch();
+    let mut refs: Vec<Mapped> = Vec::new();
+    let branch_refspec = if single {
+        // One branch: HEAD's (or --branch's); a tag given to -b fetches the tag alone.
+        let chosen = match (&args.branch, &head_branch) {
+            (Some(name), None) => Some(format!("refs/tags/{name}")),
+            (_, Some(branch)) => Some(branch.clone()),
+            (None, None) => None,
+        };
+        if let Some(remote) = chosen
+            .as_ref()
+            .and_then(|c| advertised.iter().find(|r| &r.name == c))
+        {
+            let local = if remote.name.starts_with("refs/heads/") {
+                local_branch(&remote.name)
+            } else {
+                remote.name.clone()
+            };
+            refs.push(Mapped { local, remote });
+        }
+        match chosen.as_deref() {
+            Some(branch) if branch.starts_with("refs/heads/") => {
+                let short = branch.trim_start_matches("refs/heads/");
+                let target = if args.bare() {
+                    branch.to_owned()
+                } else {
+                    format!("refs/remotes/origin/{short}")
+                };
+                format!("+{branch}:{target}")
+            }
+            Some(tag) => format!("+{tag}:{tag}"),
+            None => "+refs/heads/*:refs/remotes/origin/*".into(),
+        }
+    } else {
+        for remote in advertised
+            .iter()
+            .filter(|r| r.name.starts_with("refs/heads/"))
+        {
+            refs.push(Mapped {
+                local: local_branch(&remote.name),
+                remote,
+            });
+        }
+        if !args.no_tags {
+            for remote in advertised
+                .iter()
+                .filter(|r| r.name.starts_with("refs/tags/"))
+            {
+                refs.push(Mapped {
+                    local: remote.name.clone(),
+                    remote,
+                });
+            }
+        }
+        "+refs/heads/*:refs/remotes/origin/*".into()
+    };
+    Ok(Plan {
+        refs,
+        head_branch,
+        detached,
+        refspec: (!args.bare()).then_some(branch_refspec),
+    })
+}
+
 /// Runs clone.
 pub fn run(args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let local = args
-        .repository
-        .strip_prefix("file://")
-        .unwrap_or(&args.repository);
-    let source = std::path::absolute(context.cwd.join(local))?;
-    // git records a local path as the absolute path, a URL as given.
-    let url = if args.repository.starts_with("file://") {
-        args.repository.clone()
-    } else {
-        source.to_string_lossy().trim_end_matches('/').to_owned()
-    };
+    let remote = resolve(context, &args.repository)?;
+    let bare = args.bare();
     let directory = args
         .into
         .clone()
-        .unwrap_or_else(|| PathBuf::from(humanish(&args.repository, args.bare)));
+        .unwrap_or_else(|| PathBuf::from(humanish(&args.repository, bare)));
     let target = context.cwd.join(&directory);
     let existed = target.exists();
     if existed && std::fs::read_dir(&target).map_or(true, |mut d| d.next().is_some()) {
@@ -115,135 +291,250 @@ pub fn run(args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         );
     }
     if !args.quiet {
-        let what = if args.bare { "bare repository" } else { "" };
-        let into = if what.is_empty() {
-            String::new()
-        } else {
-            format!("{what} ")
-        };
+        let into = if bare { "bare repository " } else { "" };
         eprintln!("Cloning into {into}'{}'...", directory.display());
     }
-    let mut cleanup = Cleanup {
-        path: target.clone(),
-        existed,
-        armed: true,
-    };
-    let git_dir = if args.bare {
+    let mut cleanup = Cleanup::new(target.clone(), existed);
+    let git_dir = if bare {
         target.clone()
     } else {
         target.join(".git")
     };
-    init(&git_dir, args.bare)?;
-    let work_tree = (!args.bare).then(|| target.clone());
+    init(&git_dir, bare, args.filter.is_some())?;
+    let work_tree = (!bare).then(|| target.clone());
     let repo = context.open_git_dir(git_dir.clone(), work_tree.clone())?;
+    clone_into(&args, context, &remote, &repo, &git_dir, work_tree)?;
+    cleanup.disarm();
+    Ok(ExitCode::SUCCESS)
+}
 
-    let mut connection = Connection::local(&source, &args.upload_pack)?;
-    let advertised = connection.ls_refs(&["HEAD", "refs/heads/", "refs/tags/"])?;
-    let branches: Vec<&RemoteRef> = advertised
-        .iter()
-        .filter(|r| r.name.starts_with("refs/heads/"))
-        .collect();
-    let tags: Vec<&RemoteRef> = advertised
-        .iter()
-        .filter(|r| r.name.starts_with("refs/tags/"))
-        .collect();
-    let head = advertised.iter().find(|r| r.name == "HEAD");
-    let default_branch = match &args.branch {
-        Some(name) => {
-            let full = format!("refs/heads/{name}");
-            if !branches.iter().any(|b| b.name == full) {
-                bail!("Remote branch {name} not found in upstream origin");
-            }
-            Some(full)
-        }
-        None => head.and_then(|h| h.symref_target.clone()),
+/// Everything after the empty repository exists.
+fn clone_into(
+    args: &CloneArgs,
+    context: &Context,
+    remote: &Remote,
+    repo: &Repository,
+    git_dir: &Path,
+    work_tree: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    let bare = args.bare();
+    let options = connect_options(repo.config(), args.upload_pack.as_deref())?;
+    let mut connection = connect(remote, &options)?;
+    let prefixes: &[&str] = if args.mirror {
+        &[]
+    } else {
+        &["HEAD", "refs/heads/", "refs/tags/"]
     };
-    let wants: Vec<_> = branches.iter().chain(&tags).map(|r| r.id).collect();
+    let advertised = connection.ls_refs(prefixes)?;
+    let mut plan = plan(args, &advertised)?;
+    if advertised.is_empty() {
+        // An empty remote: HEAD names the branch its HEAD will make (v2 says, as "unborn").
+        plan.head_branch = args
+            .branch
+            .as_ref()
+            .map(|b| format!("refs/heads/{b}"))
+            .or_else(|| connection.unborn_head().map(str::to_owned));
+    }
+    let show_progress = crate::progress::enabled(!args.quiet, args.progress);
+    let mut wants: Vec<ObjectId> = plan.refs.iter().map(|m| m.remote.id).collect();
+    wants.extend(plan.detached);
+    wants.sort_unstable();
+    wants.dedup();
+    let deepen = Deepen {
+        depth: args.depth,
+        since: args.shallow_since.as_deref().map(parse_time).transpose()?,
+        not: args.shallow_exclude.clone(),
+        relative: false,
+    };
+    if args.depth == Some(0) {
+        bail!("depth 0 is not a positive number");
+    }
+    let request = FetchRequest {
+        wants: wants.clone(),
+        shallow: Vec::new(),
+        deepen,
+        filter: args.filter.clone(),
+        include_tag: !args.no_tags,
+        progress: !args.quiet,
+    };
+    let mut received = None;
     if !wants.is_empty() {
-        let show_progress = !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-        receive_wanted(
+        let got = fetch_into(
             &mut connection,
-            &repo,
-            wants,
-            show_progress,
+            repo,
+            &request,
+            &mut NoHaves,
             show_progress,
             None,
         )?;
+        update_shallow(git_dir, &got.shallow, &got.unshallow)?;
+        received = Some(got);
+    } else if !args.quiet {
+        eprintln!("warning: You appear to have cloned an empty repository.");
     }
     connection.finish()?;
-    // The new pack is there now: open again to see it.
-    let repo = context.open_git_dir(git_dir.clone(), work_tree)?;
-
-    write_refs(&git_dir, &branches, &tags, args.bare)?;
-    let config_path = git_dir.join("config");
-    if args.bare {
-        append_section(&config_path, "remote", Some("origin"), &[("url", &url)])?;
-    } else {
-        append_section(
-            &config_path,
-            "remote",
-            Some("origin"),
-            &[
-                ("url", &url),
-                ("fetch", "+refs/heads/*:refs/remotes/origin/*"),
-            ],
-        )?;
+    if let (Some(received), Some(_)) = (&received, &args.filter) {
+        write_promisor(&received.pack, &advertised)?;
     }
-    let checkout = match &default_branch {
-        Some(branch) => {
-            let short = branch.trim_start_matches("refs/heads/");
-            repo.refs()
-                .write("HEAD", &RefTarget::Symbolic(branch.clone()))?;
-            let id = branches
-                .iter()
-                .find(|b| &b.name == branch)
-                .map(|b| b.id)
-                .ok_or_else(|| {
-                    anyhow!("the remote HEAD points to {branch}, which it does not have")
-                })?;
-            if !args.bare {
-                repo.refs().write(branch, &RefTarget::Id(id))?;
-                // origin/HEAD follows the remote's HEAD, whichever branch is checked out.
-                if let Some(remote_head) = head.and_then(|h| h.symref_target.as_deref()) {
-                    let remote_short = remote_head.trim_start_matches("refs/heads/");
-                    repo.refs().write(
-                        "refs/remotes/origin/HEAD",
-                        &RefTarget::Symbolic(format!("refs/remotes/origin/{remote_short}")),
-                    )?;
-                }
-                append_section(
-                    &config_path,
-                    "branch",
-                    Some(short),
-                    &[("remote", "origin"), ("merge", branch)],
-                )?;
+    // The new pack is there now: open again to see it.
+    let repo = context.open_git_dir(git_dir.to_owned(), work_tree)?;
+    let odb = repo.objects();
+
+    // Tags that point into what arrived come along when only part of the remote was asked for.
+    let mut followed = Vec::new();
+    if args.single_branch() && !args.no_tags {
+        for tag in advertised
+            .iter()
+            .filter(|r| r.name.starts_with("refs/tags/"))
+        {
+            let already = plan.refs.iter().any(|m| m.remote.name == tag.name);
+            if !already && odb.contains(&tag.id) && odb.contains(&tag.peeled.unwrap_or(tag.id)) {
+                followed.push(tag);
             }
+        }
+    }
+    write_packed_refs(git_dir, &plan.refs)?;
+    for tag in &followed {
+        repo.refs().write(&tag.name, &RefTarget::Id(tag.id))?;
+    }
+    write_config(args, remote, &repo, &plan)?;
+    let log = |name: &str, id: &ObjectId| {
+        if !bare {
+            let null = repo.hash().null_id();
+            let who = identity(repo.config());
+            let message = format!("clone: from {}", remote.recorded);
+            let _ = repo.refs().append_log(name, &null, id, &who, &message);
+        }
+    };
+    let head_id = match (&plan.head_branch, plan.detached) {
+        (_, Some(id)) => {
+            repo.refs().write("HEAD", &RefTarget::Id(id))?;
+            log("HEAD", &id);
             Some(id)
         }
-        None => None,
+        (Some(branch), None) => {
+            repo.refs()
+                .write("HEAD", &RefTarget::Symbolic(branch.clone()))?;
+            let id = advertised.iter().find(|r| &r.name == branch).map(|r| r.id);
+            if let (Some(id), false) = (id, bare) {
+                repo.refs().write(branch, &RefTarget::Id(id))?;
+                log(branch, &id);
+                log("HEAD", &id);
+            }
+            id
+        }
+        (None, None) => None,
     };
-    if let (Some(id), false, false) = (checkout, args.bare, args.no_checkout) {
+    // origin/HEAD follows the remote's HEAD when its branch was fetched.
+    if !bare {
+        let remote_head = advertised
+            .iter()
+            .find(|r| r.name == "HEAD")
+            .and_then(|h| h.symref_target.as_deref());
+        if let Some(remote_head) = remote_head {
+            let tracking = format!(
+                "refs/remotes/origin/{}",
+                remote_head.trim_start_matches("refs/heads/")
+            );
+            if let Some(fetched) = plan.refs.iter().find(|m| m.local == tracking) {
+                repo.refs().write(
+                    "refs/remotes/origin/HEAD",
+                    &RefTarget::Symbolic(tracking.clone()),
+                )?;
+                log("refs/remotes/origin/HEAD", &fetched.remote.id);
+            }
+        }
+    }
+    if let (Some(id), false, false) = (head_id, bare, args.no_checkout) {
         let tree = commit_tree(repo.objects(), &id)?;
+        if args.filter.is_some() {
+            fetch_missing_blobs(args, remote, &repo, &tree, &advertised)?;
+        }
+        // Open again: a partial clone has a second pack now.
+        let work_tree = repo.work_tree().map(Path::to_owned);
+        let repo = context.open_git_dir(git_dir.to_owned(), work_tree)?;
         let options = CheckoutOptions::from_config(repo.config())?;
-        let progress = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
+        let progress = TerminalProgress::new(show_progress);
         for warning in checkout_fresh(&repo, &tree, &options, &progress)? {
             eprintln!("warning: {warning}");
         }
     }
-    cleanup.armed = false;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
-/// An empty repository: the directories, `HEAD` and `core` settings `git init` writes.
-fn init(git_dir: &Path, bare: bool) -> anyhow::Result<()> {
+/// A partial clone cannot check out blobs it lacks: one more fetch asks for exactly those of
+/// the tree being checked out, as git's lazy fetch does, into a second promisor pack.
+fn fetch_missing_blobs(
+    args: &CloneArgs,
+    remote: &Remote,
+    repo: &Repository,
+    tree: &ObjectId,
+    advertised: &[RemoteRef],
+) -> anyhow::Result<()> {
+    let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?;
+    let flat = flatten(&odb, tree)?;
+    let mut missing: Vec<ObjectId> = flat
+        .files
+        .iter()
+        .filter(|f| f.mode != 0o160000 && !odb.contains(&f.id))
+        .map(|f| f.id)
+        .collect();
+    missing.sort_unstable();
+    missing.dedup();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let options = connect_options(repo.config(), args.upload_pack.as_deref())?;
+    let mut connection = connect(remote, &options)?;
+    let request = FetchRequest {
+        wants: missing,
+        progress: !args.quiet,
+        ..FetchRequest::default()
+    };
+    let show_progress = crate::progress::enabled(!args.quiet, args.progress);
+    let got = fetch_into(
+        &mut connection,
+        repo,
+        &request,
+        &mut NoHaves,
+        show_progress,
+        None,
+    )?;
+    connection.finish()?;
+    write_promisor(&got.pack, advertised)
+}
+
+/// The `.promisor` file of a partial clone's pack: the refs it was fetched for, as git lists
+/// them.
+fn write_promisor(pack: &Path, advertised: &[RemoteRef]) -> anyhow::Result<()> {
+    let text: String = advertised
+        .iter()
+        .map(|r| format!("{} {}\n", r.id, r.name))
+        .collect();
+    let path = pack.with_extension("promisor");
+    std::fs::write(&path, text).with_context(|| format!("cannot write '{}'", path.display()))
+}
+
+/// `--shallow-since`'s time: seconds since the epoch (`@<n>` too); anything else is refused,
+/// since git's date parser is not reproduced here.
+fn parse_time(text: &str) -> anyhow::Result<i64> {
+    text.trim_start_matches('@').parse().map_err(|_| {
+        anyhow!("--shallow-since: give the time as seconds since the epoch ('{text}')")
+    })
+}
+
+/// An empty repository: the directories, `HEAD` and `core` settings `git init` writes
+/// (format version 1 for a partial clone, whose promisor remote is an extension).
+fn init(git_dir: &Path, bare: bool, partial: bool) -> anyhow::Result<()> {
     for dir in ["objects/pack", "objects/info", "refs/heads", "refs/tags"] {
         std::fs::create_dir_all(git_dir.join(dir))
             .with_context(|| format!("cannot create '{}'", git_dir.join(dir).display()))?;
     }
     std::fs::write(git_dir.join("HEAD"), "ref: refs/heads/master\n")?;
     let bare_value = if bare { "true" } else { "false" };
+    let version = if partial { "1" } else { "0" };
     let mut core = vec![
-        ("repositoryformatversion", "0"),
+        ("repositoryformatversion", version),
         ("filemode", "true"),
         ("bare", bare_value),
     ];
@@ -254,34 +545,50 @@ fn init(git_dir: &Path, bare: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `packed-refs` as git clone writes it: the branches (as remote-tracking refs unless bare)
-/// and the tags, sorted, each annotated tag followed by what it peels to.
-fn write_refs(
-    git_dir: &Path,
-    branches: &[&RemoteRef],
-    tags: &[&RemoteRef],
-    bare: bool,
+/// `origin`'s settings and the checked-out branch's upstream, as git clone writes them.
+fn write_config(
+    args: &CloneArgs,
+    remote: &Remote,
+    repo: &Repository,
+    plan: &Plan,
 ) -> anyhow::Result<()> {
-    let mut lines: Vec<(String, &RemoteRef)> = branches
-        .iter()
-        .map(|b| {
-            let name = if bare {
-                b.name.clone()
-            } else {
-                format!(
-                    "refs/remotes/origin/{}",
-                    b.name.trim_start_matches("refs/heads/")
-                )
-            };
-            (name, *b)
-        })
-        .chain(tags.iter().map(|t| (t.name.clone(), *t)))
-        .collect();
-    lines.sort_by(|a, b| a.0.cmp(&b.0));
+    let path = repo.git_dir().join("config");
+    let mut settings: Vec<(&str, &str)> = vec![("url", &remote.recorded)];
+    if let Some(refspec) = &plan.refspec {
+        settings.push(("fetch", refspec));
+    }
+    if args.mirror {
+        settings.push(("mirror", "true"));
+    }
+    if args.no_tags && !args.mirror {
+        settings.push(("tagopt", "--no-tags"));
+    }
+    if let Some(filter) = &args.filter {
+        settings.push(("promisor", "true"));
+        settings.push(("partialclonefilter", filter));
+    }
+    append_section(&path, "remote", Some("origin"), &settings)?;
+    if let (Some(branch), false) = (&plan.head_branch, args.bare()) {
+        let short = branch.trim_start_matches("refs/heads/");
+        append_section(
+            &path,
+            "branch",
+            Some(short),
+            &[("remote", "origin"), ("merge", branch)],
+        )?;
+    }
+    Ok(())
+}
+
+/// `packed-refs` as git clone writes it: sorted, each annotated tag followed by what it peels
+/// to.
+fn write_packed_refs(git_dir: &Path, refs: &[Mapped]) -> anyhow::Result<()> {
+    let mut lines: Vec<&Mapped> = refs.iter().collect();
+    lines.sort_by(|a, b| a.local.cmp(&b.local));
     let mut text = String::from("# pack-refs with: peeled fully-peeled sorted \n");
-    for (name, remote) in lines {
-        text.push_str(&format!("{} {name}\n", remote.id));
-        if let Some(peeled) = remote.peeled {
+    for mapped in lines {
+        text.push_str(&format!("{} {}\n", mapped.remote.id, mapped.local));
+        if let Some(peeled) = mapped.remote.peeled {
             text.push_str(&format!("^{peeled}\n"));
         }
     }

@@ -228,17 +228,18 @@ fn index_file(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Stores a pack arriving on `input` in `repo` as `index-pack --stdin [--keep]` does, with the
-/// repository's settings; returns index-pack's report line (`pack\t<sha>` or `keep\t<sha>`).
+/// Stores a pack arriving on `input` in `repo` as `index-pack --stdin [--fix-thin] [--keep]`
+/// does, with the repository's settings; returns index-pack's report line (`pack\t<sha>` or `keep\t<sha>`).
 pub(crate) fn receive_into(
     input: &mut dyn Read,
     repo: &Repository,
     keep: Option<String>,
     show_progress: bool,
+    fix_thin: bool,
 ) -> anyhow::Result<String> {
     let args = IndexPackArgs {
         stdin: true,
-        fix_thin: false,
+        fix_thin,
         keep,
         index_file: None,
         threads: None,

@@ -6,6 +6,7 @@ pub mod clone;
 pub mod fetch_pack;
 pub mod index_pack;
 mod output;
+mod remote;
 mod revision;
 pub mod serve;
 pub mod upload_pack;

@@ -1,0 +1,143 @@
+//! The haves of a fetch, chosen as git's default ("consecutive") negotiator chooses them:
+//! every commit reachable from this side's refs, newest committer date first, skipping those
+//! the server has acknowledged and their ancestors.
+
+use crate::Negotiator;
+use sluice_object::parse::{parse_commit, parse_tag};
+use sluice_object::{IdMap, ObjectId, ObjectKind};
+use sluice_odb::ObjectDb;
+use std::collections::BinaryHeap;
+
+/// Flags of a commit the walk has met.
+#[derive(Debug, Clone, Copy, Default)]
+struct Seen {
+    common: bool,
+    parents: Option<usize>,
+}
+
+/// Haves from the local history.
+pub struct HistoryNegotiator<'a> {
+    odb: &'a ObjectDb,
+    /// Commits to offer, newest first: (time, id).
+    queue: BinaryHeap<(i64, ObjectId)>,
+    seen: IdMap<Seen>,
+    /// The parents of every commit taken off the queue, for marking ancestors common.
+    parents: Vec<Vec<ObjectId>>,
+}
+
+impl std::fmt::Debug for HistoryNegotiator<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HistoryNegotiator")
+            .field("queued", &self.queue.len())
+            .finish()
+    }
+}
+
+impl<'a> HistoryNegotiator<'a> {
+    /// Starts from `tips` (ref values; tags are peeled, non-commits and missing objects are
+    /// skipped, as a broken local ref must not stop a fetch).
+    pub fn new(odb: &'a ObjectDb, tips: impl IntoIterator<Item = ObjectId>) -> Self {
+        let mut negotiator = HistoryNegotiator {
+            odb,
+            queue: BinaryHeap::new(),
+            seen: IdMap::default(),
+            parents: Vec::new(),
+        };
+        for tip in tips {
+            if let Some(commit) = negotiator.peel(tip) {
+                negotiator.push(commit);
+            }
+        }
+        negotiator
+    }
+
+    fn peel(&self, mut id: ObjectId) -> Option<ObjectId> {
+        for _ in 0..16 {
+            let (kind, data) = self.odb.read(&id).ok()??;
+            match kind {
+                ObjectKind::Commit => return Some(id),
+                ObjectKind::Tag => id = parse_tag(id.kind(), &data).ok()?.object,
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    fn push(&mut self, id: ObjectId) {
+        if self.seen.contains_key(&id) {
+            return;
+        }
+        let time = self
+            .odb
+            .read(&id)
+            .ok()
+            .flatten()
+            .and_then(|(_, data)| parse_commit(id.kind(), &data).ok())
+            .map_or(0, |c| c.time);
+        self.seen.insert(id, Seen::default());
+        self.queue.push((time, id));
+    }
+
+    /// Marks `id` and everything below it that the walk has expanded as common.
+    fn mark_common(&mut self, id: ObjectId) {
+        let mut stack = vec![id];
+        while let Some(id) = stack.pop() {
+            let Some(seen) = self.seen.get_mut(&id) else {
+                // Never met: remember it, so it is not offered when the walk reaches it.
+                self.seen.insert(
+                    id,
+                    Seen {
+                        common: true,
+                        parents: None,
+                    },
+                );
+                continue;
+            };
+            if seen.common {
+                continue;
+            }
+            seen.common = true;
+            if let Some(index) = seen.parents {
+                stack.extend(self.parents[index].iter().copied());
+            }
+        }
+    }
+}
+
+impl Negotiator for HistoryNegotiator<'_> {
+    fn next_haves(&mut self, count: usize) -> Vec<ObjectId> {
+        let mut haves = Vec::new();
+        while haves.len() < count {
+            let Some((_, id)) = self.queue.pop() else {
+                break;
+            };
+            let parents = self
+                .odb
+                .read(&id)
+                .ok()
+                .flatten()
+                .and_then(|(_, data)| parse_commit(id.kind(), &data).ok())
+                .map(|c| c.parents)
+                .unwrap_or_default();
+            let common = self.seen.get(&id).is_some_and(|s| s.common);
+            for parent in &parents {
+                self.push(*parent);
+                if common {
+                    self.mark_common(*parent);
+                }
+            }
+            if let Some(seen) = self.seen.get_mut(&id) {
+                seen.parents = Some(self.parents.len());
+            }
+            self.parents.push(parents);
+            if !common {
+                haves.push(id);
+            }
+        }
+        haves
+    }
+
+    fn acknowledged(&mut self, id: &ObjectId) {
+        self.mark_common(*id);
+    }
+}

@@ -1,0 +1,95 @@
+//! What a fetch asks for and what comes back, whichever protocol version carries it.
+
+use sluice_object::ObjectId;
+use std::io::Read;
+
+/// A ref the server advertised.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteRef {
+    /// Its full name (`refs/heads/main`, `HEAD`).
+    pub name: String,
+    /// What it points at.
+    pub id: ObjectId,
+    /// For a symbolic ref, the ref it points to.
+    pub symref_target: Option<String>,
+    /// For an annotated tag, the object it peels to.
+    pub peeled: Option<ObjectId>,
+}
+
+/// How far to cut history (`--depth`, `--shallow-since`, `--shallow-exclude`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Deepen {
+    /// Commits to keep from each wanted tip.
+    pub depth: Option<u32>,
+    /// Keep commits newer than this time (seconds since the epoch).
+    pub since: Option<i64>,
+    /// Stop at commits reachable from these refs.
+    pub not: Vec<String>,
+    /// `--deepen`: the depth counts from the current shallow boundary.
+    pub relative: bool,
+}
+
+impl Deepen {
+    /// Whether anything is asked for.
+    pub fn is_set(&self) -> bool {
+        self.depth.is_some() || self.since.is_some() || !self.not.is_empty()
+    }
+}
+
+/// What to ask `fetch` for.
+#[derive(Debug, Clone, Default)]
+pub struct FetchRequest {
+    /// Objects wanted.
+    pub wants: Vec<ObjectId>,
+    /// This side's shallow commits (from `.git/shallow`).
+    pub shallow: Vec<ObjectId>,
+    /// How to cut history.
+    pub deepen: Deepen,
+    /// A partial clone's filter (`blob:none`, `blob:limit=1m`, …).
+    pub filter: Option<String>,
+    /// Also send the tags that point into what is sent.
+    pub include_tag: bool,
+    /// Ask for progress on band 2.
+    pub progress: bool,
+}
+
+/// The haves of a negotiation, offered in the order they should be sent.
+pub trait Negotiator {
+    /// Up to `count` more haves; empty when there are none left.
+    fn next_haves(&mut self, count: usize) -> Vec<ObjectId>;
+    /// The server has `id`: it and its ancestors need not be offered again.
+    fn acknowledged(&mut self, id: &ObjectId);
+}
+
+/// A negotiator with nothing to offer (a clone).
+#[derive(Debug, Default)]
+pub struct NoHaves;
+
+impl Negotiator for NoHaves {
+    fn next_haves(&mut self, _: usize) -> Vec<ObjectId> {
+        Vec::new()
+    }
+
+    fn acknowledged(&mut self, _: &ObjectId) {}
+}
+
+/// A fetch's answer: the shallow boundary's changes, then the pack as a byte stream.
+pub struct Fetched<'a> {
+    /// Commits that are now shallow on this side.
+    pub shallow: Vec<ObjectId>,
+    /// Commits that are shallow no more.
+    pub unshallow: Vec<ObjectId>,
+    /// Whether the server found anything in common (haves it acknowledged).
+    pub common: Vec<ObjectId>,
+    /// The pack (band 1 of the side band, or the raw stream).
+    pub pack: Box<dyn Read + 'a>,
+}
+
+impl std::fmt::Debug for Fetched<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fetched")
+            .field("shallow", &self.shallow)
+            .field("unshallow", &self.unshallow)
+            .finish()
+    }
+}

@@ -1,0 +1,316 @@
+//! Smart HTTP (`gitprotocol-http`): `GET info/refs?service=git-upload-pack` for the
+//! advertisement, then one `POST git-upload-pack` per request, each a whole request with its
+//! own response. Redirects of the first request move the base URL, as git's do; credentials
+//! come from the URL or from `git credential fill`; `http.extraHeader` goes on every request.
+
+use super::{ConnectOptions, Link, ProtocolVersion, Response};
+use crate::FetchError;
+use std::io::Write;
+use std::process::{Command, Stdio};
+use ureq::http::Response as HttpResponse;
+use ureq::{Agent, Body, ResponseExt};
+
+/// Requests larger than this are sent gzipped, as git does.
+const GZIP_ABOVE: usize = 1024;
+
+/// A user name and password for Basic authentication.
+#[derive(Debug, Clone, Default)]
+struct Credentials {
+    username: String,
+    password: String,
+}
+
+struct HttpLink {
+    agent: Agent,
+    /// The repository's URL without credentials or a trailing slash.
+    base: String,
+    /// What to call it in messages (the URL as given, credentials removed).
+    shown: String,
+    headers: Vec<(String, String)>,
+    credentials: Option<Credentials>,
+}
+
+fn failure(shown: &str, why: impl std::fmt::Display) -> FetchError {
+    FetchError::Http(format!("unable to access '{shown}': {why}"))
+}
+
+/// Decodes `%xx` in a URL's user name or password.
+fn unescape(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = (bytes[i] == b'%')
+            .then(|| bytes.get(i + 1..i + 3))
+            .flatten()
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match hex {
+            Some(byte) => {
+                out.push(byte);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Splits `user[:password]@` off the URL.
+fn split_credentials(url: &str) -> (String, Option<(String, Option<String>)>) {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return (url.to_owned(), None);
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let stripped = format!("{scheme}://{host}{}", &rest[authority_end..]);
+            let (user, password) = match userinfo.split_once(':') {
+                Some((user, password)) => (unescape(user), Some(unescape(password))),
+                None => (unescape(userinfo), None),
+            };
+            (stripped, Some((user, password)))
+        }
+        None => (url.to_owned(), None),
+    }
+}
+
+/// The fields `git credential` takes for `url`.
+fn credential_query(url: &str, username: Option<&str>) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("https", url));
+    let (host, path) = match rest.split_once('/') {
+        Some((host, path)) => (host, path),
+        None => (rest, ""),
+    };
+    let mut query = format!("protocol={scheme}\nhost={host}\npath={path}\n");
+    if let Some(username) = username {
+        query.push_str(&format!("username={username}\n"));
+    }
+    query
+}
+
+/// Runs `git credential <action>` with `input`; returns what it printed.
+fn git_credential(action: &str, input: &str) -> Result<String, FetchError> {
+    let mut child = Command::new("git")
+        .args(["credential", action])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| FetchError::Http(format!("cannot run 'git credential {action}': {e}")))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(input.as_bytes())?;
+        stdin.write_all(b"\n")?;
+    }
+    let output = child.wait_with_output()?;
+    if !output.status.success() {
+        return Err(FetchError::Http(format!(
+            "'git credential {action}' failed"
+        )));
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+impl HttpLink {
+    /// The headers every request carries.
+    fn decorate<B>(&self, mut request: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+        for (name, value) in &self.headers {
+            request = request.header(name, value);
+        }
+        if let Some(credentials) = &self.credentials {
+            request = request.header("Authorization", basic(credentials));
+        }
+        request
+    }
+
+    /// Checks the status and content type of a response.
+    fn check(
+        &self,
+        response: HttpResponse<Body>,
+        content_type: &str,
+    ) -> Result<HttpResponse<Body>, FetchError> {
+        let status = response.status();
+        if !status.is_success() {
+            return Err(failure(
+                &self.shown,
+                format!("The requested URL returned error: {}", status.as_u16()),
+            ));
+        }
+        let got = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        if got.split(';').next().unwrap_or("").trim() != content_type {
+            return Err(failure(
+                &self.shown,
+                format!(
+                    "the server answered with content type '{got}', not '{content_type}' \
+                     (a dumb HTTP server, which is not supported)"
+                ),
+            ));
+        }
+        Ok(response)
+    }
+}
+
+/// The `Authorization` value for `credentials`.
+fn basic(credentials: &Credentials) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let input = format!("{}:{}", credentials.username, credentials.password);
+    let mut out = String::from("Basic ");
+    for chunk in input.as_bytes().chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn parse_credentials(text: &str) -> Credentials {
+    let mut credentials = Credentials::default();
+    for line in text.lines() {
+        if let Some(user) = line.strip_prefix("username=") {
+            credentials.username = user.to_owned();
+        } else if let Some(password) = line.strip_prefix("password=") {
+            credentials.password = password.to_owned();
+        }
+    }
+    credentials
+}
+
+impl Link for HttpLink {
+    fn send(&mut self, request: &[u8]) -> Result<Option<Response>, FetchError> {
+        let url = format!("{}/git-upload-pack", self.base);
+        let mut post = self
+            .decorate(self.agent.post(&url))
+            .header("Content-Type", "application/x-git-upload-pack-request")
+            .header("Accept", "application/x-git-upload-pack-result");
+        let body = if request.len() > GZIP_ABOVE {
+            post = post.header("Content-Encoding", "gzip");
+            let mut encoder =
+                flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            encoder.write_all(request)?;
+            encoder.finish()?
+        } else {
+            request.to_vec()
+        };
+        let response = post.send(body).map_err(|e| failure(&self.shown, e))?;
+        let response = self.check(response, "application/x-git-upload-pack-result")?;
+        Ok(Some(Box::new(response.into_body().into_reader())))
+    }
+
+    fn stateless(&self) -> bool {
+        true
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), FetchError> {
+        Ok(())
+    }
+}
+
+pub(super) fn connect(
+    url: &str,
+    options: &ConnectOptions,
+) -> Result<(Box<dyn Link>, Response), FetchError> {
+    let (stripped, userinfo) = split_credentials(url);
+    let base = stripped.trim_end_matches('/').to_owned();
+    let agent: Agent = Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_per_read(options.idle_timeout)
+        .user_agent(format!("git/sluice-{}", env!("CARGO_PKG_VERSION")))
+        .build()
+        .into();
+    let mut headers = Vec::new();
+    if options.protocol == ProtocolVersion::V2 {
+        headers.push(("Git-Protocol".to_owned(), "version=2".to_owned()));
+    }
+    for extra in &options.http_extra_headers {
+        if let Some((name, value)) = extra.split_once(':') {
+            headers.push((name.trim().to_owned(), value.trim().to_owned()));
+        }
+    }
+    let username = userinfo.as_ref().map(|(user, _)| user.clone());
+    let mut link = HttpLink {
+        agent,
+        base,
+        shown: stripped.clone(),
+        headers,
+        credentials: userinfo.and_then(|(username, password)| {
+            password.map(|password| Credentials { username, password })
+        }),
+    };
+    let advertisement = format!("{}/info/refs?service=git-upload-pack", link.base);
+    let get = |link: &HttpLink| {
+        link.decorate(link.agent.get(&advertisement))
+            .header("Pragma", "no-cache")
+            .call()
+            .map_err(|e| failure(&link.shown, e))
+    };
+    let mut response = get(&link)?;
+    let mut asked = None;
+    if response.status().as_u16() == 401 && link.credentials.is_none() {
+        let query = credential_query(&link.base, username.as_deref());
+        let credentials = parse_credentials(&git_credential("fill", &query)?);
+        link.credentials = Some(credentials.clone());
+        response = get(&link)?;
+        asked = Some((query, credentials));
+    }
+    if let Some((query, credentials)) = asked {
+        let fields = format!(
+            "{query}username={}\npassword={}\n",
+            credentials.username, credentials.password
+        );
+        let action = if response.status().as_u16() == 401 {
+            "reject"
+        } else {
+            "approve"
+        };
+        git_credential(action, &fields)?;
+    }
+    if response.status().as_u16() == 401 {
+        return Err(FetchError::Http(format!(
+            "Authentication failed for '{}'",
+            link.shown
+        )));
+    }
+    let final_uri = response.get_uri().to_string();
+    if let Some(moved) = final_uri.strip_suffix("/info/refs?service=git-upload-pack") {
+        if moved != link.base {
+            eprintln!("warning: redirecting to {moved}/");
+            link.base = moved.to_owned();
+        }
+    }
+    let response = link.check(response, "application/x-git-upload-pack-advertisement")?;
+    let body: Response = Box::new(response.into_body().into_reader());
+    Ok((Box::new(link), body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_come_off_the_url_and_encode_as_basic() {
+        let (url, userinfo) = split_credentials("https://me:p%40ss@example.org/r.git");
+        assert_eq!(url, "https://example.org/r.git");
+        assert_eq!(userinfo, Some(("me".into(), Some("p@ss".into()))));
+        let header = basic(&Credentials {
+            username: "Aladdin".into(),
+            password: "open sesame".into(),
+        });
+        assert_eq!(header, "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==");
+    }
+}

@@ -1,0 +1,95 @@
+//! The byte streams upload-pack is reached through. A stream link (a local or ssh process, a
+//! `git://` socket) carries every request and response of one session in order; an HTTP link
+//! is stateless, one POST per request, so each request yields a fresh response stream.
+
+mod http;
+mod idle;
+mod process;
+mod tcp;
+
+use crate::{FetchError, RemoteUrl};
+use std::io::Read;
+use std::time::Duration;
+
+pub(crate) use idle::IdleTimeout;
+
+/// The protocol version the client asks for (`protocol.version`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProtocolVersion {
+    /// Version 0 (or 1): the server advertises its refs at once.
+    V0,
+    /// Version 2: commands, `ls-refs` and `fetch` (git's default since 2.26).
+    #[default]
+    V2,
+}
+
+/// How to reach the server, from the command line and configuration.
+#[derive(Debug, Clone)]
+pub struct ConnectOptions {
+    /// The shell command that runs upload-pack on the other side (`--upload-pack`).
+    pub upload_pack: String,
+    /// The version asked for.
+    pub protocol: ProtocolVersion,
+    /// `GIT_SSH_COMMAND` or `core.sshCommand`: run through the shell with the arguments after.
+    pub ssh_command: Option<String>,
+    /// `GIT_SSH`: a program run directly.
+    pub ssh_program: Option<String>,
+    /// `ssh.variant` / `GIT_SSH_VARIANT`: whether the program takes OpenSSH's `-o` and `-p`.
+    pub ssh_variant: Option<String>,
+    /// `http.extraHeader` values, `Name: value`.
+    pub http_extra_headers: Vec<String>,
+    /// How long the server may stay silent before the fetch fails.
+    pub idle_timeout: Option<Duration>,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        ConnectOptions {
+            upload_pack: "git-upload-pack".to_owned(),
+            protocol: ProtocolVersion::V2,
+            ssh_command: None,
+            ssh_program: None,
+            ssh_variant: None,
+            http_extra_headers: Vec::new(),
+            idle_timeout: None,
+        }
+    }
+}
+
+/// The response stream of a link.
+pub(crate) type Response = Box<dyn Read + Send>;
+
+/// One session's channel to upload-pack.
+pub(crate) trait Link: Send {
+    /// Sends a whole request. A stateless link returns the response's stream; a stream link
+    /// returns `None` and the answer follows on the stream it opened with.
+    fn send(&mut self, request: &[u8]) -> Result<Option<Response>, FetchError>;
+    /// Whether every request must carry the whole state of the conversation.
+    fn stateless(&self) -> bool;
+    /// Ends the session: closes the request side and waits for the server to exit cleanly.
+    fn finish(self: Box<Self>) -> Result<(), FetchError>;
+}
+
+/// Opens a link to the repository at `url`; returns it with the stream the server's first
+/// words (its advertisement) arrive on.
+pub(crate) fn open(
+    url: &RemoteUrl,
+    options: &ConnectOptions,
+) -> Result<(Box<dyn Link>, Response), FetchError> {
+    match url {
+        RemoteUrl::Local(path) => process::local(path, options),
+        RemoteUrl::Ssh {
+            user,
+            host,
+            port,
+            path,
+        } => process::ssh(user.as_deref(), host, *port, path, options),
+        RemoteUrl::Git { host, port, path } => tcp::connect(host, *port, path, options),
+        RemoteUrl::Http(url) => http::connect(url, options),
+    }
+}
+
+/// Quotes `text` for a POSIX shell.
+pub(crate) fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}

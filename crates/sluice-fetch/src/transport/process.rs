@@ -1,0 +1,169 @@
+//! upload-pack as a child process: run through the shell for local repositories, as git runs
+//! `git-upload-pack '<path>'`, or through ssh for `ssh://` and scp-like URLs.
+
+use super::{shell_quote, ConnectOptions, IdleTimeout, Link, ProtocolVersion, Response};
+use crate::FetchError;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+
+/// A running upload-pack: its stdin takes requests, its stdout (read elsewhere) answers.
+struct ProcessLink {
+    child: Child,
+    stdin: Option<BufWriter<ChildStdin>>,
+    what: String,
+}
+
+impl Link for ProcessLink {
+    fn send(&mut self, request: &[u8]) -> Result<Option<Response>, FetchError> {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(FetchError::Protocol("the request side is closed".into()));
+        };
+        stdin.write_all(request)?;
+        stdin.flush()?;
+        Ok(None)
+    }
+
+    fn stateless(&self) -> bool {
+        false
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<(), FetchError> {
+        drop(self.stdin.take());
+        let status = self.child.wait()?;
+        if !status.success() {
+            return Err(FetchError::Protocol(format!(
+                "{} exited with {status}",
+                self.what
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ProcessLink {
+    /// A session abandoned on an error does not leave its server behind.
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn spawn(
+    mut command: Command,
+    options: &ConnectOptions,
+    what: String,
+) -> Result<(Box<dyn Link>, Response), FetchError> {
+    if options.protocol == ProtocolVersion::V2 {
+        command.env("GIT_PROTOCOL", "version=2");
+    }
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| FetchError::Connect(format!("cannot run {what}: {e}")))?;
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(FetchError::Connect(format!("no pipes to {what}")));
+    };
+    let link = ProcessLink {
+        child,
+        stdin: Some(BufWriter::new(stdin)),
+        what,
+    };
+    let response = IdleTimeout::new(stdout, options.idle_timeout);
+    Ok((Box::new(link), Box::new(response)))
+}
+
+/// upload-pack on a repository of this machine.
+pub(super) fn local(
+    path: &Path,
+    options: &ConnectOptions,
+) -> Result<(Box<dyn Link>, Response), FetchError> {
+    let script = format!(
+        "{} {}",
+        options.upload_pack,
+        shell_quote(&path.to_string_lossy())
+    );
+    let mut command = Command::new("sh");
+    command.arg("-c").arg(&script);
+    spawn(command, options, format!("'{}'", options.upload_pack))
+}
+
+/// Which command-line dialect the ssh program speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SshVariant {
+    /// OpenSSH: `-o SendEnv=GIT_PROTOCOL`, `-p <port>`.
+    OpenSsh,
+    /// PuTTY's plink: `-P <port>`.
+    Plink,
+    /// Only `[user@]host command`.
+    Simple,
+}
+
+fn variant(options: &ConnectOptions, program: &str) -> SshVariant {
+    let named = options.ssh_variant.clone().unwrap_or_else(|| {
+        let first = program.split_whitespace().next().unwrap_or(program);
+        let base = first.rsplit('/').next().unwrap_or(first);
+        base.strip_suffix(".exe")
+            .unwrap_or(base)
+            .to_ascii_lowercase()
+    });
+    match named.as_str() {
+        "ssh" => SshVariant::OpenSsh,
+        "plink" | "putty" | "tortoiseplink" => SshVariant::Plink,
+        _ => SshVariant::Simple,
+    }
+}
+
+/// upload-pack on `host`, through ssh.
+pub(super) fn ssh(
+    user: Option<&str>,
+    host: &str,
+    port: Option<u16>,
+    path: &str,
+    options: &ConnectOptions,
+) -> Result<(Box<dyn Link>, Response), FetchError> {
+    let (mut command, program) = match (&options.ssh_command, &options.ssh_program) {
+        (Some(shell_command), _) => {
+            let mut command = Command::new("sh");
+            command
+                .arg("-c")
+                .arg(format!("{shell_command} \"$@\""))
+                .arg(shell_command);
+            (command, shell_command.clone())
+        }
+        (None, Some(program)) => (Command::new(program), program.clone()),
+        (None, None) => (Command::new("ssh"), "ssh".to_owned()),
+    };
+    let variant = variant(options, &program);
+    match variant {
+        SshVariant::OpenSsh => {
+            if options.protocol == ProtocolVersion::V2 {
+                command.args(["-o", "SendEnv=GIT_PROTOCOL"]);
+            }
+            if let Some(port) = port {
+                command.arg("-p").arg(port.to_string());
+            }
+        }
+        SshVariant::Plink => {
+            if let Some(port) = port {
+                command.arg("-P").arg(port.to_string());
+            }
+        }
+        SshVariant::Simple => {
+            if port.is_some() {
+                return Err(FetchError::Connect(format!(
+                    "ssh variant of '{program}' does not support setting a port"
+                )));
+            }
+        }
+    }
+    match user {
+        Some(user) => command.arg(format!("{user}@{host}")),
+        None => command.arg(host),
+    };
+    command.arg(format!("{} {}", options.upload_pack, shell_quote(path)));
+    spawn(command, options, format!("'{program}'"))
+}

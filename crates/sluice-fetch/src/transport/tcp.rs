@@ -1,0 +1,77 @@
+//! The `git://` transport: one TCP connection to a git daemon, opened with a request naming
+//! the service, the path and the host (`gitprotocol-pack`, "Git Transport").
+
+use super::{ConnectOptions, IdleTimeout, Link, ProtocolVersion, Response};
+use crate::FetchError;
+use sluice_wire::pktline::write_packet;
+use std::io::Write;
+use std::net::{Shutdown, TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+/// How long to try each address of the host.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+struct TcpLink {
+    stream: TcpStream,
+}
+
+impl Link for TcpLink {
+    fn send(&mut self, request: &[u8]) -> Result<Option<Response>, FetchError> {
+        self.stream.write_all(request)?;
+        Ok(None)
+    }
+
+    fn stateless(&self) -> bool {
+        false
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), FetchError> {
+        let _ = self.stream.shutdown(Shutdown::Both);
+        Ok(())
+    }
+}
+
+pub(super) fn connect(
+    host: &str,
+    port: u16,
+    path: &str,
+    options: &ConnectOptions,
+) -> Result<(Box<dyn Link>, Response), FetchError> {
+    let unreachable =
+        |e: std::io::Error| FetchError::Connect(format!("unable to connect to {host}:{port}: {e}"));
+    let addresses = (host, port).to_socket_addrs().map_err(unreachable)?;
+    let mut last = None;
+    let mut stream = None;
+    for address in addresses {
+        match TcpStream::connect_timeout(&address, CONNECT_TIMEOUT) {
+            Ok(connected) => {
+                stream = Some(connected);
+                break;
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    let mut stream = match (stream, last) {
+        (Some(stream), _) => stream,
+        (None, Some(e)) => return Err(unreachable(e)),
+        (None, None) => {
+            return Err(FetchError::Connect(format!(
+                "unable to look up {host}: no address"
+            )))
+        }
+    };
+    let _ = stream.set_nodelay(true);
+    let host_field = if port == 9418 {
+        host.to_owned()
+    } else {
+        format!("{host}:{port}")
+    };
+    let mut request = format!("git-upload-pack {path}\0host={host_field}\0").into_bytes();
+    if options.protocol == ProtocolVersion::V2 {
+        request.extend_from_slice(b"\0version=2\0");
+    }
+    write_packet(&mut stream, &request)?;
+    let reader = stream.try_clone()?;
+    let response = IdleTimeout::new(reader, options.idle_timeout);
+    Ok((Box::new(TcpLink { stream }), Box::new(response)))
+}

@@ -1,0 +1,236 @@
+//! Where a repository lives, from the forms git accepts (`git help fetch`, "GIT URLS"): local
+//! paths and `file://`, `ssh://[user@]host[:port]/path` and scp-like `[user@]host:path`,
+//! `git://host[:port]/path`, `http[s]://…`.
+
+use crate::FetchError;
+use std::path::PathBuf;
+
+/// A parsed repository location.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RemoteUrl {
+    /// A repository on this machine (a path, or a `file://` URL).
+    Local(PathBuf),
+    /// A repository reached by running upload-pack through ssh.
+    Ssh {
+        /// The login name, when given.
+        user: Option<String>,
+        /// The host name (IPv6 literals without their brackets).
+        host: String,
+        /// The port, when given.
+        port: Option<u16>,
+        /// The path as the remote shell should see it.
+        path: String,
+    },
+    /// A `git://` daemon.
+    Git {
+        /// The host name.
+        host: String,
+        /// The port (9418 when not given).
+        port: u16,
+        /// The path requested from the daemon.
+        path: String,
+    },
+    /// A smart HTTP server; the URL as given.
+    Http(String),
+}
+
+fn bad(url: &str, why: &str) -> FetchError {
+    FetchError::Url(format!("'{url}': {why}"))
+}
+
+/// Splits `host[:port]` (with `[v6]` brackets allowed).
+fn host_and_port(url: &str, text: &str) -> Result<(String, Option<u16>), FetchError> {
+    let (host, port) = if let Some(rest) = text.strip_prefix('[') {
+        let (host, after) = rest
+            .split_once(']')
+            .ok_or_else(|| bad(url, "unclosed '[' in the host"))?;
+        (host, after.strip_prefix(':'))
+    } else {
+        match text.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (text, None),
+        }
+    };
+    if host.is_empty() {
+        return Err(bad(url, "no host"));
+    }
+    // A host starting with '-' would be taken by ssh for an option.
+    if host.starts_with('-') {
+        return Err(bad(url, "strange host name"));
+    }
+    let port = match port {
+        None | Some("") => None,
+        Some(digits) => Some(digits.parse().map_err(|_| bad(url, "bad port"))?),
+    };
+    Ok((host.to_owned(), port))
+}
+
+/// Decodes `%xx` escapes in a URL's path, as git does for `file://` and `ssh://` paths.
+fn percent_decode(url: &str, text: &str) -> Result<String, FetchError> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or_else(|| bad(url, "bad %-escape"))?;
+            out.push(hex);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| bad(url, "path is not UTF-8"))
+}
+
+impl RemoteUrl {
+    /// Parses `url`; relative local paths are left relative (the caller knows the directory).
+    pub fn parse(url: &str) -> Result<RemoteUrl, FetchError> {
+        if url.is_empty() {
+            return Err(bad(url, "empty repository name"));
+        }
+        if let Some((scheme, rest)) = url.split_once("://") {
+            let (authority, path) = match rest.find('/') {
+                Some(slash) => rest.split_at(slash),
+                None => (rest, ""),
+            };
+            return match scheme {
+                "file" => Ok(RemoteUrl::Local(PathBuf::from(percent_decode(url, rest)?))),
+                "http" | "https" => Ok(RemoteUrl::Http(url.to_owned())),
+                "ssh" | "git+ssh" | "ssh+git" => {
+                    let (user, host_port) = match authority.rsplit_once('@') {
+                        Some((user, hp)) => (Some(user.to_owned()), hp),
+                        None => (None, authority),
+                    };
+                    let (host, port) = host_and_port(url, host_port)?;
+                    let mut path = percent_decode(url, path)?;
+                    if path.is_empty() {
+                        return Err(bad(url, "no path"));
+                    }
+                    // `ssh://host/~user/repo` names a path in a home directory.
+                    if path.starts_with("/~") {
+                        path.remove(0);
+                    }
+                    Ok(RemoteUrl::Ssh {
+                        user,
+                        host,
+                        port,
+                        path,
+                    })
+                }
+                "git" => {
+                    let (host, port) = host_and_port(url, authority)?;
+                    if path.is_empty() {
+                        return Err(bad(url, "no path"));
+                    }
+                    Ok(RemoteUrl::Git {
+                        host,
+                        port: port.unwrap_or(9418),
+                        path: percent_decode(url, path)?,
+                    })
+                }
+                other => Err(bad(url, &format!("unsupported protocol '{other}'"))),
+            };
+        }
+        // scp-like: a colon before any slash (and not a bracketed IPv6 host's colon).
+        let colon = if url.starts_with('[') {
+            url.find("]:").map(|i| i + 1)
+        } else {
+            url.find(':')
+        };
+        if let Some(colon) = colon.filter(|&c| !url[..c].contains('/')) {
+            let (user_host, path) = (&url[..colon], &url[colon + 1..]);
+            let (user, host) = match user_host.rsplit_once('@') {
+                Some((user, host)) => (Some(user.to_owned()), host),
+                None => (None, user_host),
+            };
+            let host = host.trim_start_matches('[').trim_end_matches(']');
+            if host.is_empty() || host.starts_with('-') {
+                return Err(bad(url, "strange host name"));
+            }
+            if path.is_empty() {
+                return Err(bad(url, "no path"));
+            }
+            return Ok(RemoteUrl::Ssh {
+                user,
+                host: host.to_owned(),
+                port: None,
+                path: path.to_owned(),
+            });
+        }
+        Ok(RemoteUrl::Local(PathBuf::from(url)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RemoteUrl;
+    use std::path::PathBuf;
+
+    fn ssh(user: Option<&str>, host: &str, port: Option<u16>, path: &str) -> RemoteUrl {
+        RemoteUrl::Ssh {
+            user: user.map(str::to_owned),
+            host: host.to_owned(),
+            port,
+            path: path.to_owned(),
+        }
+    }
+
+    #[test]
+    fn every_form_git_documents_parses() {
+        let cases = [
+            (
+                "/srv/repo.git",
+                RemoteUrl::Local(PathBuf::from("/srv/repo.git")),
+            ),
+            ("../repo", RemoteUrl::Local(PathBuf::from("../repo"))),
+            ("./a:b", RemoteUrl::Local(PathBuf::from("./a:b"))),
+            (
+                "file:///srv/a%20b.git",
+                RemoteUrl::Local(PathBuf::from("/srv/a b.git")),
+            ),
+            (
+                "ssh://me@host:2222/srv/r.git",
+                ssh(Some("me"), "host", Some(2222), "/srv/r.git"),
+            ),
+            ("ssh://host/~me/r.git", ssh(None, "host", None, "~me/r.git")),
+            ("ssh://[::1]:22/r", ssh(None, "::1", Some(22), "/r")),
+            ("me@host:r.git", ssh(Some("me"), "host", None, "r.git")),
+            ("host:/srv/r.git", ssh(None, "host", None, "/srv/r.git")),
+            (
+                "git://example.org/r.git",
+                RemoteUrl::Git {
+                    host: "example.org".into(),
+                    port: 9418,
+                    path: "/r.git".into(),
+                },
+            ),
+            (
+                "https://example.org/r.git",
+                RemoteUrl::Http("https://example.org/r.git".into()),
+            ),
+        ];
+        for (url, expected) in cases {
+            assert_eq!(RemoteUrl::parse(url).unwrap(), expected, "{url}");
+        }
+    }
+
+    #[test]
+    fn hosts_that_would_be_ssh_options_and_unknown_schemes_are_refused() {
+        for url in [
+            "ssh://-oProxyCommand=x/r",
+            "-oProxyCommand=x:r",
+            "ftp://host/r",
+            "ssh://host:port/r",
+            "git://host",
+            "",
+            "file:///a%zz",
+        ] {
+            assert!(RemoteUrl::parse(url).is_err(), "{url}");
+        }
+    }
+}

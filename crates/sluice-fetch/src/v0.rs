@@ -1,0 +1,183 @@
+//! Protocol v0/v1 fetches (`gitprotocol-pack`), for servers that do not speak v2: the refs
+//! came with the advertisement, so a fetch is one request (wants with capabilities, the
+//! shallow lines, a flush, the haves and `done`) and one answer (the shallow boundary, one
+//! `ACK`/`NAK`, the pack). One round only: up to 256 haves, newest first, which is enough for
+//! any fetch whose common history is recent; the server sends more when it is not.
+
+use crate::connection::{next_line, parse_id};
+use crate::{Connection, FetchError, FetchRequest, Fetched, Negotiator, RemoteRef};
+use sluice_wire::demux::Demux;
+use sluice_wire::pktline::{write_flush, write_packet, Packet, PktReader};
+
+/// Haves offered in the one round.
+const HAVES: usize = 256;
+
+impl Connection {
+    pub(crate) fn ls_refs_v0(&self, prefixes: &[&str]) -> Vec<RemoteRef> {
+        self.advertised
+            .iter()
+            .filter(|r| prefixes.is_empty() || prefixes.iter().any(|p| r.name.starts_with(p)))
+            .cloned()
+            .collect()
+    }
+
+    pub(crate) fn fetch_v0<'a, F: FnMut(&[u8]) + 'a>(
+        &'a mut self,
+        request: &FetchRequest,
+        negotiator: &mut dyn Negotiator,
+        progress: F,
+    ) -> Result<Fetched<'a>, FetchError> {
+        let haves = negotiator.next_haves(HAVES);
+        let band = if self.has_capability("side-band-64k") {
+            Some("side-band-64k")
+        } else if self.has_capability("side-band") {
+            Some("side-band")
+        } else {
+            None
+        };
+        let mut capabilities: Vec<&str> = band.into_iter().collect();
+        for (wanted, name) in [
+            (true, "ofs-delta"),
+            (!haves.is_empty(), "thin-pack"),
+            (!request.progress, "no-progress"),
+            (request.include_tag, "include-tag"),
+        ] {
+            if wanted && self.has_capability(name) {
+                capabilities.push(name);
+            }
+        }
+        let deepen = &request.deepen;
+        let shallow = deepen.is_set() || !request.shallow.is_empty();
+        if shallow {
+            if !self.has_capability("shallow") {
+                return Err(FetchError::Unsupported(
+                    "Server does not support shallow clients",
+                ));
+            }
+            capabilities.push("shallow");
+            if deepen.since.is_some() {
+                if !self.has_capability("deepen-since") {
+                    return Err(FetchError::Unsupported(
+                        "Server does not support --shallow-since",
+                    ));
+                }
+                capabilities.push("deepen-since");
+            }
+            if !deepen.not.is_empty() {
+                if !self.has_capability("deepen-not") {
+                    return Err(FetchError::Unsupported(
+                        "Server does not support --shallow-exclude",
+                    ));
+                }
+                capabilities.push("deepen-not");
+            }
+            if deepen.relative {
+                capabilities.push("deepen-relative");
+            }
+        }
+        let filter = match &request.filter {
+            Some(filter) if self.has_capability("filter") => {
+                capabilities.push("filter");
+                Some(filter)
+            }
+            Some(_) => {
+                eprintln!("warning: filtering not recognized by server, ignoring");
+                None
+            }
+            None => None,
+        };
+        let agent = format!("agent=sluice/{}", env!("CARGO_PKG_VERSION"));
+        if self.has_capability("agent") {
+            capabilities.push(&agent);
+        }
+        let mut out = Vec::new();
+        let mut line = |text: String| {
+            let _ = write_packet(&mut out, format!("{text}\n").as_bytes());
+        };
+        for (i, id) in request.wants.iter().enumerate() {
+            if i == 0 {
+                line(format!("want {id} {}", capabilities.join(" ")));
+            } else {
+                line(format!("want {id}"));
+            }
+        }
+        for id in &request.shallow {
+            line(format!("shallow {id}"));
+        }
+        if let Some(depth) = deepen.depth {
+            line(format!("deepen {depth}"));
+        }
+        if let Some(since) = deepen.since {
+            line(format!("deepen-since {since}"));
+        }
+        for not in &deepen.not {
+            line(format!("deepen-not {not}"));
+        }
+        if let Some(filter) = filter {
+            line(format!("filter {filter}"));
+        }
+        let _ = write_flush(&mut out);
+        for id in &haves {
+            let _ = write_packet(&mut out, format!("have {id}\n").as_bytes());
+        }
+        let _ = write_packet(&mut out, b"done\n");
+        self.send(&out)?;
+
+        let mut fetched = Fetched {
+            shallow: Vec::new(),
+            unshallow: Vec::new(),
+            common: Vec::new(),
+            pack: Box::new(std::io::empty()),
+        };
+        if shallow {
+            loop {
+                match next_line(&mut self.input, "the shallow list")? {
+                    Ok(text) => {
+                        if let Some(hex) = text.strip_prefix("shallow ") {
+                            fetched.shallow.push(parse_id(hex)?);
+                        } else if let Some(hex) = text.strip_prefix("unshallow ") {
+                            fetched.unshallow.push(parse_id(hex)?);
+                        } else {
+                            return Err(FetchError::Protocol(format!(
+                                "expected shallow/unshallow, got '{text}'"
+                            )));
+                        }
+                    }
+                    Err(Packet::Flush) => break,
+                    Err(_) => {
+                        return Err(FetchError::Protocol(
+                            "unexpected packet in the shallow list".into(),
+                        ))
+                    }
+                }
+            }
+        }
+        // Without multi_ack the server answers `done` with one `ACK <id>` or `NAK`.
+        loop {
+            match next_line(&mut self.input, "the acknowledgments")? {
+                Ok(text) if text == "NAK" => break,
+                Ok(text) => match text.strip_prefix("ACK ") {
+                    Some(rest) => {
+                        let id = parse_id(rest.split(' ').next().unwrap_or(rest))?;
+                        negotiator.acknowledged(&id);
+                        fetched.common.push(id);
+                        if !rest.contains(' ') {
+                            break;
+                        }
+                    }
+                    None => {
+                        return Err(FetchError::Protocol(format!(
+                            "expected ACK/NAK, got '{text}'"
+                        )))
+                    }
+                },
+                Err(_) => return Err(FetchError::Protocol("expected ACK/NAK, got a flush".into())),
+            }
+        }
+        fetched.pack = match band {
+            Some(_) => Box::new(Demux::new(PktReader::new(self.input.get_mut()), progress)),
+            None => Box::new(self.input.get_mut()),
+        };
+        Ok(fetched)
+    }
+}

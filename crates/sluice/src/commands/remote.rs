@@ -1,0 +1,241 @@
+//! What clone, fetch and fetch-pack share: reaching a remote with the settings git reads
+//! (`protocol.version`, ssh commands, `http.extraHeader`), receiving a pack into the
+//! repository and checking that it holds what was asked for, and the shallow file.
+
+use super::index_pack::receive_into;
+use super::Context;
+use anyhow::{anyhow, bail, Context as _};
+use sluice_fetch::{
+    ConnectOptions, Connection, FetchRequest, Negotiator, ProtocolVersion, RemoteUrl,
+};
+use sluice_object::{ObjectId, ObjectKind};
+use sluice_odb::{Config, LooseObjects, ObjectDb, Pack, Repository};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long a server may stay silent (keepalives count) before a fetch gives up, unless
+/// `sluice.fetchTimeout` says otherwise (0: wait forever, as git does). Git's upload-pack sends
+/// a keepalive every 5 seconds while it prepares a pack, so a live server is never this quiet.
+const DEFAULT_TIMEOUT_SECS: i64 = 120;
+
+/// A remote repository: where it is, and how git would record it in `remote.<name>.url`.
+#[derive(Debug, Clone)]
+pub(crate) struct Remote {
+    pub url: RemoteUrl,
+    pub recorded: String,
+}
+
+/// Parses `text` as git does; local paths become absolute, as `git clone` records them.
+pub(crate) fn resolve(context: &Context, text: &str) -> anyhow::Result<Remote> {
+    let url = RemoteUrl::parse(text)?;
+    Ok(match url {
+        RemoteUrl::Local(path) => {
+            let absolute = std::path::absolute(context.cwd.join(&path))?;
+            let recorded = if text.starts_with("file://") {
+                text.to_owned()
+            } else {
+                absolute.to_string_lossy().trim_end_matches('/').to_owned()
+            };
+            Remote {
+                url: RemoteUrl::Local(absolute),
+                recorded,
+            }
+        }
+        other => Remote {
+            url: other,
+            recorded: text.to_owned(),
+        },
+    })
+}
+
+/// The connection settings of `config` and the environment, as git reads them.
+pub(crate) fn connect_options(
+    config: &Config,
+    upload_pack: Option<&str>,
+) -> anyhow::Result<ConnectOptions> {
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let protocol = match config.get("protocol.version") {
+        None | Some("2") => ProtocolVersion::V2,
+        Some("0" | "1") => ProtocolVersion::V0,
+        Some(other) => bail!("unknown value for config 'protocol.version': {other}"),
+    };
+    let timeout = config
+        .get_int("sluice.fetchTimeout")?
+        .unwrap_or(DEFAULT_TIMEOUT_SECS);
+    Ok(ConnectOptions {
+        upload_pack: upload_pack
+            .map(str::to_owned)
+            .or_else(|| config.get("remote.origin.uploadpack").map(str::to_owned))
+            .unwrap_or_else(|| "git-upload-pack".to_owned()),
+        protocol,
+        ssh_command: env("GIT_SSH_COMMAND")
+            .or_else(|| config.get("core.sshCommand").map(str::to_owned)),
+        ssh_program: env("GIT_SSH"),
+        ssh_variant: env("GIT_SSH_VARIANT")
+            .or_else(|| config.get("ssh.variant").map(str::to_owned)),
+        http_extra_headers: config
+            .get_all("http.extraHeader")
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+        idle_timeout: (timeout > 0).then(|| Duration::from_secs(timeout as u64)),
+    })
+}
+
+/// Connects to `remote`, with git's message for a local repository that is not there.
+pub(crate) fn connect(remote: &Remote, options: &ConnectOptions) -> anyhow::Result<Connection> {
+    if let RemoteUrl::Local(path) = &remote.url {
+        if !path.exists() {
+            bail!("repository '{}' does not exist", remote.recorded);
+        }
+    }
+    Connection::open(&remote.url, options)
+        .map_err(|e| anyhow!("{e}"))
+        .with_context(|| {
+            format!(
+                "could not read from remote repository '{}'",
+                remote.recorded
+            )
+        })
+}
+
+/// A pack received into the repository.
+#[derive(Debug)]
+pub(crate) struct Received {
+    /// The `.pack` file (its `.idx`, `.rev` and `.keep` beside it).
+    pub pack: PathBuf,
+    /// index-pack's report line.
+    pub report: String,
+    /// Commits the server made shallow, and those it made whole.
+    pub shallow: Vec<ObjectId>,
+    pub unshallow: Vec<ObjectId>,
+}
+
+impl Received {
+    /// Removes the pack and everything written beside it.
+    pub fn remove(&self) {
+        for extension in ["pack", "idx", "rev", "keep", "promisor"] {
+            let _ = std::fs::remove_file(self.pack.with_extension(extension));
+        }
+    }
+}
+
+/// Prints band 2 as git does: each line of the server's progress after `remote: `.
+fn remote_progress() -> impl FnMut(&[u8]) {
+    let mut at_line_start = true;
+    move |text: &[u8]| {
+        let mut err = std::io::stderr().lock();
+        for piece in text.split_inclusive(|&b| b == b'\n' || b == b'\r') {
+            if at_line_start {
+                let _ = err.write_all(b"remote: ");
+            }
+            let _ = err.write_all(piece);
+            at_line_start = piece.ends_with(b"\n") || piece.ends_with(b"\r");
+        }
+    }
+}
+
+/// Fetches `request` (haves from `negotiator`) into `repo` as `index-pack --stdin --fix-thin`
+/// stores it, then checks that every wanted object arrived; a pack that lacks one is removed.
+pub(crate) fn fetch_into(
+    connection: &mut Connection,
+    repo: &Repository,
+    request: &FetchRequest,
+    negotiator: &mut dyn Negotiator,
+    show_progress: bool,
+    keep: Option<String>,
+) -> anyhow::Result<Received> {
+    let fetched = connection.fetch(request, negotiator, remote_progress())?;
+    let (shallow, unshallow) = (fetched.shallow, fetched.unshallow);
+    let mut pack = fetched.pack;
+    let report = receive_into(&mut pack, repo, keep, show_progress, true)?;
+    drop(pack);
+    let checksum = report
+        .split('\t')
+        .nth(1)
+        .ok_or_else(|| anyhow!("index-pack reported '{report}'"))?;
+    let received = Received {
+        pack: repo
+            .objects()
+            .dir()
+            .join("pack")
+            .join(format!("pack-{checksum}.pack")),
+        report: report.clone(),
+        shallow,
+        unshallow,
+    };
+    let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?;
+    if let Some(missing) = request.wants.iter().find(|id| !odb.contains(id)) {
+        received.remove();
+        bail!("remote did not send all necessary objects ({missing} is missing)");
+    }
+    Ok(received)
+}
+
+/// Writes a small received pack's objects as loose objects and removes the pack, as git does
+/// for fetches of fewer than `transfer.unpackLimit` objects. Returns whether it did.
+pub(crate) fn unpack_if_small(received: &Received, repo: &Repository) -> anyhow::Result<bool> {
+    let config = repo.config();
+    let limit = match config.get_int("fetch.unpackLimit")? {
+        Some(limit) => limit,
+        None => config.get_int("transfer.unpackLimit")?.unwrap_or(100),
+    };
+    let pack = Pack::open(&received.pack.with_extension("idx"), repo.hash())?;
+    let count = pack.index().len();
+    if limit <= 0 || count as i64 >= limit {
+        return Ok(false);
+    }
+    let loose = LooseObjects::new(repo.objects().dir(), repo.hash());
+    let level = config
+        .get_int("core.looseCompression")?
+        .unwrap_or(1)
+        .clamp(0, 9) as u32;
+    for position in 0..count {
+        let (kind, data): (ObjectKind, Vec<u8>) = pack.read_position(position)?;
+        loose.write(kind, &data, level)?;
+    }
+    drop(pack);
+    received.remove();
+    Ok(true)
+}
+
+/// Applies a fetch's shallow-boundary changes to `<git-dir>/shallow` (removed when empty).
+pub(crate) fn update_shallow(
+    git_dir: &Path,
+    shallow: &[ObjectId],
+    unshallow: &[ObjectId],
+) -> anyhow::Result<()> {
+    if shallow.is_empty() && unshallow.is_empty() {
+        return Ok(());
+    }
+    let path = git_dir.join("shallow");
+    let mut ids = read_shallow(git_dir)?;
+    ids.extend_from_slice(shallow);
+    ids.retain(|id| !unshallow.contains(id));
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.is_empty() {
+        let _ = std::fs::remove_file(&path);
+        return Ok(());
+    }
+    let text: String = ids.iter().map(|id| format!("{id}\n")).collect();
+    sluice_odb::write_locked(&path, text.as_bytes(), false)?;
+    Ok(())
+}
+
+/// The commits `<git-dir>/shallow` lists.
+pub(crate) fn read_shallow(git_dir: &Path) -> anyhow::Result<Vec<ObjectId>> {
+    let path = git_dir.join("shallow");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read '{}'", path.display())),
+    };
+    text.lines()
+        .map(|line| {
+            ObjectId::from_hex(sluice_object::HashKind::Sha1, line.trim().as_bytes())
+                .map_err(|_| anyhow!("bad line '{line}' in '{}'", path.display()))
+        })
+        .collect()
+}
