@@ -26,70 +26,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def cgi_front_end(port_file, root, git):
-    """The git side's web server: each request runs `git http-backend` as a CGI program."""
-    import http.server
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.0"  # the body ends when the connection does
-
-        def log_message(self, *args):
-            pass
-
-        def run_backend(self):
-            path, _, query = self.path.partition("?")
-            env = dict(os.environ, GIT_PROJECT_ROOT=root, GIT_HTTP_EXPORT_ALL="1",
-                       REQUEST_METHOD=self.command, PATH_INFO=path, QUERY_STRING=query,
-                       REMOTE_ADDR="127.0.0.1",
-                       CONTENT_TYPE=self.headers.get("Content-Type", ""))
-            for header, var in [("Git-Protocol", "GIT_PROTOCOL"),
-                                ("Content-Encoding", "HTTP_CONTENT_ENCODING")]:
-                if self.headers.get(header):
-                    env[var] = self.headers[header]
-            length = int(self.headers.get("Content-Length") or 0)
-            if length:
-                env["CONTENT_LENGTH"] = str(length)
-            body = self.rfile.read(length) if length else b""
-            proc = subprocess.Popen([git, "http-backend"], env=env, stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE)
-            feeder = threading.Thread(target=lambda: (proc.stdin.write(body), proc.stdin.close()))
-            feeder.start()
-            status, headers = "200 OK", []
-            while True:
-                line = proc.stdout.readline().decode().rstrip("\r\n")
-                if not line:
-                    break
-                name, _, value = line.partition(":")
-                if name.lower() == "status":
-                    status = value.strip()
-                else:
-                    headers.append((name, value.strip()))
-            code, _, reason = status.partition(" ")
-            self.send_response(int(code), reason)
-            for name, value in headers:
-                self.send_header(name, value)
-            self.end_headers()
-            shutil.copyfileobj(proc.stdout, self.wfile, 1 << 16)
-            feeder.join()
-            proc.wait()
-
-        do_GET = run_backend
-        do_POST = run_backend
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = False
-    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
-    with open(port_file, "w") as f:
-        f.write(str(server.server_address[1]))
-    server.serve_forever()
-    server.server_close()  # joins the request threads, so every backend has been waited for
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    print(json.dumps({"front_end_cpu": own.ru_utime + own.ru_stime}), file=sys.stderr)
-
-
 def start_git_server(work, root, git):
     port_file = os.path.join(work, "port")
-    proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--front-end",
+    proc = subprocess.Popen([sys.executable, os.path.join(HERE, "..", "scripts", "git_http_server.py"),
                              port_file, root, git], stderr=subprocess.PIPE)
     while not os.path.exists(port_file) or not open(port_file).read():
         time.sleep(0.05)
@@ -128,9 +67,6 @@ def stop(proc):
 
 
 def main():
-    if len(sys.argv) > 1 and sys.argv[1] == "--front-end":
-        cgi_front_end(*sys.argv[2:5])
-        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("repo")
     parser.add_argument("--clients", type=int, default=16)

@@ -254,6 +254,54 @@ impl Refs {
         })
     }
 
+    /// Deletes `name`: its loose file, its line in `packed-refs` (rewritten through its lock)
+    /// and its reflog.
+    pub fn delete(&self, name: &str) -> Result<(), RefError> {
+        if !is_valid_ref_name(name) || !name.starts_with("refs/") {
+            return Err(RefError::BadName(name.to_owned()));
+        }
+        let io = |path: &Path| {
+            let path = path.to_owned();
+            move |source| RefError::Io { path, source }
+        };
+        let packed_path = self.common_dir.join("packed-refs");
+        if let Ok(text) = std::fs::read_to_string(&packed_path) {
+            let mut kept = String::with_capacity(text.len());
+            let mut dropping = false;
+            let mut changed = false;
+            for line in text.lines() {
+                if line.starts_with('^') && dropping {
+                    continue;
+                }
+                dropping = line.split_once(' ').is_some_and(|(_, n)| n == name);
+                if dropping {
+                    changed = true;
+                    continue;
+                }
+                kept.push_str(line);
+                kept.push('\n');
+            }
+            if changed {
+                crate::lockfile::write_locked(&packed_path, kept.as_bytes(), false).map_err(
+                    |e| match e {
+                        crate::LockError::Locked(lock) => {
+                            RefError::Locked(lock.display().to_string())
+                        }
+                        crate::LockError::Io { path, source } => RefError::Io { path, source },
+                    },
+                )?;
+            }
+        }
+        let path = self.file(name);
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io(&path)(e)),
+        }
+        let _ = std::fs::remove_file(self.common_dir.join("logs").join(name));
+        Ok(())
+    }
+
     /// Appends a reflog line for `name`, as `core.logAllRefUpdates` asks for branches and HEAD.
     pub fn append_log(
         &self,

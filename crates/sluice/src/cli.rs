@@ -4,6 +4,7 @@
 use crate::commands::checkout::CheckoutArgs;
 use crate::commands::checkout_index::CheckoutIndexArgs;
 use crate::commands::clone::CloneArgs;
+use crate::commands::fetch::FetchArgs;
 use crate::commands::fetch_pack::FetchPackArgs;
 use crate::commands::serve::ServeArgs;
 use crate::commands::upload_pack::UploadPackArgs;
@@ -40,9 +41,11 @@ pub enum Command {
     CheckoutIndex(CheckoutIndexArgs),
     /// Send objects a fetching client asks for (over standard input and output).
     UploadPack(UploadPackArgs),
-    /// Receive the objects of some refs from another repository (protocol v2, local).
+    /// Receive the objects of some refs from another repository.
     FetchPack(FetchPackArgs),
-    /// Make a new repository from another (protocol v2, local paths and file://).
+    /// Download objects and refs from another repository.
+    Fetch(FetchArgs),
+    /// Make a new repository from another, over any transport git has.
     Clone(CloneArgs),
     /// Serve every repository under a directory over smart HTTP and git://.
     Serve(ServeArgs),

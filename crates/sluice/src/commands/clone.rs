@@ -355,7 +355,7 @@ fn clone_into(
         deepen,
         filter: args.filter.clone(),
         include_tag: !args.no_tags,
-        progress: !args.quiet,
+        progress: show_progress,
     };
     let mut received = None;
     if !wants.is_empty() {
@@ -486,12 +486,12 @@ fn fetch_missing_blobs(
     }
     let options = connect_options(repo.config(), args.upload_pack.as_deref())?;
     let mut connection = connect(remote, &options)?;
+    let show_progress = crate::progress::enabled(!args.quiet, args.progress);
     let request = FetchRequest {
         wants: missing,
-        progress: !args.quiet,
+        progress: show_progress,
         ..FetchRequest::default()
     };
-    let show_progress = crate::progress::enabled(!args.quiet, args.progress);
     let got = fetch_into(
         &mut connection,
         repo,

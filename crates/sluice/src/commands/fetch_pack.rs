@@ -68,7 +68,7 @@ pub fn run(args: FetchPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         let mut negotiator = HistoryNegotiator::new(repo.objects(), tips);
         let request = FetchRequest {
             wants,
-            progress: !args.quiet,
+            progress: show_progress,
             ..FetchRequest::default()
         };
         let keep = args.keep.then(String::new);

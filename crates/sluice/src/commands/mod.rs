@@ -3,9 +3,11 @@
 pub mod checkout;
 pub mod checkout_index;
 pub mod clone;
+pub mod fetch;
 pub mod fetch_pack;
 pub mod index_pack;
 mod output;
+mod refspec;
 mod remote;
 mod revision;
 pub mod serve;
@@ -83,6 +85,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::CheckoutIndex(args) => checkout_index::run(args, &context),
         Command::UploadPack(args) => upload_pack::run(args, &context),
         Command::FetchPack(args) => fetch_pack::run(args, &context),
+        Command::Fetch(args) => fetch::run(args, &context),
         Command::Clone(args) => clone::run(args, &context),
         Command::Serve(args) => serve::run(args, &context),
     }

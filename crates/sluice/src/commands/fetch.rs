@@ -1,0 +1,488 @@
+//! `sluice fetch [<remote>] [<refspec>…]`: git fetch. Negotiates with every local ref, receives
+//! the pack (or, under `transfer.unpackLimit` objects, loose objects), then updates refs as git
+//! does: fast-forwards, `+` or `--force` for the rest, tags never moved unless forced, followed
+//! tags, `FETCH_HEAD`, `--prune`, reflogs and git's summary lines. Objects are stored before any
+//! ref moves, so an interrupted fetch leaves every ref as it was.
+
+use super::checkout::identity;
+use super::refspec::Refspec;
+use super::remote::{
+    connect, connect_options, fetch_into, read_shallow, resolve, unpack_if_small, update_shallow,
+};
+use super::Context;
+use anyhow::{anyhow, bail};
+use clap::Args;
+use sluice_fetch::{Deepen, FetchRequest, HistoryNegotiator, RemoteRef};
+use sluice_object::parse::parse_commit;
+use sluice_object::{IdSet, ObjectId, ObjectKind};
+use sluice_odb::{ObjectDb, RefTarget, Repository};
+use std::collections::VecDeque;
+use std::process::ExitCode;
+
+/// `git fetch`'s arguments (those this version supports).
+#[derive(Debug, Args)]
+pub struct FetchArgs {
+    /// Remove remote-tracking refs whose branch is gone from the remote.
+    #[arg(short, long)]
+    prune: bool,
+    /// Update refs even when the update is not a fast-forward.
+    #[arg(short, long)]
+    force: bool,
+    /// Fetch every tag too (`refs/tags/*:refs/tags/*`).
+    #[arg(short, long, overrides_with = "no_tags")]
+    tags: bool,
+    /// Do not follow tags.
+    #[arg(short = 'n', long, overrides_with = "tags")]
+    no_tags: bool,
+    /// Limit history to this many commits from each tip.
+    #[arg(long, value_name = "depth")]
+    depth: Option<u32>,
+    /// Deepen a shallow history by this many commits.
+    #[arg(long, value_name = "depth")]
+    deepen: Option<u32>,
+    /// Make a shallow repository whole.
+    #[arg(long)]
+    unshallow: bool,
+    /// Deepen to commits after this time (seconds since the epoch).
+    #[arg(long, value_name = "time")]
+    shallow_since: Option<i64>,
+    /// Deepen, excluding what this remote ref reaches.
+    #[arg(long, value_name = "revision")]
+    shallow_exclude: Vec<String>,
+    /// Do not write FETCH_HEAD.
+    #[arg(long)]
+    no_write_fetch_head: bool,
+    /// No messages, no progress.
+    #[arg(short, long)]
+    quiet: bool,
+    /// Progress even when stderr is not a terminal.
+    #[arg(long)]
+    progress: bool,
+    /// The command that runs upload-pack on the other side.
+    #[arg(long, value_name = "command")]
+    upload_pack: Option<String>,
+    /// A configured remote's name, or a URL.
+    #[arg(value_name = "repository")]
+    repository: Option<String>,
+    /// What to fetch and where to store it.
+    #[arg(value_name = "refspec")]
+    refspecs: Vec<String>,
+}
+
+/// git's depth for "everything" (`--unshallow`).
+const INFINITE_DEPTH: u32 = 0x7fff_ffff;
+
+/// One ref update this fetch will make.
+#[derive(Debug)]
+struct Update {
+    remote: RemoteRef,
+    local: Option<String>,
+    force: bool,
+    for_merge: bool,
+}
+
+/// How an update ended, for the summary line and the exit code.
+enum Outcome {
+    UpToDate,
+    New(&'static str),
+    FastForward(ObjectId),
+    Forced(ObjectId),
+    Rejected(&'static str),
+}
+
+/// Whether `old` is `new` or one of its ancestors (missing objects end the walk: a shallow
+/// boundary).
+fn is_ancestor(odb: &ObjectDb, old: &ObjectId, new: &ObjectId) -> bool {
+    let mut seen = IdSet::default();
+    let mut queue = VecDeque::from([*new]);
+    while let Some(id) = queue.pop_front() {
+        if id == *old {
+            return true;
+        }
+        if !seen.insert(id) {
+            continue;
+        }
+        if let Ok(Some((ObjectKind::Commit, data))) = odb.read(&id) {
+            if let Ok(commit) = parse_commit(id.kind(), &data) {
+                queue.extend(commit.parents);
+            }
+        }
+    }
+    false
+}
+
+fn short(name: &str) -> &str {
+    for prefix in ["refs/heads/", "refs/tags/", "refs/remotes/"] {
+        if let Some(rest) = name.strip_prefix(prefix) {
+            return rest;
+        }
+    }
+    name
+}
+
+/// The URL as FETCH_HEAD and the summary name it: without a trailing `/` or `.git`.
+fn display_url(url: &str) -> &str {
+    let url = url.trim_end_matches('/');
+    url.strip_suffix(".git").unwrap_or(url)
+}
+
+/// Runs fetch.
+pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
+    let repo = context
+        .repository()?
+        .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    let config = repo.config();
+    let current_branch = match repo.refs().read("HEAD")? {
+        Some(RefTarget::Symbolic(branch)) => Some(branch),
+        _ => None,
+    };
+    let remote_name = match &args.repository {
+        Some(name) => name.clone(),
+        None => current_branch
+            .as_deref()
+            .and_then(|b| config.get(&format!("branch.{}.remote", short(b))))
+            .unwrap_or("origin")
+            .to_owned(),
+    };
+    let configured_url = config.get(&format!("remote.{remote_name}.url"));
+    let (url_text, named) = match configured_url {
+        Some(url) => (url.to_owned(), true),
+        None if args.repository.is_some() => (remote_name.clone(), false),
+        None => bail!("'{remote_name}' does not appear to be a git repository"),
+    };
+    let remote = resolve(context, &url_text)?;
+    let configured: Vec<Refspec> = if named {
+        config
+            .get_all(&format!("remote.{remote_name}.fetch"))
+            .into_iter()
+            .map(Refspec::parse)
+            .collect::<anyhow::Result<_>>()?
+    } else {
+        Vec::new()
+    };
+    let mut specs: Vec<Refspec> = if args.refspecs.is_empty() {
+        configured.clone()
+    } else {
+        args.refspecs
+            .iter()
+            .map(|s| Refspec::parse(s))
+            .collect::<anyhow::Result<_>>()?
+    };
+    let explicit = !args.refspecs.is_empty();
+    if args.tags {
+        specs.push(Refspec::parse("+refs/tags/*:refs/tags/*")?);
+    }
+    let tagopt = named.then(|| config.get(&format!("remote.{remote_name}.tagopt")));
+    let follow_tags = !args.no_tags && !args.tags && tagopt.flatten() != Some("--no-tags");
+
+    let mut options = connect_options(config, args.upload_pack.as_deref())?;
+    if let (None, Some(upload_pack)) = (
+        &args.upload_pack,
+        config.get(&format!("remote.{remote_name}.uploadpack")),
+    ) {
+        options.upload_pack = upload_pack.to_owned();
+    }
+    let mut connection = connect(&remote, &options)?;
+    let mut prefixes: Vec<String> = Vec::new();
+    for spec in specs.iter().filter(|s| !s.negative) {
+        match spec.src.split_once('*') {
+            Some((before, _)) => prefixes.push(before.to_owned()),
+            None => {
+                for form in ["", "refs/", "refs/tags/", "refs/heads/", "refs/remotes/"] {
+                    prefixes.push(format!("{form}{}", spec.src));
+                }
+            }
+        }
+    }
+    if specs.is_empty() {
+        prefixes.push("HEAD".into());
+    }
+    if follow_tags {
+        prefixes.push("refs/tags/".into());
+    }
+    let prefix_refs: Vec<&str> = prefixes.iter().map(String::as_str).collect();
+    let advertised = connection.ls_refs(&prefix_refs)?;
+
+    // Which remote refs go where.
+    let merge_branch = current_branch.as_deref().and_then(|b| {
+        let remote_of = config.get(&format!("branch.{}.remote", short(b)))?;
+        (remote_of == remote_name)
+            .then(|| config.get(&format!("branch.{}.merge", short(b))))
+            .flatten()
+    });
+    let mut updates: Vec<Update> = Vec::new();
+    if specs.is_empty() {
+        if let Some(head) = advertised.iter().find(|r| r.name == "HEAD") {
+            updates.push(Update {
+                remote: head.clone(),
+                local: None,
+                force: false,
+                for_merge: true,
+            });
+        }
+    }
+    for remote_ref in &advertised {
+        let excluded = specs
+            .iter()
+            .any(|s| s.negative && s.matches(&remote_ref.name).is_some());
+        if excluded {
+            continue;
+        }
+        for spec in specs.iter().filter(|s| !s.negative) {
+            let Some(star) = spec.matches(&remote_ref.name) else {
+                continue;
+            };
+            if spec.is_exact() && updates.iter().any(|u| u.remote.name == remote_ref.name) {
+                continue;
+            }
+            let for_merge = if explicit {
+                true
+            } else {
+                merge_branch == Some(remote_ref.name.as_str())
+            };
+            updates.push(Update {
+                remote: remote_ref.clone(),
+                local: spec.destination(&star),
+                force: spec.force || args.force,
+                for_merge,
+            });
+        }
+    }
+    for spec in specs.iter().filter(|s| s.is_exact() && !s.negative) {
+        if !advertised.iter().any(|r| spec.matches(&r.name).is_some()) {
+            bail!("couldn't find remote ref {}", spec.src);
+        }
+    }
+
+    // Fetch what is missing.
+    let deepen = Deepen {
+        depth: if args.unshallow {
+            Some(INFINITE_DEPTH)
+        } else {
+            args.depth.or(args.deepen)
+        },
+        since: args.shallow_since,
+        not: args.shallow_exclude.clone(),
+        relative: args.deepen.is_some(),
+    };
+    let shallow = read_shallow(repo.git_dir())?;
+    if args.unshallow && shallow.is_empty() {
+        bail!("--unshallow on a complete repository does not make sense");
+    }
+    let mut wants: Vec<ObjectId> = updates
+        .iter()
+        .map(|u| u.remote.id)
+        .filter(|id| deepen.is_set() || !repo.objects().contains(id))
+        .collect();
+    wants.sort_unstable();
+    wants.dedup();
+    let promisor = named
+        && config
+            .get_bool(&format!("remote.{remote_name}.promisor"))?
+            .unwrap_or(false);
+    let show_progress = crate::progress::enabled(!args.quiet, args.progress);
+    if !wants.is_empty() {
+        let tips: Vec<ObjectId> = repo.refs().list()?.into_iter().map(|(_, id)| id).collect();
+        let mut negotiator = HistoryNegotiator::new(repo.objects(), tips);
+        let request = FetchRequest {
+            wants,
+            shallow,
+            deepen,
+            filter: promisor
+                .then(|| config.get(&format!("remote.{remote_name}.partialclonefilter")))
+                .flatten()
+                .map(str::to_owned),
+            include_tag: follow_tags,
+            progress: show_progress,
+        };
+        let received = fetch_into(
+            &mut connection,
+            &repo,
+            &request,
+            &mut negotiator,
+            show_progress,
+            None,
+        )?;
+        update_shallow(repo.git_dir(), &received.shallow, &received.unshallow)?;
+        if promisor {
+            std::fs::write(received.pack.with_extension("promisor"), "")?;
+        } else {
+            unpack_if_small(&received, &repo)?;
+        }
+    }
+    connection.finish()?;
+
+    // Refs move only now that the objects are in.
+    let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?;
+    if follow_tags {
+        for tag in advertised
+            .iter()
+            .filter(|r| r.name.starts_with("refs/tags/"))
+        {
+            let known = updates.iter().any(|u| u.remote.name == tag.name);
+            if !known && odb.contains(&tag.id) && repo.refs().read(&tag.name)?.is_none() {
+                updates.push(Update {
+                    remote: tag.clone(),
+                    local: Some(tag.name.clone()),
+                    force: false,
+                    for_merge: false,
+                });
+            }
+        }
+    }
+    let bare = repo.work_tree().is_none();
+    let log_updates = config.get_bool("core.logAllRefUpdates")?.unwrap_or(!bare);
+    let who = identity(config);
+    let mut action = String::from("fetch");
+    if let Some(repository) = &args.repository {
+        action.push(' ');
+        action.push_str(repository);
+    }
+    let mut lines: Vec<(char, String, String, String, String)> = Vec::new();
+    let mut rejected = false;
+    for update in &updates {
+        let Some(local) = &update.local else {
+            continue;
+        };
+        if !bare && current_branch.as_deref() == Some(local.as_str()) {
+            bail!(
+                "refusing to fetch into branch '{local}' checked out at '{}'",
+                repo.work_tree()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default()
+            );
+        }
+        let old = repo.refs().resolve(local).ok().and_then(|(_, id)| id);
+        let new = update.remote.id;
+        let outcome = match old {
+            Some(old) if old == new => Outcome::UpToDate,
+            None => Outcome::New(if local.starts_with("refs/tags/") {
+                "[new tag]"
+            } else if update.remote.name.starts_with("refs/heads/") {
+                "[new branch]"
+            } else {
+                "[new ref]"
+            }),
+            Some(old) if local.starts_with("refs/tags/") => {
+                if update.force {
+                    Outcome::Forced(old)
+                } else {
+                    Outcome::Rejected("would clobber existing tag")
+                }
+            }
+            Some(old) if is_ancestor(&odb, &old, &new) => Outcome::FastForward(old),
+            Some(old) if update.force => Outcome::Forced(old),
+            Some(_) => Outcome::Rejected("non-fast-forward"),
+        };
+        let (code, summary, note, reason) = match &outcome {
+            Outcome::UpToDate => continue,
+            Outcome::New(what) => ('*', (*what).to_owned(), String::new(), "storing head"),
+            Outcome::FastForward(old) => (
+                ' ',
+                format!("{}..{}", &old.to_string()[..7], &new.to_string()[..7]),
+                String::new(),
+                "fast-forward",
+            ),
+            Outcome::Forced(old) => (
+                '+',
+                format!("{}...{}", &old.to_string()[..7], &new.to_string()[..7]),
+                "  (forced update)".to_owned(),
+                "forced-update",
+            ),
+            Outcome::Rejected(why) => {
+                rejected = true;
+                ('!', "[rejected]".to_owned(), format!("  ({why})"), "")
+            }
+        };
+        if !matches!(outcome, Outcome::Rejected(_)) {
+            repo.refs().write(local, &RefTarget::Id(new))?;
+            let logged = local.starts_with("refs/heads/")
+                || local.starts_with("refs/remotes/")
+                || local.starts_with("refs/notes/");
+            if log_updates && logged {
+                let null = repo.hash().null_id();
+                let reason = if local.starts_with("refs/tags/") {
+                    "storing tag"
+                } else {
+                    reason
+                };
+                let _ = repo.refs().append_log(
+                    local,
+                    &old.unwrap_or(null),
+                    &new,
+                    &who,
+                    &format!("{action}: {reason}"),
+                );
+            }
+        }
+        lines.push((
+            code,
+            summary,
+            short(&update.remote.name).to_owned(),
+            short(local).to_owned(),
+            note,
+        ));
+    }
+
+    if args.prune {
+        for spec in specs.iter().filter(|s| !s.is_exact() && !s.negative) {
+            for (local, _) in repo.refs().list()? {
+                let Some(source) = spec.source_for(&local) else {
+                    continue;
+                };
+                if local.starts_with("refs/tags/") && !args.tags {
+                    continue;
+                }
+                if !advertised.iter().any(|r| r.name == source) {
+                    repo.refs().delete(&local)?;
+                    lines.push((
+                        '-',
+                        "[deleted]".to_owned(),
+                        "(none)".to_owned(),
+                        short(&local).to_owned(),
+                        String::new(),
+                    ));
+                }
+            }
+        }
+    }
+
+    if !args.no_write_fetch_head {
+        write_fetch_head(&repo, &updates, display_url(&remote.recorded))?;
+    }
+    if !args.quiet && !lines.is_empty() {
+        let width = lines.iter().map(|l| l.2.len()).max().unwrap_or(0).max(10);
+        eprintln!("From {}", display_url(&remote.recorded));
+        for (code, summary, from, to, note) in lines {
+            eprintln!(" {code} {summary:<17} {from:<width$} -> {to}{note}");
+        }
+    }
+    if rejected {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `FETCH_HEAD`: the refs fetched, merge candidates first, each as `<id>\t[not-for-merge]\t
+/// <kind> '<name>' of <url>`.
+fn write_fetch_head(repo: &Repository, updates: &[Update], url: &str) -> anyhow::Result<()> {
+    let mut text = String::new();
+    for merge in [true, false] {
+        for update in updates.iter().filter(|u| u.for_merge == merge) {
+            let name = &update.remote.name;
+            let what = if let Some(branch) = name.strip_prefix("refs/heads/") {
+                format!("branch '{branch}' of ")
+            } else if let Some(tag) = name.strip_prefix("refs/tags/") {
+                format!("tag '{tag}' of ")
+            } else if name == "HEAD" {
+                String::new()
+            } else {
+                format!("'{name}' of ")
+            };
+            let flag = if merge { "" } else { "not-for-merge" };
+            text.push_str(&format!("{}\t{flag}\t{what}{url}\n", update.remote.id));
+        }
+    }
+    sluice_odb::write_locked(&repo.git_dir().join("FETCH_HEAD"), text.as_bytes(), false)?;
+    Ok(())
+}

@@ -1,0 +1,109 @@
+//! Fetch refspecs (`[+]<src>[:<dst>]`, one `*` on each side, `^<src>` to exclude), as
+//! `remote.<name>.fetch` and the command line give them.
+
+use anyhow::bail;
+
+/// One refspec.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refspec {
+    pub force: bool,
+    pub negative: bool,
+    pub src: String,
+    pub dst: Option<String>,
+}
+
+impl Refspec {
+    pub fn parse(text: &str) -> anyhow::Result<Refspec> {
+        let (negative, rest) = match text.strip_prefix('^') {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let (force, rest) = match rest.strip_prefix('+') {
+            Some(rest) => (true, rest),
+            None => (false, rest),
+        };
+        let (src, dst) = match rest.split_once(':') {
+            Some((src, dst)) => (src, (!dst.is_empty()).then(|| dst.to_owned())),
+            None => (rest, None),
+        };
+        let stars = |s: &str| s.matches('*').count();
+        if src.is_empty() && !negative
+            || stars(src) > 1
+            || dst.as_deref().is_some_and(|d| stars(d) != stars(src))
+            || (negative && dst.is_some())
+        {
+            bail!("invalid refspec '{text}'");
+        }
+        Ok(Refspec {
+            force,
+            negative,
+            src: src.to_owned(),
+            dst,
+        })
+    }
+
+    /// Whether `name` (a full remote ref name) matches the source side; a pattern's `*`
+    /// matches what is returned, a plain name matches itself in full or as a short name
+    /// (`main` for `refs/heads/main`, `v1` for `refs/tags/v1`).
+    pub fn matches(&self, name: &str) -> Option<String> {
+        match self.src.split_once('*') {
+            Some((before, after)) => name
+                .strip_prefix(before)
+                .and_then(|rest| rest.strip_suffix(after))
+                .map(str::to_owned),
+            None => {
+                let candidates = [
+                    self.src.clone(),
+                    format!("refs/{}", self.src),
+                    format!("refs/tags/{}", self.src),
+                    format!("refs/heads/{}", self.src),
+                    format!("refs/remotes/{}", self.src),
+                ];
+                candidates.contains(&name.to_owned()).then(String::new)
+            }
+        }
+    }
+
+    /// The local name for a remote ref the source matched with `star`.
+    pub fn destination(&self, star: &str) -> Option<String> {
+        self.dst.as_ref().map(|dst| dst.replacen('*', star, 1))
+    }
+
+    /// Whether the source names exactly one ref rather than a pattern.
+    pub fn is_exact(&self) -> bool {
+        !self.src.contains('*')
+    }
+
+    /// The refs this side keeps for the pattern's destination (for `--prune`): the remote
+    /// name that would map to `local`, if the destination matches it.
+    pub fn source_for(&self, local: &str) -> Option<String> {
+        let dst = self.dst.as_deref()?;
+        let (before, after) = dst.split_once('*')?;
+        let star = local.strip_prefix(before)?.strip_suffix(after)?;
+        Some(self.src.replacen('*', star, 1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Refspec;
+
+    #[test]
+    fn patterns_map_and_bad_specs_are_refused() {
+        let spec = Refspec::parse("+refs/heads/*:refs/remotes/origin/*").unwrap();
+        assert!(spec.force);
+        let star = spec.matches("refs/heads/a/b").unwrap();
+        assert_eq!(spec.destination(&star).unwrap(), "refs/remotes/origin/a/b");
+        assert_eq!(
+            spec.source_for("refs/remotes/origin/x").unwrap(),
+            "refs/heads/x"
+        );
+        assert!(spec.matches("refs/tags/v1").is_none());
+        let exact = Refspec::parse("main").unwrap();
+        assert!(exact.matches("refs/heads/main").is_some());
+        assert!(exact.dst.is_none());
+        for bad in ["a*:b", "a*b*:c*", "^a:b", ""] {
+            assert!(Refspec::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""git's smart HTTP server as a web server runs it: each request runs `git http-backend` as a
+CGI program. Threaded; on SIGTERM it stops accepting, waits for the requests in flight and
+prints its own CPU time as JSON on stderr. Used by the HTTP benchmark and by the tests that
+fetch from git's own HTTP server.
+
+    python3 scripts/git_http_server.py <port file> <project root> <git>
+
+The chosen port is written to <port file> once the server listens.
+"""
+
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+
+
+def cgi_front_end(port_file, root, git):
+    """The git side's web server: each request runs `git http-backend` as a CGI program."""
+    import http.server
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.0"  # the body ends when the connection does
+
+        def log_message(self, *args):
+            pass
+
+        def run_backend(self):
+            path, _, query = self.path.partition("?")
+            env = dict(os.environ, GIT_PROJECT_ROOT=root, GIT_HTTP_EXPORT_ALL="1",
+                       REQUEST_METHOD=self.command, PATH_INFO=path, QUERY_STRING=query,
+                       REMOTE_ADDR="127.0.0.1",
+                       CONTENT_TYPE=self.headers.get("Content-Type", ""))
+            for header, var in [("Git-Protocol", "GIT_PROTOCOL"),
+                                ("Content-Encoding", "HTTP_CONTENT_ENCODING")]:
+                if self.headers.get(header):
+                    env[var] = self.headers[header]
+            length = int(self.headers.get("Content-Length") or 0)
+            if length:
+                env["CONTENT_LENGTH"] = str(length)
+            body = self.rfile.read(length) if length else b""
+            proc = subprocess.Popen([git, "http-backend"], env=env, stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE)
+            feeder = threading.Thread(target=lambda: (proc.stdin.write(body), proc.stdin.close()))
+            feeder.start()
+            status, headers = "200 OK", []
+            while True:
+                line = proc.stdout.readline().decode().rstrip("\r\n")
+                if not line:
+                    break
+                name, _, value = line.partition(":")
+                if name.lower() == "status":
+                    status = value.strip()
+                else:
+                    headers.append((name, value.strip()))
+            code, _, reason = status.partition(" ")
+            self.send_response(int(code), reason)
+            for name, value in headers:
+                self.send_header(name, value)
+            self.end_headers()
+            shutil.copyfileobj(proc.stdout, self.wfile, 1 << 16)
+            feeder.join()
+            proc.wait()
+
+        do_GET = run_backend
+        do_POST = run_backend
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = False
+    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
+    with open(port_file, "w") as f:
+        f.write(str(server.server_address[1]))
+    server.serve_forever()
+    server.server_close()  # joins the request threads, so every backend has been waited for
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"front_end_cpu": own.ru_utime + own.ru_stime}), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    cgi_front_end(*sys.argv[1:4])
