@@ -67,15 +67,17 @@ impl<'a> HistoryNegotiator<'a> {
         if self.seen.contains_key(&id) {
             return;
         }
-        let time = self
+        self.seen.insert(id, Seen::default());
+        // Only commits this side has are offered: a shallow history's cut parents are not.
+        let commit = self
             .odb
             .read(&id)
             .ok()
             .flatten()
-            .and_then(|(_, data)| parse_commit(id.kind(), &data).ok())
-            .map_or(0, |c| c.time);
-        self.seen.insert(id, Seen::default());
-        self.queue.push((time, id));
+            .and_then(|(_, data)| parse_commit(id.kind(), &data).ok());
+        if let Some(commit) = commit {
+            self.queue.push((commit.time, id));
+        }
     }
 
     /// Marks `id` and everything below it that the walk has expanded as common.

@@ -1,7 +1,7 @@
 //! Protocol v0/v1 fetches (`gitprotocol-pack`), for servers that do not speak v2: the refs
 //! came with the advertisement, so a fetch is one request (wants with capabilities, the
-//! shallow lines, a flush, the haves and `done`) and one answer (the shallow boundary, one
-//! `ACK`/`NAK`, the pack). One round only: up to 256 haves, newest first, which is enough for
+//! shallow lines, a flush, the haves and `done`) and one answer (the shallow boundary, the
+//! acknowledgements ending in one unmarked `ACK` or `NAK`, the pack). One round only: up to 256 haves, newest first, which is enough for
 //! any fetch whose common history is recent; the server sends more when it is not.
 
 use crate::connection::{next_line, parse_id};
@@ -27,7 +27,15 @@ impl Connection {
         negotiator: &mut dyn Negotiator,
         progress: F,
     ) -> Result<Fetched<'a>, FetchError> {
-        let haves = negotiator.next_haves(HAVES);
+        // Without multi_ack a server ACKs each common have with no way to tell the last, so
+        // haves go only to servers that end their answer with one unmarked ACK or NAK.
+        let multi_ack = ["multi_ack_detailed", "multi_ack"]
+            .into_iter()
+            .find(|c| self.has_capability(c));
+        let haves = match multi_ack {
+            Some(_) => negotiator.next_haves(HAVES),
+            None => Vec::new(),
+        };
         let band = if self.has_capability("side-band-64k") {
             Some("side-band-64k")
         } else if self.has_capability("side-band") {
@@ -35,7 +43,7 @@ impl Connection {
         } else {
             None
         };
-        let mut capabilities: Vec<&str> = band.into_iter().collect();
+        let mut capabilities: Vec<&str> = band.into_iter().chain(multi_ack).collect();
         for (wanted, name) in [
             (true, "ofs-delta"),
             (!haves.is_empty(), "thin-pack"),
@@ -129,7 +137,8 @@ impl Connection {
             common: Vec::new(),
             pack: Box::new(std::io::empty()),
         };
-        if shallow {
+        // The boundary comes back only when the history is cut (not for shallow lines alone).
+        if deepen.is_set() {
             loop {
                 match next_line(&mut self.input, "the shallow list")? {
                     Ok(text) => {
@@ -152,7 +161,8 @@ impl Connection {
                 }
             }
         }
-        // Without multi_ack the server answers `done` with one `ACK <id>` or `NAK`.
+        // `ACK <id> common|continue|ready` lines as the haves are read, then one `ACK <id>` or
+        // `NAK` for `done`.
         loop {
             match next_line(&mut self.input, "the acknowledgments")? {
                 Ok(text) if text == "NAK" => break,

@@ -11,15 +11,15 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// A `sluice serve` child with the addresses it printed, killed when dropped.
-struct Server {
+pub(crate) struct Server {
     child: std::process::Child,
     http: Option<String>,
-    git: Option<String>,
+    pub(crate) git: Option<String>,
 }
 
 impl Server {
     /// Serves `dir` (under `env`) with both front ends on free ports and `extra` options.
-    fn start(env: &Env, dir: &str, extra: &[&str]) -> Server {
+    pub(crate) fn start(env: &Env, dir: &str, extra: &[&str]) -> Server {
         let mut args = vec!["serve", "--http", "127.0.0.1:0", "--git", "127.0.0.1:0"];
         args.extend_from_slice(extra);
         args.push(dir);
@@ -45,7 +45,7 @@ impl Server {
         server
     }
 
-    fn http(&self) -> &str {
+    pub(crate) fn http(&self) -> &str {
         self.http.as_deref().unwrap()
     }
 
@@ -379,7 +379,7 @@ fn git_daemon_protocol_serves_clones_and_refuses_escapes() {
 
 /// A stand-in for ssh: skips the options and the host, then runs the remote command locally,
 /// as sshd would hand it to a shell.
-fn fake_ssh(env: &Env) -> PathBuf {
+pub(crate) fn fake_ssh(env: &Env) -> PathBuf {
     let path = env.path().join("fake-ssh");
     std::fs::write(
         &path,

@@ -10,5 +10,6 @@ mod index_pack;
 mod object_database;
 mod serve;
 mod thin_and_collisions;
+mod transports;
 mod upload_pack;
 mod verify_pack;

@@ -1,0 +1,343 @@
+//! `sluice clone` and `sluice fetch` against every server git users meet: git's upload-pack
+//! through file:// and a stand-in for ssh, `git daemon`, git's `http-backend` behind a real
+//! HTTP server, and `sluice serve`; each git installed as the server, protocol v0 and v2. Each
+//! result must equal what `git clone` / `git fetch` (the same git) make from the same URL:
+//! refs, HEAD, configuration, shallow file, FETCH_HEAD, index; and pass `git fsck --strict`.
+
+use crate::serve::{fake_ssh, Server};
+use crate::upload_pack::{fsck, refs, source};
+use crate::util::{gits, stderr, text, Env};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A server started for one test, stopped when dropped.
+enum Running {
+    None,
+    Child(Child),
+    Sluice(#[allow(dead_code)] Server),
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Running::Child(child) = self {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Where the source is served and what the clients need to reach it.
+struct Served {
+    url: String,
+    /// `--upload-pack` for transports that run a command.
+    upload_pack: Option<String>,
+    /// `GIT_SSH_COMMAND`, for the ssh stand-in.
+    ssh: Option<PathBuf>,
+    _server: Running,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn wait_for_port(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "server on {port} never listened");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    File,
+    Ssh,
+    Daemon,
+    Http,
+    SluiceServe,
+}
+
+/// Serves `env`'s `source.git` with `git` (the server's version) over `kind`.
+fn serve(env: &Env, kind: Kind, git: &Path) -> Served {
+    let repo = env.path().join("source.git");
+    let upload_pack = format!("{} upload-pack", git.display());
+    match kind {
+        Kind::File => Served {
+            url: format!("file://{}", repo.display()),
+            upload_pack: Some(upload_pack),
+            ssh: None,
+            _server: Running::None,
+        },
+        Kind::Ssh => Served {
+            url: format!("ssh://example.invalid{}", repo.display()),
+            upload_pack: Some(upload_pack),
+            ssh: Some(fake_ssh(env)),
+            _server: Running::None,
+        },
+        Kind::Daemon => {
+            let port = free_port();
+            // git-daemon itself, not `git daemon` (whose child would outlive a kill).
+            let exec_path = Command::new(git)
+                .arg("--exec-path")
+                .output()
+                .unwrap()
+                .stdout;
+            let daemon =
+                PathBuf::from(String::from_utf8(exec_path).unwrap().trim()).join("git-daemon");
+            let child = Command::new(daemon)
+                .args(["--reuseaddr", "--export-all", "--listen=127.0.0.1"])
+                .arg(format!("--port={port}"))
+                .arg(format!("--base-path={}", env.path().display()))
+                .arg(env.path())
+                .env("HOME", env.path().join("home"))
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            wait_for_port(port);
+            Served {
+                url: format!("git://127.0.0.1:{port}/source.git"),
+                upload_pack: None,
+                ssh: None,
+                _server: Running::Child(child),
+            }
+        }
+        Kind::Http => {
+            let port_file = env.path().join("http-port");
+            let script =
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/git_http_server.py");
+            let child = Command::new("python3")
+                .arg(script)
+                .arg(&port_file)
+                .arg(env.path())
+                .arg(git)
+                .env("HOME", env.path().join("home"))
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let deadline = Instant::now() + Duration::from_secs(20);
+            let port = loop {
+                if let Ok(text) = std::fs::read_to_string(&port_file) {
+                    if let Ok(port) = text.trim().parse::<u16>() {
+                        break port;
+                    }
+                }
+                assert!(Instant::now() < deadline, "the HTTP server did not start");
+                std::thread::sleep(Duration::from_millis(50));
+            };
+            Served {
+                url: format!("http://127.0.0.1:{port}/source.git"),
+                upload_pack: None,
+                ssh: None,
+                _server: Running::Child(child),
+            }
+        }
+        Kind::SluiceServe => {
+            let server = Server::start(env, ".", &[]);
+            Served {
+                url: format!("http://{}/source.git", server.http()),
+                upload_pack: None,
+                ssh: None,
+                _server: Running::Sluice(server),
+            }
+        }
+    }
+}
+
+/// Runs `program` (git or sluice) with the served options; must succeed.
+fn run(env: &Env, served: &Served, sluice: bool, cwd: &Path, protocol: &str, args: &[&str]) {
+    let mut all = vec!["-c", protocol, "-c", "ssh.variant=ssh"];
+    all.extend_from_slice(args);
+    let mut command = if sluice {
+        env.sluice_command(cwd, &all)
+    } else {
+        env.git_command(cwd, &all)
+    };
+    if let Some(ssh) = &served.ssh {
+        command.env("GIT_SSH_COMMAND", ssh);
+    }
+    let out = crate::util::run_with_input(command, b"");
+    let who = if sluice { "sluice" } else { "git" };
+    assert!(
+        out.status.success(),
+        "{who} {all:?} failed: {}",
+        stderr(&out)
+    );
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// What must be equal between Sluice's repository and git's.
+fn state(env: &Env, repo: &Path, bare: bool) -> String {
+    let git_dir = if bare {
+        repo.to_owned()
+    } else {
+        repo.join(".git")
+    };
+    let config = env.git(repo, &["config", "--local", "--list"]);
+    let mut out = format!(
+        "{}\nconfig:\n{}\nshallow:\n{}",
+        refs(env, repo),
+        String::from_utf8_lossy(&config),
+        read(&git_dir.join("shallow")),
+    );
+    if !bare {
+        let index = env.git(repo, &["ls-files", "-s"]);
+        out.push_str(&format!("index:\n{}", String::from_utf8_lossy(&index)));
+        let status = env.git(repo, &["status", "--porcelain"]);
+        assert!(status.is_empty(), "{}: status not clean", repo.display());
+    }
+    out
+}
+
+/// Moves the source on: a new commit on main, an annotated tag on it, topic rewound.
+fn advance(env: &Env, round: usize) {
+    let work = env.path().join("advance");
+    let repo = env.path().join("source.git");
+    if !work.exists() {
+        env.git(
+            env.path(),
+            &[
+                "clone",
+                "-q",
+                repo.to_str().unwrap(),
+                work.to_str().unwrap(),
+            ],
+        );
+    }
+    std::fs::write(work.join("README"), text(5000 + round, 40)).unwrap();
+    std::fs::write(
+        work.join(format!("added{round}.txt")),
+        text(6000 + round, 10),
+    )
+    .unwrap();
+    env.git(&work, &["add", "-A"]);
+    env.git(&work, &["commit", "-q", "-m", &format!("advance {round}")]);
+    env.git(&work, &["tag", "-a", "-m", "t", &format!("adv-{round}")]);
+    env.git(&work, &["push", "-q", "origin", "main", "--tags"]);
+    env.git(
+        &repo,
+        &["update-ref", "refs/heads/topic", "refs/heads/topic~1"],
+    );
+}
+
+/// Clones and fetches in every way through `kind`, for each git as the server and client.
+fn every_way(kind: Kind) {
+    for git in gits() {
+        for protocol in ["protocol.version=0", "protocol.version=2"] {
+            let env = Env::with_git(git.clone());
+            let repo = source(&env);
+            env.git(&repo, &["config", "uploadpack.allowFilter", "true"]);
+            env.git(&repo, &["config", "uploadpack.allowAnySHA1InWant", "true"]);
+            let served = serve(&env, kind, &git);
+            let label = format!("{kind:?} {} {protocol}", git.display());
+            let clones: [(&str, &[&str]); 6] = [
+                ("full", &[]),
+                ("bare", &["--bare"]),
+                ("mirror", &["--mirror"]),
+                ("single", &["--single-branch", "-b", "topic"]),
+                ("shallow", &["--depth", "2"]),
+                ("partial", &["--filter=blob:none"]),
+            ];
+            for (name, options) in clones {
+                for sluice in [true, false] {
+                    let dest = env.path().join(format!("{name}-{sluice}"));
+                    let mut args = vec!["clone", "-q"];
+                    let upload;
+                    if let Some(command) = &served.upload_pack {
+                        upload = format!("--upload-pack={command}");
+                        args.push(&upload);
+                    }
+                    args.extend_from_slice(options);
+                    args.push(&served.url);
+                    args.push(dest.to_str().unwrap());
+                    run(&env, &served, sluice, env.path(), protocol, &args);
+                }
+                let bare = name == "bare" || name == "mirror";
+                let (ours, theirs) = (
+                    env.path().join(format!("{name}-true")),
+                    env.path().join(format!("{name}-false")),
+                );
+                assert_eq!(
+                    state(&env, &ours, bare),
+                    state(&env, &theirs, bare),
+                    "{label}: clone {name}"
+                );
+                fsck(&env, &ours);
+            }
+            // The source moves on; each kind of clone fetches the news.
+            for round in 0..2 {
+                advance(&env, round);
+                for name in ["full", "shallow", "partial", "mirror"] {
+                    for sluice in [true, false] {
+                        let dest = env.path().join(format!("{name}-{sluice}"));
+                        let mut args = vec!["fetch", "-q"];
+                        let upload;
+                        if let Some(command) = &served.upload_pack {
+                            upload = format!("--upload-pack={command}");
+                            args.push(&upload);
+                        }
+                        if name == "full" && round == 1 {
+                            args.push("--prune");
+                        }
+                        run(&env, &served, sluice, &dest, protocol, &args);
+                    }
+                    let bare = name == "mirror";
+                    let (ours, theirs) = (
+                        env.path().join(format!("{name}-true")),
+                        env.path().join(format!("{name}-false")),
+                    );
+                    let git_dir = |repo: &Path| {
+                        if bare {
+                            repo.to_owned()
+                        } else {
+                            repo.join(".git")
+                        }
+                    };
+                    let head = |repo: &Path| read(&git_dir(repo).join("FETCH_HEAD"));
+                    assert_eq!(
+                        state(&env, &ours, bare),
+                        state(&env, &theirs, bare),
+                        "{label}: fetch {round} into {name}"
+                    );
+                    assert_eq!(head(&ours), head(&theirs), "{label}: FETCH_HEAD {name}");
+                    fsck(&env, &ours);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn clone_and_fetch_over_file_urls() {
+    every_way(Kind::File);
+}
+
+#[test]
+fn clone_and_fetch_over_ssh() {
+    every_way(Kind::Ssh);
+}
+
+#[test]
+fn clone_and_fetch_from_git_daemon() {
+    every_way(Kind::Daemon);
+}
+
+#[test]
+fn clone_and_fetch_from_git_http_backend() {
+    every_way(Kind::Http);
+}
+
+#[test]
+fn clone_and_fetch_from_sluice_serve() {
+    every_way(Kind::SluiceServe);
+}
