@@ -85,9 +85,9 @@ fn bad_servers_leave_the_repository_as_it_was() {
     for (name, server, message) in [
         ("garbage", "printf garbage; true".to_owned(), "pkt-line"),
         (
-            "v0 only",
+            "neither v2 nor v0",
             "printf '000anot v2'; true".to_owned(),
-            "version 2",
+            "bad object id",
         ),
         ("bad ref name", bad_name, "bad name"),
         ("hangs up", format!("{advertisement}; true"), ""),

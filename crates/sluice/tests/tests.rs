@@ -2,6 +2,7 @@
 
 mod util;
 
+mod bad_servers;
 mod checkout;
 mod clone;
 mod fetch_pack;

@@ -1,0 +1,216 @@
+//! Servers that misbehave: a corrupt pack, a stream cut short, a broken pkt-line, a ref with a
+//! name git refuses, a pack without the wanted objects, an error on band 3, silence (over a
+//! pipe, git:// and HTTP), HTTP errors and a dumb HTTP server. Each clone and fetch must fail
+//! with a clear message and a non-zero exit, and leave the destination as it was: no clone
+//! directory, an unchanged repository for a fetch.
+
+use crate::upload_pack::{snapshot, source};
+use crate::util::{run_with_input, stderr, Env};
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn script() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/support/bad_upload_pack.py")
+        .display()
+        .to_string()
+}
+
+/// The source's whole history as one pack, and a pack of a single blob.
+fn packs(env: &Env, repo: &Path) -> (String, String, String) {
+    let head = String::from_utf8(env.git(repo, &["rev-parse", "main"])).unwrap();
+    let head = head.trim().to_owned();
+    let full = env.git_with_input(repo, &["pack-objects", "--all", "--stdout", "-q"], b"");
+    assert!(full.status.success());
+    let full_path = env.path().join("full.pack");
+    std::fs::write(&full_path, &full.stdout).unwrap();
+    let blob = String::from_utf8(env.git(repo, &["rev-parse", "main:README"])).unwrap();
+    let one = env.git_with_input(repo, &["pack-objects", "--stdout", "-q"], blob.as_bytes());
+    let one_path = env.path().join("one.pack");
+    std::fs::write(&one_path, &one.stdout).unwrap();
+    (
+        head,
+        full_path.display().to_string(),
+        one_path.display().to_string(),
+    )
+}
+
+/// Runs sluice, which must fail (within a minute) with `expected` in its message.
+fn must_fail(env: &Env, cwd: &Path, args: &[&str], expected: &str) {
+    let start = Instant::now();
+    let out = env.sluice(cwd, args, b"");
+    let message = stderr(&out);
+    assert!(!out.status.success(), "{args:?} succeeded: {message}");
+    assert_eq!(out.status.code(), Some(128), "{args:?}: {message}");
+    assert!(
+        message.to_lowercase().contains(&expected.to_lowercase()),
+        "{args:?}: expected '{expected}' in: {message}"
+    );
+    assert!(!message.contains("panicked"), "{message}");
+    assert!(
+        start.elapsed() < Duration::from_secs(60),
+        "{args:?} took too long"
+    );
+}
+
+#[test]
+fn bad_upload_packs_leave_nothing_behind() {
+    let env = Env::new();
+    let repo = source(&env);
+    let (head, full, one) = packs(&env, &repo);
+    let repo_arg = repo.to_str().unwrap();
+    // A repository with `origin` configured and nothing fetched yet, so a fetch has work.
+    let existing = env.init("existing", false);
+    env.git(&existing, &["remote", "add", "origin", repo_arg]);
+    let cases = [
+        ("corrupt", full.as_str(), "at offset"),
+        ("truncated", full.as_str(), "pack"),
+        ("bad-pktline", full.as_str(), "pkt-line"),
+        ("bad-ref", full.as_str(), "refs/heads/../x"),
+        (
+            "missing",
+            one.as_str(),
+            "did not send all necessary objects",
+        ),
+        ("band3", full.as_str(), "the disk caught fire"),
+        ("silent", full.as_str(), "sent nothing for 2 seconds"),
+    ];
+    for (mode, pack, expected) in cases {
+        let upload = format!("--upload-pack=python3 {} {mode} {pack} {head}", script());
+        let dest = env.path().join(format!("clone-{mode}"));
+        must_fail(
+            &env,
+            env.path(),
+            &[
+                "-c",
+                "sluice.fetchTimeout=2",
+                "clone",
+                &upload,
+                repo_arg,
+                dest.to_str().unwrap(),
+            ],
+            expected,
+        );
+        assert!(
+            !dest.exists(),
+            "{mode}: the failed clone left {}",
+            dest.display()
+        );
+
+        // A directory that existed empty is left empty.
+        let empty = env.path().join(format!("empty-{mode}"));
+        std::fs::create_dir(&empty).unwrap();
+        let out = env.sluice(
+            env.path(),
+            &[
+                "-c",
+                "sluice.fetchTimeout=2",
+                "clone",
+                &upload,
+                repo_arg,
+                empty.to_str().unwrap(),
+            ],
+            b"",
+        );
+        assert!(!out.status.success());
+        assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0, "{mode}");
+
+        let before = snapshot(&existing);
+        must_fail(
+            &env,
+            &existing,
+            &["-c", "sluice.fetchTimeout=2", "fetch", &upload],
+            expected,
+        );
+        assert!(
+            before == snapshot(&existing),
+            "{mode}: the failed fetch changed the repository"
+        );
+    }
+    // After all that, the same commands against a good server succeed.
+    let again = env.path().join("again");
+    let out = env.sluice(
+        env.path(),
+        &["clone", "-q", repo_arg, again.to_str().unwrap()],
+        b"",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.sluice(&existing, &["fetch", "-q"], b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// A socket server answering every connection with `answer` (nothing at all when empty),
+/// for as long as the test runs.
+fn socket_server(answer: &'static [u8]) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut request = [0; 4096];
+            let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+            let _ = stream.read(&mut request);
+            if !answer.is_empty() {
+                let _ = stream.write_all(answer);
+                continue;
+            }
+            held.push(stream);
+        }
+    });
+    address
+}
+
+#[test]
+fn silent_and_broken_network_servers_fail_cleanly() {
+    let env = Env::new();
+    let silent = socket_server(b"");
+    let cases = [
+        (format!("git://{silent}/repo.git"), "sent nothing for 2 seconds"),
+        (format!("http://{silent}/repo.git"), "timeout"),
+        (
+            format!("http://{}/repo.git", socket_server(b"HTTP/1.1 500 Oops\r\nContent-Length: 0\r\n\r\n")),
+            "returned error: 500",
+        ),
+        (
+            format!(
+                "http://{}/repo.git",
+                socket_server(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello")
+            ),
+            "dumb HTTP",
+        ),
+        (
+            format!(
+                "http://{}/repo.git",
+                socket_server(b"HTTP/1.1 200 OK\r\nContent-Type: application/x-git-upload-pack-advertisement\r\nContent-Length: 8\r\n\r\nzzzzzzzz")
+            ),
+            "pkt-line",
+        ),
+    ];
+    for (i, (url, expected)) in cases.iter().enumerate() {
+        let dest = env.path().join(format!("dest-{i}"));
+        let mut command = env.sluice_command(
+            env.path(),
+            &[
+                "-c",
+                "sluice.fetchTimeout=2",
+                "clone",
+                url,
+                dest.to_str().unwrap(),
+            ],
+        );
+        command.env("GIT_TERMINAL_PROMPT", "0");
+        let start = Instant::now();
+        let out = run_with_input(command, b"");
+        let message = stderr(&out);
+        assert_eq!(out.status.code(), Some(128), "{url}: {message}");
+        assert!(
+            message.to_lowercase().contains(&expected.to_lowercase()),
+            "{url}: expected '{expected}' in: {message}"
+        );
+        assert!(start.elapsed() < Duration::from_secs(60));
+        assert!(!dest.exists(), "{url}: the failed clone left its directory");
+    }
+}
