@@ -85,6 +85,30 @@ pub struct Fetched<'a> {
     pub pack: Box<dyn Read + 'a>,
 }
 
+impl Fetched<'_> {
+    /// An answer with nothing read yet.
+    pub(crate) fn empty() -> Self {
+        Fetched {
+            shallow: Vec::new(),
+            unshallow: Vec::new(),
+            common: Vec::new(),
+            pack: Box::new(std::io::empty()),
+        }
+    }
+
+    /// Records a `shallow <id>` or `unshallow <id>` line; false for any other line.
+    pub(crate) fn record_boundary(&mut self, line: &str) -> Result<bool, crate::FetchError> {
+        if let Some(hex) = line.strip_prefix("shallow ") {
+            self.shallow.push(crate::connection::parse_id(hex)?);
+        } else if let Some(hex) = line.strip_prefix("unshallow ") {
+            self.unshallow.push(crate::connection::parse_id(hex)?);
+        } else {
+            return Ok(false);
+        }
+        Ok(true)
+    }
+}
+
 impl std::fmt::Debug for Fetched<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Fetched")

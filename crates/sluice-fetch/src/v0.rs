@@ -131,22 +131,13 @@ impl Connection {
         let _ = write_packet(&mut out, b"done\n");
         self.send(&out)?;
 
-        let mut fetched = Fetched {
-            shallow: Vec::new(),
-            unshallow: Vec::new(),
-            common: Vec::new(),
-            pack: Box::new(std::io::empty()),
-        };
+        let mut fetched = Fetched::empty();
         // The boundary comes back only when the history is cut (not for shallow lines alone).
         if deepen.is_set() {
             loop {
                 match next_line(&mut self.input, "the shallow list")? {
                     Ok(text) => {
-                        if let Some(hex) = text.strip_prefix("shallow ") {
-                            fetched.shallow.push(parse_id(hex)?);
-                        } else if let Some(hex) = text.strip_prefix("unshallow ") {
-                            fetched.unshallow.push(parse_id(hex)?);
-                        } else {
+                        if !fetched.record_boundary(&text)? {
                             return Err(FetchError::Protocol(format!(
                                 "expected shallow/unshallow, got '{text}'"
                             )));

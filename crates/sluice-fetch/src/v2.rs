@@ -222,10 +222,8 @@ impl Connection {
         };
         let _ = ready;
         let mut fetched = Fetched {
-            shallow: Vec::new(),
-            unshallow: Vec::new(),
             common,
-            pack: Box::new(std::io::empty()),
+            ..Fetched::empty()
         };
         // Sections before the pack: shallow-info and wanted-refs (not asked for), each
         // ending at a delimiter; then `packfile` runs to the final flush.
@@ -243,11 +241,7 @@ impl Connection {
                 "shallow-info" | "wanted-refs" | "packfile-uris" => loop {
                     match next_line(&mut self.input, "the fetch response")? {
                         Ok(line) => {
-                            if let Some(hex) = line.strip_prefix("shallow ") {
-                                fetched.shallow.push(parse_id(hex)?);
-                            } else if let Some(hex) = line.strip_prefix("unshallow ") {
-                                fetched.unshallow.push(parse_id(hex)?);
-                            }
+                            fetched.record_boundary(&line)?;
                         }
                         Err(Packet::Delimiter) => break,
                         Err(_) => {

@@ -274,6 +274,10 @@ fn every_way(kind: Kind) {
                 );
                 fsck(&env, &ours);
             }
+            // git can fetch what the partial clone left out, from the remote it recorded.
+            let partial = env.path().join("partial-true");
+            let lazy = &["cat-file", "-p", "HEAD~3:README"];
+            run(&env, &served, false, &partial, protocol, lazy);
             // The source moves on; each kind of clone fetches the news.
             for round in 0..2 {
                 advance(&env, round);

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""`sluice clone` beside `git clone` and `gix clone` (when installed) on the same repository,
+in turn, one run of each per round: from a file:// URL (git's own upload-pack serves all
+three), and from `sluice serve` over smart HTTP. Reports the median wall time, CPU time (the
+client and every process it waits for, upload-pack included for file://), peak memory of the
+largest process, and the ratio to git.
+
+    python3 bench/clone.py <bare repo> [--runs 3] [--git /usr/bin/git] [--no-http]
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+from common import run
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def find_gix():
+    for candidate in [shutil.which("gix"), os.path.expanduser("~/.cargo/bin/gix")]:
+        if candidate and os.path.exists(candidate):
+            return candidate
+    return None
+
+
+def tools(args, gix, url):
+    out = [("git", [args.git, "clone", "-q", url])]
+    if gix:
+        out.append(("gix", [gix, "clone", url]))
+    out.append(("sluice", [args.sluice, "clone", "-q", url]))
+    return out
+
+
+def check(git, dest, expected_head):
+    head = subprocess.run([git, "-C", dest, "rev-parse", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    if head != expected_head:
+        sys.exit(f"{dest}: HEAD {head}, expected {expected_head}")
+    status = subprocess.run([git, "-C", dest, "status", "--porcelain"], capture_output=True,
+                            check=True).stdout
+    if status:
+        sys.exit(f"{dest}: status is not clean")
+
+
+def bench(label, url, args, gix, work, expected_head, rows):
+    samples = {name: [] for name, _ in tools(args, gix, url)}
+    for _ in range(args.runs):
+        for name, argv in tools(args, gix, url):
+            dest = os.path.join(work, f"clone-{name}")
+            shutil.rmtree(dest, ignore_errors=True)
+            subprocess.run(["sync"], check=True)
+            wall, user, system, peak_kib = run(argv + [dest], cwd=work)
+            check(args.git, dest, expected_head)
+            samples[name].append((wall, user + system, peak_kib / 1024))
+            shutil.rmtree(dest)
+    git_wall = statistics.median(s[0] for s in samples["git"])
+    git_cpu = statistics.median(s[1] for s in samples["git"])
+    print(f"\n{label}: {url}")
+    print(f"{'tool':<8} {'wall s':>8} {'CPU s':>8} {'peak MB':>8} {'wall/git':>9} {'CPU/git':>8}")
+    for name, runs in samples.items():
+        wall = statistics.median(s[0] for s in runs)
+        cpu = statistics.median(s[1] for s in runs)
+        peak = max(s[2] for s in runs)
+        row = {"scenario": label, "tool": name, "repo": args.repo, "runs": args.runs,
+               "wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "peak_mb": round(peak, 1),
+               "wall_vs_git": round(wall / git_wall, 3), "cpu_vs_git": round(cpu / git_cpu, 3),
+               "samples": [[round(x, 3) for x in s] for s in runs]}
+        rows.append(row)
+        print(f"{name:<8} {wall:>8.2f} {cpu:>8.2f} {peak:>8.0f} {wall / git_wall:>8.2f}x "
+              f"{cpu / git_cpu:>7.2f}x")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("repo")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--git", default="/usr/bin/git")
+    parser.add_argument("--sluice", default="target/release/sluice")
+    parser.add_argument("--no-http", action="store_true")
+    parser.add_argument("--results", default="bench/results/clone.jsonl")
+    args = parser.parse_args()
+    args.sluice = os.path.abspath(args.sluice)
+    repo = os.path.abspath(args.repo)
+    gix = find_gix()
+    if not gix:
+        print("gix is not installed: only git and sluice are compared", file=sys.stderr)
+    head = subprocess.run([args.git, "-C", repo, "rev-parse", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="sluice-clone-bench-", dir="/tmp") as work:
+        bench("file://", f"file://{repo}", args, gix, work, head, rows)
+        if not args.no_http:
+            server = subprocess.Popen([args.sluice, "serve", "--http", "127.0.0.1:0", "--git",
+                                       "off", os.path.dirname(repo)],
+                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            try:
+                address = server.stdout.readline().decode().strip().rsplit("http://", 1)[1]
+                url = f"http://{address}/{os.path.basename(repo)}"
+                bench("sluice serve over HTTP", url, args, gix, work, head, rows)
+            finally:
+                server.terminate()
+                server.wait()
+    os.makedirs(os.path.dirname(args.results), exist_ok=True)
+    with open(args.results, "a") as f:
+        for row in rows:
+            f.write(json.dumps(row) + "\n")
+
+
+if __name__ == "__main__":
+    main()
