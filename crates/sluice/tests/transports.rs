@@ -281,7 +281,7 @@ fn every_way(kind: Kind) {
             // The source moves on; each kind of clone fetches the news.
             for round in 0..2 {
                 advance(&env, round);
-                for name in ["full", "shallow", "partial", "mirror"] {
+                for name in ["full", "single", "shallow", "partial", "mirror"] {
                     for sluice in [true, false] {
                         let dest = env.path().join(format!("{name}-{sluice}"));
                         let mut args = vec!["fetch", "-q"];
