@@ -240,12 +240,14 @@ fn every_way(kind: Kind) {
             env.git(&repo, &["config", "uploadpack.allowAnySHA1InWant", "true"]);
             let served = serve(&env, kind, &git);
             let label = format!("{kind:?} {} {protocol}", git.display());
-            let clones: [(&str, &[&str]); 6] = [
+            // The source's commits are a minute apart from 2023-11-14 22:13:20 UTC.
+            let clones: [(&str, &[&str]); 7] = [
                 ("full", &[]),
                 ("bare", &["--bare"]),
                 ("mirror", &["--mirror"]),
                 ("single", &["--single-branch", "-b", "topic"]),
                 ("shallow", &["--depth", "2"]),
+                ("since", &["--shallow-since=2023-11-14 22:20:00 +0000"]),
                 ("partial", &["--filter=blob:none"]),
             ];
             for (name, options) in clones {
@@ -273,6 +275,10 @@ fn every_way(kind: Kind) {
                     "{label}: clone {name}"
                 );
                 fsck(&env, &ours);
+                if name == "shallow" || name == "since" {
+                    let shallow = read(&ours.join(".git/shallow"));
+                    assert!(!shallow.is_empty(), "{label}: {name} cut no history");
+                }
             }
             // git can fetch what the partial clone left out, from the remote it recorded.
             let partial = env.path().join("partial-true");

@@ -5,10 +5,11 @@
 //! a failure (or a signal) removes what the clone created.
 
 use super::checkout::identity;
+use super::date::{now, parse_date};
 use super::remote::{connect, connect_options, fetch_into, resolve, update_shallow, Remote};
 use super::Context;
 use crate::progress::TerminalProgress;
-use anyhow::{anyhow, bail, Context as _};
+use anyhow::{bail, Context as _};
 use clap::Args;
 use sluice_checkout::tree::flatten;
 use sluice_checkout::{checkout_fresh, commit_tree, CheckoutOptions};
@@ -45,8 +46,7 @@ pub struct CloneArgs {
     /// A shallow clone of this many commits.
     #[arg(long, value_name = "depth")]
     depth: Option<u32>,
-    /// A shallow clone of the commits after this time (seconds since the epoch, or a date
-    /// `git` understands, passed on as the server takes it).
+    /// A shallow clone of the commits after this date.
     #[arg(long, value_name = "time")]
     shallow_since: Option<String>,
     /// A shallow clone that excludes what this remote ref reaches.
@@ -342,7 +342,11 @@ fn clone_into(
     wants.dedup();
     let deepen = Deepen {
         depth: args.depth,
-        since: args.shallow_since.as_deref().map(parse_time).transpose()?,
+        since: args
+            .shallow_since
+            .as_deref()
+            .map(|text| parse_date(text, now()))
+            .transpose()?,
         not: args.shallow_exclude.clone(),
         relative: false,
     };
@@ -513,14 +517,6 @@ fn write_promisor(pack: &Path, advertised: &[RemoteRef]) -> anyhow::Result<()> {
         .collect();
     let path = pack.with_extension("promisor");
     std::fs::write(&path, text).with_context(|| format!("cannot write '{}'", path.display()))
-}
-
-/// `--shallow-since`'s time: seconds since the epoch (`@<n>` too); anything else is refused,
-/// since git's date parser is not reproduced here.
-fn parse_time(text: &str) -> anyhow::Result<i64> {
-    text.trim_start_matches('@').parse().map_err(|_| {
-        anyhow!("--shallow-since: give the time as seconds since the epoch ('{text}')")
-    })
 }
 
 /// An empty repository: the directories, `HEAD` and `core` settings `git init` writes

@@ -5,6 +5,7 @@
 //! ref moves, so an interrupted fetch leaves every ref as it was.
 
 use super::checkout::identity;
+use super::date::{now, parse_date};
 use super::refspec::Refspec;
 use super::remote::{
     connect, connect_options, fetch_into, read_shallow, resolve, unpack_if_small, update_shallow,
@@ -43,9 +44,9 @@ pub struct FetchArgs {
     /// Make a shallow repository whole.
     #[arg(long)]
     unshallow: bool,
-    /// Deepen to commits after this time (seconds since the epoch).
-    #[arg(long, value_name = "time")]
-    shallow_since: Option<i64>,
+    /// Deepen to commits after this date.
+    #[arg(long, value_name = "date")]
+    shallow_since: Option<String>,
     /// Deepen, excluding what this remote ref reaches.
     #[arg(long, value_name = "revision")]
     shallow_exclude: Vec<String>,
@@ -261,7 +262,11 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         } else {
             args.depth.or(args.deepen)
         },
-        since: args.shallow_since,
+        since: args
+            .shallow_since
+            .as_deref()
+            .map(|text| parse_date(text, now()))
+            .transpose()?,
         not: args.shallow_exclude.clone(),
         relative: args.deepen.is_some(),
     };

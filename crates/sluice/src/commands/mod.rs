@@ -3,6 +3,7 @@
 pub mod checkout;
 pub mod checkout_index;
 pub mod clone;
+mod date;
 pub mod fetch;
 pub mod fetch_pack;
 pub mod index_pack;
