@@ -8,6 +8,7 @@ use crate::index::{read_index, write_index, Index, IndexEntry, Stat};
 use crate::tree::{flatten, FlatTree, TreeFile};
 use crate::writer::{write_all, Job, WriteOptions};
 use crate::CheckoutError;
+use crate::Objects;
 use rayon::prelude::*;
 use sluice_object::parse::{parse_commit, parse_tag};
 use sluice_object::progress::Progress;
@@ -96,7 +97,7 @@ impl CheckoutOptions {
 }
 
 /// The tree of a commit (peeling annotated tags).
-pub fn commit_tree(odb: &ObjectDb, id: &ObjectId) -> Result<ObjectId, CheckoutError> {
+pub fn commit_tree(odb: &dyn Objects, id: &ObjectId) -> Result<ObjectId, CheckoutError> {
     let mut id = *id;
     for _ in 0..16 {
         let (kind, data) = odb.read(&id)?.ok_or_else(|| CheckoutError::MissingObject {
@@ -116,7 +117,11 @@ pub fn commit_tree(odb: &ObjectDb, id: &ObjectId) -> Result<ObjectId, CheckoutEr
 
 /// Attributes for a checkout of `tree`: the global file, the tree's own `.gitattributes`
 /// (shallowest first), then `info/attributes`.
-fn load_attributes(repo: &Repository, files: &[TreeFile]) -> Result<Attributes, CheckoutError> {
+fn load_attributes(
+    repo: &Repository,
+    objects: &dyn Objects,
+    files: &[TreeFile],
+) -> Result<Attributes, CheckoutError> {
     let mut attributes = Attributes::new();
     let global = repo.config().get("core.attributesfile").map(|p| {
         match (p.strip_prefix("~/"), std::env::var_os("HOME")) {
@@ -142,7 +147,7 @@ fn load_attributes(repo: &Repository, files: &[TreeFile]) -> Result<Attributes, 
         .collect();
     files.sort_by_key(|f| f.path.iter().filter(|&&b| b == b'/').count());
     for file in files {
-        if let Some((_, data)) = repo.objects().read(&file.id)? {
+        if let Some((_, data)) = objects.read(&file.id)? {
             let dir = &file.path[..file.path.len() - b".gitattributes".len()];
             attributes.add_file(dir.strip_suffix(b"/").unwrap_or(dir), &data);
         }
@@ -223,14 +228,26 @@ pub fn checkout_fresh(
     options: &CheckoutOptions,
     progress: &dyn Progress,
 ) -> Result<Vec<String>, CheckoutError> {
+    checkout_fresh_from(repo, repo.objects(), tree, options, progress)
+}
+
+/// [`checkout_fresh`] reading objects from `objects` rather than the repository's database:
+/// a clone checks out from the pack it is still resolving, each file as soon as its blob is in.
+pub fn checkout_fresh_from(
+    repo: &Repository,
+    objects: &dyn Objects,
+    tree: &ObjectId,
+    options: &CheckoutOptions,
+    progress: &dyn Progress,
+) -> Result<Vec<String>, CheckoutError> {
     let root = repo.work_tree().ok_or(CheckoutError::Bare)?.to_owned();
-    let flat = flatten(repo.objects(), tree)?;
-    let attributes = load_attributes(repo, &flat.files)?;
+    let flat = flatten(objects, tree)?;
+    let attributes = load_attributes(repo, objects, &flat.files)?;
     let jobs = jobs_for(flat.files.iter(), &attributes, options.convert);
     let mut filters = Filters::new(options.filters.clone(), &root);
     progress.phase("Updating files", Some(jobs.len() as u64));
     let stats = write_all(
-        repo.objects(),
+        objects,
         &root,
         &jobs,
         &options.write,
@@ -427,7 +444,7 @@ pub fn switch(
         && std::fs::read_dir(&root)
             .is_ok_and(|mut entries| entries.all(|e| e.is_ok_and(|e| e.file_name() == ".git")));
     let flat = flatten(odb, tree)?;
-    let attributes = load_attributes(repo, &flat.files)?;
+    let attributes = load_attributes(repo, odb, &flat.files)?;
     // Both lists are sorted by path: entries are found by binary search, not hashed.
     let old_entries = Tracked(old.entries.iter().filter(|e| e.stage() == 0).collect());
 
@@ -595,7 +612,7 @@ pub fn checkout_index(
             id: e.id,
         })
         .collect();
-    let attributes = load_attributes(repo, &files)?;
+    let attributes = load_attributes(repo, repo.objects(), &files)?;
     let root = match prefix {
         Some(_) => std::env::current_dir().map_err(|source| CheckoutError::Io {
             path: ".".into(),

@@ -18,14 +18,17 @@ mod checkout;
 pub mod convert;
 pub mod filter;
 pub mod index;
+mod objects;
 pub mod path_check;
 pub mod tree;
 mod wildmatch;
 pub mod writer;
 
 pub use checkout::{
-    checkout_fresh, checkout_index, commit_tree, switch, CheckoutOptions, SwitchOutcome,
+    checkout_fresh, checkout_fresh_from, checkout_index, commit_tree, switch, CheckoutOptions,
+    SwitchOutcome,
 };
+pub use objects::Objects;
 
 use sluice_object::ObjectId;
 use std::path::PathBuf;
@@ -72,6 +75,14 @@ pub enum CheckoutError {
     /// A leading directory is a symbolic link.
     #[error("cannot write beyond a symbolic link: '{0}'")]
     BeyondSymlink(String),
+    /// An object of a pack being indexed could not be read.
+    #[error("cannot read {id} from the pack being indexed: {message}")]
+    Arriving {
+        /// The object.
+        id: ObjectId,
+        /// Why.
+        message: String,
+    },
     /// A file system operation failed.
     #[error("{path}: {source}")]
     Io {

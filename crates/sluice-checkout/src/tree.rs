@@ -4,9 +4,9 @@
 use crate::index::CacheTree;
 use crate::path_check::{verify_component, verify_path};
 use crate::CheckoutError;
+use crate::Objects;
 use sluice_object::parse::{tree_entries, TreeEntry};
 use sluice_object::{ObjectId, ObjectKind};
-use sluice_odb::ObjectDb;
 
 /// A file, symlink or gitlink of a tree, with its full path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,7 +36,7 @@ fn display(path: &[u8]) -> String {
 }
 
 /// Reads the tree `root` and everything below it.
-pub fn flatten(odb: &ObjectDb, root: &ObjectId) -> Result<FlatTree, CheckoutError> {
+pub fn flatten(odb: &dyn Objects, root: &ObjectId) -> Result<FlatTree, CheckoutError> {
     let mut files = Vec::new();
     let mut prefix = Vec::new();
     let cache_tree = walk(odb, root, &mut prefix, &mut files, 0)?;
@@ -63,7 +63,7 @@ pub fn flatten(odb: &ObjectDb, root: &ObjectId) -> Result<FlatTree, CheckoutErro
 }
 
 fn walk(
-    odb: &ObjectDb,
+    odb: &dyn Objects,
     id: &ObjectId,
     prefix: &mut Vec<u8>,
     files: &mut Vec<TreeFile>,

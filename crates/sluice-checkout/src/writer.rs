@@ -8,10 +8,10 @@ use crate::convert::Conversion;
 use crate::filter::Filters;
 use crate::index::Stat;
 use crate::CheckoutError;
+use crate::Objects;
 use rayon::prelude::*;
 use sluice_object::progress::Progress;
 use sluice_object::ObjectId;
-use sluice_odb::ObjectDb;
 use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::io::Write;
@@ -193,7 +193,7 @@ fn write_entry(
     }
 }
 
-fn read_blob(odb: &ObjectDb, job: &Job) -> Result<Vec<u8>, CheckoutError> {
+fn read_blob(odb: &dyn Objects, job: &Job) -> Result<Vec<u8>, CheckoutError> {
     if job.mode == 0o160000 {
         return Ok(Vec::new());
     }
@@ -218,9 +218,11 @@ fn convert(job: &Job, data: Vec<u8>) -> Result<Vec<u8>, CheckoutError> {
         })
 }
 
-/// Writes every job under `root`; returns their stat data in the same order.
+/// Writes every job under `root`; returns their stat data in the same order. From a source
+/// whose objects are still arriving, it writes in rounds: the files whose blobs are in, then,
+/// after waiting for more, those that have come since, until all are written.
 pub fn write_all(
-    odb: &ObjectDb,
+    odb: &dyn Objects,
     root: &Path,
     jobs: &[Job],
     options: &WriteOptions,
@@ -260,7 +262,7 @@ pub fn write_all(
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };
-    if workers > 1 && parallel.len() >= options.threshold.max(1) {
+    let pool = if workers > 1 && parallel.len() >= options.threshold.max(1) {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(workers)
             .thread_name(|i| format!("sluice-checkout-{i}"))
@@ -269,23 +271,44 @@ pub fn write_all(
                 path: root.to_owned(),
                 source: std::io::Error::other(e),
             })?;
-        let results: Result<Vec<(usize, Stat)>, CheckoutError> = pool.install(|| {
-            parallel
-                .par_iter()
-                .with_min_len(64)
-                .map_init(HashSet::new, |known, &i| {
-                    write_one(i, known).map(|s| (i, s))
-                })
-                .collect()
-        });
-        for (i, stat) in results? {
-            stats[i] = stat;
-        }
+        Some(pool)
     } else {
-        let mut known = HashSet::new();
-        for &i in &parallel {
-            stats[i] = write_one(i, &mut known)?;
+        None
+    };
+    let mut pending = parallel;
+    loop {
+        // Read before sorting: an object arriving during the sort waits for the next round.
+        let all_arrived = odb.all_arrived();
+        let (ready, waiting): (Vec<usize>, Vec<usize>) = pending
+            .into_iter()
+            .partition(|&i| all_arrived || jobs[i].mode == 0o160000 || odb.is_ready(&jobs[i].id));
+        match &pool {
+            Some(pool) => {
+                let results: Result<Vec<(usize, Stat)>, CheckoutError> = pool.install(|| {
+                    ready
+                        .par_iter()
+                        .with_min_len(64)
+                        .map_init(HashSet::new, |known, &i| {
+                            write_one(i, known).map(|s| (i, s))
+                        })
+                        .collect()
+                });
+                for (i, stat) in results? {
+                    stats[i] = stat;
+                }
+            }
+            None => {
+                let mut known = HashSet::new();
+                for &i in &ready {
+                    stats[i] = write_one(i, &mut known)?;
+                }
+            }
         }
+        if waiting.is_empty() {
+            break;
+        }
+        pending = waiting;
+        odb.wait_for_more();
     }
     let mut known = HashSet::new();
     for i in sequential {

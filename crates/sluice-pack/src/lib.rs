@@ -28,7 +28,7 @@ pub mod writer;
 
 pub use idx::{IdxEntry, IdxError, IdxWriteOptions, PackIndex};
 pub use indexer::{
-    DeltaInfo, IndexError, IndexOptions, IndexedPack, ObjectLookup, PackIndexer, PackSource,
-    PackedObject,
+    ArrivingPack, DeltaInfo, IndexError, IndexOptions, IndexedPack, ObjectLookup, PackIndexer,
+    PackSource, PackedObject,
 };
 pub use writer::PackWriter;

@@ -9,6 +9,7 @@ mod fetch_pack;
 mod hostile_packs;
 mod index_pack;
 mod object_database;
+mod pipelined_clone;
 mod serve;
 mod thin_and_collisions;
 mod transports;

@@ -6,6 +6,7 @@
 //! inflating, so pass 1 ([`scan`]) is sequential; deltas form trees rooted at whole objects, so
 //! pass 2 ([`resolve`]) is parallel by tree. `--fix-thin` ([`thin`]) appends missing bases.
 
+mod arriving;
 mod growing;
 mod input;
 mod resolve;
@@ -17,6 +18,8 @@ use crate::entry::EntryError;
 use crate::idx::{write_idx, IdxEntry, IdxWriteOptions};
 use crate::inflate::InflateError;
 use crate::rev::write_rev;
+use arriving::Arrivals;
+pub use arriving::ArrivingPack;
 use rayon::prelude::*;
 use resolve::{OfsChildren, RefChildren, Resolver};
 use sluice_object::progress::{Discard, Progress};
@@ -152,6 +155,10 @@ pub enum IndexError {
     /// The operation was interrupted.
     #[error("interrupted")]
     Interrupted,
+    /// Objects were to be read alongside indexing, but the pack is thin: its missing bases are
+    /// only appended after resolution.
+    #[error("a thin pack cannot be read while it is indexed")]
+    AlongsideFixThin,
 }
 
 /// Asks the repository about objects: for collision checks and for the bases of thin packs.
@@ -286,6 +293,29 @@ impl<'a> PackIndexer<'a> {
 
     /// Indexes a pack.
     pub fn index(&self, source: PackSource<'_>) -> Result<IndexedPack, IndexError> {
+        self.index_with(source, None)
+    }
+
+    /// Indexes a pack while `alongside` reads its objects on a thread of its own, from the end
+    /// of pass 1: whole objects at once, each delta as soon as a worker has resolved it (a
+    /// clone checks out its work tree this way while the deltas are resolved). Returns when
+    /// both are done. Not for thin packs (`fix_thin`).
+    pub fn index_alongside(
+        &self,
+        source: PackSource<'_>,
+        alongside: &(dyn Fn(&ArrivingPack<'_>) + Sync),
+    ) -> Result<IndexedPack, IndexError> {
+        self.index_with(source, Some(alongside))
+    }
+
+    fn index_with(
+        &self,
+        source: PackSource<'_>,
+        alongside: Option<&(dyn Fn(&ArrivingPack<'_>) + Sync)>,
+    ) -> Result<IndexedPack, IndexError> {
+        if alongside.is_some() && self.options.fix_thin {
+            return Err(IndexError::AlongsideFixThin);
+        }
         let hash = self.options.hash;
         let (mut scan, pack_file, writable) = match source {
             PackSource::File(file) => {
@@ -341,19 +371,44 @@ impl<'a> PackIndexer<'a> {
                 .phase("Resolving deltas", Some(scan.deltas as u64));
         }
         {
-            let resolver = self.resolver(&scan, pack_file, &ofs, &refs);
+            let arrivals = Arrivals::default();
+            let mut resolver = self.resolver(&scan, pack_file, &ofs, &refs);
+            if alongside.is_some() {
+                arrivals.seed((0..scan.entries.len() as u32).filter_map(|i| {
+                    let whole = scan.entries[i as usize].pack_type < 5;
+                    let resolved = scan.resolved[i as usize].get();
+                    resolved.filter(|_| whole).map(|r| (r.id, i))
+                }));
+                resolver.arrivals = Some(&arrivals);
+            }
             let roots = resolver.roots();
-            pool.install(|| {
-                roots
-                    .par_iter()
-                    .for_each(|&root| rayon::scope(|s| resolver.resolve_root(s, root)));
+            let checked = std::thread::scope(|threads| {
+                if let Some(alongside) = alongside {
+                    let view = ArrivingPack {
+                        resolver: &resolver,
+                        arrivals: &arrivals,
+                    };
+                    threads.spawn(move || alongside(&view));
+                }
+                pool.install(|| {
+                    roots
+                        .par_iter()
+                        .for_each(|&root| rayon::scope(|s| resolver.resolve_root(s, root)));
+                });
+                let failed = resolver.error.get().is_some();
+                let checked = match (failed, self.lookup) {
+                    (false, Some(_)) => {
+                        self.check_whole_objects(&scan, pack_file, &ofs, &refs, &pool)
+                    }
+                    _ => Ok(()),
+                };
+                arrivals.finish(failed || checked.is_err());
+                checked
             });
             if let Some(error) = resolver.error.into_inner() {
                 return Err(error);
             }
-            if self.lookup.is_some() {
-                self.check_whole_objects(&scan, pack_file, &ofs, &refs, &pool)?;
-            }
+            checked?;
         }
         let local_objects = if self.options.fix_thin {
             thin::fix_thin(self, &mut scan, pack_file, &ofs, &refs, &pool)?
@@ -407,6 +462,8 @@ impl<'a> PackIndexer<'a> {
             refs,
             data_end: scan.data_end,
             lookup: self.lookup,
+            ref_bases: &scan.ref_bases,
+            arrivals: None,
             progress: self.progress,
             interrupt: self.interrupt,
             error: OnceLock::new(),

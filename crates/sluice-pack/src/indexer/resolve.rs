@@ -4,6 +4,7 @@
 //! loop (no recursion, so chains thousands deep are fine) and a node with several children hands
 //! all but one to other workers. Results go into per-entry `OnceLock`s: no lock on the hot path.
 
+use super::arriving::Arrivals;
 use super::{Entry, IndexError, ObjectLookup, Resolved};
 use crate::delta::apply_delta;
 use crate::inflate::{Inflater, ZlibInflate};
@@ -103,6 +104,10 @@ pub(crate) struct Resolver<'a> {
     /// Where the last entry's data ends (the trailer, or the end of appended objects).
     pub(crate) data_end: u64,
     pub(crate) lookup: Option<&'a dyn ObjectLookup>,
+    /// The ids of ref-deltas' bases (`Entry::base` indexes them).
+    pub(crate) ref_bases: &'a [ObjectId],
+    /// Told of every resolved object, when a reader works alongside resolution.
+    pub(crate) arrivals: Option<&'a Arrivals>,
     pub(crate) progress: &'a dyn Progress,
     pub(crate) interrupt: &'a AtomicBool,
     pub(crate) error: OnceLock<IndexError>,
@@ -164,6 +169,20 @@ impl<'a> Resolver<'a> {
             self.read_entry(index, &mut work, true)?;
             Ok(std::mem::take(&mut work.result))
         })
+    }
+
+    /// Reads and inflates a delta entry's delta data.
+    pub(crate) fn read_delta(&self, index: u32) -> Result<Vec<u8>, IndexError> {
+        WORKSPACE.with(|w| {
+            let mut work = w.borrow_mut();
+            self.read_entry(index, &mut work, false)?;
+            Ok(std::mem::take(&mut work.delta))
+        })
+    }
+
+    /// The base id of the ref-delta whose `Entry::base` is `base`.
+    pub(crate) fn ref_base(&self, base: u32) -> ObjectId {
+        self.ref_bases[base as usize]
     }
 
     /// Whether the stored object with this id differs from `data`: that is a collision.
@@ -297,6 +316,9 @@ impl<'a> Resolver<'a> {
             };
             if self.resolved[child as usize].set(resolved).is_err() {
                 return Ok(None);
+            }
+            if let Some(arrivals) = self.arrivals {
+                arrivals.arrived(id, child);
             }
             let data = self
                 .has_children(child, &id)

@@ -6,18 +6,21 @@
 
 use super::checkout::identity;
 use super::date::{now, parse_date};
+use super::index_pack::Alongside;
 use super::remote::{connect, connect_options, fetch_into, resolve, update_shallow, Remote};
 use super::Context;
-use crate::progress::TerminalProgress;
+use crate::progress::{Deferred, TerminalProgress};
 use anyhow::{bail, Context as _};
 use clap::Args;
 use sluice_checkout::tree::flatten;
-use sluice_checkout::{checkout_fresh, commit_tree, CheckoutOptions};
+use sluice_checkout::{checkout_fresh, checkout_fresh_from, commit_tree, CheckoutOptions};
 use sluice_fetch::{Deepen, FetchRequest, NoHaves, RemoteRef};
 use sluice_object::ObjectId;
 use sluice_odb::{append_section, ObjectDb, RefTarget, Repository};
+use sluice_pack::ArrivingPack;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Mutex;
 
 /// `git clone`'s arguments (those this version supports).
 #[derive(Debug, Args)]
@@ -361,6 +364,31 @@ fn clone_into(
         include_tag: !args.no_tags,
         progress: show_progress,
     };
+    // The commit to check out is known before the pack arrives: its files are written while
+    // the pack's deltas are resolved, each as soon as its blob is in (a partial clone lacks
+    // blobs, so it checks out afterwards).
+    let checkout_id = match (&plan.head_branch, plan.detached) {
+        (_, Some(id)) => Some(id),
+        (Some(branch), None) => advertised.iter().find(|r| &r.name == branch).map(|r| r.id),
+        (None, None) => None,
+    };
+    let checkout_progress = Deferred::default();
+    let early: Mutex<Option<anyhow::Result<Vec<String>>>> = Mutex::new(None);
+    let alongside = |pack: &ArrivingPack<'_>| {
+        let result = (|| {
+            let tree = commit_tree(pack, &checkout_id.expect("checked"))?;
+            let options = CheckoutOptions::from_config(repo.config())?;
+            Ok(checkout_fresh_from(
+                repo,
+                pack,
+                &tree,
+                &options,
+                &checkout_progress,
+            )?)
+        })();
+        *early.lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
+    };
+    let overlap = !bare && !args.no_checkout && args.filter.is_none() && checkout_id.is_some();
     let mut received = None;
     if !wants.is_empty() {
         let got = fetch_into(
@@ -370,6 +398,7 @@ fn clone_into(
             &mut NoHaves,
             show_progress,
             None,
+            overlap.then_some(&alongside as &Alongside),
         )?;
         update_shallow(git_dir, &got.shallow, &got.unshallow)?;
         received = Some(got);
@@ -449,7 +478,13 @@ fn clone_into(
             }
         }
     }
-    if let (Some(id), false, false) = (head_id, bare, args.no_checkout) {
+    let early = early.into_inner().unwrap_or_else(|e| e.into_inner());
+    if let Some(result) = early {
+        for warning in result? {
+            eprintln!("warning: {warning}");
+        }
+        checkout_progress.replay(&TerminalProgress::new(show_progress));
+    } else if let (Some(id), false, false) = (head_id, bare, args.no_checkout) {
         let tree = commit_tree(repo.objects(), &id)?;
         if args.filter.is_some() {
             fetch_missing_blobs(args, remote, &repo, &tree, &advertised)?;
@@ -502,6 +537,7 @@ fn fetch_missing_blobs(
         &request,
         &mut NoHaves,
         show_progress,
+        None,
         None,
     )?;
     connection.finish()?;

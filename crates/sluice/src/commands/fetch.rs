@@ -307,6 +307,7 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
             &mut negotiator,
             show_progress,
             None,
+            None,
         )?;
         update_shallow(repo.git_dir(), &received.shallow, &received.unshallow)?;
         if promisor {

@@ -79,6 +79,7 @@ pub fn run(args: FetchPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
             &mut negotiator,
             show_progress,
             keep,
+            None,
         )?;
         report = Some(received.report);
     }

@@ -5,7 +5,9 @@ use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail, Context as _};
 use sluice_odb::{Config, Repository};
-use sluice_pack::{IdxWriteOptions, IndexOptions, IndexedPack, PackIndexer, PackSource};
+use sluice_pack::{
+    ArrivingPack, IdxWriteOptions, IndexOptions, IndexedPack, PackIndexer, PackSource,
+};
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -174,6 +176,7 @@ pub fn run(args: IndexPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
             repo.as_ref().expect("checked above"),
             &indexer,
             &settings,
+            None,
         )?;
         writeln!(std::io::stdout().lock(), "{report}")?;
         Ok(ExitCode::SUCCESS)
@@ -236,6 +239,7 @@ pub(crate) fn receive_into(
     keep: Option<String>,
     show_progress: bool,
     fix_thin: bool,
+    alongside: Option<&Alongside<'_>>,
 ) -> anyhow::Result<String> {
     let args = IndexPackArgs {
         stdin: true,
@@ -257,8 +261,11 @@ pub(crate) fn receive_into(
     let indexer = PackIndexer::new(settings.index.clone())
         .progress(&progress)
         .lookup(repo.objects());
-    receive(input, &args, repo, &indexer, &settings)
+    receive(input, &args, repo, &indexer, &settings, alongside)
 }
+
+/// Work that reads a received pack's objects while its deltas are resolved.
+pub(crate) type Alongside<'a> = dyn Fn(&ArrivingPack<'_>) + Sync + 'a;
 
 /// Receives a pack from `input` into the repository (or into <pack-file>); returns the
 /// report line.
@@ -268,6 +275,7 @@ fn receive(
     repo: &Repository,
     indexer: &PackIndexer<'_>,
     settings: &Settings,
+    alongside: Option<&Alongside<'_>>,
 ) -> anyhow::Result<String> {
     let dir = match &args.pack_file {
         Some(path) => {
@@ -279,10 +287,14 @@ fn receive(
         None => repo.objects().dir().join("pack"),
     };
     let staged = Staged::create(&dir, "tmp_pack_")?;
-    let pack = indexer.index(PackSource::Stream {
+    let source = PackSource::Stream {
         input,
         pack: staged.file(),
-    })?;
+    };
+    let pack = match alongside {
+        Some(alongside) => indexer.index_alongside(source, alongside)?,
+        None => indexer.index(source)?,
+    };
     let checksum = pack.checksum();
     let pack_path = match &args.pack_file {
         Some(path) => path.clone(),

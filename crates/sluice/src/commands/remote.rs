@@ -2,7 +2,7 @@
 //! (`protocol.version`, ssh commands, `http.extraHeader`), receiving a pack into the
 //! repository and checking that it holds what was asked for, and the shallow file.
 
-use super::index_pack::receive_into;
+use super::index_pack::{receive_into, Alongside};
 use super::Context;
 use anyhow::{anyhow, bail, Context as _};
 use sluice_fetch::{
@@ -138,6 +138,8 @@ fn remote_progress() -> impl FnMut(&[u8]) {
 
 /// Fetches `request` (haves from `negotiator`) into `repo` as `index-pack --stdin --fix-thin`
 /// stores it, then checks that every wanted object arrived; a pack that lacks one is removed.
+/// With `alongside`, that work reads the objects while the deltas are resolved; the pack must
+/// then not be thin (no haves were offered).
 pub(crate) fn fetch_into(
     connection: &mut Connection,
     repo: &Repository,
@@ -145,11 +147,13 @@ pub(crate) fn fetch_into(
     negotiator: &mut dyn Negotiator,
     show_progress: bool,
     keep: Option<String>,
+    alongside: Option<&Alongside<'_>>,
 ) -> anyhow::Result<Received> {
     let fetched = connection.fetch(request, negotiator, remote_progress())?;
     let (shallow, unshallow) = (fetched.shallow, fetched.unshallow);
     let mut pack = fetched.pack;
-    let report = receive_into(&mut pack, repo, keep, show_progress, true)?;
+    let fix_thin = alongside.is_none();
+    let report = receive_into(&mut pack, repo, keep, show_progress, fix_thin, alongside)?;
     drop(pack);
     let checksum = report
         .split('\t')

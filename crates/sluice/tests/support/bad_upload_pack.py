@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""A misbehaving upload-pack for the tests: speaks protocol v0 well enough to be believed,
-then breaks it in one way.
+"""A stand-in upload-pack for the tests: speaks protocol v0 well enough to be believed, then
+serves a given pack as it is (mode `good`) or breaks the protocol in one way.
 
     bad_upload_pack.py <mode> <pack file> <commit id> [<repository>]
 
-modes: corrupt (pack bytes flipped), truncated (the stream ends inside the pack), bad-pktline,
+modes: good (the pack as it is), corrupt (pack bytes flipped), truncated (the stream ends inside the pack), bad-pktline,
 bad-ref (a ref named refs/heads/../x), missing (a valid pack without the wanted commit),
 silent (advertises, then says nothing), band3 (a fatal error on band 3).
 """
