@@ -11,6 +11,8 @@ use std::collections::BinaryHeap;
 /// Flags of a commit the walk has met.
 #[derive(Debug, Clone, Copy, Default)]
 struct Seen {
+    /// Pushed by the walk (not only marked common by an acknowledgement).
+    met: bool,
     common: bool,
     parents: Option<usize>,
 }
@@ -21,7 +23,8 @@ pub struct HistoryNegotiator<'a> {
     /// Commits to offer, newest first: (time, id).
     queue: BinaryHeap<(i64, ObjectId)>,
     seen: IdMap<Seen>,
-    /// The parents of every commit taken off the queue, for marking ancestors common.
+    /// The parents of every commit met (`Seen::parents` indexes them), for walking on and for
+    /// marking ancestors common.
     parents: Vec<Vec<ObjectId>>,
 }
 
@@ -64,17 +67,31 @@ impl<'a> HistoryNegotiator<'a> {
     }
 
     fn push(&mut self, id: ObjectId) {
-        if self.seen.contains_key(&id) {
-            return;
-        }
-        self.seen.insert(id, Seen::default());
+        let common = match self.seen.get(&id) {
+            Some(seen) if seen.met => return,
+            Some(seen) => seen.common,
+            None => false,
+        };
         // Only commits this side has are offered: a shallow history's cut parents are not.
+        // The commit is parsed once, here; its parents wait in `parents` until it is offered.
         let commit = self
             .odb
             .read(&id)
             .ok()
             .flatten()
             .and_then(|(_, data)| parse_commit(id.kind(), &data).ok());
+        let parents = commit.as_ref().map(|c| {
+            self.parents.push(c.parents.clone());
+            self.parents.len() - 1
+        });
+        self.seen.insert(
+            id,
+            Seen {
+                met: true,
+                common,
+                parents,
+            },
+        );
         if let Some(commit) = commit {
             self.queue.push((commit.time, id));
         }
@@ -89,6 +106,7 @@ impl<'a> HistoryNegotiator<'a> {
                 self.seen.insert(
                     id,
                     Seen {
+                        met: false,
                         common: true,
                         parents: None,
                     },
@@ -113,25 +131,18 @@ impl Negotiator for HistoryNegotiator<'_> {
             let Some((_, id)) = self.queue.pop() else {
                 break;
             };
-            let parents = self
-                .odb
-                .read(&id)
-                .ok()
-                .flatten()
-                .and_then(|(_, data)| parse_commit(id.kind(), &data).ok())
-                .map(|c| c.parents)
+            let seen = self.seen.get(&id).copied().unwrap_or_default();
+            let parents = seen
+                .parents
+                .map(|i| self.parents[i].clone())
                 .unwrap_or_default();
-            let common = self.seen.get(&id).is_some_and(|s| s.common);
-            for parent in &parents {
-                self.push(*parent);
-                if common {
-                    self.mark_common(*parent);
+            for parent in parents {
+                self.push(parent);
+                if seen.common {
+                    self.mark_common(parent);
                 }
             }
-            if let Some(seen) = self.seen.get_mut(&id) {
-                seen.parents = Some(self.parents.len());
-            }
-            self.parents.push(parents);
+            let common = seen.common;
             if !common {
                 haves.push(id);
             }

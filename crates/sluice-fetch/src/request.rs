@@ -79,8 +79,6 @@ pub struct Fetched<'a> {
     pub shallow: Vec<ObjectId>,
     /// Commits that are shallow no more.
     pub unshallow: Vec<ObjectId>,
-    /// Whether the server found anything in common (haves it acknowledged).
-    pub common: Vec<ObjectId>,
     /// The pack (band 1 of the side band, or the raw stream).
     pub pack: Box<dyn Read + 'a>,
 }
@@ -91,7 +89,6 @@ impl Fetched<'_> {
         Fetched {
             shallow: Vec::new(),
             unshallow: Vec::new(),
-            common: Vec::new(),
             pack: Box::new(std::io::empty()),
         }
     }

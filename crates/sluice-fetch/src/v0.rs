@@ -161,7 +161,6 @@ impl Connection {
                     Some(rest) => {
                         let id = parse_id(rest.split(' ').next().unwrap_or(rest))?;
                         negotiator.acknowledged(&id);
-                        fetched.common.push(id);
                         if !rest.contains(' ') {
                             break;
                         }

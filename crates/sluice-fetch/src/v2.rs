@@ -156,7 +156,7 @@ impl Connection {
         let mut round = INITIAL_ROUND;
         let mut in_vain = 0;
         let mut thin = false;
-        let ready = loop {
+        loop {
             let haves = negotiator.next_haves(round);
             thin |= !haves.is_empty();
             let give_up = haves.is_empty() || (!common.is_empty() && in_vain >= MAX_IN_VAIN);
@@ -165,7 +165,7 @@ impl Connection {
             if give_up {
                 arguments.push("done".to_owned());
                 self.command_v2("fetch", &arguments)?;
-                break false;
+                break;
             }
             self.command_v2("fetch", &arguments)?;
             in_vain += haves.len();
@@ -206,7 +206,7 @@ impl Connection {
                 }
             };
             match (ready, end) {
-                (true, Packet::Delimiter) => break true,
+                (true, Packet::Delimiter) => break,
                 (false, Packet::Flush) => {}
                 _ => {
                     return Err(FetchError::Protocol(
@@ -219,12 +219,8 @@ impl Connection {
             } else {
                 round * 11 / 10
             };
-        };
-        let _ = ready;
-        let mut fetched = Fetched {
-            common,
-            ..Fetched::empty()
-        };
+        }
+        let mut fetched = Fetched::empty();
         // Sections before the pack: shallow-info and wanted-refs (not asked for), each
         // ending at a delimiter; then `packfile` runs to the final flush.
         loop {

@@ -5,7 +5,7 @@
 //! a failure (or a signal) removes what the clone created.
 
 use super::checkout::identity;
-use super::date::{now, parse_date};
+use super::date::parse_since;
 use super::index_pack::Alongside;
 use super::remote::{connect, connect_options, fetch_into, resolve, update_shallow, Remote};
 use super::Context;
@@ -345,11 +345,7 @@ fn clone_into(
     wants.dedup();
     let deepen = Deepen {
         depth: args.depth,
-        since: args
-            .shallow_since
-            .as_deref()
-            .map(|text| parse_date(text, now()))
-            .transpose()?,
+        since: parse_since(args.shallow_since.as_deref())?,
         not: args.shallow_exclude.clone(),
         relative: false,
     };

@@ -47,10 +47,15 @@ fn months_back(now: i64, count: i64) -> i64 {
 }
 
 /// The current time, in seconds since the epoch.
-pub(crate) fn now() -> i64 {
+fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// `--shallow-since`'s value, if given, as seconds since the epoch.
+pub(crate) fn parse_since(text: Option<&str>) -> anyhow::Result<Option<i64>> {
+    text.map(|text| parse_date(text, now())).transpose()
 }
 
 /// Seconds since the epoch for `text`, relative forms counted back from `now`.

@@ -5,7 +5,7 @@
 //! ref moves, so an interrupted fetch leaves every ref as it was.
 
 use super::checkout::identity;
-use super::date::{now, parse_date};
+use super::date::parse_since;
 use super::refspec::Refspec;
 use super::remote::{
     connect, connect_options, fetch_into, read_shallow, resolve, unpack_if_small, update_shallow,
@@ -262,11 +262,7 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         } else {
             args.depth.or(args.deepen)
         },
-        since: args
-            .shallow_since
-            .as_deref()
-            .map(|text| parse_date(text, now()))
-            .transpose()?,
+        since: parse_since(args.shallow_since.as_deref())?,
         not: args.shallow_exclude.clone(),
         relative: args.deepen.is_some(),
     };

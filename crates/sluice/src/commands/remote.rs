@@ -64,10 +64,7 @@ pub(crate) fn connect_options(
         .get_int("sluice.fetchTimeout")?
         .unwrap_or(DEFAULT_TIMEOUT_SECS);
     Ok(ConnectOptions {
-        upload_pack: upload_pack
-            .map(str::to_owned)
-            .or_else(|| config.get("remote.origin.uploadpack").map(str::to_owned))
-            .unwrap_or_else(|| "git-upload-pack".to_owned()),
+        upload_pack: upload_pack.unwrap_or("git-upload-pack").to_owned(),
         protocol,
         ssh_command: env("GIT_SSH_COMMAND")
             .or_else(|| config.get("core.sshCommand").map(str::to_owned)),
