@@ -4,7 +4,7 @@
 
 use crate::CheckoutError;
 use sluice_object::{HashKind, ObjectId, ObjectKind};
-use sluice_odb::{ObjectDb, ObjectStream};
+use sluice_odb::{ObjectContent, ObjectDb};
 use sluice_pack::{ArrivingPack, ObjectLookup};
 
 /// Objects to check out from.
@@ -13,9 +13,18 @@ pub trait Objects: Sync {
     fn hash(&self) -> HashKind;
     /// An object's kind and content, `None` if it is missing.
     fn read(&self, id: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, CheckoutError>;
-    /// A large blob as a stream, where the source can stream it.
-    fn open_stream(&self, _id: &ObjectId) -> Result<Option<ObjectStream<'_>>, CheckoutError> {
-        Ok(None)
+    /// An object's content, or, where the source can stream it, an object larger than
+    /// `stream_above` bytes as a stream; `None` if it is missing. The content may be read into
+    /// `buffer`'s allocation.
+    fn read_or_stream(
+        &self,
+        id: &ObjectId,
+        _stream_above: u64,
+        _buffer: &mut Vec<u8>,
+    ) -> Result<Option<ObjectContent<'_>>, CheckoutError> {
+        Ok(self
+            .read(id)?
+            .map(|(kind, data)| ObjectContent::Whole(kind, data)))
     }
     /// Whether `id` can be read without waiting.
     fn is_ready(&self, _id: &ObjectId) -> bool {
@@ -38,8 +47,13 @@ impl Objects for ObjectDb {
         Ok(ObjectDb::read(self, id)?)
     }
 
-    fn open_stream(&self, id: &ObjectId) -> Result<Option<ObjectStream<'_>>, CheckoutError> {
-        Ok(ObjectDb::open_stream(self, id)?)
+    fn read_or_stream(
+        &self,
+        id: &ObjectId,
+        stream_above: u64,
+        buffer: &mut Vec<u8>,
+    ) -> Result<Option<ObjectContent<'_>>, CheckoutError> {
+        Ok(ObjectDb::read_or_stream(self, id, stream_above, buffer)?)
     }
 }
 

@@ -39,24 +39,32 @@ fn display(path: &[u8]) -> String {
 pub fn flatten(odb: &dyn Objects, root: &ObjectId) -> Result<FlatTree, CheckoutError> {
     let mut files = Vec::new();
     let mut prefix = Vec::new();
-    let cache_tree = walk(odb, root, &mut prefix, &mut files, 0)?;
-    files.sort_by(|a: &TreeFile, b: &TreeFile| a.path.cmp(&b.path));
-    // Duplicates, and a path that is both a file and a directory (`a` and `a/b`): a hostile
-    // tree's way to write through a symlink it just created. The list is sorted, so a
-    // duplicate is a neighbour, and the paths below `a/` start at the first one not before it.
-    for pair in files.windows(2) {
-        if pair[0].path == pair[1].path {
-            return Err(CheckoutError::Conflict(display(&pair[1].path)));
-        }
+    let mut slashed = false;
+    let cache_tree = walk(odb, root, &mut prefix, &mut files, 0, &mut slashed)?;
+    // Trees sort a directory as if its name ended in '/', so walking sorted trees yields full
+    // paths in index order already; only a tree stored out of order needs the sort.
+    if !files.is_sorted_by(|a, b| a.path <= b.path) {
+        files.sort_by(|a: &TreeFile, b: &TreeFile| a.path.cmp(&b.path));
     }
-    let mut dir = Vec::new();
-    for file in &files {
-        dir.clear();
-        dir.extend_from_slice(&file.path);
-        dir.push(b'/');
-        let below = files.partition_point(|f| f.path.as_slice() < dir.as_slice());
-        if files.get(below).is_some_and(|f| f.path.starts_with(&dir)) {
-            return Err(CheckoutError::Conflict(display(&files[below].path)));
+    // Each tree's names are checked unique as it is read, which rules out a path used twice
+    // and a path that is both a file and a directory, unless a name itself holds a '/'
+    // (`b/c` beside a tree `b` holding `c`): then check the whole list. It is sorted, so a
+    // duplicate is a neighbour, and the paths below `a/` start at the first one not before it.
+    if slashed {
+        for pair in files.windows(2) {
+            if pair[0].path == pair[1].path {
+                return Err(CheckoutError::Conflict(display(&pair[1].path)));
+            }
+        }
+        let mut dir = Vec::new();
+        for file in &files {
+            dir.clear();
+            dir.extend_from_slice(&file.path);
+            dir.push(b'/');
+            let below = files.partition_point(|f| f.path.as_slice() < dir.as_slice());
+            if files.get(below).is_some_and(|f| f.path.starts_with(&dir)) {
+                return Err(CheckoutError::Conflict(display(&files[below].path)));
+            }
         }
     }
     Ok(FlatTree { files, cache_tree })
@@ -68,6 +76,7 @@ fn walk(
     prefix: &mut Vec<u8>,
     files: &mut Vec<TreeFile>,
     depth: usize,
+    slashed: &mut bool,
 ) -> Result<CacheTree, CheckoutError> {
     if depth > MAX_DEPTH {
         return Err(CheckoutError::BadTree {
@@ -114,11 +123,12 @@ fn walk(
             source,
         })?;
         names.push(name);
+        *slashed |= name.contains(&b'/');
         let mode = match mode {
             0o40000 => {
                 let saved = prefix.len();
                 *prefix = path;
-                let child = walk(odb, &entry_id, prefix, files, depth + 1)?;
+                let child = walk(odb, &entry_id, prefix, files, depth + 1, slashed)?;
                 prefix.truncate(saved);
                 children.push(child);
                 continue;

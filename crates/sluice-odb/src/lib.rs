@@ -32,7 +32,7 @@ pub mod walk;
 pub use config::{append_section, Config, ConfigError};
 pub use lockfile::{write_locked, LockError};
 pub use loose::{LooseObjectCache, LooseObjects};
-pub use odb::{ObjectDb, ObjectStream, OdbError};
+pub use odb::{ObjectContent, ObjectDb, OdbError};
 pub use pack::{Pack, RawEntry};
 pub use refs::{Peeled, RefError, RefTarget, Refs};
 pub use repository::{RepoError, Repository};

@@ -43,8 +43,22 @@ pub enum OdbError {
     },
 }
 
-/// An object's kind, size, and a reader of its content.
-pub type ObjectStream<'a> = (ObjectKind, u64, Box<dyn std::io::Read + 'a>);
+/// An object's content: whole in memory, or a large object as a stream.
+pub enum ObjectContent<'a> {
+    /// The object's kind and content.
+    Whole(ObjectKind, Vec<u8>),
+    /// The object's kind, size, and a reader of its content.
+    Stream(ObjectKind, u64, Box<dyn std::io::Read + 'a>),
+}
+
+impl std::fmt::Debug for ObjectContent<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ObjectContent::Whole(kind, data) => write!(f, "Whole({kind:?}, {} bytes)", data.len()),
+            ObjectContent::Stream(kind, size, _) => write!(f, "Stream({kind:?}, {size} bytes)"),
+        }
+    }
+}
 
 /// Alternates may name alternates; git stops at this depth.
 const MAX_ALTERNATE_DEPTH: usize = 5;
@@ -155,15 +169,29 @@ impl ObjectDb {
             || self.alternates.iter().any(|a| a.contains(id))
     }
 
-    /// The content of a whole object as a stream, with its kind and size, when it is stored
-    /// whole in a pack of this directory; `None` when it must be read with [`Self::read`] (a
-    /// delta, a loose object, or an object only an alternate has).
-    pub fn open_stream(&self, id: &ObjectId) -> Result<Option<ObjectStream<'_>>, OdbError> {
+    /// Reads an object, or, when it is stored whole in a pack and larger than `stream_above`
+    /// bytes, opens it as a stream instead of holding it in memory. One index lookup serves
+    /// both (a checkout reads every blob this way). `buffer` is an allocation to reuse for the
+    /// content.
+    pub fn read_or_stream(
+        &self,
+        id: &ObjectId,
+        stream_above: u64,
+        buffer: &mut Vec<u8>,
+    ) -> Result<Option<ObjectContent<'_>>, OdbError> {
         for pack in &self.packs {
-            if pack.contains(id) {
-                return Ok(pack.open_stream(id)?.map(|(kind, size, reader)| {
-                    (kind, size, Box::new(reader) as Box<dyn std::io::Read>)
-                }));
+            if let Some(found) = pack.read_or_stream(id, stream_above, buffer)? {
+                return Ok(Some(found));
+            }
+        }
+        if self.loose.contains(id) {
+            if let Some((kind, data)) = self.loose.read(id)? {
+                return Ok(Some(ObjectContent::Whole(kind, data)));
+            }
+        }
+        for alternate in &self.alternates {
+            if let Some(found) = alternate.read_or_stream(id, stream_above, buffer)? {
+                return Ok(Some(found));
             }
         }
         Ok(None)

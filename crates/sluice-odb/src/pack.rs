@@ -178,24 +178,39 @@ impl Pack {
         Ok(Some(Arc::unwrap_or_clone(object)))
     }
 
-    /// A reader over a whole (non-delta) object's content, with its kind and size; `None` for
-    /// an object stored as a delta or not in this pack.
-    pub fn open_stream(
+    /// Reads an object by id, or opens it as a stream when it is stored whole and is larger
+    /// than `stream_above` bytes; `None` when the pack lacks it. A whole object is inflated
+    /// into `buffer`'s allocation (which a caller reading many objects hands back each time).
+    pub fn read_or_stream(
         &self,
         id: &ObjectId,
-    ) -> Result<Option<(ObjectKind, u64, impl std::io::Read + '_)>, OdbError> {
+        stream_above: u64,
+        buffer: &mut Vec<u8>,
+    ) -> Result<Option<crate::ObjectContent<'_>>, OdbError> {
         let Some(position) = self.index.lookup(id) else {
             return Ok(None);
         };
-        let (header, input) = self.entry_at(self.index.offset(position))?;
-        let EntryKind::Base(kind) = header.kind else {
-            return Ok(None);
-        };
-        Ok(Some((
-            kind,
-            header.size,
-            crate::stream::InflateReader::new(input, header.size),
-        )))
+        let offset = self.index.offset(position);
+        let (header, input) = self.entry_at(offset)?;
+        if let EntryKind::Base(kind) = header.kind {
+            if header.size > stream_above {
+                let reader = crate::stream::InflateReader::new(input, header.size);
+                return Ok(Some(crate::ObjectContent::Stream(
+                    kind,
+                    header.size,
+                    Box::new(reader),
+                )));
+            }
+            // Whole objects are never in the base cache (it holds built deltas only).
+            INFLATER
+                .with(|inflater| self.inflate_at(offset, &mut inflater.borrow_mut(), buffer))?;
+            return Ok(Some(crate::ObjectContent::Whole(
+                kind,
+                std::mem::take(buffer),
+            )));
+        }
+        let (kind, data) = Arc::unwrap_or_clone(self.read_at(offset)?);
+        Ok(Some(crate::ObjectContent::Whole(kind, data)))
     }
 
     /// The index position of the entry starting at `offset`, if one does.
@@ -252,22 +267,22 @@ impl Pack {
         }
     }
 
-    /// Inflates the data of the entry at `offset`; returns it with the entry's kind.
+    /// Inflates the data of the entry at `offset` into `out`; returns the entry's kind.
     fn inflate_at(
         &self,
         offset: u64,
         inflater: &mut Inflater,
-    ) -> Result<(EntryKind, Vec<u8>), OdbError> {
+        out: &mut Vec<u8>,
+    ) -> Result<EntryKind, OdbError> {
         let (header, input) = self.entry_at(offset)?;
         // A zlib stream expands at most ~1032 times; a larger declared size is a lie.
         if header.size > (input.len() as u64).saturating_mul(1032) {
             return Err(self.bad(offset, "declared size is impossible"));
         }
-        let mut out = Vec::new();
         inflater
-            .inflate_exact(input, header.size as usize, &mut out)
+            .inflate_exact(input, header.size as usize, out)
             .map_err(|e| self.bad(offset, e))?;
-        Ok((header.kind, out))
+        Ok(header.kind)
     }
 
     /// Rebuilds the object at `offset` through its delta chain.
@@ -287,8 +302,8 @@ impl Pack {
             if deltas.len() > limit {
                 return Err(self.bad(offset, "delta chain loops"));
             }
-            let (kind, data) = self.inflate_at(at, inflater)?;
-            match kind {
+            let mut data = Vec::new();
+            match self.inflate_at(at, inflater, &mut data)? {
                 EntryKind::Base(kind) => break Arc::new((kind, data)),
                 EntryKind::OfsDelta { distance } => {
                     deltas.push((at, data));

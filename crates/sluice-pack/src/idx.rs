@@ -315,6 +315,12 @@ impl<D: AsRef<[u8]>> PackIndex<D> {
     }
 
     /// Finds an object's position in index order.
+    ///
+    /// Ids are uniformly distributed, so the search first interpolates on the eight bytes after
+    /// the fan-out byte (about three probes for a bucket of a few hundred ids, where a binary
+    /// search takes nine, each a likely cache miss: 5% of a checkout's CPU), then bisects what
+    /// is left. The interpolation rounds are bounded, so a hostile index costs no more than a
+    /// binary search.
     pub fn lookup(&self, id: &ObjectId) -> Option<usize> {
         let first = id.first_byte() as usize;
         let mut lo = if first == 0 {
@@ -325,13 +331,40 @@ impl<D: AsRef<[u8]>> PackIndex<D> {
         let mut hi = self.fanout(first);
         let want = id.as_bytes();
         let n = self.hash.len_in_bytes();
+        let (stride, skip) = match self.version {
+            1 => (4 + n, 4),
+            _ => (n, 0),
+        };
+        let base = self.tables_at() + skip;
+        let bytes = self.bytes();
+        let key = |i: usize| &bytes[base + i * stride..base + i * stride + n];
+        let target = prefix_after_first(want);
+        // The prefixes bounding [lo, hi): everything below lo is smaller, from hi on larger.
+        let (mut lo_key, mut hi_key) = (0u64, u64::MAX);
+        for _ in 0..4 {
+            if hi - lo <= 8 || target < lo_key || target > hi_key {
+                break;
+            }
+            let span = (hi - lo) as u128;
+            let width = u128::from(hi_key - lo_key) + 1;
+            let guess = lo + (u128::from(target - lo_key) * span / width) as usize;
+            let mid = guess.min(hi - 1);
+            let at = key(mid);
+            match compare_ids(at, want) {
+                std::cmp::Ordering::Less => {
+                    lo = mid + 1;
+                    lo_key = prefix_after_first(at);
+                }
+                std::cmp::Ordering::Greater => {
+                    hi = mid;
+                    hi_key = prefix_after_first(at);
+                }
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            let at = match self.version {
-                1 => self.tables_at() + mid * (4 + n) + 4,
-                _ => self.tables_at() + mid * n,
-            };
-            match self.bytes()[at..at + n].cmp(want) {
+            match compare_ids(key(mid), want) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
                 std::cmp::Ordering::Equal => return Some(mid),
@@ -379,5 +412,85 @@ impl<D: AsRef<[u8]>> PackIndex<D> {
             options.anomalies.sort_unstable();
         }
         options
+    }
+}
+
+/// The eight bytes after an id's first (the fan-out byte), as a number ordered as the ids are.
+fn prefix_after_first(id: &[u8]) -> u64 {
+    u64::from_be_bytes(id[1..9].try_into().expect("ids are longer than 9 bytes"))
+}
+
+/// Orders two ids of the same length a word at a time (a `memcmp` call per probe showed in
+/// profiles).
+fn compare_ids(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    let mut a_words = a.chunks_exact(8);
+    let mut b_words = b.chunks_exact(8);
+    for (x, y) in (&mut a_words).zip(&mut b_words) {
+        let x = u64::from_be_bytes(x.try_into().expect("8 bytes"));
+        let y = u64::from_be_bytes(y.try_into().expect("8 bytes"));
+        if x != y {
+            return x.cmp(&y);
+        }
+    }
+    a_words.remainder().cmp(b_words.remainder())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sluice_object::ObjectKind;
+
+    /// Ids of generated blobs, sorted, with each one's offset.
+    fn entries(count: usize, hash: HashKind) -> Vec<IdxEntry> {
+        let mut entries: Vec<IdxEntry> = (0..count)
+            .map(|i| IdxEntry {
+                id: sluice_object::hash_object(hash, ObjectKind::Blob, format!("{i}").as_bytes())
+                    .expect("hashing memory cannot fail"),
+                crc32: i as u32,
+                offset: 12 + 100 * i as u64,
+            })
+            .collect();
+        entries.sort_by_key(|e| e.id);
+        entries
+    }
+
+    #[test]
+    fn lookup_finds_every_id_and_no_other() {
+        let hash = HashKind::Sha1;
+        let absent = sluice_object::hash_object(hash, ObjectKind::Blob, b"absent")
+            .expect("hashing memory cannot fail");
+        let pack_checksum = ObjectId::from_bytes(hash, &[0; 20]).expect("20 bytes");
+        for version in [1, 2] {
+            for count in [0, 1, 7, 300, 5000] {
+                let entries = entries(count, hash);
+                let options = IdxWriteOptions {
+                    version,
+                    ..IdxWriteOptions::default()
+                };
+                let mut out = Vec::new();
+                write_idx(
+                    hash,
+                    count,
+                    |i| entries[i],
+                    &pack_checksum,
+                    &options,
+                    &mut out,
+                )
+                .expect("writing to memory cannot fail");
+                let index = PackIndex::new(out, hash).expect("a valid index");
+                for (i, entry) in entries.iter().enumerate() {
+                    assert_eq!(index.lookup(&entry.id), Some(i), "v{version}, {count} ids");
+                    assert_eq!(index.offset(i), entry.offset);
+                }
+                assert_eq!(index.lookup(&absent), None);
+                // Ids one bit away from present ones fall between them.
+                for entry in entries.iter().take(50) {
+                    let mut bytes = entry.id.as_bytes().to_vec();
+                    *bytes.last_mut().expect("non-empty") ^= 1;
+                    let near = ObjectId::from_bytes(hash, &bytes).expect("same length");
+                    assert_eq!(index.lookup(&near), None);
+                }
+            }
+        }
     }
 }

@@ -600,6 +600,20 @@ fn hostile_trees_are_refused_and_nothing_is_written() {
             ],
         ),
         (
+            "a name holding a slash, through a symlink",
+            vec![
+                ("120000", b"a".to_vec(), link.to_owned()),
+                ("100644", b"a/file".to_vec(), blob.to_owned()),
+            ],
+        ),
+        (
+            "a name holding a slash, beside the same path in a subtree",
+            vec![
+                ("100644", b"sub/file".to_vec(), blob.to_owned()),
+                ("40000", b"sub".to_vec(), file_tree.clone()),
+            ],
+        ),
+        (
             "symlinked .gitmodules",
             vec![("120000", b".gitmodules".to_vec(), link.to_owned())],
         ),
