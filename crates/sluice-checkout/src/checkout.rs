@@ -335,10 +335,10 @@ fn is_clean(
     conversion: &Conversion,
     odb: &ObjectDb,
 ) -> Result<bool, CheckoutError> {
-    let path = path.to_owned();
     if Stat::from_metadata(meta) == entry.stat && entry.stat != Stat::default() {
         return Ok(true);
     }
+    let path = path.to_owned();
     if entry.mode == 0o160000 {
         return Ok(meta.is_dir());
     }
@@ -373,11 +373,35 @@ fn is_clean(
     Ok(expected == content)
 }
 
-/// Files below the directory `dir` that the index does not track.
 /// Stage-0 index entries, sorted by path.
 struct Tracked<'a>(Vec<&'a IndexEntry>);
 
 impl<'a> Tracked<'a> {
+    fn new(entries: &'a [IndexEntry]) -> Self {
+        let mut tracked: Vec<&IndexEntry> = entries.iter().filter(|e| e.stage() == 0).collect();
+        // git writes indexes sorted; one that is not is sorted here rather than trusted.
+        if !tracked.is_sorted_by(|a, b| a.path <= b.path) {
+            tracked.sort_by(|a, b| a.path.cmp(&b.path));
+        }
+        Tracked(tracked)
+    }
+
+    /// Pairs each of `files` (sorted by path) with the entry at its path, and lists the
+    /// entries no file has.
+    fn pair_with(&self, files: &[TreeFile]) -> (Vec<Option<&'a IndexEntry>>, Vec<&'a IndexEntry>) {
+        let mut matched = Vec::with_capacity(files.len());
+        let mut unmatched = Vec::new();
+        let mut entries = self.0.iter().copied().peekable();
+        for file in files {
+            while let Some(entry) = entries.next_if(|e| e.path < file.path) {
+                unmatched.push(entry);
+            }
+            matched.push(entries.next_if(|e| e.path == file.path));
+        }
+        unmatched.extend(entries);
+        (matched, unmatched)
+    }
+
     fn get(&self, path: &[u8]) -> Option<&'a IndexEntry> {
         self.0
             .binary_search_by(|e| e.path.as_slice().cmp(path))
@@ -390,6 +414,7 @@ impl<'a> Tracked<'a> {
     }
 }
 
+/// Files below the directory `dir` that the index does not track.
 fn untracked_below(root: &Path, dir: &[u8], tracked: &Tracked<'_>) -> Vec<String> {
     let mut found = Vec::new();
     let mut stack = vec![dir.to_vec()];
@@ -445,53 +470,69 @@ pub fn switch(
             .is_ok_and(|mut entries| entries.all(|e| e.is_ok_and(|e| e.file_name() == ".git")));
     let flat = flatten(odb, tree)?;
     let attributes = load_attributes(repo, odb, &flat.files)?;
-    // Both lists are sorted by path: entries are found by binary search, not hashed.
-    let old_entries = Tracked(old.entries.iter().filter(|e| e.stage() == 0).collect());
+    let old_entries = Tracked::new(&old.entries);
+    // Both lists are sorted by path: one merge pairs each file with its old entry and finds
+    // the entries the new tree drops (a binary search per file was a fifth of a switch's CPU).
+    let (matched, removed) = old_entries.pair_with(&flat.files);
 
     // Classify every entry of the target tree; with -f this looks at every file, so it runs
     // on all cores, as git's preload-index does.
-    let decide = |file: &TreeFile| -> Result<Decision, CheckoutError> {
-        let conversion = Conversion::for_path(&attributes, &file.path, options.convert);
-        Ok(match old_entries.get(&file.path) {
-            Some(entry) if entry.id == file.id && entry.mode == file.mode => {
-                // With -f, a file that is missing or modified is written again, as git's
-                // `checkout -f` does; otherwise local changes to it are kept.
-                if force && worktree_state(&root, entry, &conversion, odb)? != WorktreeState::Clean
-                {
-                    Decision::Write
-                } else {
-                    Decision::Keep(entry.stat)
+    let decide =
+        |(file, old_entry): (&TreeFile, &Option<&IndexEntry>)| -> Result<Decision, CheckoutError> {
+            let conversion = Conversion::for_path(&attributes, &file.path, options.convert);
+            Ok(match *old_entry {
+                Some(entry) if entry.id == file.id && entry.mode == file.mode => {
+                    // With -f, a file that is missing or modified is written again, as git's
+                    // `checkout -f` does; otherwise local changes to it are kept.
+                    if force
+                        && worktree_state(&root, entry, &conversion, odb)? != WorktreeState::Clean
+                    {
+                        Decision::Write
+                    } else {
+                        Decision::Keep(entry.stat)
+                    }
                 }
-            }
-            Some(entry) => {
-                if !force && worktree_state(&root, entry, &conversion, odb)? == WorktreeState::Dirty
-                {
-                    Decision::WriteOverLocalChange
-                } else {
-                    Decision::Write
+                Some(entry) => {
+                    if !force
+                        && worktree_state(&root, entry, &conversion, odb)? == WorktreeState::Dirty
+                    {
+                        Decision::WriteOverLocalChange
+                    } else {
+                        Decision::Write
+                    }
                 }
-            }
-            None if force || fresh => Decision::Write,
-            None => match root.join(OsStr::from_bytes(&file.path)).symlink_metadata() {
-                // A directory in the way is fine if the switch removes all it holds.
-                Ok(meta) if meta.is_dir() && file.mode != 0o160000 => {
-                    Decision::WriteOverUntracked(untracked_below(&root, &file.path, &old_entries))
-                }
-                Ok(meta) if meta.is_dir() => Decision::Write,
-                Ok(_) => Decision::WriteOverUntracked(vec![
-                    String::from_utf8_lossy(&file.path).into_owned()
-                ]),
-                Err(_) => Decision::Write,
-            },
-        })
-    };
+                None if force || fresh => Decision::Write,
+                None => match root.join(OsStr::from_bytes(&file.path)).symlink_metadata() {
+                    // A directory in the way is fine if the switch removes all it holds.
+                    Ok(meta) if meta.is_dir() && file.mode != 0o160000 => {
+                        Decision::WriteOverUntracked(untracked_below(
+                            &root,
+                            &file.path,
+                            &old_entries,
+                        ))
+                    }
+                    Ok(meta) if meta.is_dir() => Decision::Write,
+                    Ok(_) => {
+                        Decision::WriteOverUntracked(vec![
+                            String::from_utf8_lossy(&file.path).into_owned()
+                        ])
+                    }
+                    Err(_) => Decision::Write,
+                },
+            })
+        };
     let decisions: Vec<Decision> = if force || !fresh {
         flat.files
             .par_iter()
+            .zip(&matched)
             .map(decide)
             .collect::<Result<_, _>>()?
     } else {
-        flat.files.iter().map(decide).collect::<Result<_, _>>()?
+        flat.files
+            .iter()
+            .zip(&matched)
+            .map(decide)
+            .collect::<Result<_, _>>()?
     };
     let mut to_write: Vec<usize> = Vec::new();
     let mut keep: Vec<(usize, Stat)> = Vec::new();
@@ -511,16 +552,6 @@ pub fn switch(
             }
         }
     }
-    let removed: Vec<&IndexEntry> = old_entries
-        .0
-        .iter()
-        .copied()
-        .filter(|e| {
-            flat.files
-                .binary_search_by(|f| f.path.as_slice().cmp(&e.path))
-                .is_err()
-        })
-        .collect();
     for entry in &removed {
         let conversion = Conversion::for_path(&attributes, &entry.path, options.convert);
         if !force && worktree_state(&root, entry, &conversion, odb)? == WorktreeState::Dirty {
