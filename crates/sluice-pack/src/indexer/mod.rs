@@ -206,6 +206,10 @@ pub struct IndexOptions {
     /// zlib level (0-9) for objects appended by `fix_thin`: git's `core.compression`, whose
     /// default -1 means zlib's 6.
     pub compression_level: u32,
+    /// The caller will fsync the pack: start writing a streamed pack to disk as soon as it is
+    /// received (unless `fix_thin` may still change it), so that the disk works while deltas
+    /// are resolved and the final fsync finds little left to write.
+    pub sync_early: bool,
 }
 
 impl Default for IndexOptions {
@@ -216,6 +220,7 @@ impl Default for IndexOptions {
             max_input_size: None,
             fix_thin: false,
             compression_level: 6,
+            sync_early: false,
         }
     }
 }
@@ -317,7 +322,7 @@ impl<'a> PackIndexer<'a> {
             return Err(IndexError::AlongsideFixThin);
         }
         let hash = self.options.hash;
-        let (mut scan, pack_file, writable) = match source {
+        let (scan, pack_file, writable) = match source {
             PackSource::File(file) => {
                 let mut reader = file;
                 let mut input =
@@ -355,6 +360,31 @@ impl<'a> PackIndexer<'a> {
         if self.options.fix_thin && !writable {
             return Err(IndexError::FixThinNeedsStream);
         }
+        // Joined before returning; its result does not matter, as the caller's fsync repeats it.
+        let early_sync = (writable && self.options.sync_early && !self.options.fix_thin)
+            .then(|| pack_file.try_clone().ok())
+            .flatten()
+            .and_then(|file| {
+                std::thread::Builder::new()
+                    .name("sluice-sync".into())
+                    .spawn(move || file.sync_data())
+                    .ok()
+            });
+        let result = self.resolve_scanned(scan, pack_file, alongside);
+        if let Some(thread) = early_sync {
+            let _ = thread.join();
+        }
+        result
+    }
+
+    /// Pass 2: resolves the deltas pass 1 found.
+    fn resolve_scanned(
+        &self,
+        mut scan: scan::Scan,
+        pack_file: &File,
+        alongside: Option<&(dyn Fn(&ArrivingPack<'_>) + Sync)>,
+    ) -> Result<IndexedPack, IndexError> {
+        let hash = self.options.hash;
 
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(self.options.threads)

@@ -129,6 +129,7 @@ fn settings(
             threads,
             max_input_size: args.max_input_size.filter(|&n| n > 0),
             fix_thin: args.fix_thin,
+            sync_early: fsync,
             compression_level: if (0..=9).contains(&level) {
                 level as u32
             } else {
@@ -223,6 +224,7 @@ fn index_file(
     let pack = indexer.index(PackSource::File(&file))?;
     write_indexes(
         &pack,
+        None,
         &idx_path,
         settings.write_rev.then_some(&*rev_path),
         settings,
@@ -304,9 +306,9 @@ fn receive(
     if let Some(message) = &args.keep {
         write_keep(&pack_path, message)?;
     }
-    staged.commit(&pack_path, settings.fsync)?;
     write_indexes(
         &pack,
+        Some((staged, &pack_path)),
         &idx_path,
         settings.write_rev.then_some(&*rev_path),
         settings,
@@ -334,27 +336,54 @@ fn write_keep(pack_path: &Path, message: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes `.rev` (if asked) then `.idx`, the index last so that a reader that finds it finds
-/// everything it describes.
+/// Writes `.rev` (if asked) and `.idx`, and puts them in place after the staged pack (if
+/// given): the index last, so that a reader that finds it finds everything it describes. The
+/// files are written and synced at the same time (the pack's sync was started during
+/// resolution); only the renames are ordered.
 fn write_indexes(
     pack: &IndexedPack,
+    staged_pack: Option<(Staged, &Path)>,
     idx_path: &Path,
     rev_path: Option<&Path>,
     settings: &Settings,
 ) -> anyhow::Result<()> {
     let order = pack.index_order();
-    if let Some(rev_path) = rev_path {
-        let staged = Staged::write(parent(rev_path), "tmp_rev_", |out| {
-            pack.write_rev(&order, out).map(|_| ())
-        })?;
-        staged.commit(rev_path, settings.fsync)?;
+    let synced = |staged: Staged| -> anyhow::Result<Staged> {
+        staged.sync(settings.fsync)?;
+        Ok(staged)
+    };
+    let (staged_pack, rev, idx) = std::thread::scope(|s| {
+        let staged_pack = staged_pack
+            .map(|(staged, path)| (s.spawn(move || synced(staged)), path));
+        let rev = rev_path.map(|rev_path| {
+            let order = &order;
+            let thread = s.spawn(move || {
+                synced(Staged::write(parent(rev_path), "tmp_rev_", |out| {
+                    pack.write_rev(order, out).map(|_| ())
+                })?)
+            });
+            (thread, rev_path)
+        });
+        let idx = Staged::write(parent(idx_path), "tmp_idx_", |out| {
+            pack.write_idx(&order, &settings.idx, out).map(|_| ())
+        })
+        .with_context(|| format!("unable to write index '{}'", idx_path.display()))
+        .and_then(synced);
+        let joined = |thread: std::thread::ScopedJoinHandle<'_, anyhow::Result<Staged>>| {
+            thread
+                .join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("a writer thread failed")))
+        };
+        (
+            staged_pack.map(|(thread, path)| (joined(thread), path)),
+            rev.map(|(thread, path)| (joined(thread), path)),
+            idx,
+        )
+    });
+    for (staged, path) in staged_pack.into_iter().chain(rev) {
+        staged?.commit(path, false)?;
     }
-    let staged = Staged::write(parent(idx_path), "tmp_idx_", |out| {
-        pack.write_idx(&order, &settings.idx, out).map(|_| ())
-    })
-    .with_context(|| format!("unable to write index '{}'", idx_path.display()))?;
-    staged.commit(idx_path, settings.fsync)?;
-    Ok(())
+    idx?.commit(idx_path, false)
 }
 
 /// Indexes `pack_path` and checks that its existing index (and reverse index, if present) is

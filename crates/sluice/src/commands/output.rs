@@ -51,6 +51,15 @@ impl Staged {
         &self.file
     }
 
+    /// Flushes the file to disk if `fsync` (before [`Self::commit`], to sync several files at
+    /// once).
+    pub fn sync(&self, fsync: bool) -> anyhow::Result<()> {
+        if fsync {
+            self.file.sync_all().context("unable to sync a written file")?;
+        }
+        Ok(())
+    }
+
     /// Syncs if asked, makes the file read-only (as git's packs and indexes are), and renames
     /// it to `dest`.
     pub fn commit(mut self, dest: &Path, fsync: bool) -> anyhow::Result<()> {
