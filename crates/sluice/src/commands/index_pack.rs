@@ -353,8 +353,7 @@ fn write_indexes(
         Ok(staged)
     };
     let (staged_pack, rev, idx) = std::thread::scope(|s| {
-        let staged_pack = staged_pack
-            .map(|(staged, path)| (s.spawn(move || synced(staged)), path));
+        let staged_pack = staged_pack.map(|(staged, path)| (s.spawn(move || synced(staged)), path));
         let rev = rev_path.map(|rev_path| {
             let order = &order;
             let thread = s.spawn(move || {

@@ -55,7 +55,9 @@ impl Staged {
     /// once).
     pub fn sync(&self, fsync: bool) -> anyhow::Result<()> {
         if fsync {
-            self.file.sync_all().context("unable to sync a written file")?;
+            self.file
+                .sync_all()
+                .context("unable to sync a written file")?;
         }
         Ok(())
     }
