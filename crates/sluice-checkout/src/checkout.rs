@@ -14,7 +14,7 @@ use sluice_object::parse::{parse_commit, parse_tag};
 use sluice_object::progress::Progress;
 use sluice_object::{hash_object, ObjectId, ObjectKind};
 use sluice_odb::{Config, ObjectDb, Repository};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -162,10 +162,10 @@ fn jobs_for<'a>(
     files: impl Iterator<Item = &'a TreeFile>,
     attributes: &Attributes,
     convert: ConvertConfig,
-) -> Vec<Job> {
+) -> Vec<Job<'a>> {
     files
         .map(|f| Job {
-            path: f.path.clone(),
+            path: &f.path,
             mode: f.mode,
             id: f.id,
             conversion: Conversion::for_path(attributes, &f.path, convert),
@@ -602,6 +602,8 @@ pub fn switch(
     progress.phase("Updating files", Some(jobs.len() as u64));
     let written = write_all(odb, &root, &jobs, &write, &mut filters, progress)?;
     progress.finish();
+    let written_count = jobs.len();
+    drop(jobs);
     let mut stats = vec![Stat::default(); flat.files.len()];
     for (i, stat) in keep {
         stats[i] = stat;
@@ -611,14 +613,25 @@ pub fn switch(
     }
     write_index_file(repo, &build_index(repo, flat, &stats))?;
     Ok(SwitchOutcome {
-        written: jobs.len(),
+        written: written_count,
         removed: removed.len(),
     })
 }
 
+/// What `checkout-index` has to report.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct CheckoutIndexReport {
+    /// Lines for stderr, as git words them.
+    pub messages: Vec<String>,
+    /// A file was not checked out (it exists and differs, or is not in the index): git
+    /// exits 1.
+    pub failed: bool,
+}
+
 /// `checkout-index`: writes index entries (all, or those at `paths`) to the work tree, or
-/// under `prefix` (prepended as a string, as git does: `--prefix=out/`). Existing files are
-/// skipped with a warning unless `force`. Without a prefix, the index's stat data is updated.
+/// under `prefix` (prepended as a string, as git does: `--prefix=out/`). As git, a file whose
+/// stat data matches its entry is left alone, and one that differs is only replaced with
+/// `force`. Without a prefix, the index's stat data is updated.
 pub fn checkout_index(
     repo: &Repository,
     paths: Option<&[Vec<u8>]>,
@@ -626,23 +639,28 @@ pub fn checkout_index(
     prefix: Option<&[u8]>,
     options: &CheckoutOptions,
     progress: &dyn Progress,
-) -> Result<Vec<String>, CheckoutError> {
+) -> Result<CheckoutIndexReport, CheckoutError> {
     let index_path = repo.git_dir().join("index");
     let bytes = std::fs::read(&index_path).map_err(|source| CheckoutError::Io {
         path: index_path,
         source,
     })?;
     let mut index = read_index(&bytes, repo.hash())?;
-    let files: Vec<TreeFile> = index
+    // The entries to write, with their positions in the index (for their new stat data).
+    let (positions, files): (Vec<usize>, Vec<TreeFile>) = index
         .entries
         .iter()
-        .filter(|e| e.stage() == 0 && !e.skip_worktree())
-        .map(|e| TreeFile {
-            path: e.path.clone(),
-            mode: e.mode,
-            id: e.id,
+        .enumerate()
+        .filter(|(_, e)| e.stage() == 0 && !e.skip_worktree())
+        .map(|(position, e)| {
+            let file = TreeFile {
+                path: e.path.clone(),
+                mode: e.mode,
+                id: e.id,
+            };
+            (position, file)
         })
-        .collect();
+        .unzip();
     let attributes = load_attributes(repo, repo.objects(), &files)?;
     let root = match prefix {
         Some(_) => std::env::current_dir().map_err(|source| CheckoutError::Io {
@@ -651,13 +669,16 @@ pub fn checkout_index(
         })?,
         None => repo.work_tree().ok_or(CheckoutError::Bare)?.to_owned(),
     };
-    let mut warnings = Vec::new();
+    let mut report = CheckoutIndexReport::default();
     let mut selected = Vec::new();
+    let wanted: Option<HashSet<&[u8]>> =
+        paths.map(|paths| paths.iter().map(Vec::as_slice).collect());
     for (i, file) in files.iter().enumerate() {
-        if let Some(paths) = paths {
-            if !paths.iter().any(|p| p == &file.path) {
-                continue;
-            }
+        if wanted
+            .as_ref()
+            .is_some_and(|wanted| !wanted.contains(file.path.as_slice()))
+        {
+            continue;
         }
         let mut target = prefix.map(<[u8]>::to_vec).unwrap_or_default();
         target.extend_from_slice(&file.path);
@@ -667,27 +688,32 @@ pub fn checkout_index(
                 source,
             }
         })?;
-        if !force
-            && root
-                .join(OsStr::from_bytes(&target))
-                .symlink_metadata()
-                .is_ok()
-        {
-            warnings.push(format!(
-                "{} already exists",
-                String::from_utf8_lossy(&target)
-            ));
-            continue;
+        if let Ok(meta) = root.join(OsStr::from_bytes(&target)).symlink_metadata() {
+            // As git: a file whose stat data matches its entry is left alone, even with -f.
+            let cached = index.entries[positions[i]].stat;
+            if cached != Stat::default() && Stat::from_metadata(&meta) == cached {
+                continue;
+            }
+            if !force {
+                report.messages.push(format!(
+                    "{} already exists, no checkout",
+                    String::from_utf8_lossy(&target)
+                ));
+                report.failed = true;
+                continue;
+            }
         }
         selected.push((i, target));
     }
     if let Some(paths) = paths {
+        let known: HashSet<&[u8]> = files.iter().map(|f| f.path.as_slice()).collect();
         for path in paths {
-            if !files.iter().any(|f| &f.path == path) {
-                warnings.push(format!(
-                    "{} is not in the cache",
+            if !known.contains(path.as_slice()) {
+                report.messages.push(format!(
+                    "git checkout-index: {} is not in the cache",
                     String::from_utf8_lossy(path)
                 ));
+                report.failed = true;
             }
         }
     }
@@ -697,7 +723,7 @@ pub fn checkout_index(
         options.convert,
     );
     for (job, (_, target)) in jobs.iter_mut().zip(&selected) {
-        job.path.clone_from(target);
+        job.path = target;
     }
     let mut filters = Filters::new(options.filters.clone(), &root);
     let mut write = options.write.clone();
@@ -705,19 +731,17 @@ pub fn checkout_index(
     progress.phase("Updating files", Some(jobs.len() as u64));
     let stats = write_all(repo.objects(), &root, &jobs, &write, &mut filters, progress)?;
     progress.finish();
-    warnings.append(&mut filters.warnings);
+    report.messages.extend(
+        filters
+            .warnings
+            .drain(..)
+            .map(|w| format!("git checkout-index: {w}")),
+    );
     if prefix.is_none() && !jobs.is_empty() {
         for ((i, _), stat) in selected.iter().zip(stats) {
-            let path = &files[*i].path;
-            if let Some(entry) = index
-                .entries
-                .iter_mut()
-                .find(|e| &e.path == path && e.stage() == 0)
-            {
-                entry.stat = stat;
-            }
+            index.entries[positions[*i]].stat = stat;
         }
         write_index_file(repo, &index)?;
     }
-    Ok(warnings)
+    Ok(report)
 }

@@ -25,8 +25,8 @@ mod wildmatch;
 pub mod writer;
 
 pub use checkout::{
-    checkout_fresh, checkout_fresh_from, checkout_index, commit_tree, switch, CheckoutOptions,
-    SwitchOutcome,
+    checkout_fresh, checkout_fresh_from, checkout_index, commit_tree, switch, CheckoutIndexReport,
+    CheckoutOptions, SwitchOutcome,
 };
 pub use objects::Objects;
 

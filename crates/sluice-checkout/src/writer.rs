@@ -22,9 +22,9 @@ use std::path::{Path, PathBuf};
 
 /// One file to write.
 #[derive(Debug, Clone)]
-pub struct Job {
+pub struct Job<'a> {
     /// Path relative to the work tree.
-    pub path: Vec<u8>,
+    pub path: &'a [u8],
     /// Entry mode.
     pub mode: u32,
     /// The blob (or, for a gitlink, the commit).
@@ -159,14 +159,14 @@ fn write_entry(
     options: &WriteOptions,
     dirs: &mut KnownDirs,
 ) -> Result<Stat, CheckoutError> {
-    ensure_parent(root, &job.path, dirs)?;
-    let path = fs_path(root, &job.path);
+    ensure_parent(root, job.path, dirs)?;
+    let path = fs_path(root, job.path);
     if !options.fresh {
         // Replace, never write through: unlink whatever is there (a file or a symlink).
         match std::fs::symlink_metadata(&path) {
             Ok(meta) if meta.is_dir() && job.mode != 0o160000 => {
                 return Err(CheckoutError::Conflict(
-                    String::from_utf8_lossy(&job.path).into_owned(),
+                    String::from_utf8_lossy(job.path).into_owned(),
                 ))
             }
             Ok(meta) if !meta.is_dir() => std::fs::remove_file(&path).map_err(io(&path))?,
@@ -225,7 +225,7 @@ fn write_entry(
 fn missing(job: &Job) -> CheckoutError {
     CheckoutError::MissingObject {
         id: job.id,
-        path: String::from_utf8_lossy(&job.path).into_owned(),
+        path: String::from_utf8_lossy(job.path).into_owned(),
     }
 }
 
@@ -244,7 +244,7 @@ fn convert(job: &Job, data: Vec<u8>) -> Result<Vec<u8>, CheckoutError> {
     job.conversion
         .apply(data, &job.id)
         .map_err(|source| CheckoutError::Convert {
-            path: String::from_utf8_lossy(&job.path).into_owned(),
+            path: String::from_utf8_lossy(job.path).into_owned(),
             source,
         })
 }
@@ -275,7 +275,7 @@ impl Worker {
 pub fn write_all(
     odb: &dyn Objects,
     root: &Path,
-    jobs: &[Job],
+    jobs: &[Job<'_>],
     options: &WriteOptions,
     filters: &mut Filters,
     progress: &dyn Progress,
@@ -375,7 +375,7 @@ pub fn write_all(
             .filter
             .clone()
             .expect("filtered jobs have a driver");
-        let path = String::from_utf8_lossy(&job.path).into_owned();
+        let path = String::from_utf8_lossy(job.path).into_owned();
         let data = filters.smudge(&driver, &path, data)?;
         stats[i] = write_content(root, job, &data, options, &mut dirs)?;
         progress.add(1);

@@ -494,16 +494,25 @@ fn checkout_index_matches_git() {
     let out = env.sluice(&ours, &["checkout-index", "-a", "--prefix=export/"], b"");
     assert!(out.status.success(), "{}", stderr(&out));
     assert_same_trees(&ours.join("export"), &theirs.join("export"));
-    // Without -f, existing files are left alone; with -f they are rewritten.
-    std::fs::write(ours.join("README"), "changed\n").unwrap();
+    // Unchanged files are left alone; without -f a changed one is too, with git's message
+    // and exit code; with -f it is rewritten.
+    for repo in [&ours, &theirs] {
+        std::fs::write(repo.join("README"), "changed\n").unwrap();
+    }
+    let theirs_out = env
+        .git_command(&theirs, &["checkout-index", "-a"])
+        .output()
+        .unwrap();
     let out = env.sluice(&ours, &["checkout-index", "-a"], b"");
-    assert!(out.status.success());
-    assert!(
-        stderr(&out).contains("README already exists"),
-        "{}",
-        stderr(&out)
-    );
+    assert_eq!(out.status.code(), theirs_out.status.code());
+    assert_eq!(stderr(&out), String::from_utf8_lossy(&theirs_out.stderr));
+    assert!(stderr(&out).contains("README already exists"));
     assert_eq!(std::fs::read(ours.join("README")).unwrap(), b"changed\n");
+    let missing = ["checkout-index", "README", "no-such-file"];
+    let theirs_out = env.git_command(&theirs, &missing).output().unwrap();
+    let out = env.sluice(&ours, &missing, b"");
+    assert_eq!(out.status.code(), theirs_out.status.code());
+    assert_eq!(stderr(&out), String::from_utf8_lossy(&theirs_out.stderr));
     let out = env.sluice(&ours, &["checkout-index", "-a", "-f"], b"");
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(std::fs::read(ours.join("README")).unwrap(), b"hello\n");

@@ -41,7 +41,7 @@ pub fn run(args: CheckoutIndexArgs, context: &Context) -> anyhow::Result<ExitCod
     let paths: Option<Vec<Vec<u8>>> =
         (!args.all).then(|| args.files.iter().map(|f| f.as_bytes().to_vec()).collect());
     let progress = TerminalProgress::new(false);
-    let warnings = checkout_index(
+    let report = checkout_index(
         &repo,
         paths.as_deref(),
         args.force,
@@ -50,9 +50,13 @@ pub fn run(args: CheckoutIndexArgs, context: &Context) -> anyhow::Result<ExitCod
         &progress,
     )?;
     if !args.quiet {
-        for warning in warnings {
-            eprintln!("git checkout-index: {warning}");
+        for message in &report.messages {
+            eprintln!("{message}");
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if report.failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
