@@ -402,15 +402,10 @@ impl<'a> Tracked<'a> {
         (matched, unmatched)
     }
 
-    fn get(&self, path: &[u8]) -> Option<&'a IndexEntry> {
+    fn contains_key(&self, path: &[u8]) -> bool {
         self.0
             .binary_search_by(|e| e.path.as_slice().cmp(path))
-            .ok()
-            .map(|i| self.0[i])
-    }
-
-    fn contains_key(&self, path: &[u8]) -> bool {
-        self.get(path).is_some()
+            .is_ok()
     }
 }
 

@@ -112,11 +112,7 @@ fn create_leading(
             match std::fs::create_dir(&path) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let meta =
-                        std::fs::symlink_metadata(&path).map_err(|source| CheckoutError::Io {
-                            path: path.clone(),
-                            source,
-                        })?;
+                    let meta = std::fs::symlink_metadata(&path).map_err(io(&path))?;
                     if !meta.is_dir() {
                         return Err(CheckoutError::BeyondSymlink(
                             String::from_utf8_lossy(part).into_owned(),
