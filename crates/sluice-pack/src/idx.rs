@@ -95,10 +95,15 @@ pub fn write_idx(
     options: &IdxWriteOptions,
     out: &mut dyn Write,
 ) -> io::Result<ObjectId> {
-    let mut w = HashingWriter {
-        out,
-        hasher: TrailerHasher::new(hash),
-    };
+    // Buffered before the hasher: the tables are written four bytes at a time, and hashing
+    // (like the file) wants large pieces.
+    let mut w = io::BufWriter::with_capacity(
+        1 << 16,
+        HashingWriter {
+            out,
+            hasher: TrailerHasher::new(hash),
+        },
+    );
     let mut fanout = [0u32; 256];
     for i in 0..count {
         fanout[entry(i).id.first_byte() as usize] += 1;
@@ -157,7 +162,8 @@ pub fn write_idx(
         }
     }
     w.write_all(pack_checksum.as_bytes())?;
-    let checksum = w.hasher.clone().finalize();
+    let w = w.into_inner().map_err(io::IntoInnerError::into_error)?;
+    let checksum = w.hasher.finalize();
     w.out.write_all(checksum.as_bytes())?;
     Ok(checksum)
 }

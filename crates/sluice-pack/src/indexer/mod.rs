@@ -652,13 +652,37 @@ impl IndexedPack {
 
     /// Pack-order positions sorted into index order: by id, duplicates in pack order.
     pub fn index_order(&self) -> Vec<u32> {
-        let mut order: Vec<u32> = (0..self.entries.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| {
-            self.resolved(a as usize)
+        // Sorting positions by ids fetched through `resolved` misses the cache on every
+        // comparison (130 ms for git/git's 419k objects). Ids are uniform, so their first eight
+        // bytes order all but equal ones: sort those keys, inline, then settle the rare ties.
+        let prefix = |i: usize| {
+            let id = self.resolved(i).id;
+            u64::from_be_bytes(
+                id.as_bytes()[..8]
+                    .try_into()
+                    .expect("ids are 20 bytes or more"),
+            )
+        };
+        let mut keyed: Vec<(u64, u32)> = (0..self.entries.len())
+            .map(|i| (prefix(i), i as u32))
+            .collect();
+        keyed.sort_unstable();
+        let mut order: Vec<u32> = keyed.iter().map(|&(_, i)| i).collect();
+        let by_id = |a: &u32, b: &u32| {
+            self.resolved(*a as usize)
                 .id
-                .cmp(&self.resolved(b as usize).id)
-                .then(a.cmp(&b))
-        });
+                .cmp(&self.resolved(*b as usize).id)
+                .then(a.cmp(b))
+        };
+        let mut start = 0;
+        while start < keyed.len() {
+            let key = keyed[start].0;
+            let end = start + keyed[start..].iter().take_while(|k| k.0 == key).count();
+            if end - start > 1 {
+                order[start..end].sort_unstable_by(by_id);
+            }
+            start = end;
+        }
         order
     }
 
