@@ -4,6 +4,7 @@
 //! still in the first half, the writer thread goes on to scan the second half, as for a pack
 //! file (see `scan::scan_file`).
 
+use super::input::WrittenHash;
 use super::IndexError;
 use std::fs::File;
 use std::io::{self, Read};
@@ -36,12 +37,13 @@ impl Growth {
     }
 
     /// Copies `input` into `file` until the stream ends, `limit` is passed, or the scanner
-    /// says stop. Returns the final length.
+    /// says stop, hashing what it writes into `hash`. Returns the final length.
     pub(crate) fn copy(
         &self,
         input: &mut dyn Read,
         file: &File,
         limit: Option<u64>,
+        hash: &mut WrittenHash,
     ) -> Result<u64, IndexError> {
         let mut buf = vec![0u8; 1 << 20];
         let mut at = 0u64;
@@ -88,6 +90,8 @@ impl Growth {
             at += n as u64;
             state.written = at;
             self.changed.notify_all();
+            drop(state);
+            hash.update(&buf[..n]);
         }
         finish(None);
         Ok(at)

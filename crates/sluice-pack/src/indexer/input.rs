@@ -26,22 +26,34 @@ pub(crate) struct StreamInput<'a> {
 
 impl<'a> StreamInput<'a> {
     pub(crate) fn new(reader: &'a mut dyn Read, hash: HashKind, limit: Option<u64>) -> Self {
-        StreamInput {
+        Self::at(
             reader,
-            buf: vec![0; BUFFER_SIZE],
-            start: 0,
-            end: 0,
-            flushed: 0,
-            offset: 0,
-            eof: false,
-            hasher: Some(TrailerHasher::new(hash)),
+            0,
+            BUFFER_SIZE,
+            Some(TrailerHasher::new(hash)),
             limit,
-        }
+        )
+    }
+
+    /// A reader of a whole pack whose trailer its caller checks (the stream's writer hashes
+    /// the pack as it writes it): [`Self::finish`] returns the trailer as found.
+    pub(crate) fn trailer_checked_elsewhere(reader: &'a mut dyn Read) -> Self {
+        Self::at(reader, 0, BUFFER_SIZE, None, None)
     }
 
     /// A reader of a pack's middle, from `offset` on, with a `buffer`-byte buffer: it does not
     /// hash (the trailer covers the whole pack) and copies nothing.
     pub(crate) fn mid_pack(reader: &'a mut dyn Read, offset: u64, buffer: usize) -> Self {
+        Self::at(reader, offset, buffer, None, None)
+    }
+
+    fn at(
+        reader: &'a mut dyn Read,
+        offset: u64,
+        buffer: usize,
+        hasher: Option<TrailerHasher>,
+        limit: Option<u64>,
+    ) -> Self {
         StreamInput {
             reader,
             buf: vec![0; buffer],
@@ -50,8 +62,8 @@ impl<'a> StreamInput<'a> {
             flushed: 0,
             offset,
             eof: false,
-            hasher: None,
-            limit: None,
+            hasher,
+            limit,
         }
     }
 
@@ -130,8 +142,13 @@ impl<'a> StreamInput<'a> {
         Ok(())
     }
 
-    /// Reads the trailing checksum, checks it against everything consumed before it, and copies
-    /// it to the sink. Returns the checksum.
+    /// Whether this reader hashes what it reads (and so checks the trailer itself).
+    pub(crate) fn checks_trailer(&self) -> bool {
+        self.hasher.is_some()
+    }
+
+    /// Reads the trailing checksum and, if this reader hashes, checks it against everything
+    /// consumed before it. Returns the checksum.
     pub(crate) fn finish(&mut self, hash: HashKind) -> Result<ObjectId, IndexError> {
         let n = hash.len_in_bytes();
         self.flush_consumed()?;
@@ -142,8 +159,8 @@ impl<'a> StreamInput<'a> {
                 offset: self.offset + self.available().len() as u64,
             });
         }
-        let expected = self.hasher.take().expect("a hashing input").finalize();
         let found = ObjectId::from_bytes(hash, &self.available()[..n]).expect("n bytes");
+        let expected = self.hasher.take().map_or(found, TrailerHasher::finalize);
         if expected != found {
             return Err(IndexError::TrailerMismatch {
                 offset: trailer_offset,
@@ -162,22 +179,72 @@ impl<'a> StreamInput<'a> {
         file: &std::fs::File,
         data_end: u64,
     ) -> Result<ObjectId, IndexError> {
-        use std::os::unix::fs::FileExt;
         self.flush_consumed()?;
         let mut hasher = self.hasher.clone().expect("a hashing input");
-        let mut at = self.offset;
-        let mut chunk = vec![0u8; BUFFER_SIZE];
-        while at < data_end {
-            let n = chunk.len().min((data_end - at) as usize);
-            file.read_exact_at(&mut chunk[..n], at)
-                .map_err(|source| IndexError::Io {
-                    context: "reading the pack",
-                    source,
-                })?;
-            hasher.update(&chunk[..n]);
-            at += n as u64;
-        }
+        hash_file_range(&mut hasher, file, self.offset..data_end)?;
         Ok(hasher.finalize())
+    }
+}
+
+/// Adds `range` of `file` to `hasher`.
+pub(crate) fn hash_file_range(
+    hasher: &mut TrailerHasher,
+    file: &std::fs::File,
+    range: std::ops::Range<u64>,
+) -> Result<(), IndexError> {
+    use std::os::unix::fs::FileExt;
+    let mut chunk = vec![0u8; BUFFER_SIZE];
+    let mut at = range.start;
+    while at < range.end {
+        let n = chunk.len().min((range.end - at) as usize);
+        file.read_exact_at(&mut chunk[..n], at)
+            .map_err(|source| IndexError::Io {
+                context: "reading the pack",
+                source,
+            })?;
+        hasher.update(&chunk[..n]);
+        at += n as u64;
+    }
+    Ok(())
+}
+
+/// The pack's checksum as the thread that writes a received pack computes it: a hash of
+/// everything written except the last `held` bytes, which are the trailer if the stream ended
+/// with the pack. It takes that work off the scanner, the busiest thread while a pack arrives.
+pub(crate) struct WrittenHash {
+    hasher: TrailerHasher,
+    tail: Vec<u8>,
+    held: usize,
+}
+
+impl WrittenHash {
+    pub(crate) fn new(hash: HashKind) -> Self {
+        let held = hash.len_in_bytes();
+        WrittenHash {
+            hasher: TrailerHasher::new(hash),
+            tail: Vec::with_capacity(2 * held),
+            held,
+        }
+    }
+
+    pub(crate) fn update(&mut self, written: &[u8]) {
+        if written.len() >= self.held {
+            let (body, tail) = written.split_at(written.len() - self.held);
+            self.hasher.update(&self.tail);
+            self.hasher.update(body);
+            self.tail.clear();
+            self.tail.extend_from_slice(tail);
+        } else {
+            self.tail.extend_from_slice(written);
+            let over = self.tail.len().saturating_sub(self.held);
+            self.hasher.update(&self.tail[..over]);
+            self.tail.drain(..over);
+        }
+    }
+
+    /// The hash of everything but the last `held` bytes.
+    pub(crate) fn finalize(self) -> ObjectId {
+        self.hasher.finalize()
     }
 }
 
@@ -193,5 +260,25 @@ impl Read for FileAt<'_> {
         let n = self.file.read_at(buf, self.pos)?;
         self.pos += n as u64;
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Written in pieces of every awkward size, the hash covers all but the last 20 bytes.
+    #[test]
+    fn written_hash_leaves_out_the_last_bytes() {
+        let data: Vec<u8> = (0..5000u32).map(|i| (i * 31 % 251) as u8).collect();
+        for piece in [1, 7, 19, 20, 21, 64, 999, 5000] {
+            let mut written = WrittenHash::new(HashKind::Sha1);
+            for chunk in data.chunks(piece) {
+                written.update(chunk);
+            }
+            let mut whole = TrailerHasher::new(HashKind::Sha1);
+            whole.update(&data[..data.len() - 20]);
+            assert_eq!(written.finalize(), whole.finalize(), "pieces of {piece}");
+        }
     }
 }

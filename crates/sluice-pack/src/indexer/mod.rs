@@ -237,7 +237,13 @@ pub(crate) struct Entry {
     pub(crate) header_len: u8,
     /// 1-4 for whole objects, 6 ofs-delta, 7 ref-delta.
     pub(crate) pack_type: u8,
+    /// Where pass 1 kept this small delta's inflated data in `Scan::kept`, or [`NOT_KEPT`].
+    /// (It fits in the padding: the entry stays 32 bytes.)
+    pub(crate) kept: u32,
 }
+
+/// `Entry::kept` of an entry whose data is only in the pack.
+pub(crate) const NOT_KEPT: u32 = u32::MAX;
 
 /// What resolution learned about an entry.
 #[derive(Clone, Copy, Debug)]
@@ -487,6 +493,7 @@ impl<'a> PackIndexer<'a> {
             hash: self.options.hash,
             pack,
             entries: &scan.entries,
+            kept: &scan.kept,
             resolved: &scan.resolved,
             ofs,
             refs,

@@ -5,7 +5,7 @@
 //! all but one to other workers. Results go into per-entry `OnceLock`s: no lock on the hot path.
 
 use super::arriving::Arrivals;
-use super::{Entry, IndexError, ObjectLookup, Resolved};
+use super::{Entry, IndexError, ObjectLookup, Resolved, NOT_KEPT};
 use crate::delta::apply_delta;
 use crate::inflate::{Inflater, ZlibInflate};
 use sluice_object::progress::Progress;
@@ -98,6 +98,8 @@ pub(crate) struct Resolver<'a> {
     pub(crate) hash: HashKind,
     pub(crate) pack: &'a File,
     pub(crate) entries: &'a [Entry],
+    /// Small deltas' data, kept from pass 1 (`Entry::kept`).
+    pub(crate) kept: &'a [u8],
     pub(crate) resolved: &'a [OnceLock<Resolved>],
     pub(crate) ofs: &'a OfsChildren,
     pub(crate) refs: &'a RefChildren,
@@ -141,9 +143,13 @@ impl<'a> Resolver<'a> {
             .get(index as usize + 1)
             .map_or(self.data_end, |next| next.offset);
         let len = (data_end - data_start) as usize;
-        work.compressed.resize(len, 0);
+        // Grown, never shrunk (its capacity stays anyway): no zeroing of bytes about to be read.
+        if work.compressed.len() < len {
+            work.compressed.resize(len, 0);
+        }
+        let compressed = &mut work.compressed[..len];
         self.pack
-            .read_exact_at(&mut work.compressed, data_start)
+            .read_exact_at(compressed, data_start)
             .map_err(|source| IndexError::Io {
                 context: "reading the pack back",
                 source,
@@ -154,7 +160,7 @@ impl<'a> Resolver<'a> {
             &mut work.delta
         };
         work.inflater
-            .inflate_exact(&work.compressed, entry.size as usize, out)
+            .inflate_exact(compressed, entry.size as usize, out)
             .map_err(|source| IndexError::Inflate {
                 offset: entry.offset,
                 source,
@@ -171,8 +177,21 @@ impl<'a> Resolver<'a> {
         })
     }
 
+    /// A small delta's data, if pass 1 kept it.
+    fn kept_delta(&self, index: u32) -> Option<&'a [u8]> {
+        let entry = &self.entries[index as usize];
+        if entry.kept == NOT_KEPT {
+            return None;
+        }
+        let at = entry.kept as usize;
+        self.kept.get(at..at + entry.size as usize)
+    }
+
     /// Reads and inflates a delta entry's delta data.
     pub(crate) fn read_delta(&self, index: u32) -> Result<Vec<u8>, IndexError> {
+        if let Some(delta) = self.kept_delta(index) {
+            return Ok(delta.to_vec());
+        }
         WORKSPACE.with(|w| {
             let mut work = w.borrow_mut();
             self.read_entry(index, &mut work, false)?;
@@ -303,8 +322,14 @@ impl<'a> Resolver<'a> {
         let outcome = WORKSPACE.with(|w| {
             let mut work = w.borrow_mut();
             let work = &mut *work;
-            self.read_entry(child, work, false)?;
-            apply_delta(base, &work.delta, &mut work.result)
+            let delta = match self.kept_delta(child) {
+                Some(delta) => delta,
+                None => {
+                    self.read_entry(child, work, false)?;
+                    &work.delta
+                }
+            };
+            apply_delta(base, delta, &mut work.result)
                 .map_err(|source| IndexError::Delta { offset, source })?;
             let id = hash_object(self.hash, parent.kind, &work.result)
                 .map_err(|_| IndexError::CollisionAttack { offset })?;

@@ -3,13 +3,13 @@
 //! while their data is in hand, deltas are left for pass 2, which inflates them again from the
 //! pack file rather than holding them (git's and gitoxide's memory-lean choice).
 
-use super::{Entry, IndexError, Resolved};
+use super::{Entry, IndexError, Resolved, NOT_KEPT};
 use crate::entry::{parse_entry_header, EntryError, EntryKind, MAX_ENTRY_HEADER_LEN};
 use crate::indexer::growing::{GrowingReader, Growth};
-use crate::indexer::input::{FileAt, StreamInput};
+use crate::indexer::input::{hash_file_range, FileAt, StreamInput, WrittenHash};
 use crate::inflate::{Inflater, ZlibInflate};
 use sluice_object::progress::Progress;
-use sluice_object::{HashKind, ObjectHasher, ObjectId};
+use sluice_object::{HashKind, ObjectHasher, ObjectId, TrailerHasher};
 use std::fs::File;
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -24,6 +24,8 @@ pub(crate) struct Scan {
     pub(crate) data_end: u64,
     pub(crate) checksum: ObjectId,
     pub(crate) deltas: usize,
+    /// The inflated data of small deltas (see [`KEEP_AT_MOST`]), which `Entry::kept` points into.
+    pub(crate) kept: Vec<u8>,
     /// Offset of the first entry this scan covers (12 unless it started mid-pack).
     floor: u64,
     /// ofs-deltas whose base lies before `floor`: (entry index, base offset), fixed at merge.
@@ -39,11 +41,19 @@ impl Scan {
             data_end: 0,
             checksum: hash.null_id(),
             deltas: 0,
+            kept: Vec::new(),
             floor,
             pending: Vec::new(),
         }
     }
 }
+
+/// Deltas of at most this many bytes are kept inflated from pass 1 (half of git/git's deltas,
+/// 10 MB of its 417 MB). For them, inflating again in pass 2 costs more than the data: a read
+/// of the pack, a zlib header and often a Huffman table for a hundred bytes.
+const KEEP_AT_MOST: u64 = 128;
+/// What pass 1 keeps of small deltas at most, whatever the pack.
+const KEEP_BUDGET: usize = 32 << 20;
 
 /// Where pass 1 of the first thread stopped.
 enum Stop {
@@ -196,7 +206,11 @@ fn scan_first_half(
         };
         let len = file.metadata().map_err(io)?.len();
         let data_end = len - hash.len_in_bytes() as u64;
-        let checksum = input.checksum_rest_of_file(file, data_end)?;
+        let checksum = if input.checks_trailer() {
+            Some(input.checksum_rest_of_file(file, data_end)?)
+        } else {
+            None
+        };
         let first_count = scan.entries.len();
         if second()
             .and_then(|rest| merge(&mut scan, rest, count))
@@ -206,11 +220,12 @@ fn scan_first_half(
             let mut trailer = vec![0u8; hash.len_in_bytes()];
             use std::os::unix::fs::FileExt;
             file.read_exact_at(&mut trailer, data_end).map_err(io)?;
-            if trailer != checksum.as_bytes() {
+            let trailer = ObjectId::from_bytes(hash, &trailer).expect("a whole id");
+            if checksum.is_some_and(|checksum| checksum != trailer) {
                 return Err(IndexError::TrailerMismatch { offset: data_end });
             }
             scan.data_end = data_end;
-            scan.checksum = checksum;
+            scan.checksum = trailer;
             return Ok(scan);
         }
         // The second half could not be used: go on alone from the split.
@@ -301,7 +316,8 @@ pub(crate) fn scan_stream(
     let (split, position) = (AtomicU64::new(UNDECIDED), AtomicU64::new(0));
     let cancel = AtomicBool::new(false);
     let n = hash.len_in_bytes() as u64;
-    let scan = std::thread::scope(|s| {
+    let mut written_hash = WrittenHash::new(hash);
+    let (scan, written) = std::thread::scope(|s| {
         let (growth, split, position, cancel) = (&growth, &split, &position, &cancel);
         let (send_second, receive_second) = std::sync::mpsc::channel::<Option<Scan>>();
         let scanner = s.spawn(move || {
@@ -310,7 +326,7 @@ pub(crate) fn scan_stream(
                 growth,
                 pos: 0,
             };
-            let mut input = StreamInput::new(&mut reader, hash, None);
+            let mut input = StreamInput::trailer_checked_elsewhere(&mut reader);
             let result = scan_first_half(
                 &mut input,
                 pack,
@@ -333,7 +349,7 @@ pub(crate) fn scan_stream(
             }
             Ok(scan)
         });
-        let copied = growth.copy(stream, pack, limit);
+        let copied = growth.copy(stream, pack, limit, &mut written_hash);
         let second = match &copied {
             // Split only if the scanner is far enough behind for a second half to pay.
             Ok(total) => {
@@ -366,12 +382,27 @@ pub(crate) fn scan_stream(
         let _ = send_second.send(second);
         let scanned = scanner.join().unwrap_or(Err(IndexError::Interrupted));
         match (scanned, copied) {
-            (Ok(scan), _) => Ok(scan),
+            (Ok(scan), copied) => Ok((scan, copied.ok())),
             // A failed copy (too large, unreadable) explains a failed scan best.
             (Err(_), Err(copy_error)) => Err(copy_error),
             (Err(e), Ok(_)) => Err(e),
         }
     })?;
+    // The writer hashed all it wrote but the last `n` bytes: when the stream ended with the
+    // trailer, that is exactly the pack. Otherwise (the stream went on, and the copy was told
+    // to stop), the pack is hashed again from the file.
+    let expected = if written == Some(scan.data_end + n) {
+        written_hash.finalize()
+    } else {
+        let mut hasher = TrailerHasher::new(hash);
+        hash_file_range(&mut hasher, pack, 0..scan.data_end)?;
+        hasher.finalize()
+    };
+    if expected != scan.checksum {
+        return Err(IndexError::TrailerMismatch {
+            offset: scan.data_end,
+        });
+    }
     // The stream may have gone on past the trailer before the copy was told to stop.
     pack.set_len(scan.data_end + n)
         .map_err(|source| IndexError::Io {
@@ -480,6 +511,11 @@ fn merge(first: &mut Scan, second: Scan, count: u32) -> Option<()> {
     for (child, base) in fixes {
         entries[child as usize].base = base;
     }
+    let kept_shift = first.kept.len() as u32;
+    for entry in entries.iter_mut().filter(|e| e.kept != NOT_KEPT) {
+        entry.kept += kept_shift;
+    }
+    first.kept.extend_from_slice(&second.kept);
     first.entries.extend(entries);
     first.resolved.extend(second.resolved);
     first.ref_bases.extend(second.ref_bases);
@@ -540,7 +576,11 @@ fn scan_entry(
     // Whole objects are inflated for hashing; a delta is only scanned to find its end (its
     // checksum is checked when pass 2 inflates it again).
     inflater.begin();
-    let keep = hasher.is_some();
+    let keep_delta = hasher.is_none()
+        && header.size <= KEEP_AT_MOST
+        && scan.kept.len() + header.size as usize <= KEEP_BUDGET;
+    let kept = scan.kept.len();
+    let keep = hasher.is_some() || keep_delta;
     let mut produced = 0u64;
     loop {
         if input.available().is_empty() {
@@ -569,6 +609,8 @@ fn scan_entry(
         }
         if let Some(hasher) = hasher.as_mut() {
             hasher.update(fed.output);
+        } else if keep_delta {
+            scan.kept.extend_from_slice(fed.output);
         }
         let (consumed, made, done) = (fed.consumed, fed.produced, fed.done);
         input.consume(consumed);
@@ -613,6 +655,7 @@ fn scan_entry(
         base,
         header_len: header.header_len as u8,
         pack_type,
+        kept: if keep_delta { kept as u32 } else { NOT_KEPT },
     });
     scan.resolved.push(slot);
     Ok(())

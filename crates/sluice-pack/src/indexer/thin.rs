@@ -3,9 +3,10 @@
 //! first delta that needs each, as git does), then the header's count and the trailer are
 //! rewritten, so that the pack stands alone.
 
+use super::input::hash_file_range;
 use super::resolve::{OfsChildren, RefChildren};
 use super::scan::Scan;
-use super::{Entry, IndexError, PackIndexer, Resolved};
+use super::{Entry, IndexError, PackIndexer, Resolved, NOT_KEPT};
 use crate::entry::write_entry_header;
 use crate::inflate::deflate;
 use sluice_object::{hash_object, TrailerHasher};
@@ -75,6 +76,7 @@ pub(crate) fn fix_thin(
             base: 0,
             header_len,
             pack_type: kind.pack_type(),
+            kept: NOT_KEPT,
         });
         scan.resolved.push(OnceLock::from(root));
         let index = (scan.entries.len() - 1) as u32;
@@ -99,15 +101,7 @@ pub(crate) fn fix_thin(
     pack.write_all_at(&count.to_be_bytes(), 8)
         .map_err(io("rewriting the pack header"))?;
     let mut hasher = TrailerHasher::new(hash);
-    let mut buf = vec![0u8; 1 << 20];
-    let mut at = 0u64;
-    while at < end {
-        let n = buf.len().min((end - at) as usize);
-        pack.read_exact_at(&mut buf[..n], at)
-            .map_err(io("reading the pack back"))?;
-        hasher.update(&buf[..n]);
-        at += n as u64;
-    }
+    hash_file_range(&mut hasher, pack, 0..end)?;
     let checksum = hasher.finalize();
     pack.write_all_at(checksum.as_bytes(), end)
         .map_err(io("rewriting the pack trailer"))?;
