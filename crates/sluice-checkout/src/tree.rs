@@ -2,7 +2,7 @@
 //! tree git's checkout refuses, and building the cache tree (`TREE` extension) on the way.
 
 use crate::index::CacheTree;
-use crate::path_check::{verify_component, verify_path};
+use crate::path_check::verify_path;
 use crate::CheckoutError;
 use crate::Objects;
 use sluice_object::parse::{tree_entries, TreeEntry};
@@ -102,8 +102,18 @@ fn walk(
     let start = files.len();
     let mut children = Vec::new();
     // Names of this tree, to find one used twice (a tree and a file of the same name would
-    // otherwise merge silently); sorted once at the end rather than hashed.
+    // otherwise merge silently).
     let mut names: Vec<&[u8]> = Vec::new();
+    // `prefix/name`, spelled out only when needed: a file's own path, or an error.
+    let full = |prefix: &[u8], name: &[u8]| {
+        let mut path = Vec::with_capacity(prefix.len() + 1 + name.len());
+        path.extend_from_slice(prefix);
+        if !path.is_empty() {
+            path.push(b'/');
+        }
+        path.extend_from_slice(name);
+        path
+    };
     for entry in tree_entries(hash, &data) {
         let TreeEntry {
             mode,
@@ -113,13 +123,10 @@ fn walk(
             id: *id,
             why: e.to_string(),
         })?;
-        let mut path = prefix.clone();
-        if !path.is_empty() {
-            path.push(b'/');
-        }
-        path.extend_from_slice(name);
-        verify_component(name).map_err(|source| CheckoutError::UnsafePath {
-            path: display(&path),
+        // Every directory above was checked as a name of its own parent, so checking this
+        // name checks the whole path (a name holding '/' has each of its parts checked).
+        verify_path(name, mode).map_err(|source| CheckoutError::UnsafePath {
+            path: display(&full(prefix, name)),
             source,
         })?;
         names.push(name);
@@ -127,7 +134,10 @@ fn walk(
         let mode = match mode {
             0o40000 => {
                 let saved = prefix.len();
-                *prefix = path;
+                if saved > 0 {
+                    prefix.push(b'/');
+                }
+                prefix.extend_from_slice(name);
                 let child = walk(odb, &entry_id, prefix, files, depth + 1, slashed)?;
                 prefix.truncate(saved);
                 children.push(child);
@@ -140,28 +150,25 @@ fn walk(
             other => {
                 return Err(CheckoutError::BadTree {
                     id: *id,
-                    why: format!("entry '{}' has invalid mode {other:o}", display(&path)),
+                    why: format!(
+                        "entry '{}' has invalid mode {other:o}",
+                        display(&full(prefix, name))
+                    ),
                 })
             }
         };
-        verify_path(&path, mode).map_err(|source| CheckoutError::UnsafePath {
-            path: display(&path),
-            source,
-        })?;
         files.push(TreeFile {
-            path,
+            path: full(prefix, name),
             mode,
             id: entry_id,
         });
     }
-    names.sort_unstable();
-    if let Some(pair) = names.windows(2).find(|pair| pair[0] == pair[1]) {
-        let mut path = prefix.clone();
-        if !path.is_empty() {
-            path.push(b'/');
+    // Names in strictly rising byte order (most trees) cannot repeat; others are sorted first.
+    if !names.windows(2).all(|pair| pair[0] < pair[1]) {
+        names.sort_unstable();
+        if let Some(pair) = names.windows(2).find(|pair| pair[0] == pair[1]) {
+            return Err(CheckoutError::Conflict(display(&full(prefix, pair[0]))));
         }
-        path.extend_from_slice(pair[0]);
-        return Err(CheckoutError::Conflict(display(&path)));
     }
     // git keeps cache-tree children ordered by name length, then bytes.
     children.sort_by(|a: &CacheTree, b: &CacheTree| {
