@@ -209,26 +209,26 @@ impl Attributes {
 
     /// The states of `names` for `path`.
     pub fn lookup<const N: usize>(&self, path: &[u8], names: [&str; N]) -> [State; N] {
-        let mut out: [State; N] = std::array::from_fn(|_| State::Unspecified);
-        let basename = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
-        for file in &self.files {
-            let Some(relative) = path.strip_prefix(file.dir.as_slice()) else {
-                continue;
-            };
-            for rule in &file.rules {
-                if !rule.touches.iter().any(|t| names.contains(&t.as_str())) {
-                    continue;
-                }
-                let subject = if rule.anchored { relative } else { basename };
-                if !rule.pattern.matches(subject) {
-                    continue;
-                }
-                for assignment in &rule.assignments {
-                    self.apply(assignment, &names, &mut out, 0);
-                }
-            }
+        self.select(names).lookup(path)
+    }
+
+    /// The rules that can set any of `names`, picked once for looking up many paths.
+    pub fn select<'a, const N: usize>(&'a self, names: [&'a str; N]) -> Selection<'a, N> {
+        let rules = self
+            .files
+            .iter()
+            .flat_map(|file| {
+                file.rules
+                    .iter()
+                    .map(move |rule| (file.dir.as_slice(), rule))
+            })
+            .filter(|(_, rule)| rule.touches.iter().any(|t| names.contains(&t.as_str())))
+            .collect();
+        Selection {
+            attributes: self,
+            names,
+            rules,
         }
-        out
     }
 
     /// `name` and, if it is a macro, every attribute it sets.
@@ -260,6 +260,37 @@ impl Attributes {
         if let Some(i) = names.iter().position(|n| *n == assignment.name) {
             out[i] = assignment.state.clone();
         }
+    }
+}
+
+/// The rules of [`Attributes`] that can set some attributes, in precedence order: a checkout
+/// asks the same six of every file, so which rules matter is decided once, not per path.
+#[derive(Debug)]
+pub struct Selection<'a, const N: usize> {
+    attributes: &'a Attributes,
+    names: [&'a str; N],
+    /// Each rule with the directory of its file.
+    rules: Vec<(&'a [u8], &'a Rule)>,
+}
+
+impl<const N: usize> Selection<'_, N> {
+    /// The states of the selected names for `path`.
+    pub fn lookup(&self, path: &[u8]) -> [State; N] {
+        let mut out: [State; N] = std::array::from_fn(|_| State::Unspecified);
+        let basename = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
+        for (dir, rule) in &self.rules {
+            let Some(relative) = path.strip_prefix(*dir) else {
+                continue;
+            };
+            let subject = if rule.anchored { relative } else { basename };
+            if !rule.pattern.matches(subject) {
+                continue;
+            }
+            for assignment in &rule.assignments {
+                self.attributes.apply(assignment, &self.names, &mut out, 0);
+            }
+        }
+        out
     }
 }
 

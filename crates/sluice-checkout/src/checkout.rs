@@ -163,12 +163,13 @@ fn jobs_for<'a>(
     attributes: &Attributes,
     convert: ConvertConfig,
 ) -> Vec<Job<'a>> {
+    let planner = Conversion::planner(attributes, convert);
     files
         .map(|f| Job {
             path: &f.path,
             mode: f.mode,
             id: f.id,
-            conversion: Conversion::for_path(attributes, &f.path, convert),
+            conversion: planner.for_path(&f.path),
         })
         .collect()
 }
@@ -472,9 +473,10 @@ pub fn switch(
 
     // Classify every entry of the target tree; with -f this looks at every file, so it runs
     // on all cores, as git's preload-index does.
+    let planner = Conversion::planner(&attributes, options.convert);
     let decide =
         |(file, old_entry): (&TreeFile, &Option<&IndexEntry>)| -> Result<Decision, CheckoutError> {
-            let conversion = Conversion::for_path(&attributes, &file.path, options.convert);
+            let conversion = planner.for_path(&file.path);
             Ok(match *old_entry {
                 Some(entry) if entry.id == file.id && entry.mode == file.mode => {
                     // With -f, a file that is missing or modified is written again, as git's
@@ -548,7 +550,7 @@ pub fn switch(
         }
     }
     for entry in &removed {
-        let conversion = Conversion::for_path(&attributes, &entry.path, options.convert);
+        let conversion = planner.for_path(&entry.path);
         if !force && worktree_state(&root, entry, &conversion, odb)? == WorktreeState::Dirty {
             dirty.push(String::from_utf8_lossy(&entry.path).into_owned());
         }

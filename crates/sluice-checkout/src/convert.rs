@@ -3,7 +3,7 @@
 //! [`crate::filter`]). Which conversions apply follows from the attributes and
 //! `core.autocrlf` / `core.eol` exactly as git decides it.
 
-use crate::attributes::{Attributes, State};
+use crate::attributes::{Attributes, Selection, State};
 use sluice_object::ObjectId;
 
 /// `core.autocrlf`.
@@ -75,22 +75,40 @@ pub const ATTRIBUTES: [&str; 6] = [
     "working-tree-encoding",
 ];
 
+/// Decides the conversion of each path of a checkout (see [`Conversion::planner`]).
+#[derive(Debug)]
+pub struct Planner<'a> {
+    /// The rules that matter, or `None` when nothing can convert any file.
+    selection: Option<Selection<'a, 6>>,
+    config: ConvertConfig,
+}
+
+impl Planner<'_> {
+    /// Decides the conversion of `path`.
+    pub fn for_path(&self, path: &[u8]) -> Conversion {
+        let Some(selection) = &self.selection else {
+            return Conversion::default();
+        };
+        let [text, crlf, eol, ident, filter, encoding] = selection.lookup(path);
+        Conversion::from_states(&text, &crlf, &eol, &ident, &filter, &encoding, self.config)
+    }
+}
+
 impl Conversion {
     /// Whether the content passes through unchanged (no attribute or setting applies).
     pub fn is_identity(&self) -> bool {
         !self.crlf && !self.ident && self.encoding.is_none() && self.filter.is_none()
     }
 
-    /// Decides the conversion of `path`.
-    pub fn for_path(attributes: &Attributes, path: &[u8], config: ConvertConfig) -> Conversion {
-        if attributes.is_empty()
+    /// Decides conversions under `attributes` and `config`, path after path.
+    pub fn planner(attributes: &Attributes, config: ConvertConfig) -> Planner<'_> {
+        let plain = attributes.is_empty()
             && config.autocrlf == AutoCrlf::False
-            && config.eol != CoreEol::Crlf
-        {
-            return Conversion::default();
+            && config.eol != CoreEol::Crlf;
+        Planner {
+            selection: (!plain).then(|| attributes.select(ATTRIBUTES)),
+            config,
         }
-        let [text, crlf, eol, ident, filter, encoding] = attributes.lookup(path, ATTRIBUTES);
-        Self::from_states(&text, &crlf, &eol, &ident, &filter, &encoding, config)
     }
 
     fn from_states(
