@@ -1,7 +1,8 @@
 //! Pass 1: one sequential read of the pack. Every entry is parsed, inflated (to find where it
 //! ends and check its size), CRC'd, and recorded in a few dozen bytes; whole objects are hashed
-//! while their data is in hand, deltas are left for pass 2, which inflates them again from the
-//! pack file rather than holding them (git's and gitoxide's memory-lean choice).
+//! while their data is in hand. Deltas are left for pass 2, which inflates them again from the
+//! pack file rather than holding them (git's and gitoxide's memory-lean choice), except the
+//! smallest, kept in a bounded arena: for them the second inflation cost more than the bytes.
 
 use super::{Entry, IndexError, Resolved, NOT_KEPT};
 use crate::entry::{parse_entry_header, EntryError, EntryKind, MAX_ENTRY_HEADER_LEN};
@@ -573,8 +574,8 @@ fn scan_entry(
         _ => None,
     };
 
-    // Whole objects are inflated for hashing; a delta is only scanned to find its end (its
-    // checksum is checked when pass 2 inflates it again).
+    // Whole objects are inflated for hashing and small deltas for keeping; any other delta is
+    // only scanned to find its end (its checksum is checked when pass 2 inflates it again).
     inflater.begin();
     let keep_delta = hasher.is_none()
         && header.size <= KEEP_AT_MOST
