@@ -673,24 +673,15 @@ impl IndexedPack {
         let mut keyed: Vec<(u64, u32)> = (0..self.entries.len())
             .map(|i| (prefix(i), i as u32))
             .collect();
-        keyed.sort_unstable();
-        let mut order: Vec<u32> = keyed.iter().map(|&(_, i)| i).collect();
-        let by_id = |a: &u32, b: &u32| {
-            self.resolved(*a as usize)
-                .id
-                .cmp(&self.resolved(*b as usize).id)
-                .then(a.cmp(b))
-        };
-        let mut start = 0;
-        while start < keyed.len() {
-            let key = keyed[start].0;
-            let end = start + keyed[start..].iter().take_while(|k| k.0 == key).count();
-            if end - start > 1 {
-                order[start..end].sort_unstable_by(by_id);
-            }
-            start = end;
-        }
-        order
+        keyed.sort_unstable_by(|a, b| {
+            a.0.cmp(&b.0).then_with(|| {
+                self.resolved(a.1 as usize)
+                    .id
+                    .cmp(&self.resolved(b.1 as usize).id)
+                    .then(a.1.cmp(&b.1))
+            })
+        });
+        keyed.into_iter().map(|(_, i)| i).collect()
     }
 
     /// The first object stored more than once, given [`Self::index_order`].
