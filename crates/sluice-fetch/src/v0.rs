@@ -1,16 +1,47 @@
 //! Protocol v0/v1 fetches (`gitprotocol-pack`), for servers that do not speak v2: the refs
-//! came with the advertisement, so a fetch is one request (wants with capabilities, the
-//! shallow lines, a flush, the haves and `done`) and one answer (the shallow boundary, the
-//! acknowledgements ending in one unmarked `ACK` or `NAK`, the pack). One round only: up to 256 haves, newest first, which is enough for
-//! any fetch whose common history is recent; the server sends more when it is not.
+//! came with the advertisement, so a fetch sends its wants (capabilities on the first), the
+//! shallow lines and a flush, then negotiates in rounds as git's default negotiator does:
+//! haves newest first, 16 in the first round and more in each next, each round ending in a
+//! flush that the server answers with `ACK <id> common|continue|ready` lines and a `NAK`;
+//! then `done`, answered by one unmarked `ACK` or `NAK` before the pack. Over a stateless link
+//! (smart HTTP) every round is a request of its own that repeats the wants and the haves the
+//! server acknowledged, and every answer repeats the shallow list.
 
 use crate::connection::{next_line, parse_id};
 use crate::{Connection, FetchError, FetchRequest, Fetched, Negotiator, RemoteRef};
+use sluice_object::ObjectId;
 use sluice_wire::demux::Demux;
 use sluice_wire::pktline::{write_flush, write_packet, Packet, PktReader};
 
-/// Haves offered in the one round.
-const HAVES: usize = 256;
+const INITIAL_ROUND: usize = 16;
+/// A link that keeps state grows its rounds by this much once they reach it.
+const PIPE_ROUND_STEP: usize = 32;
+/// A stateless link doubles its rounds up to this, then grows them by a tenth.
+const LARGEST_ROUND: usize = 16384;
+/// Haves sent with no new acknowledgement, after a first one, before giving up.
+const MAX_IN_VAIN: usize = 256;
+
+fn line(out: &mut Vec<u8>, text: &str) {
+    // A line longer than a packet cannot come from valid arguments; the server would refuse it.
+    let _ = write_packet(out, format!("{text}\n").as_bytes());
+}
+
+/// How the server acknowledges haves, by the capability the request names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MultiAck {
+    /// `multi_ack_detailed`: `ACK <id> common` and `ACK <id> ready`.
+    Detailed,
+    /// `multi_ack`: `ACK <id> continue`.
+    Plain,
+}
+
+/// What one round's answer said.
+#[derive(Debug, Default)]
+struct RoundAnswer {
+    /// Haves acknowledged for the first time.
+    new_common: usize,
+    ready: bool,
+}
 
 impl Connection {
     pub(crate) fn ls_refs_v0(&self, prefixes: &[&str]) -> Vec<RemoteRef> {
@@ -21,55 +52,50 @@ impl Connection {
             .collect()
     }
 
-    pub(crate) fn fetch_v0<'a, F: FnMut(&[u8]) + 'a>(
-        &'a mut self,
+    /// The capabilities of the first want line, by what the server offers.
+    fn v0_capabilities(
+        &self,
         request: &FetchRequest,
-        negotiator: &mut dyn Negotiator,
-        progress: F,
-    ) -> Result<Fetched<'a>, FetchError> {
-        // Without multi_ack a server ACKs each common have with no way to tell the last, so
-        // haves go only to servers that end their answer with one unmarked ACK or NAK.
-        let multi_ack = ["multi_ack_detailed", "multi_ack"]
+        multi_ack: Option<MultiAck>,
+        thin: bool,
+    ) -> Result<Vec<String>, FetchError> {
+        let band = ["side-band-64k", "side-band"]
             .into_iter()
             .find(|c| self.has_capability(c));
-        let haves = match multi_ack {
-            Some(_) => negotiator.next_haves(HAVES),
-            None => Vec::new(),
-        };
-        let band = if self.has_capability("side-band-64k") {
-            Some("side-band-64k")
-        } else if self.has_capability("side-band") {
-            Some("side-band")
-        } else {
-            None
-        };
-        let mut capabilities: Vec<&str> = band.into_iter().chain(multi_ack).collect();
+        let multi_ack = multi_ack.map(|m| match m {
+            MultiAck::Detailed => "multi_ack_detailed",
+            MultiAck::Plain => "multi_ack",
+        });
+        let mut capabilities: Vec<String> = band
+            .into_iter()
+            .chain(multi_ack)
+            .map(str::to_owned)
+            .collect();
         for (wanted, name) in [
             (true, "ofs-delta"),
-            (!haves.is_empty(), "thin-pack"),
+            (thin, "thin-pack"),
             (!request.progress, "no-progress"),
             (request.include_tag, "include-tag"),
         ] {
             if wanted && self.has_capability(name) {
-                capabilities.push(name);
+                capabilities.push(name.to_owned());
             }
         }
         let deepen = &request.deepen;
-        let shallow = deepen.is_set() || !request.shallow.is_empty();
-        if shallow {
+        if deepen.is_set() || !request.shallow.is_empty() {
             if !self.has_capability("shallow") {
                 return Err(FetchError::Unsupported(
                     "Server does not support shallow clients",
                 ));
             }
-            capabilities.push("shallow");
+            capabilities.push("shallow".to_owned());
             if deepen.since.is_some() {
                 if !self.has_capability("deepen-since") {
                     return Err(FetchError::Unsupported(
                         "Server does not support --shallow-since",
                     ));
                 }
-                capabilities.push("deepen-since");
+                capabilities.push("deepen-since".to_owned());
             }
             if !deepen.not.is_empty() {
                 if !self.has_capability("deepen-not") {
@@ -77,83 +103,197 @@ impl Connection {
                         "Server does not support --shallow-exclude",
                     ));
                 }
-                capabilities.push("deepen-not");
+                capabilities.push("deepen-not".to_owned());
             }
             if deepen.relative {
-                capabilities.push("deepen-relative");
+                capabilities.push("deepen-relative".to_owned());
             }
         }
-        let filter = match &request.filter {
-            Some(filter) if self.has_capability("filter") => {
-                capabilities.push("filter");
-                Some(filter)
-            }
-            Some(_) => {
-                eprintln!("warning: filtering not recognized by server, ignoring");
-                None
-            }
-            None => None,
-        };
-        let agent = format!("agent=sluice/{}", env!("CARGO_PKG_VERSION"));
+        if request.filter.is_some() && self.has_capability("filter") {
+            capabilities.push("filter".to_owned());
+        }
         if self.has_capability("agent") {
-            capabilities.push(&agent);
+            capabilities.push(format!("agent=sluice/{}", env!("CARGO_PKG_VERSION")));
         }
+        Ok(capabilities)
+    }
+
+    /// The wants, shallow lines, deepen and filter lines and their flush: the whole of a
+    /// stateful fetch's first words, and the start of every stateless request.
+    fn v0_request_head(&self, request: &FetchRequest, capabilities: &[String]) -> Vec<u8> {
         let mut out = Vec::new();
-        let mut line = |text: String| {
-            let _ = write_packet(&mut out, format!("{text}\n").as_bytes());
-        };
         for (i, id) in request.wants.iter().enumerate() {
             if i == 0 {
-                line(format!("want {id} {}", capabilities.join(" ")));
+                line(&mut out, &format!("want {id} {}", capabilities.join(" ")));
             } else {
-                line(format!("want {id}"));
+                line(&mut out, &format!("want {id}"));
             }
         }
         for id in &request.shallow {
-            line(format!("shallow {id}"));
+            line(&mut out, &format!("shallow {id}"));
         }
+        let deepen = &request.deepen;
         if let Some(depth) = deepen.depth {
-            line(format!("deepen {depth}"));
+            line(&mut out, &format!("deepen {depth}"));
         }
         if let Some(since) = deepen.since {
-            line(format!("deepen-since {since}"));
+            line(&mut out, &format!("deepen-since {since}"));
         }
         for not in &deepen.not {
-            line(format!("deepen-not {not}"));
+            line(&mut out, &format!("deepen-not {not}"));
         }
-        if let Some(filter) = filter {
-            line(format!("filter {filter}"));
+        if let (Some(filter), true) = (&request.filter, self.has_capability("filter")) {
+            line(&mut out, &format!("filter {filter}"));
         }
         let _ = write_flush(&mut out);
-        for id in &haves {
-            let _ = write_packet(&mut out, format!("have {id}\n").as_bytes());
-        }
-        let _ = write_packet(&mut out, b"done\n");
-        self.send(&out)?;
+        out
+    }
 
-        let mut fetched = Fetched::empty();
-        // The boundary comes back only when the history is cut (not for shallow lines alone).
-        if deepen.is_set() {
-            loop {
-                match next_line(&mut self.input, "the shallow list")? {
-                    Ok(text) => {
-                        if !fetched.record_boundary(&text)? {
-                            return Err(FetchError::Protocol(format!(
-                                "expected shallow/unshallow, got '{text}'"
-                            )));
-                        }
+    /// The shallow list a deepening request is answered with first, into `fetched`.
+    fn read_v0_shallow_list(&mut self, fetched: &mut Fetched<'_>) -> Result<(), FetchError> {
+        loop {
+            match next_line(&mut self.input, "the shallow list")? {
+                Ok(text) => {
+                    if !fetched.record_boundary(&text)? {
+                        return Err(FetchError::Protocol(format!(
+                            "expected shallow/unshallow, got '{text}'"
+                        )));
                     }
-                    Err(Packet::Flush) => break,
-                    Err(_) => {
-                        return Err(FetchError::Protocol(
-                            "unexpected packet in the shallow list".into(),
-                        ))
-                    }
+                }
+                Err(Packet::Flush) => return Ok(()),
+                Err(_) => {
+                    return Err(FetchError::Protocol(
+                        "unexpected packet in the shallow list".into(),
+                    ))
                 }
             }
         }
-        // `ACK <id> common|continue|ready` lines as the haves are read, then one `ACK <id>` or
-        // `NAK` for `done`.
+    }
+
+    /// One round's acknowledgements, up to the `NAK` that ends them.
+    fn read_v0_round(
+        &mut self,
+        negotiator: &mut dyn Negotiator,
+        common: &mut Vec<ObjectId>,
+    ) -> Result<RoundAnswer, FetchError> {
+        let mut answer = RoundAnswer::default();
+        loop {
+            let text = match next_line(&mut self.input, "the acknowledgments")? {
+                Ok(text) => text,
+                Err(_) => return Err(FetchError::Protocol("expected ACK/NAK, got a flush".into())),
+            };
+            if text == "NAK" {
+                return Ok(answer);
+            }
+            let acked = text
+                .strip_prefix("ACK ")
+                .and_then(|rest| rest.split_once(' '));
+            let Some((hex, status)) = acked else {
+                return Err(FetchError::Protocol(format!(
+                    "expected ACK <id> common|continue|ready or NAK, got '{text}'"
+                )));
+            };
+            if !matches!(status, "common" | "continue" | "ready") {
+                return Err(FetchError::Protocol(format!(
+                    "unknown acknowledgment '{text}'"
+                )));
+            }
+            let id = parse_id(hex)?;
+            answer.ready |= status == "ready";
+            negotiator.acknowledged(&id);
+            if !common.contains(&id) {
+                common.push(id);
+                answer.new_common += 1;
+            }
+        }
+    }
+
+    pub(crate) fn fetch_v0<'a, F: FnMut(&[u8]) + 'a>(
+        &'a mut self,
+        request: &FetchRequest,
+        negotiator: &mut dyn Negotiator,
+        progress: F,
+    ) -> Result<Fetched<'a>, FetchError> {
+        // Without multi_ack a server ACKs each common have with no way to tell the last, so
+        // haves go only to servers that end every round with a NAK.
+        let multi_ack = if self.has_capability("multi_ack_detailed") {
+            Some(MultiAck::Detailed)
+        } else if self.has_capability("multi_ack") {
+            Some(MultiAck::Plain)
+        } else {
+            None
+        };
+        if request.filter.is_some() && !self.has_capability("filter") {
+            eprintln!("warning: filtering not recognized by server, ignoring");
+        }
+        let stateless = self.stateless();
+        let mut round = INITIAL_ROUND;
+        let mut haves = match multi_ack {
+            Some(_) => negotiator.next_haves(round),
+            None => Vec::new(),
+        };
+        let capabilities = self.v0_capabilities(request, multi_ack, !haves.is_empty())?;
+        let head = self.v0_request_head(request, &capabilities);
+        let mut fetched = Fetched::empty();
+        // The boundary comes back only when the history is cut (not for shallow lines alone).
+        let deepen = request.deepen.is_set();
+        let mut common: Vec<ObjectId> = Vec::new();
+        let mut in_vain = 0;
+        let mut first = true;
+        loop {
+            let give_up = haves.is_empty() || (!common.is_empty() && in_vain >= MAX_IN_VAIN);
+            let mut out = if first || stateless {
+                head.clone()
+            } else {
+                Vec::new()
+            };
+            if stateless {
+                for id in &common {
+                    line(&mut out, &format!("have {id}"));
+                }
+            }
+            for id in &haves {
+                line(&mut out, &format!("have {id}"));
+            }
+            if give_up {
+                line(&mut out, "done");
+            } else {
+                let _ = write_flush(&mut out);
+            }
+            self.send(&out)?;
+            // A stateful server sends the shallow list once, a stateless one in every answer.
+            if deepen && (first || stateless) {
+                let mut list = Fetched::empty();
+                let into = if first { &mut fetched } else { &mut list };
+                self.read_v0_shallow_list(into)?;
+            }
+            first = false;
+            if give_up {
+                break;
+            }
+            in_vain += haves.len();
+            let answer = self.read_v0_round(negotiator, &mut common)?;
+            if answer.new_common > 0 {
+                in_vain = 0;
+            }
+            if answer.ready {
+                haves.clear();
+                continue;
+            }
+            round = if stateless {
+                if round < LARGEST_ROUND {
+                    round * 2
+                } else {
+                    round * 11 / 10
+                }
+            } else if round < PIPE_ROUND_STEP {
+                round * 2
+            } else {
+                round + PIPE_ROUND_STEP
+            };
+            haves = negotiator.next_haves(round);
+        }
+        // `ACK <id> common` lines for haves sent with `done`, then one `ACK <id>` or `NAK`.
         loop {
             match next_line(&mut self.input, "the acknowledgments")? {
                 Ok(text) if text == "NAK" => break,
@@ -174,9 +314,9 @@ impl Connection {
                 Err(_) => return Err(FetchError::Protocol("expected ACK/NAK, got a flush".into())),
             }
         }
-        fetched.pack = match band {
-            Some(_) => Box::new(Demux::new(PktReader::new(self.input.get_mut()), progress)),
-            None => Box::new(self.input.get_mut()),
+        fetched.pack = match capabilities.iter().any(|c| c.starts_with("side-band")) {
+            true => Box::new(Demux::new(PktReader::new(self.input.get_mut()), progress)),
+            false => Box::new(self.input.get_mut()),
         };
         Ok(fetched)
     }

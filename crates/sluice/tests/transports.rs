@@ -351,3 +351,104 @@ fn clone_and_fetch_from_git_http_backend() {
 fn clone_and_fetch_from_sluice_serve() {
     every_way(Kind::SluiceServe);
 }
+
+/// Objects in `repo`, loose and packed, as `git count-objects -v` counts them.
+fn object_count(env: &Env, repo: &Path) -> usize {
+    let out = String::from_utf8(env.git(repo, &["count-objects", "-v"])).unwrap();
+    out.lines()
+        .filter_map(|l| l.split_once(": "))
+        .filter(|(key, _)| *key == "count" || *key == "in-pack")
+        .map(|(_, value)| value.parse::<usize>().unwrap())
+        .sum()
+}
+
+/// A fast-import stream of `commits` commits on `branch`, the first on top of `from` (a root
+/// without it), each changing one file; committed from `time` on, a minute apart.
+fn commits_on(branch: &str, from: Option<&str>, commits: usize, time: u64, tag: &str) -> Vec<u8> {
+    use std::io::Write;
+    let mut out = Vec::new();
+    for i in 0..commits {
+        let when = time + 60 * i as u64;
+        writeln!(out, "commit refs/heads/{branch}").unwrap();
+        writeln!(out, "committer C <c@example.com> {when} +0000").unwrap();
+        let message = format!("{tag} {i}");
+        writeln!(out, "data {}\n{message}", message.len()).unwrap();
+        if let (0, Some(from)) = (i, from) {
+            writeln!(out, "from {from}").unwrap();
+        }
+        let content = format!("{tag} {i}\n");
+        writeln!(out, "M 100644 inline {tag}/{}.txt", i % 7).unwrap();
+        writeln!(out, "data {}\n{content}", content.len()).unwrap();
+        out.push(b'\n');
+    }
+    out
+}
+
+/// A fetch into a repository whose newest commits the server has never seen, more than one
+/// round of haves deep, still finds the common history: it receives no more objects than
+/// git's own fetch does from the same state, and not the history both sides share: over a
+/// stateful pipe and over stateless HTTP (git's http-backend and `sluice serve`), protocol v0
+/// and v2.
+#[test]
+fn negotiation_reaches_past_many_local_commits() {
+    for git in gits() {
+        for kind in [Kind::File, Kind::Http, Kind::SluiceServe] {
+            for protocol in ["protocol.version=0", "protocol.version=2"] {
+                let env = Env::with_git(git.clone());
+                let repo = env.init("source.git", true);
+                let shared = commits_on("main", None, 80, 1_700_000_000, "shared");
+                env.fast_import(&repo, &shared);
+                env.git(&repo, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+                let served = serve(&env, kind, &git);
+                let label = format!("{kind:?} {} {protocol}", git.display());
+                let upload = served
+                    .upload_pack
+                    .as_ref()
+                    .map(|command| format!("--upload-pack={command}"));
+                let mut received = Vec::new();
+                for sluice in [true, false] {
+                    let dest = env.path().join(format!("clone-{sluice}"));
+                    let mut args = vec!["clone", "-q"];
+                    args.extend(upload.as_deref());
+                    args.extend([served.url.as_str(), dest.to_str().unwrap()]);
+                    run(&env, &served, false, env.path(), protocol, &args);
+                    // 400 commits of this side's own, newer than anything the server has.
+                    let local = commits_on(
+                        "local",
+                        Some("refs/heads/main^0"),
+                        400,
+                        1_800_000_000,
+                        "local",
+                    );
+                    env.fast_import(&dest, &local);
+                    received.push((dest, sluice));
+                }
+                let news = commits_on("main", Some("refs/heads/main^0"), 1, 1_900_000_000, "news");
+                env.fast_import(&repo, &news);
+                let mut counts = Vec::new();
+                for (dest, sluice) in &received {
+                    let before = object_count(&env, dest);
+                    let mut args = vec!["fetch", "-q"];
+                    args.extend(upload.as_deref());
+                    run(&env, &served, *sluice, dest, protocol, &args);
+                    counts.push(object_count(&env, dest) - before);
+                    fsck(&env, dest);
+                }
+                let (ours, theirs) = (counts[0], counts[1]);
+                assert!(
+                    theirs < 20,
+                    "{label}: git's own fetch received {theirs} objects"
+                );
+                assert!(
+                    ours <= theirs,
+                    "{label}: sluice received {ours} objects, git {theirs}"
+                );
+                assert_eq!(
+                    refs(&env, &received[0].0),
+                    refs(&env, &received[1].0),
+                    "{label}"
+                );
+            }
+        }
+    }
+}
