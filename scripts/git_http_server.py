@@ -4,9 +4,10 @@ CGI program. Threaded; on SIGTERM it stops accepting, waits for the requests in 
 prints its own CPU time as JSON on stderr. Used by the HTTP benchmark and by the tests that
 fetch from git's own HTTP server.
 
-    python3 scripts/git_http_server.py <port file> <project root> <git>
+    python3 scripts/git_http_server.py <port file> <project root> <git> [<cert> <key>]
 
-The chosen port is written to <port file> once the server listens.
+The chosen port is written to <port file> once the server listens. With a certificate and its
+key (PEM files) it serves https.
 """
 
 import json
@@ -19,7 +20,7 @@ import sys
 import threading
 
 
-def cgi_front_end(port_file, root, git):
+def cgi_front_end(port_file, root, git, cert=None, key=None):
     """The git side's web server: each request runs `git http-backend` as a CGI program."""
     import http.server
 
@@ -69,8 +70,26 @@ def cgi_front_end(port_file, root, git):
         do_GET = run_backend
         do_POST = run_backend
 
+        def finish(self):
+            super().finish()
+            # Over TLS the body ends with the connection: without close_notify, clients
+            # (git's GnuTLS) take it as cut short.
+            if hasattr(self.connection, "unwrap"):
+                try:
+                    self.connection.unwrap()
+                except OSError:
+                    pass
+
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = False
+    if cert:
+        import ssl
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        # The handshake runs in the request's thread, so a client that never completes one
+        # holds up no other.
+        server.socket = context.wrap_socket(server.socket, server_side=True,
+                                            do_handshake_on_connect=False)
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
     with open(port_file, "w") as f:
         f.write(str(server.server_address[1]))
@@ -81,4 +100,4 @@ def cgi_front_end(port_file, root, git):
 
 
 if __name__ == "__main__":
-    cgi_front_end(*sys.argv[1:4])
+    cgi_front_end(*sys.argv[1:6])

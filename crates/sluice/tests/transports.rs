@@ -35,6 +35,8 @@ struct Served {
     upload_pack: Option<String>,
     /// `GIT_SSH_COMMAND`, for the ssh stand-in.
     ssh: Option<PathBuf>,
+    /// `http.sslCAInfo`, for https.
+    ca: Option<PathBuf>,
     _server: Running,
 }
 
@@ -60,7 +62,66 @@ enum Kind {
     Ssh,
     Daemon,
     Http,
+    /// git's http-backend behind a server with a certificate from a CA made for the test.
+    Https,
     SluiceServe,
+}
+
+/// A CA and a certificate it signed for 127.0.0.1, made with the openssl command: returns the
+/// CA's certificate, the server's certificate and the server's key (PEM files).
+fn tls_certificate(env: &Env) -> (PathBuf, PathBuf, PathBuf) {
+    let dir = env.path().join("tls");
+    std::fs::create_dir_all(&dir).unwrap();
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .expect("the openssl command (Debian package openssl) is needed for https tests");
+        assert!(out.status.success(), "openssl {args:?}: {}", stderr(&out));
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    let mut ca = vec!["req", "-x509", "-days", "2", "-subj", "/CN=sluice test CA"];
+    ca.extend(ec);
+    ca.extend(["-keyout", "ca.key", "-out", "ca.pem"]);
+    openssl(&ca);
+    let mut request = vec!["req", "-subj", "/CN=127.0.0.1"];
+    request.extend(ec);
+    request.extend(["-keyout", "server.key", "-out", "server.csr"]);
+    openssl(&request);
+    std::fs::write(
+        dir.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-days",
+        "2",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-extfile",
+        "server.ext",
+        "-out",
+        "server.pem",
+    ]);
+    (
+        dir.join("ca.pem"),
+        dir.join("server.pem"),
+        dir.join("server.key"),
+    )
 }
 
 /// Serves `env`'s `source.git` with `git` (the server's version) over `kind`.
@@ -72,12 +133,14 @@ fn serve(env: &Env, kind: Kind, git: &Path) -> Served {
             url: format!("file://{}", repo.display()),
             upload_pack: Some(upload_pack),
             ssh: None,
+            ca: None,
             _server: Running::None,
         },
         Kind::Ssh => Served {
             url: format!("ssh://example.invalid{}", repo.display()),
             upload_pack: Some(upload_pack),
             ssh: Some(fake_ssh(env)),
+            ca: None,
             _server: Running::None,
         },
         Kind::Daemon => {
@@ -105,18 +168,23 @@ fn serve(env: &Env, kind: Kind, git: &Path) -> Served {
                 url: format!("git://127.0.0.1:{port}/source.git"),
                 upload_pack: None,
                 ssh: None,
+                ca: None,
                 _server: Running::Child(child),
             }
         }
-        Kind::Http => {
+        Kind::Http | Kind::Https => {
             let port_file = env.path().join("http-port");
             let script =
                 Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/git_http_server.py");
-            let child = Command::new("python3")
-                .arg(script)
-                .arg(&port_file)
-                .arg(env.path())
-                .arg(git)
+            let mut command = Command::new("python3");
+            command.arg(script).arg(&port_file).arg(env.path()).arg(git);
+            let mut ca = None;
+            if let Kind::Https = kind {
+                let (authority, certificate, key) = tls_certificate(env);
+                command.arg(certificate).arg(key);
+                ca = Some(authority);
+            }
+            let child = command
                 .env("HOME", env.path().join("home"))
                 .env("GIT_CONFIG_NOSYSTEM", "1")
                 .stderr(Stdio::null())
@@ -132,10 +200,12 @@ fn serve(env: &Env, kind: Kind, git: &Path) -> Served {
                 assert!(Instant::now() < deadline, "the HTTP server did not start");
                 std::thread::sleep(Duration::from_millis(50));
             };
+            let scheme = if ca.is_some() { "https" } else { "http" };
             Served {
-                url: format!("http://127.0.0.1:{port}/source.git"),
+                url: format!("{scheme}://127.0.0.1:{port}/source.git"),
                 upload_pack: None,
                 ssh: None,
+                ca,
                 _server: Running::Child(child),
             }
         }
@@ -145,6 +215,7 @@ fn serve(env: &Env, kind: Kind, git: &Path) -> Served {
                 url: format!("http://{}/source.git", server.http()),
                 upload_pack: None,
                 ssh: None,
+                ca: None,
                 _server: Running::Sluice(server),
             }
         }
@@ -154,6 +225,13 @@ fn serve(env: &Env, kind: Kind, git: &Path) -> Served {
 /// Runs `program` (git or sluice) with the served options; must succeed.
 fn run(env: &Env, served: &Served, sluice: bool, cwd: &Path, protocol: &str, args: &[&str]) {
     let mut all = vec!["-c", protocol, "-c", "ssh.variant=ssh"];
+    let ca = served
+        .ca
+        .as_ref()
+        .map(|ca| format!("http.sslCAInfo={}", ca.display()));
+    if let Some(ca) = &ca {
+        all.extend(["-c", ca]);
+    }
     all.extend_from_slice(args);
     let mut command = if sluice {
         env.sluice_command(cwd, &all)
@@ -345,6 +423,71 @@ fn clone_and_fetch_from_git_daemon() {
 #[test]
 fn clone_and_fetch_from_git_http_backend() {
     every_way(Kind::Http);
+}
+
+#[test]
+fn clone_and_fetch_over_https() {
+    every_way(Kind::Https);
+}
+
+/// An https server whose certificate nothing vouches for is refused, with the reason and
+/// nothing left behind; `GIT_SSL_NO_VERIFY` and `http.sslVerify=false` let it through, as in
+/// git.
+#[test]
+fn https_refuses_an_untrusted_server_unless_told_not_to_verify() {
+    let env = Env::new();
+    source(&env);
+    let served = serve(&env, Kind::Https, &crate::util::git_bin());
+    let dest = env.path().join("refused");
+    let out = env.sluice(
+        env.path(),
+        &["clone", "-q", &served.url, dest.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(128), "{}", stderr(&out));
+    let message = stderr(&out);
+    assert!(
+        message.contains(&served.url) && message.contains("certificate"),
+        "{message}"
+    );
+    assert!(!dest.exists(), "a refused clone left {}", dest.display());
+    let ca = served.ca.as_ref().unwrap();
+    let missing = format!("http.sslCAInfo={}", env.path().join("none.pem").display());
+    let out = env.sluice(
+        env.path(),
+        &[
+            "-c",
+            &missing,
+            "clone",
+            "-q",
+            &served.url,
+            dest.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(128), "{}", stderr(&out));
+    assert!(stderr(&out).contains("none.pem"), "{}", stderr(&out));
+    assert!(!dest.exists());
+    for (i, (setting, variable)) in [
+        (Some("http.sslVerify=false"), None),
+        (None, Some("GIT_SSL_NO_VERIFY")),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let dest = env.path().join(format!("unverified{i}"));
+        let mut args = Vec::new();
+        args.extend(setting.map(|s| ["-c", s]).into_iter().flatten());
+        args.extend(["clone", "-q", &served.url, dest.to_str().unwrap()]);
+        let mut command = env.sluice_command(env.path(), &args);
+        if let Some(variable) = variable {
+            command.env(variable, "1");
+        }
+        let out = crate::util::run_with_input(command, b"");
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        fsck(&env, &dest);
+    }
+    assert!(ca.exists());
 }
 
 #[test]

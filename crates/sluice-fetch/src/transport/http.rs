@@ -3,11 +3,12 @@
 //! own response. Redirects of the first request move the base URL, as git's do; credentials
 //! come from the URL or from `git credential fill`; `http.extraHeader` goes on every request.
 
-use super::{ConnectOptions, Link, ProtocolVersion, Response};
+use super::{ConnectOptions, Link, ProtocolVersion, Response, TlsTrust};
 use crate::FetchError;
 use std::io::Write;
 use std::process::{Command, Stdio};
 use ureq::http::Response as HttpResponse;
+use ureq::tls::{PemItem, RootCerts, TlsConfig};
 use ureq::{Agent, Body, ResponseExt};
 
 /// Requests larger than this are sent gzipped, as git does.
@@ -221,6 +222,36 @@ impl Link for HttpLink {
     }
 }
 
+/// The TLS settings for `trust`: a CA file replaces the built-in roots, as curl's does.
+fn tls_config(trust: &TlsTrust, shown: &str) -> Result<TlsConfig, FetchError> {
+    let builder = TlsConfig::builder();
+    Ok(match trust {
+        TlsTrust::Default => builder.build(),
+        TlsTrust::Anyone => builder.disable_verification(true).build(),
+        TlsTrust::CaFile(path) => {
+            let unusable = |why: String| {
+                failure(
+                    shown,
+                    format!("error setting certificate file: {}: {why}", path.display()),
+                )
+            };
+            let pem = std::fs::read(path).map_err(|e| unusable(e.to_string()))?;
+            let mut certificates = Vec::new();
+            for item in ureq::tls::parse_pem(&pem) {
+                if let PemItem::Certificate(certificate) =
+                    item.map_err(|e| unusable(e.to_string()))?
+                {
+                    certificates.push(certificate);
+                }
+            }
+            if certificates.is_empty() {
+                return Err(unusable("no certificate in it".into()));
+            }
+            builder.root_certs(RootCerts::from(certificates)).build()
+        }
+    })
+}
+
 pub(super) fn connect(
     url: &str,
     options: &ConnectOptions,
@@ -228,6 +259,7 @@ pub(super) fn connect(
     let (stripped, userinfo) = split_credentials(url);
     let base = stripped.trim_end_matches('/').to_owned();
     let agent: Agent = Agent::config_builder()
+        .tls_config(tls_config(&options.tls_trust, &stripped)?)
         .http_status_as_error(false)
         .timeout_per_read(options.idle_timeout)
         .user_agent(format!("git/sluice-{}", env!("CARGO_PKG_VERSION")))

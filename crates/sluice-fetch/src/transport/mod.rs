@@ -38,8 +38,23 @@ pub struct ConnectOptions {
     pub ssh_variant: Option<String>,
     /// `http.extraHeader` values, `Name: value`.
     pub http_extra_headers: Vec<String>,
+    /// Which https servers are trusted.
+    pub tls_trust: TlsTrust,
     /// How long the server may stay silent before the fetch fails.
     pub idle_timeout: Option<Duration>,
+}
+
+/// Which servers an https connection trusts, as git's `http.ssl*` settings choose.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum TlsTrust {
+    /// Servers whose certificate chains to one of Mozilla's root certificates.
+    #[default]
+    Default,
+    /// Servers whose certificate chains to one in this PEM file, and no others
+    /// (`http.sslCAInfo`, `GIT_SSL_CAINFO`).
+    CaFile(std::path::PathBuf),
+    /// Any server, unverified (`http.sslVerify=false`, `GIT_SSL_NO_VERIFY`).
+    Anyone,
 }
 
 impl Default for ConnectOptions {
@@ -51,6 +66,7 @@ impl Default for ConnectOptions {
             ssh_program: None,
             ssh_variant: None,
             http_extra_headers: Vec::new(),
+            tls_trust: TlsTrust::Default,
             idle_timeout: None,
         }
     }

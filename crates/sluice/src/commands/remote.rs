@@ -6,7 +6,7 @@ use super::index_pack::{receive_into, Alongside};
 use super::Context;
 use anyhow::{anyhow, bail, Context as _};
 use sluice_fetch::{
-    ConnectOptions, Connection, FetchRequest, Negotiator, ProtocolVersion, RemoteUrl,
+    ConnectOptions, Connection, FetchRequest, Negotiator, ProtocolVersion, RemoteUrl, TlsTrust,
 };
 use sluice_object::{ObjectId, ObjectKind};
 use sluice_odb::{Config, LooseObjects, ObjectDb, Pack, Repository};
@@ -60,6 +60,18 @@ pub(crate) fn connect_options(
         Some("0" | "1") => ProtocolVersion::V0,
         Some(other) => bail!("unknown value for config 'protocol.version': {other}"),
     };
+    // As git: GIT_SSL_NO_VERIFY set at all (even empty) turns verification off, and
+    // GIT_SSL_CAINFO overrides http.sslCAInfo.
+    let verify = std::env::var_os("GIT_SSL_NO_VERIFY").is_none()
+        && config.get_bool("http.sslVerify")?.unwrap_or(true);
+    let ca_file = env("GIT_SSL_CAINFO")
+        .or_else(|| config.get("http.sslCAInfo").map(str::to_owned))
+        .map(|path| expand_home(&path));
+    let tls_trust = match (verify, ca_file) {
+        (false, _) => TlsTrust::Anyone,
+        (true, Some(path)) => TlsTrust::CaFile(path),
+        (true, None) => TlsTrust::Default,
+    };
     let timeout = config
         .get_int("sluice.fetchTimeout")?
         .unwrap_or(DEFAULT_TIMEOUT_SECS);
@@ -76,8 +88,17 @@ pub(crate) fn connect_options(
             .into_iter()
             .map(str::to_owned)
             .collect(),
+        tls_trust,
         idle_timeout: (timeout > 0).then(|| Duration::from_secs(timeout as u64)),
     })
+}
+
+/// A path from the configuration, `~/` standing for the home directory as git reads it.
+fn expand_home(path: &str) -> PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(path),
+    }
 }
 
 /// Connects to `remote`, with git's message for a local repository that is not there.
