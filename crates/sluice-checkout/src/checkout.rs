@@ -476,13 +476,15 @@ pub fn switch(
     let planner = Conversion::planner(&attributes, options.convert);
     let decide =
         |(file, old_entry): (&TreeFile, &Option<&IndexEntry>)| -> Result<Decision, CheckoutError> {
-            let conversion = planner.for_path(&file.path);
+            // Only a file with an old entry is compared with the work tree, through its
+            // conversion; the rest (all of a fresh checkout) need none.
+            let conversion = || planner.for_path(&file.path);
             Ok(match *old_entry {
                 Some(entry) if entry.id == file.id && entry.mode == file.mode => {
                     // With -f, a file that is missing or modified is written again, as git's
                     // `checkout -f` does; otherwise local changes to it are kept.
                     if force
-                        && worktree_state(&root, entry, &conversion, odb)? != WorktreeState::Clean
+                        && worktree_state(&root, entry, &conversion(), odb)? != WorktreeState::Clean
                     {
                         Decision::Write
                     } else {
@@ -491,7 +493,7 @@ pub fn switch(
                 }
                 Some(entry) => {
                     if !force
-                        && worktree_state(&root, entry, &conversion, odb)? == WorktreeState::Dirty
+                        && worktree_state(&root, entry, &conversion(), odb)? == WorktreeState::Dirty
                     {
                         Decision::WriteOverLocalChange
                     } else {
