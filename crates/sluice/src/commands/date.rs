@@ -1,8 +1,10 @@
 //! The dates `--shallow-since` takes, as git's date parser reads the common forms: seconds since
-//! the epoch (`1700000000`, `@1700000000`), ISO 8601 (`2023-11-14`, `2023-11-14 22:20[:00]`,
-//! `2023-11-14T22:20:00Z`, with `+HHMM`/`+HH:MM` zones) and `<n> <unit>s ago`. As in git, a
-//! date without a time takes the current time of day. A time without a zone is taken as UTC
-//! (git takes the local zone; Sluice does not read the system's zone database).
+//! the epoch (`1700000000`, `@1700000000`), relative dates (`3 days ago`, `3.days.ago`,
+//! `1 year 2 months ago`, `yesterday`, `last week`, `noon`), and calendar dates in ISO 8601,
+//! slashed, dotted and month-name forms with an optional time and zone. As in git, a date
+//! without a time takes the current time of day. A time without a zone is taken as UTC (git
+//! takes the local zone; Sluice does not read the system's zone database). Unlike git, which
+//! reads any text as some date, what fits none of these forms is an error.
 
 use anyhow::{anyhow, bail};
 
@@ -35,15 +37,14 @@ fn number(text: &str, what: &str) -> anyhow::Result<i64> {
     text.parse().map_err(|_| anyhow!("bad {what} '{text}'"))
 }
 
-/// `now` moved back by `count` calendar months (the day clamped to the month's end).
+/// `now` moved back by `count` calendar months. A day past the end of the month it lands in
+/// runs on into the next (January 31st less two months is December 1st), as git's does.
 fn months_back(now: i64, count: i64) -> i64 {
     let (days, seconds) = (now.div_euclid(86_400), now.rem_euclid(86_400));
     let (year, month, day) = civil_from_days(days);
     let total = year * 12 + (month - 1) - count;
     let (year, month) = (total.div_euclid(12), total.rem_euclid(12) + 1);
-    let last = days_from_civil(year + i64::from(month == 12), month % 12 + 1, 1)
-        - days_from_civil(year, month, 1);
-    days_from_civil(year, month, day.min(last)) * 86_400 + seconds
+    days_from_civil(year, month, day) * 86_400 + seconds
 }
 
 /// The current time, in seconds since the epoch.
@@ -58,109 +59,297 @@ pub(crate) fn parse_since(text: Option<&str>) -> anyhow::Result<Option<i64>> {
     text.map(|text| parse_date(text, now())).transpose()
 }
 
+/// Seconds in one of a relative date's units (months and years count calendar months).
+enum Unit {
+    Seconds(i64),
+    Months(i64),
+}
+
+fn unit(word: &str) -> Option<Unit> {
+    Some(match word.strip_suffix('s').unwrap_or(word) {
+        "second" | "sec" => Unit::Seconds(1),
+        "minute" | "min" => Unit::Seconds(60),
+        "hour" => Unit::Seconds(3_600),
+        "day" => Unit::Seconds(86_400),
+        "week" => Unit::Seconds(7 * 86_400),
+        "month" => Unit::Months(1),
+        "year" => Unit::Months(12),
+        _ => return None,
+    })
+}
+
+/// `now` moved back by `count` of `unit`.
+fn back(now: i64, count: i64, unit: Unit) -> i64 {
+    match unit {
+        Unit::Seconds(seconds) => now - count * seconds,
+        Unit::Months(months) => months_back(now, count * months),
+    }
+}
+
+/// The relative forms: `now`, `yesterday`, `noon`, `midnight`, `last <unit>`, and `<n> <unit>`
+/// pairs with or without `ago`, words separated by spaces or dots (`3.days.ago`).
+fn relative(text: &str, now: i64) -> Option<i64> {
+    let words: Vec<&str> = text.split([' ', '.']).filter(|w| !w.is_empty()).collect();
+    let today = now - now.rem_euclid(86_400);
+    match words[..] {
+        ["now"] => return Some(now),
+        ["yesterday"] => return Some(now - 86_400),
+        // The last noon or midnight that has passed.
+        ["noon"] => {
+            let noon = today + 12 * 3_600;
+            return Some(if noon > now { noon - 86_400 } else { noon });
+        }
+        ["midnight"] => return Some(today),
+        ["last", word] => return Some(back(now, 1, unit(word)?)),
+        _ => {}
+    }
+    let words = words.strip_suffix(&["ago"]).unwrap_or(&words);
+    if words.is_empty() || !words.len().is_multiple_of(2) {
+        return None;
+    }
+    let mut when = now;
+    for pair in words.chunks(2) {
+        let count: i64 = pair[0].parse().ok()?;
+        when = back(when, count, unit(pair[1])?);
+    }
+    Some(when)
+}
+
+const MONTHS: [&str; 12] = [
+    "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+];
+const WEEKDAYS: [&str; 7] = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
+
+/// `hh:mm[:ss]` as seconds into the day.
+fn time_of_day(text: &str, whole: &str) -> anyhow::Result<i64> {
+    let fields: Vec<&str> = text.split(':').collect();
+    let (hour, minute, second) = match fields[..] {
+        [h, m] => (number(h, "hour")?, number(m, "minute")?, 0),
+        [h, m, s] => (
+            number(h, "hour")?,
+            number(m, "minute")?,
+            number(s, "second")?,
+        ),
+        _ => bail!("cannot read the time in '{whole}'"),
+    };
+    if hour > 23 || minute > 59 || second > 60 {
+        bail!("cannot read the time in '{whole}'");
+    }
+    Ok(hour * 3_600 + minute * 60 + second)
+}
+
+/// A zone (`Z`, `UTC`, `GMT`, `+HHMM`, `-HH:MM`) as seconds east of UTC.
+fn zone(text: &str) -> Option<i64> {
+    if matches!(text, "z" | "utc" | "gmt") {
+        return Some(0);
+    }
+    let sign = match text.as_bytes().first()? {
+        b'+' => 1,
+        b'-' => -1,
+        _ => return None,
+    };
+    let digits: String = text[1..].chars().filter(|c| *c != ':').collect();
+    if digits.len() != 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let hours: i64 = digits[..2].parse().ok()?;
+    let minutes: i64 = digits[2..].parse().ok()?;
+    Some(sign * (hours * 3_600 + minutes * 60))
+}
+
+/// A calendar date with an optional time and zone, in any of the orders git reads: ISO
+/// (`2023-11-14[T| ]22:13[:20][zone]`), `2023/11/14`, `11/14/2023`, `14.11.2023`, and month
+/// names (`Nov 14 2023`, `14 Nov 2023`, `Tue, 14 Nov 2023 22:13:20 +0000`). Without a time
+/// the date takes the current time of day, as in git.
+fn absolute(text: &str, now: i64) -> anyhow::Result<i64> {
+    let cannot = || anyhow!("cannot read the date '{text}'");
+    let (mut year, mut month, mut day) = (None, None, None);
+    let (mut time, mut offset) = (None, None);
+    // `T` between digits joins an ISO date to its time; a zone may follow the time directly.
+    let bytes = text.as_bytes();
+    let spaced: String = text
+        .char_indices()
+        .map(|(i, c)| {
+            let digit_at =
+                |j: Option<usize>| j.and_then(|j| bytes.get(j)).is_some_and(u8::is_ascii_digit);
+            if c == 't' && digit_at(i.checked_sub(1)) && digit_at(Some(i + 1)) {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    let mut words: Vec<String> = Vec::new();
+    for word in spaced.split([' ', ',']).filter(|w| !w.is_empty()) {
+        match word
+            .find(['z', '+', '-'])
+            .filter(|&at| at > 0 && word.contains(':'))
+        {
+            Some(at) if word[..at].contains(':') => {
+                words.push(word[..at].to_owned());
+                words.push(word[at..].to_owned());
+            }
+            _ => words.push(word.to_owned()),
+        }
+    }
+    for word in &words {
+        let word = word.as_str();
+        let numeric = |parts: &[&str]| -> anyhow::Result<Vec<i64>> {
+            parts.iter().map(|p| number(p, "date")).collect()
+        };
+        if let Some(seconds) = zone(word) {
+            offset = Some(seconds);
+        } else if word.contains(':') {
+            time = Some(time_of_day(word, text)?);
+        } else if let Some(index) = MONTHS
+            .iter()
+            .position(|m| word.len() >= 3 && word.starts_with(m))
+        {
+            month = Some(index as i64 + 1);
+        } else if WEEKDAYS
+            .iter()
+            .any(|d| word.len() >= 3 && word.starts_with(d))
+        {
+            // The weekday a date falls on says nothing more.
+        } else if let Some(separator) = ['-', '/', '.'].into_iter().find(|s| word.contains(*s)) {
+            let parts: Vec<&str> = word.split(separator).collect();
+            let [a, b, c] = numeric(&parts)?[..] else {
+                return Err(cannot());
+            };
+            let (y, m, d) = match (separator, parts[0].len() == 4) {
+                (_, true) => (a, b, c),
+                ('/', false) => (c, a, b),
+                (_, false) => (c, b, a),
+            };
+            (year, month, day) = (Some(y), Some(m), Some(d));
+        } else if word.bytes().all(|b| b.is_ascii_digit()) {
+            let value = number(word, "date")?;
+            if word.len() == 4 {
+                year = Some(value);
+            } else if day.is_none() {
+                day = Some(value);
+            } else {
+                return Err(cannot());
+            }
+        } else {
+            return Err(cannot());
+        }
+    }
+    let (Some(year), Some(month), Some(day)) = (year, month, day) else {
+        return Err(cannot());
+    };
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return Err(cannot());
+    }
+    let time = time.unwrap_or(now.rem_euclid(86_400));
+    Ok(days_from_civil(year, month, day) * 86_400 + time - offset.unwrap_or(0))
+}
+
 /// Seconds since the epoch for `text`, relative forms counted back from `now`.
 pub(crate) fn parse_date(text: &str, now: i64) -> anyhow::Result<i64> {
-    let text = text.trim();
-    let digits = text.strip_prefix('@').unwrap_or(text);
+    let text = text.trim().to_ascii_lowercase();
+    let digits = text.strip_prefix('@').unwrap_or(&text);
     if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
         return number(digits, "timestamp");
     }
-    if let Some(amount) = text.strip_suffix(" ago") {
-        let (count, unit) = amount
-            .trim()
-            .split_once(' ')
-            .ok_or_else(|| anyhow!("cannot read the date '{text}'"))?;
-        let count = number(count, "count")?;
-        let unit = unit.trim().trim_end_matches('s');
-        let seconds = match unit {
-            "second" => 1,
-            "minute" => 60,
-            "hour" => 3_600,
-            "day" => 86_400,
-            "week" => 7 * 86_400,
-            "month" => return Ok(months_back(now, count)),
-            "year" => return Ok(months_back(now, 12 * count)),
-            _ => bail!("cannot read the date '{text}': unknown unit '{unit}'"),
-        };
-        return Ok(now - count * seconds);
+    if let Some(when) = relative(&text, now) {
+        return Ok(when);
     }
-    // ISO 8601: the date, then an optional time and zone.
-    let (date, rest) = text.split_at(text.find(['T', ' ']).unwrap_or(text.len()));
-    let parts: Vec<&str> = date.split('-').collect();
-    let [year, month, day] = parts[..] else {
-        bail!("cannot read the date '{text}'");
-    };
-    let (year, month, day) = (
-        number(year, "year")?,
-        number(month, "month")?,
-        number(day, "day")?,
-    );
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
-        bail!("cannot read the date '{text}'");
-    }
-    let rest = rest.trim_start_matches(['T', ' ']).trim();
-    let (time, zone) = match rest.find(['Z', '+', '-']) {
-        Some(at) => (rest[..at].trim(), rest[at..].trim()),
-        None => (rest, ""),
-    };
-    let time_of_day = if time.is_empty() {
-        now.rem_euclid(86_400)
-    } else {
-        let fields: Vec<&str> = time.split(':').collect();
-        let (hour, minute, second) = match fields[..] {
-            [h, m] => (number(h, "hour")?, number(m, "minute")?, 0),
-            [h, m, s] => (
-                number(h, "hour")?,
-                number(m, "minute")?,
-                number(s, "second")?,
-            ),
-            _ => bail!("cannot read the time in '{text}'"),
-        };
-        hour * 3_600 + minute * 60 + second
-    };
-    let offset = match zone {
-        "" | "Z" => 0,
-        _ => {
-            let sign = if zone.starts_with('-') { -1 } else { 1 };
-            let digits: String = zone[1..].chars().filter(|c| *c != ':').collect();
-            if digits.len() != 4 {
-                bail!("cannot read the zone in '{text}'");
-            }
-            sign * (number(&digits[..2], "zone")? * 3_600 + number(&digits[2..], "zone")? * 60)
-        }
-    };
-    Ok(days_from_civil(year, month, day) * 86_400 + time_of_day - offset)
+    absolute(&text, now)
 }
 
 #[cfg(test)]
 mod tests {
     use super::parse_date;
+    use std::process::Command;
+
+    /// What git makes of `text` at `now` in UTC: `git rev-parse --since` (in the repository
+    /// `repo`) prints it, and git takes its clock from GIT_TEST_DATE_NOW.
+    fn git_reads(git: &str, repo: &std::path::Path, text: &str, now: i64) -> i64 {
+        let out = Command::new(git)
+            .args(["rev-parse", &format!("--since={text}")])
+            .current_dir(repo)
+            .env("GIT_TEST_DATE_NOW", now.to_string())
+            .env("TZ", "UTC")
+            .output()
+            .expect("git runs");
+        let printed = String::from_utf8_lossy(&out.stdout);
+        printed
+            .trim()
+            .strip_prefix("--max-age=")
+            .unwrap_or_else(|| panic!("{git} rev-parse --since='{text}' printed '{printed}'"))
+            .parse()
+            .unwrap()
+    }
 
     #[test]
-    fn the_common_forms_read_as_git_reads_them() {
-        // 2020-01-01 09:03:49 UTC.
-        let now = 1_577_869_429;
-        for (text, expected) in [
-            ("1700000000", 1_700_000_000),
-            ("@1700000000", 1_700_000_000),
-            ("2020-01-01", 1_577_869_429),
-            ("2020-01-01 10:00:00", 1_577_872_800),
-            ("2020-01-01T10:00:00Z", 1_577_872_800),
-            ("2020-01-01 10:00 +0200", 1_577_865_600),
-            ("2020-01-01 10:00 -01:30", 1_577_878_200),
-            ("3 days ago", now - 3 * 86_400),
-            ("1 week ago", now - 7 * 86_400),
-            ("2 months ago", 1_572_599_029),
-        ] {
-            assert_eq!(parse_date(text, now).unwrap(), expected, "{text}");
+    fn dates_read_as_git_reads_them() {
+        let forms = [
+            "1700000000",
+            "@1700000000",
+            "2020-01-01",
+            "2020-01-01 10:00:00",
+            "2020-01-01T10:00:00Z",
+            "2020-01-01 10:00 +0200",
+            "2020-01-01 10:00 -01:30",
+            "2023-02-28 23:59:59+0100",
+            "2023/11/14",
+            "11/14/2023",
+            "14.11.2023",
+            "Nov 14 2023",
+            "14 Nov 2023 10:00",
+            "November 14, 2023 22:13",
+            "Tue, 14 Nov 2023 22:13:20 +0000",
+            "Sat, 14 Oct 2023 08:13:20 -0100",
+            "now",
+            "yesterday",
+            "noon",
+            "midnight",
+            "last week",
+            "last month",
+            "3 days ago",
+            "3.days.ago",
+            "3 days",
+            "1 week ago",
+            "2 weeks ago",
+            "5 hours ago",
+            "90 minutes ago",
+            "2 months ago",
+            "1 year 2 months ago",
+        ];
+        let repo = tempfile::tempdir().unwrap();
+        let init = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(repo.path())
+            .status();
+        assert!(init.is_ok_and(|s| s.success()), "git init");
+        let gits = ["git", "/usr/bin/git"];
+        // Every date above lies in the past (git reads a future one otherwise); mornings and
+        // evenings, so `noon` falls on either side; the last day of a month, so months back
+        // clamp.
+        for now in [1_700_000_000, 1_706_745_599, 1_709_974_800] {
+            for text in forms {
+                let ours = parse_date(text, now).unwrap_or_else(|e| panic!("{text}: {e}"));
+                for git in gits
+                    .iter()
+                    .filter(|g| Command::new(g).arg("--version").output().is_ok())
+                {
+                    assert_eq!(
+                        ours,
+                        git_reads(git, repo.path(), text, now),
+                        "'{text}' at {now} by {git}"
+                    );
+                }
+            }
         }
         for bad in [
             "yesterday-ish",
             "2020-13-01",
             "3 fortnights ago",
             "2020-01-01 10",
+            "garbage",
         ] {
-            assert!(parse_date(bad, now).is_err(), "{bad}");
+            assert!(parse_date(bad, 1_700_000_000).is_err(), "{bad}");
         }
     }
 }
