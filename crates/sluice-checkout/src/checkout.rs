@@ -123,12 +123,7 @@ fn load_attributes(
     files: &[TreeFile],
 ) -> Result<Attributes, CheckoutError> {
     let mut attributes = Attributes::new();
-    let global = repo.config().get("core.attributesfile").map(|p| {
-        match (p.strip_prefix("~/"), std::env::var_os("HOME")) {
-            (Some(rest), Some(home)) => Path::new(&home).join(rest),
-            _ => Path::new(p).to_owned(),
-        }
-    });
+    let global = repo.config().get_path("core.attributesfile");
     let global = global.or_else(|| {
         let base = std::env::var_os("XDG_CONFIG_HOME")
             .map(std::path::PathBuf::from)

@@ -192,6 +192,16 @@ impl Config {
             .map(|e| e.value.as_deref().unwrap_or(""))
     }
 
+    /// The last value of `key` read as a path, as git reads path settings: a leading `~/`
+    /// stands for the home directory.
+    pub fn get_path(&self, key: &str) -> Option<std::path::PathBuf> {
+        let value = self.get(key)?;
+        Some(match (value.strip_prefix("~/"), std::env::var_os("HOME")) {
+            (Some(rest), Some(home)) => std::path::Path::new(&home).join(rest),
+            _ => std::path::PathBuf::from(value),
+        })
+    }
+
     /// Every value of a multi-valued key, in order.
     pub fn get_all(&self, key: &str) -> Vec<&str> {
         let Some(key) = normalize_key(key) else {

@@ -65,8 +65,8 @@ pub(crate) fn connect_options(
     let verify = std::env::var_os("GIT_SSL_NO_VERIFY").is_none()
         && config.get_bool("http.sslVerify")?.unwrap_or(true);
     let ca_file = env("GIT_SSL_CAINFO")
-        .or_else(|| config.get("http.sslCAInfo").map(str::to_owned))
-        .map(|path| expand_home(&path));
+        .map(PathBuf::from)
+        .or_else(|| config.get_path("http.sslCAInfo"));
     let tls_trust = match (verify, ca_file) {
         (false, _) => TlsTrust::Anyone,
         (true, Some(path)) => TlsTrust::CaFile(path),
@@ -91,14 +91,6 @@ pub(crate) fn connect_options(
         tls_trust,
         idle_timeout: (timeout > 0).then(|| Duration::from_secs(timeout as u64)),
     })
-}
-
-/// A path from the configuration, `~/` standing for the home directory as git reads it.
-fn expand_home(path: &str) -> PathBuf {
-    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
-        _ => PathBuf::from(path),
-    }
 }
 
 /// Connects to `remote`, with git's message for a local repository that is not there.
