@@ -8,18 +8,11 @@
 //! server acknowledged, and every answer repeats the shallow list.
 
 use crate::connection::{next_line, parse_id};
+use crate::negotiate::Rounds;
 use crate::{Connection, FetchError, FetchRequest, Fetched, Negotiator, RemoteRef};
 use sluice_object::ObjectId;
 use sluice_wire::demux::Demux;
 use sluice_wire::pktline::{write_flush, write_packet, Packet, PktReader};
-
-const INITIAL_ROUND: usize = 16;
-/// A link that keeps state grows its rounds by this much once they reach it.
-const PIPE_ROUND_STEP: usize = 32;
-/// A stateless link doubles its rounds up to this, then grows them by a tenth.
-const LARGEST_ROUND: usize = 16384;
-/// Haves sent with no new acknowledgement, after a first one, before giving up.
-const MAX_IN_VAIN: usize = 256;
 
 fn line(out: &mut Vec<u8>, text: &str) {
     // A line longer than a packet cannot come from valid arguments; the server would refuse it.
@@ -227,9 +220,9 @@ impl Connection {
             eprintln!("warning: filtering not recognized by server, ignoring");
         }
         let stateless = self.stateless();
-        let mut round = INITIAL_ROUND;
+        let mut rounds = Rounds::new(stateless);
         let mut haves = match multi_ack {
-            Some(_) => negotiator.next_haves(round),
+            Some(_) => negotiator.next_haves(rounds.size()),
             None => Vec::new(),
         };
         let capabilities = self.v0_capabilities(request, multi_ack, !haves.is_empty())?;
@@ -238,10 +231,9 @@ impl Connection {
         // The boundary comes back only when the history is cut (not for shallow lines alone).
         let deepen = request.deepen.is_set();
         let mut common: Vec<ObjectId> = Vec::new();
-        let mut in_vain = 0;
         let mut first = true;
         loop {
-            let give_up = haves.is_empty() || (!common.is_empty() && in_vain >= MAX_IN_VAIN);
+            let give_up = haves.is_empty() || rounds.in_vain(!common.is_empty());
             let mut out = if first || stateless {
                 head.clone()
             } else {
@@ -271,27 +263,13 @@ impl Connection {
             if give_up {
                 break;
             }
-            in_vain += haves.len();
             let answer = self.read_v0_round(negotiator, &mut common)?;
-            if answer.new_common > 0 {
-                in_vain = 0;
-            }
+            rounds.answered(haves.len(), answer.new_common);
             if answer.ready {
                 haves.clear();
                 continue;
             }
-            round = if stateless {
-                if round < LARGEST_ROUND {
-                    round * 2
-                } else {
-                    round * 11 / 10
-                }
-            } else if round < PIPE_ROUND_STEP {
-                round * 2
-            } else {
-                round + PIPE_ROUND_STEP
-            };
-            haves = negotiator.next_haves(round);
+            haves = negotiator.next_haves(rounds.size());
         }
         // `ACK <id> common` lines for haves sent with `done`, then one `ACK <id>` or `NAK`.
         loop {

@@ -5,14 +5,11 @@
 //! `ready`, the haves run out, or 256 haves in a row after an acknowledgement found nothing.
 
 use crate::connection::{checked_name, next_line, parse_id};
+use crate::negotiate::Rounds;
 use crate::{Connection, FetchError, FetchRequest, Fetched, Negotiator, RemoteRef};
 use sluice_object::ObjectId;
 use sluice_wire::demux::Demux;
 use sluice_wire::pktline::{write_delimiter, write_flush, write_packet, Packet, PktReader};
-
-const INITIAL_ROUND: usize = 16;
-const LARGEST_ROUND: usize = 16384;
-const MAX_IN_VAIN: usize = 256;
 
 fn packet(out: &mut Vec<u8>, line: &str) {
     // A line longer than a packet cannot come from valid arguments; the server would refuse it.
@@ -153,13 +150,13 @@ impl Connection {
         progress: F,
     ) -> Result<Fetched<'a>, FetchError> {
         let mut common: Vec<ObjectId> = Vec::new();
-        let mut round = INITIAL_ROUND;
-        let mut in_vain = 0;
+        // v2 servers keep no state between requests.
+        let mut rounds = Rounds::new(true);
         let mut thin = false;
         loop {
-            let haves = negotiator.next_haves(round);
+            let haves = negotiator.next_haves(rounds.size());
             thin |= !haves.is_empty();
-            let give_up = haves.is_empty() || (!common.is_empty() && in_vain >= MAX_IN_VAIN);
+            let give_up = haves.is_empty() || rounds.in_vain(!common.is_empty());
             let mut arguments = self.fetch_arguments(request, thin || !common.is_empty())?;
             arguments.extend(common.iter().chain(&haves).map(|id| format!("have {id}")));
             if give_up {
@@ -168,8 +165,8 @@ impl Connection {
                 break;
             }
             self.command_v2("fetch", &arguments)?;
-            in_vain += haves.len();
             let mut ready = false;
+            let mut new_common = 0;
             match next_line(&mut self.input, "the acknowledgments")? {
                 Ok(line) if line == "acknowledgments" => {}
                 Ok(line) => {
@@ -193,7 +190,7 @@ impl Connection {
                             negotiator.acknowledged(&id);
                             if !common.contains(&id) {
                                 common.push(id);
-                                in_vain = 0;
+                                new_common += 1;
                             }
                         }
                         None => {
@@ -214,11 +211,7 @@ impl Connection {
                     ))
                 }
             }
-            round = if round < LARGEST_ROUND {
-                round * 2
-            } else {
-                round * 11 / 10
-            };
+            rounds.answered(haves.len(), new_common);
         }
         let mut fetched = Fetched::empty();
         // Sections before the pack: shallow-info and wanted-refs (not asked for), each
