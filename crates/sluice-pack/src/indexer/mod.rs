@@ -426,9 +426,14 @@ impl<'a> PackIndexer<'a> {
                     };
                     threads.spawn(move || alongside(&view));
                 }
+                // Roots are taken in pack order by whichever worker is free, rather than the
+                // list being split in halves: git writes recent objects first, so the trees and
+                // files a clone's checkout waits for arrive early instead of when the second
+                // half's worker gets back to the front.
                 pool.install(|| {
                     roots
-                        .par_iter()
+                        .iter()
+                        .par_bridge()
                         .for_each(|&root| rayon::scope(|s| resolver.resolve_root(s, root)));
                 });
                 let failed = resolver.error.get().is_some();
