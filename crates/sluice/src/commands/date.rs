@@ -2,9 +2,15 @@
 //! the epoch (`1700000000`, `@1700000000`), relative dates (`3 days ago`, `3.days.ago`,
 //! `1 year 2 months ago`, `yesterday`, `last week`, `noon`), and calendar dates in ISO 8601,
 //! slashed, dotted and month-name forms with an optional time and zone. As in git, a date
-//! without a time takes the current time of day. A time without a zone is taken as UTC (git
-//! takes the local zone; Sluice does not read the system's zone database). Unlike git, which
-//! reads any text as some date, what fits none of these forms is an error.
+//! without a time takes the current time of day, and dates without a zone are local: in `TZ`,
+//! else the system's zone. Unlike git, which reads any text as some date, what fits none of
+//! these forms is an error.
+//!
+//! Local time follows git's two paths through the C library. A calendar date with a time of
+//! day is read in the offset in force on that date. Everything counted from now (relative
+//! dates, `noon`, `midnight`, a date without a time) keeps the daylight-saving state of the
+//! moment it counts from, as `mktime` does with the `tm_isdst` that `localtime` filled in: so
+//! `2 months ago` read in July lands an hour off January's wall clock.
 
 use anyhow::{anyhow, bail};
 
@@ -37,14 +43,69 @@ fn number(text: &str, what: &str) -> anyhow::Result<i64> {
     text.parse().map_err(|_| anyhow!("bad {what} '{text}'"))
 }
 
-/// `now` moved back by `count` calendar months. A day past the end of the month it lands in
-/// runs on into the next (January 31st less two months is December 1st), as git's does.
-fn months_back(now: i64, count: i64) -> i64 {
-    let (days, seconds) = (now.div_euclid(86_400), now.rem_euclid(86_400));
+/// `now` moved back by `count` calendar months of its local calendar. A day past the end of
+/// the month it lands in runs on into the next (January 31st less two months is December
+/// 1st), as git's does.
+fn months_back(now: i64, count: i64, zone: &Zone) -> i64 {
+    let local = zone.local(now);
+    let (days, seconds) = (local.div_euclid(86_400), local.rem_euclid(86_400));
     let (year, month, day) = civil_from_days(days);
     let total = year * 12 + (month - 1) - count;
     let (year, month) = (total.div_euclid(12), total.rem_euclid(12) + 1);
-    days_from_civil(year, month, day) * 86_400 + seconds
+    zone.counted_from(now, days_from_civil(year, month, day) * 86_400 + seconds)
+}
+
+/// The time zone in which dates without one are read.
+pub(crate) struct Zone(jiff::tz::TimeZone);
+
+impl Zone {
+    /// The zone of this process, as the C library finds it: `TZ` (a zone name or a POSIX
+    /// rule), else the system's (`/etc/localtime`); UTC if neither can be read.
+    pub(crate) fn system() -> Zone {
+        Zone(jiff::tz::TimeZone::system())
+    }
+
+    /// Seconds east of UTC in force at `instant`.
+    fn offset_at(&self, instant: i64) -> i64 {
+        jiff::Timestamp::from_second(instant)
+            .map_or(0, |t| i64::from(self.0.to_offset(t).seconds()))
+    }
+
+    /// `instant` as local wall-clock seconds (seconds since 1970-01-01 00:00 local).
+    fn local(&self, instant: i64) -> i64 {
+        instant + self.offset_at(instant)
+    }
+
+    /// The instant of local wall-clock time `local` reached by counting from `from`: read in
+    /// `from`'s offset, as `mktime` reads a `struct tm` whose daylight-saving flag came from
+    /// `localtime(from)`.
+    fn counted_from(&self, from: i64, local: i64) -> i64 {
+        local - self.offset_at(from)
+    }
+
+    /// The instant of local wall-clock time `local` on its own date, in the offset in force
+    /// then (a time skipped by a clock change is read after it, a repeated one the first time).
+    fn instant_of(&self, local: i64, text: &str) -> anyhow::Result<i64> {
+        let out_of_range = || anyhow!("the date '{text}' is out of range");
+        let (days, seconds) = (local.div_euclid(86_400), local.rem_euclid(86_400));
+        let (year, month, day) = civil_from_days(days);
+        let civil = jiff::civil::DateTime::new(
+            i16::try_from(year).map_err(|_| out_of_range())?,
+            month as i8,
+            day as i8,
+            (seconds / 3_600) as i8,
+            (seconds / 60 % 60) as i8,
+            (seconds % 60) as i8,
+            0,
+        )
+        .map_err(|_| out_of_range())?;
+        let instant = self
+            .0
+            .to_ambiguous_timestamp(civil)
+            .compatible()
+            .map_err(|_| out_of_range())?;
+        Ok(instant.as_second())
+    }
 }
 
 /// The current time, in seconds since the epoch.
@@ -56,7 +117,8 @@ fn now() -> i64 {
 
 /// `--shallow-since`'s value, if given, as seconds since the epoch.
 pub(crate) fn parse_since(text: Option<&str>) -> anyhow::Result<Option<i64>> {
-    text.map(|text| parse_date(text, now())).transpose()
+    let zone = Zone::system();
+    text.map(|text| parse_date(text, now(), &zone)).transpose()
 }
 
 /// Seconds in one of a relative date's units (months and years count calendar months).
@@ -79,28 +141,35 @@ fn unit(word: &str) -> Option<Unit> {
 }
 
 /// `now` moved back by `count` of `unit`.
-fn back(now: i64, count: i64, unit: Unit) -> i64 {
+fn back(now: i64, count: i64, unit: Unit, zone: &Zone) -> i64 {
     match unit {
         Unit::Seconds(seconds) => now - count * seconds,
-        Unit::Months(months) => months_back(now, count * months),
+        Unit::Months(months) => months_back(now, count * months, zone),
     }
+}
+
+/// The start of the local day holding `instant`, in local wall-clock seconds.
+fn local_day(instant: i64, zone: &Zone) -> i64 {
+    let local = zone.local(instant);
+    local - local.rem_euclid(86_400)
 }
 
 /// The relative forms: `now`, `yesterday`, `noon`, `midnight`, `last <unit>`, and `<n> <unit>`
 /// pairs with or without `ago`, words separated by spaces or dots (`3.days.ago`).
-fn relative(text: &str, now: i64) -> Option<i64> {
+fn relative(text: &str, now: i64, zone: &Zone) -> Option<i64> {
     let words: Vec<&str> = text.split([' ', '.']).filter(|w| !w.is_empty()).collect();
-    let today = now - now.rem_euclid(86_400);
     match words[..] {
         ["now"] => return Some(now),
         ["yesterday"] => return Some(now - 86_400),
-        // The last noon or midnight that has passed.
+        // The last noon that has passed: before noon, yesterday's, counted from this time
+        // yesterday.
         ["noon"] => {
-            let noon = today + 12 * 3_600;
-            return Some(if noon > now { noon - 86_400 } else { noon });
+            let before_noon = zone.local(now).rem_euclid(86_400) < 12 * 3_600;
+            let from = if before_noon { now - 86_400 } else { now };
+            return Some(zone.counted_from(from, local_day(from, zone) + 12 * 3_600));
         }
-        ["midnight"] => return Some(today),
-        ["last", word] => return Some(back(now, 1, unit(word)?)),
+        ["midnight"] => return Some(zone.counted_from(now, local_day(now, zone))),
+        ["last", word] => return Some(back(now, 1, unit(word)?, zone)),
         _ => {}
     }
     let words = words.strip_suffix(&["ago"]).unwrap_or(&words);
@@ -110,7 +179,7 @@ fn relative(text: &str, now: i64) -> Option<i64> {
     let mut when = now;
     for pair in words.chunks(2) {
         let count: i64 = pair[0].parse().ok()?;
-        when = back(when, count, unit(pair[1])?);
+        when = back(when, count, unit(pair[1])?, zone);
     }
     Some(when)
 }
@@ -139,7 +208,7 @@ fn time_of_day(text: &str, whole: &str) -> anyhow::Result<i64> {
 }
 
 /// A zone (`Z`, `UTC`, `GMT`, `+HHMM`, `-HH:MM`) as seconds east of UTC.
-fn zone(text: &str) -> Option<i64> {
+fn zone_offset(text: &str) -> Option<i64> {
     if matches!(text, "z" | "utc" | "gmt") {
         return Some(0);
     }
@@ -161,7 +230,7 @@ fn zone(text: &str) -> Option<i64> {
 /// (`2023-11-14[T| ]22:13[:20][zone]`), `2023/11/14`, `11/14/2023`, `14.11.2023`, and month
 /// names (`Nov 14 2023`, `14 Nov 2023`, `Tue, 14 Nov 2023 22:13:20 +0000`). Without a time
 /// the date takes the current time of day, as in git.
-fn absolute(text: &str, now: i64) -> anyhow::Result<i64> {
+fn absolute(text: &str, now: i64, zone: &Zone) -> anyhow::Result<i64> {
     let cannot = || anyhow!("cannot read the date '{text}'");
     let (mut year, mut month, mut day) = (None, None, None);
     let (mut time, mut offset) = (None, None);
@@ -197,7 +266,7 @@ fn absolute(text: &str, now: i64) -> anyhow::Result<i64> {
         let numeric = |parts: &[&str]| -> anyhow::Result<Vec<i64>> {
             parts.iter().map(|p| number(p, "date")).collect()
         };
-        if let Some(seconds) = zone(word) {
+        if let Some(seconds) = zone_offset(word) {
             offset = Some(seconds);
         } else if word.contains(':') {
             time = Some(time_of_day(word, text)?);
@@ -241,36 +310,49 @@ fn absolute(text: &str, now: i64) -> anyhow::Result<i64> {
     if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
         return Err(cannot());
     }
-    let time = time.unwrap_or(now.rem_euclid(86_400));
-    Ok(days_from_civil(year, month, day) * 86_400 + time - offset.unwrap_or(0))
+    let date = days_from_civil(year, month, day) * 86_400;
+    match (time, offset) {
+        (Some(time), Some(offset)) => Ok(date + time - offset),
+        (Some(time), None) => zone.instant_of(date + time, text),
+        // git reads a date without a time as today with the date changed: the time of day
+        // and the offset are now's.
+        (None, offset) => {
+            let time = zone.local(now).rem_euclid(86_400);
+            Ok(offset.map_or_else(
+                || zone.counted_from(now, date + time),
+                |offset| date + time - offset,
+            ))
+        }
+    }
 }
 
-/// Seconds since the epoch for `text`, relative forms counted back from `now`.
-pub(crate) fn parse_date(text: &str, now: i64) -> anyhow::Result<i64> {
+/// Seconds since the epoch for `text`, relative forms counted back from `now`, dates without
+/// a zone read in `zone`.
+pub(crate) fn parse_date(text: &str, now: i64, zone: &Zone) -> anyhow::Result<i64> {
     let text = text.trim().to_ascii_lowercase();
     let digits = text.strip_prefix('@').unwrap_or(&text);
     if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
         return number(digits, "timestamp");
     }
-    if let Some(when) = relative(&text, now) {
+    if let Some(when) = relative(&text, now, zone) {
         return Ok(when);
     }
-    absolute(&text, now)
+    absolute(&text, now, zone)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::parse_date;
+    use super::{parse_date, Zone};
     use std::process::Command;
 
-    /// What git makes of `text` at `now` in UTC: `git rev-parse --since` (in the repository
-    /// `repo`) prints it, and git takes its clock from GIT_TEST_DATE_NOW.
-    fn git_reads(git: &str, repo: &std::path::Path, text: &str, now: i64) -> i64 {
+    /// What git makes of `text` at `now` in the zone `tz`: `git rev-parse --since` (in the
+    /// repository `repo`) prints it, and git takes its clock from GIT_TEST_DATE_NOW.
+    fn git_reads(git: &str, repo: &std::path::Path, text: &str, now: i64, tz: &str) -> i64 {
         let out = Command::new(git)
             .args(["rev-parse", &format!("--since={text}")])
             .current_dir(repo)
             .env("GIT_TEST_DATE_NOW", now.to_string())
-            .env("TZ", "UTC")
+            .env("TZ", tz)
             .output()
             .expect("git runs");
         let printed = String::from_utf8_lossy(&out.stdout);
@@ -289,6 +371,7 @@ mod tests {
             "@1700000000",
             "2020-01-01",
             "2020-01-01 10:00:00",
+            "2020-07-01 10:00:00",
             "2020-01-01T10:00:00Z",
             "2020-01-01 10:00 +0200",
             "2020-01-01 10:00 -01:30",
@@ -323,25 +406,34 @@ mod tests {
             .current_dir(repo.path())
             .status();
         assert!(init.is_ok_and(|s| s.success()), "git init");
-        let gits = ["git", "/usr/bin/git"];
+        let gits: Vec<&str> = ["git", "/usr/bin/git"]
+            .into_iter()
+            .filter(|g| Command::new(g).arg("--version").output().is_ok())
+            .collect();
+        // Zones as POSIX rules, which the C library reads without zone files: UTC, one with
+        // daylight saving time, one with a half-hour offset.
+        let zones = ["UTC0", "EST5EDT,M3.2.0,M11.1.0", "IST-5:30"];
         // Every date above lies in the past (git reads a future one otherwise); mornings and
-        // evenings, so `noon` falls on either side; the last day of a month, so months back
-        // clamp.
-        for now in [1_700_000_000, 1_706_745_599, 1_709_974_800] {
-            for text in forms {
-                let ours = parse_date(text, now).unwrap_or_else(|e| panic!("{text}: {e}"));
-                for git in gits
-                    .iter()
-                    .filter(|g| Command::new(g).arg("--version").output().is_ok())
-                {
-                    assert_eq!(
-                        ours,
-                        git_reads(git, repo.path(), text, now),
-                        "'{text}' at {now} by {git}"
-                    );
+        // evenings, so `noon` falls on either side in every zone; the last day of a month, so
+        // months back run over; winter and summer, so months back cross a clock change.
+        let nows = [1_700_000_000, 1_706_745_599, 1_709_974_800, 1_720_000_000];
+        for tz in zones {
+            let zone = Zone(jiff::tz::TimeZone::posix(tz).expect("a valid rule"));
+            for now in nows {
+                for text in forms {
+                    let ours =
+                        parse_date(text, now, &zone).unwrap_or_else(|e| panic!("{text}: {e}"));
+                    for git in &gits {
+                        assert_eq!(
+                            ours,
+                            git_reads(git, repo.path(), text, now, tz),
+                            "'{text}' at {now} in {tz} by {git}"
+                        );
+                    }
                 }
             }
         }
+        let utc = Zone(jiff::tz::TimeZone::UTC);
         for bad in [
             "yesterday-ish",
             "2020-13-01",
@@ -349,7 +441,7 @@ mod tests {
             "2020-01-01 10",
             "garbage",
         ] {
-            assert!(parse_date(bad, 1_700_000_000).is_err(), "{bad}");
+            assert!(parse_date(bad, 1_700_000_000, &utc).is_err(), "{bad}");
         }
     }
 }
