@@ -117,8 +117,8 @@ fn now() -> i64 {
 
 /// `--shallow-since`'s value, if given, as seconds since the epoch.
 pub(crate) fn parse_since(text: Option<&str>) -> anyhow::Result<Option<i64>> {
-    let zone = Zone::system();
-    text.map(|text| parse_date(text, now(), &zone)).transpose()
+    text.map(|text| parse_date(text, now(), &Zone::system()))
+        .transpose()
 }
 
 /// Seconds in one of a relative date's units (months and years count calendar months).
