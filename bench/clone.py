@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """`sluice clone` beside `git clone` and `gix clone` (when installed) on the same repository,
-in turn, one run of each per round: from a file:// URL (git's own upload-pack serves all
-three), and from `sluice serve` over smart HTTP. Reports the median wall time, CPU time (the
-client and every process it waits for, upload-pack included for file://), peak memory of the
-largest process, and the ratio to git.
+in turn, one run of each per round: from a file:// URL (the upload-pack of the `--git` given
+serves all three), and from `sluice serve` over smart HTTP. Reports the median wall time, CPU
+time (the client and every process it waits for, upload-pack included for file://), peak memory
+of the largest process, and the ratio to git.
 
     python3 bench/clone.py <bare repo> [--runs 3] [--git /usr/bin/git] [--no-http]
 """
@@ -48,8 +48,19 @@ def check(git, dest, expected_head):
         sys.exit(f"{dest}: status is not clean")
 
 
+def same_server_env(git):
+    """The environment every tool runs in: `git clone` spawns the upload-pack of its own
+    exec-path, while sluice and gix spawn the first `git-upload-pack` on PATH, which on a
+    machine with two gits can be the other one. Putting git's exec-path first serves all three
+    from the same upload-pack."""
+    exec_path = subprocess.run([git, "--exec-path"], capture_output=True, text=True,
+                               check=True).stdout.strip()
+    return dict(os.environ, PATH=exec_path + os.pathsep + os.environ.get("PATH", ""))
+
+
 def bench(label, url, args, gix, work, expected_head, rows):
     samples = {name: [] for name, _ in tools(args, gix, url)}
+    env = same_server_env(args.git)
     # Every clone stays until the whole benchmark is done: ext4 passes over inodes freed in
     # the last minutes when it allocates new ones, so a clone made right after deleting the
     # previous one paid for that deletion in its checkout (see bench/README.md, checkout).
@@ -58,7 +69,7 @@ def bench(label, url, args, gix, work, expected_head, rows):
             tag = "".join(c if c.isalnum() else "-" for c in label)
             dest = os.path.join(work, f"{tag}-{name}-{run_number}")
             subprocess.run(["sync"], check=True)
-            wall, user, system, peak_kib = run(argv + [dest], cwd=work)
+            wall, user, system, peak_kib = run(argv + [dest], cwd=work, env=env)
             check(args.git, dest, expected_head)
             samples[name].append((wall, user + system, peak_kib / 1024))
     git_wall = statistics.median(s[0] for s in samples["git"])
