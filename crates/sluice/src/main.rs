@@ -26,8 +26,24 @@ fn main() -> ExitCode {
                     return ExitCode::from(141);
                 }
             }
-            eprintln!("fatal: {error:#}");
+            eprintln!("fatal: {}", describe(&error));
             ExitCode::from(128)
         }
     }
+}
+
+/// The error with its causes on one line, separated by colons, as git prints a fatal error.
+/// The module error types already end their message with their cause's (`{source}`), so a
+/// cause is added only when the text so far does not end with it; printing the chain
+/// unconditionally said "corrupt zlib stream: …" twice.
+fn describe(error: &anyhow::Error) -> String {
+    let mut text = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.ends_with(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
 }
