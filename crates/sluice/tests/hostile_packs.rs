@@ -3,8 +3,9 @@
 //! file (file mode).
 
 use crate::util::pack_builder::{append_delta, delta, fix_trailer, Op, PackBuilder};
-use crate::util::{list_dir, stderr, Env};
+use crate::util::{gits, list_dir, noise, stderr, text, Env, FastImport};
 use sluice_object::{HashKind, ObjectId, ObjectKind};
+use sluice_pack::entry::{parse_entry_header, EntryKind};
 
 fn good_pack() -> (Vec<u8>, PackBuilder) {
     let base = b"the base object, long enough to copy from\n".to_vec();
@@ -290,4 +291,290 @@ fn usage_errors_exit_129_and_fatal_ones_128() {
     let out = env.sluice(env.path(), &["index-pack", "x.pck"], b"");
     assert_eq!(out.status.code(), Some(128));
     assert!(stderr(&out).contains("does not end with '.pack'"));
+}
+
+/// Where and how a pack git made is damaged; the trailer is recomputed afterwards, since a
+/// hostile server can always send a valid one.
+#[derive(Debug, Clone, Copy)]
+enum Damage {
+    FlipBit { at: usize, bit: u8 },
+    SetByte { at: usize, value: u8 },
+    Truncate { at: usize },
+    Count { delta: i8 },
+}
+
+impl Damage {
+    /// Picks damage `seed` for a pack of `len` bytes: anywhere after the signature and version.
+    fn pick(seed: u64, len: usize) -> Damage {
+        let roll = noise(seed, 4);
+        let body = len - 20 - 8;
+        let at = 8 + (u32::from_le_bytes([roll[0], roll[1], roll[2], roll[3]]) as usize) % body;
+        match seed % 4 {
+            0 => Damage::FlipBit {
+                at,
+                bit: roll[1] % 8,
+            },
+            1 => Damage::SetByte { at, value: roll[2] },
+            2 => Damage::Truncate { at },
+            _ => Damage::Count {
+                delta: if roll[3] & 1 == 0 { 1 } else { -1 },
+            },
+        }
+    }
+
+    fn apply(self, good: &[u8]) -> Vec<u8> {
+        let (body, _) = good.split_at(good.len() - 20);
+        let mut pack = body.to_vec();
+        match self {
+            Damage::FlipBit { at, bit } => pack[at] ^= 1 << bit,
+            Damage::SetByte { at, value } => pack[at] = value,
+            Damage::Truncate { at } => pack.truncate(at),
+            Damage::Count { delta } => {
+                let count = u32::from_be_bytes(pack[8..12].try_into().unwrap());
+                let count = count.wrapping_add_signed(i32::from(delta));
+                pack[8..12].copy_from_slice(&count.to_be_bytes());
+            }
+        }
+        pack.extend_from_slice(&[0; 20]);
+        fix_trailer(&mut pack);
+        pack
+    }
+}
+
+/// The .idx that `index-pack --stdin` wrote in `repo`, if its outcome `out` says it accepted
+/// the pack. The pack directory is emptied for the next pack either way.
+fn index_in(repo: &std::path::Path, out: &std::process::Output) -> Option<Vec<u8>> {
+    let dir = repo.join("objects/pack");
+    let idx = list_dir(&dir)
+        .into_iter()
+        .find(|name| name.ends_with(".idx"))
+        .map(|name| std::fs::read(dir.join(name)).unwrap());
+    for name in list_dir(&dir) {
+        std::fs::remove_file(dir.join(name)).unwrap();
+    }
+    out.status
+        .success()
+        .then(|| idx.expect("an accepted pack has an .idx"))
+}
+
+/// A pack git made of a history whose files change a little from commit to commit, so that
+/// most of its entries are deltas.
+fn history_pack(env: &Env) -> Vec<u8> {
+    let source = env.init("source", true);
+    let mut history = FastImport::new();
+    for version in 0..12 {
+        history.commit(
+            "main",
+            &format!("version {version}\n"),
+            &[
+                ("a.txt", "100644", &text(version, 40)),
+                ("dir/b.txt", "100644", &text(version / 3, 25)),
+                ("dir/noise.bin", "100644", &noise(version as u64 / 4, 300)),
+            ],
+        );
+    }
+    env.fast_import(&source, history.finish());
+    env.git_with_input(&source, &["pack-objects", "--revs", "--stdout"], b"main\n")
+        .stdout
+}
+
+/// Two empty repositories that index the same packs, one with Sluice and one with git.
+struct Judges {
+    sluice: std::path::PathBuf,
+    git: std::path::PathBuf,
+    accepted: usize,
+    refused: usize,
+}
+
+impl Judges {
+    fn new(env: &Env) -> Judges {
+        Judges {
+            sluice: env.init("by-sluice", true),
+            git: env.init("by-git", true),
+            accepted: 0,
+            refused: 0,
+        }
+    }
+
+    /// Indexes `pack` with both: Sluice must accept it exactly when git does, writing the same
+    /// .idx, and otherwise refuse it with 128, a message and nothing left behind.
+    fn judge(&mut self, env: &Env, what: &dyn std::fmt::Debug, pack: &[u8]) {
+        let ours = env.sluice(&self.sluice, &["index-pack", "--stdin"], pack);
+        let theirs = env.git_with_input(&self.git, &["index-pack", "--stdin"], pack);
+        let err = stderr(&ours);
+        assert!(!err.contains("panicked"), "{what:?}: {err}");
+        assert_says_each_cause_once(&err);
+        if !ours.status.success() {
+            let left = list_dir(&self.sluice.join("objects/pack"));
+            assert!(left.is_empty(), "{what:?}: left behind {left:?}");
+        }
+        match (index_in(&self.sluice, &ours), index_in(&self.git, &theirs)) {
+            (Some(ours_idx), Some(theirs_idx)) => {
+                assert!(ours_idx == theirs_idx, "{what:?}: the .idx files differ");
+                self.accepted += 1;
+            }
+            (None, None) => {
+                assert_eq!(ours.status.code(), Some(128), "{what:?}: {err}");
+                assert!(err.starts_with("fatal: "), "{what:?}: {err}");
+                self.refused += 1;
+            }
+            (ours_idx, _) => panic!(
+                "{what:?}: sluice {}, git {}\nsluice: {err}\ngit: {}",
+                if ours_idx.is_some() {
+                    "accepted"
+                } else {
+                    "refused"
+                },
+                if theirs.status.success() {
+                    "accepted"
+                } else {
+                    "refused"
+                },
+                stderr(&theirs)
+            ),
+        }
+    }
+}
+
+/// A message names each cause once: "a: b: b" means a cause was printed twice.
+fn assert_says_each_cause_once(message: &str) {
+    let parts: Vec<&str> = message.trim_end().split(": ").collect();
+    for len in 1..=parts.len() / 2 {
+        for at in 0..=parts.len() - 2 * len {
+            assert!(
+                parts[at..at + len] != parts[at + len..at + 2 * len],
+                "a cause repeats in: {message}"
+            );
+        }
+    }
+}
+
+/// A pack git made, damaged in 160 seeded ways and each time given a valid trailer: Sluice
+/// must judge every one as `git index-pack` does.
+#[test]
+fn damaged_git_packs_are_judged_as_git_judges_them() {
+    for git in gits() {
+        damaged_git_packs_judged_by(Env::with_git(git));
+    }
+}
+
+fn damaged_git_packs_judged_by(env: Env) {
+    let good = history_pack(&env);
+    let mut judges = Judges::new(&env);
+    for seed in 0..160 {
+        let damage = Damage::pick(seed, good.len());
+        judges.judge(&env, &damage, &damage.apply(&good));
+    }
+    // The damage is meant to be refused nearly always; a run that refused nothing tested little.
+    assert!(judges.refused > 100, "refused {}", judges.refused);
+}
+
+/// An entry of a pack read back for rebuilding: what it is, with its inflated data.
+#[derive(Clone)]
+enum Rebuilt {
+    Whole(ObjectKind, Vec<u8>),
+    /// A delta against the entry with this index.
+    OfsDelta(usize, Vec<u8>),
+    RefDelta(ObjectId, Vec<u8>),
+}
+
+/// The entries of a well-formed pack (git's), inflated with flate2 rather than Sluice's own
+/// inflater.
+fn read_entries(pack: &[u8]) -> Vec<Rebuilt> {
+    let count = u32::from_be_bytes(pack[8..12].try_into().unwrap()) as usize;
+    let (mut at, mut offsets, mut entries) = (12, Vec::new(), Vec::new());
+    for _ in 0..count {
+        let header = parse_entry_header(&pack[at..], at as u64, HashKind::Sha1).unwrap();
+        let mut data = Vec::with_capacity(header.size as usize);
+        let mut inflater = flate2::Decompress::new(true);
+        inflater
+            .decompress_vec(
+                &pack[at + header.header_len..],
+                &mut data,
+                flate2::FlushDecompress::Finish,
+            )
+            .unwrap();
+        assert_eq!(data.len() as u64, header.size);
+        entries.push(match header.kind {
+            EntryKind::Base(kind) => Rebuilt::Whole(kind, data),
+            EntryKind::OfsDelta { distance } => {
+                let base = at as u64 - distance;
+                Rebuilt::OfsDelta(offsets.iter().position(|&o| o == base).unwrap(), data)
+            }
+            EntryKind::RefDelta { base } => Rebuilt::RefDelta(base, data),
+        });
+        offsets.push(at as u64);
+        at += header.header_len + inflater.total_in() as usize;
+    }
+    entries
+}
+
+fn rebuild(entries: &[Rebuilt]) -> Vec<u8> {
+    let mut builder = PackBuilder::new();
+    for entry in entries {
+        match entry {
+            Rebuilt::Whole(kind, data) => builder.object(*kind, data).0,
+            Rebuilt::OfsDelta(base, delta) => builder.ofs_delta(*base, delta),
+            Rebuilt::RefDelta(base, delta) => builder.ref_delta(base, delta),
+        };
+    }
+    builder.build()
+}
+
+/// What is done to one delta's inflated instructions, which are then compressed again: the
+/// zlib checksum and the entry's size are right, only the delta is wrong.
+#[derive(Debug, Clone, Copy)]
+enum DeltaDamage {
+    FlipBit { at: usize, bit: u8 },
+    SetByte { at: usize, value: u8 },
+    Truncate { at: usize },
+    Append { value: u8 },
+}
+
+/// The deltas of a pack git made, damaged one at a time in 160 seeded ways (bad opcodes, copies
+/// out of the base, wrong base and result sizes, insertions past the end, or a valid but
+/// different result): Sluice must judge every one as `git index-pack` does.
+#[test]
+fn damaged_deltas_are_judged_as_git_judges_them() {
+    for git in gits() {
+        damaged_deltas_judged_by(Env::with_git(git));
+    }
+}
+
+fn damaged_deltas_judged_by(env: Env) {
+    let entries = read_entries(&history_pack(&env));
+    let deltas: Vec<usize> = (0..entries.len())
+        .filter(|&i| !matches!(entries[i], Rebuilt::Whole(..)))
+        .collect();
+    assert!(deltas.len() > 10, "git made only {} deltas", deltas.len());
+    let mut judges = Judges::new(&env);
+    judges.judge(&env, &"the rebuilt pack, undamaged", &rebuild(&entries));
+    assert_eq!(judges.accepted, 1);
+    for seed in 0..160u64 {
+        let roll = noise(seed + 1000, 4);
+        let which = deltas[roll[0] as usize % deltas.len()];
+        let mut damaged = entries.clone();
+        let (Rebuilt::OfsDelta(_, delta) | Rebuilt::RefDelta(_, delta)) = &mut damaged[which]
+        else {
+            unreachable!("a delta was picked");
+        };
+        let at = u16::from_le_bytes([roll[1], roll[2]]) as usize % delta.len();
+        let damage = match seed % 4 {
+            0 => DeltaDamage::FlipBit {
+                at,
+                bit: roll[3] % 8,
+            },
+            1 => DeltaDamage::SetByte { at, value: roll[3] },
+            2 => DeltaDamage::Truncate { at },
+            _ => DeltaDamage::Append { value: roll[3] },
+        };
+        match damage {
+            DeltaDamage::FlipBit { at, bit } => delta[at] ^= 1 << bit,
+            DeltaDamage::SetByte { at, value } => delta[at] = value,
+            DeltaDamage::Truncate { at } => delta.truncate(at),
+            DeltaDamage::Append { value } => delta.push(value),
+        }
+        judges.judge(&env, &(which, damage), &rebuild(&damaged));
+    }
+    assert!(judges.refused > 80, "refused {}", judges.refused);
 }
