@@ -36,7 +36,7 @@ fn main() -> ExitCode {
 /// The module error types already end their message with their cause's (`{source}`), so a
 /// cause is added only when the text so far does not end with it; printing the chain
 /// unconditionally said "corrupt zlib stream: …" twice.
-fn describe(error: &anyhow::Error) -> String {
+pub(crate) fn describe(error: &anyhow::Error) -> String {
     let mut text = error.to_string();
     for cause in error.chain().skip(1) {
         let cause = cause.to_string();

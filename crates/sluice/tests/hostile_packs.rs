@@ -3,7 +3,9 @@
 //! file (file mode).
 
 use crate::util::pack_builder::{append_delta, delta, fix_trailer, Op, PackBuilder};
-use crate::util::{gits, list_dir, noise, stderr, text, Env, FastImport};
+use crate::util::{
+    assert_says_each_cause_once, gits, list_dir, noise, stderr, text, Env, FastImport,
+};
 use sluice_object::{HashKind, ObjectId, ObjectKind};
 use sluice_pack::entry::{parse_entry_header, EntryKind};
 
@@ -432,19 +434,6 @@ impl Judges {
                 },
                 stderr(&theirs)
             ),
-        }
-    }
-}
-
-/// A message names each cause once: "a: b: b" means a cause was printed twice.
-fn assert_says_each_cause_once(message: &str) {
-    let parts: Vec<&str> = message.trim_end().split(": ").collect();
-    for len in 1..=parts.len() / 2 {
-        for at in 0..=parts.len() - 2 * len {
-            assert!(
-                parts[at..at + len] != parts[at + len..at + 2 * len],
-                "a cause repeats in: {message}"
-            );
         }
     }
 }

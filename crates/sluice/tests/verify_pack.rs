@@ -1,6 +1,6 @@
 //! `sluice verify-pack` prints what `git verify-pack` prints, and fails where it fails.
 
-use crate::util::{gits, stderr, text, Env, FastImport};
+use crate::util::{assert_says_each_cause_once, gits, stderr, text, Env, FastImport};
 
 fn packed_repo(env: &Env) -> std::path::PathBuf {
     let repo = env.init("r", true);
@@ -78,5 +78,6 @@ fn damaged_index_is_reported() {
         "{}",
         stderr(&ours)
     );
+    assert_says_each_cause_once(&stderr(&ours));
     assert!(String::from_utf8_lossy(&ours.stdout).ends_with(": bad\n"));
 }

@@ -52,7 +52,7 @@ pub fn run(args: VerifyPackArgs, context: &Context) -> anyhow::Result<ExitCode> 
             Err(error) => {
                 failed = true;
                 stdout.flush()?;
-                eprintln!("error: {error:#}");
+                eprintln!("error: {}", crate::describe(&error));
                 if args.verbose || args.stat_only {
                     writeln!(stdout, "{}: bad", pack_path.display())?;
                 }

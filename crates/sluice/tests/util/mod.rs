@@ -271,3 +271,16 @@ pub fn stderr(output: &Output) -> String {
 pub fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
+
+/// A message names each cause once: "a: b: b" means a cause was printed twice.
+pub fn assert_says_each_cause_once(message: &str) {
+    let parts: Vec<&str> = message.trim_end().split(": ").collect();
+    for len in 1..=parts.len() / 2 {
+        for at in 0..=parts.len() - 2 * len {
+            assert!(
+                parts[at..at + len] != parts[at + len..at + 2 * len],
+                "a cause repeats in: {message}"
+            );
+        }
+    }
+}
