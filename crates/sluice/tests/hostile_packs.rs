@@ -295,45 +295,61 @@ fn usage_errors_exit_129_and_fatal_ones_128() {
     assert!(stderr(&out).contains("does not end with '.pack'"));
 }
 
-/// Where and how a pack git made is damaged; the trailer is recomputed afterwards, since a
-/// hostile server can always send a valid one.
+/// Damage to a run of bytes (a pack's body, a delta's instructions).
 #[derive(Debug, Clone, Copy)]
-enum Damage {
+enum ByteDamage {
     FlipBit { at: usize, bit: u8 },
     SetByte { at: usize, value: u8 },
     Truncate { at: usize },
-    Count { delta: i8 },
+    Append { value: u8 },
 }
 
-impl Damage {
-    /// Picks damage `seed` for a pack of `len` bytes: anywhere after the signature and version.
-    fn pick(seed: u64, len: usize) -> Damage {
+impl ByteDamage {
+    /// Damage number `seed`, at a place in `from..len`.
+    fn pick(seed: u64, from: usize, len: usize) -> ByteDamage {
         let roll = noise(seed, 4);
-        let body = len - 20 - 8;
-        let at = 8 + (u32::from_le_bytes([roll[0], roll[1], roll[2], roll[3]]) as usize) % body;
+        let at =
+            from + u32::from_le_bytes([roll[0], roll[1], roll[2], roll[3]]) as usize % (len - from);
         match seed % 4 {
-            0 => Damage::FlipBit {
+            0 => ByteDamage::FlipBit {
                 at,
                 bit: roll[1] % 8,
             },
-            1 => Damage::SetByte { at, value: roll[2] },
-            2 => Damage::Truncate { at },
-            _ => Damage::Count {
-                delta: if roll[3] & 1 == 0 { 1 } else { -1 },
-            },
+            1 => ByteDamage::SetByte { at, value: roll[2] },
+            2 => ByteDamage::Truncate { at },
+            _ => ByteDamage::Append { value: roll[3] },
         }
     }
 
+    fn apply(self, bytes: &mut Vec<u8>) {
+        match self {
+            ByteDamage::FlipBit { at, bit } => bytes[at] ^= 1 << bit,
+            ByteDamage::SetByte { at, value } => bytes[at] = value,
+            ByteDamage::Truncate { at } => bytes.truncate(at),
+            ByteDamage::Append { value } => bytes.push(value),
+        }
+    }
+}
+
+/// How a pack git made is damaged; the trailer is recomputed afterwards, since a hostile
+/// server can always send a valid one.
+#[derive(Debug, Clone, Copy)]
+enum PackDamage {
+    /// Anywhere after the signature and version, up to the trailer.
+    Body(ByteDamage),
+    /// The object count, one off.
+    Count { more: bool },
+}
+
+impl PackDamage {
     fn apply(self, good: &[u8]) -> Vec<u8> {
         let (body, _) = good.split_at(good.len() - 20);
         let mut pack = body.to_vec();
         match self {
-            Damage::FlipBit { at, bit } => pack[at] ^= 1 << bit,
-            Damage::SetByte { at, value } => pack[at] = value,
-            Damage::Truncate { at } => pack.truncate(at),
-            Damage::Count { delta } => {
+            PackDamage::Body(damage) => damage.apply(&mut pack),
+            PackDamage::Count { more } => {
                 let count = u32::from_be_bytes(pack[8..12].try_into().unwrap());
-                let count = count.wrapping_add_signed(i32::from(delta));
+                let count = if more { count + 1 } else { count - 1 };
                 pack[8..12].copy_from_slice(&count.to_be_bytes());
             }
         }
@@ -451,7 +467,12 @@ fn damaged_git_packs_judged_by(env: Env) {
     let good = history_pack(&env);
     let mut judges = Judges::new(&env);
     for seed in 0..160 {
-        let damage = Damage::pick(seed, good.len());
+        let damage = match seed % 5 {
+            4 => PackDamage::Count {
+                more: seed % 2 == 0,
+            },
+            _ => PackDamage::Body(ByteDamage::pick(seed, 8, good.len() - 20)),
+        };
         judges.judge(&env, &damage, &damage.apply(&good));
     }
     // The damage is meant to be refused nearly always; a run that refused nothing tested little.
@@ -510,16 +531,6 @@ fn rebuild(entries: &[Rebuilt]) -> Vec<u8> {
     builder.build()
 }
 
-/// What is done to one delta's inflated instructions, which are then compressed again: the
-/// zlib checksum and the entry's size are right, only the delta is wrong.
-#[derive(Debug, Clone, Copy)]
-enum DeltaDamage {
-    FlipBit { at: usize, bit: u8 },
-    SetByte { at: usize, value: u8 },
-    Truncate { at: usize },
-    Append { value: u8 },
-}
-
 /// The deltas of a pack git made, damaged one at a time in 160 seeded ways (bad opcodes, copies
 /// out of the base, wrong base and result sizes, insertions past the end, or a valid but
 /// different result): Sluice must judge every one as `git index-pack` does.
@@ -540,29 +551,16 @@ fn damaged_deltas_judged_by(env: Env) {
     judges.judge(&env, &"the rebuilt pack, undamaged", &rebuild(&entries));
     assert_eq!(judges.accepted, 1);
     for seed in 0..160u64 {
-        let roll = noise(seed + 1000, 4);
-        let which = deltas[roll[0] as usize % deltas.len()];
+        let which = deltas[noise(seed + 1000, 1)[0] as usize % deltas.len()];
         let mut damaged = entries.clone();
         let (Rebuilt::OfsDelta(_, delta) | Rebuilt::RefDelta(_, delta)) = &mut damaged[which]
         else {
             unreachable!("a delta was picked");
         };
-        let at = u16::from_le_bytes([roll[1], roll[2]]) as usize % delta.len();
-        let damage = match seed % 4 {
-            0 => DeltaDamage::FlipBit {
-                at,
-                bit: roll[3] % 8,
-            },
-            1 => DeltaDamage::SetByte { at, value: roll[3] },
-            2 => DeltaDamage::Truncate { at },
-            _ => DeltaDamage::Append { value: roll[3] },
-        };
-        match damage {
-            DeltaDamage::FlipBit { at, bit } => delta[at] ^= 1 << bit,
-            DeltaDamage::SetByte { at, value } => delta[at] = value,
-            DeltaDamage::Truncate { at } => delta.truncate(at),
-            DeltaDamage::Append { value } => delta.push(value),
-        }
+        // The damage is to the instructions as inflated; they are compressed again with the
+        // rest when the pack is rebuilt, so the zlib checksum and the entry's size are right.
+        let damage = ByteDamage::pick(seed, 0, delta.len());
+        damage.apply(delta);
         judges.judge(&env, &(which, damage), &rebuild(&damaged));
     }
     assert!(judges.refused > 80, "refused {}", judges.refused);
