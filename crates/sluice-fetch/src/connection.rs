@@ -4,7 +4,7 @@
 use crate::transport::{self, ConnectOptions, Link, ProtocolVersion, Response};
 use crate::{FetchError, RemoteRef, RemoteUrl};
 use sluice_object::{HashKind, ObjectId};
-use sluice_wire::pktline::{Packet, PktReader};
+use sluice_wire::pktline::{write_packet, Packet, PktReader};
 
 /// A session with an upload-pack.
 pub struct Connection {
@@ -25,6 +25,12 @@ impl std::fmt::Debug for Connection {
             .field("capabilities", &self.capabilities)
             .finish()
     }
+}
+
+/// Appends `text` as one packet ending in a newline, as requests are written in both protocols.
+pub(crate) fn write_line(out: &mut Vec<u8>, text: &str) {
+    // A line longer than a packet cannot come from valid arguments; the server would refuse it.
+    let _ = write_packet(out, format!("{text}\n").as_bytes());
 }
 
 pub(crate) fn text_line(line: &[u8]) -> Result<&str, FetchError> {

@@ -7,17 +7,12 @@
 //! (smart HTTP) every round is a request of its own that repeats the wants and the haves the
 //! server acknowledged, and every answer repeats the shallow list.
 
-use crate::connection::{next_line, parse_id};
+use crate::connection::{next_line, parse_id, write_line};
 use crate::negotiate::Rounds;
 use crate::{Connection, FetchError, FetchRequest, Fetched, Negotiator, RemoteRef};
 use sluice_object::ObjectId;
 use sluice_wire::demux::Demux;
-use sluice_wire::pktline::{write_flush, write_packet, Packet, PktReader};
-
-fn line(out: &mut Vec<u8>, text: &str) {
-    // A line longer than a packet cannot come from valid arguments; the server would refuse it.
-    let _ = write_packet(out, format!("{text}\n").as_bytes());
-}
+use sluice_wire::pktline::{write_flush, Packet, PktReader};
 
 /// How the server acknowledges haves, by the capability the request names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,26 +112,26 @@ impl Connection {
         let mut out = Vec::new();
         for (i, id) in request.wants.iter().enumerate() {
             if i == 0 {
-                line(&mut out, &format!("want {id} {}", capabilities.join(" ")));
+                write_line(&mut out, &format!("want {id} {}", capabilities.join(" ")));
             } else {
-                line(&mut out, &format!("want {id}"));
+                write_line(&mut out, &format!("want {id}"));
             }
         }
         for id in &request.shallow {
-            line(&mut out, &format!("shallow {id}"));
+            write_line(&mut out, &format!("shallow {id}"));
         }
         let deepen = &request.deepen;
         if let Some(depth) = deepen.depth {
-            line(&mut out, &format!("deepen {depth}"));
+            write_line(&mut out, &format!("deepen {depth}"));
         }
         if let Some(since) = deepen.since {
-            line(&mut out, &format!("deepen-since {since}"));
+            write_line(&mut out, &format!("deepen-since {since}"));
         }
         for not in &deepen.not {
-            line(&mut out, &format!("deepen-not {not}"));
+            write_line(&mut out, &format!("deepen-not {not}"));
         }
         if let (Some(filter), true) = (&request.filter, self.has_capability("filter")) {
-            line(&mut out, &format!("filter {filter}"));
+            write_line(&mut out, &format!("filter {filter}"));
         }
         let _ = write_flush(&mut out);
         out
@@ -241,14 +236,14 @@ impl Connection {
             };
             if stateless {
                 for id in &common {
-                    line(&mut out, &format!("have {id}"));
+                    write_line(&mut out, &format!("have {id}"));
                 }
             }
             for id in &haves {
-                line(&mut out, &format!("have {id}"));
+                write_line(&mut out, &format!("have {id}"));
             }
             if give_up {
-                line(&mut out, "done");
+                write_line(&mut out, "done");
             } else {
                 let _ = write_flush(&mut out);
             }

@@ -4,17 +4,12 @@
 //! acknowledged (v2 servers keep no state between requests); `done` once the server says
 //! `ready`, the haves run out, or 256 haves in a row after an acknowledgement found nothing.
 
-use crate::connection::{checked_name, next_line, parse_id};
+use crate::connection::{checked_name, next_line, parse_id, write_line};
 use crate::negotiate::Rounds;
 use crate::{Connection, FetchError, FetchRequest, Fetched, Negotiator, RemoteRef};
 use sluice_object::ObjectId;
 use sluice_wire::demux::Demux;
-use sluice_wire::pktline::{write_delimiter, write_flush, write_packet, Packet, PktReader};
-
-fn packet(out: &mut Vec<u8>, line: &str) {
-    // A line longer than a packet cannot come from valid arguments; the server would refuse it.
-    let _ = write_packet(out, format!("{line}\n").as_bytes());
-}
+use sluice_wire::pktline::{write_delimiter, write_flush, Packet, PktReader};
 
 impl Connection {
     fn check_object_format(&self) -> Result<(), FetchError> {
@@ -34,17 +29,17 @@ impl Connection {
     fn command_v2(&mut self, name: &str, arguments: &[String]) -> Result<(), FetchError> {
         self.check_object_format()?;
         let mut request = Vec::new();
-        packet(&mut request, &format!("command={name}"));
-        packet(
+        write_line(&mut request, &format!("command={name}"));
+        write_line(
             &mut request,
             &format!("agent=sluice/{}", env!("CARGO_PKG_VERSION")),
         );
         if self.has_capability("object-format") {
-            packet(&mut request, "object-format=sha1");
+            write_line(&mut request, "object-format=sha1");
         }
         let _ = write_delimiter(&mut request);
         for argument in arguments {
-            packet(&mut request, argument);
+            write_line(&mut request, argument);
         }
         let _ = write_flush(&mut request);
         self.send(&request)

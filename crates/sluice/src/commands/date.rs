@@ -250,10 +250,7 @@ fn absolute(text: &str, now: i64, zone: &Zone) -> anyhow::Result<i64> {
         .collect();
     let mut words: Vec<String> = Vec::new();
     for word in spaced.split([' ', ',']).filter(|w| !w.is_empty()) {
-        match word
-            .find(['z', '+', '-'])
-            .filter(|&at| at > 0 && word.contains(':'))
-        {
+        match word.find(['z', '+', '-']) {
             Some(at) if word[..at].contains(':') => {
                 words.push(word[..at].to_owned());
                 words.push(word[at..].to_owned());
