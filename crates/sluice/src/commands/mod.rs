@@ -20,36 +20,28 @@ use sluice_odb::{Config, RepoError, Repository};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// What every command may need: where it runs and the `-c` overrides.
+/// What every command may need: where it runs.
 pub struct Context {
     pub cwd: PathBuf,
-    pub overrides: Vec<String>,
 }
 
 impl Context {
     /// The repository around the working directory, if there is one.
     pub fn repository(&self) -> anyhow::Result<Option<Repository>> {
         match Repository::discover(&self.cwd) {
-            Ok(repo) => Ok(Some(self.with_overrides(repo)?)),
+            Ok(repo) => Ok(Some(repo)),
             Err(RepoError::NotFound(_)) => Ok(None),
             Err(e) => Err(e.into()),
         }
     }
 
-    /// The repository whose git directory is `git_dir`, with the `-c` overrides.
+    /// The repository whose git directory is `git_dir`.
     pub fn open_git_dir(
         &self,
         git_dir: PathBuf,
         work_tree: Option<PathBuf>,
     ) -> anyhow::Result<Repository> {
-        self.with_overrides(Repository::open_git_dir(git_dir, work_tree)?)
-    }
-
-    fn with_overrides(&self, mut repo: Repository) -> anyhow::Result<Repository> {
-        for item in &self.overrides {
-            repo.config_mut().set_parameter(item)?;
-        }
-        Ok(repo)
+        Ok(Repository::open_git_dir(git_dir, work_tree)?)
     }
 
     /// The configuration of `repo`, or the user's and system's when outside a repository.
@@ -57,12 +49,42 @@ impl Context {
         if let Some(repo) = repo {
             return Ok(repo.config().clone());
         }
-        let mut config = Config::load(None)?;
-        for item in &self.overrides {
-            config.set_parameter(item)?;
-        }
-        Ok(config)
+        Ok(Config::load(None)?)
     }
+}
+
+/// Hands the `-c` settings to every configuration read from here on, this process's and those
+/// of the programs it starts (upload-pack, `git credential`), as git does: appended to
+/// `GIT_CONFIG_PARAMETERS`, which is read after the repository's own files.
+fn export_settings(items: &[String]) -> anyhow::Result<()> {
+    if items.is_empty() {
+        return Ok(());
+    }
+    let mut params = std::env::var_os("GIT_CONFIG_PARAMETERS")
+        .map(|v| v.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    for item in items {
+        // Refused here, before anything runs, as git refuses a bad `-c`.
+        Config::default()
+            .set_parameter(item)
+            .map_err(|e| anyhow::anyhow!("unable to parse command-line config: {e}"))?;
+        if !params.is_empty() {
+            params.push(' ');
+        }
+        match item.split_once('=') {
+            Some((key, value)) => {
+                params.push_str(&format!("{}={}", single_quoted(key), single_quoted(value)))
+            }
+            None => params.push_str(&single_quoted(item)),
+        }
+    }
+    std::env::set_var("GIT_CONFIG_PARAMETERS", params);
+    Ok(())
+}
+
+/// `text` in single quotes for a shell-like reader, each `'` written as `'\''`.
+fn single_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// Runs the command line's command.
@@ -75,10 +97,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         std::env::set_current_dir(dir)
             .map_err(|e| anyhow::anyhow!("cannot change to '{}': {e}", dir.display()))?;
     }
-    let context = Context {
-        cwd,
-        overrides: cli.config,
-    };
+    export_settings(&cli.config)?;
+    let context = Context { cwd };
     match cli.command {
         Command::IndexPack(args) => index_pack::run(args, &context),
         Command::VerifyPack(args) => verify_pack::run(args, &context),

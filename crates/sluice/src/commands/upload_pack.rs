@@ -60,15 +60,12 @@ impl PackCacheArgs {
 /// Runs upload-pack.
 pub fn run(args: UploadPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let path = context.cwd.join(&args.repository);
-    let mut repo = Repository::open_served(&path, args.strict).map_err(|_| {
+    let repo = Repository::open_served(&path, args.strict).map_err(|_| {
         anyhow!(
             "'{}' does not appear to be a git repository",
             args.repository.display()
         )
     })?;
-    for item in &context.overrides {
-        repo.config_mut().set_parameter(item)?;
-    }
     let protocol = std::env::var("GIT_PROTOCOL")
         .map(|v| Protocol::from_git_protocol(&v))
         .unwrap_or_default();
