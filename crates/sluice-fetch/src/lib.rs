@@ -18,7 +18,7 @@ mod v2;
 pub use connection::Connection;
 pub use negotiate::HistoryNegotiator;
 pub use request::{Deepen, FetchRequest, Fetched, Negotiator, NoHaves, RemoteRef};
-pub use transport::{ConnectOptions, ProtocolVersion, TlsTrust};
+pub use transport::{stop_servers, ConnectOptions, ProtocolVersion, TlsTrust};
 pub use url::RemoteUrl;
 
 /// Why talking to the server failed.

@@ -64,6 +64,8 @@ pub fn install_signal_handlers() {
                 stop();
                 continue;
             }
+            // The servers first, so that nothing more arrives while files are removed.
+            sluice_fetch::stop_servers();
             let pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
             for path in pending.iter() {
                 let _ = std::fs::remove_file(path);

@@ -8,7 +8,8 @@ use crate::upload_pack::{snapshot, source};
 use crate::util::{run_with_input, stderr, Env};
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn script() -> String {
@@ -213,4 +214,91 @@ fn silent_and_broken_network_servers_fail_cleanly() {
         assert!(start.elapsed() < Duration::from_secs(60));
         assert!(!dest.exists(), "{url}: the failed clone left its directory");
     }
+}
+
+/// Waits (at most 20 seconds) for a temporary pack in `dir`: the pack has begun to arrive.
+fn wait_for_temporary_pack(dir: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let found = std::fs::read_dir(dir).into_iter().flatten().any(|entry| {
+            entry
+                .map(|e| e.file_name().to_string_lossy().starts_with("tmp_pack_"))
+                .unwrap_or(false)
+        });
+        if found {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no pack began in {}",
+            dir.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Ctrl-C while the pack arrives (the server sent half of it and went quiet): the clone's
+/// directory is gone, the fetch's repository is as it was with no temporary file left in it,
+/// the exit code is the shell's for SIGINT, and the same commands then succeed.
+#[test]
+fn interrupted_clones_and_fetches_leave_nothing_behind() {
+    let env = Env::new();
+    let repo = source(&env);
+    let (head, full, _) = packs(&env, &repo);
+    let repo_arg = repo.to_str().unwrap();
+    let upload = format!("--upload-pack=python3 {} stall {full} {head}", script());
+    let existing = env.init("existing", false);
+    env.git(&existing, &["remote", "add", "origin", repo_arg]);
+    let before = snapshot(&existing);
+    let dest = env.path().join("interrupted");
+    let dest_arg = dest.to_str().unwrap();
+    let runs: [(&Path, Vec<&str>, PathBuf); 2] = [
+        (
+            env.path(),
+            vec!["clone", &upload, repo_arg, dest_arg],
+            dest.join(".git/objects/pack"),
+        ),
+        (
+            &existing,
+            vec!["fetch", &upload],
+            existing.join(".git/objects/pack"),
+        ),
+    ];
+    for (cwd, args, pack_dir) in runs {
+        let mut command = env.sluice_command(cwd, &args);
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let child = command.spawn().unwrap();
+        wait_for_temporary_pack(&pack_dir);
+        let signalled = Instant::now();
+        let kill = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        // The server's shell holds our stderr until it ends: it must not outlive sluice (the
+        // stand-in itself lets go of stderr, then sleeps for a minute).
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            signalled.elapsed() < Duration::from_secs(30),
+            "{args:?}: the server outlived the interrupted sluice"
+        );
+        assert_eq!(out.status.code(), Some(130), "{args:?}: {}", stderr(&out));
+        assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    }
+    assert!(
+        !dest.exists(),
+        "the interrupted clone left {}",
+        dest.display()
+    );
+    assert!(
+        before == snapshot(&existing),
+        "the interrupted fetch changed the repository"
+    );
+    let out = env.sluice(env.path(), &["clone", "-q", repo_arg, dest_arg], b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.sluice(&existing, &["fetch", "-q"], b"");
+    assert!(out.status.success(), "{}", stderr(&out));
 }

@@ -7,6 +7,8 @@ mod idle;
 mod process;
 mod tcp;
 
+pub use process::stop_servers;
+
 use crate::{FetchError, RemoteUrl};
 use std::io::Read;
 use std::time::Duration;

@@ -6,12 +6,32 @@ use crate::FetchError;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// A running upload-pack: its stdin takes requests, its stdout (read elsewhere) answers.
 struct ProcessLink {
-    child: Child,
+    child: Arc<Mutex<Child>>,
     stdin: Option<BufWriter<ChildStdin>>,
     what: String,
+}
+
+/// Every server process running now, for [`stop_servers`].
+static RUNNING: Mutex<Vec<Arc<Mutex<Child>>>> = Mutex::new(Vec::new());
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Kills every upload-pack (or ssh) a link has started and not yet finished with. For a
+/// process about to exit on a signal, which does not unwind and so never drops its links: git
+/// too stops its transport's child then, rather than leave it running.
+pub fn stop_servers() {
+    for child in lock(&RUNNING).iter() {
+        // A child locked elsewhere is being waited for: it has been told to end already.
+        if let Ok(mut child) = child.try_lock() {
+            let _ = child.kill();
+        }
+    }
 }
 
 impl Link for ProcessLink {
@@ -30,7 +50,7 @@ impl Link for ProcessLink {
 
     fn finish(mut self: Box<Self>) -> Result<(), FetchError> {
         drop(self.stdin.take());
-        let status = self.child.wait()?;
+        let status = lock(&self.child).wait()?;
         if !status.success() {
             return Err(FetchError::Protocol(format!(
                 "{} exited with {status}",
@@ -44,9 +64,11 @@ impl Link for ProcessLink {
 impl Drop for ProcessLink {
     /// A session abandoned on an error does not leave its server behind.
     fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
+        lock(&RUNNING).retain(|running| !Arc::ptr_eq(running, &self.child));
+        let mut child = lock(&self.child);
+        if let Ok(None) = child.try_wait() {
+            let _ = child.kill();
+            let _ = child.wait();
         }
     }
 }
@@ -67,6 +89,8 @@ fn spawn(
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(FetchError::Connect(format!("no pipes to {what}")));
     };
+    let child = Arc::new(Mutex::new(child));
+    lock(&RUNNING).push(Arc::clone(&child));
     let link = ProcessLink {
         child,
         stdin: Some(BufWriter::new(stdin)),

@@ -6,7 +6,8 @@ serves a given pack as it is (mode `good`) or breaks the protocol in one way.
 
 modes: good (the pack as it is), corrupt (pack bytes flipped), truncated (the stream ends inside the pack), bad-pktline,
 bad-ref (a ref named refs/heads/../x), missing (a valid pack without the wanted commit),
-silent (advertises, then says nothing), band3 (a fatal error on band 3).
+silent (advertises, then says nothing), band3 (a fatal error on band 3), stall (sends half the
+pack, then nothing: for a client to be interrupted while receiving).
 """
 
 import os
@@ -66,10 +67,15 @@ def main():
     if mode == "corrupt":
         middle = len(pack) // 2
         pack = pack[:middle] + bytes(b ^ 0x55 for b in pack[middle:middle + 64]) + pack[middle + 64:]
-    if mode == "truncated":
+    if mode in ("truncated", "stall"):
         pack = pack[: len(pack) // 2]
     for start in range(0, len(pack), 65000):
         pkt(b"\x01" + pack[start:start + 65000])
+    if mode == "stall":
+        sys.stdout.buffer.flush()
+        os.close(2)
+        time.sleep(60)
+        return
     if mode != "truncated":
         flush()
     sys.stdout.buffer.flush()
