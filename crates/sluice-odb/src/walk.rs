@@ -83,6 +83,19 @@ impl ObjectFilter {
     }
 }
 
+/// The spec as git writes it back (in `remote.<name>.partialclonefilter`, on the wire): the
+/// size in bytes, so `blob:limit=1k` is `blob:limit=1024`. No filter is the empty string.
+impl std::fmt::Display for ObjectFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ObjectFilter::None => Ok(()),
+            ObjectFilter::BlobNone => f.write_str("blob:none"),
+            ObjectFilter::BlobLimit(limit) => write!(f, "blob:limit={limit}"),
+            ObjectFilter::TreeDepth(depth) => write!(f, "tree:{depth}"),
+        }
+    }
+}
+
 /// What to walk.
 #[derive(Debug)]
 pub struct WalkRequest<'a> {

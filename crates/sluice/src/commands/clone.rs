@@ -16,7 +16,7 @@ use sluice_checkout::tree::flatten;
 use sluice_checkout::{checkout_fresh, checkout_fresh_from, commit_tree, CheckoutOptions};
 use sluice_fetch::{Deepen, FetchRequest, NoHaves, RemoteRef};
 use sluice_object::ObjectId;
-use sluice_odb::{append_section, ObjectDb, RefTarget, Repository};
+use sluice_odb::{append_section, ObjectDb, ObjectFilter, RefTarget, Repository};
 use sluice_pack::ArrivingPack;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -101,6 +101,19 @@ fn humanish(repository: &str, bare: bool) -> String {
     } else {
         name.to_owned()
     }
+}
+
+/// `--filter`'s spec as git sends and records it, sizes in bytes (`blob:limit=1k` is
+/// `blob:limit=1024`); a kind of filter only other servers implement goes as given.
+fn filter_spec(spec: &str) -> anyhow::Result<String> {
+    if let Some(filter) = ObjectFilter::parse(spec) {
+        return Ok(filter.to_string());
+    }
+    let other_kinds = ["sparse:oid=", "object:type=", "combine:"];
+    if other_kinds.iter().any(|kind| spec.starts_with(kind)) {
+        return Ok(spec.to_owned());
+    }
+    bail!("invalid filter-spec '{spec}'")
 }
 
 /// Removes what a failed clone created, unless it succeeded; also on a signal.
@@ -278,7 +291,10 @@ fn plan<'a>(args: &CloneArgs, advertised: &'a [RemoteRef]) -> anyhow::Result<Pla
 }
 
 /// Runs clone.
-pub fn run(args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
+    if let Some(spec) = &args.filter {
+        args.filter = Some(filter_spec(spec)?);
+    }
     let remote = resolve(context, &args.repository)?;
     let bare = args.bare();
     let directory = args

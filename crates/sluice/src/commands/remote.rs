@@ -205,7 +205,14 @@ pub(crate) fn unpack_if_small(received: &Received, repo: &Repository) -> anyhow:
         .get_int("core.looseCompression")?
         .unwrap_or(1)
         .clamp(0, 9) as u32;
+    // What the repository had before this pack is not written again, as git's unpack-objects
+    // does not write it. Only an object database opened before the pack arrived can say so.
+    let odb = repo.objects();
+    let opened_before = odb.packs().iter().all(|p| p.path() != received.pack);
     for position in 0..count {
+        if opened_before && odb.contains(&pack.index().id(position)) {
+            continue;
+        }
         let (kind, data): (ObjectKind, Vec<u8>) = pack.read_position(position)?;
         loose.write(kind, &data, level)?;
     }
