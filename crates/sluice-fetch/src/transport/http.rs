@@ -7,6 +7,7 @@ use super::{ConnectOptions, Link, ProtocolVersion, Response, TlsTrust};
 use crate::FetchError;
 use std::io::Write;
 use std::process::{Command, Stdio};
+use ureq::config::RedirectAuthHeaders;
 use ureq::http::Response as HttpResponse;
 use ureq::tls::{PemItem, RootCerts, TlsConfig};
 use ureq::{Agent, Body, ResponseExt};
@@ -261,6 +262,8 @@ pub(super) fn connect(
     let agent: Agent = Agent::config_builder()
         .tls_config(tls_config(&options.tls_trust, &stripped)?)
         .http_status_as_error(false)
+        // As curl does for git: credentials follow a redirect to the same host, and only there.
+        .redirect_auth_headers(RedirectAuthHeaders::SameHost)
         .timeout_per_read(options.idle_timeout)
         .user_agent(format!("git/sluice-{}", env!("CARGO_PKG_VERSION")))
         .build()
