@@ -8,7 +8,16 @@ fetch from git's own HTTP server.
 
 The chosen port is written to <port file> once the server listens. With a certificate and its
 key (PEM files) it serves https.
+
+For tests of what clients do at the HTTP level, three gates can be set in the environment:
+SLUICE_TEST_HTTP_AUTH=<user>:<password> answers 401 to a request without these Basic
+credentials; SLUICE_TEST_HTTP_HEADER='<Name>: <value>' answers 403 to one without that header;
+and any path under /moved/ is redirected (301) to the same path without it.
+SLUICE_TEST_HTTP_LOG=<file> appends one JSON line per request: method, path, status, and the
+User-Agent, Git-Protocol and Content-Encoding headers.
 """
+
+import base64
 
 import json
 import os
@@ -24,13 +33,54 @@ def cgi_front_end(port_file, root, git, cert=None, key=None):
     """The git side's web server: each request runs `git http-backend` as a CGI program."""
     import http.server
 
+    auth = os.environ.get("SLUICE_TEST_HTTP_AUTH")
+    required = os.environ.get("SLUICE_TEST_HTTP_HEADER")
+    log_path = os.environ.get("SLUICE_TEST_HTTP_LOG")
+    log_lock = threading.Lock()
+    scheme = "https" if cert else "http"
+
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.0"  # the body ends when the connection does
 
         def log_message(self, *args):
             pass
 
+        def log(self, status):
+            if not log_path:
+                return
+            line = json.dumps({"method": self.command, "path": self.path, "status": status,
+                               "agent": self.headers.get("User-Agent", ""),
+                               "git_protocol": self.headers.get("Git-Protocol", ""),
+                               "content_encoding": self.headers.get("Content-Encoding", "")})
+            with log_lock, open(log_path, "a") as f:
+                f.write(line + "\n")
+
+        def gate(self):
+            """The status and headers a test gate answers with, or None to serve."""
+            if self.path.startswith("/moved/"):
+                location = f"{scheme}://{self.headers.get('Host')}{self.path[len('/moved'):]}"
+                return 301, [("Location", location)]
+            if auth:
+                expected = "Basic " + base64.b64encode(auth.encode()).decode()
+                if self.headers.get("Authorization") != expected:
+                    return 401, [("WWW-Authenticate", 'Basic realm="sluice test"')]
+            if required:
+                name, _, value = required.partition(":")
+                if self.headers.get(name.strip()) != value.strip():
+                    return 403, []
+            return None
+
         def run_backend(self):
+            refused = self.gate()
+            self.log(refused[0] if refused else 200)
+            if refused:
+                length = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(length)
+                self.send_response(refused[0])
+                for name, value in refused[1]:
+                    self.send_header(name, value)
+                self.end_headers()
+                return
             path, _, query = self.path.partition("?")
             env = dict(os.environ, GIT_PROJECT_ROOT=root, GIT_HTTP_EXPORT_ALL="1",
                        REQUEST_METHOD=self.command, PATH_INFO=path, QUERY_STRING=query,

@@ -126,6 +126,12 @@ fn tls_certificate(env: &Env) -> (PathBuf, PathBuf, PathBuf) {
 
 /// Serves `env`'s `source.git` with `git` (the server's version) over `kind`.
 fn serve(env: &Env, kind: Kind, git: &Path) -> Served {
+    serve_with(env, kind, git, &[])
+}
+
+/// [`serve`], with variables for the HTTP server (its test gates: see
+/// `scripts/git_http_server.py`).
+fn serve_with(env: &Env, kind: Kind, git: &Path, http_env: &[(&str, &str)]) -> Served {
     let repo = env.path().join("source.git");
     let upload_pack = format!("{} upload-pack", git.display());
     match kind {
@@ -185,6 +191,7 @@ fn serve(env: &Env, kind: Kind, git: &Path) -> Served {
                 ca = Some(authority);
             }
             let child = command
+                .envs(http_env.iter().copied())
                 .env("HOME", env.path().join("home"))
                 .env("GIT_CONFIG_NOSYSTEM", "1")
                 .stderr(Stdio::null())
@@ -308,6 +315,53 @@ fn advance(env: &Env, round: usize) {
     );
 }
 
+/// How `repo` stores its objects: which are loose, and how many packs there are.
+fn storage(env: &Env, repo: &Path) -> (Vec<String>, usize) {
+    let objects = PathBuf::from(
+        String::from_utf8(env.git(repo, &["rev-parse", "--git-path", "objects"]))
+            .unwrap()
+            .trim(),
+    );
+    let objects = repo.join(objects);
+    let mut loose = Vec::new();
+    let mut packs = 0;
+    for dir in std::fs::read_dir(&objects).unwrap() {
+        let dir = dir.unwrap();
+        let name = dir.file_name().to_string_lossy().into_owned();
+        if name == "pack" {
+            packs = std::fs::read_dir(dir.path())
+                .unwrap()
+                .filter(|e| {
+                    e.as_ref()
+                        .unwrap()
+                        .path()
+                        .extension()
+                        .is_some_and(|x| x == "pack")
+                })
+                .count();
+        } else if name.len() == 2 {
+            for file in std::fs::read_dir(dir.path()).unwrap() {
+                loose.push(format!(
+                    "{name}{}",
+                    file.unwrap().file_name().to_string_lossy()
+                ));
+            }
+        }
+    }
+    loose.sort();
+    (loose, packs)
+}
+
+/// What a fetch added to `before` ([`storage`]): the new loose objects and packs.
+fn stored_since(env: &Env, repo: &Path, before: &(Vec<String>, usize)) -> String {
+    let (loose, packs) = storage(env, repo);
+    let new: Vec<&String> = loose.iter().filter(|id| !before.0.contains(id)).collect();
+    format!(
+        "new packs: {}, new loose objects: {new:?}",
+        packs - before.1
+    )
+}
+
 /// Clones and fetches in every way through `kind`, for each git as the server and client.
 fn every_way(kind: Kind) {
     for git in gits() {
@@ -319,7 +373,7 @@ fn every_way(kind: Kind) {
             let served = serve(&env, kind, &git);
             let label = format!("{kind:?} {} {protocol}", git.display());
             // The source's commits are a minute apart from 2023-11-14 22:13:20 UTC.
-            let clones: [(&str, &[&str]); 7] = [
+            let clones: [(&str, &[&str]); 8] = [
                 ("full", &[]),
                 ("bare", &["--bare"]),
                 ("mirror", &["--mirror"]),
@@ -327,6 +381,7 @@ fn every_way(kind: Kind) {
                 ("shallow", &["--depth", "2"]),
                 ("since", &["--shallow-since=2023-11-14 22:20:00 +0000"]),
                 ("partial", &["--filter=blob:none"]),
+                ("limit", &["--filter=blob:limit=1k"]),
             ];
             for (name, options) in clones {
                 for sluice in [true, false] {
@@ -359,16 +414,34 @@ fn every_way(kind: Kind) {
                 }
             }
             // git can fetch what the partial clone left out, from the remote it recorded.
-            let partial = env.path().join("partial-true");
+            // (In git's own partial clone too, so that both have the same packs after.)
             let lazy = &["cat-file", "-p", "HEAD~3:README"];
-            run(&env, &served, false, &partial, protocol, lazy);
+            for partial in ["partial-true", "partial-false"] {
+                run(
+                    &env,
+                    &served,
+                    false,
+                    &env.path().join(partial),
+                    protocol,
+                    lazy,
+                );
+            }
             // The source moves on; each kind of clone fetches the news.
             for round in 0..2 {
                 advance(&env, round);
                 for name in ["full", "single", "shallow", "partial", "mirror"] {
+                    let stored: Vec<(Vec<String>, usize)> = [true, false]
+                        .iter()
+                        .map(|sluice| storage(&env, &env.path().join(format!("{name}-{sluice}"))))
+                        .collect();
                     for sluice in [true, false] {
                         let dest = env.path().join(format!("{name}-{sluice}"));
-                        let mut args = vec!["fetch", "-q"];
+                        // A fetch of fewer objects than transfer.unpackLimit (100 unless
+                        // set) is stored loose, except into a partial clone; 1 keeps it.
+                        let mut args = match round {
+                            0 => vec!["fetch", "-q"],
+                            _ => vec!["-c", "transfer.unpackLimit=1", "fetch", "-q"],
+                        };
                         let upload;
                         if let Some(command) = &served.upload_pack {
                             upload = format!("--upload-pack={command}");
@@ -398,6 +471,11 @@ fn every_way(kind: Kind) {
                         "{label}: fetch {round} into {name}"
                     );
                     assert_eq!(head(&ours), head(&theirs), "{label}: FETCH_HEAD {name}");
+                    assert_eq!(
+                        stored_since(&env, &ours, &stored[0]),
+                        stored_since(&env, &theirs, &stored[1]),
+                        "{label}: fetch {round} into {name}: loose objects and packs"
+                    );
                     fsck(&env, &ours);
                 }
             }
@@ -488,6 +566,220 @@ fn https_refuses_an_untrusted_server_unless_told_not_to_verify() {
         fsck(&env, &dest);
     }
     assert!(ca.exists());
+}
+
+/// The ssh command from `core.sshCommand` when `GIT_SSH_COMMAND` is not set, and git's
+/// scp-like address `user@host:path`: the same clone, and then fetch, as git's.
+#[test]
+fn ssh_command_from_config_and_scp_like_addresses() {
+    let env = Env::new();
+    let repo = source(&env);
+    let ssh = format!("core.sshCommand={}", fake_ssh(&env).display());
+    let upload = format!("--upload-pack={} upload-pack", env.git.display());
+    let url = format!("someone@example.invalid:{}", repo.display());
+    for sluice in [true, false] {
+        let dest = env.path().join(format!("scp-{sluice}"));
+        let dest_arg = dest.to_str().unwrap();
+        for (cwd, args) in [
+            (env.path(), vec!["clone", "-q", &upload, &url, dest_arg]),
+            (dest.as_path(), vec!["fetch", "-q", &upload]),
+        ] {
+            let mut all = vec!["-c", "ssh.variant=ssh", "-c", &ssh];
+            all.extend(args);
+            let out = if sluice {
+                env.sluice(cwd, &all, b"")
+            } else {
+                env.git_with_input(cwd, &all, b"")
+            };
+            assert!(out.status.success(), "{sluice} {all:?}: {}", stderr(&out));
+        }
+    }
+    let (ours, theirs) = (env.path().join("scp-true"), env.path().join("scp-false"));
+    assert_eq!(state(&env, &ours, false), state(&env, &theirs, false));
+    fsck(&env, &ours);
+}
+
+/// One request as `scripts/git_http_server.py` logs it.
+struct Logged {
+    method: String,
+    path: String,
+    status: u16,
+    agent: String,
+    git_protocol: String,
+    content_encoding: String,
+}
+
+/// The requests logged so far, parsed from the server's JSON lines (flat objects of strings
+/// and one number, which is all it writes).
+fn logged(log: &Path) -> Vec<Logged> {
+    read(log)
+        .lines()
+        .map(|line| {
+            let field = |name: &str| {
+                let key = format!("\"{name}\": ");
+                let rest = &line[line.find(&key).expect(name) + key.len()..];
+                match rest.strip_prefix('"') {
+                    Some(text) => text[..text.find('"').unwrap()].to_owned(),
+                    None => rest[..rest.find([',', '}']).unwrap()].to_owned(),
+                }
+            };
+            Logged {
+                method: field("method"),
+                path: field("path"),
+                status: field("status").parse().unwrap(),
+                agent: field("agent"),
+                git_protocol: field("git_protocol"),
+                content_encoding: field("content_encoding"),
+            }
+        })
+        .collect()
+}
+
+/// git's http-backend behind a server that redirects `/moved/…`, wants Basic credentials and
+/// requires a header. Sluice must get through exactly when git does: with the credentials of
+/// the URL or of `git credential fill` (git's `store` helper), the header from
+/// `http.extraHeader` (given with `-c`, so also seen by the `git credential` it runs), the
+/// redirect followed for the first request only; and it must fail as git fails without them,
+/// leaving nothing. Requests over 1 KiB go gzipped, v2 ones with `Git-Protocol`.
+#[test]
+fn http_credentials_redirects_and_extra_headers_work_as_in_git() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let repo = source(&env);
+        // Forty annotated tags: forty more wants, a request of more than 1 KiB.
+        for i in 0..40 {
+            env.git(
+                &repo,
+                &["tag", "-a", "-m", "t", &format!("many-{i}"), "main"],
+            );
+        }
+        let log = env.path().join("requests.log");
+        let log_text = log.display().to_string();
+        let served = serve_with(
+            &env,
+            Kind::Http,
+            &git,
+            &[
+                ("SLUICE_TEST_HTTP_AUTH", "reader:s3cret"),
+                ("SLUICE_TEST_HTTP_HEADER", "X-Sluice-Test: yes"),
+                ("SLUICE_TEST_HTTP_LOG", &log_text),
+            ],
+        );
+        let url = served.url.clone();
+        let host = url.trim_end_matches("/source.git").to_owned();
+        let store = env.path().join("credentials");
+        std::fs::write(
+            &store,
+            host.replacen("http://", "http://reader:s3cret@", 1) + "\n",
+        )
+        .unwrap();
+        let helper = format!("credential.helper=store --file={}", store.display());
+        let header = "http.extraHeader=X-Sluice-Test: yes";
+        let moved = url
+            .replacen("http://", "http://reader:s3cret@", 1)
+            .replacen("/source.git", "/moved/source.git", 1);
+        let wrong = url.replacen("http://", "http://reader:wrong@", 1);
+        let cases: [(&str, &[&str], &str, Option<&str>); 5] = [
+            ("in-url-moved", &[header], &moved, None),
+            ("helper", &[header, &helper], &url, None),
+            (
+                "wrong-password",
+                &[header],
+                &wrong,
+                Some("Authentication failed"),
+            ),
+            ("no-header", &[&helper], &url, Some("403")),
+            ("no-credentials", &[header], &url, Some("Username")),
+        ];
+        let attempt = |sluice: bool, cwd: &Path, config: &[&str], args: &[&str]| {
+            let mut all = Vec::new();
+            for item in config {
+                all.extend(["-c", item]);
+            }
+            all.extend_from_slice(args);
+            let mut command = if sluice {
+                env.sluice_command(cwd, &all)
+            } else {
+                env.git_command(cwd, &all)
+            };
+            command.env("GIT_TERMINAL_PROMPT", "0");
+            crate::util::run_with_input(command, b"")
+        };
+        for (name, config, from, failure) in cases {
+            let label = format!("{} {name}", git.display());
+            for sluice in [true, false] {
+                let dest = env.path().join(format!("{name}-{sluice}"));
+                let out = attempt(
+                    sluice,
+                    env.path(),
+                    config,
+                    &["clone", "-q", from, dest.to_str().unwrap()],
+                );
+                let message = stderr(&out);
+                match failure {
+                    None => assert!(out.status.success(), "{label} {sluice}: {message}"),
+                    Some(expected) => {
+                        assert_eq!(out.status.code(), Some(128), "{label} {sluice}: {message}");
+                        assert!(message.contains(expected), "{label} {sluice}: {message}");
+                        assert!(!message.contains("panicked"), "{message}");
+                        assert!(!dest.exists(), "{label} {sluice}: left {}", dest.display());
+                    }
+                }
+            }
+            if failure.is_none() {
+                let ours = env.path().join(format!("{name}-true"));
+                let theirs = env.path().join(format!("{name}-false"));
+                assert_eq!(
+                    state(&env, &ours, false),
+                    state(&env, &theirs, false),
+                    "{label}"
+                );
+                fsck(&env, &ours);
+            }
+        }
+        // A fetch asks the helper again, and brings the same news as git's.
+        advance(&env, 0);
+        for sluice in [true, false] {
+            let dest = env.path().join(format!("helper-{sluice}"));
+            let out = attempt(sluice, &dest, &[header, &helper], &["fetch", "-q"]);
+            assert!(out.status.success(), "{sluice}: {}", stderr(&out));
+        }
+        let (ours, theirs) = (
+            env.path().join("helper-true"),
+            env.path().join("helper-false"),
+        );
+        assert_eq!(state(&env, &ours, false), state(&env, &theirs, false));
+
+        let requests = logged(&log);
+        let sluice_requests: Vec<&Logged> = requests
+            .iter()
+            .filter(|r| r.agent.starts_with("git/sluice"))
+            .collect();
+        assert!(
+            sluice_requests
+                .iter()
+                .any(|r| r.path.starts_with("/moved/") && r.status == 301),
+            "sluice never asked the old address"
+        );
+        for request in &sluice_requests {
+            assert_eq!(request.git_protocol, "version=2", "{}", request.path);
+            if request.method == "POST" {
+                assert!(
+                    !request.path.starts_with("/moved/"),
+                    "sluice posted to the old address"
+                );
+            }
+        }
+        for client in ["git/sluice", "git/2"] {
+            assert!(
+                requests.iter().any(|r| r.agent.starts_with(client)
+                    && r.method == "POST"
+                    && r.status == 200
+                    && r.content_encoding == "gzip"),
+                "{client} sent no gzipped request"
+            );
+        }
+    }
 }
 
 #[test]
