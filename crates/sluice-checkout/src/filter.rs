@@ -60,10 +60,6 @@ impl std::fmt::Debug for Filters {
 }
 
 /// Quotes a path for the shell, as git's `%f` substitution does.
-fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
-}
-
 impl Filters {
     /// Filters with these drivers, run in `work_tree`.
     pub fn new(drivers: HashMap<String, FilterDriver>, work_tree: &Path) -> Self {
@@ -122,7 +118,7 @@ impl Filters {
         path: &str,
         data: &[u8],
     ) -> Result<Option<Vec<u8>>, String> {
-        let command = command.replace("%f", &shell_quote(path));
+        let command = command.replace("%f", &sluice_object::shell::quote(path));
         let mut child = Command::new("sh")
             .arg("-c")
             .arg(&command)

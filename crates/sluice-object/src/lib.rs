@@ -21,6 +21,7 @@ mod id_hash;
 mod kind;
 pub mod parse;
 pub mod progress;
+pub mod shell;
 
 pub use hash::{hash_object, HashError, ObjectHasher, TrailerHasher};
 pub use header::{parse_header, write_header, HeaderError, MAX_HEADER_LEN};

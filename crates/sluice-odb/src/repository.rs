@@ -160,11 +160,6 @@ impl Repository {
         &self.config
     }
 
-    /// The configuration, to add command-line overrides (`-c name=value`).
-    pub fn config_mut(&mut self) -> &mut Config {
-        &mut self.config
-    }
-
     /// The hash function of the repository's object ids.
     pub fn hash(&self) -> HashKind {
         self.hash

@@ -106,8 +106,3 @@ pub(crate) fn open(
         RemoteUrl::Http(url) => http::connect(url, options),
     }
 }
-
-/// Quotes `text` for a POSIX shell.
-pub(crate) fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
-}

@@ -1,8 +1,9 @@
 //! upload-pack as a child process: run through the shell for local repositories, as git runs
 //! `git-upload-pack '<path>'`, or through ssh for `ssh://` and scp-like URLs.
 
-use super::{shell_quote, ConnectOptions, IdleTimeout, Link, ProtocolVersion, Response};
+use super::{ConnectOptions, IdleTimeout, Link, ProtocolVersion, Response};
 use crate::FetchError;
+use sluice_object::shell;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -108,7 +109,7 @@ pub(super) fn local(
     let script = format!(
         "{} {}",
         options.upload_pack,
-        shell_quote(&path.to_string_lossy())
+        shell::quote(&path.to_string_lossy())
     );
     let mut command = Command::new("sh");
     command.arg("-c").arg(&script);
@@ -188,6 +189,6 @@ pub(super) fn ssh(
         Some(user) => command.arg(format!("{user}@{host}")),
         None => command.arg(host),
     };
-    command.arg(format!("{} {}", options.upload_pack, shell_quote(path)));
+    command.arg(format!("{} {}", options.upload_pack, shell::quote(path)));
     spawn(command, options, format!("'{program}'"))
 }

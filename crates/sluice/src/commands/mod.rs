@@ -16,6 +16,7 @@ pub mod upload_pack;
 pub mod verify_pack;
 
 use crate::cli::{Cli, Command};
+use sluice_object::shell::quote;
 use sluice_odb::{Config, RepoError, Repository};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -72,19 +73,12 @@ fn export_settings(items: &[String]) -> anyhow::Result<()> {
             params.push(' ');
         }
         match item.split_once('=') {
-            Some((key, value)) => {
-                params.push_str(&format!("{}={}", single_quoted(key), single_quoted(value)))
-            }
-            None => params.push_str(&single_quoted(item)),
+            Some((key, value)) => params.push_str(&format!("{}={}", quote(key), quote(value))),
+            None => params.push_str(&quote(item)),
         }
     }
     std::env::set_var("GIT_CONFIG_PARAMETERS", params);
     Ok(())
-}
-
-/// `text` in single quotes for a shell-like reader, each `'` written as `'\''`.
-fn single_quoted(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// Runs the command line's command.
