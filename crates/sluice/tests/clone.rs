@@ -108,3 +108,138 @@ fn failed_clones_leave_nothing_behind() {
     assert!(stderr(&out).contains("already exists and is not an empty directory"));
     assert!(snapshot(&env.path().join("full")) == before);
 }
+
+/// The phases of progress in `stderr` (`Receiving objects`, `remote: Counting objects`, …),
+/// each with its last report (`100% (12/12), done.`).
+fn phases(stderr: &str) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    for line in stderr.split(['\r', '\n']) {
+        let Some((label, report)) = line.split_once(": ") else {
+            continue;
+        };
+        let (label, report) = match label {
+            "remote" => match report.split_once(": ") {
+                Some((inner, report)) => (format!("remote: {inner}"), report),
+                None => continue,
+            },
+            _ => (label.to_owned(), report),
+        };
+        if report.contains('%') || report.contains("done") {
+            out.insert(label, report.to_owned());
+        }
+    }
+    out
+}
+
+/// `(n/n)` of a report line: how many objects or deltas the phase counted.
+fn counted(report: &str) -> Option<&str> {
+    let start = report.find('(')?;
+    let end = report[start..].find(')')?;
+    Some(&report[start..start + end + 1])
+}
+
+/// What a clone says, as git says it: nothing with `-q`; only "Cloning into …" when stderr is
+/// not a terminal; with `--progress`, every phase git shows (the server's on band 2 as
+/// `remote: …`, then receiving and resolving), counting the same objects.
+#[test]
+fn clone_messages_and_progress_match_git() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let src = source(&env);
+        let url = format!("file://{}", src.display());
+        // One server for both: upload-packs of different versions choose different deltas.
+        let upload = format!("--upload-pack={} upload-pack", git.display());
+        for protocol in ["protocol.version=0", "protocol.version=2"] {
+            let said = |sluice: bool, flag: Option<&str>, name: &str| {
+                let dest = env.path().join(format!("{name}-{protocol}-{sluice}"));
+                let mut args = vec!["-c", protocol, "clone", upload.as_str()];
+                args.extend(flag);
+                args.extend([url.as_str(), dest.to_str().unwrap()]);
+                let out = if sluice {
+                    env.sluice(env.path(), &args, b"")
+                } else {
+                    env.git_with_input(env.path(), &args, b"")
+                };
+                assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+                // The destination as given, so that both name the same directory.
+                stderr(&out).replace(&format!("{name}-{protocol}-{sluice}"), "DEST")
+            };
+            let label = format!("{} {protocol}", git.display());
+            assert_eq!(said(true, Some("-q"), "quiet"), "", "{label}");
+            assert_eq!(
+                said(true, None, "plain"),
+                said(false, None, "plain"),
+                "{label}"
+            );
+            let ours = phases(&said(true, Some("--progress"), "progress"));
+            let theirs = phases(&said(false, Some("--progress"), "progress"));
+            for (phase, report) in &theirs {
+                let mine = ours
+                    .get(phase)
+                    .unwrap_or_else(|| panic!("{label}: no '{phase}' in {ours:?}"));
+                // The server's threads may choose one delta more or less from one run to the
+                // next, so only the objects are counted alike.
+                if phase == "Receiving objects" {
+                    assert_eq!(counted(mine), counted(report), "{label}: {phase}");
+                }
+                if phase == "Receiving objects" || phase == "Resolving deltas" {
+                    assert!(mine.starts_with("100% ("), "{label}: {phase}: {mine}");
+                    assert!(mine.ends_with("done."), "{label}: {phase}: {mine}");
+                }
+            }
+        }
+    }
+}
+
+/// A clone of a repository without commits: git's warning, HEAD on the remote's unborn branch
+/// when protocol v2 tells it (`ls-refs unborn`), else on `init.defaultBranch` or `master`; the
+/// same config; and `-b` refused as git refuses it, leaving nothing.
+#[test]
+fn empty_repository_clones_match_git() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let src = env.init("empty.git", true);
+        env.git(&src, &["symbolic-ref", "HEAD", "refs/heads/trunk"]);
+        let url = format!("file://{}", src.display());
+        for protocol in ["protocol.version=0", "protocol.version=2"] {
+            for initial in ["init.defaultBranch=master", "init.defaultBranch=dflt"] {
+                let label = format!("{} {protocol} {initial}", git.display());
+                let mut seen = Vec::new();
+                for sluice in [true, false] {
+                    let dest = env.path().join(format!("{protocol}-{initial}-{sluice}"));
+                    let dest = dest.to_str().unwrap();
+                    let run = |args: &[&str]| {
+                        let mut all = vec!["-c", protocol, "-c", initial, "clone"];
+                        all.extend_from_slice(args);
+                        all.extend([url.as_str(), dest]);
+                        if sluice {
+                            env.sluice(env.path(), &all, b"")
+                        } else {
+                            env.git_with_input(env.path(), &all, b"")
+                        }
+                    };
+                    let out = run(&["-b", "nowhere"]);
+                    assert_eq!(out.status.code(), Some(128), "{label}: {}", stderr(&out));
+                    let message = stderr(&out);
+                    assert!(
+                        message.contains("Remote branch nowhere not found in upstream origin"),
+                        "{label}: {message}"
+                    );
+                    assert!(!Path::new(dest).exists(), "{label}: -b left {dest}");
+                    let out = run(&[]);
+                    assert!(out.status.success(), "{label}: {}", stderr(&out));
+                    let message = stderr(&out);
+                    assert!(
+                        message.contains("warning: You appear to have cloned an empty repository."),
+                        "{label}: {message}"
+                    );
+                    let dest = Path::new(dest);
+                    let head = env.git(dest, &["symbolic-ref", "HEAD"]);
+                    seen.push((String::from_utf8(head).unwrap(), config(&env, dest)));
+                    assert!(env.git(dest, &["status", "--porcelain"]).is_empty());
+                }
+                assert_eq!(seen[0], seen[1], "{label}");
+            }
+        }
+    }
+}

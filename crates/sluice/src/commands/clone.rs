@@ -296,6 +296,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         args.filter = Some(filter_spec(spec)?);
     }
     let remote = resolve(context, &args.repository)?;
+    let initial = initial_branch(context)?;
     let bare = args.bare();
     let directory = args
         .into
@@ -319,10 +320,12 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     } else {
         target.join(".git")
     };
-    init(&git_dir, bare, args.filter.is_some())?;
+    init(&git_dir, &initial, bare, args.filter.is_some())?;
     let work_tree = (!bare).then(|| target.clone());
     let repo = context.open_git_dir(git_dir.clone(), work_tree.clone())?;
-    clone_into(&args, context, &remote, &repo, &git_dir, work_tree)?;
+    clone_into(
+        &args, context, &remote, &repo, &git_dir, work_tree, &initial,
+    )?;
     cleanup.disarm();
     Ok(ExitCode::SUCCESS)
 }
@@ -335,6 +338,7 @@ fn clone_into(
     repo: &Repository,
     git_dir: &Path,
     work_tree: Option<PathBuf>,
+    initial: &str,
 ) -> anyhow::Result<()> {
     let bare = args.bare();
     let options = connect_options(repo.config(), args.upload_pack.as_deref())?;
@@ -347,12 +351,19 @@ fn clone_into(
     let advertised = connection.ls_refs(prefixes)?;
     let mut plan = plan(args, &advertised)?;
     if advertised.is_empty() {
-        // An empty remote: HEAD names the branch its HEAD will make (v2 says, as "unborn").
-        plan.head_branch = args
-            .branch
-            .as_ref()
-            .map(|b| format!("refs/heads/{b}"))
-            .or_else(|| connection.unborn_head().map(str::to_owned));
+        if let Some(name) = &args.branch {
+            bail!("Remote branch {name} not found in upstream origin");
+        }
+        // An empty remote: HEAD names the branch its HEAD will make when protocol v2 says
+        // ("unborn"), else the one this repository was made on; either way it is the branch
+        // whose upstream is configured, as git does.
+        plan.head_branch = Some(
+            connection
+                .unborn_head()
+                .filter(|name| name.starts_with("refs/heads/"))
+                .unwrap_or(initial)
+                .to_owned(),
+        );
     }
     let show_progress = crate::progress::enabled(!args.quiet, args.progress);
     let mut wants: Vec<ObjectId> = plan.refs.iter().map(|m| m.remote.id).collect();
@@ -567,14 +578,26 @@ fn write_promisor(pack: &Path, advertised: &[RemoteRef]) -> anyhow::Result<()> {
     std::fs::write(&path, text).with_context(|| format!("cannot write '{}'", path.display()))
 }
 
-/// An empty repository: the directories, `HEAD` and `core` settings `git init` writes
-/// (format version 1 for a partial clone, whose promisor remote is an extension).
-fn init(git_dir: &Path, bare: bool, partial: bool) -> anyhow::Result<()> {
+/// The branch `git init` starts on: `init.defaultBranch`, or `master`.
+fn initial_branch(context: &Context) -> anyhow::Result<String> {
+    let config = context.config(None)?;
+    let name = config.get("init.defaultBranch").unwrap_or("master");
+    let full = format!("refs/heads/{name}");
+    if !sluice_odb::refs::is_valid_ref_name(&full) {
+        bail!("invalid initial branch name: '{name}'");
+    }
+    Ok(full)
+}
+
+/// An empty repository: the directories, `HEAD` (on `initial`, unborn) and `core` settings
+/// `git init` writes (format version 1 for a partial clone, whose promisor remote is an
+/// extension).
+fn init(git_dir: &Path, initial: &str, bare: bool, partial: bool) -> anyhow::Result<()> {
     for dir in ["objects/pack", "objects/info", "refs/heads", "refs/tags"] {
         std::fs::create_dir_all(git_dir.join(dir))
             .with_context(|| format!("cannot create '{}'", git_dir.join(dir).display()))?;
     }
-    std::fs::write(git_dir.join("HEAD"), "ref: refs/heads/master\n")?;
+    std::fs::write(git_dir.join("HEAD"), format!("ref: {initial}\n"))?;
     let bare_value = if bare { "true" } else { "false" };
     let version = if partial { "1" } else { "0" };
     let mut core = vec![
