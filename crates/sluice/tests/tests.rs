@@ -6,6 +6,7 @@ mod bad_servers;
 mod checkout;
 mod clone;
 mod fetch_pack;
+mod fetch_refs;
 mod hostile_packs;
 mod index_pack;
 mod object_database;

@@ -79,7 +79,18 @@ struct Update {
     remote: RemoteRef,
     local: Option<String>,
     force: bool,
-    for_merge: bool,
+    listed: Listed,
+}
+
+/// How an update appears in `FETCH_HEAD`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Listed {
+    /// A candidate for `git pull` to merge.
+    ForMerge,
+    /// Listed `not-for-merge`.
+    NotForMerge,
+    /// Not listed: a remote-tracking ref updated in passing (see [`track_in_passing`]).
+    No,
 }
 
 /// How an update ended, for the summary line and the exit code.
@@ -171,7 +182,7 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
     };
     let explicit = !args.refspecs.is_empty();
     if args.tags {
-        specs.push(Refspec::parse("+refs/tags/*:refs/tags/*")?);
+        specs.push(Refspec::parse("refs/tags/*:refs/tags/*")?);
     }
     let tagopt = named.then(|| config.get(&format!("remote.{remote_name}.tagopt")));
     let follow_tags = !args.no_tags && !args.tags && tagopt.flatten() != Some("--no-tags");
@@ -218,7 +229,7 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
                 remote: head.clone(),
                 local: None,
                 force: false,
-                for_merge: true,
+                listed: Listed::ForMerge,
             });
         }
     }
@@ -236,22 +247,39 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
             if spec.is_exact() && updates.iter().any(|u| u.remote.name == remote_ref.name) {
                 continue;
             }
-            let for_merge = if explicit {
-                true
-            } else {
-                merge_branch == Some(remote_ref.name.as_str())
-            };
+            let for_merge = explicit || merge_branch == Some(remote_ref.name.as_str());
             updates.push(Update {
                 remote: remote_ref.clone(),
                 local: spec.destination(&star),
                 force: spec.force || args.force,
-                for_merge,
+                listed: if for_merge {
+                    Listed::ForMerge
+                } else {
+                    Listed::NotForMerge
+                },
             });
         }
     }
     for spec in specs.iter().filter(|s| s.is_exact() && !s.negative) {
         if !advertised.iter().any(|r| spec.matches(&r.name).is_some()) {
             bail!("couldn't find remote ref {}", spec.src);
+        }
+    }
+    if explicit {
+        track_in_passing(&mut updates, &configured, args.force);
+    }
+    // Checked before anything is fetched or moved, as git checks.
+    for local in updates.iter().filter_map(|u| u.local.as_deref()) {
+        if !sluice_odb::refs::is_valid_ref_name(local) {
+            bail!("refusing to create funny ref '{local}' locally");
+        }
+        if repo.work_tree().is_some() && current_branch.as_deref() == Some(local) {
+            bail!(
+                "refusing to fetch into branch '{local}' checked out at '{}'",
+                repo.work_tree()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default()
+            );
         }
     }
 
@@ -327,7 +355,7 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
                     remote: tag.clone(),
                     local: Some(tag.name.clone()),
                     force: false,
-                    for_merge: false,
+                    listed: Listed::NotForMerge,
                 });
             }
         }
@@ -346,14 +374,6 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         let Some(local) = &update.local else {
             continue;
         };
-        if !bare && current_branch.as_deref() == Some(local.as_str()) {
-            bail!(
-                "refusing to fetch into branch '{local}' checked out at '{}'",
-                repo.work_tree()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default()
-            );
-        }
         let old = repo.refs().resolve(local).ok().and_then(|(_, id)| id);
         let new = update.remote.id;
         let outcome = match old {
@@ -465,12 +485,44 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Refs fetched by refspecs of the command line also update the remote-tracking refs the
+/// remote's configured refspecs map them to, as git has done since 1.8.4, so that
+/// `fetch origin main` moves `origin/main` too. These updates are not listed in FETCH_HEAD.
+fn track_in_passing(updates: &mut Vec<Update>, configured: &[Refspec], force: bool) {
+    let fetched: Vec<RemoteRef> = updates.iter().map(|u| u.remote.clone()).collect();
+    for remote_ref in fetched {
+        if configured
+            .iter()
+            .any(|s| s.negative && s.matches(&remote_ref.name).is_some())
+        {
+            continue;
+        }
+        for spec in configured.iter().filter(|s| !s.negative) {
+            let Some(star) = spec.matches(&remote_ref.name) else {
+                continue;
+            };
+            let Some(local) = spec.destination(&star) else {
+                continue;
+            };
+            if updates.iter().any(|u| u.local.as_ref() == Some(&local)) {
+                continue;
+            }
+            updates.push(Update {
+                remote: remote_ref.clone(),
+                local: Some(local),
+                force: spec.force || force,
+                listed: Listed::No,
+            });
+        }
+    }
+}
+
 /// `FETCH_HEAD`: the refs fetched, merge candidates first, each as `<id>\t[not-for-merge]\t
 /// <kind> '<name>' of <url>`.
 fn write_fetch_head(repo: &Repository, updates: &[Update], url: &str) -> anyhow::Result<()> {
     let mut text = String::new();
-    for merge in [true, false] {
-        for update in updates.iter().filter(|u| u.for_merge == merge) {
+    for listed in [Listed::ForMerge, Listed::NotForMerge] {
+        for update in updates.iter().filter(|u| u.listed == listed) {
             let name = &update.remote.name;
             let what = if let Some(branch) = name.strip_prefix("refs/heads/") {
                 format!("branch '{branch}' of ")
@@ -481,7 +533,10 @@ fn write_fetch_head(repo: &Repository, updates: &[Update], url: &str) -> anyhow:
             } else {
                 format!("'{name}' of ")
             };
-            let flag = if merge { "" } else { "not-for-merge" };
+            let flag = match listed {
+                Listed::ForMerge => "",
+                _ => "not-for-merge",
+            };
             text.push_str(&format!("{}\t{flag}\t{what}{url}\n", update.remote.id));
         }
     }

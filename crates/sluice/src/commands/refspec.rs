@@ -64,9 +64,23 @@ impl Refspec {
         }
     }
 
-    /// The local name for a remote ref the source matched with `star`.
+    /// The local name for a remote ref the source matched with `star`. A pattern's is used as
+    /// it expands; a plain name is completed as git completes it: `heads/`, `tags/` and
+    /// `remotes/` go under `refs/`, any other short name is a branch (`main` is
+    /// `refs/heads/main`).
     pub fn destination(&self, star: &str) -> Option<String> {
-        self.dst.as_ref().map(|dst| dst.replacen('*', star, 1))
+        let dst = self.dst.as_ref()?;
+        if !self.is_exact() {
+            return Some(dst.replacen('*', star, 1));
+        }
+        let under_refs = ["heads/", "tags/", "remotes/"];
+        Some(if dst.starts_with("refs/") {
+            dst.clone()
+        } else if under_refs.iter().any(|p| dst.starts_with(p)) {
+            format!("refs/{dst}")
+        } else {
+            format!("refs/heads/{dst}")
+        })
     }
 
     /// Whether the source names exactly one ref rather than a pattern.
@@ -102,6 +116,15 @@ mod tests {
         let exact = Refspec::parse("main").unwrap();
         assert!(exact.matches("refs/heads/main").is_some());
         assert!(exact.dst.is_none());
+        for (short, full) in [
+            ("main", "refs/heads/main"),
+            ("tags/v1", "refs/tags/v1"),
+            ("remotes/o/x", "refs/remotes/o/x"),
+            ("refs/x", "refs/x"),
+        ] {
+            let spec = Refspec::parse(&format!("topic:{short}")).unwrap();
+            assert_eq!(spec.destination("").unwrap(), full);
+        }
         for bad in ["a*:b", "a*b*:c*", "^a:b", ""] {
             assert!(Refspec::parse(bad).is_err(), "{bad}");
         }

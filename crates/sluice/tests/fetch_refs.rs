@@ -1,0 +1,121 @@
+//! `sluice fetch` moves refs as `git fetch` does: refspecs given on the command line (with and
+//! without a destination, globs, `+`), fast-forward checks and `--force`, tags that would be
+//! clobbered, the checked-out branch protected, a missing remote ref refused. Both start from
+//! the same `git clone`; after each step the exit code, every ref, `FETCH_HEAD` and the
+//! `[rejected]` lines must be git's.
+
+use crate::upload_pack::{fsck, refs, source};
+use crate::util::{gits, stderr, Env};
+use std::path::Path;
+
+/// What a fetch left: its exit code, the refs, FETCH_HEAD and the lines about refused updates.
+/// After a fatal error git has emptied FETCH_HEAD, where Sluice leaves the repository as it
+/// was: FETCH_HEAD is compared only when the fetch got as far as updating refs.
+fn outcome(env: &Env, repo: &Path, out: &std::process::Output) -> String {
+    let fetch_head = match out.status.code() {
+        Some(0 | 1) => std::fs::read_to_string(repo.join(".git/FETCH_HEAD")).unwrap_or_default(),
+        _ => "(not compared)".into(),
+    };
+    let rejected: Vec<String> = stderr(out)
+        .lines()
+        .filter(|l| l.contains("[rejected]"))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    format!(
+        "exit {:?}\n{}\nFETCH_HEAD:\n{}\nrejected: {rejected:?}",
+        out.status.code(),
+        refs(env, repo),
+        fetch_head,
+    )
+}
+
+#[test]
+fn fetch_refspecs_and_fast_forward_checks_match_git() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let src = source(&env);
+        let url = format!("file://{}", src.display());
+        let upload = format!("--upload-pack={} upload-pack", git.display());
+        let (ours, theirs) = (env.path().join("ours"), env.path().join("theirs"));
+        for repo in [&ours, &theirs] {
+            env.git(env.path(), &["clone", "-q", &url, repo.to_str().unwrap()]);
+        }
+        let topic_tip = String::from_utf8(env.git(&src, &["rev-parse", "topic"])).unwrap();
+        // (what the server does first, the fetch's arguments, what git must say)
+        let steps: [(&[&str], &[&str], Option<&str>); 11] = [
+            (&[], &["origin", "main:refs/heads/copy"], None),
+            (&[], &["origin", "topic:refs/heads/topic-copy"], None),
+            (&[], &["origin", "main"], None),
+            (
+                &["update-ref", "refs/heads/topic", "refs/heads/topic~1"],
+                &["origin", "topic:refs/heads/topic-copy"],
+                Some("non-fast-forward"),
+            ),
+            (&[], &["origin", "+topic:refs/heads/topic-copy"], None),
+            (
+                &[],
+                &["--force", "origin", "main:refs/heads/topic-copy"],
+                None,
+            ),
+            (&["tag", "-f", "v1.0", topic_tip.trim()], &["origin"], None),
+            (
+                &[],
+                &["--tags", "origin"],
+                Some("would clobber existing tag"),
+            ),
+            (&[], &["--tags", "--force", "origin"], None),
+            (&[], &["origin", "refs/heads/*:refs/mirror/*"], None),
+            (
+                &[],
+                &["origin", "nosuch"],
+                Some("couldn't find remote ref nosuch"),
+            ),
+        ];
+        for (server, args, says) in steps {
+            if !server.is_empty() {
+                env.git(&src, server);
+            }
+            let mut seen = Vec::new();
+            let fetch_head = std::fs::read(ours.join(".git/FETCH_HEAD")).unwrap_or_default();
+            for (repo, sluice) in [(&ours, true), (&theirs, false)] {
+                let mut all = vec!["fetch", upload.as_str()];
+                all.extend_from_slice(args);
+                let out = if sluice {
+                    env.sluice(repo, &all, b"")
+                } else {
+                    env.git_with_input(repo, &all, b"")
+                };
+                let message = stderr(&out);
+                assert!(!message.contains("panicked"), "{message}");
+                if let Some(says) = says {
+                    assert!(message.contains(says), "{sluice} {args:?}: {message}");
+                }
+                if sluice && out.status.code() == Some(128) {
+                    let now = std::fs::read(ours.join(".git/FETCH_HEAD")).unwrap_or_default();
+                    assert!(now == fetch_head, "{args:?}: FETCH_HEAD changed");
+                }
+                seen.push(outcome(&env, repo, &out));
+            }
+            assert_eq!(seen[0], seen[1], "{} fetch {args:?}", git.display());
+        }
+        // The branch checked out is not fetched into, and nothing moves.
+        let mut codes = Vec::new();
+        for (repo, sluice) in [(&ours, true), (&theirs, false)] {
+            let all = ["fetch", upload.as_str(), "origin", "topic:main"];
+            let out = if sluice {
+                env.sluice(repo, &all, b"")
+            } else {
+                env.git_with_input(repo, &all, b"")
+            };
+            assert!(
+                stderr(&out).contains("refusing to fetch into branch 'refs/heads/main'"),
+                "{sluice}: {}",
+                stderr(&out)
+            );
+            codes.push(out.status.code());
+        }
+        assert_eq!(codes[0], codes[1]);
+        assert_eq!(refs(&env, &ours), refs(&env, &theirs));
+        fsck(&env, &ours);
+    }
+}
