@@ -119,3 +119,55 @@ fn fetch_refspecs_and_fast_forward_checks_match_git() {
         fsck(&env, &ours);
     }
 }
+
+/// Shallow histories changed by `sluice fetch` as `git fetch` changes them: deepened by a
+/// number of commits, cut at a date or at what a remote ref reaches, made whole; each step in
+/// a twin of git's, compared by the shallow file, the refs and the commits there.
+#[test]
+fn shallow_fetches_match_git() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let src = source(&env);
+        let url = format!("file://{}", src.display());
+        let upload = format!("--upload-pack={} upload-pack", git.display());
+        for protocol in ["protocol.version=0", "protocol.version=2"] {
+            let twins = [
+                env.path().join(format!("ours-{protocol}")),
+                env.path().join(format!("theirs-{protocol}")),
+            ];
+            for repo in &twins {
+                env.git(
+                    env.path(),
+                    &["clone", "-q", "--depth=1", &url, repo.to_str().unwrap()],
+                );
+            }
+            // The source's commits are a minute apart from 2023-11-14 22:13:20 UTC.
+            let steps: [&[&str]; 5] = [
+                &["--deepen=2"],
+                &["--shallow-since=2023-11-14 22:18:00 +0000"],
+                &["--shallow-exclude=v0.5"],
+                &["--depth=2"],
+                &["--unshallow"],
+            ];
+            for step in steps {
+                let mut seen = Vec::new();
+                for (repo, sluice) in [(&twins[0], true), (&twins[1], false)] {
+                    let mut args = vec!["-c", protocol, "fetch", "-q", upload.as_str()];
+                    args.extend_from_slice(step);
+                    let out = if sluice {
+                        env.sluice(repo, &args, b"")
+                    } else {
+                        env.git_with_input(repo, &args, b"")
+                    };
+                    assert!(out.status.success(), "{sluice} {args:?}: {}", stderr(&out));
+                    let shallow =
+                        std::fs::read_to_string(repo.join(".git/shallow")).unwrap_or_default();
+                    let commits = env.git(repo, &["rev-list", "--all"]);
+                    seen.push((shallow, refs(&env, repo), commits));
+                }
+                assert_eq!(seen[0], seen[1], "{} {protocol} {step:?}", git.display());
+            }
+            fsck(&env, &twins[0]);
+        }
+    }
+}

@@ -373,13 +373,14 @@ fn every_way(kind: Kind) {
             let served = serve(&env, kind, &git);
             let label = format!("{kind:?} {} {protocol}", git.display());
             // The source's commits are a minute apart from 2023-11-14 22:13:20 UTC.
-            let clones: [(&str, &[&str]); 8] = [
+            let clones: [(&str, &[&str]); 9] = [
                 ("full", &[]),
                 ("bare", &["--bare"]),
                 ("mirror", &["--mirror"]),
                 ("single", &["--single-branch", "-b", "topic"]),
                 ("shallow", &["--depth", "2"]),
                 ("since", &["--shallow-since=2023-11-14 22:20:00 +0000"]),
+                ("exclude", &["--shallow-exclude=v0.5"]),
                 ("partial", &["--filter=blob:none"]),
                 ("limit", &["--filter=blob:limit=1k"]),
             ];
@@ -408,7 +409,7 @@ fn every_way(kind: Kind) {
                     "{label}: clone {name}"
                 );
                 fsck(&env, &ours);
-                if name == "shallow" || name == "since" {
+                if ["shallow", "since", "exclude"].contains(&name) {
                     let shallow = read(&ours.join(".git/shallow"));
                     assert!(!shallow.is_empty(), "{label}: {name} cut no history");
                 }
