@@ -680,7 +680,7 @@ fn http_credentials_redirects_and_extra_headers_work_as_in_git() {
             .replacen("http://", "http://reader:s3cret@", 1)
             .replacen("/source.git", "/moved/source.git", 1);
         let wrong = url.replacen("http://", "http://reader:wrong@", 1);
-        let cases: [(&str, &[&str], &str, Option<&str>); 5] = [
+        let cases: [(&str, &[&str], &str, Option<&str>); 6] = [
             ("in-url-moved", &[header], &moved, None),
             ("helper", &[header, &helper], &url, None),
             (
@@ -690,6 +690,13 @@ fn http_credentials_redirects_and_extra_headers_work_as_in_git() {
                 Some("Authentication failed"),
             ),
             ("no-header", &[&helper], &url, Some("403")),
+            // An empty value drops the headers set before it.
+            (
+                "header-reset",
+                &[header, "http.extraHeader=", &helper],
+                &url,
+                Some("403"),
+            ),
             ("no-credentials", &[header], &url, Some("Username")),
         ];
         let attempt = |sluice: bool, cwd: &Path, config: &[&str], args: &[&str]| {

@@ -83,14 +83,24 @@ pub(crate) fn connect_options(
         ssh_program: env("GIT_SSH"),
         ssh_variant: env("GIT_SSH_VARIANT")
             .or_else(|| config.get("ssh.variant").map(str::to_owned)),
-        http_extra_headers: config
-            .get_all("http.extraHeader")
-            .into_iter()
-            .map(str::to_owned)
-            .collect(),
+        http_extra_headers: extra_headers(config.get_all("http.extraHeader")),
         tls_trust,
         idle_timeout: (timeout > 0).then(|| Duration::from_secs(timeout as u64)),
     })
+}
+
+/// `http.extraHeader`'s values in order; as in git, an empty one drops those before it (so a
+/// repository's config can undo a global header).
+fn extra_headers(values: Vec<&str>) -> Vec<String> {
+    let mut headers = Vec::new();
+    for value in values {
+        if value.is_empty() {
+            headers.clear();
+        } else {
+            headers.push(value.to_owned());
+        }
+    }
+    headers
 }
 
 /// Connects to `remote`, with git's message for a local repository that is not there.
