@@ -155,11 +155,7 @@ fn clone_messages_and_progress_match_git() {
                 let mut args = vec!["-c", protocol, "clone", upload.as_str()];
                 args.extend(flag);
                 args.extend([url.as_str(), dest.to_str().unwrap()]);
-                let out = if sluice {
-                    env.sluice(env.path(), &args, b"")
-                } else {
-                    env.git_with_input(env.path(), &args, b"")
-                };
+                let out = env.sluice_or_git(sluice, env.path(), &args);
                 assert!(out.status.success(), "{args:?}: {}", stderr(&out));
                 // The destination as given, so that both name the same directory.
                 stderr(&out).replace(&format!("{name}-{protocol}-{sluice}"), "DEST")
@@ -212,11 +208,7 @@ fn empty_repository_clones_match_git() {
                         let mut all = vec!["-c", protocol, "-c", initial, "clone"];
                         all.extend_from_slice(args);
                         all.extend([url.as_str(), dest]);
-                        if sluice {
-                            env.sluice(env.path(), &all, b"")
-                        } else {
-                            env.git_with_input(env.path(), &all, b"")
-                        }
+                        env.sluice_or_git(sluice, env.path(), &all)
                     };
                     let out = run(&["-b", "nowhere"]);
                     assert_eq!(out.status.code(), Some(128), "{label}: {}", stderr(&out));

@@ -80,11 +80,7 @@ fn fetch_refspecs_and_fast_forward_checks_match_git() {
             for (repo, sluice) in [(&ours, true), (&theirs, false)] {
                 let mut all = vec!["fetch", upload.as_str()];
                 all.extend_from_slice(args);
-                let out = if sluice {
-                    env.sluice(repo, &all, b"")
-                } else {
-                    env.git_with_input(repo, &all, b"")
-                };
+                let out = env.sluice_or_git(sluice, repo, &all);
                 let message = stderr(&out);
                 assert!(!message.contains("panicked"), "{message}");
                 if let Some(says) = says {
@@ -102,11 +98,7 @@ fn fetch_refspecs_and_fast_forward_checks_match_git() {
         let mut codes = Vec::new();
         for (repo, sluice) in [(&ours, true), (&theirs, false)] {
             let all = ["fetch", upload.as_str(), "origin", "topic:main"];
-            let out = if sluice {
-                env.sluice(repo, &all, b"")
-            } else {
-                env.git_with_input(repo, &all, b"")
-            };
+            let out = env.sluice_or_git(sluice, repo, &all);
             assert!(
                 stderr(&out).contains("refusing to fetch into branch 'refs/heads/main'"),
                 "{sluice}: {}",
@@ -154,11 +146,7 @@ fn shallow_fetches_match_git() {
                 for (repo, sluice) in [(&twins[0], true), (&twins[1], false)] {
                     let mut args = vec!["-c", protocol, "fetch", "-q", upload.as_str()];
                     args.extend_from_slice(step);
-                    let out = if sluice {
-                        env.sluice(repo, &args, b"")
-                    } else {
-                        env.git_with_input(repo, &args, b"")
-                    };
+                    let out = env.sluice_or_git(sluice, repo, &args);
                     assert!(out.status.success(), "{sluice} {args:?}: {}", stderr(&out));
                     let shallow =
                         std::fs::read_to_string(repo.join(".git/shallow")).unwrap_or_default();

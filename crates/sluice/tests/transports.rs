@@ -240,11 +240,7 @@ fn run(env: &Env, served: &Served, sluice: bool, cwd: &Path, protocol: &str, arg
         all.extend(["-c", ca]);
     }
     all.extend_from_slice(args);
-    let mut command = if sluice {
-        env.sluice_command(cwd, &all)
-    } else {
-        env.git_command(cwd, &all)
-    };
+    let mut command = env.sluice_or_git_command(sluice, cwd, &all);
     if let Some(ssh) = &served.ssh {
         command.env("GIT_SSH_COMMAND", ssh);
     }
@@ -587,11 +583,7 @@ fn ssh_command_from_config_and_scp_like_addresses() {
         ] {
             let mut all = vec!["-c", "ssh.variant=ssh", "-c", &ssh];
             all.extend(args);
-            let out = if sluice {
-                env.sluice(cwd, &all, b"")
-            } else {
-                env.git_with_input(cwd, &all, b"")
-            };
+            let out = env.sluice_or_git(sluice, cwd, &all);
             assert!(out.status.success(), "{sluice} {all:?}: {}", stderr(&out));
         }
     }
@@ -705,11 +697,7 @@ fn http_credentials_redirects_and_extra_headers_work_as_in_git() {
                 all.extend(["-c", item]);
             }
             all.extend_from_slice(args);
-            let mut command = if sluice {
-                env.sluice_command(cwd, &all)
-            } else {
-                env.git_command(cwd, &all)
-            };
+            let mut command = env.sluice_or_git_command(sluice, cwd, &all);
             command.env("GIT_TERMINAL_PROMPT", "0");
             crate::util::run_with_input(command, b"")
         };

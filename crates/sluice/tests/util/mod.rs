@@ -101,6 +101,21 @@ impl Env {
         run_with_input(self.sluice_command(cwd, args), input)
     }
 
+    /// The command for sluice or, with the same arguments and environment, for git: the two
+    /// sides of a test that compares them.
+    pub fn sluice_or_git_command(&self, sluice: bool, cwd: &Path, args: &[&str]) -> Command {
+        if sluice {
+            self.sluice_command(cwd, args)
+        } else {
+            self.git_command(cwd, args)
+        }
+    }
+
+    /// Runs [`Self::sluice_or_git_command`] with nothing on stdin.
+    pub fn sluice_or_git(&self, sluice: bool, cwd: &Path, args: &[&str]) -> Output {
+        run_with_input(self.sluice_or_git_command(sluice, cwd, args), b"")
+    }
+
     /// Makes a repository with `git init` at `name`.
     pub fn init(&self, name: &str, bare: bool) -> PathBuf {
         let path = self.path().join(name);
