@@ -2,7 +2,9 @@
 //! HEAD, configuration and index, a clean status, a repository that passes `fsck --strict`;
 //! a failed clone leaves nothing behind.
 
-use crate::upload_pack::{add_loose_commit, fsck, refs, snapshot, source, upload_pack};
+use crate::upload_pack::{
+    add_loose_commit, fsck, refs, served_source, snapshot, source, upload_pack,
+};
 use crate::util::{gits, stderr, Env};
 use std::path::Path;
 
@@ -145,10 +147,7 @@ fn counted(report: &str) -> Option<&str> {
 fn clone_messages_and_progress_match_git() {
     for git in gits() {
         let env = Env::with_git(git.clone());
-        let src = source(&env);
-        let url = format!("file://{}", src.display());
-        // One server for both: upload-packs of different versions choose different deltas.
-        let upload = format!("--upload-pack={} upload-pack", git.display());
+        let (_, url, upload) = served_source(&env, &git);
         for protocol in ["protocol.version=0", "protocol.version=2"] {
             let said = |sluice: bool, flag: Option<&str>, name: &str| {
                 let dest = env.path().join(format!("{name}-{protocol}-{sluice}"));

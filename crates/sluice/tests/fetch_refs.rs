@@ -4,7 +4,7 @@
 //! the same `git clone`; after each step the exit code, every ref, `FETCH_HEAD` and the
 //! `[rejected]` lines must be git's.
 
-use crate::upload_pack::{fsck, refs, source};
+use crate::upload_pack::{fsck, refs, served_source};
 use crate::util::{gits, stderr, Env};
 use std::path::Path;
 
@@ -33,9 +33,7 @@ fn outcome(env: &Env, repo: &Path, out: &std::process::Output) -> String {
 fn fetch_refspecs_and_fast_forward_checks_match_git() {
     for git in gits() {
         let env = Env::with_git(git.clone());
-        let src = source(&env);
-        let url = format!("file://{}", src.display());
-        let upload = format!("--upload-pack={} upload-pack", git.display());
+        let (src, url, upload) = served_source(&env, &git);
         let (ours, theirs) = (env.path().join("ours"), env.path().join("theirs"));
         for repo in [&ours, &theirs] {
             env.git(env.path(), &["clone", "-q", &url, repo.to_str().unwrap()]);
@@ -119,9 +117,7 @@ fn fetch_refspecs_and_fast_forward_checks_match_git() {
 fn shallow_fetches_match_git() {
     for git in gits() {
         let env = Env::with_git(git.clone());
-        let src = source(&env);
-        let url = format!("file://{}", src.display());
-        let upload = format!("--upload-pack={} upload-pack", git.display());
+        let (_, url, upload) = served_source(&env, &git);
         for protocol in ["protocol.version=0", "protocol.version=2"] {
             let twins = [
                 env.path().join(format!("ours-{protocol}")),

@@ -212,6 +212,16 @@ fn shallow_and_partial_clones_match_git() {
     }
 }
 
+/// [`source`], and how to reach it through `git`'s own upload-pack over file://: the URL and the
+/// `--upload-pack` option. Tests that compare sluice with git give both that option, so one
+/// server serves both (upload-packs of different versions choose different deltas).
+pub(crate) fn served_source(env: &Env, git: &Path) -> (PathBuf, String, String) {
+    let src = source(env);
+    let url = format!("file://{}", src.display());
+    let upload = format!("--upload-pack={} upload-pack", git.display());
+    (src, url, upload)
+}
+
 /// Every file of a repository with its content, to show a request changed nothing.
 pub(crate) fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
