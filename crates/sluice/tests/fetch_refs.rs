@@ -1,6 +1,7 @@
 //! `sluice fetch` moves refs as `git fetch` does: refspecs given on the command line (with and
-//! without a destination, globs, `+`), fast-forward checks and `--force`, tags that would be
-//! clobbered, the checked-out branch protected, a missing remote ref refused. Both start from
+//! without a destination, globs, `+`, `^` exclusions, `tag <name>`), fast-forward checks and
+//! `--force`, tags that would be clobbered, `--no-tags`, `--prune` (which spares tags fetched
+//! only by `--tags`), the checked-out branch protected, a missing remote ref refused. Both start from
 //! the same `git clone`; after each step the exit code, every ref, `FETCH_HEAD` and the
 //! `[rejected]` lines must be git's.
 
@@ -40,7 +41,7 @@ fn fetch_refspecs_and_fast_forward_checks_match_git() {
         }
         let topic_tip = String::from_utf8(env.git(&src, &["rev-parse", "topic"])).unwrap();
         // (what the server does first, the fetch's arguments, what git must say)
-        let steps: [(&[&str], &[&str], Option<&str>); 11] = [
+        let steps: [(&[&str], &[&str], Option<&str>); 16] = [
             (&[], &["origin", "main:refs/heads/copy"], None),
             (&[], &["origin", "topic:refs/heads/topic-copy"], None),
             (&[], &["origin", "main"], None),
@@ -63,6 +64,27 @@ fn fetch_refspecs_and_fast_forward_checks_match_git() {
             ),
             (&[], &["--tags", "--force", "origin"], None),
             (&[], &["origin", "refs/heads/*:refs/mirror/*"], None),
+            (
+                &[],
+                &[
+                    "origin",
+                    "^refs/heads/topic",
+                    "refs/heads/*:refs/negative/*",
+                ],
+                None,
+            ),
+            (&["tag", "late", "main"], &["--no-tags", "origin"], None),
+            (&[], &["origin", "tag", "late"], None),
+            (
+                &["update-ref", "-d", "refs/heads/topic"],
+                &["--prune", "origin"],
+                None,
+            ),
+            (
+                &["tag", "-d", "late"],
+                &["--prune", "--tags", "origin"],
+                None,
+            ),
             (
                 &[],
                 &["origin", "nosuch"],
@@ -95,7 +117,7 @@ fn fetch_refspecs_and_fast_forward_checks_match_git() {
         // The branch checked out is not fetched into, and nothing moves.
         let mut codes = Vec::new();
         for (repo, sluice) in [(&ours, true), (&theirs, false)] {
-            let all = ["fetch", upload.as_str(), "origin", "topic:main"];
+            let all = ["fetch", upload.as_str(), "origin", "main:main"];
             let out = env.sluice_or_git(sluice, repo, &all);
             assert!(
                 stderr(&out).contains("refusing to fetch into branch 'refs/heads/main'"),

@@ -175,12 +175,12 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let mut specs: Vec<Refspec> = if args.refspecs.is_empty() {
         configured.clone()
     } else {
-        args.refspecs
-            .iter()
-            .map(|s| Refspec::parse(s))
-            .collect::<anyhow::Result<_>>()?
+        command_line_refspecs(&args.refspecs)?
     };
     let explicit = !args.refspecs.is_empty();
+    // `--prune` removes what these map to. Tags fetched only because of `--tags` (or
+    // followed) are not pruned, as in git; tags a refspec names (a mirror's) are.
+    let pruned_by: Vec<Refspec> = specs.clone();
     if args.tags {
         specs.push(Refspec::parse("refs/tags/*:refs/tags/*")?);
     }
@@ -447,14 +447,11 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
     }
 
     if args.prune {
-        for spec in specs.iter().filter(|s| !s.is_exact() && !s.negative) {
+        for spec in pruned_by.iter().filter(|s| !s.is_exact() && !s.negative) {
             for (local, _) in repo.refs().list()? {
                 let Some(source) = spec.source_for(&local) else {
                     continue;
                 };
-                if local.starts_with("refs/tags/") && !args.tags {
-                    continue;
-                }
                 if !advertised.iter().any(|r| r.name == source) {
                     repo.refs().delete(&local)?;
                     lines.push((
@@ -483,6 +480,26 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The refspecs of the command line, where `tag <name>` stands for
+/// `refs/tags/<name>:refs/tags/<name>`, as in git.
+fn command_line_refspecs(args: &[String]) -> anyhow::Result<Vec<Refspec>> {
+    let mut specs = Vec::new();
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        if word == "tag" {
+            let Some(name) = words.next() else {
+                bail!("You need to specify a tag name.");
+            };
+            specs.push(Refspec::parse(&format!(
+                "refs/tags/{name}:refs/tags/{name}"
+            ))?);
+        } else {
+            specs.push(Refspec::parse(word)?);
+        }
+    }
+    Ok(specs)
 }
 
 /// Refs fetched by refspecs of the command line also update the remote-tracking refs the
