@@ -322,10 +322,8 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     };
     init(&git_dir, &initial, bare, args.filter.is_some())?;
     let work_tree = (!bare).then(|| target.clone());
-    let repo = context.open_git_dir(git_dir.clone(), work_tree.clone())?;
-    clone_into(
-        &args, context, &remote, &repo, &git_dir, work_tree, &initial,
-    )?;
+    let repo = Repository::open_git_dir(git_dir.clone(), work_tree.clone())?;
+    clone_into(&args, &remote, &repo, &git_dir, work_tree, &initial)?;
     cleanup.disarm();
     Ok(ExitCode::SUCCESS)
 }
@@ -333,7 +331,6 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
 /// Everything after the empty repository exists.
 fn clone_into(
     args: &CloneArgs,
-    context: &Context,
     remote: &Remote,
     repo: &Repository,
     git_dir: &Path,
@@ -433,7 +430,7 @@ fn clone_into(
         write_promisor(&received.pack, &advertised)?;
     }
     // The new pack is there now: open again to see it.
-    let repo = context.open_git_dir(git_dir.to_owned(), work_tree)?;
+    let repo = Repository::open_git_dir(git_dir.to_owned(), work_tree)?;
     let odb = repo.objects();
 
     // Tags that point into what arrived come along when only part of the remote was asked for.
@@ -514,7 +511,7 @@ fn clone_into(
         }
         // Open again: a partial clone has a second pack now.
         let work_tree = repo.work_tree().map(Path::to_owned);
-        let repo = context.open_git_dir(git_dir.to_owned(), work_tree)?;
+        let repo = Repository::open_git_dir(git_dir.to_owned(), work_tree)?;
         let options = CheckoutOptions::from_config(repo.config())?;
         let progress = TerminalProgress::new(show_progress);
         for warning in checkout_fresh(&repo, &tree, &options, &progress)? {

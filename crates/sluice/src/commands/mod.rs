@@ -36,15 +36,6 @@ impl Context {
         }
     }
 
-    /// The repository whose git directory is `git_dir`.
-    pub fn open_git_dir(
-        &self,
-        git_dir: PathBuf,
-        work_tree: Option<PathBuf>,
-    ) -> anyhow::Result<Repository> {
-        Ok(Repository::open_git_dir(git_dir, work_tree)?)
-    }
-
     /// The configuration of `repo`, or the user's and system's when outside a repository.
     pub fn config(&self, repo: Option<&Repository>) -> anyhow::Result<Config> {
         if let Some(repo) = repo {
