@@ -170,7 +170,7 @@ pub(crate) fn scan(
     Ok(scan)
 }
 
-/// Packs smaller than this are scanned by one thread: the split would not pay for itself.
+/// Pack files smaller than this are scanned by one thread: the split would not pay for itself.
 const SPLIT_MIN_SIZE: u64 = 32 << 20;
 /// A stream is split when at least this much of it is left to scan once it has all arrived:
 /// below that, a second thread saves under ~40 ms.
@@ -305,8 +305,8 @@ pub(crate) fn scan_file(
 }
 
 /// Pass 1 over a stream: this thread copies it into `pack` while a scanner thread reads the
-/// file right behind it; when the stream ends early enough, this thread scans the second half.
-/// The stream is read to its end, as a pack file would be.
+/// file right behind it; when the stream ends with enough left to scan, this thread scans the
+/// second half of what is left. The stream is read to its end, as a pack file would be.
 pub(crate) fn scan_stream(
     stream: &mut dyn Read,
     pack: &File,
