@@ -59,7 +59,6 @@ impl std::fmt::Debug for Filters {
     }
 }
 
-/// Quotes a path for the shell, as git's `%f` substitution does.
 impl Filters {
     /// Filters with these drivers, run in `work_tree`.
     pub fn new(drivers: HashMap<String, FilterDriver>, work_tree: &Path) -> Self {

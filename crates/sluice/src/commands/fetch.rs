@@ -273,13 +273,13 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         if !sluice_odb::refs::is_valid_ref_name(local) {
             bail!("refusing to create funny ref '{local}' locally");
         }
-        if repo.work_tree().is_some() && current_branch.as_deref() == Some(local) {
-            bail!(
-                "refusing to fetch into branch '{local}' checked out at '{}'",
-                repo.work_tree()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default()
-            );
+        if let Some(work_tree) = repo.work_tree() {
+            if current_branch.as_deref() == Some(local) {
+                bail!(
+                    "refusing to fetch into branch '{local}' checked out at '{}'",
+                    work_tree.display()
+                );
+            }
         }
     }
 
