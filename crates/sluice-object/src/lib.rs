@@ -23,7 +23,10 @@ pub mod parse;
 pub mod progress;
 pub mod shell;
 
-pub use hash::{hash_object, HashError, ObjectHasher, TrailerHasher};
+pub use hash::{
+    hash_object, hash_object_resuming, HashCheckpoints, HashError, ObjectHasher, SharedPrefix,
+    TrailerHasher,
+};
 pub use header::{parse_header, write_header, HeaderError, MAX_HEADER_LEN};
 pub use id::{HashKind, ObjectId, ParseIdError};
 pub use id_hash::{IdHashBuilder, IdHasher, IdMap, IdSet};

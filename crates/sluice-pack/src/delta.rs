@@ -105,8 +105,10 @@ pub fn delta_sizes(delta: &[u8]) -> Result<DeltaSizes, DeltaError> {
     })
 }
 
-/// Applies `delta` to `base`, replacing the contents of `out` with the result.
-pub fn apply_delta(base: &[u8], delta: &[u8], out: &mut Vec<u8>) -> Result<(), DeltaError> {
+/// Applies `delta` to `base`, replacing the contents of `out` with the result. Returns how many
+/// leading bytes of the result are the base's own leading bytes, copied in place: hashing can
+/// resume after them (`sluice_object::SharedPrefix`).
+pub fn apply_delta(base: &[u8], delta: &[u8], out: &mut Vec<u8>) -> Result<usize, DeltaError> {
     let sizes = delta_sizes(delta)?;
     if sizes.base != base.len() as u64 {
         return Err(DeltaError::BaseSizeMismatch {
@@ -122,6 +124,8 @@ pub fn apply_delta(base: &[u8], delta: &[u8], out: &mut Vec<u8>) -> Result<(), D
     out.try_reserve_exact(reserve)
         .map_err(|_| DeltaError::TooLarge { size: sizes.result })?;
     let mut pos = sizes.header_len;
+    // Stays equal to `out.len()` while every instruction so far copied the base in place.
+    let mut in_place = 0;
     while pos < delta.len() {
         let op = delta[pos];
         pos += 1;
@@ -159,6 +163,9 @@ pub fn apply_delta(base: &[u8], delta: &[u8], out: &mut Vec<u8>) -> Result<(), D
                     actual: (out.len() as u64) + size,
                 });
             }
+            if in_place == out.len() && offset == in_place as u64 {
+                in_place += size as usize;
+            }
             out.extend_from_slice(&base[offset as usize..end as usize]);
         } else if op != 0 {
             let size = usize::from(op);
@@ -181,7 +188,7 @@ pub fn apply_delta(base: &[u8], delta: &[u8], out: &mut Vec<u8>) -> Result<(), D
             actual: out.len() as u64,
         });
     }
-    Ok(())
+    Ok(in_place)
 }
 
 #[cfg(test)]
@@ -210,8 +217,22 @@ mod tests {
         // copy 5 bytes at 6 ("world"), insert "!!", copy 5 at 0 ("hello")
         let d = delta(11, 12, &[0x91, 6, 5, 2, b'!', b'!', 0x90, 5]);
         let mut out = Vec::new();
-        apply_delta(base, &d, &mut out).unwrap();
+        assert_eq!(apply_delta(base, &d, &mut out), Ok(0));
         assert_eq!(out, b"world!!hello");
+    }
+
+    #[test]
+    fn reports_the_prefix_copied_in_place() {
+        let base = b"hello world";
+        // copy 5 at 0, copy 1 at 5, insert "W", copy 4 at 7: in place up to the insert only
+        let d = delta(11, 11, &[0x90, 5, 0x91, 5, 1, 1, b'W', 0x91, 7, 4]);
+        let mut out = Vec::new();
+        assert_eq!(apply_delta(base, &d, &mut out), Ok(6));
+        assert_eq!(out, b"hello World");
+        // a copy from elsewhere first: nothing in place, even when a later copy lines up
+        let d = delta(11, 11, &[0x91, 6, 5, 0x91, 5, 6]);
+        assert_eq!(apply_delta(base, &d, &mut out), Ok(0));
+        assert_eq!(out, b"world world");
     }
 
     #[test]

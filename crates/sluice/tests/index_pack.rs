@@ -172,6 +172,33 @@ fn git_made_deep_pack_matches_git() {
     assert_same_as_git(&pack, &[], &["--threads=2"]);
 }
 
+/// Trees of 400 entries, one entry's id changing per commit: same-sized tree deltas that copy a
+/// prefix in place, whose hashes resume from their base's saved states.
+#[test]
+fn trees_changed_in_place_match_git() {
+    let env = Env::new();
+    let repo = env.init("wide", true);
+    let names: Vec<String> = (0..400).map(|i| format!("dir/file-{i:04}")).collect();
+    let mut fi = FastImport::new();
+    let first: Vec<Vec<u8>> = (0..names.len()).map(|i| text(i, 2)).collect();
+    let files: Vec<(&str, &str, &[u8])> = names
+        .iter()
+        .zip(&first)
+        .map(|(name, content)| (name.as_str(), "100644", content.as_slice()))
+        .collect();
+    fi.commit("main", "all", &files);
+    for i in 0..120 {
+        let content = text(1000 + i, 2);
+        let name = &names[(i * 37) % names.len()];
+        fi.commit("main", "one", &[(name.as_str(), "100644", &content)]);
+    }
+    env.fast_import(&repo, fi.finish());
+    let ofs = pack_objects(&env, &repo, &["--delta-base-offset"]);
+    assert_same_as_git(&ofs, &[], &[]);
+    let refs = pack_objects(&env, &repo, &[]);
+    assert_same_as_git(&refs, &[], &["--threads=2"]);
+}
+
 #[test]
 fn base_with_twenty_thousand_children_matches_git() {
     let base_data = text(0, 40);
