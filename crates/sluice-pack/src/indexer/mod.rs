@@ -407,22 +407,21 @@ impl<'a> PackIndexer<'a> {
                 .phase("Resolving deltas", Some(scan.deltas as u64));
         }
         {
-            let arrivals = Arrivals::default();
+            let arrivals = alongside.is_some().then(|| {
+                let arrivals = Arrivals::new(scan.entries.len());
+                let whole = (0..scan.entries.len() as u32)
+                    .filter(|&i| scan.entries[i as usize].pack_type < 5);
+                arrivals.seed(whole, &scan.resolved);
+                arrivals
+            });
             let mut resolver = self.resolver(&scan, pack_file, &ofs, &refs);
-            if alongside.is_some() {
-                arrivals.seed((0..scan.entries.len() as u32).filter_map(|i| {
-                    let whole = scan.entries[i as usize].pack_type < 5;
-                    let resolved = scan.resolved[i as usize].get();
-                    resolved.filter(|_| whole).map(|r| (r.id, i))
-                }));
-                resolver.arrivals = Some(&arrivals);
-            }
+            resolver.arrivals = arrivals.as_ref();
             let roots = resolver.roots();
             let checked = std::thread::scope(|threads| {
-                if let Some(alongside) = alongside {
+                if let (Some(alongside), Some(arrivals)) = (alongside, &arrivals) {
                     let view = ArrivingPack {
                         resolver: &resolver,
-                        arrivals: &arrivals,
+                        arrivals,
                     };
                     threads.spawn(move || alongside(&view));
                 }
@@ -443,7 +442,9 @@ impl<'a> PackIndexer<'a> {
                     }
                     _ => Ok(()),
                 };
-                arrivals.finish(failed || checked.is_err());
+                if let Some(arrivals) = &arrivals {
+                    arrivals.finish(failed || checked.is_err());
+                }
                 checked
             });
             if let Some(error) = resolver.error.into_inner() {

@@ -379,7 +379,7 @@ impl<'a> Resolver<'a> {
                 return Ok(None);
             }
             if let Some(arrivals) = self.arrivals {
-                arrivals.arrived(id, child);
+                arrivals.arrived(&id, child, self.resolved);
             }
             let data = self.has_children(child, &id).then(|| Base {
                 data: std::mem::take(&mut work.result),
