@@ -128,12 +128,15 @@ pub fn hash_object_resuming(
             )
         })
         .filter(|&(_, states)| states > 0);
-    let mut states = Vec::new();
+    let mut states = Vec::with_capacity(if save {
+        stream_len / CHECKPOINT_SPACING
+    } else {
+        0
+    });
     // `hashed`: how many stream bytes the hasher has taken.
     let (mut hasher, mut hashed) = match resume {
         Some((checkpoints, count)) => {
             if save {
-                states.reserve(stream_len / CHECKPOINT_SPACING);
                 states.extend_from_slice(&checkpoints.states[..count]);
             }
             (

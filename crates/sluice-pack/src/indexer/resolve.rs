@@ -3,6 +3,8 @@
 //! count and freed as soon as their last child is built; a chain of single children runs as a
 //! loop (no recursion, so chains thousands deep are fine) and a node with several children hands
 //! all but one to other workers. Results go into per-entry `OnceLock`s: no lock on the hot path.
+//! A tree's hash resumes from the states its base's hash passed through, over the prefix the
+//! delta copied in place (`HashCheckpoints`).
 
 use super::arriving::Arrivals;
 use super::{Entry, IndexError, ObjectLookup, Resolved, NOT_KEPT};
@@ -77,7 +79,7 @@ impl RefChildren {
     }
 
     pub(crate) fn of(&self, id: &ObjectId) -> &[(ObjectId, u32)] {
-        if self.by_base.is_empty() {
+        if self.is_empty() {
             return &[];
         }
         let lo = self.by_base.partition_point(|(b, _)| b < id);
