@@ -70,7 +70,7 @@ pub fn hash_object(hash: HashKind, kind: ObjectKind, data: &[u8]) -> Result<Obje
 /// of the object's size while losing at most 1 KiB of a shared prefix.
 const CHECKPOINT_SPACING: usize = 1024;
 
-/// The hasher's state after every [`CHECKPOINT_SPACING`] bytes of one object's hashed stream.
+/// The hasher's state after every 1 KiB (`CHECKPOINT_SPACING`) of one object's hashed stream.
 ///
 /// An object of the same kind and size that begins with the same bytes has the same header and
 /// so passes through the same states: its hash resumes from the last state inside the shared
