@@ -25,7 +25,7 @@ struct KnownIds {
 }
 
 impl KnownIds {
-    /// A table for the entries of `resolved`.
+    /// A table for a pack of `entries` entries: twice as many slots, rounded up to a power of two.
     fn new(entries: usize) -> Self {
         let len = (entries.max(8) * 2).next_power_of_two();
         KnownIds {
