@@ -62,6 +62,9 @@ fn bad_upload_packs_leave_nothing_behind() {
     let repo = source(&env);
     let (head, full, one) = packs(&env, &repo);
     let repo_arg = repo.to_str().unwrap();
+    // A URL, not a path: from a path a clone links the objects and only lists refs through
+    // upload-pack, as git's does, and the stand-in's pack would never be read.
+    let repo_url = format!("file://{repo_arg}");
     // A repository with `origin` configured and nothing fetched yet, so a fetch has work.
     let existing = env.init("existing", false);
     env.git(&existing, &["remote", "add", "origin", repo_arg]);
@@ -89,7 +92,7 @@ fn bad_upload_packs_leave_nothing_behind() {
                 "sluice.fetchTimeout=2",
                 "clone",
                 &upload,
-                repo_arg,
+                &repo_url,
                 dest.to_str().unwrap(),
             ],
             expected,
@@ -110,7 +113,7 @@ fn bad_upload_packs_leave_nothing_behind() {
                 "sluice.fetchTimeout=2",
                 "clone",
                 &upload,
-                repo_arg,
+                &repo_url,
                 empty.to_str().unwrap(),
             ],
             b"",
@@ -246,6 +249,8 @@ fn interrupted_clones_and_fetches_leave_nothing_behind() {
     let repo = source(&env);
     let (head, full, _) = packs(&env, &repo);
     let repo_arg = repo.to_str().unwrap();
+    // A URL, so the clone reads its pack from the stand-in (see above).
+    let repo_url = format!("file://{repo_arg}");
     let upload = format!("--upload-pack=python3 {} stall {full} {head}", script());
     let existing = env.init("existing", false);
     env.git(&existing, &["remote", "add", "origin", repo_arg]);
@@ -255,7 +260,7 @@ fn interrupted_clones_and_fetches_leave_nothing_behind() {
     let runs: [(&Path, Vec<&str>, PathBuf); 2] = [
         (
             env.path(),
-            vec!["clone", &upload, repo_arg, dest_arg],
+            vec!["clone", &upload, &repo_url, dest_arg],
             dest.join(".git/objects/pack"),
         ),
         (

@@ -60,6 +60,107 @@ fn clones_match_git_clone() {
     }
 }
 
+/// Every file below `objects/`, by path: a hash of its bytes, whether it is linked from
+/// elsewhere, and the modification time of an object file (which a copy keeps).
+fn object_files(git_dir: &Path) -> Vec<(String, u64, bool, Option<std::time::SystemTime>)> {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    use std::os::unix::fs::MetadataExt;
+    let objects = git_dir.join("objects");
+    let mut out: Vec<_> = snapshot(&objects)
+        .into_iter()
+        .map(|(path, bytes)| {
+            let meta = std::fs::metadata(&path).unwrap();
+            let name = path.strip_prefix(&objects).unwrap().display().to_string();
+            let mut hasher = DefaultHasher::new();
+            bytes.hash(&mut hasher);
+            let written_anew = name.starts_with("info/");
+            let modified = (!written_anew).then(|| meta.modified().unwrap());
+            (name, hasher.finish(), meta.nlink() > 1, modified)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn clones_from_a_path_link_or_copy_objects_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let src = source(&env);
+        add_loose_commit(&env, &src, 1);
+        // A relative alternate, which a clone must make absolute.
+        let borrowed = env.init("borrowed.git", true);
+        env.git_with_input(&borrowed, &["hash-object", "-w", "--stdin"], b"borrowed\n");
+        std::fs::write(
+            src.join("objects/info/alternates"),
+            "# a comment\n../../borrowed.git/objects\n",
+        )
+        .unwrap();
+        let path = src.to_str().unwrap();
+        for (name, extra) in [
+            ("default", &[][..]),
+            ("local-bare", &["--local", "--bare"][..]),
+            ("no-hardlinks", &["--no-hardlinks"][..]),
+            ("shared", &["--shared"][..]),
+            ("depth", &["--depth", "1"][..]),
+            ("filter", &["--filter=blob:none"][..]),
+            ("no-local", &["--no-local"][..]),
+        ] {
+            let mut outputs = Vec::new();
+            for (who, sluice) in [("ours", true), ("theirs", false)] {
+                let dest = format!("{who}-{name}");
+                let mut args = extra.to_vec();
+                args.extend([path, dest.as_str()]);
+                let mut all = vec!["clone"];
+                all.extend(args);
+                let out = env.sluice_or_git(sluice, env.path(), &all);
+                assert!(out.status.success(), "{name}: {}", stderr(&out));
+                outputs.push(stderr(&out).replace(&dest, "DEST"));
+            }
+            let ours = env.path().join(format!("ours-{name}"));
+            let theirs = env.path().join(format!("theirs-{name}"));
+            let git_dir = |repo: &Path| {
+                if extra.contains(&"--bare") {
+                    repo.to_owned()
+                } else {
+                    repo.join(".git")
+                }
+            };
+            assert_eq!(refs(&env, &ours), refs(&env, &theirs), "{name}");
+            assert_eq!(config(&env, &ours), config(&env, &theirs), "{name}");
+            fsck(&env, &ours);
+            if name != "no-local" {
+                assert_eq!(outputs[0], outputs[1], "{name}");
+                assert_eq!(
+                    object_files(&git_dir(&ours)),
+                    object_files(&git_dir(&theirs)),
+                    "{name}"
+                );
+            }
+            if !extra.contains(&"--bare") {
+                assert_eq!(
+                    env.git(&ours, &["ls-files", "-s"]),
+                    env.git(&theirs, &["ls-files", "-s"]),
+                    "{name}"
+                );
+                assert!(
+                    env.git(&ours, &["status", "--porcelain"]).is_empty(),
+                    "{name}"
+                );
+            }
+        }
+        // A symbolic link in the source's objects is refused, as git refuses it, and the
+        // clone leaves nothing behind.
+        std::os::unix::fs::symlink(src.join("objects/pack"), src.join("objects/zz")).unwrap();
+        let out = env.sluice(env.path(), &["clone", "-q", path, "linked"], b"");
+        let theirs = env.git_with_input(env.path(), &["clone", "-q", path, "linked"], b"");
+        assert_eq!(out.status.code(), Some(128), "{}", stderr(&out));
+        assert_eq!(stderr(&out), stderr(&theirs));
+        assert!(!env.path().join("linked").exists());
+        std::fs::remove_file(src.join("objects/zz")).unwrap();
+    }
+}
+
 #[test]
 fn failed_clones_leave_nothing_behind() {
     let env = Env::new();

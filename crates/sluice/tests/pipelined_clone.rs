@@ -56,8 +56,10 @@ fn files_stored_as_deltas_are_checked_out_while_resolving() {
         script.display(),
         pack_path.display()
     );
-    // Any repository serves as the address: the stand-in ignores it.
-    let remote = env.init("address.git", true).to_str().unwrap().to_owned();
+    // Any repository serves as the address: the stand-in ignores it. A URL, since from a path
+    // a clone would link the (empty) repository's objects instead of reading the pack.
+    let address = env.init("address.git", true);
+    let remote = format!("file://{}", address.display());
     let ours = env.path().join("ours");
     let out = env.sluice(
         env.path(),

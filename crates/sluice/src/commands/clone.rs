@@ -2,11 +2,13 @@
 //! indexes, the remote's branches as `refs/remotes/origin/*` (or as they are, bare or mirror)
 //! and its tags in `packed-refs`, `origin`'s configuration, reflogs, the shallow file or the
 //! promisor settings of a partial clone, and the default branch checked out. Any URL git takes;
-//! a failure (or a signal) removes what the clone created.
+//! from a plain path, as git does, the source's object files are linked instead of fetched
+//! (see `local_clone`). A failure (or a signal) removes what the clone created.
 
 use super::checkout::identity;
 use super::date::parse_since;
 use super::index_pack::Alongside;
+use super::local_clone::{transfer_objects, ObjectTransfer};
 use super::remote::{connect, connect_options, fetch_into, resolve, update_shallow, Remote};
 use super::Context;
 use crate::progress::{Deferred, TerminalProgress};
@@ -14,7 +16,7 @@ use anyhow::{bail, Context as _};
 use clap::Args;
 use sluice_checkout::tree::flatten;
 use sluice_checkout::{checkout_fresh, checkout_fresh_from, commit_tree, CheckoutOptions};
-use sluice_fetch::{Deepen, FetchRequest, NoHaves, RemoteRef};
+use sluice_fetch::{Deepen, FetchRequest, NoHaves, RemoteRef, RemoteUrl};
 use sluice_object::ObjectId;
 use sluice_odb::{append_section, ObjectDb, ObjectFilter, RefTarget, Repository};
 use sluice_pack::ArrivingPack;
@@ -67,6 +69,19 @@ pub struct CloneArgs {
     /// The command that runs upload-pack on the other side.
     #[arg(short = 'u', long, value_name = "command")]
     upload_pack: Option<String>,
+    /// From a path, link the source's object files instead of fetching (the default for
+    /// paths); a link that fails is an error rather than a copy.
+    #[arg(short = 'l', long, overrides_with = "no_local")]
+    local: bool,
+    /// From a path, fetch through upload-pack as from a URL.
+    #[arg(long, overrides_with = "local")]
+    no_local: bool,
+    /// From a path, copy the source's object files instead of linking them.
+    #[arg(long)]
+    no_hardlinks: bool,
+    /// From a path, borrow the source's objects through an alternate instead of copying them.
+    #[arg(short = 's', long)]
+    shared: bool,
     /// The repository to clone: a path or any URL git takes.
     #[arg(value_name = "repository")]
     repository: String,
@@ -290,6 +305,58 @@ fn plan<'a>(args: &CloneArgs, advertised: &'a [RemoteRef]) -> anyhow::Result<Pla
     })
 }
 
+/// The object directory a clone from a path takes its objects from, and how.
+struct LocalSource {
+    objects: PathBuf,
+    transfer: ObjectTransfer,
+}
+
+/// Whether the clone copies the source's objects itself, as git does for a path (not a
+/// `file://` URL) to a repository that is not shallow, unless `--no-local`. Says, as git
+/// does, which options that leaves without effect.
+fn local_source(args: &CloneArgs, remote: &Remote) -> Option<LocalSource> {
+    let source = match &remote.url {
+        RemoteUrl::Local(path) if !args.no_local && !args.repository.starts_with("file://") => {
+            Repository::open_served(path, false).ok()
+        }
+        _ => None,
+    };
+    let source = source.filter(|repo| {
+        let shallow = repo.common_dir().join("shallow").exists();
+        if shallow && args.local {
+            eprintln!("warning: source repository is shallow, ignoring --local");
+        }
+        !shallow
+    });
+    let Some(source) = source else {
+        if args.local {
+            eprintln!("warning: --local is ignored");
+        }
+        return None;
+    };
+    for (given, option) in [
+        (args.depth.is_some(), "--depth"),
+        (args.shallow_since.is_some(), "--shallow-since"),
+        (!args.shallow_exclude.is_empty(), "--shallow-exclude"),
+        (args.filter.is_some(), "--filter"),
+    ] {
+        if given {
+            eprintln!("warning: {option} is ignored in local clones; use file:// instead.");
+        }
+    }
+    let transfer = if args.shared {
+        ObjectTransfer::Shared
+    } else if args.no_hardlinks {
+        ObjectTransfer::Copy
+    } else if args.local {
+        ObjectTransfer::LinkOnly
+    } else {
+        ObjectTransfer::LinkOrCopy
+    };
+    let objects = std::path::absolute(source.common_dir().join("objects")).ok()?;
+    Some(LocalSource { objects, transfer })
+}
+
 /// Runs clone.
 pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if let Some(spec) = &args.filter {
@@ -314,6 +381,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         let into = if bare { "bare repository " } else { "" };
         eprintln!("Cloning into {into}'{}'...", directory.display());
     }
+    let local = local_source(&args, &remote);
     let mut cleanup = Cleanup::new(target.clone(), existed);
     let git_dir = if bare {
         target.clone()
@@ -323,7 +391,15 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     init(&git_dir, &initial, bare, args.filter.is_some())?;
     let work_tree = (!bare).then(|| target.clone());
     let repo = Repository::open_git_dir(git_dir.clone(), work_tree.clone())?;
-    clone_into(&args, &remote, &repo, &git_dir, work_tree, &initial)?;
+    clone_into(
+        &args,
+        &remote,
+        local.as_ref(),
+        &repo,
+        &git_dir,
+        work_tree,
+        &initial,
+    )?;
     cleanup.disarm();
     Ok(ExitCode::SUCCESS)
 }
@@ -332,6 +408,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
 fn clone_into(
     args: &CloneArgs,
     remote: &Remote,
+    local: Option<&LocalSource>,
     repo: &Repository,
     git_dir: &Path,
     work_tree: Option<PathBuf>,
@@ -410,7 +487,15 @@ fn clone_into(
     };
     let overlap = !bare && !args.no_checkout && args.filter.is_none() && checkout_id.is_some();
     let mut received = None;
-    if !wants.is_empty() {
+    if wants.is_empty() && !args.quiet {
+        eprintln!("warning: You appear to have cloned an empty repository.");
+    }
+    if let Some(local) = local {
+        transfer_objects(&local.objects, &git_dir.join("objects"), local.transfer)?;
+        if !args.quiet {
+            eprintln!("done.");
+        }
+    } else if !wants.is_empty() {
         let got = fetch_into(
             &mut connection,
             repo,
@@ -422,8 +507,6 @@ fn clone_into(
         )?;
         update_shallow(git_dir, &got.shallow, &got.unshallow)?;
         received = Some(got);
-    } else if !args.quiet {
-        eprintln!("warning: You appear to have cloned an empty repository.");
     }
     connection.finish()?;
     if let (Some(received), Some(_)) = (&received, &args.filter) {

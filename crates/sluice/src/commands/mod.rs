@@ -7,6 +7,7 @@ mod date;
 pub mod fetch;
 pub mod fetch_pack;
 pub mod index_pack;
+mod local_clone;
 mod output;
 mod refspec;
 mod remote;
