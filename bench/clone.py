@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """`sluice clone` beside `git clone` and `gix clone` (when installed) on the same repository,
 in turn, one run of each per round: from a file:// URL (the upload-pack of the `--git` given
-serves all three), and from `sluice serve` over smart HTTP. Reports the median wall time, CPU
+serves all three), from the plain path (where git and Sluice link the object files instead of
+fetching), and from `sluice serve` over smart HTTP. Reports the median wall time, CPU
 time (the client and every process it waits for, upload-pack included for file://), peak memory
 of the largest process, and the ratio to git.
 
     python3 bench/clone.py <bare repo> [--runs 3] [--git /usr/bin/git] [--no-http]
+                           [--only file|path|http]
 """
 
 import argparse
@@ -96,6 +98,8 @@ def main():
     parser.add_argument("--git", default="/usr/bin/git")
     parser.add_argument("--sluice", default="target/release/sluice")
     parser.add_argument("--no-http", action="store_true")
+    parser.add_argument("--only", choices=["file", "path", "http"],
+                        help="run one scenario instead of all")
     parser.add_argument("--results", default="bench/results/clone.jsonl")
     args = parser.parse_args()
     args.sluice = os.path.abspath(args.sluice)
@@ -107,8 +111,12 @@ def main():
                           text=True, check=True).stdout.strip()
     rows = []
     with tempfile.TemporaryDirectory(prefix="sluice-clone-bench-", dir="/tmp") as work:
-        bench("file://", f"file://{repo}", args, gix, work, head, rows)
-        if not args.no_http:
+        wanted = lambda scenario: args.only in (None, scenario)
+        if wanted("file"):
+            bench("file://", f"file://{repo}", args, gix, work, head, rows)
+        if wanted("path"):
+            bench("path", repo, args, gix, work, head, rows)
+        if wanted("http") and not args.no_http:
             server = subprocess.Popen([args.sluice, "serve", "--http", "127.0.0.1:0", "--git",
                                        "off", os.path.dirname(repo)],
                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
