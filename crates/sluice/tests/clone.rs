@@ -12,6 +12,25 @@ fn config(env: &Env, repo: &Path) -> String {
     String::from_utf8(env.git(repo, &["config", "--local", "--list"])).unwrap()
 }
 
+/// `ours` is what git made as `theirs`: the same refs, configuration and (with a work tree)
+/// index, a clean status, and a repository that passes `fsck --strict`.
+fn assert_same_clone(env: &Env, ours: &Path, theirs: &Path, work_tree: bool, name: &str) {
+    assert_eq!(refs(env, ours), refs(env, theirs), "{name}");
+    assert_eq!(config(env, ours), config(env, theirs), "{name}");
+    fsck(env, ours);
+    if work_tree {
+        assert_eq!(
+            env.git(ours, &["ls-files", "-s"]),
+            env.git(theirs, &["ls-files", "-s"]),
+            "{name}"
+        );
+        assert!(
+            env.git(ours, &["status", "--porcelain"]).is_empty(),
+            "{name}"
+        );
+    }
+}
+
 #[test]
 fn clones_match_git_clone() {
     for git in gits() {
@@ -42,20 +61,8 @@ fn clones_match_git_clone() {
             theirs_args.push(theirs.to_str().unwrap());
             let out = env.git_with_input(env.path(), &theirs_args, b"");
             assert!(out.status.success(), "{name}: {}", stderr(&out));
-            assert_eq!(refs(&env, &ours), refs(&env, &theirs), "{name}");
-            assert_eq!(config(&env, &ours), config(&env, &theirs), "{name}");
-            fsck(&env, &ours);
-            if !extra.contains(&"--bare") && !extra.contains(&"--no-checkout") {
-                assert_eq!(
-                    env.git(&ours, &["ls-files", "-s"]),
-                    env.git(&theirs, &["ls-files", "-s"]),
-                    "{name}"
-                );
-                assert!(
-                    env.git(&ours, &["status", "--porcelain"]).is_empty(),
-                    "{name}"
-                );
-            }
+            let work_tree = !extra.contains(&"--bare") && !extra.contains(&"--no-checkout");
+            assert_same_clone(&env, &ours, &theirs, work_tree, name);
         }
     }
 }
@@ -126,25 +133,12 @@ fn clones_from_a_path_link_or_copy_objects_as_git_does() {
                     repo.join(".git")
                 }
             };
-            assert_eq!(refs(&env, &ours), refs(&env, &theirs), "{name}");
-            assert_eq!(config(&env, &ours), config(&env, &theirs), "{name}");
-            fsck(&env, &ours);
+            assert_same_clone(&env, &ours, &theirs, !extra.contains(&"--bare"), name);
             if name != "no-local" {
                 assert_eq!(outputs[0], outputs[1], "{name}");
                 assert_eq!(
                     object_files(&git_dir(&ours)),
                     object_files(&git_dir(&theirs)),
-                    "{name}"
-                );
-            }
-            if !extra.contains(&"--bare") {
-                assert_eq!(
-                    env.git(&ours, &["ls-files", "-s"]),
-                    env.git(&theirs, &["ls-files", "-s"]),
-                    "{name}"
-                );
-                assert!(
-                    env.git(&ours, &["status", "--porcelain"]).is_empty(),
                     "{name}"
                 );
             }
