@@ -87,20 +87,34 @@ impl Repository {
     /// unless `strict`, the first of `path/.git`, `path`, `path.git/.git` and `path.git` that is
     /// a git directory. Servers need no work tree.
     pub fn open_served(path: &Path, strict: bool) -> Result<Repository, RepoError> {
+        let git_dir =
+            Self::find_served(path, strict).ok_or_else(|| RepoError::NotFound(path.to_owned()))?;
+        Self::open_git_dir(git_dir, None)
+    }
+
+    /// The git directory [`Repository::open_served`] would open, found without reading the
+    /// repository's configuration or objects.
+    pub fn find_served(path: &Path, strict: bool) -> Option<PathBuf> {
         let suffixes: &[&str] = if strict {
             &[""]
         } else {
             &["/.git", "", ".git/.git", ".git"]
         };
-        for suffix in suffixes {
+        suffixes.iter().find_map(|suffix| {
             let mut candidate = path.as_os_str().to_owned();
             candidate.push(suffix);
             let candidate = PathBuf::from(candidate);
-            if is_git_dir(&candidate) {
-                return Self::open_git_dir(candidate, None);
-            }
+            is_git_dir(&candidate).then_some(candidate)
+        })
+    }
+
+    /// The directory shared by every worktree of the repository at `git_dir` (its `commondir`
+    /// file), or `git_dir` itself.
+    pub fn common_dir_of(git_dir: &Path) -> PathBuf {
+        match std::fs::read_to_string(git_dir.join("commondir")) {
+            Ok(text) => git_dir.join(text.trim()),
+            Err(_) => git_dir.to_owned(),
         }
-        Err(RepoError::NotFound(path.to_owned()))
     }
 
     /// Opens the repository whose git directory is `git_dir`.
@@ -108,10 +122,7 @@ impl Repository {
         git_dir: PathBuf,
         work_tree: Option<PathBuf>,
     ) -> Result<Repository, RepoError> {
-        let common_dir = match std::fs::read_to_string(git_dir.join("commondir")) {
-            Ok(text) => git_dir.join(text.trim()),
-            Err(_) => git_dir.clone(),
-        };
+        let common_dir = Self::common_dir_of(&git_dir);
         let config = Config::load(Some(&common_dir))?;
         let hash = match config.get("extensions.objectformat") {
             None => HashKind::Sha1,

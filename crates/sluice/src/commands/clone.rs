@@ -315,14 +315,15 @@ struct LocalSource {
 /// `file://` URL) to a repository that is not shallow, unless `--no-local`. Says, as git
 /// does, which options that leaves without effect.
 fn local_source(args: &CloneArgs, remote: &Remote) -> Option<LocalSource> {
+    // Only where the repository is: its objects are copied as files, never read.
     let source = match &remote.url {
         RemoteUrl::Local(path) if !args.no_local && !args.repository.starts_with("file://") => {
-            Repository::open_served(path, false).ok()
+            Repository::find_served(path, false).map(|git_dir| Repository::common_dir_of(&git_dir))
         }
         _ => None,
     };
-    let source = source.filter(|repo| {
-        let shallow = repo.common_dir().join("shallow").exists();
+    let source = source.filter(|common_dir| {
+        let shallow = common_dir.join("shallow").exists();
         if shallow && args.local {
             eprintln!("warning: source repository is shallow, ignoring --local");
         }
@@ -353,7 +354,7 @@ fn local_source(args: &CloneArgs, remote: &Remote) -> Option<LocalSource> {
     } else {
         ObjectTransfer::LinkOrCopy
     };
-    let objects = std::path::absolute(source.common_dir().join("objects")).ok()?;
+    let objects = std::path::absolute(source.join("objects")).ok()?;
     Some(LocalSource { objects, transfer })
 }
 
