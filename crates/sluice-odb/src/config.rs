@@ -4,6 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
+mod edit;
+pub use edit::{ConfigFile, ConfigKey, KeyProblem};
+
 /// Why a configuration file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -36,6 +39,17 @@ pub enum ConfigError {
     /// A `-c` override without `=` or a key with no section.
     #[error("bogus config parameter: {0}")]
     Parameter(String),
+    /// A key git would refuse to write.
+    #[error("{problem}: {key}")]
+    Key {
+        /// The key as given.
+        key: String,
+        /// What is wrong with it.
+        problem: KeyProblem,
+    },
+    /// Setting one value for a key that has several.
+    #[error("{0} has multiple values")]
+    MultipleValues(String),
 }
 
 /// One `key = value` line, with its key normalised to `section.subsection.name` where section
@@ -125,27 +139,13 @@ impl Config {
             let mut line = lines[i].trim_start().to_owned();
             i += 1;
             if line.starts_with('[') {
-                let close = line.find(']').ok_or_else(|| bad(number))?;
-                let header = &line[1..close];
-                section = match header.find(' ') {
-                    Some(space) => {
-                        let name = header[..space].to_ascii_lowercase();
-                        let sub = header[space..].trim_start();
-                        let sub = sub
-                            .strip_prefix('"')
-                            .and_then(|s| s.strip_suffix('"'))
-                            .ok_or_else(|| bad(number))?;
-                        let sub = sub.replace("\\\"", "\"").replace("\\\\", "\\");
-                        format!("{name}.{sub}")
-                    }
-                    None => match header.split_once('.') {
-                        Some((name, sub)) => {
-                            format!("{}.{}", name.to_ascii_lowercase(), sub.to_ascii_lowercase())
-                        }
-                        None => header.to_ascii_lowercase(),
-                    },
+                let header = parse_header(&line).ok_or_else(|| bad(number))?;
+                section = match &header.subsection {
+                    Some(sub) => format!("{}.{sub}", header.section),
+                    None => header.section.clone(),
                 };
-                line = line[close + 1..].trim_start().to_owned();
+                let close = line.len() - header.rest.len();
+                line = line[close..].trim_start().to_owned();
                 if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
                     continue;
                 }
@@ -283,53 +283,6 @@ impl Config {
     }
 }
 
-/// Appends a section to the configuration file at `path` (through `<path>.lock` and a rename,
-/// as git writes config): `[section "subsection"]` followed by `key = value` lines.
-pub fn append_section(
-    path: &Path,
-    section: &str,
-    subsection: Option<&str>,
-    entries: &[(&str, &str)],
-) -> Result<(), ConfigError> {
-    let io = |source| ConfigError::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let mut text = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(io(e)),
-    };
-    if !text.is_empty() && !text.ends_with(b"\n") {
-        text.push(b'\n');
-    }
-    match subsection {
-        Some(sub) => {
-            let quoted = sub.replace('\\', "\\\\").replace('"', "\\\"");
-            text.extend_from_slice(format!("[{section} \"{quoted}\"]\n").as_bytes());
-        }
-        None => text.extend_from_slice(format!("[{section}]\n").as_bytes()),
-    }
-    for (key, value) in entries {
-        let needs_quotes =
-            value.starts_with(' ') || value.ends_with(' ') || value.contains(['#', ';']);
-        let escaped = value
-            .replace('\\', "\\\\")
-            .replace('"', "\\\"")
-            .replace('\n', "\\n");
-        let value = if needs_quotes {
-            format!("\"{escaped}\"")
-        } else {
-            escaped
-        };
-        text.extend_from_slice(format!("\t{key} = {value}\n").as_bytes());
-    }
-    crate::lockfile::write_locked(path, &text, false).map_err(|e| match e {
-        crate::LockError::Io { source, .. } => io(source),
-        locked => io(std::io::Error::other(locked.to_string())),
-    })
-}
-
 /// Parses an integer with an optional k, m or g suffix.
 pub fn parse_int(value: &str) -> Option<i64> {
     let value = value.trim();
@@ -354,6 +307,38 @@ fn normalize_key(key: &str) -> Option<String> {
         &key[first..last],
         key[last..].to_ascii_lowercase()
     ))
+}
+
+/// A section header line (`[section]`, `[section "subsection"]` or the old `[section.sub]`),
+/// with the section in lowercase and what follows the `]`.
+pub(crate) struct Header<'a> {
+    pub(crate) section: String,
+    pub(crate) subsection: Option<String>,
+    pub(crate) rest: &'a str,
+}
+
+/// Parses the header `line` starts with (after any indentation), if it is a valid one.
+pub(crate) fn parse_header(line: &str) -> Option<Header<'_>> {
+    let line = line.trim_start().strip_prefix('[')?;
+    let close = line.find(']')?;
+    let (header, rest) = (&line[..close], &line[close + 1..]);
+    let (section, subsection) = match header.find(' ') {
+        Some(space) => {
+            let sub = header[space..].trim_start();
+            let sub = sub.strip_prefix('"').and_then(|s| s.strip_suffix('"'))?;
+            let sub = sub.replace("\\\"", "\"").replace("\\\\", "\\");
+            (&header[..space], Some(sub))
+        }
+        None => match header.split_once('.') {
+            Some((name, sub)) => (name, Some(sub.to_ascii_lowercase())),
+            None => (header, None),
+        },
+    };
+    Some(Header {
+        section: section.to_ascii_lowercase(),
+        subsection,
+        rest,
+    })
 }
 
 fn parse_value(raw: &str) -> Option<String> {

@@ -29,7 +29,7 @@ mod stream;
 mod tree_diff;
 pub mod walk;
 
-pub use config::{append_section, Config, ConfigError};
+pub use config::{Config, ConfigError, ConfigFile, ConfigKey};
 pub use lockfile::{write_locked, LockError};
 pub use loose::{LooseObjectCache, LooseObjects};
 pub use odb::{ObjectContent, ObjectDb, OdbError};

@@ -20,8 +20,9 @@ pub struct Cli {
     /// Run as if started in <path>.
     #[arg(short = 'C', value_name = "path", global = true)]
     pub directory: Option<PathBuf>,
-    /// Set a configuration value for this command (<name>=<value>).
-    #[arg(short = 'c', value_name = "name=value", global = true)]
+    /// Set a configuration value for this command (<name>=<value>); before the command's name,
+    /// as git takes it (`clone -c` writes the new repository's configuration instead).
+    #[arg(short = 'c', value_name = "name=value")]
     pub config: Vec<String>,
     /// The command to run.
     #[command(subcommand)]

@@ -155,6 +155,137 @@ fn clones_from_a_path_link_or_copy_objects_as_git_does() {
     }
 }
 
+/// The bytes of a clone's `config` and `packed-refs`.
+fn config_files(repo: &Path) -> [Vec<u8>; 2] {
+    let git_dir = if repo.join(".git").exists() {
+        repo.join(".git")
+    } else {
+        repo.to_owned()
+    };
+    ["config", "packed-refs"].map(|name| std::fs::read(git_dir.join(name)).unwrap_or_default())
+}
+
+#[test]
+fn clone_config_and_remote_name_match_git() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let src = source(&env);
+        env.git(&src, &["update-ref", "refs/pull/1/head", "topic"]);
+        env.git(&src, &["update-ref", "refs/notes/commits", "main"]);
+        let path = src.to_str().unwrap();
+        let notes = "remote.origin.fetch=+refs/notes/*:refs/notes/*";
+        let pulls = "remote.origin.fetch=+refs/pull/*/head:refs/remotes/origin/pr/*";
+        for (name, extra) in [
+            // Names in lowercase but for subsections, values escaped and quoted, added to the
+            // sections git made or the clone goes on to fill; core.autocrlf applies to the
+            // checkout.
+            (
+                "settings",
+                &[
+                    "-c",
+                    "Core.FooBar= x",
+                    "-c",
+                    "New.Sub.Key=1",
+                    "-c",
+                    "new.sub.key=2",
+                    "-c",
+                    "t.v=a\tb\\c\"d;",
+                    "-c",
+                    "x.y",
+                    "-c",
+                    "remote.origin.url=/elsewhere",
+                    "-c",
+                    "branch.main.rebase=true",
+                    "-c",
+                    "core.autocrlf=true",
+                ][..],
+            ),
+            ("refspecs", &["-c", notes, "-c", pulls][..]),
+            (
+                "refspecs-single",
+                &["--single-branch", "-c", notes, "-c", pulls][..],
+            ),
+            ("refspecs-tag", &["-b", "v1.0", "-c", pulls][..]),
+            (
+                "origin",
+                &[
+                    "-o",
+                    "up",
+                    "-c",
+                    "remote.up.fetch=+refs/notes/*:refs/notes/*",
+                ][..],
+            ),
+            ("no-tags", &["--no-tags", "-c", notes][..]),
+            (
+                "mirror",
+                &[
+                    "--mirror",
+                    "--no-tags",
+                    "-c",
+                    "remote.origin.fetch=+refs/notes/*:refs/kept/*",
+                ][..],
+            ),
+            ("bare", &["--bare", "-o", "up"][..]),
+            // Refused, leaving nothing: a key without a section, a remote name no ref can
+            // hold, a ref two refspecs map.
+            ("bad-key", &["-c", "nosection"][..]),
+            ("bad-name", &["-o", "bad name"][..]),
+            (
+                "twice",
+                &[
+                    "-c",
+                    "remote.origin.fetch=+refs/heads/main:refs/remotes/origin/main",
+                ][..],
+            ),
+        ] {
+            let mut outputs = Vec::new();
+            for (who, sluice) in [("ours", true), ("theirs", false)] {
+                let dest = format!("{who}-{name}");
+                let mut all = vec!["clone", "-q"];
+                all.extend(extra);
+                all.extend([path, dest.as_str()]);
+                let out = env.sluice_or_git(sluice, env.path(), &all);
+                let dest = env.path().join(dest);
+                // The work tree's files and their bytes, as text to read in a failure.
+                let bare = !dest.join(".git").exists();
+                let work_tree: Vec<String> = (if bare { Vec::new() } else { snapshot(&dest) })
+                    .into_iter()
+                    .filter(|(file, _)| !file.iter().any(|part| part == ".git"))
+                    .map(|(file, bytes)| {
+                        let file = file.strip_prefix(&dest).unwrap();
+                        format!("{}: {}", file.display(), String::from_utf8_lossy(&bytes))
+                    })
+                    .collect();
+                let [config, packed_refs] = config_files(&dest);
+                outputs.push((
+                    out.status.code(),
+                    stderr(&out).replace(&format!("{who}-{name}"), "DEST"),
+                    String::from_utf8(config).unwrap(),
+                    String::from_utf8(packed_refs).unwrap(),
+                    work_tree,
+                ));
+            }
+            if name == "refspecs-tag" {
+                // git advises on the detached HEAD, in prose of its own.
+                outputs[1].1 = outputs[0].1.clone();
+            }
+            assert_eq!(outputs[0], outputs[1], "{name}");
+            let ours = env.path().join(format!("ours-{name}"));
+            let theirs = env.path().join(format!("theirs-{name}"));
+            if name == "refspecs-tag" {
+                // A detached HEAD, which `refs` does not read.
+                fsck(&env, &ours);
+            } else if outputs[0].0 == Some(0) {
+                let work_tree = !extra.contains(&"--bare") && !extra.contains(&"--mirror");
+                assert_same_clone(&env, &ours, &theirs, work_tree, name);
+            } else {
+                assert_eq!(outputs[0].0, Some(128), "{name}");
+                assert!(!ours.exists(), "{name}");
+            }
+        }
+    }
+}
+
 #[test]
 fn failed_clones_leave_nothing_behind() {
     let env = Env::new();

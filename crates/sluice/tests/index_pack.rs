@@ -12,6 +12,18 @@ fn assert_same_as_git(pack: &[u8], git_args: &[&str], sluice_args: &[&str]) {
     same_as_git(pack, git_args, sluice_args, true)
 }
 
+/// `command` with `args`, whose leading `-c` settings go before it, as git takes them.
+fn sluice_command<'a>(args: &[&'a str], command: &'a str) -> Vec<&'a str> {
+    let mut settings = 0;
+    while args.get(settings) == Some(&"-c") {
+        settings += 2;
+    }
+    let mut all = args[..settings].to_vec();
+    all.push(command);
+    all.extend_from_slice(&args[settings..]);
+    all
+}
+
 /// As [`assert_same_as_git`]; `verify` runs `git verify-pack`, which refuses duplicate objects.
 fn same_as_git(pack: &[u8], git_args: &[&str], sluice_args: &[&str], verify: bool) {
     for git in gits() {
@@ -27,8 +39,7 @@ fn same_as_git(pack: &[u8], git_args: &[&str], sluice_args: &[&str], verify: boo
         args.push("x.pack");
         let git_hash = env.git(&g, &args);
 
-        let mut args = vec!["index-pack"];
-        args.extend_from_slice(sluice_args);
+        let mut args = sluice_command(sluice_args, "index-pack");
         args.push("x.pack");
         let out = env.sluice(&s, &args, b"");
         assert!(out.status.success(), "sluice failed: {}", stderr(&out));
@@ -44,8 +55,8 @@ fn same_as_git(pack: &[u8], git_args: &[&str], sluice_args: &[&str], verify: boo
 
         // --stdin inside a repository lands the same files under their final names.
         let repo = env.init("repo", true);
-        let mut args = vec!["index-pack", "--stdin"];
-        args.extend_from_slice(sluice_args);
+        let mut args = sluice_command(sluice_args, "index-pack");
+        args.push("--stdin");
         let out = env.sluice(&repo, &args, pack);
         assert!(
             out.status.success(),

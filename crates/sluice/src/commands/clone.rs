@@ -9,6 +9,7 @@ use super::checkout::identity;
 use super::date::parse_since;
 use super::index_pack::Alongside;
 use super::local_clone::{transfer_objects, ObjectTransfer};
+use super::refspec::Refspec;
 use super::remote::{connect, connect_options, fetch_into, resolve, update_shallow, Remote};
 use super::Context;
 use crate::progress::{Deferred, TerminalProgress};
@@ -18,7 +19,7 @@ use sluice_checkout::tree::flatten;
 use sluice_checkout::{checkout_fresh, checkout_fresh_from, commit_tree, CheckoutOptions};
 use sluice_fetch::{Deepen, FetchRequest, NoHaves, RemoteRef, RemoteUrl};
 use sluice_object::ObjectId;
-use sluice_odb::{append_section, ObjectDb, ObjectFilter, RefTarget, Repository};
+use sluice_odb::{Config, ConfigFile, ConfigKey, ObjectDb, ObjectFilter, RefTarget, Repository};
 use sluice_pack::ArrivingPack;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -82,6 +83,13 @@ pub struct CloneArgs {
     /// From a path, borrow the source's objects through an alternate instead of copying them.
     #[arg(short = 's', long)]
     shared: bool,
+    /// Set a configuration value in the new repository, before the fetch and the checkout
+    /// (`<key>=<value>`; a key alone is true). Repeatable.
+    #[arg(short = 'c', long = "config", value_name = "key=value")]
+    config: Vec<String>,
+    /// Name the remote <name> instead of `origin` (or `clone.defaultRemoteName`).
+    #[arg(short = 'o', long, value_name = "name")]
+    origin: Option<String>,
     /// The repository to clone: a path or any URL git takes.
     #[arg(value_name = "repository")]
     repository: String,
@@ -198,7 +206,63 @@ struct Plan<'a> {
     refspec: Option<String>,
 }
 
-fn plan<'a>(args: &CloneArgs, advertised: &'a [RemoteRef]) -> anyhow::Result<Plan<'a>> {
+/// The remote's name and the fetch refspecs `--config` gave it, which the clone follows
+/// besides its own.
+struct Origin {
+    name: String,
+    extra: Vec<Refspec>,
+}
+
+impl Origin {
+    /// Where a branch of the remote is kept: `refs/remotes/<name>/<branch>`.
+    fn tracking(&self, branch: &str) -> String {
+        format!(
+            "refs/remotes/{}/{}",
+            self.name,
+            branch.trim_start_matches("refs/heads/")
+        )
+    }
+
+    /// Where the extra refspecs put `remote`, in their order.
+    fn extra_names(&self, remote: &str) -> Vec<String> {
+        self.extra
+            .iter()
+            .filter(|spec| !spec.negative)
+            .filter_map(|spec| spec.destination(&spec.matches(remote)?))
+            .collect()
+    }
+
+    /// The ref prefixes to ask the remote for, for the extra refspecs.
+    fn extra_prefixes(&self) -> Vec<String> {
+        let mut prefixes = Vec::new();
+        for spec in self.extra.iter().filter(|spec| !spec.negative) {
+            match spec.src.split_once('*') {
+                Some((before, _)) => prefixes.push(before.to_owned()),
+                None => prefixes.extend(
+                    ["", "refs/", "refs/tags/", "refs/heads/", "refs/remotes/"]
+                        .map(|under| format!("{under}{}", spec.src)),
+                ),
+            }
+        }
+        prefixes
+    }
+}
+
+/// Two refspecs that give the same local name (the same ref twice, or two refs) are an error,
+/// as one ref transaction cannot update a ref twice.
+fn refuse_twice_mapped(refs: &[Mapped]) -> anyhow::Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    match refs.iter().find(|mapped| !seen.insert(&mapped.local)) {
+        Some(twice) => bail!("multiple updates for ref '{}' not allowed", twice.local),
+        None => Ok(()),
+    }
+}
+
+fn plan<'a>(
+    args: &CloneArgs,
+    origin: &Origin,
+    advertised: &'a [RemoteRef],
+) -> anyhow::Result<Plan<'a>> {
     let head = advertised.iter().find(|r| r.name == "HEAD");
     let remote_head = head.and_then(|h| h.symref_target.clone());
     let has = |name: &str| advertised.iter().any(|r| r.name == name);
@@ -212,18 +276,21 @@ fn plan<'a>(args: &CloneArgs, advertised: &'a [RemoteRef]) -> anyhow::Result<Pla
             head_branch = None;
             detached = Some(tag.peeled.unwrap_or(tag.id));
         } else {
-            bail!("Remote branch {name} not found in upstream origin");
+            bail!("Remote branch {name} not found in upstream {}", origin.name);
         }
     }
     if args.mirror {
-        let refs = advertised
-            .iter()
-            .filter(|r| r.name.starts_with("refs/"))
-            .map(|r| Mapped {
-                local: r.name.clone(),
-                remote: r,
-            })
-            .collect();
+        let mut refs = Vec::new();
+        for remote in advertised {
+            for local in origin.extra_names(&remote.name) {
+                refs.push(Mapped { local, remote });
+            }
+            if remote.name.starts_with("refs/") {
+                let local = remote.name.clone();
+                refs.push(Mapped { local, remote });
+            }
+        }
+        refuse_twice_mapped(&refs)?;
         return Ok(Plan {
             refs,
             head_branch,
@@ -235,10 +302,7 @@ fn plan<'a>(args: &CloneArgs, advertised: &'a [RemoteRef]) -> anyhow::Result<Pla
         if args.bare() {
             name.to_owned()
         } else {
-            format!(
-                "refs/remotes/origin/{}",
-                name.trim_start_matches("refs/heads/")
-            )
+            origin.tracking(name)
         }
     };
     let single = args.single_branch();
@@ -260,6 +324,9 @@ fn plan<'a>(args: &CloneArgs, advertised: &'a [RemoteRef]) -> anyhow::Result<Pla
                 remote.name.clone()
             };
             refs.push(Mapped { local, remote });
+            for local in origin.extra_names(&remote.name) {
+                refs.push(Mapped { local, remote });
+            }
         }
         match chosen.as_deref() {
             Some(branch) if branch.starts_with("refs/heads/") => {
@@ -267,22 +334,24 @@ fn plan<'a>(args: &CloneArgs, advertised: &'a [RemoteRef]) -> anyhow::Result<Pla
                 let target = if args.bare() {
                     branch.to_owned()
                 } else {
-                    format!("refs/remotes/origin/{short}")
+                    origin.tracking(short)
                 };
                 format!("+{branch}:{target}")
             }
             Some(tag) => format!("+{tag}:{tag}"),
-            None => "+refs/heads/*:refs/remotes/origin/*".into(),
+            None => format!("+refs/heads/*:refs/remotes/{}/*", origin.name),
         }
     } else {
-        for remote in advertised
-            .iter()
-            .filter(|r| r.name.starts_with("refs/heads/"))
-        {
-            refs.push(Mapped {
-                local: local_branch(&remote.name),
-                remote,
-            });
+        for remote in advertised {
+            for local in origin.extra_names(&remote.name) {
+                refs.push(Mapped { local, remote });
+            }
+            if remote.name.starts_with("refs/heads/") {
+                refs.push(Mapped {
+                    local: local_branch(&remote.name),
+                    remote,
+                });
+            }
         }
         if !args.no_tags {
             for remote in advertised
@@ -295,8 +364,9 @@ fn plan<'a>(args: &CloneArgs, advertised: &'a [RemoteRef]) -> anyhow::Result<Pla
                 });
             }
         }
-        "+refs/heads/*:refs/remotes/origin/*".into()
+        format!("+refs/heads/*:refs/remotes/{}/*", origin.name)
     };
+    refuse_twice_mapped(&refs)?;
     Ok(Plan {
         refs,
         head_branch,
@@ -390,11 +460,14 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         target.join(".git")
     };
     init(&git_dir, &initial, bare, args.filter.is_some())?;
+    write_settings(&git_dir, &args.config)?;
     let work_tree = (!bare).then(|| target.clone());
     let repo = Repository::open_git_dir(git_dir.clone(), work_tree.clone())?;
+    let origin = origin(&args, repo.config())?;
     clone_into(
         &args,
         &remote,
+        &origin,
         local.as_ref(),
         &repo,
         &git_dir,
@@ -406,9 +479,11 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
 }
 
 /// Everything after the empty repository exists.
+#[allow(clippy::too_many_arguments)]
 fn clone_into(
     args: &CloneArgs,
     remote: &Remote,
+    origin: &Origin,
     local: Option<&LocalSource>,
     repo: &Repository,
     git_dir: &Path,
@@ -418,16 +493,21 @@ fn clone_into(
     let bare = args.bare();
     let options = connect_options(repo.config(), args.upload_pack.as_deref())?;
     let mut connection = connect(remote, &options)?;
-    let prefixes: &[&str] = if args.mirror {
-        &[]
+    let prefixes: Vec<String> = if args.mirror {
+        Vec::new()
     } else {
-        &["HEAD", "refs/heads/", "refs/tags/"]
+        ["HEAD", "refs/heads/", "refs/tags/"]
+            .map(str::to_owned)
+            .into_iter()
+            .chain(origin.extra_prefixes())
+            .collect()
     };
-    let advertised = connection.ls_refs(prefixes)?;
-    let mut plan = plan(args, &advertised)?;
+    let prefixes: Vec<&str> = prefixes.iter().map(String::as_str).collect();
+    let advertised = connection.ls_refs(&prefixes)?;
+    let mut plan = plan(args, origin, &advertised)?;
     if advertised.is_empty() {
         if let Some(name) = &args.branch {
-            bail!("Remote branch {name} not found in upstream origin");
+            bail!("Remote branch {name} not found in upstream {}", origin.name);
         }
         // An empty remote: HEAD names the branch its HEAD will make when protocol v2 says
         // ("unborn"), else the one this repository was made on; either way it is the branch
@@ -534,7 +614,7 @@ fn clone_into(
     for tag in &followed {
         repo.refs().write(&tag.name, &RefTarget::Id(tag.id))?;
     }
-    write_config(args, remote, &repo, &plan)?;
+    write_config(args, remote, origin, &repo, &plan)?;
     let log = |name: &str, id: &ObjectId| {
         if !bare {
             let null = repo.hash().null_id();
@@ -569,16 +649,12 @@ fn clone_into(
             .find(|r| r.name == "HEAD")
             .and_then(|h| h.symref_target.as_deref());
         if let Some(remote_head) = remote_head {
-            let tracking = format!(
-                "refs/remotes/origin/{}",
-                remote_head.trim_start_matches("refs/heads/")
-            );
+            let tracking = origin.tracking(remote_head);
             if let Some(fetched) = plan.refs.iter().find(|m| m.local == tracking) {
-                repo.refs().write(
-                    "refs/remotes/origin/HEAD",
-                    &RefTarget::Symbolic(tracking.clone()),
-                )?;
-                log("refs/remotes/origin/HEAD", &fetched.remote.id);
+                let head = origin.tracking("HEAD");
+                repo.refs()
+                    .write(&head, &RefTarget::Symbolic(tracking.clone()))?;
+                log(&head, &fetched.remote.id);
             }
         }
     }
@@ -689,42 +765,89 @@ fn init(git_dir: &Path, initial: &str, bare: bool, partial: bool) -> anyhow::Res
     if !bare {
         core.push(("logallrefupdates", "true"));
     }
-    append_section(&git_dir.join("config"), "core", None, &core)?;
+    let mut config = ConfigFile::open(&git_dir.join("config"))?;
+    for (name, value) in core {
+        config.add(&ConfigKey::new("core", None, name), value);
+    }
+    config.write()?;
     Ok(())
 }
 
-/// `origin`'s settings and the checked-out branch's upstream, as git clone writes them.
+/// The `--config` settings, written as git writes them, each added to what is there; before
+/// anything is fetched, so that they apply to the clone itself.
+fn write_settings(git_dir: &Path, settings: &[String]) -> anyhow::Result<()> {
+    if settings.is_empty() {
+        return Ok(());
+    }
+    let mut config = ConfigFile::open(&git_dir.join("config"))?;
+    for setting in settings {
+        let (key, value) = setting.split_once('=').unwrap_or((setting, "true"));
+        match ConfigKey::parse(key) {
+            // As git reads `-c`: section and variable names in lowercase.
+            Ok(key) => config.add(&key.lowercased(), value),
+            Err(e) => {
+                eprintln!("error: {e}");
+                bail!("unable to write parameters to config file");
+            }
+        }
+    }
+    config.write()?;
+    Ok(())
+}
+
+/// The remote's name (`--origin`, else `clone.defaultRemoteName`, else `origin`) and the fetch
+/// refspecs `--config` gave it.
+fn origin(args: &CloneArgs, config: &Config) -> anyhow::Result<Origin> {
+    let name = match &args.origin {
+        Some(name) => name.clone(),
+        None => config
+            .get("clone.defaultRemoteName")
+            .unwrap_or("origin")
+            .to_owned(),
+    };
+    if !sluice_odb::refs::is_valid_ref_name(&format!("refs/remotes/{name}/test")) {
+        bail!("'{name}' is not a valid remote name");
+    }
+    let extra = config
+        .get_all(&format!("remote.{name}.fetch"))
+        .into_iter()
+        .map(Refspec::parse)
+        .collect::<anyhow::Result<_>>()?;
+    Ok(Origin { name, extra })
+}
+
+/// The remote's settings and the checked-out branch's upstream, as git clone writes them: into
+/// the sections `--config` may have started, a setting replacing what it gave.
 fn write_config(
     args: &CloneArgs,
     remote: &Remote,
+    origin: &Origin,
     repo: &Repository,
     plan: &Plan,
 ) -> anyhow::Result<()> {
-    let path = repo.git_dir().join("config");
-    let mut settings: Vec<(&str, &str)> = vec![("url", &remote.recorded)];
+    let mut config = ConfigFile::open(&repo.git_dir().join("config"))?;
+    let key = |name| ConfigKey::new("remote", Some(&origin.name), name);
+    config.set(&key("url"), &remote.recorded)?;
+    if args.no_tags {
+        config.set(&key("tagOpt"), "--no-tags")?;
+    }
     if let Some(refspec) = &plan.refspec {
-        settings.push(("fetch", refspec));
+        config.add(&key("fetch"), refspec);
     }
     if args.mirror {
-        settings.push(("mirror", "true"));
-    }
-    if args.no_tags && !args.mirror {
-        settings.push(("tagopt", "--no-tags"));
+        config.set(&key("mirror"), "true")?;
     }
     if let Some(filter) = &args.filter {
-        settings.push(("promisor", "true"));
-        settings.push(("partialclonefilter", filter));
+        config.set(&key("promisor"), "true")?;
+        config.set(&key("partialclonefilter"), filter)?;
     }
-    append_section(&path, "remote", Some("origin"), &settings)?;
     if let (Some(branch), false) = (&plan.head_branch, args.bare()) {
         let short = branch.trim_start_matches("refs/heads/");
-        append_section(
-            &path,
-            "branch",
-            Some(short),
-            &[("remote", "origin"), ("merge", branch)],
-        )?;
+        let key = |name| ConfigKey::new("branch", Some(short), name);
+        config.set(&key("remote"), &origin.name)?;
+        config.set(&key("merge"), branch)?;
     }
+    config.write()?;
     Ok(())
 }
 

@@ -87,12 +87,11 @@ fn guess_remote_branch(repo: &Repository, name: &str) -> anyhow::Result<Option<R
     let branch = format!("refs/heads/{name}");
     repo.refs()
         .write(&branch, &sluice_odb::RefTarget::Id(*id))?;
-    sluice_odb::append_section(
-        &repo.common_dir().join("config"),
-        "branch",
-        Some(name),
-        &[("remote", &remote), ("merge", &branch)],
-    )?;
+    let mut config = sluice_odb::ConfigFile::open(&repo.common_dir().join("config"))?;
+    let key = |variable| sluice_odb::ConfigKey::new("branch", Some(name), variable);
+    config.set(&key("remote"), &remote)?;
+    config.set(&key("merge"), &branch)?;
+    config.write()?;
     // git prints this line on standard output.
     println!("branch '{name}' set up to track '{remote}/{name}'.");
     Ok(Some(Resolved {
