@@ -60,6 +60,15 @@ impl Connection {
         }
     }
 
+    /// Whether the server can be asked for `id` by its id alone, not by a ref's name: in
+    /// protocol v2 always, in v0 as [`Connection::takes_want_v0`] tells.
+    pub fn takes_want(&self, id: &sluice_object::ObjectId) -> bool {
+        match self.version {
+            ProtocolVersion::V2 => true,
+            ProtocolVersion::V0 => self.takes_want_v0(id),
+        }
+    }
+
     /// Negotiates with the haves `negotiator` offers, asks for `request` and returns the
     /// answer with the pack as a stream (band 2 goes to `progress`).
     pub fn fetch<'a, F: FnMut(&[u8]) + 'a>(

@@ -40,6 +40,15 @@ impl Connection {
             .collect()
     }
 
+    /// Whether a v0 server takes a want for `id`: the tip of a ref it advertised, or any object
+    /// when it offers `allow-tip-sha1-in-want` or `allow-reachable-sha1-in-want` (git's
+    /// client asks no more of it; what the server then refuses, it says).
+    pub(crate) fn takes_want_v0(&self, id: &ObjectId) -> bool {
+        self.has_capability("allow-tip-sha1-in-want")
+            || self.has_capability("allow-reachable-sha1-in-want")
+            || self.advertised.iter().any(|r| r.id == *id)
+    }
+
     /// The capabilities of the first want line, by what the server offers.
     fn v0_capabilities(
         &self,

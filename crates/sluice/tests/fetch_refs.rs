@@ -177,3 +177,94 @@ fn shallow_fetches_match_git() {
         }
     }
 }
+
+/// Everything a fetch into a new repository left, and what it said: exit code, messages, refs,
+/// FETCH_HEAD, the shallow file and every reflog's subjects.
+fn fetched_state(env: &Env, repo: &Path, out: &std::process::Output) -> String {
+    let read =
+        |name: &str| std::fs::read_to_string(repo.join(".git").join(name)).unwrap_or_default();
+    let mut state = format!(
+        "exit {:?}\n{}\n{}\nFETCH_HEAD:\n{}shallow:\n{}",
+        out.status.code(),
+        stderr(out),
+        refs(env, repo),
+        read("FETCH_HEAD"),
+        read("shallow"),
+    );
+    let names = env.git(repo, &["for-each-ref", "--format=%(refname)"]);
+    for name in String::from_utf8(names).unwrap().lines() {
+        let log = env.git_with_input(repo, &["reflog", "show", "--format=%gs", name], b"");
+        state.push_str(&format!("{name}: {}", String::from_utf8_lossy(&log.stdout)));
+    }
+    state
+}
+
+#[test]
+fn fetches_by_id_and_their_reports_match_git() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let (src, url, upload) = served_source(&env, &git);
+        let rev = |name: &str| String::from_utf8(env.git(&src, &["rev-parse", name])).unwrap();
+        let (main, below) = (rev("main"), rev("main~1"));
+        let (main, below) = (main.trim(), below.trim());
+        let tip = format!("+{main}:refs/remotes/origin/main");
+        for protocol in ["protocol.version=0", "protocol.version=2"] {
+            // (what is fetched): by id as CI checkouts do, by an id no ref points at (v0
+            // refuses it), without a destination (no tags followed), with one (tags that
+            // point at what is fetched come first, the others after), the defaults.
+            let fetches: [&[&str]; 7] = [
+                &[
+                    "--no-tags",
+                    "--prune",
+                    "--no-recurse-submodules",
+                    "--depth=1",
+                    "origin",
+                    &tip,
+                ],
+                &["origin", below],
+                &["origin", "main"],
+                &["origin", "topic:refs/heads/t"],
+                &["origin"],
+                &["origin", "refs/tags/v1.0"],
+                &["--recurse-submodules=on-demand", "origin"],
+            ];
+            for fetch in fetches {
+                let mut states = Vec::new();
+                for (who, sluice) in [("ours", true), ("theirs", false)] {
+                    let repo = env.path().join(format!("{who}-{}", states.len() + 1));
+                    let _ = std::fs::remove_dir_all(&repo);
+                    env.git(env.path(), &["init", "-q", repo.to_str().unwrap()]);
+                    env.git(&repo, &["remote", "add", "origin", &url]);
+                    let mut args = vec!["-c", protocol, "fetch", upload.as_str()];
+                    args.extend(fetch);
+                    let out = env.sluice_or_git(sluice, &repo, &args);
+                    states.push(fetched_state(&env, &repo, &out));
+                }
+                assert_eq!(states[0], states[1], "{protocol} fetch {fetch:?}");
+            }
+        }
+        // --prune says what it deleted before what it updated.
+        env.git(&src, &["branch", "gone", "topic"]);
+        let (ours, theirs) = (
+            env.path().join("pruned-ours"),
+            env.path().join("pruned-theirs"),
+        );
+        for repo in [&ours, &theirs] {
+            env.git(env.path(), &["clone", "-q", &url, repo.to_str().unwrap()]);
+        }
+        env.git(&src, &["branch", "-D", "gone"]);
+        // And a fast-forward of main, so that there is an update to say after the deletion.
+        let more = env.git(
+            &src,
+            &["commit-tree", "-m", "more", "-p", main, "main^{tree}"],
+        );
+        let more = String::from_utf8(more).unwrap();
+        env.git(&src, &["update-ref", "refs/heads/main", more.trim()]);
+        let args = ["fetch", "--prune", upload.as_str()];
+        let out = env.sluice(&ours, &args, b"");
+        let theirs_out = env.git_with_input(&theirs, &args, b"");
+        assert_eq!(stderr(&out), stderr(&theirs_out));
+        assert_eq!(refs(&env, &ours), refs(&env, &theirs));
+        fsck(&env, &ours);
+    }
+}

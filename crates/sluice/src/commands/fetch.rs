@@ -62,6 +62,14 @@ pub struct FetchArgs {
     /// The command that runs upload-pack on the other side.
     #[arg(long, value_name = "command")]
     upload_pack: Option<String>,
+    /// Fetch submodules too: `yes`, `on-demand` (git's default) or `no`. Sluice fetches no
+    /// submodule, so anything but `no` is refused where submodules are checked out.
+    #[arg(long, value_name = "mode", num_args = 0..=1, default_missing_value = "yes",
+          overrides_with = "no_recurse_submodules")]
+    recurse_submodules: Option<String>,
+    /// Do not fetch submodules.
+    #[arg(long, overrides_with = "recurse_submodules")]
+    no_recurse_submodules: bool,
     /// A configured remote's name, or a URL.
     #[arg(value_name = "repository")]
     repository: Option<String>,
@@ -96,10 +104,68 @@ enum Listed {
 /// How an update ended, for the summary line and the exit code.
 enum Outcome {
     UpToDate,
-    New(&'static str),
+    New(New),
     FastForward(ObjectId),
     Forced(ObjectId),
     Rejected(&'static str),
+}
+
+/// What a ref new here is, by the remote's name for it, as git tells them apart in the summary
+/// and the reflog.
+#[derive(Debug, Clone, Copy)]
+enum New {
+    Tag,
+    Branch,
+    /// Any other ref, or an object fetched by its id.
+    Ref,
+}
+
+impl New {
+    fn of(remote_name: &str) -> New {
+        if remote_name.starts_with("refs/tags/") {
+            New::Tag
+        } else if remote_name.starts_with("refs/heads/") {
+            New::Branch
+        } else {
+            New::Ref
+        }
+    }
+
+    fn summary(self) -> &'static str {
+        match self {
+            New::Tag => "[new tag]",
+            New::Branch => "[new branch]",
+            New::Ref => "[new ref]",
+        }
+    }
+
+    fn reason(self) -> &'static str {
+        match self {
+            New::Tag => "storing tag",
+            New::Branch => "storing head",
+            New::Ref => "storing ref",
+        }
+    }
+}
+
+/// The reflog's action, as git writes it: `fetch` and the command's arguments as given, options
+/// included (but not the options before the command's name).
+fn reflog_action() -> String {
+    let mut args = std::env::args().skip(1);
+    // Past the global options (`-C <dir>`, `-c <setting>`, or either attached) to the command.
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-C" | "-c" => {
+                args.next();
+            }
+            attached if attached.starts_with("-C") || attached.starts_with("-c") => {}
+            _ => break,
+        }
+    }
+    std::iter::once("fetch".to_owned())
+        .chain(args)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Whether `old` is `new` or one of its ancestors (missing objects end the walk: a shallow
@@ -143,6 +209,7 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context
         .repository()?
         .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    refuse_submodule_recursion(&args, &repo)?;
     let config = repo.config();
     let current_branch = match repo.refs().read("HEAD")? {
         Some(RefTarget::Symbolic(branch)) => Some(branch),
@@ -185,7 +252,10 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         specs.push(Refspec::parse("refs/tags/*:refs/tags/*")?);
     }
     let tagopt = named.then(|| config.get(&format!("remote.{remote_name}.tagopt")));
-    let follow_tags = !args.no_tags && !args.tags && tagopt.flatten() != Some("--no-tags");
+    // As git: tags are followed only when some refspec stores what it fetches.
+    let stores = specs.iter().any(|s| !s.negative && s.dst.is_some());
+    let follow_tags =
+        stores && !args.no_tags && !args.tags && tagopt.flatten() != Some("--no-tags");
 
     let mut options = connect_options(config, args.upload_pack.as_deref())?;
     if let (None, Some(upload_pack)) = (
@@ -261,10 +331,37 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         }
     }
     for spec in specs.iter().filter(|s| s.is_exact() && !s.negative) {
-        if !advertised.iter().any(|r| spec.matches(&r.name).is_some()) {
-            bail!("couldn't find remote ref {}", spec.src);
+        if advertised.iter().any(|r| spec.matches(&r.name).is_some()) {
+            continue;
         }
+        // A full object id names that object, whether or not a ref points at it: the server
+        // decides whether it gives it (protocol v2 and `uploadpack.allow*SHA1InWant` do).
+        let Ok(id) = ObjectId::from_hex(repo.hash(), spec.src.as_bytes()) else {
+            bail!("couldn't find remote ref {}", spec.src);
+        };
+        if !connection.takes_want(&id) {
+            // git's words and exit code; nothing was fetched or changed.
+            eprintln!("error: Server does not allow request for unadvertised object {id}");
+            connection.finish()?;
+            return Ok(ExitCode::from(1));
+        }
+        updates.push(Update {
+            remote: RemoteRef {
+                name: spec.src.clone(),
+                id,
+                symref_target: None,
+                peeled: None,
+            },
+            local: spec.destination(""),
+            force: spec.force || args.force,
+            listed: Listed::ForMerge,
+        });
     }
+    let backfill = if follow_tags {
+        follow_known_tags(&repo, &advertised, &mut updates)?
+    } else {
+        Vec::new()
+    };
     if explicit {
         track_in_passing(&mut updates, &configured, args.force);
     }
@@ -344,47 +441,33 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
 
     // Refs move only now that the objects are in.
     let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?;
-    if follow_tags {
-        for tag in advertised
-            .iter()
-            .filter(|r| r.name.starts_with("refs/tags/"))
-        {
-            let known = updates.iter().any(|u| u.remote.name == tag.name);
-            if !known && odb.contains(&tag.id) && repo.refs().read(&tag.name)?.is_none() {
-                updates.push(Update {
-                    remote: tag.clone(),
-                    local: Some(tag.name.clone()),
-                    force: false,
-                    listed: Listed::NotForMerge,
-                });
-            }
-        }
+    for tag in backfill.into_iter().filter(|tag| odb.contains(&tag.id)) {
+        updates.push(Update {
+            local: Some(tag.name.clone()),
+            remote: tag,
+            force: false,
+            listed: Listed::NotForMerge,
+        });
     }
     let bare = repo.work_tree().is_none();
     let log_updates = config.get_bool("core.logAllRefUpdates")?.unwrap_or(!bare);
     let who = identity(config);
-    let mut action = String::from("fetch");
-    if let Some(repository) = &args.repository {
-        action.push(' ');
-        action.push_str(repository);
-    }
-    let mut lines: Vec<(char, String, String, String, String)> = Vec::new();
+    let action = reflog_action();
+    let mut lines: Vec<Summary> = Vec::new();
     let mut rejected = false;
     for update in &updates {
         let Some(local) = &update.local else {
+            // Fetched for FETCH_HEAD alone.
+            if update.listed != Listed::No && !args.no_write_fetch_head {
+                lines.push(Summary::fetch_head(&update.remote.name));
+            }
             continue;
         };
         let old = repo.refs().resolve(local).ok().and_then(|(_, id)| id);
         let new = update.remote.id;
         let outcome = match old {
             Some(old) if old == new => Outcome::UpToDate,
-            None => Outcome::New(if local.starts_with("refs/tags/") {
-                "[new tag]"
-            } else if update.remote.name.starts_with("refs/heads/") {
-                "[new branch]"
-            } else {
-                "[new ref]"
-            }),
+            None => Outcome::New(New::of(&update.remote.name)),
             Some(old) if local.starts_with("refs/tags/") => {
                 if update.force {
                     Outcome::Forced(old)
@@ -398,7 +481,7 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         };
         let (code, summary, note, reason) = match &outcome {
             Outcome::UpToDate => continue,
-            Outcome::New(what) => ('*', (*what).to_owned(), String::new(), "storing head"),
+            Outcome::New(new) => ('*', new.summary().to_owned(), String::new(), new.reason()),
             Outcome::FastForward(old) => (
                 ' ',
                 format!("{}..{}", &old.to_string()[..7], &new.to_string()[..7]),
@@ -423,11 +506,6 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
                 || local.starts_with("refs/notes/");
             if log_updates && logged {
                 let null = repo.hash().null_id();
-                let reason = if local.starts_with("refs/tags/") {
-                    "storing tag"
-                } else {
-                    reason
-                };
                 let _ = repo.refs().append_log(
                     local,
                     &old.unwrap_or(null),
@@ -437,15 +515,18 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
                 );
             }
         }
-        lines.push((
+        lines.push(Summary {
             code,
             summary,
-            short(&update.remote.name).to_owned(),
-            short(local).to_owned(),
+            from: short(&update.remote.name).to_owned(),
+            to: short(local).to_owned(),
             note,
-        ));
+            widens: true,
+        });
     }
 
+    // git prunes before it updates, and says so first.
+    let mut pruned = Vec::new();
     if args.prune {
         for spec in pruned_by.iter().filter(|s| !s.is_exact() && !s.negative) {
             for (local, _) in repo.refs().list()? {
@@ -454,13 +535,14 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
                 };
                 if !advertised.iter().any(|r| r.name == source) {
                     repo.refs().delete(&local)?;
-                    lines.push((
-                        '-',
-                        "[deleted]".to_owned(),
-                        "(none)".to_owned(),
-                        short(&local).to_owned(),
-                        String::new(),
-                    ));
+                    pruned.push(Summary {
+                        code: '-',
+                        summary: "[deleted]".to_owned(),
+                        from: "(none)".to_owned(),
+                        to: short(&local).to_owned(),
+                        note: String::new(),
+                        widens: false,
+                    });
                 }
             }
         }
@@ -469,10 +551,26 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if !args.no_write_fetch_head {
         write_fetch_head(&repo, &updates, display_url(&remote.recorded))?;
     }
+    pruned.append(&mut lines);
+    let lines = pruned;
     if !args.quiet && !lines.is_empty() {
-        let width = lines.iter().map(|l| l.2.len()).max().unwrap_or(0).max(10);
+        // The remote names' column fits the longest name of a ref stored here, as long as
+        // its line fits 80 columns.
+        let width = lines
+            .iter()
+            .filter(|l| l.widens && 21 + l.from.len() + l.to.len() <= 80)
+            .map(|l| l.from.len())
+            .fold(10, usize::max);
         eprintln!("From {}", display_url(&remote.recorded));
-        for (code, summary, from, to, note) in lines {
+        for Summary {
+            code,
+            summary,
+            from,
+            to,
+            note,
+            ..
+        } in lines
+        {
             eprintln!(" {code} {summary:<17} {from:<width$} -> {to}{note}");
         }
     }
@@ -480,6 +578,95 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--recurse-submodules`: only `no` is in Sluice's reach, and anything else is the same
+/// where no submodule is checked out (their repositories live under `.git/modules`).
+fn refuse_submodule_recursion(args: &FetchArgs, repo: &Repository) -> anyhow::Result<()> {
+    let mode = match (&args.recurse_submodules, args.no_recurse_submodules) {
+        (_, true) | (None, false) => return Ok(()),
+        (Some(mode), false) => mode.as_str(),
+    };
+    match mode.to_ascii_lowercase().as_str() {
+        "no" | "false" | "off" => Ok(()),
+        "yes" | "true" | "on" | "on-demand" => {
+            if repo.common_dir().join("modules").is_dir() {
+                bail!("sluice fetch cannot fetch submodules (--recurse-submodules={mode}); use --no-recurse-submodules");
+            }
+            Ok(())
+        }
+        _ => bail!("bad recurse-submodules argument: {mode}"),
+    }
+}
+
+/// One line of the summary fetch prints.
+struct Summary {
+    /// `*` new, ` ` fast-forward, `+` forced, `!` rejected, `-` deleted.
+    code: char,
+    summary: String,
+    from: String,
+    to: String,
+    note: String,
+    /// Whether its remote name may widen the names' column (a ref stored here).
+    widens: bool,
+}
+
+impl Summary {
+    /// The line of a ref fetched for FETCH_HEAD alone, named as git names it: a branch or tag
+    /// by its short name, anything else (an object id too) as a branch by its full name.
+    fn fetch_head(remote_name: &str) -> Summary {
+        let (summary, from) = if let Some(tag) = remote_name.strip_prefix("refs/tags/") {
+            ("tag", tag)
+        } else if let Some(tracking) = remote_name.strip_prefix("refs/remotes/") {
+            ("remote-tracking branch", tracking)
+        } else {
+            let name = remote_name
+                .strip_prefix("refs/heads/")
+                .unwrap_or(remote_name);
+            ("branch", name)
+        };
+        Summary {
+            code: '*',
+            summary: summary.to_owned(),
+            from: from.to_owned(),
+            to: "FETCH_HEAD".to_owned(),
+            note: String::new(),
+            widens: false,
+        }
+    }
+}
+
+/// Tags to follow, as git follows them: a tag not here yet whose object (or what it peels to)
+/// is here or among the tips fetched comes along with them, listed right after them; the
+/// others are returned, to be taken after the fetch if it brought what they point to.
+fn follow_known_tags(
+    repo: &Repository,
+    advertised: &[RemoteRef],
+    updates: &mut Vec<Update>,
+) -> anyhow::Result<Vec<RemoteRef>> {
+    let tips: IdSet = updates.iter().map(|u| u.remote.id).collect();
+    let mut later = Vec::new();
+    for tag in advertised
+        .iter()
+        .filter(|r| r.name.starts_with("refs/tags/"))
+    {
+        let fetched = updates.iter().any(|u| u.remote.name == tag.name);
+        if fetched || repo.refs().read(&tag.name)?.is_some() {
+            continue;
+        }
+        let target = tag.peeled.unwrap_or(tag.id);
+        if tips.contains(&target) || repo.objects().contains(&target) {
+            updates.push(Update {
+                remote: tag.clone(),
+                local: Some(tag.name.clone()),
+                force: false,
+                listed: Listed::NotForMerge,
+            });
+        } else {
+            later.push(tag.clone());
+        }
+    }
+    Ok(later)
 }
 
 /// The refspecs of the command line, where `tag <name>` stands for
