@@ -234,17 +234,11 @@ impl Origin {
 
     /// The ref prefixes to ask the remote for, for the extra refspecs.
     fn extra_prefixes(&self) -> Vec<String> {
-        let mut prefixes = Vec::new();
-        for spec in self.extra.iter().filter(|spec| !spec.negative) {
-            match spec.src.split_once('*') {
-                Some((before, _)) => prefixes.push(before.to_owned()),
-                None => prefixes.extend(
-                    ["", "refs/", "refs/tags/", "refs/heads/", "refs/remotes/"]
-                        .map(|under| format!("{under}{}", spec.src)),
-                ),
-            }
-        }
-        prefixes
+        self.extra
+            .iter()
+            .filter(|spec| !spec.negative)
+            .flat_map(Refspec::ref_prefixes)
+            .collect()
     }
 }
 

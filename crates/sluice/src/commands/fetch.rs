@@ -267,14 +267,7 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let mut connection = connect(&remote, &options)?;
     let mut prefixes: Vec<String> = Vec::new();
     for spec in specs.iter().filter(|s| !s.negative) {
-        match spec.src.split_once('*') {
-            Some((before, _)) => prefixes.push(before.to_owned()),
-            None => {
-                for form in ["", "refs/", "refs/tags/", "refs/heads/", "refs/remotes/"] {
-                    prefixes.push(format!("{form}{}", spec.src));
-                }
-            }
-        }
+        prefixes.extend(spec.ref_prefixes());
     }
     if specs.is_empty() {
         prefixes.push("HEAD".into());

@@ -3,6 +3,9 @@
 
 use anyhow::bail;
 
+/// Where a short name in a refspec's source is looked for, as git looks.
+const SHORT_NAME_PLACES: [&str; 5] = ["", "refs/", "refs/tags/", "refs/heads/", "refs/remotes/"];
+
 /// One refspec.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Refspec {
@@ -51,16 +54,21 @@ impl Refspec {
                 .strip_prefix(before)
                 .and_then(|rest| rest.strip_suffix(after))
                 .map(str::to_owned),
-            None => {
-                let candidates = [
-                    self.src.clone(),
-                    format!("refs/{}", self.src),
-                    format!("refs/tags/{}", self.src),
-                    format!("refs/heads/{}", self.src),
-                    format!("refs/remotes/{}", self.src),
-                ];
-                candidates.contains(&name.to_owned()).then(String::new)
-            }
+            None => SHORT_NAME_PLACES
+                .iter()
+                .any(|place| name.strip_prefix(place) == Some(self.src.as_str()))
+                .then(String::new),
+        }
+    }
+
+    /// The prefixes of the remote refs the source can match, for ls-refs' `ref-prefix`.
+    pub fn ref_prefixes(&self) -> Vec<String> {
+        match self.src.split_once('*') {
+            Some((before, _)) => vec![before.to_owned()],
+            None => SHORT_NAME_PLACES
+                .iter()
+                .map(|place| format!("{place}{}", self.src))
+                .collect(),
         }
     }
 
