@@ -61,7 +61,8 @@ impl Connection {
     }
 
     /// Whether the server can be asked for `id` by its id alone, not by a ref's name: in
-    /// protocol v2 always, in v0 as [`Connection::takes_want_v0`] tells.
+    /// protocol v2 always; in v0 when a ref it advertised points at it, or it offers
+    /// `allow-tip-sha1-in-want` or `allow-reachable-sha1-in-want`.
     pub fn takes_want(&self, id: &sluice_object::ObjectId) -> bool {
         match self.version {
             ProtocolVersion::V2 => true,
