@@ -52,6 +52,22 @@ pub enum Command {
     Serve(ServeArgs),
 }
 
+/// The arguments after the command's name, as given: past the global options this module
+/// declares (`-C <dir>`, `-c <setting>`, either also attached) and the name itself.
+pub fn command_arguments() -> Vec<String> {
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-C" | "-c" => {
+                args.next();
+            }
+            attached if attached.starts_with("-C") || attached.starts_with("-c") => {}
+            _ => break,
+        }
+    }
+    args.collect()
+}
+
 /// Parses argv; on a usage error prints it and returns git's exit code for usage (129).
 pub fn parse() -> Result<Cli, ExitCode> {
     Cli::try_parse().map_err(|e| {

@@ -223,6 +223,11 @@ impl Origin {
         )
     }
 
+    /// The refspec that keeps every branch of the remote under its name.
+    fn default_refspec(&self) -> String {
+        format!("+refs/heads/*:{}", self.tracking("*"))
+    }
+
     /// Where the extra refspecs put `remote`, in their order.
     fn extra_names(&self, remote: &str) -> Vec<String> {
         self.extra
@@ -333,7 +338,7 @@ fn plan<'a>(
                 format!("+{branch}:{target}")
             }
             Some(tag) => format!("+{tag}:{tag}"),
-            None => format!("+refs/heads/*:refs/remotes/{}/*", origin.name),
+            None => origin.default_refspec(),
         }
     } else {
         for remote in advertised {
@@ -358,7 +363,7 @@ fn plan<'a>(
                 });
             }
         }
-        format!("+refs/heads/*:refs/remotes/{}/*", origin.name)
+        origin.default_refspec()
     };
     refuse_twice_mapped(&refs)?;
     Ok(Plan {
@@ -456,34 +461,23 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     init(&git_dir, &initial, bare, args.filter.is_some())?;
     write_settings(&git_dir, &args.config)?;
     let work_tree = (!bare).then(|| target.clone());
-    let repo = Repository::open_git_dir(git_dir.clone(), work_tree.clone())?;
+    let repo = Repository::open_git_dir(git_dir.clone(), work_tree)?;
     let origin = origin(&args, repo.config())?;
-    clone_into(
-        &args,
-        &remote,
-        &origin,
-        local.as_ref(),
-        &repo,
-        &git_dir,
-        work_tree,
-        &initial,
-    )?;
+    clone_into(&args, &remote, &origin, local.as_ref(), &repo, &initial)?;
     cleanup.disarm();
     Ok(ExitCode::SUCCESS)
 }
 
 /// Everything after the empty repository exists.
-#[allow(clippy::too_many_arguments)]
 fn clone_into(
     args: &CloneArgs,
     remote: &Remote,
     origin: &Origin,
     local: Option<&LocalSource>,
     repo: &Repository,
-    git_dir: &Path,
-    work_tree: Option<PathBuf>,
     initial: &str,
 ) -> anyhow::Result<()> {
+    let (git_dir, work_tree) = (repo.git_dir(), repo.work_tree().map(Path::to_owned));
     let bare = args.bare();
     let options = connect_options(repo.config(), args.upload_pack.as_deref())?;
     let mut connection = connect(remote, &options)?;

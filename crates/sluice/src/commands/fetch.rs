@@ -151,19 +151,8 @@ impl New {
 /// The reflog's action, as git writes it: `fetch` and the command's arguments as given, options
 /// included (but not the options before the command's name).
 fn reflog_action() -> String {
-    let mut args = std::env::args().skip(1);
-    // Past the global options (`-C <dir>`, `-c <setting>`, or either attached) to the command.
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "-C" | "-c" => {
-                args.next();
-            }
-            attached if attached.starts_with("-C") || attached.starts_with("-c") => {}
-            _ => break,
-        }
-    }
     std::iter::once("fetch".to_owned())
-        .chain(args)
+        .chain(crate::cli::command_arguments())
         .collect::<Vec<_>>()
         .join(" ")
 }
