@@ -19,7 +19,7 @@ pub use connection::Connection;
 pub use negotiate::HistoryNegotiator;
 pub use request::{Deepen, FetchRequest, Fetched, Negotiator, NoHaves, RemoteRef};
 pub use transport::{stop_servers, ConnectOptions, ProtocolVersion, TlsTrust};
-pub use url::RemoteUrl;
+pub use url::{anonymized, RemoteUrl};
 
 /// Why talking to the server failed.
 #[derive(Debug, thiserror::Error)]

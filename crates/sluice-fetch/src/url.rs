@@ -166,10 +166,69 @@ impl RemoteUrl {
     }
 }
 
+/// Splits the `user[:password]` of a `scheme://user[:password]@host/path` URL from the rest,
+/// returning it and the URL without it; `None` when there is none.
+pub(crate) fn split_userinfo(url: &str) -> Option<(&str, String)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let sane_scheme = !scheme.is_empty()
+        && scheme
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+.-".contains(&b));
+    let authority = &rest[..rest.find('/').unwrap_or(rest.len())];
+    let (userinfo, host) = authority.rsplit_once('@').filter(|_| sane_scheme)?;
+    Some((
+        userinfo,
+        format!("{scheme}://{host}{}", &rest[authority.len()..]),
+    ))
+}
+
+/// `url` as git shows it in messages, `FETCH_HEAD` and reflogs: without the user name and
+/// password, which belong in the configuration and nowhere else. `scheme://user:pw@host/path`
+/// becomes `scheme://host/path` and scp-like `user@host:path` becomes `host:path`; local paths,
+/// and anything whose `@` is not in a host part, stay as they are.
+pub fn anonymized(url: &str) -> String {
+    if url.contains("://") {
+        return match split_userinfo(url) {
+            Some((_, stripped)) => stripped,
+            None => url.to_owned(),
+        };
+    }
+    match RemoteUrl::parse(url) {
+        Ok(RemoteUrl::Ssh { .. }) => match url.split_once('@') {
+            Some((user, host_path)) if !user.contains(':') => host_path.to_owned(),
+            _ => url.to_owned(),
+        },
+        _ => url.to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::RemoteUrl;
+    use super::{anonymized, RemoteUrl};
     use std::path::PathBuf;
+
+    #[test]
+    fn anonymized_urls_lose_their_credentials_only() {
+        let cases = [
+            (
+                "https://me:secret@example.org/r.git",
+                "https://example.org/r.git",
+            ),
+            (
+                "https://me@example.org:8443/r",
+                "https://example.org:8443/r",
+            ),
+            ("ssh://me@host:22/srv/r", "ssh://host:22/srv/r"),
+            ("me@host:r.git", "host:r.git"),
+            ("https://example.org/a@b", "https://example.org/a@b"),
+            ("../me@home/repo", "../me@home/repo"),
+            ("/srv/r.git", "/srv/r.git"),
+            ("file:///srv/r.git", "file:///srv/r.git"),
+        ];
+        for (url, shown) in cases {
+            assert_eq!(anonymized(url), shown, "{url}");
+        }
+    }
 
     fn ssh(user: Option<&str>, host: &str, port: Option<u16>, path: &str) -> RemoteUrl {
         RemoteUrl::Ssh {

@@ -745,6 +745,23 @@ fn http_credentials_redirects_and_extra_headers_work_as_in_git() {
             env.path().join("helper-false"),
         );
         assert_eq!(state(&env, &ours, false), state(&env, &theirs, false));
+        // The password stays in the configuration: messages, FETCH_HEAD and reflogs name the
+        // server without it, as git's do.
+        let mut said = Vec::new();
+        for sluice in [true, false] {
+            let dest = env.path().join(format!("in-url-moved-{sluice}"));
+            let out = attempt(sluice, &dest, &[header], &["fetch", "origin", "main"]);
+            assert!(out.status.success(), "{sluice}: {}", stderr(&out));
+            let log = env.git(&dest, &["reflog", "show", "--format=%gs", "HEAD"]);
+            said.push(format!(
+                "{}{}{}",
+                stderr(&out),
+                read(&dest.join(".git/FETCH_HEAD")),
+                String::from_utf8(log).unwrap()
+            ));
+        }
+        assert_eq!(said[0], said[1]);
+        assert!(!said[0].contains("s3cret"), "{}", said[0]);
 
         let requests = logged(&log);
         let sluice_requests: Vec<&Logged> = requests

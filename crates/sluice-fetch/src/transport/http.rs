@@ -63,13 +63,8 @@ fn unescape(text: &str) -> String {
 
 /// Splits `user[:password]@` off the URL.
 fn split_credentials(url: &str) -> (String, Option<(String, Option<String>)>) {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return (url.to_owned(), None);
-    };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..authority_end].rsplit_once('@') {
-        Some((userinfo, host)) => {
-            let stripped = format!("{scheme}://{host}{}", &rest[authority_end..]);
+    match crate::url::split_userinfo(url) {
+        Some((userinfo, stripped)) => {
             let (user, password) = match userinfo.split_once(':') {
                 Some((user, password)) => (unescape(user), Some(unescape(password))),
                 None => (unescape(userinfo), None),

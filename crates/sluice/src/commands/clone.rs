@@ -433,6 +433,11 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         args.filter = Some(filter_spec(spec)?);
     }
     let remote = resolve(context, &args.repository)?;
+    if let RemoteUrl::Local(path) = &remote.url {
+        if !path.exists() {
+            bail!("repository '{}' does not exist", remote.shown);
+        }
+    }
     let initial = initial_branch(context)?;
     let bare = args.bare();
     let directory = args
@@ -607,7 +612,7 @@ fn clone_into(
         if !bare {
             let null = repo.hash().null_id();
             let who = identity(repo.config());
-            let message = format!("clone: from {}", remote.recorded);
+            let message = format!("clone: from {}", sluice_fetch::anonymized(&remote.recorded));
             let _ = repo.refs().append_log(name, &null, id, &who, &message);
         }
     };

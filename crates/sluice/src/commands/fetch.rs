@@ -531,7 +531,7 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
     }
 
     if !args.no_write_fetch_head {
-        write_fetch_head(&repo, &updates, display_url(&remote.recorded))?;
+        write_fetch_head(&repo, &updates, display_url(&remote.shown))?;
     }
     pruned.append(&mut lines);
     let lines = pruned;
@@ -543,7 +543,7 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
             .filter(|l| l.widens && 21 + l.from.len() + l.to.len() <= 80)
             .map(|l| l.from.len())
             .fold(10, usize::max);
-        eprintln!("From {}", display_url(&remote.recorded));
+        eprintln!("From {}", display_url(&remote.shown));
         for Summary {
             code,
             summary,

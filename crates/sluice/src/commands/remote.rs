@@ -6,7 +6,8 @@ use super::index_pack::{receive_into, Alongside};
 use super::Context;
 use anyhow::{anyhow, bail, Context as _};
 use sluice_fetch::{
-    ConnectOptions, Connection, FetchRequest, Negotiator, ProtocolVersion, RemoteUrl, TlsTrust,
+    anonymized, ConnectOptions, Connection, FetchRequest, Negotiator, ProtocolVersion, RemoteUrl,
+    TlsTrust,
 };
 use sluice_object::{ObjectId, ObjectKind};
 use sluice_odb::{Config, LooseObjects, ObjectDb, Pack, Repository};
@@ -19,11 +20,14 @@ use std::time::Duration;
 /// a keepalive every 5 seconds while it prepares a pack, so a live server is never this quiet.
 const DEFAULT_TIMEOUT_SECS: i64 = 120;
 
-/// A remote repository: where it is, and how git would record it in `remote.<name>.url`.
+/// A remote repository: where it is, how git would record it in `remote.<name>.url`, and how
+/// messages and `FETCH_HEAD` name it.
 #[derive(Debug, Clone)]
 pub(crate) struct Remote {
     pub url: RemoteUrl,
     pub recorded: String,
+    /// The URL as given, without credentials (git's "anonymized" URL).
+    pub shown: String,
 }
 
 /// Parses `text` as git does; local paths become absolute, as `git clone` records them.
@@ -40,11 +44,13 @@ pub(crate) fn resolve(context: &Context, text: &str) -> anyhow::Result<Remote> {
             Remote {
                 url: RemoteUrl::Local(absolute),
                 recorded,
+                shown: text.to_owned(),
             }
         }
         other => Remote {
             url: other,
             recorded: text.to_owned(),
+            shown: anonymized(text),
         },
     })
 }
@@ -107,17 +113,18 @@ fn extra_headers(values: Vec<&str>) -> Vec<String> {
 pub(crate) fn connect(remote: &Remote, options: &ConnectOptions) -> anyhow::Result<Connection> {
     if let RemoteUrl::Local(path) = &remote.url {
         if !path.exists() {
-            bail!("repository '{}' does not exist", remote.recorded);
+            bail!(
+                "'{}' does not appear to be a git repository\n\
+                 fatal: Could not read from remote repository.\n\n\
+                 Please make sure you have the correct access rights\n\
+                 and the repository exists.",
+                remote.shown
+            );
         }
     }
     Connection::open(&remote.url, options)
         .map_err(|e| anyhow!("{e}"))
-        .with_context(|| {
-            format!(
-                "could not read from remote repository '{}'",
-                remote.recorded
-            )
-        })
+        .with_context(|| format!("could not read from remote repository '{}'", remote.shown))
 }
 
 /// A pack received into the repository.
