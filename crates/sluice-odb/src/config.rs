@@ -214,6 +214,26 @@ impl Config {
             .collect()
     }
 
+    /// The subsections of `section` (`remote.<name>.*` → the names), in the order they first
+    /// appear.
+    pub fn subsection_names(&self, section: &str) -> Vec<String> {
+        let prefix = format!("{}.", section.to_ascii_lowercase());
+        let mut out: Vec<String> = Vec::new();
+        for entry in &self.entries {
+            let Some((sub, _)) = entry
+                .key
+                .strip_prefix(&prefix)
+                .and_then(|rest| rest.rsplit_once('.'))
+            else {
+                continue;
+            };
+            if !out.iter().any(|s| s == sub) {
+                out.push(sub.to_owned());
+            }
+        }
+        out
+    }
+
     /// For every `<section>.<subsection>.<key>`, the subsection and the last value, in the order
     /// subsections first appear (`filter.lfs.smudge` → ("lfs", …)).
     pub fn subsections(&self, section: &str, key: &str) -> Vec<(String, String)> {

@@ -6,7 +6,7 @@
 //! `[rejected]` lines must be git's.
 
 use crate::upload_pack::{fsck, refs, served_source};
-use crate::util::{gits, stderr, Env};
+use crate::util::{gits, stderr, stdout, Env};
 use std::path::Path;
 
 /// What a fetch left: its exit code, the refs, FETCH_HEAD and the lines about refused updates.
@@ -41,7 +41,7 @@ fn fetch_refspecs_and_fast_forward_checks_match_git() {
         }
         let topic_tip = String::from_utf8(env.git(&src, &["rev-parse", "topic"])).unwrap();
         // (what the server does first, the fetch's arguments, what git must say)
-        let steps: [(&[&str], &[&str], Option<&str>); 16] = [
+        let steps: [(&[&str], &[&str], Option<&str>); 18] = [
             (&[], &["origin", "main:refs/heads/copy"], None),
             (&[], &["origin", "topic:refs/heads/topic-copy"], None),
             (&[], &["origin", "main"], None),
@@ -83,6 +83,13 @@ fn fetch_refspecs_and_fast_forward_checks_match_git() {
             (
                 &["tag", "-d", "late"],
                 &["--prune", "--tags", "origin"],
+                None,
+            ),
+            // A branch renamed into a directory of its old name: pruning makes the room.
+            (&["branch", "nest", "main"], &["origin"], None),
+            (
+                &["branch", "-m", "nest", "nest/leaf"],
+                &["--prune", "origin"],
                 None,
             ),
             (
@@ -266,5 +273,97 @@ fn fetches_by_id_and_their_reports_match_git() {
         assert_eq!(stderr(&out), stderr(&theirs_out));
         assert_eq!(refs(&env, &ours), refs(&env, &theirs));
         fsck(&env, &ours);
+    }
+}
+
+/// The settings git reads for a fetch and the options that fetch several remotes or change what
+/// it writes: `fetch.prune`, `remote.<name>.prune` and `--no-prune`; `--prune-tags` and
+/// `fetch.pruneTags` for a remote and for a URL; `remote.<name>.tagOpt`; `-v`, `--dry-run`,
+/// `--append`, `--no-write-fetch-head`, `--update-head-ok`; `--all` (with
+/// `remote.<name>.skipFetchAll` and a remote that fails), `--multiple`, groups
+/// (`remotes.<group>`); refs listed in the refspecs' order; FETCH_HEAD for a remote-tracking
+/// ref and for a relative path. Each fetch runs in twin repositories, one by git; compared:
+/// exit code, stdout, stderr, refs, FETCH_HEAD and every reflog.
+#[test]
+fn fetch_settings_and_many_remotes_match_git() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let (src, url, _) = served_source(&env, &git);
+        env.git(&src, &["update-ref", "refs/remotes/up/main", "main"]);
+        let upload = format!("{} upload-pack", git.display());
+        let relative = format!("../{}", src.file_name().unwrap().to_str().unwrap());
+        // (settings as `key=value`, the fetch's arguments)
+        let cases: [(&[&str], &[&str]); 20] = [
+            (&["fetch.prune=true"], &["origin"]),
+            (
+                &["fetch.prune=true", "remote.origin.prune=false"],
+                &["origin"],
+            ),
+            (&["fetch.prune=true"], &["--no-prune", "origin"]),
+            (&[], &["--prune", "--prune-tags", "origin"]),
+            (&["fetch.pruneTags=true"], &["--prune", "origin"]),
+            (&[], &["--prune", "--prune-tags", &url]),
+            (&["remote.origin.tagOpt=--tags"], &["-v", "origin"]),
+            (&[], &["-v", "--dry-run", "--prune", "origin", "topic"]),
+            (&[], &["--append", "origin", "main"]),
+            (&[], &["--no-write-fetch-head", "origin", "topic:refs/t"]),
+            (&[], &["origin", "main:main"]),
+            (&[], &["--update-head-ok", "origin", "main:main"]),
+            (&[], &["--all", "-v"]),
+            (&["remote.origin.skipFetchAll=true"], &["--all", "--prune"]),
+            (&["remote.bad.url=/nonexistent"], &["--all", "--no-tags"]),
+            (&["remotes.both=up origin"], &["both"]),
+            (&[], &["--multiple", "-q", "up", "origin"]),
+            (
+                &[],
+                &["origin", "refs/remotes/up/main", "refs/tags/*:refs/tags/*"],
+            ),
+            (&[], &["origin", "topic:refs/t", "main"]),
+            (&[], &[&relative, "main"]),
+        ];
+        for (settings, args) in cases {
+            let mut seen = Vec::new();
+            // One directory in turn, as messages name it.
+            let repo = env.path().join("twin");
+            for sluice in [true, false] {
+                let _ = std::fs::remove_dir_all(&repo);
+                env.git(env.path(), &["init", "-q", repo.to_str().unwrap()]);
+                env.git(&repo, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+                for remote in ["origin", "up"] {
+                    env.git(&repo, &["remote", "add", remote, &url]);
+                    env.git(
+                        &repo,
+                        &["config", &format!("remote.{remote}.uploadpack"), &upload],
+                    );
+                }
+                env.git(&repo, &["fetch", "-q", "origin"]);
+                // A branch and a tag the remote does not have, for pruning to find.
+                env.git(
+                    &repo,
+                    &["update-ref", "refs/remotes/origin/gone", "origin/main"],
+                );
+                env.git(&repo, &["update-ref", "refs/tags/stale", "origin/main"]);
+                for setting in settings {
+                    let (key, value) = setting.split_once('=').unwrap();
+                    env.git(&repo, &["config", key, value]);
+                }
+                // git empties FETCH_HEAD before a fatal error, where Sluice leaves it as it was:
+                // only an appended one starts out with content.
+                if !args.contains(&"--append") {
+                    std::fs::remove_file(repo.join(".git/FETCH_HEAD")).unwrap();
+                }
+                let mut all = vec!["fetch"];
+                all.extend_from_slice(args);
+                let out = env.sluice_or_git(sluice, &repo, &all);
+                let state = fetched_state(&env, &repo, &out);
+                seen.push(format!("stdout:\n{}{state}", stdout(&out)));
+            }
+            assert_eq!(
+                seen[0],
+                seen[1],
+                "{} {settings:?} fetch {args:?}",
+                git.display()
+            );
+        }
     }
 }

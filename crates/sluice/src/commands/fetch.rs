@@ -16,16 +16,43 @@ use clap::Args;
 use sluice_fetch::{Deepen, FetchRequest, HistoryNegotiator, RemoteRef};
 use sluice_object::parse::parse_commit;
 use sluice_object::{IdSet, ObjectId, ObjectKind};
-use sluice_odb::{ObjectDb, RefTarget, Repository};
+use sluice_odb::{Config, ObjectDb, RefTarget, Repository};
 use std::collections::VecDeque;
+use std::io::Write as _;
 use std::process::ExitCode;
 
 /// `git fetch`'s arguments (those this version supports).
 #[derive(Debug, Args)]
 pub struct FetchArgs {
-    /// Remove remote-tracking refs whose branch is gone from the remote.
+    /// Fetch every configured remote (but those with `remote.<name>.skipFetchAll`).
+    #[arg(long)]
+    all: bool,
+    /// Every argument names a remote or a group of remotes (`remotes.<group>`) to fetch.
+    #[arg(long)]
+    multiple: bool,
+    /// Add to FETCH_HEAD instead of replacing it.
     #[arg(short, long)]
+    append: bool,
+    /// Say what would change, and change no ref (objects are still fetched, as in git).
+    #[arg(long)]
+    dry_run: bool,
+    /// Remove remote-tracking refs whose branch is gone from the remote (default:
+    /// `remote.<name>.prune`, then `fetch.prune`).
+    #[arg(short, long, overrides_with = "no_prune")]
     prune: bool,
+    /// Do not prune, whatever the configuration says.
+    #[arg(long, overrides_with = "prune")]
+    no_prune: bool,
+    /// With pruning, also remove local tags the remote no longer has (default:
+    /// `remote.<name>.pruneTags`, then `fetch.pruneTags`).
+    #[arg(short = 'P', long, overrides_with = "no_prune_tags")]
+    prune_tags: bool,
+    /// Do not prune tags, whatever the configuration says.
+    #[arg(long, overrides_with = "prune_tags")]
+    no_prune_tags: bool,
+    /// Allow updating the branch checked out.
+    #[arg(short, long)]
+    update_head_ok: bool,
     /// Update refs even when the update is not a fast-forward.
     #[arg(short, long)]
     force: bool,
@@ -51,11 +78,30 @@ pub struct FetchArgs {
     #[arg(long, value_name = "revision")]
     shallow_exclude: Vec<String>,
     /// Do not write FETCH_HEAD.
-    #[arg(long)]
+    #[arg(long, overrides_with = "write_fetch_head")]
     no_write_fetch_head: bool,
+    /// Write FETCH_HEAD (the default; undoes an earlier `--no-write-fetch-head`).
+    #[arg(long, overrides_with = "no_write_fetch_head")]
+    write_fetch_head: bool,
     /// No messages, no progress.
     #[arg(short, long)]
     quiet: bool,
+    /// Also list the refs that are up to date.
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    verbose: u8,
+    /// How many remotes to fetch at once. Accepted for git's command lines; Sluice fetches
+    /// them one after another.
+    #[arg(short, long, value_name = "n")]
+    jobs: Option<u32>,
+    /// Accepted for git's command lines: Sluice runs no maintenance after a fetch.
+    #[arg(long)]
+    no_auto_gc: bool,
+    /// Accepted for git's command lines: Sluice runs no maintenance after a fetch.
+    #[arg(long)]
+    no_auto_maintenance: bool,
+    /// Accepted for git's command lines: Sluice writes no commit-graph.
+    #[arg(long)]
+    no_write_commit_graph: bool,
     /// Progress even when stderr is not a terminal.
     #[arg(long)]
     progress: bool,
@@ -77,6 +123,9 @@ pub struct FetchArgs {
     #[arg(value_name = "refspec")]
     refspecs: Vec<String>,
 }
+
+/// The refspec of every tag (`--tags`, `--prune-tags`).
+const TAG_REFSPEC: &str = "refs/tags/*:refs/tags/*";
 
 /// git's depth for "everything" (`--unshallow`).
 const INFINITE_DEPTH: u32 = 0x7fff_ffff;
@@ -193,18 +242,198 @@ fn display_url(url: &str) -> &str {
     url.strip_suffix(".git").unwrap_or(url)
 }
 
-/// Runs fetch.
+/// Runs fetch: of one remote, or of several one after another as git's `--all` does.
 pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context
         .repository()?
         .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
     refuse_submodule_recursion(&args, &repo)?;
+    let one = |repository: Option<&str>, refspecs: &[String]| One {
+        repository: repository.map(str::to_owned),
+        refspecs: refspecs.to_vec(),
+        append: args.append,
+        action: reflog_action(),
+    };
+    match remotes_to_fetch(&args, repo.config())? {
+        None => fetch_one(
+            &args,
+            context,
+            &repo,
+            &one(args.repository.as_deref(), &args.refspecs),
+        ),
+        Some(names) if names.len() == 1 => {
+            fetch_one(&args, context, &repo, &one(Some(&names[0]), &[]))
+        }
+        Some(names) => fetch_each(&args, context, &repo, &names),
+    }
+}
+
+/// One remote's fetch, and what it writes to FETCH_HEAD and the reflogs.
+struct One {
+    /// A remote's name or a URL (the default remote when `None`).
+    repository: Option<String>,
+    refspecs: Vec<String>,
+    /// Whether FETCH_HEAD is added to rather than replaced.
+    append: bool,
+    /// The reflog's action (`fetch` and the arguments).
+    action: String,
+}
+
+/// The remotes `--all`, `--multiple` or a group name (`remotes.<group>`) stand for, in order;
+/// `None` for the usual fetch of one remote or URL.
+fn remotes_to_fetch(args: &FetchArgs, config: &Config) -> anyhow::Result<Option<Vec<String>>> {
+    let group = |name: &str| -> Vec<String> {
+        match config.get(&format!("remotes.{name}")) {
+            Some(members) => members.split_whitespace().map(str::to_owned).collect(),
+            None => Vec::new(),
+        }
+    };
+    let configured = config.subsection_names("remote");
+    if args.all {
+        if args.repository.is_some() {
+            bail!("fetch --all does not take a repository argument");
+        }
+        let mut names = Vec::new();
+        for name in configured {
+            let key = format!("remote.{name}.skipFetchAll");
+            if !config.get_bool(&key)?.unwrap_or(false) {
+                names.push(name);
+            }
+        }
+        return Ok(Some(names));
+    }
+    if args.multiple {
+        let mut names: Vec<String> = Vec::new();
+        for word in args.repository.iter().chain(&args.refspecs) {
+            let mut members = group(word);
+            if members.is_empty() && configured.contains(word) {
+                members.push(word.clone());
+            }
+            if members.is_empty() {
+                bail!("no such remote or remote group: {word}");
+            }
+            for member in members {
+                if !names.contains(&member) {
+                    names.push(member);
+                }
+            }
+        }
+        return Ok(Some(names));
+    }
+    match &args.repository {
+        Some(name) if group(name).len() > 1 => {
+            if !args.refspecs.is_empty() {
+                bail!("fetching a group and specifying refspecs does not make sense");
+            }
+            Ok(Some(group(name)))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Fetches each of `names` in turn, as git's `--all` runs one `fetch --append` per remote: a
+/// remote that fails is reported and the others are still fetched.
+fn fetch_each(
+    args: &FetchArgs,
+    context: &Context,
+    repo: &Repository,
+    names: &[String],
+) -> anyhow::Result<ExitCode> {
+    if writes_fetch_head(args) && !args.append {
+        sluice_odb::write_locked(&repo.git_dir().join("FETCH_HEAD"), b"", false)?;
+    }
+    let mut failed = false;
+    for name in names {
+        if !args.quiet {
+            println!("Fetching {name}");
+            std::io::stdout().flush()?;
+        }
+        let one = One {
+            repository: Some(name.clone()),
+            refspecs: Vec::new(),
+            append: true,
+            action: each_action(args, name),
+        };
+        // Opened afresh, so that what the last remote brought counts as here.
+        let repo =
+            Repository::open_git_dir(repo.git_dir().to_owned(), repo.work_tree().map(Into::into))?;
+        let fetched = match fetch_one(args, context, &repo, &one) {
+            Ok(code) => code == ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("fatal: {}", crate::describe(&error));
+                false
+            }
+        };
+        if !fetched {
+            eprintln!("error: could not fetch {name}");
+            failed = true;
+        }
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The reflog action of one remote's fetch under `--all`: the command line git gives the
+/// `fetch` it runs for that remote, the options passed on in git's order.
+fn each_action(args: &FetchArgs, name: &str) -> String {
+    let mut words = vec![
+        "fetch",
+        "--append",
+        "--no-auto-gc",
+        "--no-write-commit-graph",
+    ];
+    let recurse = match (
+        args.no_recurse_submodules,
+        args.recurse_submodules.as_deref(),
+    ) {
+        (true, _) => Some("--no-recurse-submodules"),
+        (false, Some("on-demand")) => Some("--recurse-submodules=on-demand"),
+        (false, Some(_)) => Some("--recurse-submodules"),
+        (false, None) => None,
+    };
+    let flags = [
+        (args.dry_run, "--dry-run"),
+        (args.prune, "--prune"),
+        (args.no_prune, "--no-prune"),
+        (args.prune_tags, "--prune-tags"),
+        (args.no_prune_tags, "--no-prune-tags"),
+        (args.update_head_ok, "--update-head-ok"),
+        (args.force, "--force"),
+        (recurse.is_some(), recurse.unwrap_or_default()),
+        (args.tags, "--tags"),
+        (args.no_tags, "--no-tags"),
+        (args.verbose >= 2, "-v"),
+        (args.verbose >= 1, "-v"),
+        (args.verbose == 0 && args.quiet, "-q"),
+        (!writes_fetch_head(args), "--no-write-fetch-head"),
+    ];
+    words.extend(flags.iter().filter(|(on, _)| *on).map(|(_, flag)| *flag));
+    words.push(name);
+    words.join(" ")
+}
+
+/// Whether FETCH_HEAD is written: never under `--dry-run`, else unless the command line says
+/// not to (git has no setting for it).
+fn writes_fetch_head(args: &FetchArgs) -> bool {
+    !args.dry_run && !args.no_write_fetch_head
+}
+
+/// Fetches one remote or URL.
+fn fetch_one(
+    args: &FetchArgs,
+    context: &Context,
+    repo: &Repository,
+    one: &One,
+) -> anyhow::Result<ExitCode> {
     let config = repo.config();
     let current_branch = match repo.refs().read("HEAD")? {
         Some(RefTarget::Symbolic(branch)) => Some(branch),
         _ => None,
     };
-    let remote_name = match &args.repository {
+    let remote_name = match &one.repository {
         Some(name) => name.clone(),
         None => current_branch
             .as_deref()
@@ -215,11 +444,11 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let configured_url = config.get(&format!("remote.{remote_name}.url"));
     let (url_text, named) = match configured_url {
         Some(url) => (url.to_owned(), true),
-        None if args.repository.is_some() => (remote_name.clone(), false),
+        None if one.repository.is_some() => (remote_name.clone(), false),
         None => bail!("'{remote_name}' does not appear to be a git repository"),
     };
     let remote = resolve(context, &url_text)?;
-    let configured: Vec<Refspec> = if named {
+    let mut configured: Vec<Refspec> = if named {
         config
             .get_all(&format!("remote.{remote_name}.fetch"))
             .into_iter()
@@ -228,23 +457,52 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
     } else {
         Vec::new()
     };
-    let mut specs: Vec<Refspec> = if args.refspecs.is_empty() {
-        configured.clone()
-    } else {
-        command_line_refspecs(&args.refspecs)?
+    let mut command_line = command_line_refspecs(&one.refspecs)?;
+    // The command line first, then the remote's setting, then `fetch.*`.
+    let setting = |key: &str, on: bool, off: bool| -> anyhow::Result<bool> {
+        if on || off {
+            return Ok(on);
+        }
+        let of_remote = match named {
+            true => config.get_bool(&format!("remote.{remote_name}.{key}"))?,
+            false => None,
+        };
+        Ok(of_remote
+            .or(config.get_bool(&format!("fetch.{key}"))?)
+            .unwrap_or(false))
     };
-    let explicit = !args.refspecs.is_empty();
+    let prune = setting("prune", args.prune, args.no_prune)?;
+    let prune_tags = prune && setting("pruneTags", args.prune_tags, args.no_prune_tags)?;
+    // Pruning tags is fetching `refs/tags/*:refs/tags/*` with `--prune`, when no refspec is
+    // given: added to a remote's own refspecs, or the one refspec of a URL, as in git.
+    if prune_tags && one.refspecs.is_empty() {
+        let tags = Refspec::parse(TAG_REFSPEC)?;
+        match named {
+            true => configured.push(tags),
+            false => command_line.push(tags),
+        }
+    }
+    let explicit = !command_line.is_empty();
+    let mut specs: Vec<Refspec> = if explicit {
+        command_line
+    } else {
+        configured.clone()
+    };
     // `--prune` removes what these map to. Tags fetched only because of `--tags` (or
     // followed) are not pruned, as in git; tags a refspec names (a mirror's) are.
     let pruned_by: Vec<Refspec> = specs.clone();
-    if args.tags {
-        specs.push(Refspec::parse("refs/tags/*:refs/tags/*")?);
+    let tagopt = named
+        .then(|| config.get(&format!("remote.{remote_name}.tagopt")))
+        .flatten();
+    let all_tags = args.tags || (!args.no_tags && tagopt == Some("--tags"));
+    let no_tags = args.no_tags || (!args.tags && tagopt == Some("--no-tags"));
+    if all_tags {
+        specs.push(Refspec::parse(TAG_REFSPEC)?);
     }
-    let tagopt = named.then(|| config.get(&format!("remote.{remote_name}.tagopt")));
     // As git: tags are followed only when some refspec stores what it fetches.
     let stores = specs.iter().any(|s| !s.negative && s.dst.is_some());
-    let follow_tags =
-        stores && !args.no_tags && !args.tags && tagopt.flatten() != Some("--no-tags");
+    let follow_tags = stores && !no_tags && !all_tags;
+    let records_fetch_head = writes_fetch_head(args);
 
     let mut options = connect_options(config, args.upload_pack.as_deref())?;
     if let (None, Some(upload_pack)) = (
@@ -285,14 +543,14 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
             });
         }
     }
-    for remote_ref in &advertised {
-        let excluded = specs
+    // In the order of the refspecs, as git lists them (and within a pattern, the remote's).
+    let excluded = |name: &str| {
+        specs
             .iter()
-            .any(|s| s.negative && s.matches(&remote_ref.name).is_some());
-        if excluded {
-            continue;
-        }
-        for spec in specs.iter().filter(|s| !s.negative) {
+            .any(|s| s.negative && s.matches(name).is_some())
+    };
+    for spec in specs.iter().filter(|s| !s.negative) {
+        for remote_ref in advertised.iter().filter(|r| !excluded(&r.name)) {
             let Some(star) = spec.matches(&remote_ref.name) else {
                 continue;
             };
@@ -311,9 +569,7 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
                 },
             });
         }
-    }
-    for spec in specs.iter().filter(|s| s.is_exact() && !s.negative) {
-        if advertised.iter().any(|r| spec.matches(&r.name).is_some()) {
+        if !spec.is_exact() || advertised.iter().any(|r| spec.matches(&r.name).is_some()) {
             continue;
         }
         // A full object id names that object, whether or not a ref points at it: the server
@@ -340,7 +596,7 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         });
     }
     let backfill = if follow_tags {
-        follow_known_tags(&repo, &advertised, &mut updates)?
+        follow_known_tags(repo, &advertised, &mut updates)?
     } else {
         Vec::new()
     };
@@ -352,7 +608,7 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         if !sluice_odb::refs::is_valid_ref_name(local) {
             bail!("refusing to create funny ref '{local}' locally");
         }
-        if let Some(work_tree) = repo.work_tree() {
+        if let (Some(work_tree), false) = (repo.work_tree(), args.update_head_ok) {
             if current_branch.as_deref() == Some(local) {
                 bail!(
                     "refusing to fetch into branch '{local}' checked out at '{}'",
@@ -405,7 +661,7 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         };
         let received = fetch_into(
             &mut connection,
-            &repo,
+            repo,
             &request,
             &mut negotiator,
             show_progress,
@@ -416,7 +672,7 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         if promisor {
             std::fs::write(received.pack.with_extension("promisor"), "")?;
         } else {
-            unpack_if_small(&received, &repo)?;
+            unpack_if_small(&received, repo)?;
         }
     }
     connection.finish()?;
@@ -431,16 +687,92 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
             listed: Listed::NotForMerge,
         });
     }
+    // git prunes before it updates (a branch `a` pruned makes room for a new `a/b`), and says
+    // so first.
+    let mut lines = match prune {
+        true => prune_stale(repo, &pruned_by, &advertised, args.dry_run)?,
+        false => Vec::new(),
+    };
+    let changes = Changes {
+        dry_run: args.dry_run,
+        verbose: args.verbose > 0,
+        action: &one.action,
+    };
+    let rejected = update_refs(repo, &odb, &updates, &changes, &mut lines)?;
+    if records_fetch_head {
+        write_fetch_head(repo, &updates, display_url(&remote.shown), one.append)?;
+    }
+    if !args.quiet && !lines.is_empty() {
+        print_report(display_url(&remote.shown), &lines);
+    }
+    Ok(match rejected {
+        true => ExitCode::from(1),
+        false => ExitCode::SUCCESS,
+    })
+}
+
+/// Deletes the refs `specs` map remote refs to that are no longer advertised (none under
+/// `dry_run`), and returns their report lines.
+fn prune_stale(
+    repo: &Repository,
+    specs: &[Refspec],
+    advertised: &[RemoteRef],
+    dry_run: bool,
+) -> anyhow::Result<Vec<Summary>> {
+    let mut lines = Vec::new();
+    for spec in specs.iter().filter(|s| !s.is_exact() && !s.negative) {
+        for (local, _) in repo.refs().list()? {
+            let Some(source) = spec.source_for(&local) else {
+                continue;
+            };
+            if advertised.iter().any(|r| r.name == source) {
+                continue;
+            }
+            if !dry_run {
+                repo.refs().delete(&local)?;
+            }
+            lines.push(Summary {
+                code: '-',
+                summary: "[deleted]".to_owned(),
+                from: "(none)".to_owned(),
+                to: short(&local).to_owned(),
+                note: String::new(),
+                widens: false,
+            });
+        }
+    }
+    Ok(lines)
+}
+
+/// How ref updates are carried out and told.
+struct Changes<'a> {
+    /// Decide and report, but move nothing.
+    dry_run: bool,
+    /// Report refs that are up to date too.
+    verbose: bool,
+    /// The reflog's action.
+    action: &'a str,
+}
+
+/// Moves the local refs of `updates` that may move (fast-forwards, forced updates, new refs),
+/// logging them as git does, and adds a report line for each to `lines`. Returns whether some
+/// update was refused.
+fn update_refs(
+    repo: &Repository,
+    odb: &ObjectDb,
+    updates: &[Update],
+    changes: &Changes,
+    lines: &mut Vec<Summary>,
+) -> anyhow::Result<bool> {
+    let config = repo.config();
     let bare = repo.work_tree().is_none();
     let log_updates = config.get_bool("core.logAllRefUpdates")?.unwrap_or(!bare);
     let who = identity(config);
-    let action = reflog_action();
-    let mut lines: Vec<Summary> = Vec::new();
     let mut rejected = false;
-    for update in &updates {
+    for update in updates {
         let Some(local) = &update.local else {
             // Fetched for FETCH_HEAD alone.
-            if update.listed != Listed::No && !args.no_write_fetch_head {
+            if update.listed != Listed::No {
                 lines.push(Summary::fetch_head(&update.remote.name));
             }
             continue;
@@ -457,12 +789,13 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
                     Outcome::Rejected("would clobber existing tag")
                 }
             }
-            Some(old) if is_ancestor(&odb, &old, &new) => Outcome::FastForward(old),
+            Some(old) if is_ancestor(odb, &old, &new) => Outcome::FastForward(old),
             Some(old) if update.force => Outcome::Forced(old),
             Some(_) => Outcome::Rejected("non-fast-forward"),
         };
         let (code, summary, note, reason) = match &outcome {
-            Outcome::UpToDate => continue,
+            Outcome::UpToDate if !changes.verbose => continue,
+            Outcome::UpToDate => ('=', "[up to date]".to_owned(), String::new(), ""),
             Outcome::New(new) => ('*', new.summary().to_owned(), String::new(), new.reason()),
             Outcome::FastForward(old) => (
                 ' ',
@@ -481,7 +814,8 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
                 ('!', "[rejected]".to_owned(), format!("  ({why})"), "")
             }
         };
-        if !matches!(outcome, Outcome::Rejected(_)) {
+        let moves = !matches!(outcome, Outcome::Rejected(_) | Outcome::UpToDate);
+        if moves && !changes.dry_run {
             repo.refs().write(local, &RefTarget::Id(new))?;
             let logged = local.starts_with("refs/heads/")
                 || local.starts_with("refs/remotes/")
@@ -493,7 +827,7 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
                     &old.unwrap_or(null),
                     &new,
                     &who,
-                    &format!("{action}: {reason}"),
+                    &format!("{}: {reason}", changes.action),
                 );
             }
         }
@@ -506,60 +840,29 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
             widens: true,
         });
     }
+    Ok(rejected)
+}
 
-    // git prunes before it updates, and says so first.
-    let mut pruned = Vec::new();
-    if args.prune {
-        for spec in pruned_by.iter().filter(|s| !s.is_exact() && !s.negative) {
-            for (local, _) in repo.refs().list()? {
-                let Some(source) = spec.source_for(&local) else {
-                    continue;
-                };
-                if !advertised.iter().any(|r| r.name == source) {
-                    repo.refs().delete(&local)?;
-                    pruned.push(Summary {
-                        code: '-',
-                        summary: "[deleted]".to_owned(),
-                        from: "(none)".to_owned(),
-                        to: short(&local).to_owned(),
-                        note: String::new(),
-                        widens: false,
-                    });
-                }
-            }
-        }
+/// The report on stderr: `From <url>`, then a line per ref. The remote names' column fits the
+/// longest name of a ref stored here, as long as its line fits 80 columns.
+fn print_report(url: &str, lines: &[Summary]) {
+    let width = lines
+        .iter()
+        .filter(|l| l.widens && 21 + l.from.len() + l.to.len() <= 80)
+        .map(|l| l.from.len())
+        .fold(10, usize::max);
+    eprintln!("From {url}");
+    for Summary {
+        code,
+        summary,
+        from,
+        to,
+        note,
+        ..
+    } in lines
+    {
+        eprintln!(" {code} {summary:<17} {from:<width$} -> {to}{note}");
     }
-
-    if !args.no_write_fetch_head {
-        write_fetch_head(&repo, &updates, display_url(&remote.shown))?;
-    }
-    pruned.append(&mut lines);
-    let lines = pruned;
-    if !args.quiet && !lines.is_empty() {
-        // The remote names' column fits the longest name of a ref stored here, as long as
-        // its line fits 80 columns.
-        let width = lines
-            .iter()
-            .filter(|l| l.widens && 21 + l.from.len() + l.to.len() <= 80)
-            .map(|l| l.from.len())
-            .fold(10, usize::max);
-        eprintln!("From {}", display_url(&remote.shown));
-        for Summary {
-            code,
-            summary,
-            from,
-            to,
-            note,
-            ..
-        } in lines
-        {
-            eprintln!(" {code} {summary:<17} {from:<width$} -> {to}{note}");
-        }
-    }
-    if rejected {
-        return Ok(ExitCode::from(1));
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// `--recurse-submodules`: only `no` is in Sluice's reach, and anything else is the same
@@ -632,7 +935,7 @@ fn follow_known_tags(
         .iter()
         .filter(|r| r.name.starts_with("refs/tags/"))
     {
-        let fetched = updates.iter().any(|u| u.remote.name == tag.name);
+        let fetched = updates.iter().any(|u| u.local.as_ref() == Some(&tag.name));
         if fetched || repo.refs().read(&tag.name)?.is_some() {
             continue;
         }
@@ -703,10 +1006,19 @@ fn track_in_passing(updates: &mut Vec<Update>, configured: &[Refspec], force: bo
     }
 }
 
-/// `FETCH_HEAD`: the refs fetched, merge candidates first, each as `<id>\t[not-for-merge]\t
+/// `FETCH_HEAD` (or, with `append`, what it gets added): the refs fetched, merge candidates first, each as `<id>\t[not-for-merge]\t
 /// <kind> '<name>' of <url>`.
-fn write_fetch_head(repo: &Repository, updates: &[Update], url: &str) -> anyhow::Result<()> {
-    let mut text = String::new();
+fn write_fetch_head(
+    repo: &Repository,
+    updates: &[Update],
+    url: &str,
+    append: bool,
+) -> anyhow::Result<()> {
+    let path = repo.git_dir().join("FETCH_HEAD");
+    let mut text = match append {
+        true => std::fs::read_to_string(&path).unwrap_or_default(),
+        false => String::new(),
+    };
     for listed in [Listed::ForMerge, Listed::NotForMerge] {
         for update in updates.iter().filter(|u| u.listed == listed) {
             let name = &update.remote.name;
@@ -714,6 +1026,8 @@ fn write_fetch_head(repo: &Repository, updates: &[Update], url: &str) -> anyhow:
                 format!("branch '{branch}' of ")
             } else if let Some(tag) = name.strip_prefix("refs/tags/") {
                 format!("tag '{tag}' of ")
+            } else if let Some(tracking) = name.strip_prefix("refs/remotes/") {
+                format!("remote-tracking branch '{tracking}' of ")
             } else if name == "HEAD" {
                 String::new()
             } else {
@@ -726,6 +1040,6 @@ fn write_fetch_head(repo: &Repository, updates: &[Update], url: &str) -> anyhow:
             text.push_str(&format!("{}\t{flag}\t{what}{url}\n", update.remote.id));
         }
     }
-    sluice_odb::write_locked(&repo.git_dir().join("FETCH_HEAD"), text.as_bytes(), false)?;
+    sluice_odb::write_locked(&path, text.as_bytes(), false)?;
     Ok(())
 }
