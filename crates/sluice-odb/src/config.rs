@@ -460,4 +460,14 @@ mod tests {
             vec!["a.b=1", "c.d=x y"]
         );
     }
+
+    #[test]
+    fn subsections_come_in_the_order_they_first_appear() {
+        let mut config = Config::default();
+        let text = "[remote \"up\"]\n\turl = a\n[remote \"Origin\"]\n\tprune\n\
+                    [remote \"up\"]\n\tfetch = x\n[remote]\n\tplain = 1\n[branch \"m\"]\n\tx = 1\n";
+        config.parse(text, Path::new("test")).unwrap();
+        assert_eq!(config.subsection_names("remote"), vec!["up", "Origin"]);
+        assert_eq!(config.subsection_names("REMOTE"), vec!["up", "Origin"]);
+    }
 }
