@@ -17,7 +17,7 @@ use anyhow::{bail, Context as _};
 use clap::Args;
 use sluice_checkout::tree::flatten;
 use sluice_checkout::{checkout_fresh, checkout_fresh_from, commit_tree, CheckoutOptions};
-use sluice_fetch::{Deepen, FetchRequest, NoHaves, RemoteRef, RemoteUrl};
+use sluice_fetch::{anonymized, Deepen, FetchRequest, NoHaves, RemoteRef, RemoteUrl};
 use sluice_object::ObjectId;
 use sluice_odb::{Config, ConfigFile, ConfigKey, ObjectDb, ObjectFilter, RefTarget, Repository};
 use sluice_pack::ArrivingPack;
@@ -433,6 +433,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         args.filter = Some(filter_spec(spec)?);
     }
     let remote = resolve(context, &args.repository)?;
+    // Before "Cloning into", and in clone's words (fetch says it another way), as git does.
     if let RemoteUrl::Local(path) = &remote.url {
         if !path.exists() {
             bail!("repository '{}' does not exist", remote.shown);
@@ -612,7 +613,7 @@ fn clone_into(
         if !bare {
             let null = repo.hash().null_id();
             let who = identity(repo.config());
-            let message = format!("clone: from {}", sluice_fetch::anonymized(&remote.recorded));
+            let message = format!("clone: from {}", anonymized(&remote.recorded));
             let _ = repo.refs().append_log(name, &null, id, &who, &message);
         }
     };
