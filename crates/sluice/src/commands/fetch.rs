@@ -320,15 +320,14 @@ fn remotes_to_fetch(args: &FetchArgs, config: &Config) -> anyhow::Result<Option<
         }
         return Ok(Some(names));
     }
-    match &args.repository {
-        Some(name) if group(name).len() > 1 => {
-            if !args.refspecs.is_empty() {
-                bail!("fetching a group and specifying refspecs does not make sense");
-            }
-            Ok(Some(group(name)))
-        }
-        _ => Ok(None),
+    let members = args.repository.as_deref().map(group).unwrap_or_default();
+    if members.len() < 2 {
+        return Ok(None);
     }
+    if !args.refspecs.is_empty() {
+        bail!("fetching a group and specifying refspecs does not make sense");
+    }
+    Ok(Some(members))
 }
 
 /// Fetches each of `names` in turn, as git's `--all` runs one `fetch --append` per remote: a
@@ -897,19 +896,11 @@ struct Summary {
 }
 
 impl Summary {
-    /// The line of a ref fetched for FETCH_HEAD alone, named as git names it: a branch or tag
-    /// by its short name, anything else (an object id too) as a branch by its full name.
+    /// The line of a ref fetched for FETCH_HEAD alone, named as git names it: a branch, tag or
+    /// remote-tracking branch by its short name, anything else (an object id too) as a branch
+    /// by its full name.
     fn fetch_head(remote_name: &str) -> Summary {
-        let (summary, from) = if let Some(tag) = remote_name.strip_prefix("refs/tags/") {
-            ("tag", tag)
-        } else if let Some(tracking) = remote_name.strip_prefix("refs/remotes/") {
-            ("remote-tracking branch", tracking)
-        } else {
-            let name = remote_name
-                .strip_prefix("refs/heads/")
-                .unwrap_or(remote_name);
-            ("branch", name)
-        };
+        let (summary, from) = kind_of(remote_name).unwrap_or(("branch", remote_name));
         Summary {
             code: '*',
             summary: summary.to_owned(),
@@ -1006,6 +997,18 @@ fn track_in_passing(updates: &mut Vec<Update>, configured: &[Refspec], force: bo
     }
 }
 
+/// What git calls a remote ref in the report and FETCH_HEAD, and its short name: a branch, a
+/// tag or a remote-tracking branch; `None` for any other ref.
+fn kind_of(name: &str) -> Option<(&'static str, &str)> {
+    [
+        ("refs/heads/", "branch"),
+        ("refs/tags/", "tag"),
+        ("refs/remotes/", "remote-tracking branch"),
+    ]
+    .into_iter()
+    .find_map(|(prefix, kind)| Some((kind, name.strip_prefix(prefix)?)))
+}
+
 /// `FETCH_HEAD` (or, with `append`, what it gets added): the refs fetched, merge candidates first, each as `<id>\t[not-for-merge]\t
 /// <kind> '<name>' of <url>`.
 fn write_fetch_head(
@@ -1022,16 +1025,10 @@ fn write_fetch_head(
     for listed in [Listed::ForMerge, Listed::NotForMerge] {
         for update in updates.iter().filter(|u| u.listed == listed) {
             let name = &update.remote.name;
-            let what = if let Some(branch) = name.strip_prefix("refs/heads/") {
-                format!("branch '{branch}' of ")
-            } else if let Some(tag) = name.strip_prefix("refs/tags/") {
-                format!("tag '{tag}' of ")
-            } else if let Some(tracking) = name.strip_prefix("refs/remotes/") {
-                format!("remote-tracking branch '{tracking}' of ")
-            } else if name == "HEAD" {
-                String::new()
-            } else {
-                format!("'{name}' of ")
+            let what = match kind_of(name) {
+                Some((kind, short)) => format!("{kind} '{short}' of "),
+                None if name == "HEAD" => String::new(),
+                None => format!("'{name}' of "),
             };
             let flag = match listed {
                 Listed::ForMerge => "",
