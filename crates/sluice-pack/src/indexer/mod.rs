@@ -167,6 +167,12 @@ pub trait ObjectLookup: Sync {
     fn contains(&self, id: &ObjectId) -> bool;
     /// The object's kind and content, if the repository has it.
     fn read(&self, id: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, String>;
+    /// Told which delta bases a thin pack needs that the repository lacks, all at once, before
+    /// any is read: a partial clone fetches them from its promisor remote here. By default
+    /// nothing happens, and the deltas stay unresolved.
+    fn prefetch(&self, _missing: &[ObjectId]) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Where the pack comes from.

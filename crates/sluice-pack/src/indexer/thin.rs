@@ -9,7 +9,7 @@ use super::scan::Scan;
 use super::{Entry, IndexError, PackIndexer, Resolved, NOT_KEPT};
 use crate::entry::write_entry_header;
 use crate::inflate::deflate;
-use sluice_object::{hash_object, TrailerHasher};
+use sluice_object::{hash_object, ObjectId, TrailerHasher};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::OnceLock;
@@ -32,6 +32,18 @@ pub(crate) fn fix_thin(
         .collect();
     if waiting.is_empty() {
         return Ok(0);
+    }
+    let mut absent: Vec<ObjectId> = waiting
+        .iter()
+        .map(|&i| scan.ref_bases[scan.entries[i].base as usize])
+        .filter(|id| !lookup.contains(id))
+        .collect();
+    absent.sort_unstable();
+    absent.dedup();
+    if let Some(&first) = absent.first() {
+        lookup
+            .prefetch(&absent)
+            .map_err(|message| IndexError::Lookup { id: first, message })?;
     }
     let io = |context| move |source| IndexError::Io { context, source };
     let mut end = scan.data_end;

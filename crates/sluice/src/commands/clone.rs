@@ -9,8 +9,11 @@ use super::checkout::identity;
 use super::date::parse_since;
 use super::index_pack::Alongside;
 use super::local_clone::{transfer_objects, ObjectTransfer};
+use super::partial::filter_spec;
 use super::refspec::Refspec;
-use super::remote::{connect, connect_options, fetch_into, resolve, update_shallow, Remote};
+use super::remote::{
+    connect, connect_options, fetch_into, resolve, update_shallow, Receiving, Remote,
+};
 use super::Context;
 use crate::progress::{Deferred, TerminalProgress};
 use anyhow::{bail, Context as _};
@@ -19,7 +22,7 @@ use sluice_checkout::tree::flatten;
 use sluice_checkout::{checkout_fresh, checkout_fresh_from, commit_tree, CheckoutOptions};
 use sluice_fetch::{anonymized, Deepen, FetchRequest, NoHaves, RemoteRef, RemoteUrl};
 use sluice_object::ObjectId;
-use sluice_odb::{Config, ConfigFile, ConfigKey, ObjectDb, ObjectFilter, RefTarget, Repository};
+use sluice_odb::{Config, ConfigFile, ConfigKey, ObjectDb, RefTarget, Repository};
 use sluice_pack::ArrivingPack;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -124,19 +127,6 @@ fn humanish(repository: &str, bare: bool) -> String {
     } else {
         name.to_owned()
     }
-}
-
-/// `--filter`'s spec as git sends and records it, sizes in bytes (`blob:limit=1k` is
-/// `blob:limit=1024`); a kind of filter only other servers implement goes as given.
-fn filter_spec(spec: &str) -> anyhow::Result<String> {
-    if let Some(filter) = ObjectFilter::parse(spec) {
-        return Ok(filter.to_string());
-    }
-    let other_kinds = ["sparse:oid=", "object:type=", "combine:"];
-    if other_kinds.iter().any(|kind| spec.starts_with(kind)) {
-        return Ok(spec.to_owned());
-    }
-    bail!("invalid filter-spec '{spec}'")
 }
 
 /// Removes what a failed clone created, unless it succeeded; also on a signal.
@@ -571,15 +561,12 @@ fn clone_into(
             eprintln!("done.");
         }
     } else if !wants.is_empty() {
-        let got = fetch_into(
-            &mut connection,
-            repo,
-            &request,
-            &mut NoHaves,
+        let receiving = Receiving {
             show_progress,
-            None,
-            overlap.then_some(&alongside as &Alongside),
-        )?;
+            alongside: overlap.then_some(&alongside as &Alongside),
+            ..Receiving::default()
+        };
+        let got = fetch_into(&mut connection, repo, &request, &mut NoHaves, receiving)?;
         update_shallow(git_dir, &got.shallow, &got.unshallow)?;
         received = Some(got);
     }
@@ -705,15 +692,11 @@ fn fetch_missing_blobs(
         progress: show_progress,
         ..FetchRequest::default()
     };
-    let got = fetch_into(
-        &mut connection,
-        repo,
-        &request,
-        &mut NoHaves,
+    let receiving = Receiving {
         show_progress,
-        None,
-        None,
-    )?;
+        ..Receiving::default()
+    };
+    let got = fetch_into(&mut connection, repo, &request, &mut NoHaves, receiving)?;
     connection.finish()?;
     write_promisor(&got.pack, advertised)
 }

@@ -2,13 +2,17 @@
 //! the pack (or, under `transfer.unpackLimit` objects, loose objects), then updates refs as git
 //! does: fast-forwards, `+` or `--force` for the rest, tags never moved unless forced, followed
 //! tags, `FETCH_HEAD`, `--prune`, reflogs and git's summary lines. Objects are stored before any
-//! ref moves, so an interrupted fetch leaves every ref as it was.
+//! ref moves, so an interrupted fetch leaves every ref as it was. `--filter` makes the remote a
+//! promisor remote; in a partial clone, delta bases the repository lacks are fetched from it.
 
 use super::checkout::identity;
 use super::date::parse_since;
+use super::partial::{self, filter_spec, is_promisor};
+use super::promised::Promised;
 use super::refspec::Refspec;
 use super::remote::{
     connect, connect_options, fetch_into, read_shallow, resolve, unpack_if_small, update_shallow,
+    Receiving,
 };
 use super::Context;
 use anyhow::{anyhow, bail};
@@ -17,6 +21,7 @@ use sluice_fetch::{Deepen, FetchRequest, HistoryNegotiator, RemoteRef};
 use sluice_object::parse::parse_commit;
 use sluice_object::{IdSet, ObjectId, ObjectKind};
 use sluice_odb::{Config, ObjectDb, RefTarget, Repository};
+use sluice_pack::ObjectLookup;
 use std::collections::VecDeque;
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -77,6 +82,13 @@ pub struct FetchArgs {
     /// Deepen, excluding what this remote ref reaches.
     #[arg(long, value_name = "revision")]
     shallow_exclude: Vec<String>,
+    /// A partial fetch: leave out what the filter excludes (`blob:none`, `blob:limit=<n>`),
+    /// and make the remote a promisor remote with this filter as its default, as git does.
+    #[arg(long, value_name = "filter-spec", overrides_with = "no_filter")]
+    filter: Option<String>,
+    /// Fetch every object, whatever filter the remote's settings name.
+    #[arg(long, overrides_with = "filter")]
+    no_filter: bool,
     /// Do not write FETCH_HEAD.
     #[arg(long, overrides_with = "write_fetch_head")]
     no_write_fetch_head: bool,
@@ -243,7 +255,10 @@ fn display_url(url: &str) -> &str {
 }
 
 /// Runs fetch: of one remote, or of several one after another as git's `--all` does.
-pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
+    if let Some(spec) = &args.filter {
+        args.filter = Some(filter_spec(spec)?);
+    }
     let repo = context
         .repository()?
         .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
@@ -264,8 +279,35 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         Some(names) if names.len() == 1 => {
             fetch_one(&args, context, &repo, &one(Some(&names[0]), &[]))
         }
+        Some(_) if args.filter.is_some() => {
+            bail!("--filter can only be used with the remote configured in extensions.partialclone")
+        }
         Some(names) => fetch_each(&args, context, &repo, &names),
     }
+}
+
+/// The filter this fetch sends: `--filter`'s (which first makes the remote a promisor remote
+/// with it as its default, as git does, even for a URL), else a promisor remote's default;
+/// none with `--no-filter`.
+fn fetch_filter(
+    args: &FetchArgs,
+    repo: &Repository,
+    remote: &str,
+) -> anyhow::Result<Option<String>> {
+    let config = repo.config();
+    if args.no_filter {
+        return Ok(None);
+    }
+    if let Some(spec) = &args.filter {
+        partial::register(repo.git_dir(), config, remote, spec)?;
+        return Ok(Some(spec.clone()));
+    }
+    Ok(match is_promisor(config, remote)? {
+        true => config
+            .get(&format!("remote.{remote}.partialclonefilter"))
+            .map(str::to_owned),
+        false => None,
+    })
 }
 
 /// One remote's fetch, and what it writes to FETCH_HEAD and the reflogs.
@@ -447,6 +489,7 @@ fn fetch_one(
         None => bail!("'{remote_name}' does not appear to be a git repository"),
     };
     let remote = resolve(context, &url_text)?;
+    let filter = fetch_filter(args, repo, &remote_name)?;
     let mut configured: Vec<Refspec> = if named {
         config
             .get_all(&format!("remote.{remote_name}.fetch"))
@@ -639,10 +682,8 @@ fn fetch_one(
         .collect();
     wants.sort_unstable();
     wants.dedup();
-    let promisor = named
-        && config
-            .get_bool(&format!("remote.{remote_name}.promisor"))?
-            .unwrap_or(false);
+    // A filtered fetch's pack is a promisor pack, kept whatever its size, as in git.
+    let promisor = filter.is_some();
     let show_progress = crate::progress::enabled(!args.quiet, args.progress);
     if !wants.is_empty() {
         let tips: Vec<ObjectId> = repo.refs().list()?.into_iter().map(|(_, id)| id).collect();
@@ -651,22 +692,22 @@ fn fetch_one(
             wants,
             shallow,
             deepen,
-            filter: promisor
-                .then(|| config.get(&format!("remote.{remote_name}.partialclonefilter")))
-                .flatten()
-                .map(str::to_owned),
+            filter,
             include_tag: follow_tags,
             progress: show_progress,
         };
-        let received = fetch_into(
-            &mut connection,
-            repo,
-            &request,
-            &mut negotiator,
+        // The configuration read at the start does not show a promisor remote `--filter` has
+        // just made.
+        let promised = match promisor {
+            true => Some(Promised::from(context, repo, &remote_name)),
+            false => Promised::of(context, repo, &remote_name)?,
+        };
+        let receiving = Receiving {
             show_progress,
-            None,
-            None,
-        )?;
+            objects: promised.as_ref().map(|p| p as &dyn ObjectLookup),
+            ..Receiving::default()
+        };
+        let received = fetch_into(&mut connection, repo, &request, &mut negotiator, receiving)?;
         update_shallow(repo.git_dir(), &received.shallow, &received.unshallow)?;
         if promisor {
             std::fs::write(received.pack.with_extension("promisor"), "")?;

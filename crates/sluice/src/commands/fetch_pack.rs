@@ -2,7 +2,7 @@
 //! repository's upload-pack into this one and prints those refs, negotiating with what this
 //! repository's refs reach.
 
-use super::remote::{connect, connect_options, fetch_into, resolve};
+use super::remote::{connect, connect_options, fetch_into, resolve, Receiving};
 use super::Context;
 use anyhow::{anyhow, bail};
 use clap::Args;
@@ -72,15 +72,12 @@ pub fn run(args: FetchPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
             ..FetchRequest::default()
         };
         let keep = args.keep.then(String::new);
-        let received = fetch_into(
-            &mut connection,
-            &repo,
-            &request,
-            &mut negotiator,
+        let receiving = Receiving {
             show_progress,
             keep,
-            None,
-        )?;
+            ..Receiving::default()
+        };
+        let received = fetch_into(&mut connection, &repo, &request, &mut negotiator, receiving)?;
         report = Some(received.report);
     }
     connection.finish()?;

@@ -1,6 +1,7 @@
 //! `sluice index-pack`: `git index-pack` with its flags, outputs and exit codes.
 
 use super::output::{replace_extension, Staged};
+use super::remote::Receiving;
 use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail, Context as _};
@@ -238,14 +239,17 @@ fn index_file(
 pub(crate) fn receive_into(
     input: &mut dyn Read,
     repo: &Repository,
-    keep: Option<String>,
-    show_progress: bool,
-    fix_thin: bool,
-    alongside: Option<&Alongside<'_>>,
+    receiving: Receiving<'_>,
 ) -> anyhow::Result<String> {
+    let Receiving {
+        show_progress,
+        keep,
+        alongside,
+        objects,
+    } = receiving;
     let args = IndexPackArgs {
         stdin: true,
-        fix_thin,
+        fix_thin: alongside.is_none(),
         keep,
         index_file: None,
         threads: None,
@@ -262,7 +266,7 @@ pub(crate) fn receive_into(
     let progress = TerminalProgress::new(crate::progress::enabled(false, show_progress));
     let indexer = PackIndexer::new(settings.index.clone())
         .progress(&progress)
-        .lookup(repo.objects());
+        .lookup(objects.unwrap_or(repo.objects()));
     receive(input, &args, repo, &indexer, &settings, alongside)
 }
 

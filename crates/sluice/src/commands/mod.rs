@@ -9,6 +9,8 @@ pub mod fetch_pack;
 pub mod index_pack;
 mod local_clone;
 mod output;
+mod partial;
+mod promised;
 mod refspec;
 mod remote;
 mod revision;

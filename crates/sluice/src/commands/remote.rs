@@ -11,6 +11,7 @@ use sluice_fetch::{
 };
 use sluice_object::{ObjectId, ObjectKind};
 use sluice_odb::{Config, LooseObjects, ObjectDb, Pack, Repository};
+use sluice_pack::ObjectLookup;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -163,24 +164,33 @@ fn remote_progress() -> impl FnMut(&[u8]) {
     }
 }
 
+/// How a fetched pack is stored.
+#[derive(Default)]
+pub(crate) struct Receiving<'a> {
+    pub(crate) show_progress: bool,
+    /// Keep the pack with a `.keep` file holding this message.
+    pub(crate) keep: Option<String>,
+    /// Work that reads the objects while the deltas are resolved; the pack must then not be
+    /// thin (no haves were offered).
+    pub(crate) alongside: Option<&'a Alongside<'a>>,
+    /// Where fix-thin finds the delta bases a thin pack leaves out, when not simply in the
+    /// repository (a partial clone fetches those it lacks: see `Promised`).
+    pub(crate) objects: Option<&'a dyn ObjectLookup>,
+}
+
 /// Fetches `request` (haves from `negotiator`) into `repo` as `index-pack --stdin --fix-thin`
 /// stores it, then checks that every wanted object arrived; a pack that lacks one is removed.
-/// With `alongside`, that work reads the objects while the deltas are resolved; the pack must
-/// then not be thin (no haves were offered).
 pub(crate) fn fetch_into(
     connection: &mut Connection,
     repo: &Repository,
     request: &FetchRequest,
     negotiator: &mut dyn Negotiator,
-    show_progress: bool,
-    keep: Option<String>,
-    alongside: Option<&Alongside<'_>>,
+    receiving: Receiving<'_>,
 ) -> anyhow::Result<Received> {
     let fetched = connection.fetch(request, negotiator, remote_progress())?;
     let (shallow, unshallow) = (fetched.shallow, fetched.unshallow);
     let mut pack = fetched.pack;
-    let fix_thin = alongside.is_none();
-    let report = receive_into(&mut pack, repo, keep, show_progress, fix_thin, alongside)?;
+    let report = receive_into(&mut pack, repo, receiving)?;
     drop(pack);
     let checksum = report
         .split('\t')
@@ -223,11 +233,19 @@ pub(crate) fn unpack_if_small(received: &Received, repo: &Repository) -> anyhow:
         .unwrap_or(1)
         .clamp(0, 9) as u32;
     // What the repository had before this pack is not written again, as git's unpack-objects
-    // does not write it. Only an object database opened before the pack arrived can say so.
+    // does not write it. Only an object database opened before the pack arrived can say so,
+    // with the packs that arrived since but for this one (a partial clone's fetched bases).
     let odb = repo.objects();
     let opened_before = odb.packs().iter().all(|p| p.path() != received.pack);
+    let now = ObjectDb::open(odb.dir(), repo.hash())?;
+    let arrived_since: Vec<_> = now
+        .packs()
+        .iter()
+        .filter(|p| p.path() != received.pack && odb.packs().iter().all(|q| q.path() != p.path()))
+        .collect();
     for position in 0..count {
-        if opened_before && odb.contains(&pack.index().id(position)) {
+        let id = pack.index().id(position);
+        if (opened_before && odb.contains(&id)) || arrived_since.iter().any(|p| p.contains(&id)) {
             continue;
         }
         let (kind, data): (ObjectKind, Vec<u8>) = pack.read_position(position)?;

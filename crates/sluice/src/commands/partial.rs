@@ -1,0 +1,65 @@
+//! Partial clones as git records them: the filter spec sent to the server, which remotes are
+//! promisor remotes, and the settings a `--filter` fetch adds so later fetches (and git's lazy
+//! fetches of missing objects) keep to it.
+
+use anyhow::bail;
+use sluice_odb::{Config, ConfigFile, ConfigKey, ObjectFilter};
+use std::path::Path;
+
+/// `--filter`'s spec as git sends and records it, sizes in bytes (`blob:limit=1k` is
+/// `blob:limit=1024`); a kind of filter only other servers implement goes as given.
+pub(super) fn filter_spec(spec: &str) -> anyhow::Result<String> {
+    if let Some(filter) = ObjectFilter::parse(spec) {
+        return Ok(filter.to_string());
+    }
+    let other_kinds = ["sparse:oid=", "object:type=", "combine:"];
+    if other_kinds.iter().any(|kind| spec.starts_with(kind)) {
+        return Ok(spec.to_owned());
+    }
+    bail!("invalid filter-spec '{spec}'")
+}
+
+/// Whether git counts `remote` as a promisor remote: `remote.<name>.promisor`, or the older
+/// `extensions.partialClone` naming it.
+pub(super) fn is_promisor(config: &Config, remote: &str) -> anyhow::Result<bool> {
+    Ok(config
+        .get_bool(&format!("remote.{remote}.promisor"))?
+        .unwrap_or(false)
+        || config.get("extensions.partialclone") == Some(remote))
+}
+
+/// Makes `remote` a promisor remote with `filter` as its default, as a `--filter` fetch does in
+/// git: a remote not yet a promisor is marked one (the repository going to format version 1);
+/// a promisor remote that has a filter already keeps it.
+pub(super) fn register(
+    git_dir: &Path,
+    config: &Config,
+    remote: &str,
+    filter: &str,
+) -> anyhow::Result<()> {
+    let promisor = is_promisor(config, remote)?;
+    if promisor
+        && config
+            .get(&format!("remote.{remote}.partialclonefilter"))
+            .is_some()
+    {
+        return Ok(());
+    }
+    let mut file = ConfigFile::open(&git_dir.join("config"))?;
+    if !promisor {
+        let version = config.get_int("core.repositoryformatversion")?.unwrap_or(0);
+        if version < 1 {
+            file.set(
+                &ConfigKey::new("core", None, "repositoryformatversion"),
+                "1",
+            )?;
+        }
+        file.set(&ConfigKey::new("remote", Some(remote), "promisor"), "true")?;
+    }
+    file.set(
+        &ConfigKey::new("remote", Some(remote), "partialclonefilter"),
+        filter,
+    )?;
+    file.write()?;
+    Ok(())
+}
