@@ -31,14 +31,15 @@ impl<'a> Promised<'a> {
         fetching: &str,
     ) -> anyhow::Result<Option<Self>> {
         let config = repo.config();
-        let mut candidates = std::iter::once(fetching.to_owned())
+        let candidates = std::iter::once(fetching.to_owned())
             .chain(config.get("extensions.partialclone").map(str::to_owned))
             .chain(config.subsection_names("remote"));
-        let remote = candidates.try_fold(None, |found, name| match found {
-            Some(found) => Ok::<_, anyhow::Error>(Some(found)),
-            None => Ok(is_promisor(config, &name)?.then_some(name)),
-        })?;
-        Ok(remote.map(|remote| Self::from(context, repo, &remote)))
+        for name in candidates {
+            if is_promisor(config, &name)? {
+                return Ok(Some(Self::from(context, repo, &name)));
+            }
+        }
+        Ok(None)
     }
 
     /// The objects of `repo` with `remote` to ask for missing ones.
