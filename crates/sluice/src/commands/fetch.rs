@@ -702,9 +702,13 @@ fn fetch_one(
             true => Some(Promised::from(context, repo, &remote_name)),
             false => Promised::of(context, repo, &remote_name)?,
         };
+        let objects: &dyn ObjectLookup = match &promised {
+            Some(promised) => promised,
+            None => repo.objects(),
+        };
         let receiving = Receiving {
             show_progress,
-            objects: promised.as_ref().map(|p| p as &dyn ObjectLookup),
+            objects: Some(objects),
             ..Receiving::default()
         };
         let received = fetch_into(&mut connection, repo, &request, &mut negotiator, receiving)?;
@@ -712,7 +716,7 @@ fn fetch_one(
         if promisor {
             std::fs::write(received.pack.with_extension("promisor"), "")?;
         } else {
-            unpack_if_small(&received, repo)?;
+            unpack_if_small(&received, repo, objects)?;
         }
     }
     connection.finish()?;

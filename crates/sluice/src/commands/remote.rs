@@ -215,8 +215,14 @@ pub(crate) fn fetch_into(
 }
 
 /// Writes a small received pack's objects as loose objects and removes the pack, as git does
-/// for fetches of fewer than `transfer.unpackLimit` objects. Returns whether it did.
-pub(crate) fn unpack_if_small(received: &Received, repo: &Repository) -> anyhow::Result<bool> {
+/// for fetches of fewer than `transfer.unpackLimit` objects, but for those `had` holds already
+/// (the repository's, or delta bases a partial clone fetched for this pack). Returns whether it
+/// did.
+pub(crate) fn unpack_if_small(
+    received: &Received,
+    repo: &Repository,
+    had: &dyn ObjectLookup,
+) -> anyhow::Result<bool> {
     let config = repo.config();
     let limit = match config.get_int("fetch.unpackLimit")? {
         Some(limit) => limit,
@@ -233,19 +239,14 @@ pub(crate) fn unpack_if_small(received: &Received, repo: &Repository) -> anyhow:
         .unwrap_or(1)
         .clamp(0, 9) as u32;
     // What the repository had before this pack is not written again, as git's unpack-objects
-    // does not write it. Only an object database opened before the pack arrived can say so,
-    // with the packs that arrived since but for this one (a partial clone's fetched bases).
-    let odb = repo.objects();
-    let opened_before = odb.packs().iter().all(|p| p.path() != received.pack);
-    let now = ObjectDb::open(odb.dir(), repo.hash())?;
-    let arrived_since: Vec<_> = now
+    // does not write it. Only objects opened before the pack arrived can say so.
+    let opened_before = repo
+        .objects()
         .packs()
         .iter()
-        .filter(|p| p.path() != received.pack && odb.packs().iter().all(|q| q.path() != p.path()))
-        .collect();
+        .all(|p| p.path() != received.pack);
     for position in 0..count {
-        let id = pack.index().id(position);
-        if (opened_before && odb.contains(&id)) || arrived_since.iter().any(|p| p.contains(&id)) {
+        if opened_before && had.contains(&pack.index().id(position)) {
             continue;
         }
         let (kind, data): (ObjectKind, Vec<u8>) = pack.read_position(position)?;
