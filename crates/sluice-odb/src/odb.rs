@@ -133,6 +133,21 @@ impl ObjectDb {
         })
     }
 
+    /// This database with the packs of its alternates, however deep, listed among its own
+    /// (after them): [`Self::locate`] then finds stored entries there too, so that a pack
+    /// written from here can copy their deltas as they are. The alternates stay, for their
+    /// loose objects.
+    pub fn with_alternate_packs(mut self) -> ObjectDb {
+        let mut pending: Vec<&ObjectDb> = self.alternates.iter().collect();
+        let mut borrowed = Vec::new();
+        while let Some(alternate) = pending.pop() {
+            borrowed.extend(alternate.packs.iter().cloned());
+            pending.extend(alternate.alternates.iter());
+        }
+        self.packs.extend(borrowed);
+        self
+    }
+
     /// The object directory.
     pub fn dir(&self) -> &Path {
         &self.dir
@@ -146,6 +161,11 @@ impl ObjectDb {
     /// The packs of this directory (not of alternates).
     pub fn packs(&self) -> &[Arc<Pack>] {
         &self.packs
+    }
+
+    /// The object directories this one borrows from (its `info/alternates`), each with its own.
+    pub fn alternates(&self) -> &[ObjectDb] {
+        &self.alternates
     }
 
     /// The loose objects of this directory.

@@ -11,6 +11,7 @@ mod hostile_packs;
 mod index_pack;
 mod object_database;
 mod pipelined_clone;
+mod references;
 mod serve;
 mod thin_and_collisions;
 mod transports;

@@ -10,17 +10,21 @@ use super::date::parse_since;
 use super::index_pack::Alongside;
 use super::local_clone::{transfer_objects, ObjectTransfer};
 use super::partial::filter_spec;
+use super::reference::{add_references, alternate_tips, Need, Reference};
 use super::refspec::Refspec;
 use super::remote::{
     connect, connect_options, fetch_into, resolve, update_shallow, Receiving, Remote,
 };
+use super::repack::repack_all;
 use super::Context;
 use crate::progress::{Deferred, TerminalProgress};
 use anyhow::{bail, Context as _};
 use clap::Args;
 use sluice_checkout::tree::flatten;
 use sluice_checkout::{checkout_fresh, checkout_fresh_from, commit_tree, CheckoutOptions};
-use sluice_fetch::{anonymized, Deepen, FetchRequest, NoHaves, RemoteRef, RemoteUrl};
+use sluice_fetch::{
+    anonymized, Deepen, FetchRequest, HistoryNegotiator, Negotiator, NoHaves, RemoteRef, RemoteUrl,
+};
 use sluice_object::ObjectId;
 use sluice_odb::{Config, ConfigFile, ConfigKey, ObjectDb, RefTarget, Repository};
 use sluice_pack::ArrivingPack;
@@ -86,6 +90,17 @@ pub struct CloneArgs {
     /// From a path, borrow the source's objects through an alternate instead of copying them.
     #[arg(short = 's', long)]
     shared: bool,
+    /// Borrow objects from this local repository (through `objects/info/alternates`): what
+    /// it has is not fetched. Repeatable.
+    #[arg(long, value_name = "repository")]
+    reference: Vec<String>,
+    /// As `--reference`, but a repository that cannot be borrowed from is only reported.
+    #[arg(long, value_name = "repository")]
+    reference_if_able: Vec<String>,
+    /// Stop borrowing once the clone is made: copy into a pack of its own every object it
+    /// takes from its alternates.
+    #[arg(long)]
+    dissociate: bool,
     /// Set a configuration value in the new repository, before the fetch and the checkout
     /// (`<key>=<value>`; a key alone is true). Repeatable.
     #[arg(short = 'c', long = "config", value_name = "key=value")]
@@ -105,6 +120,19 @@ pub struct CloneArgs {
 impl CloneArgs {
     fn bare(&self) -> bool {
         self.bare || self.mirror
+    }
+
+    /// `--reference` repositories, then `--reference-if-able` ones.
+    fn references(&self) -> Vec<Reference> {
+        let required = self.reference.iter().map(|given| Reference {
+            given: given.clone(),
+            need: Need::Required,
+        });
+        let optional = self.reference_if_able.iter().map(|given| Reference {
+            given: given.clone(),
+            need: Need::IfAble,
+        });
+        required.chain(optional).collect()
     }
 
     /// `--depth` and the other shallow options imply `--single-branch` unless told otherwise.
@@ -456,6 +484,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     };
     init(&git_dir, &initial, bare, args.filter.is_some())?;
     write_settings(&git_dir, &args.config)?;
+    add_references(&context.cwd, &git_dir.join("objects"), &args.references())?;
     let work_tree = (!bare).then(|| target.clone());
     let repo = Repository::open_git_dir(git_dir.clone(), work_tree)?;
     let origin = origin(&args, repo.config())?;
@@ -518,8 +547,15 @@ fn clone_into(
     if args.depth == Some(0) {
         bail!("depth 0 is not a positive number");
     }
+    // What a reference has already is not asked for (unless the history is cut, where the
+    // server decides what "have" means), as git does not ask for what it has.
+    let missing: Vec<ObjectId> = wants
+        .iter()
+        .filter(|id| deepen.is_set() || !repo.objects().contains(id))
+        .copied()
+        .collect();
     let request = FetchRequest {
-        wants: wants.clone(),
+        wants: missing,
         shallow: Vec::new(),
         deepen,
         filter: args.filter.clone(),
@@ -550,7 +586,12 @@ fn clone_into(
         })();
         *early.lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
     };
-    let overlap = !bare && !args.no_checkout && args.filter.is_none() && checkout_id.is_some();
+    // Files are written from the arriving pack only when it holds all of them.
+    let overlap = !bare
+        && !args.no_checkout
+        && args.filter.is_none()
+        && checkout_id.is_some()
+        && repo.objects().alternates().is_empty();
     let mut received = None;
     if wants.is_empty() && !args.quiet {
         eprintln!("warning: You appear to have cloned an empty repository.");
@@ -560,13 +601,22 @@ fn clone_into(
         if !args.quiet {
             eprintln!("done.");
         }
-    } else if !wants.is_empty() {
+    } else if !request.wants.is_empty() {
         let receiving = Receiving {
             show_progress,
             alongside: overlap.then_some(&alongside as &Alongside),
             ..Receiving::default()
         };
-        let got = fetch_into(&mut connection, repo, &request, &mut NoHaves, receiving)?;
+        // What the references' refs reach is offered as haves.
+        let borrowed = alternate_tips(repo.objects());
+        let mut history;
+        let negotiator: &mut dyn Negotiator = if borrowed.is_empty() {
+            &mut NoHaves
+        } else {
+            history = HistoryNegotiator::new(repo.objects(), borrowed);
+            &mut history
+        };
+        let got = fetch_into(&mut connection, repo, &request, negotiator, receiving)?;
         update_shallow(git_dir, &got.shallow, &got.unshallow)?;
         received = Some(got);
     }
@@ -639,6 +689,14 @@ fn clone_into(
             }
         }
     }
+    let alternates = git_dir.join("objects").join("info").join("alternates");
+    let repo = if args.dissociate && alternates.exists() {
+        repack_all(&repo).context("cannot repack to clean up")?;
+        std::fs::remove_file(&alternates).context("cannot unlink temporary alternates file")?;
+        Repository::open_git_dir(git_dir.to_owned(), repo.work_tree().map(Path::to_owned))?
+    } else {
+        repo
+    };
     let early = early.into_inner().unwrap_or_else(|e| e.into_inner());
     if let Some(result) = early {
         for warning in result? {

@@ -9,6 +9,7 @@ use super::checkout::identity;
 use super::date::parse_since;
 use super::partial::{self, filter_spec, is_promisor};
 use super::promised::Promised;
+use super::reference::alternate_tips;
 use super::refspec::Refspec;
 use super::remote::{
     connect, connect_options, fetch_into, read_shallow, resolve, unpack_if_small, update_shallow,
@@ -686,7 +687,8 @@ fn fetch_one(
     let promisor = filter.is_some();
     let show_progress = crate::progress::enabled(!args.quiet, args.progress);
     if !wants.is_empty() {
-        let tips: Vec<ObjectId> = repo.refs().list()?.into_iter().map(|(_, id)| id).collect();
+        let mut tips: Vec<ObjectId> = repo.refs().list()?.into_iter().map(|(_, id)| id).collect();
+        tips.extend(alternate_tips(repo.objects()));
         let mut negotiator = HistoryNegotiator::new(repo.objects(), tips);
         let request = FetchRequest {
             wants,

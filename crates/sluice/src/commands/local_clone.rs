@@ -146,7 +146,7 @@ fn normalize(path: &Path) -> Option<PathBuf> {
 }
 
 /// Appends `alternate` to the new repository's `info/alternates`, once.
-fn add_alternate(dest_objects: &Path, alternate: &str) -> anyhow::Result<()> {
+pub(super) fn add_alternate(dest_objects: &Path, alternate: &str) -> anyhow::Result<()> {
     let file = dest_objects.join("info").join("alternates");
     let mut text = fs::read_to_string(&file).unwrap_or_default();
     if text.lines().any(|line| line == alternate) {

@@ -1,0 +1,174 @@
+//! Everything the refs reach, in one pack of this repository's own, and nothing else: what
+//! `git repack -a -d` leaves, which `clone --dissociate` needs before it stops borrowing from
+//! its alternates.
+
+use super::index_pack::receive_into;
+use super::remote::Receiving;
+use anyhow::Context as _;
+use sluice_object::progress::Discard;
+use sluice_object::{HashKind, IdSet, ObjectId, ObjectKind};
+use sluice_odb::{walk_objects, ObjectDb, ObjectFilter, Pack, Repository, WalkRequest};
+use sluice_pack::ObjectLookup;
+use sluice_serve::{write_pack, PackOptions};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Writes one pack of every object reachable from the refs and HEAD, whether stored here or
+/// in an alternate, then removes the repository's other packs and the loose objects the new
+/// pack holds, and lists it in `objects/info/packs`. Returns the new pack's path.
+///
+/// Stored deltas are copied as they are wherever their base goes in too, the alternates' packs
+/// included, so borrowed history is not compressed anew.
+pub fn repack_all(repo: &Repository) -> anyhow::Result<PathBuf> {
+    let objects_dir = repo.objects().dir().to_owned();
+    let before = pack_files(&objects_dir.join("pack"))?;
+    let odb = ObjectDb::open(&objects_dir, repo.hash())?.with_alternate_packs();
+    let mut tips: Vec<ObjectId> = repo.refs().list()?.into_iter().map(|(_, id)| id).collect();
+    tips.extend(repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id));
+    tips.sort_unstable();
+    tips.dedup();
+    let walked = walk_objects(
+        &odb,
+        &WalkRequest {
+            wants: &tips,
+            haves: &[],
+            shallow: &IdSet::default(),
+            filter: ObjectFilter::None,
+        },
+        &Discard,
+    )?;
+    let options = PackOptions {
+        compression: compression(repo)?,
+        ..PackOptions::default()
+    };
+    let (mut reader, writer) = std::io::pipe()?;
+    let report = std::thread::scope(|scope| {
+        let writing = scope.spawn(move || -> anyhow::Result<()> {
+            let (mut writer, _) = write_pack(&odb, &walked, &options, writer, &Discard)?;
+            writer.flush()?;
+            Ok(())
+        });
+        let receiving = Receiving {
+            objects: Some(&NothingElse),
+            ..Receiving::default()
+        };
+        let received = receive_into(&mut reader, repo, receiving);
+        drop(reader);
+        let written = writing
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("writing the pack failed")));
+        // A write that failed shows on the reading side as a pack cut short: its own error
+        // names the cause. A read that failed first shows on the writing side as a broken pipe.
+        match (written, received) {
+            (Ok(()), received) => received,
+            (Err(write), Ok(_)) => Err(write),
+            (Err(write), Err(read)) if broken_pipe(&write) => Err(read),
+            (Err(write), Err(_)) => Err(write),
+        }
+    })?;
+    let checksum = report.rsplit('\t').next().unwrap_or_default();
+    let new_pack = objects_dir
+        .join("pack")
+        .join(format!("pack-{checksum}.pack"));
+    for old in before.iter().filter(|old| **old != new_pack) {
+        remove_pack(old)?;
+    }
+    let packed = Pack::open(&new_pack.with_extension("idx"), repo.hash())?;
+    prune_packed(&objects_dir, repo.hash(), |id| packed.contains(id))?;
+    let info = objects_dir.join("info");
+    std::fs::create_dir_all(&info)?;
+    let listing = format!("P pack-{checksum}.pack\n\n");
+    sluice_odb::write_locked(&info.join("packs"), listing.as_bytes(), false)?;
+    Ok(new_pack)
+}
+
+/// What the indexer is told the repository has: nothing. Every object of the new pack is
+/// already stored here or in an alternate, and comparing each with its stored copy (the
+/// collision check a received pack gets) would read the whole history a second time for
+/// bytes that came from this machine.
+struct NothingElse;
+
+impl ObjectLookup for NothingElse {
+    fn contains(&self, _: &ObjectId) -> bool {
+        false
+    }
+
+    fn read(&self, _: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, String> {
+        Ok(None)
+    }
+}
+
+fn broken_pipe(error: &anyhow::Error) -> bool {
+    error
+        .chain()
+        .filter_map(|cause| cause.downcast_ref::<std::io::Error>())
+        .any(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+/// `pack.compression`, else `core.compression`, else zlib's default level, as pack-objects
+/// reads them.
+fn compression(repo: &Repository) -> anyhow::Result<u32> {
+    let config = repo.config();
+    let level = match config.get_int("pack.compression")? {
+        Some(level) => level,
+        None => config.get_int("core.compression")?.unwrap_or(-1),
+    };
+    Ok(u32::try_from(level).ok().filter(|l| *l <= 9).unwrap_or(6))
+}
+
+/// The `.pack` files of a pack directory.
+fn pack_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut packs = Vec::new();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(packs),
+        Err(e) => return Err(e).with_context(|| format!("cannot read '{}'", dir.display())),
+    };
+    for entry in entries {
+        let path = entry?.path();
+        if path.extension().is_some_and(|x| x == "pack") {
+            packs.push(path);
+        }
+    }
+    Ok(packs)
+}
+
+/// Removes a pack with the files that go with it; the index goes first, so that nothing
+/// finds a pack without its data.
+fn remove_pack(pack: &Path) -> anyhow::Result<()> {
+    for extension in ["idx", "pack", "rev", "bitmap", "keep", "promisor"] {
+        let file = pack.with_extension(extension);
+        match std::fs::remove_file(&file) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("cannot remove '{}'", file.display())),
+        }
+    }
+    Ok(())
+}
+
+/// Removes the loose objects `packed` says a pack holds, and the fan-out directories that
+/// leaves empty (`git prune-packed`).
+fn prune_packed(
+    objects_dir: &Path,
+    hash: HashKind,
+    packed: impl Fn(&ObjectId) -> bool,
+) -> anyhow::Result<()> {
+    for fanout in 0..=255u8 {
+        let dir = objects_dir.join(format!("{fanout:02x}"));
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let hex = format!("{fanout:02x}{}", name.to_string_lossy());
+            let is_packed = ObjectId::from_hex(hash, hex.as_bytes()).is_ok_and(|id| packed(&id));
+            if is_packed {
+                std::fs::remove_file(entry.path())?;
+            }
+        }
+        // Only an empty directory goes; one with other files stays.
+        let _ = std::fs::remove_dir(&dir);
+    }
+    Ok(())
+}
