@@ -67,6 +67,20 @@ fn references_borrow_and_dissociate_as_git_does() {
         // A reference with all of the source's history so far, one made of everything, and
         // two that cannot be borrowed from.
         env.git(env.path(), &["clone", "-q", "--bare", &path, "ref.git"]);
+        // Objects no ref reaches, one packed and one loose: `--dissociate` copies neither.
+        let reference = env.path().join("ref.git");
+        let hash = |input: &[u8]| {
+            let out = env.git_with_input(&reference, &["hash-object", "-w", "--stdin"], input);
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let packed = hash(b"packed, unreachable\n");
+        hash(b"loose, unreachable\n");
+        let out = env.git_with_input(
+            &reference,
+            &["pack-objects", "objects/pack/pack"],
+            packed.as_bytes(),
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
         add_loose_commit(&env, &src, 1);
         env.git(env.path(), &["clone", "-q", "--bare", &path, "all.git"]);
         env.git(env.path(), &["clone", "-q", "--depth=1", &url, "shallow"]);
