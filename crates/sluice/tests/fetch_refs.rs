@@ -41,7 +41,8 @@ fn fetch_refspecs_and_fast_forward_checks_match_git() {
         }
         let topic_tip = String::from_utf8(env.git(&src, &["rev-parse", "topic"])).unwrap();
         // (what the server does first, the fetch's arguments, what git must say)
-        let steps: [(&[&str], &[&str], Option<&str>); 18] = [
+        let all_branches = "refs/heads/*:refs/remotes/origin/*";
+        let steps: [(&[&str], &[&str], Option<&str>); 23] = [
             (&[], &["origin", "main:refs/heads/copy"], None),
             (&[], &["origin", "topic:refs/heads/topic-copy"], None),
             (&[], &["origin", "main"], None),
@@ -90,6 +91,21 @@ fn fetch_refspecs_and_fast_forward_checks_match_git() {
             (
                 &["branch", "-m", "nest", "nest/leaf"],
                 &["--prune", "origin"],
+                None,
+            ),
+            // --atomic: a branch to prune, a new one and a refused one move nothing, and
+            // FETCH_HEAD is emptied; without the refusal everything moves.
+            (&["branch", "doomed", "main"], &["origin"], None),
+            (&["branch", "-D", "doomed"], &["origin", "main"], None),
+            (&["branch", "fresh", "main"], &["origin", "main"], None),
+            (
+                &["update-ref", "refs/heads/main", "refs/heads/main~1"],
+                &["--atomic", "--prune", "origin", all_branches],
+                Some("non-fast-forward"),
+            ),
+            (
+                &[],
+                &["--atomic", "--prune", "origin", &format!("+{all_branches}")],
                 None,
             ),
             (

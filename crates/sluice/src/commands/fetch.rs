@@ -39,6 +39,10 @@ pub struct FetchArgs {
     /// Add to FETCH_HEAD instead of replacing it.
     #[arg(short, long)]
     append: bool,
+    /// Update the refs all together or not at all: one refused update leaves every ref as
+    /// it was.
+    #[arg(long)]
+    atomic: bool,
     /// Say what would change, and change no ref (objects are still fetched, as in git).
     #[arg(long)]
     dry_run: bool,
@@ -733,20 +737,25 @@ fn fetch_one(
             listed: Listed::NotForMerge,
         });
     }
+    // With --atomic, one refused update keeps every ref (pruned ones included) and FETCH_HEAD
+    // as they were; the report still says what each would have been, as git's does.
+    let held_back = args.atomic && any_rejected(repo, &odb, &updates);
+    let dry_run = args.dry_run || held_back;
     // git prunes before it updates (a branch `a` pruned makes room for a new `a/b`), and says
     // so first.
     let mut lines = match prune {
-        true => prune_stale(repo, &pruned_by, &advertised, args.dry_run)?,
+        true => prune_stale(repo, &pruned_by, &advertised, dry_run)?,
         false => Vec::new(),
     };
     let changes = Changes {
-        dry_run: args.dry_run,
+        dry_run,
         verbose: args.verbose > 0,
         action: &one.action,
     };
     let rejected = update_refs(repo, &odb, &updates, &changes, &mut lines)?;
     if records_fetch_head {
-        write_fetch_head(repo, &updates, display_url(&remote.shown), one.append)?;
+        let recorded: &[Update] = if held_back { &[] } else { &updates };
+        write_fetch_head(repo, recorded, display_url(&remote.shown), one.append)?;
     }
     if !args.quiet && !lines.is_empty() {
         print_report(display_url(&remote.shown), &lines);
@@ -803,6 +812,42 @@ struct Changes<'a> {
 /// Moves the local refs of `updates` that may move (fast-forwards, forced updates, new refs),
 /// logging them as git does, and adds a report line for each to `lines`. Returns whether some
 /// update was refused.
+/// What updating `local` to the remote ref's value would be: its old value and the outcome.
+fn decide(
+    repo: &Repository,
+    odb: &ObjectDb,
+    update: &Update,
+    local: &str,
+) -> (Option<ObjectId>, Outcome) {
+    let old = repo.refs().resolve(local).ok().and_then(|(_, id)| id);
+    let new = update.remote.id;
+    let outcome = match old {
+        Some(old) if old == new => Outcome::UpToDate,
+        None => Outcome::New(New::of(&update.remote.name)),
+        Some(old) if local.starts_with("refs/tags/") => {
+            if update.force {
+                Outcome::Forced(old)
+            } else {
+                Outcome::Rejected("would clobber existing tag")
+            }
+        }
+        Some(old) if is_ancestor(odb, &old, &new) => Outcome::FastForward(old),
+        Some(old) if update.force => Outcome::Forced(old),
+        Some(_) => Outcome::Rejected("non-fast-forward"),
+    };
+    (old, outcome)
+}
+
+/// Whether any ref update would be refused: under `--atomic` nothing then moves.
+fn any_rejected(repo: &Repository, odb: &ObjectDb, updates: &[Update]) -> bool {
+    updates.iter().any(|update| {
+        update
+            .local
+            .as_deref()
+            .is_some_and(|local| matches!(decide(repo, odb, update, local).1, Outcome::Rejected(_)))
+    })
+}
+
 fn update_refs(
     repo: &Repository,
     odb: &ObjectDb,
@@ -823,22 +868,8 @@ fn update_refs(
             }
             continue;
         };
-        let old = repo.refs().resolve(local).ok().and_then(|(_, id)| id);
+        let (old, outcome) = decide(repo, odb, update, local);
         let new = update.remote.id;
-        let outcome = match old {
-            Some(old) if old == new => Outcome::UpToDate,
-            None => Outcome::New(New::of(&update.remote.name)),
-            Some(old) if local.starts_with("refs/tags/") => {
-                if update.force {
-                    Outcome::Forced(old)
-                } else {
-                    Outcome::Rejected("would clobber existing tag")
-                }
-            }
-            Some(old) if is_ancestor(odb, &old, &new) => Outcome::FastForward(old),
-            Some(old) if update.force => Outcome::Forced(old),
-            Some(_) => Outcome::Rejected("non-fast-forward"),
-        };
         let (code, summary, note, reason) = match &outcome {
             Outcome::UpToDate if !changes.verbose => continue,
             Outcome::UpToDate => ('=', "[up to date]".to_owned(), String::new(), ""),
