@@ -12,7 +12,7 @@ use crate::delta_search::{search_deltas, Candidate, NewDelta, Role};
 use crate::ServeError;
 use sluice_object::progress::Progress;
 use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
-use sluice_odb::{KnownObjects, ObjectDb, Pack, RawEntry, Walked};
+use sluice_odb::{Config, ConfigError, KnownObjects, ObjectDb, Pack, RawEntry, Walked};
 use sluice_pack::entry::EntryKind;
 use sluice_pack::inflate::deflate;
 use sluice_pack::PackWriter;
@@ -37,6 +37,22 @@ impl Default for PackOptions {
             ofs_delta: true,
             compression: 6,
         }
+    }
+}
+
+impl PackOptions {
+    /// The zlib level for objects compressed anew, as pack-objects reads it:
+    /// `pack.compression`, else `core.compression`, else zlib's default (6); a value outside
+    /// 0-9 (git's -1 among them) means the default too.
+    pub fn compression_of(config: &Config) -> Result<u32, ConfigError> {
+        let level = match config.get_int("pack.compression")? {
+            Some(level) => level,
+            None => config.get_int("core.compression")?.unwrap_or(-1),
+        };
+        Ok(u32::try_from(level)
+            .ok()
+            .filter(|level| *level <= 9)
+            .unwrap_or(6))
     }
 }
 

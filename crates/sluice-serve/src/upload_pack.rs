@@ -1047,16 +1047,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
     }
 
     fn compression(&self) -> Result<u32, ServeError> {
-        let config = self.repo.config();
-        let level = match config.get_int("pack.compression")? {
-            Some(level) => level,
-            None => config.get_int("core.compression")?.unwrap_or(-1),
-        };
-        Ok(if (0..=9).contains(&level) {
-            level as u32
-        } else {
-            6
-        })
+        Ok(PackOptions::compression_of(self.repo.config())?)
     }
 }
 

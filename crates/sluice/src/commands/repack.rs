@@ -38,7 +38,7 @@ pub fn repack_all(repo: &Repository) -> anyhow::Result<PathBuf> {
         &Discard,
     )?;
     let options = PackOptions {
-        compression: compression(repo)?,
+        compression: PackOptions::compression_of(repo.config())?,
         ..PackOptions::default()
     };
     let (mut reader, writer) = std::io::pipe()?;
@@ -103,17 +103,6 @@ fn broken_pipe(error: &anyhow::Error) -> bool {
         .chain()
         .filter_map(|cause| cause.downcast_ref::<std::io::Error>())
         .any(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
-}
-
-/// `pack.compression`, else `core.compression`, else zlib's default level, as pack-objects
-/// reads them.
-fn compression(repo: &Repository) -> anyhow::Result<u32> {
-    let config = repo.config();
-    let level = match config.get_int("pack.compression")? {
-        Some(level) => level,
-        None => config.get_int("core.compression")?.unwrap_or(-1),
-    };
-    Ok(u32::try_from(level).ok().filter(|l| *l <= 9).unwrap_or(6))
 }
 
 /// The `.pack` files of a pack directory.
