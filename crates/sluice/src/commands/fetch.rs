@@ -809,9 +809,6 @@ struct Changes<'a> {
     action: &'a str,
 }
 
-/// Moves the local refs of `updates` that may move (fast-forwards, forced updates, new refs),
-/// logging them as git does, and adds a report line for each to `lines`. Returns whether some
-/// update was refused.
 /// What updating `local` to the remote ref's value would be: its old value and the outcome.
 fn decide(
     repo: &Repository,
@@ -848,6 +845,9 @@ fn any_rejected(repo: &Repository, odb: &ObjectDb, updates: &[Update]) -> bool {
     })
 }
 
+/// Moves the local refs of `updates` that may move (fast-forwards, forced updates, new refs),
+/// logging them as git does, and adds a report line for each to `lines`. Returns whether some
+/// update was refused.
 fn update_refs(
     repo: &Repository,
     odb: &ObjectDb,

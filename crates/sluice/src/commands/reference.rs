@@ -76,6 +76,7 @@ pub fn alternate_tips(odb: &ObjectDb) -> Vec<ObjectId> {
             .flatten()
             .and_then(|parent| Repository::find_served(parent, true));
         if let Some(git_dir) = git_dir {
+            // Unreadable refs there offer nothing; they do not stop the fetch here.
             let refs = Refs::new(&git_dir, &git_dir, odb.hash());
             tips.extend(
                 refs.list()

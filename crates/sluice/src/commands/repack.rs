@@ -15,11 +15,11 @@ use std::path::{Path, PathBuf};
 
 /// Writes one pack of every object reachable from the refs and HEAD, whether stored here or
 /// in an alternate, then removes the repository's other packs and the loose objects the new
-/// pack holds, and lists it in `objects/info/packs`. Returns the new pack's path.
+/// pack holds, and lists it in `objects/info/packs`.
 ///
 /// Stored deltas are copied as they are wherever their base goes in too, the alternates' packs
 /// included, so borrowed history is not compressed anew.
-pub fn repack_all(repo: &Repository) -> anyhow::Result<PathBuf> {
+pub fn repack_all(repo: &Repository) -> anyhow::Result<()> {
     let objects_dir = repo.objects().dir().to_owned();
     let before = pack_files(&objects_dir.join("pack"))?;
     let odb = ObjectDb::open(&objects_dir, repo.hash())?.with_alternate_packs();
@@ -79,7 +79,7 @@ pub fn repack_all(repo: &Repository) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(&info)?;
     let listing = format!("P pack-{checksum}.pack\n\n");
     sluice_odb::write_locked(&info.join("packs"), listing.as_bytes(), false)?;
-    Ok(new_pack)
+    Ok(())
 }
 
 /// What the indexer is told the repository has: nothing. Every object of the new pack is
