@@ -2,6 +2,11 @@
 //! `packed-refs` file, and symbolic refs such as `HEAD`. Updates write `<ref>.lock` and rename
 //! it into place, as git does, so readers never see a half-written ref.
 
+mod directories;
+mod packed;
+
+use directories::{clear_empty_directory, remove_empty_parents};
+use packed::PackedCache;
 use sluice_object::{HashKind, ObjectId};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -29,6 +34,23 @@ pub enum RefError {
     /// Another process holds the lock.
     #[error("unable to lock '{0}': it exists (another git process running?)")]
     Locked(String),
+    /// A ref whose name is a directory of this one's, or that lies in its directory: loose
+    /// refs are files, so `refs/x` and `refs/x/y` cannot both exist.
+    #[error("cannot lock ref '{name}': '{existing}' exists; cannot create '{name}'")]
+    NameConflict {
+        /// The ref to be written.
+        name: String,
+        /// The ref in its way.
+        existing: String,
+    },
+    /// A directory that holds files other than refs stands where the ref's file would go.
+    #[error("cannot lock ref '{name}': there is a non-empty directory '{}' blocking reference '{name}'", dir.display())]
+    Blocked {
+        /// The ref to be written.
+        name: String,
+        /// The directory.
+        dir: PathBuf,
+    },
 }
 
 /// What a ref holds.
@@ -75,6 +97,7 @@ pub struct Refs {
     git_dir: PathBuf,
     common_dir: PathBuf,
     hash: HashKind,
+    packed: PackedCache,
 }
 
 impl Refs {
@@ -84,6 +107,7 @@ impl Refs {
             git_dir: git_dir.to_owned(),
             common_dir: common_dir.to_owned(),
             hash,
+            packed: PackedCache::default(),
         }
     }
 
@@ -119,10 +143,9 @@ impl Refs {
                     || e.kind() == std::io::ErrorKind::IsADirectory =>
             {
                 Ok(self
-                    .packed()?
-                    .into_iter()
-                    .find(|(n, _, _)| n == name)
-                    .map(|(_, id, _)| RefTarget::Id(id)))
+                    .packed_refs()?
+                    .find(name)
+                    .map(|(_, id, _)| RefTarget::Id(*id)))
             }
             Err(source) => Err(RefError::Io { path, source }),
         }
@@ -143,47 +166,62 @@ impl Refs {
 
     /// The `packed-refs` entries with what the file says they peel to.
     pub fn packed(&self) -> Result<Vec<(String, ObjectId, Peeled)>, RefError> {
-        let path = self.common_dir.join("packed-refs");
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => return Err(RefError::Io { path, source }),
-        };
-        // "fully-peeled": every entry that peels has its `^` line, so one without peels to
-        // nothing. "peeled": the same, but only for refs/tags/.
-        let traits = text
-            .lines()
-            .next()
-            .and_then(|l| l.strip_prefix("# pack-refs with:"))
-            .unwrap_or_default();
-        let has_trait = |t: &str| traits.split_whitespace().any(|x| x == t);
-        let (fully, tags) = (has_trait("fully-peeled"), has_trait("peeled"));
-        let mut out: Vec<(String, ObjectId, Peeled)> = Vec::new();
-        for line in text.lines() {
-            if line.starts_with('#') || line.is_empty() {
-                continue;
+        Ok(self.packed_refs()?.entries().to_vec())
+    }
+
+    fn packed_refs(&self) -> Result<std::sync::Arc<packed::PackedRefs>, RefError> {
+        self.packed
+            .load(&self.common_dir.join("packed-refs"), self.hash)
+    }
+
+    /// A ref, loose or packed, that stops `name` from being created: one whose name is a
+    /// directory of `name`'s, or the first one (by name) inside `name` taken as a directory.
+    pub fn conflict(&self, name: &str) -> Result<Option<String>, RefError> {
+        let packed = self.packed_refs()?;
+        let mut at = 0;
+        while let Some(slash) = name[at..].find('/') {
+            let prefix = &name[..at + slash];
+            at += slash + 1;
+            if self.common_dir.join(prefix).is_file() || packed.find(prefix).is_some() {
+                return Ok(Some(prefix.to_owned()));
             }
-            if let Some(peeled) = line.strip_prefix('^') {
-                let id = ObjectId::from_hex(self.hash, peeled.as_bytes())
-                    .map_err(|_| RefError::Corrupt("packed-refs".into()))?;
-                if let Some(last) = out.last_mut() {
-                    last.2 = Peeled::Known(Some(id));
-                }
-                continue;
-            }
-            let (hex, name) = line
-                .split_once(' ')
-                .ok_or_else(|| RefError::Corrupt("packed-refs".into()))?;
-            let id = ObjectId::from_hex(self.hash, hex.as_bytes())
-                .map_err(|_| RefError::Corrupt("packed-refs".into()))?;
-            let peeled = if fully || (tags && name.starts_with("refs/tags/")) {
-                Peeled::Known(None)
-            } else {
-                Peeled::Unknown
-            };
-            out.push((name.to_owned(), id, peeled));
         }
-        Ok(out)
+        let inside = format!("{name}/");
+        let loose = self
+            .loose_names_in(&self.common_dir.join(name))
+            .into_iter()
+            .min();
+        let packed = packed.first_under(&inside).map(str::to_owned);
+        Ok(match (loose, packed) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        })
+    }
+
+    /// The names of the loose refs in `dir` and below.
+    fn loose_names_in(&self, dir: &Path) -> Vec<String> {
+        let mut names = Vec::new();
+        let mut stack = vec![dir.to_owned()];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    stack.push(path);
+                    continue;
+                }
+                let Ok(relative) = path.strip_prefix(&self.common_dir) else {
+                    continue;
+                };
+                let name = relative.to_string_lossy().into_owned();
+                if is_valid_ref_name(&name) {
+                    names.push(name);
+                }
+            }
+        }
+        names
     }
 
     /// Every ref under `refs/` (loose ones override packed ones), sorted by name.
@@ -202,27 +240,9 @@ impl Refs {
             .into_iter()
             .map(|(n, id, peeled)| (n, (id, peeled)))
             .collect();
-        let mut stack = vec![self.common_dir.join("refs")];
-        while let Some(dir) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                let path = entry.path();
-                if path.is_dir() {
-                    stack.push(path);
-                    continue;
-                }
-                let Ok(relative) = path.strip_prefix(&self.common_dir) else {
-                    continue;
-                };
-                let name = relative.to_string_lossy().into_owned();
-                if !is_valid_ref_name(&name) {
-                    continue;
-                }
-                if let Ok(Some(RefTarget::Id(id))) = self.read(&name) {
-                    map.insert(name, (id, Peeled::Unknown));
-                }
+        for name in self.loose_names_in(&self.common_dir.join("refs")) {
+            if let Ok(Some(RefTarget::Id(id))) = self.read(&name) {
+                map.insert(name, (id, Peeled::Unknown));
             }
         }
         Ok(map
@@ -241,6 +261,20 @@ impl Refs {
             let path = path.to_owned();
             move |source| RefError::Io { path, source }
         };
+        if name.starts_with("refs/") {
+            if let Some(existing) = self.conflict(name)? {
+                return Err(RefError::NameConflict {
+                    name: name.to_owned(),
+                    existing,
+                });
+            }
+            if !clear_empty_directory(&path).map_err(io(&path))? {
+                return Err(RefError::Blocked {
+                    name: name.to_owned(),
+                    dir: path,
+                });
+            }
+        }
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(io(parent))?;
         }
@@ -298,7 +332,10 @@ impl Refs {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(io(&path)(e)),
         }
-        let _ = std::fs::remove_file(self.common_dir.join("logs").join(name));
+        remove_empty_parents(&self.common_dir, name);
+        let logs = self.common_dir.join("logs");
+        let _ = std::fs::remove_file(logs.join(name));
+        remove_empty_parents(&logs, name);
         Ok(())
     }
 
@@ -320,6 +357,8 @@ impl Refs {
             let path = path.to_owned();
             move |source| RefError::Io { path, source }
         };
+        // A deleted `<name>/…` ref may have left its empty directories where this log goes.
+        clear_empty_directory(&path).map_err(io(&path))?;
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(io(parent))?;
         }
