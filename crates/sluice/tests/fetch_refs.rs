@@ -481,3 +481,115 @@ fn partial_fetches_match_git() {
         env.git(&twins[0], &["log", "-p", "origin/main"]);
     }
 }
+
+/// Every directory and file under `refs/` and `logs/`: where git removes the directories a
+/// deleted ref leaves empty, Sluice must too.
+fn ref_files(repo: &Path) -> Vec<String> {
+    let git_dir = repo.join(".git");
+    let mut found = Vec::new();
+    let mut stack = vec![git_dir.join("refs"), git_dir.join("logs")];
+    while let Some(dir) = stack.pop() {
+        for name in list_dir(&dir) {
+            let path = dir.join(&name);
+            found.push(path.strip_prefix(&git_dir).unwrap().display().to_string());
+            if path.is_dir() {
+                stack.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// Refs whose names collide as files and directories (`a` and `a/b`), packed and loose: a
+/// fetch that cannot create one says why, still moves the others and exits 1; `--prune`
+/// makes the room, in either direction, and leaves no empty directory behind; `--atomic`
+/// moves nothing. The report and FETCH_HEAD list the current branch's upstream first, as git
+/// does, though `a/b` sorts before `main`. Compared with git after each step: exit code,
+/// stderr, refs, FETCH_HEAD and the files under `refs/` and `logs/`.
+#[test]
+fn ref_name_conflicts_and_report_order_match_git() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let src = env.init("src", false);
+        env.git(&src, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+        env.git(&src, &["commit", "-q", "--allow-empty", "-m", "first"]);
+        for branch in ["a", "z"] {
+            env.git(&src, &["branch", branch]);
+        }
+        let url = format!("file://{}", src.display());
+        let (ours, theirs) = (env.path().join("ours"), env.path().join("theirs"));
+        for repo in [&ours, &theirs] {
+            env.git(env.path(), &["clone", "-q", &url, repo.to_str().unwrap()]);
+        }
+        // (what the server does first, the fetch's arguments)
+        let steps: [(&[&[&str]], &[&str]); 9] = [
+            // `a` (packed here) is in the way of `a/b`; main and z still move.
+            (
+                &[
+                    &["branch", "-D", "a"],
+                    &["branch", "a/b"],
+                    &["commit", "-q", "--allow-empty", "-m", "second"],
+                    &["branch", "-f", "z"],
+                ],
+                &[],
+            ),
+            (&[], &["-q"]),
+            (&[], &["--atomic"]),
+            (&[], &["--prune"]),
+            // The same with `c` loose.
+            (&[&["branch", "c"]], &[]),
+            (&[&["branch", "-D", "c"], &["branch", "c/d"]], &[]),
+            (&[], &["--prune"]),
+            // And back: the loose `c/d` pruned, its directory goes, and `c` takes its place.
+            (&[&["branch", "-D", "c/d"], &["branch", "c"]], &["--prune"]),
+            (&[&["branch", "-D", "a/b"], &["branch", "a"]], &["--prune"]),
+        ];
+        for (server, args) in steps {
+            for command in server {
+                env.git(&src, command);
+            }
+            let mut all = vec!["fetch"];
+            all.extend_from_slice(args);
+            let outs = [
+                env.sluice_or_git(true, &ours, &all),
+                env.sluice_or_git(false, &theirs, &all),
+            ];
+            // git 2.39 gives the advice on pruning only when the ref in the way is loose;
+            // later versions give it always, as Sluice does.
+            let advice = "error: some local refs could not be updated; try running\n 'git remote prune origin' to remove any old, conflicting branches\n";
+            let git_advises = stderr(&outs[1]).contains(advice);
+            let mut seen = Vec::new();
+            for (repo, out) in [&ours, &theirs].into_iter().zip(&outs) {
+                let mut said = stderr(out);
+                assert!(!said.contains("panicked"), "{said}");
+                if args.contains(&"--atomic") && said.contains("cannot lock") {
+                    // git crashes here (2.47: "BUG: … abort called on a closed reference
+                    // transaction", 2.39: exit 254) after saying the same; Sluice exits 1.
+                    // Both move nothing.
+                    assert!(repo != &ours || out.status.code() == Some(1), "{said}");
+                    seen.push(refs(&env, repo));
+                    continue;
+                }
+                if !git_advises {
+                    said = said.replace(advice, "");
+                }
+                let fetch_head = std::fs::read_to_string(repo.join(".git/FETCH_HEAD"));
+                // Where an update failed, git 2.39 leaves the ref in the way loose as well as
+                // packed: the files are compared only where every ref moved.
+                let files = match out.status.success() {
+                    true => ref_files(repo),
+                    false => Vec::new(),
+                };
+                seen.push(format!(
+                    "exit {:?}\n{said}\n{}\nFETCH_HEAD:\n{}\n{files:?}",
+                    out.status.code(),
+                    refs(&env, repo),
+                    fetch_head.unwrap_or_default(),
+                ));
+            }
+            assert_eq!(seen[0], seen[1], "{} fetch {args:?}", git.display());
+        }
+        fsck(&env, &ours);
+    }
+}

@@ -156,8 +156,9 @@ struct Update {
     listed: Listed,
 }
 
-/// How an update appears in `FETCH_HEAD`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How an update appears in `FETCH_HEAD`, in the order git takes them: it lists, updates and
+/// reports merge candidates first, then the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Listed {
     /// A candidate for `git pull` to merge.
     ForMerge,
@@ -650,6 +651,7 @@ fn fetch_one(
     if explicit {
         track_in_passing(&mut updates, &configured, args.force);
     }
+    updates.sort_by_key(|u| u.listed);
     // Checked before anything is fetched or moved, as git checks.
     for local in updates.iter().filter_map(|u| u.local.as_deref()) {
         if !sluice_odb::refs::is_valid_ref_name(local) {
@@ -739,62 +741,109 @@ fn fetch_one(
     }
     // With --atomic, one refused update keeps every ref (pruned ones included) and FETCH_HEAD
     // as they were; the report still says what each would have been, as git's does.
-    let held_back = args.atomic && any_rejected(repo, &odb, &updates);
+    let stale = match prune {
+        true => stale_refs(repo, &pruned_by, &advertised)?,
+        false => Vec::new(),
+    };
+    let in_the_way = match args.atomic && !args.dry_run {
+        true => conflicts(repo, &odb, &updates, &stale)?,
+        false => Vec::new(),
+    };
+    let held_back = args.atomic && (!in_the_way.is_empty() || any_rejected(repo, &odb, &updates));
     let dry_run = args.dry_run || held_back;
     // git prunes before it updates (a branch `a` pruned makes room for a new `a/b`), and says
     // so first.
-    let mut lines = match prune {
-        true => prune_stale(repo, &pruned_by, &advertised, dry_run)?,
-        false => Vec::new(),
-    };
+    let mut lines = prune_stale(repo, &stale, dry_run)?;
     let changes = Changes {
         dry_run,
         verbose: args.verbose > 0,
         action: &one.action,
     };
-    let rejected = update_refs(repo, &odb, &updates, &changes, &mut lines)?;
+    let refused = update_refs(repo, &odb, &updates, &changes, &mut lines)?;
     if records_fetch_head {
         let recorded: &[Update] = if held_back { &[] } else { &updates };
         write_fetch_head(repo, recorded, display_url(&remote.shown), one.append)?;
     }
-    if !args.quiet && !lines.is_empty() {
-        print_report(display_url(&remote.shown), &lines);
+    print_report(display_url(&remote.shown), &lines, args.quiet);
+    for error in &in_the_way {
+        eprintln!("error: {error}");
     }
-    Ok(match rejected {
-        true => ExitCode::from(1),
-        false => ExitCode::SUCCESS,
+    if refused == Refused::InTheWay {
+        // git 2.39 leaves this advice out; later versions give it.
+        eprintln!("error: some local refs could not be updated; try running\n 'git remote prune {remote_name}' to remove any old, conflicting branches");
+    }
+    Ok(match refused == Refused::None && in_the_way.is_empty() {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::from(1),
     })
 }
 
-/// Deletes the refs `specs` map remote refs to that are no longer advertised (none under
-/// `dry_run`), and returns their report lines.
-fn prune_stale(
+/// The refs `specs` map remote refs to that the remote no longer advertises: what `--prune`
+/// deletes.
+fn stale_refs(
     repo: &Repository,
     specs: &[Refspec],
     advertised: &[RemoteRef],
-    dry_run: bool,
-) -> anyhow::Result<Vec<Summary>> {
-    let mut lines = Vec::new();
+) -> anyhow::Result<Vec<String>> {
+    let mut stale = Vec::new();
     for spec in specs.iter().filter(|s| !s.is_exact() && !s.negative) {
         for (local, _) in repo.refs().list()? {
             let Some(source) = spec.source_for(&local) else {
                 continue;
             };
-            if advertised.iter().any(|r| r.name == source) {
-                continue;
+            if !advertised.iter().any(|r| r.name == source) {
+                stale.push(local);
             }
-            if !dry_run {
-                repo.refs().delete(&local)?;
-            }
-            lines.push(Summary {
-                code: '-',
-                summary: "[deleted]".to_owned(),
-                from: "(none)".to_owned(),
-                to: short(&local).to_owned(),
-                note: String::new(),
-                widens: false,
-            });
         }
+    }
+    Ok(stale)
+}
+
+/// The refs in the way of the updates that would move (`refs/x` for a new `refs/x/y`, or the
+/// reverse), but for those about to be pruned: under `--atomic` any of them keeps every ref
+/// where it was.
+fn conflicts(
+    repo: &Repository,
+    odb: &ObjectDb,
+    updates: &[Update],
+    stale: &[String],
+) -> anyhow::Result<Vec<sluice_odb::RefError>> {
+    let mut found = Vec::new();
+    for update in updates {
+        let Some(local) = &update.local else {
+            continue;
+        };
+        if !matches!(decide(repo, odb, update, local).1, Outcome::New(_)) {
+            continue;
+        }
+        if let Some(existing) = repo.refs().conflict(local)? {
+            if !stale.contains(&existing) {
+                found.push(sluice_odb::RefError::NameConflict {
+                    name: local.clone(),
+                    existing,
+                });
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// Deletes the `stale` refs (none under `dry_run`), and returns their report lines.
+fn prune_stale(repo: &Repository, stale: &[String], dry_run: bool) -> anyhow::Result<Vec<Summary>> {
+    let mut lines = Vec::new();
+    for local in stale {
+        if !dry_run {
+            repo.refs().delete(local)?;
+        }
+        lines.push(Summary {
+            code: '-',
+            summary: "[deleted]".to_owned(),
+            from: "(none)".to_owned(),
+            to: short(local).to_owned(),
+            note: String::new(),
+            widens: false,
+            error: None,
+        });
     }
     Ok(lines)
 }
@@ -845,21 +894,31 @@ fn any_rejected(repo: &Repository, odb: &ObjectDb, updates: &[Update]) -> bool {
     })
 }
 
+/// Whether some ref update did not happen, and the worst reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Refused {
+    None,
+    /// Refused: not a fast-forward, or a tag that would be clobbered.
+    Rejected,
+    /// Another ref's name stood in the way, which pruning may clear (git then says so).
+    InTheWay,
+}
+
 /// Moves the local refs of `updates` that may move (fast-forwards, forced updates, new refs),
-/// logging them as git does, and adds a report line for each to `lines`. Returns whether some
-/// update was refused.
+/// logging them as git does, and adds a report line for each to `lines`. A ref that cannot be
+/// written is reported and the others still move, as in git.
 fn update_refs(
     repo: &Repository,
     odb: &ObjectDb,
     updates: &[Update],
     changes: &Changes,
     lines: &mut Vec<Summary>,
-) -> anyhow::Result<bool> {
+) -> anyhow::Result<Refused> {
     let config = repo.config();
     let bare = repo.work_tree().is_none();
     let log_updates = config.get_bool("core.logAllRefUpdates")?.unwrap_or(!bare);
     let who = identity(config);
-    let mut rejected = false;
+    let mut refused = Refused::None;
     for update in updates {
         let Some(local) = &update.local else {
             // Fetched for FETCH_HEAD alone.
@@ -870,7 +929,7 @@ fn update_refs(
         };
         let (old, outcome) = decide(repo, odb, update, local);
         let new = update.remote.id;
-        let (code, summary, note, reason) = match &outcome {
+        let (mut code, summary, mut note, reason) = match &outcome {
             Outcome::UpToDate if !changes.verbose => continue,
             Outcome::UpToDate => ('=', "[up to date]".to_owned(), String::new(), ""),
             Outcome::New(new) => ('*', new.summary().to_owned(), String::new(), new.reason()),
@@ -887,13 +946,24 @@ fn update_refs(
                 "forced-update",
             ),
             Outcome::Rejected(why) => {
-                rejected = true;
+                refused = refused.max(Refused::Rejected);
                 ('!', "[rejected]".to_owned(), format!("  ({why})"), "")
             }
         };
         let moves = !matches!(outcome, Outcome::Rejected(_) | Outcome::UpToDate);
+        let mut error = None;
         if moves && !changes.dry_run {
-            repo.refs().write(local, &RefTarget::Id(new))?;
+            if let Err(failed) = repo.refs().write(local, &RefTarget::Id(new)) {
+                refused = refused.max(match failed {
+                    sluice_odb::RefError::NameConflict { .. } => Refused::InTheWay,
+                    _ => Refused::Rejected,
+                });
+                code = '!';
+                note = "  (unable to update local ref)".to_owned();
+                error = Some(failed.to_string());
+            }
+        }
+        if moves && !changes.dry_run && error.is_none() {
             let logged = local.starts_with("refs/heads/")
                 || local.starts_with("refs/remotes/")
                 || local.starts_with("refs/notes/");
@@ -915,29 +985,43 @@ fn update_refs(
             to: short(local).to_owned(),
             note,
             widens: true,
+            error,
         });
     }
-    Ok(rejected)
+    Ok(refused)
 }
 
-/// The report on stderr: `From <url>`, then a line per ref. The remote names' column fits the
-/// longest name of a ref stored here, as long as its line fits 80 columns.
-fn print_report(url: &str, lines: &[Summary]) {
+/// The report on stderr: `From <url>`, then a line per ref, each after the error that ref's
+/// update met, if any (when the first did, before `From`, as git prints them). The remote
+/// names' column fits the longest name of a ref stored here, as long as its line fits 80
+/// columns. `quiet` keeps the errors alone.
+fn print_report(url: &str, lines: &[Summary], quiet: bool) {
     let width = lines
         .iter()
         .filter(|l| l.widens && 21 + l.from.len() + l.to.len() <= 80)
         .map(|l| l.from.len())
         .fold(10, usize::max);
-    eprintln!("From {url}");
+    let mut headed = false;
     for Summary {
         code,
         summary,
         from,
         to,
         note,
+        error,
         ..
     } in lines
     {
+        if let Some(error) = error {
+            eprintln!("error: {error}");
+        }
+        if quiet {
+            continue;
+        }
+        if !headed {
+            eprintln!("From {url}");
+            headed = true;
+        }
         eprintln!(" {code} {summary:<17} {from:<width$} -> {to}{note}");
     }
 }
@@ -971,6 +1055,8 @@ struct Summary {
     note: String,
     /// Whether its remote name may widen the names' column (a ref stored here).
     widens: bool,
+    /// Why the update failed, said before the line.
+    error: Option<String>,
 }
 
 impl Summary {
@@ -986,6 +1072,7 @@ impl Summary {
             to: "FETCH_HEAD".to_owned(),
             note: String::new(),
             widens: false,
+            error: None,
         }
     }
 }
