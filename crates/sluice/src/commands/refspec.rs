@@ -29,8 +29,17 @@ impl Refspec {
             Some((src, dst)) => (src, (!dst.is_empty()).then(|| dst.to_owned())),
             None => (rest, None),
         };
+        // An empty source is the remote's HEAD (`git fetch origin :refs/x`), as in git.
+        let src = match (src.is_empty(), negative) {
+            (true, false) => "HEAD",
+            _ => src,
+        };
         let stars = |s: &str| s.matches('*').count();
-        if src.is_empty() && !negative
+        // Each side a ref name, or a pattern that is one with its `*` filled in.
+        let bad_name = |s: &str| !sluice_odb::refs::is_valid_ref_name(&s.replacen('*', "x", 1));
+        if src.is_empty()
+            || bad_name(src)
+            || dst.as_deref().is_some_and(bad_name)
             || stars(src) > 1
             || dst.as_deref().is_some_and(|d| stars(d) != stars(src))
             || (negative && dst.is_some())
@@ -133,8 +142,12 @@ mod tests {
             let spec = Refspec::parse(&format!("topic:{short}")).unwrap();
             assert_eq!(spec.destination("").unwrap(), full);
         }
-        for bad in ["a*:b", "a*b*:c*", "^a:b", ""] {
+        for bad in ["a*:b", "a*b*:c*", "^a:b", "tag v1", "main:a..b", "^"] {
             assert!(Refspec::parse(bad).is_err(), "{bad}");
+        }
+        // An empty source is the remote's HEAD, as in git.
+        for head in ["", ":refs/x", "+"] {
+            assert_eq!(Refspec::parse(head).unwrap().src, "HEAD", "{head}");
         }
     }
 }
