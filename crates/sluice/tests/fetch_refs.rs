@@ -593,3 +593,100 @@ fn ref_name_conflicts_and_report_order_match_git() {
         fsck(&env, &ours);
     }
 }
+
+/// `--set-upstream` (one branch, none, several, a tag, a branch with a destination, a URL, the
+/// remote's HEAD, `branch.autoSetupRebase`, a detached HEAD), `--stdin` (a line per refspec,
+/// an empty one for HEAD, `tag <name>` refused) and `--refetch` (everything the refs reach is
+/// fetched again, no haves offered), each in twin repositories, one by git. Compared: exit
+/// code, stderr, the config file, refs and FETCH_HEAD; for `--refetch`, the objects of the
+/// pack received.
+#[test]
+fn set_upstream_stdin_and_refetch_match_git() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let (_, url, upload) = served_source(&env, &git);
+        let (ours, theirs) = (env.path().join("ours"), env.path().join("theirs"));
+        for repo in [&ours, &theirs] {
+            env.git(env.path(), &["clone", "-q", &url, repo.to_str().unwrap()]);
+        }
+        let detach: &[&str] = &["checkout", "-q", "--detach"];
+        // (what the twins do first, settings, the fetch's arguments, its stdin)
+        let steps: [(&[&str], &str, &[&str], &str); 11] = [
+            (&[], "", &["--set-upstream", "origin", "topic"], ""),
+            (&[], "", &["--set-upstream", "origin"], ""),
+            (&[], "", &["--set-upstream", "origin", "topic", "main"], ""),
+            (&[], "", &["--set-upstream", "origin", "v1.0"], ""),
+            (&[], "", &["--set-upstream", "origin", "main:refs/q"], ""),
+            (&[], "", &["-q", "--set-upstream", &url, "topic"], ""),
+            (
+                &[],
+                "branch.autoSetupRebase=always",
+                &["--set-upstream", "origin", "HEAD"],
+                "",
+            ),
+            (&[], "", &["--stdin", "origin"], "main:refs/x\n\ntopic\n"),
+            (&[], "", &["--stdin", "origin", "main"], "tag v1.0\n"),
+            (detach, "", &["--set-upstream", "origin", "topic"], ""),
+            // Repacked without deltas first, so that the pack received, the server's, is not
+            // the one already here by name. git would repack in the background after a
+            // refetch, where Sluice runs no maintenance.
+            (
+                &["repack", "-q", "-a", "-d", "-f", "--window=0"],
+                "transfer.unpackLimit=1",
+                &["--refetch", "--no-auto-maintenance", "origin"],
+                "",
+            ),
+        ];
+        for (before, setting, args, input) in steps {
+            let mut seen = Vec::new();
+            for (repo, sluice) in [(&ours, true), (&theirs, false)] {
+                if !before.is_empty() {
+                    env.git(repo, before);
+                }
+                let packs_before = list_dir(&repo.join(".git/objects/pack"));
+                let mut all = vec!["-c", setting, "fetch", upload.as_str()];
+                if setting.is_empty() {
+                    all.drain(..2);
+                }
+                all.extend_from_slice(args);
+                let command = env.sluice_or_git_command(sluice, repo, &all);
+                let out = crate::util::run_with_input(command, input.as_bytes());
+                let said = stderr(&out);
+                assert!(!said.contains("panicked"), "{said}");
+                let config = std::fs::read_to_string(repo.join(".git/config")).unwrap();
+                let fetch_head = std::fs::read_to_string(repo.join(".git/FETCH_HEAD"));
+                let mut received = Vec::new();
+                for pack in list_dir(&repo.join(".git/objects/pack")) {
+                    if pack.ends_with(".idx") && !packs_before.contains(&pack) {
+                        let idx = repo.join(".git/objects/pack").join(&pack);
+                        let out = env.git_with_input(
+                            repo,
+                            &["show-index"],
+                            &std::fs::read(&idx).unwrap(),
+                        );
+                        let mut ids: Vec<String> = stdout(&out)
+                            .lines()
+                            .map(|l| l.split(' ').nth(1).unwrap_or_default().to_owned())
+                            .collect();
+                        ids.sort();
+                        received.push(ids.join(" "));
+                    }
+                }
+                if args.contains(&"--refetch") {
+                    assert!(received.len() == 1, "{sluice}: no pack received: {said}");
+                }
+                // HEAD may be detached: listed with the refs.
+                let refs = env.git(repo, &["for-each-ref", "--format=%(objectname) %(refname)"]);
+                let head = std::fs::read_to_string(repo.join(".git/HEAD")).unwrap();
+                seen.push(format!(
+                    "exit {:?}\n{said}\n{config}\n{}HEAD {head}\nFETCH_HEAD:\n{}\nreceived: {received:?}",
+                    out.status.code(),
+                    String::from_utf8_lossy(&refs),
+                    fetch_head.unwrap_or_default(),
+                ));
+            }
+            assert_eq!(seen[0], seen[1], "{} fetch {args:?}", git.display());
+        }
+        fsck(&env, &ours);
+    }
+}

@@ -15,6 +15,7 @@ use super::remote::{
     connect, connect_options, fetch_into, read_shallow, resolve, unpack_if_small, update_shallow,
     Receiving,
 };
+use super::upstream::set_upstream;
 use super::Context;
 use anyhow::{anyhow, bail};
 use clap::Args;
@@ -66,6 +67,17 @@ pub struct FetchArgs {
     /// Update refs even when the update is not a fast-forward.
     #[arg(short, long)]
     force: bool,
+    /// Read more refspecs from stdin, one per line, after those of the command line.
+    #[arg(long)]
+    stdin: bool,
+    /// Fetch every object the refs reach, as a new clone would, rather than only what this
+    /// repository lacks (to apply a changed `--filter`, or mend a damaged repository).
+    #[arg(long)]
+    refetch: bool,
+    /// Make the one branch fetched for merging the upstream of the branch checked out
+    /// (`branch.<name>.remote` and `.merge`), as `git pull` will then use.
+    #[arg(long)]
+    set_upstream: bool,
     /// Fetch every tag too (`refs/tags/*:refs/tags/*`).
     #[arg(short, long, overrides_with = "no_tags")]
     tags: bool,
@@ -269,21 +281,23 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         .repository()?
         .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
     refuse_submodule_recursion(&args, &repo)?;
-    let one = |repository: Option<&str>, refspecs: &[String]| One {
+    let one = |repository: Option<&str>, refspecs: Vec<Refspec>| One {
         repository: repository.map(str::to_owned),
-        refspecs: refspecs.to_vec(),
+        refspecs,
         append: args.append,
         action: reflog_action(),
     };
     match remotes_to_fetch(&args, repo.config())? {
-        None => fetch_one(
-            &args,
-            context,
-            &repo,
-            &one(args.repository.as_deref(), &args.refspecs),
-        ),
+        None => {
+            let mut refspecs = command_line_refspecs(&args.refspecs)?;
+            if args.stdin {
+                refspecs.extend(stdin_refspecs()?);
+            }
+            let one = one(args.repository.as_deref(), refspecs);
+            fetch_one(&args, context, &repo, &one)
+        }
         Some(names) if names.len() == 1 => {
-            fetch_one(&args, context, &repo, &one(Some(&names[0]), &[]))
+            fetch_one(&args, context, &repo, &one(Some(&names[0]), Vec::new()))
         }
         Some(_) if args.filter.is_some() => {
             bail!("--filter can only be used with the remote configured in extensions.partialclone")
@@ -320,7 +334,8 @@ fn fetch_filter(
 struct One {
     /// A remote's name or a URL (the default remote when `None`).
     repository: Option<String>,
-    refspecs: Vec<String>,
+    /// The refspecs of the command line (and `--stdin`).
+    refspecs: Vec<Refspec>,
     /// Whether FETCH_HEAD is added to rather than replaced.
     append: bool,
     /// The reflog's action (`fetch` and the arguments).
@@ -505,7 +520,7 @@ fn fetch_one(
     } else {
         Vec::new()
     };
-    let mut command_line = command_line_refspecs(&one.refspecs)?;
+    let mut command_line = one.refspecs.clone();
     // The command line first, then the remote's setting, then `fetch.*`.
     let setting = |key: &str, on: bool, off: bool| -> anyhow::Result<bool> {
         if on || off {
@@ -685,7 +700,7 @@ fn fetch_one(
     let mut wants: Vec<ObjectId> = updates
         .iter()
         .map(|u| u.remote.id)
-        .filter(|id| deepen.is_set() || !repo.objects().contains(id))
+        .filter(|id| deepen.is_set() || args.refetch || !repo.objects().contains(id))
         .collect();
     wants.sort_unstable();
     wants.dedup();
@@ -693,8 +708,12 @@ fn fetch_one(
     let promisor = filter.is_some();
     let show_progress = crate::progress::enabled(!args.quiet, args.progress);
     if !wants.is_empty() {
-        let mut tips: Vec<ObjectId> = repo.refs().list()?.into_iter().map(|(_, id)| id).collect();
-        tips.extend(alternate_tips(repo.objects()));
+        // `--refetch` offers nothing, so that the server sends all the wants reach.
+        let mut tips: Vec<ObjectId> = Vec::new();
+        if !args.refetch {
+            tips.extend(repo.refs().list()?.into_iter().map(|(_, id)| id));
+            tips.extend(alternate_tips(repo.objects()));
+        }
         let mut negotiator = HistoryNegotiator::new(repo.objects(), tips);
         let request = FetchRequest {
             wants,
@@ -767,6 +786,14 @@ fn fetch_one(
     print_report(display_url(&remote.shown), &lines, args.quiet);
     for error in &in_the_way {
         eprintln!("error: {error}");
+    }
+    if args.set_upstream {
+        let fetched: Vec<&RemoteRef> = updates
+            .iter()
+            .filter(|u| u.local.is_none())
+            .map(|u| &u.remote)
+            .collect();
+        set_upstream(repo, current_branch.as_deref(), &remote_name, &fetched)?;
     }
     if refused == Refused::InTheWay {
         // git 2.39 leaves this advice out; later versions give it.
@@ -1128,6 +1155,18 @@ fn command_line_refspecs(args: &[String]) -> anyhow::Result<Vec<Refspec>> {
         }
     }
     Ok(specs)
+}
+
+/// The refspecs of `--stdin`, a line each; `tag <name>` is not taken there, as in git.
+fn stdin_refspecs() -> anyhow::Result<Vec<Refspec>> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    // Split at newlines alone: a carriage return stays part of its refspec, as in git.
+    let body = text.strip_suffix('\n').unwrap_or(&text);
+    body.split('\n').map(Refspec::parse).collect()
 }
 
 /// Refs fetched by refspecs of the command line also update the remote-tracking refs the

@@ -18,6 +18,7 @@ mod repack;
 mod revision;
 pub mod serve;
 pub mod upload_pack;
+mod upstream;
 pub mod verify_pack;
 
 use crate::cli::{Cli, Command};
