@@ -796,7 +796,7 @@ fn fetch_one(
         set_upstream(repo, current_branch.as_deref(), &remote_name, &fetched)?;
     }
     if refused == Refused::InTheWay {
-        // git 2.39 leaves this advice out; later versions give it.
+        // As git 2.47 advises; 2.39 gives the advice only when the ref in the way is loose.
         eprintln!("error: some local refs could not be updated; try running\n 'git remote prune {remote_name}' to remove any old, conflicting branches");
     }
     Ok(match refused == Refused::None && in_the_way.is_empty() {
@@ -812,14 +812,15 @@ fn stale_refs(
     specs: &[Refspec],
     advertised: &[RemoteRef],
 ) -> anyhow::Result<Vec<String>> {
+    let local_refs = repo.refs().list()?;
     let mut stale = Vec::new();
     for spec in specs.iter().filter(|s| !s.is_exact() && !s.negative) {
-        for (local, _) in repo.refs().list()? {
-            let Some(source) = spec.source_for(&local) else {
+        for (local, _) in &local_refs {
+            let Some(source) = spec.source_for(local) else {
                 continue;
             };
             if !advertised.iter().any(|r| r.name == source) {
-                stale.push(local);
+                stale.push(local.clone());
             }
         }
     }
@@ -979,18 +980,22 @@ fn update_refs(
         };
         let moves = !matches!(outcome, Outcome::Rejected(_) | Outcome::UpToDate);
         let mut error = None;
-        if moves && !changes.dry_run {
-            if let Err(failed) = repo.refs().write(local, &RefTarget::Id(new)) {
-                refused = refused.max(match failed {
-                    sluice_odb::RefError::NameConflict { .. } => Refused::InTheWay,
-                    _ => Refused::Rejected,
-                });
-                code = '!';
-                note = "  (unable to update local ref)".to_owned();
-                error = Some(failed.to_string());
-            }
-        }
-        if moves && !changes.dry_run && error.is_none() {
+        let written = moves
+            && !changes.dry_run
+            && match repo.refs().write(local, &RefTarget::Id(new)) {
+                Ok(()) => true,
+                Err(failed) => {
+                    refused = refused.max(match failed {
+                        sluice_odb::RefError::NameConflict { .. } => Refused::InTheWay,
+                        _ => Refused::Rejected,
+                    });
+                    code = '!';
+                    note = "  (unable to update local ref)".to_owned();
+                    error = Some(failed.to_string());
+                    false
+                }
+            };
+        if written {
             let logged = local.starts_with("refs/heads/")
                 || local.starts_with("refs/remotes/")
                 || local.starts_with("refs/notes/");
