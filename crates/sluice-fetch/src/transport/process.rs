@@ -90,6 +90,7 @@ fn spawn(
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(FetchError::Connect(format!("no pipes to {what}")));
     };
+    widen_pipe(&stdout);
     let child = Arc::new(Mutex::new(child));
     lock(&RUNNING).push(Arc::clone(&child));
     let link = ProcessLink {
@@ -100,6 +101,23 @@ fn spawn(
     let response = IdleTimeout::new(stdout, options.idle_timeout);
     Ok((Box::new(link), Box::new(response)))
 }
+
+/// The capacity asked for the pipe the server writes into: 1 MiB, Linux's default ceiling for
+/// an unprivileged process (`/proc/sys/fs/pipe-max-size`).
+#[cfg(target_os = "linux")]
+const PIPE_SIZE: usize = 1 << 20;
+
+/// Widens the pipe from the server. With the default 64 KiB, a side-band packet fills it: the
+/// server blocks on every packet until the reading thread is scheduled, and on two busy cores
+/// that wait is long. On a file:// clone of git/git the pack arrived 0.2-0.6 s sooner with
+/// 1 MiB. A pipe that cannot grow (a lowered limit) is used as it is.
+#[cfg(target_os = "linux")]
+fn widen_pipe(stdout: &std::process::ChildStdout) {
+    let _ = rustix::pipe::fcntl_setpipe_size(stdout, PIPE_SIZE);
+}
+
+#[cfg(not(target_os = "linux"))]
+fn widen_pipe(_: &std::process::ChildStdout) {}
 
 /// upload-pack on a repository of this machine.
 pub(super) fn local(
