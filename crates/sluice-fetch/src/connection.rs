@@ -16,6 +16,8 @@ pub struct Connection {
     pub(crate) advertised: Vec<RemoteRef>,
     /// The branch an empty remote's HEAD names, when the server told.
     pub(crate) unborn_head: Option<String>,
+    /// Where a shallow server's history is cut, as protocol v0 advertises after the refs.
+    pub(crate) advertised_shallow: Vec<ObjectId>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -90,6 +92,7 @@ impl Connection {
             capabilities: Vec::new(),
             advertised: Vec::new(),
             unborn_head: None,
+            advertised_shallow: Vec::new(),
         };
         connection.read_advertisement()?;
         Ok(connection)
@@ -185,6 +188,17 @@ impl Connection {
             } else {
                 text
             };
+            // A shallow server lists its boundary after the refs, and nothing follows.
+            if let Some(hex) = text.strip_prefix("shallow ") {
+                self.advertised_shallow.push(parse_id(hex)?);
+                line = next_line(&mut self.input, "the ref advertisement")?;
+                continue;
+            }
+            if !self.advertised_shallow.is_empty() {
+                return Err(FetchError::Protocol(format!(
+                    "unexpected '{text}' after the shallow list"
+                )));
+            }
             let (hex, name) = text
                 .split_once(' ')
                 .ok_or_else(|| FetchError::Protocol(format!("bad ref line '{text}'")))?;

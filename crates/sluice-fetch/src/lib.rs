@@ -48,6 +48,9 @@ pub enum FetchError {
     /// The server lacks a capability the request needs.
     #[error("{0}")]
     Unsupported(&'static str),
+    /// The server's repository is shallow, and the request refused that (`--reject-shallow`).
+    #[error("source repository is shallow, reject to clone.")]
+    ShallowRemote,
 }
 
 impl Connection {

@@ -51,6 +51,9 @@ pub struct FetchRequest {
     pub include_tag: bool,
     /// Ask for progress on band 2.
     pub progress: bool,
+    /// Fail before the pack when the server's own history is shallow (`clone
+    /// --reject-shallow`).
+    pub reject_shallow_remote: bool,
 }
 
 /// The haves of a negotiation, offered in the order they should be sent.
@@ -75,10 +78,14 @@ impl Negotiator for NoHaves {
 
 /// A fetch's answer: the shallow boundary's changes, then the pack as a byte stream.
 pub struct Fetched<'a> {
-    /// Commits that are now shallow on this side.
+    /// Commits that are now shallow on this side: the answer to a request that cut the history.
     pub shallow: Vec<ObjectId>,
     /// Commits that are shallow no more.
     pub unshallow: Vec<ObjectId>,
+    /// Where the server's own history is cut, when the server is a shallow repository and the
+    /// request cut nothing. What they mean here (a clone takes them; a fetch takes them only
+    /// with `--update-shallow`) is for the receiver to work out once the pack is in.
+    pub remote_shallow: Vec<ObjectId>,
     /// The pack (band 1 of the side band, or the raw stream).
     pub pack: Box<dyn Read + 'a>,
 }
@@ -89,6 +96,7 @@ impl Fetched<'_> {
         Fetched {
             shallow: Vec::new(),
             unshallow: Vec::new(),
+            remote_shallow: Vec::new(),
             pack: Box::new(std::io::empty()),
         }
     }
@@ -111,6 +119,7 @@ impl std::fmt::Debug for Fetched<'_> {
         f.debug_struct("Fetched")
             .field("shallow", &self.shallow)
             .field("unshallow", &self.unshallow)
+            .field("remote_shallow", &self.remote_shallow)
             .finish()
     }
 }

@@ -234,6 +234,9 @@ impl Connection {
         let mut fetched = Fetched::empty();
         // The boundary comes back only when the history is cut (not for shallow lines alone).
         let deepen = request.deepen.is_set();
+        if !deepen {
+            fetched.remote_shallow = self.advertised_shallow.clone();
+        }
         let mut common: Vec<ObjectId> = Vec::new();
         let mut first = true;
         loop {
@@ -295,6 +298,11 @@ impl Connection {
                 },
                 Err(_) => return Err(FetchError::Protocol("expected ACK/NAK, got a flush".into())),
             }
+        }
+        // Refused where git refuses it, once the server has read all it will read: a server
+        // left waiting for a request would complain of the hang-up.
+        if request.reject_shallow_remote && !fetched.remote_shallow.is_empty() {
+            return Err(FetchError::ShallowRemote);
         }
         fetched.pack = match capabilities.iter().any(|c| c.starts_with("side-band")) {
             true => Box::new(Demux::new(PktReader::new(self.input.get_mut()), progress)),

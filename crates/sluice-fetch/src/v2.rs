@@ -210,7 +210,9 @@ impl Connection {
         }
         let mut fetched = Fetched::empty();
         // Sections before the pack: shallow-info and wanted-refs (not asked for), each
-        // ending at a delimiter; then `packfile` runs to the final flush.
+        // ending at a delimiter; then `packfile` runs to the final flush. shallow-info answers
+        // a request that cut the history, or (any unshallow line aside) tells where a shallow
+        // server's history is cut.
         loop {
             let header = match next_line(&mut self.input, "the fetch response")? {
                 Ok(header) => header,
@@ -240,6 +242,12 @@ impl Connection {
                         "unknown section '{other}' in the fetch response"
                     )))
                 }
+            }
+        }
+        if !request.deepen.is_set() && fetched.unshallow.is_empty() {
+            fetched.remote_shallow = std::mem::take(&mut fetched.shallow);
+            if request.reject_shallow_remote && !fetched.remote_shallow.is_empty() {
+                return Err(FetchError::ShallowRemote);
             }
         }
         fetched.pack = Box::new(Demux::new(PktReader::new(self.input.get_mut()), progress));

@@ -13,6 +13,7 @@ mod object_database;
 mod pipelined_clone;
 mod references;
 mod serve;
+mod shallow_servers;
 mod thin_and_collisions;
 mod transports;
 mod upload_pack;

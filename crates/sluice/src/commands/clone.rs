@@ -15,6 +15,7 @@ use super::refspec::Refspec;
 use super::remote::{
     connect, connect_options, fetch_into, resolve, update_shallow, Receiving, Remote,
 };
+use super::remote_shallow;
 use super::repack::repack_all;
 use super::Context;
 use crate::progress::{Deferred, TerminalProgress};
@@ -65,6 +66,12 @@ pub struct CloneArgs {
     /// A shallow clone that excludes what this remote ref reaches.
     #[arg(long, value_name = "revision")]
     shallow_exclude: Vec<String>,
+    /// Fail if the source repository is shallow (by default `clone.rejectShallow`).
+    #[arg(long, overrides_with = "no_reject_shallow")]
+    reject_shallow: bool,
+    /// Clone a shallow source repository too, whatever `clone.rejectShallow` says.
+    #[arg(long, overrides_with = "reject_shallow")]
+    no_reject_shallow: bool,
     /// A partial clone: leave out what the filter excludes (`blob:none`, `blob:limit=<n>`).
     #[arg(long, value_name = "filter-spec")]
     filter: Option<String>,
@@ -561,6 +568,7 @@ fn clone_into(
         filter: args.filter.clone(),
         include_tag: !args.no_tags,
         progress: show_progress,
+        reject_shallow_remote: reject_shallow(args, repo.config())?,
     };
     // The commit to check out is known before the pack arrives: its files are written while
     // the pack's deltas are resolved, each as soon as its blob is in (a partial clone lacks
@@ -617,7 +625,13 @@ fn clone_into(
             &mut history
         };
         let got = fetch_into(&mut connection, repo, &request, negotiator, receiving)?;
-        update_shallow(git_dir, &got.shallow, &got.unshallow)?;
+        // A shallow server's cut is this clone's too, where the pack reached it.
+        let mut shallow = got.shallow.clone();
+        if !got.remote_shallow.is_empty() {
+            let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?;
+            shallow.extend(remote_shallow::arrived(&odb, &got.remote_shallow));
+        }
+        update_shallow(git_dir, &shallow, &got.unshallow)?;
         received = Some(got);
     }
     connection.finish()?;
@@ -832,6 +846,14 @@ fn write_settings(git_dir: &Path, settings: &[String]) -> anyhow::Result<()> {
 
 /// The remote's name (`--origin`, else `clone.defaultRemoteName`, else `origin`) and the fetch
 /// refspecs `--config` gave it.
+/// `--reject-shallow`, or else `clone.rejectShallow`.
+fn reject_shallow(args: &CloneArgs, config: &Config) -> anyhow::Result<bool> {
+    if args.reject_shallow || args.no_reject_shallow {
+        return Ok(args.reject_shallow);
+    }
+    Ok(config.get_bool("clone.rejectShallow")?.unwrap_or(false))
+}
+
 fn origin(args: &CloneArgs, config: &Config) -> anyhow::Result<Origin> {
     let name = match &args.origin {
         Some(name) => name.clone(),

@@ -15,6 +15,7 @@ use super::remote::{
     connect, connect_options, fetch_into, read_shallow, resolve, unpack_if_small, update_shallow,
     Receiving,
 };
+use super::remote_shallow;
 use super::upstream::set_upstream;
 use super::Context;
 use anyhow::{anyhow, bail};
@@ -74,6 +75,10 @@ pub struct FetchArgs {
     /// repository lacks (to apply a changed `--filter`, or mend a damaged repository).
     #[arg(long)]
     refetch: bool,
+    /// From a shallow remote, take refs whose history reaches where the remote's history is
+    /// cut too, adding those commits to `.git/shallow` (by default such refs are refused).
+    #[arg(long)]
+    update_shallow: bool,
     /// Make the one branch fetched for merging the upstream of the branch checked out
     /// (`branch.<name>.remote` and `.merge`), as `git pull` will then use.
     #[arg(long)]
@@ -178,6 +183,22 @@ enum Listed {
     NotForMerge,
     /// Not listed: a remote-tracking ref updated in passing (see [`track_in_passing`]).
     No,
+    /// Neither listed nor updated: from a shallow remote, its history reaches where the
+    /// remote's is cut (see [`RemoteCut`]).
+    CutOff,
+}
+
+impl Listed {
+    /// Where the update is made and reported: git goes through the refs once for merge
+    /// candidates, where it also warns of refs cut off, once for the rest listed, and once for
+    /// those not listed.
+    fn pass(self) -> u8 {
+        match self {
+            Listed::ForMerge | Listed::CutOff => 0,
+            Listed::NotForMerge => 1,
+            Listed::No => 2,
+        }
+    }
 }
 
 /// How an update ended, for the summary line and the exit code.
@@ -234,6 +255,41 @@ fn reflog_action() -> String {
         .chain(crate::cli::command_arguments())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// A shallow remote's cut, and what a fetch does about refs whose history reaches it: with
+/// `--update-shallow` those commits join `.git/shallow`; without, the refs are cut off
+/// ([`Listed::CutOff`]), as git refuses them.
+struct RemoteCut<'a> {
+    /// This repository's shallow commits.
+    ours: &'a [ObjectId],
+    /// The remote's.
+    remote: &'a [ObjectId],
+    update_shallow: bool,
+}
+
+impl RemoteCut<'_> {
+    /// Decides for `updates`, given the ref values the repository has (`known`).
+    fn apply(
+        &self,
+        repo: &Repository,
+        odb: &ObjectDb,
+        known: &[ObjectId],
+        updates: &mut [Update],
+    ) -> anyhow::Result<()> {
+        let tips: Vec<ObjectId> = updates.iter().map(|u| u.remote.id).collect();
+        let known = known.iter().copied();
+        let reach = remote_shallow::reach(odb, self.ours, self.remote, known, &tips);
+        if self.update_shallow {
+            return update_shallow(repo.git_dir(), &reach.cut, &[]);
+        }
+        for (update, needs_cut) in updates.iter_mut().zip(reach.needs_cut) {
+            if needs_cut {
+                update.listed = Listed::CutOff;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Whether `old` is `new` or one of its ancestors (missing objects end the walk: a shallow
@@ -666,7 +722,6 @@ fn fetch_one(
     if explicit {
         track_in_passing(&mut updates, &configured, args.force);
     }
-    updates.sort_by_key(|u| u.listed);
     // Checked before anything is fetched or moved, as git checks.
     for local in updates.iter().filter_map(|u| u.local.as_deref()) {
         if !sluice_odb::refs::is_valid_ref_name(local) {
@@ -707,6 +762,7 @@ fn fetch_one(
     // A filtered fetch's pack is a promisor pack, kept whatever its size, as in git.
     let promisor = filter.is_some();
     let show_progress = crate::progress::enabled(!args.quiet, args.progress);
+    let mut remote_shallow = Vec::new();
     if !wants.is_empty() {
         // `--refetch` offers nothing, so that the server sends all the wants reach.
         let mut tips: Vec<ObjectId> = Vec::new();
@@ -717,11 +773,12 @@ fn fetch_one(
         let mut negotiator = HistoryNegotiator::new(repo.objects(), tips);
         let request = FetchRequest {
             wants,
-            shallow,
+            shallow: shallow.clone(),
             deepen,
             filter,
             include_tag: follow_tags,
             progress: show_progress,
+            reject_shallow_remote: false,
         };
         // The configuration read at the start does not show a promisor remote `--filter` has
         // just made.
@@ -740,6 +797,7 @@ fn fetch_one(
         };
         let received = fetch_into(&mut connection, repo, &request, &mut negotiator, receiving)?;
         update_shallow(repo.git_dir(), &received.shallow, &received.unshallow)?;
+        remote_shallow = received.remote_shallow.clone();
         if promisor {
             std::fs::write(received.pack.with_extension("promisor"), "")?;
         } else {
@@ -750,14 +808,39 @@ fn fetch_one(
 
     // Refs move only now that the objects are in.
     let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?;
-    for tag in backfill.into_iter().filter(|tag| odb.contains(&tag.id)) {
-        updates.push(Update {
+    // Tags followed once their objects are in are taken and reported after the rest, as git
+    // takes them in a second fetch.
+    let mut later: Vec<Update> = backfill
+        .into_iter()
+        .filter(|tag| odb.contains(&tag.id))
+        .map(|tag| Update {
             local: Some(tag.name.clone()),
             remote: tag,
             force: false,
             listed: Listed::NotForMerge,
-        });
+        })
+        .collect();
+    if !remote_shallow.is_empty() {
+        let cut = RemoteCut {
+            ours: &shallow,
+            remote: &remote_shallow,
+            update_shallow: args.update_shallow,
+        };
+        let mut known: Vec<ObjectId> = repo.refs().list()?.into_iter().map(|(_, id)| id).collect();
+        known.extend(repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id));
+        cut.apply(repo, &odb, &known, &mut updates)?;
+        // The second fetch comes after the first moved its refs.
+        known.extend(
+            updates
+                .iter()
+                .filter(|u| u.local.is_some() && u.listed != Listed::CutOff)
+                .map(|u| u.remote.id),
+        );
+        cut.apply(repo, &odb, &known, &mut later)?;
     }
+    updates.sort_by_key(|u| u.listed.pass());
+    later.sort_by_key(|u| u.listed.pass());
+    updates.append(&mut later);
     // With --atomic, one refused update keeps every ref (pruned ones included) and FETCH_HEAD
     // as they were; the report still says what each would have been, as git's does.
     let stale = match prune {
@@ -790,7 +873,7 @@ fn fetch_one(
     if args.set_upstream {
         let fetched: Vec<&RemoteRef> = updates
             .iter()
-            .filter(|u| u.local.is_none())
+            .filter(|u| u.local.is_none() && u.listed != Listed::CutOff)
             .map(|u| &u.remote)
             .collect();
         set_upstream(repo, current_branch.as_deref(), &remote_name, &fetched)?;
@@ -837,7 +920,7 @@ fn conflicts(
     stale: &[String],
 ) -> anyhow::Result<Vec<sluice_odb::RefError>> {
     let mut found = Vec::new();
-    for update in updates {
+    for update in updates.iter().filter(|u| u.listed != Listed::CutOff) {
         let Some(local) = &update.local else {
             continue;
         };
@@ -857,13 +940,13 @@ fn conflicts(
 }
 
 /// Deletes the `stale` refs (none under `dry_run`), and returns their report lines.
-fn prune_stale(repo: &Repository, stale: &[String], dry_run: bool) -> anyhow::Result<Vec<Summary>> {
+fn prune_stale(repo: &Repository, stale: &[String], dry_run: bool) -> anyhow::Result<Vec<Report>> {
     let mut lines = Vec::new();
     for local in stale {
         if !dry_run {
             repo.refs().delete(local)?;
         }
-        lines.push(Summary {
+        lines.push(Report::Line(Summary {
             code: '-',
             summary: "[deleted]".to_owned(),
             from: "(none)".to_owned(),
@@ -871,7 +954,7 @@ fn prune_stale(repo: &Repository, stale: &[String], dry_run: bool) -> anyhow::Re
             note: String::new(),
             widens: false,
             error: None,
-        });
+        }));
     }
     Ok(lines)
 }
@@ -915,10 +998,10 @@ fn decide(
 /// Whether any ref update would be refused: under `--atomic` nothing then moves.
 fn any_rejected(repo: &Repository, odb: &ObjectDb, updates: &[Update]) -> bool {
     updates.iter().any(|update| {
-        update
-            .local
-            .as_deref()
-            .is_some_and(|local| matches!(decide(repo, odb, update, local).1, Outcome::Rejected(_)))
+        update.listed != Listed::CutOff
+            && update.local.as_deref().is_some_and(|local| {
+                matches!(decide(repo, odb, update, local).1, Outcome::Rejected(_))
+            })
     })
 }
 
@@ -940,7 +1023,7 @@ fn update_refs(
     odb: &ObjectDb,
     updates: &[Update],
     changes: &Changes,
-    lines: &mut Vec<Summary>,
+    lines: &mut Vec<Report>,
 ) -> anyhow::Result<Refused> {
     let config = repo.config();
     let bare = repo.work_tree().is_none();
@@ -948,10 +1031,17 @@ fn update_refs(
     let who = identity(config);
     let mut refused = Refused::None;
     for update in updates {
+        if update.listed == Listed::CutOff {
+            let name = update.local.as_deref().unwrap_or(&update.remote.name);
+            lines.push(Report::Warning(format!(
+                "rejected {name} because shallow roots are not allowed to be updated"
+            )));
+            continue;
+        }
         let Some(local) = &update.local else {
             // Fetched for FETCH_HEAD alone.
             if update.listed != Listed::No {
-                lines.push(Summary::fetch_head(&update.remote.name));
+                lines.push(Report::Line(Summary::fetch_head(&update.remote.name)));
             }
             continue;
         };
@@ -1010,7 +1100,7 @@ fn update_refs(
                 );
             }
         }
-        lines.push(Summary {
+        lines.push(Report::Line(Summary {
             code,
             summary,
             from: short(&update.remote.name).to_owned(),
@@ -1018,7 +1108,7 @@ fn update_refs(
             note,
             widens: true,
             error,
-        });
+        }));
     }
     Ok(refused)
 }
@@ -1027,23 +1117,33 @@ fn update_refs(
 /// update met, if any (when the first did, before `From`, as git prints them). The remote
 /// names' column fits the longest name of a ref stored here, as long as its line fits 80
 /// columns. `quiet` keeps the errors alone.
-fn print_report(url: &str, lines: &[Summary], quiet: bool) {
+fn print_report(url: &str, lines: &[Report], quiet: bool) {
     let width = lines
         .iter()
+        .filter_map(|report| match report {
+            Report::Line(line) => Some(line),
+            Report::Warning(_) => None,
+        })
         .filter(|l| l.widens && 21 + l.from.len() + l.to.len() <= 80)
         .map(|l| l.from.len())
         .fold(10, usize::max);
     let mut headed = false;
-    for Summary {
-        code,
-        summary,
-        from,
-        to,
-        note,
-        error,
-        ..
-    } in lines
-    {
+    for report in lines {
+        let Summary {
+            code,
+            summary,
+            from,
+            to,
+            note,
+            error,
+            ..
+        } = match report {
+            Report::Line(line) => line,
+            Report::Warning(warning) => {
+                eprintln!("warning: {warning}");
+                continue;
+            }
+        };
         if let Some(error) = error {
             eprintln!("error: {error}");
         }
@@ -1075,6 +1175,14 @@ fn refuse_submodule_recursion(args: &FetchArgs, repo: &Repository) -> anyhow::Re
         }
         _ => bail!("bad recurse-submodules argument: {mode}"),
     }
+}
+
+/// What fetch says of one ref, in order.
+enum Report {
+    /// Its summary line.
+    Line(Summary),
+    /// A warning in place of a line, said even under `--quiet`.
+    Warning(String),
 }
 
 /// One line of the summary fetch prints.

@@ -14,6 +14,7 @@ mod promised;
 mod reference;
 mod refspec;
 mod remote;
+mod remote_shallow;
 mod repack;
 mod revision;
 pub mod serve;

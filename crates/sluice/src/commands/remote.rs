@@ -138,6 +138,8 @@ pub(crate) struct Received {
     /// Commits the server made shallow, and those it made whole.
     pub shallow: Vec<ObjectId>,
     pub unshallow: Vec<ObjectId>,
+    /// Where the server's own history is cut (see `remote_shallow`).
+    pub remote_shallow: Vec<ObjectId>,
 }
 
 impl Received {
@@ -188,7 +190,8 @@ pub(crate) fn fetch_into(
     receiving: Receiving<'_>,
 ) -> anyhow::Result<Received> {
     let fetched = connection.fetch(request, negotiator, remote_progress())?;
-    let (shallow, unshallow) = (fetched.shallow, fetched.unshallow);
+    let (shallow, unshallow, remote_shallow) =
+        (fetched.shallow, fetched.unshallow, fetched.remote_shallow);
     let mut pack = fetched.pack;
     let report = receive_into(&mut pack, repo, receiving)?;
     drop(pack);
@@ -205,6 +208,7 @@ pub(crate) fn fetch_into(
         report: report.clone(),
         shallow,
         unshallow,
+        remote_shallow,
     };
     let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?;
     if let Some(missing) = request.wants.iter().find(|id| !odb.contains(id)) {
