@@ -35,7 +35,7 @@ pub use loose::{LooseObjectCache, LooseObjects};
 pub use odb::{ObjectContent, ObjectDb, OdbError};
 pub use pack::{Pack, RawEntry};
 pub use refs::{Peeled, RefError, RefTarget, Refs};
-pub use repository::{RepoError, Repository};
+pub use repository::{read_shallow, RepoError, Repository};
 pub use walk::{
     walk_objects, KnownObjects, Located, ObjectFilter, WalkError, WalkRequest, Walked, WalkedObject,
 };

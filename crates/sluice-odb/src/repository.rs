@@ -3,7 +3,7 @@
 
 use crate::config::{Config, ConfigError};
 use crate::odb::{ObjectDb, OdbError};
-use sluice_object::HashKind;
+use sluice_object::{HashKind, ObjectId};
 use std::path::{Path, PathBuf};
 
 /// Why a repository could not be opened.
@@ -24,6 +24,41 @@ pub enum RepoError {
     /// The object database could not be opened.
     #[error(transparent)]
     Odb(#[from] OdbError),
+    /// A file of the repository could not be read.
+    #[error("cannot read '{path}': {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The shallow file holds something other than object ids.
+    #[error("bad line '{line}' in '{path}'")]
+    BadShallow {
+        /// The file.
+        path: PathBuf,
+        /// The line.
+        line: String,
+    },
+}
+
+/// The commits `<dir>/shallow` lists: those whose parents the repository lacks. Empty when
+/// there is no such file, for a complete repository.
+pub fn read_shallow(dir: &Path, hash: HashKind) -> Result<Vec<ObjectId>, RepoError> {
+    let path = dir.join("shallow");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(RepoError::Io { path, source }),
+    };
+    text.lines()
+        .map(|line| {
+            ObjectId::from_hex(hash, line.trim().as_bytes()).map_err(|_| RepoError::BadShallow {
+                path: path.clone(),
+                line: line.to_owned(),
+            })
+        })
+        .collect()
 }
 
 /// An open repository.
@@ -179,6 +214,12 @@ impl Repository {
     /// The object database.
     pub fn objects(&self) -> &ObjectDb {
         &self.objects
+    }
+
+    /// The commits whose parents this repository lacks: a shallow repository's cut (see
+    /// [`read_shallow`]).
+    pub fn shallow_commits(&self) -> Result<Vec<ObjectId>, RepoError> {
+        read_shallow(&self.common_dir, self.hash)
     }
 
     /// The references.

@@ -94,7 +94,7 @@ pub(crate) fn list_refs(repo: &Repository) -> Result<RefList, ServeError> {
 }
 
 /// The object an annotated tag (or a chain of them) points at; `None` for anything else.
-fn peel(repo: &Repository, id: &ObjectId) -> Result<Option<ObjectId>, ServeError> {
+pub(crate) fn peel(repo: &Repository, id: &ObjectId) -> Result<Option<ObjectId>, ServeError> {
     let mut current = *id;
     let mut peeled = None;
     for _ in 0..64 {

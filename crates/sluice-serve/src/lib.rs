@@ -50,6 +50,9 @@ pub enum ServeError {
     /// The configuration is invalid.
     #[error(transparent)]
     Config(#[from] sluice_odb::ConfigError),
+    /// The repository's own files (its shallow list) could not be read.
+    #[error(transparent)]
+    Repo(#[from] sluice_odb::RepoError),
     /// The client broke the protocol; the message is git's.
     #[error("{0}")]
     Protocol(String),

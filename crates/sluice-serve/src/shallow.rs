@@ -1,7 +1,9 @@
 //! Shallow boundaries (`deepen`, `deepen-since`, `deepen-not`, `deepen-relative`): which
 //! commits the client must record as shallow, which of its shallow commits it may now complete,
-//! and where the pack's walk stops.
+//! and where the pack's walk stops. A shallow repository's own cut bounds every walk, and the
+//! commits of it a request reaches are the client's to record, as git's upload-pack tells them.
 
+use crate::advertise::peel;
 use crate::ServeError;
 use sluice_object::parse::parse_commit;
 use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
@@ -9,10 +11,12 @@ use sluice_odb::Repository;
 use std::collections::VecDeque;
 
 /// What a request asks about depth.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Deepen<'a> {
     pub wants: &'a [ObjectId],
     pub client_shallow: &'a [ObjectId],
+    /// The served repository's own shallow commits, whose parents it lacks.
+    pub own_shallow: &'a IdSet,
     pub depth: Option<u32>,
     pub relative: bool,
     pub since: Option<i64>,
@@ -40,11 +44,19 @@ pub(crate) struct ShallowInfo {
     pub extra_wants: Vec<ObjectId>,
 }
 
-fn commit(repo: &Repository, id: &ObjectId) -> Result<Option<(Vec<ObjectId>, i64)>, ServeError> {
+/// A commit's parents (none for one the repository is cut at) and time.
+fn commit(
+    repo: &Repository,
+    own_shallow: &IdSet,
+    id: &ObjectId,
+) -> Result<Option<(Vec<ObjectId>, i64)>, ServeError> {
     Ok(match repo.objects().read(id)? {
         Some((ObjectKind::Commit, data)) => {
-            let commit = parse_commit(repo.hash(), &data)
+            let mut commit = parse_commit(repo.hash(), &data)
                 .map_err(|e| ServeError::Corrupt(format!("commit {id}: {e}")))?;
+            if own_shallow.contains(id) {
+                commit.parents.clear();
+            }
             Some((commit.parents, commit.time))
         }
         _ => None,
@@ -57,11 +69,30 @@ pub(crate) fn shallow_info(
     request: &Deepen<'_>,
 ) -> Result<ShallowInfo, ServeError> {
     let client: IdSet = request.client_shallow.iter().copied().collect();
+    let own = request.own_shallow;
+    let commit = |id: &ObjectId| commit(repo, own, id);
+    // Depth counts from the commits wanted tags point at, as git counts it.
+    let wants = request
+        .wants
+        .iter()
+        .map(|id| Ok(peel(repo, id)?.unwrap_or(*id)))
+        .collect::<Result<Vec<ObjectId>, ServeError>>()?;
     let mut info = ShallowInfo {
-        cut: client.clone(),
+        cut: client.iter().chain(own).copied().collect(),
         ..ShallowInfo::default()
     };
     if !request.deepens() {
+        // The client records where this repository is cut, where its wants reach it.
+        if !own.is_empty() {
+            let reached = ancestry(repo, own, &wants, &client)?;
+            let mut shallow: Vec<ObjectId> = own
+                .iter()
+                .filter(|id| reached.contains(id) && !client.contains(id))
+                .copied()
+                .collect();
+            shallow.sort_unstable();
+            info.shallow = shallow;
+        }
         return Ok(info);
     }
     // `keep(commit)` says whether a commit's parents are sent; `boundary` collects the commits
@@ -79,7 +110,7 @@ pub(crate) fn shallow_info(
         let (starts, limit) = if request.relative {
             (request.client_shallow, depth.saturating_add(1))
         } else {
-            (request.wants, depth)
+            (&wants[..], depth)
         };
         let mut depths: IdMap<u32> = IdMap::default();
         let mut queue = VecDeque::new();
@@ -90,10 +121,11 @@ pub(crate) fn shallow_info(
         }
         while let Some(id) = queue.pop_front() {
             let level = depths[&id];
-            let Some((parents, _)) = commit(repo, &id)? else {
+            let Some((parents, _)) = commit(&id)? else {
                 continue;
             };
-            if level >= limit {
+            // Where this repository is cut, the client's history is cut too.
+            if level >= limit || own.contains(&id) {
                 boundary.insert(id);
                 continue;
             }
@@ -107,22 +139,25 @@ pub(crate) fn shallow_info(
         }
         boundary.retain(|id| !not_shallow.contains(id));
     } else {
-        let excluded = ancestry(repo, request.not)?;
+        let excluded = ancestry(repo, own, request.not, &IdSet::default())?;
         let keep = |id: &ObjectId, time: i64| {
             request.since.is_none_or(|since| time >= since) && !excluded.contains(id)
         };
         let mut seen = IdSet::default();
-        let mut queue: VecDeque<ObjectId> = request.wants.iter().copied().collect();
+        let mut queue: VecDeque<ObjectId> = wants.iter().copied().collect();
         while let Some(id) = queue.pop_front() {
             if !seen.insert(id) {
                 continue;
             }
-            let Some((parents, _)) = commit(repo, &id)? else {
+            let Some((parents, _)) = commit(&id)? else {
                 continue;
             };
             not_shallow.insert(id);
+            if own.contains(&id) {
+                boundary.insert(id);
+            }
             for parent in parents {
-                match commit(repo, &parent)? {
+                match commit(&parent)? {
                     Some((_, time)) if keep(&parent, time) => queue.push_back(parent),
                     _ => {
                         boundary.insert(id);
@@ -146,7 +181,7 @@ pub(crate) fn shallow_info(
     for id in request.client_shallow {
         if not_shallow.contains(id) && !boundary.contains(id) {
             info.unshallow.push(*id);
-            if let Some((parents, _)) = commit(repo, id)? {
+            if let Some((parents, _)) = commit(id)? {
                 info.extra_wants.extend(parents);
             }
         }
@@ -155,15 +190,20 @@ pub(crate) fn shallow_info(
     Ok(info)
 }
 
-/// Every commit reachable from `tips`.
-fn ancestry(repo: &Repository, tips: &[ObjectId]) -> Result<IdSet, ServeError> {
+/// Every commit reachable from `tips`, not going past `stop`.
+fn ancestry(
+    repo: &Repository,
+    own_shallow: &IdSet,
+    tips: &[ObjectId],
+    stop: &IdSet,
+) -> Result<IdSet, ServeError> {
     let mut seen = IdSet::default();
     let mut stack: Vec<ObjectId> = tips.to_vec();
     while let Some(id) = stack.pop() {
-        if !seen.insert(id) {
+        if !seen.insert(id) || stop.contains(&id) {
             continue;
         }
-        if let Some((parents, _)) = commit(repo, &id)? {
+        if let Some((parents, _)) = commit(repo, own_shallow, &id)? {
             stack.extend(parents);
         }
     }

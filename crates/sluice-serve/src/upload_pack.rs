@@ -117,6 +117,9 @@ struct Session<'a, R, W> {
     out: SharedOut<W>,
     options: UploadPackOptions,
     refs: RefList,
+    /// Where the repository's own history is cut, when it is shallow: advertised in v0, told
+    /// in v2's shallow-info, and never walked past.
+    own_shallow: IdSet,
 }
 
 /// Serves one upload-pack conversation.
@@ -132,6 +135,7 @@ pub fn upload_pack<R: Read, W: Write + Send + 'static>(
         out: SharedOut(Arc::new(Mutex::new(output))),
         options: options.clone(),
         refs: list_refs(repo)?,
+        own_shallow: repo.shallow_commits()?.into_iter().collect(),
     };
     let result = match options.protocol {
         Protocol::V2 => session.serve_v2(),
@@ -278,6 +282,9 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                 self.hash().null_id()
             ));
         }
+        let mut own_shallow: Vec<&ObjectId> = self.own_shallow.iter().collect();
+        own_shallow.sort_unstable();
+        lines.extend(own_shallow.iter().map(|id| format!("shallow {id}\n")));
         for line in lines {
             self.send(&line)?;
         }
@@ -457,13 +464,12 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
             }
         }
         let tips: Vec<ObjectId> = tips.iter().copied().collect();
-        let no_shallow = IdSet::default();
         let walked = walk_objects(
             self.repo.objects(),
             &WalkRequest {
                 wants: &tips,
                 haves: &[],
-                shallow: &no_shallow,
+                shallow: &self.own_shallow,
                 filter: ObjectFilter::None,
             },
             &sluice_object::progress::Discard,
@@ -497,6 +503,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
         let deepen = Deepen {
             wants: &request.wants,
             client_shallow: &request.client_shallow,
+            own_shallow: &self.own_shallow,
             depth: request.depth,
             relative: request.deepen_relative,
             since: request.deepen_since,
@@ -847,7 +854,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
         }
         request.haves = negotiator.common().to_vec();
         let (info, deepens) = self.shallow(&mut request)?;
-        if deepens || !request.client_shallow.is_empty() {
+        if deepens || !request.client_shallow.is_empty() || !self.own_shallow.is_empty() {
             let mut lines = Vec::new();
             lines.extend(info.shallow.iter().map(|id| format!("shallow {id}\n")));
             lines.extend(info.unshallow.iter().map(|id| format!("unshallow {id}\n")));

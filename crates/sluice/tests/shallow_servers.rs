@@ -184,3 +184,55 @@ fn fetches_from_a_shallow_repository_match_git() {
         }
     }
 }
+
+/// Sluice serving the shallow repository: git clones from it as from git's own upload-pack, in
+/// full and with `--depth 1`, and fetches into a whole clone of the source's source. Each
+/// result passes `git fsck --strict` and has the refs and shallow commits git's server gives.
+#[test]
+fn git_clones_a_shallow_repository_from_sluice_as_from_git() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let url = shallow_source(&env);
+        let full = format!("file://{}", env.path().join("full").display());
+        let servers = [
+            format!("--upload-pack={} upload-pack", env!("CARGO_BIN_EXE_sluice")),
+            format!("--upload-pack={} upload-pack", git.display()),
+        ];
+        for version in ["0", "2"] {
+            let protocol = format!("protocol.version={version}");
+            for depth in [&[][..], &["--depth", "1", "--no-single-branch"]] {
+                let mut seen = Vec::new();
+                for server in &servers {
+                    let dst = env.path().join("dst");
+                    let _ = std::fs::remove_dir_all(&dst);
+                    let mut all = vec!["-c", &protocol, "clone", "-q", server];
+                    all.extend_from_slice(depth);
+                    all.extend([url.as_str(), dst.to_str().unwrap()]);
+                    env.git(env.path(), &all);
+                    env.git(&dst, &["fsck", "--strict", "--no-progress"]);
+                    seen.push(state(&env, &dst));
+                }
+                assert_eq!(seen[0], seen[1], "v{version} {depth:?}: sluice, then git");
+            }
+            let mut seen = Vec::new();
+            for server in &servers {
+                let dst = env.path().join("dst");
+                let _ = std::fs::remove_dir_all(&dst);
+                env.git(env.path(), &["clone", "-q", &full, dst.to_str().unwrap()]);
+                let fetch = [
+                    "-c",
+                    &protocol,
+                    "fetch",
+                    "-q",
+                    server,
+                    &url,
+                    "master:refs/s",
+                ];
+                env.git(&dst, &fetch);
+                env.git(&dst, &["fsck", "--strict", "--no-progress"]);
+                seen.push(state(&env, &dst));
+            }
+            assert_eq!(seen[0], seen[1], "v{version} fetch: sluice, then git");
+        }
+    }
+}

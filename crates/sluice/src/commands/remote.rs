@@ -287,16 +287,8 @@ pub(crate) fn update_shallow(
 
 /// The commits `<git-dir>/shallow` lists.
 pub(crate) fn read_shallow(git_dir: &Path) -> anyhow::Result<Vec<ObjectId>> {
-    let path = git_dir.join("shallow");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| format!("cannot read '{}'", path.display())),
-    };
-    text.lines()
-        .map(|line| {
-            ObjectId::from_hex(sluice_object::HashKind::Sha1, line.trim().as_bytes())
-                .map_err(|_| anyhow!("bad line '{line}' in '{}'", path.display()))
-        })
-        .collect()
+    Ok(sluice_odb::read_shallow(
+        git_dir,
+        sluice_object::HashKind::Sha1,
+    )?)
 }
