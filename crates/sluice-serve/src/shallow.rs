@@ -71,12 +71,14 @@ pub(crate) fn shallow_info(
     let client: IdSet = request.client_shallow.iter().copied().collect();
     let own = request.own_shallow;
     let commit = |id: &ObjectId| commit(repo, own, id);
-    // Depth counts from the commits wanted tags point at, as git counts it.
-    let wants = request
-        .wants
-        .iter()
-        .map(|id| Ok(peel(repo, id)?.unwrap_or(*id)))
-        .collect::<Result<Vec<ObjectId>, ServeError>>()?;
+    // History is measured from the commits wanted tags point at, as git measures it.
+    let wanted_commits = || {
+        request
+            .wants
+            .iter()
+            .map(|id| Ok(peel(repo, id)?.unwrap_or(*id)))
+            .collect::<Result<Vec<ObjectId>, ServeError>>()
+    };
     let mut info = ShallowInfo {
         cut: client.iter().chain(own).copied().collect(),
         ..ShallowInfo::default()
@@ -84,7 +86,7 @@ pub(crate) fn shallow_info(
     if !request.deepens() {
         // The client records where this repository is cut, where its wants reach it.
         if !own.is_empty() {
-            let reached = ancestry(repo, own, &wants, &client)?;
+            let reached = ancestry(repo, own, &wanted_commits()?, &client)?;
             let mut shallow: Vec<ObjectId> = own
                 .iter()
                 .filter(|id| reached.contains(id) && !client.contains(id))
@@ -97,6 +99,7 @@ pub(crate) fn shallow_info(
     }
     // `keep(commit)` says whether a commit's parents are sent; `boundary` collects the commits
     // whose parents are not.
+    let wants = wanted_commits()?;
     let mut not_shallow = IdSet::default();
     let mut boundary = IdSet::default();
     if let Some(depth) = request.depth {

@@ -844,8 +844,6 @@ fn write_settings(git_dir: &Path, settings: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The remote's name (`--origin`, else `clone.defaultRemoteName`, else `origin`) and the fetch
-/// refspecs `--config` gave it.
 /// `--reject-shallow`, or else `clone.rejectShallow`.
 fn reject_shallow(args: &CloneArgs, config: &Config) -> anyhow::Result<bool> {
     if args.reject_shallow || args.no_reject_shallow {
@@ -854,6 +852,8 @@ fn reject_shallow(args: &CloneArgs, config: &Config) -> anyhow::Result<bool> {
     Ok(config.get_bool("clone.rejectShallow")?.unwrap_or(false))
 }
 
+/// The remote's name (`--origin`, else `clone.defaultRemoteName`, else `origin`) and the fetch
+/// refspecs `--config` gave it.
 fn origin(args: &CloneArgs, config: &Config) -> anyhow::Result<Origin> {
     let name = match &args.origin {
         Some(name) => name.clone(),
