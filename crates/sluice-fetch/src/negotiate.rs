@@ -3,8 +3,8 @@
 //! the server has acknowledged and their ancestors.
 
 use crate::Negotiator;
-use sluice_object::parse::{parse_commit, parse_tag};
-use sluice_object::{IdMap, ObjectId, ObjectKind};
+use sluice_object::parse::parse_commit;
+use sluice_object::{IdMap, ObjectId};
 use sluice_odb::ObjectDb;
 use std::collections::BinaryHeap;
 
@@ -103,23 +103,11 @@ impl<'a> HistoryNegotiator<'a> {
             parents: Vec::new(),
         };
         for tip in tips {
-            if let Some(commit) = negotiator.peel(tip) {
+            if let Some(commit) = odb.peel_to_commit(tip) {
                 negotiator.push(commit);
             }
         }
         negotiator
-    }
-
-    fn peel(&self, mut id: ObjectId) -> Option<ObjectId> {
-        for _ in 0..16 {
-            let (kind, data) = self.odb.read(&id).ok()??;
-            match kind {
-                ObjectKind::Commit => return Some(id),
-                ObjectKind::Tag => id = parse_tag(id.kind(), &data).ok()?.object,
-                _ => return None,
-            }
-        }
-        None
     }
 
     fn push(&mut self, id: ObjectId) {

@@ -2,6 +2,7 @@
 
 use crate::loose::LooseObjects;
 use crate::pack::Pack;
+use sluice_object::parse::parse_tag;
 use sluice_object::{HashKind, ObjectId, ObjectKind};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -215,6 +216,20 @@ impl ObjectDb {
             }
         }
         Ok(None)
+    }
+
+    /// The commit a ref value names, through annotated tags; `None` for anything else, or when
+    /// an object on the way is missing or unreadable (callers walking history skip such tips).
+    pub fn peel_to_commit(&self, mut id: ObjectId) -> Option<ObjectId> {
+        // A chain of tags longer than this is not one a ref would name.
+        for _ in 0..16 {
+            match self.read(&id).ok()?? {
+                (ObjectKind::Commit, _) => return Some(id),
+                (ObjectKind::Tag, data) => id = parse_tag(id.kind(), &data).ok()?.object,
+                _ => return None,
+            }
+        }
+        None
     }
 
     /// Reads an object.

@@ -3,7 +3,7 @@
 //! server's cut commits, unless `--update-shallow` lets `.git/shallow` grow: git's "shallow
 //! roots are not allowed to be updated".
 
-use sluice_object::parse::{parse_commit, parse_tag};
+use sluice_object::parse::parse_commit;
 use sluice_object::{IdSet, ObjectId, ObjectKind};
 use sluice_odb::ObjectDb;
 
@@ -90,7 +90,10 @@ impl Walk<'_> {
         bottom: &IdSet,
     ) -> IdSet {
         let mut seen = IdSet::default();
-        let mut queue: Vec<ObjectId> = starts.into_iter().filter_map(|id| self.peel(id)).collect();
+        let mut queue: Vec<ObjectId> = starts
+            .into_iter()
+            .filter_map(|id| self.odb.peel_to_commit(id))
+            .collect();
         while let Some(id) = queue.pop() {
             if known.contains(&id) || !seen.insert(id) {
                 continue;
@@ -105,18 +108,5 @@ impl Walk<'_> {
             }
         }
         seen
-    }
-
-    /// The commit a ref value names, through tags.
-    fn peel(&self, mut id: ObjectId) -> Option<ObjectId> {
-        // A chain of tags longer than this is not one a ref would name.
-        for _ in 0..16 {
-            match self.odb.read(&id).ok()?? {
-                (ObjectKind::Commit, _) => return Some(id),
-                (ObjectKind::Tag, data) => id = parse_tag(id.kind(), &data).ok()?.object,
-                _ => return None,
-            }
-        }
-        None
     }
 }
