@@ -19,7 +19,7 @@ fn outcome(env: &Env, repo: &Path, out: &std::process::Output) -> String {
     };
     let rejected: Vec<String> = stderr(out)
         .lines()
-        .filter(|l| l.contains("[rejected]"))
+        .filter(|l| l.contains("[rejected]") || l.contains("[tag update]"))
         .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
         .collect();
     format!(
@@ -298,18 +298,25 @@ fn fetches_by_id_and_their_reports_match_git() {
 /// `--append`, `--no-write-fetch-head`, `--update-head-ok`; `--all` (with
 /// `remote.<name>.skipFetchAll` and a remote that fails), `--multiple`, groups
 /// (`remotes.<group>`); refs listed in the refspecs' order; FETCH_HEAD for a remote-tracking
-/// ref and for a relative path. Each fetch runs in twin repositories, one by git; compared:
-/// exit code, stdout, stderr, refs, FETCH_HEAD and every reflog.
+/// ref and for a relative path; refspecs that meet on one local ref or name a ref twice; a short
+/// name of both a branch and a tag; `--porcelain`. Each fetch runs in twin repositories, one by
+/// git; compared: exit code, stdout, stderr, refs, FETCH_HEAD and every reflog.
 #[test]
 fn fetch_settings_and_many_remotes_match_git() {
     for git in gits() {
         let env = Env::with_git(git.clone());
         let (src, url, _) = served_source(&env, &git);
         env.git(&src, &["update-ref", "refs/remotes/up/main", "main"]);
+        // A short name both a branch and a tag have: the tag is the one it names.
+        env.git(&src, &["branch", "twin-name", "topic"]);
+        env.git(&src, &["tag", "twin-name", "main"]);
         let upload = format!("{} upload-pack", git.display());
         let relative = format!("../{}", src.file_name().unwrap().to_str().unwrap());
+        // `--porcelain` came with git 2.41.
+        let help = env.git_with_input(env.path(), &["fetch", "-h"], b"");
+        let porcelain = String::from_utf8_lossy(&help.stdout).contains("--porcelain");
         // (settings as `key=value`, the fetch's arguments)
-        let cases: [(&[&str], &[&str]); 20] = [
+        let cases: [(&[&str], &[&str]); 33] = [
             (&["fetch.prune=true"], &["origin"]),
             (
                 &["fetch.prune=true", "remote.origin.prune=false"],
@@ -336,8 +343,44 @@ fn fetch_settings_and_many_remotes_match_git() {
             ),
             (&[], &["origin", "topic:refs/t", "main"]),
             (&[], &[&relative, "main"]),
+            // Refs that land on the same local ref, or are named twice.
+            (&[], &["origin", "main", "main"]),
+            (&[], &["origin", "main:refs/x", "main", "main:refs/x"]),
+            (
+                &[],
+                &[
+                    "origin",
+                    "main:refs/remotes/origin/main",
+                    "refs/heads/*:refs/remotes/origin/*",
+                ],
+            ),
+            (&[], &["origin", "main:refs/y", "topic:refs/y"]),
+            (&[], &["origin", "main:refs/remotes/origin/topic", "topic"]),
+            (&[], &["origin", "twin-name", "twin-name:refs/heads/got"]),
+            // For scripts.
+            (&[], &["--porcelain", "--prune", "--prune-tags", "origin"]),
+            (
+                &[],
+                &["--porcelain", "-v", "origin", "topic", "main:refs/t"],
+            ),
+            (&[], &["--porcelain", "-q", "origin"]),
+            (&[], &["--porcelain", "--all"]),
+            (
+                &[],
+                &[
+                    "--porcelain",
+                    "--dry-run",
+                    "origin",
+                    "+main:refs/tags/stale",
+                ],
+            ),
+            (&[], &["--porcelain", "origin", "topic:refs/tags/stale"]),
+            (&[], &["--porcelain", "--recurse-submodules", "origin"]),
         ];
         for (settings, args) in cases {
+            if args.contains(&"--porcelain") && !porcelain {
+                continue;
+            }
             let mut seen = Vec::new();
             // One directory in turn, as messages name it.
             let repo = env.path().join("twin");

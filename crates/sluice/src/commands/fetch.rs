@@ -25,7 +25,7 @@ use sluice_object::parse::parse_commit;
 use sluice_object::{IdSet, ObjectId, ObjectKind};
 use sluice_odb::{Config, ObjectDb, RefTarget, Repository};
 use sluice_pack::ObjectLookup;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::io::Write as _;
 use std::process::ExitCode;
 
@@ -123,6 +123,12 @@ pub struct FetchArgs {
     /// Also list the refs that are up to date.
     #[arg(short, long, action = clap::ArgAction::Count)]
     verbose: u8,
+    /// Report ref updates for scripts, on stdout: `<flag> <old id> <new id> <local ref>`.
+    #[arg(long, overrides_with = "no_porcelain")]
+    porcelain: bool,
+    /// Report ref updates for people (the default; undoes an earlier `--porcelain`).
+    #[arg(long, overrides_with = "porcelain")]
+    no_porcelain: bool,
     /// How many remotes to fetch at once. Accepted for git's command lines; Sluice fetches
     /// them one after another.
     #[arg(short, long, value_name = "n")]
@@ -207,6 +213,8 @@ enum Outcome {
     New(New),
     FastForward(ObjectId),
     Forced(ObjectId),
+    /// A tag moved by a forced refspec or `--force`.
+    TagUpdate,
     Rejected(&'static str),
 }
 
@@ -337,6 +345,9 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         .repository()?
         .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
     refuse_submodule_recursion(&args, &repo)?;
+    if args.porcelain && recursion(&args) != Some("--no-recurse-submodules") {
+        bail!("options '--porcelain' and '--recurse-submodules' cannot be used together");
+    }
     let one = |repository: Option<&str>, refspecs: Vec<Refspec>| One {
         repository: repository.map(str::to_owned),
         refspecs,
@@ -462,7 +473,7 @@ fn fetch_each(
     }
     let mut failed = false;
     for name in names {
-        if !args.quiet {
+        if !args.quiet && !args.porcelain {
             println!("Fetching {name}");
             std::io::stdout().flush()?;
         }
@@ -503,15 +514,7 @@ fn each_action(args: &FetchArgs, name: &str) -> String {
         "--no-auto-gc",
         "--no-write-commit-graph",
     ];
-    let recurse = match (
-        args.no_recurse_submodules,
-        args.recurse_submodules.as_deref(),
-    ) {
-        (true, _) => Some("--no-recurse-submodules"),
-        (false, Some("on-demand")) => Some("--recurse-submodules=on-demand"),
-        (false, Some(_)) => Some("--recurse-submodules"),
-        (false, None) => None,
-    };
+    let recurse = recursion(args);
     let flags = [
         (args.dry_run, "--dry-run"),
         (args.prune, "--prune"),
@@ -527,10 +530,29 @@ fn each_action(args: &FetchArgs, name: &str) -> String {
         (args.verbose >= 1, "-v"),
         (args.verbose == 0 && args.quiet, "-q"),
         (!writes_fetch_head(args), "--no-write-fetch-head"),
+        (args.porcelain, "--porcelain"),
     ];
     words.extend(flags.iter().filter(|(on, _)| *on).map(|(_, flag)| *flag));
     words.push(name);
     words.join(" ")
+}
+
+/// The submodule recursion the command line asks for, as the option git passes on for it;
+/// `--porcelain` alone means none, since its output has no room for submodules.
+fn recursion(args: &FetchArgs) -> Option<&'static str> {
+    match (
+        args.no_recurse_submodules,
+        args.recurse_submodules.as_deref(),
+    ) {
+        (true, _) => Some("--no-recurse-submodules"),
+        (false, Some(mode)) => match mode.to_ascii_lowercase().as_str() {
+            "no" | "false" | "off" => Some("--no-recurse-submodules"),
+            "on-demand" => Some("--recurse-submodules=on-demand"),
+            _ => Some("--recurse-submodules"),
+        },
+        (false, None) if args.porcelain => Some("--no-recurse-submodules"),
+        (false, None) => None,
+    }
 }
 
 /// Whether FETCH_HEAD is written: never under `--dry-run`, else unless the command line says
@@ -669,13 +691,19 @@ fn fetch_one(
             .any(|s| s.negative && s.matches(name).is_some())
     };
     for spec in specs.iter().filter(|s| !s.negative) {
-        for remote_ref in advertised.iter().filter(|r| !excluded(&r.name)) {
+        let candidates = advertised.iter().filter(|r| !excluded(&r.name));
+        // A plain name fetches the one ref it names best, as git resolves a short name.
+        let matched: Vec<&RemoteRef> = match spec.is_exact() {
+            true => spec
+                .best_match(candidates, |r| &r.name)
+                .into_iter()
+                .collect(),
+            false => candidates.collect(),
+        };
+        for remote_ref in matched {
             let Some(star) = spec.matches(&remote_ref.name) else {
                 continue;
             };
-            if spec.is_exact() && updates.iter().any(|u| u.remote.name == remote_ref.name) {
-                continue;
-            }
             let for_merge = explicit || merge_branch == Some(remote_ref.name.as_str());
             updates.push(Update {
                 remote: remote_ref.clone(),
@@ -722,6 +750,7 @@ fn fetch_one(
     if explicit {
         track_in_passing(&mut updates, &configured, args.force);
     }
+    let mut updates = drop_duplicates(updates)?;
     // Checked before anything is fetched or moved, as git checks.
     for local in updates.iter().filter_map(|u| u.local.as_deref()) {
         if !sluice_odb::refs::is_valid_ref_name(local) {
@@ -866,7 +895,11 @@ fn fetch_one(
         let recorded: &[Update] = if held_back { &[] } else { &updates };
         write_fetch_head(repo, recorded, display_url(&remote.shown), one.append)?;
     }
-    print_report(display_url(&remote.shown), &lines, args.quiet);
+    let format = match args.porcelain {
+        true => ReportFormat::Porcelain,
+        false => ReportFormat::Full,
+    };
+    print_report(display_url(&remote.shown), &lines, args.quiet, format)?;
     for error in &in_the_way {
         eprintln!("error: {error}");
     }
@@ -942,7 +975,9 @@ fn conflicts(
 /// Deletes the `stale` refs (none under `dry_run`), and returns their report lines.
 fn prune_stale(repo: &Repository, stale: &[String], dry_run: bool) -> anyhow::Result<Vec<Report>> {
     let mut lines = Vec::new();
+    let null = repo.hash().null_id();
     for local in stale {
+        let old = repo.refs().resolve(local).ok().and_then(|(_, id)| id);
         if !dry_run {
             repo.refs().delete(local)?;
         }
@@ -954,6 +989,9 @@ fn prune_stale(repo: &Repository, stale: &[String], dry_run: bool) -> anyhow::Re
             note: String::new(),
             widens: false,
             error: None,
+            old: old.unwrap_or(null),
+            new: null,
+            local: local.clone(),
         }));
     }
     Ok(lines)
@@ -981,9 +1019,9 @@ fn decide(
     let outcome = match old {
         Some(old) if old == new => Outcome::UpToDate,
         None => Outcome::New(New::of(&update.remote.name)),
-        Some(old) if local.starts_with("refs/tags/") => {
+        Some(_) if local.starts_with("refs/tags/") => {
             if update.force {
-                Outcome::Forced(old)
+                Outcome::TagUpdate
             } else {
                 Outcome::Rejected("would clobber existing tag")
             }
@@ -1041,7 +1079,10 @@ fn update_refs(
         let Some(local) = &update.local else {
             // Fetched for FETCH_HEAD alone.
             if update.listed != Listed::No {
-                lines.push(Report::Line(Summary::fetch_head(&update.remote.name)));
+                lines.push(Report::Line(Summary::fetch_head(
+                    &update.remote.name,
+                    update.remote.id,
+                )));
             }
             continue;
         };
@@ -1062,6 +1103,12 @@ fn update_refs(
                 format!("{}...{}", &old.to_string()[..7], &new.to_string()[..7]),
                 "  (forced update)".to_owned(),
                 "forced-update",
+            ),
+            Outcome::TagUpdate => (
+                't',
+                "[tag update]".to_owned(),
+                String::new(),
+                "updating tag",
             ),
             Outcome::Rejected(why) => {
                 refused = refused.max(Refused::Rejected);
@@ -1108,16 +1155,33 @@ fn update_refs(
             note,
             widens: true,
             error,
+            old: old.unwrap_or(repo.hash().null_id()),
+            new,
+            local: local.clone(),
         }));
     }
     Ok(refused)
 }
 
-/// The report on stderr: `From <url>`, then a line per ref, each after the error that ref's
-/// update met, if any (when the first did, before `From`, as git prints them). The remote
+/// How the ref updates are reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReportFormat {
+    /// For people, on stderr: `From <url>`, then aligned columns.
+    Full,
+    /// For scripts (`--porcelain`), on stdout: `<flag> <old id> <new id> <local ref>`.
+    Porcelain,
+}
+
+/// The report: a line per ref in `format`, each after the error that ref's update met, if
+/// any (when the first did, before `From`, as git prints them). In the full format, the remote
 /// names' column fits the longest name of a ref stored here, as long as its line fits 80
 /// columns. `quiet` keeps the errors alone.
-fn print_report(url: &str, lines: &[Report], quiet: bool) {
+fn print_report(
+    url: &str,
+    lines: &[Report],
+    quiet: bool,
+    format: ReportFormat,
+) -> anyhow::Result<()> {
     let width = lines
         .iter()
         .filter_map(|report| match report {
@@ -1128,34 +1192,45 @@ fn print_report(url: &str, lines: &[Report], quiet: bool) {
         .map(|l| l.from.len())
         .fold(10, usize::max);
     let mut headed = false;
+    let mut stdout = std::io::stdout().lock();
     for report in lines {
-        let Summary {
-            code,
-            summary,
-            from,
-            to,
-            note,
-            error,
-            ..
-        } = match report {
+        let line = match report {
             Report::Line(line) => line,
             Report::Warning(warning) => {
                 eprintln!("warning: {warning}");
                 continue;
             }
         };
-        if let Some(error) = error {
+        if let Some(error) = &line.error {
             eprintln!("error: {error}");
         }
         if quiet {
             continue;
         }
-        if !headed {
-            eprintln!("From {url}");
-            headed = true;
+        let Summary {
+            code,
+            summary,
+            from,
+            to,
+            note,
+            old,
+            new,
+            local,
+            ..
+        } = line;
+        match format {
+            ReportFormat::Porcelain => writeln!(stdout, "{code} {old} {new} {local}")?,
+            ReportFormat::Full => {
+                if !headed {
+                    eprintln!("From {url}");
+                    headed = true;
+                }
+                eprintln!(" {code} {summary:<17} {from:<width$} -> {to}{note}");
+            }
         }
-        eprintln!(" {code} {summary:<17} {from:<width$} -> {to}{note}");
     }
+    stdout.flush()?;
+    Ok(())
 }
 
 /// `--recurse-submodules`: only `no` is in Sluice's reach, and anything else is the same
@@ -1197,13 +1272,19 @@ struct Summary {
     widens: bool,
     /// Why the update failed, said before the line.
     error: Option<String>,
+    /// The local ref's value before (the null id for a new one).
+    old: ObjectId,
+    /// Its value after (the null id for a pruned one).
+    new: ObjectId,
+    /// The local ref's full name, or `FETCH_HEAD` for a ref fetched for that alone.
+    local: String,
 }
 
 impl Summary {
     /// The line of a ref fetched for FETCH_HEAD alone, named as git names it: a branch, tag or
     /// remote-tracking branch by its short name, anything else (an object id too) as a branch
     /// by its full name.
-    fn fetch_head(remote_name: &str) -> Summary {
+    fn fetch_head(remote_name: &str, new: ObjectId) -> Summary {
         let (summary, from) = kind_of(remote_name).unwrap_or(("branch", remote_name));
         Summary {
             code: '*',
@@ -1213,6 +1294,9 @@ impl Summary {
             note: String::new(),
             widens: false,
             error: None,
+            old: new.kind().null_id(),
+            new,
+            local: "FETCH_HEAD".to_owned(),
         }
     }
 }
@@ -1287,23 +1371,19 @@ fn stdin_refspecs() -> anyhow::Result<Vec<Refspec>> {
 /// `fetch origin main` moves `origin/main` too. These updates are not listed in FETCH_HEAD.
 fn track_in_passing(updates: &mut Vec<Update>, configured: &[Refspec], force: bool) {
     let fetched: Vec<RemoteRef> = updates.iter().map(|u| u.remote.clone()).collect();
-    for remote_ref in fetched {
-        if configured
+    let excluded = |name: &str| {
+        configured
             .iter()
-            .any(|s| s.negative && s.matches(&remote_ref.name).is_some())
-        {
-            continue;
-        }
-        for spec in configured.iter().filter(|s| !s.negative) {
-            let Some(star) = spec.matches(&remote_ref.name) else {
+            .any(|s| s.negative && s.matches(name).is_some())
+    };
+    for spec in configured.iter().filter(|s| !s.negative) {
+        for remote_ref in fetched.iter().filter(|r| !excluded(&r.name)) {
+            let Some(local) = spec
+                .matches(&remote_ref.name)
+                .and_then(|star| spec.destination(&star))
+            else {
                 continue;
             };
-            let Some(local) = spec.destination(&star) else {
-                continue;
-            };
-            if updates.iter().any(|u| u.local.as_ref() == Some(&local)) {
-                continue;
-            }
             updates.push(Update {
                 remote: remote_ref.clone(),
                 local: Some(local),
@@ -1312,6 +1392,35 @@ fn track_in_passing(updates: &mut Vec<Update>, configured: &[Refspec], force: bo
             });
         }
     }
+}
+
+/// Updates that would land on the same local ref, settled as git settles them: the first
+/// stays, and a later one of the same remote ref goes. Two remote refs for one local ref are
+/// an error, unless the later was only in passing: it goes with a warning.
+fn drop_duplicates(updates: Vec<Update>) -> anyhow::Result<Vec<Update>> {
+    let mut kept: Vec<Update> = Vec::with_capacity(updates.len());
+    let mut first_for: HashMap<String, usize> = HashMap::new();
+    for update in updates {
+        let Some(local) = update.local.clone() else {
+            kept.push(update);
+            continue;
+        };
+        let Some(&first) = first_for.get(&local) else {
+            first_for.insert(local, kept.len());
+            kept.push(update);
+            continue;
+        };
+        let (first, later) = (&kept[first].remote.name, &update.remote.name);
+        if first == later {
+            continue;
+        }
+        match (kept[first_for[&local]].listed, update.listed) {
+            (Listed::No, _) => bail!("{local} tracks both {first} and {later}"),
+            (_, Listed::No) => eprintln!("warning: {local} usually tracks {later}, not {first}"),
+            _ => bail!("Cannot fetch both {first} and {later} to {local}"),
+        }
+    }
+    Ok(kept)
 }
 
 /// What git calls a remote ref in the report and FETCH_HEAD, and its short name: a branch, a

@@ -70,6 +70,19 @@ impl Refspec {
         }
     }
 
+    /// Of `refs`, the one a plain source names best: the first place in git's order for a
+    /// short name (`refs/tags/` before `refs/heads/`) where one of them is found.
+    pub fn best_match<'r, T>(
+        &self,
+        refs: impl Iterator<Item = &'r T> + Clone,
+        name: impl Fn(&T) -> &str,
+    ) -> Option<&'r T> {
+        SHORT_NAME_PLACES.iter().find_map(|place| {
+            refs.clone()
+                .find(|r| name(r).strip_prefix(place) == Some(self.src.as_str()))
+        })
+    }
+
     /// The prefixes of the remote refs the source can match, for ls-refs' `ref-prefix`.
     pub fn ref_prefixes(&self) -> Vec<String> {
         match self.src.split_once('*') {
