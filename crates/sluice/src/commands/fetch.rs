@@ -1405,16 +1405,17 @@ fn drop_duplicates(updates: Vec<Update>) -> anyhow::Result<Vec<Update>> {
             kept.push(update);
             continue;
         };
-        let Some(&first) = first_for.get(&local) else {
+        let Some(&at) = first_for.get(&local) else {
             first_for.insert(local, kept.len());
             kept.push(update);
             continue;
         };
-        let (first, later) = (&kept[first].remote.name, &update.remote.name);
+        let earlier = &kept[at];
+        let (first, later) = (&earlier.remote.name, &update.remote.name);
         if first == later {
             continue;
         }
-        match (kept[first_for[&local]].listed, update.listed) {
+        match (earlier.listed, update.listed) {
             (Listed::No, _) => bail!("{local} tracks both {first} and {later}"),
             (_, Listed::No) => eprintln!("warning: {local} usually tracks {later}, not {first}"),
             _ => bail!("Cannot fetch both {first} and {later} to {local}"),
