@@ -344,8 +344,9 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context
         .repository()?
         .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
-    refuse_submodule_recursion(&args, &repo)?;
-    if args.porcelain && recursion(&args) != Some("--no-recurse-submodules") {
+    let recursion = Recursion::of(&args)?;
+    refuse_submodule_recursion(&args, recursion, &repo)?;
+    if args.porcelain && recursion != Some(Recursion::Off) {
         bail!("options '--porcelain' and '--recurse-submodules' cannot be used together");
     }
     let one = |repository: Option<&str>, refspecs: Vec<Refspec>| One {
@@ -514,7 +515,8 @@ fn each_action(args: &FetchArgs, name: &str) -> String {
         "--no-auto-gc",
         "--no-write-commit-graph",
     ];
-    let recurse = recursion(args);
+    // A bad value was refused in `run`.
+    let recurse = Recursion::of(args).ok().flatten().map(Recursion::option);
     let flags = [
         (args.dry_run, "--dry-run"),
         (args.prune, "--prune"),
@@ -537,21 +539,43 @@ fn each_action(args: &FetchArgs, name: &str) -> String {
     words.join(" ")
 }
 
-/// The submodule recursion the command line asks for, as the option git passes on for it;
-/// `--porcelain` alone means none, since its output has no room for submodules.
-fn recursion(args: &FetchArgs) -> Option<&'static str> {
-    match (
-        args.no_recurse_submodules,
-        args.recurse_submodules.as_deref(),
-    ) {
-        (true, _) => Some("--no-recurse-submodules"),
-        (false, Some(mode)) => match mode.to_ascii_lowercase().as_str() {
-            "no" | "false" | "off" => Some("--no-recurse-submodules"),
-            "on-demand" => Some("--recurse-submodules=on-demand"),
-            _ => Some("--recurse-submodules"),
-        },
-        (false, None) if args.porcelain => Some("--no-recurse-submodules"),
-        (false, None) => None,
+/// The submodule recursion the command line asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Recursion {
+    Off,
+    On,
+    OnDemand,
+}
+
+impl Recursion {
+    /// From `--[no-]recurse-submodules[=<mode>]`, `None` when neither is given; `--porcelain`
+    /// alone means off, since its output has no room for submodules.
+    fn of(args: &FetchArgs) -> anyhow::Result<Option<Recursion>> {
+        Ok(
+            match (
+                args.no_recurse_submodules,
+                args.recurse_submodules.as_deref(),
+            ) {
+                (true, _) => Some(Recursion::Off),
+                (false, Some(mode)) => match mode.to_ascii_lowercase().as_str() {
+                    "no" | "false" | "off" => Some(Recursion::Off),
+                    "yes" | "true" | "on" => Some(Recursion::On),
+                    "on-demand" => Some(Recursion::OnDemand),
+                    _ => bail!("bad recurse-submodules argument: {mode}"),
+                },
+                (false, None) if args.porcelain => Some(Recursion::Off),
+                (false, None) => None,
+            },
+        )
+    }
+
+    /// The option git passes on for it.
+    fn option(self) -> &'static str {
+        match self {
+            Recursion::Off => "--no-recurse-submodules",
+            Recursion::On => "--recurse-submodules",
+            Recursion::OnDemand => "--recurse-submodules=on-demand",
+        }
     }
 }
 
@@ -1235,21 +1259,20 @@ fn print_report(
 
 /// `--recurse-submodules`: only `no` is in Sluice's reach, and anything else is the same
 /// where no submodule is checked out (their repositories live under `.git/modules`).
-fn refuse_submodule_recursion(args: &FetchArgs, repo: &Repository) -> anyhow::Result<()> {
-    let mode = match (&args.recurse_submodules, args.no_recurse_submodules) {
-        (_, true) | (None, false) => return Ok(()),
-        (Some(mode), false) => mode.as_str(),
+fn refuse_submodule_recursion(
+    args: &FetchArgs,
+    recursion: Option<Recursion>,
+    repo: &Repository,
+) -> anyhow::Result<()> {
+    let (Some(Recursion::On | Recursion::OnDemand), Some(mode)) =
+        (recursion, &args.recurse_submodules)
+    else {
+        return Ok(());
     };
-    match mode.to_ascii_lowercase().as_str() {
-        "no" | "false" | "off" => Ok(()),
-        "yes" | "true" | "on" | "on-demand" => {
-            if repo.common_dir().join("modules").is_dir() {
-                bail!("sluice fetch cannot fetch submodules (--recurse-submodules={mode}); use --no-recurse-submodules");
-            }
-            Ok(())
-        }
-        _ => bail!("bad recurse-submodules argument: {mode}"),
+    if repo.common_dir().join("modules").is_dir() {
+        bail!("sluice fetch cannot fetch submodules (--recurse-submodules={mode}); use --no-recurse-submodules");
     }
+    Ok(())
 }
 
 /// What fetch says of one ref, in order.
