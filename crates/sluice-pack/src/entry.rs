@@ -6,6 +6,11 @@ use sluice_object::{HashKind, ObjectId, ObjectKind};
 /// The most bytes a header can take: type/size varint (10), then a base id of up to 32 bytes.
 pub const MAX_ENTRY_HEADER_LEN: usize = 10 + 32;
 
+/// The type number of an ofs-delta entry.
+pub const OFS_DELTA: u8 = 6;
+/// The type number of a ref-delta entry.
+pub const REF_DELTA: u8 = 7;
+
 /// What a pack entry holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EntryKind {
@@ -28,8 +33,8 @@ impl EntryKind {
     pub fn pack_type(&self) -> u8 {
         match self {
             EntryKind::Base(kind) => kind.pack_type(),
-            EntryKind::OfsDelta { .. } => 6,
-            EntryKind::RefDelta { .. } => 7,
+            EntryKind::OfsDelta { .. } => OFS_DELTA,
+            EntryKind::RefDelta { .. } => REF_DELTA,
         }
     }
 }

@@ -565,3 +565,61 @@ fn damaged_deltas_judged_by(env: Env) {
     }
     assert!(judges.refused > 80, "refused {}", judges.refused);
 }
+
+/// Packs where one object id is held by two entries: a ref-delta cycle that leads back to an
+/// object stored whole, two whole copies of a ref-delta's base, a delta that rebuilds an
+/// object stored whole, and two whole copies alone. git refuses the first two, naming the
+/// ref-delta that would be resolved twice, and accepts the others; Sluice must judge each the
+/// same way, with git's own message, and never write an index that lists a delta twice.
+#[test]
+fn objects_reached_twice_are_judged_as_git_judges_them() {
+    for git in gits() {
+        objects_reached_twice_judged_by(Env::with_git(git));
+    }
+}
+
+fn objects_reached_twice_judged_by(env: Env) {
+    let a = b"object A, stored whole and rebuilt by a delta\n".to_vec();
+    let b = b"object B, a delta of A\n".to_vec();
+    let insert_all =
+        |from: &[u8], to: &[u8]| delta(from.len() as u64, to.len() as u64, &[Op::Insert(to)]);
+    let id = |data: &[u8]| sluice_object::hash_object(HashKind::Sha1, ObjectKind::Blob, data);
+    let (a_id, b_id) = (id(&a).unwrap(), id(&b).unwrap());
+
+    let mut cycle = PackBuilder::new();
+    cycle.object(ObjectKind::Blob, &a);
+    cycle.ref_delta(&a_id, &insert_all(&a, &b));
+    cycle.ref_delta(&b_id, &insert_all(&b, &a));
+    let mut two_bases = PackBuilder::new();
+    two_bases.object(ObjectKind::Blob, &a);
+    two_bases.object(ObjectKind::Blob, &a);
+    two_bases.ref_delta(&a_id, &insert_all(&a, &b));
+    let mut rebuilt = PackBuilder::new();
+    rebuilt.object(ObjectKind::Blob, &a);
+    let (b_entry, _) = rebuilt.object(ObjectKind::Blob, &b);
+    rebuilt.ofs_delta(b_entry, &insert_all(&b, &a));
+    let mut two_copies = PackBuilder::new();
+    two_copies.object(ObjectKind::Blob, &a);
+    two_copies.object(ObjectKind::Blob, &a);
+
+    let mut judges = Judges::new(&env);
+    for (what, pack) in [
+        ("ref-delta cycle back to a whole object", cycle.build()),
+        ("two whole copies of a ref-delta's base", two_bases.build()),
+        ("a delta rebuilding a whole object", rebuilt.build()),
+        ("two whole copies", two_copies.build()),
+    ] {
+        let ours = env.sluice(&judges.sluice, &["index-pack", "--stdin"], &pack);
+        let theirs = env.git_with_input(&judges.git, &["index-pack", "--stdin"], &pack);
+        if !theirs.status.success() {
+            assert_eq!(stderr(&ours), stderr(&theirs), "{what}");
+        }
+        let _ = (
+            index_in(&judges.sluice, &ours),
+            index_in(&judges.git, &theirs),
+        );
+        judges.judge(&env, &what, &pack);
+    }
+    assert_eq!((judges.accepted, judges.refused), (2, 2));
+    env.git(&judges.sluice, &["fsck", "--strict"]);
+}

@@ -6,6 +6,7 @@
 use super::resolve::Resolver;
 use super::{IndexError, ObjectLookup, Resolved};
 use crate::delta::apply_delta;
+use crate::entry::{OFS_DELTA, REF_DELTA};
 use sluice_object::{IdHashBuilder, ObjectId, ObjectKind};
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -223,11 +224,11 @@ impl ArrivingPack<'_> {
         loop {
             let entry = &resolver.entries[at as usize];
             match entry.pack_type {
-                6 => {
+                OFS_DELTA => {
                     chain.push(at);
                     at = entry.base;
                 }
-                7 => {
+                REF_DELTA => {
                     chain.push(at);
                     let base = resolver.ref_base(entry.base);
                     at = self.known(&base).ok_or(IndexError::Interrupted)?;

@@ -14,7 +14,7 @@ mod scan;
 mod thin;
 
 use crate::delta::DeltaError;
-use crate::entry::EntryError;
+use crate::entry::{EntryError, OFS_DELTA, REF_DELTA};
 use crate::idx::{write_idx, IdxEntry, IdxWriteOptions};
 use crate::inflate::InflateError;
 use crate::rev::write_rev;
@@ -149,6 +149,15 @@ pub enum IndexError {
         /// The first's base, when it is a ref-delta.
         base: Option<ObjectId>,
     },
+    /// A ref-delta would be built a second time: its base id is held by two entries, a
+    /// duplicate object or a cycle of ref-deltas leading back to an object stored whole.
+    #[error("REF_DELTA at offset {offset} already resolved (duplicate base {base}?)")]
+    ResolvedTwice {
+        /// Offset of the ref-delta.
+        offset: u64,
+        /// The base it names.
+        base: ObjectId,
+    },
     /// --fix-thin was asked for a pack that is not being written.
     #[error("--fix-thin needs a pack received on a stream")]
     FixThinNeedsStream,
@@ -246,6 +255,21 @@ pub(crate) struct Entry {
     /// Where pass 1 kept this small delta's inflated data in `Scan::kept`, or [`NOT_KEPT`].
     /// (It fits in the padding: the entry stays 32 bytes.)
     pub(crate) kept: u32,
+}
+
+impl Entry {
+    /// Whether the entry holds a whole object rather than a delta.
+    pub(crate) fn is_whole(&self) -> bool {
+        self.pack_type < OFS_DELTA
+    }
+
+    pub(crate) fn is_ofs_delta(&self) -> bool {
+        self.pack_type == OFS_DELTA
+    }
+
+    pub(crate) fn is_ref_delta(&self) -> bool {
+        self.pack_type == REF_DELTA
+    }
 }
 
 /// `Entry::kept` of an entry whose data is only in the pack.
@@ -415,8 +439,8 @@ impl<'a> PackIndexer<'a> {
         {
             let arrivals = alongside.is_some().then(|| {
                 let arrivals = Arrivals::new(scan.entries.len());
-                let whole = (0..scan.entries.len() as u32)
-                    .filter(|&i| scan.entries[i as usize].pack_type < 5);
+                let whole =
+                    (0..scan.entries.len() as u32).filter(|&i| scan.entries[i as usize].is_whole());
                 arrivals.seed(whole, &scan.resolved);
                 arrivals
             });
@@ -472,7 +496,9 @@ impl<'a> PackIndexer<'a> {
             return Err(IndexError::Unresolved {
                 count,
                 offset: entry.offset,
-                base: (entry.pack_type == 7).then(|| scan.ref_bases[entry.base as usize]),
+                base: entry
+                    .is_ref_delta()
+                    .then(|| scan.ref_bases[entry.base as usize]),
             });
         }
         Ok(IndexedPack {
@@ -533,7 +559,7 @@ impl<'a> PackIndexer<'a> {
         let resolver = self.resolver(scan, pack, ofs, refs);
         let lookup = self.lookup.expect("checked by caller");
         let suspects: Vec<u32> = (0..scan.entries.len() as u32)
-            .filter(|&i| scan.entries[i as usize].pack_type < 5)
+            .filter(|&i| scan.entries[i as usize].is_whole())
             .filter(|&i| {
                 scan.resolved[i as usize]
                     .get()
@@ -650,8 +676,8 @@ impl IndexedPack {
             .get(i + 1)
             .map_or(self.data_end, |next| next.offset);
         let delta = match entry.pack_type {
-            6 => Some(self.resolved(entry.base as usize).id),
-            7 => Some(self.ref_bases[entry.base as usize]),
+            OFS_DELTA => Some(self.resolved(entry.base as usize).id),
+            REF_DELTA => Some(self.ref_bases[entry.base as usize]),
             _ => None,
         }
         .map(|base| DeltaInfo {

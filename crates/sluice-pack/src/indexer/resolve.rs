@@ -29,7 +29,7 @@ pub(crate) struct OfsChildren {
 impl OfsChildren {
     pub(crate) fn build(entries: &[Entry]) -> Self {
         let mut start = vec![0u32; entries.len() + 1];
-        for entry in entries.iter().filter(|e| e.pack_type == 6) {
+        for entry in entries.iter().filter(|e| e.is_ofs_delta()) {
             start[entry.base as usize + 1] += 1;
         }
         for i in 1..start.len() {
@@ -37,7 +37,7 @@ impl OfsChildren {
         }
         let mut fill = start.clone();
         let mut children = vec![0u32; start[entries.len()] as usize];
-        for (i, entry) in entries.iter().enumerate().filter(|(_, e)| e.pack_type == 6) {
+        for (i, entry) in entries.iter().enumerate().filter(|(_, e)| e.is_ofs_delta()) {
             let slot = &mut fill[entry.base as usize];
             children[*slot as usize] = i as u32;
             *slot += 1;
@@ -67,7 +67,7 @@ impl RefChildren {
         let mut by_base: Vec<(ObjectId, u32)> = entries
             .iter()
             .enumerate()
-            .filter(|(_, e)| e.pack_type == 7)
+            .filter(|(_, e)| e.is_ref_delta())
             .map(|(i, e)| (ref_bases[e.base as usize], i as u32))
             .collect();
         by_base.sort_unstable();
@@ -240,6 +240,20 @@ impl<'a> Resolver<'a> {
         }
     }
 
+    /// A delta reached a second time. Each ofs-delta has one base entry, built once, so only a
+    /// ref-delta gets here: its base id belongs to two entries (a duplicate object, or a cycle
+    /// of ref-deltas that leads back to an object stored whole). git refuses such a pack, and
+    /// keeping it would write an index that lists one object twice.
+    fn resolved_twice(&self, child: u32) {
+        let entry = &self.entries[child as usize];
+        if entry.is_ref_delta() {
+            self.fail(IndexError::ResolvedTwice {
+                offset: entry.offset,
+                base: self.ref_base(entry.base),
+            });
+        }
+    }
+
     fn has_children(&self, index: u32, id: &ObjectId) -> bool {
         !self.ofs.of(index).is_empty() || !self.refs.of(id).is_empty()
     }
@@ -249,7 +263,7 @@ impl<'a> Resolver<'a> {
         (0..self.entries.len() as u32)
             .filter(|&i| {
                 let entry = &self.entries[i as usize];
-                entry.pack_type < 5
+                entry.is_whole()
                     && self.resolved[i as usize]
                         .get()
                         .is_some_and(|r| self.has_children(i, &r.id))
@@ -330,10 +344,14 @@ impl<'a> Resolver<'a> {
     /// (leaves reuse the thread's buffer instead), or `None` when it failed or another worker
     /// already resolved it (a duplicate base).
     fn build(&self, base: &Base, parent: Resolved, child: u32) -> Option<(Option<Base>, Resolved)> {
-        if self.stopped() || self.resolved[child as usize].get().is_some() {
+        if self.stopped() {
             return None;
         }
         let offset = self.entries[child as usize].offset;
+        if self.resolved[child as usize].get().is_some() {
+            self.resolved_twice(child);
+            return None;
+        }
         let outcome = WORKSPACE.with(|w| {
             let mut work = w.borrow_mut();
             let work = &mut *work;
@@ -364,6 +382,7 @@ impl<'a> Resolver<'a> {
                 depth: parent.depth + 1,
             };
             if self.resolved[child as usize].set(resolved).is_err() {
+                self.resolved_twice(child);
                 return Ok(None);
             }
             if let Some(arrivals) = self.arrivals {

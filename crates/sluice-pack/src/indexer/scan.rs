@@ -5,7 +5,9 @@
 //! smallest, kept in a bounded arena: for them the second inflation cost more than the bytes.
 
 use super::{Entry, IndexError, Resolved, NOT_KEPT};
-use crate::entry::{parse_entry_header, EntryError, EntryKind, MAX_ENTRY_HEADER_LEN};
+use crate::entry::{
+    parse_entry_header, EntryError, EntryKind, MAX_ENTRY_HEADER_LEN, OFS_DELTA, REF_DELTA,
+};
 use crate::indexer::growing::{GrowingReader, Growth};
 use crate::indexer::input::{hash_file_range, FileAt, StreamInput, WrittenHash};
 use crate::inflate::{Inflater, ZlibInflate};
@@ -507,8 +509,8 @@ fn merge(first: &mut Scan, second: Scan, count: u32) -> Option<()> {
     let mut entries = second.entries;
     for entry in entries.iter_mut() {
         match entry.pack_type {
-            6 if entry.base != u32::MAX => entry.base += shift,
-            7 => entry.base += ref_shift,
+            OFS_DELTA if entry.base != u32::MAX => entry.base += shift,
+            REF_DELTA => entry.base += ref_shift,
             _ => {}
         }
     }

@@ -28,7 +28,7 @@ pub(crate) fn fix_thin(
     };
     let hash = indexer.options.hash;
     let waiting: Vec<usize> = (0..scan.entries.len())
-        .filter(|&i| scan.entries[i].pack_type == 7 && scan.resolved[i].get().is_none())
+        .filter(|&i| scan.entries[i].is_ref_delta() && scan.resolved[i].get().is_none())
         .collect();
     if waiting.is_empty() {
         return Ok(0);
