@@ -2,7 +2,7 @@
 //! combination of attributes and line-ending settings, for branch switches, and refuse every
 //! tree git refuses without writing anything.
 
-use crate::util::{noise, stderr, Env, FastImport};
+use crate::util::{noise, python, stderr, Env, FastImport};
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -329,7 +329,7 @@ fn configure_filters(env: &Env) {
             "config",
             "--global",
             "filter.rot.process",
-            &format!("python3 {}", script.display()),
+            &format!("{} {}", python(), script.display()),
         ],
     );
     env.git(&home, &["config", "--global", "filter.rot.clean", "cat"]);

@@ -3,7 +3,7 @@
 
 use crate::upload_pack::fsck;
 use crate::util::pack_builder::{append_delta, PackBuilder};
-use crate::util::{stderr, Env};
+use crate::util::{python, stderr, Env};
 use sluice_object::{hash_object, HashKind, ObjectId, ObjectKind};
 use std::path::Path;
 
@@ -52,7 +52,8 @@ fn files_stored_as_deltas_are_checked_out_while_resolving() {
 
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/bad_upload_pack.py");
     let upload = format!(
-        "--upload-pack=python3 {} good {} {commit_id}",
+        "--upload-pack={} {} good {} {commit_id}",
+        python(),
         script.display(),
         pack_path.display()
     );

@@ -181,7 +181,7 @@ fn smart_http_refuses_bad_requests_and_stays_up() {
     let mut server = Server::start(
         &env,
         "served",
-        &["--max-request-size", "100000", "--max-request-time", "2"],
+        &["--max-request-size", "100000", "--max-request-time", "6"],
     );
     let addr = server.http().to_owned();
     let head = String::from_utf8(env.git(&inside, &["rev-parse", "main"])).unwrap();

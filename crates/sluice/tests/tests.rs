@@ -5,6 +5,7 @@ mod util;
 mod bad_servers;
 mod checkout;
 mod clone;
+mod connectivity;
 mod fetch_pack;
 mod fetch_refs;
 mod hostile_packs;

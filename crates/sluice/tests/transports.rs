@@ -6,7 +6,7 @@
 
 use crate::serve::{fake_ssh, Server};
 use crate::upload_pack::{fsck, refs, source};
-use crate::util::{gits, stderr, text, Env};
+use crate::util::{gits, python, stderr, text, Env};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -182,7 +182,7 @@ fn serve_with(env: &Env, kind: Kind, git: &Path, http_env: &[(&str, &str)]) -> S
             let port_file = env.path().join("http-port");
             let script =
                 Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/git_http_server.py");
-            let mut command = Command::new("python3");
+            let mut command = Command::new(python());
             command.arg(script).arg(&port_file).arg(env.path()).arg(git);
             let mut ca = None;
             if let Kind::Https = kind {

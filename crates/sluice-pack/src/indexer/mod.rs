@@ -9,6 +9,7 @@
 mod arriving;
 mod growing;
 mod input;
+mod links;
 mod resolve;
 mod scan;
 mod thin;
@@ -20,6 +21,8 @@ use crate::inflate::InflateError;
 use crate::rev::write_rev;
 use arriving::Arrivals;
 pub use arriving::ArrivingPack;
+pub use links::LinkCheck;
+use links::Links;
 use rayon::prelude::*;
 use resolve::{OfsChildren, RefChildren, Resolver};
 use sluice_object::progress::{Discard, Progress};
@@ -158,6 +161,16 @@ pub enum IndexError {
         /// The base it names.
         base: ObjectId,
     },
+    /// A commit, tree or tag cannot be read for its links.
+    #[error("object {id} at offset {offset} is malformed: {source}")]
+    Malformed {
+        /// Offset of the entry.
+        offset: u64,
+        /// The object.
+        id: ObjectId,
+        /// What is wrong with it.
+        source: sluice_object::parse::ParseError,
+    },
     /// --fix-thin was asked for a pack that is not being written.
     #[error("--fix-thin needs a pack received on a stream")]
     FixThinNeedsStream,
@@ -225,6 +238,9 @@ pub struct IndexOptions {
     /// received (unless `fix_thin` may still change it), so that the disk works while deltas
     /// are resolved and the final fsync finds little left to write.
     pub sync_early: bool,
+    /// Learn what the pack's commits, trees and tags refer to outside it
+    /// ([`IndexedPack::outside_links`]): a fetch's connectivity check.
+    pub links: Option<LinkCheck>,
 }
 
 impl Default for IndexOptions {
@@ -236,6 +252,7 @@ impl Default for IndexOptions {
             fix_thin: false,
             compression_level: 6,
             sync_early: false,
+            links: None,
         }
     }
 }
@@ -436,6 +453,8 @@ impl<'a> PackIndexer<'a> {
             self.progress
                 .phase("Resolving deltas", Some(scan.deltas as u64));
         }
+        let links = (self.options.links.as_ref())
+            .map(|check| Links::new(hash, check, pool.current_num_threads()));
         {
             let arrivals = alongside.is_some().then(|| {
                 let arrivals = Arrivals::new(scan.entries.len());
@@ -446,6 +465,7 @@ impl<'a> PackIndexer<'a> {
             });
             let mut resolver = self.resolver(&scan, pack_file, &ofs, &refs);
             resolver.arrivals = arrivals.as_ref();
+            resolver.links = links.as_ref();
             let roots = resolver.roots();
             let checked = std::thread::scope(|threads| {
                 if let (Some(alongside), Some(arrivals)) = (alongside, &arrivals) {
@@ -465,6 +485,18 @@ impl<'a> PackIndexer<'a> {
                         .par_bridge()
                         .for_each(|&root| rayon::scope(|s| resolver.resolve_root(s, root)));
                 });
+                if links.is_some() && resolver.error.get().is_none() {
+                    let whole = (0..scan.entries.len() as u32)
+                        .filter(|&i| scan.entries[i as usize].is_whole());
+                    let recorded = pool.install(|| {
+                        whole
+                            .par_bridge()
+                            .try_for_each(|i| resolver.record_leaf_links(i))
+                    });
+                    if let Err(error) = recorded {
+                        resolver.fail(error);
+                    }
+                }
                 let failed = resolver.error.get().is_some();
                 let checked = match (failed, self.lookup) {
                     (false, Some(_)) => {
@@ -483,7 +515,14 @@ impl<'a> PackIndexer<'a> {
             checked?;
         }
         let local_objects = if self.options.fix_thin {
-            thin::fix_thin(self, &mut scan, pack_file, &ofs, &refs, &pool)?
+            thin::fix_thin(
+                self,
+                &mut scan,
+                pack_file,
+                (&ofs, &refs),
+                links.as_ref(),
+                &pool,
+            )?
         } else {
             0
         };
@@ -501,8 +540,19 @@ impl<'a> PackIndexer<'a> {
                     .then(|| scan.ref_bases[entry.base as usize]),
             });
         }
+        let outside_links = links.map(|links| {
+            let mut ids: Vec<ObjectId> = scan
+                .resolved
+                .iter()
+                .filter_map(|r| r.get())
+                .map(|r| r.id)
+                .collect();
+            ids.sort_unstable();
+            links.outside(|id| ids.binary_search(id).is_ok())
+        });
         Ok(IndexedPack {
             hash,
+            outside_links,
             entries: scan.entries,
             resolved: scan.resolved,
             ref_bases: scan.ref_bases,
@@ -539,6 +589,7 @@ impl<'a> PackIndexer<'a> {
             lookup: self.lookup,
             ref_bases: &scan.ref_bases,
             arrivals: None,
+            links: None,
             progress: self.progress,
             interrupt: self.interrupt,
             error: OnceLock::new(),
@@ -598,6 +649,7 @@ pub struct IndexedPack {
     data_end: u64,
     deltas: usize,
     local_objects: usize,
+    outside_links: Option<Vec<ObjectId>>,
 }
 
 impl std::fmt::Debug for IndexedPack {
@@ -693,6 +745,13 @@ impl IndexedPack {
             packed_size: end - entry.offset,
             delta,
         }
+    }
+
+    /// With [`IndexOptions::links`]: the objects that the pack's commits, trees and tags refer
+    /// to and that it does not hold, sorted. Empty when the pack is self-contained and
+    /// connected; otherwise the repository must have each for the pack to be complete.
+    pub fn outside_links(&self) -> Option<&[ObjectId]> {
+        self.outside_links.as_deref()
     }
 
     /// Pack-order positions sorted into index order: by id, duplicates in pack order.

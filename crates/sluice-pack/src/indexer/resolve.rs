@@ -7,6 +7,7 @@
 //! delta copied in place (`HashCheckpoints`).
 
 use super::arriving::Arrivals;
+use super::links::Links;
 use super::{Entry, IndexError, ObjectLookup, Resolved, NOT_KEPT};
 use crate::delta::apply_delta;
 use crate::inflate::{Inflater, ZlibInflate};
@@ -125,6 +126,8 @@ pub(crate) struct Resolver<'a> {
     pub(crate) ref_bases: &'a [ObjectId],
     /// Told of every resolved object, when a reader works alongside resolution.
     pub(crate) arrivals: Option<&'a Arrivals>,
+    /// Where the links of resolved objects are recorded, when asked for.
+    pub(crate) links: Option<&'a Links>,
     pub(crate) progress: &'a dyn Progress,
     pub(crate) interrupt: &'a AtomicBool,
     pub(crate) error: OnceLock<IndexError>,
@@ -132,7 +135,7 @@ pub(crate) struct Resolver<'a> {
 }
 
 impl<'a> Resolver<'a> {
-    fn fail(&self, error: IndexError) {
+    pub(crate) fn fail(&self, error: IndexError) {
         let _ = self.error.set(error);
         self.quit.store(true, Ordering::Relaxed);
     }
@@ -279,10 +282,46 @@ impl<'a> Resolver<'a> {
         let Some(root) = self.resolved[index as usize].get().copied() else {
             return;
         };
-        match self.read_whole(index) {
+        let read = self.read_whole(index).and_then(|data| {
+            self.record_links(index, root, &data)?;
+            Ok(data)
+        });
+        match read {
             Ok(data) => self.resolve_from(scope, data, root, index),
             Err(e) => self.fail(e),
         }
+    }
+
+    /// Records what entry `index`, resolved as `object` with `data`, refers to.
+    pub(crate) fn record_links(
+        &self,
+        index: u32,
+        object: Resolved,
+        data: &[u8],
+    ) -> Result<(), IndexError> {
+        let Some(links) = self.links else {
+            return Ok(());
+        };
+        links
+            .record(object.kind, &object.id, data)
+            .map_err(|source| IndexError::Malformed {
+                offset: self.entries[index as usize].offset,
+                id: object.id,
+                source,
+            })
+    }
+
+    /// Records the links of a whole object that is no delta's base: pass 1 hashed it without
+    /// keeping its data, and no tree's resolution reads it again.
+    pub(crate) fn record_leaf_links(&self, index: u32) -> Result<(), IndexError> {
+        let Some(object) = self.resolved[index as usize].get().copied() else {
+            return Ok(());
+        };
+        if object.kind == ObjectKind::Blob || self.has_children(index, &object.id) {
+            return Ok(());
+        }
+        let data = self.read_whole(index)?;
+        self.record_links(index, object, &data)
     }
 
     /// Resolves the tree under an object given with its data: a root read from the pack, or an
@@ -381,6 +420,7 @@ impl<'a> Resolver<'a> {
                 kind: parent.kind,
                 depth: parent.depth + 1,
             };
+            self.record_links(child, resolved, &work.result)?;
             if self.resolved[child as usize].set(resolved).is_err() {
                 self.resolved_twice(child);
                 return Ok(None);

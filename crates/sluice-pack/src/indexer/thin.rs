@@ -4,6 +4,7 @@
 //! rewritten, so that the pack stands alone.
 
 use super::input::hash_file_range;
+use super::links::Links;
 use super::resolve::{OfsChildren, RefChildren};
 use super::scan::Scan;
 use super::{Entry, IndexError, PackIndexer, Resolved, NOT_KEPT};
@@ -19,8 +20,8 @@ pub(crate) fn fix_thin(
     indexer: &PackIndexer<'_>,
     scan: &mut Scan,
     pack: &File,
-    ofs: &OfsChildren,
-    refs: &RefChildren,
+    (ofs, refs): (&OfsChildren, &RefChildren),
+    links: Option<&Links>,
     pool: &rayon::ThreadPool,
 ) -> Result<usize, IndexError> {
     let Some(lookup) = indexer.lookup else {
@@ -95,7 +96,9 @@ pub(crate) fn fix_thin(
         end += bytes.len() as u64;
         appended += 1;
 
-        let resolver = indexer.resolver(scan, pack, ofs, refs);
+        let mut resolver = indexer.resolver(scan, pack, ofs, refs);
+        // The appended base is the repository's; the deltas built on it are the pack's.
+        resolver.links = links;
         pool.install(|| rayon::scope(|s| resolver.resolve_from(s, data, root, index)));
         if let Some(error) = resolver.error.into_inner() {
             return Err(error);

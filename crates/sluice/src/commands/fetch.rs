@@ -7,6 +7,7 @@
 
 use super::checkout::identity;
 use super::date::parse_since;
+use super::index_pack::NotConnected;
 use super::partial::{self, filter_spec, is_promisor};
 use super::promised::Promised;
 use super::reference::alternate_tips;
@@ -848,7 +849,22 @@ fn fetch_one(
             objects: Some(objects),
             ..Receiving::default()
         };
-        let received = fetch_into(&mut connection, repo, &request, &mut negotiator, receiving)?;
+        let received = match fetch_into(&mut connection, repo, &request, &mut negotiator, receiving)
+        {
+            Ok(received) => received,
+            Err(error) => match error.downcast_ref::<NotConnected>() {
+                // git's words and exit code; nothing was stored and no ref moves.
+                Some(NotConnected { missing }) => {
+                    eprintln!("error: missing object {missing}");
+                    eprintln!(
+                        "error: {} did not send all necessary objects",
+                        display_url(&remote.shown)
+                    );
+                    return Ok(ExitCode::from(1));
+                }
+                None => return Err(error),
+            },
+        };
         update_shallow(repo.git_dir(), &received.shallow, &received.unshallow)?;
         remote_shallow = received.remote_shallow.clone();
         if promisor {

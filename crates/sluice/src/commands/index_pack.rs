@@ -5,6 +5,7 @@ use super::remote::Receiving;
 use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail, Context as _};
+use sluice_object::ObjectId;
 use sluice_odb::{Config, Repository};
 use sluice_pack::{
     ArrivingPack, IdxWriteOptions, IndexOptions, IndexedPack, PackIndexer, PackSource,
@@ -131,6 +132,7 @@ fn settings(
             max_input_size: args.max_input_size.filter(|&n| n > 0),
             fix_thin: args.fix_thin,
             sync_early: fsync,
+            links: None,
             compression_level: if (0..=9).contains(&level) {
                 level as u32
             } else {
@@ -179,6 +181,7 @@ pub fn run(args: IndexPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
             &indexer,
             &settings,
             None,
+            &|_| Ok(()),
         )?;
         writeln!(std::io::stdout().lock(), "{report}")?;
         Ok(ExitCode::SUCCESS)
@@ -246,6 +249,7 @@ pub(crate) fn receive_into(
         keep,
         alongside,
         objects,
+        connectivity,
     } = receiving;
     let args = IndexPackArgs {
         stdin: true,
@@ -262,13 +266,44 @@ pub(crate) fn receive_into(
         progress: show_progress,
         pack_file: None,
     };
-    let settings = settings(&args, repo.config(), Some(repo))?;
+    let mut settings = settings(&args, repo.config(), Some(repo))?;
+    settings.index.links = connectivity;
     let progress = TerminalProgress::new(crate::progress::enabled(false, show_progress));
+    let objects = objects.unwrap_or(repo.objects());
     let indexer = PackIndexer::new(settings.index.clone())
         .progress(&progress)
-        .lookup(objects.unwrap_or(repo.objects()));
-    receive(input, &args, repo, &indexer, &settings, alongside)
+        .lookup(objects);
+    let connected = |pack: &IndexedPack| match pack.outside_links() {
+        Some(outside) => match outside.iter().find(|id| !objects.contains(id)) {
+            Some(&missing) => Err(NotConnected { missing }),
+            None => Ok(()),
+        },
+        None => Ok(()),
+    };
+    receive(
+        input, &args, repo, &indexer, &settings, alongside, &connected,
+    )
 }
+
+/// A received pack refers to an object that neither it nor the repository holds: the server
+/// did not send everything the new tips need.
+#[derive(Debug)]
+pub(crate) struct NotConnected {
+    /// The first such object, by id.
+    pub(crate) missing: ObjectId,
+}
+
+impl std::fmt::Display for NotConnected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "remote did not send all necessary objects ({} is missing)",
+            self.missing
+        )
+    }
+}
+
+impl std::error::Error for NotConnected {}
 
 /// Work that reads a received pack's objects while its deltas are resolved.
 pub(crate) type Alongside<'a> = dyn Fn(&ArrivingPack<'_>) + Sync + 'a;
@@ -282,6 +317,7 @@ fn receive(
     indexer: &PackIndexer<'_>,
     settings: &Settings,
     alongside: Option<&Alongside<'_>>,
+    connected: &dyn Fn(&IndexedPack) -> Result<(), NotConnected>,
 ) -> anyhow::Result<String> {
     let dir = match &args.pack_file {
         Some(path) => {
@@ -301,6 +337,8 @@ fn receive(
         Some(alongside) => indexer.index_alongside(source, alongside)?,
         None => indexer.index(source)?,
     };
+    // Checked before anything is put in place: an incomplete pack never enters the repository.
+    connected(&pack)?;
     let checksum = pack.checksum();
     let pack_path = match &args.pack_file {
         Some(path) => path.clone(),

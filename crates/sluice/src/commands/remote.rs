@@ -11,7 +11,7 @@ use sluice_fetch::{
 };
 use sluice_object::{ObjectId, ObjectKind};
 use sluice_odb::{Config, LooseObjects, ObjectDb, Pack, Repository};
-use sluice_pack::ObjectLookup;
+use sluice_pack::{LinkCheck, ObjectLookup};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -178,6 +178,9 @@ pub(crate) struct Receiving<'a> {
     /// Where fix-thin finds the delta bases a thin pack leaves out, when not simply in the
     /// repository (a partial clone fetches those it lacks: see `Promised`).
     pub(crate) objects: Option<&'a dyn ObjectLookup>,
+    /// Refuse the pack, before it is put in place, unless it and the repository hold all that
+    /// these tips reach.
+    pub(crate) connectivity: Option<LinkCheck>,
 }
 
 /// Fetches `request` (haves from `negotiator`) into `repo` as `index-pack --stdin --fix-thin`
@@ -187,11 +190,25 @@ pub(crate) fn fetch_into(
     repo: &Repository,
     request: &FetchRequest,
     negotiator: &mut dyn Negotiator,
-    receiving: Receiving<'_>,
+    mut receiving: Receiving<'_>,
 ) -> anyhow::Result<Received> {
     let fetched = connection.fetch(request, negotiator, remote_progress())?;
     let (shallow, unshallow, remote_shallow) =
         (fetched.shallow, fetched.unshallow, fetched.remote_shallow);
+    // As git: every tip must be complete. The objects a filtered (promisor) pack leaves out are
+    // the promisor remote's to give later, so only its tips must be there.
+    if request.filter.is_none() {
+        let mut cut: Vec<ObjectId> = read_shallow(repo.git_dir())?;
+        cut.extend(&request.shallow);
+        cut.extend(&shallow);
+        // A shallow server's own cut: its commits there come without parents.
+        cut.extend(&remote_shallow);
+        cut.retain(|id| !unshallow.contains(id));
+        receiving.connectivity = Some(LinkCheck {
+            tips: request.wants.clone(),
+            shallow: cut,
+        });
+    }
     let mut pack = fetched.pack;
     let report = receive_into(&mut pack, repo, receiving)?;
     drop(pack);

@@ -27,17 +27,24 @@ def flush():
 
 
 def read_request():
-    """Reads packets until `done` (or the end of input)."""
+    """Reads packets until `done` (or the end of input), answering each round of haves with
+    NAK, as a server that has none of them."""
     stdin = sys.stdin.buffer
+    haves = False
     while True:
         head = stdin.read(4)
         if len(head) < 4:
             return
         length = int(head, 16)
         if length == 0:
+            if haves:
+                pkt("NAK\n")
+                sys.stdout.buffer.flush()
             continue
-        if stdin.read(length - 4).strip() == b"done":
+        line = stdin.read(length - 4).strip()
+        if line == b"done":
             return
+        haves = haves or line.startswith(b"have ")
 
 
 def main():

@@ -299,3 +299,21 @@ pub fn assert_says_each_cause_once(message: &str) {
         }
     }
 }
+
+/// The Python interpreter itself, found once through `python3` on the PATH. A version manager's
+/// shim (pyenv's is a bash script) took 2.4 s to start on a loaded machine, longer than the
+/// 2-second server timeouts some tests set for their stand-in servers.
+pub fn python() -> &'static str {
+    static PYTHON: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PYTHON.get_or_init(|| {
+        let out = Command::new("python3")
+            .args(["-c", "import sys; print(sys.executable)"])
+            .output()
+            .expect("python3 on the PATH");
+        let path = String::from_utf8(out.stdout).expect("a UTF-8 path");
+        match path.trim() {
+            "" => "python3".to_owned(),
+            path => path.to_owned(),
+        }
+    })
+}
