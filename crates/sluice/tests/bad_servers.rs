@@ -38,14 +38,14 @@ fn packs(env: &Env, repo: &Path) -> (String, String, String) {
     )
 }
 
-/// Runs sluice, which must fail (within a minute) with `expected` in its message.
+/// Runs sluice, which must fail with `expected` in its message (a hang fails the test through
+/// the deadline of every command the tests run).
 fn must_fail(env: &Env, cwd: &Path, args: &[&str], expected: &str) {
     must_fail_with(env, cwd, args, expected, 128)
 }
 
 /// [`must_fail`], exiting with `code`.
 fn must_fail_with(env: &Env, cwd: &Path, args: &[&str], expected: &str, code: i32) {
-    let start = Instant::now();
     let out = env.sluice(cwd, args, b"");
     let message = stderr(&out);
     assert!(!out.status.success(), "{args:?} succeeded: {message}");
@@ -55,10 +55,6 @@ fn must_fail_with(env: &Env, cwd: &Path, args: &[&str], expected: &str, code: i3
         "{args:?}: expected '{expected}' in: {message}"
     );
     assert!(!message.contains("panicked"), "{message}");
-    assert!(
-        start.elapsed() < Duration::from_secs(60),
-        "{args:?} took too long"
-    );
 }
 
 #[test]
@@ -92,13 +88,20 @@ fn bad_upload_packs_leave_nothing_behind() {
             python(),
             script()
         );
+        // Only the silent server is waited out; the others get time to start on a loaded
+        // machine (a Python start-up has taken more than 2 seconds there).
+        let timeout = if mode == "silent" {
+            "sluice.fetchTimeout=2"
+        } else {
+            "sluice.fetchTimeout=60"
+        };
         let dest = env.path().join(format!("clone-{mode}"));
         must_fail(
             &env,
             env.path(),
             &[
                 "-c",
-                "sluice.fetchTimeout=2",
+                timeout,
                 "clone",
                 &upload,
                 &repo_url,
@@ -119,7 +122,7 @@ fn bad_upload_packs_leave_nothing_behind() {
             env.path(),
             &[
                 "-c",
-                "sluice.fetchTimeout=2",
+                timeout,
                 "clone",
                 &upload,
                 &repo_url,
@@ -137,7 +140,7 @@ fn bad_upload_packs_leave_nothing_behind() {
         must_fail_with(
             &env,
             &existing,
-            &["-c", "sluice.fetchTimeout=2", "fetch", &upload],
+            &["-c", timeout, "fetch", &upload],
             expected,
             code,
         );
@@ -232,9 +235,9 @@ fn silent_and_broken_network_servers_fail_cleanly() {
     }
 }
 
-/// Waits (at most 20 seconds) for a temporary pack in `dir`: the pack has begun to arrive.
+/// Waits (at most 60 seconds) for a temporary pack in `dir`: the pack has begun to arrive.
 fn wait_for_temporary_pack(dir: &Path) {
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let found = std::fs::read_dir(dir).into_iter().flatten().any(|entry| {
             entry

@@ -316,7 +316,7 @@ fn smart_http_refuses_bad_requests_and_stays_up() {
             break;
         }
         std::thread::sleep(Duration::from_millis(200));
-        if started.elapsed() > Duration::from_secs(20) {
+        if started.elapsed() > Duration::from_secs(60) {
             break;
         }
     }
@@ -430,11 +430,14 @@ fn ssh_transport_runs_sluice_upload_pack() {
     }
 }
 
-/// gix, when installed, clones from `sluice serve` too. It is no build dependency: CI installs
-/// it and sets `SLUICE_REQUIRE_GIX`, so that there a missing gix fails rather than skips.
+/// gix clones from `sluice serve` too. gix is no build dependency and takes CI's two cores
+/// about ten minutes to build, so this test runs on request, where gix is installed
+/// (`cargo install gitoxide --locked --no-default-features --features max-pure`):
+/// `cargo test --workspace --locked -- --ignored gix`. It fails, not skips, without gix.
 #[test]
+#[ignore = "needs gix installed; run with `-- --ignored gix`"]
 fn gix_clones_from_sluice_serve() {
-    let Some(gix) = ["gix"]
+    let gix = ["gix"]
         .iter()
         .map(PathBuf::from)
         .chain(std::env::var_os("CARGO_HOME").map(|h| PathBuf::from(h).join("bin/gix")))
@@ -445,14 +448,7 @@ fn gix_clones_from_sluice_serve() {
                 .output()
                 .is_ok_and(|o| o.status.success())
         })
-    else {
-        assert!(
-            std::env::var_os("SLUICE_REQUIRE_GIX").is_none(),
-            "gix is required (SLUICE_REQUIRE_GIX) but not installed"
-        );
-        eprintln!("gix is not installed; skipped");
-        return;
-    };
+        .expect("gix is not installed");
     let env = Env::new();
     let (_, inside) = served_copy(&env);
     let server = Server::start(&env, "served", &[]);
