@@ -440,20 +440,7 @@ pub fn switch(
 ) -> Result<SwitchOutcome, CheckoutError> {
     let root = repo.work_tree().ok_or(CheckoutError::Bare)?.to_owned();
     let odb = repo.objects();
-    let old = match std::fs::read(repo.git_dir().join("index")) {
-        Ok(bytes) => read_index(&bytes, repo.hash())?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Index {
-            version: 2,
-            hash: repo.hash(),
-            ..Index::default()
-        },
-        Err(source) => {
-            return Err(CheckoutError::Io {
-                path: repo.git_dir().join("index"),
-                source,
-            })
-        }
-    };
+    let old = read_index_or_empty(repo)?;
     // No index and nothing in the work tree but .git (a clone made with --no-checkout): there
     // is nothing to protect or replace, so files are created without looking first.
     let fresh = old.entries.is_empty()
@@ -528,24 +515,12 @@ pub fn switch(
             .map(decide)
             .collect::<Result<_, _>>()?
     };
-    let mut to_write: Vec<usize> = Vec::new();
-    let mut keep: Vec<(usize, Stat)> = Vec::new();
-    let mut dirty = Vec::new();
-    let mut untracked = Vec::new();
-    for (i, decision) in decisions.into_iter().enumerate() {
-        match decision {
-            Decision::Keep(stat) => keep.push((i, stat)),
-            Decision::Write => to_write.push(i),
-            Decision::WriteOverLocalChange => {
-                dirty.push(String::from_utf8_lossy(&flat.files[i].path).into_owned());
-                to_write.push(i);
-            }
-            Decision::WriteOverUntracked(paths) => {
-                untracked.extend(paths);
-                to_write.push(i);
-            }
-        }
-    }
+    let Sorted {
+        to_write,
+        keep,
+        mut dirty,
+        mut untracked,
+    } = Sorted::from(decisions, &flat.files);
     for entry in &removed {
         let conversion = planner.for_path(&entry.path);
         if !force && worktree_state(&root, entry, &conversion, odb)? == WorktreeState::Dirty {
@@ -561,30 +536,7 @@ pub fn switch(
         return Err(CheckoutError::Untracked(untracked));
     }
 
-    // Remove first, deepest paths first, then the directories they leave empty: a file may
-    // become a directory and the other way round.
-    let mut removed_paths: Vec<&[u8]> = removed.iter().map(|e| e.path.as_slice()).collect();
-    removed_paths.sort_by(|a, b| b.cmp(a));
-    for path in &removed_paths {
-        let full = root.join(OsStr::from_bytes(path));
-        match std::fs::symlink_metadata(&full) {
-            Ok(meta) if meta.is_dir() => {
-                let _ = std::fs::remove_dir(&full);
-            }
-            Ok(_) => std::fs::remove_file(&full).map_err(|source| CheckoutError::Io {
-                path: full.clone(),
-                source,
-            })?,
-            Err(_) => {}
-        }
-        let mut dir = full.parent();
-        while let Some(d) = dir {
-            if d == root || std::fs::remove_dir(d).is_err() {
-                break;
-            }
-            dir = d.parent();
-        }
-    }
+    remove_from_work_tree(&root, &removed)?;
     let jobs = jobs_for(
         to_write.iter().map(|&i| &flat.files[i]),
         &attributes,
@@ -610,6 +562,89 @@ pub fn switch(
         written: written_count,
         removed: removed.len(),
     })
+}
+
+/// The index file, or an empty one where there is none (a clone made with `--no-checkout`).
+fn read_index_or_empty(repo: &Repository) -> Result<Index, CheckoutError> {
+    match std::fs::read(repo.git_dir().join("index")) {
+        Ok(bytes) => Ok(read_index(&bytes, repo.hash())?),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Index {
+            version: 2,
+            hash: repo.hash(),
+            ..Index::default()
+        }),
+        Err(source) => Err(CheckoutError::Io {
+            path: repo.git_dir().join("index"),
+            source,
+        }),
+    }
+}
+
+/// A switch's decisions sorted by what they do, with the paths that refuse it without -f.
+struct Sorted {
+    /// Entries of the target tree to write.
+    to_write: Vec<usize>,
+    /// Entries kept as they are, with their index stat data.
+    keep: Vec<(usize, Stat)>,
+    /// Files whose local changes the switch would lose.
+    dirty: Vec<String>,
+    /// Untracked files in the way.
+    untracked: Vec<String>,
+}
+
+impl Sorted {
+    fn from(decisions: Vec<Decision>, files: &[TreeFile]) -> Sorted {
+        let mut sorted = Sorted {
+            to_write: Vec::new(),
+            keep: Vec::new(),
+            dirty: Vec::new(),
+            untracked: Vec::new(),
+        };
+        for (i, decision) in decisions.into_iter().enumerate() {
+            match decision {
+                Decision::Keep(stat) => sorted.keep.push((i, stat)),
+                Decision::Write => sorted.to_write.push(i),
+                Decision::WriteOverLocalChange => {
+                    let path = String::from_utf8_lossy(&files[i].path).into_owned();
+                    sorted.dirty.push(path);
+                    sorted.to_write.push(i);
+                }
+                Decision::WriteOverUntracked(paths) => {
+                    sorted.untracked.extend(paths);
+                    sorted.to_write.push(i);
+                }
+            }
+        }
+        sorted
+    }
+}
+
+/// Removes the files of the entries a switch drops, deepest paths first, then the directories
+/// they leave empty: a file may become a directory and the other way round.
+fn remove_from_work_tree(root: &Path, removed: &[&IndexEntry]) -> Result<(), CheckoutError> {
+    let mut paths: Vec<&[u8]> = removed.iter().map(|e| e.path.as_slice()).collect();
+    paths.sort_by(|a, b| b.cmp(a));
+    for path in &paths {
+        let full = root.join(OsStr::from_bytes(path));
+        match std::fs::symlink_metadata(&full) {
+            Ok(meta) if meta.is_dir() => {
+                let _ = std::fs::remove_dir(&full);
+            }
+            Ok(_) => std::fs::remove_file(&full).map_err(|source| CheckoutError::Io {
+                path: full.clone(),
+                source,
+            })?,
+            Err(_) => {}
+        }
+        let mut dir = full.parent();
+        while let Some(d) = dir {
+            if d == root || std::fs::remove_dir(d).is_err() {
+                break;
+            }
+            dir = d.parent();
+        }
+    }
+    Ok(())
 }
 
 /// What `checkout-index` has to report.

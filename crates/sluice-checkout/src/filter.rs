@@ -3,7 +3,9 @@
 //! speak the long-running filter protocol (the one git-lfs implements) over pkt-lines. Both run
 //! sequentially, as git runs them.
 
-use sluice_wire::pktline::{write_data, write_flush, write_packet, Packet, PktReader};
+use sluice_wire::pktline::{
+    write_data, write_flush, write_packet, Packet, PktLineError, PktReader,
+};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
@@ -24,15 +26,62 @@ pub struct FilterDriver {
 #[derive(Debug, thiserror::Error)]
 pub enum FilterError {
     /// The filter could not be run or failed, and is required.
-    #[error("{path}: smudge filter {driver} failed: {why}")]
+    #[error("{path}: smudge filter {driver} failed: {source}")]
     Failed {
         /// The file being filtered.
         path: String,
         /// The driver.
         driver: String,
         /// What went wrong.
-        why: String,
+        source: FilterFailure,
     },
+}
+
+/// What went wrong with a filter.
+#[derive(Debug, thiserror::Error)]
+pub enum FilterFailure {
+    /// A `smudge` command could not be run.
+    #[error("cannot run '{command}': {source}")]
+    Run {
+        /// The command.
+        command: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A `process` program could not be started.
+    #[error("cannot start '{command}': {source}")]
+    Start {
+        /// The command.
+        command: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A `smudge` command failed.
+    #[error("'{command}' exited with {status}")]
+    Exited {
+        /// The command.
+        command: String,
+        /// How it ended.
+        status: std::process::ExitStatus,
+    },
+    /// Talking to the filter failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// The filter process sent something that is not pkt-lines.
+    #[error(transparent)]
+    PktLine(#[from] PktLineError),
+    /// The filter process did not answer the handshake as the protocol says.
+    #[error("unexpected filter handshake {0:?}")]
+    Handshake(Vec<String>),
+    /// The filter process reported a status other than success.
+    #[error("filter process reported status {0}")]
+    Status(String),
+    /// The filter process sent a packet where none of that kind belongs.
+    #[error("unexpected packet from filter")]
+    UnexpectedPacket,
+    /// The filter process ended the conversation early.
+    #[error("filter process closed the connection")]
+    Closed,
 }
 
 struct Process {
@@ -98,10 +147,10 @@ impl Filters {
         match result {
             Ok(Some(out)) => Ok(out),
             Ok(None) => Ok(data),
-            Err(why) if config.required => Err(FilterError::Failed {
+            Err(source) if config.required => Err(FilterError::Failed {
                 path: path.to_owned(),
                 driver: driver.to_owned(),
-                why,
+                source,
             }),
             Err(why) => {
                 self.warnings
@@ -116,7 +165,7 @@ impl Filters {
         command: &str,
         path: &str,
         data: &[u8],
-    ) -> Result<Option<Vec<u8>>, String> {
+    ) -> Result<Option<Vec<u8>>, FilterFailure> {
         let command = command.replace("%f", &sluice_object::shell::quote(path));
         let mut child = Command::new("sh")
             .arg("-c")
@@ -125,22 +174,28 @@ impl Filters {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
-            .map_err(|e| format!("cannot run '{command}': {e}"))?;
+            .map_err(|source| FilterFailure::Run {
+                command: command.clone(),
+                source,
+            })?;
         let mut stdin = child.stdin.take().expect("piped");
         let input = data.to_vec();
         // Feed from a thread: a filter that writes before reading everything must not deadlock.
         let feeder = std::thread::spawn(move || {
             let _ = stdin.write_all(&input);
         });
-        let output = child.wait_with_output().map_err(|e| e.to_string())?;
+        let output = child.wait_with_output()?;
         let _ = feeder.join();
         if !output.status.success() {
-            return Err(format!("'{command}' exited with {}", output.status));
+            return Err(FilterFailure::Exited {
+                command,
+                status: output.status,
+            });
         }
         Ok(Some(output.stdout))
     }
 
-    fn start_process(&self, command: &str) -> Result<Process, String> {
+    fn start_process(&self, command: &str) -> Result<Process, FilterFailure> {
         let mut child = Command::new("sh")
             .arg("-c")
             .arg(command)
@@ -148,23 +203,25 @@ impl Filters {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
-            .map_err(|e| format!("cannot start '{command}': {e}"))?;
+            .map_err(|source| FilterFailure::Start {
+                command: command.to_owned(),
+                source,
+            })?;
         let mut stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         let mut reader = PktReader::new(stdout);
-        let io = |e: std::io::Error| e.to_string();
-        write_packet(&mut stdin, b"git-filter-client\n").map_err(io)?;
-        write_packet(&mut stdin, b"version=2\n").map_err(io)?;
-        write_flush(&mut stdin).map_err(io)?;
+        write_packet(&mut stdin, b"git-filter-client\n")?;
+        write_packet(&mut stdin, b"version=2\n")?;
+        write_flush(&mut stdin)?;
         let greeting = read_list(&mut reader)?;
         if greeting.first().map(String::as_str) != Some("git-filter-server")
             || !greeting.iter().any(|l| l == "version=2")
         {
-            return Err(format!("unexpected filter handshake {greeting:?}"));
+            return Err(FilterFailure::Handshake(greeting));
         }
-        write_packet(&mut stdin, b"capability=clean\n").map_err(io)?;
-        write_packet(&mut stdin, b"capability=smudge\n").map_err(io)?;
-        write_flush(&mut stdin).map_err(io)?;
+        write_packet(&mut stdin, b"capability=clean\n")?;
+        write_packet(&mut stdin, b"capability=smudge\n")?;
+        write_flush(&mut stdin)?;
         let capabilities = read_list(&mut reader)?;
         Ok(Process {
             child,
@@ -180,7 +237,7 @@ impl Filters {
         command: &str,
         path: &str,
         data: &[u8],
-    ) -> Result<Option<Vec<u8>>, String> {
+    ) -> Result<Option<Vec<u8>>, FilterFailure> {
         if !self.processes.contains_key(driver) {
             let process = self.start_process(command)?;
             self.processes.insert(driver.to_owned(), process);
@@ -189,15 +246,14 @@ impl Filters {
         if !process.can_smudge {
             return Ok(None);
         }
-        let result = (|| -> Result<Option<Vec<u8>>, String> {
-            let io = |e: std::io::Error| e.to_string();
+        let result = (|| -> Result<Option<Vec<u8>>, FilterFailure> {
             let stdin = &mut process.stdin;
-            write_packet(stdin, b"command=smudge\n").map_err(io)?;
-            write_packet(stdin, format!("pathname={path}\n").as_bytes()).map_err(io)?;
-            write_flush(stdin).map_err(io)?;
-            write_data(stdin, data).map_err(io)?;
-            write_flush(stdin).map_err(io)?;
-            stdin.flush().map_err(io)?;
+            write_packet(stdin, b"command=smudge\n")?;
+            write_packet(stdin, format!("pathname={path}\n").as_bytes())?;
+            write_flush(stdin)?;
+            write_data(stdin, data)?;
+            write_flush(stdin)?;
+            stdin.flush()?;
             let status = read_list(&mut process.reader)?;
             let status = status
                 .iter()
@@ -206,14 +262,14 @@ impl Filters {
                 .unwrap_or("success")
                 .to_owned();
             if status != "success" {
-                return Err(format!("filter process reported status {status}"));
+                return Err(FilterFailure::Status(status));
             }
             let content = read_content(&mut process.reader)?;
             // A final status list follows; an empty one keeps the first status.
             let trailer = read_list(&mut process.reader)?;
             if let Some(last) = trailer.iter().rev().find_map(|l| l.strip_prefix("status=")) {
                 if last != "success" {
-                    return Err(format!("filter process reported status {last}"));
+                    return Err(FilterFailure::Status(last.to_owned()));
                 }
             }
             Ok(Some(content))
@@ -239,10 +295,10 @@ impl Drop for Filters {
 }
 
 /// Reads text packets up to a flush.
-fn read_list(reader: &mut PktReader<ChildStdout>) -> Result<Vec<String>, String> {
+fn read_list(reader: &mut PktReader<ChildStdout>) -> Result<Vec<String>, FilterFailure> {
     let mut lines = Vec::new();
     loop {
-        match reader.read().map_err(|e| e.to_string())? {
+        match reader.read()? {
             Some(Packet::Data(data)) => {
                 lines.push(
                     String::from_utf8_lossy(data)
@@ -251,21 +307,21 @@ fn read_list(reader: &mut PktReader<ChildStdout>) -> Result<Vec<String>, String>
                 );
             }
             Some(Packet::Flush) => return Ok(lines),
-            Some(_) => return Err("unexpected packet from filter".into()),
-            None => return Err("filter process closed the connection".into()),
+            Some(_) => return Err(FilterFailure::UnexpectedPacket),
+            None => return Err(FilterFailure::Closed),
         }
     }
 }
 
 /// Reads content packets up to a flush.
-fn read_content(reader: &mut PktReader<ChildStdout>) -> Result<Vec<u8>, String> {
+fn read_content(reader: &mut PktReader<ChildStdout>) -> Result<Vec<u8>, FilterFailure> {
     let mut content = Vec::new();
     loop {
-        match reader.read().map_err(|e| e.to_string())? {
+        match reader.read()? {
             Some(Packet::Data(data)) => content.extend_from_slice(data),
             Some(Packet::Flush) => return Ok(content),
-            Some(_) => return Err("unexpected packet from filter".into()),
-            None => return Err("filter process closed the connection".into()),
+            Some(_) => return Err(FilterFailure::UnexpectedPacket),
+            None => return Err(FilterFailure::Closed),
         }
     }
 }

@@ -76,12 +76,12 @@ pub enum CheckoutError {
     #[error("cannot write beyond a symbolic link: '{0}'")]
     BeyondSymlink(String),
     /// An object of a pack being indexed could not be read.
-    #[error("cannot read {id} from the pack being indexed: {message}")]
+    #[error("cannot read {id} from the pack being indexed: {source}")]
     Arriving {
         /// The object.
         id: ObjectId,
         /// Why.
-        message: String,
+        source: sluice_pack::LookupError,
     },
     /// A file system operation failed.
     #[error("{path}: {source}")]

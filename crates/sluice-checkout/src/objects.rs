@@ -63,7 +63,7 @@ impl Objects for ArrivingPack<'_> {
     }
 
     fn read(&self, id: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, CheckoutError> {
-        ObjectLookup::read(self, id).map_err(|message| CheckoutError::Arriving { id: *id, message })
+        ObjectLookup::read(self, id).map_err(|source| CheckoutError::Arriving { id: *id, source })
     }
 
     fn is_ready(&self, id: &ObjectId) -> bool {

@@ -259,6 +259,21 @@ impl Connection {
         })
     }
 
+    /// Where the server moved the repository on connecting (an HTTP redirect), which git
+    /// warns about: `warning: redirecting to <url>`.
+    pub fn redirected_to(&self) -> Option<&str> {
+        self.link.redirected_to()
+    }
+
+    /// Whether the server takes a `--filter`; a request's filter goes only to one that does,
+    /// and git warns "filtering not recognized by server, ignoring" for the others.
+    pub fn filters(&self) -> bool {
+        match self.version {
+            ProtocolVersion::V2 => self.has_feature("fetch", "filter"),
+            _ => self.has_capability("filter"),
+        }
+    }
+
     /// The branch an empty remote's HEAD points to, if it said (after `ls_refs`).
     pub fn unborn_head(&self) -> Option<&str> {
         self.unborn_head.as_deref()

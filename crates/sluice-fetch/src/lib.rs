@@ -8,7 +8,11 @@
 #![deny(missing_docs)]
 
 mod connection;
+pub mod date;
 mod negotiate;
+pub mod partial;
+pub mod refspec;
+pub mod remote_shallow;
 mod request;
 mod transport;
 mod url;
@@ -18,21 +22,84 @@ mod v2;
 pub use connection::Connection;
 pub use negotiate::HistoryNegotiator;
 pub use request::{Deepen, FetchRequest, Fetched, Negotiator, NoHaves, RemoteRef};
-pub use transport::{stop_servers, ConnectOptions, ProtocolVersion, TlsTrust};
+pub use transport::{stop_servers, ConnectOptions, HttpFailure, ProtocolVersion, TlsTrust};
 pub use url::{anonymized, RemoteUrl};
 
 /// Why talking to the server failed.
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
     /// The repository's URL cannot be used.
-    #[error("bad repository URL {0}")]
-    Url(String),
-    /// The server could not be reached.
-    #[error("{0}")]
-    Connect(String),
-    /// An HTTP request failed.
-    #[error("{0}")]
-    Http(String),
+    #[error("bad repository URL '{url}': {why}")]
+    Url {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        why: std::borrow::Cow<'static, str>,
+    },
+    /// A program the transport needs (upload-pack, ssh) could not be started.
+    #[error("cannot run {what}: {source}")]
+    Spawn {
+        /// The program, as the message names it.
+        what: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A program started without the pipes it was given.
+    #[error("no pipes to {what}")]
+    NoPipes {
+        /// The program.
+        what: String,
+    },
+    /// The ssh program is of a kind that cannot be given a port.
+    #[error("ssh variant of '{program}' does not support setting a port")]
+    SshPort {
+        /// The ssh program.
+        program: String,
+    },
+    /// No connection to the host could be made.
+    #[error("unable to connect to {host}:{port}: {source}")]
+    Unreachable {
+        /// The host.
+        host: String,
+        /// The port.
+        port: u16,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The host name has no address.
+    #[error("unable to look up {host}: no address")]
+    NoAddress {
+        /// The host.
+        host: String,
+    },
+    /// A smart HTTP request failed.
+    #[error("unable to access '{url}': {source}")]
+    Http {
+        /// The repository's URL, credentials removed.
+        url: String,
+        /// What went wrong.
+        source: transport::HttpFailure,
+    },
+    /// The server refused the credentials.
+    #[error("Authentication failed for '{url}'")]
+    Authentication {
+        /// The repository's URL, credentials removed.
+        url: String,
+    },
+    /// `git credential` could not be run.
+    #[error("cannot run 'git credential {action}': {source}")]
+    CredentialSpawn {
+        /// `fill`, `approve` or `reject`.
+        action: &'static str,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// `git credential` failed.
+    #[error("'git credential {action}' failed")]
+    Credential {
+        /// `fill`, `approve` or `reject`.
+        action: &'static str,
+    },
     /// Talking to the server failed.
     #[error(transparent)]
     Io(#[from] std::io::Error),

@@ -34,8 +34,11 @@ pub enum RemoteUrl {
     Http(String),
 }
 
-fn bad(url: &str, why: &str) -> FetchError {
-    FetchError::Url(format!("'{url}': {why}"))
+fn bad(url: &str, why: impl Into<std::borrow::Cow<'static, str>>) -> FetchError {
+    FetchError::Url {
+        url: url.to_owned(),
+        why: why.into(),
+    }
 }
 
 /// Splits `host[:port]` (with `[v6]` brackets allowed).
@@ -133,7 +136,7 @@ impl RemoteUrl {
                         path: percent_decode(url, path)?,
                     })
                 }
-                other => Err(bad(url, &format!("unsupported protocol '{other}'"))),
+                other => Err(bad(url, format!("unsupported protocol '{other}'"))),
             };
         }
         // scp-like: a colon before any slash (and not a bracketed IPv6 host's colon).

@@ -220,9 +220,6 @@ impl Connection {
         } else {
             None
         };
-        if request.filter.is_some() && !self.has_capability("filter") {
-            eprintln!("warning: filtering not recognized by server, ignoring");
-        }
         let stateless = self.stateless();
         let mut rounds = Rounds::new(stateless);
         let mut haves = match multi_ack {

@@ -128,12 +128,8 @@ impl Connection {
             }
             arguments.extend(deepen.not.iter().map(|r| format!("deepen-not {r}")));
         }
-        if let Some(filter) = &request.filter {
-            if !self.has_feature("fetch", "filter") {
-                eprintln!("warning: filtering not recognized by server, ignoring");
-            } else {
-                arguments.push(format!("filter {filter}"));
-            }
+        if let (Some(filter), true) = (&request.filter, self.filters()) {
+            arguments.push(format!("filter {filter}"));
         }
         Ok(arguments)
     }

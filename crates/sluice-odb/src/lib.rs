@@ -23,9 +23,12 @@ mod mmap;
 mod odb;
 mod pack;
 mod pack_order;
+pub mod pack_store;
 pub mod refs;
 mod repository;
+pub mod shallow;
 mod stream;
+pub mod tempfiles;
 mod tree_diff;
 pub mod walk;
 
@@ -35,7 +38,7 @@ pub use loose::{LooseObjectCache, LooseObjects};
 pub use odb::{ObjectContent, ObjectDb, OdbError};
 pub use pack::{Pack, RawEntry};
 pub use refs::{Peeled, RefError, RefTarget, Refs};
-pub use repository::{read_shallow, RepoError, Repository};
+pub use repository::{RepoError, Repository};
 pub use walk::{
     walk_objects, KnownObjects, Located, ObjectFilter, WalkError, WalkRequest, Walked, WalkedObject,
 };

@@ -260,7 +260,10 @@ impl sluice_pack::ObjectLookup for ObjectDb {
         ObjectDb::contains(self, id)
     }
 
-    fn read(&self, id: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, String> {
-        ObjectDb::read(self, id).map_err(|e| e.to_string())
+    fn read(
+        &self,
+        id: &ObjectId,
+    ) -> Result<Option<(ObjectKind, Vec<u8>)>, sluice_pack::LookupError> {
+        ObjectDb::read(self, id).map_err(sluice_pack::LookupError::new)
     }
 }

@@ -32,33 +32,9 @@ pub enum RepoError {
         /// Why.
         source: std::io::Error,
     },
-    /// The shallow file holds something other than object ids.
-    #[error("bad line '{line}' in '{path}'")]
-    BadShallow {
-        /// The file.
-        path: PathBuf,
-        /// The line.
-        line: String,
-    },
-}
-
-/// The commits `<dir>/shallow` lists: those whose parents the repository lacks. Empty when
-/// there is no such file, for a complete repository.
-pub fn read_shallow(dir: &Path, hash: HashKind) -> Result<Vec<ObjectId>, RepoError> {
-    let path = dir.join("shallow");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(source) => return Err(RepoError::Io { path, source }),
-    };
-    text.lines()
-        .map(|line| {
-            ObjectId::from_hex(hash, line.trim().as_bytes()).map_err(|_| RepoError::BadShallow {
-                path: path.clone(),
-                line: line.to_owned(),
-            })
-        })
-        .collect()
+    /// The shallow file could not be read or written.
+    #[error(transparent)]
+    Shallow(#[from] crate::shallow::ShallowError),
 }
 
 /// An open repository.
@@ -216,10 +192,19 @@ impl Repository {
         &self.objects
     }
 
-    /// The commits whose parents this repository lacks: a shallow repository's cut (see
-    /// [`read_shallow`]).
+    /// The commits whose parents this repository lacks: a shallow repository's cut.
     pub fn shallow_commits(&self) -> Result<Vec<ObjectId>, RepoError> {
-        read_shallow(&self.common_dir, self.hash)
+        Ok(crate::shallow::read(&self.common_dir, self.hash)?)
+    }
+
+    /// Moves the repository's cut: adds `cut` to its shallow commits and takes `uncut` out.
+    pub fn update_shallow(&self, cut: &[ObjectId], uncut: &[ObjectId]) -> Result<(), RepoError> {
+        Ok(crate::shallow::update(
+            &self.common_dir,
+            self.hash,
+            cut,
+            uncut,
+        )?)
     }
 
     /// The references.

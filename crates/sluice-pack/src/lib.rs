@@ -28,7 +28,7 @@ pub mod writer;
 
 pub use idx::{IdxEntry, IdxError, IdxWriteOptions, PackIndex};
 pub use indexer::{
-    ArrivingPack, DeltaInfo, IndexError, IndexOptions, IndexedPack, LinkCheck, ObjectLookup,
-    PackIndexer, PackSource, PackedObject,
+    ArrivingPack, DeltaInfo, IndexError, IndexOptions, IndexedPack, LinkCheck, LookupError,
+    ObjectLookup, PackIndexer, PackSource, PackedObject,
 };
 pub use writer::PackWriter;

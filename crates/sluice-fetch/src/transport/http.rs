@@ -30,10 +30,45 @@ struct HttpLink {
     shown: String,
     headers: Vec<(String, String)>,
     credentials: Option<Credentials>,
+    /// The repository's URL after a redirect on connecting, which git warns about.
+    redirected: Option<String>,
 }
 
-fn failure(shown: &str, why: impl std::fmt::Display) -> FetchError {
-    FetchError::Http(format!("unable to access '{shown}': {why}"))
+/// What went wrong with a smart HTTP exchange.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpFailure {
+    /// The request could not be made or answered (connection, TLS, redirects).
+    #[error(transparent)]
+    Request(#[from] ureq::Error),
+    /// The server answered with an error status.
+    #[error("The requested URL returned error: {0}")]
+    Status(u16),
+    /// The server answered with something other than git's smart protocol.
+    #[error(
+        "the server answered with content type '{got}', not '{wanted}' \
+         (a dumb HTTP server, which is not supported)"
+    )]
+    ContentType {
+        /// What it answered with.
+        got: String,
+        /// What git's smart protocol answers with.
+        wanted: &'static str,
+    },
+    /// The certificate file (`http.sslCAInfo`, `GIT_SSL_CAINFO`) cannot be used.
+    #[error("error setting certificate file: {}: {why}", path.display())]
+    CaFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        why: String,
+    },
+}
+
+fn failure(shown: &str, why: impl Into<HttpFailure>) -> FetchError {
+    FetchError::Http {
+        url: shown.to_owned(),
+        source: why.into(),
+    }
 }
 
 /// Decodes `%xx` in a URL's user name or password.
@@ -90,22 +125,20 @@ fn credential_query(url: &str, username: Option<&str>) -> String {
 }
 
 /// Runs `git credential <action>` with `input`; returns what it printed.
-fn git_credential(action: &str, input: &str) -> Result<String, FetchError> {
+fn git_credential(action: &'static str, input: &str) -> Result<String, FetchError> {
     let mut child = Command::new("git")
         .args(["credential", action])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
-        .map_err(|e| FetchError::Http(format!("cannot run 'git credential {action}': {e}")))?;
+        .map_err(|source| FetchError::CredentialSpawn { action, source })?;
     if let Some(mut stdin) = child.stdin.take() {
         stdin.write_all(input.as_bytes())?;
         stdin.write_all(b"\n")?;
     }
     let output = child.wait_with_output()?;
     if !output.status.success() {
-        return Err(FetchError::Http(format!(
-            "'git credential {action}' failed"
-        )));
+        return Err(FetchError::Credential { action });
     }
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
@@ -126,14 +159,11 @@ impl HttpLink {
     fn check(
         &self,
         response: HttpResponse<Body>,
-        content_type: &str,
+        content_type: &'static str,
     ) -> Result<HttpResponse<Body>, FetchError> {
         let status = response.status();
         if !status.is_success() {
-            return Err(failure(
-                &self.shown,
-                format!("The requested URL returned error: {}", status.as_u16()),
-            ));
+            return Err(failure(&self.shown, HttpFailure::Status(status.as_u16())));
         }
         let got = response
             .headers()
@@ -143,10 +173,10 @@ impl HttpLink {
         if got.split(';').next().unwrap_or("").trim() != content_type {
             return Err(failure(
                 &self.shown,
-                format!(
-                    "the server answered with content type '{got}', not '{content_type}' \
-                     (a dumb HTTP server, which is not supported)"
-                ),
+                HttpFailure::ContentType {
+                    got: got.to_owned(),
+                    wanted: content_type,
+                },
             ));
         }
         Ok(response)
@@ -216,6 +246,10 @@ impl Link for HttpLink {
     fn finish(self: Box<Self>) -> Result<(), FetchError> {
         Ok(())
     }
+
+    fn redirected_to(&self) -> Option<&str> {
+        self.redirected.as_deref()
+    }
 }
 
 /// The TLS settings for `trust`: a CA file replaces the built-in roots, as curl's does.
@@ -228,7 +262,10 @@ fn tls_config(trust: &TlsTrust, shown: &str) -> Result<TlsConfig, FetchError> {
             let unusable = |why: String| {
                 failure(
                     shown,
-                    format!("error setting certificate file: {}: {why}", path.display()),
+                    HttpFailure::CaFile {
+                        path: path.clone(),
+                        why,
+                    },
                 )
             };
             let pem = std::fs::read(path).map_err(|e| unusable(e.to_string()))?;
@@ -281,6 +318,7 @@ pub(super) fn connect(
         credentials: userinfo.and_then(|(username, password)| {
             password.map(|password| Credentials { username, password })
         }),
+        redirected: None,
     };
     let advertisement = format!("{}/info/refs?service=git-upload-pack", link.base);
     let get = |link: &HttpLink| {
@@ -311,16 +349,15 @@ pub(super) fn connect(
         git_credential(action, &fields)?;
     }
     if response.status().as_u16() == 401 {
-        return Err(FetchError::Http(format!(
-            "Authentication failed for '{}'",
-            link.shown
-        )));
+        return Err(FetchError::Authentication {
+            url: link.shown.clone(),
+        });
     }
     let final_uri = response.get_uri().to_string();
     if let Some(moved) = final_uri.strip_suffix("/info/refs?service=git-upload-pack") {
         if moved != link.base {
-            eprintln!("warning: redirecting to {moved}/");
             link.base = moved.to_owned();
+            link.redirected = Some(format!("{moved}/"));
         }
     }
     let response = link.check(response, "application/x-git-upload-pack-advertisement")?;

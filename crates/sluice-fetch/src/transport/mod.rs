@@ -7,6 +7,7 @@ mod idle;
 mod process;
 mod tcp;
 
+pub use http::HttpFailure;
 pub use process::stop_servers;
 
 use crate::{FetchError, RemoteUrl};
@@ -86,6 +87,10 @@ pub(crate) trait Link: Send {
     fn stateless(&self) -> bool;
     /// Ends the session: closes the request side and waits for the server to exit cleanly.
     fn finish(self: Box<Self>) -> Result<(), FetchError>;
+    /// Where the server redirected the repository on connecting, if it did (smart HTTP).
+    fn redirected_to(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// Opens a link to the repository at `url`; returns it with the stream the server's first

@@ -86,9 +86,14 @@ fn spawn(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
-        .map_err(|e| FetchError::Connect(format!("cannot run {what}: {e}")))?;
+        .map_err(|source| FetchError::Spawn {
+            what: what.to_string(),
+            source,
+        })?;
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err(FetchError::Connect(format!("no pipes to {what}")));
+        return Err(FetchError::NoPipes {
+            what: what.to_string(),
+        });
     };
     widen_pipe(&stdout);
     let child = Arc::new(Mutex::new(child));
@@ -197,9 +202,9 @@ pub(super) fn ssh(
         }
         SshVariant::Simple => {
             if port.is_some() {
-                return Err(FetchError::Connect(format!(
-                    "ssh variant of '{program}' does not support setting a port"
-                )));
+                return Err(FetchError::SshPort {
+                    program: program.to_string(),
+                });
             }
         }
     }

@@ -37,8 +37,11 @@ pub(super) fn connect(
     path: &str,
     options: &ConnectOptions,
 ) -> Result<(Box<dyn Link>, Response), FetchError> {
-    let unreachable =
-        |e: std::io::Error| FetchError::Connect(format!("unable to connect to {host}:{port}: {e}"));
+    let unreachable = |source| FetchError::Unreachable {
+        host: host.to_owned(),
+        port,
+        source,
+    };
     let addresses = (host, port).to_socket_addrs().map_err(unreachable)?;
     let mut last = None;
     let mut stream = None;
@@ -55,9 +58,9 @@ pub(super) fn connect(
         (Some(stream), _) => stream,
         (None, Some(e)) => return Err(unreachable(e)),
         (None, None) => {
-            return Err(FetchError::Connect(format!(
-                "unable to look up {host}: no address"
-            )))
+            return Err(FetchError::NoAddress {
+                host: host.to_owned(),
+            })
         }
     };
     let _ = stream.set_nodelay(true);

@@ -82,6 +82,15 @@ pub fn is_valid_ref_name(name: &str) -> bool {
         .all(|b| b > 0x20 && b != 0x7f && !b" ~^:?*[\\".contains(&b))
 }
 
+impl From<crate::LockError> for RefError {
+    fn from(e: crate::LockError) -> Self {
+        match e {
+            crate::LockError::Locked(lock) => RefError::Locked(lock.display().to_string()),
+            crate::LockError::Io { path, source } => RefError::Io { path, source },
+        }
+    }
+}
+
 /// What a ref peels to, as far as `packed-refs` tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Peeled {
@@ -282,10 +291,13 @@ impl Refs {
             RefTarget::Id(id) => format!("{id}\n"),
             RefTarget::Symbolic(to) => format!("ref: {to}\n"),
         };
-        crate::lockfile::write_locked(&path, text.as_bytes(), false).map_err(|e| match e {
-            crate::LockError::Locked(lock) => RefError::Locked(lock.display().to_string()),
-            crate::LockError::Io { path, source } => RefError::Io { path, source },
-        })
+        crate::lockfile::write_locked(&path, text.as_bytes(), false).map_err(RefError::from)
+    }
+
+    /// Replaces `packed-refs` with `entries` (name, id, what it peels to), as a clone records
+    /// the refs it brings.
+    pub fn write_packed(&self, entries: Vec<(String, ObjectId, Peeled)>) -> Result<(), RefError> {
+        packed::write(&self.common_dir.join("packed-refs"), entries)
     }
 
     /// Deletes `name`: its loose file, its line in `packed-refs` (rewritten through its lock)
@@ -298,33 +310,15 @@ impl Refs {
             let path = path.to_owned();
             move |source| RefError::Io { path, source }
         };
-        let packed_path = self.common_dir.join("packed-refs");
-        if let Ok(text) = std::fs::read_to_string(&packed_path) {
-            let mut kept = String::with_capacity(text.len());
-            let mut dropping = false;
-            let mut changed = false;
-            for line in text.lines() {
-                if line.starts_with('^') && dropping {
-                    continue;
-                }
-                dropping = line.split_once(' ').is_some_and(|(_, n)| n == name);
-                if dropping {
-                    changed = true;
-                    continue;
-                }
-                kept.push_str(line);
-                kept.push('\n');
-            }
-            if changed {
-                crate::lockfile::write_locked(&packed_path, kept.as_bytes(), false).map_err(
-                    |e| match e {
-                        crate::LockError::Locked(lock) => {
-                            RefError::Locked(lock.display().to_string())
-                        }
-                        crate::LockError::Io { path, source } => RefError::Io { path, source },
-                    },
-                )?;
-            }
+        let packed = self.packed_refs()?;
+        if packed.find(name).is_some() {
+            let kept = packed
+                .entries()
+                .iter()
+                .filter(|(n, _, _)| n != name)
+                .cloned()
+                .collect();
+            packed::write(&self.common_dir.join("packed-refs"), kept)?;
         }
         let path = self.file(name);
         match std::fs::remove_file(&path) {

@@ -150,3 +150,76 @@ fn parse(text: &str, hash: HashKind) -> Result<PackedRefs, RefError> {
     }
     Ok(PackedRefs { entries })
 }
+
+/// The whole `packed-refs` file for `entries`, as git writes it: sorted by name, each entry
+/// that peels followed by its `^` line, under a header that promises only what the entries
+/// know ("fully-peeled" when every entry's peel is known, "peeled" when every tag's is).
+fn render(entries: &mut [PackedRef]) -> String {
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    let known = |(_, _, peeled): &PackedRef| matches!(peeled, Peeled::Known(_));
+    let fully = entries.iter().all(known);
+    let tags = entries
+        .iter()
+        .filter(|(name, _, _)| name.starts_with("refs/tags/"))
+        .all(known);
+    let mut text = String::from("# pack-refs with:");
+    for (has, word) in [
+        (tags, " peeled"),
+        (fully, " fully-peeled"),
+        (true, " sorted"),
+    ] {
+        if has {
+            text.push_str(word);
+        }
+    }
+    text.push_str(" \n");
+    for (name, id, peeled) in entries.iter() {
+        text.push_str(&format!("{id} {name}\n"));
+        if let Peeled::Known(Some(to)) = peeled {
+            text.push_str(&format!("^{to}\n"));
+        }
+    }
+    text
+}
+
+/// Replaces the file at `path` with `entries`, through its lock.
+pub(super) fn write(path: &Path, mut entries: Vec<PackedRef>) -> Result<(), RefError> {
+    let text = render(&mut entries);
+    crate::lockfile::write_locked(path, text.as_bytes(), false).map_err(RefError::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(byte: u8) -> ObjectId {
+        ObjectId::from_hex(HashKind::Sha1, &[byte; 40]).unwrap()
+    }
+
+    #[test]
+    fn what_is_written_parses_back() {
+        let entries = vec![
+            (
+                "refs/tags/v1".to_owned(),
+                id(b'a'),
+                Peeled::Known(Some(id(b'b'))),
+            ),
+            ("refs/heads/main".to_owned(), id(b'c'), Peeled::Known(None)),
+        ];
+        let text = render(&mut entries.clone());
+        assert!(text.starts_with("# pack-refs with: peeled fully-peeled sorted \n"));
+        let parsed = parse(&text, HashKind::Sha1).unwrap();
+        let mut sorted = entries;
+        sorted.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(parsed.entries(), &sorted[..]);
+    }
+
+    #[test]
+    fn unknown_peels_are_not_promised() {
+        let mut entries = vec![
+            ("refs/heads/main".to_owned(), id(b'c'), Peeled::Unknown),
+            ("refs/tags/v1".to_owned(), id(b'a'), Peeled::Known(None)),
+        ];
+        assert!(render(&mut entries).starts_with("# pack-refs with: peeled sorted \n"));
+    }
+}

@@ -4,7 +4,7 @@
 //! wait for more to arrive, and rebuild a delta's content from its chain in the pack file.
 
 use super::resolve::Resolver;
-use super::{IndexError, ObjectLookup, Resolved};
+use super::{IndexError, LookupError, ObjectLookup, Resolved};
 use crate::delta::apply_delta;
 use crate::entry::{OFS_DELTA, REF_DELTA};
 use sluice_object::{IdHashBuilder, ObjectId, ObjectKind};
@@ -187,7 +187,7 @@ impl ArrivingPack<'_> {
 
     /// The entry holding `id`, waiting for it while resolution goes on; `None` once resolution
     /// has ended without it.
-    fn entry_of(&self, id: &ObjectId) -> Result<Option<u32>, String> {
+    fn entry_of(&self, id: &ObjectId) -> Result<Option<u32>, LookupError> {
         let mut state = self.arrivals.lock();
         loop {
             // Looked up under the lock: an arrival announced after this look bumps the
@@ -196,7 +196,7 @@ impl ArrivingPack<'_> {
                 return Ok(Some(index));
             }
             if state.failed {
-                return Err("the pack could not be indexed".into());
+                return Err(LookupError::new("the pack could not be indexed"));
             }
             if state.complete {
                 return Ok(None);
@@ -257,9 +257,9 @@ impl ObjectLookup for ArrivingPack<'_> {
         self.is_ready(id)
     }
 
-    fn read(&self, id: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, String> {
+    fn read(&self, id: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, LookupError> {
         match self.entry_of(id)? {
-            Some(index) => self.rebuild(index).map(Some).map_err(|e| e.to_string()),
+            Some(index) => self.rebuild(index).map(Some).map_err(LookupError::new),
             None => Ok(None),
         }
     }

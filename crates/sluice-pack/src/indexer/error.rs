@@ -89,12 +89,12 @@ pub enum IndexError {
         id: ObjectId,
     },
     /// The repository could not read an object it claims to have.
-    #[error("cannot read object {id} from the repository: {message}")]
+    #[error("cannot read object {id} from the repository: {source}")]
     Lookup {
         /// The object.
         id: ObjectId,
         /// Why.
-        message: String,
+        source: super::LookupError,
     },
     /// The trailing checksum does not match the pack.
     #[error("pack is corrupted (SHA-1 mismatch): bad trailer at offset {offset}")]

@@ -32,16 +32,28 @@ use std::io::{self, Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
+/// Why a repository could not answer about an object: the repository's own error, kept whole.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct LookupError(Box<dyn std::error::Error + Send + Sync>);
+
+impl LookupError {
+    /// Wraps the repository's own error (or message).
+    pub fn new(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        LookupError(error.into())
+    }
+}
+
 /// Asks the repository about objects: for collision checks and for the bases of thin packs.
 pub trait ObjectLookup: Sync {
     /// Whether the repository has the object (a fast check: no content is read).
     fn contains(&self, id: &ObjectId) -> bool;
     /// The object's kind and content, if the repository has it.
-    fn read(&self, id: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, String>;
+    fn read(&self, id: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, LookupError>;
     /// Told which delta bases a thin pack needs that the repository lacks, all at once, before
     /// any is read: a partial clone fetches them from its promisor remote here. By default
     /// nothing happens, and the deltas stay unresolved.
-    fn prefetch(&self, _missing: &[ObjectId]) -> Result<(), String> {
+    fn prefetch(&self, _missing: &[ObjectId]) -> Result<(), LookupError> {
         Ok(())
     }
 }

@@ -239,7 +239,7 @@ impl<'a> Resolver<'a> {
             Ok(Some((stored_kind, stored))) if stored_kind == kind && stored == data => Ok(()),
             Ok(None) => Ok(()),
             Ok(Some(_)) => Err(IndexError::Collision { id: *id }),
-            Err(message) => Err(IndexError::Lookup { id: *id, message }),
+            Err(source) => Err(IndexError::Lookup { id: *id, source }),
         }
     }
 

@@ -44,7 +44,7 @@ pub(crate) fn fix_thin(
     if let Some(&first) = absent.first() {
         lookup
             .prefetch(&absent)
-            .map_err(|message| IndexError::Lookup { id: first, message })?;
+            .map_err(|source| IndexError::Lookup { id: first, source })?;
     }
     let io = |context| move |source| IndexError::Io { context, source };
     let mut end = scan.data_end;
@@ -57,10 +57,10 @@ pub(crate) fn fix_thin(
         let (kind, data) = match lookup.read(&base_id) {
             Ok(Some(found)) => found,
             Ok(None) => continue,
-            Err(message) => {
+            Err(source) => {
                 return Err(IndexError::Lookup {
                     id: base_id,
-                    message,
+                    source,
                 })
             }
         };
@@ -68,7 +68,7 @@ pub(crate) fn fix_thin(
         if check != Some(base_id) {
             return Err(IndexError::Lookup {
                 id: base_id,
-                message: "the stored object does not match its id".into(),
+                source: super::LookupError::new("the stored object does not match its id"),
             });
         }
         let mut bytes = Vec::new();

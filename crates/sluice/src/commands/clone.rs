@@ -6,16 +6,9 @@
 //! (see `local_clone`). A failure (or a signal) removes what the clone created.
 
 use super::checkout::identity;
-use super::date::parse_since;
-use super::index_pack::Alongside;
 use super::local_clone::{transfer_objects, ObjectTransfer};
-use super::partial::filter_spec;
 use super::reference::{add_references, alternate_tips, Need, Reference};
-use super::refspec::Refspec;
-use super::remote::{
-    connect, connect_options, fetch_into, resolve, update_shallow, Receiving, Remote,
-};
-use super::remote_shallow;
+use super::remote::{connect, connect_options, fetch_into, resolve, Receiving, Remote};
 use super::repack::repack_all;
 use super::Context;
 use crate::progress::{Deferred, TerminalProgress};
@@ -23,11 +16,16 @@ use anyhow::{bail, Context as _};
 use clap::Args;
 use sluice_checkout::tree::flatten;
 use sluice_checkout::{checkout_fresh, checkout_fresh_from, commit_tree, CheckoutOptions};
+use sluice_fetch::date::parse_since;
+use sluice_fetch::partial::filter_spec;
+use sluice_fetch::refspec::Refspec;
+use sluice_fetch::remote_shallow;
 use sluice_fetch::{
     anonymized, Deepen, FetchRequest, HistoryNegotiator, Negotiator, NoHaves, RemoteRef, RemoteUrl,
 };
 use sluice_object::ObjectId;
-use sluice_odb::{Config, ConfigFile, ConfigKey, ObjectDb, RefTarget, Repository};
+use sluice_odb::pack_store::Alongside;
+use sluice_odb::{Config, ConfigFile, ConfigKey, ObjectDb, Peeled, RefTarget, Repository};
 use sluice_pack::ArrivingPack;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -175,7 +173,7 @@ struct Cleanup {
 impl Cleanup {
     fn new(path: PathBuf, existed: bool) -> Cleanup {
         if !existed {
-            crate::cleanup::register_dir(&path);
+            sluice_odb::tempfiles::register_dir(&path);
         }
         Cleanup {
             path,
@@ -186,7 +184,7 @@ impl Cleanup {
 
     fn disarm(&mut self) {
         self.armed = false;
-        crate::cleanup::forget_dir(&self.path);
+        sluice_odb::tempfiles::forget_dir(&self.path);
     }
 }
 
@@ -195,7 +193,7 @@ impl Drop for Cleanup {
         if !self.armed {
             return;
         }
-        crate::cleanup::forget_dir(&self.path);
+        sluice_odb::tempfiles::forget_dir(&self.path);
         if self.existed {
             if let Ok(entries) = std::fs::read_dir(&self.path) {
                 for entry in entries.flatten() {
@@ -631,7 +629,7 @@ fn clone_into(
             let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?;
             shallow.extend(remote_shallow::arrived(&odb, &got.remote_shallow));
         }
-        update_shallow(git_dir, &shallow, &got.unshallow)?;
+        repo.update_shallow(&shallow, &got.unshallow)?;
         received = Some(got);
     }
     connection.finish()?;
@@ -655,7 +653,12 @@ fn clone_into(
             }
         }
     }
-    write_packed_refs(git_dir, &plan.refs)?;
+    repo.refs().write_packed(
+        plan.refs
+            .iter()
+            .map(|m| (m.local.clone(), m.remote.id, Peeled::Known(m.remote.peeled)))
+            .collect(),
+    )?;
     for tag in &followed {
         repo.refs().write(&tag.name, &RefTarget::Id(tag.id))?;
     }
@@ -869,7 +872,7 @@ fn origin(args: &CloneArgs, config: &Config) -> anyhow::Result<Origin> {
         .get_all(&format!("remote.{name}.fetch"))
         .into_iter()
         .map(Refspec::parse)
-        .collect::<anyhow::Result<_>>()?;
+        .collect::<Result<_, _>>()?;
     Ok(Origin { name, extra })
 }
 
@@ -905,21 +908,5 @@ fn write_config(
         config.set(&key("merge"), branch)?;
     }
     config.write()?;
-    Ok(())
-}
-
-/// `packed-refs` as git clone writes it: sorted, each annotated tag followed by what it peels
-/// to.
-fn write_packed_refs(git_dir: &Path, refs: &[Mapped]) -> anyhow::Result<()> {
-    let mut lines: Vec<&Mapped> = refs.iter().collect();
-    lines.sort_by(|a, b| a.local.cmp(&b.local));
-    let mut text = String::from("# pack-refs with: peeled fully-peeled sorted \n");
-    for mapped in lines {
-        text.push_str(&format!("{} {}\n", mapped.remote.id, mapped.local));
-        if let Some(peeled) = mapped.remote.peeled {
-            text.push_str(&format!("^{peeled}\n"));
-        }
-    }
-    sluice_odb::write_locked(&git_dir.join("packed-refs"), text.as_bytes(), false)?;
     Ok(())
 }

@@ -6,24 +6,21 @@
 //! promisor remote; in a partial clone, delta bases the repository lacks are fetched from it.
 
 use super::checkout::identity;
-use super::date::parse_since;
-use super::index_pack::NotConnected;
-use super::partial::{self, filter_spec, is_promisor};
 use super::promised::Promised;
 use super::reference::alternate_tips;
-use super::refspec::Refspec;
-use super::remote::{
-    connect, connect_options, fetch_into, read_shallow, resolve, unpack_if_small, update_shallow,
-    Receiving,
-};
-use super::remote_shallow;
+use super::remote::{connect, connect_options, fetch_into, resolve, unpack_if_small, Receiving};
 use super::upstream::set_upstream;
 use super::Context;
 use anyhow::{anyhow, bail};
 use clap::Args;
+use sluice_fetch::date::parse_since;
+use sluice_fetch::partial::{self, filter_spec, is_promisor};
+use sluice_fetch::refspec::Refspec;
+use sluice_fetch::remote_shallow;
 use sluice_fetch::{Deepen, FetchRequest, HistoryNegotiator, RemoteRef};
 use sluice_object::parse::parse_commit;
 use sluice_object::{IdSet, ObjectId, ObjectKind};
+use sluice_odb::pack_store::StoreError;
 use sluice_odb::{Config, ObjectDb, RefTarget, Repository};
 use sluice_pack::ObjectLookup;
 use std::collections::{HashMap, VecDeque};
@@ -290,7 +287,7 @@ impl RemoteCut<'_> {
         let known = known.iter().copied();
         let reach = remote_shallow::reach(odb, self.ours, self.remote, known, &tips);
         if self.update_shallow {
-            return update_shallow(repo.git_dir(), &reach.cut, &[]);
+            return Ok(repo.update_shallow(&reach.cut, &[])?);
         }
         for (update, needs_cut) in updates.iter_mut().zip(reach.needs_cut) {
             if needs_cut {
@@ -619,7 +616,7 @@ fn fetch_one(
             .get_all(&format!("remote.{remote_name}.fetch"))
             .into_iter()
             .map(Refspec::parse)
-            .collect::<anyhow::Result<_>>()?
+            .collect::<Result<_, _>>()?
     } else {
         Vec::new()
     };
@@ -802,7 +799,7 @@ fn fetch_one(
         not: args.shallow_exclude.clone(),
         relative: args.deepen.is_some(),
     };
-    let shallow = read_shallow(repo.git_dir())?;
+    let shallow = repo.shallow_commits()?;
     if args.unshallow && shallow.is_empty() {
         bail!("--unshallow on a complete repository does not make sense");
     }
@@ -852,9 +849,9 @@ fn fetch_one(
         let received = match fetch_into(&mut connection, repo, &request, &mut negotiator, receiving)
         {
             Ok(received) => received,
-            Err(error) => match error.downcast_ref::<NotConnected>() {
+            Err(error) => match error.downcast_ref::<StoreError>() {
                 // git's words and exit code; nothing was stored and no ref moves.
-                Some(NotConnected { missing }) => {
+                Some(StoreError::NotConnected { missing }) => {
                     eprintln!("error: missing object {missing}");
                     eprintln!(
                         "error: {} did not send all necessary objects",
@@ -862,10 +859,10 @@ fn fetch_one(
                     );
                     return Ok(ExitCode::from(1));
                 }
-                None => return Err(error),
+                _ => return Err(error),
             },
         };
-        update_shallow(repo.git_dir(), &received.shallow, &received.unshallow)?;
+        repo.update_shallow(&received.shallow, &received.unshallow)?;
         remote_shallow = received.remote_shallow.clone();
         if promisor {
             std::fs::write(received.pack.with_extension("promisor"), "")?;
@@ -1402,7 +1399,10 @@ fn stdin_refspecs() -> anyhow::Result<Vec<Refspec>> {
     }
     // Split at newlines alone: a carriage return stays part of its refspec, as in git.
     let body = text.strip_suffix('\n').unwrap_or(&text);
-    body.split('\n').map(Refspec::parse).collect()
+    Ok(body
+        .split('\n')
+        .map(Refspec::parse)
+        .collect::<Result<_, _>>()?)
 }
 
 /// Refs fetched by refspecs of the command line also update the remote-tracking refs the

@@ -3,18 +3,13 @@
 pub mod checkout;
 pub mod checkout_index;
 pub mod clone;
-mod date;
 pub mod fetch;
 pub mod fetch_pack;
 pub mod index_pack;
 mod local_clone;
-mod output;
-mod partial;
 mod promised;
 mod reference;
-mod refspec;
 mod remote;
-mod remote_shallow;
 mod repack;
 mod revision;
 pub mod serve;

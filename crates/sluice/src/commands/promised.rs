@@ -3,13 +3,13 @@
 //! design. Those bases are fetched from the promisor remote first, all in one request, into a
 //! promisor pack, as git's index-pack does.
 
-use super::partial::is_promisor;
 use super::remote::{connect, connect_options, fetch_into, resolve, Receiving};
 use super::Context;
+use sluice_fetch::partial::is_promisor;
 use sluice_fetch::{FetchRequest, NoHaves};
 use sluice_object::{ObjectId, ObjectKind};
 use sluice_odb::{ObjectDb, Repository};
-use sluice_pack::ObjectLookup;
+use sluice_pack::{LookupError, ObjectLookup};
 use std::sync::RwLock;
 
 /// A repository's objects, with what its promisor remote sent on request.
@@ -91,22 +91,22 @@ impl ObjectLookup for Promised<'_> {
             || self.fetched().as_ref().is_some_and(|db| db.contains(id))
     }
 
-    fn read(&self, id: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, String> {
-        if let Some(found) = self.repo.objects().read(id).map_err(|e| e.to_string())? {
+    fn read(&self, id: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, LookupError> {
+        if let Some(found) = self.repo.objects().read(id).map_err(LookupError::new)? {
             return Ok(Some(found));
         }
         match self.fetched().as_ref() {
-            Some(db) => db.read(id).map_err(|e| e.to_string()),
+            Some(db) => db.read(id).map_err(LookupError::new),
             None => Ok(None),
         }
     }
 
-    fn prefetch(&self, missing: &[ObjectId]) -> Result<(), String> {
+    fn prefetch(&self, missing: &[ObjectId]) -> Result<(), LookupError> {
         self.fetch(missing).map_err(|e| {
-            format!(
+            LookupError::new(format!(
                 "could not fetch missing objects from promisor remote '{}': {e:#}",
                 self.remote
-            )
+            ))
         })
     }
 }

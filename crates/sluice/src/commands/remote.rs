@@ -1,8 +1,8 @@
 //! What clone, fetch and fetch-pack share: reaching a remote with the settings git reads
 //! (`protocol.version`, ssh commands, `http.extraHeader`), receiving a pack into the
-//! repository and checking that it holds what was asked for, and the shallow file.
+//! repository and checking that it holds what was asked for.
 
-use super::index_pack::{receive_into, Alongside};
+use super::index_pack::receive_into;
 use super::Context;
 use anyhow::{anyhow, bail, Context as _};
 use sluice_fetch::{
@@ -10,10 +10,11 @@ use sluice_fetch::{
     TlsTrust,
 };
 use sluice_object::{ObjectId, ObjectKind};
+use sluice_odb::pack_store::Alongside;
 use sluice_odb::{Config, LooseObjects, ObjectDb, Pack, Repository};
 use sluice_pack::{LinkCheck, ObjectLookup};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// How long a server may stay silent (keepalives count) before a fetch gives up, unless
@@ -123,9 +124,13 @@ pub(crate) fn connect(remote: &Remote, options: &ConnectOptions) -> anyhow::Resu
             );
         }
     }
-    Connection::open(&remote.url, options)
+    let connection = Connection::open(&remote.url, options)
         .map_err(|e| anyhow!("{e}"))
-        .with_context(|| format!("could not read from remote repository '{}'", remote.shown))
+        .with_context(|| format!("could not read from remote repository '{}'", remote.shown))?;
+    if let Some(url) = connection.redirected_to() {
+        eprintln!("warning: redirecting to {url}");
+    }
+    Ok(connection)
 }
 
 /// A pack received into the repository.
@@ -192,13 +197,16 @@ pub(crate) fn fetch_into(
     negotiator: &mut dyn Negotiator,
     mut receiving: Receiving<'_>,
 ) -> anyhow::Result<Received> {
+    if request.filter.is_some() && !connection.filters() {
+        eprintln!("warning: filtering not recognized by server, ignoring");
+    }
     let fetched = connection.fetch(request, negotiator, remote_progress())?;
     let (shallow, unshallow, remote_shallow) =
         (fetched.shallow, fetched.unshallow, fetched.remote_shallow);
     // As git: every tip must be complete. The objects a filtered (promisor) pack leaves out are
     // the promisor remote's to give later, so only its tips must be there.
     if request.filter.is_none() {
-        let mut cut: Vec<ObjectId> = read_shallow(repo.git_dir())?;
+        let mut cut: Vec<ObjectId> = repo.shallow_commits()?;
         cut.extend(&request.shallow);
         cut.extend(&shallow);
         // A shallow server's own cut: its commits there come without parents.
@@ -210,19 +218,11 @@ pub(crate) fn fetch_into(
         });
     }
     let mut pack = fetched.pack;
-    let report = receive_into(&mut pack, repo, receiving)?;
+    let stored = receive_into(&mut pack, repo, receiving)?;
     drop(pack);
-    let checksum = report
-        .split('\t')
-        .nth(1)
-        .ok_or_else(|| anyhow!("index-pack reported '{report}'"))?;
     let received = Received {
-        pack: repo
-            .objects()
-            .dir()
-            .join("pack")
-            .join(format!("pack-{checksum}.pack")),
-        report: report.clone(),
+        report: stored.to_string(),
+        pack: stored.pack,
         shallow,
         unshallow,
         remote_shallow,
@@ -276,36 +276,4 @@ pub(crate) fn unpack_if_small(
     drop(pack);
     received.remove();
     Ok(true)
-}
-
-/// Applies a fetch's shallow-boundary changes to `<git-dir>/shallow` (removed when empty).
-pub(crate) fn update_shallow(
-    git_dir: &Path,
-    shallow: &[ObjectId],
-    unshallow: &[ObjectId],
-) -> anyhow::Result<()> {
-    if shallow.is_empty() && unshallow.is_empty() {
-        return Ok(());
-    }
-    let path = git_dir.join("shallow");
-    let mut ids = read_shallow(git_dir)?;
-    ids.extend_from_slice(shallow);
-    ids.retain(|id| !unshallow.contains(id));
-    ids.sort_unstable();
-    ids.dedup();
-    if ids.is_empty() {
-        let _ = std::fs::remove_file(&path);
-        return Ok(());
-    }
-    let text: String = ids.iter().map(|id| format!("{id}\n")).collect();
-    sluice_odb::write_locked(&path, text.as_bytes(), false)?;
-    Ok(())
-}
-
-/// The commits `<git-dir>/shallow` lists.
-pub(crate) fn read_shallow(git_dir: &Path) -> anyhow::Result<Vec<ObjectId>> {
-    Ok(sluice_odb::read_shallow(
-        git_dir,
-        sluice_object::HashKind::Sha1,
-    )?)
 }

@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use sluice_object::progress::Discard;
 use sluice_object::{HashKind, IdSet, ObjectId, ObjectKind};
 use sluice_odb::{walk_objects, ObjectDb, ObjectFilter, Pack, Repository, WalkRequest};
-use sluice_pack::ObjectLookup;
+use sluice_pack::{LookupError, ObjectLookup};
 use sluice_serve::{write_pack, PackOptions};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -42,7 +42,7 @@ pub fn repack_all(repo: &Repository) -> anyhow::Result<()> {
         ..PackOptions::default()
     };
     let (mut reader, writer) = std::io::pipe()?;
-    let report = std::thread::scope(|scope| {
+    let stored = std::thread::scope(|scope| {
         let writing = scope.spawn(move || -> anyhow::Result<()> {
             let (mut writer, _) = write_pack(&odb, &walked, &options, writer, &Discard)?;
             writer.flush()?;
@@ -66,10 +66,8 @@ pub fn repack_all(repo: &Repository) -> anyhow::Result<()> {
             (Err(write), Err(_)) => Err(write),
         }
     })?;
-    let checksum = report.rsplit('\t').next().unwrap_or_default();
-    let new_pack = objects_dir
-        .join("pack")
-        .join(format!("pack-{checksum}.pack"));
+    let checksum = stored.checksum;
+    let new_pack = stored.pack;
     for old in before.iter().filter(|old| **old != new_pack) {
         remove_pack(old)?;
     }
@@ -93,7 +91,7 @@ impl ObjectLookup for NothingElse {
         false
     }
 
-    fn read(&self, _: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, String> {
+    fn read(&self, _: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, LookupError> {
         Ok(None)
     }
 }

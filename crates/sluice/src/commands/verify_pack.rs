@@ -1,8 +1,8 @@
 //! `sluice verify-pack`: checks packs against their indexes completely (every object inflated,
 //! every delta resolved, every id and CRC compared), and with `-v` lists them as git does.
 
-use super::index_pack::verify;
 use super::Context;
+use sluice_odb::pack_store::verify;
 use sluice_pack::{IndexOptions, IndexedPack, PackIndexer};
 use std::io::Write;
 use std::path::PathBuf;
@@ -52,7 +52,7 @@ pub fn run(args: VerifyPackArgs, context: &Context) -> anyhow::Result<ExitCode> 
             Err(error) => {
                 failed = true;
                 stdout.flush()?;
-                eprintln!("error: {}", crate::describe(&error));
+                eprintln!("error: {}", crate::describe(&error.into()));
                 if args.verbose || args.stat_only {
                     writeln!(stdout, "{}: bad", pack_path.display())?;
                 }

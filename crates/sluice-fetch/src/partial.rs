@@ -2,13 +2,20 @@
 //! promisor remotes, and the settings a `--filter` fetch adds so later fetches (and git's lazy
 //! fetches of missing objects) keep to it.
 
-use anyhow::bail;
-use sluice_odb::{Config, ConfigFile, ConfigKey, ObjectFilter};
+use sluice_odb::{Config, ConfigError, ConfigFile, ConfigKey, ObjectFilter};
 use std::path::Path;
+
+/// A filter spec git would refuse.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid filter-spec '{0}'")]
+pub struct InvalidFilter(
+    /// The spec as given.
+    pub String,
+);
 
 /// `--filter`'s spec as git sends and records it, sizes in bytes (`blob:limit=1k` is
 /// `blob:limit=1024`); a kind of filter only other servers implement goes as given.
-pub(super) fn filter_spec(spec: &str) -> anyhow::Result<String> {
+pub fn filter_spec(spec: &str) -> Result<String, InvalidFilter> {
     if let Some(filter) = ObjectFilter::parse(spec) {
         return Ok(filter.to_string());
     }
@@ -16,12 +23,12 @@ pub(super) fn filter_spec(spec: &str) -> anyhow::Result<String> {
     if other_kinds.iter().any(|kind| spec.starts_with(kind)) {
         return Ok(spec.to_owned());
     }
-    bail!("invalid filter-spec '{spec}'")
+    Err(InvalidFilter(spec.to_owned()))
 }
 
 /// Whether git counts `remote` as a promisor remote: `remote.<name>.promisor`, or the older
 /// `extensions.partialClone` naming it.
-pub(super) fn is_promisor(config: &Config, remote: &str) -> anyhow::Result<bool> {
+pub fn is_promisor(config: &Config, remote: &str) -> Result<bool, ConfigError> {
     Ok(config
         .get_bool(&format!("remote.{remote}.promisor"))?
         .unwrap_or(false)
@@ -31,12 +38,12 @@ pub(super) fn is_promisor(config: &Config, remote: &str) -> anyhow::Result<bool>
 /// Makes `remote` a promisor remote with `filter` as its default, as a `--filter` fetch does in
 /// git: a remote not yet a promisor is marked one (the repository going to format version 1);
 /// a promisor remote that has a filter already keeps it.
-pub(super) fn register(
+pub fn register(
     git_dir: &Path,
     config: &Config,
     remote: &str,
     filter: &str,
-) -> anyhow::Result<()> {
+) -> Result<(), ConfigError> {
     let promisor = is_promisor(config, remote)?;
     if promisor
         && config

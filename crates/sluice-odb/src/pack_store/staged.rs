@@ -1,14 +1,15 @@
 //! Files written the way git writes them: under a temporary name in the destination directory,
 //! flushed, synced, made read-only and renamed into place. A failure or a signal leaves nothing.
 
-use crate::cleanup;
-use anyhow::Context as _;
+use super::StoreError;
+use crate::tempfiles;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// A temporary file that is removed unless [`Staged::commit`] renames it into place.
+#[derive(Debug)]
 pub struct Staged {
     path: Option<PathBuf>,
     file: File,
@@ -16,17 +17,23 @@ pub struct Staged {
 
 impl Staged {
     /// Creates `dir/<prefix>XXXXXX`.
-    pub fn create(dir: &Path, prefix: &str) -> anyhow::Result<Staged> {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("unable to create directory '{}'", dir.display()))?;
+    pub fn create(dir: &Path, prefix: &str) -> Result<Staged, StoreError> {
+        std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
+            path: dir.to_owned(),
+            source,
+        })?;
+        let temp = |source| StoreError::CreateTemp {
+            dir: dir.to_owned(),
+            source,
+        };
         let (file, path) = tempfile::Builder::new()
             .prefix(prefix)
             .rand_bytes(6)
             .tempfile_in(dir)
-            .with_context(|| format!("unable to create temporary file in '{}'", dir.display()))?
+            .map_err(temp)?
             .keep()
-            .map_err(|e| e.error)?;
-        cleanup::register(&path);
+            .map_err(|e| temp(e.error))?;
+        tempfiles::register(&path);
         Ok(Staged {
             path: Some(path),
             file,
@@ -38,10 +45,15 @@ impl Staged {
         dir: &Path,
         prefix: &str,
         write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-    ) -> anyhow::Result<Staged> {
+    ) -> Result<Staged, StoreError> {
         let staged = Staged::create(dir, prefix)?;
         let mut out = BufWriter::new(&staged.file);
-        write(&mut out).and_then(|_| out.flush())?;
+        write(&mut out)
+            .and_then(|_| out.flush())
+            .map_err(|source| StoreError::Write {
+                path: dir.to_owned(),
+                source,
+            })?;
         drop(out);
         Ok(staged)
     }
@@ -53,18 +65,16 @@ impl Staged {
 
     /// Flushes the file to disk if `fsync` (before [`Self::commit`], to sync several files at
     /// once).
-    pub fn sync(&self, fsync: bool) -> anyhow::Result<()> {
+    pub fn sync(&self, fsync: bool) -> Result<(), StoreError> {
         if fsync {
-            self.file
-                .sync_all()
-                .context("unable to sync a written file")?;
+            self.file.sync_all().map_err(StoreError::Sync)?;
         }
         Ok(())
     }
 
     /// Syncs if asked, makes the file read-only (as git's packs and indexes are), and renames
     /// it to `dest`.
-    pub fn commit(mut self, dest: &Path, fsync: bool) -> anyhow::Result<()> {
+    pub fn commit(mut self, dest: &Path, fsync: bool) -> Result<(), StoreError> {
         let path = self.path.take().expect("committed once");
         let result = (|| -> std::io::Result<()> {
             if fsync {
@@ -74,12 +84,15 @@ impl Staged {
                 .set_permissions(std::fs::Permissions::from_mode(0o444))?;
             std::fs::rename(&path, dest)
         })();
-        if let Err(e) = result {
+        if let Err(source) = result {
             let _ = std::fs::remove_file(&path);
-            cleanup::forget(&path);
-            return Err(e).with_context(|| format!("unable to write '{}'", dest.display()));
+            tempfiles::forget(&path);
+            return Err(StoreError::Write {
+                path: dest.to_owned(),
+                source,
+            });
         }
-        cleanup::forget(&path);
+        tempfiles::forget(&path);
         Ok(())
     }
 }
@@ -88,7 +101,7 @@ impl Drop for Staged {
     fn drop(&mut self) {
         if let Some(path) = self.path.take() {
             let _ = std::fs::remove_file(&path);
-            cleanup::forget(&path);
+            tempfiles::forget(&path);
         }
     }
 }

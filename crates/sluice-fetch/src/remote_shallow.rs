@@ -8,7 +8,7 @@ use sluice_object::{IdSet, ObjectId, ObjectKind};
 use sluice_odb::ObjectDb;
 
 /// The server's cut commits a clone records: those the pack brought.
-pub(crate) fn arrived(odb: &ObjectDb, remote_shallow: &[ObjectId]) -> Vec<ObjectId> {
+pub fn arrived(odb: &ObjectDb, remote_shallow: &[ObjectId]) -> Vec<ObjectId> {
     remote_shallow
         .iter()
         .filter(|id| odb.contains(id))
@@ -18,11 +18,11 @@ pub(crate) fn arrived(odb: &ObjectDb, remote_shallow: &[ObjectId]) -> Vec<Object
 
 /// Which of a fetch's new tips reach the server's cut.
 #[derive(Debug)]
-pub(crate) struct Reach {
+pub struct Reach {
     /// For each tip, in the order given: whether the history it brings reaches a cut commit.
-    pub(crate) needs_cut: Vec<bool>,
+    pub needs_cut: Vec<bool>,
     /// The cut commits the tips reach, which `--update-shallow` adds to `.git/shallow`.
-    pub(crate) cut: Vec<ObjectId>,
+    pub cut: Vec<ObjectId>,
 }
 
 /// Works out, for each of `tips`, whether the history it brings (what `known`, the values of
@@ -30,7 +30,7 @@ pub(crate) struct Reach {
 /// the server's history is cut at. A cut commit this repository is cut at too (`ours`, its own
 /// shallow list), or does not have even after the fetch, does not count. The parents of `ours`
 /// are not followed.
-pub(crate) fn reach(
+pub fn reach(
     odb: &ObjectDb,
     ours: &[ObjectId],
     remote_shallow: &[ObjectId],

@@ -12,7 +12,27 @@
 //! moment it counts from, as `mktime` does with the `tm_isdst` that `localtime` filled in: so
 //! `2 months ago` read in July lands an hour off January's wall clock.
 
-use anyhow::{anyhow, bail};
+/// Why a date could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum DateError {
+    /// A part that should be a number is not one.
+    #[error("bad {what} '{text}'")]
+    BadNumber {
+        /// Which part: "hour", "date", "timestamp", …
+        what: &'static str,
+        /// The text of the part.
+        text: String,
+    },
+    /// A time of day that fits no form.
+    #[error("cannot read the time in '{0}'")]
+    BadTime(String),
+    /// A date that fits no form.
+    #[error("cannot read the date '{0}'")]
+    Unreadable(String),
+    /// A date outside what the time zone rules cover.
+    #[error("the date '{0}' is out of range")]
+    OutOfRange(String),
+}
 
 /// Days since 1970-01-01 of a proleptic Gregorian date.
 fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
@@ -39,8 +59,11 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
     (year, month, day)
 }
 
-fn number(text: &str, what: &str) -> anyhow::Result<i64> {
-    text.parse().map_err(|_| anyhow!("bad {what} '{text}'"))
+fn number(text: &str, what: &'static str) -> Result<i64, DateError> {
+    text.parse().map_err(|_| DateError::BadNumber {
+        what,
+        text: text.to_owned(),
+    })
 }
 
 /// `now` moved back by `count` calendar months of its local calendar. A day past the end of
@@ -56,12 +79,12 @@ fn months_back(now: i64, count: i64, zone: &Zone) -> i64 {
 }
 
 /// The time zone in which dates without one are read.
-pub(crate) struct Zone(jiff::tz::TimeZone);
+pub struct Zone(jiff::tz::TimeZone);
 
 impl Zone {
     /// The zone of this process, as the C library finds it: `TZ` (a zone name or a POSIX
     /// rule), else the system's (`/etc/localtime`); UTC if neither can be read.
-    pub(crate) fn system() -> Zone {
+    pub fn system() -> Zone {
         Zone(jiff::tz::TimeZone::system())
     }
 
@@ -85,8 +108,8 @@ impl Zone {
 
     /// The instant of local wall-clock time `local` on its own date, in the offset in force
     /// then (a time skipped by a clock change is read after it, a repeated one the first time).
-    fn instant_of(&self, local: i64, text: &str) -> anyhow::Result<i64> {
-        let out_of_range = || anyhow!("the date '{text}' is out of range");
+    fn instant_of(&self, local: i64, text: &str) -> Result<i64, DateError> {
+        let out_of_range = || DateError::OutOfRange(text.to_owned());
         let (days, seconds) = (local.div_euclid(86_400), local.rem_euclid(86_400));
         let (year, month, day) = civil_from_days(days);
         let civil = jiff::civil::DateTime::new(
@@ -116,7 +139,7 @@ fn now() -> i64 {
 }
 
 /// `--shallow-since`'s value, if given, as seconds since the epoch.
-pub(crate) fn parse_since(text: Option<&str>) -> anyhow::Result<Option<i64>> {
+pub fn parse_since(text: Option<&str>) -> Result<Option<i64>, DateError> {
     text.map(|text| parse_date(text, now(), &Zone::system()))
         .transpose()
 }
@@ -190,7 +213,7 @@ const MONTHS: [&str; 12] = [
 const WEEKDAYS: [&str; 7] = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
 
 /// `hh:mm[:ss]` as seconds into the day.
-fn time_of_day(text: &str, whole: &str) -> anyhow::Result<i64> {
+fn time_of_day(text: &str, whole: &str) -> Result<i64, DateError> {
     let fields: Vec<&str> = text.split(':').collect();
     let (hour, minute, second) = match fields[..] {
         [h, m] => (number(h, "hour")?, number(m, "minute")?, 0),
@@ -199,10 +222,10 @@ fn time_of_day(text: &str, whole: &str) -> anyhow::Result<i64> {
             number(m, "minute")?,
             number(s, "second")?,
         ),
-        _ => bail!("cannot read the time in '{whole}'"),
+        _ => return Err(DateError::BadTime(whole.to_owned())),
     };
     if hour > 23 || minute > 59 || second > 60 {
-        bail!("cannot read the time in '{whole}'");
+        return Err(DateError::BadTime(whole.to_owned()));
     }
     Ok(hour * 3_600 + minute * 60 + second)
 }
@@ -230,8 +253,8 @@ fn zone_offset(text: &str) -> Option<i64> {
 /// (`2023-11-14[T| ]22:13[:20][zone]`), `2023/11/14`, `11/14/2023`, `14.11.2023`, and month
 /// names (`Nov 14 2023`, `14 Nov 2023`, `Tue, 14 Nov 2023 22:13:20 +0000`). Without a time
 /// the date takes the current time of day, as in git.
-fn absolute(text: &str, now: i64, zone: &Zone) -> anyhow::Result<i64> {
-    let cannot = || anyhow!("cannot read the date '{text}'");
+fn absolute(text: &str, now: i64, zone: &Zone) -> Result<i64, DateError> {
+    let cannot = || DateError::Unreadable(text.to_owned());
     let (mut year, mut month, mut day) = (None, None, None);
     let (mut time, mut offset) = (None, None);
     // `T` between digits joins an ISO date to its time; a zone may follow the time directly.
@@ -260,7 +283,7 @@ fn absolute(text: &str, now: i64, zone: &Zone) -> anyhow::Result<i64> {
     }
     for word in &words {
         let word = word.as_str();
-        let numeric = |parts: &[&str]| -> anyhow::Result<Vec<i64>> {
+        let numeric = |parts: &[&str]| -> Result<Vec<i64>, DateError> {
             parts.iter().map(|p| number(p, "date")).collect()
         };
         if let Some(seconds) = zone_offset(word) {
@@ -325,7 +348,7 @@ fn absolute(text: &str, now: i64, zone: &Zone) -> anyhow::Result<i64> {
 
 /// Seconds since the epoch for `text`, relative forms counted back from `now`, dates without
 /// a zone read in `zone`.
-pub(crate) fn parse_date(text: &str, now: i64, zone: &Zone) -> anyhow::Result<i64> {
+pub fn parse_date(text: &str, now: i64, zone: &Zone) -> Result<i64, DateError> {
     let text = text.trim().to_ascii_lowercase();
     let digits = text.strip_prefix('@').unwrap_or(&text);
     if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {

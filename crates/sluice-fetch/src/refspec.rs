@@ -1,22 +1,33 @@
 //! Fetch refspecs (`[+]<src>[:<dst>]`, one `*` on each side, `^<src>` to exclude), as
 //! `remote.<name>.fetch` and the command line give them.
 
-use anyhow::bail;
+/// A refspec git would refuse.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid refspec '{0}'")]
+pub struct InvalidRefspec(
+    /// The refspec as given.
+    pub String,
+);
 
 /// Where a short name in a refspec's source is looked for, as git looks.
 const SHORT_NAME_PLACES: [&str; 5] = ["", "refs/", "refs/tags/", "refs/heads/", "refs/remotes/"];
 
 /// One refspec.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Refspec {
+pub struct Refspec {
+    /// `+`: update the destination even when it does not fast-forward.
     pub force: bool,
+    /// `^`: the refs the source matches are left out.
     pub negative: bool,
+    /// The remote side: a ref name, a short name, or a pattern with one `*`.
     pub src: String,
+    /// The local side, if any.
     pub dst: Option<String>,
 }
 
 impl Refspec {
-    pub fn parse(text: &str) -> anyhow::Result<Refspec> {
+    /// Reads a refspec as git does, refusing what git refuses.
+    pub fn parse(text: &str) -> Result<Refspec, InvalidRefspec> {
         let (negative, rest) = match text.strip_prefix('^') {
             Some(rest) => (true, rest),
             None => (false, text),
@@ -44,7 +55,7 @@ impl Refspec {
             || dst.as_deref().is_some_and(|d| stars(d) != stars(src))
             || (negative && dst.is_some())
         {
-            bail!("invalid refspec '{text}'");
+            return Err(InvalidRefspec(text.to_owned()));
         }
         Ok(Refspec {
             force,

@@ -1,0 +1,442 @@
+//! The pack store: putting packs into `objects/pack` as git does. A pack is received into a
+//! temporary file in the destination, indexed as it arrives, checked, and then it, its `.rev`
+//! and its `.idx` are synced together and renamed into place, the index last, so that a reader
+//! that finds the index finds everything it describes. A failure at any point leaves no file.
+
+mod staged;
+
+pub use staged::{replace_extension, Staged};
+
+use crate::config::{Config, ConfigError};
+use sluice_object::{HashKind, ObjectId};
+use sluice_pack::{
+    ArrivingPack, IdxWriteOptions, IndexError, IndexOptions, IndexedPack, PackIndexer, PackSource,
+};
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+/// Why a pack could not be stored, indexed or verified.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The pack itself is bad.
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    /// The destination directory could not be made.
+    #[error("unable to create directory '{}'", path.display())]
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// No temporary file could be made in the destination.
+    #[error("unable to create temporary file in '{}'", dir.display())]
+    CreateTemp {
+        /// The destination directory.
+        dir: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file could not be written or put in place.
+    #[error("unable to write '{}'", path.display())]
+    Write {
+        /// The file (or, for a staged file, its directory).
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A written file could not be synced to disk.
+    #[error("unable to sync a written file")]
+    Sync(#[source] std::io::Error),
+    /// The `.keep` file could not be written.
+    #[error("cannot write keep file '{}'", path.display())]
+    Keep {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The pack file to write is there already.
+    #[error("unable to create '{}': File exists", .0.display())]
+    Exists(PathBuf),
+    /// A pack file whose name does not say where its index goes.
+    #[error("packfile name '{}' does not end with '.pack'", .0.display())]
+    NotPackName(PathBuf),
+    /// The pack file could not be opened.
+    #[error("cannot open packfile '{}'", path.display())]
+    OpenPack {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The index to verify against could not be read.
+    #[error("cannot open existing pack idx file for '{}'", pack.display())]
+    OpenIdx {
+        /// The pack.
+        pack: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The index to verify against is not an index.
+    #[error("index file '{}' is corrupt: {source}", path.display())]
+    CorruptIdx {
+        /// The index.
+        path: PathBuf,
+        /// What is wrong.
+        source: sluice_pack::IdxError,
+    },
+    /// Verification found an object stored twice.
+    #[error("The same object {0} appears twice in the pack")]
+    Duplicate(ObjectId),
+    /// The existing index is not what indexing the pack writes.
+    #[error("index file '{}' does not match pack '{}'", idx.display(), pack.display())]
+    IdxMismatch {
+        /// The index.
+        idx: PathBuf,
+        /// The pack.
+        pack: PathBuf,
+    },
+    /// The existing reverse index is not what indexing the pack writes.
+    #[error("reverse index '{}' does not match pack '{}'", rev.display(), pack.display())]
+    RevMismatch {
+        /// The reverse index.
+        rev: PathBuf,
+        /// The pack.
+        pack: PathBuf,
+    },
+    /// A received pack refers to an object that neither it nor the repository holds: the
+    /// sender did not send everything the new tips need. Nothing was stored.
+    #[error("remote did not send all necessary objects ({missing} is missing)")]
+    NotConnected {
+        /// The first such object.
+        missing: ObjectId,
+    },
+    /// A thread writing one of the files panicked.
+    #[error("a writer thread failed")]
+    WriterPanicked,
+}
+
+/// How packs are indexed and written: git's `pack.*` and `core.*` settings, or flags.
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// How the pack is indexed.
+    pub index: IndexOptions,
+    /// The `.idx` version and its 64-bit offset threshold.
+    pub idx: IdxWriteOptions,
+    /// Write a `.rev` beside the pack.
+    pub write_rev: bool,
+    /// Sync every file before it is renamed into place.
+    pub fsync: bool,
+}
+
+impl StoreOptions {
+    /// The options a repository's configuration gives: `pack.threads`, `pack.compression`
+    /// (else `core.compression`), `pack.indexVersion`, `pack.writeReverseIndex` (default true)
+    /// and `core.fsync` (`none` turns syncing off).
+    pub fn from_config(config: &Config, hash: HashKind) -> Result<StoreOptions, ConfigError> {
+        let threads = config.get_int("pack.threads")?.unwrap_or(0).max(0) as usize;
+        let level = config
+            .get_int("pack.compression")?
+            .or(config.get_int("core.compression")?)
+            .unwrap_or(-1);
+        let mut idx = IdxWriteOptions::default();
+        if let Some(version) = config.get_int("pack.indexversion")? {
+            idx.version = if version == 1 { 1 } else { 2 };
+        }
+        let fsync = config
+            .get("core.fsync")
+            .is_none_or(|v| !v.split(',').any(|c| c.trim() == "none"));
+        Ok(StoreOptions {
+            index: IndexOptions {
+                hash,
+                threads,
+                sync_early: fsync,
+                // git's default -1 is zlib's 6.
+                compression_level: if (0..=9).contains(&level) {
+                    level as u32
+                } else {
+                    6
+                },
+                ..IndexOptions::default()
+            },
+            idx,
+            write_rev: config.get_bool("pack.writereverseindex")?.unwrap_or(true),
+            fsync,
+        })
+    }
+}
+
+/// Where a received pack goes and what is written beside it.
+#[derive(Debug, Clone, Default)]
+pub struct Destination {
+    /// The pack file to write; `None` stores it in the repository's `objects/pack` under its
+    /// final name, `pack-<checksum>.pack`.
+    pub pack_file: Option<PathBuf>,
+    /// Where the `.idx` goes, when not beside the pack.
+    pub index_file: Option<PathBuf>,
+    /// Write a `.keep` file beside the pack holding this message (nothing when empty).
+    pub keep: Option<String>,
+}
+
+/// A pack put in place.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    /// The pack's checksum, which names it.
+    pub checksum: ObjectId,
+    /// The pack file.
+    pub pack: PathBuf,
+    /// Whether a `.keep` file was asked for.
+    pub kept: bool,
+}
+
+impl std::fmt::Display for Stored {
+    /// index-pack's report line: `pack\t<checksum>`, or `keep\t<checksum>` with a `.keep`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let word = if self.kept { "keep" } else { "pack" };
+        write!(f, "{word}\t{}", self.checksum)
+    }
+}
+
+/// Work that reads a received pack's objects while its deltas are resolved.
+pub type Alongside<'a> = dyn Fn(&ArrivingPack<'_>) + Sync + 'a;
+
+/// What a received pack must pass before it is put in place.
+pub type Check<'a> = dyn Fn(&IndexedPack) -> Result<(), StoreError> + 'a;
+
+/// Receives a pack from `input` into `objects_dir/pack` (or [`Destination::pack_file`]),
+/// indexed by `indexer` with `options`; `alongside` reads the objects while deltas are
+/// resolved, and `check` judges the indexed pack before anything is put in place.
+pub fn receive(
+    input: &mut dyn Read,
+    objects_dir: &Path,
+    destination: &Destination,
+    indexer: &PackIndexer<'_>,
+    options: &StoreOptions,
+    alongside: Option<&Alongside<'_>>,
+    check: &Check<'_>,
+) -> Result<Stored, StoreError> {
+    let dir = match &destination.pack_file {
+        Some(path) => {
+            if path.exists() {
+                return Err(StoreError::Exists(path.clone()));
+            }
+            parent(path).to_owned()
+        }
+        None => objects_dir.join("pack"),
+    };
+    let staged = Staged::create(&dir, "tmp_pack_")?;
+    let source = PackSource::Stream {
+        input,
+        pack: staged.file(),
+    };
+    let pack = match alongside {
+        Some(alongside) => indexer.index_alongside(source, alongside)?,
+        None => indexer.index(source)?,
+    };
+    // Checked before anything is put in place: a refused pack never enters the repository.
+    check(&pack)?;
+    let checksum = pack.checksum();
+    let pack_path = match &destination.pack_file {
+        Some(path) => path.clone(),
+        None => dir.join(format!("pack-{checksum}.pack")),
+    };
+    let (idx_path, rev_path) = index_paths(&pack_path, destination.index_file.as_deref())?;
+    if let Some(message) = &destination.keep {
+        write_keep(&pack_path, message)?;
+    }
+    write_indexes(
+        &pack,
+        Some((staged, &pack_path)),
+        &idx_path,
+        options.write_rev.then_some(&*rev_path),
+        options,
+    )?;
+    Ok(Stored {
+        checksum,
+        pack: pack_path,
+        kept: destination.keep.is_some(),
+    })
+}
+
+/// Indexes the pack file at `pack_path` in place, writing its `.idx` (at `index_file`, or
+/// beside it) and `.rev`; returns its checksum.
+pub fn index_file(
+    pack_path: &Path,
+    index_file: Option<&Path>,
+    indexer: &PackIndexer<'_>,
+    options: &StoreOptions,
+) -> Result<ObjectId, StoreError> {
+    let (idx_path, rev_path) = index_paths(pack_path, index_file)?;
+    let pack = indexer.index(PackSource::File(&open_pack(pack_path)?))?;
+    write_indexes(
+        &pack,
+        None,
+        &idx_path,
+        options.write_rev.then_some(&*rev_path),
+        options,
+    )?;
+    Ok(pack.checksum())
+}
+
+fn open_pack(path: &Path) -> Result<File, StoreError> {
+    File::open(path).map_err(|source| StoreError::OpenPack {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// The `.idx` and `.rev` paths of a pack, as git derives them.
+fn index_paths(
+    pack_path: &Path,
+    index_file: Option<&Path>,
+) -> Result<(PathBuf, PathBuf), StoreError> {
+    let idx = match index_file {
+        Some(path) => path.to_owned(),
+        None => replace_extension(pack_path, "pack", "idx")
+            .ok_or_else(|| StoreError::NotPackName(pack_path.to_owned()))?,
+    };
+    let rev = replace_extension(pack_path, "pack", "rev")
+        .or_else(|| replace_extension(&idx, "idx", "rev"))
+        .unwrap_or_else(|| idx.with_extension("rev"));
+    Ok((idx, rev))
+}
+
+fn parent(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// Writes `<pack>.keep` holding `message`, unless one is there already.
+fn write_keep(pack_path: &Path, message: &str) -> Result<(), StoreError> {
+    let keep = replace_extension(pack_path, "pack", "keep").expect("pack path ends in .pack");
+    let failed = |source| StoreError::Keep {
+        path: keep.clone(),
+        source,
+    };
+    let mut file = match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&keep)
+    {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(()),
+        Err(e) => return Err(failed(e)),
+    };
+    if !message.is_empty() {
+        writeln!(file, "{message}").map_err(failed)?;
+    }
+    Ok(())
+}
+
+/// Writes `.rev` (if asked) and `.idx`, and puts them in place after the staged pack (if
+/// given): the index last, so that a reader that finds it finds everything it describes. The
+/// files are written and synced at the same time (the pack's sync was started during
+/// resolution); only the renames are ordered.
+fn write_indexes(
+    pack: &IndexedPack,
+    staged_pack: Option<(Staged, &Path)>,
+    idx_path: &Path,
+    rev_path: Option<&Path>,
+    options: &StoreOptions,
+) -> Result<(), StoreError> {
+    let order = pack.index_order();
+    let synced = |staged: Staged| -> Result<Staged, StoreError> {
+        staged.sync(options.fsync)?;
+        Ok(staged)
+    };
+    let (staged_pack, rev, idx) = std::thread::scope(|s| {
+        let staged_pack = staged_pack.map(|(staged, path)| (s.spawn(move || synced(staged)), path));
+        let rev = rev_path.map(|rev_path| {
+            let order = &order;
+            let thread = s.spawn(move || {
+                synced(Staged::write(parent(rev_path), "tmp_rev_", |out| {
+                    pack.write_rev(order, out).map(|_| ())
+                })?)
+            });
+            (thread, rev_path)
+        });
+        let idx = Staged::write(parent(idx_path), "tmp_idx_", |out| {
+            pack.write_idx(&order, &options.idx, out).map(|_| ())
+        })
+        .map_err(|e| match e {
+            StoreError::Write { source, .. } => StoreError::Write {
+                path: idx_path.to_owned(),
+                source,
+            },
+            other => other,
+        })
+        .and_then(synced);
+        let joined = |thread: std::thread::ScopedJoinHandle<'_, Result<Staged, StoreError>>| {
+            thread
+                .join()
+                .unwrap_or_else(|_| Err(StoreError::WriterPanicked))
+        };
+        (
+            staged_pack.map(|(thread, path)| (joined(thread), path)),
+            rev.map(|(thread, path)| (joined(thread), path)),
+            idx,
+        )
+    });
+    for (staged, path) in staged_pack.into_iter().chain(rev) {
+        staged?.commit(path, false)?;
+    }
+    idx?.commit(idx_path, false)
+}
+
+/// Indexes `pack_path` and checks that its existing index (and reverse index, if present) is
+/// exactly what indexing writes. Returns the indexed pack for listings.
+pub fn verify(
+    pack_path: &Path,
+    index_file: Option<&Path>,
+    indexer: &PackIndexer<'_>,
+) -> Result<IndexedPack, StoreError> {
+    let (idx_path, rev_path) = index_paths(pack_path, index_file)?;
+    let existing = std::fs::read(&idx_path).map_err(|source| StoreError::OpenIdx {
+        pack: pack_path.to_owned(),
+        source,
+    })?;
+    let options = sluice_pack::PackIndex::new(&existing[..], HashKind::Sha1)
+        .map_err(|source| StoreError::CorruptIdx {
+            path: idx_path.clone(),
+            source,
+        })?
+        .write_options();
+    let pack = indexer.index(PackSource::File(&open_pack(pack_path)?))?;
+    let order = pack.index_order();
+    // As git, verification is strict: an object stored twice is an error.
+    if let Some(id) = pack.duplicate(&order) {
+        return Err(StoreError::Duplicate(id));
+    }
+    let mismatch = || StoreError::IdxMismatch {
+        idx: idx_path.clone(),
+        pack: pack_path.to_owned(),
+    };
+    let mut expected = Vec::new();
+    pack.write_idx(&order, &options, &mut expected)
+        .map_err(|_| mismatch())?;
+    if expected != existing {
+        return Err(mismatch());
+    }
+    if let Ok(existing_rev) = std::fs::read(&rev_path) {
+        let mut expected = Vec::new();
+        let mismatch = || StoreError::RevMismatch {
+            rev: rev_path.clone(),
+            pack: pack_path.to_owned(),
+        };
+        pack.write_rev(&order, &mut expected)
+            .map_err(|_| mismatch())?;
+        if expected != existing_rev {
+            return Err(mismatch());
+        }
+    }
+    Ok(pack)
+}

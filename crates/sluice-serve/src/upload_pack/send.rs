@@ -1,0 +1,216 @@
+//! Sending the pack: generating it (or taking it from the pack cache), with progress and
+//! keepalives on the side-band.
+
+use super::{Request, Session};
+use crate::pack_cache::{CacheKey, Tee};
+use crate::remote_progress::BandSink;
+use crate::{write_pack, PackOptions, PackStats, ServeError};
+use sluice_object::progress::{Progress, ProgressSink, TextProgress};
+use sluice_object::{IdSet, ObjectId, ObjectKind};
+use sluice_odb::{walk_objects, WalkRequest};
+use sluice_wire::sideband::{Band, Sideband};
+use std::io::{self, Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+
+/// Notes when the first pack byte is written, which ends the keepalives.
+struct NoticeStart<'a, W: Write> {
+    inner: W,
+    started: &'a AtomicBool,
+}
+
+impl<W: Write> Write for NoticeStart<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.started.store(true, Ordering::Relaxed);
+        self.inner.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
+    /// Counts, writes and sends the pack, then the final flush.
+    pub(super) fn send_pack(
+        &mut self,
+        request: &Request,
+        shallow: &IdSet,
+    ) -> Result<(), ServeError> {
+        let Some(max_payload) = request.side_band else {
+            // No side band: the pack is the rest of the stream.
+            let out = self.out.clone();
+            self.generate_cached(request, shallow, out, &sluice_object::progress::Discard)?;
+            self.out.flush()?;
+            return Ok(());
+        };
+        let band = Arc::new(Sideband::new(self.out.clone(), max_payload));
+        let sink: Option<Box<dyn ProgressSink>> = (!request.no_progress)
+            .then(|| Box::new(BandSink(Arc::clone(&band))) as Box<dyn ProgressSink>);
+        let progress = TextProgress::new(sink);
+        let keepalive = self.keepalive_interval()?;
+        let started = AtomicBool::new(false);
+        let (stop, stopped) = mpsc::channel::<()>();
+        let result = std::thread::scope(|scope| {
+            if let Some(interval) = keepalive {
+                let (band, started) = (&band, &started);
+                // Counting and the delta search can be long and silent: git's clients (and
+                // proxies) give up on a connection that says nothing.
+                scope.spawn(move || {
+                    while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(interval)
+                    {
+                        if started.load(Ordering::Relaxed) || band.keepalive().is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            let mut data = NoticeStart {
+                inner: band.data(),
+                started: &started,
+            };
+            let result = self.generate_cached(request, shallow, &mut data, &progress);
+            let result = result.and_then(|stats| {
+                data.flush()?;
+                Ok(stats)
+            });
+            drop(stop);
+            result
+        });
+        drop(progress);
+        match result {
+            Ok(stats) => {
+                if !request.no_progress {
+                    band.send(
+                        Band::Progress,
+                        format!(
+                            "Total {} (delta {}), reused {} (delta {}), pack-reused {}\n",
+                            stats.total,
+                            stats.deltas,
+                            stats.reused,
+                            stats.reused_deltas,
+                            stats.pack_reused
+                        )
+                        .as_bytes(),
+                    )?;
+                }
+                self.flush()
+            }
+            Err(error) => {
+                let _ = band.send(Band::Error, format!("{error}\n").as_bytes());
+                Err(error)
+            }
+        }
+    }
+
+    fn generate<O: Write>(
+        &self,
+        request: &Request,
+        shallow: &IdSet,
+        out: O,
+        progress: &dyn Progress,
+    ) -> Result<PackStats, ServeError> {
+        let odb = self.repo.objects();
+        let mut walked = walk_objects(
+            odb,
+            &WalkRequest {
+                wants: &request.wants,
+                haves: &request.haves,
+                shallow,
+                filter: request.filter,
+            },
+            progress,
+        )?;
+        if request.include_tag {
+            let sent: IdSet = walked.objects.iter().map(|o| o.id).collect();
+            for r in &self.refs.refs {
+                let (Some(target), true) = (r.peeled, r.name.starts_with("refs/tags/")) else {
+                    continue;
+                };
+                if sent.contains(&target) && !sent.contains(&r.id) {
+                    walked.objects.push(sluice_odb::WalkedObject {
+                        id: r.id,
+                        kind: ObjectKind::Tag,
+                        name_hash: 0,
+                        previous: None,
+                    });
+                }
+            }
+        }
+        let options = PackOptions {
+            thin: request.thin,
+            ofs_delta: request.ofs_delta,
+            compression: self.compression()?,
+        };
+        let (_, stats) = write_pack(odb, &walked, &options, out, progress)?;
+        Ok(stats)
+    }
+
+    /// The identity of the pack `request` gets, for the pack cache.
+    fn cache_key(&self, request: &Request, shallow: &IdSet) -> CacheKey {
+        let mut key = CacheKey::new();
+        key.add(self.repo.git_dir().as_os_str().as_encoded_bytes());
+        for id in &request.wants {
+            key.add(id.as_bytes());
+        }
+        key.add(b"haves");
+        for id in &request.haves {
+            key.add(id.as_bytes());
+        }
+        key.add(b"shallow");
+        let mut shallow: Vec<&ObjectId> = shallow.iter().collect();
+        shallow.sort_unstable();
+        for id in shallow {
+            key.add(id.as_bytes());
+        }
+        key.add(format!("{:?}", request.filter).as_bytes());
+        key.add(&[
+            u8::from(request.thin),
+            u8::from(request.ofs_delta),
+            u8::from(request.include_tag),
+        ]);
+        if request.include_tag {
+            for r in &self.refs.refs {
+                key.add(r.name.as_bytes()).add(r.id.as_bytes());
+            }
+        }
+        key
+    }
+
+    /// The pack for `request`, from the pack cache when it has it.
+    fn generate_cached<O: Write>(
+        &self,
+        request: &Request,
+        shallow: &IdSet,
+        mut out: O,
+        progress: &dyn Progress,
+    ) -> Result<PackStats, ServeError> {
+        let Some(cache) = self.options.pack_cache.clone() else {
+            return self.generate(request, shallow, out, progress);
+        };
+        let mut writer = match cache.lookup(self.cache_key(request, shallow), &mut out)? {
+            Ok(stats) => return Ok(stats),
+            Err(writer) => writer,
+        };
+        let tee = Tee {
+            out,
+            cache: &mut writer,
+        };
+        let stats = self.generate(request, shallow, tee, progress)?;
+        writer.commit(&stats);
+        Ok(stats)
+    }
+
+    /// `uploadpack.keepAlive`: seconds of silence before an empty packet; 0 turns it off.
+    fn keepalive_interval(&self) -> Result<Option<std::time::Duration>, ServeError> {
+        let seconds = self
+            .repo
+            .config()
+            .get_int("uploadpack.keepalive")?
+            .unwrap_or(5);
+        Ok((seconds > 0).then(|| std::time::Duration::from_secs(seconds as u64)))
+    }
+
+    fn compression(&self) -> Result<u32, ServeError> {
+        Ok(PackOptions::compression_of(self.repo.config())?)
+    }
+}

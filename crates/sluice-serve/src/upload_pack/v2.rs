@@ -1,0 +1,253 @@
+//! Protocol v2 (`gitprotocol-v2`): the capability advertisement, the command loop, `ls-refs`
+//! and `fetch` with its sections.
+
+use super::{agent, push_bounded, Line, Request, Session, MAX_LINES};
+use crate::negotiate::Negotiator;
+use crate::ServeError;
+use sluice_wire::sideband::LARGE_PAYLOAD;
+use std::io::{Read, Write};
+
+impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
+    fn advertise_v2(&mut self) -> Result<(), ServeError> {
+        let mut fetch = String::from("fetch=shallow wait-for-done");
+        if self.allow_filter()? {
+            fetch.push_str(" filter");
+        }
+        if self.bool_config("uploadpack.allowrefinwant")? {
+            fetch.push_str(" ref-in-want");
+        }
+        let lines = [
+            "version 2\n".to_owned(),
+            format!("agent={}\n", agent()),
+            "ls-refs=unborn\n".to_owned(),
+            format!("{fetch}\n"),
+            "server-option\n".to_owned(),
+            format!("object-format={}\n", self.hash().name()),
+        ];
+        for line in lines {
+            self.send(&line)?;
+        }
+        self.flush()
+    }
+
+    pub(super) fn serve_v2(&mut self) -> Result<(), ServeError> {
+        if !self.options.stateless_rpc || self.options.advertise_refs {
+            self.advertise_v2()?;
+        }
+        if self.options.advertise_refs {
+            return Ok(());
+        }
+        loop {
+            let command = match self.read_line()? {
+                None | Some(Line::Flush) => return Ok(()),
+                Some(Line::Text(text)) => match text.strip_prefix("command=") {
+                    Some(command) => command.to_owned(),
+                    None => {
+                        return Err(ServeError::Protocol(format!(
+                            "expected command=<cmd>, got '{text}'"
+                        )))
+                    }
+                },
+                Some(_) => return Err(ServeError::Protocol("expected a command".into())),
+            };
+            // Capabilities up to the delimiter (or the flush that ends an argument-less request).
+            let mut has_args = false;
+            loop {
+                match self.read_line()? {
+                    Some(Line::Delimiter) => {
+                        has_args = true;
+                        break;
+                    }
+                    Some(Line::Flush) => break,
+                    Some(Line::Text(cap)) => {
+                        if let Some(format) = cap.strip_prefix("object-format=") {
+                            if format != self.hash().name() {
+                                return Err(ServeError::Protocol(format!(
+                                    "mismatched object format: server {}; client {format}",
+                                    self.hash().name()
+                                )));
+                            }
+                        }
+                    }
+                    _ => return Err(ServeError::Protocol("unexpected end of command".into())),
+                }
+            }
+            let mut args = Vec::new();
+            if has_args {
+                loop {
+                    match self.read_line()? {
+                        Some(Line::Flush) => break,
+                        Some(Line::Text(arg)) => {
+                            if args.len() >= MAX_LINES {
+                                return Err(ServeError::Protocol("too many arguments".into()));
+                            }
+                            args.push(arg)
+                        }
+                        _ => {
+                            return Err(ServeError::Protocol(
+                                "unexpected packet in command arguments".into(),
+                            ))
+                        }
+                    }
+                }
+            }
+            match command.as_str() {
+                "ls-refs" => self.ls_refs(&args)?,
+                "fetch" => self.fetch_v2(&args)?,
+                other => return Err(ServeError::Protocol(format!("invalid command '{other}'"))),
+            }
+            if self.options.stateless_rpc {
+                return Ok(());
+            }
+        }
+    }
+
+    fn ls_refs(&mut self, args: &[String]) -> Result<(), ServeError> {
+        let mut symrefs = false;
+        let mut peel = false;
+        let mut unborn = false;
+        let mut prefixes = Vec::new();
+        for arg in args {
+            match arg.as_str() {
+                "symrefs" => symrefs = true,
+                "peel" => peel = true,
+                "unborn" => unborn = true,
+                _ => {
+                    if let Some(prefix) = arg.strip_prefix("ref-prefix ") {
+                        prefixes.push(prefix.to_owned());
+                    } else {
+                        return Err(ServeError::Protocol(format!("unexpected line: '{arg}'")));
+                    }
+                }
+            }
+        }
+        // git stops filtering when a client sends absurdly many prefixes.
+        if prefixes.len() > 65536 {
+            prefixes.clear();
+        }
+        let wanted = |name: &str| {
+            prefixes.is_empty() || prefixes.iter().any(|p| name.starts_with(p.as_str()))
+        };
+        let mut lines = Vec::new();
+        if let (Some(target), true) = (&self.refs.unborn_head, unborn) {
+            if wanted("HEAD") {
+                if symrefs {
+                    lines.push(format!("unborn HEAD symref-target:{target}\n"));
+                } else {
+                    lines.push("unborn HEAD\n".to_owned());
+                }
+            }
+        }
+        for r in &self.refs.refs {
+            if !wanted(&r.name) {
+                continue;
+            }
+            let mut line = format!("{} {}", r.id, r.name);
+            if let (true, Some(target)) = (symrefs, &r.symref_target) {
+                line.push_str(&format!(" symref-target:{target}"));
+            }
+            if let (true, Some(peeled)) = (peel, r.peeled) {
+                line.push_str(&format!(" peeled:{peeled}"));
+            }
+            line.push('\n');
+            lines.push(line);
+        }
+        for line in lines {
+            self.send(&line)?;
+        }
+        self.flush()
+    }
+
+    fn fetch_v2(&mut self, args: &[String]) -> Result<(), ServeError> {
+        let mut request = Request {
+            side_band: Some(LARGE_PAYLOAD),
+            ..Request::default()
+        };
+        let mut wanted_refs = Vec::new();
+        let allow_ref_in_want = self.bool_config("uploadpack.allowrefinwant")?;
+        for arg in args {
+            if let Some(hex) = arg.strip_prefix("want ") {
+                let id = self.parse_id(hex, "wanted")?;
+                if !self.repo.objects().contains(&id) {
+                    return Err(ServeError::NotOurRef(id));
+                }
+                push_bounded(&mut request.wants, id)?;
+            } else if let Some(hex) = arg.strip_prefix("have ") {
+                let id = self.parse_id(hex, "have")?;
+                push_bounded(&mut request.haves, id)?;
+            } else if let (true, Some(name)) = (allow_ref_in_want, arg.strip_prefix("want-ref ")) {
+                let r = self
+                    .refs
+                    .refs
+                    .iter()
+                    .find(|r| r.name == name)
+                    .ok_or_else(|| ServeError::Protocol(format!("unknown ref {name}")))?;
+                wanted_refs.push((r.id, r.name.clone()));
+                push_bounded(&mut request.wants, r.id)?;
+            } else {
+                match arg.as_str() {
+                    "done" => request.done = true,
+                    "thin-pack" => request.thin = true,
+                    "ofs-delta" => request.ofs_delta = true,
+                    "no-progress" => request.no_progress = true,
+                    "include-tag" => request.include_tag = true,
+                    "wait-for-done" => request.wait_for_done = true,
+                    "sideband-all" => {}
+                    _ => {
+                        if !self.parse_deepen_line(arg, &mut request)? {
+                            return Err(ServeError::Protocol(format!("unexpected line: '{arg}'")));
+                        }
+                    }
+                }
+            }
+        }
+        let mut negotiator = Negotiator::new(self.repo.objects());
+        for have in &request.haves {
+            negotiator.have(have)?;
+        }
+        if !request.done {
+            self.send("acknowledgments\n")?;
+            if negotiator.common().is_empty() {
+                self.send("NAK\n")?;
+            }
+            let common = negotiator.common().to_vec();
+            for id in &common {
+                self.send(&format!("ACK {id}\n"))?;
+            }
+            if !request.wait_for_done && negotiator.ok_to_give_up(&request.wants)? {
+                self.send("ready\n")?;
+                write_packet_delim(&mut self.out)?;
+            } else {
+                return self.flush();
+            }
+        }
+        request.haves = negotiator.common().to_vec();
+        let (info, deepens) = self.shallow(&mut request)?;
+        if deepens || !request.client_shallow.is_empty() || !self.own_shallow.is_empty() {
+            let mut lines = Vec::new();
+            lines.extend(info.shallow.iter().map(|id| format!("shallow {id}\n")));
+            lines.extend(info.unshallow.iter().map(|id| format!("unshallow {id}\n")));
+            self.send("shallow-info\n")?;
+            for line in lines {
+                self.send(&line)?;
+            }
+            write_packet_delim(&mut self.out)?;
+        }
+        if !wanted_refs.is_empty() {
+            self.send("wanted-refs\n")?;
+            for (id, name) in wanted_refs {
+                self.send(&format!("{id} {name}\n"))?;
+            }
+            write_packet_delim(&mut self.out)?;
+        }
+        self.send("packfile\n")?;
+        self.send_pack(&request, &info.cut)
+    }
+
+    // ---- the pack ----
+}
+
+fn write_packet_delim(out: &mut dyn Write) -> Result<(), ServeError> {
+    out.write_all(b"0001")?;
+    Ok(())
+}
