@@ -1,0 +1,543 @@
+//! `sluice fetch [<remote>] [<refspec>…]`: git fetch. Negotiates with every local ref, receives
+//! the pack (or, under `transfer.unpackLimit` objects, loose objects), then updates refs as git
+//! does: fast-forwards, `+` or `--force` for the rest, tags never moved unless forced, followed
+//! tags, `FETCH_HEAD`, `--prune`, reflogs and git's summary lines. Objects are stored before any
+//! ref moves, so an interrupted fetch leaves every ref as it was. `--filter` makes the remote a
+//! promisor remote; in a partial clone, delta bases the repository lacks are fetched from it.
+
+use super::remote::{connect, connect_options};
+use super::Context;
+use anyhow::{anyhow, bail};
+use clap::Args;
+use sluice_fetch::partial::{self, filter_spec, is_promisor};
+use sluice_fetch::refspec::Refspec;
+use sluice_odb::{Config, Repository};
+use std::io::Write as _;
+use std::process::ExitCode;
+
+mod plan;
+mod receive;
+mod report;
+mod update;
+
+use plan::{drop_duplicates, follow_known_tags, track_in_passing, Mapping, Plan};
+use receive::fetch_missing;
+use update::{update_and_report, Moved};
+
+/// `git fetch`'s arguments (those this version supports).
+#[derive(Debug, Args)]
+pub struct FetchArgs {
+    /// Fetch every configured remote (but those with `remote.<name>.skipFetchAll`).
+    #[arg(long)]
+    all: bool,
+    /// Every argument names a remote or a group of remotes (`remotes.<group>`) to fetch.
+    #[arg(long)]
+    multiple: bool,
+    /// Add to FETCH_HEAD instead of replacing it.
+    #[arg(short, long)]
+    append: bool,
+    /// Update the refs all together or not at all: one refused update leaves every ref as
+    /// it was.
+    #[arg(long)]
+    atomic: bool,
+    /// Say what would change, and change no ref (objects are still fetched, as in git).
+    #[arg(long)]
+    dry_run: bool,
+    /// Remove remote-tracking refs whose branch is gone from the remote (default:
+    /// `remote.<name>.prune`, then `fetch.prune`).
+    #[arg(short, long, overrides_with = "no_prune")]
+    prune: bool,
+    /// Do not prune, whatever the configuration says.
+    #[arg(long, overrides_with = "prune")]
+    no_prune: bool,
+    /// With pruning, also remove local tags the remote no longer has (default:
+    /// `remote.<name>.pruneTags`, then `fetch.pruneTags`).
+    #[arg(short = 'P', long, overrides_with = "no_prune_tags")]
+    prune_tags: bool,
+    /// Do not prune tags, whatever the configuration says.
+    #[arg(long, overrides_with = "prune_tags")]
+    no_prune_tags: bool,
+    /// Allow updating the branch checked out.
+    #[arg(short, long)]
+    update_head_ok: bool,
+    /// Update refs even when the update is not a fast-forward.
+    #[arg(short, long)]
+    force: bool,
+    /// Read more refspecs from stdin, one per line, after those of the command line.
+    #[arg(long)]
+    stdin: bool,
+    /// Fetch every object the refs reach, as a new clone would, rather than only what this
+    /// repository lacks (to apply a changed `--filter`, or mend a damaged repository).
+    #[arg(long)]
+    refetch: bool,
+    /// From a shallow remote, take refs whose history reaches where the remote's history is
+    /// cut too, adding those commits to `.git/shallow` (by default such refs are refused).
+    #[arg(long)]
+    update_shallow: bool,
+    /// Make the one branch fetched for merging the upstream of the branch checked out
+    /// (`branch.<name>.remote` and `.merge`), as `git pull` will then use.
+    #[arg(long)]
+    set_upstream: bool,
+    /// Fetch every tag too (`refs/tags/*:refs/tags/*`).
+    #[arg(short, long, overrides_with = "no_tags")]
+    tags: bool,
+    /// Do not follow tags.
+    #[arg(short = 'n', long, overrides_with = "tags")]
+    no_tags: bool,
+    /// Limit history to this many commits from each tip.
+    #[arg(long, value_name = "depth")]
+    depth: Option<u32>,
+    /// Deepen a shallow history by this many commits.
+    #[arg(long, value_name = "depth")]
+    deepen: Option<u32>,
+    /// Make a shallow repository whole.
+    #[arg(long)]
+    unshallow: bool,
+    /// Deepen to commits after this date.
+    #[arg(long, value_name = "date")]
+    shallow_since: Option<String>,
+    /// Deepen, excluding what this remote ref reaches.
+    #[arg(long, value_name = "revision")]
+    shallow_exclude: Vec<String>,
+    /// A partial fetch: leave out what the filter excludes (`blob:none`, `blob:limit=<n>`),
+    /// and make the remote a promisor remote with this filter as its default, as git does.
+    #[arg(long, value_name = "filter-spec", overrides_with = "no_filter")]
+    filter: Option<String>,
+    /// Fetch every object, whatever filter the remote's settings name.
+    #[arg(long, overrides_with = "filter")]
+    no_filter: bool,
+    /// Do not write FETCH_HEAD.
+    #[arg(long, overrides_with = "write_fetch_head")]
+    no_write_fetch_head: bool,
+    /// Write FETCH_HEAD (the default; undoes an earlier `--no-write-fetch-head`).
+    #[arg(long, overrides_with = "no_write_fetch_head")]
+    write_fetch_head: bool,
+    /// No messages, no progress.
+    #[arg(short, long)]
+    quiet: bool,
+    /// Also list the refs that are up to date.
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    verbose: u8,
+    /// Report ref updates for scripts, on stdout: `<flag> <old id> <new id> <local ref>`.
+    #[arg(long, overrides_with = "no_porcelain")]
+    porcelain: bool,
+    /// Report ref updates for people (the default; undoes an earlier `--porcelain`).
+    #[arg(long, overrides_with = "porcelain")]
+    no_porcelain: bool,
+    /// How many remotes to fetch at once. Accepted for git's command lines; Sluice fetches
+    /// them one after another.
+    #[arg(short, long, value_name = "n")]
+    jobs: Option<u32>,
+    /// Accepted for git's command lines: Sluice runs no maintenance after a fetch.
+    #[arg(long)]
+    no_auto_gc: bool,
+    /// Accepted for git's command lines: Sluice runs no maintenance after a fetch.
+    #[arg(long)]
+    no_auto_maintenance: bool,
+    /// Accepted for git's command lines: Sluice writes no commit-graph.
+    #[arg(long)]
+    no_write_commit_graph: bool,
+    /// Progress even when stderr is not a terminal.
+    #[arg(long)]
+    progress: bool,
+    /// The command that runs upload-pack on the other side.
+    #[arg(long, value_name = "command")]
+    upload_pack: Option<String>,
+    /// Fetch submodules too: `yes`, `on-demand` (git's default) or `no`. Sluice fetches no
+    /// submodule, so anything but `no` is refused where submodules are checked out.
+    #[arg(long, value_name = "mode", num_args = 0..=1, default_missing_value = "yes",
+          overrides_with = "no_recurse_submodules")]
+    recurse_submodules: Option<String>,
+    /// Do not fetch submodules.
+    #[arg(long, overrides_with = "recurse_submodules")]
+    no_recurse_submodules: bool,
+    /// A configured remote's name, or a URL.
+    #[arg(value_name = "repository")]
+    repository: Option<String>,
+    /// What to fetch and where to store it.
+    #[arg(value_name = "refspec")]
+    refspecs: Vec<String>,
+}
+
+/// The refspec of every tag (`--tags`, `--prune-tags`).
+const TAG_REFSPEC: &str = "refs/tags/*:refs/tags/*";
+
+/// git's depth for "everything" (`--unshallow`).
+const INFINITE_DEPTH: u32 = 0x7fff_ffff;
+
+/// The reflog's action, as git writes it: `fetch` and the command's arguments as given, options
+/// included (but not the options before the command's name).
+fn reflog_action() -> String {
+    std::iter::once("fetch".to_owned())
+        .chain(crate::cli::command_arguments())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn short(name: &str) -> &str {
+    for prefix in ["refs/heads/", "refs/tags/", "refs/remotes/"] {
+        if let Some(rest) = name.strip_prefix(prefix) {
+            return rest;
+        }
+    }
+    name
+}
+
+/// The URL as FETCH_HEAD and the summary name it: without a trailing `/` or `.git`.
+fn display_url(url: &str) -> &str {
+    let url = url.trim_end_matches('/');
+    url.strip_suffix(".git").unwrap_or(url)
+}
+
+/// Runs fetch: of one remote, or of several one after another as git's `--all` does.
+pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
+    if let Some(spec) = &args.filter {
+        args.filter = Some(filter_spec(spec)?);
+    }
+    let repo = context
+        .repository()?
+        .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    let recursion = Recursion::of(&args)?;
+    refuse_submodule_recursion(&args, recursion, &repo)?;
+    if args.porcelain && recursion != Some(Recursion::Off) {
+        bail!("options '--porcelain' and '--recurse-submodules' cannot be used together");
+    }
+    let one = |repository: Option<&str>, refspecs: Vec<Refspec>| One {
+        repository: repository.map(str::to_owned),
+        refspecs,
+        append: args.append,
+        action: reflog_action(),
+    };
+    match remotes_to_fetch(&args, repo.config())? {
+        None => {
+            let mut refspecs = command_line_refspecs(&args.refspecs)?;
+            if args.stdin {
+                refspecs.extend(stdin_refspecs()?);
+            }
+            let one = one(args.repository.as_deref(), refspecs);
+            fetch_one(&args, context, &repo, &one)
+        }
+        Some(names) if names.len() == 1 => {
+            fetch_one(&args, context, &repo, &one(Some(&names[0]), Vec::new()))
+        }
+        Some(_) if args.filter.is_some() => {
+            bail!("--filter can only be used with the remote configured in extensions.partialclone")
+        }
+        Some(names) => fetch_each(&args, context, &repo, &names),
+    }
+}
+
+/// The filter this fetch sends: `--filter`'s (which first makes the remote a promisor remote
+/// with it as its default, as git does, even for a URL), else a promisor remote's default;
+/// none with `--no-filter`.
+fn fetch_filter(
+    args: &FetchArgs,
+    repo: &Repository,
+    remote: &str,
+) -> anyhow::Result<Option<String>> {
+    let config = repo.config();
+    if args.no_filter {
+        return Ok(None);
+    }
+    if let Some(spec) = &args.filter {
+        partial::register(repo.git_dir(), config, remote, spec)?;
+        return Ok(Some(spec.clone()));
+    }
+    Ok(match is_promisor(config, remote)? {
+        true => config
+            .get(&format!("remote.{remote}.partialclonefilter"))
+            .map(str::to_owned),
+        false => None,
+    })
+}
+
+/// One remote's fetch, and what it writes to FETCH_HEAD and the reflogs.
+struct One {
+    /// A remote's name or a URL (the default remote when `None`).
+    repository: Option<String>,
+    /// The refspecs of the command line (and `--stdin`).
+    refspecs: Vec<Refspec>,
+    /// Whether FETCH_HEAD is added to rather than replaced.
+    append: bool,
+    /// The reflog's action (`fetch` and the arguments).
+    action: String,
+}
+
+/// The remotes `--all`, `--multiple` or a group name (`remotes.<group>`) stand for, in order;
+/// `None` for the usual fetch of one remote or URL.
+fn remotes_to_fetch(args: &FetchArgs, config: &Config) -> anyhow::Result<Option<Vec<String>>> {
+    let group = |name: &str| -> Vec<String> {
+        match config.get(&format!("remotes.{name}")) {
+            Some(members) => members.split_whitespace().map(str::to_owned).collect(),
+            None => Vec::new(),
+        }
+    };
+    let configured = config.subsection_names("remote");
+    if args.all {
+        if args.repository.is_some() {
+            bail!("fetch --all does not take a repository argument");
+        }
+        let mut names = Vec::new();
+        for name in configured {
+            let key = format!("remote.{name}.skipFetchAll");
+            if !config.get_bool(&key)?.unwrap_or(false) {
+                names.push(name);
+            }
+        }
+        return Ok(Some(names));
+    }
+    if args.multiple {
+        let mut names: Vec<String> = Vec::new();
+        for word in args.repository.iter().chain(&args.refspecs) {
+            let mut members = group(word);
+            if members.is_empty() && configured.contains(word) {
+                members.push(word.clone());
+            }
+            if members.is_empty() {
+                bail!("no such remote or remote group: {word}");
+            }
+            for member in members {
+                if !names.contains(&member) {
+                    names.push(member);
+                }
+            }
+        }
+        return Ok(Some(names));
+    }
+    let members = args.repository.as_deref().map(group).unwrap_or_default();
+    if members.len() < 2 {
+        return Ok(None);
+    }
+    if !args.refspecs.is_empty() {
+        bail!("fetching a group and specifying refspecs does not make sense");
+    }
+    Ok(Some(members))
+}
+
+/// Fetches each of `names` in turn, as git's `--all` runs one `fetch --append` per remote: a
+/// remote that fails is reported and the others are still fetched.
+fn fetch_each(
+    args: &FetchArgs,
+    context: &Context,
+    repo: &Repository,
+    names: &[String],
+) -> anyhow::Result<ExitCode> {
+    if writes_fetch_head(args) && !args.append {
+        sluice_odb::write_locked(&repo.git_dir().join("FETCH_HEAD"), b"", false)?;
+    }
+    let mut failed = false;
+    for name in names {
+        if !args.quiet && !args.porcelain {
+            println!("Fetching {name}");
+            std::io::stdout().flush()?;
+        }
+        let one = One {
+            repository: Some(name.clone()),
+            refspecs: Vec::new(),
+            append: true,
+            action: each_action(args, name),
+        };
+        // Opened afresh, so that what the last remote brought counts as here.
+        let repo =
+            Repository::open_git_dir(repo.git_dir().to_owned(), repo.work_tree().map(Into::into))?;
+        let fetched = match fetch_one(args, context, &repo, &one) {
+            Ok(code) => code == ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("fatal: {}", crate::describe(&error));
+                false
+            }
+        };
+        if !fetched {
+            eprintln!("error: could not fetch {name}");
+            failed = true;
+        }
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The reflog action of one remote's fetch under `--all`: the command line git gives the
+/// `fetch` it runs for that remote, the options passed on in git's order.
+fn each_action(args: &FetchArgs, name: &str) -> String {
+    let mut words = vec![
+        "fetch",
+        "--append",
+        "--no-auto-gc",
+        "--no-write-commit-graph",
+    ];
+    // A bad value was refused in `run`.
+    let recurse = Recursion::of(args).ok().flatten().map(Recursion::option);
+    let flags = [
+        (args.dry_run, "--dry-run"),
+        (args.prune, "--prune"),
+        (args.no_prune, "--no-prune"),
+        (args.prune_tags, "--prune-tags"),
+        (args.no_prune_tags, "--no-prune-tags"),
+        (args.update_head_ok, "--update-head-ok"),
+        (args.force, "--force"),
+        (recurse.is_some(), recurse.unwrap_or_default()),
+        (args.tags, "--tags"),
+        (args.no_tags, "--no-tags"),
+        (args.verbose >= 2, "-v"),
+        (args.verbose >= 1, "-v"),
+        (args.verbose == 0 && args.quiet, "-q"),
+        (!writes_fetch_head(args), "--no-write-fetch-head"),
+        (args.porcelain, "--porcelain"),
+    ];
+    words.extend(flags.iter().filter(|(on, _)| *on).map(|(_, flag)| *flag));
+    words.push(name);
+    words.join(" ")
+}
+
+/// The submodule recursion the command line asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Recursion {
+    Off,
+    On,
+    OnDemand,
+}
+
+impl Recursion {
+    /// From `--[no-]recurse-submodules[=<mode>]`, `None` when neither is given; `--porcelain`
+    /// alone means off, since its output has no room for submodules.
+    fn of(args: &FetchArgs) -> anyhow::Result<Option<Recursion>> {
+        Ok(
+            match (
+                args.no_recurse_submodules,
+                args.recurse_submodules.as_deref(),
+            ) {
+                (true, _) => Some(Recursion::Off),
+                (false, Some(mode)) => match mode.to_ascii_lowercase().as_str() {
+                    "no" | "false" | "off" => Some(Recursion::Off),
+                    "yes" | "true" | "on" => Some(Recursion::On),
+                    "on-demand" => Some(Recursion::OnDemand),
+                    _ => bail!("bad recurse-submodules argument: {mode}"),
+                },
+                (false, None) if args.porcelain => Some(Recursion::Off),
+                (false, None) => None,
+            },
+        )
+    }
+
+    /// The option git passes on for it.
+    fn option(self) -> &'static str {
+        match self {
+            Recursion::Off => "--no-recurse-submodules",
+            Recursion::On => "--recurse-submodules",
+            Recursion::OnDemand => "--recurse-submodules=on-demand",
+        }
+    }
+}
+
+/// Whether FETCH_HEAD is written: never under `--dry-run`, else unless the command line says
+/// not to (git has no setting for it).
+fn writes_fetch_head(args: &FetchArgs) -> bool {
+    !args.dry_run && !args.no_write_fetch_head
+}
+
+/// Fetches one remote or URL.
+fn fetch_one(
+    args: &FetchArgs,
+    context: &Context,
+    repo: &Repository,
+    one: &One,
+) -> anyhow::Result<ExitCode> {
+    let plan = Plan::new(args, context, repo, one)?;
+    let config = repo.config();
+    let mut options = connect_options(config, args.upload_pack.as_deref())?;
+    if let (None, Some(upload_pack)) = (
+        &args.upload_pack,
+        config.get(&format!("remote.{}.uploadpack", plan.remote_name)),
+    ) {
+        options.upload_pack = upload_pack.to_owned();
+    }
+    let mut connection = connect(&plan.remote, &options)?;
+    let prefixes = plan.ref_prefixes();
+    let prefix_refs: Vec<&str> = prefixes.iter().map(String::as_str).collect();
+    let advertised = connection.ls_refs(&prefix_refs)?;
+    let mut updates = match plan.map_refs(args, repo, &advertised, &connection)? {
+        Mapping::Updates(updates) => updates,
+        Mapping::Unadvertised(id) => {
+            // git's words and exit code; nothing was fetched or changed.
+            eprintln!("error: Server does not allow request for unadvertised object {id}");
+            connection.finish()?;
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let backfill = if plan.follow_tags {
+        follow_known_tags(repo, &advertised, &mut updates)?
+    } else {
+        Vec::new()
+    };
+    if plan.explicit {
+        track_in_passing(&mut updates, &plan.configured, args.force);
+    }
+    let updates = drop_duplicates(updates)?;
+    plan.check_destinations(args, repo, &updates)?;
+    let Some(cut) = fetch_missing(&plan, args, context, repo, &mut connection, &updates)? else {
+        return Ok(ExitCode::from(1));
+    };
+    connection.finish()?;
+    let moved = Moved {
+        updates,
+        backfill,
+        cut,
+    };
+    update_and_report(&plan, args, one, repo, moved, &advertised)
+}
+
+/// `--recurse-submodules`: only `no` is in Sluice's reach, and anything else is the same
+/// where no submodule is checked out (their repositories live under `.git/modules`).
+fn refuse_submodule_recursion(
+    args: &FetchArgs,
+    recursion: Option<Recursion>,
+    repo: &Repository,
+) -> anyhow::Result<()> {
+    let (Some(Recursion::On | Recursion::OnDemand), Some(mode)) =
+        (recursion, &args.recurse_submodules)
+    else {
+        return Ok(());
+    };
+    if repo.common_dir().join("modules").is_dir() {
+        bail!("sluice fetch cannot fetch submodules (--recurse-submodules={mode}); use --no-recurse-submodules");
+    }
+    Ok(())
+}
+
+/// The refspecs of the command line, where `tag <name>` stands for
+/// `refs/tags/<name>:refs/tags/<name>`, as in git.
+fn command_line_refspecs(args: &[String]) -> anyhow::Result<Vec<Refspec>> {
+    let mut specs = Vec::new();
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        if word == "tag" {
+            let Some(name) = words.next() else {
+                bail!("You need to specify a tag name.");
+            };
+            specs.push(Refspec::parse(&format!(
+                "refs/tags/{name}:refs/tags/{name}"
+            ))?);
+        } else {
+            specs.push(Refspec::parse(word)?);
+        }
+    }
+    Ok(specs)
+}
+
+/// The refspecs of `--stdin`, a line each; `tag <name>` is not taken there, as in git.
+fn stdin_refspecs() -> anyhow::Result<Vec<Refspec>> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    // Split at newlines alone: a carriage return stays part of its refspec, as in git.
+    let body = text.strip_suffix('\n').unwrap_or(&text);
+    Ok(body
+        .split('\n')
+        .map(Refspec::parse)
+        .collect::<Result<_, _>>()?)
+}
