@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod clone_plan;
 mod connection;
 pub mod date;
 mod negotiate;

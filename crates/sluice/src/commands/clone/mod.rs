@@ -5,31 +5,30 @@
 //! from a plain path, as git does, the source's object files are linked instead of fetched
 //! (see `local_clone`). A failure (or a signal) removes what the clone created.
 
-use super::checkout::identity;
-use super::local_clone::{transfer_objects, ObjectTransfer};
-use super::reference::{add_references, alternate_tips, Need, Reference};
-use super::remote::{connect, connect_options, fetch_into, resolve, Receiving, Remote};
+mod partial;
+mod receive;
+mod refs;
+mod setup;
+
+use super::reference::{add_references, Need, Reference};
+use super::remote::{connect, connect_options, resolve, Remote};
 use super::repack::repack_all;
 use super::Context;
-use crate::progress::{Deferred, TerminalProgress};
+use crate::progress::TerminalProgress;
 use anyhow::{bail, Context as _};
 use clap::Args;
-use sluice_checkout::tree::flatten;
-use sluice_checkout::{checkout_fresh, checkout_fresh_from, commit_tree, CheckoutOptions};
-use sluice_fetch::date::parse_since;
+use partial::{fetch_missing_blobs, write_promisor};
+use receive::EarlyCheckout;
+use refs::write_refs;
+use setup::{init, initial_branch, local_source, origin, write_settings, LocalSource};
+use sluice_checkout::{checkout_fresh, commit_tree, CheckoutOptions};
+use sluice_fetch::clone_plan::{ClonePlan, CloneShape, Origin};
 use sluice_fetch::partial::filter_spec;
-use sluice_fetch::refspec::Refspec;
-use sluice_fetch::remote_shallow;
-use sluice_fetch::{
-    anonymized, Deepen, FetchRequest, HistoryNegotiator, Negotiator, NoHaves, RemoteRef, RemoteUrl,
-};
+use sluice_fetch::{RemoteRef, RemoteUrl};
 use sluice_object::ObjectId;
-use sluice_odb::pack_store::Alongside;
-use sluice_odb::{Config, ConfigFile, ConfigKey, ObjectDb, Peeled, RefTarget, Repository};
-use sluice_pack::ArrivingPack;
+use sluice_odb::Repository;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Mutex;
 
 /// `git clone`'s arguments (those this version supports).
 #[derive(Debug, Args)]
@@ -147,6 +146,17 @@ impl CloneArgs {
             || !self.shallow_exclude.is_empty();
         !self.mirror && (self.single_branch || (shallow && !self.no_single_branch))
     }
+
+    /// The choices that decide which refs the clone takes.
+    fn shape(&self) -> CloneShape {
+        CloneShape {
+            branch: self.branch.clone(),
+            bare: self.bare(),
+            mirror: self.mirror,
+            single_branch: self.single_branch(),
+            no_tags: self.no_tags,
+        }
+    }
 }
 
 /// The directory git would name after `repository`: its last component without `.git`.
@@ -211,245 +221,6 @@ impl Drop for Cleanup {
     }
 }
 
-/// A ref of the remote and the name it gets here.
-struct Mapped<'a> {
-    local: String,
-    remote: &'a RemoteRef,
-}
-
-/// What the clone fetches, and under which names, from the remote's refs.
-struct Plan<'a> {
-    /// Refs written to `packed-refs`.
-    refs: Vec<Mapped<'a>>,
-    /// The branch HEAD will point to (`refs/heads/…`), if any.
-    head_branch: Option<String>,
-    /// A tag to check out detached (`-b <tag>`).
-    detached: Option<ObjectId>,
-    /// The fetch refspec recorded in the configuration (none for a plain bare clone).
-    refspec: Option<String>,
-}
-
-/// The remote's name and the fetch refspecs `--config` gave it, which the clone follows
-/// besides its own.
-struct Origin {
-    name: String,
-    extra: Vec<Refspec>,
-}
-
-impl Origin {
-    /// Where a branch of the remote is kept: `refs/remotes/<name>/<branch>`.
-    fn tracking(&self, branch: &str) -> String {
-        format!(
-            "refs/remotes/{}/{}",
-            self.name,
-            branch.trim_start_matches("refs/heads/")
-        )
-    }
-
-    /// The refspec that keeps every branch of the remote under its name.
-    fn default_refspec(&self) -> String {
-        format!("+refs/heads/*:{}", self.tracking("*"))
-    }
-
-    /// Where the extra refspecs put `remote`, in their order.
-    fn extra_names(&self, remote: &str) -> Vec<String> {
-        self.extra
-            .iter()
-            .filter(|spec| !spec.negative)
-            .filter_map(|spec| spec.destination(&spec.matches(remote)?))
-            .collect()
-    }
-
-    /// The ref prefixes to ask the remote for, for the extra refspecs.
-    fn extra_prefixes(&self) -> Vec<String> {
-        self.extra
-            .iter()
-            .filter(|spec| !spec.negative)
-            .flat_map(Refspec::ref_prefixes)
-            .collect()
-    }
-}
-
-/// Two refspecs that give the same local name (the same ref twice, or two refs) are an error,
-/// as one ref transaction cannot update a ref twice.
-fn refuse_twice_mapped(refs: &[Mapped]) -> anyhow::Result<()> {
-    let mut seen = std::collections::HashSet::new();
-    match refs.iter().find(|mapped| !seen.insert(&mapped.local)) {
-        Some(twice) => bail!("multiple updates for ref '{}' not allowed", twice.local),
-        None => Ok(()),
-    }
-}
-
-fn plan<'a>(
-    args: &CloneArgs,
-    origin: &Origin,
-    advertised: &'a [RemoteRef],
-) -> anyhow::Result<Plan<'a>> {
-    let head = advertised.iter().find(|r| r.name == "HEAD");
-    let remote_head = head.and_then(|h| h.symref_target.clone());
-    let has = |name: &str| advertised.iter().any(|r| r.name == name);
-    let (mut head_branch, mut detached) = (remote_head.clone(), None);
-    if let Some(name) = &args.branch {
-        let branch = format!("refs/heads/{name}");
-        let tag = format!("refs/tags/{name}");
-        if has(&branch) {
-            head_branch = Some(branch);
-        } else if let Some(tag) = advertised.iter().find(|r| r.name == tag) {
-            head_branch = None;
-            detached = Some(tag.peeled.unwrap_or(tag.id));
-        } else {
-            bail!("Remote branch {name} not found in upstream {}", origin.name);
-        }
-    }
-    if args.mirror {
-        let mut refs = Vec::new();
-        for remote in advertised {
-            for local in origin.extra_names(&remote.name) {
-                refs.push(Mapped { local, remote });
-            }
-            if remote.name.starts_with("refs/") {
-                let local = remote.name.clone();
-                refs.push(Mapped { local, remote });
-            }
-        }
-        refuse_twice_mapped(&refs)?;
-        return Ok(Plan {
-            refs,
-            head_branch,
-            detached,
-            refspec: Some("+refs/*:refs/*".into()),
-        });
-    }
-    let local_branch = |name: &str| {
-        if args.bare() {
-            name.to_owned()
-        } else {
-            origin.tracking(name)
-        }
-    };
-    let single = args.single_branch();
-    let mut refs: Vec<Mapped> = Vec::new();
-    let branch_refspec = if single {
-        // One branch: HEAD's (or --branch's); a tag given to -b fetches the tag alone.
-        let chosen = match (&args.branch, &head_branch) {
-            (Some(name), None) => Some(format!("refs/tags/{name}")),
-            (_, Some(branch)) => Some(branch.clone()),
-            (None, None) => None,
-        };
-        if let Some(remote) = chosen
-            .as_ref()
-            .and_then(|c| advertised.iter().find(|r| &r.name == c))
-        {
-            let local = if remote.name.starts_with("refs/heads/") {
-                local_branch(&remote.name)
-            } else {
-                remote.name.clone()
-            };
-            refs.push(Mapped { local, remote });
-            for local in origin.extra_names(&remote.name) {
-                refs.push(Mapped { local, remote });
-            }
-        }
-        match chosen.as_deref() {
-            Some(branch) if branch.starts_with("refs/heads/") => {
-                let short = branch.trim_start_matches("refs/heads/");
-                let target = if args.bare() {
-                    branch.to_owned()
-                } else {
-                    origin.tracking(short)
-                };
-                format!("+{branch}:{target}")
-            }
-            Some(tag) => format!("+{tag}:{tag}"),
-            None => origin.default_refspec(),
-        }
-    } else {
-        for remote in advertised {
-            for local in origin.extra_names(&remote.name) {
-                refs.push(Mapped { local, remote });
-            }
-            if remote.name.starts_with("refs/heads/") {
-                refs.push(Mapped {
-                    local: local_branch(&remote.name),
-                    remote,
-                });
-            }
-        }
-        if !args.no_tags {
-            for remote in advertised
-                .iter()
-                .filter(|r| r.name.starts_with("refs/tags/"))
-            {
-                refs.push(Mapped {
-                    local: remote.name.clone(),
-                    remote,
-                });
-            }
-        }
-        origin.default_refspec()
-    };
-    refuse_twice_mapped(&refs)?;
-    Ok(Plan {
-        refs,
-        head_branch,
-        detached,
-        refspec: (!args.bare()).then_some(branch_refspec),
-    })
-}
-
-/// The object directory a clone from a path takes its objects from, and how.
-struct LocalSource {
-    objects: PathBuf,
-    transfer: ObjectTransfer,
-}
-
-/// Whether the clone copies the source's objects itself, as git does for a path (not a
-/// `file://` URL) to a repository that is not shallow, unless `--no-local`. Says, as git
-/// does, which options that leaves without effect.
-fn local_source(args: &CloneArgs, remote: &Remote) -> Option<LocalSource> {
-    // Only where the repository is: its objects are copied as files, never read.
-    let source = match &remote.url {
-        RemoteUrl::Local(path) if !args.no_local && !args.repository.starts_with("file://") => {
-            Repository::find_served(path, false).map(|git_dir| Repository::common_dir_of(&git_dir))
-        }
-        _ => None,
-    };
-    let source = source.filter(|common_dir| {
-        let shallow = common_dir.join("shallow").exists();
-        if shallow && args.local {
-            eprintln!("warning: source repository is shallow, ignoring --local");
-        }
-        !shallow
-    });
-    let Some(source) = source else {
-        if args.local {
-            eprintln!("warning: --local is ignored");
-        }
-        return None;
-    };
-    for (given, option) in [
-        (args.depth.is_some(), "--depth"),
-        (args.shallow_since.is_some(), "--shallow-since"),
-        (!args.shallow_exclude.is_empty(), "--shallow-exclude"),
-        (args.filter.is_some(), "--filter"),
-    ] {
-        if given {
-            eprintln!("warning: {option} is ignored in local clones; use file:// instead.");
-        }
-    }
-    let transfer = if args.shared {
-        ObjectTransfer::Shared
-    } else if args.no_hardlinks {
-        ObjectTransfer::Copy
-    } else if args.local {
-        ObjectTransfer::LinkOnly
-    } else {
-        ObjectTransfer::LinkOrCopy
-    };
-    let objects = std::path::absolute(source.join("objects")).ok()?;
-    Some(LocalSource { objects, transfer })
-}
-
 /// Runs clone.
 pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if let Some(spec) = &args.filter {
@@ -498,7 +269,9 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Everything after the empty repository exists.
+/// Everything after the empty repository exists, in its steps: the plan from the remote's refs,
+/// the objects (checked out as they arrive where that can be), the refs and configuration, and
+/// the checkout that was not done on the way.
 fn clone_into(
     args: &CloneArgs,
     remote: &Remote,
@@ -507,406 +280,89 @@ fn clone_into(
     repo: &Repository,
     initial: &str,
 ) -> anyhow::Result<()> {
-    let (git_dir, work_tree) = (repo.git_dir(), repo.work_tree().map(Path::to_owned));
-    let bare = args.bare();
     let options = connect_options(repo.config(), args.upload_pack.as_deref())?;
     let mut connection = connect(remote, &options)?;
-    let prefixes: Vec<String> = if args.mirror {
-        Vec::new()
-    } else {
-        ["HEAD", "refs/heads/", "refs/tags/"]
-            .map(str::to_owned)
-            .into_iter()
-            .chain(origin.extra_prefixes())
-            .collect()
-    };
+    let shape = args.shape();
+    let prefixes = origin.ref_prefixes(&shape);
     let prefixes: Vec<&str> = prefixes.iter().map(String::as_str).collect();
     let advertised = connection.ls_refs(&prefixes)?;
-    let mut plan = plan(args, origin, &advertised)?;
+    let mut plan = ClonePlan::new(&shape, origin, &advertised)?;
     if advertised.is_empty() {
-        if let Some(name) = &args.branch {
-            bail!("Remote branch {name} not found in upstream {}", origin.name);
-        }
         // An empty remote: HEAD names the branch its HEAD will make when protocol v2 says
         // ("unborn"), else the one this repository was made on; either way it is the branch
         // whose upstream is configured, as git does.
-        plan.head_branch = Some(
-            connection
-                .unborn_head()
-                .filter(|name| name.starts_with("refs/heads/"))
-                .unwrap_or(initial)
-                .to_owned(),
-        );
+        let unborn = connection.unborn_head();
+        let branch = unborn.filter(|name| name.starts_with("refs/heads/"));
+        plan.head_branch = Some(branch.unwrap_or(initial).to_owned());
     }
     let show_progress = crate::progress::enabled(!args.quiet, args.progress);
-    let mut wants: Vec<ObjectId> = plan.refs.iter().map(|m| m.remote.id).collect();
-    wants.extend(plan.detached);
-    wants.sort_unstable();
-    wants.dedup();
-    let deepen = Deepen {
-        depth: args.depth,
-        since: parse_since(args.shallow_since.as_deref())?,
-        not: args.shallow_exclude.clone(),
-        relative: false,
-    };
-    if args.depth == Some(0) {
-        bail!("depth 0 is not a positive number");
-    }
-    // What a reference has already is not asked for (unless the history is cut, where the
-    // server decides what "have" means), as git does not ask for what it has.
-    let missing: Vec<ObjectId> = wants
-        .iter()
-        .filter(|id| deepen.is_set() || !repo.objects().contains(id))
-        .copied()
-        .collect();
-    let request = FetchRequest {
-        wants: missing,
-        shallow: Vec::new(),
-        deepen,
-        filter: args.filter.clone(),
-        include_tag: !args.no_tags,
-        progress: show_progress,
-        reject_shallow_remote: reject_shallow(args, repo.config())?,
-    };
-    // The commit to check out is known before the pack arrives: its files are written while
-    // the pack's deltas are resolved, each as soon as its blob is in (a partial clone lacks
-    // blobs, so it checks out afterwards).
-    let checkout_id = match (&plan.head_branch, plan.detached) {
-        (_, Some(id)) => Some(id),
-        (Some(branch), None) => advertised.iter().find(|r| &r.name == branch).map(|r| r.id),
-        (None, None) => None,
-    };
-    let checkout_progress = Deferred::default();
-    let early: Mutex<Option<anyhow::Result<Vec<String>>>> = Mutex::new(None);
-    let alongside = |pack: &ArrivingPack<'_>| {
-        let result = (|| {
-            let tree = commit_tree(pack, &checkout_id.expect("checked"))?;
-            let options = CheckoutOptions::from_config(repo.config())?;
-            Ok(checkout_fresh_from(
-                repo,
-                pack,
-                &tree,
-                &options,
-                &checkout_progress,
-            )?)
-        })();
-        *early.lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
-    };
-    // Files are written from the arriving pack only when it holds all of them.
-    let overlap = !bare
-        && !args.no_checkout
-        && args.filter.is_none()
-        && checkout_id.is_some()
-        && repo.objects().alternates().is_empty();
-    let mut received = None;
+    let wants = plan.wants();
+    let request = receive::request(args, repo, &wants, show_progress)?;
     if wants.is_empty() && !args.quiet {
         eprintln!("warning: You appear to have cloned an empty repository.");
     }
-    if let Some(local) = local {
-        transfer_objects(&local.objects, &git_dir.join("objects"), local.transfer)?;
-        if !args.quiet {
-            eprintln!("done.");
-        }
-    } else if !request.wants.is_empty() {
-        let receiving = Receiving {
-            show_progress,
-            alongside: overlap.then_some(&alongside as &Alongside),
-            ..Receiving::default()
-        };
-        // What the references' refs reach is offered as haves.
-        let borrowed = alternate_tips(repo.objects());
-        let mut history;
-        let negotiator: &mut dyn Negotiator = if borrowed.is_empty() {
-            &mut NoHaves
-        } else {
-            history = HistoryNegotiator::new(repo.objects(), borrowed);
-            &mut history
-        };
-        let got = fetch_into(&mut connection, repo, &request, negotiator, receiving)?;
-        // A shallow server's cut is this clone's too, where the pack reached it.
-        let mut shallow = got.shallow.clone();
-        if !got.remote_shallow.is_empty() {
-            let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?;
-            shallow.extend(remote_shallow::arrived(&odb, &got.remote_shallow));
-        }
-        repo.update_shallow(&shallow, &got.unshallow)?;
-        received = Some(got);
-    }
+    let early = EarlyCheckout::for_clone(args, repo, plan.checkout_id(&advertised));
+    let received = receive::receive(args, local, &mut connection, repo, &request, early.as_ref())?;
     connection.finish()?;
     if let (Some(received), Some(_)) = (&received, &args.filter) {
         write_promisor(&received.pack, &advertised)?;
     }
     // The new pack is there now: open again to see it.
-    let repo = Repository::open_git_dir(git_dir.to_owned(), work_tree)?;
-    let odb = repo.objects();
-
-    // Tags that point into what arrived come along when only part of the remote was asked for.
-    let mut followed = Vec::new();
-    if args.single_branch() && !args.no_tags {
-        for tag in advertised
-            .iter()
-            .filter(|r| r.name.starts_with("refs/tags/"))
-        {
-            let already = plan.refs.iter().any(|m| m.remote.name == tag.name);
-            if !already && odb.contains(&tag.id) && odb.contains(&tag.peeled.unwrap_or(tag.id)) {
-                followed.push(tag);
-            }
-        }
+    let repo = reopen(repo)?;
+    let head_id = write_refs(args, remote, origin, &repo, &plan, &advertised)?;
+    let repo = dissociate(args, repo)?;
+    if let Some(outcome) = early.and_then(|early| early.finish(show_progress)) {
+        return outcome;
     }
-    repo.refs().write_packed(
-        plan.refs
-            .iter()
-            .map(|m| (m.local.clone(), m.remote.id, Peeled::Known(m.remote.peeled)))
-            .collect(),
-    )?;
-    for tag in &followed {
-        repo.refs().write(&tag.name, &RefTarget::Id(tag.id))?;
+    match head_id {
+        Some(id) if !args.bare() && !args.no_checkout => {
+            check_out(args, remote, &repo, &id, &advertised, show_progress)
+        }
+        _ => Ok(()),
     }
-    write_config(args, remote, origin, &repo, &plan)?;
-    let log = |name: &str, id: &ObjectId| {
-        if !bare {
-            let null = repo.hash().null_id();
-            let who = identity(repo.config());
-            let message = format!("clone: from {}", anonymized(&remote.recorded));
-            let _ = repo.refs().append_log(name, &null, id, &who, &message);
-        }
-    };
-    let head_id = match (&plan.head_branch, plan.detached) {
-        (_, Some(id)) => {
-            repo.refs().write("HEAD", &RefTarget::Id(id))?;
-            log("HEAD", &id);
-            Some(id)
-        }
-        (Some(branch), None) => {
-            repo.refs()
-                .write("HEAD", &RefTarget::Symbolic(branch.clone()))?;
-            let id = advertised.iter().find(|r| &r.name == branch).map(|r| r.id);
-            if let (Some(id), false) = (id, bare) {
-                repo.refs().write(branch, &RefTarget::Id(id))?;
-                log(branch, &id);
-                log("HEAD", &id);
-            }
-            id
-        }
-        (None, None) => None,
-    };
-    // origin/HEAD follows the remote's HEAD when its branch was fetched.
-    if !bare {
-        let remote_head = advertised
-            .iter()
-            .find(|r| r.name == "HEAD")
-            .and_then(|h| h.symref_target.as_deref());
-        if let Some(remote_head) = remote_head {
-            let tracking = origin.tracking(remote_head);
-            if let Some(fetched) = plan.refs.iter().find(|m| m.local == tracking) {
-                let head = origin.tracking("HEAD");
-                repo.refs()
-                    .write(&head, &RefTarget::Symbolic(tracking.clone()))?;
-                log(&head, &fetched.remote.id);
-            }
-        }
-    }
-    let alternates = git_dir.join("objects").join("info").join("alternates");
-    let repo = if args.dissociate && alternates.exists() {
-        repack_all(&repo).context("cannot repack to clean up")?;
-        std::fs::remove_file(&alternates).context("cannot unlink temporary alternates file")?;
-        Repository::open_git_dir(git_dir.to_owned(), repo.work_tree().map(Path::to_owned))?
-    } else {
-        repo
-    };
-    let early = early.into_inner().unwrap_or_else(|e| e.into_inner());
-    if let Some(result) = early {
-        for warning in result? {
-            eprintln!("warning: {warning}");
-        }
-        checkout_progress.replay(&TerminalProgress::new(show_progress));
-    } else if let (Some(id), false, false) = (head_id, bare, args.no_checkout) {
-        let tree = commit_tree(repo.objects(), &id)?;
-        if args.filter.is_some() {
-            fetch_missing_blobs(args, remote, &repo, &tree, &advertised)?;
-        }
-        // Open again: a partial clone has a second pack now.
-        let work_tree = repo.work_tree().map(Path::to_owned);
-        let repo = Repository::open_git_dir(git_dir.to_owned(), work_tree)?;
-        let options = CheckoutOptions::from_config(repo.config())?;
-        let progress = TerminalProgress::new(show_progress);
-        for warning in checkout_fresh(&repo, &tree, &options, &progress)? {
-            eprintln!("warning: {warning}");
-        }
-    }
-    Ok(())
 }
 
-/// A partial clone cannot check out blobs it lacks: one more fetch asks for exactly those of
-/// the tree being checked out, as git's lazy fetch does, into a second promisor pack.
-fn fetch_missing_blobs(
+/// The repository opened again, to see the objects that arrived since it was opened.
+fn reopen(repo: &Repository) -> anyhow::Result<Repository> {
+    let work_tree = repo.work_tree().map(Path::to_owned);
+    Ok(Repository::open_git_dir(
+        repo.git_dir().to_owned(),
+        work_tree,
+    )?)
+}
+
+/// `--dissociate`: the objects borrowed from reference repositories are copied in by a repack,
+/// and the alternates file goes.
+fn dissociate(args: &CloneArgs, repo: Repository) -> anyhow::Result<Repository> {
+    let alternates = repo.git_dir().join("objects/info/alternates");
+    if !args.dissociate || !alternates.exists() {
+        return Ok(repo);
+    }
+    repack_all(&repo).context("cannot repack to clean up")?;
+    std::fs::remove_file(&alternates).context("cannot unlink temporary alternates file")?;
+    reopen(&repo)
+}
+
+/// The checkout after the clone, where none ran while the pack arrived; a partial clone
+/// first fetches the blobs it lacks.
+fn check_out(
     args: &CloneArgs,
     remote: &Remote,
     repo: &Repository,
-    tree: &ObjectId,
+    commit: &ObjectId,
     advertised: &[RemoteRef],
+    show_progress: bool,
 ) -> anyhow::Result<()> {
-    let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?;
-    let flat = flatten(&odb, tree)?;
-    let mut missing: Vec<ObjectId> = flat
-        .files
-        .iter()
-        .filter(|f| f.mode != 0o160000 && !odb.contains(&f.id))
-        .map(|f| f.id)
-        .collect();
-    missing.sort_unstable();
-    missing.dedup();
-    if missing.is_empty() {
-        return Ok(());
+    let tree = commit_tree(repo.objects(), commit)?;
+    if args.filter.is_some() {
+        fetch_missing_blobs(args, remote, repo, &tree, advertised)?;
     }
-    let options = connect_options(repo.config(), args.upload_pack.as_deref())?;
-    let mut connection = connect(remote, &options)?;
-    let show_progress = crate::progress::enabled(!args.quiet, args.progress);
-    let request = FetchRequest {
-        wants: missing,
-        progress: show_progress,
-        ..FetchRequest::default()
-    };
-    let receiving = Receiving {
-        show_progress,
-        ..Receiving::default()
-    };
-    let got = fetch_into(&mut connection, repo, &request, &mut NoHaves, receiving)?;
-    connection.finish()?;
-    write_promisor(&got.pack, advertised)
-}
-
-/// The `.promisor` file of a partial clone's pack: the refs it was fetched for, as git lists
-/// them.
-fn write_promisor(pack: &Path, advertised: &[RemoteRef]) -> anyhow::Result<()> {
-    let text: String = advertised
-        .iter()
-        .map(|r| format!("{} {}\n", r.id, r.name))
-        .collect();
-    let path = pack.with_extension("promisor");
-    std::fs::write(&path, text).with_context(|| format!("cannot write '{}'", path.display()))
-}
-
-/// The branch `git init` starts on: `init.defaultBranch`, or `master`.
-fn initial_branch(context: &Context) -> anyhow::Result<String> {
-    let config = context.config(None)?;
-    let name = config.get("init.defaultBranch").unwrap_or("master");
-    let full = format!("refs/heads/{name}");
-    if !sluice_odb::refs::is_valid_ref_name(&full) {
-        bail!("invalid initial branch name: '{name}'");
+    // Open again: a partial clone has a second pack now.
+    let repo = reopen(repo)?;
+    let options = CheckoutOptions::from_config(repo.config())?;
+    let progress = TerminalProgress::new(show_progress);
+    for warning in checkout_fresh(&repo, &tree, &options, &progress)? {
+        eprintln!("warning: {warning}");
     }
-    Ok(full)
-}
-
-/// An empty repository: the directories, `HEAD` (on `initial`, unborn) and `core` settings
-/// `git init` writes (format version 1 for a partial clone, whose promisor remote is an
-/// extension).
-fn init(git_dir: &Path, initial: &str, bare: bool, partial: bool) -> anyhow::Result<()> {
-    for dir in ["objects/pack", "objects/info", "refs/heads", "refs/tags"] {
-        std::fs::create_dir_all(git_dir.join(dir))
-            .with_context(|| format!("cannot create '{}'", git_dir.join(dir).display()))?;
-    }
-    std::fs::write(git_dir.join("HEAD"), format!("ref: {initial}\n"))?;
-    let bare_value = if bare { "true" } else { "false" };
-    let version = if partial { "1" } else { "0" };
-    let mut core = vec![
-        ("repositoryformatversion", version),
-        ("filemode", "true"),
-        ("bare", bare_value),
-    ];
-    if !bare {
-        core.push(("logallrefupdates", "true"));
-    }
-    let mut config = ConfigFile::open(&git_dir.join("config"))?;
-    for (name, value) in core {
-        config.add(&ConfigKey::new("core", None, name), value);
-    }
-    config.write()?;
-    Ok(())
-}
-
-/// The `--config` settings, written as git writes them, each added to what is there; before
-/// anything is fetched, so that they apply to the clone itself.
-fn write_settings(git_dir: &Path, settings: &[String]) -> anyhow::Result<()> {
-    if settings.is_empty() {
-        return Ok(());
-    }
-    let mut config = ConfigFile::open(&git_dir.join("config"))?;
-    for setting in settings {
-        let (key, value) = setting.split_once('=').unwrap_or((setting, "true"));
-        match ConfigKey::parse(key) {
-            // As git reads `-c`: section and variable names in lowercase.
-            Ok(key) => config.add(&key.lowercased(), value),
-            Err(e) => {
-                eprintln!("error: {e}");
-                bail!("unable to write parameters to config file");
-            }
-        }
-    }
-    config.write()?;
-    Ok(())
-}
-
-/// `--reject-shallow`, or else `clone.rejectShallow`.
-fn reject_shallow(args: &CloneArgs, config: &Config) -> anyhow::Result<bool> {
-    if args.reject_shallow || args.no_reject_shallow {
-        return Ok(args.reject_shallow);
-    }
-    Ok(config.get_bool("clone.rejectShallow")?.unwrap_or(false))
-}
-
-/// The remote's name (`--origin`, else `clone.defaultRemoteName`, else `origin`) and the fetch
-/// refspecs `--config` gave it.
-fn origin(args: &CloneArgs, config: &Config) -> anyhow::Result<Origin> {
-    let name = match &args.origin {
-        Some(name) => name.clone(),
-        None => config
-            .get("clone.defaultRemoteName")
-            .unwrap_or("origin")
-            .to_owned(),
-    };
-    if !sluice_odb::refs::is_valid_ref_name(&format!("refs/remotes/{name}/test")) {
-        bail!("'{name}' is not a valid remote name");
-    }
-    let extra = config
-        .get_all(&format!("remote.{name}.fetch"))
-        .into_iter()
-        .map(Refspec::parse)
-        .collect::<Result<_, _>>()?;
-    Ok(Origin { name, extra })
-}
-
-/// The remote's settings and the checked-out branch's upstream, as git clone writes them: into
-/// the sections `--config` may have started, a setting replacing what it gave.
-fn write_config(
-    args: &CloneArgs,
-    remote: &Remote,
-    origin: &Origin,
-    repo: &Repository,
-    plan: &Plan,
-) -> anyhow::Result<()> {
-    let mut config = ConfigFile::open(&repo.git_dir().join("config"))?;
-    let key = |name| ConfigKey::new("remote", Some(&origin.name), name);
-    config.set(&key("url"), &remote.recorded)?;
-    if args.no_tags {
-        config.set(&key("tagOpt"), "--no-tags")?;
-    }
-    if let Some(refspec) = &plan.refspec {
-        config.add(&key("fetch"), refspec);
-    }
-    if args.mirror {
-        config.set(&key("mirror"), "true")?;
-    }
-    if let Some(filter) = &args.filter {
-        config.set(&key("promisor"), "true")?;
-        config.set(&key("partialclonefilter"), filter)?;
-    }
-    if let (Some(branch), false) = (&plan.head_branch, args.bare()) {
-        let short = branch.trim_start_matches("refs/heads/");
-        let key = |name| ConfigKey::new("branch", Some(short), name);
-        config.set(&key("remote"), &origin.name)?;
-        config.set(&key("merge"), branch)?;
-    }
-    config.write()?;
     Ok(())
 }
