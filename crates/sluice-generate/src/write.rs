@@ -1,5 +1,5 @@
-//! Pack generation: the objects of a walk written as one pack, copying every on-disk entry that
-//! can be sent as it is stored.
+//! Writing the pack: the objects of a walk as one pack, copying every on-disk entry that can be
+//! sent as it is stored.
 //!
 //! Objects stored in this repository's packs are written in their on-disk order, which keeps
 //! reading sequential and puts every ofs-delta after its base. A stored delta is reused when its
@@ -9,7 +9,7 @@
 //! search looks for a base; what finds none is sent whole.
 
 use crate::delta_search::{search_deltas, Candidate, NewDelta, Role};
-use crate::ServeError;
+use crate::GenerateError;
 use sluice_object::progress::Progress;
 use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
 use sluice_odb::{Config, ConfigError, KnownObjects, ObjectDb, Pack, RawEntry, Walked};
@@ -114,9 +114,10 @@ pub fn write_pack<W: Write>(
     options: &PackOptions,
     out: W,
     progress: &dyn Progress,
-) -> Result<(W, PackStats), ServeError> {
-    let count = u32::try_from(walked.objects.len())
-        .map_err(|_| ServeError::Protocol("too many objects for one pack".into()))?;
+) -> Result<(W, PackStats), GenerateError> {
+    let count = u32::try_from(walked.objects.len()).map_err(|_| GenerateError::TooManyObjects {
+        count: walked.objects.len(),
+    })?;
     progress.phase("Counting objects", Some(count.into()));
     let located = walked
         .located
@@ -231,7 +232,7 @@ struct Job<'a, W: Write> {
 
 impl<W: Write> Job<'_, W> {
     /// Writes object `i`, reusing its stored entry when it can, or says which base it waits for.
-    fn place(&mut self, i: u32) -> Result<Placed, ServeError> {
+    fn place(&mut self, i: u32) -> Result<Placed, GenerateError> {
         if let Some(base) = self.plan[i as usize].delta.as_ref().map(|d| d.base) {
             return self.place_new_delta(i, base);
         }
@@ -253,11 +254,10 @@ impl<W: Write> Job<'_, W> {
             }
             EntryKind::OfsDelta { distance } => {
                 let base_position = pack.position_at(raw.offset - distance).ok_or_else(|| {
-                    ServeError::Corrupt(format!(
-                        "{}: ofs-delta at {} has no base entry",
-                        pack.path().display(),
-                        raw.offset
-                    ))
+                    GenerateError::NoBaseEntry {
+                        pack: pack.path().to_owned(),
+                        offset: raw.offset,
+                    }
                 })?;
                 pack.index().id(base_position)
             }
@@ -295,7 +295,7 @@ impl<W: Write> Job<'_, W> {
     }
 
     /// Writes the delta the search made for `i` against `base`, once the base is written.
-    fn place_new_delta(&mut self, i: u32, base: ObjectId) -> Result<Placed, ServeError> {
+    fn place_new_delta(&mut self, i: u32, base: ObjectId) -> Result<Placed, GenerateError> {
         let kind = match self.delta_against(base) {
             BaseState::Ready(kind) => kind,
             BaseState::Unwritten(b) => return Ok(Placed::WaitsFor(b)),
@@ -314,7 +314,12 @@ impl<W: Write> Job<'_, W> {
         Ok(Placed::Written)
     }
 
-    fn write_raw(&mut self, i: u32, kind: EntryKind, raw: &RawEntry<'_>) -> Result<(), ServeError> {
+    fn write_raw(
+        &mut self,
+        i: u32,
+        kind: EntryKind,
+        raw: &RawEntry<'_>,
+    ) -> Result<(), GenerateError> {
         let at = self
             .writer
             .write_entry(kind, raw.header.size, raw.compressed())?;
@@ -324,10 +329,12 @@ impl<W: Write> Job<'_, W> {
         Ok(())
     }
 
-    fn write_whole(&mut self, i: u32) -> Result<(), ServeError> {
+    fn write_whole(&mut self, i: u32) -> Result<(), GenerateError> {
         let id = self.plan[i as usize].id;
-        let (kind, data): (ObjectKind, Vec<u8>) =
-            self.odb.read(&id)?.ok_or(ServeError::MissingObject(id))?;
+        let (kind, data): (ObjectKind, Vec<u8>) = self
+            .odb
+            .read(&id)?
+            .ok_or(GenerateError::MissingObject(id))?;
         let compressed = deflate(&data, self.options.compression);
         let at = self
             .writer
@@ -349,12 +356,12 @@ fn delta_candidates(
     plan: &[Planned],
     index: &IdMap<u32>,
     options: &PackOptions,
-) -> Result<Vec<Candidate>, ServeError> {
+) -> Result<Vec<Candidate>, GenerateError> {
     let known = &walked.known_to_other_side;
     let stored: Vec<Stored> = plan
         .iter()
         .map(|p| stored_form(odb, p, index, known, options))
-        .collect::<Result<_, ServeError>>()?;
+        .collect::<Result<_, GenerateError>>()?;
     let stored_of = |id: &ObjectId| index.get(id).map(|&i| stored[i as usize]);
     let client_has =
         |id: &ObjectId| options.thin && !index.contains_key(id) && known.contains(odb, id);
@@ -449,7 +456,7 @@ fn stored_form(
     index: &IdMap<u32>,
     known: &KnownObjects,
     options: &PackOptions,
-) -> Result<Stored, ServeError> {
+) -> Result<Stored, GenerateError> {
     let Source::Packed {
         pack,
         position,
@@ -497,7 +504,7 @@ fn send_whole_pack<W: Write>(
     pack: &Pack,
     count: u32,
     mut out: W,
-) -> Result<(W, PackStats), ServeError> {
+) -> Result<(W, PackStats), GenerateError> {
     for chunk in pack.bytes().chunks(1 << 20) {
         out.write_all(chunk)?;
     }

@@ -1,6 +1,6 @@
 //! The serving side of fetch and clone (`gitprotocol-pack`, `gitprotocol-v2`): upload-pack's
-//! ref advertisement and negotiation, object counting through a revision walk, and pack
-//! generation that copies stored entries verbatim wherever the client can take them.
+//! ref advertisement and negotiation, object counting through a revision walk (or bitmaps), and
+//! the pack sent through `sluice-generate` and the pack cache, in 64 KiB side-band packets.
 //!
 //! Requests are hostile until proven otherwise: every line is bounded by the pkt-line limit,
 //! every wanted object is checked against what may be served, and a malformed request ends with
@@ -10,8 +10,6 @@
 
 mod advertise;
 pub mod daemon;
-mod delta_search;
-pub mod generate;
 mod http;
 mod negotiate;
 pub mod pack_cache;
@@ -21,12 +19,12 @@ mod shallow;
 mod upload_pack;
 
 pub use daemon::{resolve_path, serve_git};
-pub use generate::{write_pack, PackOptions, PackStats};
 pub use http::serve_http;
 pub use pack_cache::PackCache;
 pub use server::{AccessLog, ServerOptions, Shutdown};
 pub use upload_pack::{upload_pack, Protocol, UploadPackOptions};
 
+use sluice_generate::GenerateError;
 use sluice_object::ObjectId;
 
 /// Why a request could not be served.
@@ -53,6 +51,9 @@ pub enum ServeError {
     /// The repository's own files (its shallow list) could not be read.
     #[error(transparent)]
     Repo(#[from] sluice_odb::RepoError),
+    /// Generating the pack failed.
+    #[error(transparent)]
+    Generate(GenerateError),
     /// The client broke the protocol; the message is git's.
     #[error("{0}")]
     Protocol(String),
@@ -65,4 +66,16 @@ pub enum ServeError {
     /// The repository is corrupt.
     #[error("{0}")]
     Corrupt(String),
+}
+
+impl From<GenerateError> for ServeError {
+    /// A write that failed is the client going away, as for every other write; a missing
+    /// object is upload-pack's own message.
+    fn from(e: GenerateError) -> ServeError {
+        match e {
+            GenerateError::Io(e) => ServeError::Io(e),
+            GenerateError::MissingObject(id) => ServeError::MissingObject(id),
+            other => ServeError::Generate(other),
+        }
+    }
 }

@@ -8,7 +8,7 @@
 //! reader never sees half a pack; the least recently used go when the cache outgrows its bound.
 
 use crate::server::AccessLog;
-use crate::PackStats;
+use sluice_generate::PackStats;
 use sluice_object::{HashKind, TrailerHasher};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};

@@ -4,7 +4,8 @@
 use super::{Request, Session};
 use crate::pack_cache::{CacheKey, Tee};
 use crate::remote_progress::BandSink;
-use crate::{write_pack, PackOptions, PackStats, ServeError};
+use crate::ServeError;
+use sluice_generate::{write_pack, PackOptions, PackStats};
 use sluice_object::progress::{Progress, ProgressSink, TextProgress};
 use sluice_object::{IdSet, ObjectId, ObjectKind};
 use sluice_odb::{walk_objects, WalkRequest};

@@ -5,11 +5,11 @@
 use super::index_pack::receive_into;
 use super::remote::Receiving;
 use anyhow::Context as _;
+use sluice_generate::{write_pack, PackOptions};
 use sluice_object::progress::Discard;
 use sluice_object::{HashKind, IdSet, ObjectId, ObjectKind};
 use sluice_odb::{walk_objects, ObjectDb, ObjectFilter, Pack, Repository, WalkRequest};
 use sluice_pack::{LookupError, ObjectLookup};
-use sluice_serve::{write_pack, PackOptions};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 

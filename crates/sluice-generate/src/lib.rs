@@ -1,0 +1,43 @@
+//! Pack generation: the objects a walk counted (see `sluice_odb::walk_objects`, with bitmaps
+//! where the repository has them) written as one pack, every stored entry that the receiver
+//! can take copied as it is, the rest searched for a delta base on all cores or sent whole.
+//! upload-pack calls it for fetches and clones, repack for the repository's own packs, and push
+//! will for the packs it sends; each says with [`PackOptions`] what the receiver accepts.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod delta_search;
+mod write;
+
+pub use write::{write_pack, PackOptions, PackStats};
+
+use sluice_object::ObjectId;
+use std::path::PathBuf;
+
+/// Why a pack could not be generated.
+#[derive(Debug, thiserror::Error)]
+pub enum GenerateError {
+    /// Writing the pack failed (for a server: often, the client went away).
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// Reading an object to send failed.
+    #[error(transparent)]
+    Odb(#[from] sluice_odb::OdbError),
+    /// More objects than a pack's header can count.
+    #[error("too many objects for one pack: {count}")]
+    TooManyObjects {
+        /// How many were counted.
+        count: usize,
+    },
+    /// An object the walk counted is not in the repository.
+    #[error("missing object {0}")]
+    MissingObject(ObjectId),
+    /// A stored ofs-delta points at an offset where no entry starts: the pack is corrupt.
+    #[error("{}: ofs-delta at {offset} has no base entry", pack.display())]
+    NoBaseEntry {
+        /// The stored pack.
+        pack: PathBuf,
+        /// The delta's offset in it.
+        offset: u64,
+    },
+}
