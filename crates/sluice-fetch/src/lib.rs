@@ -12,6 +12,7 @@ mod connection;
 pub mod date;
 mod negotiate;
 pub mod partial;
+pub mod receive;
 pub mod refspec;
 pub mod remote_shallow;
 mod request;
@@ -23,7 +24,9 @@ mod v2;
 pub use connection::Connection;
 pub use negotiate::HistoryNegotiator;
 pub use request::{Deepen, FetchRequest, Fetched, Negotiator, NoHaves, RemoteRef};
-pub use transport::{stop_servers, ConnectOptions, HttpFailure, ProtocolVersion, TlsTrust};
+pub use transport::{
+    stop_servers, ConnectOptions, HttpFailure, ProtocolVersion, SettingsError, TlsTrust,
+};
 pub use url::{anonymized, RemoteUrl};
 
 /// Why talking to the server failed.

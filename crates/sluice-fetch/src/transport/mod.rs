@@ -5,10 +5,12 @@
 mod http;
 mod idle;
 mod process;
+mod settings;
 mod tcp;
 
 pub use http::HttpFailure;
 pub use process::stop_servers;
+pub use settings::SettingsError;
 
 use crate::{FetchError, RemoteUrl};
 use std::io::Read;

@@ -2,7 +2,10 @@
 //! repository's upload-pack into this one and prints those refs, negotiating with what this
 //! repository's refs reach.
 
-use super::remote::{connect, connect_options, fetch_into, resolve, Receiving};
+use super::remote::{connect, fetch_into, resolve};
+use crate::progress::TerminalProgress;
+use sluice_fetch::receive::Receiving;
+use sluice_fetch::ConnectOptions;
 use super::Context;
 use anyhow::{anyhow, bail};
 use clap::Args;
@@ -42,7 +45,7 @@ pub fn run(args: FetchPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         bail!("no refs to fetch: name some, or give --all");
     }
     let remote = resolve(context, &args.repository)?;
-    let options = connect_options(repo.config(), args.upload_pack.as_deref())?;
+    let options = ConnectOptions::from_config(repo.config(), args.upload_pack.as_deref())?;
     let mut connection = connect(&remote, &options)?;
     let advertised = connection.ls_refs(&[])?;
     let selected: Vec<&RemoteRef> = advertised
@@ -72,8 +75,9 @@ pub fn run(args: FetchPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
             ..FetchRequest::default()
         };
         let keep = args.keep.then(String::new);
-        let receiving = Receiving {
-            show_progress,
+        let progress = TerminalProgress::new(show_progress);
+    let receiving = Receiving {
+            progress: &progress,
             keep,
             ..Receiving::default()
         };

@@ -1,13 +1,12 @@
 //! `sluice index-pack`: `git index-pack` with its flags, outputs and exit codes.
 
-use super::remote::Receiving;
 use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail};
-use sluice_odb::pack_store::{self, Destination, StoreError, StoreOptions, Stored};
+use sluice_odb::pack_store::{self, Destination, StoreOptions};
 use sluice_odb::{Config, Repository};
-use sluice_pack::{IndexedPack, PackIndexer};
-use std::io::{Read, Write};
+use sluice_pack::PackIndexer;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -160,48 +159,4 @@ pub fn run(args: IndexPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         writeln!(std::io::stdout().lock(), "{checksum}")?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Stores a pack arriving on `input` in `repo` as `index-pack --stdin [--fix-thin] [--keep]`
-/// does, with the repository's settings.
-pub(crate) fn receive_into(
-    input: &mut dyn Read,
-    repo: &Repository,
-    receiving: Receiving<'_>,
-) -> anyhow::Result<Stored> {
-    let Receiving {
-        show_progress,
-        keep,
-        alongside,
-        objects,
-        connectivity,
-    } = receiving;
-    let mut options = StoreOptions::from_config(repo.config(), repo.hash())?;
-    options.index.fix_thin = alongside.is_none();
-    options.index.links = connectivity;
-    let progress = TerminalProgress::new(crate::progress::enabled(false, show_progress));
-    let objects = objects.unwrap_or(repo.objects());
-    let indexer = PackIndexer::new(options.index.clone())
-        .progress(&progress)
-        .lookup(objects);
-    let connected = |pack: &IndexedPack| match pack.outside_links() {
-        Some(outside) => match outside.iter().find(|id| !objects.contains(id)) {
-            Some(&missing) => Err(StoreError::NotConnected { missing }),
-            None => Ok(()),
-        },
-        None => Ok(()),
-    };
-    let destination = Destination {
-        keep,
-        ..Destination::default()
-    };
-    Ok(pack_store::receive(
-        input,
-        repo.objects().dir(),
-        &destination,
-        &indexer,
-        &options,
-        alongside,
-        &connected,
-    )?)
 }

@@ -3,7 +3,9 @@
 //! design. Those bases are fetched from the promisor remote first, all in one request, into a
 //! promisor pack, as git's index-pack does.
 
-use super::remote::{connect, connect_options, fetch_into, resolve, Receiving};
+use super::remote::{connect, fetch_into, resolve};
+use sluice_fetch::receive::Receiving;
+use sluice_fetch::ConnectOptions;
 use super::Context;
 use sluice_fetch::partial::is_promisor;
 use sluice_fetch::{FetchRequest, NoHaves};
@@ -63,7 +65,7 @@ impl<'a> Promised<'a> {
         let key = |name: &str| format!("remote.{}.{name}", self.remote);
         let url = config.get(&key("url")).unwrap_or(&self.remote);
         let remote = resolve(self.context, url)?;
-        let options = connect_options(config, config.get(&key("uploadpack")))?;
+        let options = ConnectOptions::from_config(config, config.get(&key("uploadpack")))?;
         let mut connection = connect(&remote, &options)?;
         let request = FetchRequest {
             wants: missing.to_vec(),

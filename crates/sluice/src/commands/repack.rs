@@ -2,8 +2,7 @@
 //! `git repack -a -d` leaves, which `clone --dissociate` needs before it stops borrowing from
 //! its alternates.
 
-use super::index_pack::receive_into;
-use super::remote::Receiving;
+use sluice_fetch::receive::{receive_into, Receiving};
 use anyhow::Context as _;
 use sluice_generate::{write_pack, PackOptions};
 use sluice_object::progress::Discard;
@@ -52,7 +51,7 @@ pub fn repack_all(repo: &Repository) -> anyhow::Result<()> {
             objects: Some(&NothingElse),
             ..Receiving::default()
         };
-        let received = receive_into(&mut reader, repo, receiving);
+        let received = receive_into(&mut reader, repo, receiving).map_err(anyhow::Error::from);
         drop(reader);
         let written = writing
             .join()

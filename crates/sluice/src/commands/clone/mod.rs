@@ -11,7 +11,8 @@ mod refs;
 mod setup;
 
 use super::reference::{add_references, Need, Reference};
-use super::remote::{connect, connect_options, resolve, Remote};
+use super::remote::{connect, resolve, Remote};
+use sluice_fetch::ConnectOptions;
 use super::repack::repack_all;
 use super::Context;
 use crate::progress::TerminalProgress;
@@ -280,7 +281,7 @@ fn clone_into(
     repo: &Repository,
     initial: &str,
 ) -> anyhow::Result<()> {
-    let options = connect_options(repo.config(), args.upload_pack.as_deref())?;
+    let options = ConnectOptions::from_config(repo.config(), args.upload_pack.as_deref())?;
     let mut connection = connect(remote, &options)?;
     let shape = args.shape();
     let prefixes = origin.ref_prefixes(&shape);

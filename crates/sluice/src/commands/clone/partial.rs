@@ -2,7 +2,10 @@
 //! pack left out, and the `.promisor` files that mark both packs as the promisor remote's.
 
 use super::CloneArgs;
-use crate::commands::remote::{connect, connect_options, fetch_into, Receiving, Remote};
+use crate::commands::remote::{connect, fetch_into, Remote};
+use crate::progress::TerminalProgress;
+use sluice_fetch::receive::Receiving;
+use sluice_fetch::ConnectOptions;
 use anyhow::Context as _;
 use sluice_checkout::tree::flatten;
 use sluice_fetch::{FetchRequest, NoHaves, RemoteRef};
@@ -32,7 +35,7 @@ pub(super) fn fetch_missing_blobs(
     if missing.is_empty() {
         return Ok(());
     }
-    let options = connect_options(repo.config(), args.upload_pack.as_deref())?;
+    let options = ConnectOptions::from_config(repo.config(), args.upload_pack.as_deref())?;
     let mut connection = connect(remote, &options)?;
     let show_progress = crate::progress::enabled(!args.quiet, args.progress);
     let request = FetchRequest {
@@ -40,8 +43,9 @@ pub(super) fn fetch_missing_blobs(
         progress: show_progress,
         ..FetchRequest::default()
     };
+    let progress = TerminalProgress::new(show_progress);
     let receiving = Receiving {
-        show_progress,
+        progress: &progress,
         ..Receiving::default()
     };
     let got = fetch_into(&mut connection, repo, &request, &mut NoHaves, receiving)?;

@@ -5,7 +5,8 @@ use super::setup::{reject_shallow, LocalSource};
 use super::CloneArgs;
 use crate::commands::local_clone::transfer_objects;
 use crate::commands::reference::alternate_tips;
-use crate::commands::remote::{fetch_into, Received, Receiving};
+use crate::commands::remote::fetch_into;
+use sluice_fetch::receive::{Received, Receiving};
 use crate::progress::{Deferred, TerminalProgress};
 use sluice_checkout::{checkout_fresh_from, commit_tree, CheckoutOptions};
 use sluice_fetch::date::parse_since;
@@ -81,8 +82,9 @@ pub(super) fn receive(
             early.check_out(pack);
         }
     };
+    let progress = TerminalProgress::new(request.progress);
     let receiving = Receiving {
-        show_progress: request.progress,
+        progress: &progress,
         alongside: early.is_some().then_some(&alongside as &Alongside),
         ..Receiving::default()
     };

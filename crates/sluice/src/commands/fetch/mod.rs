@@ -5,7 +5,7 @@
 //! ref moves, so an interrupted fetch leaves every ref as it was. `--filter` makes the remote a
 //! promisor remote; in a partial clone, delta bases the repository lacks are fetched from it.
 
-use super::remote::{connect, connect_options};
+use super::remote::connect;
 use super::Context;
 use anyhow::{anyhow, bail};
 use clap::Args;
@@ -447,7 +447,7 @@ fn fetch_one(
 ) -> anyhow::Result<ExitCode> {
     let plan = Plan::new(args, context, repo, one)?;
     let config = repo.config();
-    let mut options = connect_options(config, args.upload_pack.as_deref())?;
+    let mut options = sluice_fetch::ConnectOptions::from_config(config, args.upload_pack.as_deref())?;
     if let (None, Some(upload_pack)) = (
         &args.upload_pack,
         config.get(&format!("remote.{}.uploadpack", plan.remote_name)),

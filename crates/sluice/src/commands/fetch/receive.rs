@@ -5,7 +5,9 @@ use super::plan::{Plan, Update};
 use super::{display_url, FetchArgs, INFINITE_DEPTH};
 use crate::commands::promised::Promised;
 use crate::commands::reference::alternate_tips;
-use crate::commands::remote::{fetch_into, unpack_if_small, Receiving};
+use crate::commands::remote::fetch_into;
+use crate::progress::TerminalProgress;
+use sluice_fetch::receive::{unpack_if_small, ReceiveError, Receiving};
 use crate::commands::Context;
 use anyhow::bail;
 use sluice_fetch::date::parse_since;
@@ -90,16 +92,20 @@ pub(super) fn fetch_missing(
         Some(promised) => promised,
         None => repo.objects(),
     };
+    let progress = TerminalProgress::new(show_progress);
     let receiving = Receiving {
-        show_progress,
+        progress: &progress,
         objects: Some(objects),
         ..Receiving::default()
     };
     let received = match fetch_into(connection, repo, &request, &mut negotiator, receiving) {
         Ok(received) => received,
-        Err(error) => match error.downcast_ref::<StoreError>() {
+        Err(error) => match error.downcast_ref::<ReceiveError>() {
             // git's words and exit code; nothing was stored and no ref moves.
-            Some(StoreError::NotConnected { missing }) => {
+            Some(
+                ReceiveError::Store(StoreError::NotConnected { missing })
+                | ReceiveError::Incomplete { missing },
+            ) => {
                 eprintln!("error: missing object {missing}");
                 eprintln!(
                     "error: {} did not send all necessary objects",

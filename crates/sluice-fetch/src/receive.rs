@@ -1,0 +1,222 @@
+//! Receiving a fetched pack into the repository, as `index-pack --stdin --fix-thin` stores it,
+//! and checking that it and the repository hold everything the new tips reach; or, for a small
+//! pack, writing its new objects loose as `unpack-objects` would.
+
+use crate::{Connection, FetchError, FetchRequest, Negotiator};
+use sluice_object::progress::{Discard, Progress};
+use sluice_object::{ObjectId, ObjectKind};
+use sluice_odb::pack_store::{self, Alongside, Destination, StoreError, StoreOptions, Stored};
+use sluice_odb::{ConfigError, LooseObjects, ObjectDb, OdbError, Pack, RepoError, Repository};
+use sluice_pack::{IndexedPack, LinkCheck, ObjectLookup, PackIndexer};
+use std::io::Read;
+use std::path::PathBuf;
+
+/// Why a fetched pack could not be stored.
+#[derive(Debug, thiserror::Error)]
+pub enum ReceiveError {
+    /// The server failed, or sent what the protocol does not allow.
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    /// The pack is bad, not connected, or could not be written.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The repository's shallow file could not be read.
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    /// The object database failed.
+    #[error(transparent)]
+    Odb(#[from] OdbError),
+    /// A setting has a value of the wrong type.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The pack lacks a wanted object; the pack was removed.
+    #[error("remote did not send all necessary objects ({missing} is missing)")]
+    Incomplete {
+        /// The first wanted object that is not there.
+        missing: ObjectId,
+    },
+}
+
+/// How a fetched pack is stored.
+pub struct Receiving<'a> {
+    /// Where index-pack's progress goes.
+    pub progress: &'a dyn Progress,
+    /// Keep the pack with a `.keep` file holding this message.
+    pub keep: Option<String>,
+    /// Work that reads the objects while the deltas are resolved; the pack must then not be
+    /// thin (no haves were offered).
+    pub alongside: Option<&'a Alongside<'a>>,
+    /// Where fix-thin finds the delta bases a thin pack leaves out, when not simply in the
+    /// repository (a partial clone fetches those it lacks).
+    pub objects: Option<&'a dyn ObjectLookup>,
+    /// Refuse the pack, before it is put in place, unless it and the repository hold all that
+    /// these tips reach.
+    pub connectivity: Option<LinkCheck>,
+}
+
+impl Default for Receiving<'_> {
+    fn default() -> Self {
+        Receiving {
+            progress: &Discard,
+            keep: None,
+            alongside: None,
+            objects: None,
+            connectivity: None,
+        }
+    }
+}
+
+/// A pack received into the repository.
+#[derive(Debug)]
+pub struct Received {
+    /// The `.pack` file (its `.idx`, `.rev` and `.keep` beside it).
+    pub pack: PathBuf,
+    /// index-pack's report line.
+    pub report: String,
+    /// Commits the server made shallow.
+    pub shallow: Vec<ObjectId>,
+    /// Commits the server made whole.
+    pub unshallow: Vec<ObjectId>,
+    /// Where the server's own history is cut (see `remote_shallow`).
+    pub remote_shallow: Vec<ObjectId>,
+}
+
+impl Received {
+    /// Removes the pack and everything written beside it.
+    pub fn remove(&self) {
+        for extension in ["pack", "idx", "rev", "keep", "promisor"] {
+            let _ = std::fs::remove_file(self.pack.with_extension(extension));
+        }
+    }
+}
+
+/// Stores a pack arriving on `input` in `repo` as `index-pack --stdin [--fix-thin] [--keep]`
+/// does, with the repository's settings; fix-thin unless work runs alongside.
+pub fn receive_into(
+    input: &mut dyn Read,
+    repo: &Repository,
+    receiving: Receiving<'_>,
+) -> Result<Stored, ReceiveError> {
+    let Receiving {
+        progress,
+        keep,
+        alongside,
+        objects,
+        connectivity,
+    } = receiving;
+    let mut options = StoreOptions::from_config(repo.config(), repo.hash())?;
+    options.index.fix_thin = alongside.is_none();
+    options.index.links = connectivity;
+    let objects = objects.unwrap_or(repo.objects());
+    let indexer = PackIndexer::new(options.index.clone())
+        .progress(progress)
+        .lookup(objects);
+    let connected = |pack: &IndexedPack| match pack.outside_links() {
+        Some(outside) => match outside.iter().find(|id| !objects.contains(id)) {
+            Some(&missing) => Err(StoreError::NotConnected { missing }),
+            None => Ok(()),
+        },
+        None => Ok(()),
+    };
+    let destination = Destination {
+        keep,
+        ..Destination::default()
+    };
+    Ok(pack_store::receive(
+        input,
+        repo.objects().dir(),
+        &destination,
+        &indexer,
+        &options,
+        alongside,
+        &connected,
+    )?)
+}
+
+/// Fetches `request` (haves from `negotiator`, band 2 to `remote_progress`) into `repo`, then
+/// checks that every wanted object arrived; a pack that lacks one is removed.
+pub fn fetch_into<'a, F: FnMut(&[u8]) + 'a>(
+    connection: &'a mut Connection,
+    repo: &Repository,
+    request: &FetchRequest,
+    negotiator: &mut dyn Negotiator,
+    mut receiving: Receiving<'_>,
+    remote_progress: F,
+) -> Result<Received, ReceiveError> {
+    let fetched = connection.fetch(request, negotiator, remote_progress)?;
+    let (shallow, unshallow, remote_shallow) =
+        (fetched.shallow, fetched.unshallow, fetched.remote_shallow);
+    // As git: every tip must be complete. The objects a filtered (promisor) pack leaves out are
+    // the promisor remote's to give later, so only its tips must be there.
+    if request.filter.is_none() {
+        let mut cut: Vec<ObjectId> = repo.shallow_commits()?;
+        cut.extend(&request.shallow);
+        cut.extend(&shallow);
+        // A shallow server's own cut: its commits there come without parents.
+        cut.extend(&remote_shallow);
+        cut.retain(|id| !unshallow.contains(id));
+        receiving.connectivity = Some(LinkCheck {
+            tips: request.wants.clone(),
+            shallow: cut,
+        });
+    }
+    let mut pack = fetched.pack;
+    let stored = receive_into(&mut pack, repo, receiving)?;
+    drop(pack);
+    let received = Received {
+        report: stored.to_string(),
+        pack: stored.pack,
+        shallow,
+        unshallow,
+        remote_shallow,
+    };
+    let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?;
+    if let Some(&missing) = request.wants.iter().find(|id| !odb.contains(id)) {
+        received.remove();
+        return Err(ReceiveError::Incomplete { missing });
+    }
+    Ok(received)
+}
+
+/// Writes a small received pack's objects as loose objects and removes the pack, as git does
+/// for fetches of fewer than `fetch.unpackLimit` (else `transfer.unpackLimit`) objects, but for
+/// those `had` holds already (the repository's, or delta bases a partial clone fetched for this
+/// pack). Returns whether it did.
+pub fn unpack_if_small(
+    received: &Received,
+    repo: &Repository,
+    had: &dyn ObjectLookup,
+) -> Result<bool, ReceiveError> {
+    let config = repo.config();
+    let limit = match config.get_int("fetch.unpackLimit")? {
+        Some(limit) => limit,
+        None => config.get_int("transfer.unpackLimit")?.unwrap_or(100),
+    };
+    let pack = Pack::open(&received.pack.with_extension("idx"), repo.hash())?;
+    let count = pack.index().len();
+    if limit <= 0 || count as i64 >= limit {
+        return Ok(false);
+    }
+    let loose = LooseObjects::new(repo.objects().dir(), repo.hash());
+    let level = config
+        .get_int("core.looseCompression")?
+        .unwrap_or(1)
+        .clamp(0, 9) as u32;
+    // What the repository had before this pack is not written again, as git's unpack-objects
+    // does not write it. Only objects opened before the pack arrived can say so.
+    let opened_before = repo
+        .objects()
+        .packs()
+        .iter()
+        .all(|p| p.path() != received.pack);
+    for position in 0..count {
+        if opened_before && had.contains(&pack.index().id(position)) {
+            continue;
+        }
+        let (kind, data): (ObjectKind, Vec<u8>) = pack.read_position(position)?;
+        loose.write(kind, &data, level)?;
+    }
+    drop(pack);
+    received.remove();
+    Ok(true)
+}

@@ -1,0 +1,93 @@
+//! The connection settings git reads from the configuration and the environment:
+//! `protocol.version`, the ssh program and its variant, `http.extraHeader`, TLS verification,
+//! and how long a server may stay silent.
+
+use super::{ConnectOptions, ProtocolVersion, TlsTrust};
+use sluice_odb::{Config, ConfigError};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How long a server may stay silent (keepalives count) before a fetch gives up, unless
+/// `sluice.fetchTimeout` says otherwise (0: wait forever, as git does). Git's upload-pack sends
+/// a keepalive every 5 seconds while it prepares a pack, so a live server is never this quiet.
+const DEFAULT_TIMEOUT_SECS: i64 = 120;
+
+/// Why the connection settings cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// A setting has a value of the wrong type.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// `protocol.version` is none of 0, 1 and 2.
+    #[error("unknown value for config 'protocol.version': {value}")]
+    ProtocolVersion {
+        /// The value given.
+        value: String,
+    },
+}
+
+impl ConnectOptions {
+    /// The settings of `config` and the environment, as git reads them; `upload_pack` is
+    /// `--upload-pack` or `remote.<name>.uploadpack`.
+    pub fn from_config(
+        config: &Config,
+        upload_pack: Option<&str>,
+    ) -> Result<ConnectOptions, SettingsError> {
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let protocol = match config.get("protocol.version") {
+            None | Some("2") => ProtocolVersion::V2,
+            Some("0" | "1") => ProtocolVersion::V0,
+            Some(other) => {
+                return Err(SettingsError::ProtocolVersion {
+                    value: other.to_owned(),
+                })
+            }
+        };
+        let timeout = config
+            .get_int("sluice.fetchTimeout")?
+            .unwrap_or(DEFAULT_TIMEOUT_SECS);
+        Ok(ConnectOptions {
+            upload_pack: upload_pack.unwrap_or("git-upload-pack").to_owned(),
+            protocol,
+            ssh_command: env("GIT_SSH_COMMAND")
+                .or_else(|| config.get("core.sshCommand").map(str::to_owned)),
+            ssh_program: env("GIT_SSH"),
+            ssh_variant: env("GIT_SSH_VARIANT")
+                .or_else(|| config.get("ssh.variant").map(str::to_owned)),
+            http_extra_headers: extra_headers(config.get_all("http.extraHeader")),
+            tls_trust: tls_trust(config)?,
+            idle_timeout: (timeout > 0).then(|| Duration::from_secs(timeout as u64)),
+        })
+    }
+}
+
+/// Which https servers are trusted. As git: `GIT_SSL_NO_VERIFY` set at all (even empty) turns
+/// verification off, and `GIT_SSL_CAINFO` overrides `http.sslCAInfo`.
+fn tls_trust(config: &Config) -> Result<TlsTrust, ConfigError> {
+    let verify = std::env::var_os("GIT_SSL_NO_VERIFY").is_none()
+        && config.get_bool("http.sslVerify")?.unwrap_or(true);
+    let ca_file = std::env::var("GIT_SSL_CAINFO")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| config.get_path("http.sslCAInfo"));
+    Ok(match (verify, ca_file) {
+        (false, _) => TlsTrust::Anyone,
+        (true, Some(path)) => TlsTrust::CaFile(path),
+        (true, None) => TlsTrust::Default,
+    })
+}
+
+/// `http.extraHeader`'s values in order; as in git, an empty one drops those before it (so a
+/// repository's config can undo a global header).
+fn extra_headers(values: Vec<&str>) -> Vec<String> {
+    let mut headers = Vec::new();
+    for value in values {
+        if value.is_empty() {
+            headers.clear();
+        } else {
+            headers.push(value.to_owned());
+        }
+    }
+    headers
+}
