@@ -7,7 +7,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod clone_plan;
+pub mod clone;
 mod connection;
 pub mod date;
 mod negotiate;

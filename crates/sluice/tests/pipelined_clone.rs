@@ -1,10 +1,18 @@
 //! A clone checks out while the pack's deltas are resolved: files whose blobs (and a tree) are
-//! deltas, two deep, must come out as the tree says, with an index git reads as clean.
+//! deltas, two deep, must come out as the tree says, with an index git reads as clean; through
+//! the command line and through the library's clone engine.
 
 use crate::upload_pack::fsck;
 use crate::util::pack_builder::{append_delta, PackBuilder};
-use crate::util::{python, stderr, Env};
+use crate::util::{gits, python, stderr, text, Env, FastImport};
+use sluice_checkout::CheckoutOptions;
+use sluice_fetch::clone::{write_refs, ClonePlan, CloneShape, EarlyCheckout, Origin, RefLog};
+use sluice_fetch::receive::{self, Receiving};
+use sluice_fetch::{ConnectOptions, Connection, FetchRequest, NoHaves, RemoteUrl};
+use sluice_object::progress::Discard;
 use sluice_object::{hash_object, HashKind, ObjectId, ObjectKind};
+use sluice_odb::Repository;
+use sluice_pack::ArrivingPack;
 use std::path::Path;
 
 fn tree_entry(mode: &str, name: &str, id: &ObjectId) -> Vec<u8> {
@@ -89,4 +97,114 @@ fn files_stored_as_deltas_are_checked_out_while_resolving() {
     );
     assert_eq!(env.git(&ours, &["ls-files", "-s"]), listed);
     assert!(env.git(&ours, &["status", "--porcelain"]).is_empty());
+}
+
+/// The pipelined clone through the library, without the command line: plan from the
+/// advertisement, receive with the checkout running as the deltas resolve, write the refs. The
+/// result must be what `git clone` makes of the same repository (refs, index, files), complete
+/// for `git fsck --strict` and clean for `git status`; with every installed git serving.
+#[test]
+fn the_library_clones_with_checkout_during_resolution() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let source = env.init("source", false);
+        let mut history = FastImport::new();
+        for version in 1..=4 {
+            let (a, b) = (text(version, 300), text(version + 10, 120));
+            let files: [(&str, &str, &[u8]); 3] = [
+                ("a.txt", "100644", &a),
+                ("dir/b.txt", "100644", &b),
+                ("dir/run.sh", "100755", b"#!/bin/sh\necho run\n"),
+            ];
+            let mark = history.commit("main", "a version", &files);
+            if version == 2 {
+                history.tag("v2", mark);
+            }
+        }
+        history.commit(
+            "side",
+            "a side branch",
+            &[("side.txt", "100644", b"side\n")],
+        );
+        env.fast_import(&source, history.finish());
+        env.git(&source, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+        let url = format!("file://{}", source.display());
+        let theirs = env.path().join("theirs");
+        env.git(env.path(), &["clone", "-q", &url, theirs.to_str().unwrap()]);
+
+        let ours = env.init("ours", false);
+        let warnings = clone_with_the_library(&env, &source, &ours);
+        assert_eq!(warnings, Vec::<String>::new());
+        fsck(&env, &ours);
+        assert!(env.git(&ours, &["status", "--porcelain"]).is_empty());
+        for args in [
+            &[
+                "for-each-ref",
+                "--format=%(refname) %(objectname) %(symref)",
+            ][..],
+            &["symbolic-ref", "HEAD"],
+            &["ls-files", "-s"],
+            &["ls-files", "--stage", "--", "dir"],
+        ] {
+            assert_eq!(env.git(&ours, args), env.git(&theirs, args), "{args:?}");
+        }
+        for file in ["a.txt", "dir/b.txt", "dir/run.sh"] {
+            let read = |repo: &Path| std::fs::read(repo.join(file)).unwrap();
+            assert_eq!(read(&ours), read(&theirs), "{file}");
+        }
+    }
+}
+
+/// Clones `source` into the empty repository `into` with sluice-fetch's clone engine; returns
+/// the checkout's warnings, which must come from the checkout that ran during resolution.
+fn clone_with_the_library(env: &Env, source: &Path, into: &Path) -> Vec<String> {
+    let repo = Repository::open_git_dir(into.join(".git"), Some(into.to_owned())).unwrap();
+    let mut options = ConnectOptions::from_config(repo.config(), None).unwrap();
+    options.upload_pack = format!("'{}' upload-pack", env.git.display());
+    let url = RemoteUrl::Local(source.to_owned());
+    let mut connection = Connection::open(&url, &options).unwrap();
+    let origin = Origin {
+        name: "origin".into(),
+        extra: Vec::new(),
+    };
+    let shape = CloneShape::default();
+    let prefixes = origin.ref_prefixes(&shape);
+    let prefixes: Vec<&str> = prefixes.iter().map(String::as_str).collect();
+    let advertised = connection.ls_refs(&prefixes).unwrap();
+    let plan = ClonePlan::new(&shape, &origin, &advertised).unwrap();
+    let request = FetchRequest {
+        wants: plan.wants(),
+        ..FetchRequest::default()
+    };
+    let commit = plan
+        .checkout_id(&advertised)
+        .expect("a branch to check out");
+    let checkout_options = CheckoutOptions::from_config(repo.config()).unwrap();
+    let early = EarlyCheckout::new(&repo, commit, checkout_options, &Discard);
+    let alongside = |pack: &ArrivingPack<'_>| early.check_out(pack);
+    let receiving = Receiving {
+        alongside: Some(&alongside),
+        ..Receiving::default()
+    };
+    receive::fetch_into(
+        &mut connection,
+        &repo,
+        &request,
+        &mut NoHaves,
+        receiving,
+        |_| {},
+    )
+    .unwrap();
+    connection.finish().unwrap();
+    let repo = Repository::open_git_dir(into.join(".git"), Some(into.to_owned())).unwrap();
+    let reflog = RefLog {
+        who: "C O Mitter <committer@example.com> 1700000000 +0000".into(),
+        message: format!("clone: from {}", source.display()),
+    };
+    let head = write_refs(&repo, &origin, &plan, &advertised, &[], Some(&reflog)).unwrap();
+    assert_eq!(head, Some(commit));
+    early
+        .finish()
+        .expect("the checkout ran while the pack was resolved")
+        .unwrap()
 }

@@ -3,12 +3,12 @@
 //! repository's refs reach.
 
 use super::remote::{connect, fetch_into, resolve};
-use crate::progress::TerminalProgress;
-use sluice_fetch::receive::Receiving;
-use sluice_fetch::ConnectOptions;
 use super::Context;
+use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail};
 use clap::Args;
+use sluice_fetch::receive::Receiving;
+use sluice_fetch::ConnectOptions;
 use sluice_fetch::{FetchRequest, HistoryNegotiator, RemoteRef};
 use std::io::Write;
 use std::process::ExitCode;
@@ -76,7 +76,7 @@ pub fn run(args: FetchPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         };
         let keep = args.keep.then(String::new);
         let progress = TerminalProgress::new(show_progress);
-    let receiving = Receiving {
+        let receiving = Receiving {
             progress: &progress,
             keep,
             ..Receiving::default()

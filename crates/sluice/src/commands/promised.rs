@@ -4,10 +4,10 @@
 //! promisor pack, as git's index-pack does.
 
 use super::remote::{connect, fetch_into, resolve};
-use sluice_fetch::receive::Receiving;
-use sluice_fetch::ConnectOptions;
 use super::Context;
 use sluice_fetch::partial::is_promisor;
+use sluice_fetch::receive::Receiving;
+use sluice_fetch::ConnectOptions;
 use sluice_fetch::{FetchRequest, NoHaves};
 use sluice_object::{ObjectId, ObjectKind};
 use sluice_odb::{ObjectDb, Repository};

@@ -94,5 +94,7 @@ pub(crate) fn fetch_into(
         eprintln!("warning: filtering not recognized by server, ignoring");
     }
     let progress = remote_progress();
-    Ok(receive::fetch_into(connection, repo, request, negotiator, receiving, progress)?)
+    Ok(receive::fetch_into(
+        connection, repo, request, negotiator, receiving, progress,
+    )?)
 }

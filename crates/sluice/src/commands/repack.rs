@@ -2,8 +2,8 @@
 //! `git repack -a -d` leaves, which `clone --dissociate` needs before it stops borrowing from
 //! its alternates.
 
-use sluice_fetch::receive::{receive_into, Receiving};
 use anyhow::Context as _;
+use sluice_fetch::receive::{receive_into, Receiving};
 use sluice_generate::{write_pack, PackOptions};
 use sluice_object::progress::Discard;
 use sluice_object::{HashKind, IdSet, ObjectId, ObjectKind};

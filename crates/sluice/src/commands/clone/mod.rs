@@ -12,19 +12,19 @@ mod setup;
 
 use super::reference::{add_references, Need, Reference};
 use super::remote::{connect, resolve, Remote};
-use sluice_fetch::ConnectOptions;
 use super::repack::repack_all;
 use super::Context;
-use crate::progress::TerminalProgress;
+use crate::progress::{Deferred, TerminalProgress};
 use anyhow::{bail, Context as _};
 use clap::Args;
 use partial::{fetch_missing_blobs, write_promisor};
-use receive::EarlyCheckout;
+use receive::early_checkout;
 use refs::write_refs;
 use setup::{init, initial_branch, local_source, origin, write_settings, LocalSource};
 use sluice_checkout::{checkout_fresh, commit_tree, CheckoutOptions};
-use sluice_fetch::clone_plan::{ClonePlan, CloneShape, Origin};
+use sluice_fetch::clone::{ClonePlan, CloneShape, EarlyCheckout, Origin};
 use sluice_fetch::partial::filter_spec;
+use sluice_fetch::ConnectOptions;
 use sluice_fetch::{RemoteRef, RemoteUrl};
 use sluice_object::ObjectId;
 use sluice_odb::Repository;
@@ -302,7 +302,13 @@ fn clone_into(
     if wants.is_empty() && !args.quiet {
         eprintln!("warning: You appear to have cloned an empty repository.");
     }
-    let early = EarlyCheckout::for_clone(args, repo, plan.checkout_id(&advertised));
+    let checkout_progress = Deferred::default();
+    let early = early_checkout(
+        args,
+        repo,
+        plan.checkout_id(&advertised),
+        &checkout_progress,
+    )?;
     let received = receive::receive(args, local, &mut connection, repo, &request, early.as_ref())?;
     connection.finish()?;
     if let (Some(received), Some(_)) = (&received, &args.filter) {
@@ -312,8 +318,12 @@ fn clone_into(
     let repo = reopen(repo)?;
     let head_id = write_refs(args, remote, origin, &repo, &plan, &advertised)?;
     let repo = dissociate(args, repo)?;
-    if let Some(outcome) = early.and_then(|early| early.finish(show_progress)) {
-        return outcome;
+    if let Some(outcome) = early.and_then(EarlyCheckout::finish) {
+        for warning in outcome? {
+            eprintln!("warning: {warning}");
+        }
+        checkout_progress.replay(&TerminalProgress::new(show_progress));
+        return Ok(());
     }
     match head_id {
         Some(id) if !args.bare() && !args.no_checkout => {

@@ -4,10 +4,10 @@
 use super::CloneArgs;
 use crate::commands::remote::{connect, fetch_into, Remote};
 use crate::progress::TerminalProgress;
-use sluice_fetch::receive::Receiving;
-use sluice_fetch::ConnectOptions;
 use anyhow::Context as _;
 use sluice_checkout::tree::flatten;
+use sluice_fetch::receive::Receiving;
+use sluice_fetch::ConnectOptions;
 use sluice_fetch::{FetchRequest, NoHaves, RemoteRef};
 use sluice_object::ObjectId;
 use sluice_odb::{ObjectDb, Repository};

@@ -6,17 +6,17 @@ use super::CloneArgs;
 use crate::commands::local_clone::transfer_objects;
 use crate::commands::reference::alternate_tips;
 use crate::commands::remote::fetch_into;
-use sluice_fetch::receive::{Received, Receiving};
 use crate::progress::{Deferred, TerminalProgress};
-use sluice_checkout::{checkout_fresh_from, commit_tree, CheckoutOptions};
+use sluice_checkout::CheckoutOptions;
+use sluice_fetch::clone::EarlyCheckout;
 use sluice_fetch::date::parse_since;
+use sluice_fetch::receive::{Received, Receiving};
 use sluice_fetch::remote_shallow;
 use sluice_fetch::{Connection, Deepen, FetchRequest, HistoryNegotiator, Negotiator, NoHaves};
 use sluice_object::ObjectId;
 use sluice_odb::pack_store::Alongside;
 use sluice_odb::{ObjectDb, Repository};
 use sluice_pack::ArrivingPack;
-use std::sync::Mutex;
 
 /// What the clone asks the remote for: `wants` less what a reference repository already has
 /// (unless the history is cut, where the server decides what "have" means), as git does not
@@ -107,66 +107,23 @@ pub(super) fn receive(
     Ok(Some(got))
 }
 
-/// The checkout that runs while the pack's deltas are resolved: the commit to check out is
-/// known before the pack arrives, and each file is written as soon as its blob is in.
-pub(super) struct EarlyCheckout<'r> {
+/// The checkout that runs while the pack's deltas are resolved, where the arriving pack will
+/// hold all the files of `commit`: a checkout is wanted, the clone is not partial (a partial
+/// clone lacks blobs, so it checks out afterwards) and borrows nothing from a reference
+/// repository.
+pub(super) fn early_checkout<'r>(
+    args: &CloneArgs,
     repo: &'r Repository,
-    commit: ObjectId,
-    progress: Deferred,
-    /// The checkout's warnings, once it ran.
-    outcome: Mutex<Option<anyhow::Result<Vec<String>>>>,
-}
-
-impl<'r> EarlyCheckout<'r> {
-    /// The early checkout of `commit`, where the arriving pack will hold all its files: a
-    /// checkout is wanted, the clone is not partial (a partial clone lacks blobs, so it checks
-    /// out afterwards) and borrows nothing from a reference repository.
-    pub(super) fn for_clone(
-        args: &CloneArgs,
-        repo: &'r Repository,
-        commit: Option<ObjectId>,
-    ) -> Option<EarlyCheckout<'r>> {
-        let possible = !args.bare()
-            && !args.no_checkout
-            && args.filter.is_none()
-            && repo.objects().alternates().is_empty();
-        Some(EarlyCheckout {
-            repo,
-            commit: commit.filter(|_| possible)?,
-            progress: Deferred::default(),
-            outcome: Mutex::new(None),
-        })
-    }
-
-    /// Checks the commit out from `pack`, called by the indexer once the commit's objects can
-    /// be read from it.
-    fn check_out(&self, pack: &ArrivingPack<'_>) {
-        let outcome = (|| {
-            let tree = commit_tree(pack, &self.commit)?;
-            let options = CheckoutOptions::from_config(self.repo.config())?;
-            Ok(checkout_fresh_from(
-                self.repo,
-                pack,
-                &tree,
-                &options,
-                &self.progress,
-            )?)
-        })();
-        *self.outcome.lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
-    }
-
-    /// Its warnings and progress, shown now that the clone is done; `None` if it never ran
-    /// (no pack came), which leaves the checkout to be done after.
-    pub(super) fn finish(self, show_progress: bool) -> Option<anyhow::Result<()>> {
-        let outcome = self
-            .outcome
-            .into_inner()
-            .unwrap_or_else(|e| e.into_inner())?;
-        Some(outcome.map(|warnings| {
-            for warning in warnings {
-                eprintln!("warning: {warning}");
-            }
-            self.progress.replay(&TerminalProgress::new(show_progress));
-        }))
-    }
+    commit: Option<ObjectId>,
+    progress: &'r Deferred,
+) -> anyhow::Result<Option<EarlyCheckout<'r>>> {
+    let possible = !args.bare()
+        && !args.no_checkout
+        && args.filter.is_none()
+        && repo.objects().alternates().is_empty();
+    let Some(commit) = commit.filter(|_| possible) else {
+        return Ok(None);
+    };
+    let options = CheckoutOptions::from_config(repo.config())?;
+    Ok(Some(EarlyCheckout::new(repo, commit, options, progress)))
 }

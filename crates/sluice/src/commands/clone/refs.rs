@@ -1,14 +1,14 @@
-//! The clone's refs once its objects are in: `packed-refs` as the plan names them, the tags
-//! that came along, HEAD, the remote's HEAD, and their reflogs, as git clone writes them.
+//! The clone's refs and configuration once its objects are in (see
+//! [`sluice_fetch::clone::write_refs`]), with the reflog entries a non-bare clone writes.
 
 use super::setup::write_config;
 use super::CloneArgs;
 use crate::commands::checkout::identity;
 use crate::commands::remote::Remote;
-use sluice_fetch::clone_plan::{ClonePlan, Origin};
+use sluice_fetch::clone::{self, ClonePlan, Origin, RefLog};
 use sluice_fetch::{anonymized, RemoteRef};
 use sluice_object::ObjectId;
-use sluice_odb::{Peeled, RefTarget, Repository};
+use sluice_odb::Repository;
 
 /// Writes the refs and the remote's configuration; returns the commit HEAD points at.
 pub(super) fn write_refs(
@@ -25,57 +25,11 @@ pub(super) fn write_refs(
     } else {
         Vec::new()
     };
-    repo.refs().write_packed(
-        plan.refs
-            .iter()
-            .map(|m| (m.local.clone(), m.remote.id, Peeled::Known(m.remote.peeled)))
-            .collect(),
-    )?;
-    for tag in &followed {
-        repo.refs().write(&tag.name, &RefTarget::Id(tag.id))?;
-    }
+    let reflog = (!args.bare()).then(|| RefLog {
+        who: identity(repo.config()),
+        message: format!("clone: from {}", anonymized(&remote.recorded)),
+    });
+    let head = clone::write_refs(repo, origin, plan, advertised, &followed, reflog.as_ref())?;
     write_config(args, remote, origin, repo, plan)?;
-    let bare = args.bare();
-    let log = |name: &str, id: &ObjectId| {
-        if !bare {
-            let null = repo.hash().null_id();
-            let who = identity(repo.config());
-            let message = format!("clone: from {}", anonymized(&remote.recorded));
-            let _ = repo.refs().append_log(name, &null, id, &who, &message);
-        }
-    };
-    let head_id = match (&plan.head_branch, plan.detached) {
-        (_, Some(id)) => {
-            repo.refs().write("HEAD", &RefTarget::Id(id))?;
-            log("HEAD", &id);
-            Some(id)
-        }
-        (Some(branch), None) => {
-            repo.refs()
-                .write("HEAD", &RefTarget::Symbolic(branch.clone()))?;
-            let id = advertised.iter().find(|r| &r.name == branch).map(|r| r.id);
-            if let (Some(id), false) = (id, bare) {
-                repo.refs().write(branch, &RefTarget::Id(id))?;
-                log(branch, &id);
-                log("HEAD", &id);
-            }
-            id
-        }
-        (None, None) => None,
-    };
-    // origin/HEAD follows the remote's HEAD when its branch was fetched.
-    let remote_head = advertised
-        .iter()
-        .find(|r| r.name == "HEAD")
-        .and_then(|h| h.symref_target.as_deref());
-    if let (Some(remote_head), false) = (remote_head, bare) {
-        let tracking = origin.tracking(remote_head);
-        if let Some(fetched) = plan.refs.iter().find(|m| m.local == tracking) {
-            let head = origin.tracking("HEAD");
-            repo.refs()
-                .write(&head, &RefTarget::Symbolic(tracking.clone()))?;
-            log(&head, &fetched.remote.id);
-        }
-    }
-    Ok(head_id)
+    Ok(head)
 }

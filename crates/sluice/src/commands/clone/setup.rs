@@ -7,7 +7,7 @@ use crate::commands::local_clone::ObjectTransfer;
 use crate::commands::remote::Remote;
 use crate::commands::Context;
 use anyhow::{bail, Context as _};
-use sluice_fetch::clone_plan::{ClonePlan, Origin};
+use sluice_fetch::clone::{ClonePlan, Origin};
 use sluice_fetch::refspec::Refspec;
 use sluice_fetch::RemoteUrl;
 use sluice_odb::{Config, ConfigFile, ConfigKey, Repository};

@@ -447,7 +447,8 @@ fn fetch_one(
 ) -> anyhow::Result<ExitCode> {
     let plan = Plan::new(args, context, repo, one)?;
     let config = repo.config();
-    let mut options = sluice_fetch::ConnectOptions::from_config(config, args.upload_pack.as_deref())?;
+    let mut options =
+        sluice_fetch::ConnectOptions::from_config(config, args.upload_pack.as_deref())?;
     if let (None, Some(upload_pack)) = (
         &args.upload_pack,
         config.get(&format!("remote.{}.uploadpack", plan.remote_name)),

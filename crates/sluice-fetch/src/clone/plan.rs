@@ -115,6 +115,8 @@ pub struct ClonePlan<'a> {
     pub detached: Option<ObjectId>,
     /// The fetch refspec recorded in the configuration (none for a plain bare clone).
     pub refspec: Option<String>,
+    /// A bare clone (or mirror): no branch of its own, no reflogs, no remote HEAD.
+    pub bare: bool,
 }
 
 impl<'a> ClonePlan<'a> {
@@ -144,6 +146,7 @@ impl<'a> ClonePlan<'a> {
             head_branch,
             detached,
             refspec,
+            bare: shape.bare,
         })
     }
 
