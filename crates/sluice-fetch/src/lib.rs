@@ -10,6 +10,7 @@
 pub mod clone;
 mod connection;
 pub mod date;
+pub mod fetch;
 mod negotiate;
 pub mod partial;
 pub mod receive;

@@ -3,7 +3,10 @@
 //! it into place, as git does, so readers never see a half-written ref.
 
 mod directories;
+mod identity;
 mod packed;
+
+pub use identity::reflog_identity;
 
 use directories::{clear_empty_directory, remove_empty_parents};
 use packed::PackedCache;

@@ -5,6 +5,7 @@ use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::anyhow;
 use sluice_checkout::{commit_tree, switch, CheckoutError, CheckoutOptions};
+use sluice_odb::refs::reflog_identity as identity;
 use sluice_odb::RefTarget;
 use std::process::ExitCode;
 
@@ -109,21 +110,4 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The committer identity for reflog lines: git's environment variables, then `user.name`
-/// and `user.email`.
-pub(crate) fn identity(config: &sluice_odb::Config) -> String {
-    let pick = |var: &str, key: &str, fallback: &str| {
-        std::env::var(var)
-            .ok()
-            .or_else(|| config.get(key).map(str::to_owned))
-            .unwrap_or_else(|| fallback.to_owned())
-    };
-    let name = pick("GIT_COMMITTER_NAME", "user.name", "Sluice");
-    let email = pick("GIT_COMMITTER_EMAIL", "user.email", "sluice@localhost");
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    format!("{name} <{email}> {now} +0000")
 }

@@ -3,11 +3,11 @@
 
 use super::setup::write_config;
 use super::CloneArgs;
-use crate::commands::checkout::identity;
 use crate::commands::remote::Remote;
 use sluice_fetch::clone::{self, ClonePlan, Origin, RefLog};
 use sluice_fetch::{anonymized, RemoteRef};
 use sluice_object::ObjectId;
+use sluice_odb::refs::reflog_identity as identity;
 use sluice_odb::Repository;
 
 /// Writes the refs and the remote's configuration; returns the commit HEAD points at.

@@ -20,8 +20,9 @@ mod receive;
 mod report;
 mod update;
 
-use plan::{drop_duplicates, follow_known_tags, track_in_passing, Mapping, Plan};
+use plan::Plan;
 use receive::fetch_missing;
+use sluice_fetch::fetch::{drop_duplicates, follow_known_tags, track_in_passing, Mapping};
 use update::{update_and_report, Moved};
 
 /// `git fetch`'s arguments (those this version supports).
@@ -159,9 +160,6 @@ pub struct FetchArgs {
     refspecs: Vec<String>,
 }
 
-/// The refspec of every tag (`--tags`, `--prune-tags`).
-const TAG_REFSPEC: &str = "refs/tags/*:refs/tags/*";
-
 /// git's depth for "everything" (`--unshallow`).
 const INFINITE_DEPTH: u32 = 0x7fff_ffff;
 
@@ -172,15 +170,6 @@ fn reflog_action() -> String {
         .chain(crate::cli::command_arguments())
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-fn short(name: &str) -> &str {
-    for prefix in ["refs/heads/", "refs/tags/", "refs/remotes/"] {
-        if let Some(rest) = name.strip_prefix(prefix) {
-            return rest;
-        }
-    }
-    name
 }
 
 /// The URL as FETCH_HEAD and the summary name it: without a trailing `/` or `.git`.
@@ -451,15 +440,15 @@ fn fetch_one(
         sluice_fetch::ConnectOptions::from_config(config, args.upload_pack.as_deref())?;
     if let (None, Some(upload_pack)) = (
         &args.upload_pack,
-        config.get(&format!("remote.{}.uploadpack", plan.remote_name)),
+        config.get(&format!("remote.{}.uploadpack", plan.refs.remote_name)),
     ) {
         options.upload_pack = upload_pack.to_owned();
     }
     let mut connection = connect(&plan.remote, &options)?;
-    let prefixes = plan.ref_prefixes();
+    let prefixes = plan.refs.ref_prefixes();
     let prefix_refs: Vec<&str> = prefixes.iter().map(String::as_str).collect();
     let advertised = connection.ls_refs(&prefix_refs)?;
-    let mut updates = match plan.map_refs(args, repo, &advertised, &connection)? {
+    let mut updates = match plan.refs.map_refs(repo, &advertised, &connection)? {
         Mapping::Updates(updates) => updates,
         Mapping::Unadvertised(id) => {
             // git's words and exit code; nothing was fetched or changed.
@@ -468,16 +457,19 @@ fn fetch_one(
             return Ok(ExitCode::from(1));
         }
     };
-    let backfill = if plan.follow_tags {
+    let backfill = if plan.refs.follow_tags {
         follow_known_tags(repo, &advertised, &mut updates)?
     } else {
         Vec::new()
     };
-    if plan.explicit {
-        track_in_passing(&mut updates, &plan.configured, args.force);
+    if plan.refs.explicit {
+        track_in_passing(&mut updates, &plan.refs.configured, args.force);
     }
-    let updates = drop_duplicates(updates)?;
-    plan.check_destinations(args, repo, &updates)?;
+    let (updates, warnings) = drop_duplicates(updates)?;
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+    plan.refs.check_destinations(repo, &updates)?;
     let Some(cut) = fetch_missing(&plan, args, context, repo, &mut connection, &updates)? else {
         return Ok(ExitCode::from(1));
     };

@@ -1,7 +1,7 @@
 //! Receiving what a fetch's updates need: the wants, the haves, the shallow request and the
 //! pack, stored before any ref moves.
 
-use super::plan::{Plan, Update};
+use super::plan::Plan;
 use super::{display_url, FetchArgs, INFINITE_DEPTH};
 use crate::commands::promised::Promised;
 use crate::commands::reference::alternate_tips;
@@ -10,6 +10,7 @@ use crate::commands::Context;
 use crate::progress::TerminalProgress;
 use anyhow::bail;
 use sluice_fetch::date::parse_since;
+use sluice_fetch::fetch::Update;
 use sluice_fetch::receive::{unpack_if_small, ReceiveError, Receiving};
 use sluice_fetch::{Connection, Deepen, FetchRequest, HistoryNegotiator};
 use sluice_object::ObjectId;
@@ -78,15 +79,15 @@ pub(super) fn fetch_missing(
         shallow: cut.ours.clone(),
         deepen,
         filter: plan.filter.clone(),
-        include_tag: plan.follow_tags,
+        include_tag: plan.refs.follow_tags,
         progress: show_progress,
         reject_shallow_remote: false,
     };
     // The configuration read at the start does not show a promisor remote `--filter` has just
     // made.
     let promised = match promisor {
-        true => Some(Promised::from(context, repo, &plan.remote_name)),
-        false => Promised::of(context, repo, &plan.remote_name)?,
+        true => Some(Promised::from(context, repo, &plan.refs.remote_name)),
+        false => Promised::of(context, repo, &plan.refs.remote_name)?,
     };
     let objects: &dyn ObjectLookup = match &promised {
         Some(promised) => promised,

@@ -1,7 +1,7 @@
-//! The report of a fetch: git's summary lines (or `--porcelain`'s), grouped under the URL.
+//! The report of a fetch, printed: git's summary lines (or `--porcelain`'s), grouped under the
+//! URL.
 
-use super::update::kind_of;
-use sluice_object::ObjectId;
+use sluice_fetch::fetch::{Report, Summary};
 use std::io::Write as _;
 
 /// How the ref updates are reported.
@@ -72,53 +72,4 @@ pub(super) fn print_report(
     }
     stdout.flush()?;
     Ok(())
-}
-
-/// What fetch says of one ref, in order.
-pub(super) enum Report {
-    /// Its summary line.
-    Line(Summary),
-    /// A warning in place of a line, said even under `--quiet`.
-    Warning(String),
-}
-
-/// One line of the summary fetch prints.
-pub(super) struct Summary {
-    /// `*` new, ` ` fast-forward, `+` forced, `!` rejected, `-` deleted.
-    pub(super) code: char,
-    pub(super) summary: String,
-    pub(super) from: String,
-    pub(super) to: String,
-    pub(super) note: String,
-    /// Whether its remote name may widen the names' column (a ref stored here).
-    pub(super) widens: bool,
-    /// Why the update failed, said before the line.
-    pub(super) error: Option<String>,
-    /// The local ref's value before (the null id for a new one).
-    pub(super) old: ObjectId,
-    /// Its value after (the null id for a pruned one).
-    pub(super) new: ObjectId,
-    /// The local ref's full name, or `FETCH_HEAD` for a ref fetched for that alone.
-    pub(super) local: String,
-}
-
-impl Summary {
-    /// The line of a ref fetched for FETCH_HEAD alone, named as git names it: a branch, tag or
-    /// remote-tracking branch by its short name, anything else (an object id too) as a branch
-    /// by its full name.
-    pub(super) fn fetch_head(remote_name: &str, new: ObjectId) -> Summary {
-        let (summary, from) = kind_of(remote_name).unwrap_or(("branch", remote_name));
-        Summary {
-            code: '*',
-            summary: summary.to_owned(),
-            from: from.to_owned(),
-            to: "FETCH_HEAD".to_owned(),
-            note: String::new(),
-            widens: false,
-            error: None,
-            old: new.kind().null_id(),
-            new,
-            local: "FETCH_HEAD".to_owned(),
-        }
-    }
 }

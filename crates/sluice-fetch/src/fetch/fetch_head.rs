@@ -1,0 +1,37 @@
+//! `FETCH_HEAD`: the refs a fetch fetched, for `git pull` and scripts, one line each as git
+//! writes them.
+
+use super::mapping::{Listed, Update};
+use super::report::kind_of;
+use sluice_odb::{LockError, Repository};
+
+/// Writes `FETCH_HEAD` (or, with `append`, adds to it): the refs fetched, merge candidates
+/// first, each as `<id>\t[not-for-merge]\t<kind> '<name>' of <url>`.
+pub fn write_fetch_head(
+    repo: &Repository,
+    updates: &[Update],
+    url: &str,
+    append: bool,
+) -> Result<(), LockError> {
+    let path = repo.git_dir().join("FETCH_HEAD");
+    let mut text = match append {
+        true => std::fs::read_to_string(&path).unwrap_or_default(),
+        false => String::new(),
+    };
+    for listed in [Listed::ForMerge, Listed::NotForMerge] {
+        for update in updates.iter().filter(|u| u.listed == listed) {
+            let name = &update.remote.name;
+            let what = match kind_of(name) {
+                Some((kind, short)) => format!("{kind} '{short}' of "),
+                None if name == "HEAD" => String::new(),
+                None => format!("'{name}' of "),
+            };
+            let flag = match listed {
+                Listed::ForMerge => "",
+                _ => "not-for-merge",
+            };
+            text.push_str(&format!("{}\t{flag}\t{what}{url}\n", update.remote.id));
+        }
+    }
+    sluice_odb::write_locked(&path, text.as_bytes(), false)
+}

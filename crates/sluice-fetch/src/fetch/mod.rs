@@ -1,0 +1,22 @@
+//! Fetch's engine, in its steps: which refs the refspecs take and where ([`RefPlan`],
+//! [`follow_known_tags`], [`track_in_passing`], [`drop_duplicates`]), what to ask the server for
+//! and the pack received ([`crate::receive`]), then the refs moved ([`update_refs`],
+//! [`prune_stale`], a shallow remote's [`RemoteCut`]) with each ref's report as data, and
+//! `FETCH_HEAD`. The command line decides the plan from its flags and the configuration, and
+//! prints the report.
+
+mod fetch_head;
+mod mapping;
+mod report;
+mod update;
+
+pub use fetch_head::write_fetch_head;
+pub use mapping::{
+    drop_duplicates, follow_known_tags, track_in_passing, Listed, Mapping, MappingError, RefPlan,
+    Update, TAG_REFSPEC,
+};
+pub use report::{kind_of, short_name, Report, Summary};
+pub use update::{
+    any_rejected, conflicts, decide, is_ancestor, prune_stale, stale_refs, update_refs, Changes,
+    New, Outcome, Refused, RemoteCut, UpdateError,
+};

@@ -1,0 +1,20 @@
+//! Who a reflog entry names, as git writes it: `Name <email> <seconds> <zone>`.
+
+use crate::Config;
+
+/// The committer identity of a reflog entry made now: `GIT_COMMITTER_NAME` and
+/// `GIT_COMMITTER_EMAIL`, else `user.name` and `user.email`, with the current time in UTC.
+pub fn reflog_identity(config: &Config) -> String {
+    let pick = |var: &str, key: &str, fallback: &str| {
+        std::env::var(var)
+            .ok()
+            .or_else(|| config.get(key).map(str::to_owned))
+            .unwrap_or_else(|| fallback.to_owned())
+    };
+    let name = pick("GIT_COMMITTER_NAME", "user.name", "Sluice");
+    let email = pick("GIT_COMMITTER_EMAIL", "user.email", "sluice@localhost");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    format!("{name} <{email}> {now} +0000")
+}
