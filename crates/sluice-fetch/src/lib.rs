@@ -11,10 +11,14 @@ pub mod clone;
 mod connection;
 pub mod date;
 pub mod fetch;
+pub mod local_clone;
 mod negotiate;
 pub mod partial;
+pub mod promised;
 pub mod receive;
+pub mod reference;
 pub mod refspec;
+mod remote;
 pub mod remote_shallow;
 mod request;
 mod transport;
@@ -24,6 +28,7 @@ mod v2;
 
 pub use connection::Connection;
 pub use negotiate::HistoryNegotiator;
+pub use remote::Remote;
 pub use request::{Deepen, FetchRequest, Fetched, Negotiator, NoHaves, RemoteRef};
 pub use transport::{
     stop_servers, ConnectOptions, HttpFailure, ProtocolVersion, SettingsError, TlsTrust,
@@ -40,6 +45,17 @@ pub enum FetchError {
         url: String,
         /// What is wrong with it.
         why: std::borrow::Cow<'static, str>,
+    },
+    /// A local repository that is not there.
+    #[error(
+        "'{shown}' does not appear to be a git repository\n\
+         fatal: Could not read from remote repository.\n\n\
+         Please make sure you have the correct access rights\n\
+         and the repository exists."
+    )]
+    NoRepository {
+        /// The path as given.
+        shown: String,
     },
     /// A program the transport needs (upload-pack, ssh) could not be started.
     #[error("cannot run {what}: {source}")]

@@ -9,6 +9,7 @@ mod fetch_head;
 mod mapping;
 mod report;
 mod update;
+mod upstream;
 
 pub use fetch_head::write_fetch_head;
 pub use mapping::{
@@ -20,3 +21,4 @@ pub use update::{
     any_rejected, conflicts, decide, is_ancestor, prune_stale, stale_refs, update_refs, Changes,
     New, Outcome, Refused, RemoteCut, UpdateError,
 };
+pub use upstream::set_upstream;

@@ -6,15 +6,11 @@ pub mod clone;
 pub mod fetch;
 pub mod fetch_pack;
 pub mod index_pack;
-mod local_clone;
-mod promised;
-mod reference;
 mod remote;
 mod repack;
 mod revision;
 pub mod serve;
 pub mod upload_pack;
-mod upstream;
 pub mod verify_pack;
 
 use crate::cli::{Cli, Command};

@@ -3,63 +3,28 @@
 //! shown after `remote: `.
 
 use super::Context;
-use anyhow::{anyhow, bail, Context as _};
+use anyhow::{anyhow, Context as _};
 use sluice_fetch::receive::{self, Received, Receiving};
-use sluice_fetch::{anonymized, ConnectOptions, Connection, FetchRequest, Negotiator, RemoteUrl};
+use sluice_fetch::{ConnectOptions, Connection, FetchError, FetchRequest, Negotiator, Remote};
 use sluice_odb::Repository;
 use std::io::Write;
 
-/// A remote repository: where it is, how git would record it in `remote.<name>.url`, and how
-/// messages and `FETCH_HEAD` name it.
-#[derive(Debug, Clone)]
-pub(crate) struct Remote {
-    pub url: RemoteUrl,
-    pub recorded: String,
-    /// The URL as given, without credentials (git's "anonymized" URL).
-    pub shown: String,
-}
-
-/// Parses `text` as git does; local paths become absolute, as `git clone` records them.
+/// Parses `text` as git does, a local path made absolute from the working directory.
 pub(crate) fn resolve(context: &Context, text: &str) -> anyhow::Result<Remote> {
-    let url = RemoteUrl::parse(text)?;
-    Ok(match url {
-        RemoteUrl::Local(path) => {
-            let absolute = std::path::absolute(context.cwd.join(&path))?;
-            let recorded = if text.starts_with("file://") {
-                text.to_owned()
-            } else {
-                absolute.to_string_lossy().trim_end_matches('/').to_owned()
-            };
-            Remote {
-                url: RemoteUrl::Local(absolute),
-                recorded,
-                shown: text.to_owned(),
-            }
-        }
-        other => Remote {
-            url: other,
-            recorded: text.to_owned(),
-            shown: anonymized(text),
-        },
-    })
+    Ok(Remote::resolve(&context.cwd, text)?)
 }
 
-/// Connects to `remote`, with git's message for a local repository that is not there.
+/// Connects to `remote`, saying, as git does, which remote could not be read.
 pub(crate) fn connect(remote: &Remote, options: &ConnectOptions) -> anyhow::Result<Connection> {
-    if let RemoteUrl::Local(path) = &remote.url {
-        if !path.exists() {
-            bail!(
-                "'{}' does not appear to be a git repository\n\
-                 fatal: Could not read from remote repository.\n\n\
-                 Please make sure you have the correct access rights\n\
-                 and the repository exists.",
-                remote.shown
-            );
+    let connection = match remote.connect(options) {
+        Ok(connection) => connection,
+        Err(missing @ FetchError::NoRepository { .. }) => return Err(missing.into()),
+        Err(e) => {
+            return Err(anyhow!("{e}")).with_context(|| {
+                format!("could not read from remote repository '{}'", remote.shown)
+            })
         }
-    }
-    let connection = Connection::open(&remote.url, options)
-        .map_err(|e| anyhow!("{e}"))
-        .with_context(|| format!("could not read from remote repository '{}'", remote.shown))?;
+    };
     if let Some(url) = connection.redirected_to() {
         eprintln!("warning: redirecting to {url}");
     }

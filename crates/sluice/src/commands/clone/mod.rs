@@ -10,8 +10,7 @@ mod receive;
 mod refs;
 mod setup;
 
-use super::reference::{add_references, Need, Reference};
-use super::remote::{connect, resolve, Remote};
+use super::remote::{connect, resolve};
 use super::repack::repack_all;
 use super::Context;
 use crate::progress::{Deferred, TerminalProgress};
@@ -24,7 +23,9 @@ use setup::{init, initial_branch, local_source, origin, write_settings, LocalSou
 use sluice_checkout::{checkout_fresh, commit_tree, CheckoutOptions};
 use sluice_fetch::clone::{ClonePlan, CloneShape, EarlyCheckout, Origin};
 use sluice_fetch::partial::filter_spec;
+use sluice_fetch::reference::{add_references, Need, Reference};
 use sluice_fetch::ConnectOptions;
+use sluice_fetch::Remote;
 use sluice_fetch::{RemoteRef, RemoteUrl};
 use sluice_object::ObjectId;
 use sluice_odb::Repository;
@@ -261,7 +262,10 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     };
     init(&git_dir, &initial, bare, args.filter.is_some())?;
     write_settings(&git_dir, &args.config)?;
-    add_references(&context.cwd, &git_dir.join("objects"), &args.references())?;
+    let objects = git_dir.join("objects");
+    for (given, why) in add_references(&context.cwd, &objects, &args.references())? {
+        eprintln!("info: Could not add alternate for '{given}': {why}");
+    }
     let work_tree = (!bare).then(|| target.clone());
     let repo = Repository::open_git_dir(git_dir.clone(), work_tree)?;
     let origin = origin(&args, repo.config())?;

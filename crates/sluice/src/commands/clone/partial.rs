@@ -2,12 +2,13 @@
 //! pack left out, and the `.promisor` files that mark both packs as the promisor remote's.
 
 use super::CloneArgs;
-use crate::commands::remote::{connect, fetch_into, Remote};
+use crate::commands::remote::{connect, fetch_into};
 use crate::progress::TerminalProgress;
 use anyhow::Context as _;
 use sluice_checkout::tree::flatten;
 use sluice_fetch::receive::Receiving;
 use sluice_fetch::ConnectOptions;
+use sluice_fetch::Remote;
 use sluice_fetch::{FetchRequest, NoHaves, RemoteRef};
 use sluice_object::ObjectId;
 use sluice_odb::{ObjectDb, Repository};

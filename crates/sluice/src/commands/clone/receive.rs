@@ -3,14 +3,14 @@
 
 use super::setup::{reject_shallow, LocalSource};
 use super::CloneArgs;
-use crate::commands::local_clone::transfer_objects;
-use crate::commands::reference::alternate_tips;
 use crate::commands::remote::fetch_into;
 use crate::progress::{Deferred, TerminalProgress};
 use sluice_checkout::CheckoutOptions;
 use sluice_fetch::clone::EarlyCheckout;
 use sluice_fetch::date::parse_since;
+use sluice_fetch::local_clone::transfer_objects;
 use sluice_fetch::receive::{Received, Receiving};
+use sluice_fetch::reference::alternate_tips;
 use sluice_fetch::remote_shallow;
 use sluice_fetch::{Connection, Deepen, FetchRequest, HistoryNegotiator, Negotiator, NoHaves};
 use sluice_object::ObjectId;
@@ -64,11 +64,10 @@ pub(super) fn receive(
     early: Option<&EarlyCheckout>,
 ) -> anyhow::Result<Option<Received>> {
     if let Some(local) = local {
-        transfer_objects(
-            &local.objects,
-            &repo.git_dir().join("objects"),
-            local.transfer,
-        )?;
+        let objects = repo.git_dir().join("objects");
+        for warning in transfer_objects(&local.objects, &objects, local.transfer)? {
+            eprintln!("warning: {warning}");
+        }
         if !args.quiet {
             eprintln!("done.");
         }

@@ -3,8 +3,8 @@
 
 use super::setup::write_config;
 use super::CloneArgs;
-use crate::commands::remote::Remote;
 use sluice_fetch::clone::{self, ClonePlan, Origin, RefLog};
+use sluice_fetch::Remote;
 use sluice_fetch::{anonymized, RemoteRef};
 use sluice_object::ObjectId;
 use sluice_odb::refs::reflog_identity as identity;

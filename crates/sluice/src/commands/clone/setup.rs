@@ -3,12 +3,12 @@
 //! files; and the configuration git clone writes once the refs are known.
 
 use super::CloneArgs;
-use crate::commands::local_clone::ObjectTransfer;
-use crate::commands::remote::Remote;
 use crate::commands::Context;
 use anyhow::{bail, Context as _};
 use sluice_fetch::clone::{ClonePlan, Origin};
+use sluice_fetch::local_clone::ObjectTransfer;
 use sluice_fetch::refspec::Refspec;
+use sluice_fetch::Remote;
 use sluice_fetch::RemoteUrl;
 use sluice_odb::{Config, ConfigFile, ConfigKey, Repository};
 use std::path::{Path, PathBuf};

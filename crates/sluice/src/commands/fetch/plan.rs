@@ -2,11 +2,12 @@
 //! remote's configuration and `fetch.*`, merged into the library's [`RefPlan`].
 
 use super::{fetch_filter, FetchArgs, One};
-use crate::commands::remote::{resolve, Remote};
+use crate::commands::remote::resolve;
 use crate::commands::Context;
 use anyhow::bail;
 use sluice_fetch::fetch::{short_name, RefPlan, TAG_REFSPEC};
 use sluice_fetch::refspec::Refspec;
+use sluice_fetch::Remote;
 use sluice_odb::{RefTarget, Repository};
 
 /// What one fetch asks for: the remote, the refspecs in force and the settings that shape

@@ -3,15 +3,15 @@
 
 use super::plan::Plan;
 use super::{display_url, FetchArgs, INFINITE_DEPTH};
-use crate::commands::promised::Promised;
-use crate::commands::reference::alternate_tips;
 use crate::commands::remote::fetch_into;
 use crate::commands::Context;
 use crate::progress::TerminalProgress;
 use anyhow::bail;
 use sluice_fetch::date::parse_since;
 use sluice_fetch::fetch::Update;
+use sluice_fetch::promised::Promised;
 use sluice_fetch::receive::{unpack_if_small, ReceiveError, Receiving};
+use sluice_fetch::reference::alternate_tips;
 use sluice_fetch::{Connection, Deepen, FetchRequest, HistoryNegotiator};
 use sluice_object::ObjectId;
 use sluice_odb::pack_store::StoreError;
@@ -86,8 +86,8 @@ pub(super) fn fetch_missing(
     // The configuration read at the start does not show a promisor remote `--filter` has just
     // made.
     let promised = match promisor {
-        true => Some(Promised::from(context, repo, &plan.refs.remote_name)),
-        false => Promised::of(context, repo, &plan.refs.remote_name)?,
+        true => Some(Promised::from(&context.cwd, repo, &plan.refs.remote_name)),
+        false => Promised::of(&context.cwd, repo, &plan.refs.remote_name)?,
     };
     let objects: &dyn ObjectLookup = match &promised {
         Some(promised) => promised,

@@ -6,10 +6,9 @@ use super::plan::Plan;
 use super::receive::Cut;
 use super::report::{print_report, ReportFormat};
 use super::{display_url, writes_fetch_head, FetchArgs, One};
-use crate::commands::upstream::set_upstream;
 use sluice_fetch::fetch::{
-    any_rejected, conflicts, prune_stale, stale_refs, update_refs, write_fetch_head, Changes,
-    Listed, Refused, RemoteCut, Update,
+    any_rejected, conflicts, prune_stale, set_upstream, stale_refs, update_refs, write_fetch_head,
+    Changes, Listed, Refused, RemoteCut, Update,
 };
 use sluice_fetch::RemoteRef;
 use sluice_object::ObjectId;
@@ -115,12 +114,10 @@ pub(super) fn update_and_report(
             .filter(|u| u.local.is_none() && u.listed != Listed::CutOff)
             .map(|u| &u.remote)
             .collect();
-        set_upstream(
-            repo,
-            plan.refs.current_branch.as_deref(),
-            &plan.refs.remote_name,
-            &fetched,
-        )?;
+        let current = plan.refs.current_branch.as_deref();
+        if let Some(warning) = set_upstream(repo, current, &plan.refs.remote_name, &fetched)? {
+            eprintln!("warning: {warning}");
+        }
     }
     if refused == Refused::InTheWay {
         // As git 2.47 advises; 2.39 gives the advice only when the ref in the way is loose.

@@ -2,8 +2,7 @@
 //! in the new repository's alternates, and every fetch offers what the refs of its alternates
 //! reach as haves, as git does, so that the server sends only what none of them has.
 
-use super::local_clone::add_alternate;
-use anyhow::anyhow;
+use crate::local_clone::{add_alternate, LocalCloneError};
 use sluice_object::ObjectId;
 use sluice_odb::{ObjectDb, Refs, Repository};
 use std::path::{Path, PathBuf};
@@ -20,15 +19,55 @@ pub enum Need {
 /// A repository to borrow from, as given on the command line.
 #[derive(Debug, Clone)]
 pub struct Reference {
+    /// The path given.
     pub given: String,
+    /// Whether the clone needs it.
     pub need: Need,
+}
+
+/// Why a reference repository cannot be borrowed from.
+#[derive(Debug, thiserror::Error)]
+pub enum ReferenceError {
+    /// The path is no repository of this machine.
+    #[error("reference repository '{given}' is not a local repository.")]
+    NotLocal {
+        /// The path given.
+        given: String,
+    },
+    /// The repository's history is cut.
+    #[error("reference repository '{given}' is shallow")]
+    Shallow {
+        /// The path given.
+        given: String,
+    },
+    /// The repository's history is rewritten by grafts.
+    #[error("reference repository '{given}' is grafted")]
+    Grafted {
+        /// The path given.
+        given: String,
+    },
+    /// Its object directory's real path could not be found.
+    #[error("reference repository '{given}'")]
+    Canonicalize {
+        /// The path given.
+        given: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The alternates file could not be written.
+    #[error(transparent)]
+    Alternates(#[from] LocalCloneError),
 }
 
 /// The object directory of the reference repository `given`, made absolute and real, as git
 /// records it. A shallow or grafted repository is refused: its history is not whole, and
 /// objects it lacks would be taken as present.
-fn objects_of(cwd: &Path, given: &str) -> anyhow::Result<PathBuf> {
-    let not_local = || anyhow!("reference repository '{given}' is not a local repository.");
+fn objects_of(cwd: &Path, given: &str) -> Result<PathBuf, ReferenceError> {
+    let given_owned = || given.to_owned();
+    let not_local = || ReferenceError::NotLocal {
+        given: given_owned(),
+    };
     let git_dir = Repository::find_served(&cwd.join(given), false).ok_or_else(not_local)?;
     let common_dir = Repository::common_dir_of(&git_dir);
     let objects = common_dir.join("objects");
@@ -36,29 +75,39 @@ fn objects_of(cwd: &Path, given: &str) -> anyhow::Result<PathBuf> {
         return Err(not_local());
     }
     if common_dir.join("shallow").exists() {
-        return Err(anyhow!("reference repository '{given}' is shallow"));
+        return Err(ReferenceError::Shallow {
+            given: given_owned(),
+        });
     }
     if common_dir.join("info").join("grafts").exists() {
-        return Err(anyhow!("reference repository '{given}' is grafted"));
+        return Err(ReferenceError::Grafted {
+            given: given_owned(),
+        });
     }
-    Ok(std::fs::canonicalize(&objects)?)
+    std::fs::canonicalize(&objects).map_err(|source| ReferenceError::Canonicalize {
+        given: given_owned(),
+        source,
+    })
 }
 
-/// Names every reference, in order, in the alternates of the object directory `objects`.
-pub fn add_references(cwd: &Path, objects: &Path, references: &[Reference]) -> anyhow::Result<()> {
+/// Names every reference, in order, in the alternates of the object directory `objects`;
+/// returns, for each `--reference-if-able` left out, why (git says it as "info").
+pub fn add_references(
+    cwd: &Path,
+    objects: &Path,
+    references: &[Reference],
+) -> Result<Vec<(String, ReferenceError)>, ReferenceError> {
+    let mut left_out = Vec::new();
     for reference in references {
         match objects_of(cwd, &reference.given) {
             Ok(dir) => add_alternate(objects, &dir.to_string_lossy())?,
             Err(why) if reference.need == Need::IfAble => {
-                eprintln!(
-                    "info: Could not add alternate for '{}': {why}",
-                    reference.given
-                )
+                left_out.push((reference.given.clone(), why));
             }
             Err(why) => return Err(why),
         }
     }
-    Ok(())
+    Ok(left_out)
 }
 
 /// The values of the refs of every repository whose object directory `odb` borrows from,

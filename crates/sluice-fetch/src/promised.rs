@@ -3,20 +3,45 @@
 //! design. Those bases are fetched from the promisor remote first, all in one request, into a
 //! promisor pack, as git's index-pack does.
 
-use super::remote::{connect, fetch_into, resolve};
-use super::Context;
-use sluice_fetch::partial::is_promisor;
-use sluice_fetch::receive::Receiving;
-use sluice_fetch::ConnectOptions;
-use sluice_fetch::{FetchRequest, NoHaves};
+use crate::partial::is_promisor;
+use crate::receive::{self, ReceiveError, Receiving};
+use crate::{ConnectOptions, FetchError, FetchRequest, NoHaves, Remote, SettingsError};
 use sluice_object::{ObjectId, ObjectKind};
-use sluice_odb::{ObjectDb, Repository};
+use sluice_odb::{ConfigError, ObjectDb, OdbError, Repository};
 use sluice_pack::{LookupError, ObjectLookup};
+use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
+/// Why the promisor remote could not give the objects asked for.
+#[derive(Debug, thiserror::Error)]
+pub enum LazyFetchError {
+    /// The remote could not be reached or failed.
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    /// The connection settings are bad.
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// The pack could not be stored.
+    #[error(transparent)]
+    Receive(#[from] ReceiveError),
+    /// The `.promisor` file could not be written.
+    #[error("cannot write '{}'", path.display())]
+    Promisor {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The object database could not be opened again.
+    #[error(transparent)]
+    Odb(#[from] OdbError),
+}
+
 /// A repository's objects, with what its promisor remote sent on request.
-pub(crate) struct Promised<'a> {
-    context: &'a Context,
+pub struct Promised<'a> {
+    /// Where a relative remote path is taken from.
+    cwd: &'a Path,
     repo: &'a Repository,
     /// The promisor remote: a remote's name, or a URL fetched from with `--filter`.
     remote: String,
@@ -27,27 +52,27 @@ pub(crate) struct Promised<'a> {
 impl<'a> Promised<'a> {
     /// The objects of `repo`, if it has a promisor remote to ask for missing ones: `fetching`
     /// when it is one, else the first of them.
-    pub(crate) fn of(
-        context: &'a Context,
+    pub fn of(
+        cwd: &'a Path,
         repo: &'a Repository,
         fetching: &str,
-    ) -> anyhow::Result<Option<Self>> {
+    ) -> Result<Option<Self>, ConfigError> {
         let config = repo.config();
         let candidates = std::iter::once(fetching.to_owned())
             .chain(config.get("extensions.partialclone").map(str::to_owned))
             .chain(config.subsection_names("remote"));
         for name in candidates {
             if is_promisor(config, &name)? {
-                return Ok(Some(Self::from(context, repo, &name)));
+                return Ok(Some(Self::from(cwd, repo, &name)));
             }
         }
         Ok(None)
     }
 
     /// The objects of `repo` with `remote` to ask for missing ones.
-    pub(crate) fn from(context: &'a Context, repo: &'a Repository, remote: &str) -> Self {
+    pub fn from(cwd: &'a Path, repo: &'a Repository, remote: &str) -> Self {
         Promised {
-            context,
+            cwd,
             repo,
             remote: remote.to_owned(),
             fetched: RwLock::new(None),
@@ -60,31 +85,49 @@ impl<'a> Promised<'a> {
 
     /// One fetch of exactly `missing`, as git's lazy fetch asks: no haves, no blobs beyond
     /// those named, no progress.
-    fn fetch(&self, missing: &[ObjectId]) -> anyhow::Result<()> {
+    fn fetch(&self, missing: &[ObjectId]) -> Result<(), LazyFetchError> {
         let config = self.repo.config();
         let key = |name: &str| format!("remote.{}.{name}", self.remote);
         let url = config.get(&key("url")).unwrap_or(&self.remote);
-        let remote = resolve(self.context, url)?;
+        let remote = Remote::resolve(self.cwd, url)?;
         let options = ConnectOptions::from_config(config, config.get(&key("uploadpack")))?;
-        let mut connection = connect(&remote, &options)?;
+        let mut connection = remote.connect(&options)?;
         let request = FetchRequest {
             wants: missing.to_vec(),
             filter: Some("blob:none".to_owned()),
             ..FetchRequest::default()
         };
-        let got = fetch_into(
+        let receiving = Receiving::default();
+        let got = receive::fetch_into(
             &mut connection,
             self.repo,
             &request,
             &mut NoHaves,
-            Receiving::default(),
+            receiving,
+            |_| {},
         )?;
         connection.finish()?;
-        std::fs::write(got.pack.with_extension("promisor"), "")?;
+        let path = got.pack.with_extension("promisor");
+        std::fs::write(&path, "").map_err(|source| LazyFetchError::Promisor { path, source })?;
         let odb = ObjectDb::open(self.repo.objects().dir(), self.repo.hash())?;
         *self.fetched.write().unwrap_or_else(|e| e.into_inner()) = Some(odb);
         Ok(())
     }
+}
+
+/// `error` and its causes on one line, each once, as git prints a chain of reasons.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        let said = inner.to_string();
+        if !text.ends_with(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        cause = inner.source();
+    }
+    text
 }
 
 impl ObjectLookup for Promised<'_> {
@@ -106,8 +149,9 @@ impl ObjectLookup for Promised<'_> {
     fn prefetch(&self, missing: &[ObjectId]) -> Result<(), LookupError> {
         self.fetch(missing).map_err(|e| {
             LookupError::new(format!(
-                "could not fetch missing objects from promisor remote '{}': {e:#}",
-                self.remote
+                "could not fetch missing objects from promisor remote '{}': {}",
+                self.remote,
+                with_causes(&e)
             ))
         })
     }

@@ -2,27 +2,27 @@
 //! its upstream, as `git branch --set-upstream-to` would record it, so that `git pull` with no
 //! arguments fetches and merges it.
 
-use sluice_fetch::RemoteRef;
-use sluice_odb::{ConfigFile, ConfigKey, Repository};
+use crate::RemoteRef;
+use sluice_odb::{ConfigError, ConfigFile, ConfigKey, Repository};
 
 /// Records `fetched` (the refs fetched without a local destination) as the upstream of
-/// `current` (the branch checked out), where that is one branch; warns as git does otherwise
-/// and changes nothing.
-pub(super) fn set_upstream(
+/// `current` (the branch checked out), where that is one branch; otherwise changes nothing and
+/// returns git's warning.
+pub fn set_upstream(
     repo: &Repository,
     current: Option<&str>,
     remote: &str,
     fetched: &[&RemoteRef],
-) -> anyhow::Result<()> {
+) -> Result<Option<String>, ConfigError> {
     let source = match fetched {
         [one] => *one,
         [] => {
-            eprintln!("warning: no source branch found;\nyou need to specify exactly one branch with the --set-upstream option");
-            return Ok(());
+            return Ok(Some("no source branch found;\nyou need to specify exactly one branch with the --set-upstream option".to_owned()));
         }
         _ => {
-            eprintln!("warning: multiple branches detected, incompatible with --set-upstream");
-            return Ok(());
+            return Ok(Some(
+                "multiple branches detected, incompatible with --set-upstream".to_owned(),
+            ));
         }
     };
     let Some(branch) = current.and_then(|c| c.strip_prefix("refs/heads/")) else {
@@ -30,21 +30,19 @@ pub(super) fn set_upstream(
             .name
             .strip_prefix("refs/heads/")
             .unwrap_or(&source.name);
-        eprintln!("warning: could not set upstream of HEAD to '{shown}' from '{remote}' when it does not point to any branch.");
-        return Ok(());
+        return Ok(Some(format!("could not set upstream of HEAD to '{shown}' from '{remote}' when it does not point to any branch.")));
     };
     let name = source.name.as_str();
     if name.starts_with("refs/remotes/") {
-        eprintln!("warning: not setting upstream for a remote remote-tracking branch");
-        return Ok(());
+        return Ok(Some(
+            "not setting upstream for a remote remote-tracking branch".to_owned(),
+        ));
     }
     if name.starts_with("refs/tags/") {
-        eprintln!("warning: not setting upstream for a remote tag");
-        return Ok(());
+        return Ok(Some("not setting upstream for a remote tag".to_owned()));
     }
     if name != "HEAD" && !name.starts_with("refs/heads/") {
-        eprintln!("warning: unknown branch type");
-        return Ok(());
+        return Ok(Some("unknown branch type".to_owned()));
     }
     let config = repo.config();
     // `branch.autoSetupRebase` asks for `pull --rebase` on branches that track a remote.
@@ -59,5 +57,5 @@ pub(super) fn set_upstream(
         file.set(&ConfigKey::new("branch", Some(branch), "rebase"), "true")?;
     }
     file.write()?;
-    Ok(())
+    Ok(None)
 }

@@ -1,0 +1,59 @@
+//! A remote repository as a fetch or clone names it: where it is, how git records it in
+//! `remote.<name>.url`, and how messages and `FETCH_HEAD` show it.
+
+use crate::{anonymized, ConnectOptions, Connection, FetchError, RemoteUrl};
+use std::path::Path;
+
+/// A remote repository.
+#[derive(Debug, Clone)]
+pub struct Remote {
+    /// Where it is.
+    pub url: RemoteUrl,
+    /// The URL as git records it (a local path made absolute).
+    pub recorded: String,
+    /// The URL as given, without credentials (git's "anonymized" URL).
+    pub shown: String,
+}
+
+impl Remote {
+    /// Parses `text` as git does; a local path becomes absolute (from `cwd`), as `git clone`
+    /// records it.
+    pub fn resolve(cwd: &Path, text: &str) -> Result<Remote, FetchError> {
+        Ok(match RemoteUrl::parse(text)? {
+            RemoteUrl::Local(path) => {
+                let absolute =
+                    std::path::absolute(cwd.join(&path)).map_err(|source| FetchError::Url {
+                        url: text.to_owned(),
+                        why: source.to_string().into(),
+                    })?;
+                let recorded = if text.starts_with("file://") {
+                    text.to_owned()
+                } else {
+                    absolute.to_string_lossy().trim_end_matches('/').to_owned()
+                };
+                Remote {
+                    url: RemoteUrl::Local(absolute),
+                    recorded,
+                    shown: text.to_owned(),
+                }
+            }
+            other => Remote {
+                url: other,
+                recorded: text.to_owned(),
+                shown: anonymized(text),
+            },
+        })
+    }
+
+    /// Connects, with git's message for a local repository that is not there.
+    pub fn connect(&self, options: &ConnectOptions) -> Result<Connection, FetchError> {
+        if let RemoteUrl::Local(path) = &self.url {
+            if !path.exists() {
+                return Err(FetchError::NoRepository {
+                    shown: self.shown.clone(),
+                });
+            }
+        }
+        Connection::open(&self.url, options)
+    }
+}
