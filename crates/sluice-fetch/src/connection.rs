@@ -1,6 +1,7 @@
 //! A session with upload-pack: the link, the version the server speaks and what it advertised
 //! on connecting (its capabilities, and in protocol v0 its refs too).
 
+use crate::protocol_error::ProtocolError;
 use crate::transport::{self, ConnectOptions, Link, ProtocolVersion, Response};
 use crate::{FetchError, RemoteRef, RemoteUrl};
 use sluice_object::{HashKind, ObjectId};
@@ -38,12 +39,15 @@ pub(crate) fn write_line(out: &mut Vec<u8>, text: &str) {
 pub(crate) fn text_line(line: &[u8]) -> Result<&str, FetchError> {
     std::str::from_utf8(line)
         .map(|l| l.strip_suffix('\n').unwrap_or(l))
-        .map_err(|_| FetchError::Protocol("a line that is not UTF-8".into()))
+        .map_err(|_| FetchError::from(ProtocolError::NotUtf8))
 }
 
 pub(crate) fn parse_id(hex: &str) -> Result<ObjectId, FetchError> {
-    ObjectId::from_hex(HashKind::Sha1, hex.as_bytes())
-        .map_err(|_| FetchError::Protocol(format!("bad object id '{hex}'")))
+    ObjectId::from_hex(HashKind::Sha1, hex.as_bytes()).map_err(|_| {
+        FetchError::from(ProtocolError::BadObjectId {
+            hex: hex.to_owned(),
+        })
+    })
 }
 
 /// A ref name from the server, refused unless git would accept it.
@@ -51,10 +55,10 @@ pub(crate) fn checked_name(name: &str) -> Result<&str, FetchError> {
     if sluice_odb::refs::is_valid_ref_name(name) && (name == "HEAD" || name.starts_with("refs/")) {
         Ok(name)
     } else {
-        Err(FetchError::Protocol(format!(
-            "refusing ref with bad name '{}'",
-            name.escape_debug()
-        )))
+        Err(ProtocolError::BadRefName {
+            name: name.to_owned(),
+        }
+        .into())
     }
 }
 
@@ -62,7 +66,7 @@ pub(crate) fn checked_name(name: &str) -> Result<&str, FetchError> {
 /// is returned). An `ERR` line is the server's error.
 pub(crate) fn next_line(
     input: &mut PktReader<Response>,
-    what: &str,
+    what: &'static str,
 ) -> Result<Result<String, Packet<'static>>, FetchError> {
     match input.read()? {
         Some(Packet::Data(line)) => {
@@ -75,9 +79,7 @@ pub(crate) fn next_line(
         Some(Packet::Flush) => Ok(Err(Packet::Flush)),
         Some(Packet::Delimiter) => Ok(Err(Packet::Delimiter)),
         Some(Packet::ResponseEnd) => Ok(Err(Packet::ResponseEnd)),
-        None => Err(FetchError::Protocol(format!(
-            "the server hung up in the middle of {what}"
-        ))),
+        None => Err(ProtocolError::HungUp { place: what }.into()),
     }
 }
 
@@ -113,22 +115,13 @@ impl Connection {
     /// before either.
     fn read_advertisement(&mut self) -> Result<(), FetchError> {
         let mut first = match next_line(&mut self.input, "the advertisement") {
-            Err(FetchError::Protocol(_)) => {
-                return Err(FetchError::Protocol(
-                    "the server hung up before advertising anything (is it a git repository?)"
-                        .into(),
-                ))
-            }
+            Err(FetchError::Protocol(_)) => return Err(ProtocolError::NothingAdvertised.into()),
             other => other?,
         };
         if first.as_ref().is_ok_and(|l| l.starts_with("# service=")) {
             match next_line(&mut self.input, "the advertisement")? {
                 Err(Packet::Flush) => {}
-                _ => {
-                    return Err(FetchError::Protocol(
-                        "no flush after the service line".into(),
-                    ))
-                }
+                _ => return Err(ProtocolError::NoFlushAfterService.into()),
             }
             first = next_line(&mut self.input, "the advertisement")?;
         }
@@ -140,9 +133,10 @@ impl Connection {
                         Ok(capability) => self.capabilities.push(capability),
                         Err(Packet::Flush) => return Ok(()),
                         Err(_) => {
-                            return Err(FetchError::Protocol(
-                                "unexpected packet in the capability advertisement".into(),
-                            ))
+                            return Err(ProtocolError::UnexpectedPacket {
+                                place: "the capability advertisement",
+                            }
+                            .into())
                         }
                     }
                 }
@@ -167,9 +161,10 @@ impl Connection {
                 Ok(text) => text,
                 Err(Packet::Flush) => break,
                 Err(_) => {
-                    return Err(FetchError::Protocol(
-                        "unexpected packet in the ref advertisement".into(),
-                    ))
+                    return Err(ProtocolError::UnexpectedPacket {
+                        place: "the ref advertisement",
+                    }
+                    .into())
                 }
             };
             let text = if first {
@@ -195,13 +190,11 @@ impl Connection {
                 continue;
             }
             if !self.advertised_shallow.is_empty() {
-                return Err(FetchError::Protocol(format!(
-                    "unexpected '{text}' after the shallow list"
-                )));
+                return Err(ProtocolError::AfterShallowList { line: text }.into());
             }
             let (hex, name) = text
                 .split_once(' ')
-                .ok_or_else(|| FetchError::Protocol(format!("bad ref line '{text}'")))?;
+                .ok_or_else(|| ProtocolError::BadRefLine { line: text.clone() })?;
             let id = parse_id(hex)?;
             if name == "capabilities^{}" {
                 // The empty repository's placeholder.
@@ -209,9 +202,10 @@ impl Connection {
                 match self.advertised.last_mut() {
                     Some(last) if last.name == tag => last.peeled = Some(id),
                     _ => {
-                        return Err(FetchError::Protocol(format!(
-                            "peeled line for '{tag}' does not follow it"
-                        )))
+                        return Err(ProtocolError::PeeledOutOfPlace {
+                            tag: tag.to_owned(),
+                        }
+                        .into())
                     }
                 }
             } else {

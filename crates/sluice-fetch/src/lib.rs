@@ -15,6 +15,7 @@ pub mod local_clone;
 mod negotiate;
 pub mod partial;
 pub mod promised;
+mod protocol_error;
 pub mod receive;
 pub mod reference;
 pub mod refspec;
@@ -28,6 +29,7 @@ mod v2;
 
 pub use connection::Connection;
 pub use negotiate::HistoryNegotiator;
+pub use protocol_error::{Got, ProtocolError};
 pub use remote::Remote;
 pub use request::{Deepen, FetchRequest, Fetched, Negotiator, NoHaves, RemoteRef};
 pub use transport::{
@@ -129,7 +131,21 @@ pub enum FetchError {
     PktLine(#[from] sluice_wire::pktline::PktLineError),
     /// The server broke the protocol; what it sent is named.
     #[error("protocol error: {0}")]
-    Protocol(String),
+    Protocol(#[from] ProtocolError),
+    /// A fetch was asked for nothing.
+    #[error("protocol error: nothing to fetch")]
+    NothingToFetch,
+    /// The request could not be sent: the process's input is closed.
+    #[error("protocol error: the request side is closed")]
+    RequestClosed,
+    /// The transport's program (upload-pack, ssh) failed.
+    #[error("protocol error: {what} exited with {status}")]
+    Exited {
+        /// The program.
+        what: String,
+        /// How it ended.
+        status: std::process::ExitStatus,
+    },
     /// The server reported an error (an `ERR` packet).
     #[error("remote error: {0}")]
     Remote(String),
@@ -170,7 +186,7 @@ impl Connection {
         progress: F,
     ) -> Result<Fetched<'a>, FetchError> {
         if request.wants.is_empty() {
-            return Err(FetchError::Protocol("nothing to fetch".into()));
+            return Err(FetchError::NothingToFetch);
         }
         match self.version {
             ProtocolVersion::V2 => self.fetch_v2(request, negotiator, progress),

@@ -9,6 +9,7 @@
 
 use crate::connection::{next_line, parse_id, write_line};
 use crate::negotiate::Rounds;
+use crate::protocol_error::{Got, ProtocolError};
 use crate::{Connection, FetchError, FetchRequest, Fetched, Negotiator, RemoteRef};
 use sluice_object::ObjectId;
 use sluice_wire::demux::Demux;
@@ -152,16 +153,19 @@ impl Connection {
             match next_line(&mut self.input, "the shallow list")? {
                 Ok(text) => {
                     if !fetched.record_boundary(&text)? {
-                        return Err(FetchError::Protocol(format!(
-                            "expected shallow/unshallow, got '{text}'"
-                        )));
+                        return Err(ProtocolError::Expected {
+                            expected: "shallow/unshallow",
+                            got: Got::Line(text),
+                        }
+                        .into());
                     }
                 }
                 Err(Packet::Flush) => return Ok(()),
                 Err(_) => {
-                    return Err(FetchError::Protocol(
-                        "unexpected packet in the shallow list".into(),
-                    ))
+                    return Err(ProtocolError::UnexpectedPacket {
+                        place: "the shallow list",
+                    }
+                    .into())
                 }
             }
         }
@@ -177,7 +181,13 @@ impl Connection {
         loop {
             let text = match next_line(&mut self.input, "the acknowledgments")? {
                 Ok(text) => text,
-                Err(_) => return Err(FetchError::Protocol("expected ACK/NAK, got a flush".into())),
+                Err(_) => {
+                    return Err(ProtocolError::Expected {
+                        expected: "ACK/NAK",
+                        got: Got::Flush,
+                    }
+                    .into())
+                }
             };
             if text == "NAK" {
                 return Ok(answer);
@@ -186,14 +196,14 @@ impl Connection {
                 .strip_prefix("ACK ")
                 .and_then(|rest| rest.split_once(' '));
             let Some((hex, status)) = acked else {
-                return Err(FetchError::Protocol(format!(
-                    "expected ACK <id> common|continue|ready or NAK, got '{text}'"
-                )));
+                return Err(ProtocolError::Expected {
+                    expected: "ACK <id> common|continue|ready or NAK",
+                    got: Got::Line(text),
+                }
+                .into());
             };
             if !matches!(status, "common" | "continue" | "ready") {
-                return Err(FetchError::Protocol(format!(
-                    "unknown acknowledgment '{text}'"
-                )));
+                return Err(ProtocolError::UnknownAcknowledgment { line: text }.into());
             }
             let id = parse_id(hex)?;
             answer.ready |= status == "ready";
@@ -288,12 +298,20 @@ impl Connection {
                         }
                     }
                     None => {
-                        return Err(FetchError::Protocol(format!(
-                            "expected ACK/NAK, got '{text}'"
-                        )))
+                        return Err(ProtocolError::Expected {
+                            expected: "ACK/NAK",
+                            got: Got::Line(text),
+                        }
+                        .into())
                     }
                 },
-                Err(_) => return Err(FetchError::Protocol("expected ACK/NAK, got a flush".into())),
+                Err(_) => {
+                    return Err(ProtocolError::Expected {
+                        expected: "ACK/NAK",
+                        got: Got::Flush,
+                    }
+                    .into())
+                }
             }
         }
         // Refused where git refuses it, once the server has read all it will read: a server

@@ -6,6 +6,7 @@
 
 use crate::connection::{checked_name, next_line, parse_id, write_line};
 use crate::negotiate::Rounds;
+use crate::protocol_error::{Got, ProtocolError};
 use crate::{Connection, FetchError, FetchRequest, Fetched, Negotiator, RemoteRef};
 use sluice_object::ObjectId;
 use sluice_wire::demux::Demux;
@@ -18,9 +19,7 @@ impl Connection {
             .iter()
             .any(|c| c.starts_with("object-format=") && c != "object-format=sha1")
         {
-            return Err(FetchError::Protocol(
-                "the server's object format is not SHA-1".into(),
-            ));
+            return Err(ProtocolError::NotSha1.into());
         }
         Ok(())
     }
@@ -58,14 +57,15 @@ impl Connection {
                 Ok(line) => line,
                 Err(Packet::Flush) => return Ok(refs),
                 Err(_) => {
-                    return Err(FetchError::Protocol(
-                        "unexpected packet in the ref list".into(),
-                    ))
+                    return Err(ProtocolError::UnexpectedPacket {
+                        place: "the ref list",
+                    }
+                    .into())
                 }
             };
             let mut fields = line.split(' ');
             let (Some(first), Some(name)) = (fields.next(), fields.next()) else {
-                return Err(FetchError::Protocol(format!("bad ref line '{line}'")));
+                return Err(ProtocolError::BadRefLine { line }.into());
             };
             let name = checked_name(name)?.to_owned();
             let mut symref_target = None;
@@ -161,14 +161,18 @@ impl Connection {
             match next_line(&mut self.input, "the acknowledgments")? {
                 Ok(line) if line == "acknowledgments" => {}
                 Ok(line) => {
-                    return Err(FetchError::Protocol(format!(
-                        "expected 'acknowledgments', got '{line}'"
-                    )))
+                    return Err(ProtocolError::Expected {
+                        expected: "'acknowledgments'",
+                        got: Got::Line(line),
+                    }
+                    .into())
                 }
                 Err(_) => {
-                    return Err(FetchError::Protocol(
-                        "expected 'acknowledgments', got a flush".into(),
-                    ))
+                    return Err(ProtocolError::Expected {
+                        expected: "'acknowledgments'",
+                        got: Got::Flush,
+                    }
+                    .into())
                 }
             }
             let end = loop {
@@ -184,11 +188,7 @@ impl Connection {
                                 new_common += 1;
                             }
                         }
-                        None => {
-                            return Err(FetchError::Protocol(format!(
-                                "unexpected acknowledgment line '{line}'"
-                            )))
-                        }
+                        None => return Err(ProtocolError::UnexpectedAcknowledgment { line }.into()),
                     },
                     Err(end) => break end,
                 }
@@ -196,11 +196,7 @@ impl Connection {
             match (ready, end) {
                 (true, Packet::Delimiter) => break,
                 (false, Packet::Flush) => {}
-                _ => {
-                    return Err(FetchError::Protocol(
-                        "the acknowledgments end out of order".into(),
-                    ))
-                }
+                _ => return Err(ProtocolError::AcknowledgmentsOutOfOrder.into()),
             }
             rounds.answered(haves.len(), new_common);
         }
@@ -212,11 +208,7 @@ impl Connection {
         loop {
             let header = match next_line(&mut self.input, "the fetch response")? {
                 Ok(header) => header,
-                Err(_) => {
-                    return Err(FetchError::Protocol(
-                        "the server sent no packfile section".into(),
-                    ))
-                }
+                Err(_) => return Err(ProtocolError::NoPackfile.into()),
             };
             match header.as_str() {
                 "packfile" => break,
@@ -226,17 +218,14 @@ impl Connection {
                             fetched.record_boundary(&line)?;
                         }
                         Err(Packet::Delimiter) => break,
-                        Err(_) => {
-                            return Err(FetchError::Protocol(format!(
-                                "section '{header}' does not end in a delimiter"
-                            )))
-                        }
+                        Err(_) => return Err(ProtocolError::UnterminatedSection { header }.into()),
                     }
                 },
                 other => {
-                    return Err(FetchError::Protocol(format!(
-                        "unknown section '{other}' in the fetch response"
-                    )))
+                    return Err(ProtocolError::UnknownSection {
+                        name: other.to_owned(),
+                    }
+                    .into())
                 }
             }
         }

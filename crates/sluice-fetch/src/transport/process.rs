@@ -38,7 +38,7 @@ pub fn stop_servers() {
 impl Link for ProcessLink {
     fn send(&mut self, request: &[u8]) -> Result<Option<Response>, FetchError> {
         let Some(stdin) = self.stdin.as_mut() else {
-            return Err(FetchError::Protocol("the request side is closed".into()));
+            return Err(FetchError::RequestClosed);
         };
         stdin.write_all(request)?;
         stdin.flush()?;
@@ -53,10 +53,10 @@ impl Link for ProcessLink {
         drop(self.stdin.take());
         let status = lock(&self.child).wait()?;
         if !status.success() {
-            return Err(FetchError::Protocol(format!(
-                "{} exited with {status}",
-                self.what
-            )));
+            return Err(FetchError::Exited {
+                what: self.what.clone(),
+                status,
+            });
         }
         Ok(())
     }
