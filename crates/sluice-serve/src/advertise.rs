@@ -100,15 +100,17 @@ pub(crate) fn peel(repo: &Repository, id: &ObjectId) -> Result<Option<ObjectId>,
     for _ in 0..64 {
         match repo.objects().read(&current)? {
             Some((ObjectKind::Tag, data)) => {
-                let tag = parse_tag(repo.hash(), &data)
-                    .map_err(|e| ServeError::Corrupt(format!("tag {current}: {e}")))?;
+                let tag = parse_tag(repo.hash(), &data).map_err(|e| ServeError::BadTag {
+                    id: current,
+                    source: e,
+                })?;
                 current = tag.object;
                 peeled = Some(current);
             }
             _ => return Ok(peeled),
         }
     }
-    Err(ServeError::Corrupt(format!("tag {id}: chain too long")))
+    Err(ServeError::TagChain { id: *id })
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! repository, with the host and extra parameters (`version=2`) after NUL bytes, then the
 //! service's own conversation on the same connection.
 
+use crate::request_error::RequestError;
 use crate::server::{accept_loop, AccessLog, ServerOptions, Shutdown};
 use crate::{upload_pack, Protocol, ServeError, UploadPackOptions};
 use sluice_odb::Repository;
@@ -19,9 +20,10 @@ pub fn resolve_path(base: &Path, requested: &str) -> Result<PathBuf, ServeError>
             Component::Normal(part) => path.push(part),
             Component::CurDir => {}
             _ => {
-                return Err(ServeError::Protocol(format!(
-                    "'{requested}': path outside the served directory"
-                )))
+                return Err(RequestError::OutsideServedDir {
+                    requested: requested.to_owned(),
+                }
+                .into())
             }
         }
     }
@@ -61,11 +63,11 @@ fn serve_connection(
     let mut reader = PktReader::new(stream.try_clone()?);
     let request = match reader.read()? {
         Some(Packet::Data(data)) => data.to_vec(),
-        _ => return Err(ServeError::Protocol("expected a git:// request".into())),
+        _ => return Err(RequestError::NotGitRequest.into()),
     };
     let mut fields = request.split(|&b| b == 0);
     let command = std::str::from_utf8(fields.next().unwrap_or_default())
-        .map_err(|_| ServeError::Protocol("request is not UTF-8".into()))?
+        .map_err(|_| ServeError::from(RequestError::NotUtf8Request))?
         .trim_end_matches('\n');
     let protocol =
         fields
@@ -81,18 +83,23 @@ fn serve_connection(
     command.clone_into(what);
     let Some(path) = command.strip_prefix("git-upload-pack ") else {
         let _ = write_packet(&mut out, b"ERR service not enabled\n");
-        return Err(ServeError::Protocol(format!(
-            "service not enabled: '{command}'"
-        )));
+        return Err(RequestError::ServiceNotEnabled {
+            command: command.to_owned(),
+        }
+        .into());
     };
-    let denied = |out: &mut TcpStream, why: String| {
+    let denied = |out: &mut TcpStream, why: ServeError| {
         // git daemon's one answer, so that a client cannot probe what exists.
         let _ = write_packet(out, b"ERR access denied or repository not exported\n");
-        ServeError::Protocol(why)
+        why
     };
-    let dir = resolve_path(base, path).map_err(|e| denied(&mut out, e.to_string()))?;
-    let repo = Repository::open_served(&dir, false)
-        .map_err(|_| denied(&mut out, format!("'{path}': no repository")))?;
+    let dir = resolve_path(base, path).map_err(|e| denied(&mut out, e))?;
+    let repo = Repository::open_served(&dir, false).map_err(|_| {
+        let why = RequestError::NoRepository {
+            path: path.to_owned(),
+        };
+        denied(&mut out, why.into())
+    })?;
     let options = UploadPackOptions {
         protocol,
         pack_cache: server.pack_cache.clone(),

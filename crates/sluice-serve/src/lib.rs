@@ -14,6 +14,7 @@ mod http;
 mod negotiate;
 pub mod pack_cache;
 mod remote_progress;
+mod request_error;
 mod server;
 mod shallow;
 mod upload_pack;
@@ -21,10 +22,12 @@ mod upload_pack;
 pub use daemon::{resolve_path, serve_git};
 pub use http::serve_http;
 pub use pack_cache::PackCache;
+pub use request_error::RequestError;
 pub use server::{AccessLog, ServerOptions, Shutdown};
 pub use upload_pack::{upload_pack, Protocol, UploadPackOptions};
 
 use sluice_generate::GenerateError;
+use sluice_object::parse::ParseError;
 use sluice_object::ObjectId;
 
 /// Why a request could not be served.
@@ -54,18 +57,38 @@ pub enum ServeError {
     /// Generating the pack failed.
     #[error(transparent)]
     Generate(GenerateError),
-    /// The client broke the protocol; the message is git's.
-    #[error("{0}")]
-    Protocol(String),
+    /// The client broke the protocol or asked for what may not be served; the message is
+    /// git's.
+    #[error(transparent)]
+    Request(#[from] RequestError),
     /// The client wants an object it may not have.
     #[error("upload-pack: not our ref {0}")]
     NotOurRef(ObjectId),
     /// An object to send is missing.
     #[error("upload-pack: missing object {0}")]
     MissingObject(ObjectId),
-    /// The repository is corrupt.
-    #[error("{0}")]
-    Corrupt(String),
+    /// An annotated tag of the repository does not parse.
+    #[error("tag {id}: {source}")]
+    BadTag {
+        /// The tag.
+        id: ObjectId,
+        /// Why.
+        source: ParseError,
+    },
+    /// A chain of annotated tags longer than any git makes.
+    #[error("tag {id}: chain too long")]
+    TagChain {
+        /// The first tag of the chain.
+        id: ObjectId,
+    },
+    /// A commit of the repository does not parse.
+    #[error("commit {id}: {source}")]
+    BadCommit {
+        /// The commit.
+        id: ObjectId,
+        /// Why.
+        source: ParseError,
+    },
 }
 
 impl From<GenerateError> for ServeError {

@@ -4,6 +4,7 @@
 //! commits of it a request reaches are the client's to record, as git's upload-pack tells them.
 
 use crate::advertise::peel;
+use crate::request_error::RequestError;
 use crate::ServeError;
 use sluice_object::parse::parse_commit;
 use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
@@ -53,7 +54,7 @@ fn commit(
     Ok(match repo.objects().read(id)? {
         Some((ObjectKind::Commit, data)) => {
             let mut commit = parse_commit(repo.hash(), &data)
-                .map_err(|e| ServeError::Corrupt(format!("commit {id}: {e}")))?;
+                .map_err(|e| ServeError::BadCommit { id: *id, source: e })?;
             if own_shallow.contains(id) {
                 commit.parents.clear();
             }
@@ -104,10 +105,7 @@ pub(crate) fn shallow_info(
     let mut boundary = IdSet::default();
     if let Some(depth) = request.depth {
         if request.since.is_some() || !request.not.is_empty() {
-            return Err(ServeError::Protocol(
-                "git upload-pack: deepen and deepen-since (or deepen-not) cannot be used together"
-                    .into(),
-            ));
+            return Err(RequestError::DeepenConflict.into());
         }
         // Breadth first, so each commit gets its smallest depth; the tips are at depth 1.
         let (starts, limit) = if request.relative {
@@ -169,9 +167,7 @@ pub(crate) fn shallow_info(
             }
         }
         if not_shallow.is_empty() {
-            return Err(ServeError::Protocol(
-                "no commits selected for shallow requests".into(),
-            ));
+            return Err(RequestError::NoShallowCommits.into());
         }
     }
     let mut shallow: Vec<ObjectId> = boundary

@@ -5,6 +5,7 @@
 
 mod body;
 
+use crate::request_error::RequestError;
 use crate::server::{accept_loop, AccessLog, RequestLog, ServerOptions, Shutdown};
 use crate::{resolve_path, upload_pack, Protocol, ServeError, UploadPackOptions};
 use body::{ChunkedReader, ChunkedWriter};
@@ -109,7 +110,11 @@ fn serve_connection(
 }
 
 fn protocol(refusal: &Refusal) -> ServeError {
-    ServeError::Protocol(format!("{}: {}", refusal.status, refusal.message))
+    RequestError::Http {
+        status: refusal.status,
+        message: refusal.message.clone(),
+    }
+    .into()
 }
 
 fn serve_request(

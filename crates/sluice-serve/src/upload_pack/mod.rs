@@ -4,6 +4,7 @@
 
 use crate::advertise::{list_refs, RefList};
 use crate::pack_cache::PackCache;
+use crate::request_error::RequestError;
 use crate::shallow::{shallow_info, Deepen, ShallowInfo};
 use crate::ServeError;
 use sluice_object::{IdSet, ObjectId};
@@ -126,8 +127,14 @@ pub fn upload_pack<R: Read, W: Write + Send + 'static>(
     };
     // git's clients print an ERR packet as "remote error: …"; a broken pipe gets nothing.
     let told = match &result {
-        Err(ServeError::Protocol(message) | ServeError::Corrupt(message)) => Some(message.clone()),
-        Err(e @ (ServeError::NotOurRef(_) | ServeError::PktLine(_))) => Some(e.to_string()),
+        Err(
+            e @ (ServeError::Request(_)
+            | ServeError::BadTag { .. }
+            | ServeError::BadCommit { .. }
+            | ServeError::TagChain { .. }
+            | ServeError::NotOurRef(_)
+            | ServeError::PktLine(_)),
+        ) => Some(e.to_string()),
         _ => None,
     };
     if let Some(message) = told {
@@ -179,9 +186,8 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
             Some(Packet::ResponseEnd) => Some(Line::ResponseEnd),
             Some(Packet::Data(data)) => {
                 let data = data.strip_suffix(b"\n").unwrap_or(data);
-                let text = std::str::from_utf8(data).map_err(|_| {
-                    ServeError::Protocol("protocol error: line is not UTF-8".into())
-                })?;
+                let text = std::str::from_utf8(data)
+                    .map_err(|_| ServeError::from(RequestError::LineNotUtf8))?;
                 Some(Line::Text(text.to_owned()))
             }
         })
@@ -198,11 +204,12 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
         Ok(())
     }
 
-    fn parse_id(&self, hex: &str, what: &str) -> Result<ObjectId, ServeError> {
+    fn parse_id(&self, hex: &str, what: &'static str) -> Result<ObjectId, ServeError> {
         ObjectId::from_hex(self.hash(), hex.as_bytes()).map_err(|_| {
-            ServeError::Protocol(format!(
-                "protocol error: expected {what} object id, got '{hex}'"
-            ))
+            ServeError::from(RequestError::BadObjectId {
+                what,
+                hex: hex.to_owned(),
+            })
         })
     }
 
@@ -220,33 +227,40 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
             let id = self.parse_id(hex, "shallow")?;
             push_bounded(&mut request.client_shallow, id)?;
         } else if let Some(n) = line.strip_prefix("deepen ") {
-            let depth: u32 = n
-                .parse()
-                .map_err(|_| ServeError::Protocol(format!("invalid deepen: {n}")))?;
+            let depth: u32 = n.parse().map_err(|_| {
+                ServeError::from(RequestError::InvalidDeepen {
+                    value: n.to_owned(),
+                })
+            })?;
             if depth == 0 {
-                return Err(ServeError::Protocol(format!("invalid deepen: {n}")));
+                return Err(ServeError::from(RequestError::InvalidDeepen {
+                    value: n.to_owned(),
+                }));
             }
             request.depth = Some(depth);
         } else if let Some(t) = line.strip_prefix("deepen-since ") {
-            let since = t
-                .parse()
-                .map_err(|_| ServeError::Protocol(format!("invalid deepen-since: {line}")))?;
+            let since = t.parse().map_err(|_| {
+                ServeError::from(RequestError::InvalidDeepenSince {
+                    line: line.to_owned(),
+                })
+            })?;
             request.deepen_since = Some(since);
         } else if let Some(name) = line.strip_prefix("deepen-not ") {
             if request.deepen_not.len() >= 1024 {
-                return Err(ServeError::Protocol("too many deepen-not lines".into()));
+                return Err(RequestError::TooManyDeepenNot.into());
             }
             request.deepen_not.push(name.to_owned());
         } else if line == "deepen-relative" {
             request.deepen_relative = true;
         } else if let Some(spec) = line.strip_prefix("filter ") {
             if !self.allow_filter()? {
-                return Err(ServeError::Protocol(
-                    "unexpected line: 'filter' (filtering is not allowed)".into(),
-                ));
+                return Err(RequestError::FilterNotAllowed.into());
             }
-            request.filter = ObjectFilter::parse(spec)
-                .ok_or_else(|| ServeError::Protocol(format!("invalid filter-spec '{spec}'")))?;
+            request.filter = ObjectFilter::parse(spec).ok_or_else(|| {
+                ServeError::from(RequestError::InvalidFilter {
+                    spec: spec.to_owned(),
+                })
+            })?;
         } else {
             return Ok(false);
         }
@@ -291,7 +305,9 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                 .iter()
                 .find_map(|n| self.refs.refs.iter().find(|r| &r.name == n));
             let r = found.ok_or_else(|| {
-                ServeError::Protocol(format!("git upload-pack: ambiguous deepen-not: {name}"))
+                ServeError::from(RequestError::AmbiguousDeepenNot {
+                    name: name.to_owned(),
+                })
             })?;
             not.push(r.peeled.unwrap_or(r.id));
         }
@@ -313,9 +329,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
 
 fn push_bounded(list: &mut Vec<ObjectId>, id: ObjectId) -> Result<(), ServeError> {
     if list.len() >= MAX_LINES {
-        return Err(ServeError::Protocol(
-            "too many object ids in one request".into(),
-        ));
+        return Err(RequestError::TooManyIds.into());
     }
     list.push(id);
     Ok(())

@@ -3,6 +3,7 @@
 
 use super::{agent, push_bounded, Line, MultiAck, Protocol, Request, Session, MAX_LINES};
 use crate::negotiate::{Have, Negotiator};
+use crate::request_error::RequestError;
 use crate::ServeError;
 use sluice_object::{IdSet, ObjectId};
 use sluice_wire::sideband::{LARGE_PAYLOAD, SMALL_PAYLOAD};
@@ -95,18 +96,10 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
         loop {
             let line = match self.read_line()? {
                 None if request.wants.is_empty() => return Ok(None),
-                None => {
-                    return Err(ServeError::Protocol(
-                        "protocol error: unexpected end of request".into(),
-                    ))
-                }
+                None => return Err(RequestError::UnexpectedEndOfRequest.into()),
                 Some(Line::Flush) => break,
                 Some(Line::Text(text)) => text,
-                Some(_) => {
-                    return Err(ServeError::Protocol(
-                        "protocol error: unexpected packet in want list".into(),
-                    ))
-                }
+                Some(_) => return Err(RequestError::UnexpectedPacketInWants.into()),
             };
             if let Some(rest) = line.strip_prefix("want ") {
                 let (hex, caps) = rest.split_once(' ').unwrap_or((rest, ""));
@@ -117,9 +110,10 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                 let id = self.parse_id(hex, "wanted")?;
                 push_bounded(&mut request.wants, id)?;
             } else if !self.parse_deepen_line(&line, &mut request)? {
-                return Err(ServeError::Protocol(format!(
-                    "git upload-pack: protocol error, expected to get object ID, not '{line}'"
-                )));
+                return Err(RequestError::ExpectedObjectId {
+                    line: line.to_owned(),
+                }
+                .into());
             }
         }
         Ok((!request.wants.is_empty()).then_some(request))
@@ -222,11 +216,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
         loop {
             let line = match self.read_line()? {
                 None if self.options.stateless_rpc => return Ok(false),
-                None => {
-                    return Err(ServeError::Protocol(
-                        "git upload-pack: expected SHA1 list, got end of stream".into(),
-                    ))
-                }
+                None => return Err(RequestError::EndOfHaves.into()),
                 Some(line) => line,
             };
             match line {
@@ -258,7 +248,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                 Line::Text(text) if text.starts_with("have ") => {
                     haves_seen += 1;
                     if haves_seen > MAX_LINES {
-                        return Err(ServeError::Protocol("too many have lines".into()));
+                        return Err(RequestError::TooManyHaves.into());
                     }
                     let id = self.parse_id(&text[5..], "have")?;
                     match negotiator.have(&id)? {
@@ -302,15 +292,12 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                     return Ok(true);
                 }
                 Line::Text(text) => {
-                    return Err(ServeError::Protocol(format!(
-                        "git upload-pack: expected SHA1 list, got '{text}'"
-                    )))
+                    return Err(RequestError::ExpectedHaves {
+                        got: text.to_owned(),
+                    }
+                    .into())
                 }
-                _ => {
-                    return Err(ServeError::Protocol(
-                        "git upload-pack: expected SHA1 list, got a special packet".into(),
-                    ))
-                }
+                _ => return Err(RequestError::SpecialPacketInHaves.into()),
             }
         }
     }

@@ -3,6 +3,7 @@
 
 use super::{agent, push_bounded, Line, Request, Session, MAX_LINES};
 use crate::negotiate::Negotiator;
+use crate::request_error::RequestError;
 use crate::ServeError;
 use sluice_wire::sideband::LARGE_PAYLOAD;
 use std::io::{Read, Write};
@@ -43,12 +44,13 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                 Some(Line::Text(text)) => match text.strip_prefix("command=") {
                     Some(command) => command.to_owned(),
                     None => {
-                        return Err(ServeError::Protocol(format!(
-                            "expected command=<cmd>, got '{text}'"
-                        )))
+                        return Err(RequestError::ExpectedCommand {
+                            got: text.to_owned(),
+                        }
+                        .into())
                     }
                 },
-                Some(_) => return Err(ServeError::Protocol("expected a command".into())),
+                Some(_) => return Err(RequestError::NoCommand.into()),
             };
             // Capabilities up to the delimiter (or the flush that ends an argument-less request).
             let mut has_args = false;
@@ -62,14 +64,15 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                     Some(Line::Text(cap)) => {
                         if let Some(format) = cap.strip_prefix("object-format=") {
                             if format != self.hash().name() {
-                                return Err(ServeError::Protocol(format!(
-                                    "mismatched object format: server {}; client {format}",
-                                    self.hash().name()
-                                )));
+                                return Err(RequestError::ObjectFormat {
+                                    server: self.hash().name(),
+                                    client: format.to_owned(),
+                                }
+                                .into());
                             }
                         }
                     }
-                    _ => return Err(ServeError::Protocol("unexpected end of command".into())),
+                    _ => return Err(RequestError::UnexpectedEndOfCommand.into()),
                 }
             }
             let mut args = Vec::new();
@@ -79,22 +82,23 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                         Some(Line::Flush) => break,
                         Some(Line::Text(arg)) => {
                             if args.len() >= MAX_LINES {
-                                return Err(ServeError::Protocol("too many arguments".into()));
+                                return Err(RequestError::TooManyArguments.into());
                             }
                             args.push(arg)
                         }
-                        _ => {
-                            return Err(ServeError::Protocol(
-                                "unexpected packet in command arguments".into(),
-                            ))
-                        }
+                        _ => return Err(RequestError::UnexpectedPacketInArguments.into()),
                     }
                 }
             }
             match command.as_str() {
                 "ls-refs" => self.ls_refs(&args)?,
                 "fetch" => self.fetch_v2(&args)?,
-                other => return Err(ServeError::Protocol(format!("invalid command '{other}'"))),
+                other => {
+                    return Err(RequestError::InvalidCommand {
+                        name: other.to_owned(),
+                    }
+                    .into())
+                }
             }
             if self.options.stateless_rpc {
                 return Ok(());
@@ -116,7 +120,10 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                     if let Some(prefix) = arg.strip_prefix("ref-prefix ") {
                         prefixes.push(prefix.to_owned());
                     } else {
-                        return Err(ServeError::Protocol(format!("unexpected line: '{arg}'")));
+                        return Err(RequestError::UnexpectedLine {
+                            line: arg.to_owned(),
+                        }
+                        .into());
                     }
                 }
             }
@@ -181,7 +188,11 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                     .refs
                     .iter()
                     .find(|r| r.name == name)
-                    .ok_or_else(|| ServeError::Protocol(format!("unknown ref {name}")))?;
+                    .ok_or_else(|| {
+                        ServeError::from(RequestError::UnknownRef {
+                            name: name.to_owned(),
+                        })
+                    })?;
                 wanted_refs.push((r.id, r.name.clone()));
                 push_bounded(&mut request.wants, r.id)?;
             } else {
@@ -195,7 +206,10 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                     "sideband-all" => {}
                     _ => {
                         if !self.parse_deepen_line(arg, &mut request)? {
-                            return Err(ServeError::Protocol(format!("unexpected line: '{arg}'")));
+                            return Err(RequestError::UnexpectedLine {
+                                line: arg.to_owned(),
+                            }
+                            .into());
                         }
                     }
                 }
