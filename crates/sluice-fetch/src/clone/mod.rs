@@ -1,13 +1,75 @@
-//! Clone's engine, in its steps: the plan from the remote's refs ([`ClonePlan`]), the pack
-//! received with the checkout running while its deltas resolve ([`EarlyCheckout`] given to
-//! [`receive::fetch_into`](crate::receive::fetch_into)), and the refs written
-//! ([`write_refs`]). The command line around it makes the repository, reads the options and
-//! shows progress.
+//! Clone's engine: [`clone_into`] fills an empty repository from a remote, in its steps, the
+//! plan from the remote's refs ([`ClonePlan`]), the pack received with the checkout running
+//! while its deltas resolve ([`EarlyCheckout`]), and the refs and configuration written
+//! ([`write_refs`], [`write_config`]). The command line makes the repository, decides the
+//! options from its flags and the configuration, and shows messages and progress.
 
+mod config;
 mod early;
+mod partial;
 mod plan;
 mod refs;
+mod run;
 
+pub use config::{write_config, Recorded};
 pub use early::EarlyCheckout;
 pub use plan::{ClonePlan, CloneShape, Mapped, Origin, PlanError};
 pub use refs::{write_refs, RefLog};
+pub use run::{clone_into, CloneMessages, CloneOptions, Cloned, LocalSource, Told};
+
+use crate::local_clone::LocalCloneError;
+use crate::receive::ReceiveError;
+use crate::FetchError;
+use sluice_checkout::CheckoutError;
+use sluice_odb::{ConfigError, OdbError, RefError, RepoError};
+use std::path::PathBuf;
+
+/// Why a clone failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CloneError {
+    /// The remote could not be reached.
+    #[error("could not read from remote repository '{shown}'")]
+    Connect {
+        /// The remote, as given.
+        shown: String,
+        /// Why.
+        #[source]
+        source: FetchError,
+    },
+    /// The server failed or broke the protocol.
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    /// The remote's refs cannot be cloned as asked.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    /// The pack could not be stored.
+    #[error(transparent)]
+    Receive(#[from] ReceiveError),
+    /// The source's object files could not be brought over.
+    #[error(transparent)]
+    LocalClone(#[from] LocalCloneError),
+    /// The work tree could not be checked out.
+    #[error(transparent)]
+    Checkout(#[from] CheckoutError),
+    /// A ref could not be written.
+    #[error(transparent)]
+    Refs(#[from] RefError),
+    /// The shallow file could not be written.
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    /// The configuration could not be read or written.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The object database could not be opened.
+    #[error(transparent)]
+    Odb(#[from] OdbError),
+    /// A `.promisor` file could not be written.
+    #[error("cannot write '{}'", path.display())]
+    Promisor {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}

@@ -32,7 +32,7 @@ pub(crate) fn connect(remote: &Remote, options: &ConnectOptions) -> anyhow::Resu
 }
 
 /// Prints band 2 as git does: each line of the server's progress after `remote: `.
-fn remote_progress() -> impl FnMut(&[u8]) {
+pub(crate) fn remote_progress() -> impl FnMut(&[u8]) + Send {
     let mut at_line_start = true;
     move |text: &[u8]| {
         let mut err = std::io::stderr().lock();

@@ -5,32 +5,24 @@
 //! from a plain path, as git does, the source's object files are linked instead of fetched
 //! (see `local_clone`). A failure (or a signal) removes what the clone created.
 
-mod partial;
-mod receive;
-mod refs;
 mod setup;
 
-use super::remote::{connect, resolve};
+use super::remote::{remote_progress, resolve};
 use super::repack::repack_all;
 use super::Context;
 use crate::progress::{Deferred, TerminalProgress};
 use anyhow::{bail, Context as _};
 use clap::Args;
-use partial::{fetch_missing_blobs, write_promisor};
-use receive::early_checkout;
-use refs::write_refs;
-use setup::{init, initial_branch, local_source, origin, write_settings, LocalSource};
-use sluice_checkout::{checkout_fresh, commit_tree, CheckoutOptions};
-use sluice_fetch::clone::{ClonePlan, CloneShape, EarlyCheckout, Origin};
+use setup::{init, initial_branch, local_source, origin, reject_shallow, write_settings};
+use sluice_fetch::clone::{clone_into, CloneMessages, CloneOptions, CloneShape, Told};
+use sluice_fetch::date::parse_since;
 use sluice_fetch::partial::filter_spec;
 use sluice_fetch::reference::{add_references, Need, Reference};
-use sluice_fetch::ConnectOptions;
-use sluice_fetch::Remote;
-use sluice_fetch::{RemoteRef, RemoteUrl};
-use sluice_object::ObjectId;
+use sluice_fetch::{ConnectOptions, Deepen, RemoteUrl};
 use sluice_odb::Repository;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Mutex;
 
 /// `git clone`'s arguments (those this version supports).
 #[derive(Debug, Args)]
@@ -236,6 +228,15 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         }
     }
     let initial = initial_branch(context)?;
+    if args.depth == Some(0) {
+        bail!("depth 0 is not a positive number");
+    }
+    let deepen = Deepen {
+        depth: args.depth,
+        since: parse_since(args.shallow_since.as_deref())?,
+        not: args.shallow_exclude.clone(),
+        relative: false,
+    };
     let bare = args.bare();
     let directory = args
         .into
@@ -269,115 +270,79 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let work_tree = (!bare).then(|| target.clone());
     let repo = Repository::open_git_dir(git_dir.clone(), work_tree)?;
     let origin = origin(&args, repo.config())?;
-    clone_into(&args, &remote, &origin, local.as_ref(), &repo, &initial)?;
+    let show_progress = crate::progress::enabled(!args.quiet, args.progress);
+    let (receiving, checkout) = (TerminalProgress::new(show_progress), Deferred::default());
+    let after = TerminalProgress::new(show_progress);
+    let options = CloneOptions {
+        shape: args.shape(),
+        deepen,
+        filter: args.filter.clone(),
+        tags: !args.no_tags,
+        check_out: !bare && !args.no_checkout,
+        reject_shallow: reject_shallow(&args, repo.config())?,
+        connect: ConnectOptions::from_config(repo.config(), args.upload_pack.as_deref())?,
+        local,
+        remote_progress: show_progress,
+        receive_progress: &receiving,
+        early_checkout_progress: &checkout,
+        checkout_progress: &after,
+    };
+    let messages = Shown::new(args.quiet);
+    let cloned = clone_into(&remote, &origin, &repo, &initial, &options, &messages)?;
+    dissociate(&args, &repo)?;
+    if cloned.checked_out_early {
+        checkout.replay(&TerminalProgress::new(show_progress));
+    }
     cleanup.disarm();
     Ok(ExitCode::SUCCESS)
 }
 
-/// Everything after the empty repository exists, in its steps: the plan from the remote's refs,
-/// the objects (checked out as they arrive where that can be), the refs and configuration, and
-/// the checkout that was not done on the way.
-fn clone_into(
-    args: &CloneArgs,
-    remote: &Remote,
-    origin: &Origin,
-    local: Option<&LocalSource>,
-    repo: &Repository,
-    initial: &str,
-) -> anyhow::Result<()> {
-    let options = ConnectOptions::from_config(repo.config(), args.upload_pack.as_deref())?;
-    let mut connection = connect(remote, &options)?;
-    let shape = args.shape();
-    let prefixes = origin.ref_prefixes(&shape);
-    let prefixes: Vec<&str> = prefixes.iter().map(String::as_str).collect();
-    let advertised = connection.ls_refs(&prefixes)?;
-    let mut plan = ClonePlan::new(&shape, origin, &advertised)?;
-    if advertised.is_empty() {
-        // An empty remote: HEAD names the branch its HEAD will make when protocol v2 says
-        // ("unborn"), else the one this repository was made on; either way it is the branch
-        // whose upstream is configured, as git does.
-        let unborn = connection.unborn_head();
-        let branch = unborn.filter(|name| name.starts_with("refs/heads/"));
-        plan.head_branch = Some(branch.unwrap_or(initial).to_owned());
-    }
-    let show_progress = crate::progress::enabled(!args.quiet, args.progress);
-    let wants = plan.wants();
-    let request = receive::request(args, repo, &wants, show_progress)?;
-    if wants.is_empty() && !args.quiet {
-        eprintln!("warning: You appear to have cloned an empty repository.");
-    }
-    let checkout_progress = Deferred::default();
-    let early = early_checkout(
-        args,
-        repo,
-        plan.checkout_id(&advertised),
-        &checkout_progress,
-    )?;
-    let received = receive::receive(args, local, &mut connection, repo, &request, early.as_ref())?;
-    connection.finish()?;
-    if let (Some(received), Some(_)) = (&received, &args.filter) {
-        write_promisor(&received.pack, &advertised)?;
-    }
-    // The new pack is there now: open again to see it.
-    let repo = reopen(repo)?;
-    let head_id = write_refs(args, remote, origin, &repo, &plan, &advertised)?;
-    let repo = dissociate(args, repo)?;
-    if let Some(outcome) = early.and_then(EarlyCheckout::finish) {
-        for warning in outcome? {
-            eprintln!("warning: {warning}");
+/// What prints the server's progress (see [`remote_progress`]).
+type RemoteProgress = Box<dyn FnMut(&[u8]) + Send>;
+
+/// The clone's messages on stderr, as git words them; `-q` keeps only the warnings.
+struct Shown {
+    quiet: bool,
+    remote: Mutex<RemoteProgress>,
+}
+
+impl Shown {
+    fn new(quiet: bool) -> Shown {
+        Shown {
+            quiet,
+            remote: Mutex::new(Box::new(remote_progress())),
         }
-        checkout_progress.replay(&TerminalProgress::new(show_progress));
-        return Ok(());
-    }
-    match head_id {
-        Some(id) if !args.bare() && !args.no_checkout => {
-            check_out(args, remote, &repo, &id, &advertised, show_progress)
-        }
-        _ => Ok(()),
     }
 }
 
-/// The repository opened again, to see the objects that arrived since it was opened.
-fn reopen(repo: &Repository) -> anyhow::Result<Repository> {
-    let work_tree = repo.work_tree().map(Path::to_owned);
-    Ok(Repository::open_git_dir(
-        repo.git_dir().to_owned(),
-        work_tree,
-    )?)
+impl CloneMessages for Shown {
+    fn tell(&self, told: Told<'_>) {
+        match told {
+            Told::EmptyRepository if !self.quiet => {
+                eprintln!("warning: You appear to have cloned an empty repository.")
+            }
+            Told::ObjectsLinked if !self.quiet => eprintln!("done."),
+            Told::Warning(warning) => eprintln!("warning: {warning}"),
+            _ => {}
+        }
+    }
+
+    fn remote_progress(&self, text: &[u8]) {
+        (self.remote.lock().unwrap_or_else(|e| e.into_inner()))(text);
+    }
 }
 
 /// `--dissociate`: the objects borrowed from reference repositories are copied in by a repack,
 /// and the alternates file goes.
-fn dissociate(args: &CloneArgs, repo: Repository) -> anyhow::Result<Repository> {
+fn dissociate(args: &CloneArgs, repo: &Repository) -> anyhow::Result<()> {
     let alternates = repo.git_dir().join("objects/info/alternates");
     if !args.dissociate || !alternates.exists() {
-        return Ok(repo);
+        return Ok(());
     }
+    // Open again: the clone's pack is there now.
+    let work_tree = repo.work_tree().map(Path::to_owned);
+    let repo = Repository::open_git_dir(repo.git_dir().to_owned(), work_tree)?;
     repack_all(&repo).context("cannot repack to clean up")?;
     std::fs::remove_file(&alternates).context("cannot unlink temporary alternates file")?;
-    reopen(&repo)
-}
-
-/// The checkout after the clone, where none ran while the pack arrived; a partial clone
-/// first fetches the blobs it lacks.
-fn check_out(
-    args: &CloneArgs,
-    remote: &Remote,
-    repo: &Repository,
-    commit: &ObjectId,
-    advertised: &[RemoteRef],
-    show_progress: bool,
-) -> anyhow::Result<()> {
-    let tree = commit_tree(repo.objects(), commit)?;
-    if args.filter.is_some() {
-        fetch_missing_blobs(args, remote, repo, &tree, advertised)?;
-    }
-    // Open again: a partial clone has a second pack now.
-    let repo = reopen(repo)?;
-    let options = CheckoutOptions::from_config(repo.config())?;
-    let progress = TerminalProgress::new(show_progress);
-    for warning in checkout_fresh(&repo, &tree, &options, &progress)? {
-        eprintln!("warning: {warning}");
-    }
     Ok(())
 }

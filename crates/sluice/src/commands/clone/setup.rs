@@ -5,19 +5,13 @@
 use super::CloneArgs;
 use crate::commands::Context;
 use anyhow::{bail, Context as _};
-use sluice_fetch::clone::{ClonePlan, Origin};
+use sluice_fetch::clone::{LocalSource, Origin};
 use sluice_fetch::local_clone::ObjectTransfer;
 use sluice_fetch::refspec::Refspec;
 use sluice_fetch::Remote;
 use sluice_fetch::RemoteUrl;
 use sluice_odb::{Config, ConfigFile, ConfigKey, Repository};
-use std::path::{Path, PathBuf};
-
-/// The object directory a clone from a path takes its objects from, and how.
-pub(super) struct LocalSource {
-    pub(super) objects: PathBuf,
-    pub(super) transfer: ObjectTransfer,
-}
+use std::path::Path;
 
 /// Whether the clone copies the source's objects itself, as git does for a path (not a
 /// `file://` URL) to a repository that is not shallow, unless `--no-local`. Says, as git
@@ -153,39 +147,4 @@ pub(super) fn origin(args: &CloneArgs, config: &Config) -> anyhow::Result<Origin
         .map(Refspec::parse)
         .collect::<Result<_, _>>()?;
     Ok(Origin { name, extra })
-}
-
-/// The remote's settings and the checked-out branch's upstream, as git clone writes them: into
-/// the sections `--config` may have started, a setting replacing what it gave.
-pub(super) fn write_config(
-    args: &CloneArgs,
-    remote: &Remote,
-    origin: &Origin,
-    repo: &Repository,
-    plan: &ClonePlan,
-) -> anyhow::Result<()> {
-    let mut config = ConfigFile::open(&repo.git_dir().join("config"))?;
-    let key = |name| ConfigKey::new("remote", Some(&origin.name), name);
-    config.set(&key("url"), &remote.recorded)?;
-    if args.no_tags {
-        config.set(&key("tagOpt"), "--no-tags")?;
-    }
-    if let Some(refspec) = &plan.refspec {
-        config.add(&key("fetch"), refspec);
-    }
-    if args.mirror {
-        config.set(&key("mirror"), "true")?;
-    }
-    if let Some(filter) = &args.filter {
-        config.set(&key("promisor"), "true")?;
-        config.set(&key("partialclonefilter"), filter)?;
-    }
-    if let (Some(branch), false) = (&plan.head_branch, args.bare()) {
-        let short = branch.trim_start_matches("refs/heads/");
-        let key = |name| ConfigKey::new("branch", Some(short), name);
-        config.set(&key("remote"), &origin.name)?;
-        config.set(&key("merge"), branch)?;
-    }
-    config.write()?;
-    Ok(())
 }
