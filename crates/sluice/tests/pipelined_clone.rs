@@ -5,15 +5,13 @@
 use crate::upload_pack::fsck;
 use crate::util::pack_builder::{append_delta, PackBuilder};
 use crate::util::{gits, python, stderr, text, Env, FastImport};
-use sluice_checkout::CheckoutOptions;
-use sluice_fetch::clone::{write_refs, ClonePlan, CloneShape, EarlyCheckout, Origin, RefLog};
-use sluice_fetch::receive::{self, Receiving};
-use sluice_fetch::{ConnectOptions, Connection, FetchRequest, NoHaves, RemoteUrl};
+use sluice_fetch::clone::{clone_into, CloneMessages, CloneOptions, CloneShape, Origin, Told};
+use sluice_fetch::{ConnectOptions, Deepen, Remote};
 use sluice_object::progress::Discard;
 use sluice_object::{hash_object, HashKind, ObjectId, ObjectKind};
 use sluice_odb::Repository;
-use sluice_pack::ArrivingPack;
 use std::path::Path;
+use std::sync::Mutex;
 
 fn tree_entry(mode: &str, name: &str, id: &ObjectId) -> Vec<u8> {
     let mut out = format!("{mode} {name}\0").into_bytes();
@@ -99,8 +97,9 @@ fn files_stored_as_deltas_are_checked_out_while_resolving() {
     assert!(env.git(&ours, &["status", "--porcelain"]).is_empty());
 }
 
-/// The pipelined clone through the library, without the command line: plan from the
-/// advertisement, receive with the checkout running as the deltas resolve, write the refs. The
+/// The pipelined clone through the library, without the command line (`clone_into`): plan from
+/// the advertisement, receive with the checkout running as the deltas resolve, write the refs
+/// and the configuration. The
 /// result must be what `git clone` makes of the same repository (refs, index, files), complete
 /// for `git fsck --strict` and clean for `git status`; with every installed git serving.
 #[test]
@@ -145,6 +144,7 @@ fn the_library_clones_with_checkout_during_resolution() {
             &["symbolic-ref", "HEAD"],
             &["ls-files", "-s"],
             &["ls-files", "--stage", "--", "dir"],
+            &["config", "--get-regexp", "^(remote|branch)[.]"],
         ] {
             assert_eq!(env.git(&ours, args), env.git(&theirs, args), "{args:?}");
         }
@@ -155,56 +155,56 @@ fn the_library_clones_with_checkout_during_resolution() {
     }
 }
 
-/// Clones `source` into the empty repository `into` with sluice-fetch's clone engine; returns
-/// the checkout's warnings, which must come from the checkout that ran during resolution.
+/// Clones `source` into the empty repository `into` with sluice-fetch's `clone_into`; returns
+/// the warnings it gave, after checking that the checkout ran during resolution.
 fn clone_with_the_library(env: &Env, source: &Path, into: &Path) -> Vec<String> {
     let repo = Repository::open_git_dir(into.join(".git"), Some(into.to_owned())).unwrap();
-    let mut options = ConnectOptions::from_config(repo.config(), None).unwrap();
-    options.upload_pack = format!("'{}' upload-pack", env.git.display());
-    let url = RemoteUrl::Local(source.to_owned());
-    let mut connection = Connection::open(&url, &options).unwrap();
+    let mut connect = ConnectOptions::from_config(repo.config(), None).unwrap();
+    connect.upload_pack = format!("'{}' upload-pack", env.git.display());
+    let remote = Remote::resolve(env.path(), &format!("file://{}", source.display())).unwrap();
     let origin = Origin {
         name: "origin".into(),
         extra: Vec::new(),
     };
-    let shape = CloneShape::default();
-    let prefixes = origin.ref_prefixes(&shape);
-    let prefixes: Vec<&str> = prefixes.iter().map(String::as_str).collect();
-    let advertised = connection.ls_refs(&prefixes).unwrap();
-    let plan = ClonePlan::new(&shape, &origin, &advertised).unwrap();
-    let request = FetchRequest {
-        wants: plan.wants(),
-        ..FetchRequest::default()
+    let options = CloneOptions {
+        shape: CloneShape::default(),
+        deepen: Deepen::default(),
+        filter: None,
+        tags: true,
+        check_out: true,
+        reject_shallow: false,
+        connect,
+        local: None,
+        remote_progress: false,
+        receive_progress: &Discard,
+        early_checkout_progress: &Discard,
+        checkout_progress: &Discard,
     };
-    let commit = plan
-        .checkout_id(&advertised)
-        .expect("a branch to check out");
-    let checkout_options = CheckoutOptions::from_config(repo.config()).unwrap();
-    let early = EarlyCheckout::new(&repo, commit, checkout_options, &Discard);
-    let alongside = |pack: &ArrivingPack<'_>| early.check_out(pack);
-    let receiving = Receiving {
-        alongside: Some(&alongside),
-        ..Receiving::default()
-    };
-    receive::fetch_into(
-        &mut connection,
-        &repo,
-        &request,
-        &mut NoHaves,
-        receiving,
-        |_| {},
-    )
-    .unwrap();
-    connection.finish().unwrap();
-    let repo = Repository::open_git_dir(into.join(".git"), Some(into.to_owned())).unwrap();
-    let reflog = RefLog {
-        who: "C O Mitter <committer@example.com> 1700000000 +0000".into(),
-        message: format!("clone: from {}", source.display()),
-    };
-    let head = write_refs(&repo, &origin, &plan, &advertised, &[], Some(&reflog)).unwrap();
-    assert_eq!(head, Some(commit));
-    early
-        .finish()
-        .expect("the checkout ran while the pack was resolved")
-        .unwrap()
+    let told = Collected::default();
+    let initial = "refs/heads/master";
+    let cloned = clone_into(&remote, &origin, &repo, initial, &options, &told).unwrap();
+    assert!(
+        cloned.checked_out_early,
+        "the checkout ran while the pack was resolved"
+    );
+    let head = env.git(source, &["rev-parse", "HEAD"]);
+    assert_eq!(
+        cloned.head.map(|id| format!("{id}\n").into_bytes()),
+        Some(head)
+    );
+    told.0.into_inner().unwrap()
+}
+
+/// The warnings a clone gave.
+#[derive(Default)]
+struct Collected(Mutex<Vec<String>>);
+
+impl CloneMessages for Collected {
+    fn tell(&self, told: Told<'_>) {
+        if let Told::Warning(warning) = told {
+            self.0.lock().unwrap().push(warning.to_owned());
+        }
+    }
+
+    fn remote_progress(&self, _: &[u8]) {}
 }
