@@ -35,3 +35,9 @@ pub fn write_fetch_head(
     }
     sluice_odb::write_locked(&path, text.as_bytes(), false)
 }
+
+/// The URL as FETCH_HEAD and the report name it: without a trailing `/` or `.git`.
+pub fn display_url(url: &str) -> &str {
+    let url = url.trim_end_matches('/');
+    url.strip_suffix(".git").unwrap_or(url)
+}

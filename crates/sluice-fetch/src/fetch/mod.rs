@@ -8,15 +8,17 @@
 mod fetch_head;
 mod mapping;
 mod report;
+mod run;
 mod update;
 mod upstream;
 
-pub use fetch_head::write_fetch_head;
+pub use fetch_head::{display_url, write_fetch_head};
 pub use mapping::{
     drop_duplicates, follow_known_tags, track_in_passing, Listed, Mapping, MappingError, RefPlan,
     Update, TAG_REFSPEC,
 };
 pub use report::{kind_of, short_name, Report, Summary};
+pub use run::{fetch_remote, FetchMessages, FetchOptions, FetchOutcome, Moved, RunError};
 pub use update::{
     any_rejected, conflicts, decide, is_ancestor, prune_stale, stale_refs, update_refs, Changes,
     New, Outcome, Refused, RemoteCut, UpdateError,

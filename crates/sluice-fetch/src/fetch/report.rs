@@ -4,6 +4,7 @@
 use sluice_object::ObjectId;
 
 /// What fetch says of one ref, in order.
+#[derive(Debug)]
 pub enum Report {
     /// Its summary line.
     Line(Summary),
@@ -12,6 +13,7 @@ pub enum Report {
 }
 
 /// One line of the summary fetch prints.
+#[derive(Debug)]
 pub struct Summary {
     /// `*` new, ` ` fast-forward, `+` forced, `!` rejected, `-` deleted.
     pub code: char,

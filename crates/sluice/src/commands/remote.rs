@@ -8,6 +8,7 @@ use sluice_fetch::receive::{self, Received, Receiving};
 use sluice_fetch::{ConnectOptions, Connection, FetchError, FetchRequest, Negotiator, Remote};
 use sluice_odb::Repository;
 use std::io::Write;
+use std::sync::Mutex;
 
 /// Parses `text` as git does, a local path made absolute from the working directory.
 pub(crate) fn resolve(context: &Context, text: &str) -> anyhow::Result<Remote> {
@@ -31,17 +32,30 @@ pub(crate) fn connect(remote: &Remote, options: &ConnectOptions) -> anyhow::Resu
     Ok(connection)
 }
 
-/// Prints band 2 as git does: each line of the server's progress after `remote: `.
-pub(crate) fn remote_progress() -> impl FnMut(&[u8]) + Send {
-    let mut at_line_start = true;
-    move |text: &[u8]| {
+/// Prints band 2 as git does: each line of the server's progress after `remote: `; from any
+/// thread.
+#[derive(Debug)]
+pub(crate) struct RemoteLines {
+    at_line_start: Mutex<bool>,
+}
+
+impl RemoteLines {
+    pub(crate) fn new() -> RemoteLines {
+        RemoteLines {
+            at_line_start: Mutex::new(true),
+        }
+    }
+
+    /// Prints `text`, the next bytes of band 2.
+    pub(crate) fn show(&self, text: &[u8]) {
+        let mut at_line_start = self.at_line_start.lock().unwrap_or_else(|e| e.into_inner());
         let mut err = std::io::stderr().lock();
         for piece in text.split_inclusive(|&b| b == b'\n' || b == b'\r') {
-            if at_line_start {
+            if *at_line_start {
                 let _ = err.write_all(b"remote: ");
             }
             let _ = err.write_all(piece);
-            at_line_start = piece.ends_with(b"\n") || piece.ends_with(b"\r");
+            *at_line_start = piece.ends_with(b"\n") || piece.ends_with(b"\r");
         }
     }
 }
@@ -58,7 +72,8 @@ pub(crate) fn fetch_into(
     if request.filter.is_some() && !connection.filters() {
         eprintln!("warning: filtering not recognized by server, ignoring");
     }
-    let progress = remote_progress();
+    let lines = RemoteLines::new();
+    let progress = |text: &[u8]| lines.show(text);
     Ok(receive::fetch_into(
         connection, repo, request, negotiator, receiving, progress,
     )?)

@@ -7,7 +7,7 @@
 
 mod setup;
 
-use super::remote::{remote_progress, resolve};
+use super::remote::{resolve, RemoteLines};
 use super::repack::repack_all;
 use super::Context;
 use crate::progress::{Deferred, TerminalProgress};
@@ -22,7 +22,6 @@ use sluice_fetch::{ConnectOptions, Deepen, RemoteUrl};
 use sluice_odb::Repository;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Mutex;
 
 /// `git clone`'s arguments (those this version supports).
 #[derive(Debug, Args)]
@@ -297,20 +296,17 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// What prints the server's progress (see [`remote_progress`]).
-type RemoteProgress = Box<dyn FnMut(&[u8]) + Send>;
-
 /// The clone's messages on stderr, as git words them; `-q` keeps only the warnings.
 struct Shown {
     quiet: bool,
-    remote: Mutex<RemoteProgress>,
+    remote: RemoteLines,
 }
 
 impl Shown {
     fn new(quiet: bool) -> Shown {
         Shown {
             quiet,
-            remote: Mutex::new(Box::new(remote_progress())),
+            remote: RemoteLines::new(),
         }
     }
 }
@@ -328,7 +324,7 @@ impl CloneMessages for Shown {
     }
 
     fn remote_progress(&self, text: &[u8]) {
-        (self.remote.lock().unwrap_or_else(|e| e.into_inner()))(text);
+        self.remote.show(text);
     }
 }
 

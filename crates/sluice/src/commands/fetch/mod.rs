@@ -5,8 +5,9 @@
 //! ref moves, so an interrupted fetch leaves every ref as it was. `--filter` makes the remote a
 //! promisor remote; in a partial clone, delta bases the repository lacks are fetched from it.
 
-use super::remote::connect;
+use super::remote::RemoteLines;
 use super::Context;
+use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail};
 use clap::Args;
 use sluice_fetch::partial::{self, filter_spec, is_promisor};
@@ -16,14 +17,15 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 mod plan;
-mod receive;
 mod report;
-mod update;
 
 use plan::Plan;
-use receive::fetch_missing;
-use sluice_fetch::fetch::{drop_duplicates, follow_known_tags, track_in_passing, Mapping};
-use update::{update_and_report, Moved};
+use report::{print_report, ReportFormat};
+use sluice_fetch::date::parse_since;
+use sluice_fetch::fetch::{
+    display_url, fetch_remote, FetchMessages, FetchOptions, FetchOutcome, Refused,
+};
+use sluice_fetch::{ConnectOptions, Deepen};
 
 /// `git fetch`'s arguments (those this version supports).
 #[derive(Debug, Args)]
@@ -170,12 +172,6 @@ fn reflog_action() -> String {
         .chain(crate::cli::command_arguments())
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// The URL as FETCH_HEAD and the summary name it: without a trailing `/` or `.git`.
-fn display_url(url: &str) -> &str {
-    let url = url.trim_end_matches('/');
-    url.strip_suffix(".git").unwrap_or(url)
 }
 
 /// Runs fetch: of one remote, or of several one after another as git's `--all` does.
@@ -427,7 +423,7 @@ fn writes_fetch_head(args: &FetchArgs) -> bool {
     !args.dry_run && !args.no_write_fetch_head
 }
 
-/// Fetches one remote or URL.
+/// Fetches one remote or URL, and reports as git does.
 fn fetch_one(
     args: &FetchArgs,
     context: &Context,
@@ -436,50 +432,90 @@ fn fetch_one(
 ) -> anyhow::Result<ExitCode> {
     let plan = Plan::new(args, context, repo, one)?;
     let config = repo.config();
-    let mut options =
-        sluice_fetch::ConnectOptions::from_config(config, args.upload_pack.as_deref())?;
-    if let (None, Some(upload_pack)) = (
-        &args.upload_pack,
-        config.get(&format!("remote.{}.uploadpack", plan.refs.remote_name)),
-    ) {
-        options.upload_pack = upload_pack.to_owned();
+    let mut connect = ConnectOptions::from_config(config, args.upload_pack.as_deref())?;
+    let uploadpack = format!("remote.{}.uploadpack", plan.refs.remote_name);
+    if let (None, Some(upload_pack)) = (&args.upload_pack, config.get(&uploadpack)) {
+        connect.upload_pack = upload_pack.to_owned();
     }
-    let mut connection = connect(&plan.remote, &options)?;
-    let prefixes = plan.refs.ref_prefixes();
-    let prefix_refs: Vec<&str> = prefixes.iter().map(String::as_str).collect();
-    let advertised = connection.ls_refs(&prefix_refs)?;
-    let mut updates = match plan.refs.map_refs(repo, &advertised, &connection)? {
-        Mapping::Updates(updates) => updates,
-        Mapping::Unadvertised(id) => {
-            // git's words and exit code; nothing was fetched or changed.
+    let show_progress = crate::progress::enabled(!args.quiet, args.progress);
+    let progress = TerminalProgress::new(show_progress);
+    let deepen = Deepen {
+        depth: match args.unshallow {
+            true => Some(INFINITE_DEPTH),
+            false => args.depth.or(args.deepen),
+        },
+        since: parse_since(args.shallow_since.as_deref())?,
+        not: args.shallow_exclude.clone(),
+        relative: args.deepen.is_some(),
+    };
+    let options = FetchOptions {
+        refs: plan.refs,
+        filter: plan.filter,
+        prune: plan.prune.then_some(plan.pruned_by),
+        deepen,
+        unshallow: args.unshallow,
+        refetch: args.refetch,
+        update_shallow: args.update_shallow,
+        atomic: args.atomic,
+        dry_run: args.dry_run,
+        verbose: args.verbose > 0,
+        fetch_head: writes_fetch_head(args).then_some(one.append),
+        set_upstream: args.set_upstream,
+        action: one.action.clone(),
+        connect,
+        remote_progress: show_progress,
+        receive_progress: &progress,
+        cwd: &context.cwd,
+    };
+    let said = Said(RemoteLines::new());
+    let shown = display_url(&plan.remote.shown);
+    let moved = match fetch_remote(&plan.remote, repo, &options, &said)? {
+        FetchOutcome::Moved(moved) => moved,
+        // git's words and exit code; nothing was fetched or changed.
+        FetchOutcome::Unadvertised(id) => {
             eprintln!("error: Server does not allow request for unadvertised object {id}");
-            connection.finish()?;
+            return Ok(ExitCode::from(1));
+        }
+        FetchOutcome::NotConnected(missing) => {
+            eprintln!("error: missing object {missing}");
+            eprintln!("error: {shown} did not send all necessary objects");
             return Ok(ExitCode::from(1));
         }
     };
-    let backfill = if plan.refs.follow_tags {
-        follow_known_tags(repo, &advertised, &mut updates)?
-    } else {
-        Vec::new()
+    let format = match args.porcelain {
+        true => ReportFormat::Porcelain,
+        false => ReportFormat::Full,
     };
-    if plan.refs.explicit {
-        track_in_passing(&mut updates, &plan.refs.configured, args.force);
+    print_report(shown, &moved.lines, args.quiet, format)?;
+    for error in &moved.in_the_way {
+        eprintln!("error: {error}");
     }
-    let (updates, warnings) = drop_duplicates(updates)?;
-    for warning in warnings {
+    if let Some(warning) = &moved.upstream_warning {
         eprintln!("warning: {warning}");
     }
-    plan.refs.check_destinations(repo, &updates)?;
-    let Some(cut) = fetch_missing(&plan, args, context, repo, &mut connection, &updates)? else {
-        return Ok(ExitCode::from(1));
-    };
-    connection.finish()?;
-    let moved = Moved {
-        updates,
-        backfill,
-        cut,
-    };
-    update_and_report(&plan, args, one, repo, moved, &advertised)
+    if moved.refused == Refused::InTheWay {
+        // As git 2.47 advises; 2.39 gives the advice only when the ref in the way is loose.
+        eprintln!("error: some local refs could not be updated; try running\n 'git remote prune {}' to remove any old, conflicting branches", options.refs.remote_name);
+    }
+    Ok(
+        match moved.refused == Refused::None && moved.in_the_way.is_empty() {
+            true => ExitCode::SUCCESS,
+            false => ExitCode::from(1),
+        },
+    )
+}
+
+/// A fetch's messages on stderr, as git words them.
+struct Said(RemoteLines);
+
+impl FetchMessages for Said {
+    fn warning(&self, message: &str) {
+        eprintln!("warning: {message}");
+    }
+
+    fn remote_progress(&self, text: &[u8]) {
+        self.0.show(text);
+    }
 }
 
 /// `--recurse-submodules`: only `no` is in Sluice's reach, and anything else is the same
