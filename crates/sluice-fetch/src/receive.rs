@@ -3,12 +3,11 @@
 //! pack, writing its new objects loose as `unpack-objects` would.
 
 use crate::{Connection, FetchError, FetchRequest, Negotiator};
-use sluice_object::progress::{Discard, Progress};
 use sluice_object::{ObjectId, ObjectKind};
-use sluice_odb::pack_store::{self, Alongside, Destination, StoreError, StoreOptions, Stored};
+use sluice_odb::pack_store::StoreError;
+pub use sluice_odb::pack_store::{receive_into, Receiving};
 use sluice_odb::{ConfigError, LooseObjects, ObjectDb, OdbError, Pack, RepoError, Repository};
-use sluice_pack::{IndexedPack, LinkCheck, ObjectLookup, PackIndexer};
-use std::io::Read;
+use sluice_pack::{LinkCheck, ObjectLookup};
 use std::path::PathBuf;
 
 /// Why a fetched pack could not be stored.
@@ -37,35 +36,6 @@ pub enum ReceiveError {
     },
 }
 
-/// How a fetched pack is stored.
-pub struct Receiving<'a> {
-    /// Where index-pack's progress goes.
-    pub progress: &'a dyn Progress,
-    /// Keep the pack with a `.keep` file holding this message.
-    pub keep: Option<String>,
-    /// Work that reads the objects while the deltas are resolved; the pack must then not be
-    /// thin (no haves were offered).
-    pub alongside: Option<&'a Alongside<'a>>,
-    /// Where fix-thin finds the delta bases a thin pack leaves out, when not simply in the
-    /// repository (a partial clone fetches those it lacks).
-    pub objects: Option<&'a dyn ObjectLookup>,
-    /// Refuse the pack, before it is put in place, unless it and the repository hold all that
-    /// these tips reach.
-    pub connectivity: Option<LinkCheck>,
-}
-
-impl Default for Receiving<'_> {
-    fn default() -> Self {
-        Receiving {
-            progress: &Discard,
-            keep: None,
-            alongside: None,
-            objects: None,
-            connectivity: None,
-        }
-    }
-}
-
 /// A pack received into the repository.
 #[derive(Debug)]
 pub struct Received {
@@ -88,49 +58,6 @@ impl Received {
             let _ = std::fs::remove_file(self.pack.with_extension(extension));
         }
     }
-}
-
-/// Stores a pack arriving on `input` in `repo` as `index-pack --stdin [--fix-thin] [--keep]`
-/// does, with the repository's settings; fix-thin unless work runs alongside.
-pub fn receive_into(
-    input: &mut dyn Read,
-    repo: &Repository,
-    receiving: Receiving<'_>,
-) -> Result<Stored, ReceiveError> {
-    let Receiving {
-        progress,
-        keep,
-        alongside,
-        objects,
-        connectivity,
-    } = receiving;
-    let mut options = StoreOptions::from_config(repo.config(), repo.hash())?;
-    options.index.fix_thin = alongside.is_none();
-    options.index.links = connectivity;
-    let objects = objects.unwrap_or(repo.objects());
-    let indexer = PackIndexer::new(options.index.clone())
-        .progress(progress)
-        .lookup(objects);
-    let connected = |pack: &IndexedPack| match pack.outside_links() {
-        Some(outside) => match outside.iter().find(|id| !objects.contains(id)) {
-            Some(&missing) => Err(StoreError::NotConnected { missing }),
-            None => Ok(()),
-        },
-        None => Ok(()),
-    };
-    let destination = Destination {
-        keep,
-        ..Destination::default()
-    };
-    Ok(pack_store::receive(
-        input,
-        repo.objects().dir(),
-        &destination,
-        &indexer,
-        &options,
-        alongside,
-        &connected,
-    )?)
 }
 
 /// Fetches `request` (haves from `negotiator`, band 2 to `remote_progress`) into `repo`, then

@@ -7,8 +7,10 @@
 #![deny(missing_docs)]
 
 mod delta_search;
+mod repack;
 mod write;
 
+pub use repack::{repack_all, RepackError};
 pub use write::{write_pack, PackOptions, PackStats};
 
 use sluice_object::ObjectId;

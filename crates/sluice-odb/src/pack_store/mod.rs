@@ -3,8 +3,10 @@
 //! and its `.idx` are synced together and renamed into place, the index last, so that a reader
 //! that finds the index finds everything it describes. A failure at any point leaves no file.
 
+mod into_repo;
 mod staged;
 
+pub use into_repo::{receive_into, Receiving};
 pub use staged::{replace_extension, Staged};
 
 use crate::config::{Config, ConfigError};
@@ -119,6 +121,9 @@ pub enum StoreError {
         /// The first such object.
         missing: ObjectId,
     },
+    /// The repository's settings for packs are bad.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
     /// A thread writing one of the files panicked.
     #[error("a writer thread failed")]
     WriterPanicked,

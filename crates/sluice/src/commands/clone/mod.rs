@@ -8,7 +8,6 @@
 mod setup;
 
 use super::remote::{resolve, RemoteLines};
-use super::repack::repack_all;
 use super::Context;
 use crate::progress::{Deferred, TerminalProgress};
 use anyhow::{bail, Context as _};
@@ -19,6 +18,7 @@ use sluice_fetch::date::parse_since;
 use sluice_fetch::partial::filter_spec;
 use sluice_fetch::reference::{add_references, Need, Reference};
 use sluice_fetch::{ConnectOptions, Deepen, RemoteUrl};
+use sluice_generate::repack_all;
 use sluice_odb::Repository;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

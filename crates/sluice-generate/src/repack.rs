@@ -2,15 +2,68 @@
 //! `git repack -a -d` leaves, which `clone --dissociate` needs before it stops borrowing from
 //! its alternates.
 
-use anyhow::Context as _;
-use sluice_fetch::receive::{receive_into, Receiving};
-use sluice_generate::{write_pack, PackOptions};
+use crate::write::{write_pack, PackOptions};
+use crate::GenerateError;
 use sluice_object::progress::Discard;
 use sluice_object::{HashKind, IdSet, ObjectId, ObjectKind};
-use sluice_odb::{walk_objects, ObjectDb, ObjectFilter, Pack, Repository, WalkRequest};
+use sluice_odb::pack_store::{receive_into, Receiving, StoreError};
+use sluice_odb::{
+    walk_objects, ConfigError, LockError, ObjectDb, ObjectFilter, OdbError, Pack, RefError,
+    Repository, WalkError, WalkRequest,
+};
 use sluice_pack::{LookupError, ObjectLookup};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+
+/// Why the repack failed; the repository's packs are as they were unless the new one is in.
+#[derive(Debug, thiserror::Error)]
+pub enum RepackError {
+    /// The refs could not be read.
+    #[error(transparent)]
+    Refs(#[from] RefError),
+    /// The objects could not be counted.
+    #[error(transparent)]
+    Walk(#[from] WalkError),
+    /// The object database could not be read.
+    #[error(transparent)]
+    Odb(#[from] OdbError),
+    /// A setting has a value of the wrong type.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The pack could not be written.
+    #[error(transparent)]
+    Generate(#[from] GenerateError),
+    /// The pack could not be stored.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// `objects/info/packs` could not be written.
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// A file of the object directory could not be listed, removed or made.
+    #[error("cannot {action} '{}'", path.display())]
+    File {
+        /// What was done to it.
+        action: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The thread writing the pack panicked.
+    #[error("writing the pack failed")]
+    WriterPanicked,
+}
+
+/// A file error, naming the file and what was done to it.
+fn file_error(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> RepackError {
+    let path = path.to_owned();
+    move |source| RepackError::File {
+        action,
+        path,
+        source,
+    }
+}
 
 /// Writes one pack of every object reachable from the refs and HEAD, whether stored here or
 /// in an alternate, then removes the repository's other packs and the loose objects the new
@@ -18,7 +71,7 @@ use std::path::{Path, PathBuf};
 ///
 /// Stored deltas are copied as they are wherever their base goes in too, the alternates' packs
 /// included, so borrowed history is not compressed anew.
-pub fn repack_all(repo: &Repository) -> anyhow::Result<()> {
+pub fn repack_all(repo: &Repository) -> Result<(), RepackError> {
     let objects_dir = repo.objects().dir().to_owned();
     let before = pack_files(&objects_dir.join("pack"))?;
     let odb = ObjectDb::open(&objects_dir, repo.hash())?.with_alternate_packs();
@@ -40,9 +93,10 @@ pub fn repack_all(repo: &Repository) -> anyhow::Result<()> {
         compression: PackOptions::compression_of(repo.config())?,
         ..PackOptions::default()
     };
-    let (mut reader, writer) = std::io::pipe()?;
+    let (mut reader, writer) =
+        std::io::pipe().map_err(file_error("open a pipe for", &objects_dir))?;
     let stored = std::thread::scope(|scope| {
-        let writing = scope.spawn(move || -> anyhow::Result<()> {
+        let writing = scope.spawn(move || -> Result<(), GenerateError> {
             let (mut writer, _) = write_pack(&odb, &walked, &options, writer, &Discard)?;
             writer.flush()?;
             Ok(())
@@ -51,11 +105,12 @@ pub fn repack_all(repo: &Repository) -> anyhow::Result<()> {
             objects: Some(&NothingElse),
             ..Receiving::default()
         };
-        let received = receive_into(&mut reader, repo, receiving).map_err(anyhow::Error::from);
+        let received = receive_into(&mut reader, repo, receiving).map_err(RepackError::from);
         drop(reader);
-        let written = writing
-            .join()
-            .unwrap_or_else(|_| Err(anyhow::anyhow!("writing the pack failed")));
+        let written = match writing.join() {
+            Ok(written) => written.map_err(RepackError::from),
+            Err(_) => Err(RepackError::WriterPanicked),
+        };
         // A write that failed shows on the reading side as a pack cut short: its own error
         // names the cause. A read that failed first shows on the writing side as a broken pipe.
         match (written, received) {
@@ -73,7 +128,7 @@ pub fn repack_all(repo: &Repository) -> anyhow::Result<()> {
     let packed = Pack::open(&new_pack.with_extension("idx"), repo.hash())?;
     prune_packed(&objects_dir, repo.hash(), |id| packed.contains(id))?;
     let info = objects_dir.join("info");
-    std::fs::create_dir_all(&info)?;
+    std::fs::create_dir_all(&info).map_err(file_error("create", &info))?;
     let listing = format!("P pack-{checksum}.pack\n\n");
     sluice_odb::write_locked(&info.join("packs"), listing.as_bytes(), false)?;
     Ok(())
@@ -95,23 +150,24 @@ impl ObjectLookup for NothingElse {
     }
 }
 
-fn broken_pipe(error: &anyhow::Error) -> bool {
-    error
-        .chain()
-        .filter_map(|cause| cause.downcast_ref::<std::io::Error>())
-        .any(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+/// Whether the pack's writer stopped because the reader had gone.
+fn broken_pipe(error: &RepackError) -> bool {
+    matches!(
+        error,
+        RepackError::Generate(GenerateError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe
+    )
 }
 
 /// The `.pack` files of a pack directory.
-fn pack_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+fn pack_files(dir: &Path) -> Result<Vec<PathBuf>, RepackError> {
     let mut packs = Vec::new();
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(packs),
-        Err(e) => return Err(e).with_context(|| format!("cannot read '{}'", dir.display())),
+        Err(e) => return Err(file_error("read", dir)(e)),
     };
     for entry in entries {
-        let path = entry?.path();
+        let path = entry.map_err(file_error("read", dir))?.path();
         if path.extension().is_some_and(|x| x == "pack") {
             packs.push(path);
         }
@@ -121,13 +177,13 @@ fn pack_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
 
 /// Removes a pack with the files that go with it; the index goes first, so that nothing
 /// finds a pack without its data.
-fn remove_pack(pack: &Path) -> anyhow::Result<()> {
+fn remove_pack(pack: &Path) -> Result<(), RepackError> {
     for extension in ["idx", "pack", "rev", "bitmap", "keep", "promisor"] {
         let file = pack.with_extension(extension);
         match std::fs::remove_file(&file) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e).with_context(|| format!("cannot remove '{}'", file.display())),
+            Err(e) => return Err(file_error("remove", &file)(e)),
         }
     }
     Ok(())
@@ -139,7 +195,7 @@ fn prune_packed(
     objects_dir: &Path,
     hash: HashKind,
     packed: impl Fn(&ObjectId) -> bool,
-) -> anyhow::Result<()> {
+) -> Result<(), RepackError> {
     for fanout in 0..=255u8 {
         let dir = objects_dir.join(format!("{fanout:02x}"));
         let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -150,7 +206,8 @@ fn prune_packed(
             let hex = format!("{fanout:02x}{}", name.to_string_lossy());
             let is_packed = ObjectId::from_hex(hash, hex.as_bytes()).is_ok_and(|id| packed(&id));
             if is_packed {
-                std::fs::remove_file(entry.path())?;
+                let path = entry.path();
+                std::fs::remove_file(&path).map_err(file_error("remove", &path))?;
             }
         }
         // Only an empty directory goes; one with other files stays.
