@@ -20,6 +20,7 @@ pub mod filter;
 pub mod index;
 mod objects;
 pub mod path_check;
+pub mod revision;
 pub mod tree;
 mod wildmatch;
 pub mod writer;

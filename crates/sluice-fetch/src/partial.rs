@@ -70,3 +70,28 @@ pub fn register(
     file.write()?;
     Ok(())
 }
+
+/// The filter a fetch from `remote` sends: `given` (`--filter`, which first makes the remote a
+/// promisor remote with it as its default, as git does, even for a URL), else a promisor
+/// remote's default; none when `off` (`--no-filter`).
+pub fn fetch_filter(
+    repo: &sluice_odb::Repository,
+    remote: &str,
+    given: Option<&str>,
+    off: bool,
+) -> Result<Option<String>, ConfigError> {
+    let config = repo.config();
+    if off {
+        return Ok(None);
+    }
+    if let Some(spec) = given {
+        register(repo.git_dir(), config, remote, spec)?;
+        return Ok(Some(spec.to_owned()));
+    }
+    Ok(match is_promisor(config, remote)? {
+        true => config
+            .get(&format!("remote.{remote}.partialclonefilter"))
+            .map(str::to_owned),
+        false => None,
+    })
+}

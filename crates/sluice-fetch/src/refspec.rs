@@ -9,6 +9,45 @@ pub struct InvalidRefspec(
     pub String,
 );
 
+/// Why the command line's refspecs cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandLineError {
+    /// A refspec git would refuse.
+    #[error(transparent)]
+    Invalid(#[from] InvalidRefspec),
+    /// `tag` as the last word.
+    #[error("You need to specify a tag name.")]
+    NoTagName,
+}
+
+/// The refspecs of a command line, where `tag <name>` stands for
+/// `refs/tags/<name>:refs/tags/<name>`, as in git.
+pub fn command_line(words: &[String]) -> Result<Vec<Refspec>, CommandLineError> {
+    let mut specs = Vec::new();
+    let mut words = words.iter();
+    while let Some(word) = words.next() {
+        if word == "tag" {
+            let name = words.next().ok_or(CommandLineError::NoTagName)?;
+            specs.push(Refspec::parse(&format!(
+                "refs/tags/{name}:refs/tags/{name}"
+            ))?);
+        } else {
+            specs.push(Refspec::parse(word)?);
+        }
+    }
+    Ok(specs)
+}
+
+/// The refspecs of `--stdin`'s text, a line each; `tag <name>` is not taken there, as in git,
+/// and a carriage return stays part of its refspec.
+pub fn lines(text: &str) -> Result<Vec<Refspec>, InvalidRefspec> {
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    body.split('\n').map(Refspec::parse).collect()
+}
+
 /// Where a short name in a refspec's source is looked for, as git looks.
 const SHORT_NAME_PLACES: [&str; 5] = ["", "refs/", "refs/tags/", "refs/heads/", "refs/remotes/"];
 

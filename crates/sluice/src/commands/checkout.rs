@@ -1,9 +1,9 @@
 //! `sluice checkout [-f] <commit>`: switch the work tree, index and HEAD to a branch or commit.
 
-use super::revision::resolve;
 use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::anyhow;
+use sluice_checkout::revision::resolve;
 use sluice_checkout::{commit_tree, switch, CheckoutError, CheckoutOptions};
 use sluice_odb::refs::reflog_identity as identity;
 use sluice_odb::RefTarget;
@@ -49,6 +49,10 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
         return Err(CheckoutError::Bare.into());
     }
     let target = resolve(&repo, &args.target)?;
+    if let Some(remote) = &target.created_from {
+        // git prints this line on standard output.
+        println!("branch '{0}' set up to track '{remote}/{0}'.", args.target);
+    }
     let tree = commit_tree(repo.objects(), &target.id)?;
     let options = CheckoutOptions::from_config(repo.config())?;
     let show = !args.quiet && !args.no_progress;
@@ -81,7 +85,7 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
                 &format!("checkout: moving from {from} to {short}"),
             );
             if !args.quiet {
-                if target.created {
+                if target.created_from.is_some() {
                     eprintln!("Switched to a new branch '{short}'");
                 } else if head_ref == *branch {
                     eprintln!("Already on '{short}'");

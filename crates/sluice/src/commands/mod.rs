@@ -7,7 +7,6 @@ pub mod fetch;
 pub mod fetch_pack;
 pub mod index_pack;
 mod remote;
-mod revision;
 pub mod serve;
 pub mod upload_pack;
 pub mod verify_pack;

@@ -12,13 +12,14 @@ use super::Context;
 use crate::progress::{Deferred, TerminalProgress};
 use anyhow::{bail, Context as _};
 use clap::Args;
-use setup::{init, initial_branch, local_source, origin, reject_shallow, write_settings};
+use setup::{initial_branch, local_source, origin, reject_shallow, write_settings};
 use sluice_fetch::clone::{clone_into, CloneMessages, CloneOptions, CloneShape, Told};
 use sluice_fetch::date::parse_since;
 use sluice_fetch::partial::filter_spec;
 use sluice_fetch::reference::{add_references, Need, Reference};
 use sluice_fetch::{ConnectOptions, Deepen, RemoteUrl};
 use sluice_generate::repack_all;
+use sluice_odb::init::{init, InitOptions};
 use sluice_odb::Repository;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -260,7 +261,12 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     } else {
         target.join(".git")
     };
-    init(&git_dir, &initial, bare, args.filter.is_some())?;
+    let kind = InitOptions {
+        initial: &initial,
+        bare,
+        extensions: args.filter.is_some(),
+    };
+    init(&git_dir, kind)?;
     write_settings(&git_dir, &args.config)?;
     let objects = git_dir.join("objects");
     for (given, why) in add_references(&context.cwd, &objects, &args.references())? {

@@ -4,7 +4,7 @@
 
 use super::CloneArgs;
 use crate::commands::Context;
-use anyhow::{bail, Context as _};
+use anyhow::bail;
 use sluice_fetch::clone::{LocalSource, Origin};
 use sluice_fetch::local_clone::ObjectTransfer;
 use sluice_fetch::refspec::Refspec;
@@ -69,33 +69,6 @@ pub(super) fn initial_branch(context: &Context) -> anyhow::Result<String> {
         bail!("invalid initial branch name: '{name}'");
     }
     Ok(full)
-}
-
-/// An empty repository: the directories, `HEAD` (on `initial`, unborn) and `core` settings
-/// `git init` writes (format version 1 for a partial clone, whose promisor remote is an
-/// extension).
-pub(super) fn init(git_dir: &Path, initial: &str, bare: bool, partial: bool) -> anyhow::Result<()> {
-    for dir in ["objects/pack", "objects/info", "refs/heads", "refs/tags"] {
-        std::fs::create_dir_all(git_dir.join(dir))
-            .with_context(|| format!("cannot create '{}'", git_dir.join(dir).display()))?;
-    }
-    std::fs::write(git_dir.join("HEAD"), format!("ref: {initial}\n"))?;
-    let bare_value = if bare { "true" } else { "false" };
-    let version = if partial { "1" } else { "0" };
-    let mut core = vec![
-        ("repositoryformatversion", version),
-        ("filemode", "true"),
-        ("bare", bare_value),
-    ];
-    if !bare {
-        core.push(("logallrefupdates", "true"));
-    }
-    let mut config = ConfigFile::open(&git_dir.join("config"))?;
-    for (name, value) in core {
-        config.add(&ConfigKey::new("core", None, name), value);
-    }
-    config.write()?;
-    Ok(())
 }
 
 /// The `--config` settings, written as git writes them, each added to what is there; before

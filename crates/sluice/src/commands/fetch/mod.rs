@@ -10,9 +10,9 @@ use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail};
 use clap::Args;
-use sluice_fetch::partial::{self, filter_spec, is_promisor};
-use sluice_fetch::refspec::Refspec;
-use sluice_odb::{Config, Repository};
+use sluice_fetch::partial::filter_spec;
+use sluice_fetch::refspec::{self, Refspec};
+use sluice_odb::Repository;
 use std::io::Write as _;
 use std::process::ExitCode;
 
@@ -23,7 +23,8 @@ use plan::Plan;
 use report::{print_report, ReportFormat};
 use sluice_fetch::date::parse_since;
 use sluice_fetch::fetch::{
-    display_url, fetch_remote, FetchMessages, FetchOptions, FetchOutcome, Refused,
+    display_url, fetch_remote, remotes_to_fetch, FetchMessages, FetchOptions, FetchOutcome,
+    Refused, Selection,
 };
 use sluice_fetch::{ConnectOptions, Deepen};
 
@@ -193,11 +194,19 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         append: args.append,
         action: reflog_action(),
     };
-    match remotes_to_fetch(&args, repo.config())? {
+    let selection = Selection {
+        all: args.all,
+        multiple: args.multiple,
+        repository: args.repository.as_ref(),
+        refspecs: &args.refspecs,
+    };
+    match remotes_to_fetch(repo.config(), &selection)? {
         None => {
-            let mut refspecs = command_line_refspecs(&args.refspecs)?;
+            let mut refspecs = refspec::command_line(&args.refspecs)?;
             if args.stdin {
-                refspecs.extend(stdin_refspecs()?);
+                let mut text = String::new();
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
+                refspecs.extend(refspec::lines(&text)?);
             }
             let one = one(args.repository.as_deref(), refspecs);
             fetch_one(&args, context, &repo, &one)
@@ -212,30 +221,6 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The filter this fetch sends: `--filter`'s (which first makes the remote a promisor remote
-/// with it as its default, as git does, even for a URL), else a promisor remote's default;
-/// none with `--no-filter`.
-fn fetch_filter(
-    args: &FetchArgs,
-    repo: &Repository,
-    remote: &str,
-) -> anyhow::Result<Option<String>> {
-    let config = repo.config();
-    if args.no_filter {
-        return Ok(None);
-    }
-    if let Some(spec) = &args.filter {
-        partial::register(repo.git_dir(), config, remote, spec)?;
-        return Ok(Some(spec.clone()));
-    }
-    Ok(match is_promisor(config, remote)? {
-        true => config
-            .get(&format!("remote.{remote}.partialclonefilter"))
-            .map(str::to_owned),
-        false => None,
-    })
-}
-
 /// One remote's fetch, and what it writes to FETCH_HEAD and the reflogs.
 struct One {
     /// A remote's name or a URL (the default remote when `None`).
@@ -246,57 +231,6 @@ struct One {
     append: bool,
     /// The reflog's action (`fetch` and the arguments).
     action: String,
-}
-
-/// The remotes `--all`, `--multiple` or a group name (`remotes.<group>`) stand for, in order;
-/// `None` for the usual fetch of one remote or URL.
-fn remotes_to_fetch(args: &FetchArgs, config: &Config) -> anyhow::Result<Option<Vec<String>>> {
-    let group = |name: &str| -> Vec<String> {
-        match config.get(&format!("remotes.{name}")) {
-            Some(members) => members.split_whitespace().map(str::to_owned).collect(),
-            None => Vec::new(),
-        }
-    };
-    let configured = config.subsection_names("remote");
-    if args.all {
-        if args.repository.is_some() {
-            bail!("fetch --all does not take a repository argument");
-        }
-        let mut names = Vec::new();
-        for name in configured {
-            let key = format!("remote.{name}.skipFetchAll");
-            if !config.get_bool(&key)?.unwrap_or(false) {
-                names.push(name);
-            }
-        }
-        return Ok(Some(names));
-    }
-    if args.multiple {
-        let mut names: Vec<String> = Vec::new();
-        for word in args.repository.iter().chain(&args.refspecs) {
-            let mut members = group(word);
-            if members.is_empty() && configured.contains(word) {
-                members.push(word.clone());
-            }
-            if members.is_empty() {
-                bail!("no such remote or remote group: {word}");
-            }
-            for member in members {
-                if !names.contains(&member) {
-                    names.push(member);
-                }
-            }
-        }
-        return Ok(Some(names));
-    }
-    let members = args.repository.as_deref().map(group).unwrap_or_default();
-    if members.len() < 2 {
-        return Ok(None);
-    }
-    if !args.refspecs.is_empty() {
-        bail!("fetching a group and specifying refspecs does not make sense");
-    }
-    Ok(Some(members))
 }
 
 /// Fetches each of `names` in turn, as git's `--all` runs one `fetch --append` per remote: a
@@ -534,39 +468,4 @@ fn refuse_submodule_recursion(
         bail!("sluice fetch cannot fetch submodules (--recurse-submodules={mode}); use --no-recurse-submodules");
     }
     Ok(())
-}
-
-/// The refspecs of the command line, where `tag <name>` stands for
-/// `refs/tags/<name>:refs/tags/<name>`, as in git.
-fn command_line_refspecs(args: &[String]) -> anyhow::Result<Vec<Refspec>> {
-    let mut specs = Vec::new();
-    let mut words = args.iter();
-    while let Some(word) = words.next() {
-        if word == "tag" {
-            let Some(name) = words.next() else {
-                bail!("You need to specify a tag name.");
-            };
-            specs.push(Refspec::parse(&format!(
-                "refs/tags/{name}:refs/tags/{name}"
-            ))?);
-        } else {
-            specs.push(Refspec::parse(word)?);
-        }
-    }
-    Ok(specs)
-}
-
-/// The refspecs of `--stdin`, a line each; `tag <name>` is not taken there, as in git.
-fn stdin_refspecs() -> anyhow::Result<Vec<Refspec>> {
-    let mut text = String::new();
-    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
-    if text.is_empty() {
-        return Ok(Vec::new());
-    }
-    // Split at newlines alone: a carriage return stays part of its refspec, as in git.
-    let body = text.strip_suffix('\n').unwrap_or(&text);
-    Ok(body
-        .split('\n')
-        .map(Refspec::parse)
-        .collect::<Result<_, _>>()?)
 }

@@ -1,11 +1,12 @@
 //! What a fetch asks for: the remote and the refspecs in force, from the command line, the
 //! remote's configuration and `fetch.*`, merged into the library's [`RefPlan`].
 
-use super::{fetch_filter, FetchArgs, One};
+use super::{FetchArgs, One};
 use crate::commands::remote::resolve;
 use crate::commands::Context;
 use anyhow::bail;
 use sluice_fetch::fetch::{short_name, RefPlan, TAG_REFSPEC};
+use sluice_fetch::partial::fetch_filter;
 use sluice_fetch::refspec::Refspec;
 use sluice_fetch::Remote;
 use sluice_odb::{RefTarget, Repository};
@@ -50,7 +51,7 @@ impl Plan {
             None => bail!("'{remote_name}' does not appear to be a git repository"),
         };
         let remote = resolve(context, &url_text)?;
-        let filter = fetch_filter(args, repo, &remote_name)?;
+        let filter = fetch_filter(repo, &remote_name, args.filter.as_deref(), args.no_filter)?;
         let mut configured: Vec<Refspec> = if named {
             config
                 .get_all(&format!("remote.{remote_name}.fetch"))

@@ -1,9 +1,25 @@
 //! Naming commits as git does for the commands Sluice has: a branch, a tag, a remote-tracking
 //! branch, a full ref name, `HEAD`, or a full object id.
 
-use anyhow::bail;
 use sluice_object::ObjectId;
-use sluice_odb::Repository;
+use sluice_odb::{ConfigError, ConfigFile, ConfigKey, RefError, RefTarget, Repository};
+
+/// Why a name names nothing here.
+#[derive(Debug, thiserror::Error)]
+pub enum RevisionError {
+    /// No ref, remote-tracking branch or object has that name.
+    #[error("invalid reference: {name}")]
+    Invalid {
+        /// The name.
+        name: String,
+    },
+    /// The refs could not be read, or the new branch written.
+    #[error(transparent)]
+    Refs(#[from] RefError),
+    /// The new branch's upstream could not be configured.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+}
 
 /// What a name resolved to.
 pub struct Resolved {
@@ -11,12 +27,13 @@ pub struct Resolved {
     pub id: ObjectId,
     /// The local branch it names (`refs/heads/…`), if it names one.
     pub branch: Option<String>,
-    /// The branch was just created from a remote-tracking branch.
-    pub created: bool,
+    /// The branch was just created from the remote-tracking branch of this remote, which it
+    /// now tracks (git says so on standard output).
+    pub created_from: Option<String>,
 }
 
 /// Resolves `name` in the order of git's `rev-parse` rules for the forms supported.
-pub fn resolve(repo: &Repository, name: &str) -> anyhow::Result<Resolved> {
+pub fn resolve(repo: &Repository, name: &str) -> Result<Resolved, RevisionError> {
     let refs = repo.refs();
     let candidates = [
         name.to_owned(),
@@ -40,7 +57,7 @@ pub fn resolve(repo: &Repository, name: &str) -> anyhow::Result<Resolved> {
             return Ok(Resolved {
                 id,
                 branch,
-                created: false,
+                created_from: None,
             });
         }
     }
@@ -52,16 +69,18 @@ pub fn resolve(repo: &Repository, name: &str) -> anyhow::Result<Resolved> {
             return Ok(Resolved {
                 id,
                 branch: None,
-                created: false,
+                created_from: None,
             });
         }
     }
-    bail!("invalid reference: {name}")
+    Err(RevisionError::Invalid {
+        name: name.to_owned(),
+    })
 }
 
 /// git's checkout guess: `<name>` that is no ref but exactly one remote's `<remote>/<name>`
 /// becomes a new local branch there, tracking it.
-fn guess_remote_branch(repo: &Repository, name: &str) -> anyhow::Result<Option<Resolved>> {
+fn guess_remote_branch(repo: &Repository, name: &str) -> Result<Option<Resolved>, RevisionError> {
     if name.starts_with("refs/")
         || !sluice_odb::refs::is_valid_ref_name(&format!("refs/heads/{name}"))
     {
@@ -85,18 +104,15 @@ fn guess_remote_branch(repo: &Repository, name: &str) -> anyhow::Result<Option<R
         .map_or("", |(r, _)| r)
         .to_owned();
     let branch = format!("refs/heads/{name}");
-    repo.refs()
-        .write(&branch, &sluice_odb::RefTarget::Id(*id))?;
-    let mut config = sluice_odb::ConfigFile::open(&repo.common_dir().join("config"))?;
-    let key = |variable| sluice_odb::ConfigKey::new("branch", Some(name), variable);
+    repo.refs().write(&branch, &RefTarget::Id(*id))?;
+    let mut config = ConfigFile::open(&repo.common_dir().join("config"))?;
+    let key = |variable| ConfigKey::new("branch", Some(name), variable);
     config.set(&key("remote"), &remote)?;
     config.set(&key("merge"), &branch)?;
     config.write()?;
-    // git prints this line on standard output.
-    println!("branch '{name}' set up to track '{remote}/{name}'.");
     Ok(Some(Resolved {
         id: *id,
         branch: Some(branch),
-        created: true,
+        created_from: Some(remote),
     }))
 }

@@ -1,0 +1,91 @@
+//! Which remotes one `git fetch` fetches: `--all` (less those with `skipFetchAll`),
+//! `--multiple` names and groups, or a group (`remotes.<group>`) named alone.
+
+use sluice_odb::{Config, ConfigError};
+
+/// Why the remotes to fetch cannot be decided.
+#[derive(Debug, thiserror::Error)]
+pub enum SelectionError {
+    /// A setting has a value of the wrong type.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// `--all` with a repository.
+    #[error("fetch --all does not take a repository argument")]
+    AllWithRepository,
+    /// A name that is no remote and no group.
+    #[error("no such remote or remote group: {name}")]
+    NoSuchRemote {
+        /// The name.
+        name: String,
+    },
+    /// A group with refspecs.
+    #[error("fetching a group and specifying refspecs does not make sense")]
+    GroupWithRefspecs,
+}
+
+/// The command line's choice of remotes.
+#[derive(Debug, Clone, Copy)]
+pub struct Selection<'a> {
+    /// `--all`.
+    pub all: bool,
+    /// `--multiple`: every word names a remote or a group.
+    pub multiple: bool,
+    /// The repository argument.
+    pub repository: Option<&'a String>,
+    /// The words after it (refspecs, or more names under `--multiple`).
+    pub refspecs: &'a [String],
+}
+
+/// The remotes `--all`, `--multiple` or a group name (`remotes.<group>`) stand for, in order;
+/// `None` for the usual fetch of one remote or URL.
+pub fn remotes_to_fetch(
+    config: &Config,
+    args: &Selection,
+) -> Result<Option<Vec<String>>, SelectionError> {
+    let group = |name: &str| -> Vec<String> {
+        match config.get(&format!("remotes.{name}")) {
+            Some(members) => members.split_whitespace().map(str::to_owned).collect(),
+            None => Vec::new(),
+        }
+    };
+    let configured = config.subsection_names("remote");
+    if args.all {
+        if args.repository.is_some() {
+            return Err(SelectionError::AllWithRepository);
+        }
+        let mut names = Vec::new();
+        for name in configured {
+            let key = format!("remote.{name}.skipFetchAll");
+            if !config.get_bool(&key)?.unwrap_or(false) {
+                names.push(name);
+            }
+        }
+        return Ok(Some(names));
+    }
+    if args.multiple {
+        let mut names: Vec<String> = Vec::new();
+        for word in args.repository.into_iter().chain(args.refspecs) {
+            let mut members = group(word);
+            if members.is_empty() && configured.contains(word) {
+                members.push(word.clone());
+            }
+            if members.is_empty() {
+                return Err(SelectionError::NoSuchRemote { name: word.clone() });
+            }
+            for member in members {
+                if !names.contains(&member) {
+                    names.push(member);
+                }
+            }
+        }
+        return Ok(Some(names));
+    }
+    let members = args.repository.map(|name| group(name)).unwrap_or_default();
+    if members.len() < 2 {
+        return Ok(None);
+    }
+    if !args.refspecs.is_empty() {
+        return Err(SelectionError::GroupWithRefspecs);
+    }
+    Ok(Some(members))
+}
