@@ -59,6 +59,15 @@ pub enum FetchError {
         /// The path as given.
         shown: String,
     },
+    /// The remote could not be reached or read.
+    #[error("could not read from remote repository '{shown}'")]
+    Unreadable {
+        /// The remote, as given.
+        shown: String,
+        /// Why.
+        #[source]
+        source: Box<FetchError>,
+    },
     /// A program the transport needs (upload-pack, ssh) could not be started.
     #[error("cannot run {what}: {source}")]
     Spawn {

@@ -45,7 +45,8 @@ impl Remote {
         })
     }
 
-    /// Connects, with git's message for a local repository that is not there.
+    /// Connects, with git's messages: for a local repository that is not there, and naming
+    /// the remote that could not be read.
     pub fn connect(&self, options: &ConnectOptions) -> Result<Connection, FetchError> {
         if let RemoteUrl::Local(path) = &self.url {
             if !path.exists() {
@@ -54,6 +55,9 @@ impl Remote {
                 });
             }
         }
-        Connection::open(&self.url, options)
+        Connection::open(&self.url, options).map_err(|source| FetchError::Unreadable {
+            shown: self.shown.clone(),
+            source: Box::new(source),
+        })
     }
 }

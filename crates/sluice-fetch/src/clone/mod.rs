@@ -27,15 +27,6 @@ use std::path::PathBuf;
 /// Why a clone failed.
 #[derive(Debug, thiserror::Error)]
 pub enum CloneError {
-    /// The remote could not be reached.
-    #[error("could not read from remote repository '{shown}'")]
-    Connect {
-        /// The remote, as given.
-        shown: String,
-        /// Why.
-        #[source]
-        source: FetchError,
-    },
     /// The server failed or broke the protocol.
     #[error(transparent)]
     Fetch(#[from] FetchError),

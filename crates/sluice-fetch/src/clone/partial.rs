@@ -34,7 +34,7 @@ pub(super) fn fetch_missing_blobs(
     if missing.is_empty() {
         return Ok(());
     }
-    let mut connection = super::run::connect(remote, options)?;
+    let mut connection = remote.connect(options)?;
     let request = FetchRequest {
         wants: missing,
         progress: progress.0,

@@ -14,8 +14,8 @@ use crate::receive::{self, Received, Receiving};
 use crate::reference::alternate_tips;
 use crate::remote_shallow;
 use crate::{
-    anonymized, ConnectOptions, Connection, Deepen, FetchError, FetchRequest, HistoryNegotiator,
-    Negotiator, NoHaves, Remote, RemoteRef,
+    anonymized, ConnectOptions, Connection, Deepen, FetchRequest, HistoryNegotiator, Negotiator,
+    NoHaves, Remote, RemoteRef,
 };
 use sluice_checkout::{checkout_fresh, commit_tree, CheckoutOptions};
 use sluice_object::progress::Progress;
@@ -90,17 +90,6 @@ pub struct Cloned {
     pub checked_out_early: bool,
 }
 
-/// Connects, as the clone names a remote it cannot read.
-pub(super) fn connect(remote: &Remote, options: &ConnectOptions) -> Result<Connection, CloneError> {
-    remote.connect(options).map_err(|e| match e {
-        missing @ FetchError::NoRepository { .. } => CloneError::Fetch(missing),
-        source => CloneError::Connect {
-            shown: remote.shown.clone(),
-            source,
-        },
-    })
-}
-
 /// Clones `remote` into `repo`, a repository just made empty on the branch `initial`.
 pub fn clone_into(
     remote: &Remote,
@@ -110,7 +99,7 @@ pub fn clone_into(
     options: &CloneOptions,
     messages: &dyn CloneMessages,
 ) -> Result<Cloned, CloneError> {
-    let mut connection = connect(remote, &options.connect)?;
+    let mut connection = remote.connect(&options.connect)?;
     if let Some(url) = connection.redirected_to() {
         messages.tell(Told::Warning(&format!("redirecting to {url}")));
     }

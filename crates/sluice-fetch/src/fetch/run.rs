@@ -33,15 +33,6 @@ use std::path::{Path, PathBuf};
 /// Why a fetch failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    /// The remote could not be reached.
-    #[error("could not read from remote repository '{shown}'")]
-    Connect {
-        /// The remote, as given.
-        shown: String,
-        /// Why.
-        #[source]
-        source: FetchError,
-    },
     /// The server failed or broke the protocol.
     #[error(transparent)]
     Fetch(#[from] FetchError),
@@ -161,13 +152,7 @@ pub fn fetch_remote(
     options: &FetchOptions,
     messages: &dyn FetchMessages,
 ) -> Result<FetchOutcome, RunError> {
-    let mut connection = remote.connect(&options.connect).map_err(|e| match e {
-        missing @ FetchError::NoRepository { .. } => RunError::Fetch(missing),
-        source => RunError::Connect {
-            shown: remote.shown.clone(),
-            source,
-        },
-    })?;
+    let mut connection = remote.connect(&options.connect)?;
     if let Some(url) = connection.redirected_to() {
         messages.warning(&format!("redirecting to {url}"));
     }

@@ -3,9 +3,8 @@
 //! shown after `remote: `.
 
 use super::Context;
-use anyhow::{anyhow, Context as _};
 use sluice_fetch::receive::{self, Received, Receiving};
-use sluice_fetch::{ConnectOptions, Connection, FetchError, FetchRequest, Negotiator, Remote};
+use sluice_fetch::{ConnectOptions, Connection, FetchRequest, Negotiator, Remote};
 use sluice_odb::Repository;
 use std::io::Write;
 use std::sync::Mutex;
@@ -15,17 +14,9 @@ pub(crate) fn resolve(context: &Context, text: &str) -> anyhow::Result<Remote> {
     Ok(Remote::resolve(&context.cwd, text)?)
 }
 
-/// Connects to `remote`, saying, as git does, which remote could not be read.
+/// Connects to `remote` (see [`Remote::connect`]), and says where a redirect went.
 pub(crate) fn connect(remote: &Remote, options: &ConnectOptions) -> anyhow::Result<Connection> {
-    let connection = match remote.connect(options) {
-        Ok(connection) => connection,
-        Err(missing @ FetchError::NoRepository { .. }) => return Err(missing.into()),
-        Err(e) => {
-            return Err(anyhow!("{e}")).with_context(|| {
-                format!("could not read from remote repository '{}'", remote.shown)
-            })
-        }
-    };
+    let connection = remote.connect(options)?;
     if let Some(url) = connection.redirected_to() {
         eprintln!("warning: redirecting to {url}");
     }
