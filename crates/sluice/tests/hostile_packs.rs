@@ -29,6 +29,7 @@ fn with_base(extra: impl FnOnce(&mut PackBuilder, usize, &[u8])) -> Vec<u8> {
     builder.build()
 }
 
+/// Every hostile pack, its name, and what the refusal must say.
 fn cases() -> Vec<(&'static str, Vec<u8>, &'static str)> {
     let (good, builder) = good_pack();
     let mut cases: Vec<(&'static str, Vec<u8>, &'static str)> = Vec::new();
@@ -76,7 +77,13 @@ fn cases() -> Vec<(&'static str, Vec<u8>, &'static str)> {
     raw.extend_from_slice(&sluice_pack::inflate::deflate(b"hello", 6));
     b.raw(&raw);
     cases.push(("absurd declared size", b.build(), "size mismatch"));
+    cases.extend(delta_cases());
+    cases
+}
 
+/// Packs whose deltas are broken: bases outside the pack, bad copies, cycles, counts.
+fn delta_cases() -> Vec<(&'static str, Vec<u8>, &'static str)> {
+    let mut cases: Vec<(&'static str, Vec<u8>, &'static str)> = Vec::new();
     cases.push((
         "ofs-delta outside the pack",
         with_base(|b, _, base| {

@@ -173,50 +173,11 @@ fn gzip(data: &[u8]) -> Vec<u8> {
     encoder.finish().unwrap()
 }
 
-#[test]
-fn smart_http_refuses_bad_requests_and_stays_up() {
-    let env = Env::new();
-    let (src, inside) = served_copy(&env);
-    let before = (snapshot(&src), snapshot(&inside));
-    let mut server = Server::start(
-        &env,
-        "served",
-        &["--max-request-size", "100000", "--max-request-time", "6"],
-    );
-    let addr = server.http().to_owned();
-    let head = String::from_utf8(env.git(&inside, &["rev-parse", "main"])).unwrap();
-    let fetch = [
-        pkt("command=fetch\n"),
-        b"0001".to_vec(),
-        pkt(&format!("want {}\n", head.trim())),
-        pkt("done\n"),
-        b"0000".to_vec(),
-    ]
-    .concat();
-    let v2 = "Git-Protocol: version=2\r\n";
-
-    // A silent client holds a connection while everything below is served.
-    let silent = TcpStream::connect(&addr).unwrap();
-
-    // A gzipped request body is understood.
-    let answer = exchange(
-        &addr,
-        &post(
-            "/inside.git/git-upload-pack",
-            &format!("{v2}Content-Encoding: gzip\r\n"),
-            &gzip(&fetch),
-        ),
-    );
-    assert!(
-        status_line(&answer).contains("200"),
-        "{}",
-        status_line(&answer)
-    );
-    assert!(String::from_utf8_lossy(&answer).contains("packfile"));
-
+/// Requests the HTTP server must refuse, and the status it answers with.
+fn bad_http_requests() -> Vec<(&'static str, Vec<u8>, &'static str)> {
     let bomb = gzip(&vec![b'0'; 10 << 20]);
     let long_header = format!("GET / HTTP/1.1\r\nX: {}\r\n\r\n", "y".repeat(20000));
-    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+    vec![
         (
             "escape",
             b"GET /../source.git/info/refs?service=git-upload-pack HTTP/1.1\r\n\r\n".to_vec(),
@@ -278,8 +239,51 @@ fn smart_http_refuses_bad_requests_and_stays_up() {
                 .to_vec(),
             "400",
         ),
-    ];
-    for (name, request, status) in cases {
+    ]
+}
+
+#[test]
+fn smart_http_refuses_bad_requests_and_stays_up() {
+    let env = Env::new();
+    let (src, inside) = served_copy(&env);
+    let before = (snapshot(&src), snapshot(&inside));
+    let mut server = Server::start(
+        &env,
+        "served",
+        &["--max-request-size", "100000", "--max-request-time", "6"],
+    );
+    let addr = server.http().to_owned();
+    let head = String::from_utf8(env.git(&inside, &["rev-parse", "main"])).unwrap();
+    let fetch = [
+        pkt("command=fetch\n"),
+        b"0001".to_vec(),
+        pkt(&format!("want {}\n", head.trim())),
+        pkt("done\n"),
+        b"0000".to_vec(),
+    ]
+    .concat();
+    let v2 = "Git-Protocol: version=2\r\n";
+
+    // A silent client holds a connection while everything below is served.
+    let silent = TcpStream::connect(&addr).unwrap();
+
+    // A gzipped request body is understood.
+    let answer = exchange(
+        &addr,
+        &post(
+            "/inside.git/git-upload-pack",
+            &format!("{v2}Content-Encoding: gzip\r\n"),
+            &gzip(&fetch),
+        ),
+    );
+    assert!(
+        status_line(&answer).contains("200"),
+        "{}",
+        status_line(&answer)
+    );
+    assert!(String::from_utf8_lossy(&answer).contains("packfile"));
+
+    for (name, request, status) in bad_http_requests() {
         let answer = exchange(&addr, &request);
         assert!(
             status_line(&answer).contains(status),

@@ -9,6 +9,7 @@ mod connectivity;
 mod fetch_pack;
 mod fetch_refs;
 mod hostile_packs;
+mod http_client;
 mod index_pack;
 mod object_database;
 mod pipelined_clone;
