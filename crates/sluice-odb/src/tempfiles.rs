@@ -45,3 +45,56 @@ pub fn remove_all() {
         let _ = std::fs::remove_dir_all(dir);
     }
 }
+
+/// A directory an operation creates (a clone's): removed when the guard goes before
+/// [`NewDirectory::disarm`] (the operation failed), and on a signal; a directory that existed
+/// empty before is emptied instead.
+pub struct NewDirectory {
+    path: PathBuf,
+    /// The directory existed (empty) before: empty it rather than remove it.
+    existed: bool,
+    armed: bool,
+}
+
+impl NewDirectory {
+    /// Guards `path`, which `existed` (empty) or is about to be made.
+    pub fn new(path: PathBuf, existed: bool) -> NewDirectory {
+        if !existed {
+            register_dir(&path);
+        }
+        NewDirectory {
+            path,
+            existed,
+            armed: true,
+        }
+    }
+
+    /// The operation succeeded: the directory stays.
+    pub fn disarm(&mut self) {
+        self.armed = false;
+        forget_dir(&self.path);
+    }
+}
+
+impl Drop for NewDirectory {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        forget_dir(&self.path);
+        if self.existed {
+            if let Ok(entries) = std::fs::read_dir(&self.path) {
+                for entry in entries.flatten() {
+                    let path = entry.path();
+                    let _ = if path.is_dir() {
+                        std::fs::remove_dir_all(&path)
+                    } else {
+                        std::fs::remove_file(&path)
+                    };
+                }
+            }
+        } else {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}

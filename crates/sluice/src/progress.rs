@@ -73,39 +73,3 @@ impl Progress for TerminalProgress {
         }
     }
 }
-
-/// Progress of work that runs while another phase is on screen: counted silently, shown once
-/// the screen is free (a clone's checkout, which runs while the deltas are resolved).
-#[derive(Default)]
-pub struct Deferred {
-    phase: Mutex<Option<(String, Option<u64>)>>,
-    done: std::sync::atomic::AtomicU64,
-}
-
-impl Deferred {
-    /// Shows the phase, as far as it got, on `to`.
-    pub fn replay(&self, to: &dyn Progress) {
-        let phase = self.phase.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        if let Some((title, total)) = phase.filter(|(_, total)| *total != Some(0)) {
-            to.phase(&title, total);
-            to.add(self.done.load(std::sync::atomic::Ordering::Relaxed));
-            to.finish();
-        }
-    }
-}
-
-impl Progress for Deferred {
-    fn phase(&self, title: &str, total: Option<u64>) {
-        *self.phase.lock().unwrap_or_else(|e| e.into_inner()) = Some((title.to_owned(), total));
-        self.done.store(0, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    fn add(&self, count: u64) {
-        self.done
-            .fetch_add(count, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    fn add_bytes(&self, _bytes: u64) {}
-
-    fn finish(&self) {}
-}

@@ -9,7 +9,7 @@ mod setup;
 
 use super::remote::{resolve, RemoteLines};
 use super::Context;
-use crate::progress::{Deferred, TerminalProgress};
+use crate::progress::TerminalProgress;
 use anyhow::{bail, Context as _};
 use clap::Args;
 use setup::{initial_branch, local_source, origin, reject_shallow, write_settings};
@@ -19,7 +19,9 @@ use sluice_fetch::partial::filter_spec;
 use sluice_fetch::reference::{add_references, Need, Reference};
 use sluice_fetch::{ConnectOptions, Deepen, RemoteUrl};
 use sluice_generate::repack_all;
+use sluice_object::progress::Deferred;
 use sluice_odb::init::{init, InitOptions};
+use sluice_odb::tempfiles::NewDirectory;
 use sluice_odb::Repository;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -166,55 +168,6 @@ fn humanish(repository: &str, bare: bool) -> String {
     }
 }
 
-/// Removes what a failed clone created, unless it succeeded; also on a signal.
-struct Cleanup {
-    path: PathBuf,
-    /// The directory existed (empty) before: empty it rather than remove it.
-    existed: bool,
-    armed: bool,
-}
-
-impl Cleanup {
-    fn new(path: PathBuf, existed: bool) -> Cleanup {
-        if !existed {
-            sluice_odb::tempfiles::register_dir(&path);
-        }
-        Cleanup {
-            path,
-            existed,
-            armed: true,
-        }
-    }
-
-    fn disarm(&mut self) {
-        self.armed = false;
-        sluice_odb::tempfiles::forget_dir(&self.path);
-    }
-}
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        if !self.armed {
-            return;
-        }
-        sluice_odb::tempfiles::forget_dir(&self.path);
-        if self.existed {
-            if let Ok(entries) = std::fs::read_dir(&self.path) {
-                for entry in entries.flatten() {
-                    let path = entry.path();
-                    let _ = if path.is_dir() {
-                        std::fs::remove_dir_all(&path)
-                    } else {
-                        std::fs::remove_file(&path)
-                    };
-                }
-            }
-        } else {
-            let _ = std::fs::remove_dir_all(&self.path);
-        }
-    }
-}
-
 /// Runs clone.
 pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if let Some(spec) = &args.filter {
@@ -255,7 +208,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         eprintln!("Cloning into {into}'{}'...", directory.display());
     }
     let local = local_source(&args, &remote);
-    let mut cleanup = Cleanup::new(target.clone(), existed);
+    let mut cleanup = NewDirectory::new(target.clone(), existed);
     let git_dir = if bare {
         target.clone()
     } else {
