@@ -7,6 +7,7 @@
 
 mod fetch_head;
 mod mapping;
+mod plan;
 mod remotes;
 mod report;
 mod run;
@@ -18,6 +19,7 @@ pub use mapping::{
     drop_duplicates, follow_known_tags, track_in_passing, Listed, Mapping, MappingError, RefPlan,
     Update, TAG_REFSPEC,
 };
+pub use plan::{FetchChoice, FetchPlan, FetchPlanError};
 pub use remotes::{remotes_to_fetch, Selection, SelectionError};
 pub use report::{kind_of, short_name, Report, Summary};
 pub use run::{fetch_remote, FetchMessages, FetchOptions, FetchOutcome, Moved, RunError};

@@ -16,15 +16,13 @@ use sluice_odb::Repository;
 use std::io::Write as _;
 use std::process::ExitCode;
 
-mod plan;
 mod report;
 
-use plan::Plan;
 use report::{print_report, ReportFormat};
 use sluice_fetch::date::parse_since;
 use sluice_fetch::fetch::{
-    display_url, fetch_remote, remotes_to_fetch, FetchMessages, FetchOptions, FetchOutcome,
-    Refused, Selection,
+    display_url, fetch_remote, remotes_to_fetch, FetchChoice, FetchMessages, FetchOptions,
+    FetchOutcome, FetchPlan, Refused, Selection,
 };
 use sluice_fetch::{ConnectOptions, Deepen};
 
@@ -364,7 +362,18 @@ fn fetch_one(
     repo: &Repository,
     one: &One,
 ) -> anyhow::Result<ExitCode> {
-    let plan = Plan::new(args, context, repo, one)?;
+    let choice = FetchChoice {
+        repository: one.repository.as_deref(),
+        refspecs: one.refspecs.clone(),
+        prune: either(args.prune, args.no_prune),
+        prune_tags: either(args.prune_tags, args.no_prune_tags),
+        tags: either(args.tags, args.no_tags),
+        force: args.force,
+        update_head_ok: args.update_head_ok,
+        filter: args.filter.as_deref(),
+        no_filter: args.no_filter,
+    };
+    let plan = FetchPlan::from_config(repo, &context.cwd, &choice)?;
     let config = repo.config();
     let mut connect = ConnectOptions::from_config(config, args.upload_pack.as_deref())?;
     let uploadpack = format!("remote.{}.uploadpack", plan.refs.remote_name);
@@ -385,7 +394,7 @@ fn fetch_one(
     let options = FetchOptions {
         refs: plan.refs,
         filter: plan.filter,
-        prune: plan.prune.then_some(plan.pruned_by),
+        prune: plan.prune,
         deepen,
         unshallow: args.unshallow,
         refetch: args.refetch,
@@ -437,6 +446,12 @@ fn fetch_one(
             false => ExitCode::from(1),
         },
     )
+}
+
+/// A flag and its `--no-` form as a choice: `Some(true)` for the flag, `Some(false)` for the
+/// `--no-` form, `None` for neither; the flag wins where both are given.
+fn either(on: bool, off: bool) -> Option<bool> {
+    (on || off).then_some(on)
 }
 
 /// A fetch's messages on stderr, as git words them.

@@ -1,0 +1,178 @@
+//! What a fetch asks for, as git decides it: the remote (named, or the current branch's, or
+//! `origin`; or a URL), the refspecs in force (the command line's, else the remote's), and
+//! pruning, tag following and the filter, from the command line, then the remote's
+//! configuration, then `fetch.*`.
+
+use super::mapping::{RefPlan, TAG_REFSPEC};
+use super::report::short_name;
+use crate::partial::fetch_filter;
+use crate::refspec::{InvalidRefspec, Refspec};
+use crate::{FetchError, Remote};
+use sluice_odb::{ConfigError, RefError, RefTarget, Repository};
+use std::path::Path;
+
+/// Why a fetch cannot be planned.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchPlanError {
+    /// No remote of that name, and it was not named (the default remote).
+    #[error("'{name}' does not appear to be a git repository")]
+    NoSuchRemote {
+        /// The remote's name.
+        name: String,
+    },
+    /// The remote's URL cannot be used.
+    #[error(transparent)]
+    Url(#[from] FetchError),
+    /// A configured refspec git would refuse.
+    #[error(transparent)]
+    Refspec(#[from] InvalidRefspec),
+    /// HEAD could not be read.
+    #[error(transparent)]
+    Refs(#[from] RefError),
+    /// A setting has a value of the wrong type, or the promisor settings could not be written.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+}
+
+/// What the command line says of one fetch; `None` leaves a choice to the configuration.
+#[derive(Debug, Clone, Default)]
+pub struct FetchChoice<'a> {
+    /// A remote's name or a URL (the current branch's remote, or `origin`, when `None`).
+    pub repository: Option<&'a str>,
+    /// The command line's refspecs.
+    pub refspecs: Vec<Refspec>,
+    /// `--prune` or `--no-prune`.
+    pub prune: Option<bool>,
+    /// `--prune-tags` or `--no-prune-tags`.
+    pub prune_tags: Option<bool>,
+    /// `--tags` (every tag) or `--no-tags` (none followed).
+    pub tags: Option<bool>,
+    /// `--force`.
+    pub force: bool,
+    /// `--update-head-ok`.
+    pub update_head_ok: bool,
+    /// `--filter`.
+    pub filter: Option<&'a str>,
+    /// `--no-filter`.
+    pub no_filter: bool,
+}
+
+/// One fetch, planned.
+#[derive(Debug, Clone)]
+pub struct FetchPlan {
+    /// The remote.
+    pub remote: Remote,
+    /// The refspecs in force and what shapes them.
+    pub refs: RefPlan,
+    /// The filter sent.
+    pub filter: Option<String>,
+    /// Under `--prune` (or its settings): the refspecs whose destinations it cleans. Tags
+    /// fetched only because of `--tags` (or followed) are not pruned, as in git; tags a
+    /// refspec names (a mirror's) are.
+    pub prune: Option<Vec<Refspec>>,
+}
+
+impl FetchPlan {
+    /// Plans a fetch in `repo` (a relative URL is taken from `cwd`).
+    pub fn from_config(
+        repo: &Repository,
+        cwd: &Path,
+        choice: &FetchChoice,
+    ) -> Result<FetchPlan, FetchPlanError> {
+        let config = repo.config();
+        let current_branch = match repo.refs().read("HEAD")? {
+            Some(RefTarget::Symbolic(branch)) => Some(branch),
+            _ => None,
+        };
+        let remote_name = match choice.repository {
+            Some(name) => name.to_owned(),
+            None => current_branch
+                .as_deref()
+                .and_then(|b| config.get(&format!("branch.{}.remote", short_name(b))))
+                .unwrap_or("origin")
+                .to_owned(),
+        };
+        let configured_url = config.get(&format!("remote.{remote_name}.url"));
+        let (url_text, named) = match configured_url {
+            Some(url) => (url.to_owned(), true),
+            None if choice.repository.is_some() => (remote_name.clone(), false),
+            None => return Err(FetchPlanError::NoSuchRemote { name: remote_name }),
+        };
+        let remote = Remote::resolve(cwd, &url_text)?;
+        let filter = fetch_filter(repo, &remote_name, choice.filter, choice.no_filter)?;
+        let mut configured: Vec<Refspec> = if named {
+            config
+                .get_all(&format!("remote.{remote_name}.fetch"))
+                .into_iter()
+                .map(Refspec::parse)
+                .collect::<Result<_, _>>()?
+        } else {
+            Vec::new()
+        };
+        let mut command_line = choice.refspecs.clone();
+        // The command line first, then the remote's setting, then `fetch.*`.
+        let setting = |key: &str, given: Option<bool>| -> Result<bool, ConfigError> {
+            if let Some(given) = given {
+                return Ok(given);
+            }
+            let of_remote = match named {
+                true => config.get_bool(&format!("remote.{remote_name}.{key}"))?,
+                false => None,
+            };
+            Ok(of_remote
+                .or(config.get_bool(&format!("fetch.{key}"))?)
+                .unwrap_or(false))
+        };
+        let prune = setting("prune", choice.prune)?;
+        let prune_tags = prune && setting("pruneTags", choice.prune_tags)?;
+        // Pruning tags is fetching `refs/tags/*:refs/tags/*` with `--prune`, when no refspec is
+        // given: added to a remote's own refspecs, or the one refspec of a URL, as in git.
+        if prune_tags && choice.refspecs.is_empty() {
+            let tags = Refspec::parse(TAG_REFSPEC)?;
+            match named {
+                true => configured.push(tags),
+                false => command_line.push(tags),
+            }
+        }
+        let explicit = !command_line.is_empty();
+        let mut specs: Vec<Refspec> = if explicit {
+            command_line
+        } else {
+            configured.clone()
+        };
+        let pruned_by: Vec<Refspec> = specs.clone();
+        let tagopt = named
+            .then(|| config.get(&format!("remote.{remote_name}.tagopt")))
+            .flatten();
+        let all_tags = choice.tags.unwrap_or(tagopt == Some("--tags"));
+        let no_tags = !choice.tags.unwrap_or(tagopt != Some("--no-tags"));
+        if all_tags {
+            specs.push(Refspec::parse(TAG_REFSPEC)?);
+        }
+        let stores = specs.iter().any(|s| !s.negative && s.dst.is_some());
+        let merge_branch = current_branch.as_deref().and_then(|b| {
+            let remote_of = config.get(&format!("branch.{}.remote", short_name(b)))?;
+            (remote_of == remote_name)
+                .then(|| config.get(&format!("branch.{}.merge", short_name(b))))
+                .flatten()
+                .map(str::to_owned)
+        });
+        let refs = RefPlan {
+            remote_name,
+            current_branch,
+            configured,
+            explicit,
+            force: choice.force,
+            update_head_ok: choice.update_head_ok,
+            merge_branch,
+            follow_tags: stores && !no_tags && !all_tags,
+            specs,
+        };
+        Ok(FetchPlan {
+            remote,
+            refs,
+            filter,
+            prune: prune.then_some(pruned_by),
+        })
+    }
+}
