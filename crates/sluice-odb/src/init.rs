@@ -19,6 +19,24 @@ pub enum InitError {
     /// The configuration could not be written.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// `init.defaultBranch` names no possible branch.
+    #[error("invalid initial branch name: '{name}'")]
+    InitialBranch {
+        /// The name.
+        name: String,
+    },
+}
+
+/// The branch `git init` starts on: `init.defaultBranch`, or `master`.
+pub fn initial_branch(config: &crate::Config) -> Result<String, InitError> {
+    let name = config.get("init.defaultBranch").unwrap_or("master");
+    let full = format!("refs/heads/{name}");
+    if !crate::refs::is_valid_ref_name(&full) {
+        return Err(InitError::InitialBranch {
+            name: name.to_owned(),
+        });
+    }
+    Ok(full)
 }
 
 /// What kind of repository to make.

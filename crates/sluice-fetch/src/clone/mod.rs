@@ -6,6 +6,7 @@
 
 mod config;
 mod early;
+mod local;
 mod partial;
 mod plan;
 mod refs;
@@ -13,7 +14,8 @@ mod run;
 
 pub use config::{write_config, Recorded};
 pub use early::EarlyCheckout;
-pub use plan::{ClonePlan, CloneShape, Mapped, Origin, PlanError};
+pub use local::{local_source, LocalChoice};
+pub use plan::{ClonePlan, CloneShape, Mapped, Origin, OriginError, PlanError};
 pub use refs::{write_refs, RefLog};
 pub use run::{clone_into, CloneMessages, CloneOptions, Cloned, LocalSource, Told};
 

@@ -52,7 +52,42 @@ pub struct Origin {
     pub extra: Vec<Refspec>,
 }
 
+/// Why the remote's name or its configured refspecs cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum OriginError {
+    /// A name no remote-tracking ref could have.
+    #[error("'{name}' is not a valid remote name")]
+    InvalidName {
+        /// The name.
+        name: String,
+    },
+    /// A `remote.<name>.fetch` refspec git would refuse.
+    #[error(transparent)]
+    Refspec(#[from] crate::refspec::InvalidRefspec),
+}
+
 impl Origin {
+    /// The remote's name (`given`, else `clone.defaultRemoteName`, else `origin`) and the fetch
+    /// refspecs the configuration (`--config`) gave it.
+    pub fn from_config(
+        config: &sluice_odb::Config,
+        given: Option<&str>,
+    ) -> Result<Origin, OriginError> {
+        let name = given
+            .or_else(|| config.get("clone.defaultRemoteName"))
+            .unwrap_or("origin")
+            .to_owned();
+        if !sluice_odb::refs::is_valid_ref_name(&format!("refs/remotes/{name}/test")) {
+            return Err(OriginError::InvalidName { name });
+        }
+        let extra = config
+            .get_all(&format!("remote.{name}.fetch"))
+            .into_iter()
+            .map(Refspec::parse)
+            .collect::<Result<_, _>>()?;
+        Ok(Origin { name, extra })
+    }
+
     /// Where a branch of the remote is kept: `refs/remotes/<name>/<branch>`.
     pub fn tracking(&self, branch: &str) -> String {
         format!(

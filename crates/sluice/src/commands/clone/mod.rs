@@ -12,15 +12,17 @@ use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::{bail, Context as _};
 use clap::Args;
-use setup::{initial_branch, local_source, origin, reject_shallow, write_settings};
-use sluice_fetch::clone::{clone_into, CloneMessages, CloneOptions, CloneShape, Told};
+use setup::{reject_shallow, write_settings};
+use sluice_fetch::clone::{
+    clone_into, local_source, CloneMessages, CloneOptions, CloneShape, LocalChoice, Origin, Told,
+};
 use sluice_fetch::date::parse_since;
 use sluice_fetch::partial::filter_spec;
 use sluice_fetch::reference::{add_references, Need, Reference};
 use sluice_fetch::{ConnectOptions, Deepen, RemoteUrl};
 use sluice_generate::repack_all;
 use sluice_object::progress::Deferred;
-use sluice_odb::init::{init, InitOptions};
+use sluice_odb::init::{init, initial_branch, InitOptions};
 use sluice_odb::tempfiles::NewDirectory;
 use sluice_odb::Repository;
 use std::path::{Path, PathBuf};
@@ -143,6 +145,26 @@ impl CloneArgs {
         !self.mirror && (self.single_branch || (shallow && !self.no_single_branch))
     }
 
+    /// What decides whether a clone from a path copies files, and which given options that
+    /// leaves without effect.
+    fn local_choice(&self) -> LocalChoice<'_> {
+        let given = [
+            (self.depth.is_some(), "--depth"),
+            (self.shallow_since.is_some(), "--shallow-since"),
+            (!self.shallow_exclude.is_empty(), "--shallow-exclude"),
+            (self.filter.is_some(), "--filter"),
+        ];
+        let unusable = given.iter().filter(|(on, _)| *on).map(|(_, o)| *o);
+        LocalChoice {
+            given: &self.repository,
+            no_local: self.no_local,
+            local: self.local,
+            shared: self.shared,
+            no_hardlinks: self.no_hardlinks,
+            unusable: unusable.collect(),
+        }
+    }
+
     /// The choices that decide which refs the clone takes.
     fn shape(&self) -> CloneShape {
         CloneShape {
@@ -180,7 +202,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
             bail!("repository '{}' does not exist", remote.shown);
         }
     }
-    let initial = initial_branch(context)?;
+    let initial = initial_branch(&context.config(None)?)?;
     if args.depth == Some(0) {
         bail!("depth 0 is not a positive number");
     }
@@ -207,7 +229,10 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         let into = if bare { "bare repository " } else { "" };
         eprintln!("Cloning into {into}'{}'...", directory.display());
     }
-    let local = local_source(&args, &remote);
+    let (local, warnings) = local_source(&remote, &args.local_choice());
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
     let mut cleanup = NewDirectory::new(target.clone(), existed);
     let git_dir = if bare {
         target.clone()
@@ -227,7 +252,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     }
     let work_tree = (!bare).then(|| target.clone());
     let repo = Repository::open_git_dir(git_dir.clone(), work_tree)?;
-    let origin = origin(&args, repo.config())?;
+    let origin = Origin::from_config(repo.config(), args.origin.as_deref())?;
     let show_progress = crate::progress::enabled(!args.quiet, args.progress);
     let (receiving, checkout) = (TerminalProgress::new(show_progress), Deferred::default());
     let after = TerminalProgress::new(show_progress);
