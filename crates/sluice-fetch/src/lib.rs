@@ -11,6 +11,7 @@ pub mod clone;
 mod connection;
 pub mod date;
 pub mod fetch;
+pub mod fetch_pack;
 pub mod local_clone;
 mod negotiate;
 pub mod partial;

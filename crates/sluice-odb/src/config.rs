@@ -2,6 +2,7 @@
 //! quoting and escapes, read from the system, global and repository files and `-c` overrides,
 //! later sources winning as in git.
 
+use sluice_object::shell::quote;
 use std::path::{Path, PathBuf};
 
 mod edit;
@@ -400,6 +401,25 @@ fn parse_value(raw: &str) -> Option<String> {
         return None;
     }
     Some(out)
+}
+
+/// `GIT_CONFIG_PARAMETERS` with the `-c` settings `items` appended, as git hands them to every
+/// configuration read after the repository's files, in this process and those it starts:
+/// space-separated, each key and value quoted for the shell. A setting git would refuse is
+/// refused here.
+pub fn with_parameters(existing: &str, items: &[String]) -> Result<String, ConfigError> {
+    let mut params = existing.to_owned();
+    for item in items {
+        Config::default().set_parameter(item)?;
+        if !params.is_empty() {
+            params.push(' ');
+        }
+        match item.split_once('=') {
+            Some((key, value)) => params.push_str(&format!("{}={}", quote(key), quote(value))),
+            None => params.push_str(&quote(item)),
+        }
+    }
+    Ok(params)
 }
 
 /// Splits `GIT_CONFIG_PARAMETERS`: space-separated, single-quoted `'key=value'` items.

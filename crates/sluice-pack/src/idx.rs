@@ -50,6 +50,48 @@ pub struct IdxWriteOptions {
     pub anomalies: Vec<u64>,
 }
 
+/// A value of `--index-version` that git would refuse.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexVersionError {
+    /// Not a number.
+    #[error("bad version '{0}'")]
+    BadVersion(String),
+    /// A version other than 1 and 2.
+    #[error("unsupported index version {0}")]
+    Unsupported(u32),
+    /// An offset that is no number (decimal or `0x` hexadecimal).
+    #[error("bad offset '{0}'")]
+    BadOffset(String),
+}
+
+impl IdxWriteOptions {
+    /// Reads `--index-version=<version>[,<offset>]`: the version, and the offset from which
+    /// version 2 puts offsets in its 64-bit table.
+    pub fn parse_version(value: &str) -> Result<(u32, Option<u64>), IndexVersionError> {
+        let (version, offset) = match value.split_once(',') {
+            Some((v, o)) => (v, Some(o)),
+            None => (value, None),
+        };
+        let version: u32 = version
+            .parse()
+            .map_err(|_| IndexVersionError::BadVersion(value.to_owned()))?;
+        if version != 1 && version != 2 {
+            return Err(IndexVersionError::Unsupported(version));
+        }
+        let offset = match offset {
+            Some(o) => {
+                let parsed = match o.strip_prefix("0x") {
+                    Some(hex) => u64::from_str_radix(hex, 16),
+                    None => o.parse(),
+                };
+                Some(parsed.map_err(|_| IndexVersionError::BadOffset(o.to_owned()))?)
+            }
+            None => None,
+        };
+        Ok((version, offset))
+    }
+}
+
 impl Default for IdxWriteOptions {
     fn default() -> Self {
         IdxWriteOptions {

@@ -26,7 +26,7 @@ pub mod inflate;
 pub mod rev;
 pub mod writer;
 
-pub use idx::{IdxEntry, IdxError, IdxWriteOptions, PackIndex};
+pub use idx::{IdxEntry, IdxError, IdxWriteOptions, IndexVersionError, PackIndex};
 pub use indexer::{
     ArrivingPack, DeltaInfo, IndexError, IndexOptions, IndexedPack, LinkCheck, LookupError,
     ObjectLookup, PackIndexer, PackSource, PackedObject,

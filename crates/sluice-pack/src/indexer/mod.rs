@@ -580,6 +580,26 @@ impl IndexedPack {
         *self.resolved[i].get().expect("every entry is resolved")
     }
 
+    /// How many objects are stored whole, and how many deltas end a chain of each length
+    /// (index 0: length 1), as `verify-pack -v` sums them up.
+    pub fn delta_chains(&self) -> (usize, Vec<usize>) {
+        let mut whole = 0;
+        let mut chains: Vec<usize> = Vec::new();
+        for i in 0..self.len() {
+            match self.object(i).delta {
+                None => whole += 1,
+                Some(delta) => {
+                    let depth = delta.depth as usize;
+                    if chains.len() < depth {
+                        chains.resize(depth, 0);
+                    }
+                    chains[depth - 1] += 1;
+                }
+            }
+        }
+        (whole, chains)
+    }
+
     /// The `i`-th object in pack order.
     pub fn object(&self, i: usize) -> PackedObject {
         let entry = &self.entries[i];

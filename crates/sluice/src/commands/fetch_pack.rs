@@ -2,14 +2,13 @@
 //! repository's upload-pack into this one and prints those refs, negotiating with what this
 //! repository's refs reach.
 
-use super::remote::{connect, fetch_into, resolve};
+use super::remote::{connect, resolve, RemoteLines};
 use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail};
 use clap::Args;
-use sluice_fetch::receive::Receiving;
+use sluice_fetch::fetch_pack::{fetch_pack, FetchPackOptions};
 use sluice_fetch::ConnectOptions;
-use sluice_fetch::{FetchRequest, HistoryNegotiator, RemoteRef};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -47,49 +46,23 @@ pub fn run(args: FetchPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let remote = resolve(context, &args.repository)?;
     let options = ConnectOptions::from_config(repo.config(), args.upload_pack.as_deref())?;
     let mut connection = connect(&remote, &options)?;
-    let advertised = connection.ls_refs(&[])?;
-    let selected: Vec<&RemoteRef> = advertised
-        .iter()
-        .filter(|r| args.all || args.refs.contains(&r.name))
-        .collect();
-    for wanted in &args.refs {
-        if !advertised.iter().any(|r| &r.name == wanted) {
-            bail!("no such remote ref {wanted}");
-        }
-    }
     let show_progress = !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let mut wants: Vec<_> = selected
-        .iter()
-        .map(|r| r.id)
-        .filter(|id| !repo.objects().contains(id))
-        .collect();
-    wants.sort_unstable();
-    wants.dedup();
-    let mut report = None;
-    if !wants.is_empty() {
-        let tips = repo.refs().list()?.into_iter().map(|(_, id)| id);
-        let mut negotiator = HistoryNegotiator::new(repo.objects(), tips);
-        let request = FetchRequest {
-            wants,
-            progress: show_progress,
-            ..FetchRequest::default()
-        };
-        let keep = args.keep.then(String::new);
-        let progress = TerminalProgress::new(show_progress);
-        let receiving = Receiving {
-            progress: &progress,
-            keep,
-            ..Receiving::default()
-        };
-        let received = fetch_into(&mut connection, &repo, &request, &mut negotiator, receiving)?;
-        report = Some(received.report);
-    }
+    let progress = TerminalProgress::new(show_progress);
+    let options = FetchPackOptions {
+        all: args.all,
+        refs: &args.refs,
+        keep: args.keep,
+        remote_progress: show_progress,
+        receive_progress: &progress,
+    };
+    let lines = RemoteLines::new();
+    let fetched = fetch_pack(&mut connection, &repo, &options, |text| lines.show(text))?;
     connection.finish()?;
     let mut out = std::io::stdout().lock();
-    if let (true, Some(report)) = (args.keep, report) {
+    if let (true, Some(report)) = (args.keep, fetched.report) {
         writeln!(out, "{report}")?;
     }
-    for remote in selected {
+    for remote in fetched.refs {
         writeln!(out, "{} {}", remote.id, remote.name)?;
     }
     Ok(ExitCode::SUCCESS)

@@ -5,7 +5,7 @@ use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail};
 use sluice_odb::pack_store::{self, Destination, StoreOptions};
 use sluice_odb::{Config, Repository};
-use sluice_pack::PackIndexer;
+use sluice_pack::{IdxWriteOptions, PackIndexer};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,7 +36,7 @@ pub struct IndexPackArgs {
     #[arg(long, overrides_with = "rev_index")]
     pub no_rev_index: bool,
     /// Index version (1 or 2), optionally with the offset above which 64-bit offsets are used.
-    #[arg(long, value_name = "version[,offset]", value_parser = parse_index_version)]
+    #[arg(long, value_name = "version[,offset]", value_parser = IdxWriteOptions::parse_version)]
     pub index_version: Option<(u32, Option<u64>)>,
     /// Refuse packs larger than this many bytes.
     #[arg(long, value_name = "bytes")]
@@ -53,30 +53,6 @@ pub struct IndexPackArgs {
     /// The pack to index (or, with --stdin, where to store it).
     #[arg(value_name = "pack-file")]
     pub pack_file: Option<PathBuf>,
-}
-
-fn parse_index_version(value: &str) -> Result<(u32, Option<u64>), String> {
-    let (version, offset) = match value.split_once(',') {
-        Some((v, o)) => (v, Some(o)),
-        None => (value, None),
-    };
-    let version: u32 = version
-        .parse()
-        .map_err(|_| format!("bad version '{value}'"))?;
-    if version != 1 && version != 2 {
-        return Err(format!("unsupported index version {version}"));
-    }
-    let offset = match offset {
-        Some(o) => {
-            let parsed = match o.strip_prefix("0x") {
-                Some(hex) => u64::from_str_radix(hex, 16),
-                None => o.parse(),
-            };
-            Some(parsed.map_err(|_| format!("bad offset '{o}'"))?)
-        }
-        None => None,
-    };
-    Ok((version, offset))
 }
 
 /// The options of one run: the repository's configuration, then the flags (flags win).

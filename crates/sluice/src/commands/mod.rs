@@ -12,7 +12,6 @@ pub mod upload_pack;
 pub mod verify_pack;
 
 use crate::cli::{Cli, Command};
-use sluice_object::shell::quote;
 use sluice_odb::{Config, RepoError, Repository};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -48,22 +47,12 @@ fn export_settings(items: &[String]) -> anyhow::Result<()> {
     if items.is_empty() {
         return Ok(());
     }
-    let mut params = std::env::var_os("GIT_CONFIG_PARAMETERS")
+    let existing = std::env::var_os("GIT_CONFIG_PARAMETERS")
         .map(|v| v.to_string_lossy().into_owned())
         .unwrap_or_default();
-    for item in items {
-        // Refused here, before anything runs, as git refuses a bad `-c`.
-        Config::default()
-            .set_parameter(item)
-            .map_err(|e| anyhow::anyhow!("unable to parse command-line config: {e}"))?;
-        if !params.is_empty() {
-            params.push(' ');
-        }
-        match item.split_once('=') {
-            Some((key, value)) => params.push_str(&format!("{}={}", quote(key), quote(value))),
-            None => params.push_str(&quote(item)),
-        }
-    }
+    // Refused here, before anything runs, as git refuses a bad `-c`.
+    let params = sluice_odb::config::with_parameters(&existing, items)
+        .map_err(|e| anyhow::anyhow!("unable to parse command-line config: {e}"))?;
     std::env::set_var("GIT_CONFIG_PARAMETERS", params);
     Ok(())
 }

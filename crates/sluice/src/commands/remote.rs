@@ -3,9 +3,7 @@
 //! shown after `remote: `.
 
 use super::Context;
-use sluice_fetch::receive::{self, Received, Receiving};
-use sluice_fetch::{ConnectOptions, Connection, FetchRequest, Negotiator, Remote};
-use sluice_odb::Repository;
+use sluice_fetch::{ConnectOptions, Connection, Remote};
 use std::io::Write;
 use std::sync::Mutex;
 
@@ -49,23 +47,4 @@ impl RemoteLines {
             *at_line_start = piece.ends_with(b"\n") || piece.ends_with(b"\r");
         }
     }
-}
-
-/// Fetches `request` (haves from `negotiator`) into `repo` as `index-pack --stdin --fix-thin`
-/// stores it, the server's progress shown as git shows it; see [`sluice_fetch::receive`].
-pub(crate) fn fetch_into(
-    connection: &mut Connection,
-    repo: &Repository,
-    request: &FetchRequest,
-    negotiator: &mut dyn Negotiator,
-    receiving: Receiving<'_>,
-) -> anyhow::Result<Received> {
-    if request.filter.is_some() && !connection.filters() {
-        eprintln!("warning: filtering not recognized by server, ignoring");
-    }
-    let lines = RemoteLines::new();
-    let progress = |text: &[u8]| lines.show(text);
-    Ok(receive::fetch_into(
-        connection, repo, request, negotiator, receiving, progress,
-    )?)
 }

@@ -68,24 +68,9 @@ pub fn run(args: VerifyPackArgs, context: &Context) -> anyhow::Result<ExitCode> 
 
 /// git's listing: one line per object in pack order, then the chain-length histogram.
 fn list(pack: &IndexedPack, stat_only: bool, out: &mut dyn Write) -> std::io::Result<()> {
-    let mut whole = 0usize;
-    let mut chains: Vec<usize> = Vec::new();
     let mut line = String::new();
-    for i in 0..pack.len() {
+    for i in (0..pack.len()).filter(|_| !stat_only) {
         let object = pack.object(i);
-        match object.delta {
-            None => whole += 1,
-            Some(delta) => {
-                let depth = delta.depth as usize;
-                if chains.len() < depth {
-                    chains.resize(depth, 0);
-                }
-                chains[depth - 1] += 1;
-            }
-        }
-        if stat_only {
-            continue;
-        }
         line.clear();
         use std::fmt::Write as _;
         let _ = write!(
@@ -98,6 +83,7 @@ fn list(pack: &IndexedPack, stat_only: bool, out: &mut dyn Write) -> std::io::Re
         }
         writeln!(out, "{line}")?;
     }
+    let (whole, chains) = pack.delta_chains();
     writeln!(
         out,
         "non delta: {whole} object{}",
