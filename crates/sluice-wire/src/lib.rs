@@ -5,4 +5,5 @@
 
 pub mod demux;
 pub mod pktline;
+pub mod remote_text;
 pub mod sideband;

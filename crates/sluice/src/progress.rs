@@ -10,15 +10,27 @@ pub fn enabled(requested: bool, forced: bool) -> bool {
     forced || (requested && std::io::stderr().is_terminal())
 }
 
-struct Stderr;
+/// Progress lines on stderr as git draws them: each update ends with `\r`, so the cursor
+/// waits at the start of the line and a message printed meanwhile (the server's `remote: `
+/// lines) overwrites the progress instead of landing in the middle of it; an update shorter
+/// than the one before is padded with spaces to hide the rest of the old one.
+#[derive(Default)]
+struct Stderr {
+    /// The length of the line last drawn.
+    last: Mutex<usize>,
+}
 
 impl ProgressSink for Stderr {
     fn show(&self, line: &str, done: bool) {
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        let pad = " ".repeat(last.saturating_sub(line.len()));
         let mut err = std::io::stderr().lock();
         let _ = if done {
-            write!(err, "\r{line}, done.\n")
+            *last = 0;
+            writeln!(err, "{line}, done.{pad}")
         } else {
-            write!(err, "\r{line}")
+            *last = line.len();
+            write!(err, "{line}{pad}\r")
         };
         let _ = err.flush();
     }
@@ -38,7 +50,7 @@ impl TerminalProgress {
         let trace = std::env::var_os("SLUICE_TRACE_PERFORMANCE")
             .filter(|v| !v.is_empty() && v != "0")
             .map(|_| Mutex::new((String::new(), Instant::now())));
-        let sink: Option<Box<dyn ProgressSink>> = enabled.then(|| Box::new(Stderr) as _);
+        let sink: Option<Box<dyn ProgressSink>> = enabled.then(|| Box::new(Stderr::default()) as _);
         TerminalProgress {
             text: TextProgress::new(sink),
             trace,

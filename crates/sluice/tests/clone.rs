@@ -460,3 +460,84 @@ fn empty_repository_clones_match_git() {
         }
     }
 }
+
+/// The lines of the server's progress that a clone's stderr holds, as `remote: ` starts them,
+/// each checked to start a line: after a newline or after the `\r` that ends a progress update,
+/// never in the middle of one; and each with git's clearing suffix (eight spaces where stderr
+/// is no terminal) before its end.
+fn remote_lines(said: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(said);
+    let mut lines = Vec::new();
+    for (at, _) in text.match_indices("remote: ") {
+        let before = text[..at].chars().last();
+        assert!(
+            matches!(before, None | Some('\n' | '\r')),
+            "a remote line in the middle of another: {:?}",
+            &text[at.saturating_sub(60)..at + 20]
+        );
+        let rest = &text[at..];
+        let end = rest.find(['\n', '\r']).expect("remote lines end");
+        let line = &rest[..end];
+        if line != "remote: " {
+            assert!(line.ends_with("        "), "no clearing suffix: {line:?}");
+        }
+        lines.push(format!("{}{}", line.trim_end(), &rest[end..=end]));
+    }
+    lines
+}
+
+/// `clone --progress` with stderr not a terminal, as CI logs see it: the server's progress
+/// comes out as git's does (each line whole, with git's suffix, never inside a progress
+/// update of our own, whose updates end in `\r` as git's do), and the final lines of the
+/// server's (the `done.` and `Total` lines) are git's, in git's order.
+#[test]
+fn progress_and_remote_lines_are_drawn_as_git_draws_them() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        // The same upload-pack (and so the same server messages) for both clients.
+        let upload = format!("--upload-pack={} upload-pack", git.display());
+        let source = env.init("source", false);
+        let files: Vec<(String, Vec<u8>)> = (1..=30)
+            .map(|i| (format!("f{i}"), crate::util::text(i, i * 40)))
+            .collect();
+        for (name, content) in &files {
+            std::fs::write(source.join(name), content).unwrap();
+        }
+        env.git(&source, &["add", "."]);
+        env.git(&source, &["commit", "-q", "-m", "files"]);
+        let url = format!("file://{}", source.display());
+        let mut finals = Vec::new();
+        for sluice in [false, true] {
+            let dest = env.path().join(format!("clone-{sluice}"));
+            let args = ["clone", "--progress", &upload, &url, dest.to_str().unwrap()];
+            let out = env.sluice_or_git(sluice, env.path(), &args);
+            assert!(out.status.success(), "{sluice}: {}", stderr(&out));
+            let lines = remote_lines(&out.stderr);
+            finals.push(
+                lines
+                    .into_iter()
+                    .filter(|l| l.ends_with('\n'))
+                    .collect::<Vec<_>>(),
+            );
+            // Each update of a phase starts a line, and the phase's last ends in ", done.\n".
+            let said = stderr(&out);
+            for phase in ["Receiving objects: ", "Resolving deltas: "] {
+                assert!(said.contains(phase), "{sluice}: no {phase}");
+                for (at, _) in said.match_indices(phase) {
+                    let before = said[..at].chars().last();
+                    assert!(
+                        matches!(before, Some('\n' | '\r')),
+                        "{sluice}: {phase} mid-line"
+                    );
+                }
+                let at = said.rfind(phase).unwrap();
+                let done = said[at..].find(", done.\n").map(|end| &said[at..end + at]);
+                assert!(
+                    done.is_some_and(|d| !d.contains('\n')),
+                    "{sluice}: {phase} not done"
+                );
+            }
+        }
+        assert_eq!(finals[1], finals[0], "the server's final lines");
+    }
+}

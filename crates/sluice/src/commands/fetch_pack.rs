@@ -2,13 +2,13 @@
 //! repository's upload-pack into this one and prints those refs, negotiating with what this
 //! repository's refs reach.
 
-use super::remote::{connect, resolve, RemoteLines};
+use super::remote::{connect, RemoteLines};
 use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail};
 use clap::Args;
 use sluice_fetch::fetch_pack::{fetch_pack, FetchPackOptions};
-use sluice_fetch::ConnectOptions;
+use sluice_fetch::{ConnectOptions, Remote};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -43,7 +43,7 @@ pub fn run(args: FetchPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if !args.all && args.refs.is_empty() {
         bail!("no refs to fetch: name some, or give --all");
     }
-    let remote = resolve(context, &args.repository)?;
+    let remote = Remote::resolve(&context.cwd, &args.repository)?;
     let options = ConnectOptions::from_config(repo.config(), args.upload_pack.as_deref())?;
     let mut connection = connect(&remote, &options)?;
     let show_progress = !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());

@@ -1,16 +1,10 @@
-//! What clone, fetch and fetch-pack share on the command line: naming a remote as git records
-//! and shows it, git's messages for a remote that cannot be reached, and the server's progress
-//! shown after `remote: `.
+//! What clone, fetch and fetch-pack share on the command line: the redirect warning, and the
+//! server's progress shown after `remote: `.
 
-use super::Context;
 use sluice_fetch::{ConnectOptions, Connection, Remote};
+use sluice_wire::remote_text::RemoteText;
 use std::io::Write;
 use std::sync::Mutex;
-
-/// Parses `text` as git does, a local path made absolute from the working directory.
-pub(crate) fn resolve(context: &Context, text: &str) -> anyhow::Result<Remote> {
-    Ok(Remote::resolve(&context.cwd, text)?)
-}
 
 /// Connects to `remote` (see [`Remote::connect`]), and says where a redirect went.
 pub(crate) fn connect(remote: &Remote, options: &ConnectOptions) -> anyhow::Result<Connection> {
@@ -21,30 +15,27 @@ pub(crate) fn connect(remote: &Remote, options: &ConnectOptions) -> anyhow::Resu
     Ok(connection)
 }
 
-/// Prints band 2 as git does: each line of the server's progress after `remote: `; from any
-/// thread.
+/// Prints band 2 as git shows it (see [`RemoteText`]); from any thread.
 #[derive(Debug)]
-pub(crate) struct RemoteLines {
-    at_line_start: Mutex<bool>,
-}
+pub(crate) struct RemoteLines(Mutex<RemoteText>);
 
 impl RemoteLines {
     pub(crate) fn new() -> RemoteLines {
-        RemoteLines {
-            at_line_start: Mutex::new(true),
-        }
+        let dumb = std::env::var("TERM").map_or(true, |term| term == "dumb");
+        let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr()) && !dumb;
+        RemoteLines(Mutex::new(RemoteText::new(terminal)))
     }
 
-    /// Prints `text`, the next bytes of band 2.
+    /// Prints the lines `text`, the next bytes of band 2, completes.
     pub(crate) fn show(&self, text: &[u8]) {
-        let mut at_line_start = self.at_line_start.lock().unwrap_or_else(|e| e.into_inner());
-        let mut err = std::io::stderr().lock();
-        for piece in text.split_inclusive(|&b| b == b'\n' || b == b'\r') {
-            if *at_line_start {
-                let _ = err.write_all(b"remote: ");
-            }
-            let _ = err.write_all(piece);
-            *at_line_start = piece.ends_with(b"\n") || piece.ends_with(b"\r");
-        }
+        let out = self.0.lock().unwrap_or_else(|e| e.into_inner()).lines(text);
+        let _ = std::io::stderr().lock().write_all(&out);
+    }
+}
+
+impl Drop for RemoteLines {
+    fn drop(&mut self) {
+        let out = self.0.get_mut().unwrap_or_else(|e| e.into_inner()).finish();
+        let _ = std::io::stderr().lock().write_all(&out);
     }
 }

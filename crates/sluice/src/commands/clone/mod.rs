@@ -7,7 +7,7 @@
 
 mod setup;
 
-use super::remote::{resolve, RemoteLines};
+use super::remote::RemoteLines;
 use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::{bail, Context as _};
@@ -19,7 +19,7 @@ use sluice_fetch::clone::{
 use sluice_fetch::date::parse_since;
 use sluice_fetch::partial::filter_spec;
 use sluice_fetch::reference::{add_references, Need, Reference};
-use sluice_fetch::{ConnectOptions, Deepen, RemoteUrl};
+use sluice_fetch::{ConnectOptions, Deepen, Remote, RemoteUrl};
 use sluice_generate::repack_all;
 use sluice_object::progress::Deferred;
 use sluice_odb::init::{init, initial_branch, InitOptions};
@@ -195,7 +195,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if let Some(spec) = &args.filter {
         args.filter = Some(filter_spec(spec)?);
     }
-    let remote = resolve(context, &args.repository)?;
+    let remote = Remote::resolve(&context.cwd, &args.repository)?;
     // Before "Cloning into", and in clone's words (fetch says it another way), as git does.
     if let RemoteUrl::Local(path) = &remote.url {
         if !path.exists() {
