@@ -162,6 +162,14 @@ pub enum FetchError {
     /// The server lacks a capability the request needs.
     #[error("{0}")]
     Unsupported(&'static str),
+    /// The server's repository uses another hash than SHA-1.
+    #[error(
+        "the remote repository uses object format '{format}', which Sluice does not support yet"
+    )]
+    UnsupportedObjectFormat {
+        /// The format the server advertised (`sha256`).
+        format: String,
+    },
     /// The server's repository is shallow, and the request refused that (`--reject-shallow`).
     #[error("source repository is shallow, reject to clone.")]
     ShallowRemote,

@@ -22,9 +22,6 @@ impl std::fmt::Display for Got {
 /// How the server broke the protocol (`gitprotocol-pack`, `gitprotocol-v2`).
 #[derive(Debug, thiserror::Error)]
 pub enum ProtocolError {
-    /// The server's repository uses another hash.
-    #[error("the server's object format is not SHA-1")]
-    NotSha1,
     /// A line is not UTF-8 text.
     #[error("a line that is not UTF-8")]
     NotUtf8,

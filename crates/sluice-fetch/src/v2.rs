@@ -14,14 +14,17 @@ use sluice_wire::pktline::{write_delimiter, write_flush, Packet, PktReader};
 
 impl Connection {
     fn check_object_format(&self) -> Result<(), FetchError> {
-        if self
+        let other = self
             .capabilities
             .iter()
-            .any(|c| c.starts_with("object-format=") && c != "object-format=sha1")
-        {
-            return Err(ProtocolError::NotSha1.into());
+            .filter_map(|c| c.strip_prefix("object-format="))
+            .find(|format| *format != "sha1");
+        match other {
+            Some(format) => Err(FetchError::UnsupportedObjectFormat {
+                format: format.to_owned(),
+            }),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// `command=<name>`, the capabilities it needs, then its arguments and a flush.

@@ -648,3 +648,50 @@ fn bare_clones_agree(env: &Env, url: &str, name: &str) {
     assert_eq!(refs(env, &ours), refs(env, &theirs), "{name}");
     fsck(env, &ours);
 }
+
+/// A SHA-256 repository, which git serves and clones: Sluice says plainly that it does not
+/// support the format yet, as upload-pack (not "does not appear to be a git repository") and
+/// as clone (from a path and from a URL, with git's upload-pack serving), exits 128 and leaves
+/// no directory behind.
+#[test]
+fn a_sha256_repository_is_refused_as_not_supported_yet() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let source = env.path().join("sha256");
+        env.git(
+            env.path(),
+            &["init", "-q", "--object-format=sha256", "sha256"],
+        );
+        std::fs::write(source.join("a"), "a\n").unwrap();
+        env.git(&source, &["add", "a"]);
+        env.git(&source, &["commit", "-q", "-m", "a"]);
+        let theirs = env.path().join("by-git");
+        env.git(
+            env.path(),
+            &["clone", "-q", "sha256", theirs.to_str().unwrap()],
+        );
+        let out = env.sluice(
+            env.path(),
+            &["upload-pack", "--advertise-refs", "sha256"],
+            b"",
+        );
+        assert_eq!(out.status.code(), Some(128));
+        let said = stderr(&out);
+        assert!(
+            said.contains("'sha256'") && said.contains("not support"),
+            "{said}"
+        );
+        let url = format!("file://{}", source.display());
+        for from in ["sha256", url.as_str()] {
+            let dest = env.path().join("by-sluice");
+            let out = env.sluice(env.path(), &["clone", "-q", from, "by-sluice"], b"");
+            assert_eq!(out.status.code(), Some(128), "{from}");
+            let said = stderr(&out);
+            assert!(
+                said.contains("sha256") && said.contains("not support"),
+                "{said}"
+            );
+            assert!(!dest.exists(), "{from}: left {}", dest.display());
+        }
+    }
+}

@@ -4,7 +4,7 @@
 use super::Context;
 use anyhow::anyhow;
 use clap::Args;
-use sluice_odb::Repository;
+use sluice_odb::{RepoError, Repository};
 use sluice_serve::{upload_pack, AccessLog, PackCache, Protocol, UploadPackOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -60,11 +60,10 @@ impl PackCacheArgs {
 /// Runs upload-pack.
 pub fn run(args: UploadPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let path = context.cwd.join(&args.repository);
-    let repo = Repository::open_served(&path, args.strict).map_err(|_| {
-        anyhow!(
-            "'{}' does not appear to be a git repository",
-            args.repository.display()
-        )
+    let shown = args.repository.display();
+    let repo = Repository::open_served(&path, args.strict).map_err(|e| match e {
+        RepoError::Unsupported(_) => anyhow!("'{shown}': {e}, which Sluice does not support yet"),
+        _ => anyhow!("'{shown}' does not appear to be a git repository"),
     })?;
     let protocol = std::env::var("GIT_PROTOCOL")
         .map(|v| Protocol::from_git_protocol(&v))
