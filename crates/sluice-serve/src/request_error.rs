@@ -133,6 +133,9 @@ pub enum RequestError {
         /// The ref.
         name: String,
     },
+    /// The client went away before sending anything.
+    #[error("the remote end hung up unexpectedly")]
+    HungUp,
     /// A v0 request that ends before its flush.
     #[error("protocol error: unexpected end of request")]
     UnexpectedEndOfRequest,

@@ -305,7 +305,8 @@ fn hostile_requests_get_errors_and_change_nothing() {
             [pkt(&format!("want {head} {caps}\n")), b"0000".to_vec()].concat(),
             Some("expected SHA1 list"),
         ),
-        ("nothing", Vec::new(), None),
+        // As git's (see v0_hang_ups_end_as_gits_do).
+        ("nothing", Vec::new(), Some("the remote end hung up unexpectedly")),
         ("many haves", many_haves, None),
     ];
     for (name, input, error) in cases {
@@ -692,6 +693,44 @@ fn a_sha256_repository_is_refused_as_not_supported_yet() {
                 "{said}"
             );
             assert!(!dest.exists(), "{from}: left {}", dest.display());
+        }
+    }
+}
+
+/// A client gone before saying anything (v0, stateless or not): git's upload-pack says "the
+/// remote end hung up unexpectedly" and exits 128; a client that sends only the flush ending a
+/// look at the refs is no error. Sluice's must do the same, output included.
+#[test]
+fn v0_hang_ups_end_as_gits_do() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let repo = source(&env);
+        for (input, stateless) in [
+            (&b""[..], true),
+            (b"", false),
+            (b"0000", true),
+            (b"0000", false),
+        ] {
+            let mut outs = Vec::new();
+            for sluice in [false, true] {
+                let mut args = vec!["upload-pack"];
+                if stateless {
+                    args.push("--stateless-rpc");
+                }
+                args.push(repo.to_str().unwrap());
+                let command = env.sluice_or_git_command(sluice, env.path(), &args);
+                let out = crate::util::run_with_input(command, input);
+                let said = stderr(&out).replace("fatal: ", "");
+                // A stateless request gets no advertisement: nothing at all is written.
+                assert!(
+                    !stateless || out.stdout.is_empty(),
+                    "{sluice}: wrote output"
+                );
+                outs.push((out.status.code(), said));
+            }
+            let case = format!("{:?} stateless={stateless}", String::from_utf8_lossy(input));
+            assert_eq!(outs[1].0, outs[0].0, "{case}: exit code");
+            assert_eq!(outs[1].1, outs[0].1, "{case}: message");
         }
     }
 }

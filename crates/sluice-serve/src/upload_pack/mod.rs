@@ -127,6 +127,8 @@ pub fn upload_pack<R: Read, W: Write + Send + 'static>(
     };
     // git's clients print an ERR packet as "remote error: …"; a broken pipe gets nothing.
     let told = match &result {
+        // Nobody is there to tell of a hang-up.
+        Err(ServeError::Request(RequestError::HungUp)) => None,
         Err(
             e @ (ServeError::Request(_)
             | ServeError::BadTag { .. }

@@ -93,14 +93,19 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
     fn read_wants_v0(&mut self) -> Result<Option<Request>, ServeError> {
         let mut request = Request::default();
         let mut first = true;
+        let mut said_anything = false;
         loop {
             let line = match self.read_line()? {
+                // As git's: a client gone before saying anything, not even the flush that
+                // ends a look at the refs, hung up.
+                None if !said_anything => return Err(RequestError::HungUp.into()),
                 None if request.wants.is_empty() => return Ok(None),
                 None => return Err(RequestError::UnexpectedEndOfRequest.into()),
                 Some(Line::Flush) => break,
                 Some(Line::Text(text)) => text,
                 Some(_) => return Err(RequestError::UnexpectedPacketInWants.into()),
             };
+            said_anything = true;
             if let Some(rest) = line.strip_prefix("want ") {
                 let (hex, caps) = rest.split_once(' ').unwrap_or((rest, ""));
                 if first {
