@@ -212,3 +212,8 @@ impl Connection {
         }
     }
 }
+
+/// What the client calls itself in `agent=`: `GIT_USER_AGENT`, or `sluice/<version>`.
+fn agent() -> String {
+    sluice_wire::agent::user_agent(concat!("sluice/", env!("CARGO_PKG_VERSION")))
+}

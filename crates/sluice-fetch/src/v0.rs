@@ -111,7 +111,7 @@ impl Connection {
             capabilities.push("filter".to_owned());
         }
         if self.has_capability("agent") {
-            capabilities.push(format!("agent=sluice/{}", env!("CARGO_PKG_VERSION")));
+            capabilities.push(format!("agent={}", crate::agent()));
         }
         Ok(capabilities)
     }

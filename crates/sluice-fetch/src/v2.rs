@@ -32,10 +32,7 @@ impl Connection {
         self.check_object_format()?;
         let mut request = Vec::new();
         write_line(&mut request, &format!("command={name}"));
-        write_line(
-            &mut request,
-            &format!("agent=sluice/{}", env!("CARGO_PKG_VERSION")),
-        );
+        write_line(&mut request, &format!("agent={}", crate::agent()));
         if self.has_capability("object-format") {
             write_line(&mut request, "object-format=sha1");
         }

@@ -306,7 +306,11 @@ fn hostile_requests_get_errors_and_change_nothing() {
             Some("expected SHA1 list"),
         ),
         // As git's (see v0_hang_ups_end_as_gits_do).
-        ("nothing", Vec::new(), Some("the remote end hung up unexpectedly")),
+        (
+            "nothing",
+            Vec::new(),
+            Some("the remote end hung up unexpectedly"),
+        ),
         ("many haves", many_haves, None),
     ];
     for (name, input, error) in cases {
@@ -731,6 +735,33 @@ fn v0_hang_ups_end_as_gits_do() {
             let case = format!("{:?} stateless={stateless}", String::from_utf8_lossy(input));
             assert_eq!(outs[1].0, outs[0].0, "{case}: exit code");
             assert_eq!(outs[1].1, outs[0].1, "{case}: message");
+        }
+    }
+}
+
+/// `GIT_USER_AGENT` names the server in its advertisement, in v0 and v2, as it names git's.
+#[test]
+fn git_user_agent_names_the_server_as_in_git() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let repo = source(&env);
+        for protocol in ["", "version=2"] {
+            let agents: Vec<Vec<String>> = [false, true]
+                .into_iter()
+                .map(|sluice| {
+                    let args = ["upload-pack", repo.to_str().unwrap()];
+                    let mut command = env.sluice_or_git_command(sluice, env.path(), &args);
+                    command.env("GIT_USER_AGENT", "test-agent/1.0");
+                    command.env("GIT_PROTOCOL", protocol);
+                    let out = crate::util::run_with_input(command, b"0000");
+                    let text = String::from_utf8_lossy(&out.stdout).replace('\0', " ");
+                    text.match_indices("agent=")
+                        .map(|(at, _)| text[at..].split([' ', '\n']).next().unwrap().to_owned())
+                        .collect()
+                })
+                .collect();
+            assert_eq!(agents[0], ["agent=test-agent/1.0"], "git, {protocol:?}");
+            assert_eq!(agents[1], agents[0], "{protocol:?}");
         }
     }
 }

@@ -297,7 +297,10 @@ pub(super) fn connect(
         // As curl does for git: credentials follow a redirect to the same host, and only there.
         .redirect_auth_headers(RedirectAuthHeaders::SameHost)
         .timeout_per_read(options.idle_timeout)
-        .user_agent(format!("git/sluice-{}", env!("CARGO_PKG_VERSION")))
+        .user_agent(sluice_wire::agent::user_agent(concat!(
+            "git/sluice-",
+            env!("CARGO_PKG_VERSION")
+        )))
         .build()
         .into();
     let mut headers = Vec::new();

@@ -339,5 +339,5 @@ fn push_bounded(list: &mut Vec<ObjectId>, id: ObjectId) -> Result<(), ServeError
 
 /// What a server calls itself in `agent=`.
 fn agent() -> String {
-    format!("sluice/{}", env!("CARGO_PKG_VERSION"))
+    sluice_wire::agent::user_agent(concat!("sluice/", env!("CARGO_PKG_VERSION")))
 }
