@@ -53,6 +53,14 @@ fn is_git_dir(dir: &Path) -> bool {
         || dir.join("HEAD").is_file() && dir.join("commondir").is_file()
 }
 
+/// The git directory a `.git` file (`gitdir: <path>`) names, a relative path taken from the
+/// file's directory; `None` for a file that names none.
+fn read_git_file(file: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let target = text.strip_prefix("gitdir:").map(str::trim)?;
+    (!target.is_empty()).then(|| file.parent().unwrap_or(Path::new("")).join(target))
+}
+
 impl Repository {
     /// Finds the repository containing `start`, honouring `GIT_DIR` and `GIT_WORK_TREE`.
     pub fn discover(start: &Path) -> Result<Repository, RepoError> {
@@ -72,16 +80,9 @@ impl Repository {
                 return Self::open_git_dir(dot_git, Some(dir.to_owned()));
             }
             if dot_git.is_file() {
-                let text = std::fs::read_to_string(&dot_git).unwrap_or_default();
-                let target = text
-                    .strip_prefix("gitdir:")
-                    .map(str::trim)
-                    .filter(|t| !t.is_empty())
+                let git_dir = read_git_file(&dot_git)
+                    .filter(|git_dir| is_git_dir(git_dir))
                     .ok_or_else(|| RepoError::BadGitFile(dot_git.clone()))?;
-                let git_dir = dir.join(target);
-                if !is_git_dir(&git_dir) {
-                    return Err(RepoError::BadGitFile(dot_git));
-                }
                 return Self::open_git_dir(git_dir, Some(dir.to_owned()));
             }
             if is_git_dir(dir) {
@@ -115,6 +116,12 @@ impl Repository {
             let mut candidate = path.as_os_str().to_owned();
             candidate.push(suffix);
             let candidate = PathBuf::from(candidate);
+            // A `.git` file (a linked worktree, a submodule, `--separate-git-dir`) is followed,
+            // as git's upload-pack follows it.
+            let candidate = match candidate.is_file() {
+                true => read_git_file(&candidate)?,
+                false => candidate,
+            };
             is_git_dir(&candidate).then_some(candidate)
         })
     }

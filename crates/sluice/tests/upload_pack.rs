@@ -765,3 +765,35 @@ fn git_user_agent_names_the_server_as_in_git() {
         }
     }
 }
+
+/// A repository reached through a `.git` file (`--separate-git-dir`, a linked worktree) is
+/// served as git's upload-pack serves it: git clones the same refs through either server.
+#[test]
+fn a_git_file_is_followed_to_the_repository() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let repo = source(&env);
+        let separate = env.path().join("separate");
+        let separate_git = env.path().join("separate.git");
+        let (sep, sep_git) = (separate.to_str().unwrap(), separate_git.to_str().unwrap());
+        env.git(
+            env.path(),
+            &["init", "-q", "--separate-git-dir", sep_git, sep],
+        );
+        env.git(&separate, &["pull", "-q", repo.to_str().unwrap(), "main"]);
+        let linked = env.path().join("linked");
+        env.git(&repo, &["worktree", "add", "-q", linked.to_str().unwrap()]);
+        let sluice = format!("{} upload-pack", env!("CARGO_BIN_EXE_sluice"));
+        for (name, served) in [("separate", &separate), ("linked", &linked)] {
+            let url = format!("file://{}", served.display());
+            for protocol in ["protocol.version=0", "protocol.version=2"] {
+                let theirs = env.path().join(format!("{name}-{protocol}-git"));
+                let ours = env.path().join(format!("{name}-{protocol}-sluice"));
+                clone(&env, &url, &theirs, protocol, None, &[]);
+                clone(&env, &url, &ours, protocol, Some(&sluice), &[]);
+                assert_eq!(refs(&env, &ours), refs(&env, &theirs), "{name} {protocol}");
+                fsck(&env, &ours);
+            }
+        }
+    }
+}
