@@ -67,6 +67,14 @@ pub enum ServeError {
     /// An object to send is missing.
     #[error("upload-pack: missing object {0}")]
     MissingObject(ObjectId),
+    /// A setting of the repository has a value the server does not know.
+    #[error("invalid value for '{key}': '{value}'")]
+    BadSetting {
+        /// The setting.
+        key: &'static str,
+        /// Its value.
+        value: String,
+    },
     /// An annotated tag of the repository does not parse.
     #[error("tag {id}: {source}")]
     BadTag {

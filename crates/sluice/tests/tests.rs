@@ -11,6 +11,7 @@ mod fetch_refs;
 mod hostile_packs;
 mod http_client;
 mod index_pack;
+mod ls_refs;
 mod object_database;
 mod pipelined_clone;
 mod references;

@@ -17,10 +17,14 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
         if self.bool_config("uploadpack.allowrefinwant")? {
             fetch.push_str(" ref-in-want");
         }
+        let ls_refs = match self.unborn()? {
+            Unborn::Advertise => "ls-refs=unborn\n",
+            Unborn::Allow | Unborn::Ignore => "ls-refs\n",
+        };
         let lines = [
             "version 2\n".to_owned(),
             format!("agent={}\n", agent()),
-            "ls-refs=unborn\n".to_owned(),
+            ls_refs.to_owned(),
             format!("{fetch}\n"),
             "server-option\n".to_owned(),
             format!("object-format={}\n", self.hash().name()),
@@ -106,6 +110,20 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
         }
     }
 
+    /// `lsrefs.unborn`: whether ls-refs names a HEAD whose branch does not exist yet, and
+    /// whether the capability says so.
+    fn unborn(&self) -> Result<Unborn, ServeError> {
+        match self.repo.config().get("lsrefs.unborn") {
+            None | Some("advertise") => Ok(Unborn::Advertise),
+            Some("allow") => Ok(Unborn::Allow),
+            Some("ignore") => Ok(Unborn::Ignore),
+            Some(value) => Err(ServeError::BadSetting {
+                key: "lsrefs.unborn",
+                value: value.to_owned(),
+            }),
+        }
+    }
+
     fn ls_refs(&mut self, args: &[String]) -> Result<(), ServeError> {
         let mut symrefs = false;
         let mut peel = false;
@@ -115,7 +133,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
             match arg.as_str() {
                 "symrefs" => symrefs = true,
                 "peel" => peel = true,
-                "unborn" => unborn = true,
+                "unborn" => unborn = self.unborn()? != Unborn::Ignore,
                 _ => {
                     if let Some(prefix) = arg.strip_prefix("ref-prefix ") {
                         prefixes.push(prefix.to_owned());
@@ -264,4 +282,15 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
 fn write_packet_delim(out: &mut dyn Write) -> Result<(), ServeError> {
     out.write_all(b"0001")?;
     Ok(())
+}
+
+/// What `lsrefs.unborn` allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unborn {
+    /// Answered and advertised (git's default).
+    Advertise,
+    /// Answered when asked, not advertised.
+    Allow,
+    /// Never answered.
+    Ignore,
 }
