@@ -2,6 +2,7 @@
 
 mod util;
 
+mod advertisement;
 mod bad_servers;
 mod checkout;
 mod clone;

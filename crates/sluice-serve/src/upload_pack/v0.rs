@@ -4,6 +4,7 @@
 use super::{agent, push_bounded, Line, MultiAck, Protocol, Request, Session, MAX_LINES};
 use crate::negotiate::{Have, Negotiator};
 use crate::request_error::RequestError;
+use crate::session_id::session_id;
 use crate::ServeError;
 use sluice_object::{IdSet, ObjectId};
 use sluice_wire::sideband::{LARGE_PAYLOAD, SMALL_PAYLOAD};
@@ -28,6 +29,9 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
         }
         if self.allow_filter()? {
             caps.push_str(" filter");
+        }
+        if self.bool_config("transfer.advertisesid")? {
+            caps.push_str(&format!(" session-id={}", session_id()));
         }
         caps.push_str(&format!(
             " object-format={} agent={}",

@@ -4,6 +4,7 @@
 use super::{agent, push_bounded, Line, Request, Session, MAX_LINES};
 use crate::negotiate::Negotiator;
 use crate::request_error::RequestError;
+use crate::session_id::session_id;
 use crate::ServeError;
 use sluice_wire::sideband::LARGE_PAYLOAD;
 use std::io::{Read, Write};
@@ -21,7 +22,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
             Unborn::Advertise => "ls-refs=unborn\n",
             Unborn::Allow | Unborn::Ignore => "ls-refs\n",
         };
-        let lines = [
+        let mut lines = vec![
             "version 2\n".to_owned(),
             format!("agent={}\n", agent()),
             ls_refs.to_owned(),
@@ -29,6 +30,9 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
             "server-option\n".to_owned(),
             format!("object-format={}\n", self.hash().name()),
         ];
+        if self.bool_config("transfer.advertisesid")? {
+            lines.push(format!("session-id={}\n", session_id()));
+        }
         for line in lines {
             self.send(&line)?;
         }
