@@ -9,7 +9,7 @@ use crate::{ConnectOptions, FetchError, FetchRequest, NoHaves, Remote, SettingsE
 use sluice_object::{ObjectId, ObjectKind};
 use sluice_odb::{ConfigError, ObjectDb, OdbError, Repository};
 use sluice_pack::{LookupError, ObjectLookup};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::RwLock;
 
 /// Why the promisor remote could not give the objects asked for.
@@ -24,15 +24,6 @@ pub enum LazyFetchError {
     /// The pack could not be stored.
     #[error(transparent)]
     Receive(#[from] ReceiveError),
-    /// The `.promisor` file could not be written.
-    #[error("cannot write '{}'", path.display())]
-    Promisor {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
     /// The object database could not be opened again.
     #[error(transparent)]
     Odb(#[from] OdbError),
@@ -107,8 +98,7 @@ impl<'a> Promised<'a> {
             |_| {},
         )?;
         connection.finish()?;
-        let path = got.pack.with_extension("promisor");
-        std::fs::write(&path, "").map_err(|source| LazyFetchError::Promisor { path, source })?;
+        got.mark_promisor(&[])?;
         let odb = ObjectDb::open(self.repo.objects().dir(), self.repo.hash())?;
         *self.fetched.write().unwrap_or_else(|e| e.into_inner()) = Some(odb);
         Ok(())

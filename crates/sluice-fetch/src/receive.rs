@@ -2,7 +2,7 @@
 //! and checking that it and the repository hold everything the new tips reach; or, for a small
 //! pack, writing its new objects loose as `unpack-objects` would.
 
-use crate::{Connection, FetchError, FetchRequest, Negotiator};
+use crate::{Connection, FetchError, FetchRequest, Negotiator, RemoteRef};
 use sluice_object::{ObjectId, ObjectKind};
 use sluice_odb::pack_store::StoreError;
 pub use sluice_odb::pack_store::{receive_into, Receiving};
@@ -28,6 +28,15 @@ pub enum ReceiveError {
     /// A setting has a value of the wrong type.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// A `.promisor` file could not be written.
+    #[error("cannot write '{}'", path.display())]
+    Promisor {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// The pack lacks a wanted object; the pack was removed.
     #[error("remote did not send all necessary objects ({missing} is missing)")]
     Incomplete {
@@ -52,6 +61,18 @@ pub struct Received {
 }
 
 impl Received {
+    /// Marks the pack as the promisor remote's, as git does for a partial clone's packs: a
+    /// `.promisor` file beside it listing `refs` (what the pack was fetched for; none for a
+    /// fetch's or a lazy fetch's pack), `<id> <name>` a line.
+    pub fn mark_promisor(&self, refs: &[RemoteRef]) -> Result<(), ReceiveError> {
+        let text: String = refs
+            .iter()
+            .map(|r| format!("{} {}\n", r.id, r.name))
+            .collect();
+        let path = self.pack.with_extension("promisor");
+        std::fs::write(&path, text).map_err(|source| ReceiveError::Promisor { path, source })
+    }
+
     /// Removes the pack and everything written beside it.
     pub fn remove(&self) {
         for extension in ["pack", "idx", "rev", "keep", "promisor"] {

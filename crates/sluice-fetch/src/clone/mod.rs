@@ -24,7 +24,6 @@ use crate::receive::ReceiveError;
 use crate::FetchError;
 use sluice_checkout::CheckoutError;
 use sluice_odb::{ConfigError, OdbError, RefError, RepoError};
-use std::path::PathBuf;
 
 /// Why a clone failed.
 #[derive(Debug, thiserror::Error)]
@@ -56,13 +55,4 @@ pub enum CloneError {
     /// The object database could not be opened.
     #[error(transparent)]
     Odb(#[from] OdbError),
-    /// A `.promisor` file could not be written.
-    #[error("cannot write '{}'", path.display())]
-    Promisor {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
 }

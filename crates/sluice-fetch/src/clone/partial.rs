@@ -8,7 +8,6 @@ use sluice_checkout::tree::flatten;
 use sluice_object::progress::Progress;
 use sluice_object::ObjectId;
 use sluice_odb::{ObjectDb, Repository};
-use std::path::Path;
 
 /// One more fetch of exactly the blobs of `tree` the repository lacks, as git's lazy fetch
 /// asks for them, into a second promisor pack.
@@ -53,16 +52,5 @@ pub(super) fn fetch_missing_blobs(
         remote_progress,
     )?;
     connection.finish()?;
-    write_promisor(&got.pack, advertised)
-}
-
-/// The `.promisor` file of a partial clone's pack: the refs it was fetched for, as git lists
-/// them.
-pub(super) fn write_promisor(pack: &Path, advertised: &[RemoteRef]) -> Result<(), CloneError> {
-    let text: String = advertised
-        .iter()
-        .map(|r| format!("{} {}\n", r.id, r.name))
-        .collect();
-    let path = pack.with_extension("promisor");
-    std::fs::write(&path, text).map_err(|source| CloneError::Promisor { path, source })
+    Ok(got.mark_promisor(advertised)?)
 }

@@ -5,7 +5,7 @@
 
 use super::config::{write_config, Recorded};
 use super::early::EarlyCheckout;
-use super::partial::{fetch_missing_blobs, write_promisor};
+use super::partial::fetch_missing_blobs;
 use super::plan::{ClonePlan, CloneShape, Origin};
 use super::refs::{write_refs, RefLog};
 use super::CloneError;
@@ -131,7 +131,7 @@ pub fn clone_into(
     )?;
     connection.finish()?;
     if let (Some(received), Some(_)) = (&received, &options.filter) {
-        write_promisor(&received.pack, &advertised)?;
+        received.mark_promisor(&advertised)?;
     }
     // The new pack is there now: open again to see it.
     let repo = reopen(repo)?;

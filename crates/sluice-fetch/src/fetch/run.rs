@@ -28,7 +28,7 @@ use sluice_odb::pack_store::StoreError;
 use sluice_odb::refs::reflog_identity;
 use sluice_odb::{ConfigError, LockError, ObjectDb, OdbError, RefError, RepoError, Repository};
 use sluice_pack::ObjectLookup;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Why a fetch failed.
 #[derive(Debug, thiserror::Error)]
@@ -60,15 +60,6 @@ pub enum RunError {
     /// FETCH_HEAD could not be written.
     #[error(transparent)]
     FetchHead(#[from] LockError),
-    /// A `.promisor` file could not be written.
-    #[error("cannot write '{}'", path.display())]
-    Promisor {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
     /// `--unshallow` in a repository whose history is whole.
     #[error("--unshallow on a complete repository does not make sense")]
     UnshallowComplete,
@@ -286,8 +277,7 @@ fn receive_missing(
     repo.update_shallow(&received.shallow, &received.unshallow)?;
     cut.remote = received.remote_shallow.clone();
     if promisor {
-        let path = received.pack.with_extension("promisor");
-        std::fs::write(&path, "").map_err(|source| RunError::Promisor { path, source })?;
+        received.mark_promisor(&[])?;
     } else {
         unpack_if_small(&received, repo, objects)?;
     }
