@@ -28,15 +28,6 @@ pub enum ReceiveError {
     /// A setting has a value of the wrong type.
     #[error(transparent)]
     Config(#[from] ConfigError),
-    /// A `.promisor` file could not be written.
-    #[error("cannot write '{}'", path.display())]
-    Promisor {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
     /// The pack lacks a wanted object; the pack was removed.
     #[error("remote did not send all necessary objects ({missing} is missing)")]
     Incomplete {
@@ -69,8 +60,9 @@ impl Received {
             .iter()
             .map(|r| format!("{} {}\n", r.id, r.name))
             .collect();
-        let path = self.pack.with_extension("promisor");
-        std::fs::write(&path, text).map_err(|source| ReceiveError::Promisor { path, source })
+        Ok(sluice_odb::pack_store::write_beside(
+            &self.pack, "promisor", &text,
+        )?)
     }
 
     /// Removes the pack and everything written beside it.

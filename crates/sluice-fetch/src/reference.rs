@@ -58,6 +58,23 @@ pub enum ReferenceError {
     /// The alternates file could not be written.
     #[error(transparent)]
     Alternates(#[from] LocalCloneError),
+    /// `--dissociate` could not copy the borrowed objects in.
+    #[error("cannot repack to clean up")]
+    Repack(#[from] sluice_generate::RepackError),
+    /// `--dissociate` could not remove the alternates file.
+    #[error("cannot unlink temporary alternates file")]
+    Unlink(#[source] std::io::Error),
+}
+
+/// `clone --dissociate`: the objects borrowed from reference repositories are copied in by a
+/// repack, and the alternates file goes. `repo` must be opened after the clone's pack arrived.
+pub fn dissociate(repo: &Repository) -> Result<(), ReferenceError> {
+    let alternates = repo.git_dir().join("objects/info/alternates");
+    if !alternates.exists() {
+        return Ok(());
+    }
+    sluice_generate::repack_all(repo)?;
+    std::fs::remove_file(&alternates).map_err(ReferenceError::Unlink)
 }
 
 /// The object directory of the reference repository `given`, made absolute and real, as git

@@ -242,3 +242,41 @@ impl Progress for Deferred {
 
     fn finish(&self) {}
 }
+
+/// Progress passed on to another, calling `then` once when the first phase ends: for a pack
+/// read from a stream, when the whole of it has been read (index-pack's
+/// `--report-end-of-input`).
+pub struct FirstPhaseEnd<'a, F: Fn() + Sync> {
+    inner: &'a dyn Progress,
+    then: F,
+    pending: AtomicBool,
+}
+
+impl<'a, F: Fn() + Sync> FirstPhaseEnd<'a, F> {
+    /// Passes progress on to `inner` and calls `then` when its first phase ends.
+    pub fn new(inner: &'a dyn Progress, then: F) -> Self {
+        FirstPhaseEnd {
+            inner,
+            then,
+            pending: AtomicBool::new(true),
+        }
+    }
+}
+
+impl<F: Fn() + Sync> Progress for FirstPhaseEnd<'_, F> {
+    fn phase(&self, title: &str, total: Option<u64>) {
+        self.inner.phase(title, total);
+    }
+    fn add(&self, count: u64) {
+        self.inner.add(count);
+    }
+    fn add_bytes(&self, bytes: u64) {
+        self.inner.add_bytes(bytes);
+    }
+    fn finish(&self) {
+        self.inner.finish();
+        if self.pending.swap(false, Ordering::Relaxed) {
+            (self.then)();
+        }
+    }
+}

@@ -11,6 +11,14 @@ pub const OFS_DELTA: u8 = 6;
 /// The type number of a ref-delta entry.
 pub const REF_DELTA: u8 = 7;
 
+/// A pack's 12-byte header: `PACK`, the version, the number of entries, big-endian.
+pub fn pack_header(version: u32, count: u32) -> [u8; 12] {
+    let mut header = *b"PACK\0\0\0\0\0\0\0\0";
+    header[4..8].copy_from_slice(&version.to_be_bytes());
+    header[8..].copy_from_slice(&count.to_be_bytes());
+    header
+}
+
 /// What a pack entry holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EntryKind {

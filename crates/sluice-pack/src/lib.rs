@@ -23,6 +23,7 @@ pub mod entry;
 pub mod idx;
 mod indexer;
 pub mod inflate;
+mod listing;
 pub mod rev;
 pub mod writer;
 
@@ -31,4 +32,5 @@ pub use indexer::{
     ArrivingPack, DeltaInfo, IndexError, IndexOptions, IndexedPack, LinkCheck, LookupError,
     ObjectLookup, PackIndexer, PackSource, PackedObject,
 };
+pub use listing::Listing;
 pub use writer::PackWriter;

@@ -28,11 +28,7 @@ impl<W: Write> PackWriter<W> {
             expected: count,
             written: 0,
         };
-        let mut head = Vec::with_capacity(12);
-        head.extend_from_slice(b"PACK");
-        head.extend_from_slice(&2u32.to_be_bytes());
-        head.extend_from_slice(&count.to_be_bytes());
-        writer.put(&head)?;
+        writer.put(&crate::entry::pack_header(2, count))?;
         Ok(writer)
     }
 

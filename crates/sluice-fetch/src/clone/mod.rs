@@ -15,7 +15,7 @@ mod run;
 pub use config::{write_config, Recorded};
 pub use early::EarlyCheckout;
 pub use local::{local_source, LocalChoice};
-pub use plan::{ClonePlan, CloneShape, Mapped, Origin, OriginError, PlanError};
+pub use plan::{directory_name, ClonePlan, CloneShape, Mapped, Origin, OriginError, PlanError};
 pub use refs::{write_refs, RefLog};
 pub use run::{clone_into, CloneMessages, CloneOptions, Cloned, LocalSource, Told};
 

@@ -346,3 +346,17 @@ fn refuse_twice_mapped(refs: &[Mapped]) -> Result<(), PlanError> {
         None => Ok(()),
     }
 }
+
+/// The directory git clones `repository` into when none is named: its last path component
+/// without `.git` (or `/.git`), with `.git` added back for a bare clone.
+pub fn directory_name(repository: &str, bare: bool) -> String {
+    let trimmed = repository.trim_end_matches('/');
+    let trimmed = trimmed.strip_suffix("/.git").unwrap_or(trimmed);
+    let last = trimmed.rsplit(['/', ':']).next().unwrap_or(trimmed);
+    let name = last.strip_suffix(".git").unwrap_or(last);
+    if bare {
+        format!("{name}.git")
+    } else {
+        name.to_owned()
+    }
+}

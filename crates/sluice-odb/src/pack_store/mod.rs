@@ -54,7 +54,7 @@ pub enum StoreError {
     /// A written file could not be synced to disk.
     #[error("unable to sync a written file")]
     Sync(#[source] std::io::Error),
-    /// The `.keep` file could not be written.
+    /// A `.keep` or `.promisor` file could not be written.
     #[error("cannot write keep file '{}'", path.display())]
     Keep {
         /// The file.
@@ -189,6 +189,9 @@ pub struct Destination {
     pub index_file: Option<PathBuf>,
     /// Write a `.keep` file beside the pack holding this message (nothing when empty).
     pub keep: Option<String>,
+    /// Write a `.promisor` file beside the pack holding this message (nothing when empty):
+    /// its objects' links may lead to objects the promisor remote gives later.
+    pub promisor: Option<String>,
 }
 
 /// A pack put in place.
@@ -200,6 +203,8 @@ pub struct Stored {
     pub pack: PathBuf,
     /// Whether a `.keep` file was asked for.
     pub kept: bool,
+    /// With [`IndexOptions::links`]: what the pack's objects refer to that it does not hold.
+    pub outside_links: Option<Vec<ObjectId>>,
 }
 
 impl std::fmt::Display for Stored {
@@ -255,7 +260,10 @@ pub fn receive(
     };
     let (idx_path, rev_path) = index_paths(&pack_path, destination.index_file.as_deref())?;
     if let Some(message) = &destination.keep {
-        write_keep(&pack_path, message)?;
+        write_beside(&pack_path, "keep", message)?;
+    }
+    if let Some(message) = &destination.promisor {
+        write_beside(&pack_path, "promisor", message)?;
     }
     write_indexes(
         &pack,
@@ -268,6 +276,7 @@ pub fn receive(
         checksum,
         pack: pack_path,
         kept: destination.keep.is_some(),
+        outside_links: pack.outside_links().map(<[ObjectId]>::to_vec),
     })
 }
 
@@ -320,24 +329,28 @@ fn parent(path: &Path) -> &Path {
         .unwrap_or(Path::new("."))
 }
 
-/// Writes `<pack>.keep` holding `message`, unless one is there already.
-fn write_keep(pack_path: &Path, message: &str) -> Result<(), StoreError> {
-    let keep = replace_extension(pack_path, "pack", "keep").expect("pack path ends in .pack");
+/// Writes `<pack>.<extension>` (`keep`, `promisor`) holding `text`, a newline after it unless
+/// it is empty or ends with one, unless that file is there already: the one writer of the
+/// files that mark a pack.
+pub fn write_beside(pack_path: &Path, extension: &str, text: &str) -> Result<(), StoreError> {
+    let path = replace_extension(pack_path, "pack", extension)
+        .ok_or_else(|| StoreError::NotPackName(pack_path.to_owned()))?;
     let failed = |source| StoreError::Keep {
-        path: keep.clone(),
+        path: path.clone(),
         source,
     };
     let mut file = match std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .open(&keep)
+        .open(&path)
     {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(()),
         Err(e) => return Err(failed(e)),
     };
-    if !message.is_empty() {
-        writeln!(file, "{message}").map_err(failed)?;
+    file.write_all(text.as_bytes()).map_err(failed)?;
+    if !text.is_empty() && !text.ends_with('\n') {
+        file.write_all(b"\n").map_err(failed)?;
     }
     Ok(())
 }

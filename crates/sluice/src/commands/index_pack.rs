@@ -3,9 +3,11 @@
 use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail};
+use sluice_object::progress::FirstPhaseEnd;
 use sluice_odb::pack_store::{self, Destination, StoreOptions};
 use sluice_odb::{Config, Repository};
-use sluice_pack::{IdxWriteOptions, PackIndexer};
+use sluice_pack::{IdxWriteOptions, LinkCheck, Listing, PackIndexer};
+use std::io::Read;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -44,7 +46,32 @@ pub struct IndexPackArgs {
     /// Check the pack against its existing index instead of writing one.
     #[arg(long)]
     pub verify: bool,
-    /// Show progress on a terminal.
+    /// --verify, then list the objects and the delta chain histogram, as `verify-pack -v`.
+    #[arg(long)]
+    pub verify_stat: bool,
+    /// --verify, then print the delta chain histogram, as `verify-pack -s`.
+    #[arg(long)]
+    pub verify_stat_only: bool,
+    /// The pack's header was read already (by git's fetch-pack or receive-pack): its version
+    /// and object count.
+    #[arg(long = "pack_header", value_name = "version,count", value_parser = parse_header)]
+    pub pack_header: Option<[u8; 12]>,
+    /// Exit 1, after storing the pack, unless it holds everything its objects refer to.
+    #[arg(long)]
+    pub check_self_contained_and_connected: bool,
+    /// Write a .promisor file beside the pack, holding <msg> if given.
+    #[arg(long, value_name = "msg", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub promisor: Option<String>,
+    /// The hash of the pack's objects: sha1.
+    #[arg(long, value_name = "hash")]
+    pub object_format: Option<String>,
+    /// Write a NUL byte to stderr once the whole pack was read.
+    #[arg(long)]
+    pub report_end_of_input: bool,
+    /// Accepted for git's callers; resolution progress shows with -v.
+    #[arg(long, hide = true)]
+    pub show_resolving_progress: bool,
+    /// Show progress, on a terminal or not.
     #[arg(short = 'v')]
     pub verbose: bool,
     /// Show progress even when stderr is not a terminal.
@@ -68,17 +95,14 @@ fn options(
     }
     options.index.max_input_size = args.max_input_size.filter(|&n| n > 0);
     options.index.fix_thin = args.fix_thin;
+    if args.check_self_contained_and_connected {
+        options.index.links = Some(LinkCheck::default());
+    }
     if let Some((version, offset)) = args.index_version {
         options.idx.version = version;
-        if let Some(offset) = offset {
-            options.idx.off32_limit = offset;
-        }
+        options.idx.off32_limit = offset.unwrap_or(options.idx.off32_limit);
     }
-    if args.rev_index {
-        options.write_rev = true;
-    } else if args.no_rev_index {
-        options.write_rev = false;
-    }
+    options.write_rev = args.rev_index || (options.write_rev && !args.no_rev_index);
     Ok(options)
 }
 
@@ -93,17 +117,32 @@ pub fn run(args: IndexPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if args.verify && args.stdin {
         bail!("options '--verify' and '--stdin' cannot be used together");
     }
-    let progress = TerminalProgress::new(crate::progress::enabled(args.verbose, args.progress));
+    if let Some(format) = args.object_format.as_deref().filter(|f| *f != "sha1") {
+        bail!("unknown hash algorithm '{format}' (only sha1 is supported yet)");
+    }
+    let progress = TerminalProgress::new(args.verbose || args.progress);
+    // git's fetch-pack waits for a NUL on stderr: the whole pack was read.
+    let report = args.report_end_of_input;
+    let progress = FirstPhaseEnd::new(&progress, || {
+        let _ = report && std::io::stderr().write_all(b"\0").is_ok();
+    });
     let mut indexer = PackIndexer::new(options.index.clone()).progress(&progress);
     if let Some(repo) = &repo {
         indexer = indexer.lookup(repo.objects());
     }
-    if args.verify {
+    if args.verify || args.verify_stat || args.verify_stat_only {
         let pack_path = args
             .pack_file
             .as_deref()
             .ok_or_else(|| anyhow!("--verify with no packfile name given"))?;
-        pack_store::verify(pack_path, args.index_file.as_deref(), &indexer)?;
+        let pack = pack_store::verify(pack_path, args.index_file.as_deref(), &indexer)?;
+        let listing = match args.verify_stat_only {
+            true => Listing::Histogram,
+            false => Listing::Objects,
+        };
+        if args.verify_stat || args.verify_stat_only {
+            pack.write_listing(listing, &mut std::io::stdout().lock())?;
+        }
         return Ok(ExitCode::SUCCESS);
     }
     if args.stdin {
@@ -114,10 +153,12 @@ pub fn run(args: IndexPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
             pack_file: args.pack_file.clone(),
             index_file: args.index_file.clone(),
             keep: args.keep.clone(),
+            promisor: args.promisor.clone(),
         };
         let stdin = std::io::stdin();
+        let header = args.pack_header.as_ref().map_or(&[][..], |h| &h[..]);
         let stored = pack_store::receive(
-            &mut stdin.lock(),
+            &mut header.chain(stdin.lock()),
             repo.objects().dir(),
             &destination,
             &indexer,
@@ -126,6 +167,13 @@ pub fn run(args: IndexPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
             &|_| Ok(()),
         )?;
         writeln!(std::io::stdout().lock(), "{stored}")?;
+        if stored
+            .outside_links
+            .is_some_and(|outside| !outside.is_empty())
+        {
+            // git's callers read 1 as "stored, but not self-contained": they walk the rest.
+            return Ok(ExitCode::from(1));
+        }
     } else {
         let pack_path = args.pack_file.as_deref().ok_or_else(|| {
             anyhow!("usage: sluice index-pack [-v] [-o <index-file>] <pack-file>")
@@ -135,4 +183,13 @@ pub fn run(args: IndexPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         writeln!(std::io::stdout().lock(), "{checksum}")?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--pack_header=<version>,<count>`: the 12 bytes the caller read, rebuilt.
+fn parse_header(value: &str) -> Result<[u8; 12], String> {
+    let bad = || format!("bad --pack_header: {value}");
+    let (version, count) = value.split_once(',').ok_or_else(bad)?;
+    let version: u32 = version.parse().map_err(|_| bad())?;
+    let count: u32 = count.parse().map_err(|_| bad())?;
+    Ok(sluice_pack::entry::pack_header(version, count))
 }

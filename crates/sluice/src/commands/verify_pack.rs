@@ -3,7 +3,7 @@
 
 use super::Context;
 use sluice_odb::pack_store::verify;
-use sluice_pack::{IndexOptions, IndexedPack, PackIndexer};
+use sluice_pack::{IndexOptions, Listing, PackIndexer};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -43,7 +43,11 @@ pub fn run(args: VerifyPackArgs, context: &Context) -> anyhow::Result<ExitCode> 
         match verify(&pack_path, Some(&idx_path), &indexer) {
             Ok(pack) => {
                 if args.verbose || args.stat_only {
-                    list(&pack, args.stat_only, &mut stdout)?;
+                    let listing = match args.stat_only {
+                        true => Listing::Histogram,
+                        false => Listing::Objects,
+                    };
+                    pack.write_listing(listing, &mut stdout)?;
                     if !args.stat_only {
                         writeln!(stdout, "{}: ok", pack_path.display())?;
                     }
@@ -64,40 +68,4 @@ pub fn run(args: VerifyPackArgs, context: &Context) -> anyhow::Result<ExitCode> 
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// git's listing: one line per object in pack order, then the chain-length histogram.
-fn list(pack: &IndexedPack, stat_only: bool, out: &mut dyn Write) -> std::io::Result<()> {
-    let mut line = String::new();
-    for i in (0..pack.len()).filter(|_| !stat_only) {
-        let object = pack.object(i);
-        line.clear();
-        use std::fmt::Write as _;
-        let _ = write!(
-            line,
-            "{} {:<6} {} {} {}",
-            object.id, object.kind, object.size, object.packed_size, object.offset
-        );
-        if let Some(delta) = object.delta {
-            let _ = write!(line, " {} {}", delta.depth, delta.base);
-        }
-        writeln!(out, "{line}")?;
-    }
-    let (whole, chains) = pack.delta_chains();
-    writeln!(
-        out,
-        "non delta: {whole} object{}",
-        if whole == 1 { "" } else { "s" }
-    )?;
-    for (i, &count) in chains.iter().enumerate() {
-        if count > 0 {
-            writeln!(
-                out,
-                "chain length = {}: {count} object{}",
-                i + 1,
-                if count == 1 { "" } else { "s" }
-            )?;
-        }
-    }
-    Ok(())
 }

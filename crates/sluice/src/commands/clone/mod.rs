@@ -10,7 +10,7 @@ mod setup;
 use super::remote::RemoteLines;
 use super::Context;
 use crate::progress::TerminalProgress;
-use anyhow::{bail, Context as _};
+use anyhow::bail;
 use clap::Args;
 use setup::{reject_shallow, write_settings};
 use sluice_fetch::clone::{
@@ -18,9 +18,8 @@ use sluice_fetch::clone::{
 };
 use sluice_fetch::date::parse_since;
 use sluice_fetch::partial::filter_spec;
-use sluice_fetch::reference::{add_references, Need, Reference};
+use sluice_fetch::reference::{add_references, dissociate, Need, Reference};
 use sluice_fetch::{ConnectOptions, Deepen, Remote, RemoteUrl};
-use sluice_generate::repack_all;
 use sluice_object::progress::Deferred;
 use sluice_odb::init::{init, initial_branch, InitOptions};
 use sluice_odb::tempfiles::NewDirectory;
@@ -177,19 +176,6 @@ impl CloneArgs {
     }
 }
 
-/// The directory git would name after `repository`: its last component without `.git`.
-fn humanish(repository: &str, bare: bool) -> String {
-    let trimmed = repository.trim_end_matches('/');
-    let trimmed = trimmed.strip_suffix("/.git").unwrap_or(trimmed);
-    let last = trimmed.rsplit(['/', ':']).next().unwrap_or(trimmed);
-    let name = last.strip_suffix(".git").unwrap_or(last);
-    if bare {
-        format!("{name}.git")
-    } else {
-        name.to_owned()
-    }
-}
-
 /// Runs clone.
 pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if let Some(spec) = &args.filter {
@@ -213,10 +199,9 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         relative: false,
     };
     let bare = args.bare();
-    let directory = args
-        .into
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(humanish(&args.repository, bare)));
+    let directory = args.into.clone().unwrap_or_else(|| {
+        PathBuf::from(sluice_fetch::clone::directory_name(&args.repository, bare))
+    });
     let target = context.cwd.join(&directory);
     let existed = target.exists();
     if existed && std::fs::read_dir(&target).map_or(true, |mut d| d.next().is_some()) {
@@ -272,7 +257,14 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     };
     let messages = Shown::new(args.quiet);
     let cloned = clone_into(&remote, &origin, &repo, &initial, &options, &messages)?;
-    dissociate(&args, &repo)?;
+    if args.dissociate {
+        // Opened again: the clone's pack is there now.
+        let work_tree = repo.work_tree().map(Path::to_owned);
+        dissociate(&Repository::open_git_dir(
+            repo.git_dir().to_owned(),
+            work_tree,
+        )?)?;
+    }
     if cloned.checked_out_early {
         checkout.replay(&TerminalProgress::new(show_progress));
     }
@@ -310,19 +302,4 @@ impl CloneMessages for Shown {
     fn remote_progress(&self, text: &[u8]) {
         self.remote.show(text);
     }
-}
-
-/// `--dissociate`: the objects borrowed from reference repositories are copied in by a repack,
-/// and the alternates file goes.
-fn dissociate(args: &CloneArgs, repo: &Repository) -> anyhow::Result<()> {
-    let alternates = repo.git_dir().join("objects/info/alternates");
-    if !args.dissociate || !alternates.exists() {
-        return Ok(());
-    }
-    // Open again: the clone's pack is there now.
-    let work_tree = repo.work_tree().map(Path::to_owned);
-    let repo = Repository::open_git_dir(repo.git_dir().to_owned(), work_tree)?;
-    repack_all(&repo).context("cannot repack to clean up")?;
-    std::fs::remove_file(&alternates).context("cannot unlink temporary alternates file")?;
-    Ok(())
 }

@@ -1,0 +1,258 @@
+//! git's own fetch, clone and verify-pack with Sluice standing in for their `index-pack`, with
+//! the flags git passes it (`--pack_header`, `--check-self-contained-and-connected`,
+//! `--promisor`, `--verify-stat`, ...), against twins where git runs its own: same refs, same
+//! files, `fsck --strict` clean.
+//!
+//! git starts `git index-pack` through the `git` it finds first on its PATH, and it puts its
+//! exec path first there; so the stand-in is an exec path of links to git's programs whose `git`
+//! runs `sluice index-pack` for index-pack and the real git for everything else.
+
+use crate::util::{gits, list_dir, stderr, stdout, Env, FastImport};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// An exec path for `git` whose index-pack is Sluice's; it logs each call's arguments.
+fn stand_in(env: &Env) -> PathBuf {
+    let real = stdout(&env.git_with_input(env.path(), &["--exec-path"], b""));
+    let real = Path::new(real.trim());
+    let exec = env.path().join("exec");
+    std::fs::create_dir(&exec).unwrap();
+    for entry in std::fs::read_dir(real).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_name() != "git" {
+            std::os::unix::fs::symlink(entry.path(), exec.join(entry.file_name())).unwrap();
+        }
+    }
+    let script = format!(
+        "#!/bin/sh\nif [ \"$1\" = index-pack ]; then\n  echo \"$*\" >> '{log}'\n  shift\n  \
+         exec '{sluice}' index-pack \"$@\"\nfi\nexec '{git}' \"$@\"\n",
+        log = env.path().join("calls").display(),
+        sluice = env!("CARGO_BIN_EXE_sluice"),
+        git = real.join("git").display(),
+    );
+    let git = exec.join("git");
+    std::fs::write(&git, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).unwrap();
+    exec
+}
+
+/// Runs git in `cwd`, with Sluice's index-pack when `exec` is given; it must succeed.
+fn git(env: &Env, exec: Option<&Path>, cwd: &Path, args: &[&str]) -> Output {
+    let mut command = env.git_command(cwd, args);
+    if let Some(exec) = exec {
+        command.env("GIT_EXEC_PATH", exec);
+    }
+    let out = crate::util::run_with_input(command, b"");
+    assert!(
+        out.status.success(),
+        "git {args:?} (stand-in: {}) failed: {}",
+        exec.is_some(),
+        stderr(&out)
+    );
+    out
+}
+
+/// What a repository holds, as git reports it: refs, FETCH_HEAD, the pack directory's file
+/// names and `.promisor` contents, and the objects `cat-file` lists.
+fn state(env: &Env, repo: &Path) -> String {
+    let refs = stdout(&git(env, None, repo, &["for-each-ref"]));
+    let fetch_head = std::fs::read_to_string(repo.join(".git/FETCH_HEAD")).unwrap_or_default();
+    let pack_dir = repo.join(".git/objects/pack");
+    let mut promisors = String::new();
+    // `.rev` files are left out: Sluice writes them by default as git does since 2.41.
+    let names: Vec<String> = list_dir(&pack_dir)
+        .into_iter()
+        .filter(|name| !name.ends_with(".rev"))
+        .collect();
+    for name in &names {
+        if name.ends_with(".promisor") {
+            promisors += &std::fs::read_to_string(pack_dir.join(name)).unwrap();
+        }
+    }
+    let objects = stdout(&git(
+        env,
+        None,
+        repo,
+        &["cat-file", "--batch-all-objects", "--batch-check"],
+    ));
+    format!("{refs}\n{fetch_head}\n{names:?}\n{promisors}\n{objects}")
+}
+
+/// Requires `ours` to equal `theirs`, showing only the lines that differ.
+fn assert_same(ours: &str, theirs: &str, what: &str) {
+    let (a, b): (Vec<&str>, Vec<&str>) = (ours.lines().collect(), theirs.lines().collect());
+    let only_ours: Vec<&&str> = a.iter().filter(|l| !b.contains(l)).collect();
+    let only_theirs: Vec<&&str> = b.iter().filter(|l| !a.contains(l)).collect();
+    assert!(
+        ours == theirs,
+        "{what}: only with sluice: {only_ours:#?}\nonly with git: {only_theirs:#?}"
+    );
+}
+
+/// git judges the repository: complete and strict, the work tree clean.
+fn assert_sound(env: &Env, repo: &Path) {
+    git(env, None, repo, &["fsck", "--strict", "--no-dangling"]);
+    assert_eq!(
+        stdout(&git(env, None, repo, &["status", "--porcelain"])),
+        ""
+    );
+}
+
+/// A source with more than `fetch.unpackLimit` (100) objects, a branch and a tag.
+fn source(env: &Env) -> PathBuf {
+    let src = env.init("src", false);
+    let contents: Vec<Vec<u8>> = (0..120).map(|i| format!("{i}\n").into_bytes()).collect();
+    let names: Vec<String> = (0..120).map(|i| format!("d{}/f{i}", i % 7)).collect();
+    let files: Vec<(&str, &str, &[u8])> = (0..120)
+        .map(|i| (names[i].as_str(), "100644", &contents[i][..]))
+        .collect();
+    let mut stream = FastImport::new();
+    let first = stream.commit("main", "one", &files);
+    stream.tag("v1", first);
+    stream.commit("side", "side", &files[..3]);
+    env.fast_import(&src, stream.finish());
+    git(env, None, &src, &["config", "pack.threads", "1"]);
+    git(
+        env,
+        None,
+        &src,
+        &["config", "uploadpack.allowFilter", "true"],
+    );
+    git(env, None, &src, &["checkout", "-q", "main"]);
+    src
+}
+
+/// A commit on main in `src` that adds `count` files.
+fn grow(env: &Env, src: &Path, count: usize, tag: &str) {
+    for i in 0..count {
+        std::fs::write(src.join(format!("{tag}-{i}")), format!("{tag} {i}\n")).unwrap();
+    }
+    git(env, None, src, &["add", "."]);
+    git(env, None, src, &["commit", "-q", "-m", tag]);
+}
+
+#[test]
+fn git_clones_and_fetches_with_sluice_as_its_index_pack() {
+    for git_bin in gits() {
+        let env = Env::with_git(git_bin.clone());
+        let exec = stand_in(&env);
+        let src = source(&env);
+        let url = format!("file://{}", src.display());
+        for (name, exec) in [("plain", None), ("sluice", Some(&*exec))] {
+            git(&env, exec, env.path(), &["clone", "-q", &url, name]);
+        }
+        let (plain, ours) = (env.path().join("plain"), env.path().join("sluice"));
+        // Above fetch.unpackLimit a pack is kept (index-pack); below it, unpack-objects.
+        for (count, tag) in [(150, "big"), (2, "small")] {
+            grow(&env, &src, count, tag);
+            git(&env, None, &plain, &["fetch", "-q", "origin"]);
+            git(&env, Some(&exec), &ours, &["fetch", "-q", "origin"]);
+            assert_same(&state(&env, &ours), &state(&env, &plain), tag);
+        }
+        assert_sound(&env, &ours);
+
+        // verify-pack -v runs index-pack --verify-stat; -s, --verify-stat-only.
+        for pack in list_dir(&ours.join(".git/objects/pack")) {
+            let Some(base) = pack.strip_suffix(".pack") else {
+                continue;
+            };
+            let idx = format!(".git/objects/pack/{base}.idx");
+            for flag in ["-v", "-s"] {
+                let ours_out = git(&env, Some(&exec), &ours, &["verify-pack", flag, &idx]);
+                let git_out = git(&env, None, &ours, &["verify-pack", flag, &idx]);
+                assert_eq!(stdout(&ours_out), stdout(&git_out), "verify-pack {flag}");
+            }
+        }
+
+        // A partial clone: the pack is marked as the promisor remote's, as git marks it.
+        for (name, exec) in [("plain-partial", None), ("sluice-partial", Some(&*exec))] {
+            let args = ["clone", "-q", "--filter=blob:none", &url, name];
+            git(&env, exec, env.path(), &args);
+        }
+        let (plain, ours) = (
+            env.path().join("plain-partial"),
+            env.path().join("sluice-partial"),
+        );
+        assert_same(&state(&env, &ours), &state(&env, &plain), "partial clone");
+        assert_sound(&env, &ours);
+
+        let calls = std::fs::read_to_string(env.path().join("calls")).unwrap();
+        for flag in [
+            "--check-self-contained-and-connected",
+            "--pack_header=2,",
+            "--promisor",
+            "--verify-stat",
+            "--verify-stat-only",
+        ] {
+            assert!(
+                calls.contains(flag),
+                "{}: no call with {flag}",
+                git_bin.display()
+            );
+        }
+    }
+}
+
+/// index-pack's flags for git's callers, run by git and by Sluice on the same packs: exit code,
+/// the report line, the NUL of `--report-end-of-input`, progress, and the files written (with the
+/// contents of `.keep` and `.promisor`).
+#[test]
+fn index_pack_answers_gits_callers_as_git_does() {
+    for git_bin in gits() {
+        let env = Env::with_git(git_bin.clone());
+        let src = source(&env);
+        let pack = |revs: &str| {
+            let list = git(&env, None, &src, &["rev-list", "--objects", revs]).stdout;
+            let out = env.git_with_input(&src, &["pack-objects", "-q", "--stdout"], &list);
+            out.stdout
+        };
+        // A whole history is self-contained; the top commit alone is not.
+        let (whole, top) = (pack("main"), pack("main^!"));
+        let count = u32::from_be_bytes(whole[8..12].try_into().unwrap());
+        let header = format!("--pack_header=2,{count}");
+        let runs: [(&[u8], &[&str]); 6] = [
+            // -v shows progress although stderr is no terminal, as git's fetch expects.
+            (&whole, &["-v"]),
+            (&whole, &["--check-self-contained-and-connected"]),
+            (
+                &top,
+                &[
+                    "--check-self-contained-and-connected",
+                    "--keep=fetch-pack 7 on h",
+                ],
+            ),
+            (&whole, &["--promisor", "--keep"]),
+            (&top, &["--promisor=for the lazy", "--report-end-of-input"]),
+            (&whole[12..], &[&header, "--fix-thin"]),
+        ];
+        for (i, (input, flags)) in runs.iter().enumerate() {
+            let mut results = Vec::new();
+            for sluice in [false, true] {
+                let repo = env.init(&format!("r{i}-{sluice}"), true);
+                let mut args = vec!["index-pack", "--stdin"];
+                args.extend_from_slice(flags);
+                let out = crate::util::run_with_input(
+                    env.sluice_or_git_command(sluice, &repo, &args),
+                    input,
+                );
+                let pack_dir = repo.join("objects/pack");
+                let files: Vec<(String, String)> = list_dir(&pack_dir)
+                    .into_iter()
+                    .filter(|name| !name.ends_with(".rev"))
+                    .map(|name| {
+                        let text = match name.ends_with(".keep") || name.ends_with(".promisor") {
+                            true => std::fs::read_to_string(pack_dir.join(&name)).unwrap(),
+                            false => String::new(),
+                        };
+                        (name, text)
+                    })
+                    .collect();
+                let nul = out.stderr.contains(&0);
+                let shown = stderr(&out).contains("Receiving objects: 100%");
+                results.push((out.status.code(), stdout(&out), nul, shown, files));
+            }
+            assert_eq!(results[1], results[0], "{} {flags:?}", git_bin.display());
+        }
+    }
+}
