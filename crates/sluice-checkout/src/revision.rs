@@ -116,3 +116,80 @@ fn guess_remote_branch(repo: &Repository, name: &str) -> Result<Option<Resolved>
         created_from: Some(remote),
     }))
 }
+
+/// Where `HEAD` went, for the message git prints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeadMoved {
+    /// Onto a local branch (its short name): new (just created), the one it was on, or another.
+    Branch {
+        /// The branch's short name.
+        name: String,
+        /// It was created from a remote-tracking branch.
+        created: bool,
+        /// `HEAD` was on it already.
+        already: bool,
+    },
+    /// Detached at a commit, with its subject line.
+    Detached {
+        /// The commit.
+        id: ObjectId,
+        /// Its subject.
+        subject: String,
+    },
+}
+
+/// Points `HEAD` at `target` after its tree was checked out, with git's reflog entry
+/// (`checkout: moving from <old> to <given>`), `given` being the name on the command line.
+pub fn move_head(
+    repo: &Repository,
+    target: &Resolved,
+    given: &str,
+) -> Result<HeadMoved, RevisionError> {
+    let refs = repo.refs();
+    let (head_ref, head_id) = refs.resolve("HEAD")?;
+    let old = head_id.unwrap_or(repo.hash().null_id());
+    let from = head_ref
+        .strip_prefix("refs/heads/")
+        .map_or_else(|| old.to_string(), str::to_owned);
+    let (new_head, to, moved) = match &target.branch {
+        Some(branch) => {
+            let name = branch.trim_start_matches("refs/heads/").to_owned();
+            let moved = HeadMoved::Branch {
+                name: name.clone(),
+                created: target.created_from.is_some(),
+                already: head_ref == *branch,
+            };
+            (RefTarget::Symbolic(branch.clone()), name, moved)
+        }
+        None => {
+            let subject = subject(repo, &target.id);
+            let moved = HeadMoved::Detached {
+                id: target.id,
+                subject,
+            };
+            (RefTarget::Id(target.id), given.to_owned(), moved)
+        }
+    };
+    refs.write("HEAD", &new_head)?;
+    // As git, a reflog that cannot be written does not undo the checkout.
+    let _ = refs.append_log(
+        "HEAD",
+        &old,
+        &target.id,
+        &sluice_odb::refs::reflog_identity(repo.config()),
+        &format!("checkout: moving from {from} to {to}"),
+    );
+    Ok(moved)
+}
+
+/// A commit's subject: the first line of its message.
+fn subject(repo: &Repository, id: &ObjectId) -> String {
+    let Ok(Some((_, data))) = repo.objects().read(id) else {
+        return String::new();
+    };
+    let text = String::from_utf8_lossy(&data);
+    text.split_once("\n\n")
+        .and_then(|(_, body)| body.lines().next())
+        .unwrap_or("")
+        .to_owned()
+}

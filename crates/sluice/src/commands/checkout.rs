@@ -3,10 +3,8 @@
 use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::anyhow;
-use sluice_checkout::revision::resolve;
+use sluice_checkout::revision::{move_head, resolve, HeadMoved};
 use sluice_checkout::{commit_tree, switch, CheckoutError, CheckoutOptions};
-use sluice_odb::refs::reflog_identity as identity;
-use sluice_odb::RefTarget;
 use std::process::ExitCode;
 
 /// Arguments of `checkout`.
@@ -29,17 +27,6 @@ pub struct CheckoutArgs {
     pub target: String,
 }
 
-fn subject(repo: &sluice_odb::Repository, id: &sluice_object::ObjectId) -> String {
-    let Ok(Some((_, data))) = repo.objects().read(id) else {
-        return String::new();
-    };
-    let text = String::from_utf8_lossy(&data);
-    text.split_once("\n\n")
-        .and_then(|(_, body)| body.lines().next())
-        .unwrap_or("")
-        .to_owned()
-}
-
 /// Runs `checkout`.
 pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context
@@ -58,8 +45,6 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let show = !args.quiet && !args.no_progress;
     let progress =
         TerminalProgress::new(crate::progress::enabled(show, args.progress && !args.quiet));
-    let refs = repo.refs();
-    let (head_ref, head_id) = refs.resolve("HEAD")?;
     match switch(&repo, &tree, args.force, &options, &progress) {
         Ok(_) => {}
         Err(e @ (CheckoutError::LocalChanges(_) | CheckoutError::Untracked(_))) => {
@@ -68,49 +53,26 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
         }
         Err(e) => return Err(e.into()),
     }
-    let null = repo.hash().null_id();
-    let old = head_id.unwrap_or(null);
-    let from = head_ref
-        .strip_prefix("refs/heads/")
-        .map_or_else(|| old.to_string(), str::to_owned);
-    match &target.branch {
-        Some(branch) => {
-            refs.write("HEAD", &RefTarget::Symbolic(branch.clone()))?;
-            let short = branch.trim_start_matches("refs/heads/");
-            let _ = refs.append_log(
-                "HEAD",
-                &old,
-                &target.id,
-                &identity(repo.config()),
-                &format!("checkout: moving from {from} to {short}"),
-            );
-            if !args.quiet {
-                if target.created_from.is_some() {
-                    eprintln!("Switched to a new branch '{short}'");
-                } else if head_ref == *branch {
-                    eprintln!("Already on '{short}'");
-                } else {
-                    eprintln!("Switched to branch '{short}'");
-                }
-            }
+    let moved = move_head(&repo, &target, &args.target)?;
+    if args.quiet {
+        return Ok(ExitCode::SUCCESS);
+    }
+    match moved {
+        HeadMoved::Branch {
+            name,
+            created: true,
+            ..
+        } => {
+            eprintln!("Switched to a new branch '{name}'")
         }
-        None => {
-            refs.write("HEAD", &RefTarget::Id(target.id))?;
-            let _ = refs.append_log(
-                "HEAD",
-                &old,
-                &target.id,
-                &identity(repo.config()),
-                &format!("checkout: moving from {from} to {}", args.target),
-            );
-            if !args.quiet {
-                let hex = target.id.to_string();
-                eprintln!(
-                    "HEAD is now at {} {}",
-                    &hex[..7],
-                    subject(&repo, &target.id)
-                );
-            }
+        HeadMoved::Branch {
+            name,
+            already: true,
+            ..
+        } => eprintln!("Already on '{name}'"),
+        HeadMoved::Branch { name, .. } => eprintln!("Switched to branch '{name}'"),
+        HeadMoved::Detached { id, subject } => {
+            eprintln!("HEAD is now at {} {subject}", &id.to_string()[..7])
         }
     }
     Ok(ExitCode::SUCCESS)
