@@ -4,10 +4,11 @@
 
 use crate::{Connection, FetchError, FetchRequest, Negotiator, RemoteRef};
 use sluice_object::{ObjectId, ObjectKind};
+use sluice_odb::fsck::{Checker, Finding, FsckError, FsckOptions, Severity};
 use sluice_odb::pack_store::StoreError;
 pub use sluice_odb::pack_store::{receive_into, Receiving};
 use sluice_odb::{ConfigError, LooseObjects, ObjectDb, OdbError, Pack, RepoError, Repository};
-use sluice_pack::{LinkCheck, ObjectLookup};
+use sluice_pack::{IndexError, LinkCheck, ObjectLookup};
 use std::path::PathBuf;
 
 /// Why a fetched pack could not be stored.
@@ -28,6 +29,13 @@ pub enum ReceiveError {
     /// A setting has a value of the wrong type.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// fsck (`fetch.fsckObjects`, `transfer.fsckObjects`) refused an object; nothing was
+    /// stored.
+    #[error("fsck error in packed object: {0}")]
+    Fsck(Finding),
+    /// The fsck settings are bad.
+    #[error(transparent)]
+    FsckSettings(#[from] FsckError),
     /// The pack lacks a wanted object; the pack was removed.
     #[error("remote did not send all necessary objects ({missing} is missing)")]
     Incomplete {
@@ -100,8 +108,25 @@ pub fn fetch_into<'a, F: FnMut(&[u8]) + 'a>(
             shallow: cut,
         });
     }
+    let checker = fsck_checker(repo)?;
+    let receiving = Receiving {
+        fsck: checker.as_ref().map(|c| c as _),
+        ..receiving
+    };
     let mut pack = fetched.pack;
-    let stored = receive_into(&mut pack, repo, receiving)?;
+    let stored = receive_into(&mut pack, repo, receiving).map_err(|error| {
+        let refused = checker.as_ref().and_then(|checker| {
+            let findings = checker.findings();
+            findings.into_iter().find(|f| f.severity == Severity::Error)
+        });
+        match (error, refused) {
+            (
+                StoreError::Index(IndexError::Refused { .. } | IndexError::RefusedAtEnd { .. }),
+                Some(finding),
+            ) => ReceiveError::Fsck(finding),
+            (error, _) => error.into(),
+        }
+    })?;
     drop(pack);
     let received = Received {
         report: stored.to_string(),
@@ -116,6 +141,21 @@ pub fn fetch_into<'a, F: FnMut(&[u8]) + 'a>(
         return Err(ReceiveError::Incomplete { missing });
     }
     Ok(received)
+}
+
+/// The checker `fetch.fsckObjects` (else `transfer.fsckObjects`) asks for, with the severities
+/// and skip list of `fetch.fsck.*`; as git's fetch, strict.
+fn fsck_checker(repo: &Repository) -> Result<Option<Checker>, ReceiveError> {
+    let config = repo.config();
+    let on = match config.get_bool("fetch.fsckobjects")? {
+        Some(on) => on,
+        None => config.get_bool("transfer.fsckobjects")?.unwrap_or(false),
+    };
+    if !on {
+        return Ok(None);
+    }
+    let options = FsckOptions::from_config(config, "fetch.", repo.hash())?;
+    Ok(Some(Checker::new(repo.hash(), options)))
 }
 
 /// Writes a small received pack's objects as loose objects and removes the pack, as git does

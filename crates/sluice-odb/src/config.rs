@@ -235,6 +235,20 @@ impl Config {
         out
     }
 
+    /// Every `<prefix>.<name>` with no further dot in the name, as (name, value) in order:
+    /// `fetch.fsck` gives the message ids `[fetch "fsck"]` sets.
+    pub fn names_under(&self, prefix: &str) -> Vec<(String, String)> {
+        let prefix = format!("{}.", prefix.to_ascii_lowercase());
+        self.entries
+            .iter()
+            .filter_map(|entry| {
+                let name = entry.key.strip_prefix(&prefix)?;
+                (!name.contains('.'))
+                    .then(|| (name.to_owned(), entry.value.clone().unwrap_or_default()))
+            })
+            .collect()
+    }
+
     /// For every `<section>.<subsection>.<key>`, the subsection and the last value, in the order
     /// subsections first appear (`filter.lfs.smudge` → ("lfs", …)).
     pub fn subsections(&self, section: &str, key: &str) -> Vec<(String, String)> {

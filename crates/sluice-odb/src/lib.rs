@@ -17,6 +17,7 @@
 
 mod bitmap;
 pub mod config;
+pub mod fsck;
 pub mod init;
 pub mod lockfile;
 mod loose;

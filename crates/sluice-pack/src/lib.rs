@@ -30,7 +30,7 @@ pub mod writer;
 pub use idx::{IdxEntry, IdxError, IdxWriteOptions, IndexVersionError, PackIndex};
 pub use indexer::{
     ArrivingPack, DeltaInfo, IndexError, IndexOptions, IndexedPack, LinkCheck, LookupError,
-    ObjectLookup, PackIndexer, PackSource, PackedObject,
+    ObjectCheck, ObjectLookup, PackIndexer, PackSource, PackedObject,
 };
 pub use listing::Listing;
 pub use writer::PackWriter;

@@ -177,6 +177,17 @@ fn git_clones_and_fetches_with_sluice_as_its_index_pack() {
         assert_same(&state(&env, &ours), &state(&env, &plain), "partial clone");
         assert_sound(&env, &ours);
 
+        // With transfer.fsckObjects, git asks its index-pack for --strict.
+        for (name, exec) in [("plain-fsck", None), ("sluice-fsck", Some(&*exec))] {
+            let args = ["-c", "transfer.fsckObjects=true", "clone", "-q", &url, name];
+            git(&env, exec, env.path(), &args);
+        }
+        let (plain, ours) = (
+            env.path().join("plain-fsck"),
+            env.path().join("sluice-fsck"),
+        );
+        assert_same(&state(&env, &ours), &state(&env, &plain), "fsck clone");
+
         let calls = std::fs::read_to_string(env.path().join("calls")).unwrap();
         for flag in [
             "--check-self-contained-and-connected",
@@ -184,6 +195,7 @@ fn git_clones_and_fetches_with_sluice_as_its_index_pack() {
             "--promisor",
             "--verify-stat",
             "--verify-stat-only",
+            "--strict",
         ] {
             assert!(
                 calls.contains(flag),

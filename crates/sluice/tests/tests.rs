@@ -9,6 +9,7 @@ mod clone;
 mod connectivity;
 mod fetch_pack;
 mod fetch_refs;
+mod fsck;
 mod git_plumbing;
 mod hostile_packs;
 mod http_client;

@@ -1,10 +1,10 @@
 //! Receiving a pack into a repository with its own settings, as `index-pack --stdin
 //! [--fix-thin] [--keep]` stores it there: for fetches, pushes and repacks alike.
 
-use super::{receive, Alongside, Destination, StoreError, StoreOptions, Stored};
+use super::{links_present, receive, Alongside, Destination, StoreError, StoreOptions, Stored};
 use crate::Repository;
 use sluice_object::progress::{Discard, Progress};
-use sluice_pack::{IndexedPack, LinkCheck, ObjectLookup, PackIndexer};
+use sluice_pack::{LinkCheck, ObjectCheck, ObjectLookup, PackIndexer};
 use std::io::Read;
 
 /// How a received pack is stored.
@@ -22,6 +22,8 @@ pub struct Receiving<'a> {
     /// Refuse the pack, before it is put in place, unless it and the repository hold all that
     /// these tips reach.
     pub connectivity: Option<LinkCheck>,
+    /// Judge every object (fsck: `fetch.fsckObjects`, `receive.fsckObjects`).
+    pub fsck: Option<&'a dyn ObjectCheck>,
 }
 
 impl Default for Receiving<'_> {
@@ -32,6 +34,7 @@ impl Default for Receiving<'_> {
             alongside: None,
             objects: None,
             connectivity: None,
+            fsck: None,
         }
     }
 }
@@ -49,21 +52,19 @@ pub fn receive_into(
         alongside,
         objects,
         connectivity,
+        fsck,
     } = receiving;
     let mut options = StoreOptions::from_config(repo.config(), repo.hash())?;
     options.index.fix_thin = alongside.is_none();
     options.index.links = connectivity;
     let objects = objects.unwrap_or(repo.objects());
-    let indexer = PackIndexer::new(options.index.clone())
+    let mut indexer = PackIndexer::new(options.index.clone())
         .progress(progress)
         .lookup(objects);
-    let connected = |pack: &IndexedPack| match pack.outside_links() {
-        Some(outside) => match outside.iter().find(|id| !objects.contains(id)) {
-            Some(&missing) => Err(StoreError::NotConnected { missing }),
-            None => Ok(()),
-        },
-        None => Ok(()),
-    };
+    if let Some(fsck) = fsck {
+        indexer = indexer.check(fsck);
+    }
+    let connected = links_present(objects, |missing| StoreError::NotConnected { missing });
     let destination = Destination {
         keep,
         ..Destination::default()

@@ -10,9 +10,10 @@ pub use into_repo::{receive_into, Receiving};
 pub use staged::{replace_extension, Staged};
 
 use crate::config::{Config, ConfigError};
-use sluice_object::{HashKind, ObjectId};
+use sluice_object::{HashKind, ObjectId, ObjectKind};
 use sluice_pack::{
-    ArrivingPack, IdxWriteOptions, IndexError, IndexOptions, IndexedPack, PackIndexer, PackSource,
+    ArrivingPack, IdxWriteOptions, IndexError, IndexOptions, IndexedPack, ObjectLookup,
+    PackIndexer, PackSource,
 };
 use std::fs::File;
 use std::io::{Read, Write};
@@ -121,6 +122,10 @@ pub enum StoreError {
         /// The first such object.
         missing: ObjectId,
     },
+    /// `index-pack --strict`: an object the pack refers to is neither in it nor in the
+    /// repository.
+    #[error("did not receive expected object {0}")]
+    NotReceived(ObjectId),
     /// The repository's settings for packs are bad.
     #[error(transparent)]
     Config(#[from] ConfigError),
@@ -220,6 +225,24 @@ pub type Alongside<'a> = dyn Fn(&ArrivingPack<'_>) + Sync + 'a;
 
 /// What a received pack must pass before it is put in place.
 pub type Check<'a> = dyn Fn(&IndexedPack) -> Result<(), StoreError> + 'a;
+
+/// A [`Check`] that every link leading out of the pack (with [`IndexOptions::links`]) is
+/// in `objects`, or is the empty tree (git has it in every repository); `missing` names the
+/// error for the first that is not.
+pub fn links_present<'a>(
+    objects: &'a dyn ObjectLookup,
+    missing: fn(ObjectId) -> StoreError,
+) -> impl Fn(&IndexedPack) -> Result<(), StoreError> + 'a {
+    move |pack: &IndexedPack| {
+        let outside = pack.outside_links().unwrap_or_default();
+        let empty_tree = sluice_object::hash_object(pack.hash(), ObjectKind::Tree, b"").ok();
+        let absent = |id: &&ObjectId| Some(**id) != empty_tree && !objects.contains(id);
+        match outside.iter().find(absent) {
+            Some(&id) => Err(missing(id)),
+            None => Ok(()),
+        }
+    }
+}
 
 /// Receives a pack from `input` into `objects_dir/pack` (or [`Destination::pack_file`]),
 /// indexed by `indexer` with `options`; `alongside` reads the objects while deltas are

@@ -5,8 +5,6 @@
 
 use super::resolve::Resolver;
 use super::{IndexError, LookupError, ObjectLookup, Resolved};
-use crate::delta::apply_delta;
-use crate::entry::{OFS_DELTA, REF_DELTA};
 use sluice_object::{IdHashBuilder, ObjectId, ObjectKind};
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -212,43 +210,9 @@ impl ArrivingPack<'_> {
         }
     }
 
-    /// Rebuilds entry `index` from the pack: its chain of deltas down to a whole object.
+    /// Rebuilds entry `index` from the pack.
     fn rebuild(&self, index: u32) -> Result<(ObjectKind, Vec<u8>), IndexError> {
-        let resolver = self.resolver;
-        let kind = resolver.resolved[index as usize]
-            .get()
-            .map(|r| r.kind)
-            .ok_or(IndexError::Interrupted)?;
-        let mut chain = Vec::new();
-        let mut at = index;
-        loop {
-            let entry = &resolver.entries[at as usize];
-            match entry.pack_type {
-                OFS_DELTA => {
-                    chain.push(at);
-                    at = entry.base;
-                }
-                REF_DELTA => {
-                    chain.push(at);
-                    let base = resolver.ref_base(entry.base);
-                    at = self.known(&base).ok_or(IndexError::Interrupted)?;
-                }
-                _ => break,
-            }
-            if chain.len() > resolver.entries.len() {
-                return Err(IndexError::Interrupted);
-            }
-        }
-        let mut data = resolver.read_whole(at)?;
-        for &delta_index in chain.iter().rev() {
-            let offset = resolver.entries[delta_index as usize].offset;
-            let delta = resolver.read_delta(delta_index)?;
-            let mut out = Vec::new();
-            apply_delta(&data, &delta, &mut out)
-                .map_err(|source| IndexError::Delta { offset, source })?;
-            data = out;
-        }
-        Ok((kind, data))
+        self.resolver.rebuild(index, &|id| self.known(id))
     }
 }
 

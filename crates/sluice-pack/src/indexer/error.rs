@@ -146,6 +146,20 @@ pub enum IndexError {
         /// What is wrong with it.
         source: sluice_object::parse::ParseError,
     },
+    /// The object check (fsck) refused an object; the checker holds what it found.
+    #[error("fsck error in packed object")]
+    Refused {
+        /// Offset of the entry.
+        offset: u64,
+        /// The object.
+        id: ObjectId,
+    },
+    /// The object check refused a blob it asked for after resolution (a `.gitmodules`).
+    #[error("fsck error in pack objects")]
+    RefusedAtEnd {
+        /// The object.
+        id: ObjectId,
+    },
     /// --fix-thin was asked for a pack that is not being written.
     #[error("--fix-thin needs a pack received on a stream")]
     FixThinNeedsStream,

@@ -23,23 +23,51 @@ pub struct LinkCheck {
     pub shallow: Vec<ObjectId>,
 }
 
+/// Judges each object of an arriving pack (git's fsck, in `sluice-odb`): commits, trees and
+/// tags as they are resolved, then the blobs it asks for once resolution is over.
+pub trait ObjectCheck: Sync {
+    /// Whether the object `id` of `kind`, holding `data`, is acceptable.
+    fn check(&self, kind: ObjectKind, id: &ObjectId, data: &[u8]) -> bool;
+    /// The blobs the objects seen so far ask to be judged (a tree's `.gitmodules`).
+    fn wanted_blobs(&self) -> Vec<ObjectId>;
+    /// Whether a wanted object, which turned out to be of `kind`, is acceptable.
+    fn check_blob(&self, id: &ObjectId, kind: ObjectKind, data: &[u8]) -> bool;
+}
+
+/// Why an object's links could not be recorded.
+#[derive(Debug)]
+pub(crate) enum Unrecorded {
+    /// It cannot be read.
+    Malformed(ParseError),
+    /// The check refused it.
+    Refused,
+}
+
 /// The sets links are recorded into during resolution.
-pub(crate) struct Links {
+pub(crate) struct Links<'a> {
     hash: HashKind,
     shallow: IdSet,
+    check: Option<&'a dyn ObjectCheck>,
     /// One per pool thread, and a last one for any other thread.
     sets: Vec<Mutex<IdSet>>,
 }
 
-impl Links {
-    pub(crate) fn new(hash: HashKind, check: &LinkCheck, threads: usize) -> Links {
+impl<'a> Links<'a> {
+    pub(crate) fn new(
+        hash: HashKind,
+        links: &LinkCheck,
+        threads: usize,
+        check: Option<&'a dyn ObjectCheck>,
+    ) -> Links<'a> {
+        let check_links = links;
         Links {
             hash,
-            shallow: check.shallow.iter().copied().collect(),
+            check,
+            shallow: check_links.shallow.iter().copied().collect(),
             sets: (0..=threads)
                 .map(|slot| {
                     let tips = if slot == threads {
-                        &check.tips[..]
+                        &check_links.tips[..]
                     } else {
                         &[]
                     };
@@ -55,10 +83,18 @@ impl Links {
         kind: ObjectKind,
         id: &ObjectId,
         data: &[u8],
-    ) -> Result<(), ParseError> {
+    ) -> Result<(), Unrecorded> {
         if kind == ObjectKind::Blob {
             return Ok(());
         }
+        if self.check.is_some_and(|check| !check.check(kind, id, data)) {
+            return Err(Unrecorded::Refused);
+        }
+        self.record_links(kind, id, data)
+            .map_err(Unrecorded::Malformed)
+    }
+
+    fn record_links(&self, kind: ObjectKind, id: &ObjectId, data: &[u8]) -> Result<(), ParseError> {
         let slot = rayon::current_thread_index()
             .unwrap_or(usize::MAX)
             .min(self.sets.len() - 1);
@@ -131,6 +167,7 @@ mod tests {
                 shallow: vec![cut_id],
             },
             2,
+            None,
         );
         links
             .record(ObjectKind::Commit, &id(7), commit.as_bytes())
@@ -142,7 +179,10 @@ mod tests {
         links
             .record(ObjectKind::Tag, &id(10), tag.as_bytes())
             .unwrap();
-        assert!(links.record(ObjectKind::Tree, &id(11), b"junk").is_err());
+        assert!(matches!(
+            links.record(ObjectKind::Tree, &id(11), b"junk"),
+            Err(Unrecorded::Malformed(_))
+        ));
         let outside = links.outside(|found| *found == parent);
         let mut expected = vec![tree, blob, id(6), id(12)];
         expected.sort_unstable();

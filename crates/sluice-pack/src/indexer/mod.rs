@@ -21,8 +21,8 @@ use crate::rev::write_rev;
 use arriving::Arrivals;
 pub use arriving::ArrivingPack;
 pub use error::IndexError;
-pub use links::LinkCheck;
 use links::Links;
+pub use links::{LinkCheck, ObjectCheck};
 use rayon::prelude::*;
 use resolve::{OfsChildren, RefChildren, Resolver};
 use sluice_object::progress::{Discard, Progress};
@@ -166,6 +166,7 @@ pub(crate) struct Resolved {
 pub struct PackIndexer<'a> {
     options: IndexOptions,
     lookup: Option<&'a dyn ObjectLookup>,
+    check: Option<&'a dyn ObjectCheck>,
     progress: &'a dyn Progress,
     interrupt: &'a AtomicBool,
 }
@@ -186,6 +187,7 @@ impl<'a> PackIndexer<'a> {
         PackIndexer {
             options,
             lookup: None,
+            check: None,
             progress: &Discard,
             interrupt: &NEVER,
         }
@@ -195,6 +197,13 @@ impl<'a> PackIndexer<'a> {
     /// from it.
     pub fn lookup(mut self, lookup: &'a dyn ObjectLookup) -> Self {
         self.lookup = Some(lookup);
+        self
+    }
+
+    /// Judges every object with `check` (fsck) as it is resolved; a refusal fails indexing
+    /// with [`IndexError::Refused`].
+    pub fn check(mut self, check: &'a dyn ObjectCheck) -> Self {
+        self.check = Some(check);
         self
     }
 
@@ -314,8 +323,11 @@ impl<'a> PackIndexer<'a> {
             self.progress
                 .phase("Resolving deltas", Some(scan.deltas as u64));
         }
+        // Links are recorded for the connectivity check, or walked only for the object check.
+        let no_links = LinkCheck::default();
         let links = (self.options.links.as_ref())
-            .map(|check| Links::new(hash, check, pool.current_num_threads()));
+            .or(self.check.map(|_| &no_links))
+            .map(|links| Links::new(hash, links, pool.current_num_threads(), self.check));
         {
             let arrivals = alongside.is_some().then(|| {
                 let arrivals = Arrivals::new(scan.entries.len());
@@ -355,6 +367,11 @@ impl<'a> PackIndexer<'a> {
                             .try_for_each(|i| resolver.record_leaf_links(i))
                     });
                     if let Err(error) = recorded {
+                        resolver.fail(error);
+                    }
+                }
+                if let (Some(check), None) = (self.check, resolver.error.get()) {
+                    if let Err(error) = resolver.check_wanted_blobs(check) {
                         resolver.fail(error);
                     }
                 }
@@ -401,7 +418,7 @@ impl<'a> PackIndexer<'a> {
                     .then(|| scan.ref_bases[entry.base as usize]),
             });
         }
-        let outside_links = links.map(|links| {
+        let outside_links = links.filter(|_| self.options.links.is_some()).map(|links| {
             let mut ids: Vec<ObjectId> = scan
                 .resolved
                 .iter()
@@ -626,6 +643,11 @@ impl IndexedPack {
             packed_size: end - entry.offset,
             delta,
         }
+    }
+
+    /// The hash of the pack's objects.
+    pub fn hash(&self) -> HashKind {
+        self.hash
     }
 
     /// With [`IndexOptions::links`]: the objects that the pack's commits, trees and tags refer

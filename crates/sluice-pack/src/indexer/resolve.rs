@@ -7,9 +7,10 @@
 //! delta copied in place (`HashCheckpoints`).
 
 use super::arriving::Arrivals;
-use super::links::Links;
+use super::links::{Links, ObjectCheck, Unrecorded};
 use super::{Entry, IndexError, ObjectLookup, Resolved, NOT_KEPT};
 use crate::delta::apply_delta;
+use crate::entry::{OFS_DELTA, REF_DELTA};
 use crate::inflate::{Inflater, ZlibInflate};
 use sluice_object::progress::Progress;
 use sluice_object::{
@@ -127,7 +128,7 @@ pub(crate) struct Resolver<'a> {
     /// Told of every resolved object, when a reader works alongside resolution.
     pub(crate) arrivals: Option<&'a Arrivals>,
     /// Where the links of resolved objects are recorded, when asked for.
-    pub(crate) links: Option<&'a Links>,
+    pub(crate) links: Option<&'a Links<'a>>,
     pub(crate) progress: &'a dyn Progress,
     pub(crate) interrupt: &'a AtomicBool,
     pub(crate) error: OnceLock<IndexError>,
@@ -302,13 +303,100 @@ impl<'a> Resolver<'a> {
         let Some(links) = self.links else {
             return Ok(());
         };
+        let offset = self.entries[index as usize].offset;
         links
             .record(object.kind, &object.id, data)
-            .map_err(|source| IndexError::Malformed {
-                offset: self.entries[index as usize].offset,
-                id: object.id,
-                source,
+            .map_err(|unrecorded| match unrecorded {
+                Unrecorded::Malformed(source) => IndexError::Malformed {
+                    offset,
+                    id: object.id,
+                    source,
+                },
+                Unrecorded::Refused => IndexError::Refused {
+                    offset,
+                    id: object.id,
+                },
             })
+    }
+
+    /// Rebuilds entry `index` from the pack: its chain of deltas down to a whole object, the
+    /// entries of ref-deltas' bases found by `entry_of`.
+    pub(crate) fn rebuild(
+        &self,
+        index: u32,
+        entry_of: &dyn Fn(&ObjectId) -> Option<u32>,
+    ) -> Result<(ObjectKind, Vec<u8>), IndexError> {
+        let kind = self.resolved[index as usize]
+            .get()
+            .map(|r| r.kind)
+            .ok_or(IndexError::Interrupted)?;
+        let mut chain = Vec::new();
+        let mut at = index;
+        loop {
+            let entry = &self.entries[at as usize];
+            let base = match entry.pack_type {
+                OFS_DELTA => entry.base,
+                REF_DELTA => entry_of(&self.ref_base(entry.base)).ok_or(IndexError::Interrupted)?,
+                _ => break,
+            };
+            chain.push(at);
+            at = base;
+            if chain.len() > self.entries.len() {
+                return Err(IndexError::Interrupted);
+            }
+        }
+        let mut data = self.read_whole(at)?;
+        for &delta_index in chain.iter().rev() {
+            let offset = self.entries[delta_index as usize].offset;
+            let delta = self.read_delta(delta_index)?;
+            let mut out = Vec::new();
+            apply_delta(&data, &delta, &mut out)
+                .map_err(|source| IndexError::Delta { offset, source })?;
+            data = out;
+        }
+        Ok((kind, data))
+    }
+
+    /// After resolution, judges the blobs `check` asked for (a tree's `.gitmodules`): from
+    /// the pack, else from the repository; one found in neither is not judged, as git's
+    /// index-pack leaves it.
+    pub(crate) fn check_wanted_blobs(&self, check: &dyn ObjectCheck) -> Result<(), IndexError> {
+        let wanted = check.wanted_blobs();
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        let entry_of = |id: &ObjectId| {
+            (self.resolved.iter())
+                .position(|r| r.get().is_some_and(|r| r.id == *id))
+                .map(|i| i as u32)
+        };
+        for id in wanted {
+            let index = entry_of(&id);
+            let object = match index {
+                Some(index) => Some(self.rebuild(index, &entry_of)?),
+                None => match self.lookup {
+                    Some(lookup) => lookup
+                        .read(&id)
+                        .map_err(|source| IndexError::Lookup { id, source })?,
+                    None => None,
+                },
+            };
+            let Some((kind, data)) = object else {
+                continue;
+            };
+            if !check.check_blob(&id, kind, &data) {
+                // As git: a blob of the pack is refused as a packed object, anything else
+                // (a tree named `.gitmodules`, a blob of the repository) at the end.
+                return Err(match index.filter(|_| kind == ObjectKind::Blob) {
+                    Some(index) => IndexError::Refused {
+                        offset: self.entries[index as usize].offset,
+                        id,
+                    },
+                    None => IndexError::RefusedAtEnd { id },
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Records the links of a whole object that is no delta's base: pass 1 hashed it without

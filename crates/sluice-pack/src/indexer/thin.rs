@@ -21,7 +21,7 @@ pub(crate) fn fix_thin(
     scan: &mut Scan,
     pack: &File,
     (ofs, refs): (&OfsChildren, &RefChildren),
-    links: Option<&Links>,
+    links: Option<&Links<'_>>,
     pool: &rayon::ThreadPool,
 ) -> Result<usize, IndexError> {
     let Some(lookup) = indexer.lookup else {

@@ -4,12 +4,13 @@ use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail};
 use sluice_object::progress::FirstPhaseEnd;
-use sluice_odb::pack_store::{self, Destination, StoreOptions};
+use sluice_odb::fsck::{Checker, FsckOptions};
+use sluice_odb::pack_store::{self, links_present, Destination, StoreError, StoreOptions};
 use sluice_odb::{Config, Repository};
 use sluice_pack::{IdxWriteOptions, LinkCheck, Listing, PackIndexer};
 use std::io::Read;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Arguments of `index-pack`, as git spells them.
@@ -62,6 +63,13 @@ pub struct IndexPackArgs {
     /// Write a .promisor file beside the pack, holding <msg> if given.
     #[arg(long, value_name = "msg", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     pub promisor: Option<String>,
+    /// Check every object as fsck does (warnings refuse), and that everything the pack refers
+    /// to is in it or in the repository; <msg-id>=<severity> items, comma-separated.
+    #[arg(long, value_name = "opts", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub strict: Option<String>,
+    /// Check every object as fsck does, with <msg-id>=<severity> items, comma-separated.
+    #[arg(long, value_name = "opts", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub fsck_objects: Option<String>,
     /// The hash of the pack's objects: sha1.
     #[arg(long, value_name = "hash")]
     pub object_format: Option<String>,
@@ -95,7 +103,7 @@ fn options(
     }
     options.index.max_input_size = args.max_input_size.filter(|&n| n > 0);
     options.index.fix_thin = args.fix_thin;
-    if args.check_self_contained_and_connected {
+    if args.check_self_contained_and_connected || args.strict.is_some() {
         options.index.links = Some(LinkCheck::default());
     }
     if let Some((version, offset)) = args.index_version {
@@ -106,7 +114,7 @@ fn options(
     Ok(options)
 }
 
-/// Runs `index-pack`.
+/// Runs `index-pack`; what fsck found is printed before the outcome, as git prints it.
 pub fn run(args: IndexPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context.repository()?;
     let config = context.config(repo.as_ref())?;
@@ -120,6 +128,14 @@ pub fn run(args: IndexPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if let Some(format) = args.object_format.as_deref().filter(|f| *f != "sha1") {
         bail!("unknown hash algorithm '{format}' (only sha1 is supported yet)");
     }
+    let fsck = args.strict.as_deref().or(args.fsck_objects.as_deref());
+    let checker = fsck
+        .map(|list| -> anyhow::Result<Checker> {
+            let mut fsck = FsckOptions::default();
+            fsck.parse_list(list, options.index.hash, Path::new("."))?;
+            Ok(Checker::new(options.index.hash, fsck))
+        })
+        .transpose()?;
     let progress = TerminalProgress::new(args.verbose || args.progress);
     // git's fetch-pack waits for a NUL on stderr: the whole pack was read.
     let report = args.report_end_of_input;
@@ -130,12 +146,29 @@ pub fn run(args: IndexPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if let Some(repo) = &repo {
         indexer = indexer.lookup(repo.objects());
     }
+    if let Some(checker) = &checker {
+        indexer = indexer.check(checker);
+    }
+    let outcome = index(&args, repo.as_ref(), &indexer, &options);
+    for finding in checker.iter().flat_map(Checker::findings) {
+        eprintln!("{}: {finding}", finding.level());
+    }
+    outcome
+}
+
+/// Indexes, verifies or receives the pack, as the flags ask.
+fn index(
+    args: &IndexPackArgs,
+    repo: Option<&Repository>,
+    indexer: &PackIndexer<'_>,
+    options: &StoreOptions,
+) -> anyhow::Result<ExitCode> {
     if args.verify || args.verify_stat || args.verify_stat_only {
         let pack_path = args
             .pack_file
             .as_deref()
             .ok_or_else(|| anyhow!("--verify with no packfile name given"))?;
-        let pack = pack_store::verify(pack_path, args.index_file.as_deref(), &indexer)?;
+        let pack = pack_store::verify(pack_path, args.index_file.as_deref(), indexer)?;
         let listing = match args.verify_stat_only {
             true => Listing::Histogram,
             false => Listing::Objects,
@@ -145,42 +178,44 @@ pub fn run(args: IndexPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    if args.stdin {
-        let Some(repo) = &repo else {
-            bail!("--stdin requires a git repository");
-        };
-        let destination = Destination {
-            pack_file: args.pack_file.clone(),
-            index_file: args.index_file.clone(),
-            keep: args.keep.clone(),
-            promisor: args.promisor.clone(),
-        };
-        let stdin = std::io::stdin();
-        let header = args.pack_header.as_ref().map_or(&[][..], |h| &h[..]);
-        let stored = pack_store::receive(
-            &mut header.chain(stdin.lock()),
-            repo.objects().dir(),
-            &destination,
-            &indexer,
-            &options,
-            None,
-            &|_| Ok(()),
-        )?;
-        writeln!(std::io::stdout().lock(), "{stored}")?;
-        if stored
-            .outside_links
-            .is_some_and(|outside| !outside.is_empty())
-        {
-            // git's callers read 1 as "stored, but not self-contained": they walk the rest.
-            return Ok(ExitCode::from(1));
-        }
-    } else {
+    if !args.stdin {
         let pack_path = args.pack_file.as_deref().ok_or_else(|| {
             anyhow!("usage: sluice index-pack [-v] [-o <index-file>] <pack-file>")
         })?;
         let checksum =
-            pack_store::index_file(pack_path, args.index_file.as_deref(), &indexer, &options)?;
+            pack_store::index_file(pack_path, args.index_file.as_deref(), indexer, options)?;
         writeln!(std::io::stdout().lock(), "{checksum}")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(repo) = repo else {
+        bail!("--stdin requires a git repository");
+    };
+    let destination = Destination {
+        pack_file: args.pack_file.clone(),
+        index_file: args.index_file.clone(),
+        keep: args.keep.clone(),
+        promisor: args.promisor.clone(),
+    };
+    let header = args.pack_header.as_ref().map_or(&[][..], |h| &h[..]);
+    // --strict: everything the pack refers to must be in it or in the repository.
+    let present = links_present(repo.objects(), StoreError::NotReceived);
+    let stored = pack_store::receive(
+        &mut header.chain(std::io::stdin().lock()),
+        repo.objects().dir(),
+        &destination,
+        indexer,
+        options,
+        None,
+        &|pack| match args.strict.is_some() {
+            true => present(pack),
+            false => Ok(()),
+        },
+    )?;
+    writeln!(std::io::stdout().lock(), "{stored}")?;
+    let outside = stored.outside_links.unwrap_or_default();
+    if args.check_self_contained_and_connected && !outside.is_empty() {
+        // git's callers read 1 as "stored, but not self-contained": they walk the rest.
+        return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
 }
