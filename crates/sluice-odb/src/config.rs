@@ -28,7 +28,7 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     /// A value that is not of the type its key needs.
-    #[error("bad {kind} config value '{value}' for '{key}'")]
+    #[error("bad {kind} config value '{value}' for '{key}'{why}")]
     Value {
         /// The key.
         key: String,
@@ -36,6 +36,8 @@ pub enum ConfigError {
         value: String,
         /// What was expected ("boolean", "numeric").
         kind: &'static str,
+        /// git's reason, with its separator (": invalid unit"), or nothing.
+        why: &'static str,
     },
     /// A `-c` override without `=` or a key with no section.
     #[error("bogus config parameter: {0}")]
@@ -298,6 +300,7 @@ impl Config {
                     key: key.to_owned(),
                     value: value.to_owned(),
                     kind: "boolean",
+                    why: "",
                 }),
             },
         }
@@ -314,6 +317,14 @@ impl Config {
                 key: key.to_owned(),
                 value: value.to_owned(),
                 kind: "numeric",
+                // As git: a number too large is out of range, anything else a bad unit.
+                why: match value
+                    .trim()
+                    .trim_end_matches(['k', 'K', 'm', 'M', 'g', 'G'])
+                {
+                    digits if digits.parse::<i128>().is_ok() => ": out of range",
+                    _ => ": invalid unit",
+                },
             })
     }
 }

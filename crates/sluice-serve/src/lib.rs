@@ -10,6 +10,7 @@
 
 mod advertise;
 pub mod daemon;
+mod filter_policy;
 mod http;
 mod negotiate;
 pub mod pack_cache;

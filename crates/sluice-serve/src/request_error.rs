@@ -83,6 +83,26 @@ pub enum RequestError {
     /// A `filter` line where filtering is not allowed.
     #[error("unexpected line: 'filter' (filtering is not allowed)")]
     FilterNotAllowed,
+    /// A filter the settings do not grant (`uploadpackfilter.*allow`).
+    #[error("filter '{kind}' not supported")]
+    FilterNotSupported {
+        /// The filter's name in the settings.
+        kind: &'static str,
+    },
+    /// A `tree:<depth>` deeper than `uploadpackfilter.tree.maxDepth`.
+    #[error("tree filter allows max depth {max}, but got {depth}")]
+    TreeDepthTooDeep {
+        /// The limit.
+        max: u64,
+        /// What was asked.
+        depth: u64,
+    },
+    /// A filter git has and this server does not compute (yet).
+    #[error("filter '{kind}' not supported by this server (sluice)")]
+    FilterUnsupported {
+        /// The filter's name.
+        kind: &'static str,
+    },
     /// A filter that does not parse.
     #[error("invalid filter-spec '{spec}'")]
     InvalidFilter {

@@ -22,5 +22,6 @@ mod serve;
 mod shallow_servers;
 mod thin_and_collisions;
 mod transports;
+mod upload_filters;
 mod upload_pack;
 mod verify_pack;

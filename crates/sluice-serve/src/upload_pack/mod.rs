@@ -3,6 +3,7 @@
 //! or one HTTP request (`--stateless-rpc`).
 
 use crate::advertise::{list_refs, RefList};
+use crate::filter_policy::FilterPolicy;
 use crate::pack_cache::PackCache;
 use crate::request_error::RequestError;
 use crate::shallow::{shallow_info, Deepen, ShallowInfo};
@@ -104,6 +105,8 @@ struct Session<'a, R, W> {
     /// Where the repository's own history is cut, when it is shallow: advertised in v0, told
     /// in v2's shallow-info, and never walked past.
     own_shallow: IdSet,
+    /// The filters the settings grant, once read.
+    filters: Option<FilterPolicy>,
 }
 
 /// Serves one upload-pack conversation.
@@ -120,6 +123,7 @@ pub fn upload_pack<R: Read, W: Write + Send + 'static>(
         options: options.clone(),
         refs: list_refs(repo)?,
         own_shallow: repo.shallow_commits()?.into_iter().collect(),
+        filters: None,
     };
     let result = match options.protocol {
         Protocol::V2 => session.serve_v2(),
@@ -219,12 +223,22 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
         Ok(self.repo.config().get_bool(key)?.unwrap_or(false))
     }
 
+    /// Reads the `uploadpackfilter.*` settings (once): where git reads them, so that a bad
+    /// value ends the conversation at the same point.
+    fn load_filters(&mut self) -> Result<&FilterPolicy, ServeError> {
+        let policy = match self.filters.take() {
+            Some(policy) => policy,
+            None => FilterPolicy::from_config(self.repo.config())?,
+        };
+        Ok(self.filters.insert(policy))
+    }
+
     fn allow_filter(&self) -> Result<bool, ServeError> {
         self.bool_config("uploadpack.allowfilter")
     }
 
     /// `shallow`, `deepen*` and `filter` lines, shared by v0 and v2.
-    fn parse_deepen_line(&self, line: &str, request: &mut Request) -> Result<bool, ServeError> {
+    fn parse_deepen_line(&mut self, line: &str, request: &mut Request) -> Result<bool, ServeError> {
         if let Some(hex) = line.strip_prefix("shallow ") {
             let id = self.parse_id(hex, "shallow")?;
             push_bounded(&mut request.client_shallow, id)?;
@@ -258,11 +272,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
             if !self.allow_filter()? {
                 return Err(RequestError::FilterNotAllowed.into());
             }
-            request.filter = ObjectFilter::parse(spec).ok_or_else(|| {
-                ServeError::from(RequestError::InvalidFilter {
-                    spec: spec.to_owned(),
-                })
-            })?;
+            request.filter = self.load_filters()?.judge(spec)?;
         } else {
             return Ok(false);
         }

@@ -73,6 +73,8 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
     }
 
     pub(super) fn serve_v0(&mut self) -> Result<(), ServeError> {
+        // git reads its settings before it says anything.
+        self.load_filters()?;
         if !self.options.stateless_rpc || self.options.advertise_refs {
             self.advertise_v0()?;
         }

@@ -10,31 +10,29 @@ use sluice_wire::sideband::LARGE_PAYLOAD;
 use std::io::{Read, Write};
 
 impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
+    /// Sends each capability as it is worked out, as git does: a bad setting ends the
+    /// advertisement where it is read (the client then finds no flush).
     fn advertise_v2(&mut self) -> Result<(), ServeError> {
+        self.send("version 2\n")?;
+        self.send(&format!("agent={}\n", agent()))?;
+        let ls_refs = match self.unborn()? {
+            Unborn::Advertise => "ls-refs=unborn\n",
+            Unborn::Allow | Unborn::Ignore => "ls-refs\n",
+        };
+        self.send(ls_refs)?;
         let mut fetch = String::from("fetch=shallow wait-for-done");
+        self.load_filters()?;
         if self.allow_filter()? {
             fetch.push_str(" filter");
         }
         if self.bool_config("uploadpack.allowrefinwant")? {
             fetch.push_str(" ref-in-want");
         }
-        let ls_refs = match self.unborn()? {
-            Unborn::Advertise => "ls-refs=unborn\n",
-            Unborn::Allow | Unborn::Ignore => "ls-refs\n",
-        };
-        let mut lines = vec![
-            "version 2\n".to_owned(),
-            format!("agent={}\n", agent()),
-            ls_refs.to_owned(),
-            format!("{fetch}\n"),
-            "server-option\n".to_owned(),
-            format!("object-format={}\n", self.hash().name()),
-        ];
+        self.send(&format!("{fetch}\n"))?;
+        self.send("server-option\n")?;
+        self.send(&format!("object-format={}\n", self.hash().name()))?;
         if self.bool_config("transfer.advertisesid")? {
-            lines.push(format!("session-id={}\n", session_id()));
-        }
-        for line in lines {
-            self.send(&line)?;
+            self.send(&format!("session-id={}\n", session_id()))?;
         }
         self.flush()
     }
