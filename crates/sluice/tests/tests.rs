@@ -7,6 +7,7 @@ mod bad_servers;
 mod checkout;
 mod clone;
 mod connectivity;
+mod fetch_head;
 mod fetch_pack;
 mod fetch_refs;
 mod fsck;

@@ -119,8 +119,10 @@ pub struct RefPlan {
     pub force: bool,
     /// `--update-head-ok`: the branch checked out may be a destination.
     pub update_head_ok: bool,
-    /// `branch.<current>.merge` when the current branch's remote is this one.
-    pub merge_branch: Option<String>,
+    /// The values of `branch.<current>.merge` when the current branch's remote is this one.
+    pub merge_branches: Vec<String>,
+    /// No refspec (but `--tags`'s) names what to fetch: the remote's HEAD is fetched.
+    pub head: bool,
     /// Tags are followed only when some refspec stores what it fetches, as in git.
     pub follow_tags: bool,
 }
@@ -142,8 +144,11 @@ impl RefPlan {
         for spec in self.specs.iter().filter(|s| !s.negative) {
             prefixes.extend(spec.ref_prefixes());
         }
-        if self.specs.is_empty() {
+        if self.head {
             prefixes.push("HEAD".into());
+        }
+        if !self.explicit {
+            prefixes.extend(self.merge_branches.iter().cloned());
         }
         if self.follow_tags {
             prefixes.push("refs/tags/".into());
@@ -161,7 +166,7 @@ impl RefPlan {
     ) -> Result<Mapping, MappingError> {
         let specs = &self.specs;
         let mut updates: Vec<Update> = Vec::new();
-        if specs.is_empty() {
+        if self.head {
             if let Some(head) = advertised.iter().find(|r| r.name == "HEAD") {
                 updates.push(Update {
                     remote: head.clone(),
@@ -176,7 +181,7 @@ impl RefPlan {
                 .iter()
                 .any(|s| s.negative && s.matches(name).is_some())
         };
-        for spec in specs.iter().filter(|s| !s.negative) {
+        for (n, spec) in specs.iter().enumerate().filter(|(_, s)| !s.negative) {
             let candidates = advertised.iter().filter(|r| !excluded(&r.name));
             // A plain name fetches the one ref it names best, as git resolves a short name.
             let matched: Vec<&RemoteRef> = match spec.is_exact() {
@@ -190,8 +195,7 @@ impl RefPlan {
                 let Some(star) = spec.matches(&remote_ref.name) else {
                     continue;
                 };
-                let for_merge =
-                    self.explicit || self.merge_branch.as_deref() == Some(remote_ref.name.as_str());
+                let for_merge = self.for_merge(n, spec, &remote_ref.name);
                 updates.push(Update {
                     remote: remote_ref.clone(),
                     local: spec.destination(&star),
@@ -229,7 +233,42 @@ impl RefPlan {
                 listed: Listed::ForMerge,
             });
         }
+        self.add_merge_refs(advertised, &mut updates);
         Ok(Mapping::Updates(updates))
+    }
+
+    /// Whether `name`, fetched by the `n`th refspec `spec`, is a candidate for `git pull`:
+    /// everything the command line names; else the branch's merge values; else, without
+    /// those, what the first configured refspec fetches unless it is a glob.
+    fn for_merge(&self, n: usize, spec: &Refspec, name: &str) -> bool {
+        if self.explicit {
+            return true;
+        }
+        match self.merge_branches.is_empty() {
+            false => self.merge_branches.iter().any(|m| m == name),
+            true => n == 0 && spec.is_exact(),
+        }
+    }
+
+    /// A merge value no refspec fetches is fetched all the same, into FETCH_HEAD alone, as
+    /// git's fetch does so that `git pull` finds it.
+    fn add_merge_refs(&self, advertised: &[RemoteRef], updates: &mut Vec<Update>) {
+        if self.explicit {
+            return;
+        }
+        for merge in &self.merge_branches {
+            if updates.iter().any(|u| u.remote.name == *merge) {
+                continue;
+            }
+            if let Some(remote_ref) = advertised.iter().find(|r| r.name == *merge) {
+                updates.push(Update {
+                    remote: remote_ref.clone(),
+                    local: None,
+                    force: false,
+                    listed: Listed::ForMerge,
+                });
+            }
+        }
     }
 
     /// Refuses, before anything is fetched or moved, as git does, a destination that is no

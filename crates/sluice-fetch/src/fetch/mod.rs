@@ -6,6 +6,7 @@
 //! prints the report.
 
 mod fetch_head;
+pub mod legacy_remotes;
 mod mapping;
 mod plan;
 mod remotes;

@@ -3,6 +3,7 @@
 //! pruning, tag following and the filter, from the command line, then the remote's
 //! configuration, then `fetch.*`.
 
+use super::legacy_remotes;
 use super::mapping::{RefPlan, TAG_REFSPEC};
 use super::report::short_name;
 use crate::partial::fetch_filter;
@@ -93,21 +94,27 @@ impl FetchPlan {
                 .to_owned(),
         };
         let configured_url = config.get(&format!("remote.{remote_name}.url"));
-        let (url_text, named) = match configured_url {
-            Some(url) => (url.to_owned(), true),
-            None if choice.repository.is_some() => (remote_name.clone(), false),
-            None => return Err(FetchPlanError::NoSuchRemote { name: remote_name }),
+        let legacy = match configured_url {
+            Some(_) => None,
+            None => legacy_remotes::read(repo.common_dir(), &remote_name, config),
+        };
+        let (url_text, named) = match (configured_url, &legacy) {
+            (Some(url), _) => (url.to_owned(), true),
+            (None, Some(legacy)) => (legacy.url.clone(), true),
+            (None, None) if choice.repository.is_some() => (remote_name.clone(), false),
+            (None, None) => return Err(FetchPlanError::NoSuchRemote { name: remote_name }),
         };
         let remote = Remote::resolve(cwd, &url_text)?;
         let filter = fetch_filter(repo, &remote_name, choice.filter, choice.no_filter)?;
-        let mut configured: Vec<Refspec> = if named {
-            config
-                .get_all(&format!("remote.{remote_name}.fetch"))
+        let mut configured: Vec<Refspec> = match (&legacy, named) {
+            (Some(legacy), _) => (legacy.fetch.iter())
+                .map(|spec| Refspec::parse(spec))
+                .collect::<Result<_, _>>()?,
+            (None, true) => (config.get_all(&format!("remote.{remote_name}.fetch")))
                 .into_iter()
                 .map(Refspec::parse)
-                .collect::<Result<_, _>>()?
-        } else {
-            Vec::new()
+                .collect::<Result<_, _>>()?,
+            (None, false) => Vec::new(),
         };
         let mut command_line = choice.refspecs.clone();
         // The command line first, then the remote's setting, then `fetch.*`.
@@ -135,6 +142,8 @@ impl FetchPlan {
             }
         }
         let explicit = !command_line.is_empty();
+        // With no refspec at all (`--tags` aside), the remote's HEAD is fetched, for merge.
+        let head = !explicit && configured.is_empty();
         let mut specs: Vec<Refspec> = if explicit {
             command_line
         } else {
@@ -150,13 +159,15 @@ impl FetchPlan {
             specs.push(Refspec::parse(TAG_REFSPEC)?);
         }
         let stores = specs.iter().any(|s| !s.negative && s.dst.is_some());
-        let merge_branch = current_branch.as_deref().and_then(|b| {
-            let remote_of = config.get(&format!("branch.{}.remote", short_name(b)))?;
-            (remote_of == remote_name)
-                .then(|| config.get(&format!("branch.{}.merge", short_name(b))))
-                .flatten()
-                .map(str::to_owned)
-        });
+        // The branch's merge values count when its remote is this one.
+        let merge_branches = match current_branch.as_deref().map(short_name) {
+            Some(b) if config.get(&format!("branch.{b}.remote")) == Some(&remote_name) => (config
+                .get_all(&format!("branch.{b}.merge")))
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+            _ => Vec::new(),
+        };
         let refs = RefPlan {
             remote_name,
             current_branch,
@@ -164,7 +175,8 @@ impl FetchPlan {
             explicit,
             force: choice.force,
             update_head_ok: choice.update_head_ok,
-            merge_branch,
+            merge_branches,
+            head,
             follow_tags: stores && !no_tags && !all_tags,
             specs,
         };

@@ -392,6 +392,12 @@ fn in_order(
         );
         remote_cut.apply(repo, odb, &known, &mut later)?;
     }
+    // What is no commit (a tag of a tree or a blob) is nothing `git pull` could merge.
+    for update in updates.iter_mut().filter(|u| u.listed == Listed::ForMerge) {
+        if odb.peel_to_commit(update.remote.id).is_none() {
+            update.listed = Listed::NotForMerge;
+        }
+    }
     updates.sort_by_key(|u| u.listed.pass());
     later.sort_by_key(|u| u.listed.pass());
     updates.append(&mut later);
