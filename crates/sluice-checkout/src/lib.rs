@@ -22,7 +22,7 @@ mod objects;
 pub mod path_check;
 pub mod revision;
 pub mod tree;
-mod wildmatch;
+pub mod wildmatch;
 pub mod writer;
 
 pub use checkout::{

@@ -19,6 +19,8 @@ pub struct Connection {
     pub(crate) unborn_head: Option<String>,
     /// Where a shallow server's history is cut, as protocol v0 advertises after the refs.
     pub(crate) advertised_shallow: Vec<ObjectId>,
+    /// `-o` / `--server-option`: sent with every protocol v2 command.
+    pub(crate) server_options: Vec<String>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -95,6 +97,7 @@ impl Connection {
             advertised: Vec::new(),
             unborn_head: None,
             advertised_shallow: Vec::new(),
+            server_options: options.server_options.clone(),
         };
         connection.read_advertisement()?;
         Ok(connection)

@@ -34,7 +34,7 @@ pub use protocol_error::{Got, ProtocolError};
 pub use remote::Remote;
 pub use request::{Deepen, FetchRequest, Fetched, Negotiator, NoHaves, RemoteRef};
 pub use transport::{
-    stop_servers, ConnectOptions, HttpFailure, ProtocolVersion, SettingsError, TlsTrust,
+    stop_servers, ConnectOptions, HttpFailure, IpVersion, ProtocolVersion, SettingsError, TlsTrust,
 };
 pub use url::{anonymized, RemoteUrl};
 
@@ -88,6 +88,14 @@ pub enum FetchError {
     SshPort {
         /// The ssh program.
         program: String,
+    },
+    /// `-4` or `-6` for an ssh program whose options are not known.
+    #[error("ssh variant '{variant}' does not support {flag}")]
+    SshIpVersion {
+        /// The variant.
+        variant: &'static str,
+        /// `-4` or `-6`.
+        flag: &'static str,
     },
     /// No connection to the host could be made.
     #[error("unable to connect to {host}:{port}: {source}")]

@@ -61,19 +61,25 @@ pub enum ReferenceError {
     /// `--dissociate` could not copy the borrowed objects in.
     #[error("cannot repack to clean up")]
     Repack(#[from] sluice_generate::RepackError),
+    /// The repository could not be opened again.
+    #[error(transparent)]
+    Reopen(#[from] sluice_odb::RepoError),
     /// `--dissociate` could not remove the alternates file.
     #[error("cannot unlink temporary alternates file")]
     Unlink(#[source] std::io::Error),
 }
 
 /// `clone --dissociate`: the objects borrowed from reference repositories are copied in by a
-/// repack, and the alternates file goes. `repo` must be opened after the clone's pack arrived.
+/// repack, and the alternates file goes.
 pub fn dissociate(repo: &Repository) -> Result<(), ReferenceError> {
     let alternates = repo.git_dir().join("objects/info/alternates");
     if !alternates.exists() {
         return Ok(());
     }
-    sluice_generate::repack_all(repo)?;
+    // Opened again: the clone's pack is there now.
+    let work_tree = repo.work_tree().map(Path::to_owned);
+    let repo = Repository::open_git_dir(repo.git_dir().to_owned(), work_tree)?;
+    sluice_generate::repack_all(&repo)?;
     std::fs::remove_file(&alternates).map_err(ReferenceError::Unlink)
 }
 

@@ -36,6 +36,12 @@ impl Connection {
         if self.has_capability("object-format") {
             write_line(&mut request, "object-format=sha1");
         }
+        // As git: sent only to a server that takes them.
+        if self.has_capability("server-option") {
+            for option in &self.server_options {
+                write_line(&mut request, &format!("server-option={option}"));
+            }
+        }
         let _ = write_delimiter(&mut request);
         for argument in arguments {
             write_line(&mut request, argument);

@@ -49,6 +49,7 @@ pub fn remove_all() {
 /// A directory an operation creates (a clone's): removed when the guard goes before
 /// [`NewDirectory::disarm`] (the operation failed), and on a signal; a directory that existed
 /// empty before is emptied instead.
+#[derive(Debug)]
 pub struct NewDirectory {
     path: PathBuf,
     /// The directory existed (empty) before: empty it rather than remove it.

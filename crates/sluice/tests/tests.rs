@@ -6,6 +6,7 @@ mod advertisement;
 mod bad_servers;
 mod checkout;
 mod clone;
+mod command_options;
 mod connectivity;
 mod fetch_head;
 mod fetch_pack;

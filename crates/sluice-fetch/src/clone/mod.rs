@@ -6,6 +6,7 @@
 
 mod config;
 mod early;
+mod layout;
 mod local;
 mod partial;
 mod plan;
@@ -14,8 +15,12 @@ mod run;
 
 pub use config::{write_config, Recorded};
 pub use early::EarlyCheckout;
+pub use layout::{check_ref_format, Layout, LayoutError};
 pub use local::{local_source, LocalChoice};
-pub use plan::{directory_name, ClonePlan, CloneShape, Mapped, Origin, OriginError, PlanError};
+pub use plan::{
+    directory_name, guess_remote_head, ClonePlan, CloneShape, Mapped, Origin, OriginError,
+    PlanError,
+};
 pub use refs::{write_refs, RefLog};
 pub use run::{clone_into, CloneMessages, CloneOptions, Cloned, LocalSource, Told};
 

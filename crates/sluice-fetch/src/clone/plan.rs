@@ -219,6 +219,27 @@ impl<'a> ClonePlan<'a> {
     }
 }
 
+/// Where a remote's detached HEAD (no symref target) is taken to point, as git guesses: the
+/// branch of the default name (`init.defaultBranch`, given) if it is at the same commit, else
+/// the first branch that is; with none, HEAD stays detached.
+pub fn guess_remote_head(advertised: &mut [RemoteRef], default_branch: &str) {
+    let Some(head) = advertised.iter().find(|r| r.name == "HEAD") else {
+        return;
+    };
+    if head.symref_target.is_some() {
+        return;
+    }
+    let default = format!("refs/heads/{default_branch}");
+    let at_head = |r: &&RemoteRef| r.id == head.id && r.name.starts_with("refs/heads/");
+    let guess = (advertised.iter().filter(at_head))
+        .find(|r| r.name == default)
+        .or_else(|| advertised.iter().find(at_head))
+        .map(|r| r.name.clone());
+    if let Some(head) = advertised.iter_mut().find(|r| r.name == "HEAD") {
+        head.symref_target = guess;
+    }
+}
+
 /// The branch HEAD names and the detached commit, from the remote's HEAD or `--branch`.
 fn head(
     shape: &CloneShape,
@@ -230,7 +251,10 @@ fn head(
         .find(|r| r.name == "HEAD")
         .and_then(|h| h.symref_target.clone());
     let Some(name) = &shape.branch else {
-        return Ok((remote_head, None));
+        // A HEAD that names no branch is the remote's detached HEAD: so is ours.
+        let detached = advertised.iter().find(|r| r.name == "HEAD");
+        let detached = detached.filter(|_| remote_head.is_none()).map(|h| h.id);
+        return Ok((remote_head, detached));
     };
     let branch = format!("refs/heads/{name}");
     let tag = format!("refs/tags/{name}");

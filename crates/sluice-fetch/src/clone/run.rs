@@ -6,7 +6,7 @@
 use super::config::{write_config, Recorded};
 use super::early::EarlyCheckout;
 use super::partial::fetch_missing_blobs;
-use super::plan::{ClonePlan, CloneShape, Origin};
+use super::plan::{guess_remote_head, ClonePlan, CloneShape, Origin};
 use super::refs::{write_refs, RefLog};
 use super::CloneError;
 use crate::local_clone::{transfer_objects, ObjectTransfer};
@@ -105,7 +105,8 @@ pub fn clone_into(
     }
     let prefixes = origin.ref_prefixes(&options.shape);
     let prefixes: Vec<&str> = prefixes.iter().map(String::as_str).collect();
-    let advertised = connection.ls_refs(&prefixes)?;
+    let mut advertised = connection.ls_refs(&prefixes)?;
+    guess_remote_head(&mut advertised, initial);
     let mut plan = ClonePlan::new(&options.shape, origin, &advertised)?;
     if advertised.is_empty() {
         // An empty remote: HEAD names the branch its HEAD will make when protocol v2 says

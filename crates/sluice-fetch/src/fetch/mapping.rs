@@ -123,6 +123,8 @@ pub struct RefPlan {
     pub merge_branches: Vec<String>,
     /// No refspec (but `--tags`'s) names what to fetch: the remote's HEAD is fetched.
     pub head: bool,
+    /// `--refmap`: used instead of `configured` to track the command line's refs in passing.
+    pub refmap: Option<Vec<Refspec>>,
     /// Tags are followed only when some refspec stores what it fetches, as in git.
     pub follow_tags: bool,
 }

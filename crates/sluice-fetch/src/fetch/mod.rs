@@ -8,6 +8,7 @@
 mod fetch_head;
 pub mod legacy_remotes;
 mod mapping;
+mod negotiation_tips;
 mod plan;
 mod remotes;
 mod report;

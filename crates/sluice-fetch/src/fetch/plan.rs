@@ -56,6 +56,9 @@ pub struct FetchChoice<'a> {
     pub filter: Option<&'a str>,
     /// `--no-filter`.
     pub no_filter: bool,
+    /// `--refmap`: what maps the command line's refs to remote-tracking refs in passing,
+    /// instead of the remote's refspecs (an empty one: nothing); none given, the remote's.
+    pub refmap: &'a [String],
 }
 
 /// One fetch, planned.
@@ -177,6 +180,15 @@ impl FetchPlan {
             update_head_ok: choice.update_head_ok,
             merge_branches,
             head,
+            refmap: match choice.refmap.is_empty() {
+                true => None,
+                false => Some(
+                    (choice.refmap.iter())
+                        .filter(|spec| !spec.is_empty())
+                        .map(|spec| Refspec::parse(spec))
+                        .collect::<Result<_, _>>()?,
+                ),
+            },
             follow_tags: stores && !no_tags && !all_tags,
             specs,
         };

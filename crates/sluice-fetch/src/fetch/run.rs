@@ -8,6 +8,7 @@ use super::mapping::{
     drop_duplicates, follow_known_tags, track_in_passing, Listed, Mapping, MappingError, RefPlan,
     Update,
 };
+use super::negotiation_tips::{negotiation_tips, TipError};
 use super::report::Report;
 use super::update::{
     any_rejected, conflicts, prune_stale, stale_refs, update_refs, Changes, Refused, RemoteCut,
@@ -60,6 +61,9 @@ pub enum RunError {
     /// FETCH_HEAD could not be written.
     #[error(transparent)]
     FetchHead(#[from] LockError),
+    /// A `--negotiation-tip` names nothing.
+    #[error(transparent)]
+    Tip(#[from] TipError),
     /// `--unshallow` in a repository whose history is whole.
     #[error("--unshallow on a complete repository does not make sense")]
     UnshallowComplete,
@@ -87,6 +91,8 @@ pub struct FetchOptions<'a> {
     pub unshallow: bool,
     /// `--refetch`: offer nothing, as if the repository had nothing.
     pub refetch: bool,
+    /// `--negotiation-tip`: offer only these refs' (or objects') history.
+    pub negotiation_tips: Vec<String>,
     /// `--update-shallow`.
     pub update_shallow: bool,
     /// `--atomic`.
@@ -163,7 +169,8 @@ pub fn fetch_remote(
         false => Vec::new(),
     };
     if plan.explicit {
-        track_in_passing(&mut updates, &plan.configured, plan.force);
+        let tracking = plan.refmap.as_ref().unwrap_or(&plan.configured);
+        track_in_passing(&mut updates, tracking, plan.force);
     }
     let (updates, warnings) = drop_duplicates(updates)?;
     for warning in warnings {
@@ -225,7 +232,10 @@ fn receive_missing(
     // `--refetch` offers nothing, so that the server sends all the wants reach.
     let mut tips: Vec<ObjectId> = Vec::new();
     if !options.refetch {
-        tips.extend(repo.refs().list()?.into_iter().map(|(_, id)| id));
+        match options.negotiation_tips.is_empty() {
+            true => tips.extend(repo.refs().list()?.into_iter().map(|(_, id)| id)),
+            false => tips.extend(negotiation_tips(repo, &options.negotiation_tips)?),
+        }
         tips.extend(alternate_tips(repo.objects()));
     }
     let mut negotiator = HistoryNegotiator::new(repo.objects(), tips);

@@ -3,7 +3,7 @@
 //! own response. Redirects of the first request move the base URL, as git's do; credentials
 //! come from the URL or from `git credential fill`; `http.extraHeader` goes on every request.
 
-use super::{ConnectOptions, Link, ProtocolVersion, Response, TlsTrust};
+use super::{ConnectOptions, IpVersion, Link, ProtocolVersion, Response, TlsTrust};
 use crate::FetchError;
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -297,6 +297,11 @@ pub(super) fn connect(
         // As curl does for git: credentials follow a redirect to the same host, and only there.
         .redirect_auth_headers(RedirectAuthHeaders::SameHost)
         .timeout_per_read(options.idle_timeout)
+        .ip_family(match options.ip_version {
+            IpVersion::Any => ureq::config::IpFamily::Any,
+            IpVersion::V4 => ureq::config::IpFamily::Ipv4Only,
+            IpVersion::V6 => ureq::config::IpFamily::Ipv6Only,
+        })
         .user_agent(sluice_wire::agent::user_agent(concat!(
             "git/sluice-",
             env!("CARGO_PKG_VERSION")

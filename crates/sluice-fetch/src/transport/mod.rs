@@ -47,6 +47,43 @@ pub struct ConnectOptions {
     pub tls_trust: TlsTrust,
     /// How long the server may stay silent before the fetch fails.
     pub idle_timeout: Option<Duration>,
+    /// `-4` / `-6`: which addresses to connect to.
+    pub ip_version: IpVersion,
+    /// `-o` / `--server-option` (else `remote.<name>.serverOption`): protocol v2's
+    /// `server-option` lines.
+    pub server_options: Vec<String>,
+}
+
+/// Which addresses a connection may use (`-4`, `-6`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum IpVersion {
+    /// Either.
+    #[default]
+    Any,
+    /// IPv4 only.
+    V4,
+    /// IPv6 only.
+    V6,
+}
+
+impl IpVersion {
+    /// From `-4` and `-6` (the last given wins, which the command line decides).
+    pub fn from_flags(ipv4: bool, ipv6: bool) -> IpVersion {
+        match (ipv4, ipv6) {
+            (true, _) => IpVersion::V4,
+            (_, true) => IpVersion::V6,
+            _ => IpVersion::Any,
+        }
+    }
+
+    /// Whether `address` may be used.
+    pub fn allows(self, address: &std::net::SocketAddr) -> bool {
+        match self {
+            IpVersion::Any => true,
+            IpVersion::V4 => address.is_ipv4(),
+            IpVersion::V6 => address.is_ipv6(),
+        }
+    }
 }
 
 /// Which servers an https connection trusts, as git's `http.ssl*` settings choose.
@@ -73,6 +110,8 @@ impl Default for ConnectOptions {
             http_extra_headers: Vec::new(),
             tls_trust: TlsTrust::Default,
             idle_timeout: None,
+            ip_version: IpVersion::Any,
+            server_options: Vec::new(),
         }
     }
 }

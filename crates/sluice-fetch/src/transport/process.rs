@@ -1,7 +1,7 @@
 //! upload-pack as a child process: run through the shell for local repositories, as git runs
 //! `git-upload-pack '<path>'`, or through ssh for `ssh://` and scp-like URLs.
 
-use super::{ConnectOptions, IdleTimeout, Link, ProtocolVersion, Response};
+use super::{ConnectOptions, IdleTimeout, IpVersion, Link, ProtocolVersion, Response};
 use crate::FetchError;
 use sluice_object::shell;
 use std::io::{BufWriter, Write};
@@ -186,21 +186,34 @@ pub(super) fn ssh(
         (None, None) => (Command::new("ssh"), "ssh".to_owned()),
     };
     let variant = variant(options, &program);
+    let family = match options.ip_version {
+        IpVersion::Any => None,
+        IpVersion::V4 => Some("-4"),
+        IpVersion::V6 => Some("-6"),
+    };
     match variant {
         SshVariant::OpenSsh => {
             if options.protocol == ProtocolVersion::V2 {
                 command.args(["-o", "SendEnv=GIT_PROTOCOL"]);
             }
+            command.args(family);
             if let Some(port) = port {
                 command.arg("-p").arg(port.to_string());
             }
         }
         SshVariant::Plink => {
+            command.args(family);
             if let Some(port) = port {
                 command.arg("-P").arg(port.to_string());
             }
         }
         SshVariant::Simple => {
+            if let Some(flag) = family {
+                return Err(FetchError::SshIpVersion {
+                    variant: "simple",
+                    flag,
+                });
+            }
             if port.is_some() {
                 return Err(FetchError::SshPort {
                     program: program.to_string(),

@@ -57,6 +57,8 @@ impl ConnectOptions {
             http_extra_headers: extra_headers(config.get_all("http.extraHeader")),
             tls_trust: tls_trust(config)?,
             idle_timeout: (timeout > 0).then(|| Duration::from_secs(timeout as u64)),
+            ip_version: super::IpVersion::Any,
+            server_options: Vec::new(),
         })
     }
 }

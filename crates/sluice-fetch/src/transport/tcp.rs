@@ -45,7 +45,7 @@ pub(super) fn connect(
     let addresses = (host, port).to_socket_addrs().map_err(unreachable)?;
     let mut last = None;
     let mut stream = None;
-    for address in addresses {
+    for address in addresses.filter(|a| options.ip_version.allows(a)) {
         match TcpStream::connect_timeout(&address, CONNECT_TIMEOUT) {
             Ok(connected) => {
                 stream = Some(connected);

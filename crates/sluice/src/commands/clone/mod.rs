@@ -14,17 +14,17 @@ use anyhow::bail;
 use clap::Args;
 use setup::{reject_shallow, write_settings};
 use sluice_fetch::clone::{
-    clone_into, local_source, CloneMessages, CloneOptions, CloneShape, LocalChoice, Origin, Told,
+    check_ref_format, clone_into, local_source, CloneMessages, CloneOptions, CloneShape, Layout,
+    LocalChoice, Origin, Told,
 };
 use sluice_fetch::date::parse_since;
 use sluice_fetch::partial::filter_spec;
 use sluice_fetch::reference::{add_references, dissociate, Need, Reference};
-use sluice_fetch::{ConnectOptions, Deepen, Remote, RemoteUrl};
+use sluice_fetch::{ConnectOptions, Deepen, IpVersion, Remote, RemoteUrl};
 use sluice_object::progress::Deferred;
-use sluice_odb::init::{init, initial_branch, InitOptions};
-use sluice_odb::tempfiles::NewDirectory;
+use sluice_odb::init::{initial_branch, InitOptions};
 use sluice_odb::Repository;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// `git clone`'s arguments (those this version supports).
@@ -109,6 +109,18 @@ pub struct CloneArgs {
     /// Name the remote <name> instead of `origin` (or `clone.defaultRemoteName`).
     #[arg(short = 'o', long, value_name = "name")]
     origin: Option<String>,
+    /// Put the repository at <git-dir>, and in the work tree a `.git` file naming it.
+    #[arg(long, value_name = "git-dir")]
+    separate_git_dir: Option<PathBuf>,
+    /// How refs are stored: files (reftable is refused: Sluice does not read it).
+    #[arg(long, value_name = "format")]
+    ref_format: Option<String>,
+    /// Use IPv4 addresses only.
+    #[arg(short = '4', long, overrides_with = "ipv6")]
+    ipv4: bool,
+    /// Use IPv6 addresses only.
+    #[arg(short = '6', long, overrides_with = "ipv4")]
+    ipv6: bool,
     /// The repository to clone: a path or any URL git takes.
     #[arg(value_name = "repository")]
     repository: String,
@@ -202,14 +214,17 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let directory = args.into.clone().unwrap_or_else(|| {
         PathBuf::from(sluice_fetch::clone::directory_name(&args.repository, bare))
     });
-    let target = context.cwd.join(&directory);
-    let existed = target.exists();
-    if existed && std::fs::read_dir(&target).map_or(true, |mut d| d.next().is_some()) {
-        bail!(
-            "destination path '{}' already exists and is not an empty directory.",
-            directory.display()
-        );
-    }
+    check_ref_format(args.ref_format.as_deref())?;
+    let work_tree_env = std::env::var_os("GIT_WORK_TREE").map(PathBuf::from);
+    let extensions = args.filter.is_some();
+    let kind = InitOptions {
+        initial: &initial,
+        bare,
+        extensions,
+    };
+    // Refused before "Cloning into", as git does.
+    let (env_tree, git_dir) = (work_tree_env.as_deref(), args.separate_git_dir.as_deref());
+    let mut layout = Layout::make(&context.cwd, &directory, git_dir, env_tree, kind)?;
     if !args.quiet {
         let into = if bare { "bare repository " } else { "" };
         eprintln!("Cloning into {into}'{}'...", directory.display());
@@ -218,25 +233,13 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     for warning in warnings {
         eprintln!("warning: {warning}");
     }
-    let mut cleanup = NewDirectory::new(target.clone(), existed);
-    let git_dir = if bare {
-        target.clone()
-    } else {
-        target.join(".git")
-    };
-    let kind = InitOptions {
-        initial: &initial,
-        bare,
-        extensions: args.filter.is_some(),
-    };
-    init(&git_dir, kind)?;
+    let git_dir = layout.git_dir.clone();
     write_settings(&git_dir, &args.config)?;
     let objects = git_dir.join("objects");
     for (given, why) in add_references(&context.cwd, &objects, &args.references())? {
         eprintln!("info: Could not add alternate for '{given}': {why}");
     }
-    let work_tree = (!bare).then(|| target.clone());
-    let repo = Repository::open_git_dir(git_dir.clone(), work_tree)?;
+    let repo = Repository::open_git_dir(git_dir.clone(), layout.work_tree.clone())?;
     let origin = Origin::from_config(repo.config(), args.origin.as_deref())?;
     let show_progress = crate::progress::enabled(!args.quiet, args.progress);
     let (receiving, checkout) = (TerminalProgress::new(show_progress), Deferred::default());
@@ -248,7 +251,10 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         tags: !args.no_tags,
         check_out: !bare && !args.no_checkout,
         reject_shallow: reject_shallow(&args, repo.config())?,
-        connect: ConnectOptions::from_config(repo.config(), args.upload_pack.as_deref())?,
+        connect: ConnectOptions {
+            ip_version: IpVersion::from_flags(args.ipv4, args.ipv6),
+            ..ConnectOptions::from_config(repo.config(), args.upload_pack.as_deref())?
+        },
         local,
         remote_progress: show_progress,
         receive_progress: &receiving,
@@ -258,17 +264,12 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let messages = Shown::new(args.quiet);
     let cloned = clone_into(&remote, &origin, &repo, &initial, &options, &messages)?;
     if args.dissociate {
-        // Opened again: the clone's pack is there now.
-        let work_tree = repo.work_tree().map(Path::to_owned);
-        dissociate(&Repository::open_git_dir(
-            repo.git_dir().to_owned(),
-            work_tree,
-        )?)?;
+        dissociate(&repo)?;
     }
     if cloned.checked_out_early {
         checkout.replay(&TerminalProgress::new(show_progress));
     }
-    cleanup.disarm();
+    layout.keep();
     Ok(ExitCode::SUCCESS)
 }
 

@@ -38,15 +38,13 @@ pub struct FetchArgs {
     /// Add to FETCH_HEAD instead of replacing it.
     #[arg(short, long)]
     append: bool,
-    /// Update the refs all together or not at all: one refused update leaves every ref as
-    /// it was.
+    /// Update every ref or none: one refused update leaves them all as they were.
     #[arg(long)]
     atomic: bool,
     /// Say what would change, and change no ref (objects are still fetched, as in git).
     #[arg(long)]
     dry_run: bool,
-    /// Remove remote-tracking refs whose branch is gone from the remote (default:
-    /// `remote.<name>.prune`, then `fetch.prune`).
+    /// Remove remote-tracking refs of branches gone from the remote (or as configured).
     #[arg(short, long, overrides_with = "no_prune")]
     prune: bool,
     /// Do not prune, whatever the configuration says.
@@ -68,16 +66,13 @@ pub struct FetchArgs {
     /// Read more refspecs from stdin, one per line, after those of the command line.
     #[arg(long)]
     stdin: bool,
-    /// Fetch every object the refs reach, as a new clone would, rather than only what this
-    /// repository lacks (to apply a changed `--filter`, or mend a damaged repository).
+    /// Fetch every object the refs reach, as a new clone would, not only what is missing.
     #[arg(long)]
     refetch: bool,
-    /// From a shallow remote, take refs whose history reaches where the remote's history is
-    /// cut too, adding those commits to `.git/shallow` (by default such refs are refused).
+    /// From a shallow remote, take refs that reach its cut too (adding it to .git/shallow).
     #[arg(long)]
     update_shallow: bool,
-    /// Make the one branch fetched for merging the upstream of the branch checked out
-    /// (`branch.<name>.remote` and `.merge`), as `git pull` will then use.
+    /// Make the branch fetched for merging the upstream of the branch checked out.
     #[arg(long)]
     set_upstream: bool,
     /// Fetch every tag too (`refs/tags/*:refs/tags/*`).
@@ -101,8 +96,7 @@ pub struct FetchArgs {
     /// Deepen, excluding what this remote ref reaches.
     #[arg(long, value_name = "revision")]
     shallow_exclude: Vec<String>,
-    /// A partial fetch: leave out what the filter excludes (`blob:none`, `blob:limit=<n>`),
-    /// and make the remote a promisor remote with this filter as its default, as git does.
+    /// A partial fetch: leave out what the filter excludes; the remote becomes a promisor.
     #[arg(long, value_name = "filter-spec", overrides_with = "no_filter")]
     filter: Option<String>,
     /// Fetch every object, whatever filter the remote's settings name.
@@ -126,8 +120,7 @@ pub struct FetchArgs {
     /// Report ref updates for people (the default; undoes an earlier `--porcelain`).
     #[arg(long, overrides_with = "porcelain")]
     no_porcelain: bool,
-    /// How many remotes to fetch at once. Accepted for git's command lines; Sluice fetches
-    /// them one after another.
+    /// How many remotes to fetch at once (accepted; Sluice fetches one after another).
     #[arg(short, long, value_name = "n")]
     jobs: Option<u32>,
     /// Accepted for git's command lines: Sluice runs no maintenance after a fetch.
@@ -145,8 +138,16 @@ pub struct FetchArgs {
     /// The command that runs upload-pack on the other side.
     #[arg(long, value_name = "command")]
     upload_pack: Option<String>,
-    /// Fetch submodules too: `yes`, `on-demand` (git's default) or `no`. Sluice fetches no
-    /// submodule, so anything but `no` is refused where submodules are checked out.
+    /// Map the command line's refs to remote-tracking refs with this, not remote.*.fetch.
+    #[arg(long, value_name = "refspec")]
+    refmap: Vec<String>,
+    /// Send this option to the server (protocol v2).
+    #[arg(short = 'o', long, value_name = "option")]
+    server_option: Vec<String>,
+    /// Offer the server only the history of these refs (globs) or commits.
+    #[arg(long, value_name = "commit|glob")]
+    negotiation_tip: Vec<String>,
+    /// Fetch submodules too (`yes`, `on-demand`, `no`): refused where submodules exist.
     #[arg(long, value_name = "mode", num_args = 0..=1, default_missing_value = "yes",
           overrides_with = "no_recurse_submodules")]
     recurse_submodules: Option<String>,
@@ -372,10 +373,12 @@ fn fetch_one(
         update_head_ok: args.update_head_ok,
         filter: args.filter.as_deref(),
         no_filter: args.no_filter,
+        refmap: &args.refmap,
     };
     let plan = FetchPlan::from_config(repo, &context.cwd, &choice)?;
     let config = repo.config();
     let mut connect = ConnectOptions::from_config(config, args.upload_pack.as_deref())?;
+    connect.server_options.clone_from(&args.server_option);
     let uploadpack = format!("remote.{}.uploadpack", plan.refs.remote_name);
     if let (None, Some(upload_pack)) = (&args.upload_pack, config.get(&uploadpack)) {
         connect.upload_pack = upload_pack.to_owned();
@@ -398,6 +401,7 @@ fn fetch_one(
         deepen,
         unshallow: args.unshallow,
         refetch: args.refetch,
+        negotiation_tips: args.negotiation_tip.clone(),
         update_shallow: args.update_shallow,
         atomic: args.atomic,
         dry_run: args.dry_run,
@@ -448,8 +452,7 @@ fn fetch_one(
     )
 }
 
-/// A flag and its `--no-` form as a choice: `Some(true)` for the flag, `Some(false)` for the
-/// `--no-` form, `None` for neither; the flag wins where both are given.
+/// A flag and its `--no-` form: `Some(true)`, `Some(false)`, or `None` for neither.
 fn either(on: bool, off: bool) -> Option<bool> {
     (on || off).then_some(on)
 }
