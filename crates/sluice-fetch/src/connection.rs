@@ -21,6 +21,8 @@ pub struct Connection {
     pub(crate) advertised_shallow: Vec<ObjectId>,
     /// `-o` / `--server-option`: sent with every protocol v2 command.
     pub(crate) server_options: Vec<String>,
+    /// `transfer.advertiseSID`: name this session to a server that names its own.
+    pub(crate) advertise_sid: bool,
 }
 
 impl std::fmt::Debug for Connection {
@@ -98,6 +100,7 @@ impl Connection {
             unborn_head: None,
             advertised_shallow: Vec::new(),
             server_options: options.server_options.clone(),
+            advertise_sid: options.advertise_sid,
         };
         connection.read_advertisement()?;
         Ok(connection)

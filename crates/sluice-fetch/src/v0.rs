@@ -14,6 +14,7 @@ use crate::{Connection, FetchError, FetchRequest, Fetched, Negotiator, RemoteRef
 use sluice_object::ObjectId;
 use sluice_wire::demux::Demux;
 use sluice_wire::pktline::{write_flush, Packet, PktReader};
+use sluice_wire::session_id::session_id;
 
 /// How the server acknowledges haves, by the capability the request names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,6 +113,9 @@ impl Connection {
         }
         if self.has_capability("agent") {
             capabilities.push(format!("agent={}", crate::agent()));
+        }
+        if self.advertise_sid && self.has_capability("session-id") {
+            capabilities.push(format!("session-id={}", session_id()));
         }
         Ok(capabilities)
     }

@@ -11,6 +11,7 @@ use crate::{Connection, FetchError, FetchRequest, Fetched, Negotiator, RemoteRef
 use sluice_object::ObjectId;
 use sluice_wire::demux::Demux;
 use sluice_wire::pktline::{write_delimiter, write_flush, Packet, PktReader};
+use sluice_wire::session_id::session_id;
 
 impl Connection {
     fn check_object_format(&self) -> Result<(), FetchError> {
@@ -33,14 +34,19 @@ impl Connection {
         let mut request = Vec::new();
         write_line(&mut request, &format!("command={name}"));
         write_line(&mut request, &format!("agent={}", crate::agent()));
+        if self.advertise_sid && self.has_capability("session-id") {
+            write_line(&mut request, &format!("session-id={}", session_id()));
+        }
+        if !self.server_options.is_empty() && !self.has_capability("server-option") {
+            return Err(FetchError::Unsupported(
+                "server does not support feature 'server-option'",
+            ));
+        }
+        for option in &self.server_options {
+            write_line(&mut request, &format!("server-option={option}"));
+        }
         if self.has_capability("object-format") {
             write_line(&mut request, "object-format=sha1");
-        }
-        // As git: sent only to a server that takes them.
-        if self.has_capability("server-option") {
-            for option in &self.server_options {
-                write_line(&mut request, &format!("server-option={option}"));
-            }
         }
         let _ = write_delimiter(&mut request);
         for argument in arguments {

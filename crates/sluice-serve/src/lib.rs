@@ -17,7 +17,6 @@ pub mod pack_cache;
 mod remote_progress;
 mod request_error;
 mod server;
-mod session_id;
 mod shallow;
 mod upload_pack;
 

@@ -7,4 +7,5 @@ pub mod agent;
 pub mod demux;
 pub mod pktline;
 pub mod remote_text;
+pub mod session_id;
 pub mod sideband;

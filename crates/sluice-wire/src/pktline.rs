@@ -14,10 +14,11 @@ pub enum PktLineError {
     #[error(transparent)]
     Io(#[from] io::Error),
     /// The length prefix is not four hex digits.
-    #[error("bad pkt-line length prefix '{}'", String::from_utf8_lossy(.0).escape_debug())]
+    #[error("protocol error: bad line length character: {}", String::from_utf8_lossy(.0).escape_debug())]
     BadLength([u8; 4]),
-    /// The announced length is 3, or longer than a packet may be.
-    #[error("pkt-line length {0} is out of range")]
+    /// The announced length is 3, or the payload (the length less 4, as git names it) is
+    /// longer than a packet may carry.
+    #[error("protocol error: bad line length {0}")]
     OutOfRange(usize),
     /// The stream ended inside a packet.
     #[error("unexpected end of stream inside a pkt-line")]
@@ -73,7 +74,7 @@ impl<R: Read> PktReader<R> {
             1 => return Ok(Some(Packet::Delimiter)),
             2 => return Ok(Some(Packet::ResponseEnd)),
             3 => return Err(PktLineError::OutOfRange(len)),
-            _ if len - 4 > MAX_PAYLOAD => return Err(PktLineError::OutOfRange(len)),
+            _ if len - 4 > MAX_PAYLOAD => return Err(PktLineError::OutOfRange(len - 4)),
             _ => {}
         }
         self.buf.resize(len - 4, 0);

@@ -72,7 +72,7 @@ fn bad_upload_packs_leave_nothing_behind() {
     let cases = [
         ("corrupt", full.as_str(), "at offset"),
         ("truncated", full.as_str(), "pack"),
-        ("bad-pktline", full.as_str(), "pkt-line"),
+        ("bad-pktline", full.as_str(), "bad line length"),
         ("bad-ref", full.as_str(), "refs/heads/../x"),
         (
             "missing",
@@ -206,7 +206,7 @@ fn silent_and_broken_network_servers_fail_cleanly() {
                 "http://{}/repo.git",
                 socket_server(b"HTTP/1.1 200 OK\r\nContent-Type: application/x-git-upload-pack-advertisement\r\nContent-Length: 8\r\n\r\nzzzzzzzz")
             ),
-            "pkt-line",
+            "protocol error: bad line length character",
         ),
     ];
     for (i, (url, expected)) in cases.iter().enumerate() {

@@ -294,3 +294,68 @@ fn fetch_options_reach_the_server_as_gits_do() {
         }
     }
 }
+
+/// `transfer.advertiseSID` on the client: it names its session to a server that names its own,
+/// in v0's first want line and in every v2 command, as git's client does (compared by shape:
+/// every hexadecimal digit made `x`).
+#[test]
+fn clients_name_their_session_as_gits_do() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let src = source(&env);
+        env.git(&src, &["config", "transfer.advertiseSID", "true"]);
+        let url = format!("file://{}", src.display());
+        let log = env.path().join("requests");
+        let upload_pack = format!(
+            "tee -a '{}' | {} upload-pack \"$@\"",
+            log.display(),
+            git.display()
+        );
+        let upload_pack = logger(&env, "upload-pack", &env.path().join("calls"), &upload_pack);
+        let upload_pack = format!("--upload-pack={}", upload_pack.display());
+        let shape = |line: &str| -> String {
+            let at = line.find("session-id=").unwrap_or(0);
+            let value = line[at..].split([' ', '\n']).next().unwrap_or("");
+            value
+                .chars()
+                .map(|c| if c.is_ascii_hexdigit() { 'x' } else { c })
+                .collect()
+        };
+        for (n, version) in ["0", "2"].iter().enumerate() {
+            for advertise in ["true", "false"] {
+                let mut shapes = Vec::new();
+                for sluice in [false, true] {
+                    let _ = std::fs::remove_file(&log);
+                    let target = format!("c{n}-{advertise}-{sluice}");
+                    let args = [
+                        "-c",
+                        &format!("protocol.version={version}"),
+                        "-c",
+                        &format!("transfer.advertiseSID={advertise}"),
+                        "clone",
+                        "-q",
+                        &upload_pack,
+                        &url,
+                        &target,
+                    ];
+                    let out = run(&env, sluice, env.path(), &args, &[]);
+                    assert!(out.status.success(), "{}", stderr(&out));
+                    let mut said: Vec<String> = sent(&log, "")
+                        .iter()
+                        .filter(|line| line.contains("session-id="))
+                        .map(|line| shape(line))
+                        .collect();
+                    said.dedup();
+                    shapes.push(said);
+                }
+                assert_eq!(
+                    shapes[1],
+                    shapes[0],
+                    "{} v{version} advertiseSID={advertise}",
+                    git.display()
+                );
+                assert_eq!(shapes[0].is_empty(), advertise == "false");
+            }
+        }
+    }
+}

@@ -83,7 +83,11 @@ fn bad_servers_leave_the_repository_as_it_was() {
         line.len() + 5
     );
     for (name, server, message) in [
-        ("garbage", "printf garbage; true".to_owned(), "pkt-line"),
+        (
+            "garbage",
+            "printf garbage; true".to_owned(),
+            "protocol error: bad line length character: garb",
+        ),
         (
             "neither v2 nor v0",
             "printf '000anot v2'; true".to_owned(),

@@ -26,4 +26,5 @@ mod thin_and_collisions;
 mod transports;
 mod upload_filters;
 mod upload_pack;
+mod v2_request_end;
 mod verify_pack;

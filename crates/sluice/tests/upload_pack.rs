@@ -274,16 +274,15 @@ fn hostile_requests_get_errors_and_change_nothing() {
             [pkt(&format!("want {blob} {caps}\n")), b"0000".to_vec()].concat(),
             Some("not our ref"),
         ),
-        ("bad length", b"zzzzwant".to_vec(), Some("pkt-line")),
         (
             "oversized",
             b"ffff".iter().chain([b'x'; 100].iter()).copied().collect(),
-            Some("pkt-line"),
+            Some("protocol error: bad line length 65531"),
         ),
         (
             "truncated",
             pkt(&format!("want {head} {caps}\n"))[..30].to_vec(),
-            Some("pkt-line"),
+            Some("the remote end hung up unexpectedly"),
         ),
         (
             "not an id",

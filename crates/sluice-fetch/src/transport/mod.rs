@@ -52,6 +52,8 @@ pub struct ConnectOptions {
     /// `-o` / `--server-option` (else `remote.<name>.serverOption`): protocol v2's
     /// `server-option` lines.
     pub server_options: Vec<String>,
+    /// `transfer.advertiseSID`: send this session's id to a server that advertises its own.
+    pub advertise_sid: bool,
 }
 
 /// Which addresses a connection may use (`-4`, `-6`).
@@ -112,6 +114,7 @@ impl Default for ConnectOptions {
             idle_timeout: None,
             ip_version: IpVersion::Any,
             server_options: Vec::new(),
+            advertise_sid: false,
         }
     }
 }

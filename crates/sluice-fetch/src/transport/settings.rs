@@ -59,6 +59,7 @@ impl ConnectOptions {
             idle_timeout: (timeout > 0).then(|| Duration::from_secs(timeout as u64)),
             ip_version: super::IpVersion::Any,
             server_options: Vec::new(),
+            advertise_sid: config.get_bool("transfer.advertisesid")?.unwrap_or(false),
         })
     }
 }

@@ -10,7 +10,7 @@ use crate::shallow::{shallow_info, Deepen, ShallowInfo};
 use crate::ServeError;
 use sluice_object::{IdSet, ObjectId};
 use sluice_odb::{walk_objects, ObjectFilter, Repository, WalkRequest};
-use sluice_wire::pktline::{write_flush, write_packet, Packet, PktReader};
+use sluice_wire::pktline::{write_flush, write_packet, Packet, PktLineError, PktReader};
 use std::io::{self, Read, Write};
 use std::sync::{Arc, Mutex};
 
@@ -138,8 +138,7 @@ pub fn upload_pack<R: Read, W: Write + Send + 'static>(
             | ServeError::BadTag { .. }
             | ServeError::BadCommit { .. }
             | ServeError::TagChain { .. }
-            | ServeError::NotOurRef(_)
-            | ServeError::PktLine(_)),
+            | ServeError::NotOurRef(_)),
         ) => Some(e.to_string()),
         _ => None,
     };
@@ -185,7 +184,12 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
     }
 
     fn read_line(&mut self) -> Result<Option<Line>, ServeError> {
-        Ok(match self.input.read()? {
+        let packet = self.input.read().map_err(|error| match error {
+            // As git: a stream that ends inside a packet is a client that hung up.
+            PktLineError::Truncated => ServeError::from(RequestError::HungUp),
+            other => other.into(),
+        })?;
+        Ok(match packet {
             None => None,
             Some(Packet::Flush) => Some(Line::Flush),
             Some(Packet::Delimiter) => Some(Line::Delimiter),

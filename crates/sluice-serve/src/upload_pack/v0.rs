@@ -4,9 +4,9 @@
 use super::{agent, push_bounded, Line, MultiAck, Protocol, Request, Session, MAX_LINES};
 use crate::negotiate::{Have, Negotiator};
 use crate::request_error::RequestError;
-use crate::session_id::session_id;
 use crate::ServeError;
 use sluice_object::{IdSet, ObjectId};
+use sluice_wire::session_id::session_id;
 use sluice_wire::sideband::{LARGE_PAYLOAD, SMALL_PAYLOAD};
 use std::io::{Read, Write};
 

@@ -4,8 +4,8 @@
 use super::{agent, push_bounded, Line, Request, Session, MAX_LINES};
 use crate::negotiate::Negotiator;
 use crate::request_error::RequestError;
-use crate::session_id::session_id;
 use crate::ServeError;
+use sluice_wire::session_id::session_id;
 use sluice_wire::sideband::LARGE_PAYLOAD;
 use std::io::{Read, Write};
 
@@ -45,9 +45,17 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
             return Ok(());
         }
         loop {
-            let command = match self.read_line()? {
-                None | Some(Line::Flush) => return Ok(()),
-                Some(Line::Text(text)) => match text.strip_prefix("command=") {
+            let command = match self.read_line() {
+                // Between requests, a stream that ends, even inside a packet's length, is
+                // the end of the conversation, as git takes it.
+                Ok(None | Some(Line::Flush)) | Err(ServeError::Request(RequestError::HungUp)) => {
+                    return Ok(())
+                }
+                Err(error) => return Err(error),
+                Ok(Some(line)) => line,
+            };
+            let command = match command {
+                Line::Text(text) => match text.strip_prefix("command=") {
                     Some(command) => command.to_owned(),
                     None => {
                         return Err(RequestError::ExpectedCommand {
@@ -56,7 +64,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                         .into())
                     }
                 },
-                Some(_) => return Err(RequestError::NoCommand.into()),
+                _ => return Err(RequestError::NoCommand.into()),
             };
             // Capabilities up to the delimiter (or the flush that ends an argument-less request).
             let mut has_args = false;

@@ -1,11 +1,11 @@
-//! `transfer.advertiseSID`: the server names its session in its capabilities, as git's does
-//! with its trace2 session id, `<UTC time to the microsecond>Z-H<host>-P<process>`, so that a
-//! host can match a client's report to its own logs.
+//! `transfer.advertiseSID`: a server names its session in its capabilities, and a client its
+//! own in its requests to such a server, as git does with its trace2 session id, `<UTC time to
+//! the microsecond>Z-H<host>-P<process>`, so that each side can match the other's logs.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// This process's session id, in the shape git gives it.
-pub(crate) fn session_id() -> String {
+pub fn session_id() -> String {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
