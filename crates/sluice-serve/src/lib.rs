@@ -37,6 +37,21 @@ pub enum ServeError {
     /// Reading the request or writing the response failed (often: the client went away).
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    /// `uploadpack.packObjectsHook` could not be run.
+    #[error("cannot run the pack-objects hook '{hook}'")]
+    PackHook {
+        /// The hook.
+        hook: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The hook (standing in for pack-objects) failed.
+    #[error("git upload-pack: git-pack-objects died with error.")]
+    PackHookFailed {
+        /// The hook.
+        hook: String,
+    },
     /// The request's framing is broken.
     #[error(transparent)]
     PktLine(#[from] sluice_wire::pktline::PktLineError),

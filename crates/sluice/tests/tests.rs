@@ -18,6 +18,7 @@ mod http_client;
 mod index_pack;
 mod ls_refs;
 mod object_database;
+mod pack_hook;
 mod pipelined_clone;
 mod references;
 mod serve;

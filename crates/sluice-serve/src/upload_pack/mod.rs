@@ -14,6 +14,7 @@ use sluice_wire::pktline::{write_flush, write_packet, Packet, PktLineError, PktR
 use std::io::{self, Read, Write};
 use std::sync::{Arc, Mutex};
 
+mod pack_hook;
 mod send;
 mod v0;
 mod v2;

@@ -1,7 +1,7 @@
 //! Sending the pack: generating it (or taking it from the pack cache), with progress and
 //! keepalives on the side-band.
 
-use super::{Request, Session};
+use super::{pack_hook, Request, Session};
 use crate::pack_cache::{CacheKey, Tee};
 use crate::remote_progress::BandSink;
 use crate::ServeError;
@@ -31,12 +31,16 @@ impl<W: Write> Write for NoticeStart<'_, W> {
 }
 
 impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
-    /// Counts, writes and sends the pack, then the final flush.
+    /// Counts, writes and sends the pack (or has `uploadpack.packObjectsHook` make it), then
+    /// the final flush.
     pub(super) fn send_pack(
         &mut self,
         request: &Request,
         shallow: &IdSet,
     ) -> Result<(), ServeError> {
+        if let Some(hook) = pack_hook::configured()? {
+            return self.send_hook_pack(&hook, request, shallow);
+        }
         let Some(max_payload) = request.side_band else {
             // No side band: the pack is the rest of the stream.
             let out = self.out.clone();
@@ -96,6 +100,38 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                 }
                 self.flush()
             }
+            Err(error) => {
+                let _ = band.send(Band::Error, format!("{error}\n").as_bytes());
+                Err(error)
+            }
+        }
+    }
+
+    /// The pack the hook makes, relayed as git relays pack-objects': its stdout on band 1
+    /// (or the stream), its stderr on band 2 (or dropped without a side band).
+    fn send_hook_pack(
+        &mut self,
+        hook: &str,
+        request: &Request,
+        shallow: &IdSet,
+    ) -> Result<(), ServeError> {
+        let git_dir = self.repo.git_dir().to_owned();
+        let Some(max_payload) = request.side_band else {
+            let mut out = self.out.clone();
+            pack_hook::run(hook, &git_dir, request, shallow, &mut out, &mut |_| {})?;
+            self.out.flush()?;
+            return Ok(());
+        };
+        let band = Arc::new(Sideband::new(self.out.clone(), max_payload));
+        let progress_band = Arc::clone(&band);
+        let mut progress = move |text: &[u8]| {
+            let _ = progress_band.send(Band::Progress, text);
+        };
+        let mut data = band.data();
+        let result = pack_hook::run(hook, &git_dir, request, shallow, &mut data, &mut progress);
+        let result = result.and_then(|()| Ok(data.flush()?));
+        match result {
+            Ok(()) => self.flush(),
             Err(error) => {
                 let _ = band.send(Band::Error, format!("{error}\n").as_bytes());
                 Err(error)
