@@ -57,6 +57,9 @@ pub struct Received {
     pub unshallow: Vec<ObjectId>,
     /// Where the server's own history is cut (see `remote_shallow`).
     pub remote_shallow: Vec<ObjectId>,
+    /// What fsck (`fetch.fsckObjects`) found that did not refuse the pack: git's index-pack
+    /// prints these as warnings.
+    pub fsck_warnings: Vec<Finding>,
 }
 
 impl Received {
@@ -134,6 +137,7 @@ pub fn fetch_into<'a, F: FnMut(&[u8]) + 'a>(
         shallow,
         unshallow,
         remote_shallow,
+        fsck_warnings: checker.map(|c| c.findings()).unwrap_or_default(),
     };
     let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?;
     if let Some(&missing) = request.wants.iter().find(|id| !odb.contains(id)) {

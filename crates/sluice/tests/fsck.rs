@@ -336,3 +336,48 @@ fn clone_and_fetch_judge_objects_when_asked_as_git_does() {
         }
     }
 }
+
+/// What fsck finds that does not refuse the pack (an `info` message, such as a group-writable
+/// mode) lets the clone and the fetch through, and is said as git says it.
+#[test]
+fn clone_and_fetch_say_what_fsck_lets_through_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let src = env.init("src", false);
+        let blob = literally(&env, &src, "blob", b"one\n");
+        let odd = literally(&env, &src, "tree", &tree(&[("100664", "f", &blob)]));
+        let commit = env.git(&src, &["commit-tree", &odd, "-m", "odd"]);
+        env.git(
+            &src,
+            &[
+                "update-ref",
+                "refs/heads/main",
+                String::from_utf8(commit).unwrap().trim(),
+            ],
+        );
+        env.git(&src, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+        let url = format!("file://{}", src.display());
+        let mut said = Vec::new();
+        for sluice in [false, true] {
+            let target = format!("c-{sluice}");
+            let args = [
+                "-c",
+                "transfer.fsckObjects=true",
+                "clone",
+                "-q",
+                "-n",
+                &url,
+                &target,
+            ];
+            let out = env.sluice_or_git(sluice, env.path(), &args);
+            let warnings: Vec<String> = stderr(&out)
+                .lines()
+                .filter(|line| line.starts_with("warning: object"))
+                .map(str::to_owned)
+                .collect();
+            said.push((out.status.code(), warnings));
+        }
+        assert_eq!(said[1], said[0], "{}", git.display());
+        assert_eq!(said[0].1.len(), 1, "git warned once");
+    }
+}

@@ -248,6 +248,9 @@ fn receive(
         receiving,
         remote_progress,
     )?;
+    for finding in &got.fsck_warnings {
+        messages.tell(Told::Warning(&finding.to_string()));
+    }
     // A shallow server's cut is this clone's too, where the pack reached it.
     let mut shallow = got.shallow.clone();
     if !got.remote_shallow.is_empty() {

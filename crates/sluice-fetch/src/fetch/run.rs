@@ -284,6 +284,9 @@ fn receive_missing(
         ) => return Ok(Err(missing)),
         Err(other) => return Err(other.into()),
     };
+    for finding in &received.fsck_warnings {
+        messages.warning(&finding.to_string());
+    }
     repo.update_shallow(&received.shallow, &received.unshallow)?;
     cut.remote = received.remote_shallow.clone();
     if promisor {
