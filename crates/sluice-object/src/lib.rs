@@ -20,6 +20,7 @@ mod id;
 mod id_hash;
 mod kind;
 pub mod parse;
+pub mod percent;
 pub mod progress;
 pub mod shell;
 

@@ -158,10 +158,8 @@ fn clone_lays_out_repositories_as_git_does() {
 /// upload-pack, what it is sent) to `log`, then runs `then` with them (or fails).
 fn logger(env: &Env, name: &str, log: &Path, then: &str) -> PathBuf {
     let path = env.path().join(name);
-    let script = format!("#!/bin/sh\necho \"$*\" >> '{}'\n{then}\n", log.display());
-    std::fs::write(&path, script).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let text = format!("#!/bin/sh\necho \"$*\" >> '{}'\n{then}\n", log.display());
+    crate::util::script(&path, &text);
     path
 }
 
@@ -198,6 +196,19 @@ fn ssh_gets_gits_command_lines() {
     }
 }
 
+/// An `--upload-pack=` that runs `git`'s upload-pack and logs what it is sent to the log
+/// returned.
+fn logging_upload_pack(env: &Env, git: &Path) -> (PathBuf, String) {
+    let log = env.path().join("requests");
+    let command = format!(
+        "tee -a '{}' | {} upload-pack \"$@\"",
+        log.display(),
+        git.display()
+    );
+    let upload_pack = logger(env, "upload-pack", &env.path().join("calls"), &command);
+    (log, format!("--upload-pack={}", upload_pack.display()))
+}
+
 /// The pkt-lines of the upload-pack requests logged in `log` that start with `prefix`
 /// (without their newline, which git leaves out of some), sorted.
 fn sent(log: &Path, prefix: &str) -> Vec<String> {
@@ -229,14 +240,7 @@ fn fetch_options_reach_the_server_as_gits_do() {
         let env = Env::with_git(git.clone());
         let src = source(&env);
         let url = format!("file://{}", src.display());
-        let log = env.path().join("requests");
-        let upload_pack = format!(
-            "tee -a '{}' | {} upload-pack \"$@\"",
-            log.display(),
-            git.display()
-        );
-        let upload_pack = logger(&env, "upload-pack", &env.path().join("calls"), &upload_pack);
-        let upload_pack = format!("--upload-pack={}", upload_pack.display());
+        let (log, upload_pack) = logging_upload_pack(&env, &git);
         let (theirs, ours) = (env.path().join("theirs"), env.path().join("ours"));
         for repo in [&theirs, &ours] {
             env.git(env.path(), &["clone", "-q", &url, repo.to_str().unwrap()]);
@@ -305,14 +309,7 @@ fn clients_name_their_session_as_gits_do() {
         let src = source(&env);
         env.git(&src, &["config", "transfer.advertiseSID", "true"]);
         let url = format!("file://{}", src.display());
-        let log = env.path().join("requests");
-        let upload_pack = format!(
-            "tee -a '{}' | {} upload-pack \"$@\"",
-            log.display(),
-            git.display()
-        );
-        let upload_pack = logger(&env, "upload-pack", &env.path().join("calls"), &upload_pack);
-        let upload_pack = format!("--upload-pack={}", upload_pack.display());
+        let (log, upload_pack) = logging_upload_pack(&env, &git);
         let shape = |line: &str| -> String {
             let at = line.find("session-id=").unwrap_or(0);
             let value = line[at..].split([' ', '\n']).next().unwrap_or("");

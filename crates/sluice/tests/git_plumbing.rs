@@ -31,9 +31,7 @@ fn stand_in(env: &Env) -> PathBuf {
         git = real.join("git").display(),
     );
     let git = exec.join("git");
-    std::fs::write(&git, script).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).unwrap();
+    crate::util::script(&git, &script);
     exec
 }
 

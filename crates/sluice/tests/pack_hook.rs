@@ -13,9 +13,7 @@ fn hook(env: &Env, log: &Path) -> String {
         "#!/bin/sh\necho \"ARGS: $*\" >> '{0}'\ntee -a '{0}' | \"$@\"\n",
         log.display()
     );
-    std::fs::write(&path, script).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    crate::util::script(&path, &script);
     path.display().to_string()
 }
 

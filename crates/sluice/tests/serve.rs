@@ -390,17 +390,14 @@ fn git_daemon_protocol_serves_clones_and_refuses_escapes() {
 /// as sshd would hand it to a shell.
 pub(crate) fn fake_ssh(env: &Env) -> PathBuf {
     let path = env.path().join("fake-ssh");
-    std::fs::write(
+    crate::util::script(
         &path,
         "#!/bin/sh\n\
          while [ $# -gt 1 ]; do\n\
          \x20 case \"$1\" in -o|-p|-i|-l) shift 2 ;; -*) shift ;; *) shift; break ;; esac\n\
          done\n\
          exec sh -c \"$*\"\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     path
 }
 

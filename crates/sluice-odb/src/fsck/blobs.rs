@@ -109,26 +109,6 @@ fn url_ok(url: &str) -> bool {
     if url.starts_with('-') || url.contains('\n') {
         return false;
     }
-    let decoded = percent_decode(url);
+    let decoded = sluice_object::percent::decode(url);
     !decoded.contains(&b'\n') && !decoded.starts_with(b"-")
-}
-
-fn percent_decode(text: &str) -> Vec<u8> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
-            (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
-                out.push((hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0)) as u8);
-                i += 3;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    out
 }

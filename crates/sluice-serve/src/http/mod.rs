@@ -413,26 +413,7 @@ fn refuse(stream: &TcpStream, refusal: &Refusal) -> Result<(), ServeError> {
 
 /// `%XX` escapes of a URL path undone; a malformed escape stays as it is.
 fn percent_decode(path: &str) -> String {
-    let bytes = path.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    String::from_utf8_lossy(&sluice_object::percent::decode(path)).into_owned()
 }
 
 #[cfg(test)]

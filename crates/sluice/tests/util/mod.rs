@@ -139,6 +139,13 @@ impl Env {
     }
 }
 
+/// Writes an executable shell script at `path` (a stand-in for a program: ssh, a hook).
+pub fn script(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).expect("script");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
 /// How long any command in a test may run: a hang is a failure, not a stuck test run.
 const DEADLINE: std::time::Duration = std::time::Duration::from_secs(300);
 
