@@ -63,6 +63,8 @@ pub enum ObjectFilter {
     /// `tree:<depth>`: no trees or blobs at depth `depth` or more below a commit's root tree
     /// (the root tree is at depth 0).
     TreeDepth(u64),
+    /// `object:type=<type>`: only objects of that type (and the wanted objects themselves).
+    ObjectType(ObjectKind),
 }
 
 impl ObjectFilter {
@@ -79,6 +81,9 @@ impl ObjectFilter {
         if let Some(depth) = spec.strip_prefix("tree:") {
             return depth.parse().ok().map(ObjectFilter::TreeDepth);
         }
+        if let Some(kind) = spec.strip_prefix("object:type=") {
+            return ObjectKind::from_name(kind.as_bytes()).map(ObjectFilter::ObjectType);
+        }
         None
     }
 }
@@ -92,6 +97,7 @@ impl std::fmt::Display for ObjectFilter {
             ObjectFilter::BlobNone => f.write_str("blob:none"),
             ObjectFilter::BlobLimit(limit) => write!(f, "blob:limit={limit}"),
             ObjectFilter::TreeDepth(depth) => write!(f, "tree:{depth}"),
+            ObjectFilter::ObjectType(kind) => write!(f, "object:type={kind}"),
         }
     }
 }
@@ -411,6 +417,28 @@ pub fn walk_objects(
             });
             progress.add(1);
         }
+    }
+    if let ObjectFilter::ObjectType(kind) = request.filter {
+        // As git: the wanted objects themselves always go; of the rest, one type. A delta base
+        // named for what is left out is no base.
+        let mut provided = IdSet::default();
+        for want in request.wants {
+            // A wanted tag's target (through a chain of tags) is wanted too.
+            let mut id = *want;
+            while provided.insert(id) {
+                match walker.read(&id, "object")? {
+                    (ObjectKind::Tag, data) => {
+                        let tag = parse_tag(odb.hash(), &data)
+                            .map_err(|source| WalkError::Malformed { id, source })?;
+                        id = tag.object;
+                    }
+                    _ => break,
+                }
+            }
+        }
+        out.objects
+            .retain(|o| o.kind == kind || provided.contains(&o.id));
+        out.objects.iter_mut().for_each(|o| o.previous = None);
     }
     progress.finish();
     Ok(out)
@@ -738,7 +766,7 @@ impl<'a> Walker<'a> {
         filter: ObjectFilter,
     ) -> Result<bool, WalkError> {
         Ok(match filter {
-            ObjectFilter::None => true,
+            ObjectFilter::None | ObjectFilter::ObjectType(_) => true,
             ObjectFilter::BlobNone => false,
             ObjectFilter::TreeDepth(limit) => depth < limit,
             ObjectFilter::BlobLimit(limit) => {

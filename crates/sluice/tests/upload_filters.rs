@@ -1,7 +1,7 @@
 //! upload-pack grants object filters as git's settings say (`uploadpackfilter.allow`,
 //! `uploadpackfilter.<filter>.allow`, `uploadpackfilter.tree.maxDepth`), with git's refusals
-//! and git's reaction to a malformed value; filters git computes and Sluice does not
-//! (`object:type=`, `sparse:oid=`, a granted `combine:`) get a clear refusal.
+//! and git's reaction to a malformed value; `object:type=` packs what git's packs; filters git
+//! computes and Sluice does not (`sparse:oid=`, a granted `combine:`) get a clear refusal.
 
 use crate::util::{gits, stderr, Env, FastImport};
 
@@ -79,8 +79,7 @@ fn filters_are_granted_and_refused_as_git_does() {
                         outcomes.push((out.status.success(), lines(&stderr(&out))));
                     }
                     let what = format!("{} v{version} {setting} {filter}", git.display());
-                    let computed =
-                        !filter.starts_with("object:type") && !filter.starts_with("sparse");
+                    let computed = !filter.starts_with("sparse");
                     let (theirs, ours) = (outcomes[0].1.join("\n"), outcomes[1].1.join("\n"));
                     if theirs.contains("bad ") {
                         // A malformed setting: the same error and exit. How the client then
@@ -97,6 +96,54 @@ fn filters_are_granted_and_refused_as_git_does() {
                     }
                 }
             }
+        }
+    }
+}
+
+/// `object:type=<type>`: the wanted objects (and what wanted tags point to) and every object of
+/// that type, as git's upload-pack sends them.
+#[test]
+fn object_type_filters_send_what_gits_send() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let src = env.init("src", true);
+        let mut stream = FastImport::new();
+        stream.commit(
+            "main",
+            "one",
+            &[("a/b", "100644", b"b\n"), ("c", "100644", b"c\n")],
+        );
+        stream.commit("main", "two", &[("a/b", "100644", b"b2\n")]);
+        stream.commit("side", "side", &[("d", "100644", b"d\n")]);
+        env.fast_import(&src, stream.finish());
+        env.git(&src, &["tag", "-a", "-m", "v1", "v1", "main~1"]);
+        let sluice = env!("CARGO_BIN_EXE_sluice");
+        for kind in ["blob", "tree", "commit", "tag"] {
+            let mut listed = Vec::new();
+            for (s, server) in [git.display().to_string(), sluice.to_owned()]
+                .iter()
+                .enumerate()
+            {
+                let target = env.path().join(format!("{kind}-{s}"));
+                let upload_pack = format!("{server} -c uploadpack.allowFilter=true upload-pack");
+                let filter = format!("--filter=object:type={kind}");
+                let args = [
+                    "clone",
+                    "-q",
+                    "--bare",
+                    "--no-local",
+                    &filter,
+                    "-u",
+                    &upload_pack,
+                    src.to_str().unwrap(),
+                    target.to_str().unwrap(),
+                ];
+                let out = env.git_with_input(env.path(), &args, b"");
+                assert!(out.status.success(), "{server}: {}", stderr(&out));
+                let args = ["cat-file", "--batch-all-objects", "--batch-check"];
+                listed.push(String::from_utf8(env.git(&target, &args)).unwrap());
+            }
+            assert_eq!(listed[1], listed[0], "{} object:type={kind}", git.display());
         }
     }
 }
