@@ -203,6 +203,15 @@ impl Connection {
         }
     }
 
+    /// Negotiates only (protocol v2's `wait-for-done`): the commits of `negotiator`'s history
+    /// the server acknowledges having, in order.
+    pub fn negotiate_only(
+        &mut self,
+        negotiator: &mut dyn Negotiator,
+    ) -> Result<Vec<sluice_object::ObjectId>, FetchError> {
+        self.negotiate_only_v2(negotiator)
+    }
+
     /// Negotiates with the haves `negotiator` offers, asks for `request` and returns the
     /// answer with the pack as a stream (band 2 goes to `progress`).
     pub fn fetch<'a, F: FnMut(&[u8]) + 'a>(

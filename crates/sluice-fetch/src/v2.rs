@@ -146,6 +146,54 @@ impl Connection {
         Ok(arguments)
     }
 
+    /// `fetch --negotiate-only`: rounds of haves with `wait-for-done`, so that the server only
+    /// acknowledges; returns what it acknowledged, in order. Nothing is fetched.
+    pub(crate) fn negotiate_only_v2(
+        &mut self,
+        negotiator: &mut dyn Negotiator,
+    ) -> Result<Vec<ObjectId>, FetchError> {
+        if !self.has_feature("fetch", "wait-for-done") {
+            return Err(FetchError::Unsupported(
+                "server does not support wait-for-done",
+            ));
+        }
+        let mut common: Vec<ObjectId> = Vec::new();
+        let mut rounds = Rounds::new(true);
+        loop {
+            let haves = negotiator.next_haves(rounds.size());
+            if haves.is_empty() || rounds.in_vain(!common.is_empty()) {
+                return Ok(common);
+            }
+            let mut arguments = vec!["wait-for-done".to_owned()];
+            arguments.extend(common.iter().chain(&haves).map(|id| format!("have {id}")));
+            self.command_v2("fetch", &arguments)?;
+            match next_line(&mut self.input, "the acknowledgments")? {
+                Ok(line) if line == "acknowledgments" => {}
+                other => {
+                    let got = other.map_or(Got::Flush, Got::Line);
+                    let expected = "'acknowledgments'";
+                    return Err(ProtocolError::Expected { expected, got }.into());
+                }
+            }
+            let mut new_common = 0;
+            while let Ok(line) = next_line(&mut self.input, "the acknowledgments")? {
+                let Some(hex) = line.strip_prefix("ACK ") else {
+                    if line == "NAK" || line == "ready" {
+                        continue;
+                    }
+                    return Err(ProtocolError::UnexpectedAcknowledgment { line }.into());
+                };
+                let id = parse_id(hex)?;
+                negotiator.acknowledged(&id);
+                if !common.contains(&id) {
+                    common.push(id);
+                    new_common += 1;
+                }
+            }
+            rounds.answered(haves.len(), new_common);
+        }
+    }
+
     pub(crate) fn fetch_v2<'a, F: FnMut(&[u8]) + 'a>(
         &'a mut self,
         request: &FetchRequest,

@@ -356,3 +356,56 @@ fn clients_name_their_session_as_gits_do() {
         }
     }
 }
+
+/// `fetch --negotiate-only`: the commits the server has in common with the tips, printed as
+/// git prints them; nothing fetched, no ref or FETCH_HEAD written; no tip is git's error.
+#[test]
+fn negotiate_only_prints_what_git_prints() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let src = source(&env);
+        let url = format!("file://{}", src.display());
+        let repo = env.path().join("clone");
+        env.git(env.path(), &["clone", "-q", &url, repo.to_str().unwrap()]);
+        for n in 0..3 {
+            std::fs::write(src.join("b"), format!("{n}\n")).unwrap();
+            env.git(&src, &["add", "b"]);
+            env.git(&src, &["commit", "-q", "-m", "more"]);
+        }
+        let before = crate::upload_pack::snapshot(&repo.join(".git"));
+        for tips in [
+            &["--negotiation-tip=HEAD"][..],
+            &["--negotiation-tip=t1"],
+            &[],
+        ] {
+            let mut outcomes = Vec::new();
+            for sluice in [false, true] {
+                let mut args = vec!["-c", "protocol.version=2", "fetch", "--negotiate-only"];
+                args.extend_from_slice(tips);
+                args.push("origin");
+                let out = run(&env, sluice, &repo, &args, &[]);
+                outcomes.push((out.status.code(), crate::util::stdout(&out), stderr(&out)));
+            }
+            // git 2.39 also prints ancestors of what it acknowledged in an earlier round; 2.47
+            // prints what was acknowledged once, as Sluice does.
+            let version = env.git_with_input(env.path(), &["--version"], b"");
+            let older = crate::util::stdout(&version).starts_with("git version 2.39");
+            let (ours, theirs) = (&outcomes[1], &outcomes[0]);
+            assert_eq!(
+                (ours.0, &ours.2),
+                (theirs.0, &theirs.2),
+                "{} {tips:?}",
+                git.display()
+            );
+            match older {
+                true => assert!(ours.1.lines().all(|l| theirs.1.contains(l)), "{tips:?}"),
+                false => assert_eq!(ours.1, theirs.1, "{} {tips:?}", git.display()),
+            }
+            assert_eq!(ours.1.is_empty(), theirs.1.is_empty(), "{tips:?}");
+        }
+        assert!(
+            crate::upload_pack::snapshot(&repo.join(".git")) == before,
+            "the repository changed"
+        );
+    }
+}

@@ -24,7 +24,9 @@ pub use mapping::{
 pub use plan::{FetchChoice, FetchPlan, FetchPlanError};
 pub use remotes::{remotes_to_fetch, Selection, SelectionError};
 pub use report::{kind_of, short_name, Report, Summary};
-pub use run::{fetch_remote, FetchMessages, FetchOptions, FetchOutcome, Moved, RunError};
+pub use run::{
+    fetch_remote, negotiate_only, FetchMessages, FetchOptions, FetchOutcome, Moved, RunError,
+};
 pub use update::{
     any_rejected, conflicts, decide, is_ancestor, prune_stale, stale_refs, update_refs, Changes,
     New, Outcome, Refused, RemoteCut, UpdateError,

@@ -18,7 +18,7 @@ pub enum TipError {
     Refs(#[from] RefError),
 }
 
-/// The objects the tips name.
+/// The objects the tips name (`HEAD` and other symbolic refs through what they name).
 pub fn negotiation_tips(repo: &Repository, tips: &[String]) -> Result<Vec<ObjectId>, TipError> {
     let refs = repo.refs().list()?;
     let mut ids = Vec::new();
@@ -42,9 +42,10 @@ pub fn negotiation_tips(repo: &Repository, tips: &[String]) -> Result<Vec<Object
             format!("refs/remotes/{tip}"),
             format!("refs/remotes/{tip}/HEAD"),
         ];
+        // Symbolic refs (HEAD, a remote's HEAD) resolve to what they name.
         let by_name = candidates
             .iter()
-            .find_map(|name| refs.iter().find(|(n, _)| n == name).map(|(_, id)| *id));
+            .find_map(|name| repo.refs().resolve(name).ok().and_then(|(_, id)| id));
         let by_id = || {
             ObjectId::from_hex(repo.hash(), tip.as_bytes())
                 .ok()

@@ -61,6 +61,12 @@ pub enum RunError {
     /// FETCH_HEAD could not be written.
     #[error(transparent)]
     FetchHead(#[from] LockError),
+    /// `--negotiate-only` without `--negotiation-tip`.
+    #[error("--negotiate-only needs one or more --negotiation-tip=*")]
+    NegotiateOnlyWithoutTips,
+    /// `--negotiate-only` with a server that does not speak protocol v2.
+    #[error("--negotiate-only requires protocol v2")]
+    NegotiateOnlyNeedsV2,
     /// A `--negotiation-tip` names nothing.
     #[error(transparent)]
     Tip(#[from] TipError),
@@ -140,6 +146,27 @@ pub struct Moved {
     pub refused: Refused,
     /// `--set-upstream`'s warning, where it set nothing.
     pub upstream_warning: Option<String>,
+}
+
+/// `fetch --negotiate-only`: negotiates with `remote` from the history of `tips` alone (see
+/// `--negotiation-tip`) and returns the commits the server has in common; nothing is fetched,
+/// nothing moves. Protocol v2 only, as in git.
+pub fn negotiate_only(
+    remote: &Remote,
+    repo: &Repository,
+    tips: &[String],
+    connect: &ConnectOptions,
+) -> Result<Vec<ObjectId>, RunError> {
+    if tips.is_empty() {
+        return Err(RunError::NegotiateOnlyWithoutTips);
+    }
+    let mut connection = remote.connect(connect)?;
+    if connection.version() != crate::ProtocolVersion::V2 {
+        return Err(RunError::NegotiateOnlyNeedsV2);
+    }
+    let tips = negotiation_tips(repo, tips)?;
+    let mut negotiator = HistoryNegotiator::new(repo.objects(), tips);
+    Ok(connection.negotiate_only(&mut negotiator)?)
 }
 
 /// Fetches `remote` into `repo`.

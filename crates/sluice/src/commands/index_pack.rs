@@ -16,8 +16,7 @@ use std::process::ExitCode;
 /// Arguments of `index-pack`, as git spells them.
 #[derive(Debug, clap::Args)]
 pub struct IndexPackArgs {
-    /// Read the pack from standard input; inside a repository without <pack-file>, store it in
-    /// objects/pack under its final name.
+    /// Read the pack from stdin; without <pack-file>, store it in objects/pack under its name.
     #[arg(long)]
     pub stdin: bool,
     /// Complete a thin pack with the bases it lacks, taken from the repository (with --stdin).
@@ -53,8 +52,7 @@ pub struct IndexPackArgs {
     /// --verify, then print the delta chain histogram, as `verify-pack -s`.
     #[arg(long)]
     pub verify_stat_only: bool,
-    /// The pack's header was read already (by git's fetch-pack or receive-pack): its version
-    /// and object count.
+    /// The pack's header, read already by git's fetch-pack or receive-pack: version, count.
     #[arg(long = "pack_header", value_name = "version,count", value_parser = parse_header)]
     pub pack_header: Option<[u8; 12]>,
     /// Exit 1, after storing the pack, unless it holds everything its objects refer to.

@@ -33,8 +33,7 @@ pub struct ServeArgs {
     /// Seconds a connection may last, however busy.
     #[arg(long, value_name = "seconds", default_value_t = 3600)]
     max_request_time: u64,
-    /// The most bytes one HTTP request body may carry, after gzip is undone (git's
-    /// `http.maxRequestBuffer` default).
+    /// The most bytes one HTTP request body may carry, gzip undone (git's http.maxRequestBuffer).
     #[arg(long, value_name = "bytes", default_value_t = 10 << 20)]
     max_request_size: u64,
     #[command(flatten)]

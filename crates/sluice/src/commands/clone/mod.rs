@@ -91,15 +91,13 @@ pub struct CloneArgs {
     /// From a path, borrow the source's objects through an alternate instead of copying them.
     #[arg(short = 's', long)]
     shared: bool,
-    /// Borrow objects from this local repository (through `objects/info/alternates`): what
-    /// it has is not fetched. Repeatable.
+    /// Borrow objects from this local repository (objects/info/alternates). Repeatable.
     #[arg(long, value_name = "repository")]
     reference: Vec<String>,
     /// As `--reference`, but a repository that cannot be borrowed from is only reported.
     #[arg(long, value_name = "repository")]
     reference_if_able: Vec<String>,
-    /// Stop borrowing once the clone is made: copy into a pack of its own every object it
-    /// takes from its alternates.
+    /// Stop borrowing once cloned: copy in every object taken from the alternates.
     #[arg(long)]
     dissociate: bool,
     /// Set a configuration value in the new repository, before the fetch and the checkout
@@ -124,8 +122,7 @@ pub struct CloneArgs {
     /// The repository to clone: a path or any URL git takes.
     #[arg(value_name = "repository")]
     repository: String,
-    /// The new directory (by default named after the repository). Not named `directory`:
-    /// that is the global `-C`.
+    /// The new directory (by default named after the repository; `directory` is `-C`'s).
     #[arg(value_name = "directory")]
     into: Option<PathBuf>,
 }

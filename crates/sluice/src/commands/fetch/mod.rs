@@ -21,8 +21,8 @@ mod report;
 use report::{print_report, ReportFormat};
 use sluice_fetch::date::parse_since;
 use sluice_fetch::fetch::{
-    display_url, fetch_remote, remotes_to_fetch, FetchChoice, FetchMessages, FetchOptions,
-    FetchOutcome, FetchPlan, Refused, Selection,
+    display_url, fetch_remote, negotiate_only, remotes_to_fetch, FetchChoice, FetchMessages,
+    FetchOptions, FetchOutcome, FetchPlan, Refused, Selection,
 };
 use sluice_fetch::{ConnectOptions, Deepen};
 
@@ -50,8 +50,7 @@ pub struct FetchArgs {
     /// Do not prune, whatever the configuration says.
     #[arg(long, overrides_with = "prune")]
     no_prune: bool,
-    /// With pruning, also remove local tags the remote no longer has (default:
-    /// `remote.<name>.pruneTags`, then `fetch.pruneTags`).
+    /// With pruning, also remove local tags the remote no longer has (or as configured).
     #[arg(short = 'P', long, overrides_with = "no_prune_tags")]
     prune_tags: bool,
     /// Do not prune tags, whatever the configuration says.
@@ -147,6 +146,9 @@ pub struct FetchArgs {
     /// Offer the server only the history of these refs (globs) or commits.
     #[arg(long, value_name = "commit|glob")]
     negotiation_tip: Vec<String>,
+    /// Only negotiate: print the commits the server has in common with the tips.
+    #[arg(long)]
+    negotiate_only: bool,
     /// Fetch submodules too (`yes`, `on-demand`, `no`): refused where submodules exist.
     #[arg(long, value_name = "mode", num_args = 0..=1, default_missing_value = "yes",
           overrides_with = "no_recurse_submodules")]
@@ -350,8 +352,7 @@ impl Recursion {
     }
 }
 
-/// Whether FETCH_HEAD is written: never under `--dry-run`, else unless the command line says
-/// not to (git has no setting for it).
+/// Whether FETCH_HEAD is written: not under `--dry-run` or `--no-write-fetch-head`.
 fn writes_fetch_head(args: &FetchArgs) -> bool {
     !args.dry_run && !args.no_write_fetch_head
 }
@@ -382,6 +383,12 @@ fn fetch_one(
     let uploadpack = format!("remote.{}.uploadpack", plan.refs.remote_name);
     if let (None, Some(upload_pack)) = (&args.upload_pack, config.get(&uploadpack)) {
         connect.upload_pack = upload_pack.to_owned();
+    }
+    if args.negotiate_only {
+        for id in negotiate_only(&plan.remote, repo, &args.negotiation_tip, &connect)? {
+            println!("{id}");
+        }
+        return Ok(ExitCode::SUCCESS);
     }
     let show_progress = crate::progress::enabled(!args.quiet, args.progress);
     let progress = TerminalProgress::new(show_progress);
