@@ -136,9 +136,10 @@ pub fn run(args: IndexPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         .transpose()?;
     let progress = TerminalProgress::new(args.verbose || args.progress);
     // git's fetch-pack waits for a NUL on stderr: the whole pack was read.
-    let report = args.report_end_of_input;
     let progress = FirstPhaseEnd::new(&progress, || {
-        let _ = report && std::io::stderr().write_all(b"\0").is_ok();
+        if args.report_end_of_input {
+            let _ = std::io::stderr().write_all(b"\0");
+        }
     });
     let mut indexer = PackIndexer::new(options.index.clone()).progress(&progress);
     if let Some(repo) = &repo {
