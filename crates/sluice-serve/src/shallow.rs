@@ -145,7 +145,14 @@ pub(crate) fn shallow_info(
             request.since.is_none_or(|since| time >= since) && !excluded.contains(id)
         };
         let mut seen = IdSet::default();
-        let mut queue: VecDeque<ObjectId> = wants.iter().copied().collect();
+        // The tips are judged as every other commit: a date after them all, or an exclusion
+        // of them all, selects nothing, which git refuses.
+        let mut queue: VecDeque<ObjectId> = VecDeque::new();
+        for id in wants.iter() {
+            if matches!(commit(id)?, Some((_, time)) if keep(id, time)) {
+                queue.push_back(*id);
+            }
+        }
         while let Some(id) = queue.pop_front() {
             if !seen.insert(id) {
                 continue;

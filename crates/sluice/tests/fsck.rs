@@ -281,8 +281,16 @@ fn clone_and_fetch_judge_objects_when_asked_as_git_does() {
         let skip = env.path().join("skip");
         std::fs::write(&skip, format!("{bad_tree}\n")).unwrap();
         let skip = format!("fetch.fsck.skipList={}", skip.display());
-        let settings: [(&[&str], bool); 4] = [
+        // git's fetch reads fetch.fsck.*, not fsck.* (which is `git fsck`'s): neither does ours.
+        let fsck_only = [
+            "-c",
+            "fetch.fsckObjects=true",
+            "-c",
+            "fsck.zeroPaddedFilemode=ignore",
+        ];
+        let settings: [(&[&str], bool); 5] = [
             (&["-c", "transfer.fsckObjects=true"], false),
+            (&fsck_only, false),
             (&["-c", "fetch.fsckObjects=true"], false),
             (
                 &[

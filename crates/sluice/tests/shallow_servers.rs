@@ -236,3 +236,58 @@ fn git_clones_a_shallow_repository_from_sluice_as_from_git() {
         }
     }
 }
+
+/// A shallow request that selects no commit (`--shallow-since` after every commit,
+/// `--shallow-exclude` of every tip) is refused as git's upload-pack refuses it, with its words,
+/// and no clone is left. (git's dies without an ERR packet, so its client adds "the remote end
+/// hung up unexpectedly"; Sluice's says why in the ERR packet, so the client says it too.)
+#[test]
+fn shallow_requests_that_select_nothing_are_refused_as_by_git() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let src = env.init("src", false);
+        std::fs::write(src.join("f"), "1\n").unwrap();
+        env.git(&src, &["add", "f"]);
+        env.git(&src, &["commit", "-q", "-m", "one"]);
+        let branch = String::from_utf8(env.git(&src, &["branch", "--show-current"])).unwrap();
+        let exclude = format!("--shallow-exclude={}", branch.trim());
+        let servers = [
+            git.display().to_string(),
+            env!("CARGO_BIN_EXE_sluice").to_owned(),
+        ];
+        for version in ["0", "2"] {
+            for shallow in ["--shallow-since=2100-01-01", exclude.as_str()] {
+                let mut outcomes = Vec::new();
+                for (s, server) in servers.iter().enumerate() {
+                    let target = env.path().join(format!("c{version}{s}{}", shallow.len()));
+                    let upload_pack = format!("{server} upload-pack");
+                    let version = format!("protocol.version={version}");
+                    let args = [
+                        "-c",
+                        &version,
+                        "clone",
+                        "-q",
+                        "--no-local",
+                        shallow,
+                        "-u",
+                        &upload_pack,
+                        src.to_str().unwrap(),
+                        target.to_str().unwrap(),
+                    ];
+                    let out = env.git_with_input(env.path(), &args, b"");
+                    // The reason, from the server itself or its ERR packet.
+                    let said = stderr(&out).contains("no commits selected for shallow requests");
+                    // Failed, or not: git's client may die of the closed pipe first.
+                    outcomes.push((out.status.success(), said, target.exists()));
+                }
+                assert_eq!(
+                    outcomes[1],
+                    outcomes[0],
+                    "{} v{version} {shallow}",
+                    git.display()
+                );
+                assert_eq!(outcomes[0], (false, true, false));
+            }
+        }
+    }
+}
