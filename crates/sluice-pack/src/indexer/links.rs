@@ -48,26 +48,35 @@ pub(crate) struct Links<'a> {
     hash: HashKind,
     shallow: IdSet,
     check: Option<&'a dyn ObjectCheck>,
-    /// One per pool thread, and a last one for any other thread.
+    /// One per pool thread, and a last one for any other thread; none when only the check
+    /// walks the objects (their links are not wanted).
     sets: Vec<Mutex<IdSet>>,
 }
 
 impl<'a> Links<'a> {
+    /// Records links as `links` asks (nothing when `None`), and has `check` judge each object.
     pub(crate) fn new(
         hash: HashKind,
-        links: &LinkCheck,
+        links: Option<&LinkCheck>,
         threads: usize,
         check: Option<&'a dyn ObjectCheck>,
     ) -> Links<'a> {
-        let check_links = links;
+        let Some(links) = links else {
+            return Links {
+                hash,
+                check,
+                shallow: IdSet::default(),
+                sets: Vec::new(),
+            };
+        };
         Links {
             hash,
             check,
-            shallow: check_links.shallow.iter().copied().collect(),
+            shallow: links.shallow.iter().copied().collect(),
             sets: (0..=threads)
                 .map(|slot| {
                     let tips = if slot == threads {
-                        &check_links.tips[..]
+                        &links.tips[..]
                     } else {
                         &[]
                     };
@@ -89,6 +98,9 @@ impl<'a> Links<'a> {
         }
         if self.check.is_some_and(|check| !check.check(kind, id, data)) {
             return Err(Unrecorded::Refused);
+        }
+        if self.sets.is_empty() {
+            return Ok(());
         }
         self.record_links(kind, id, data)
             .map_err(Unrecorded::Malformed)
@@ -162,10 +174,10 @@ mod tests {
         let tag = format!("object {}\ntype blob\ntag t\n\n", id(6));
         let links = Links::new(
             HashKind::Sha1,
-            &LinkCheck {
+            Some(&LinkCheck {
                 tips: vec![id(12)],
                 shallow: vec![cut_id],
-            },
+            }),
             2,
             None,
         );

@@ -324,10 +324,10 @@ impl<'a> PackIndexer<'a> {
                 .phase("Resolving deltas", Some(scan.deltas as u64));
         }
         // Links are recorded for the connectivity check, or walked only for the object check.
-        let no_links = LinkCheck::default();
-        let links = (self.options.links.as_ref())
-            .or(self.check.map(|_| &no_links))
-            .map(|links| Links::new(hash, links, pool.current_num_threads(), self.check));
+        let links = (self.options.links.is_some() || self.check.is_some()).then(|| {
+            let threads = pool.current_num_threads();
+            Links::new(hash, self.options.links.as_ref(), threads, self.check)
+        });
         {
             let arrivals = alongside.is_some().then(|| {
                 let arrivals = Arrivals::new(scan.entries.len());
