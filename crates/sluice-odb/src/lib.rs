@@ -35,7 +35,7 @@ mod tree_diff;
 pub mod walk;
 
 pub use config::{Config, ConfigError, ConfigFile, ConfigKey};
-pub use lockfile::{write_locked, LockError};
+pub use lockfile::{write_locked, write_locked_with, LockError};
 pub use loose::{LooseObjectCache, LooseObjects};
 pub use odb::{ObjectContent, ObjectDb, OdbError};
 pub use pack::{Pack, RawEntry};

@@ -31,6 +31,16 @@ pub fn lock_path(path: &Path) -> PathBuf {
 /// Writes `bytes` to `path` through its lock file. With `stamp_now`, the file's mtime is set
 /// from the fine system clock after writing (see the index writer for why).
 pub fn write_locked(path: &Path, bytes: &[u8], stamp_now: bool) -> Result<(), LockError> {
+    write_locked_with(path, stamp_now, |out| out.write_all(bytes))
+}
+
+/// [`write_locked`] for content that `write` produces piece by piece (through a buffer), so
+/// that a large file (an index of 100,000 entries is 9 MB) is never held whole.
+pub fn write_locked_with(
+    path: &Path,
+    stamp_now: bool,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), LockError> {
     let lock = lock_path(path);
     let mut file = match std::fs::OpenOptions::new()
         .write(true)
@@ -43,8 +53,11 @@ pub fn write_locked(path: &Path, bytes: &[u8], stamp_now: bool) -> Result<(), Lo
         }
         Err(source) => return Err(LockError::Io { path: lock, source }),
     };
-    let result = file
-        .write_all(bytes)
+    let written = {
+        let mut buffered = std::io::BufWriter::with_capacity(64 << 10, &mut file);
+        write(&mut buffered).and_then(|_| buffered.flush())
+    };
+    let result = written
         .and_then(|_| {
             if stamp_now {
                 file.set_modified(std::time::SystemTime::now())
