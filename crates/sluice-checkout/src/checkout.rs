@@ -4,16 +4,15 @@
 use crate::attributes::Attributes;
 use crate::convert::{AutoCrlf, Conversion, ConvertConfig, CoreEol};
 use crate::filter::{FilterDriver, Filters};
-use crate::index::{read_index, write_index, Index, IndexEntry, Stat};
+use crate::index::{read_index, write_index_to, Index, IndexEntry, Stat};
 use crate::tree::{flatten, FlatTree, TreeFile};
 use crate::writer::{write_all, Job, WriteOptions};
 use crate::CheckoutError;
 use crate::Objects;
-use rayon::prelude::*;
 use sluice_object::parse::{parse_commit, parse_tag};
 use sluice_object::progress::Progress;
-use sluice_object::{hash_object, ObjectId, ObjectKind};
-use sluice_odb::{Config, ObjectDb, Repository};
+use sluice_object::{ObjectId, ObjectKind};
+use sluice_odb::{Config, Repository};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -117,7 +116,7 @@ pub fn commit_tree(odb: &dyn Objects, id: &ObjectId) -> Result<ObjectId, Checkou
 
 /// Attributes for a checkout of `tree`: the global file, the tree's own `.gitattributes`
 /// (shallowest first), then `info/attributes`.
-fn load_attributes(
+pub(crate) fn load_attributes(
     repo: &Repository,
     objects: &dyn Objects,
     files: &[TreeFile],
@@ -153,7 +152,7 @@ fn load_attributes(
     Ok(attributes)
 }
 
-fn jobs_for<'a>(
+pub(crate) fn jobs_for<'a>(
     files: impl Iterator<Item = &'a TreeFile>,
     attributes: &Attributes,
     convert: ConvertConfig,
@@ -184,23 +183,25 @@ fn case_collisions(tree: &FlatTree) -> Vec<Vec<String>> {
     out
 }
 
-fn write_index_file(repo: &Repository, index: &Index) -> Result<(), CheckoutError> {
+pub(crate) fn write_index_file(repo: &Repository, index: &Index) -> Result<(), CheckoutError> {
     // File times come from the kernel's coarse clock; stamping the index from the fine system
     // clock after writing it puts its mtime strictly after every file just written, so git
     // finds no racily-clean entry to re-hash (and a file that does not round-trip through
     // conversion, such as an expanded $Id$, is not reported modified by chance).
     let path = repo.git_dir().join("index");
-    sluice_odb::write_locked(&path, &write_index(index), true).map_err(|e| match e {
-        sluice_odb::LockError::Io { path, source } => CheckoutError::Io { path, source },
-        locked => CheckoutError::Io {
-            path,
-            source: std::io::Error::other(locked.to_string()),
+    sluice_odb::write_locked_with(&path, true, |out| write_index_to(index, out)).map_err(
+        |e| match e {
+            sluice_odb::LockError::Io { path, source } => CheckoutError::Io { path, source },
+            locked => CheckoutError::Io {
+                path,
+                source: std::io::Error::other(locked.to_string()),
+            },
         },
-    })
+    )
 }
 
 /// The index for a checked-out tree; takes the tree to move its paths rather than copy them.
-fn build_index(repo: &Repository, tree: FlatTree, stats: &[Stat]) -> Index {
+pub(crate) fn build_index(repo: &Repository, tree: FlatTree, stats: &[Stat]) -> Index {
     let entries = tree
         .files
         .into_iter()
@@ -270,302 +271,8 @@ pub fn checkout_fresh_from(
     Ok(warnings)
 }
 
-/// What a switch does with one entry of the target tree.
-enum Decision {
-    /// Unchanged: keep the file and its index entry.
-    Keep(Stat),
-    /// Write it.
-    Write,
-    /// Write it, though that loses a local change (refused without -f).
-    WriteOverLocalChange,
-    /// Write it, though untracked files are in the way (refused without -f).
-    WriteOverUntracked(Vec<String>),
-}
-
-/// What a switch did.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct SwitchOutcome {
-    /// Files written.
-    pub written: usize,
-    /// Files removed.
-    pub removed: usize,
-}
-
-/// What the work tree holds at an index entry's path, found with one `lstat` (and a read only
-/// when the stat data changed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum WorktreeState {
-    /// Deleted: a checkout writing it again loses nothing.
-    Missing,
-    /// What the entry says.
-    Clean,
-    /// Something else: a local change.
-    Dirty,
-}
-
-fn worktree_state(
-    root: &Path,
-    entry: &IndexEntry,
-    conversion: &Conversion,
-    odb: &ObjectDb,
-) -> Result<WorktreeState, CheckoutError> {
-    let path = root.join(OsStr::from_bytes(&entry.path));
-    let meta = match std::fs::symlink_metadata(&path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(WorktreeState::Missing),
-        Err(source) => return Err(CheckoutError::Io { path, source }),
-    };
-    let clean = is_clean(&path, &meta, entry, conversion, odb)?;
-    Ok(if clean {
-        WorktreeState::Clean
-    } else {
-        WorktreeState::Dirty
-    })
-}
-
-/// Whether the file at `path` (with metadata `meta`) still holds what the index entry says.
-fn is_clean(
-    path: &Path,
-    meta: &std::fs::Metadata,
-    entry: &IndexEntry,
-    conversion: &Conversion,
-    odb: &ObjectDb,
-) -> Result<bool, CheckoutError> {
-    if Stat::from_metadata(meta) == entry.stat && entry.stat != Stat::default() {
-        return Ok(true);
-    }
-    let path = path.to_owned();
-    if entry.mode == 0o160000 {
-        return Ok(meta.is_dir());
-    }
-    let content = if meta.file_type().is_symlink() {
-        std::fs::read_link(&path)
-            .map(|t| t.into_os_string().into_encoded_bytes())
-            .map_err(|source| CheckoutError::Io {
-                path: path.clone(),
-                source,
-            })?
-    } else if meta.is_file() {
-        std::fs::read(&path).map_err(|source| CheckoutError::Io {
-            path: path.clone(),
-            source,
-        })?
-    } else {
-        return Ok(false);
-    };
-    if conversion.is_identity() || entry.mode == 0o120000 {
-        return Ok(hash_object(odb.hash(), ObjectKind::Blob, &content).ok() == Some(entry.id));
-    }
-    // With conversion, compare with what a checkout of the entry would write.
-    let Some((_, blob)) = odb.read(&entry.id)? else {
-        return Ok(false);
-    };
-    let mut expected = conversion.apply(blob, &entry.id).unwrap_or_default();
-    if conversion.filter.is_some() {
-        // A filtered file cannot be compared without running the filter's clean side.
-        expected.clear();
-        return Ok(false);
-    }
-    Ok(expected == content)
-}
-
-/// Stage-0 index entries, sorted by path.
-struct Tracked<'a>(Vec<&'a IndexEntry>);
-
-impl<'a> Tracked<'a> {
-    fn new(entries: &'a [IndexEntry]) -> Self {
-        let mut tracked: Vec<&IndexEntry> = entries.iter().filter(|e| e.stage() == 0).collect();
-        // git writes indexes sorted; one that is not is sorted here rather than trusted.
-        if !tracked.is_sorted_by(|a, b| a.path <= b.path) {
-            tracked.sort_by(|a, b| a.path.cmp(&b.path));
-        }
-        Tracked(tracked)
-    }
-
-    /// Pairs each of `files` (sorted by path) with the entry at its path, and lists the
-    /// entries no file has.
-    fn pair_with(&self, files: &[TreeFile]) -> (Vec<Option<&'a IndexEntry>>, Vec<&'a IndexEntry>) {
-        let mut matched = Vec::with_capacity(files.len());
-        let mut unmatched = Vec::new();
-        let mut entries = self.0.iter().copied().peekable();
-        for file in files {
-            while let Some(entry) = entries.next_if(|e| e.path < file.path) {
-                unmatched.push(entry);
-            }
-            matched.push(entries.next_if(|e| e.path == file.path));
-        }
-        unmatched.extend(entries);
-        (matched, unmatched)
-    }
-
-    fn contains_key(&self, path: &[u8]) -> bool {
-        self.0
-            .binary_search_by(|e| e.path.as_slice().cmp(path))
-            .is_ok()
-    }
-}
-
-/// Files below the directory `dir` that the index does not track.
-fn untracked_below(root: &Path, dir: &[u8], tracked: &Tracked<'_>) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_vec()];
-    while let Some(current) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(root.join(OsStr::from_bytes(&current))) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let mut path = current.clone();
-            path.push(b'/');
-            path.extend_from_slice(entry.file_name().as_bytes());
-            if entry.file_type().is_ok_and(|t| t.is_dir()) && !tracked.contains_key(path.as_slice())
-            {
-                stack.push(path);
-            } else if !tracked.contains_key(path.as_slice()) {
-                found.push(String::from_utf8_lossy(&path).into_owned());
-            }
-        }
-    }
-    found
-}
-
-/// Moves the work tree and index from the current index to `tree`. Without `force`, refuses
-/// when a local change or an untracked file would be lost; with it, discards them (and, as
-/// git's `checkout -f`, rewrites modified files even where the trees agree).
-pub fn switch(
-    repo: &Repository,
-    tree: &ObjectId,
-    force: bool,
-    options: &CheckoutOptions,
-    progress: &dyn Progress,
-) -> Result<SwitchOutcome, CheckoutError> {
-    let root = repo.work_tree().ok_or(CheckoutError::Bare)?.to_owned();
-    let odb = repo.objects();
-    let old = read_index_or_empty(repo)?;
-    // No index and nothing in the work tree but .git (a clone made with --no-checkout): there
-    // is nothing to protect or replace, so files are created without looking first.
-    let fresh = old.entries.is_empty()
-        && std::fs::read_dir(&root)
-            .is_ok_and(|mut entries| entries.all(|e| e.is_ok_and(|e| e.file_name() == ".git")));
-    let flat = flatten(odb, tree)?;
-    let attributes = load_attributes(repo, odb, &flat.files)?;
-    let old_entries = Tracked::new(&old.entries);
-    // Both lists are sorted by path: one merge pairs each file with its old entry and finds
-    // the entries the new tree drops (a binary search per file was a fifth of a switch's CPU).
-    let (matched, removed) = old_entries.pair_with(&flat.files);
-
-    // Classify every entry of the target tree; with -f this looks at every file, so it runs
-    // on all cores, as git's preload-index does.
-    let planner = Conversion::planner(&attributes, options.convert);
-    let decide =
-        |(file, old_entry): (&TreeFile, &Option<&IndexEntry>)| -> Result<Decision, CheckoutError> {
-            // Only a file with an old entry is compared with the work tree, through its
-            // conversion; the rest (all of a fresh checkout) need none.
-            let conversion = || planner.for_path(&file.path);
-            Ok(match *old_entry {
-                Some(entry) if entry.id == file.id && entry.mode == file.mode => {
-                    // With -f, a file that is missing or modified is written again, as git's
-                    // `checkout -f` does; otherwise local changes to it are kept.
-                    if force
-                        && worktree_state(&root, entry, &conversion(), odb)? != WorktreeState::Clean
-                    {
-                        Decision::Write
-                    } else {
-                        Decision::Keep(entry.stat)
-                    }
-                }
-                Some(entry) => {
-                    if !force
-                        && worktree_state(&root, entry, &conversion(), odb)? == WorktreeState::Dirty
-                    {
-                        Decision::WriteOverLocalChange
-                    } else {
-                        Decision::Write
-                    }
-                }
-                None if force || fresh => Decision::Write,
-                None => match root.join(OsStr::from_bytes(&file.path)).symlink_metadata() {
-                    // A directory in the way is fine if the switch removes all it holds.
-                    Ok(meta) if meta.is_dir() && file.mode != 0o160000 => {
-                        Decision::WriteOverUntracked(untracked_below(
-                            &root,
-                            &file.path,
-                            &old_entries,
-                        ))
-                    }
-                    Ok(meta) if meta.is_dir() => Decision::Write,
-                    Ok(_) => {
-                        Decision::WriteOverUntracked(vec![
-                            String::from_utf8_lossy(&file.path).into_owned()
-                        ])
-                    }
-                    Err(_) => Decision::Write,
-                },
-            })
-        };
-    let decisions: Vec<Decision> = if force || !fresh {
-        flat.files
-            .par_iter()
-            .zip(&matched)
-            .map(decide)
-            .collect::<Result<_, _>>()?
-    } else {
-        flat.files
-            .iter()
-            .zip(&matched)
-            .map(decide)
-            .collect::<Result<_, _>>()?
-    };
-    let Sorted {
-        to_write,
-        keep,
-        mut dirty,
-        mut untracked,
-    } = Sorted::from(decisions, &flat.files);
-    for entry in &removed {
-        let conversion = planner.for_path(&entry.path);
-        if !force && worktree_state(&root, entry, &conversion, odb)? == WorktreeState::Dirty {
-            dirty.push(String::from_utf8_lossy(&entry.path).into_owned());
-        }
-    }
-    if !dirty.is_empty() {
-        dirty.sort();
-        return Err(CheckoutError::LocalChanges(dirty));
-    }
-    if !untracked.is_empty() {
-        untracked.sort();
-        return Err(CheckoutError::Untracked(untracked));
-    }
-
-    remove_from_work_tree(&root, &removed)?;
-    let jobs = jobs_for(
-        to_write.iter().map(|&i| &flat.files[i]),
-        &attributes,
-        options.convert,
-    );
-    let mut filters = Filters::new(options.filters.clone(), &root);
-    let mut write = options.write.clone();
-    write.fresh = fresh;
-    progress.phase("Updating files", Some(jobs.len() as u64));
-    let written = write_all(odb, &root, &jobs, &write, &mut filters, progress)?;
-    progress.finish();
-    let written_count = jobs.len();
-    drop(jobs);
-    let mut stats = vec![Stat::default(); flat.files.len()];
-    for (i, stat) in keep {
-        stats[i] = stat;
-    }
-    for (&i, stat) in to_write.iter().zip(written) {
-        stats[i] = stat;
-    }
-    write_index_file(repo, &build_index(repo, flat, &stats))?;
-    Ok(SwitchOutcome {
-        written: written_count,
-        removed: removed.len(),
-    })
-}
-
 /// The index file, or an empty one where there is none (a clone made with `--no-checkout`).
-fn read_index_or_empty(repo: &Repository) -> Result<Index, CheckoutError> {
+pub(crate) fn read_index_or_empty(repo: &Repository) -> Result<Index, CheckoutError> {
     match std::fs::read(repo.git_dir().join("index")) {
         Ok(bytes) => Ok(read_index(&bytes, repo.hash())?),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Index {
@@ -578,73 +285,6 @@ fn read_index_or_empty(repo: &Repository) -> Result<Index, CheckoutError> {
             source,
         }),
     }
-}
-
-/// A switch's decisions sorted by what they do, with the paths that refuse it without -f.
-struct Sorted {
-    /// Entries of the target tree to write.
-    to_write: Vec<usize>,
-    /// Entries kept as they are, with their index stat data.
-    keep: Vec<(usize, Stat)>,
-    /// Files whose local changes the switch would lose.
-    dirty: Vec<String>,
-    /// Untracked files in the way.
-    untracked: Vec<String>,
-}
-
-impl Sorted {
-    fn from(decisions: Vec<Decision>, files: &[TreeFile]) -> Sorted {
-        let mut sorted = Sorted {
-            to_write: Vec::new(),
-            keep: Vec::new(),
-            dirty: Vec::new(),
-            untracked: Vec::new(),
-        };
-        for (i, decision) in decisions.into_iter().enumerate() {
-            match decision {
-                Decision::Keep(stat) => sorted.keep.push((i, stat)),
-                Decision::Write => sorted.to_write.push(i),
-                Decision::WriteOverLocalChange => {
-                    let path = String::from_utf8_lossy(&files[i].path).into_owned();
-                    sorted.dirty.push(path);
-                    sorted.to_write.push(i);
-                }
-                Decision::WriteOverUntracked(paths) => {
-                    sorted.untracked.extend(paths);
-                    sorted.to_write.push(i);
-                }
-            }
-        }
-        sorted
-    }
-}
-
-/// Removes the files of the entries a switch drops, deepest paths first, then the directories
-/// they leave empty: a file may become a directory and the other way round.
-fn remove_from_work_tree(root: &Path, removed: &[&IndexEntry]) -> Result<(), CheckoutError> {
-    let mut paths: Vec<&[u8]> = removed.iter().map(|e| e.path.as_slice()).collect();
-    paths.sort_by(|a, b| b.cmp(a));
-    for path in &paths {
-        let full = root.join(OsStr::from_bytes(path));
-        match std::fs::symlink_metadata(&full) {
-            Ok(meta) if meta.is_dir() => {
-                let _ = std::fs::remove_dir(&full);
-            }
-            Ok(_) => std::fs::remove_file(&full).map_err(|source| CheckoutError::Io {
-                path: full.clone(),
-                source,
-            })?,
-            Err(_) => {}
-        }
-        let mut dir = full.parent();
-        while let Some(d) = dir {
-            if d == root || std::fs::remove_dir(d).is_err() {
-                break;
-            }
-            dir = d.parent();
-        }
-    }
-    Ok(())
 }
 
 /// What `checkout-index` has to report.

@@ -21,15 +21,17 @@ pub mod index;
 mod objects;
 pub mod path_check;
 pub mod revision;
+mod switch;
 pub mod tree;
 pub mod wildmatch;
 pub mod writer;
 
 pub use checkout::{
-    checkout_fresh, checkout_fresh_from, checkout_index, commit_tree, switch, CheckoutIndexReport,
-    CheckoutOptions, SwitchOutcome,
+    checkout_fresh, checkout_fresh_from, checkout_index, commit_tree, CheckoutIndexReport,
+    CheckoutOptions,
 };
 pub use objects::Objects;
+pub use switch::{switch, SwitchOutcome};
 
 use sluice_object::ObjectId;
 use std::path::PathBuf;

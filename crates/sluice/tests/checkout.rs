@@ -42,7 +42,7 @@ fn snapshot(root: &Path) -> BTreeMap<String, (char, bool, Vec<u8>)> {
     out
 }
 
-fn assert_same_trees(ours: &Path, theirs: &Path) {
+pub(crate) fn assert_same_trees(ours: &Path, theirs: &Path) {
     let (a, b) = (snapshot(ours), snapshot(theirs));
     let keys_a: Vec<&String> = a.keys().collect();
     let keys_b: Vec<&String> = b.keys().collect();
@@ -58,7 +58,7 @@ fn assert_same_trees(ours: &Path, theirs: &Path) {
 }
 
 /// git's view of a work tree after a checkout: status and the staged entries.
-fn git_view(env: &Env, repo: &Path) -> (String, String) {
+pub(crate) fn git_view(env: &Env, repo: &Path) -> (String, String) {
     let status = String::from_utf8(env.git(repo, &["status", "--porcelain", "--ignored"])).unwrap();
     let staged = String::from_utf8(env.git(repo, &["ls-files", "-s"])).unwrap();
     (status, staged)
@@ -107,7 +107,7 @@ fn git_clone(env: &Env, src: &Path, dest: &Path, branch: &str) {
 }
 
 /// Clones `src` twice with the same `-c` settings: once checked out by git, once by sluice.
-fn clone_both(
+pub(crate) fn clone_both(
     env: &Env,
     src: &Path,
     config: &[&str],

@@ -5,6 +5,7 @@ mod util;
 mod advertisement;
 mod bad_servers;
 mod checkout;
+mod checkout_switch;
 mod clone;
 mod command_options;
 mod connectivity;

@@ -13,7 +13,7 @@ mod write;
 pub use entry::{IndexEntry, Stat};
 pub use read::read_index;
 pub use tree_ext::CacheTree;
-pub use write::write_index;
+pub use write::{write_index, write_index_to};
 
 use sluice_object::HashKind;
 

@@ -74,6 +74,19 @@ impl CacheTree {
         })
     }
 
+    /// Marks the directories holding `path` invalid (this node and the children on the way),
+    /// as git does when an entry below them no longer matches the tree recorded.
+    pub fn invalidate(&mut self, path: &[u8]) {
+        self.entry_count = -1;
+        self.id = None;
+        if let Some(slash) = path.iter().position(|&b| b == b'/') {
+            let (dir, rest) = (&path[..slash], &path[slash + 1..]);
+            if let Some(child) = self.children.iter_mut().find(|c| c.name == dir) {
+                child.invalidate(rest);
+            }
+        }
+    }
+
     /// Appends the extension's data.
     pub fn write(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.name);

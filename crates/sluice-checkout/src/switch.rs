@@ -1,0 +1,547 @@
+//! Switching the work tree and index from one commit to another, as git's two-way merge of
+//! the index, the current commit and the target: only what differs between the commits is
+//! touched, changes staged or made in the work tree are carried over where the commits agree,
+//! and the switch is refused (without -f) where one would be lost.
+
+use crate::checkout::{
+    build_index, jobs_for, load_attributes, read_index_or_empty, write_index_file, CheckoutOptions,
+};
+use crate::convert::Conversion;
+use crate::filter::Filters;
+use crate::index::{Index, IndexEntry, Stat};
+use crate::tree::{flatten_reusing, TreeFile, TreeLookup};
+use crate::writer::write_all;
+use crate::CheckoutError;
+use rayon::prelude::*;
+use sluice_object::progress::Progress;
+use sluice_object::{hash_object, ObjectId, ObjectKind};
+use sluice_odb::{ObjectDb, Repository};
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// What a switch does with one entry of the target tree.
+enum Decision {
+    /// Unchanged: keep the file and its index entry.
+    Keep(Stat),
+    /// Write it.
+    Write,
+    /// Write it, though that loses a local change (refused without -f).
+    WriteOverLocalChange,
+    /// Write it, though untracked files are in the way (refused without -f).
+    WriteOverUntracked(Vec<String>),
+    /// Keep the index entry and the file as they are, though they differ from the target:
+    /// the commits agree there, so the difference is a change staged in the index.
+    Carry,
+    /// Leave the path out of the index and the work tree alone: a deletion staged where the
+    /// commits agree.
+    Omit,
+    /// The index holds neither commit's version: switching would lose it (refused; never
+    /// decided under -f, which discards it).
+    Refuse,
+}
+
+/// What a switch did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct SwitchOutcome {
+    /// Files written.
+    pub written: usize,
+    /// Files removed.
+    pub removed: usize,
+}
+
+/// What the work tree holds at an index entry's path, found with one `lstat` (and a read only
+/// when the stat data changed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WorktreeState {
+    /// Deleted: a checkout writing it again loses nothing.
+    Missing,
+    /// What the entry says.
+    Clean,
+    /// Something else: a local change.
+    Dirty,
+}
+
+fn worktree_state(
+    root: &Path,
+    entry: &IndexEntry,
+    conversion: &Conversion,
+    odb: &ObjectDb,
+) -> Result<WorktreeState, CheckoutError> {
+    let path = root.join(OsStr::from_bytes(&entry.path));
+    let meta = match std::fs::symlink_metadata(&path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(WorktreeState::Missing),
+        Err(source) => return Err(CheckoutError::Io { path, source }),
+    };
+    let clean = is_clean(&path, &meta, entry, conversion, odb)?;
+    Ok(if clean {
+        WorktreeState::Clean
+    } else {
+        WorktreeState::Dirty
+    })
+}
+
+/// Whether the file at `path` (with metadata `meta`) still holds what the index entry says.
+fn is_clean(
+    path: &Path,
+    meta: &std::fs::Metadata,
+    entry: &IndexEntry,
+    conversion: &Conversion,
+    odb: &ObjectDb,
+) -> Result<bool, CheckoutError> {
+    if Stat::from_metadata(meta) == entry.stat && entry.stat != Stat::default() {
+        return Ok(true);
+    }
+    let path = path.to_owned();
+    if entry.mode == 0o160000 {
+        return Ok(meta.is_dir());
+    }
+    let content = if meta.file_type().is_symlink() {
+        std::fs::read_link(&path)
+            .map(|t| t.into_os_string().into_encoded_bytes())
+            .map_err(|source| CheckoutError::Io {
+                path: path.clone(),
+                source,
+            })?
+    } else if meta.is_file() {
+        std::fs::read(&path).map_err(|source| CheckoutError::Io {
+            path: path.clone(),
+            source,
+        })?
+    } else {
+        return Ok(false);
+    };
+    if conversion.is_identity() || entry.mode == 0o120000 {
+        return Ok(hash_object(odb.hash(), ObjectKind::Blob, &content).ok() == Some(entry.id));
+    }
+    // With conversion, compare with what a checkout of the entry would write.
+    let Some((_, blob)) = odb.read(&entry.id)? else {
+        return Ok(false);
+    };
+    let mut expected = conversion.apply(blob, &entry.id).unwrap_or_default();
+    if conversion.filter.is_some() {
+        // A filtered file cannot be compared without running the filter's clean side.
+        expected.clear();
+        return Ok(false);
+    }
+    Ok(expected == content)
+}
+
+/// Stage-0 index entries, sorted by path.
+struct Tracked<'a>(Vec<&'a IndexEntry>);
+
+impl<'a> Tracked<'a> {
+    fn new(entries: &'a [IndexEntry]) -> Self {
+        let mut tracked: Vec<&IndexEntry> = entries.iter().filter(|e| e.stage() == 0).collect();
+        // git writes indexes sorted; one that is not is sorted here rather than trusted.
+        if !tracked.is_sorted_by(|a, b| a.path <= b.path) {
+            tracked.sort_by(|a, b| a.path.cmp(&b.path));
+        }
+        Tracked(tracked)
+    }
+
+    /// Pairs each of `files` (sorted by path) with the entry at its path, and lists the
+    /// entries no file has.
+    fn pair_with(&self, files: &[TreeFile]) -> (Vec<Option<&'a IndexEntry>>, Vec<&'a IndexEntry>) {
+        let mut matched = Vec::with_capacity(files.len());
+        let mut unmatched = Vec::new();
+        let mut entries = self.0.iter().copied().peekable();
+        for file in files {
+            while let Some(entry) = entries.next_if(|e| e.path < file.path) {
+                unmatched.push(entry);
+            }
+            matched.push(entries.next_if(|e| e.path == file.path));
+        }
+        unmatched.extend(entries);
+        (matched, unmatched)
+    }
+
+    fn contains_key(&self, path: &[u8]) -> bool {
+        self.0
+            .binary_search_by(|e| e.path.as_slice().cmp(path))
+            .is_ok()
+    }
+}
+
+/// Files below the directory `dir` that the index does not track.
+fn untracked_below(root: &Path, dir: &[u8], tracked: &Tracked<'_>) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_vec()];
+    while let Some(current) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(root.join(OsStr::from_bytes(&current))) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let mut path = current.clone();
+            path.push(b'/');
+            path.extend_from_slice(entry.file_name().as_bytes());
+            if entry.file_type().is_ok_and(|t| t.is_dir()) && !tracked.contains_key(path.as_slice())
+            {
+                stack.push(path);
+            } else if !tracked.contains_key(path.as_slice()) {
+                found.push(String::from_utf8_lossy(&path).into_owned());
+            }
+        }
+    }
+    found
+}
+
+/// The current commit's file at each path where the index differs from the target (the
+/// third side of git's two-way merge); `None` where it was not needed.
+struct Current {
+    /// For each file of the target, in order.
+    files: Vec<Option<Option<(u32, ObjectId)>>>,
+    /// For each index entry the target drops, in order.
+    removed: Vec<Option<(u32, ObjectId)>>,
+}
+
+impl Current {
+    fn look_up(
+        repo: &Repository,
+        files: &[TreeFile],
+        matched: &[Option<&IndexEntry>],
+        removed: &[&IndexEntry],
+    ) -> Result<Current, CheckoutError> {
+        let head = match repo.refs().resolve("HEAD")? {
+            (_, Some(commit)) => Some(crate::commit_tree(repo.objects(), &commit)?),
+            (_, None) => None,
+        };
+        let mut lookup = TreeLookup::new(repo.objects(), head);
+        let mut current = Current {
+            files: Vec::with_capacity(files.len()),
+            removed: Vec::with_capacity(removed.len()),
+        };
+        for (file, entry) in files.iter().zip(matched) {
+            let same = entry.is_some_and(|e| same_file(e, file.mode, &file.id));
+            current.files.push(match same {
+                true => None,
+                false => Some(lookup.file(&file.path)?),
+            });
+        }
+        for entry in removed {
+            current.removed.push(lookup.file(&entry.path)?);
+        }
+        Ok(current)
+    }
+}
+
+/// Whether the index entry records this file (an entry only intended to be added records
+/// none).
+fn same_file(entry: &IndexEntry, mode: u32, id: &ObjectId) -> bool {
+    entry.mode == mode && entry.id == *id && !entry.intent_to_add()
+}
+
+/// Moves the work tree and index from the current commit and index to `tree`, as git's
+/// checkout: where the two commits agree, the index entry and the file stay as they are
+/// (staged and unstaged changes carried over); elsewhere the file is replaced when the index
+/// and work tree hold the current commit's version, and without `force` the switch is refused
+/// when a local change or an untracked file would be lost. With `force`, the index and work
+/// tree become the target's (as git's `checkout -f`, rewriting modified files even where the
+/// trees agree).
+pub fn switch(
+    repo: &Repository,
+    tree: &ObjectId,
+    force: bool,
+    options: &CheckoutOptions,
+    progress: &dyn Progress,
+) -> Result<SwitchOutcome, CheckoutError> {
+    let root = repo.work_tree().ok_or(CheckoutError::Bare)?.to_owned();
+    let odb = repo.objects();
+    // Without an index file, the checkout is the first (a clone made with --no-checkout):
+    // nothing was staged, so the current commit has no say.
+    let initial = !repo.git_dir().join("index").exists();
+    let old = read_index_or_empty(repo)?;
+    // No index and nothing in the work tree but .git: there is nothing to protect or replace,
+    // so files are created without looking first.
+    let fresh = old.entries.is_empty()
+        && std::fs::read_dir(&root)
+            .is_ok_and(|mut entries| entries.all(|e| e.is_ok_and(|e| e.file_name() == ".git")));
+    let flat = flatten_reusing(odb, tree, Some(&old))?;
+    let attributes = load_attributes(repo, odb, &flat.files)?;
+    let old_entries = Tracked::new(&old.entries);
+    // Both lists are sorted by path: one merge pairs each file with its old entry and finds
+    // the entries the new tree drops (a binary search per file was a fifth of a switch's CPU).
+    let (matched, removed) = old_entries.pair_with(&flat.files);
+    let current = match force || initial {
+        true => None,
+        false => Some(Current::look_up(repo, &flat.files, &matched, &removed)?),
+    };
+
+    // Classify every entry of the target tree; with -f this looks at every file, so it runs
+    // on all cores, as git's preload-index does.
+    let planner = Conversion::planner(&attributes, options.convert);
+    let judge = Judge {
+        root: &root,
+        odb,
+        force,
+        fresh,
+        tracked: &old_entries,
+        planner: &planner,
+    };
+    let decide = |(i, (file, old_entry)): (usize, (&TreeFile, &Option<&IndexEntry>))| {
+        let current = current.as_ref().and_then(|c| c.files[i]);
+        judge.decide(file, *old_entry, current)
+    };
+    let decisions: Vec<Decision> = if force || !fresh {
+        (flat.files.par_iter().zip(&matched))
+            .enumerate()
+            .map(decide)
+            .collect::<Result<_, _>>()?
+    } else {
+        (flat.files.iter().zip(&matched))
+            .enumerate()
+            .map(decide)
+            .collect::<Result<_, _>>()?
+    };
+    let mut sorted = Sorted::from(decisions, &flat.files, &matched);
+    let mut dropped = Vec::new();
+    for (k, entry) in removed.iter().enumerate() {
+        match current.as_ref().map(|c| c.removed[k]) {
+            // Not in the current commit either: an addition staged in the index, kept.
+            Some(None) => sorted.carried.push((*entry).clone()),
+            Some(Some((mode, id))) if !same_file(entry, mode, &id) => sorted
+                .dirty
+                .push(String::from_utf8_lossy(&entry.path).into_owned()),
+            _ => {
+                let conversion = planner.for_path(&entry.path);
+                if !force && worktree_state(&root, entry, &conversion, odb)? == WorktreeState::Dirty
+                {
+                    sorted
+                        .dirty
+                        .push(String::from_utf8_lossy(&entry.path).into_owned());
+                }
+                dropped.push(*entry);
+            }
+        }
+    }
+    if !sorted.dirty.is_empty() {
+        sorted.dirty.sort();
+        return Err(CheckoutError::LocalChanges(sorted.dirty));
+    }
+    if !sorted.untracked.is_empty() {
+        sorted.untracked.sort();
+        return Err(CheckoutError::Untracked(sorted.untracked));
+    }
+
+    remove_from_work_tree(&root, &dropped)?;
+    let jobs = jobs_for(
+        sorted.to_write.iter().map(|&i| &flat.files[i]),
+        &attributes,
+        options.convert,
+    );
+    let mut filters = Filters::new(options.filters.clone(), &root);
+    let mut write = options.write.clone();
+    write.fresh = fresh;
+    progress.phase("Updating files", Some(jobs.len() as u64));
+    let written = write_all(odb, &root, &jobs, &write, &mut filters, progress)?;
+    progress.finish();
+    let written_count = jobs.len();
+    drop(jobs);
+    let mut stats = vec![Stat::default(); flat.files.len()];
+    for &(i, stat) in &sorted.keep {
+        stats[i] = stat;
+    }
+    for (&i, stat) in sorted.to_write.iter().zip(written) {
+        stats[i] = stat;
+    }
+    let removed = dropped.len();
+    drop((matched, dropped, old_entries));
+    // The old index is done with: not holding two indexes of 100,000 entries at once.
+    drop(old);
+    let index = sorted.carry_over(build_index(repo, flat, &stats));
+    write_index_file(repo, &index)?;
+    Ok(SwitchOutcome {
+        written: written_count,
+        removed,
+    })
+}
+
+/// What a switch needs to decide about each file.
+struct Judge<'a> {
+    root: &'a Path,
+    odb: &'a ObjectDb,
+    force: bool,
+    fresh: bool,
+    tracked: &'a Tracked<'a>,
+    planner: &'a crate::convert::Planner<'a>,
+}
+
+impl Judge<'_> {
+    /// What to do with `file` of the target, given its index entry and (where the index does
+    /// not hold the target's version and the switch is not forced) the current commit's file.
+    fn decide(
+        &self,
+        file: &TreeFile,
+        old_entry: Option<&IndexEntry>,
+        current: Option<Option<(u32, ObjectId)>>,
+    ) -> Result<Decision, CheckoutError> {
+        let (root, odb) = (self.root, self.odb);
+        // Only a file with an old entry is compared with the work tree, through its
+        // conversion; the rest (all of a fresh checkout) need none.
+        let conversion = || self.planner.for_path(&file.path);
+        let target = Some((file.mode, file.id));
+        Ok(match old_entry {
+            Some(entry) if same_file(entry, file.mode, &file.id) => {
+                // With -f, a file that is missing or modified is written again, as git's
+                // `checkout -f` does; otherwise local changes to it are kept.
+                if self.force
+                    && worktree_state(root, entry, &conversion(), odb)? != WorktreeState::Clean
+                {
+                    Decision::Write
+                } else {
+                    Decision::Keep(entry.stat)
+                }
+            }
+            // The commits agree: what the index holds (a staged change) stays.
+            Some(_) if current == Some(target) => Decision::Carry,
+            // The index holds neither commit's version: switching would lose it.
+            Some(entry)
+                if current.is_some_and(|c| !c.is_some_and(|(m, id)| same_file(entry, m, &id))) =>
+            {
+                Decision::Refuse
+            }
+            Some(entry) => {
+                if !self.force
+                    && worktree_state(root, entry, &conversion(), odb)? == WorktreeState::Dirty
+                {
+                    Decision::WriteOverLocalChange
+                } else {
+                    Decision::Write
+                }
+            }
+            None if self.force || self.fresh => Decision::Write,
+            // A deletion staged in the index, where the commits agree: it stays deleted.
+            None if current == Some(target) => Decision::Omit,
+            None if current.is_some_and(|c| c.is_some()) => Decision::Refuse,
+            None => match root.join(OsStr::from_bytes(&file.path)).symlink_metadata() {
+                // A directory in the way is fine if the switch removes all it holds.
+                Ok(meta) if meta.is_dir() && file.mode != 0o160000 => {
+                    Decision::WriteOverUntracked(untracked_below(root, &file.path, self.tracked))
+                }
+                Ok(meta) if meta.is_dir() => Decision::Write,
+                Ok(_) => Decision::WriteOverUntracked(vec![
+                    String::from_utf8_lossy(&file.path).into_owned()
+                ]),
+                Err(_) => Decision::Write,
+            },
+        })
+    }
+}
+
+/// A switch's decisions sorted by what they do, with the paths that refuse it without -f.
+struct Sorted {
+    /// Entries of the target tree to write.
+    to_write: Vec<usize>,
+    /// Entries kept as they are, with their index stat data.
+    keep: Vec<(usize, Stat)>,
+    /// Entries of the target whose path the index keeps as it is (or keeps out).
+    replaced: Vec<usize>,
+    /// Index entries carried over in place of the target's.
+    carried: Vec<IndexEntry>,
+    /// Files whose local changes the switch would lose.
+    dirty: Vec<String>,
+    /// Untracked files in the way.
+    untracked: Vec<String>,
+}
+
+impl Sorted {
+    fn from(
+        decisions: Vec<Decision>,
+        files: &[TreeFile],
+        matched: &[Option<&IndexEntry>],
+    ) -> Sorted {
+        let mut sorted = Sorted {
+            to_write: Vec::new(),
+            keep: Vec::new(),
+            replaced: Vec::new(),
+            carried: Vec::new(),
+            dirty: Vec::new(),
+            untracked: Vec::new(),
+        };
+        for (i, decision) in decisions.into_iter().enumerate() {
+            match decision {
+                Decision::Keep(stat) => sorted.keep.push((i, stat)),
+                Decision::Write => sorted.to_write.push(i),
+                Decision::Carry => {
+                    sorted.replaced.push(i);
+                    sorted.carried.extend(matched[i].cloned());
+                }
+                Decision::Omit => sorted.replaced.push(i),
+                Decision::Refuse => {
+                    sorted
+                        .dirty
+                        .push(String::from_utf8_lossy(&files[i].path).into_owned());
+                }
+                Decision::WriteOverLocalChange => {
+                    let path = String::from_utf8_lossy(&files[i].path).into_owned();
+                    sorted.dirty.push(path);
+                    sorted.to_write.push(i);
+                }
+                Decision::WriteOverUntracked(paths) => {
+                    sorted.untracked.extend(paths);
+                    sorted.to_write.push(i);
+                }
+            }
+        }
+        sorted
+    }
+
+    /// The target's index (`index`, built from its files in order) with the entries the
+    /// switch carries over in place of the target's, and the cache tree of every directory
+    /// they change marked invalid.
+    fn carry_over(self, mut index: Index) -> Index {
+        if self.replaced.is_empty() && self.carried.is_empty() {
+            return index;
+        }
+        let mut replaced = self.replaced.iter().peekable();
+        let mut position = 0;
+        let mut changed: Vec<Vec<u8>> = Vec::new();
+        index.entries.retain(|entry| {
+            let here = position;
+            position += 1;
+            if replaced.next_if(|&&i| i == here).is_some() {
+                changed.push(entry.path.clone());
+                return false;
+            }
+            true
+        });
+        changed.extend(self.carried.iter().map(|e| e.path.clone()));
+        index.entries.extend(self.carried);
+        index.sort();
+        if let Some(tree) = &mut index.tree {
+            for path in &changed {
+                tree.invalidate(path);
+            }
+        }
+        index
+    }
+}
+
+/// Removes the files of the entries a switch drops, deepest paths first, then the directories
+/// they leave empty: a file may become a directory and the other way round.
+fn remove_from_work_tree(root: &Path, removed: &[&IndexEntry]) -> Result<(), CheckoutError> {
+    let mut paths: Vec<&[u8]> = removed.iter().map(|e| e.path.as_slice()).collect();
+    paths.sort_by(|a, b| b.cmp(a));
+    for path in &paths {
+        let full = root.join(OsStr::from_bytes(path));
+        match std::fs::symlink_metadata(&full) {
+            Ok(meta) if meta.is_dir() => {
+                let _ = std::fs::remove_dir(&full);
+            }
+            Ok(_) => std::fs::remove_file(&full).map_err(|source| CheckoutError::Io {
+                path: full.clone(),
+                source,
+            })?,
+            Err(_) => {}
+        }
+        let mut dir = full.parent();
+        while let Some(d) = dir {
+            if d == root || std::fs::remove_dir(d).is_err() {
+                break;
+            }
+            dir = d.parent();
+        }
+    }
+    Ok(())
+}

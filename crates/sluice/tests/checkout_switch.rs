@@ -1,0 +1,115 @@
+//! A branch switch takes the directories that both commits share from the index (through its
+//! cache tree) instead of reading their trees, as git does: the result must still be git's
+//! when the index differs from the commit in those directories (a staged change, an
+//! unstaged one, an entry only intended to be added), and the cache tree it writes must name
+//! the trees git names.
+
+use crate::checkout::{assert_same_trees, clone_both, git_view};
+use crate::util::{stderr, Env};
+use std::path::Path;
+
+/// A repository whose branches `one` and `two` differ in one deep directory only.
+fn shared_directories(env: &Env) -> std::path::PathBuf {
+    let src = env.init("shared-src", false);
+    let files = [
+        ("shared/a/1", "a one\n"),
+        ("shared/a/2", "a two\n"),
+        ("shared/b/1", "b one\n"),
+        ("other/c/1", "c one\n"),
+        ("deep/x/y/f", "first\n"),
+        ("top", "top\n"),
+    ];
+    for (path, text) in files {
+        let path = src.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    env.git(&src, &["add", "."]);
+    env.git(&src, &["commit", "-q", "-m", "one"]);
+    env.git(&src, &["branch", "-M", "one"]);
+    env.git(&src, &["checkout", "-q", "-b", "two"]);
+    std::fs::write(src.join("deep/x/y/f"), "second\n").unwrap();
+    std::fs::write(src.join("deep/x/new"), "new\n").unwrap();
+    env.git(&src, &["add", "."]);
+    env.git(&src, &["commit", "-q", "-m", "two"]);
+    env.git(&src, &["checkout", "-q", "one"]);
+    src
+}
+
+fn view(env: &Env, repo: &Path) -> (String, String, String) {
+    let (status, staged) = git_view(env, repo);
+    // write-tree trusts every valid node of the cache tree: a wrong node shows as a wrong id.
+    let tree = String::from_utf8(env.git(repo, &["write-tree"])).unwrap();
+    (status, staged, tree)
+}
+
+#[test]
+fn switch_reusing_shared_directories_matches_git() {
+    for git in crate::util::gits() {
+        let env = Env::with_git(git);
+        let src = shared_directories(&env);
+        let (ours, theirs) = clone_both(&env, &src, &[], "one");
+        for repo in [&ours, &theirs] {
+            // Staged: git drops the cache tree of shared/ and shared/a.
+            std::fs::write(repo.join("shared/a/1"), "staged edit\n").unwrap();
+            env.git(repo, &["add", "shared/a/1"]);
+            // Unstaged, in a directory whose cache tree stays valid.
+            std::fs::write(repo.join("other/c/1"), "unstaged edit\n").unwrap();
+            // Intended to be added.
+            std::fs::write(repo.join("shared/b/new"), "intent\n").unwrap();
+            env.git(repo, &["add", "-N", "shared/b/new"]);
+        }
+        for (target, force) in [("two", false), ("one", false), ("two", true)] {
+            let args: &[&str] = if force {
+                &["checkout", "-q", "-f", target]
+            } else {
+                &["checkout", "-q", target]
+            };
+            env.git(&theirs, args);
+            let out = env.sluice(&ours, args, b"");
+            assert!(out.status.success(), "{target}: {}", stderr(&out));
+            assert_same_trees(&ours, &theirs);
+            assert_eq!(view(&env, &ours), view(&env, &theirs), "after {args:?}");
+        }
+    }
+}
+
+/// Staged additions and deletions where the commits agree are carried over; an index entry
+/// that matches neither commit where they differ refuses the switch, with git's message.
+#[test]
+fn staged_additions_deletions_and_conflicts_match_git() {
+    for git in crate::util::gits() {
+        let env = Env::with_git(git);
+        let src = shared_directories(&env);
+        let (ours, theirs) = clone_both(&env, &src, &[], "one");
+        for repo in [&ours, &theirs] {
+            std::fs::write(repo.join("added"), "staged addition\n").unwrap();
+            env.git(repo, &["add", "added"]);
+            env.git(repo, &["rm", "-q", "--cached", "top"]);
+            env.git(repo, &["rm", "-q", "other/c/1"]);
+            // The commits differ here, and the index holds neither version.
+            env.git(repo, &["rm", "-q", "--cached", "deep/x/y/f"]);
+        }
+        let theirs_out = env
+            .git_command(&theirs, &["checkout", "two"])
+            .output()
+            .unwrap();
+        let ours_out = env.sluice(&ours, &["checkout", "two"], b"");
+        assert_eq!(ours_out.status.code(), theirs_out.status.code());
+        assert_eq!(ours_out.status.code(), Some(1));
+        assert_eq!(
+            stderr(&ours_out),
+            String::from_utf8_lossy(&theirs_out.stderr)
+        );
+        assert_eq!(view(&env, &ours), view(&env, &theirs));
+        // Once the conflicting entry is back, the switch carries the rest over.
+        for repo in [&ours, &theirs] {
+            env.git(repo, &["add", "deep/x/y/f"]);
+        }
+        env.git(&theirs, &["checkout", "-q", "two"]);
+        let out = env.sluice(&ours, &["checkout", "-q", "two"], b"");
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_same_trees(&ours, &theirs);
+        assert_eq!(view(&env, &ours), view(&env, &theirs));
+    }
+}
