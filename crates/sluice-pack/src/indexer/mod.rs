@@ -10,6 +10,7 @@ mod arriving;
 mod error;
 mod growing;
 mod input;
+mod kept;
 mod links;
 mod resolve;
 mod scan;

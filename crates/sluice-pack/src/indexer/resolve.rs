@@ -7,6 +7,7 @@
 //! delta copied in place (`HashCheckpoints`).
 
 use super::arriving::Arrivals;
+use super::kept::Kept;
 use super::links::{Links, ObjectCheck, Unrecorded};
 use super::{Entry, IndexError, ObjectLookup, Resolved, NOT_KEPT};
 use crate::delta::apply_delta;
@@ -116,7 +117,7 @@ pub(crate) struct Resolver<'a> {
     pub(crate) pack: &'a File,
     pub(crate) entries: &'a [Entry],
     /// Small deltas' data, kept from pass 1 (`Entry::kept`).
-    pub(crate) kept: &'a [u8],
+    pub(crate) kept: &'a Kept,
     pub(crate) resolved: &'a [OnceLock<Resolved>],
     pub(crate) ofs: &'a OfsChildren,
     pub(crate) refs: &'a RefChildren,
@@ -203,7 +204,7 @@ impl<'a> Resolver<'a> {
             return None;
         }
         let at = entry.kept as usize;
-        self.kept.get(at..at + entry.size as usize)
+        self.kept.get(at, entry.size as usize)
     }
 
     /// Reads and inflates a delta entry's delta data.

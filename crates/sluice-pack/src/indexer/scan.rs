@@ -10,6 +10,7 @@ use crate::entry::{
 };
 use crate::indexer::growing::{GrowingReader, Growth};
 use crate::indexer::input::{hash_file_range, FileAt, StreamInput, WrittenHash};
+use crate::indexer::kept::Kept;
 use crate::inflate::{Inflater, ZlibInflate};
 use sluice_object::progress::Progress;
 use sluice_object::{HashKind, ObjectHasher, ObjectId, TrailerHasher};
@@ -28,7 +29,7 @@ pub(crate) struct Scan {
     pub(crate) checksum: ObjectId,
     pub(crate) deltas: usize,
     /// The inflated data of small deltas (see [`KEEP_AT_MOST`]), which `Entry::kept` points into.
-    pub(crate) kept: Vec<u8>,
+    pub(crate) kept: Kept,
     /// Offset of the first entry this scan covers (12 unless it started mid-pack).
     floor: u64,
     /// ofs-deltas whose base lies before `floor`: (entry index, base offset), fixed at merge.
@@ -44,7 +45,7 @@ impl Scan {
             data_end: 0,
             checksum: hash.null_id(),
             deltas: 0,
-            kept: Vec::new(),
+            kept: Kept::default(),
             floor,
             pending: Vec::new(),
         }
@@ -517,11 +518,10 @@ fn merge(first: &mut Scan, second: Scan, count: u32) -> Option<()> {
     for (child, base) in fixes {
         entries[child as usize].base = base;
     }
-    let kept_shift = first.kept.len() as u32;
+    let kept_shift = first.kept.append(second.kept) as u32;
     for entry in entries.iter_mut().filter(|e| e.kept != NOT_KEPT) {
         entry.kept += kept_shift;
     }
-    first.kept.extend_from_slice(&second.kept);
     first.entries.extend(entries);
     first.resolved.extend(second.resolved);
     first.ref_bases.extend(second.ref_bases);
@@ -585,7 +585,10 @@ fn scan_entry(
     let keep_delta = hasher.is_none()
         && header.size <= KEEP_AT_MOST
         && scan.kept.len() + header.size as usize <= KEEP_BUDGET;
-    let kept = scan.kept.len();
+    let kept = match keep_delta {
+        true => scan.kept.start(header.size as usize),
+        false => 0,
+    };
     let keep = hasher.is_some() || keep_delta;
     let mut produced = 0u64;
     loop {
@@ -616,7 +619,7 @@ fn scan_entry(
         if let Some(hasher) = hasher.as_mut() {
             hasher.update(fed.output);
         } else if keep_delta {
-            scan.kept.extend_from_slice(fed.output);
+            scan.kept.extend(fed.output);
         }
         let (consumed, made, done) = (fed.consumed, fed.produced, fed.done);
         input.consume(consumed);
