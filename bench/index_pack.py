@@ -2,7 +2,10 @@
 """Benchmark index-pack: Sluice beside git (and gix when installed) on the same pack.
 
 Usage: bench/index_pack.py <repository-or-pack> [--runs N] [--threads N] [--mode file|stdin|both]
-                          [--sluice PATH] [--git PATH]...
+                          [--fix-thin <repository>] [--sluice PATH] [--git PATH]...
+
+With --fix-thin, the pack is a thin pack and the mode is `index-pack --stdin --fix-thin` into a
+copy (hard links) of <repository>, which holds the bases it leaves out.
 
 Each tool indexes the same pack in turn, several rounds, so that all of them see the same
 disk and page-cache state. Reported per tool: median wall time, median CPU time (user +
@@ -40,12 +43,17 @@ def find_pack(path: Path) -> Path:
 
 
 
-def commands(tool, exe, pack, work, threads, mode):
+def commands(tool, exe, pack, work, threads, mode, thin_base=None):
     """The command for one tool and mode, and the stdin to give it."""
     out = work / tool
     if out.exists():
         shutil.rmtree(out)
     out.mkdir()
+    if mode == "fix-thin":
+        subprocess.run(["cp", "-al", str(thin_base), str(out / "repo")], check=True)
+        if tool == "gix":
+            return None, None, None
+        return [exe, "index-pack", f"--threads={threads}", "--stdin", "--fix-thin"], pack, out / "repo"
     if tool == "gix":
         base = [exe, "--threads", str(threads), "free", "pack", "index", "create"]
         if mode == "file":
@@ -66,6 +74,7 @@ def main():
     parser.add_argument("--sluice", default=str(ROOT / "target" / "release" / "sluice"))
     parser.add_argument("--git", action="append", help="git binaries (default: git on PATH)")
     parser.add_argument("--no-gix", action="store_true")
+    parser.add_argument("--fix-thin", type=Path, help="repository holding the thin pack's bases")
     args = parser.parse_args()
 
     pack = find_pack(args.source.resolve())
@@ -76,6 +85,8 @@ def main():
     if gix and not args.no_gix:
         tools.append(("gix", "gix", gix))
     modes = ["file", "stdin"] if args.mode == "both" else [args.mode]
+    if args.fix_thin:
+        modes = ["fix-thin"]
     size = pack.stat().st_size
     print(f"pack: {pack} ({size / 2**20:.0f} MiB), threads: {args.threads}, runs: {args.runs}")
 
@@ -86,13 +97,17 @@ def main():
             samples = {label: [] for label, _, _ in tools}
             for _ in range(args.runs):
                 for label, tool, exe in tools:
-                    argv, stdin, cwd = commands(tool, exe, pack, work, args.threads, mode)
+                    argv, stdin, cwd = commands(tool, exe, pack, work, args.threads, mode, args.fix_thin)
+                    if argv is None:
+                        continue
                     wall, user, system, rss = run(argv, stdin, cwd)
                     samples[label].append((wall, user + system, rss))
             base = None
             print(f"\nmode: {mode}")
             print(f"{'tool':<12} {'wall s':>8} {'cpu s':>8} {'peak MiB':>9} {'wall/git':>9} {'cpu/git':>8} {'mem/git':>8}")
             for label, _, _ in tools:
+                if not samples[label]:
+                    continue
                 wall = statistics.median(s[0] for s in samples[label])
                 cpu = statistics.median(s[1] for s in samples[label])
                 rss = statistics.median(s[2] for s in samples[label]) / 1024

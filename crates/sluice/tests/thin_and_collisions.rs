@@ -110,6 +110,54 @@ fn fix_thin_completes_the_pack_for_git() {
     }
 }
 
+/// The zlib header of the first object appended after a thin pack's own data.
+fn first_appended_zlib_header(pack: &[u8], thin: &[u8]) -> [u8; 2] {
+    let mut at = thin.len() - 20;
+    while pack[at] & 0x80 != 0 {
+        at += 1;
+    }
+    [pack[at + 1], pack[at + 2]]
+}
+
+/// Appended bases are compressed at git's level for them (its loose-object level: 1 by
+/// default, `core.compression` or `core.looseCompression` when set), which the zlib header
+/// of each records.
+#[test]
+fn fix_thin_compresses_appended_bases_at_gits_level() {
+    let env = Env::new();
+    let src = source_with_tag(&env);
+    let thin = pack_of(&env, &src, "main\n^old\n", true);
+    for config in [
+        &[][..],
+        &["-c", "core.compression=9"],
+        &["-c", "core.loosecompression=0"],
+    ] {
+        let mut headers = Vec::new();
+        for tool in ["git", "sluice"] {
+            let dst = receiver(
+                &env,
+                &src,
+                &format!("level-{tool}-{}", config.len() + headers.len()),
+            );
+            let mut args: Vec<&str> = config.to_vec();
+            args.extend(["index-pack", "--stdin", "--fix-thin"]);
+            let out = match tool {
+                "git" => env.git_with_input(&dst, &args, &thin),
+                _ => env.sluice(&dst, &args, &thin),
+            };
+            assert!(out.status.success(), "{tool}: {}", stderr(&out));
+            let name = stdout(&out)
+                .trim()
+                .strip_prefix("pack\t")
+                .unwrap()
+                .to_owned();
+            let pack = std::fs::read(dst.join(format!("objects/pack/pack-{name}.pack"))).unwrap();
+            headers.push(first_appended_zlib_header(&pack, &thin));
+        }
+        assert_eq!(headers[0], headers[1], "{config:?}");
+    }
+}
+
 #[test]
 fn thin_pack_without_fix_thin_is_refused_and_leaves_nothing() {
     let env = Env::new();

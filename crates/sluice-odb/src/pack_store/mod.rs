@@ -148,15 +148,16 @@ pub struct StoreOptions {
 }
 
 impl StoreOptions {
-    /// The options a repository's configuration gives: `pack.threads`, `pack.compression`
-    /// (else `core.compression`), `pack.indexVersion`, `pack.writeReverseIndex` (default true)
-    /// and `core.fsync` (`none` turns syncing off).
+    /// The options a repository's configuration gives: `pack.threads`, the level of the
+    /// objects `--fix-thin` appends (git's loose-object level: `core.looseCompression`, else
+    /// `core.compression`, else 1, the fastest; -1 is zlib's 6), `pack.indexVersion`,
+    /// `pack.writeReverseIndex` (default true) and `core.fsync` (`none` turns syncing off).
     pub fn from_config(config: &Config, hash: HashKind) -> Result<StoreOptions, ConfigError> {
         let threads = config.get_int("pack.threads")?.unwrap_or(0).max(0) as usize;
         let level = config
-            .get_int("pack.compression")?
+            .get_int("core.loosecompression")?
             .or(config.get_int("core.compression")?)
-            .unwrap_or(-1);
+            .unwrap_or(1);
         let mut idx = IdxWriteOptions::default();
         if let Some(version) = config.get_int("pack.indexversion")? {
             idx.version = if version == 1 { 1 } else { 2 };
@@ -169,7 +170,7 @@ impl StoreOptions {
                 hash,
                 threads,
                 sync_early: fsync,
-                // git's default -1 is zlib's 6.
+                // -1 (or anything out of range) is zlib's default, 6.
                 compression_level: if (0..=9).contains(&level) {
                     level as u32
                 } else {
