@@ -22,14 +22,14 @@ use std::path::Path;
 
 /// What a switch does with one entry of the target tree.
 enum Decision {
-    /// Unchanged: keep the file and its index entry.
-    Keep(Stat),
+    /// Unchanged: keep the file and its index entry (with its stat data).
+    Keep,
     /// Write it.
     Write,
     /// Write it, though that loses a local change (refused without -f).
     WriteOverLocalChange,
     /// Write it, though untracked files are in the way (refused without -f).
-    WriteOverUntracked(Vec<String>),
+    WriteOverUntracked(Box<[String]>),
     /// Keep the index entry and the file as they are, though they differ from the target:
     /// the commits agree there, so the difference is a change staged in the index.
     Carry,
@@ -188,10 +188,11 @@ fn untracked_below(root: &Path, dir: &[u8], tracked: &Tracked<'_>) -> Vec<String
 }
 
 /// The current commit's file at each path where the index differs from the target (the
-/// third side of git's two-way merge); `None` where it was not needed.
+/// third side of git's two-way merge).
 struct Current {
-    /// For each file of the target, in order.
-    files: Vec<Option<Option<(u32, ObjectId)>>>,
+    /// (position among the target's files, the current commit's file there), for the files
+    /// whose index entry is not the target's, in order.
+    files: Vec<(usize, Option<(u32, ObjectId)>)>,
     /// For each index entry the target drops, in order.
     removed: Vec<Option<(u32, ObjectId)>>,
 }
@@ -209,20 +210,24 @@ impl Current {
         };
         let mut lookup = TreeLookup::new(repo.objects(), head);
         let mut current = Current {
-            files: Vec::with_capacity(files.len()),
+            files: Vec::new(),
             removed: Vec::with_capacity(removed.len()),
         };
-        for (file, entry) in files.iter().zip(matched) {
-            let same = entry.is_some_and(|e| same_file(e, file.mode, &file.id));
-            current.files.push(match same {
-                true => None,
-                false => Some(lookup.file(&file.path)?),
-            });
+        for (i, (file, entry)) in files.iter().zip(matched).enumerate() {
+            if !entry.is_some_and(|e| same_file(e, file.mode, &file.id)) {
+                current.files.push((i, lookup.file(&file.path)?));
+            }
         }
         for entry in removed {
             current.removed.push(lookup.file(&entry.path)?);
         }
         Ok(current)
+    }
+
+    /// The current commit's file for the target's file at `position`, if it was looked up.
+    fn file(&self, position: usize) -> Option<Option<(u32, ObjectId)>> {
+        let found = self.files.binary_search_by_key(&position, |&(i, _)| i);
+        found.ok().map(|k| self.files[k].1)
     }
 }
 
@@ -280,7 +285,7 @@ pub fn switch(
         planner: &planner,
     };
     let decide = |(i, (file, old_entry)): (usize, (&TreeFile, &Option<&IndexEntry>))| {
-        let current = current.as_ref().and_then(|c| c.files[i]);
+        let current = current.as_ref().and_then(|c| c.file(i));
         judge.decide(file, *old_entry, current)
     };
     let decisions: Vec<Decision> = if force || !fresh {
@@ -338,10 +343,7 @@ pub fn switch(
     progress.finish();
     let written_count = jobs.len();
     drop(jobs);
-    let mut stats = vec![Stat::default(); flat.files.len()];
-    for &(i, stat) in &sorted.keep {
-        stats[i] = stat;
-    }
+    let mut stats = std::mem::take(&mut sorted.stats);
     for (&i, stat) in sorted.to_write.iter().zip(written) {
         stats[i] = stat;
     }
@@ -390,7 +392,7 @@ impl Judge<'_> {
                 {
                     Decision::Write
                 } else {
-                    Decision::Keep(entry.stat)
+                    Decision::Keep
                 }
             }
             // The commits agree: what the index holds (a staged change) stays.
@@ -416,13 +418,15 @@ impl Judge<'_> {
             None if current.is_some_and(|c| c.is_some()) => Decision::Refuse,
             None => match root.join(OsStr::from_bytes(&file.path)).symlink_metadata() {
                 // A directory in the way is fine if the switch removes all it holds.
-                Ok(meta) if meta.is_dir() && file.mode != 0o160000 => {
-                    Decision::WriteOverUntracked(untracked_below(root, &file.path, self.tracked))
-                }
+                Ok(meta) if meta.is_dir() && file.mode != 0o160000 => Decision::WriteOverUntracked(
+                    untracked_below(root, &file.path, self.tracked).into(),
+                ),
                 Ok(meta) if meta.is_dir() => Decision::Write,
-                Ok(_) => Decision::WriteOverUntracked(vec![
-                    String::from_utf8_lossy(&file.path).into_owned()
-                ]),
+                Ok(_) => {
+                    Decision::WriteOverUntracked(Box::new([
+                        String::from_utf8_lossy(&file.path).into_owned()
+                    ]))
+                }
                 Err(_) => Decision::Write,
             },
         })
@@ -433,8 +437,9 @@ impl Judge<'_> {
 struct Sorted {
     /// Entries of the target tree to write.
     to_write: Vec<usize>,
-    /// Entries kept as they are, with their index stat data.
-    keep: Vec<(usize, Stat)>,
+    /// Stat data for every entry of the target: the index's for those kept (the others'
+    /// are filled in once written).
+    stats: Vec<Stat>,
     /// Entries of the target whose path the index keeps as it is (or keeps out).
     replaced: Vec<usize>,
     /// Index entries carried over in place of the target's.
@@ -453,7 +458,7 @@ impl Sorted {
     ) -> Sorted {
         let mut sorted = Sorted {
             to_write: Vec::new(),
-            keep: Vec::new(),
+            stats: vec![Stat::default(); files.len()],
             replaced: Vec::new(),
             carried: Vec::new(),
             dirty: Vec::new(),
@@ -461,7 +466,9 @@ impl Sorted {
         };
         for (i, decision) in decisions.into_iter().enumerate() {
             match decision {
-                Decision::Keep(stat) => sorted.keep.push((i, stat)),
+                Decision::Keep => {
+                    sorted.stats[i] = matched[i].expect("kept files have an entry").stat
+                }
                 Decision::Write => sorted.to_write.push(i),
                 Decision::Carry => {
                     sorted.replaced.push(i);
@@ -479,7 +486,7 @@ impl Sorted {
                     sorted.to_write.push(i);
                 }
                 Decision::WriteOverUntracked(paths) => {
-                    sorted.untracked.extend(paths);
+                    sorted.untracked.extend(paths.into_vec());
                     sorted.to_write.push(i);
                 }
             }

@@ -50,7 +50,9 @@ pub fn flatten_reusing(
     root: &ObjectId,
     index: Option<&Index>,
 ) -> Result<FlatTree, CheckoutError> {
-    let mut files = Vec::new();
+    // Sized for the index the target most likely resembles: growing by doubling held up to
+    // twice the list (and both copies while moving it).
+    let mut files = Vec::with_capacity(index.map_or(0, |index| index.entries.len()));
     let mut prefix = Vec::new();
     let mut slashed = false;
     let known = index.and_then(|index| Some((index.tree.as_ref()?, index.entries.as_slice())));
