@@ -2,7 +2,10 @@
 """Benchmark checkout: Sluice beside git (and gix when installed), in turn, on the same tree.
 
 Usage: bench/checkout.py <bare-repository> [--rev main] [--from REV] [--runs 3] [--workers 2]
-                         [--sluice PATH] [--git PATH]
+                         [--sluice PATH] [--git PATH] [--workdir DIR | --fresh-fs GIB]
+
+The tools take turns in a different order each round. `--fresh-fs 8` (root) measures on a new
+ext4 file system, so that no earlier deletion on the machine weighs on one tool's result.
 
 Cases, each timed for every tool in turn, several rounds:
   fresh   the whole tree of --rev into an empty work tree (a clone's checkout): git
@@ -19,6 +22,7 @@ bench/results/checkout.jsonl.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -52,7 +56,38 @@ def main():
     parser.add_argument("--git", default=shutil.which("git") or "git")
     parser.add_argument("--cases", default="fresh,switch,floor")
     parser.add_argument("--workdir", help="where work trees go (default: the system's temp dir)")
+    parser.add_argument("--fresh-fs", metavar="GIB", type=int,
+                        help="make a new ext4 file system of this size (a loop device; needs root) "
+                             "for the work trees, so that no earlier deletion weighs on the result")
     args = parser.parse_args()
+    if args.fresh_fs:
+        with fresh_file_system(args.fresh_fs) as mount:
+            args.workdir = mount
+            return measure(args)
+    return measure(args)
+
+
+@contextlib.contextmanager
+def fresh_file_system(gib):
+    """A new, empty ext4 file system, mounted for the benchmark and removed after it."""
+    image = tempfile.NamedTemporaryFile(prefix="sluice-bench-fs-", suffix=".img", delete=False)
+    image.close()
+    mount = tempfile.mkdtemp(prefix="sluice-bench-mnt-")
+    try:
+        os.truncate(image.name, gib << 30)
+        # One inode per 8 KiB: a run makes over a million small files.
+        subprocess.run(["mkfs.ext4", "-q", "-F", "-i", "8192", image.name], check=True)
+        subprocess.run(["mount", "-o", "loop", image.name, mount], check=True)
+        try:
+            yield mount
+        finally:
+            subprocess.run(["umount", mount], check=True)
+    finally:
+        os.rmdir(mount)
+        os.unlink(image.name)
+
+
+def measure(args):
     source = args.source.resolve()
     rev = git("-C", str(source), "rev-parse", args.rev).decode().strip()
     from_rev = git("-C", str(source), "rev-parse", args.from_rev or f"{args.rev}~1").decode().strip()
@@ -96,14 +131,17 @@ def main():
         ]
         for case in cases:
             samples = {}
-            for _ in range(args.runs):
+            for round_number in range(args.runs):
                 if case == "floor":
                     dest = tmp / f"floor{next(counter)}"
                     dest.mkdir()
                     os.sync()
                     samples.setdefault("floor", []).append(run([str(floor), str(manifest), str(dest), str(args.workers)]))
                     continue
-                for label, command in tools:
+                # The order turns each round: a tool run right after another's large write
+                # finds the file system in a different state.
+                turn = round_number % len(tools)
+                for label, command in tools[turn:] + tools[:turn]:
                     repo = fresh_clone(from_rev if case == "switch" else None)
                     os.sync()
                     samples.setdefault(label, []).append(run(command(branch), cwd=repo))
