@@ -183,11 +183,35 @@ impl ObjectDb {
             .find_map(|(n, pack)| pack.index().lookup(id).map(|position| (n, position)))
     }
 
-    /// Whether the object exists anywhere: packs, loose (through the lazy cache), alternates.
+    /// Whether the object exists anywhere: packs (here and in alternates), then loose (through
+    /// the lazy cache).
     pub fn contains(&self, id: &ObjectId) -> bool {
+        self.packed_contains(id) || self.loose_contains(id)
+    }
+
+    fn packed_contains(&self, id: &ObjectId) -> bool {
         self.packs.iter().any(|p| p.contains(id))
-            || self.loose.contains(id)
-            || self.alternates.iter().any(|a| a.contains(id))
+            || self.alternates.iter().any(|a| a.packed_contains(id))
+    }
+
+    fn loose_contains(&self, id: &ObjectId) -> bool {
+        self.loose.contains(id) || self.alternates.iter().any(|a| a.loose_contains(id))
+    }
+
+    /// Reads a loose object of this directory or of an alternate.
+    fn read_loose(&self, id: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, OdbError> {
+        // The lazy cache answers "not here" without one failed open() per object.
+        if self.loose.contains(id) {
+            if let Some(found) = self.loose.read(id)? {
+                return Ok(Some(found));
+            }
+        }
+        for alternate in &self.alternates {
+            if let Some(found) = alternate.read_loose(id)? {
+                return Ok(Some(found));
+            }
+        }
+        Ok(None)
     }
 
     /// Reads an object, or, when it is stored whole in a pack and larger than `stream_above`
@@ -200,18 +224,27 @@ impl ObjectDb {
         stream_above: u64,
         buffer: &mut Vec<u8>,
     ) -> Result<Option<ObjectContent<'_>>, OdbError> {
+        if let Some(found) = self.packed_read_or_stream(id, stream_above, buffer)? {
+            return Ok(Some(found));
+        }
+        Ok(self
+            .read_loose(id)?
+            .map(|(kind, data)| ObjectContent::Whole(kind, data)))
+    }
+
+    fn packed_read_or_stream(
+        &self,
+        id: &ObjectId,
+        stream_above: u64,
+        buffer: &mut Vec<u8>,
+    ) -> Result<Option<ObjectContent<'_>>, OdbError> {
         for pack in &self.packs {
             if let Some(found) = pack.read_or_stream(id, stream_above, buffer)? {
                 return Ok(Some(found));
             }
         }
-        if self.loose.contains(id) {
-            if let Some((kind, data)) = self.loose.read(id)? {
-                return Ok(Some(ObjectContent::Whole(kind, data)));
-            }
-        }
         for alternate in &self.alternates {
-            if let Some(found) = alternate.read_or_stream(id, stream_above, buffer)? {
+            if let Some(found) = alternate.packed_read_or_stream(id, stream_above, buffer)? {
                 return Ok(Some(found));
             }
         }
@@ -232,22 +265,24 @@ impl ObjectDb {
         None
     }
 
-    /// Reads an object.
+    /// Reads an object: from the packs here and in alternates first, then loose, as git
+    /// looks (a clone made with `--shared` has its objects in the alternate's packs, and
+    /// looking at its own loose objects first listed every fan-out directory for nothing).
     pub fn read(&self, id: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, OdbError> {
+        if let Some(found) = self.read_packed(id)? {
+            return Ok(Some(found));
+        }
+        self.read_loose(id)
+    }
+
+    fn read_packed(&self, id: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, OdbError> {
         for pack in &self.packs {
             if let Some(found) = pack.read(id)? {
                 return Ok(Some(found));
             }
         }
-        // The lazy cache answers "not here" without one failed open() per object, which
-        // matters when the objects live in an alternate (a clone made with --shared).
-        if self.loose.contains(id) {
-            if let Some(found) = self.loose.read(id)? {
-                return Ok(Some(found));
-            }
-        }
         for alternate in &self.alternates {
-            if let Some(found) = alternate.read(id)? {
+            if let Some(found) = alternate.read_packed(id)? {
                 return Ok(Some(found));
             }
         }
