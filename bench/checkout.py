@@ -16,7 +16,8 @@ Cases, each timed for every tool in turn, several rounds:
           threads, one fstat each, no object read: the file system's own cost
 
 git runs twice per case: with checkout.workers=<workers> and with checkout.workers=0 (one
-worker per core). Reported: median wall, user and system CPU, peak memory, ratios to git
+worker per core); Sluice runs with its default (checkout.workers unset: two threads per
+core). Reported: median wall, user and system CPU, peak memory, ratios to git
 (checkout.workers=0), and Sluice's wall time over the floor's. Raw results go to
 bench/results/checkout.jsonl.
 """
@@ -127,7 +128,8 @@ def measure(args):
         tools = [
             (f"git workers={args.workers}", lambda b: [args.git, "-c", f"checkout.workers={args.workers}", "checkout", "-q", "-f", b]),
             ("git workers=0", lambda b: [args.git, "-c", "checkout.workers=0", "checkout", "-q", "-f", b]),
-            ("sluice", lambda b: [args.sluice, "-c", f"checkout.workers={args.workers}", "checkout", "-q", "-f", b]),
+            # Sluice with its own default (checkout.workers unset: two threads per core).
+            ("sluice", lambda b: [args.sluice, "checkout", "-q", "-f", b]),
         ]
         for case in cases:
             samples = {}

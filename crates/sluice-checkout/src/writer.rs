@@ -33,11 +33,38 @@ pub struct Job<'a> {
     pub conversion: Conversion,
 }
 
+/// How many threads write files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workers {
+    /// Sluice's choice (`checkout.workers` unset): two per core, up to 16. Creating a file
+    /// blocks on its directory's lock and in the file system, and a second thread per core
+    /// keeps the core busy meanwhile (measured on 2 cores: git/git's tree 119-129 ms with 4
+    /// threads against 136-141 ms with 2; the 100,000-file tree 1.58-1.77 s against
+    /// 1.75-1.87 s).
+    Auto,
+    /// One per core (`checkout.workers` below 1, as git).
+    PerCore,
+    /// Exactly this many.
+    Exactly(usize),
+}
+
+impl Workers {
+    /// The number of threads on this machine.
+    pub fn count(self) -> usize {
+        let cores = || std::thread::available_parallelism().map_or(1, |n| n.get());
+        match self {
+            Workers::Auto => (2 * cores()).min(16),
+            Workers::PerCore => cores(),
+            Workers::Exactly(n) => n.max(1),
+        }
+    }
+}
+
 /// How to write.
 #[derive(Debug, Clone)]
 pub struct WriteOptions {
-    /// Worker threads (`checkout.workers`; 0 = one per core).
-    pub workers: usize,
+    /// Worker threads (`checkout.workers`).
+    pub workers: Workers,
     /// Fewer entries than this are written by one thread (`checkout.thresholdForParallelism`).
     pub threshold: usize,
     /// `core.symlinks`: false writes links as plain files holding the target.
@@ -310,10 +337,7 @@ pub fn write_all(
         progress.add(1);
         Ok(stat)
     };
-    let workers = match options.workers {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    };
+    let workers = options.workers.count();
     let pool = if workers > 1 && parallel.len() >= options.threshold.max(1) {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(workers)
