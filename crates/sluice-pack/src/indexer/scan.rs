@@ -469,6 +469,21 @@ fn probe(file: &File, at: u64, data_end: u64, hash: HashKind) -> bool {
     true
 }
 
+/// Entries to reserve for the part of the pack from `at` to `data_end`: the header's count in
+/// proportion to the bytes, and a little more. Growing from a guess by doubling held up to
+/// twice the tables, and both copies while moving them (on git/git's pack, tens of MB at
+/// index-pack's peak).
+fn second_half_reserve(file: &File, at: u64, data_end: u64) -> usize {
+    use std::os::unix::fs::FileExt;
+    let mut header = [0u8; 12];
+    if file.read_exact_at(&mut header, 0).is_err() || data_end <= 12 {
+        return 1 << 16;
+    }
+    let count = u32::from_be_bytes([header[8], header[9], header[10], header[11]]) as u64;
+    let share = count.saturating_mul(data_end.saturating_sub(at)) / (data_end - 12);
+    (share + share / 16 + 256).min(count).min(1 << 24) as usize
+}
+
 /// Scans from `at` to exactly `data_end`; `None` if anything is off.
 fn scan_second_half(
     file: &File,
@@ -480,7 +495,7 @@ fn scan_second_half(
 ) -> Option<Scan> {
     let mut reader = FileAt { file, pos: at };
     let mut input = StreamInput::mid_pack(&mut reader, at, 1 << 20);
-    let mut scan = Scan::new(hash, at, 1 << 16);
+    let mut scan = Scan::new(hash, at, second_half_reserve(file, at, data_end));
     let mut inflater = Inflater::new();
     while input.offset() < data_end {
         if cancel.load(Ordering::Relaxed) || interrupt.load(Ordering::Relaxed) {
