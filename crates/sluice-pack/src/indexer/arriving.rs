@@ -4,6 +4,7 @@
 //! wait for more to arrive, and rebuild a delta's content from its chain in the pack file.
 
 use super::resolve::Resolver;
+use super::table::Table;
 use super::{IndexError, LookupError, ObjectLookup, Resolved};
 use sluice_object::{IdHashBuilder, ObjectId, ObjectKind};
 use std::hash::BuildHasher;
@@ -42,7 +43,7 @@ impl KnownIds {
 
     /// Records that entry `index`, already resolved in `resolved`, holds `id`. A second entry
     /// with the same id (a duplicate object) is not recorded: either one reads the same.
-    fn insert(&self, id: &ObjectId, index: u32, resolved: &[OnceLock<Resolved>]) {
+    fn insert(&self, id: &ObjectId, index: u32, resolved: &Table<OnceLock<Resolved>>) {
         for slot in self.probe(id) {
             match slot.compare_exchange(0, index + 1, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => return,
@@ -52,7 +53,7 @@ impl KnownIds {
         }
     }
 
-    fn get(&self, id: &ObjectId, resolved: &[OnceLock<Resolved>]) -> Option<u32> {
+    fn get(&self, id: &ObjectId, resolved: &Table<OnceLock<Resolved>>) -> Option<u32> {
         for slot in self.probe(id) {
             match slot.load(Ordering::Acquire) {
                 0 => return None,
@@ -65,7 +66,7 @@ impl KnownIds {
 }
 
 /// The id of the entry a slot holding `held` points to.
-fn id_at(resolved: &[OnceLock<Resolved>], held: u32) -> Option<&ObjectId> {
+fn id_at(resolved: &Table<OnceLock<Resolved>>, held: u32) -> Option<&ObjectId> {
     let index = held.checked_sub(1)? as usize;
     resolved.get(index)?.get().map(|r| &r.id)
 }
@@ -115,7 +116,11 @@ impl Arrivals {
     }
 
     /// The whole objects pass 1 identified.
-    pub(crate) fn seed(&self, indexes: impl Iterator<Item = u32>, resolved: &[OnceLock<Resolved>]) {
+    pub(crate) fn seed(
+        &self,
+        indexes: impl Iterator<Item = u32>,
+        resolved: &Table<OnceLock<Resolved>>,
+    ) {
         for index in indexes {
             if let Some(r) = resolved[index as usize].get() {
                 self.known.insert(&r.id, index, resolved);
@@ -124,7 +129,7 @@ impl Arrivals {
     }
 
     /// A worker resolved entry `index` as `id` (already set in `resolved`).
-    pub(crate) fn arrived(&self, id: &ObjectId, index: u32, resolved: &[OnceLock<Resolved>]) {
+    pub(crate) fn arrived(&self, id: &ObjectId, index: u32, resolved: &Table<OnceLock<Resolved>>) {
         self.known.insert(id, index, resolved);
         if (self.count.fetch_add(1, Ordering::Relaxed) + 1).is_multiple_of(WAKE_EVERY) {
             self.wake(None);
@@ -252,7 +257,9 @@ mod tests {
             .map(|i| hash_object(HashKind::Sha1, ObjectKind::Blob, &i.to_le_bytes()).unwrap())
             .collect();
         // Entries 0..5000 hold the ids; entry 5000 repeats entry 7's.
-        let mut slots: Vec<OnceLock<Resolved>> = ids.iter().map(|&id| resolved(id)).collect();
+        // In two parts, as a pack scanned in two halves leaves them.
+        let mut slots = Table::new(ids[..2500].iter().map(|&id| resolved(id)).collect());
+        slots.append_part(ids[2500..].iter().map(|&id| resolved(id)).collect());
         slots.push(resolved(ids[7]));
         let known = KnownIds::new(slots.len());
         for (index, id) in ids.iter().enumerate().step_by(2) {

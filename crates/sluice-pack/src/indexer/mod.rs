@@ -14,6 +14,7 @@ mod kept;
 mod links;
 mod resolve;
 mod scan;
+mod table;
 mod thin;
 
 use crate::entry::{OFS_DELTA, REF_DELTA};
@@ -32,6 +33,7 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
+use table::Table;
 
 /// Why a repository could not answer about an object: the repository's own error, kept whole.
 #[derive(Debug, thiserror::Error)]
@@ -522,8 +524,8 @@ impl Resolver<'_> {
 /// Objects of a pack, as indexed.
 pub struct IndexedPack {
     hash: HashKind,
-    entries: Vec<Entry>,
-    resolved: Vec<OnceLock<Resolved>>,
+    entries: Table<Entry>,
+    resolved: Table<OnceLock<Resolved>>,
     ref_bases: Vec<ObjectId>,
     checksum: ObjectId,
     data_end: u64,

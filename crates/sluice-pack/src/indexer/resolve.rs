@@ -9,6 +9,7 @@
 use super::arriving::Arrivals;
 use super::kept::Kept;
 use super::links::{Links, ObjectCheck, Unrecorded};
+use super::table::Table;
 use super::{Entry, IndexError, ObjectLookup, Resolved, NOT_KEPT};
 use crate::delta::apply_delta;
 use crate::entry::{OFS_DELTA, REF_DELTA};
@@ -30,7 +31,7 @@ pub(crate) struct OfsChildren {
 }
 
 impl OfsChildren {
-    pub(crate) fn build(entries: &[Entry]) -> Self {
+    pub(crate) fn build(entries: &Table<Entry>) -> Self {
         let mut start = vec![0u32; entries.len() + 1];
         for entry in entries.iter().filter(|e| e.is_ofs_delta()) {
             start[entry.base as usize + 1] += 1;
@@ -66,7 +67,7 @@ pub(crate) struct RefChildren {
 }
 
 impl RefChildren {
-    pub(crate) fn build(entries: &[Entry], ref_bases: &[ObjectId]) -> Self {
+    pub(crate) fn build(entries: &Table<Entry>, ref_bases: &[ObjectId]) -> Self {
         let mut by_base: Vec<(ObjectId, u32)> = entries
             .iter()
             .enumerate()
@@ -115,10 +116,10 @@ thread_local! {
 pub(crate) struct Resolver<'a> {
     pub(crate) hash: HashKind,
     pub(crate) pack: &'a File,
-    pub(crate) entries: &'a [Entry],
+    pub(crate) entries: &'a Table<Entry>,
     /// Small deltas' data, kept from pass 1 (`Entry::kept`).
     pub(crate) kept: &'a Kept,
-    pub(crate) resolved: &'a [OnceLock<Resolved>],
+    pub(crate) resolved: &'a Table<OnceLock<Resolved>>,
     pub(crate) ofs: &'a OfsChildren,
     pub(crate) refs: &'a RefChildren,
     /// Where the last entry's data ends (the trailer, or the end of appended objects).

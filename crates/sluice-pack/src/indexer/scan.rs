@@ -11,6 +11,7 @@ use crate::entry::{
 use crate::indexer::growing::{GrowingReader, Growth};
 use crate::indexer::input::{hash_file_range, FileAt, StreamInput, WrittenHash};
 use crate::indexer::kept::Kept;
+use crate::indexer::table::Table;
 use crate::inflate::{Inflater, ZlibInflate};
 use sluice_object::progress::Progress;
 use sluice_object::{HashKind, ObjectHasher, ObjectId, TrailerHasher};
@@ -21,8 +22,8 @@ use std::sync::OnceLock;
 
 /// What pass 1 learned about a pack.
 pub(crate) struct Scan {
-    pub(crate) entries: Vec<Entry>,
-    pub(crate) resolved: Vec<OnceLock<Resolved>>,
+    pub(crate) entries: Table<Entry>,
+    pub(crate) resolved: Table<OnceLock<Resolved>>,
     pub(crate) ref_bases: Vec<ObjectId>,
     /// Offset of the trailer: the end of the last entry.
     pub(crate) data_end: u64,
@@ -39,8 +40,8 @@ pub(crate) struct Scan {
 impl Scan {
     fn new(hash: HashKind, floor: u64, reserve: usize) -> Self {
         Scan {
-            entries: Vec::with_capacity(reserve),
-            resolved: Vec::with_capacity(reserve),
+            entries: Table::new(Vec::with_capacity(reserve)),
+            resolved: Table::new(Vec::with_capacity(reserve)),
             ref_bases: Vec::new(),
             data_end: 0,
             checksum: hash.null_id(),
@@ -469,19 +470,18 @@ fn probe(file: &File, at: u64, data_end: u64, hash: HashKind) -> bool {
     true
 }
 
-/// Entries to reserve for the part of the pack from `at` to `data_end`: the header's count in
-/// proportion to the bytes, and a little more. Growing from a guess by doubling held up to
-/// twice the tables, and both copies while moving them (on git/git's pack, tens of MB at
-/// index-pack's peak).
-fn second_half_reserve(file: &File, at: u64, data_end: u64) -> usize {
+/// Entries to reserve for the part of the pack a second thread scans: as many as the header
+/// declares (at most 2^20, as the first part). The split in bytes says little about the split
+/// in objects (git/git's second half outgrew its share by bytes plus 1/16 and doubled its
+/// tables); pages of the reservation that no entry reaches are never touched.
+fn second_half_reserve(file: &File) -> usize {
     use std::os::unix::fs::FileExt;
     let mut header = [0u8; 12];
-    if file.read_exact_at(&mut header, 0).is_err() || data_end <= 12 {
+    if file.read_exact_at(&mut header, 0).is_err() {
         return 1 << 16;
     }
-    let count = u32::from_be_bytes([header[8], header[9], header[10], header[11]]) as u64;
-    let share = count.saturating_mul(data_end.saturating_sub(at)) / (data_end - 12);
-    (share + share / 16 + 256).min(count).min(1 << 24) as usize
+    let count = u32::from_be_bytes([header[8], header[9], header[10], header[11]]);
+    (count as usize).min(1 << 20)
 }
 
 /// Scans from `at` to exactly `data_end`; `None` if anything is off.
@@ -495,7 +495,7 @@ fn scan_second_half(
 ) -> Option<Scan> {
     let mut reader = FileAt { file, pos: at };
     let mut input = StreamInput::mid_pack(&mut reader, at, 1 << 20);
-    let mut scan = Scan::new(hash, at, second_half_reserve(file, at, data_end));
+    let mut scan = Scan::new(hash, at, second_half_reserve(file));
     let mut inflater = Inflater::new();
     while input.offset() < data_end {
         if cancel.load(Ordering::Relaxed) || interrupt.load(Ordering::Relaxed) {
@@ -516,13 +516,14 @@ fn merge(first: &mut Scan, second: Scan, count: u32) -> Option<()> {
     for &(child, base_offset) in &second.pending {
         let base = first
             .entries
+            .first_part()
             .binary_search_by_key(&base_offset, |e| e.offset)
             .ok()?;
         fixes.push((child, base as u32));
     }
     let shift = first.entries.len() as u32;
     let ref_shift = first.ref_bases.len() as u32;
-    let mut entries = second.entries;
+    let mut entries = second.entries.into_vec();
     for entry in entries.iter_mut() {
         match entry.pack_type {
             OFS_DELTA if entry.base != u32::MAX => entry.base += shift,
@@ -537,8 +538,8 @@ fn merge(first: &mut Scan, second: Scan, count: u32) -> Option<()> {
     for entry in entries.iter_mut().filter(|e| e.kept != NOT_KEPT) {
         entry.kept += kept_shift;
     }
-    first.entries.extend(entries);
-    first.resolved.extend(second.resolved);
+    first.entries.append_part(entries);
+    first.resolved.append_part(second.resolved.into_vec());
     first.ref_bases.extend(second.ref_bases);
     first.deltas += second.deltas;
     Some(())
@@ -576,6 +577,7 @@ fn scan_entry(
             } else {
                 let base = scan
                     .entries
+                    .first_part()
                     .binary_search_by_key(&base_offset, |e| e.offset)
                     .map_err(|_| IndexError::BaseNotAnEntry {
                         offset,
