@@ -36,6 +36,21 @@ fn display(path: &[u8]) -> String {
     String::from_utf8_lossy(path).into_owned()
 }
 
+/// The content of tree `id`, found at `path`; refused when it is missing or no tree.
+fn read_tree(odb: &dyn Objects, id: &ObjectId, path: &[u8]) -> Result<Vec<u8>, CheckoutError> {
+    let (kind, data) = odb.read(id)?.ok_or_else(|| CheckoutError::MissingObject {
+        id: *id,
+        path: display(path),
+    })?;
+    if kind != ObjectKind::Tree {
+        return Err(CheckoutError::BadTree {
+            id: *id,
+            why: format!("is a {kind}, not a tree"),
+        });
+    }
+    Ok(data)
+}
+
 /// Reads the tree `root` and everything below it.
 pub fn flatten(odb: &dyn Objects, root: &ObjectId) -> Result<FlatTree, CheckoutError> {
     flatten_reusing(odb, root, None)
@@ -155,16 +170,7 @@ impl Walker<'_, '_> {
                 why: "trees nest too deep".into(),
             });
         }
-        let (kind, data) = odb.read(id)?.ok_or_else(|| CheckoutError::MissingObject {
-            id: *id,
-            path: display(prefix),
-        })?;
-        if kind != ObjectKind::Tree {
-            return Err(CheckoutError::BadTree {
-                id: *id,
-                why: format!("is a {kind}, not a tree"),
-            });
-        }
+        let data = read_tree(odb, id, prefix)?;
         let hash = odb.hash();
         let name = prefix
             .iter()
@@ -334,19 +340,7 @@ impl<'a> TreeLookup<'a> {
     }
 
     fn read(&self, id: &ObjectId, dir: &[u8]) -> Result<DirEntries, CheckoutError> {
-        let (kind, data) = self
-            .odb
-            .read(id)?
-            .ok_or_else(|| CheckoutError::MissingObject {
-                id: *id,
-                path: display(dir),
-            })?;
-        if kind != ObjectKind::Tree {
-            return Err(CheckoutError::BadTree {
-                id: *id,
-                why: format!("is a {kind}, not a tree"),
-            });
-        }
+        let data = read_tree(self.odb, id, dir)?;
         let mut entries = Vec::new();
         for entry in tree_entries(self.odb.hash(), &data) {
             let entry = entry.map_err(|e| CheckoutError::BadTree {

@@ -437,6 +437,22 @@ fn branch_switch_matches_git() {
     }
 }
 
+/// Runs `checkout <target>` in both clones and checks that Sluice refuses it as git does:
+/// exit code 1 and the same message.
+pub(crate) fn assert_refused_as_git(env: &Env, ours: &Path, theirs: &Path, target: &str) {
+    let theirs_out = env
+        .git_command(theirs, &["checkout", target])
+        .output()
+        .unwrap();
+    let ours_out = env.sluice(ours, &["checkout", target], b"");
+    assert_eq!(ours_out.status.code(), theirs_out.status.code());
+    assert_eq!(ours_out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&ours_out),
+        String::from_utf8_lossy(&theirs_out.stderr)
+    );
+}
+
 #[test]
 fn local_changes_are_protected_unless_forced() {
     let env = Env::new();
@@ -446,17 +462,7 @@ fn local_changes_are_protected_unless_forced() {
         std::fs::write(repo.join("change"), "local edit\n").unwrap();
         std::fs::write(repo.join("keep"), "edit of an unchanged file\n").unwrap();
     }
-    let theirs_out = env
-        .git_command(&theirs, &["checkout", "two"])
-        .output()
-        .unwrap();
-    let ours_out = env.sluice(&ours, &["checkout", "two"], b"");
-    assert_eq!(ours_out.status.code(), theirs_out.status.code());
-    assert_eq!(ours_out.status.code(), Some(1));
-    assert_eq!(
-        stderr(&ours_out),
-        String::from_utf8_lossy(&theirs_out.stderr)
-    );
+    assert_refused_as_git(&env, &ours, &theirs, "two");
     assert_same_trees(&ours, &theirs);
 
     // An untracked file in the way.
@@ -466,16 +472,7 @@ fn local_changes_are_protected_unless_forced() {
         std::fs::create_dir_all(repo.join("new")).unwrap();
         std::fs::write(repo.join("new/file"), "untracked\n").unwrap();
     }
-    let theirs_out = env
-        .git_command(&theirs, &["checkout", "two"])
-        .output()
-        .unwrap();
-    let ours_out = env.sluice(&ours, &["checkout", "two"], b"");
-    assert_eq!(ours_out.status.code(), Some(1));
-    assert_eq!(
-        stderr(&ours_out),
-        String::from_utf8_lossy(&theirs_out.stderr)
-    );
+    assert_refused_as_git(&env, &ours, &theirs, "two");
 
     // -f discards everything, as git's does; an edit of an unchanged file is kept without -f.
     env.git(&theirs, &["checkout", "-q", "-f", "two"]);

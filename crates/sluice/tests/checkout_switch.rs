@@ -4,7 +4,7 @@
 //! unstaged one, an entry only intended to be added), and the cache tree it writes must name
 //! the trees git names.
 
-use crate::checkout::{assert_same_trees, clone_both, git_view};
+use crate::checkout::{assert_refused_as_git, assert_same_trees, clone_both, git_view};
 use crate::util::{stderr, Env};
 use std::path::Path;
 
@@ -90,17 +90,7 @@ fn staged_additions_deletions_and_conflicts_match_git() {
             // The commits differ here, and the index holds neither version.
             env.git(repo, &["rm", "-q", "--cached", "deep/x/y/f"]);
         }
-        let theirs_out = env
-            .git_command(&theirs, &["checkout", "two"])
-            .output()
-            .unwrap();
-        let ours_out = env.sluice(&ours, &["checkout", "two"], b"");
-        assert_eq!(ours_out.status.code(), theirs_out.status.code());
-        assert_eq!(ours_out.status.code(), Some(1));
-        assert_eq!(
-            stderr(&ours_out),
-            String::from_utf8_lossy(&theirs_out.stderr)
-        );
+        assert_refused_as_git(&env, &ours, &theirs, "two");
         assert_eq!(view(&env, &ours), view(&env, &theirs));
         // Once the conflicting entry is back, the switch carries the rest over.
         for repo in [&ours, &theirs] {
