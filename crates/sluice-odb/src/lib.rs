@@ -39,7 +39,9 @@ pub use lockfile::{write_locked, write_locked_with, LockError};
 pub use loose::{LooseObjectCache, LooseObjects};
 pub use odb::{ObjectContent, ObjectDb, OdbError};
 pub use pack::{Pack, RawEntry};
-pub use refs::{Peeled, RefError, RefTarget, Refs};
+pub use refs::{
+    Expected, Peeled, RefError, RefTarget, RefUpdate, Refs, Transaction, TransactionError,
+};
 pub use repository::{RepoError, Repository};
 pub use walk::{
     walk_objects, KnownObjects, Located, ObjectFilter, WalkError, WalkRequest, Walked, WalkedObject,

@@ -21,6 +21,7 @@ mod ls_refs;
 mod object_database;
 mod pack_hook;
 mod pipelined_clone;
+mod ref_transactions;
 mod references;
 mod serve;
 mod shallow_servers;

@@ -5,8 +5,10 @@
 mod directories;
 mod identity;
 mod packed;
+mod transaction;
 
 pub use identity::reflog_identity;
+pub use transaction::{Expected, RefUpdate, Transaction, TransactionError};
 
 use directories::{clear_empty_directory, remove_empty_parents};
 use packed::PackedCache;
@@ -309,31 +311,41 @@ impl Refs {
         if !is_valid_ref_name(name) || !name.starts_with("refs/") {
             return Err(RefError::BadName(name.to_owned()));
         }
-        let io = |path: &Path| {
-            let path = path.to_owned();
-            move |source| RefError::Io { path, source }
-        };
-        let packed = self.packed_refs()?;
-        if packed.find(name).is_some() {
-            let kept = packed
-                .entries()
-                .iter()
-                .filter(|(n, _, _)| n != name)
-                .cloned()
-                .collect();
-            packed::write(&self.common_dir.join("packed-refs"), kept)?;
-        }
+        self.remove_packed(&[name])?;
         let path = self.file(name);
         match std::fs::remove_file(&path) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io(&path)(e)),
+            Err(source) => return Err(RefError::Io { path, source }),
         }
         remove_empty_parents(&self.common_dir, name);
+        self.remove_log(name);
+        Ok(())
+    }
+
+    /// Rewrites `packed-refs` (through its lock) without `names`, if it has any of them.
+    fn remove_packed(&self, names: &[&str]) -> Result<(), RefError> {
+        let packed = self.packed_refs()?;
+        if names.iter().any(|name| packed.find(name).is_some()) {
+            let kept = (packed.entries().iter())
+                .filter(|(n, _, _)| !names.contains(&n.as_str()))
+                .cloned()
+                .collect();
+            packed::write(&self.common_dir.join("packed-refs"), kept)?;
+        }
+        Ok(())
+    }
+
+    /// Removes the reflog of `name` and the directories it leaves empty.
+    fn remove_log(&self, name: &str) {
         let logs = self.common_dir.join("logs");
         let _ = std::fs::remove_file(logs.join(name));
         remove_empty_parents(&logs, name);
-        Ok(())
+    }
+
+    /// The directory shared by every worktree, which holds `refs/`.
+    fn common_dir(&self) -> &Path {
+        &self.common_dir
     }
 
     /// Appends a reflog line for `name`, as `core.logAllRefUpdates` asks for branches and HEAD.
