@@ -26,6 +26,7 @@ mod odb;
 mod pack;
 mod pack_order;
 pub mod pack_store;
+pub mod quarantine;
 pub mod refs;
 mod repository;
 pub mod shallow;

@@ -21,6 +21,7 @@ mod ls_refs;
 mod object_database;
 mod pack_hook;
 mod pipelined_clone;
+mod quarantine;
 mod ref_transactions;
 mod references;
 mod serve;
