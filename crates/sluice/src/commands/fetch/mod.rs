@@ -22,7 +22,7 @@ use report::{print_report, ReportFormat};
 use sluice_fetch::date::parse_since;
 use sluice_fetch::fetch::{
     display_url, fetch_remote, negotiate_only, remotes_to_fetch, FetchChoice, FetchMessages,
-    FetchOptions, FetchOutcome, FetchPlan, Refused, Selection,
+    FetchOptions, FetchOutcome, FetchPlan, Recursion, Refused, Selection,
 };
 use sluice_fetch::{ConnectOptions, Deepen};
 
@@ -184,7 +184,7 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context
         .repository()?
         .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
-    let recursion = Recursion::of(&args)?;
+    let recursion = recursion(&args)?;
     refuse_submodule_recursion(&args, recursion, &repo)?;
     if args.porcelain && recursion != Some(Recursion::Off) {
         bail!("options '--porcelain' and '--recurse-submodules' cannot be used together");
@@ -289,7 +289,7 @@ fn each_action(args: &FetchArgs, name: &str) -> String {
         "--no-write-commit-graph",
     ];
     // A bad value was refused in `run`.
-    let recurse = Recursion::of(args).ok().flatten().map(Recursion::option);
+    let recurse = recursion(args).ok().flatten().map(Recursion::option);
     let flags = [
         (args.dry_run, "--dry-run"),
         (args.prune, "--prune"),
@@ -313,43 +313,12 @@ fn each_action(args: &FetchArgs, name: &str) -> String {
 }
 
 /// The submodule recursion the command line asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Recursion {
-    Off,
-    On,
-    OnDemand,
-}
-
-impl Recursion {
-    /// From `--[no-]recurse-submodules[=<mode>]`, `None` when neither is given; `--porcelain`
-    /// alone means off, since its output has no room for submodules.
-    fn of(args: &FetchArgs) -> anyhow::Result<Option<Recursion>> {
-        Ok(
-            match (
-                args.no_recurse_submodules,
-                args.recurse_submodules.as_deref(),
-            ) {
-                (true, _) => Some(Recursion::Off),
-                (false, Some(mode)) => match mode.to_ascii_lowercase().as_str() {
-                    "no" | "false" | "off" => Some(Recursion::Off),
-                    "yes" | "true" | "on" => Some(Recursion::On),
-                    "on-demand" => Some(Recursion::OnDemand),
-                    _ => bail!("bad recurse-submodules argument: {mode}"),
-                },
-                (false, None) if args.porcelain => Some(Recursion::Off),
-                (false, None) => None,
-            },
-        )
-    }
-
-    /// The option git passes on for it.
-    fn option(self) -> &'static str {
-        match self {
-            Recursion::Off => "--no-recurse-submodules",
-            Recursion::On => "--recurse-submodules",
-            Recursion::OnDemand => "--recurse-submodules=on-demand",
-        }
-    }
+fn recursion(args: &FetchArgs) -> anyhow::Result<Option<Recursion>> {
+    let (no, mode) = (
+        args.no_recurse_submodules,
+        args.recurse_submodules.as_deref(),
+    );
+    Recursion::from_flags(no, mode, args.porcelain).map_err(|e| anyhow!(e))
 }
 
 /// Whether FETCH_HEAD is written: not under `--dry-run` or `--no-write-fetch-head`.
