@@ -14,6 +14,7 @@ mod filter_policy;
 mod http;
 mod negotiate;
 pub mod pack_cache;
+pub mod receive_pack;
 mod remote_progress;
 mod request_error;
 mod server;

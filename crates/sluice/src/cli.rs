@@ -1,14 +1,10 @@
 //! Command-line parsing, first layer: clap structures that mirror git's flags. Each command
 //! turns its arguments into the options its library takes.
 
-use crate::commands::checkout::CheckoutArgs;
-use crate::commands::checkout_index::CheckoutIndexArgs;
-use crate::commands::clone::CloneArgs;
-use crate::commands::fetch::FetchArgs;
-use crate::commands::fetch_pack::FetchPackArgs;
-use crate::commands::serve::ServeArgs;
-use crate::commands::upload_pack::UploadPackArgs;
-use crate::commands::{index_pack::IndexPackArgs, verify_pack::VerifyPackArgs};
+use crate::commands::upload_pack::{ServiceArgs, UploadPackArgs};
+use crate::commands::{checkout::CheckoutArgs, checkout_index::CheckoutIndexArgs};
+use crate::commands::{clone::CloneArgs, fetch::FetchArgs, fetch_pack::FetchPackArgs};
+use crate::commands::{index_pack::IndexPackArgs, serve::ServeArgs, verify_pack::VerifyPackArgs};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,6 +38,8 @@ pub enum Command {
     CheckoutIndex(CheckoutIndexArgs),
     /// Send objects a fetching client asks for (over standard input and output).
     UploadPack(UploadPackArgs),
+    /// Take a push: the objects and ref updates a client sends (over standard input and output).
+    ReceivePack(ServiceArgs),
     /// Receive the objects of some refs from another repository.
     FetchPack(FetchPackArgs),
     /// Download objects and refs from another repository.

@@ -22,6 +22,7 @@ mod object_database;
 mod pack_hook;
 mod pipelined_clone;
 mod quarantine;
+mod receive_pack;
 mod ref_transactions;
 mod references;
 mod serve;

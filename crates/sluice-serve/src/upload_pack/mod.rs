@@ -353,6 +353,6 @@ fn push_bounded(list: &mut Vec<ObjectId>, id: ObjectId) -> Result<(), ServeError
 }
 
 /// What a server calls itself in `agent=`.
-fn agent() -> String {
+pub(crate) fn agent() -> String {
     sluice_wire::agent::user_agent(concat!("sluice/", env!("CARGO_PKG_VERSION")))
 }

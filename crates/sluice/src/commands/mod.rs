@@ -75,6 +75,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Checkout(args) => checkout::run(args, &context),
         Command::CheckoutIndex(args) => checkout_index::run(args, &context),
         Command::UploadPack(args) => upload_pack::run(args, &context),
+        Command::ReceivePack(args) => upload_pack::receive(args, &context),
         Command::FetchPack(args) => fetch_pack::run(args, &context),
         Command::Fetch(args) => fetch::run(args, &context),
         Command::Clone(args) => clone::run(args, &context),

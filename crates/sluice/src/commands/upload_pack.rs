@@ -1,10 +1,11 @@
-//! `sluice upload-pack`: serves one fetch or clone over standard input and output, wherever git
-//! runs `git-upload-pack` (`git clone --upload-pack`, ssh, a CGI or daemon front end).
+//! `sluice upload-pack` and `sluice receive-pack`: one fetch, or one push, over standard input
+//! and output, wherever git runs `git-upload-pack` or `git-receive-pack` (ssh, CGI, daemon).
 
 use super::Context;
 use anyhow::anyhow;
 use clap::Args;
 use sluice_odb::{RepoError, Repository};
+use sluice_serve::receive_pack::{receive_pack, ReceivePackOptions};
 use sluice_serve::{upload_pack, AccessLog, PackCache, Protocol, UploadPackOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,6 +14,15 @@ use std::sync::Arc;
 /// `git upload-pack`'s arguments.
 #[derive(Debug, Args)]
 pub struct UploadPackArgs {
+    #[command(flatten)]
+    service: ServiceArgs,
+    #[command(flatten)]
+    cache: PackCacheArgs,
+}
+
+/// The arguments `git upload-pack` and `git receive-pack` share.
+#[derive(Debug, Args)]
+pub struct ServiceArgs {
     /// Use only <directory> itself, without trying <directory>/.git or <directory>.git.
     #[arg(long)]
     strict: bool,
@@ -25,11 +35,21 @@ pub struct UploadPackArgs {
     /// Only advertise the refs, then exit.
     #[arg(long, alias = "http-backend-info-refs")]
     advertise_refs: bool,
-    #[command(flatten)]
-    cache: PackCacheArgs,
     /// The repository.
     #[arg(value_name = "directory")]
     repository: PathBuf,
+}
+
+impl ServiceArgs {
+    /// The repository to serve, refused with git's words.
+    fn open(&self, context: &Context) -> anyhow::Result<Repository> {
+        let dir = self.repository.display();
+        let path = context.cwd.join(&self.repository);
+        Repository::open_served(&path, self.strict).map_err(|e| match e {
+            RepoError::Unsupported(_) => anyhow!("'{dir}': {e}, which Sluice does not support yet"),
+            _ => anyhow!("'{dir}' does not appear to be a git repository"),
+        })
+    }
 }
 
 /// The pack cache's options, shared by `upload-pack` and `serve`.
@@ -57,21 +77,32 @@ impl PackCacheArgs {
     }
 }
 
+/// Runs receive-pack.
+pub fn receive(args: ServiceArgs, context: &Context) -> anyhow::Result<ExitCode> {
+    let options = ReceivePackOptions {
+        stateless_rpc: args.stateless_rpc,
+        advertise_refs: args.advertise_refs,
+    };
+    let output = std::io::BufWriter::new(std::io::stdout());
+    receive_pack(
+        &args.open(context)?,
+        std::io::stdin().lock(),
+        output,
+        &options,
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Runs upload-pack.
 pub fn run(args: UploadPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let path = context.cwd.join(&args.repository);
-    let shown = args.repository.display();
-    let repo = Repository::open_served(&path, args.strict).map_err(|e| match e {
-        RepoError::Unsupported(_) => anyhow!("'{shown}': {e}, which Sluice does not support yet"),
-        _ => anyhow!("'{shown}' does not appear to be a git repository"),
-    })?;
+    let repo = args.service.open(context)?;
     let protocol = std::env::var("GIT_PROTOCOL")
         .map(|v| Protocol::from_git_protocol(&v))
         .unwrap_or_default();
     let options = UploadPackOptions {
         protocol,
-        stateless_rpc: args.stateless_rpc,
-        advertise_refs: args.advertise_refs,
+        stateless_rpc: args.service.stateless_rpc,
+        advertise_refs: args.service.advertise_refs,
         pack_cache: args.cache.open(context)?,
     };
     let input = std::io::stdin().lock();

@@ -1,0 +1,274 @@
+//! `git receive-pack` (protocol v0, `gitprotocol-pack`): takes a push. The refs are advertised,
+//! the client's commands read, the pack received into a quarantine (completed with the
+//! repository's bases when thin) and checked for connectivity: every link leaving it must be
+//! in the repository. Only then do its objects enter the repository and the refs move, each
+//! only from the value the client saw (a ref transaction), all of them or none with `atomic`;
+//! the client is told per ref, as git's report-status says it.
+//!
+//! Not yet here: hooks, `receive.*` policies beyond git's defaults for a bare repository,
+//! push options, `report-status-v2`, unpacking small pushes into loose objects.
+
+use sluice_object::{HashKind, ObjectId};
+use sluice_odb::pack_store::{self, links_present, Destination, StoreError, StoreOptions};
+use sluice_odb::quarantine::Quarantine;
+use sluice_odb::{Expected, RefUpdate, Repository, Transaction, TransactionError};
+use sluice_pack::{IndexOptions, LinkCheck, PackIndexer};
+use sluice_wire::pktline::{write_flush, write_packet, Packet, PktReader};
+use sluice_wire::sideband::{Band, Sideband};
+use std::io::{Read, Write};
+
+/// How a receive-pack session runs.
+#[derive(Debug, Clone, Default)]
+pub struct ReceivePackOptions {
+    /// One request and its response (smart HTTP): no advertisement first.
+    pub stateless_rpc: bool,
+    /// Only advertise the refs.
+    pub advertise_refs: bool,
+}
+
+/// Why a push session failed as a whole (a refused ref is reported to the client instead).
+#[derive(Debug, thiserror::Error)]
+pub enum ReceiveError {
+    /// Reading or writing the connection failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// The request's framing is broken.
+    #[error(transparent)]
+    PktLine(#[from] sluice_wire::pktline::PktLineError),
+    /// A command line is not `<old> <new> <ref>`.
+    #[error("protocol error: expected old/new/ref, got '{0}'")]
+    BadCommand(String),
+    /// Reading refs failed.
+    #[error(transparent)]
+    Refs(#[from] sluice_odb::RefError),
+    /// The repository's configuration is unreadable.
+    #[error(transparent)]
+    Config(#[from] sluice_odb::ConfigError),
+}
+
+/// One command of a push.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Command {
+    old: ObjectId,
+    new: ObjectId,
+    name: String,
+}
+
+/// What the client asked for.
+#[derive(Debug, Default)]
+struct Request {
+    commands: Vec<Command>,
+    report_status: bool,
+    side_band: bool,
+    atomic: bool,
+}
+
+/// Serves one push on `input`/`output`.
+pub fn receive_pack(
+    repo: &Repository,
+    input: impl Read,
+    mut output: impl Write,
+    options: &ReceivePackOptions,
+) -> Result<(), ReceiveError> {
+    if !options.stateless_rpc || options.advertise_refs {
+        advertise(repo, &mut output, &crate::upload_pack::agent())?;
+        output.flush()?;
+        if options.advertise_refs {
+            return Ok(());
+        }
+    }
+    let mut reader = PktReader::new(input);
+    let Some(request) = read_request(&mut reader, repo.hash())? else {
+        return Ok(());
+    };
+    let unpacked = match request.commands.iter().any(|c| !c.new.is_null()) {
+        true => receive_objects(repo, reader.get_mut(), &request),
+        false => Ok(()),
+    };
+    let (results, errors) = match &unpacked {
+        Ok(()) => update_refs(repo, &request),
+        Err(e) => (
+            vec![Some("unpacker error".to_owned()); request.commands.len()],
+            vec![e.clone()],
+        ),
+    };
+    if request.side_band {
+        let band = Sideband::new(&mut output, 65515);
+        for error in &errors {
+            band.send(Band::Progress, format!("error: {error}\n").as_bytes())?;
+        }
+    }
+    if request.report_status {
+        let mut report = Vec::new();
+        let unpack = match &unpacked {
+            Ok(_) => "unpack ok\n".to_owned(),
+            Err(e) => format!("unpack {e}\n"),
+        };
+        write_packet(&mut report, unpack.as_bytes())?;
+        for (command, result) in request.commands.iter().zip(&results) {
+            let line = match result {
+                None => format!("ok {}\n", command.name),
+                Some(why) => format!("ng {} {why}\n", command.name),
+            };
+            write_packet(&mut report, line.as_bytes())?;
+        }
+        write_flush(&mut report)?;
+        if request.side_band {
+            Sideband::new(&mut output, 65515).send(Band::Data, &report)?;
+            write_flush(&mut output)?;
+        } else {
+            output.write_all(&report)?;
+        }
+    }
+    output.flush()?;
+    Ok(())
+}
+
+/// The refs with the capabilities, as git's receive-pack advertises them.
+fn advertise(repo: &Repository, out: &mut dyn Write, agent: &str) -> Result<(), ReceiveError> {
+    let caps = format!(
+        "report-status delete-refs side-band-64k quiet atomic ofs-delta object-format={} agent={agent}",
+        match repo.hash() {
+            HashKind::Sha1 => "sha1",
+        }
+    );
+    let mut refs = repo.refs().list()?;
+    refs.sort();
+    if refs.is_empty() {
+        let null = repo.hash().null_id();
+        write_packet(
+            out,
+            format!("{null} capabilities^{{}}\0{caps}\n").as_bytes(),
+        )?;
+    }
+    for (i, (name, id)) in refs.iter().enumerate() {
+        let line = match i {
+            0 => format!("{id} {name}\0{caps}\n"),
+            _ => format!("{id} {name}\n"),
+        };
+        write_packet(out, line.as_bytes())?;
+    }
+    write_flush(out)?;
+    Ok(())
+}
+
+/// The commands up to the flush, with the first one's capabilities; `None` when the client
+/// sends none (it had nothing to push).
+fn read_request<R: Read>(
+    reader: &mut PktReader<R>,
+    hash: HashKind,
+) -> Result<Option<Request>, ReceiveError> {
+    let mut request = Request::default();
+    loop {
+        let line = match reader.read()? {
+            None | Some(Packet::Flush) => break,
+            Some(Packet::Data(data)) => data.to_vec(),
+            Some(_) => continue,
+        };
+        let (command, caps) = match line.iter().position(|&b| b == 0) {
+            Some(nul) => (&line[..nul], Some(&line[nul + 1..])),
+            None => (&line[..], None),
+        };
+        if let Some(caps) = caps {
+            for cap in String::from_utf8_lossy(caps).split(' ') {
+                match cap.trim_end() {
+                    "report-status" => request.report_status = true,
+                    "side-band-64k" => request.side_band = true,
+                    "atomic" => request.atomic = true,
+                    _ => {}
+                }
+            }
+        }
+        let text = String::from_utf8_lossy(command);
+        let text = text.trim_end_matches('\n');
+        let bad = || ReceiveError::BadCommand(text.to_owned());
+        let mut parts = text.splitn(3, ' ');
+        let mut id = || {
+            let hex = parts.next().ok_or_else(bad)?;
+            ObjectId::from_hex(hash, hex.as_bytes()).map_err(|_| bad())
+        };
+        let (old, new) = (id()?, id()?);
+        let name = parts.next().ok_or_else(bad)?.to_owned();
+        request.commands.push(Command { old, new, name });
+    }
+    Ok((!request.commands.is_empty()).then_some(request))
+}
+
+/// Receives the pack into a quarantine, completes it, checks that everything it links to is
+/// there, and only then moves its objects into the repository.
+fn receive_objects(
+    repo: &Repository,
+    input: &mut dyn Read,
+    request: &Request,
+) -> Result<(), String> {
+    let quarantine = Quarantine::create(repo.objects().dir()).map_err(|e| e.to_string())?;
+    let store = StoreOptions::from_config(repo.config(), repo.hash()).map_err(|e| e.to_string())?;
+    let tips = (request.commands.iter())
+        .filter(|c| !c.new.is_null())
+        .map(|c| c.new)
+        .collect();
+    let options = IndexOptions {
+        fix_thin: true,
+        links: Some(LinkCheck {
+            tips,
+            shallow: Vec::new(),
+        }),
+        ..store.index.clone()
+    };
+    let objects = repo.objects();
+    let indexer = PackIndexer::new(options).lookup(objects);
+    let check = links_present(objects, StoreError::NotReceived);
+    pack_store::receive(
+        input,
+        quarantine.dir(),
+        &Destination::default(),
+        &indexer,
+        &store,
+        None,
+        &check,
+    )
+    .map_err(|e| e.to_string())?;
+    quarantine.migrate().map_err(|e| e.to_string())
+}
+
+/// Moves the refs; returns, per command, `None` when it was applied or git's word for why it
+/// was not, and the messages that say more (for the client's standard error).
+fn update_refs(repo: &Repository, request: &Request) -> (Vec<Option<String>>, Vec<String>) {
+    let update = |c: &Command| RefUpdate {
+        name: c.name.clone(),
+        expected: match c.old.is_null() {
+            true => Expected::Absent,
+            false => Expected::Id(c.old),
+        },
+        new: (!c.new.is_null()).then_some(c.new),
+        log: None,
+    };
+    let refs = repo.refs();
+    let reason = |e: &TransactionError| match e {
+        TransactionError::Ref(sluice_odb::RefError::BadName(_)) => "funny refname",
+        _ => "failed to update ref",
+    };
+    let mut errors = Vec::new();
+    if request.atomic {
+        let mut transaction = Transaction::new();
+        for command in &request.commands {
+            transaction.update(update(command));
+        }
+        let Err(e) = transaction.commit(&refs) else {
+            return (vec![None; request.commands.len()], errors);
+        };
+        errors.push(e.to_string());
+        let failed = Some("atomic transaction failed".to_owned());
+        return (vec![failed; request.commands.len()], errors);
+    }
+    let results = (request.commands.iter())
+        .map(|command| {
+            let mut transaction = Transaction::new();
+            transaction.update(update(command));
+            let e = transaction.commit(&refs).err()?;
+            errors.push(e.to_string());
+            Some(reason(&e).to_owned())
+        })
+        .collect();
+    (results, errors)
+}

@@ -1,0 +1,131 @@
+//! `sluice receive-pack` takes pushes from real git clients: twin bare repositories, one
+//! pushed to through git's receive-pack and one through Sluice's, must end with the same refs,
+//! and the client must say the same things and exit the same way.
+
+use crate::util::{stderr, Env};
+use std::path::Path;
+
+fn push(
+    env: &Env,
+    work: &Path,
+    server: &Path,
+    sluice: bool,
+    args: &[&str],
+) -> (Option<i32>, String) {
+    let receive = format!("{} receive-pack", env!("CARGO_BIN_EXE_sluice"));
+    let mut all = vec!["push"];
+    if sluice {
+        all.push("--receive-pack");
+        all.push(&receive);
+    }
+    all.push(server.to_str().unwrap());
+    all.extend(args);
+    let out = env.git_command(work, &all).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).replace(server.to_str().unwrap(), "<server>");
+    (out.status.code(), said)
+}
+
+fn refs(env: &Env, repo: &Path) -> String {
+    String::from_utf8(env.git(repo, &["for-each-ref", "--format=%(refname) %(objectname)"]))
+        .unwrap()
+}
+
+fn leftovers(repo: &Path) -> Vec<String> {
+    let out = std::process::Command::new("find")
+        .arg(repo)
+        .args(["-name", "*.lock", "-o", "-name", "tmp_*"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn pushes_land_as_they_land_through_git() {
+    for git in crate::util::gits() {
+        let env = Env::with_git(git);
+        let theirs = env.init("theirs.git", true);
+        let ours = env.init("ours.git", true);
+        let work = env.init("work", false);
+        let commit = |name: &str| {
+            std::fs::write(work.join(name), format!("{name}\n")).unwrap();
+            env.git(&work, &["add", name]);
+            env.git(&work, &["commit", "-q", "-m", name]);
+        };
+        commit("one");
+        commit("two");
+        env.git(&work, &["tag", "-a", "-m", "v1", "v1"]);
+        let steps: Vec<Vec<&str>> = vec![
+            vec!["HEAD:refs/heads/main", "v1"],
+            vec!["HEAD~1:refs/heads/topic"],
+            vec!["HEAD~1:refs/heads/main"],
+            vec!["--force", "HEAD~1:refs/heads/main"],
+            vec!["HEAD:refs/heads/main", ":refs/heads/topic"],
+            vec!["--atomic", "HEAD:refs/heads/a", "HEAD~1:refs/heads/b"],
+            vec!["--delete", "refs/heads/a"],
+            vec!["--porcelain", "HEAD:refs/heads/c"],
+        ];
+        for (i, step) in steps.iter().enumerate() {
+            if i == 4 {
+                commit("three");
+            }
+            let theirs_said = push(&env, &work, &theirs, false, step);
+            let ours_said = push(&env, &work, &ours, true, step);
+            assert_eq!(ours_said, theirs_said, "{step:?}");
+            assert_eq!(refs(&env, &ours), refs(&env, &theirs), "{step:?}");
+            assert_eq!(leftovers(&ours), Vec::<String>::new(), "{step:?}");
+        }
+        env.git(&ours, &["fsck", "--strict"]);
+        // And git clones what Sluice received.
+        let clone = env.path().join("clone");
+        let out = env
+            .git_command(
+                env.path(),
+                &[
+                    "clone",
+                    "-q",
+                    ours.to_str().unwrap(),
+                    clone.to_str().unwrap(),
+                ],
+            )
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+}
+
+/// A ref another writer holds: the push is refused for it (and, atomic, for all), as git's
+/// receive-pack refuses it, and nothing moves.
+#[test]
+fn a_locked_ref_is_refused_as_git_refuses_it() {
+    let env = Env::new();
+    let theirs = env.init("theirs.git", true);
+    let ours = env.init("ours.git", true);
+    let work = env.init("work", false);
+    env.git(&work, &["commit", "-q", "--allow-empty", "-m", "one"]);
+    for server in [&theirs, &ours] {
+        push(&env, &work, server, false, &["HEAD:refs/heads/main"]);
+        std::fs::write(server.join("refs/heads/main.lock"), "").unwrap();
+    }
+    env.git(&work, &["commit", "-q", "--allow-empty", "-m", "two"]);
+    for step in [
+        &["HEAD:refs/heads/main"][..],
+        &["--atomic", "HEAD:refs/heads/main", "HEAD:refs/heads/x"],
+    ] {
+        let (theirs_code, theirs_said) = push(&env, &work, &theirs, false, step);
+        let (ours_code, ours_said) = push(&env, &work, &ours, true, step);
+        assert_eq!(ours_code, theirs_code);
+        // The client's lines, without the server's explanation (which names its own paths).
+        let client = |said: &str| -> Vec<String> {
+            said.lines()
+                .filter(|l| !l.starts_with("remote:"))
+                .map(str::to_owned)
+                .collect()
+        };
+        assert_eq!(client(&ours_said), client(&theirs_said), "{step:?}");
+        assert!(ours_said.contains("remote: error: cannot lock ref 'refs/heads/main'"));
+        assert_eq!(refs(&env, &ours), refs(&env, &theirs));
+    }
+}
