@@ -129,3 +129,71 @@ fn a_locked_ref_is_refused_as_git_refuses_it() {
         assert_eq!(refs(&env, &ours), refs(&env, &theirs));
     }
 }
+
+/// `receive.*` as git applies it: the checked-out branch of a non-bare repository, the current
+/// branch's deletion, `denyDeletes`, `denyNonFastForwards`; and reflogs where git keeps them.
+#[test]
+fn receive_settings_refuse_and_log_as_gits_do() {
+    for git in crate::util::gits() {
+        let env = Env::with_git(git);
+        let work = env.init("work", false);
+        env.git(&work, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        env.git(&work, &["commit", "-q", "--allow-empty", "-m", "two"]);
+        let servers: Vec<std::path::PathBuf> = ["theirs", "ours"]
+            .iter()
+            .map(|name| {
+                let server = env.init(name, false);
+                env.git(&server, &["commit", "-q", "--allow-empty", "-m", "base"]);
+                env.git(&server, &["branch", "-M", "main"]);
+                env.git(&server, &["config", "receive.denyNonFastForwards", "true"]);
+                server
+            })
+            .collect();
+        let (theirs, ours) = (&servers[0], &servers[1]);
+        let steps: Vec<Vec<&str>> = vec![
+            vec!["--force", "HEAD:refs/heads/main"],
+            vec!["HEAD:refs/heads/side", "HEAD~1:refs/heads/other"],
+            vec!["--force", "HEAD~1:refs/heads/side"],
+            vec![":refs/heads/main"],
+            vec!["-c"],
+            vec![":refs/heads/other"],
+        ];
+        for step in &steps {
+            if step == &["-c"] {
+                for server in [theirs, ours] {
+                    env.git(server, &["config", "receive.denyDeletes", "true"]);
+                }
+                continue;
+            }
+            let theirs_said = push(&env, &work, theirs, false, step);
+            let ours_said = push(&env, &work, ours, true, step);
+            let client = |said: &(Option<i32>, String)| -> (Option<i32>, Vec<String>) {
+                let lines = said.1.lines().filter(|l| !l.starts_with("remote:"));
+                (said.0, lines.map(str::to_owned).collect())
+            };
+            assert_eq!(client(&ours_said), client(&theirs_said), "{step:?}");
+            // The server's first word on a refusal is git's too.
+            let first_error = |said: &str| {
+                said.lines()
+                    .find(|l| l.starts_with("remote: error:"))
+                    .map(|l| l.trim_end().to_owned())
+            };
+            assert_eq!(
+                first_error(&ours_said.1),
+                first_error(&theirs_said.1),
+                "{step:?}"
+            );
+            assert_eq!(refs(&env, ours), refs(&env, theirs), "{step:?}");
+        }
+        // Reflogs where git keeps them (a non-bare repository logs its branches).
+        let log = |repo: &Path| {
+            let text =
+                std::fs::read_to_string(repo.join(".git/logs/refs/heads/side")).unwrap_or_default();
+            text.lines()
+                .map(|l| l.split(' ').take(2).collect::<Vec<_>>().join(" "))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(log(ours), log(theirs));
+        assert!(!log(ours).is_empty());
+    }
+}

@@ -30,7 +30,7 @@ pub use run::{
     fetch_remote, negotiate_only, FetchMessages, FetchOptions, FetchOutcome, Moved, RunError,
 };
 pub use update::{
-    any_rejected, conflicts, decide, is_ancestor, prune_stale, stale_refs, update_refs, Changes,
-    New, Outcome, Refused, RemoteCut, UpdateError,
+    any_rejected, conflicts, decide, prune_stale, stale_refs, update_refs, Changes, New, Outcome,
+    Refused, RemoteCut, UpdateError,
 };
 pub use upstream::set_upstream;

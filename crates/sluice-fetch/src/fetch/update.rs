@@ -7,10 +7,8 @@ use super::report::{short_name, Report, Summary};
 use crate::refspec::Refspec;
 use crate::remote_shallow;
 use crate::RemoteRef;
-use sluice_object::parse::parse_commit;
-use sluice_object::{IdSet, ObjectId, ObjectKind};
+use sluice_object::ObjectId;
 use sluice_odb::{ConfigError, ObjectDb, RefError, RefTarget, RepoError, Repository};
-use std::collections::VecDeque;
 
 /// Why the refs could not be moved.
 #[derive(Debug, thiserror::Error)]
@@ -119,27 +117,6 @@ impl RemoteCut<'_> {
         }
         Ok(())
     }
-}
-
-/// Whether `old` is `new` or one of its ancestors (missing objects end the walk: a shallow
-/// boundary).
-pub fn is_ancestor(odb: &ObjectDb, old: &ObjectId, new: &ObjectId) -> bool {
-    let mut seen = IdSet::default();
-    let mut queue = VecDeque::from([*new]);
-    while let Some(id) = queue.pop_front() {
-        if id == *old {
-            return true;
-        }
-        if !seen.insert(id) {
-            continue;
-        }
-        if let Ok(Some((ObjectKind::Commit, data))) = odb.read(&id) {
-            if let Ok(commit) = parse_commit(id.kind(), &data) {
-                queue.extend(commit.parents);
-            }
-        }
-    }
-    false
 }
 
 /// The refs `specs` map remote refs to that the remote no longer advertises: what `--prune`
@@ -253,7 +230,7 @@ pub fn decide(
                 Outcome::Rejected("would clobber existing tag")
             }
         }
-        Some(old) if is_ancestor(odb, &old, &new) => Outcome::FastForward(old),
+        Some(old) if sluice_odb::walk::is_ancestor(odb, &old, &new) => Outcome::FastForward(old),
         Some(old) if update.force => Outcome::Forced(old),
         Some(_) => Outcome::Rejected("non-fast-forward"),
     };

@@ -5,8 +5,14 @@
 //! only from the value the client saw (a ref transaction), all of them or none with `atomic`;
 //! the client is told per ref, as git's report-status says it.
 //!
-//! Not yet here: hooks, `receive.*` policies beyond git's defaults for a bare repository,
-//! push options, `report-status-v2`, unpacking small pushes into loose objects.
+//! `receive.*` policies are judged per command before any ref moves (`policy`).
+//!
+//! Not yet here: hooks, `receive.fsckObjects`, `receive.unpackLimit` (small pushes unpacked
+//! into loose objects), `receive.maxInputSize`, push options, `report-status-v2`.
+
+mod policy;
+
+use policy::Policy;
 
 use sluice_object::{HashKind, ObjectId};
 use sluice_odb::pack_store::{self, links_present, Destination, StoreError, StoreOptions};
@@ -85,17 +91,17 @@ pub fn receive_pack(
         true => receive_objects(repo, reader.get_mut(), &request),
         false => Ok(()),
     };
-    let (results, errors) = match &unpacked {
-        Ok(()) => update_refs(repo, &request),
+    let (results, messages) = match &unpacked {
+        Ok(()) => update_refs(repo, &request)?,
         Err(e) => (
             vec![Some("unpacker error".to_owned()); request.commands.len()],
-            vec![e.clone()],
+            vec![format!("error: {e}")],
         ),
     };
     if request.side_band {
         let band = Sideband::new(&mut output, 65515);
-        for error in &errors {
-            band.send(Band::Progress, format!("error: {error}\n").as_bytes())?;
+        for message in &messages {
+            band.send(Band::Progress, format!("{message}\n").as_bytes())?;
         }
     }
     if request.report_status {
@@ -231,9 +237,15 @@ fn receive_objects(
     quarantine.migrate().map_err(|e| e.to_string())
 }
 
-/// Moves the refs; returns, per command, `None` when it was applied or git's word for why it
-/// was not, and the messages that say more (for the client's standard error).
-fn update_refs(repo: &Repository, request: &Request) -> (Vec<Option<String>>, Vec<String>) {
+/// Per command, `None` or why it was refused; and the lines for the client's standard error.
+type Outcome = (Vec<Option<String>>, Vec<String>);
+
+/// Judges each command by `receive.*`, then moves the refs the policy lets through. Returns,
+/// per command, `None` when it was applied or git's word for why it was not, and the lines for
+/// the client's standard error (`error: ...`, `warning: ...`).
+fn update_refs(repo: &Repository, request: &Request) -> Result<Outcome, ReceiveError> {
+    let policy = Policy::of(repo)?;
+    let who = sluice_odb::refs::reflog_identity(repo.config());
     let update = |c: &Command| RefUpdate {
         name: c.name.clone(),
         expected: match c.old.is_null() {
@@ -241,34 +253,56 @@ fn update_refs(repo: &Repository, request: &Request) -> (Vec<Option<String>>, Ve
             false => Expected::Id(c.old),
         },
         new: (!c.new.is_null()).then_some(c.new),
-        log: None,
+        log: policy
+            .logs(repo, &c.name)
+            .then(|| (who.clone(), "push".to_owned())),
     };
+    let mut messages = Vec::new();
+    let mut results: Vec<Option<String>> = Vec::with_capacity(request.commands.len());
+    for command in &request.commands {
+        let verdict = policy.judge(repo, command);
+        messages.extend(verdict.warnings.iter().map(|w| format!("warning: {w}")));
+        results.push(verdict.refused.map(|(reason, message)| {
+            messages.push(format!("error: {message}"));
+            reason.to_owned()
+        }));
+    }
     let refs = repo.refs();
     let reason = |e: &TransactionError| match e {
         TransactionError::Ref(sluice_odb::RefError::BadName(_)) => "funny refname",
         _ => "failed to update ref",
     };
-    let mut errors = Vec::new();
     if request.atomic {
+        // As git: one refusal fails the whole push, the others saying so.
         let mut transaction = Transaction::new();
         for command in &request.commands {
             transaction.update(update(command));
         }
-        let Err(e) = transaction.commit(&refs) else {
-            return (vec![None; request.commands.len()], errors);
+        let refused = results.iter().any(Option::is_some);
+        let committed = match refused {
+            true => None,
+            false => transaction.commit(&refs).err(),
         };
-        errors.push(e.to_string());
-        let failed = Some("atomic transaction failed".to_owned());
-        return (vec![failed; request.commands.len()], errors);
+        if let Some(e) = &committed {
+            messages.push(format!("error: {e}"));
+        }
+        if refused || committed.is_some() {
+            for result in &mut results {
+                result.get_or_insert_with(|| "atomic transaction failed".to_owned());
+            }
+        }
+        return Ok((results, messages));
     }
-    let results = (request.commands.iter())
-        .map(|command| {
-            let mut transaction = Transaction::new();
-            transaction.update(update(command));
-            let e = transaction.commit(&refs).err()?;
-            errors.push(e.to_string());
-            Some(reason(&e).to_owned())
-        })
-        .collect();
-    (results, errors)
+    for (command, result) in request.commands.iter().zip(&mut results) {
+        if result.is_some() {
+            continue;
+        }
+        let mut transaction = Transaction::new();
+        transaction.update(update(command));
+        if let Err(e) = transaction.commit(&refs) {
+            messages.push(format!("error: {e}"));
+            *result = Some(reason(&e).to_owned());
+        }
+    }
+    Ok((results, messages))
 }

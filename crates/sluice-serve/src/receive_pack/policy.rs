@@ -1,0 +1,176 @@
+//! What `receive.*` lets a push do, checked for each command before any ref moves, in git's
+//! order and with git's words: `receive.denyCurrentBranch` (a non-bare repository's checked-out
+//! branch), `receive.denyDeleteCurrent`, `receive.denyDeletes`,
+//! `receive.denyNonFastForwards`; and which refs keep a reflog (`core.logAllRefUpdates`).
+
+use super::Command;
+use sluice_odb::{ConfigError, RefTarget, Repository};
+
+/// One of git's `receive.deny*` actions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Deny {
+    Ignore,
+    Warn,
+    Refuse,
+    /// `updateInstead`: not done by Sluice yet, so refused.
+    UpdateInstead,
+}
+
+impl Deny {
+    /// A `receive.deny*` value as git reads it (`ignore`, `warn`, `refuse`, `updateInstead`,
+    /// or a boolean); `default` when unset.
+    fn read(repo: &Repository, key: &str, default: Deny) -> Result<Deny, ConfigError> {
+        let config = repo.config();
+        Ok(
+            match config.get(key).map(str::to_ascii_lowercase).as_deref() {
+                None => default,
+                Some("ignore") => Deny::Ignore,
+                Some("warn") => Deny::Warn,
+                Some("refuse") => Deny::Refuse,
+                Some("updateinstead") => Deny::UpdateInstead,
+                Some(_) => match config.get_bool(key)? {
+                    Some(true) => Deny::Refuse,
+                    _ => Deny::Ignore,
+                },
+            },
+        )
+    }
+}
+
+/// A command's verdict: why it is refused (git's word for the client, and the message for its
+/// standard error), and the warnings to show either way.
+#[derive(Debug, Default)]
+pub(super) struct Verdict {
+    pub(super) refused: Option<(&'static str, String)>,
+    pub(super) warnings: Vec<String>,
+}
+
+/// The repository's `receive.*` settings.
+#[derive(Debug)]
+pub(super) struct Policy {
+    current_branch: Deny,
+    delete_current: Deny,
+    deletes: bool,
+    non_fast_forwards: bool,
+    /// The branch HEAD names, if any.
+    head: Option<String>,
+    /// Whether a branch is checked out at all (a repository with a work tree).
+    checked_out: bool,
+    log_all: LogRefs,
+}
+
+/// Which refs get a reflog entry (`core.logAllRefUpdates`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LogRefs {
+    None,
+    /// Branches, remote-tracking refs, notes and HEAD (git's default with a work tree).
+    Normal,
+    Always,
+}
+
+impl Policy {
+    pub(super) fn of(repo: &Repository) -> Result<Policy, ConfigError> {
+        let config = repo.config();
+        let head = match repo.refs().read("HEAD") {
+            Ok(Some(RefTarget::Symbolic(target))) => Some(target),
+            _ => None,
+        };
+        // Served repositories are opened by their git directory: whether one has a work tree is
+        // `core.bare`, else (as git guesses) whether the directory is a `.git`.
+        let checked_out = match config.get_bool("core.bare")? {
+            Some(bare) => !bare,
+            None => repo.git_dir().file_name() == Some(std::ffi::OsStr::new(".git")),
+        };
+        let log_all = match config
+            .get("core.logallrefupdates")
+            .map(str::to_ascii_lowercase)
+        {
+            Some(v) if v == "always" => LogRefs::Always,
+            Some(_) => match config.get_bool("core.logallrefupdates")? {
+                Some(true) => LogRefs::Normal,
+                _ => LogRefs::None,
+            },
+            None if checked_out => LogRefs::Normal,
+            None => LogRefs::None,
+        };
+        Ok(Policy {
+            current_branch: Deny::read(repo, "receive.denycurrentbranch", Deny::Refuse)?,
+            delete_current: Deny::read(repo, "receive.denydeletecurrent", Deny::Refuse)?,
+            deletes: config.get_bool("receive.denydeletes")?.unwrap_or(false),
+            non_fast_forwards: config
+                .get_bool("receive.denynonfastforwards")?
+                .unwrap_or(false),
+            head,
+            checked_out,
+            log_all,
+        })
+    }
+
+    /// Whether `name` keeps a reflog after an update (or already has one).
+    pub(super) fn logs(&self, repo: &Repository, name: &str) -> bool {
+        match self.log_all {
+            LogRefs::Always => true,
+            LogRefs::Normal
+                if ["refs/heads/", "refs/remotes/", "refs/notes/"]
+                    .iter()
+                    .any(|p| name.starts_with(p)) =>
+            {
+                true
+            }
+            _ => repo.common_dir().join("logs").join(name).is_file(),
+        }
+    }
+
+    /// What `receive.*` says of `command`.
+    pub(super) fn judge(&self, repo: &Repository, command: &Command) -> Verdict {
+        let mut verdict = Verdict::default();
+        let name = command.name.as_str();
+        let current = self.head.as_deref() == Some(name);
+        let refuse = |reason, message: String| Verdict {
+            refused: Some((reason, message)),
+            warnings: Vec::new(),
+        };
+        if current && self.checked_out {
+            match self.current_branch {
+                Deny::Ignore => {}
+                Deny::Warn => verdict.warnings.push("updating the current branch".into()),
+                Deny::Refuse => {
+                    let message = format!("refusing to update checked out branch: {name}");
+                    return refuse("branch is currently checked out", message);
+                }
+                Deny::UpdateInstead => {
+                    let message = format!("refusing to update checked out branch: {name} (receive.denyCurrentBranch=updateInstead is not in Sluice yet)");
+                    return refuse("branch is currently checked out", message);
+                }
+            }
+        }
+        if command.new.is_null() {
+            if self.deletes && name.starts_with("refs/heads/") {
+                return refuse(
+                    "deletion prohibited",
+                    format!("denying ref deletion for {name}"),
+                );
+            }
+            if current {
+                match self.delete_current {
+                    Deny::Ignore => {}
+                    Deny::Warn => verdict.warnings.push("deleting the current branch".into()),
+                    Deny::Refuse | Deny::UpdateInstead => {
+                        let message = format!("refusing to delete the current branch: {name}");
+                        return refuse("deletion of the current branch prohibited", message);
+                    }
+                }
+            }
+        }
+        if self.non_fast_forwards
+            && name.starts_with("refs/heads/")
+            && !command.old.is_null()
+            && !command.new.is_null()
+            && !sluice_odb::walk::is_ancestor(repo.objects(), &command.old, &command.new)
+        {
+            let message = format!("denying non-fast-forward {name} (you should pull first)");
+            return refuse("non-fast-forward", message);
+        }
+        verdict
+    }
+}
