@@ -197,3 +197,67 @@ fn receive_settings_refuse_and_log_as_gits_do() {
         assert!(!log(ours).is_empty());
     }
 }
+
+/// `receive.fsckObjects`: a push carrying a malformed commit is refused whole, as git's
+/// receive-pack refuses it, with the same report, and no object of it is left behind.
+#[test]
+fn receive_fsck_objects_refuses_bad_objects_as_git_does() {
+    let env = Env::new();
+    let work = env.init("work", false);
+    env.git(&work, &["commit", "-q", "--allow-empty", "-m", "one"]);
+    let tree = String::from_utf8(env.git(&work, &["write-tree"])).unwrap();
+    let parent = String::from_utf8(env.git(&work, &["rev-parse", "HEAD"])).unwrap();
+    let bad = format!(
+        "tree {}\nparent {}\nauthor A <a@example.com> notadate +0000\ncommitter C <c@example.com> 1700000000 +0000\n\nbad date\n",
+        tree.trim(),
+        parent.trim()
+    );
+    let out = env.git_with_input(
+        &work,
+        &[
+            "hash-object",
+            "-t",
+            "commit",
+            "-w",
+            "--literally",
+            "--stdin",
+        ],
+        bad.as_bytes(),
+    );
+    assert!(out.status.success());
+    let bad = String::from_utf8(out.stdout).unwrap();
+    let servers: Vec<std::path::PathBuf> = ["theirs.git", "ours.git"]
+        .iter()
+        .map(|name| {
+            let server = env.init(name, true);
+            push(&env, &work, &server, false, &["HEAD:refs/heads/main"]);
+            env.git(&server, &["config", "receive.fsckObjects", "true"]);
+            server
+        })
+        .collect();
+    let refspec = format!("{}:refs/heads/main", bad.trim());
+    let theirs_said = push(&env, &work, &servers[0], false, &[&refspec]);
+    let ours_said = push(&env, &work, &servers[1], true, &[&refspec]);
+    let client = |said: &(Option<i32>, String)| -> (Option<i32>, Vec<String>) {
+        let lines = said.1.lines().filter(|l| !l.starts_with("remote:"));
+        (said.0, lines.map(str::to_owned).collect())
+    };
+    assert_eq!(client(&ours_said), client(&theirs_said));
+    let first_error = |said: &str| {
+        said.lines()
+            .find(|l| l.starts_with("remote: error:"))
+            .map(|l| l.trim_end().to_owned())
+    };
+    assert_eq!(first_error(&ours_said.1), first_error(&theirs_said.1));
+    assert_eq!(refs(&env, &servers[1]), refs(&env, &servers[0]));
+    assert!(!has_object(&env, &servers[1], bad.trim()));
+    assert_eq!(leftovers(&servers[1]), Vec::<String>::new());
+}
+
+fn has_object(env: &Env, repo: &Path, id: &str) -> bool {
+    env.git_command(repo, &["cat-file", "-e", id])
+        .output()
+        .unwrap()
+        .status
+        .success()
+}

@@ -7,18 +7,17 @@
 //!
 //! `receive.*` policies are judged per command before any ref moves (`policy`).
 //!
-//! Not yet here: hooks, `receive.fsckObjects`, `receive.unpackLimit` (small pushes unpacked
-//! into loose objects), `receive.maxInputSize`, push options, `report-status-v2`.
+//! Not yet here: hooks, `receive.unpackLimit` (small pushes unpacked into loose objects), push
+//! options, `report-status-v2`.
 
+mod objects;
 mod policy;
 
+use objects::receive_objects;
 use policy::Policy;
 
 use sluice_object::{HashKind, ObjectId};
-use sluice_odb::pack_store::{self, links_present, Destination, StoreError, StoreOptions};
-use sluice_odb::quarantine::Quarantine;
 use sluice_odb::{Expected, RefUpdate, Repository, Transaction, TransactionError};
-use sluice_pack::{IndexOptions, LinkCheck, PackIndexer};
 use sluice_wire::pktline::{write_flush, write_packet, Packet, PktReader};
 use sluice_wire::sideband::{Band, Sideband};
 use std::io::{Read, Write};
@@ -93,9 +92,9 @@ pub fn receive_pack(
     };
     let (results, messages) = match &unpacked {
         Ok(()) => update_refs(repo, &request)?,
-        Err(e) => (
+        Err(failure) => (
             vec![Some("unpacker error".to_owned()); request.commands.len()],
-            vec![format!("error: {e}")],
+            failure.messages.clone(),
         ),
     };
     if request.side_band {
@@ -108,7 +107,7 @@ pub fn receive_pack(
         let mut report = Vec::new();
         let unpack = match &unpacked {
             Ok(_) => "unpack ok\n".to_owned(),
-            Err(e) => format!("unpack {e}\n"),
+            Err(failure) => format!("unpack {}\n", failure.status),
         };
         write_packet(&mut report, unpack.as_bytes())?;
         for (command, result) in request.commands.iter().zip(&results) {
@@ -198,43 +197,6 @@ fn read_request<R: Read>(
         request.commands.push(Command { old, new, name });
     }
     Ok((!request.commands.is_empty()).then_some(request))
-}
-
-/// Receives the pack into a quarantine, completes it, checks that everything it links to is
-/// there, and only then moves its objects into the repository.
-fn receive_objects(
-    repo: &Repository,
-    input: &mut dyn Read,
-    request: &Request,
-) -> Result<(), String> {
-    let quarantine = Quarantine::create(repo.objects().dir()).map_err(|e| e.to_string())?;
-    let store = StoreOptions::from_config(repo.config(), repo.hash()).map_err(|e| e.to_string())?;
-    let tips = (request.commands.iter())
-        .filter(|c| !c.new.is_null())
-        .map(|c| c.new)
-        .collect();
-    let options = IndexOptions {
-        fix_thin: true,
-        links: Some(LinkCheck {
-            tips,
-            shallow: Vec::new(),
-        }),
-        ..store.index.clone()
-    };
-    let objects = repo.objects();
-    let indexer = PackIndexer::new(options).lookup(objects);
-    let check = links_present(objects, StoreError::NotReceived);
-    pack_store::receive(
-        input,
-        quarantine.dir(),
-        &Destination::default(),
-        &indexer,
-        &store,
-        None,
-        &check,
-    )
-    .map_err(|e| e.to_string())?;
-    quarantine.migrate().map_err(|e| e.to_string())
 }
 
 /// Per command, `None` or why it was refused; and the lines for the client's standard error.
