@@ -261,3 +261,59 @@ fn has_object(env: &Env, repo: &Path, id: &str) -> bool {
         .status
         .success()
 }
+
+/// Writes an executable hook.
+fn hook(server: &Path, name: &str, script: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let path = server.join("hooks").join(name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, format!("#!/bin/sh\n{script}")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// The hooks of a push run as git runs them: pre-receive sees every command and the
+/// quarantined objects, update refuses one ref, post-receive and post-update see what moved;
+/// their output reaches the client as git's does. A declining pre-receive refuses everything
+/// and leaves no object.
+#[test]
+fn hooks_run_as_gits_do() {
+    for git in crate::util::gits() {
+        let env = Env::with_git(git);
+        let work = env.init("work", false);
+        env.git(&work, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        let servers: Vec<std::path::PathBuf> = ["theirs.git", "ours.git"]
+            .iter()
+            .map(|name| {
+                let server = env.init(name, true);
+                hook(&server, "pre-receive", "while read old new ref; do git cat-file -e $new && echo \"pre-receive: $ref has its objects\"; done\ntest -n \"$GIT_QUARANTINE_PATH\" && echo quarantined\nexit 0\n");
+                hook(&server, "update", "echo \"update: $1\"\ntest \"$1\" != refs/heads/blocked || { echo no pushing to $1 >&2; exit 1; }\n");
+                hook(&server, "post-receive", "while read old new ref; do echo \"post-receive: $ref\"; done\n");
+                hook(&server, "post-update", "echo \"post-update: $*\"\n");
+                server
+            })
+            .collect();
+        let step = ["HEAD:refs/heads/main", "HEAD:refs/heads/blocked"];
+        let theirs_said = push(&env, &work, &servers[0], false, &step);
+        let ours_said = push(&env, &work, &servers[1], true, &step);
+        assert_eq!(ours_said, theirs_said);
+        assert!(
+            ours_said.1.contains("remote: quarantined"),
+            "{}",
+            ours_said.1
+        );
+        assert_eq!(refs(&env, &servers[1]), refs(&env, &servers[0]));
+
+        // A pre-receive that declines: nothing moves, and the objects go with the quarantine.
+        env.git(&work, &["commit", "-q", "--allow-empty", "-m", "two"]);
+        let two = String::from_utf8(env.git(&work, &["rev-parse", "HEAD"])).unwrap();
+        for server in &servers {
+            hook(server, "pre-receive", "echo declined by policy\nexit 1\n");
+        }
+        let theirs_said = push(&env, &work, &servers[0], false, &["HEAD:refs/heads/main"]);
+        let ours_said = push(&env, &work, &servers[1], true, &["HEAD:refs/heads/main"]);
+        assert_eq!(ours_said, theirs_said);
+        assert_eq!(refs(&env, &servers[1]), refs(&env, &servers[0]));
+        assert!(!has_object(&env, &servers[1], two.trim()));
+        assert_eq!(leftovers(&servers[1]), Vec::<String>::new());
+    }
+}

@@ -7,14 +7,18 @@
 //!
 //! `receive.*` policies are judged per command before any ref moves (`policy`).
 //!
-//! Not yet here: hooks, `receive.unpackLimit` (small pushes unpacked into loose objects), push
-//! options, `report-status-v2`.
+//! Hooks run as git runs them (`hooks`). Not yet here: `receive.unpackLimit` (small pushes
+//! unpacked into loose objects), push options, `report-status-v2`, `receive.keepAlive`; without
+//! side-band, what hooks and refusals say is not relayed.
 
+mod hooks;
 mod objects;
 mod policy;
 
+use hooks::Hooks;
 use objects::receive_objects;
 use policy::Policy;
+use sluice_odb::quarantine::Quarantine;
 
 use sluice_object::{HashKind, ObjectId};
 use sluice_odb::{Expected, RefUpdate, Repository, Transaction, TransactionError};
@@ -87,15 +91,15 @@ pub fn receive_pack(
         return Ok(());
     };
     let unpacked = match request.commands.iter().any(|c| !c.new.is_null()) {
-        true => receive_objects(repo, reader.get_mut(), &request),
-        false => Ok(()),
+        true => receive_objects(repo, reader.get_mut(), &request).map(Some),
+        false => Ok(None),
     };
-    let (results, messages) = match &unpacked {
-        Ok(()) => update_refs(repo, &request)?,
-        Err(failure) => (
-            vec![Some("unpacker error".to_owned()); request.commands.len()],
-            failure.messages.clone(),
-        ),
+    let (unpacked, (results, messages)) = match unpacked {
+        Ok(quarantine) => (Ok(()), accept(repo, &request, quarantine)?),
+        Err(failure) => {
+            let refused = vec![Some("unpacker error".to_owned()); request.commands.len()];
+            (Err(failure.status), (refused, failure.messages))
+        }
     };
     if request.side_band {
         let band = Sideband::new(&mut output, 65515);
@@ -107,7 +111,7 @@ pub fn receive_pack(
         let mut report = Vec::new();
         let unpack = match &unpacked {
             Ok(_) => "unpack ok\n".to_owned(),
-            Err(failure) => format!("unpack {}\n", failure.status),
+            Err(status) => format!("unpack {status}\n"),
         };
         write_packet(&mut report, unpack.as_bytes())?;
         for (command, result) in request.commands.iter().zip(&results) {
@@ -199,13 +203,77 @@ fn read_request<R: Read>(
     Ok((!request.commands.is_empty()).then_some(request))
 }
 
+/// The objects are in (in `quarantine`, if the push brought any): runs pre-receive, moves the
+/// objects into the repository, moves the refs, then runs post-receive and post-update.
+fn accept(
+    repo: &Repository,
+    request: &Request,
+    quarantine: Option<Quarantine>,
+) -> Result<Outcome, ReceiveError> {
+    let hooks = Hooks::of(repo);
+    let lines = |commands: &[&Command]| -> String {
+        (commands.iter())
+            .map(|c| format!("{} {} {}\n", c.old, c.new, c.name))
+            .collect()
+    };
+    let all: Vec<&Command> = request.commands.iter().collect();
+    let refuse_all = |why: &str| vec![Some(why.to_owned()); request.commands.len()];
+    let mut messages = Vec::new();
+    let env = quarantine.as_ref().map(Quarantine::hook_environment);
+    let ran = hooks.run(
+        "pre-receive",
+        &[],
+        lines(&all).as_bytes(),
+        &env.unwrap_or_default(),
+    );
+    if let Some(ran) = ran {
+        relay(&mut messages, &ran.output);
+        if !ran.success {
+            return Ok((refuse_all("pre-receive hook declined"), messages));
+        }
+    }
+    if let Some(quarantine) = quarantine {
+        if let Err(e) = quarantine.migrate() {
+            messages.push(format!("error: {e}"));
+            let why = "unable to migrate objects to permanent storage";
+            return Ok((refuse_all(why), messages));
+        }
+    }
+    let (results, more) = update_refs(repo, request, &hooks)?;
+    messages.extend(more);
+    let applied: Vec<&Command> = (request.commands.iter().zip(&results))
+        .filter(|(_, result)| result.is_none())
+        .map(|(command, _)| command)
+        .collect();
+    if !applied.is_empty() {
+        if let Some(ran) = hooks.run("post-receive", &[], lines(&applied).as_bytes(), &[]) {
+            relay(&mut messages, &ran.output);
+        }
+        let names: Vec<&str> = applied.iter().map(|c| c.name.as_str()).collect();
+        if let Some(ran) = hooks.run("post-update", &names, b"", &[]) {
+            relay(&mut messages, &ran.output);
+        }
+    }
+    Ok((results, messages))
+}
+
+/// A hook's output, line by line, for the client.
+fn relay(messages: &mut Vec<String>, output: &[u8]) {
+    let text = String::from_utf8_lossy(output);
+    messages.extend(text.lines().map(str::to_owned));
+}
+
 /// Per command, `None` or why it was refused; and the lines for the client's standard error.
 type Outcome = (Vec<Option<String>>, Vec<String>);
 
 /// Judges each command by `receive.*`, then moves the refs the policy lets through. Returns,
 /// per command, `None` when it was applied or git's word for why it was not, and the lines for
 /// the client's standard error (`error: ...`, `warning: ...`).
-fn update_refs(repo: &Repository, request: &Request) -> Result<Outcome, ReceiveError> {
+fn update_refs(
+    repo: &Repository,
+    request: &Request,
+    hooks: &Hooks,
+) -> Result<Outcome, ReceiveError> {
     let policy = Policy::of(repo)?;
     let who = sluice_odb::refs::reflog_identity(repo.config());
     let update = |c: &Command| RefUpdate {
@@ -224,10 +292,22 @@ fn update_refs(repo: &Repository, request: &Request) -> Result<Outcome, ReceiveE
     for command in &request.commands {
         let verdict = policy.judge(repo, command);
         messages.extend(verdict.warnings.iter().map(|w| format!("warning: {w}")));
-        results.push(verdict.refused.map(|(reason, message)| {
+        let mut refused = verdict.refused.map(|(reason, message)| {
             messages.push(format!("error: {message}"));
             reason.to_owned()
-        }));
+        });
+        if refused.is_none() {
+            let (old, new) = (command.old.to_string(), command.new.to_string());
+            let args = [command.name.as_str(), &old, &new];
+            if let Some(ran) = hooks.run("update", &args, b"", &[]) {
+                relay(&mut messages, &ran.output);
+                if !ran.success {
+                    messages.push(format!("error: hook declined to update {}", command.name));
+                    refused = Some("hook declined".to_owned());
+                }
+            }
+        }
+        results.push(refused);
     }
     let refs = repo.refs();
     let reason = |e: &TransactionError| match e {

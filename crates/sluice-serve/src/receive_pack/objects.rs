@@ -1,7 +1,8 @@
 //! The objects of a push: the pack received into a quarantine, completed with the repository's
 //! bases when thin, judged by fsck when `receive.fsckObjects` (else `transfer.fsckObjects`)
 //! asks, bounded by `receive.maxInputSize`, and accepted only when every link leaving it is in
-//! the repository. Only then do its objects enter the repository.
+//! the repository. Its objects enter the repository when the quarantine is migrated, once the
+//! pre-receive hook has accepted them.
 
 use super::Request;
 use sluice_odb::fsck::{Checker, FsckOptions, Severity};
@@ -28,12 +29,12 @@ impl UnpackFailure {
     }
 }
 
-/// Receives, checks and moves in the pack that follows the commands.
+/// Receives and checks the pack that follows the commands, into a quarantine.
 pub(super) fn receive_objects(
     repo: &Repository,
     input: &mut dyn Read,
     request: &Request,
-) -> Result<(), UnpackFailure> {
+) -> Result<Quarantine, UnpackFailure> {
     let config = repo.config();
     let quarantine = Quarantine::create(repo.objects().dir()).map_err(UnpackFailure::plain)?;
     let store = StoreOptions::from_config(config, repo.hash()).map_err(UnpackFailure::plain)?;
@@ -113,7 +114,7 @@ pub(super) fn receive_objects(
             messages,
         });
     }
-    quarantine.migrate().map_err(UnpackFailure::plain)
+    Ok(quarantine)
 }
 
 /// The push's input, keeping the pack's header (its object count) as it passes.
