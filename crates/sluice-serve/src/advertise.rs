@@ -31,9 +31,19 @@ impl RefList {
     }
 }
 
+/// The `hideRefs` patterns of `transfer.hideRefs` then `<service>.hideRefs` (`uploadpack`,
+/// `receive`).
+pub(crate) fn hide_patterns(config: &sluice_odb::Config, service: &str) -> Vec<String> {
+    let key = format!("{service}.hiderefs");
+    (config.get_all("transfer.hiderefs").into_iter())
+        .chain(config.get_all(&key))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// `hideRefs` prefixes, git's simple form: a ref is hidden when its name is the prefix or lies
 /// below it; a leading `!` un-hides.
-fn hidden_by(patterns: &[String], name: &str) -> bool {
+pub(crate) fn hidden_by(patterns: &[String], name: &str) -> bool {
     let mut hidden = false;
     for pattern in patterns {
         let (negate, prefix) = match pattern.strip_prefix('!') {
@@ -52,18 +62,7 @@ fn hidden_by(patterns: &[String], name: &str) -> bool {
 
 /// The refs to advertise.
 pub(crate) fn list_refs(repo: &Repository) -> Result<RefList, ServeError> {
-    let config = repo.config();
-    let mut hide: Vec<String> = config
-        .get_all("transfer.hiderefs")
-        .into_iter()
-        .map(str::to_owned)
-        .collect();
-    hide.extend(
-        config
-            .get_all("uploadpack.hiderefs")
-            .into_iter()
-            .map(str::to_owned),
-    );
+    let hide = hide_patterns(repo.config(), "uploadpack");
     let refs = repo.refs();
     let mut list = RefList::default();
     let (head_target, head_id) = refs.resolve("HEAD")?;

@@ -30,6 +30,24 @@ fn refs(env: &Env, repo: &Path) -> String {
         .unwrap()
 }
 
+/// Bare twins `theirs.git` and `ours.git`, each prepared by `setup`.
+fn twin_servers(env: &Env, setup: impl Fn(&Path)) -> Vec<std::path::PathBuf> {
+    (["theirs.git", "ours.git"].iter())
+        .map(|name| {
+            let server = env.init(name, true);
+            setup(&server);
+            server
+        })
+        .collect()
+}
+
+/// A work repository with one empty commit.
+fn work_with_a_commit(env: &Env) -> std::path::PathBuf {
+    let work = env.init("work", false);
+    env.git(&work, &["commit", "-q", "--allow-empty", "-m", "one"]);
+    work
+}
+
 fn leftovers(repo: &Path) -> Vec<String> {
     let out = std::process::Command::new("find")
         .arg(repo)
@@ -279,19 +297,17 @@ fn hook(server: &Path, name: &str, script: &str) {
 fn hooks_run_as_gits_do() {
     for git in crate::util::gits() {
         let env = Env::with_git(git);
-        let work = env.init("work", false);
-        env.git(&work, &["commit", "-q", "--allow-empty", "-m", "one"]);
-        let servers: Vec<std::path::PathBuf> = ["theirs.git", "ours.git"]
-            .iter()
-            .map(|name| {
-                let server = env.init(name, true);
-                hook(&server, "pre-receive", "while read old new ref; do git cat-file -e $new && echo \"pre-receive: $ref has its objects\"; done\ntest -n \"$GIT_QUARANTINE_PATH\" && echo quarantined\nexit 0\n");
-                hook(&server, "update", "echo \"update: $1\"\ntest \"$1\" != refs/heads/blocked || { echo no pushing to $1 >&2; exit 1; }\n");
-                hook(&server, "post-receive", "while read old new ref; do echo \"post-receive: $ref\"; done\n");
-                hook(&server, "post-update", "echo \"post-update: $*\"\n");
-                server
-            })
-            .collect();
+        let work = work_with_a_commit(&env);
+        let servers = twin_servers(&env, |server| {
+            hook(server, "pre-receive", "while read old new ref; do git cat-file -e $new && echo \"pre-receive: $ref has its objects\"; done\ntest -n \"$GIT_QUARANTINE_PATH\" && echo quarantined\nexit 0\n");
+            hook(server, "update", "echo \"update: $1\"\ntest \"$1\" != refs/heads/blocked || { echo no pushing to $1 >&2; exit 1; }\n");
+            hook(
+                server,
+                "post-receive",
+                "while read old new ref; do echo \"post-receive: $ref\"; done\n",
+            );
+            hook(server, "post-update", "echo \"post-update: $*\"\n");
+        });
         let step = ["HEAD:refs/heads/main", "HEAD:refs/heads/blocked"];
         let theirs_said = push(&env, &work, &servers[0], false, &step);
         let ours_said = push(&env, &work, &servers[1], true, &step);
@@ -316,4 +332,41 @@ fn hooks_run_as_gits_do() {
         assert!(!has_object(&env, &servers[1], two.trim()));
         assert_eq!(leftovers(&servers[1]), Vec::<String>::new());
     }
+}
+
+/// Push options reach the hooks when `receive.advertisePushOptions` allows them, and not
+/// otherwise (the client refuses); refs `receive.hideRefs` hides are neither advertised nor
+/// updated; `receive.advertiseAtomic=false` makes the client refuse --atomic. All as git.
+#[test]
+fn push_options_hidden_refs_and_atomic_advertisement_as_gits() {
+    let env = Env::new();
+    let work = work_with_a_commit(&env);
+    let servers = twin_servers(&env, |server| {
+        hook(
+            server,
+            "pre-receive",
+            "echo \"options: $GIT_PUSH_OPTION_COUNT $GIT_PUSH_OPTION_0 $GIT_PUSH_OPTION_1\"\n",
+        );
+        hook(
+            server,
+            "post-receive",
+            "echo \"after: $GIT_PUSH_OPTION_COUNT\"\n",
+        );
+    });
+    let compare = |step: &[&str]| {
+        let theirs_said = push(&env, &work, &servers[0], false, step);
+        let ours_said = push(&env, &work, &servers[1], true, step);
+        assert_eq!(ours_said, theirs_said, "{step:?}");
+        assert_eq!(refs(&env, &servers[1]), refs(&env, &servers[0]), "{step:?}");
+    };
+    // Not advertised: the client refuses to send them.
+    compare(&["-o", "first", "HEAD:refs/heads/main"]);
+    for server in &servers {
+        env.git(server, &["config", "receive.advertisePushOptions", "true"]);
+        env.git(server, &["config", "receive.hideRefs", "refs/hidden"]);
+        env.git(server, &["config", "receive.advertiseAtomic", "false"]);
+    }
+    compare(&["-o", "first", "-o", "second=2", "HEAD:refs/heads/main"]);
+    compare(&["HEAD:refs/hidden/x"]);
+    compare(&["--atomic", "HEAD:refs/heads/a"]);
 }

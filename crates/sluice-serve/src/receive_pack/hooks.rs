@@ -44,7 +44,7 @@ impl Hooks {
         name: &str,
         args: &[&str],
         input: &[u8],
-        env: &[(&str, OsString)],
+        env: &[(String, OsString)],
     ) -> Option<Ran> {
         use std::os::unix::fs::PermissionsExt;
         let path = self.dir.join(name);

@@ -7,9 +7,9 @@
 //!
 //! `receive.*` policies are judged per command before any ref moves (`policy`).
 //!
-//! Hooks run as git runs them (`hooks`). Not yet here: `receive.unpackLimit` (small pushes
-//! unpacked into loose objects), push options, `report-status-v2`, `receive.keepAlive`; without
-//! side-band, what hooks and refusals say is not relayed.
+//! Hooks run as git runs them (`hooks`), with push options. Not yet here: `receive.unpackLimit`
+//! (small pushes unpacked into loose objects), `report-status-v2`, `receive.keepAlive`, `.have`
+//! lines for alternates; without side-band, what hooks and refusals say is not relayed.
 
 mod hooks;
 mod objects;
@@ -44,6 +44,9 @@ pub enum ReceiveError {
     /// The request's framing is broken.
     #[error(transparent)]
     PktLine(#[from] sluice_wire::pktline::PktLineError),
+    /// The client went away before its commands' flush (git's words).
+    #[error("the remote end hung up unexpectedly")]
+    HungUp,
     /// A command line is not `<old> <new> <ref>`.
     #[error("protocol error: expected old/new/ref, got '{0}'")]
     BadCommand(String),
@@ -70,6 +73,9 @@ struct Request {
     report_status: bool,
     side_band: bool,
     atomic: bool,
+    /// The client sends push options after the commands.
+    push_options_follow: bool,
+    push_options: Vec<String>,
 }
 
 /// Serves one push on `input`/`output`.
@@ -133,15 +139,29 @@ pub fn receive_pack(
     Ok(())
 }
 
-/// The refs with the capabilities, as git's receive-pack advertises them.
+/// The refs with the capabilities, as git's receive-pack advertises them (`atomic` unless
+/// `receive.advertiseAtomic` is false, `push-options` when `receive.advertisePushOptions`),
+/// leaving out the refs `receive.hideRefs`/`transfer.hideRefs` hide.
 fn advertise(repo: &Repository, out: &mut dyn Write, agent: &str) -> Result<(), ReceiveError> {
-    let caps = format!(
-        "report-status delete-refs side-band-64k quiet atomic ofs-delta object-format={} agent={agent}",
-        match repo.hash() {
-            HashKind::Sha1 => "sha1",
-        }
-    );
+    let config = repo.config();
+    let mut caps = String::from("report-status delete-refs side-band-64k quiet");
+    if config.get_bool("receive.advertiseatomic")?.unwrap_or(true) {
+        caps.push_str(" atomic");
+    }
+    caps.push_str(" ofs-delta");
+    if config
+        .get_bool("receive.advertisepushoptions")?
+        .unwrap_or(false)
+    {
+        caps.push_str(" push-options");
+    }
+    let format = match repo.hash() {
+        HashKind::Sha1 => "sha1",
+    };
+    caps.push_str(&format!(" object-format={format} agent={agent}"));
+    let hide = crate::advertise::hide_patterns(config, "receive");
     let mut refs = repo.refs().list()?;
+    refs.retain(|(name, _)| !crate::advertise::hidden_by(&hide, name));
     refs.sort();
     if refs.is_empty() {
         let null = repo.hash().null_id();
@@ -170,7 +190,8 @@ fn read_request<R: Read>(
     let mut request = Request::default();
     loop {
         let line = match reader.read()? {
-            None | Some(Packet::Flush) => break,
+            None => return Err(ReceiveError::HungUp),
+            Some(Packet::Flush) => break,
             Some(Packet::Data(data)) => data.to_vec(),
             Some(_) => continue,
         };
@@ -184,6 +205,7 @@ fn read_request<R: Read>(
                     "report-status" => request.report_status = true,
                     "side-band-64k" => request.side_band = true,
                     "atomic" => request.atomic = true,
+                    "push-options" => request.push_options_follow = true,
                     _ => {}
                 }
             }
@@ -199,6 +221,14 @@ fn read_request<R: Read>(
         let (old, new) = (id()?, id()?);
         let name = parts.next().ok_or_else(bad)?.to_owned();
         request.commands.push(Command { old, new, name });
+    }
+    if request.push_options_follow {
+        while let Some(Packet::Data(option)) = reader.read()? {
+            let option = String::from_utf8_lossy(option);
+            request
+                .push_options
+                .push(option.trim_end_matches('\n').to_owned());
+        }
     }
     Ok((!request.commands.is_empty()).then_some(request))
 }
@@ -219,13 +249,15 @@ fn accept(
     let all: Vec<&Command> = request.commands.iter().collect();
     let refuse_all = |why: &str| vec![Some(why.to_owned()); request.commands.len()];
     let mut messages = Vec::new();
-    let env = quarantine.as_ref().map(Quarantine::hook_environment);
-    let ran = hooks.run(
-        "pre-receive",
-        &[],
-        lines(&all).as_bytes(),
-        &env.unwrap_or_default(),
-    );
+    let options = push_option_environment(request);
+    let mut env: Vec<(String, std::ffi::OsString)> = (quarantine.as_ref())
+        .map(Quarantine::hook_environment)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+    env.extend(options.iter().cloned());
+    let ran = hooks.run("pre-receive", &[], lines(&all).as_bytes(), &env);
     if let Some(ran) = ran {
         relay(&mut messages, &ran.output);
         if !ran.success {
@@ -246,7 +278,7 @@ fn accept(
         .map(|(command, _)| command)
         .collect();
     if !applied.is_empty() {
-        if let Some(ran) = hooks.run("post-receive", &[], lines(&applied).as_bytes(), &[]) {
+        if let Some(ran) = hooks.run("post-receive", &[], lines(&applied).as_bytes(), &options) {
             relay(&mut messages, &ran.output);
         }
         let names: Vec<&str> = applied.iter().map(|c| c.name.as_str()).collect();
@@ -255,6 +287,17 @@ fn accept(
         }
     }
     Ok((results, messages))
+}
+
+/// What pre-receive and post-receive are told of push options, as git tells them:
+/// `GIT_PUSH_OPTION_COUNT` (0 when there are none) and `GIT_PUSH_OPTION_<i>`.
+fn push_option_environment(request: &Request) -> Vec<(String, std::ffi::OsString)> {
+    let count = request.push_options.len().to_string();
+    let mut env = vec![("GIT_PUSH_OPTION_COUNT".to_owned(), count.into())];
+    for (i, option) in request.push_options.iter().enumerate() {
+        env.push((format!("GIT_PUSH_OPTION_{i}"), option.into()));
+    }
+    env
 }
 
 /// A hook's output, line by line, for the client.
@@ -289,7 +332,15 @@ fn update_refs(
     };
     let mut messages = Vec::new();
     let mut results: Vec<Option<String>> = Vec::with_capacity(request.commands.len());
+    let hide = crate::advertise::hide_patterns(repo.config(), "receive");
     for command in &request.commands {
+        if crate::advertise::hidden_by(&hide, &command.name) {
+            results.push(Some(match command.new.is_null() {
+                true => "deny deleting a hidden ref".to_owned(),
+                false => "deny updating a hidden ref".to_owned(),
+            }));
+            continue;
+        }
         let verdict = policy.judge(repo, command);
         messages.extend(verdict.warnings.iter().map(|w| format!("warning: {w}")));
         let mut refused = verdict.refused.map(|(reason, message)| {
