@@ -48,6 +48,15 @@ fn work_with_a_commit(env: &Env) -> std::path::PathBuf {
     work
 }
 
+/// How many objects are loose and packed, and in how many packs.
+fn storage(env: &Env, repo: &Path) -> Vec<String> {
+    let out = String::from_utf8(env.git(repo, &["count-objects", "-v"])).unwrap();
+    (out.lines())
+        .filter(|l| l.starts_with("count:") || l.starts_with("in-pack:") || l.starts_with("packs:"))
+        .map(str::to_owned)
+        .collect()
+}
+
 fn leftovers(repo: &Path) -> Vec<String> {
     let out = std::process::Command::new("find")
         .arg(repo)
@@ -93,8 +102,21 @@ fn pushes_land_as_they_land_through_git() {
             let ours_said = push(&env, &work, &ours, true, step);
             assert_eq!(ours_said, theirs_said, "{step:?}");
             assert_eq!(refs(&env, &ours), refs(&env, &theirs), "{step:?}");
+            // Stored alike: a push below receive.unpackLimit as loose objects.
+            assert_eq!(storage(&env, &ours), storage(&env, &theirs), "{step:?}");
             assert_eq!(leftovers(&ours), Vec::<String>::new(), "{step:?}");
         }
+        // Above receive.unpackLimit a push stays a pack.
+        commit("four");
+        for server in [&theirs, &ours] {
+            env.git(server, &["config", "receive.unpackLimit", "2"]);
+        }
+        let step = ["HEAD:refs/heads/main"];
+        assert_eq!(
+            push(&env, &work, &ours, true, &step),
+            push(&env, &work, &theirs, false, &step)
+        );
+        assert_eq!(storage(&env, &ours), storage(&env, &theirs));
         env.git(&ours, &["fsck", "--strict"]);
         // And git clones what Sluice received.
         let clone = env.path().join("clone");

@@ -7,9 +7,9 @@
 //!
 //! `receive.*` policies are judged per command before any ref moves (`policy`).
 //!
-//! Hooks run as git runs them (`hooks`), with push options. Not yet here: `receive.unpackLimit`
-//! (small pushes unpacked into loose objects), `report-status-v2`, `receive.keepAlive`, `.have`
-//! lines for alternates; without side-band, what hooks and refusals say is not relayed.
+//! Hooks run as git runs them (`hooks`), with push options. Not yet here: `report-status-v2`,
+//! `receive.keepAlive`, `.have` lines for alternates; without side-band, what hooks and
+//! refusals say is not relayed.
 
 mod hooks;
 mod objects;

@@ -8,7 +8,7 @@ use super::Request;
 use sluice_odb::fsck::{Checker, FsckOptions, Severity};
 use sluice_odb::pack_store::{self, links_present, Destination, StoreError, StoreOptions};
 use sluice_odb::quarantine::Quarantine;
-use sluice_odb::Repository;
+use sluice_odb::{LooseObjects, Pack, Repository};
 use sluice_pack::{IndexOptions, LinkCheck, PackIndexer};
 use std::io::Read;
 
@@ -87,34 +87,66 @@ pub(super) fn receive_objects(
         None,
         &check,
     );
-    if let Err(error) = received {
-        // git runs unpack-objects for a pack of fewer than receive.unpackLimit objects (else
-        // transfer.unpackLimit, 100) and index-pack for a larger one: its status names which.
-        let limit = (config.get_int("receive.unpacklimit").ok().flatten())
-            .or_else(|| config.get_int("transfer.unpacklimit").ok().flatten())
-            .unwrap_or(100);
-        let count = u32::from_be_bytes([
-            counted.header[8],
-            counted.header[9],
-            counted.header[10],
-            counted.header[11],
-        ]);
-        let tool = match i64::from(count) < limit {
-            true => "unpack-objects",
-            false => "index-pack",
-        };
-        let mut messages: Vec<String> = (checker.iter())
-            .flat_map(|c| c.findings())
-            .filter(|f| f.severity == Severity::Error)
-            .map(|f| format!("error: {f}"))
-            .collect();
-        messages.push(format!("fatal: {error}"));
-        return Err(UnpackFailure {
-            status: format!("{tool} abnormal exit"),
-            messages,
-        });
+    // git runs unpack-objects for a pack of fewer than receive.unpackLimit objects (else
+    // transfer.unpackLimit, 100) and index-pack for a larger one.
+    let limit = (config.get_int("receive.unpacklimit").ok().flatten())
+        .or_else(|| config.get_int("transfer.unpacklimit").ok().flatten())
+        .unwrap_or(100);
+    let header = counted.header;
+    let count = u32::from_be_bytes([header[8], header[9], header[10], header[11]]);
+    let small = limit > 0 && i64::from(count) < limit;
+    let stored = match received {
+        Ok(stored) => stored,
+        Err(error) => {
+            // The status names the program git would have run.
+            let tool = if small {
+                "unpack-objects"
+            } else {
+                "index-pack"
+            };
+            let mut messages: Vec<String> = (checker.iter())
+                .flat_map(|c| c.findings())
+                .filter(|f| f.severity == Severity::Error)
+                .map(|f| format!("error: {f}"))
+                .collect();
+            messages.push(format!("fatal: {error}"));
+            return Err(UnpackFailure {
+                status: format!("{tool} abnormal exit"),
+                messages,
+            });
+        }
+    };
+    if small {
+        explode(repo, &quarantine, &stored.pack).map_err(UnpackFailure::plain)?;
     }
     Ok(quarantine)
+}
+
+/// Writes a small pack's objects as loose objects of the quarantine, but those the repository
+/// has, and removes the pack, as git's unpack-objects stores a small push.
+fn explode(
+    repo: &Repository,
+    quarantine: &Quarantine,
+    pack_path: &std::path::Path,
+) -> Result<(), sluice_odb::OdbError> {
+    let pack = Pack::open(&pack_path.with_extension("idx"), repo.hash())?;
+    let loose = LooseObjects::new(quarantine.dir(), repo.hash());
+    let level = match repo.config().get_int("core.loosecompression") {
+        Ok(Some(level)) => level.clamp(0, 9) as u32,
+        _ => 1,
+    };
+    for position in 0..pack.index().len() {
+        if repo.objects().contains(&pack.index().id(position)) {
+            continue;
+        }
+        let (kind, data) = pack.read_position(position)?;
+        loose.write(kind, &data, level)?;
+    }
+    drop(pack);
+    for extension in ["pack", "idx", "rev"] {
+        let _ = std::fs::remove_file(pack_path.with_extension(extension));
+    }
+    Ok(())
 }
 
 /// The push's input, keeping the pack's header (its object count) as it passes.
