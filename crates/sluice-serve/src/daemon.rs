@@ -2,6 +2,7 @@
 //! repository, with the host and extra parameters (`version=2`) after NUL bytes, then the
 //! service's own conversation on the same connection.
 
+use crate::receive_pack::{receive_pack, ReceivePackOptions};
 use crate::request_error::RequestError;
 use crate::server::{accept_loop, AccessLog, ServerOptions, Shutdown};
 use crate::{upload_pack, Protocol, ServeError, UploadPackOptions};
@@ -81,12 +82,20 @@ fn serve_connection(
             );
     let mut out = stream.try_clone()?;
     command.clone_into(what);
-    let Some(path) = command.strip_prefix("git-upload-pack ") else {
-        let _ = write_packet(&mut out, b"ERR service not enabled\n");
-        return Err(RequestError::ServiceNotEnabled {
-            command: command.to_owned(),
+    // receive-pack only where the repository enables it (`daemon.receivepack`), as git daemon.
+    let (receive, path) = match (
+        command.strip_prefix("git-upload-pack "),
+        command.strip_prefix("git-receive-pack "),
+    ) {
+        (Some(path), _) => (false, path),
+        (None, Some(path)) => (true, path),
+        (None, None) => {
+            let _ = write_packet(&mut out, b"ERR service not enabled\n");
+            return Err(RequestError::ServiceNotEnabled {
+                command: command.to_owned(),
+            }
+            .into());
         }
-        .into());
     };
     let denied = |out: &mut TcpStream, why: ServeError| {
         // git daemon's one answer, so that a client cannot probe what exists.
@@ -100,6 +109,22 @@ fn serve_connection(
         };
         denied(&mut out, why.into())
     })?;
+    if receive {
+        if !repo
+            .config()
+            .get_bool("daemon.receivepack")?
+            .unwrap_or(false)
+        {
+            let _ = write_packet(&mut out, b"ERR service not enabled\n");
+            return Err(RequestError::ServiceNotEnabled {
+                command: command.to_owned(),
+            }
+            .into());
+        }
+        let options = ReceivePackOptions::default();
+        let out = std::io::BufWriter::new(out);
+        return Ok(receive_pack(&repo, reader.get_mut(), out, &options)?);
+    }
     let options = UploadPackOptions {
         protocol,
         pack_cache: server.pack_cache.clone(),

@@ -56,6 +56,9 @@ pub enum ServeError {
     /// The request's framing is broken.
     #[error(transparent)]
     PktLine(#[from] sluice_wire::pktline::PktLineError),
+    /// A push failed as a whole.
+    #[error(transparent)]
+    Receive(#[from] receive_pack::ReceiveError),
     /// The object database failed.
     #[error(transparent)]
     Odb(#[from] sluice_odb::OdbError),

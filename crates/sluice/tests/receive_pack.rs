@@ -392,3 +392,38 @@ fn push_options_hidden_refs_and_atomic_advertisement_as_gits() {
     compare(&["HEAD:refs/hidden/x"]);
     compare(&["--atomic", "HEAD:refs/heads/a"]);
 }
+
+/// `sluice serve` takes pushes over git:// where the repository enables them
+/// (`daemon.receivepack`, as git daemon), and refuses them elsewhere.
+#[test]
+fn git_daemon_protocol_takes_pushes_where_enabled() {
+    let env = Env::new();
+    let served = env.path().join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    let open = env.init("served/open.git", true);
+    env.git(&open, &["config", "daemon.receivepack", "true"]);
+    let closed = env.init("served/closed.git", true);
+    let server = crate::serve::Server::start(&env, "served", &[]);
+    let address = server.git.clone().unwrap();
+    let work = work_with_a_commit(&env);
+    let url = |name: &str| format!("git://{address}/{name}");
+    let out = env
+        .git_command(&work, &["push", &url("open.git"), "HEAD:refs/heads/main"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let head = String::from_utf8(env.git(&work, &["rev-parse", "HEAD"])).unwrap();
+    assert_eq!(refs(&env, &open), format!("refs/heads/main {}", head));
+    env.git(&open, &["fsck", "--strict"]);
+    let out = env
+        .git_command(&work, &["push", &url("closed.git"), "HEAD:refs/heads/main"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("service not enabled"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(refs(&env, &closed), "");
+}

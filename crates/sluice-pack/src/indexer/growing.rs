@@ -44,6 +44,7 @@ impl Growth {
         file: &File,
         limit: Option<u64>,
         hash: &mut WrittenHash,
+        stop_at_trailer: bool,
     ) -> Result<u64, IndexError> {
         let mut buf = vec![0u8; 1 << 20];
         let mut at = 0u64;
@@ -92,6 +93,11 @@ impl Growth {
             self.changed.notify_all();
             drop(state);
             hash.update(&buf[..n]);
+            // A stream that stays open after the pack (a push: the client waits for the
+            // report) is not read further once what arrived ends as a pack does.
+            if stop_at_trailer && at >= 32 && hash.ends_pack() {
+                break;
+            }
         }
         finish(None);
         Ok(at)

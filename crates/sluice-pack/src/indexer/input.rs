@@ -242,6 +242,12 @@ impl WrittenHash {
         }
     }
 
+    /// Whether what was written so far ends as a pack does: its last `held` bytes are the hash
+    /// of all before them (a chance match is as likely as a hash collision).
+    pub(crate) fn ends_pack(&self) -> bool {
+        self.tail.len() == self.held && self.hasher.clone().finalize().as_bytes() == self.tail
+    }
+
     /// The hash of everything but the last `held` bytes.
     pub(crate) fn finalize(self) -> ObjectId {
         self.hasher.finalize()

@@ -95,6 +95,9 @@ pub struct IndexOptions {
     pub max_input_size: Option<u64>,
     /// Complete a thin pack with bases from the repository (stream sources only).
     pub fix_thin: bool,
+    /// The stream stays open after the pack (a push over a socket, whose client waits for the
+    /// report): stop reading where the pack's trailer is, rather than at the end of input.
+    pub stream_stays_open: bool,
     /// zlib level (0-9) for objects appended by `fix_thin`: git writes them at its loose-object
     /// level (`core.looseCompression`, else `core.compression`), by default 1, the fastest
     /// (measured: the zlib header of each appended object is 78 01).
@@ -115,6 +118,7 @@ impl Default for IndexOptions {
             threads: 0,
             max_input_size: None,
             fix_thin: false,
+            stream_stays_open: false,
             compression_level: 1,
             sync_early: false,
             links: None,
@@ -276,7 +280,7 @@ impl<'a> PackIndexer<'a> {
                     pack,
                     hash,
                     self.threads(),
-                    self.options.max_input_size,
+                    (self.options.max_input_size, self.options.stream_stays_open),
                     self.progress,
                     self.interrupt,
                 )?;

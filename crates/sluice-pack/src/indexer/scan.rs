@@ -316,7 +316,7 @@ pub(crate) fn scan_stream(
     pack: &File,
     hash: HashKind,
     threads: usize,
-    limit: Option<u64>,
+    (limit, stop_at_trailer): (Option<u64>, bool),
     progress: &dyn Progress,
     interrupt: &AtomicBool,
 ) -> Result<Scan, IndexError> {
@@ -357,7 +357,7 @@ pub(crate) fn scan_stream(
             }
             Ok(scan)
         });
-        let copied = growth.copy(stream, pack, limit, &mut written_hash);
+        let copied = growth.copy(stream, pack, limit, &mut written_hash, stop_at_trailer);
         let second = match &copied {
             // Split only if the scanner is far enough behind for a second half to pay.
             Ok(total) => {

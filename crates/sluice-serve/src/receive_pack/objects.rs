@@ -60,6 +60,7 @@ pub(super) fn receive_objects(
     };
     let options = IndexOptions {
         fix_thin: true,
+        stream_stays_open: true,
         max_input_size,
         links: Some(LinkCheck {
             tips,
