@@ -15,6 +15,7 @@
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod ancestry;
 mod bitmap;
 pub mod config;
 pub mod fsck;

@@ -786,24 +786,3 @@ const TREE_CACHE_ENTRIES: usize = 4096;
 /// git's order of tree entries: by name, a tree's name compared as if it ended in `/`.
 /// Trees nest at most this deep; deeper is a hostile object graph.
 const MAX_TREE_DEPTH: usize = 4096;
-
-/// Whether `old` is `new` or one of its ancestors (missing objects end the walk: a shallow
-/// boundary).
-pub fn is_ancestor(odb: &ObjectDb, old: &ObjectId, new: &ObjectId) -> bool {
-    let mut seen = IdSet::default();
-    let mut queue = std::collections::VecDeque::from([*new]);
-    while let Some(id) = queue.pop_front() {
-        if id == *old {
-            return true;
-        }
-        if !seen.insert(id) {
-            continue;
-        }
-        if let Ok(Some((ObjectKind::Commit, data))) = odb.read(&id) {
-            if let Ok(commit) = parse_commit(id.kind(), &data) {
-                queue.extend(commit.parents);
-            }
-        }
-    }
-    false
-}

@@ -230,7 +230,9 @@ pub fn decide(
                 Outcome::Rejected("would clobber existing tag")
             }
         }
-        Some(old) if sluice_odb::walk::is_ancestor(odb, &old, &new) => Outcome::FastForward(old),
+        Some(old) if sluice_odb::ancestry::is_ancestor(odb, &old, &new) => {
+            Outcome::FastForward(old)
+        }
         Some(old) if update.force => Outcome::Forced(old),
         Some(_) => Outcome::Rejected("non-fast-forward"),
     };

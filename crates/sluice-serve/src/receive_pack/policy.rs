@@ -166,7 +166,7 @@ impl Policy {
             && name.starts_with("refs/heads/")
             && !command.old.is_null()
             && !command.new.is_null()
-            && !sluice_odb::walk::is_ancestor(repo.objects(), &command.old, &command.new)
+            && !sluice_odb::ancestry::is_ancestor(repo.objects(), &command.old, &command.new)
         {
             let message = format!("denying non-fast-forward {name} (you should pull first)");
             return refuse("non-fast-forward", message);
