@@ -427,3 +427,33 @@ fn git_daemon_protocol_takes_pushes_where_enabled() {
     );
     assert_eq!(refs(&env, &closed), "");
 }
+
+/// A fork that borrows its objects from another repository (`objects/info/alternates`)
+/// advertises that repository's tips as `.have`: the first push to it carries only what is new,
+/// and it stores what git's receive-pack stores.
+#[test]
+fn a_fork_advertises_what_its_alternate_has() {
+    let env = Env::new();
+    let base = env.init("base.git", true);
+    let work = work_with_a_commit(&env);
+    env.git(&work, &["commit", "-q", "--allow-empty", "-m", "two"]);
+    push(&env, &work, &base, false, &["HEAD:refs/heads/main"]);
+    let objects = base.join("objects");
+    let forks = twin_servers(&env, |fork| {
+        std::fs::write(
+            fork.join("objects/info/alternates"),
+            format!("{}\n", objects.display()),
+        )
+        .unwrap();
+    });
+    env.git(&work, &["commit", "-q", "--allow-empty", "-m", "three"]);
+    let step = ["HEAD:refs/heads/main"];
+    let theirs_said = push(&env, &work, &forks[0], false, &step);
+    let ours_said = push(&env, &work, &forks[1], true, &step);
+    assert_eq!(ours_said, theirs_said);
+    assert_eq!(refs(&env, &forks[1]), refs(&env, &forks[0]));
+    // One commit sent and stored (loose, below the unpack limit), not the whole history.
+    assert_eq!(storage(&env, &forks[1]), storage(&env, &forks[0]));
+    assert!(storage(&env, &forks[1]).contains(&"count: 1".to_owned()));
+    env.git(&forks[1], &["fsck", "--strict"]);
+}

@@ -8,8 +8,7 @@
 //! `receive.*` policies are judged per command before any ref moves (`policy`).
 //!
 //! Hooks run as git runs them (`hooks`), with push options. Not yet here: `report-status-v2`,
-//! `receive.keepAlive`, `.have` lines for alternates; without side-band, what hooks and
-//! refusals say is not relayed.
+//! `receive.keepAlive`; without side-band, what hooks and refusals say is not relayed.
 
 mod hooks;
 mod objects;
@@ -163,6 +162,7 @@ fn advertise(repo: &Repository, out: &mut dyn Write, agent: &str) -> Result<(), 
     let mut refs = repo.refs().list()?;
     refs.retain(|(name, _)| !crate::advertise::hidden_by(&hide, name));
     refs.sort();
+    refs.extend(alternate_haves(repo, &refs));
     if refs.is_empty() {
         let null = repo.hash().null_id();
         write_packet(
@@ -179,6 +179,40 @@ fn advertise(repo: &Repository, out: &mut dyn Write, agent: &str) -> Result<(), 
     }
     write_flush(out)?;
     Ok(())
+}
+
+/// The tips of the repositories whose objects this one borrows (`objects/info/alternates`),
+/// as `.have` lines: the client then leaves out what they reach, as git's receive-pack lets it
+/// (a fork pushed to for the first time receives only what is new). Ids already advertised
+/// are not repeated.
+fn alternate_haves(
+    repo: &Repository,
+    advertised: &[(String, ObjectId)],
+) -> Vec<(String, ObjectId)> {
+    let mut seen: std::collections::HashSet<ObjectId> =
+        advertised.iter().map(|(_, id)| *id).collect();
+    let mut haves = Vec::new();
+    for alternate in repo.objects().alternates() {
+        // The repository around an object directory named `objects`.
+        let dir = alternate.dir();
+        let Some(git_dir) = dir.parent().filter(|_| dir.ends_with("objects")) else {
+            continue;
+        };
+        let refs = sluice_odb::Refs::new(git_dir, git_dir, repo.hash());
+        let mut ids: Vec<ObjectId> = refs
+            .list()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(_, id)| id)
+            .collect();
+        ids.sort();
+        for id in ids {
+            if seen.insert(id) {
+                haves.push((".have".to_owned(), id));
+            }
+        }
+    }
+    haves
 }
 
 /// The commands up to the flush, with the first one's capabilities; `None` when the client
