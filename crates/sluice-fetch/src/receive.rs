@@ -3,11 +3,11 @@
 //! pack, writing its new objects loose as `unpack-objects` would.
 
 use crate::{Connection, FetchError, FetchRequest, Negotiator, RemoteRef};
-use sluice_object::{ObjectId, ObjectKind};
-use sluice_odb::fsck::{Checker, Finding, FsckError, FsckOptions, Severity};
-use sluice_odb::pack_store::StoreError;
+use sluice_object::ObjectId;
+use sluice_odb::fsck::{Checker, Finding, FsckError, Severity};
+use sluice_odb::pack_store::{self, StoreError};
 pub use sluice_odb::pack_store::{receive_into, Receiving};
-use sluice_odb::{ConfigError, LooseObjects, ObjectDb, OdbError, Pack, RepoError, Repository};
+use sluice_odb::{ConfigError, ObjectDb, OdbError, Pack, RepoError, Repository};
 use sluice_pack::{IndexError, LinkCheck, ObjectLookup};
 use std::path::PathBuf;
 
@@ -111,7 +111,7 @@ pub fn fetch_into<'a, F: FnMut(&[u8]) + 'a>(
             shallow: cut,
         });
     }
-    let checker = fsck_checker(repo)?;
+    let checker = Checker::for_transfer(repo.config(), "fetch", repo.hash())?;
     let receiving = Receiving {
         fsck: checker.as_ref().map(|c| c as _),
         ..receiving
@@ -147,21 +147,6 @@ pub fn fetch_into<'a, F: FnMut(&[u8]) + 'a>(
     Ok(received)
 }
 
-/// The checker `fetch.fsckObjects` (else `transfer.fsckObjects`) asks for, with the severities
-/// and skip list of `fetch.fsck.*`; as git's fetch, strict.
-fn fsck_checker(repo: &Repository) -> Result<Option<Checker>, ReceiveError> {
-    let config = repo.config();
-    let on = match config.get_bool("fetch.fsckobjects")? {
-        Some(on) => on,
-        None => config.get_bool("transfer.fsckobjects")?.unwrap_or(false),
-    };
-    if !on {
-        return Ok(None);
-    }
-    let options = FsckOptions::from_config(config, "fetch.", repo.hash())?;
-    Ok(Some(Checker::new(repo.hash(), options)))
-}
-
 /// Writes a small received pack's objects as loose objects and removes the pack, as git does
 /// for fetches of fewer than `fetch.unpackLimit` (else `transfer.unpackLimit`) objects, but for
 /// those `had` holds already (the repository's, or delta bases a partial clone fetched for this
@@ -172,20 +157,13 @@ pub fn unpack_if_small(
     had: &dyn ObjectLookup,
 ) -> Result<bool, ReceiveError> {
     let config = repo.config();
-    let limit = match config.get_int("fetch.unpackLimit")? {
-        Some(limit) => limit,
-        None => config.get_int("transfer.unpackLimit")?.unwrap_or(100),
-    };
-    let pack = Pack::open(&received.pack.with_extension("idx"), repo.hash())?;
-    let count = pack.index().len();
+    let limit = pack_store::unpack_limit(config, "fetch")?;
+    let count = Pack::open(&received.pack.with_extension("idx"), repo.hash())?
+        .index()
+        .len();
     if limit <= 0 || count as i64 >= limit {
         return Ok(false);
     }
-    let loose = LooseObjects::new(repo.objects().dir(), repo.hash());
-    let level = config
-        .get_int("core.looseCompression")?
-        .unwrap_or(1)
-        .clamp(0, 9) as u32;
     // What the repository had before this pack is not written again, as git's unpack-objects
     // does not write it. Only objects opened before the pack arrived can say so.
     let opened_before = repo
@@ -193,14 +171,13 @@ pub fn unpack_if_small(
         .packs()
         .iter()
         .all(|p| p.path() != received.pack);
-    for position in 0..count {
-        if opened_before && had.contains(&pack.index().id(position)) {
-            continue;
-        }
-        let (kind, data): (ObjectKind, Vec<u8>) = pack.read_position(position)?;
-        loose.write(kind, &data, level)?;
-    }
-    drop(pack);
+    pack_store::unpack_to_loose(
+        &received.pack,
+        repo.objects().dir(),
+        repo.hash(),
+        pack_store::loose_compression(config)?,
+        &|id| opened_before && had.contains(id),
+    )?;
     received.remove();
     Ok(true)
 }

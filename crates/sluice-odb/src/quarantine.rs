@@ -65,16 +65,17 @@ impl Quarantine {
 
     /// What a hook run during the push is given, as git gives it: the quarantine as its object
     /// directory, the repository's objects as an alternate, and `GIT_QUARANTINE_PATH`.
-    pub fn hook_environment(&self) -> Vec<(&'static str, std::ffi::OsString)> {
+    pub fn hook_environment(&self) -> Vec<(String, std::ffi::OsString)> {
         let mut alternates = self.objects.clone().into_os_string();
         if let Some(more) = std::env::var_os("GIT_ALTERNATE_OBJECT_DIRECTORIES") {
             alternates.push(":");
             alternates.push(more);
         }
+        let dir = || self.dir.clone().into_os_string();
         vec![
-            ("GIT_QUARANTINE_PATH", self.dir.clone().into_os_string()),
-            ("GIT_OBJECT_DIRECTORY", self.dir.clone().into_os_string()),
-            ("GIT_ALTERNATE_OBJECT_DIRECTORIES", alternates),
+            ("GIT_QUARANTINE_PATH".to_owned(), dir()),
+            ("GIT_OBJECT_DIRECTORY".to_owned(), dir()),
+            ("GIT_ALTERNATE_OBJECT_DIRECTORIES".to_owned(), alternates),
         ]
     }
 

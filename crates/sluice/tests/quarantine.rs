@@ -44,7 +44,7 @@ fn push_scene(env: &Env) -> (std::path::PathBuf, std::path::PathBuf, Vec<u8>) {
     (src, dst, out.stdout)
 }
 
-fn has(env: &Env, repo: &Path, id: &str, vars: &[(&str, std::ffi::OsString)]) -> bool {
+fn has(env: &Env, repo: &Path, id: &str, vars: &[(String, std::ffi::OsString)]) -> bool {
     let mut command = env.git_command(repo, &["cat-file", "-e", id]);
     command.envs(vars.iter().map(|(k, v)| (k, v)));
     command.output().unwrap().status.success()

@@ -71,6 +71,9 @@ pub enum FsckError {
         #[source]
         source: std::io::Error,
     },
+    /// A setting has a value of the wrong type.
+    #[error(transparent)]
+    Config(#[from] crate::ConfigError),
     /// A line of the skip list is no object id.
     #[error("invalid object name in skip list '{}' line {line}", path.display())]
     SkipListLine {
@@ -177,6 +180,25 @@ pub struct Refused {
 }
 
 impl Checker {
+    /// The checker a transfer asks for: `<side>.fsckObjects`, else `transfer.fsckObjects`
+    /// (`side` is `fetch` or `receive`), with the severities and skip list of `<side>.fsck.*`;
+    /// `None` when neither asks.
+    pub fn for_transfer(
+        config: &crate::Config,
+        side: &str,
+        hash: HashKind,
+    ) -> Result<Option<Checker>, FsckError> {
+        let on = match config.get_bool(&format!("{side}.fsckobjects"))? {
+            Some(on) => on,
+            None => config.get_bool("transfer.fsckobjects")?.unwrap_or(false),
+        };
+        if !on {
+            return Ok(None);
+        }
+        let options = FsckOptions::from_config(config, &format!("{side}."), hash)?;
+        Ok(Some(Checker::new(hash, options)))
+    }
+
     /// A checker with `options`, for objects of `hash`.
     pub fn new(hash: HashKind, options: FsckOptions) -> Checker {
         Checker {

@@ -5,9 +5,11 @@
 
 mod into_repo;
 mod staged;
+mod unpack;
 
 pub use into_repo::{receive_into, Receiving};
 pub use staged::{replace_extension, Staged};
+pub use unpack::{loose_compression, unpack_limit, unpack_to_loose};
 
 use crate::config::{Config, ConfigError};
 use sluice_object::{HashKind, ObjectId, ObjectKind};

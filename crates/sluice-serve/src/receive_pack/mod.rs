@@ -284,12 +284,9 @@ fn accept(
     let refuse_all = |why: &str| vec![Some(why.to_owned()); request.commands.len()];
     let mut messages = Vec::new();
     let options = push_option_environment(request);
-    let mut env: Vec<(String, std::ffi::OsString)> = (quarantine.as_ref())
+    let mut env = (quarantine.as_ref())
         .map(Quarantine::hook_environment)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(k, v)| (k.to_owned(), v))
-        .collect();
+        .unwrap_or_default();
     env.extend(options.iter().cloned());
     let ran = hooks.run("pre-receive", &[], lines(&all).as_bytes(), &env);
     if let Some(ran) = ran {

@@ -5,10 +5,10 @@
 //! pre-receive hook has accepted them.
 
 use super::Request;
-use sluice_odb::fsck::{Checker, FsckOptions, Severity};
+use sluice_odb::fsck::{Checker, Severity};
 use sluice_odb::pack_store::{self, links_present, Destination, StoreError, StoreOptions};
 use sluice_odb::quarantine::Quarantine;
-use sluice_odb::{LooseObjects, Pack, Repository};
+use sluice_odb::Repository;
 use sluice_pack::{IndexOptions, LinkCheck, PackIndexer};
 use std::io::Read;
 
@@ -38,18 +38,8 @@ pub(super) fn receive_objects(
     let config = repo.config();
     let quarantine = Quarantine::create(repo.objects().dir()).map_err(UnpackFailure::plain)?;
     let store = StoreOptions::from_config(config, repo.hash()).map_err(UnpackFailure::plain)?;
-    let fsck_on = match config.get_bool("receive.fsckobjects") {
-        Ok(Some(on)) => on,
-        _ => matches!(config.get_bool("transfer.fsckobjects"), Ok(Some(true))),
-    };
-    let checker = match fsck_on {
-        true => {
-            let options = FsckOptions::from_config(config, "receive.", repo.hash())
-                .map_err(UnpackFailure::plain)?;
-            Some(Checker::new(repo.hash(), options))
-        }
-        false => None,
-    };
+    let checker =
+        Checker::for_transfer(config, "receive", repo.hash()).map_err(UnpackFailure::plain)?;
     let tips = (request.commands.iter())
         .filter(|c| !c.new.is_null())
         .map(|c| c.new)
@@ -90,9 +80,7 @@ pub(super) fn receive_objects(
     );
     // git runs unpack-objects for a pack of fewer than receive.unpackLimit objects (else
     // transfer.unpackLimit, 100) and index-pack for a larger one.
-    let limit = (config.get_int("receive.unpacklimit").ok().flatten())
-        .or_else(|| config.get_int("transfer.unpacklimit").ok().flatten())
-        .unwrap_or(100);
+    let limit = pack_store::unpack_limit(config, "receive").map_err(UnpackFailure::plain)?;
     let header = counted.header;
     let count = u32::from_be_bytes([header[8], header[9], header[10], header[11]]);
     let small = limit > 0 && i64::from(count) < limit;
@@ -123,27 +111,17 @@ pub(super) fn receive_objects(
     Ok(quarantine)
 }
 
-/// Writes a small pack's objects as loose objects of the quarantine, but those the repository
-/// has, and removes the pack, as git's unpack-objects stores a small push.
+/// Stores a small pack as loose objects of the quarantine (but those the repository has) and
+/// removes it, as git's unpack-objects stores a small push.
 fn explode(
     repo: &Repository,
     quarantine: &Quarantine,
     pack_path: &std::path::Path,
-) -> Result<(), sluice_odb::OdbError> {
-    let pack = Pack::open(&pack_path.with_extension("idx"), repo.hash())?;
-    let loose = LooseObjects::new(quarantine.dir(), repo.hash());
-    let level = match repo.config().get_int("core.loosecompression") {
-        Ok(Some(level)) => level.clamp(0, 9) as u32,
-        _ => 1,
-    };
-    for position in 0..pack.index().len() {
-        if repo.objects().contains(&pack.index().id(position)) {
-            continue;
-        }
-        let (kind, data) = pack.read_position(position)?;
-        loose.write(kind, &data, level)?;
-    }
-    drop(pack);
+) -> Result<(), String> {
+    let level = pack_store::loose_compression(repo.config()).map_err(|e| e.to_string())?;
+    let had = |id: &sluice_object::ObjectId| repo.objects().contains(id);
+    pack_store::unpack_to_loose(pack_path, quarantine.dir(), repo.hash(), level, &had)
+        .map_err(|e| e.to_string())?;
     for extension in ["pack", "idx", "rev"] {
         let _ = std::fs::remove_file(pack_path.with_extension(extension));
     }
