@@ -11,7 +11,7 @@ key (PEM files) it serves https.
 
 For tests of what clients do at the HTTP level, three gates can be set in the environment:
 SLUICE_TEST_HTTP_AUTH=<user>:<password> answers 401 to a request without these Basic
-credentials; SLUICE_TEST_HTTP_HEADER='<Name>: <value>' answers 403 to one without that header;
+credentials (and passes the user on as REMOTE_USER); SLUICE_TEST_HTTP_HEADER='<Name>: <value>' answers 403 to one without that header;
 and any path under /moved/ is redirected (301) to the same path without it.
 SLUICE_TEST_HTTP_LOG=<file> appends one JSON line per request: method, path, status, and the
 User-Agent, Git-Protocol and Content-Encoding headers.
@@ -90,6 +90,9 @@ def cgi_front_end(port_file, root, git, cert=None, key=None):
                                 ("Content-Encoding", "HTTP_CONTENT_ENCODING")]:
                 if self.headers.get(header):
                     env[var] = self.headers[header]
+            if auth:
+                # The web server authenticated the user: http-backend then serves receive-pack.
+                env["REMOTE_USER"] = auth.partition(":")[0]
             length = int(self.headers.get("Content-Length") or 0)
             if length:
                 env["CONTENT_LENGTH"] = str(length)

@@ -82,7 +82,8 @@ fn serve_connection(
             );
     let mut out = stream.try_clone()?;
     command.clone_into(what);
-    // receive-pack only where the repository enables it (`daemon.receivepack`), as git daemon.
+    // receive-pack only where the repository (`daemon.receivepack`) or the server
+    // (`--enable=receive-pack`) enables it, as git daemon.
     let (receive, path) = match (
         command.strip_prefix("git-upload-pack "),
         command.strip_prefix("git-receive-pack "),
@@ -110,11 +111,8 @@ fn serve_connection(
         denied(&mut out, why.into())
     })?;
     if receive {
-        if !repo
-            .config()
-            .get_bool("daemon.receivepack")?
-            .unwrap_or(false)
-        {
+        let enabled = repo.config().get_bool("daemon.receivepack")?;
+        if !enabled.unwrap_or(server.git_receive_pack) {
             let _ = write_packet(&mut out, b"ERR service not enabled\n");
             return Err(RequestError::ServiceNotEnabled {
                 command: command.to_owned(),

@@ -22,7 +22,7 @@ mod shallow;
 mod upload_pack;
 
 pub use daemon::{resolve_path, serve_git};
-pub use http::serve_http;
+pub use http::{serve_http, tls_config, AuthFileError, Credentials, TlsError};
 pub use pack_cache::PackCache;
 pub use request_error::RequestError;
 pub use server::{AccessLog, ServerOptions, Shutdown};

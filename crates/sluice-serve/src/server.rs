@@ -22,6 +22,13 @@ pub struct ServerOptions {
     pub max_request_bytes: u64,
     /// The cache of generated packs, if one is kept.
     pub pack_cache: Option<std::sync::Arc<crate::PackCache>>,
+    /// HTTP only: the users who may push where `http.receivepack` is unset.
+    pub credentials: Option<Arc<crate::http::Credentials>>,
+    /// HTTP only: serve under TLS with this configuration.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// git:// only: serve pushes where a repository's `daemon.receivepack` does not say (git
+    /// daemon's `--enable=receive-pack`).
+    pub git_receive_pack: bool,
 }
 
 impl Default for ServerOptions {
@@ -32,6 +39,9 @@ impl Default for ServerOptions {
             max_connection_time: Duration::from_secs(3600),
             max_request_bytes: 10 << 20,
             pack_cache: None,
+            credentials: None,
+            tls: None,
+            git_receive_pack: false,
         }
     }
 }

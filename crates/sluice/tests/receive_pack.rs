@@ -49,7 +49,7 @@ fn work_with_a_commit(env: &Env) -> std::path::PathBuf {
 }
 
 /// How many objects are loose and packed, and in how many packs.
-fn storage(env: &Env, repo: &Path) -> Vec<String> {
+pub(crate) fn storage(env: &Env, repo: &Path) -> Vec<String> {
     let out = String::from_utf8(env.git(repo, &["count-objects", "-v"])).unwrap();
     (out.lines())
         .filter(|l| l.starts_with("count:") || l.starts_with("in-pack:") || l.starts_with("packs:"))
@@ -57,7 +57,7 @@ fn storage(env: &Env, repo: &Path) -> Vec<String> {
         .collect()
 }
 
-fn leftovers(repo: &Path) -> Vec<String> {
+pub(crate) fn leftovers(repo: &Path) -> Vec<String> {
     let out = std::process::Command::new("find")
         .arg(repo)
         .args(["-name", "*.lock", "-o", "-name", "tmp_*"])

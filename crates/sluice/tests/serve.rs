@@ -24,7 +24,10 @@ impl Server {
         args.extend_from_slice(extra);
         args.push(dir);
         let mut command = env.sluice_command(env.path(), &args);
+        // A server is not run as the tests' committer (git's servers are not either).
         command
+            .env_remove("GIT_COMMITTER_NAME")
+            .env_remove("GIT_COMMITTER_EMAIL")
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null());
         let mut child = command.spawn().unwrap();

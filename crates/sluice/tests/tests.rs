@@ -16,6 +16,7 @@ mod fsck;
 mod git_plumbing;
 mod hostile_packs;
 mod http_client;
+mod http_push;
 mod index_pack;
 mod ls_refs;
 mod object_database;

@@ -36,7 +36,7 @@ pub(crate) struct Served {
     /// `GIT_SSH_COMMAND`, for the ssh stand-in.
     ssh: Option<PathBuf>,
     /// `http.sslCAInfo`, for https.
-    ca: Option<PathBuf>,
+    pub(crate) ca: Option<PathBuf>,
     _server: Running,
 }
 
@@ -69,7 +69,7 @@ pub(crate) enum Kind {
 
 /// A CA and a certificate it signed for 127.0.0.1, made with the openssl command: returns the
 /// CA's certificate, the server's certificate and the server's key (PEM files).
-fn tls_certificate(env: &Env) -> (PathBuf, PathBuf, PathBuf) {
+pub(crate) fn tls_certificate(env: &Env) -> (PathBuf, PathBuf, PathBuf) {
     let dir = env.path().join("tls");
     std::fs::create_dir_all(&dir).unwrap();
     let openssl = |args: &[&str]| {

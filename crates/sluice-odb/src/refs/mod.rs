@@ -7,7 +7,7 @@ mod identity;
 mod packed;
 mod transaction;
 
-pub use identity::reflog_identity;
+pub use identity::{reflog_identity, reflog_identity_for};
 pub use transaction::{Expected, RefUpdate, Transaction, TransactionError};
 
 use directories::{clear_empty_directory, remove_empty_parents};

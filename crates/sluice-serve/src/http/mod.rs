@@ -1,13 +1,25 @@
 //! The smart HTTP front end (`gitprotocol-http`), as `git http-backend` answers it:
-//! `GET <repo>/info/refs?service=git-upload-pack` advertises, `POST <repo>/git-upload-pack`
-//! runs one stateless round of upload-pack. Request bodies may be chunked and gzipped; the
-//! `Git-Protocol` header selects protocol v2. Connections are kept alive between requests.
+//! `GET <repo>/info/refs?service=git-upload-pack` (or `git-receive-pack`) advertises,
+//! `POST <repo>/git-upload-pack` runs one stateless round of upload-pack and `POST
+//! <repo>/git-receive-pack` takes a push, its body streamed into the indexer. Request bodies
+//! may be chunked and gzipped; the `Git-Protocol` header selects protocol v2. Connections are
+//! kept alive between requests, and may run under TLS.
+//!
+//! Pushes are served as git http-backend serves them (`auth`): where `http.receivepack` is
+//! true, or to users who authenticated against the server's htpasswd file.
 
+mod auth;
 mod body;
+mod stream;
 
+pub use auth::{AuthFileError, Credentials};
+pub use stream::{tls_config, TlsError};
+
+use crate::receive_pack::{receive_pack, Pusher, ReceivePackOptions};
 use crate::request_error::RequestError;
 use crate::server::{accept_loop, AccessLog, RequestLog, ServerOptions, Shutdown};
 use crate::{resolve_path, upload_pack, Protocol, ServeError, UploadPackOptions};
+use auth::{push_access, PushAccess};
 use body::{ChunkedReader, ChunkedWriter};
 use flate2::read::GzDecoder;
 use sluice_odb::Repository;
@@ -16,6 +28,7 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use stream::Stream;
 
 /// The longest request head (request line and headers) accepted.
 const MAX_HEAD: usize = 16 << 10;
@@ -55,13 +68,23 @@ struct Head {
     expect_continue: bool,
     keep_alive: bool,
     git_protocol: Protocol,
+    /// The `Authorization` field, checked only where a push asks for credentials.
+    authorization: Option<String>,
+}
+
+/// The two services of smart HTTP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Service {
+    UploadPack,
+    ReceivePack,
 }
 
 /// What a request asks for.
 #[derive(Debug, PartialEq, Eq)]
 enum Route<'a> {
-    Advertise { repo: &'a str },
+    Advertise { repo: &'a str, service: Service },
     UploadPack { repo: &'a str },
+    ReceivePack { repo: &'a str },
 }
 
 /// An answer other than success: status line and a short text body.
@@ -81,12 +104,13 @@ impl Refusal {
 }
 
 fn serve_connection(
-    stream: TcpStream,
+    socket: TcpStream,
     base: &Path,
     options: &ServerOptions,
     log: &RequestLog<'_>,
 ) -> Result<(), ServeError> {
-    let mut reader = BufReader::with_capacity(64 << 10, stream.try_clone()?);
+    let stream = Stream::accept(socket, options.tls.as_ref())?;
+    let mut reader = BufReader::with_capacity(64 << 10, stream.clone());
     loop {
         let head = match read_head(&mut reader) {
             Ok(Some(head)) => head,
@@ -101,7 +125,8 @@ fn serve_connection(
         let start = Instant::now();
         let what = format!("{} {}", head.method, head.target);
         let outcome = serve_request(&stream, &mut reader, base, options, &head);
-        let keep = outcome.is_ok() && head.keep_alive;
+        let keep = outcome.as_ref().is_ok_and(|&reusable| reusable) && head.keep_alive;
+        let outcome = outcome.map(|_| ());
         log.request(&what, &outcome, start);
         if !keep {
             return Ok(());
@@ -117,68 +142,134 @@ fn protocol(refusal: &Refusal) -> ServeError {
     .into()
 }
 
+/// Serves one request; `Ok(true)` when its body was read to the end, so that the connection
+/// can carry another.
 fn serve_request(
-    stream: &TcpStream,
-    reader: &mut BufReader<TcpStream>,
+    stream: &Stream,
+    reader: &mut BufReader<Stream>,
     base: &Path,
     options: &ServerOptions,
     head: &Head,
-) -> Result<(), ServeError> {
+) -> Result<bool, ServeError> {
+    let refused = |refusal: Refusal| -> Result<bool, ServeError> {
+        refuse(stream, &refusal)?;
+        // The body was not read, so the connection cannot carry another request.
+        Err(protocol(&refusal))
+    };
     let route = match route(head) {
         Ok(route) => route,
-        Err(refusal) => {
-            refuse(stream, &refusal)?;
-            // The body was not read, so the connection cannot carry another request.
-            return Err(protocol(&refusal));
-        }
+        Err(refusal) => return refused(refusal),
     };
-    let repo_path = match route {
-        Route::Advertise { repo } | Route::UploadPack { repo } => repo,
+    let (repo_path, service) = match route {
+        Route::Advertise { repo, service } => (repo, service),
+        Route::UploadPack { repo } => (repo, Service::UploadPack),
+        Route::ReceivePack { repo } => (repo, Service::ReceivePack),
     };
     let repo = resolve_path(base, &percent_decode(repo_path))
         .ok()
         .and_then(|dir| Repository::open_served(&dir, false).ok());
     let Some(repo) = repo else {
-        let refusal = Refusal::new("404 Not Found", "Repository not found");
-        refuse(stream, &refusal)?;
-        return Err(protocol(&refusal));
+        return refused(Refusal::new("404 Not Found", "Repository not found"));
     };
+    if service == Service::ReceivePack {
+        let pusher = match receive_pack_access(&repo, options, head, stream) {
+            Ok(pusher) => pusher,
+            Err(refusal) => return refused(refusal),
+        };
+        let advertise = matches!(route, Route::Advertise { .. });
+        return serve_receive_pack(stream, reader, &repo, head, advertise, pusher);
+    }
     let mut upload_options = UploadPackOptions {
         protocol: head.git_protocol,
         stateless_rpc: true,
         advertise_refs: false,
         pack_cache: options.pack_cache.clone(),
     };
-    match route {
-        Route::Advertise { .. } => {
-            upload_options.advertise_refs = true;
-            let mut out =
-                start_response(stream, head, "application/x-git-upload-pack-advertisement")?;
-            if head.git_protocol != Protocol::V2 {
-                write_packet(&mut out, b"# service=git-upload-pack\n")?;
-                write_flush(&mut out)?;
-            }
-            upload_pack(&repo, io::empty(), out, &upload_options)
+    if let Route::Advertise { .. } = route {
+        upload_options.advertise_refs = true;
+        let mut out = start_response(stream, head, "application/x-git-upload-pack-advertisement")?;
+        if head.git_protocol != Protocol::V2 {
+            write_packet(&mut out, b"# service=git-upload-pack\n")?;
+            write_flush(&mut out)?;
         }
-        Route::UploadPack { .. } => {
-            if head.expect_continue {
-                (&*stream).write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
-            }
-            let body = match request_body(reader, head, options.max_request_bytes) {
-                Ok(body) => body,
-                Err(refusal) => {
-                    refuse(stream, &refusal)?;
-                    return Err(protocol(&refusal));
-                }
-            };
-            let out = start_response(stream, head, "application/x-git-upload-pack-result")?;
-            upload_pack(&repo, &body[..], out, &upload_options)
-        }
+        upload_pack(&repo, io::empty(), out, &upload_options)?;
+        return Ok(true);
+    }
+    if head.expect_continue {
+        stream.clone().write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
+    }
+    let body = match request_body(reader, head, options.max_request_bytes) {
+        Ok(body) => body,
+        Err(refusal) => return refused(refusal),
+    };
+    let out = start_response(stream, head, "application/x-git-upload-pack-result")?;
+    upload_pack(&repo, &body[..], out, &upload_options)?;
+    Ok(true)
+}
+
+/// Whether this request may push, and who pushes: git http-backend's rule (`auth`).
+fn receive_pack_access(
+    repo: &Repository,
+    options: &ServerOptions,
+    head: &Head,
+    stream: &Stream,
+) -> Result<Pusher, Refusal> {
+    let receivepack = repo
+        .config()
+        .get_bool("http.receivepack")
+        .map_err(|e| Refusal::new("500 Internal Server Error", e.to_string()))?;
+    let credentials = options.credentials.as_deref();
+    match push_access(receivepack, credentials, head.authorization.as_deref()) {
+        PushAccess::Allowed(user) => Ok(Pusher {
+            user,
+            address: stream.peer_ip(),
+        }),
+        PushAccess::Unauthenticated => Err(Refusal::new(
+            "401 Unauthorized",
+            "authentication required to push",
+        )),
+        PushAccess::Disabled => Err(Refusal::new(
+            "403 Forbidden",
+            "Service not enabled: 'receive-pack'",
+        )),
     }
 }
 
+/// The advertisement of receive-pack, or one push with its body streamed into the indexer
+/// (never held whole: `receive.maxInputSize` bounds it, not the server's request limit).
+fn serve_receive_pack(
+    stream: &Stream,
+    reader: &mut BufReader<Stream>,
+    repo: &Repository,
+    head: &Head,
+    advertise: bool,
+    pusher: Pusher,
+) -> Result<bool, ServeError> {
+    let options = ReceivePackOptions {
+        stateless_rpc: true,
+        advertise_refs: advertise,
+        pusher: Some(pusher),
+    };
+    if advertise {
+        let mut out = start_response(stream, head, "application/x-git-receive-pack-advertisement")?;
+        write_packet(&mut out, b"# service=git-receive-pack\n")?;
+        write_flush(&mut out)?;
+        receive_pack(repo, io::empty(), out, &options)?;
+        return Ok(true);
+    }
+    if head.expect_continue {
+        stream.clone().write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
+    }
+    let mut body = body_reader(reader, head);
+    let out = start_response(stream, head, "application/x-git-receive-pack-result")?;
+    receive_pack(repo, &mut body, out, &options)?;
+    // The pack ends at its trailer; the body's own end (the last chunk) may follow.
+    let rest = io::copy(&mut (&mut body).take(64 << 10), &mut io::sink());
+    Ok(rest.is_ok() && body.read(&mut [0]).is_ok_and(|n| n == 0))
+}
+
 /// The request head, or `None` when the client closed the connection between requests.
-fn read_head(reader: &mut BufReader<TcpStream>) -> Result<Option<Head>, Refusal> {
+fn read_head(reader: &mut BufReader<Stream>) -> Result<Option<Head>, Refusal> {
     let mut raw = Vec::new();
     loop {
         let read = reader
@@ -231,6 +322,7 @@ fn read_head(reader: &mut BufReader<TcpStream>) -> Result<Option<Head>, Refusal>
         expect_continue: false,
         keep_alive: !http_1_0,
         git_protocol: Protocol::V0,
+        authorization: None,
     };
     for field in request.headers.iter() {
         let value = std::str::from_utf8(field.value)
@@ -267,6 +359,7 @@ fn read_head(reader: &mut BufReader<TcpStream>) -> Result<Option<Head>, Refusal>
             "connection" if lower.contains("close") => head.keep_alive = false,
             "connection" if lower.contains("keep-alive") => head.keep_alive = true,
             "git-protocol" => head.git_protocol = Protocol::from_git_protocol(value),
+            "authorization" => head.authorization = Some(value.to_owned()),
             _ => {}
         }
     }
@@ -283,7 +376,14 @@ fn route(head: &Head) -> Result<Route<'_>, Refusal> {
             return Err(Refusal::new("405 Method Not Allowed", "use GET"));
         }
         return match query.split('&').find_map(|p| p.strip_prefix("service=")) {
-            Some("git-upload-pack") => Ok(Route::Advertise { repo }),
+            Some("git-upload-pack") => Ok(Route::Advertise {
+                repo,
+                service: Service::UploadPack,
+            }),
+            Some("git-receive-pack") => Ok(Route::Advertise {
+                repo,
+                service: Service::ReceivePack,
+            }),
             Some(service) => Err(Refusal::new(
                 "403 Forbidden",
                 format!("service '{service}' is not enabled"),
@@ -294,29 +394,46 @@ fn route(head: &Head) -> Result<Route<'_>, Refusal> {
             )),
         };
     }
-    if let Some(repo) = path.strip_suffix("/git-upload-pack") {
+    let service = [
+        ("/git-upload-pack", Service::UploadPack),
+        ("/git-receive-pack", Service::ReceivePack),
+    ]
+    .into_iter()
+    .find_map(|(suffix, service)| Some((path.strip_suffix(suffix)?, service)));
+    if let Some((repo, service)) = service {
         if head.method != "POST" {
             return Err(Refusal::new("405 Method Not Allowed", "use POST"));
         }
         if !head.chunked && head.content_length.is_none() {
             return Err(Refusal::new("411 Length Required", "no request length"));
         }
-        return Ok(Route::UploadPack { repo });
-    }
-    if path.ends_with("/git-receive-pack") {
-        return Err(Refusal::new(
-            "403 Forbidden",
-            "service 'git-receive-pack' is not enabled",
-        ));
+        return Ok(match service {
+            Service::UploadPack => Route::UploadPack { repo },
+            Service::ReceivePack => Route::ReceivePack { repo },
+        });
     }
     Err(Refusal::new("404 Not Found", "not found"))
 }
 
-/// The request body with its transfer and content codings undone, read whole (as git
-/// http-backend buffers it) so that a body over `limit` or a broken one gets an HTTP status
+/// The request body with its transfer and content codings undone, as it arrives.
+fn body_reader<'r>(reader: &'r mut BufReader<Stream>, head: &Head) -> Box<dyn Read + 'r> {
+    let framed: Box<dyn Read + 'r> = if head.chunked {
+        Box::new(ChunkedReader::new(reader))
+    } else {
+        Box::new(reader.take(head.content_length.unwrap_or(0)))
+    };
+    if head.gzip {
+        Box::new(GzDecoder::new(framed))
+    } else {
+        framed
+    }
+}
+
+/// The request body with its codings undone, read whole (as git http-backend buffers
+/// upload-pack's requests) so that a body over `limit` or a broken one gets an HTTP status
 /// rather than a response cut off midway.
 fn request_body(
-    reader: &mut BufReader<TcpStream>,
+    reader: &mut BufReader<Stream>,
     head: &Head,
     limit: u64,
 ) -> Result<Vec<u8>, Refusal> {
@@ -329,18 +446,8 @@ fn request_body(
     if head.content_length.is_some_and(|n| n > limit) {
         return Err(too_large());
     }
-    let framed: Box<dyn Read + '_> = if head.chunked {
-        Box::new(ChunkedReader::new(reader))
-    } else {
-        Box::new(reader.take(head.content_length.unwrap_or(0)))
-    };
-    let decoded: Box<dyn Read + '_> = if head.gzip {
-        Box::new(GzDecoder::new(framed))
-    } else {
-        framed
-    };
     let mut body = Vec::new();
-    decoded
+    body_reader(reader, head)
         .take(limit + 1)
         .read_to_end(&mut body)
         .map_err(|e| Refusal::new("400 Bad Request", format!("unreadable request body: {e}")))?;
@@ -352,8 +459,8 @@ fn request_body(
 
 /// Where a response body goes: chunked for HTTP/1.1, up to the connection's end for 1.0.
 enum ResponseBody {
-    Chunked(ChunkedWriter<TcpStream>),
-    UntilClose(io::BufWriter<TcpStream>),
+    Chunked(ChunkedWriter<Stream>),
+    UntilClose(io::BufWriter<Stream>),
 }
 
 impl Write for ResponseBody {
@@ -374,7 +481,7 @@ impl Write for ResponseBody {
 /// Sends the status line and headers of a successful response (with git http-backend's
 /// no-cache headers) and returns the body's writer.
 fn start_response(
-    stream: &TcpStream,
+    stream: &Stream,
     head: &Head,
     content_type: &str,
 ) -> Result<ResponseBody, ServeError> {
@@ -388,7 +495,7 @@ fn start_response(
          Expires: Fri, 01 Jan 1980 00:00:00 GMT\r\nPragma: no-cache\r\n\
          Cache-Control: no-cache, max-age=0, must-revalidate\r\n\r\n"
     );
-    let mut out = stream.try_clone()?;
+    let mut out = stream.clone();
     out.write_all(headers.as_bytes())?;
     Ok(if head.http_1_0 {
         ResponseBody::UntilClose(io::BufWriter::with_capacity(128 << 10, out))
@@ -398,16 +505,24 @@ fn start_response(
 }
 
 /// Answers with an error status; the connection closes after it, since a refused request's
-/// body is left unread.
-fn refuse(stream: &TcpStream, refusal: &Refusal) -> Result<(), ServeError> {
-    let body = format!("{}\n", refusal.message);
+/// body is left unread. A 401 names the scheme the client should answer with.
+fn refuse(stream: &Stream, refusal: &Refusal) -> Result<(), ServeError> {
+    // git shows a text body as `remote:` lines; after a 401 its own "Authentication failed"
+    // says it all, as behind a web server that asks for credentials.
+    let (body, challenge) = match refusal.status.starts_with("401") {
+        true => (
+            String::new(),
+            "WWW-Authenticate: Basic realm=\"sluice\"\r\n",
+        ),
+        false => (format!("{}\n", refusal.message), ""),
+    };
     let response = format!(
         "HTTP/1.1 {}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n\
-         Connection: close\r\nCache-Control: no-cache\r\n\r\n{body}",
+         {challenge}Connection: close\r\nCache-Control: no-cache\r\n\r\n{body}",
         refusal.status,
         body.len()
     );
-    (&*stream).write_all(response.as_bytes())?;
+    stream.clone().write_all(response.as_bytes())?;
     Ok(())
 }
 

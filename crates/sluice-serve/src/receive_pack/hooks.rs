@@ -16,6 +16,8 @@ use std::process::{Command, Stdio};
 pub(super) struct Hooks {
     dir: PathBuf,
     git_dir: PathBuf,
+    /// What every hook of this push is given beside its own variables (who pushed).
+    environment: Vec<(String, OsString)>,
 }
 
 /// What one hook run did.
@@ -27,7 +29,7 @@ pub(super) struct Ran {
 }
 
 impl Hooks {
-    pub(super) fn of(repo: &Repository) -> Hooks {
+    pub(super) fn of(repo: &Repository, environment: Vec<(String, OsString)>) -> Hooks {
         let git_dir = repo.git_dir().to_owned();
         let dir = match repo.config().get_path("core.hookspath") {
             Some(path) if path.is_absolute() => path,
@@ -35,7 +37,11 @@ impl Hooks {
             Some(path) => git_dir.join(path),
             None => repo.common_dir().join("hooks"),
         };
-        Hooks { dir, git_dir }
+        Hooks {
+            dir,
+            git_dir,
+            environment,
+        }
     }
 
     /// Runs hook `name` if the repository has it (an executable file); `None` if not.
@@ -70,6 +76,7 @@ impl Hooks {
             .args(args)
             .current_dir(&self.git_dir)
             .env("GIT_DIR", ".")
+            .envs(self.environment.iter().map(|(k, v)| (k, v)))
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(stdout)

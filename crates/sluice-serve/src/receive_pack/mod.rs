@@ -32,6 +32,44 @@ pub struct ReceivePackOptions {
     pub stateless_rpc: bool,
     /// Only advertise the refs.
     pub advertise_refs: bool,
+    /// Who pushes, when an HTTP front end runs the push.
+    pub pusher: Option<Pusher>,
+}
+
+/// Who pushes over HTTP. As git http-backend, the reflog entries of their push name them
+/// (`<user> <<user>@http.<address>>`, `anonymous` for a user who did not authenticate)
+/// unless `GIT_COMMITTER_NAME`/`_EMAIL` are set, and hooks see them as CGI's `REMOTE_USER` and
+/// `REMOTE_ADDR`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pusher {
+    /// The user the front end authenticated, if any.
+    pub user: Option<String>,
+    /// The client's IP address.
+    pub address: String,
+}
+
+impl Pusher {
+    /// The name and email of the reflog entries.
+    fn identity(&self) -> (String, String) {
+        let name = self.user.as_deref().unwrap_or("anonymous");
+        (name.to_owned(), format!("{name}@http.{}", self.address))
+    }
+
+    /// The environment hooks get: CGI's names, and the committer identity git http-backend
+    /// sets when none is.
+    fn environment(&self) -> Vec<(String, std::ffi::OsString)> {
+        let mut env = vec![("REMOTE_ADDR".to_owned(), self.address.clone().into())];
+        if let Some(user) = &self.user {
+            env.push(("REMOTE_USER".to_owned(), user.into()));
+        }
+        let (name, email) = self.identity();
+        for (var, value) in [("GIT_COMMITTER_NAME", name), ("GIT_COMMITTER_EMAIL", email)] {
+            if std::env::var_os(var).is_none() {
+                env.push((var.to_owned(), value.into()));
+            }
+        }
+        env
+    }
 }
 
 /// Why a push session failed as a whole (a refused ref is reported to the client instead).
@@ -49,6 +87,9 @@ pub enum ReceiveError {
     /// A command line is not `<old> <new> <ref>`.
     #[error("protocol error: expected old/new/ref, got '{0}'")]
     BadCommand(String),
+    /// The commands and push options together exceed what any real push sends.
+    #[error("protocol error: more than {MAX_REQUEST_BYTES} bytes of commands")]
+    TooManyCommands,
     /// Reading refs failed.
     #[error(transparent)]
     Refs(#[from] sluice_odb::RefError),
@@ -56,6 +97,10 @@ pub enum ReceiveError {
     #[error(transparent)]
     Config(#[from] sluice_odb::ConfigError),
 }
+
+/// The most bytes of commands and push options read before the pack (about 200,000 ref
+/// updates): a request is bounded before anything is allocated for it.
+const MAX_REQUEST_BYTES: usize = 32 << 20;
 
 /// One command of a push.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,7 +145,7 @@ pub fn receive_pack(
         false => Ok(None),
     };
     let (unpacked, (results, messages)) = match unpacked {
-        Ok(quarantine) => (Ok(()), accept(repo, &request, quarantine)?),
+        Ok(quarantine) => (Ok(()), accept(repo, &request, quarantine, options)?),
         Err(failure) => {
             let refused = vec![Some("unpacker error".to_owned()); request.commands.len()];
             (Err(failure.status), (refused, failure.messages))
@@ -222,6 +267,14 @@ fn read_request<R: Read>(
     hash: HashKind,
 ) -> Result<Option<Request>, ReceiveError> {
     let mut request = Request::default();
+    let mut read = 0;
+    let mut count = |bytes: usize| {
+        read += bytes;
+        match read > MAX_REQUEST_BYTES {
+            true => Err(ReceiveError::TooManyCommands),
+            false => Ok(()),
+        }
+    };
     loop {
         let line = match reader.read()? {
             None => return Err(ReceiveError::HungUp),
@@ -229,6 +282,7 @@ fn read_request<R: Read>(
             Some(Packet::Data(data)) => data.to_vec(),
             Some(_) => continue,
         };
+        count(line.len())?;
         let (command, caps) = match line.iter().position(|&b| b == 0) {
             Some(nul) => (&line[..nul], Some(&line[nul + 1..])),
             None => (&line[..], None),
@@ -258,6 +312,7 @@ fn read_request<R: Read>(
     }
     if request.push_options_follow {
         while let Some(Packet::Data(option)) = reader.read()? {
+            count(option.len())?;
             let option = String::from_utf8_lossy(option);
             request
                 .push_options
@@ -273,8 +328,10 @@ fn accept(
     repo: &Repository,
     request: &Request,
     quarantine: Option<Quarantine>,
+    session: &ReceivePackOptions,
 ) -> Result<Outcome, ReceiveError> {
-    let hooks = Hooks::of(repo);
+    let pusher = session.pusher.as_ref();
+    let hooks = Hooks::of(repo, pusher.map(Pusher::environment).unwrap_or_default());
     let lines = |commands: &[&Command]| -> String {
         (commands.iter())
             .map(|c| format!("{} {} {}\n", c.old, c.new, c.name))
@@ -302,7 +359,7 @@ fn accept(
             return Ok((refuse_all(why), messages));
         }
     }
-    let (results, more) = update_refs(repo, request, &hooks)?;
+    let (results, more) = update_refs(repo, request, &hooks, pusher)?;
     messages.extend(more);
     let applied: Vec<&Command> = (request.commands.iter().zip(&results))
         .filter(|(_, result)| result.is_none())
@@ -347,9 +404,12 @@ fn update_refs(
     repo: &Repository,
     request: &Request,
     hooks: &Hooks,
+    pusher: Option<&Pusher>,
 ) -> Result<Outcome, ReceiveError> {
     let policy = Policy::of(repo)?;
-    let who = sluice_odb::refs::reflog_identity(repo.config());
+    let pushed = pusher.map(Pusher::identity);
+    let pushed = (pushed.as_ref()).map(|(name, email)| (name.as_str(), email.as_str()));
+    let who = sluice_odb::refs::reflog_identity_for(repo.config(), pushed);
     let update = |c: &Command| RefUpdate {
         name: c.name.clone(),
         expected: match c.old.is_null() {

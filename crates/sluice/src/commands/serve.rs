@@ -7,7 +7,8 @@ use super::Context;
 use crate::cleanup;
 use anyhow::{anyhow, bail};
 use clap::Args;
-use sluice_serve::{serve_git, serve_http, AccessLog, ServerOptions, Shutdown};
+use sluice_serve::{serve_git, serve_http, tls_config, AccessLog, Credentials};
+use sluice_serve::{ServerOptions, Shutdown};
 use std::io::Write;
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -36,6 +37,18 @@ pub struct ServeArgs {
     /// The most bytes one HTTP request body may carry, gzip undone (git's http.maxRequestBuffer).
     #[arg(long, value_name = "bytes", default_value_t = 10 << 20)]
     max_request_size: u64,
+    /// Pushes over HTTP from the users of this htpasswd file (bcrypt entries, `htpasswd -B`).
+    #[arg(long, value_name = "file")]
+    auth_file: Option<PathBuf>,
+    /// Serve HTTP under TLS with this PEM certificate chain (and --tls-key).
+    #[arg(long, value_name = "file", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "file", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Serve pushes over git:// (`receive-pack`), as git daemon's --enable.
+    #[arg(long, value_name = "service", value_parser = ["receive-pack"])]
+    enable: Vec<String>,
     #[command(flatten)]
     cache: PackCacheArgs,
     /// The directory whose repositories are served.
@@ -75,6 +88,16 @@ pub fn run(args: ServeArgs, context: &Context) -> anyhow::Result<ExitCode> {
         max_connection_time: Duration::from_secs(args.max_request_time.max(1)),
         max_request_bytes: args.max_request_size,
         pack_cache: args.cache.open(context)?,
+        credentials: (args.auth_file.as_ref())
+            .map(|file| Credentials::load(&context.cwd.join(file)).map(Arc::new))
+            .transpose()?,
+        tls: match (&args.tls_cert, &args.tls_key) {
+            (Some(cert), Some(key)) => {
+                Some(tls_config(&context.cwd.join(cert), &context.cwd.join(key))?)
+            }
+            _ => None,
+        },
+        git_receive_pack: !args.enable.is_empty(),
     };
     let shutdown = Shutdown::new();
     let addresses = front_ends

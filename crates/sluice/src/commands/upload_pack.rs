@@ -82,6 +82,7 @@ pub fn receive(args: ServiceArgs, context: &Context) -> anyhow::Result<ExitCode>
     let options = ReceivePackOptions {
         stateless_rpc: args.stateless_rpc,
         advertise_refs: args.advertise_refs,
+        pusher: None,
     };
     let output = std::io::BufWriter::new(std::io::stdout());
     receive_pack(
