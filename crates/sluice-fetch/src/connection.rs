@@ -1,8 +1,8 @@
-//! A session with upload-pack: the link, the version the server speaks and what it advertised
-//! on connecting (its capabilities, and in protocol v0 its refs too).
+//! A session with upload-pack (or receive-pack): the link, the version the server speaks and
+//! what it advertised on connecting (its capabilities, and in protocol v0 its refs too).
 
 use crate::protocol_error::ProtocolError;
-use crate::transport::{self, ConnectOptions, Link, ProtocolVersion, Response};
+use crate::transport::{self, ConnectOptions, Link, Producer, ProtocolVersion, Response};
 use crate::{FetchError, RemoteRef, RemoteUrl};
 use sluice_object::{HashKind, ObjectId};
 use sluice_wire::pktline::{write_packet, Packet, PktReader};
@@ -19,6 +19,8 @@ pub struct Connection {
     pub(crate) unborn_head: Option<String>,
     /// Where a shallow server's history is cut, as protocol v0 advertises after the refs.
     pub(crate) advertised_shallow: Vec<ObjectId>,
+    /// `.have` lines: tips of the repositories a receive-pack's repository borrows from.
+    pub(crate) advertised_haves: Vec<ObjectId>,
     /// `-o` / `--server-option`: sent with every protocol v2 command.
     pub(crate) server_options: Vec<String>,
     /// `transfer.advertiseSID`: name this session to a server that names its own.
@@ -99,6 +101,7 @@ impl Connection {
             advertised: Vec::new(),
             unborn_head: None,
             advertised_shallow: Vec::new(),
+            advertised_haves: Vec::new(),
             server_options: options.server_options.clone(),
             advertise_sid: options.advertise_sid,
         };
@@ -204,6 +207,8 @@ impl Connection {
             let id = parse_id(hex)?;
             if name == "capabilities^{}" {
                 // The empty repository's placeholder.
+            } else if name == ".have" {
+                self.advertised_haves.push(id);
             } else if let Some(tag) = name.strip_suffix("^{}") {
                 match self.advertised.last_mut() {
                     Some(last) if last.name == tag => last.peeled = Some(id),
@@ -285,6 +290,21 @@ impl Connection {
             self.input = PktReader::new(response);
         }
         Ok(())
+    }
+
+    /// Sends a request written as it is produced; on a stateless link its response becomes the
+    /// input.
+    pub(crate) fn send_streamed(&mut self, produce: Producer<'_>) -> Result<(), FetchError> {
+        if let Some(response) = self.link.send_streamed(produce)? {
+            self.input = PktReader::new(response);
+        }
+        Ok(())
+    }
+
+    /// Ends a push's session, whose request said all there was to say; the server must exit
+    /// cleanly.
+    pub(crate) fn finish_push(self) -> Result<(), FetchError> {
+        self.link.finish()
     }
 
     /// Ends the session: in v2 the client says nothing more; the server must exit cleanly.

@@ -17,6 +17,7 @@ mod negotiate;
 pub mod partial;
 pub mod promised;
 mod protocol_error;
+pub mod push;
 pub mod receive;
 pub mod reference;
 pub mod refspec;

@@ -55,9 +55,13 @@ impl Remote {
                 });
             }
         }
-        Connection::open(&self.url, options).map_err(|source| FetchError::Unreadable {
-            shown: self.shown.clone(),
-            source: Box::new(source),
+        Connection::open(&self.url, options).map_err(|source| match source {
+            // git says this one alone.
+            FetchError::Authentication { .. } => source,
+            source => FetchError::Unreadable {
+                shown: self.shown.clone(),
+                source: Box::new(source),
+            },
         })
     }
 }

@@ -1,6 +1,7 @@
 //! Command-line parsing, first layer: clap structures that mirror git's flags. Each command
 //! turns its arguments into the options its library takes.
 
+use crate::commands::push::PushArgs;
 use crate::commands::upload_pack::{ServiceArgs, UploadPackArgs};
 use crate::commands::{checkout::CheckoutArgs, checkout_index::CheckoutIndexArgs};
 use crate::commands::{clone::CloneArgs, fetch::FetchArgs, fetch_pack::FetchPackArgs};
@@ -46,6 +47,8 @@ pub enum Command {
     Fetch(FetchArgs),
     /// Make a new repository from another, over any transport git has.
     Clone(CloneArgs),
+    /// Update another repository's refs, sending the objects they need.
+    Push(PushArgs),
     /// Serve every repository under a directory over smart HTTP and git://.
     Serve(ServeArgs),
 }

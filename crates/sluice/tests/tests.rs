@@ -22,6 +22,8 @@ mod ls_refs;
 mod object_database;
 mod pack_hook;
 mod pipelined_clone;
+mod push;
+mod push_transports;
 mod quarantine;
 mod receive_pack;
 mod ref_transactions;

@@ -1,9 +1,11 @@
-//! Smart HTTP (`gitprotocol-http`): `GET info/refs?service=git-upload-pack` for the
-//! advertisement, then one `POST git-upload-pack` per request, each a whole request with its
-//! own response. Redirects of the first request move the base URL, as git's do; credentials
+//! Smart HTTP (`gitprotocol-http`): `GET info/refs?service=git-upload-pack` (or
+//! `git-receive-pack`) for the advertisement, then one `POST git-upload-pack` per request, each
+//! a whole request with its own response (a push's, streamed as its pack is written). Redirects of the first request move the base URL, as git's do; credentials
 //! come from the URL or from `git credential fill`; `http.extraHeader` goes on every request.
 
-use super::{ConnectOptions, IpVersion, Link, ProtocolVersion, Response, TlsTrust};
+use super::spill::{Body as SpillBody, SpillWriter};
+use super::TlsTrust;
+use super::{ConnectOptions, IpVersion, Link, Producer, ProtocolVersion, Response, Service};
 use crate::FetchError;
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -24,6 +26,9 @@ struct Credentials {
 
 struct HttpLink {
     agent: Agent,
+    service: Service,
+    /// Requests up to this size are sent whole, larger ones streamed (`http.postBuffer`).
+    post_buffer: usize,
     /// The repository's URL without credentials or a trailing slash.
     base: String,
     /// What to call it in messages (the URL as given, credentials removed).
@@ -145,6 +150,14 @@ fn git_credential(action: &'static str, input: &str) -> Result<String, FetchErro
 
 impl HttpLink {
     /// The headers every request carries.
+    /// A POST of the service's request, with its headers.
+    fn post(&self) -> ureq::RequestBuilder<ureq::typestate::WithBody> {
+        let url = format!("{}/{}", self.base, self.service.name());
+        self.decorate(self.agent.post(&url))
+            .header("Content-Type", content_type(self.service, "request"))
+            .header("Accept", content_type(self.service, "result"))
+    }
+
     fn decorate<B>(&self, mut request: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
         for (name, value) in &self.headers {
             request = request.header(name, value);
@@ -220,12 +233,9 @@ fn parse_credentials(text: &str) -> Credentials {
 
 impl Link for HttpLink {
     fn send(&mut self, request: &[u8]) -> Result<Option<Response>, FetchError> {
-        let url = format!("{}/git-upload-pack", self.base);
-        let mut post = self
-            .decorate(self.agent.post(&url))
-            .header("Content-Type", "application/x-git-upload-pack-request")
-            .header("Accept", "application/x-git-upload-pack-result");
-        let body = if request.len() > GZIP_ABOVE {
+        let mut post = self.post();
+        // As git: only upload-pack's requests are gzipped.
+        let body = if request.len() > GZIP_ABOVE && self.service == Service::UploadPack {
             post = post.header("Content-Encoding", "gzip");
             let mut encoder =
                 flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
@@ -235,7 +245,44 @@ impl Link for HttpLink {
             request.to_vec()
         };
         let response = post.send(body).map_err(|e| failure(&self.shown, e))?;
-        let response = self.check(response, "application/x-git-upload-pack-result")?;
+        let response = self.check(response, content_type(self.service, "result"))?;
+        Ok(Some(Box::new(response.into_body().into_reader())))
+    }
+
+    fn send_streamed(&mut self, produce: Producer<'_>) -> Result<Option<Response>, FetchError> {
+        let (writer, started) = SpillWriter::new(self.post_buffer);
+        let post = self.post();
+        let (sent, produced) = std::thread::scope(|scope| {
+            let producing = scope.spawn(move || {
+                let mut writer = std::io::BufWriter::with_capacity(64 << 10, writer);
+                produce(&mut writer)?;
+                writer.into_inner().map_err(|e| e.into_error())?.finish()
+            });
+            // The producer announces the body once it knows which kind it is (or fails).
+            let sent = match started.recv() {
+                Ok(SpillBody::Whole(body)) => post.send(body),
+                Ok(SpillBody::Streamed(mut reader)) => {
+                    let sent = post.send(ureq::SendBody::from_reader(&mut reader));
+                    drop(reader);
+                    sent
+                }
+                Err(_) => Err(ureq::Error::Io(std::io::ErrorKind::BrokenPipe.into())),
+            };
+            let produced = producing
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("the request's writer panicked")));
+            (sent, produced)
+        });
+        // A request the server cut short shows on the writing side as a broken pipe: the
+        // server's answer says more. A producer that failed on its own says why.
+        if let (Err(_), Err(e)) = (&sent, &produced) {
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                return Err(produced.unwrap_err().into());
+            }
+        }
+        let response = sent.map_err(|e| failure(&self.shown, e))?;
+        let response = self.check(response, content_type(self.service, "result"))?;
+        produced?;
         Ok(Some(Box::new(response.into_body().into_reader())))
     }
 
@@ -249,6 +296,18 @@ impl Link for HttpLink {
 
     fn redirected_to(&self) -> Option<&str> {
         self.redirected.as_deref()
+    }
+}
+
+/// The content type of a service's `advertisement`, `request` or `result`.
+fn content_type(service: Service, what: &str) -> &'static str {
+    match (service, what) {
+        (Service::UploadPack, "advertisement") => "application/x-git-upload-pack-advertisement",
+        (Service::UploadPack, "request") => "application/x-git-upload-pack-request",
+        (Service::UploadPack, _) => "application/x-git-upload-pack-result",
+        (Service::ReceivePack, "advertisement") => "application/x-git-receive-pack-advertisement",
+        (Service::ReceivePack, "request") => "application/x-git-receive-pack-request",
+        (Service::ReceivePack, _) => "application/x-git-receive-pack-result",
     }
 }
 
@@ -320,6 +379,8 @@ pub(super) fn connect(
     let username = userinfo.as_ref().map(|(user, _)| user.clone());
     let mut link = HttpLink {
         agent,
+        service: options.service,
+        post_buffer: options.http_post_buffer,
         base,
         shown: stripped.clone(),
         headers,
@@ -328,7 +389,8 @@ pub(super) fn connect(
         }),
         redirected: None,
     };
-    let advertisement = format!("{}/info/refs?service=git-upload-pack", link.base);
+    let query = format!("/info/refs?service={}", options.service.name());
+    let advertisement = format!("{}{query}", link.base);
     let get = |link: &HttpLink| {
         link.decorate(link.agent.get(&advertisement))
             .header("Pragma", "no-cache")
@@ -357,18 +419,19 @@ pub(super) fn connect(
         git_credential(action, &fields)?;
     }
     if response.status().as_u16() == 401 {
+        // git names the repository's URL with a slash after it.
         return Err(FetchError::Authentication {
-            url: link.shown.clone(),
+            url: format!("{}/", link.shown.trim_end_matches('/')),
         });
     }
     let final_uri = response.get_uri().to_string();
-    if let Some(moved) = final_uri.strip_suffix("/info/refs?service=git-upload-pack") {
+    if let Some(moved) = final_uri.strip_suffix(&query) {
         if moved != link.base {
             link.base = moved.to_owned();
             link.redirected = Some(format!("{moved}/"));
         }
     }
-    let response = link.check(response, "application/x-git-upload-pack-advertisement")?;
+    let response = link.check(response, content_type(options.service, "advertisement"))?;
     let body: Response = Box::new(response.into_body().into_reader());
     Ok((Box::new(link), body))
 }

@@ -1,11 +1,13 @@
-//! The byte streams upload-pack is reached through. A stream link (a local or ssh process, a
-//! `git://` socket) carries every request and response of one session in order; an HTTP link
-//! is stateless, one POST per request, so each request yields a fresh response stream.
+//! The byte streams upload-pack (or, for a push, receive-pack) is reached through. A stream
+//! link (a local or ssh process, a `git://` socket) carries every request and response of one
+//! session in order; an HTTP link is stateless, one POST per request, so each request yields a
+//! fresh response stream.
 
 mod http;
 mod idle;
 mod process;
 mod settings;
+mod spill;
 mod tcp;
 
 pub use http::HttpFailure;
@@ -13,7 +15,7 @@ pub use process::stop_servers;
 pub use settings::SettingsError;
 
 use crate::{FetchError, RemoteUrl};
-use std::io::Read;
+use std::io::{Read, Write};
 use std::time::Duration;
 
 pub(crate) use idle::IdleTimeout;
@@ -28,11 +30,35 @@ pub enum ProtocolVersion {
     V2,
 }
 
+/// The service a connection asks the server for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Service {
+    /// upload-pack: fetches and clones.
+    #[default]
+    UploadPack,
+    /// receive-pack: pushes (always protocol v0: git speaks v2 only to upload-pack).
+    ReceivePack,
+}
+
+impl Service {
+    /// git's name for it, as a program and in URLs: `git-upload-pack`, `git-receive-pack`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Service::UploadPack => "git-upload-pack",
+            Service::ReceivePack => "git-receive-pack",
+        }
+    }
+}
+
 /// How to reach the server, from the command line and configuration.
 #[derive(Debug, Clone)]
 pub struct ConnectOptions {
+    /// The service asked for.
+    pub service: Service,
     /// The shell command that runs upload-pack on the other side (`--upload-pack`).
     pub upload_pack: String,
+    /// The shell command that runs receive-pack on the other side (`--receive-pack`).
+    pub receive_pack: String,
     /// The version asked for.
     pub protocol: ProtocolVersion,
     /// `GIT_SSH_COMMAND` or `core.sshCommand`: run through the shell with the arguments after.
@@ -43,6 +69,8 @@ pub struct ConnectOptions {
     pub ssh_variant: Option<String>,
     /// `http.extraHeader` values, `Name: value`.
     pub http_extra_headers: Vec<String>,
+    /// `http.postBuffer`: a push's request up to this size is sent whole, with its length.
+    pub http_post_buffer: usize,
     /// Which https servers are trusted.
     pub tls_trust: TlsTrust,
     /// How long the server may stay silent before the fetch fails.
@@ -104,12 +132,15 @@ pub enum TlsTrust {
 impl Default for ConnectOptions {
     fn default() -> Self {
         ConnectOptions {
+            service: Service::UploadPack,
             upload_pack: "git-upload-pack".to_owned(),
+            receive_pack: "git-receive-pack".to_owned(),
             protocol: ProtocolVersion::V2,
             ssh_command: None,
             ssh_program: None,
             ssh_variant: None,
             http_extra_headers: Vec::new(),
+            http_post_buffer: DEFAULT_POST_BUFFER,
             tls_trust: TlsTrust::Default,
             idle_timeout: None,
             ip_version: IpVersion::Any,
@@ -119,14 +150,32 @@ impl Default for ConnectOptions {
     }
 }
 
+impl ConnectOptions {
+    /// The shell command that runs the service on the other side.
+    pub(crate) fn program(&self) -> &str {
+        match self.service {
+            Service::UploadPack => &self.upload_pack,
+            Service::ReceivePack => &self.receive_pack,
+        }
+    }
+}
+
+/// git's default `http.postBuffer`: 1 MiB.
+pub(crate) const DEFAULT_POST_BUFFER: usize = 1 << 20;
+
 /// The response stream of a link.
 pub(crate) type Response = Box<dyn Read + Send>;
+
+/// Writes a request as it is produced (a push's commands and pack).
+pub(crate) type Producer<'a> = &'a mut (dyn FnMut(&mut dyn Write) -> std::io::Result<()> + Send);
 
 /// One session's channel to upload-pack.
 pub(crate) trait Link: Send {
     /// Sends a whole request. A stateless link returns the response's stream; a stream link
     /// returns `None` and the answer follows on the stream it opened with.
     fn send(&mut self, request: &[u8]) -> Result<Option<Response>, FetchError>;
+    /// Sends a request that `produce` writes as it goes, never held whole; answers as `send`.
+    fn send_streamed(&mut self, produce: Producer<'_>) -> Result<Option<Response>, FetchError>;
     /// Whether every request must carry the whole state of the conversation.
     fn stateless(&self) -> bool;
     /// Ends the session: closes the request side and waits for the server to exit cleanly.
@@ -143,6 +192,18 @@ pub(crate) fn open(
     url: &RemoteUrl,
     options: &ConnectOptions,
 ) -> Result<(Box<dyn Link>, Response), FetchError> {
+    let pushing;
+    let options = match options.service {
+        Service::UploadPack => options,
+        Service::ReceivePack => {
+            // As git: protocol v2 has no push, so a push speaks v0 whatever was configured.
+            pushing = ConnectOptions {
+                protocol: ProtocolVersion::V0,
+                ..options.clone()
+            };
+            &pushing
+        }
+    };
     match url {
         RemoteUrl::Local(path) => process::local(path, options),
         RemoteUrl::Ssh {

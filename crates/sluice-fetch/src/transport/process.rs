@@ -1,7 +1,7 @@
 //! upload-pack as a child process: run through the shell for local repositories, as git runs
 //! `git-upload-pack '<path>'`, or through ssh for `ssh://` and scp-like URLs.
 
-use super::{ConnectOptions, IdleTimeout, IpVersion, Link, ProtocolVersion, Response};
+use super::{ConnectOptions, IdleTimeout, IpVersion, Link, Producer, ProtocolVersion, Response};
 use crate::FetchError;
 use sluice_object::shell;
 use std::io::{BufWriter, Write};
@@ -41,6 +41,15 @@ impl Link for ProcessLink {
             return Err(FetchError::RequestClosed);
         };
         stdin.write_all(request)?;
+        stdin.flush()?;
+        Ok(None)
+    }
+
+    fn send_streamed(&mut self, produce: Producer<'_>) -> Result<Option<Response>, FetchError> {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(FetchError::RequestClosed);
+        };
+        produce(stdin)?;
         stdin.flush()?;
         Ok(None)
     }
@@ -131,12 +140,12 @@ pub(super) fn local(
 ) -> Result<(Box<dyn Link>, Response), FetchError> {
     let script = format!(
         "{} {}",
-        options.upload_pack,
+        options.program(),
         shell::quote(&path.to_string_lossy())
     );
     let mut command = Command::new("sh");
     command.arg("-c").arg(&script);
-    spawn(command, options, format!("'{}'", options.upload_pack))
+    spawn(command, options, format!("'{}'", options.program()))
 }
 
 /// Which command-line dialect the ssh program speaks.
@@ -225,6 +234,6 @@ pub(super) fn ssh(
         Some(user) => command.arg(format!("{user}@{host}")),
         None => command.arg(host),
     };
-    command.arg(format!("{} {}", options.upload_pack, shell::quote(path)));
+    command.arg(format!("{} {}", options.program(), shell::quote(path)));
     spawn(command, options, format!("'{program}'"))
 }

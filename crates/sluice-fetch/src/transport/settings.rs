@@ -47,7 +47,9 @@ impl ConnectOptions {
             .get_int("sluice.fetchTimeout")?
             .unwrap_or(DEFAULT_TIMEOUT_SECS);
         Ok(ConnectOptions {
+            service: super::Service::UploadPack,
             upload_pack: upload_pack.unwrap_or("git-upload-pack").to_owned(),
+            receive_pack: "git-receive-pack".to_owned(),
             protocol,
             ssh_command: env("GIT_SSH_COMMAND")
                 .or_else(|| config.get("core.sshCommand").map(str::to_owned)),
@@ -55,6 +57,10 @@ impl ConnectOptions {
             ssh_variant: env("GIT_SSH_VARIANT")
                 .or_else(|| config.get("ssh.variant").map(str::to_owned)),
             http_extra_headers: extra_headers(config.get_all("http.extraHeader")),
+            http_post_buffer: (config.get_int("http.postBuffer")?)
+                .and_then(|n| usize::try_from(n).ok())
+                .filter(|&n| n > 0)
+                .unwrap_or(super::DEFAULT_POST_BUFFER),
             tls_trust: tls_trust(config)?,
             idle_timeout: (timeout > 0).then(|| Duration::from_secs(timeout as u64)),
             ip_version: super::IpVersion::Any,

@@ -1,7 +1,7 @@
 //! The `git://` transport: one TCP connection to a git daemon, opened with a request naming
 //! the service, the path and the host (`gitprotocol-pack`, "Git Transport").
 
-use super::{ConnectOptions, IdleTimeout, Link, ProtocolVersion, Response};
+use super::{ConnectOptions, IdleTimeout, Link, Producer, ProtocolVersion, Response};
 use crate::FetchError;
 use sluice_wire::pktline::write_packet;
 use std::io::Write;
@@ -18,6 +18,13 @@ struct TcpLink {
 impl Link for TcpLink {
     fn send(&mut self, request: &[u8]) -> Result<Option<Response>, FetchError> {
         self.stream.write_all(request)?;
+        Ok(None)
+    }
+
+    fn send_streamed(&mut self, produce: Producer<'_>) -> Result<Option<Response>, FetchError> {
+        let mut out = std::io::BufWriter::with_capacity(64 << 10, &self.stream);
+        produce(&mut out)?;
+        out.flush()?;
         Ok(None)
     }
 
@@ -69,7 +76,8 @@ pub(super) fn connect(
     } else {
         format!("{host}:{port}")
     };
-    let mut request = format!("git-upload-pack {path}\0host={host_field}\0").into_bytes();
+    let service = options.service.name();
+    let mut request = format!("{service} {path}\0host={host_field}\0").into_bytes();
     if options.protocol == ProtocolVersion::V2 {
         request.extend_from_slice(b"\0version=2\0");
     }

@@ -6,6 +6,7 @@ pub mod clone;
 pub mod fetch;
 pub mod fetch_pack;
 pub mod index_pack;
+pub mod push;
 mod remote;
 pub mod serve;
 pub mod upload_pack;
@@ -79,6 +80,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::FetchPack(args) => fetch_pack::run(args, &context),
         Command::Fetch(args) => fetch::run(args, &context),
         Command::Clone(args) => clone::run(args, &context),
+        Command::Push(args) => push::run(args, &context),
         Command::Serve(args) => serve::run(args, &context),
     }
 }

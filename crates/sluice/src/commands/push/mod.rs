@@ -1,0 +1,151 @@
+//! `sluice push` (and `send-pack`'s job): git's flags and settings into the push library's
+//! plan and options, one call, and git's report.
+
+mod report;
+
+use super::remote::RemoteLines;
+use super::Context;
+use crate::progress::TerminalProgress;
+use anyhow::anyhow;
+use clap::Args;
+use sluice_fetch::push::{push, Lease, PushChoice, PushError, PushMessages, PushOptions, PushPlan};
+use sluice_fetch::ConnectOptions;
+use std::process::ExitCode;
+
+/// `git push`'s arguments (those this version supports).
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// Push every branch (`refs/heads/*`).
+    #[arg(long, visible_alias = "branches")]
+    all: bool,
+    /// Push every ref, forced, and delete the remote's others.
+    #[arg(long)]
+    mirror: bool,
+    /// Push every tag too.
+    #[arg(long)]
+    tags: bool,
+    /// Push the annotated tags of the history pushed.
+    #[arg(long)]
+    follow_tags: bool,
+    /// The refspecs name refs to delete.
+    #[arg(short, long)]
+    delete: bool,
+    /// Allow updates that lose history.
+    #[arg(short, long)]
+    force: bool,
+    /// Force, but only where the remote is where we saw it (`<ref>[:<expect>]`).
+    #[arg(long, value_name = "ref[:expect]", num_args = 0..=1, require_equals = true)]
+    #[arg(default_missing_value = "")]
+    force_with_lease: Vec<String>,
+    /// All refs move or none.
+    #[arg(long)]
+    atomic: bool,
+    /// Send this option to the server's hooks.
+    #[arg(short = 'o', long = "push-option", value_name = "option")]
+    push_option: Vec<String>,
+    /// Say what would be pushed, and push nothing.
+    #[arg(short = 'n', long)]
+    dry_run: bool,
+    /// Machine-readable report on standard output.
+    #[arg(long)]
+    porcelain: bool,
+    /// Record what was pushed as the branches' upstreams.
+    #[arg(short = 'u', long)]
+    set_upstream: bool,
+    /// Delete the remote's refs that no local ref matches.
+    #[arg(long)]
+    prune: bool,
+    /// Say less.
+    #[arg(short, long)]
+    quiet: bool,
+    /// Say more.
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    verbose: u8,
+    /// Show progress even when not on a terminal.
+    #[arg(long)]
+    progress: bool,
+    /// The command that runs receive-pack on the other side.
+    #[arg(long, alias = "exec", value_name = "command")]
+    receive_pack: Option<String>,
+    /// Send whole objects the server has as delta bases (the default is a thin pack).
+    #[arg(long, overrides_with = "thin")]
+    no_thin: bool,
+    #[arg(long, hide = true)]
+    thin: bool,
+    /// Skip the pre-push hook.
+    #[arg(long, overrides_with = "verify")]
+    no_verify: bool,
+    #[arg(long, hide = true)]
+    verify: bool,
+    /// A remote's name or a URL.
+    #[arg(value_name = "repository")]
+    repository: Option<String>,
+    /// What to push, and where.
+    #[arg(value_name = "refspec")]
+    refspecs: Vec<String>,
+}
+
+/// Prints band 2 as git does.
+struct Said(RemoteLines);
+
+impl PushMessages for Said {
+    fn remote_progress(&self, bytes: &[u8]) {
+        self.0.show(bytes);
+    }
+}
+
+/// Runs push.
+pub fn run(args: PushArgs, context: &Context) -> anyhow::Result<ExitCode> {
+    let repo = context
+        .repository()?
+        .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    let choice = PushChoice {
+        repository: args.repository.as_deref(),
+        refspecs: &args.refspecs,
+        all: args.all,
+        tags: args.tags,
+        mirror: args.mirror,
+        delete: args.delete,
+    };
+    let plan = PushPlan::from_config(&repo, &context.cwd, &choice)?;
+    let config = repo.config();
+    let mut connect = ConnectOptions::from_config(config, None)?;
+    if let Some(command) = args.receive_pack.clone().or(plan.receive_pack.clone()) {
+        connect.receive_pack = command;
+    }
+    let show_progress = crate::progress::enabled(!args.quiet, args.progress);
+    let progress = TerminalProgress::new(show_progress);
+    let follow_tags = args.follow_tags || config.get_bool("push.followtags")?.unwrap_or(false);
+    let options = PushOptions {
+        force: args.force,
+        atomic: args.atomic,
+        dry_run: args.dry_run,
+        thin: !args.no_thin,
+        leases: (args.force_with_lease.iter())
+            .map(|text| Lease::parse(&repo, text))
+            .collect::<Result<_, _>>()?,
+        push_options: args.push_option.clone(),
+        follow_tags,
+        prune: args.prune,
+        set_upstream: args.set_upstream,
+        verify: !args.no_verify,
+        connect,
+        remote_progress: show_progress,
+        progress: &progress,
+    };
+    if args.verbose > 0 {
+        eprintln!("Pushing to {}", plan.shown);
+    }
+    let shown = plan.shown.clone();
+    match push(&repo, &plan, &options, &Said(RemoteLines::new())) {
+        Ok(outcome) => report::print(&outcome, &repo, &shown, &args),
+        Err(e @ (PushError::NoSource(_) | PushError::PrePushDeclined)) => {
+            if let PushError::NoSource(_) = e {
+                eprintln!("error: {e}");
+            }
+            eprintln!("error: failed to push some refs to '{shown}'");
+            Ok(ExitCode::from(1))
+        }
+        Err(e) => Err(e.into()),
+    }
+}

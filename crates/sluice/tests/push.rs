@@ -1,0 +1,208 @@
+//! `sluice push` beside `git push`, twin-wise: two identical work repositories, each with its
+//! own bare server reached as `origin` (git's receive-pack behind both), the same commands
+//! run with git in one and Sluice in the other. Exit codes, what each prints, the servers'
+//! refs, the work repositories' refs (remote-tracking refs follow a push), their reflogs and
+//! their branch settings must be the same; git's hints are compared with the git that wrote
+//! them (2.47's words).
+
+use crate::util::{gits, Env};
+use std::path::{Path, PathBuf};
+
+/// `env`'s `git/` and `sluice/` directories, each with `server.git` and `work` (a repository
+/// with two commits and an annotated tag, `origin` = `../server.git`).
+fn twins(env: &Env) -> [PathBuf; 2] {
+    let seed = env.init("seed", false);
+    for name in ["one", "two"] {
+        std::fs::write(seed.join(name), format!("{name}\n")).unwrap();
+        env.git(&seed, &["add", name]);
+        env.git(&seed, &["commit", "-q", "-m", name]);
+    }
+    env.git(&seed, &["tag", "-a", "-m", "v1", "v1"]);
+    env.git(&seed, &["branch", "-M", "main"]);
+    ["git", "sluice"].map(|side| {
+        let dir = env.path().join(side);
+        std::fs::create_dir(&dir).unwrap();
+        let copied = std::process::Command::new("cp")
+            .args([
+                "-a",
+                seed.to_str().unwrap(),
+                dir.join("work").to_str().unwrap(),
+            ])
+            .status()
+            .unwrap();
+        assert!(copied.success());
+        env.git(&dir, &["init", "-q", "--bare", "server.git"]);
+        env.git(
+            &dir.join("work"),
+            &["remote", "add", "origin", "../server.git"],
+        );
+        dir
+    })
+}
+
+/// What one side did: exit code, stdout, stderr.
+type Said = (Option<i32>, String, String);
+
+fn run(env: &Env, side: &Path, sluice: bool, args: &[&str]) -> Said {
+    let mut all = vec!["push"];
+    all.extend(args);
+    let out = env.sluice_or_git(sluice, &side.join("work"), &all);
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
+/// The state a push leaves that must be the same on both sides.
+fn state(env: &Env, side: &Path) -> Vec<String> {
+    let refs = |repo: &Path| {
+        let format = "--format=%(refname) %(objectname)";
+        String::from_utf8(env.git(repo, &["for-each-ref", format])).unwrap()
+    };
+    let work = side.join("work");
+    let branches = env.git_with_input(&work, &["config", "--get-regexp", "^branch\\."], b"");
+    let mut state = vec![
+        refs(&side.join("server.git")),
+        refs(&work),
+        String::from_utf8_lossy(&branches.stdout).into_owned(),
+    ];
+    let logs = work.join(".git/logs/refs/remotes/origin");
+    for entry in std::fs::read_dir(&logs).into_iter().flatten().flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        for line in text.lines() {
+            let (head, message) = line.split_once('\t').unwrap();
+            let who = &head[..head.rfind('>').unwrap() + 1];
+            state.push(format!("{:?} {who}\t{message}", entry.file_name()));
+        }
+    }
+    state
+}
+
+/// Runs `steps` on both sides, comparing after each.
+fn compare(env: &Env, git: &Path, sides: &[PathBuf; 2], steps: &[Vec<&str>]) {
+    let newest = git.starts_with("/usr/local");
+    let without_hints = |said: Said| -> Said {
+        match newest {
+            true => said,
+            false => {
+                let kept: Vec<&str> = said.2.lines().filter(|l| !l.starts_with("hint:")).collect();
+                (said.0, said.1, kept.join("\n"))
+            }
+        }
+    };
+    // git's transport dies noisily when it abandons an atomic push before sending (a stray
+    // "fatal: the remote end hung up unexpectedly", and in 2.39 an empty line): not copied.
+    let quirks = |said: Said| -> Said {
+        let kept: Vec<&str> = (said.2.lines())
+            .filter(|l| !l.is_empty() && *l != "fatal: the remote end hung up unexpectedly")
+            .collect();
+        (said.0, said.1, kept.join("\n"))
+    };
+    for step in steps {
+        if step.first() == Some(&"!commit") {
+            for side in sides {
+                let work = side.join("work");
+                std::fs::write(work.join(step[1]), step[1]).unwrap();
+                env.git(&work, &["add", step[1]]);
+                env.git(&work, &["commit", "-q", "-m", step[1]]);
+            }
+            continue;
+        }
+        let theirs = quirks(without_hints(run(env, &sides[0], false, step)));
+        let ours = quirks(without_hints(run(env, &sides[1], true, step)));
+        assert_eq!(ours, theirs, "{step:?}");
+        assert_eq!(state(env, &sides[1]), state(env, &sides[0]), "{step:?}");
+    }
+    env.git(&sides[1].join("server.git"), &["fsck", "--strict"]);
+}
+
+#[test]
+fn pushes_as_git_pushes() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let sides = twins(&env);
+        let steps: Vec<Vec<&str>> = vec![
+            vec!["origin", "HEAD:refs/heads/main", "v1"],
+            // No upstream yet: push.default=simple refuses.
+            vec![],
+            vec!["-u", "origin", "main"],
+            vec![],
+            vec!["!commit", "three"],
+            vec![],
+            vec!["origin", "HEAD~1:refs/heads/main"],
+            vec!["origin", "main~1:refs/heads/topic", "main:refs/heads/other"],
+            vec!["origin", "main~2:topic"],
+            vec!["--force", "origin", "main~2:topic"],
+            vec![
+                "--porcelain",
+                "origin",
+                "main:refs/heads/p",
+                ":refs/heads/other",
+            ],
+            vec!["-n", "origin", "main:refs/heads/dry"],
+            vec!["--delete", "origin", "p"],
+            vec!["-v", "origin", "main"],
+            vec!["origin", "nosuch"],
+            vec!["origin", "main:v1"],
+        ];
+        compare(&env, &git, &sides, &steps);
+    }
+}
+
+/// A remote that moved on: `fetch first`, `--force-with-lease` with and without an expected
+/// value, `--atomic` with one refused ref, tags and `--follow-tags`, `--all` and `--prune`,
+/// `--mirror`.
+#[test]
+fn refusals_leases_and_selections_are_gits() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let sides = twins(&env);
+        for side in &sides {
+            // The server moves on without the work repository seeing it.
+            env.git(
+                &side.join("work"),
+                &["push", "-q", "origin", "main", "main:refs/heads/moved"],
+            );
+            let other = side.join("other");
+            env.git(side, &["clone", "-q", "server.git", "other"]);
+            env.git(&other, &["checkout", "-q", "-B", "x", "origin/moved"]);
+            env.git(
+                &other,
+                &["commit", "-q", "--allow-empty", "-m", "elsewhere"],
+            );
+            env.git(&other, &["push", "-q", "origin", "HEAD:refs/heads/moved"]);
+        }
+        let steps: Vec<Vec<&str>> = vec![
+            vec!["origin", "main:moved"],
+            vec!["--atomic", "origin", "main:moved", "main:refs/heads/new"],
+            vec!["--force-with-lease", "origin", "main:moved"],
+            vec!["--force-with-lease=moved:main", "origin", "main:moved"],
+            vec!["--tags", "origin"],
+            vec!["!commit", "four"],
+            vec!["--follow-tags", "origin", "main"],
+            vec!["--all", "--prune", "origin"],
+            vec!["--mirror", "origin"],
+        ];
+        compare(&env, &git, &sides, &steps);
+    }
+}
+
+/// The pre-push hook sees what git shows it and can stop the push; `--no-verify` skips it.
+#[test]
+fn the_pre_push_hook_runs_as_gits() {
+    let git = crate::util::git_bin();
+    let env = Env::with_git(git.clone());
+    let sides = twins(&env);
+    for side in &sides {
+        let hook = side.join("work/.git/hooks/pre-push");
+        crate::util::script(
+            &hook,
+            "#!/bin/sh\necho \"pre-push $1 $2\"\ncat >&2\ngrep -q refuse && exit 1\nexit 0\n",
+        );
+    }
+    let steps: Vec<Vec<&str>> = vec![
+        vec!["origin", "main", "main:refs/heads/x"],
+        vec!["origin", "main:refs/heads/refuse"],
+        vec!["--no-verify", "origin", "main:refs/heads/refuse"],
+        vec!["origin", ":refs/heads/x"],
+    ];
+    compare(&env, &git, &sides, &steps);
+}
