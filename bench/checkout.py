@@ -23,7 +23,6 @@ bench/results/checkout.jsonl.
 """
 
 import argparse
-import contextlib
 import json
 import os
 import shutil
@@ -35,11 +34,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import run  # noqa: E402
+from common import fresh_file_system, run  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
 
 
 def git(*args, cwd=None, env=None):
@@ -66,26 +63,6 @@ def main():
             args.workdir = mount
             return measure(args)
     return measure(args)
-
-
-@contextlib.contextmanager
-def fresh_file_system(gib):
-    """A new, empty ext4 file system, mounted for the benchmark and removed after it."""
-    image = tempfile.NamedTemporaryFile(prefix="sluice-bench-fs-", suffix=".img", delete=False)
-    image.close()
-    mount = tempfile.mkdtemp(prefix="sluice-bench-mnt-")
-    try:
-        os.truncate(image.name, gib << 30)
-        # One inode per 8 KiB: a run makes over a million small files.
-        subprocess.run(["mkfs.ext4", "-q", "-F", "-i", "8192", image.name], check=True)
-        subprocess.run(["mount", "-o", "loop", image.name, mount], check=True)
-        try:
-            yield mount
-        finally:
-            subprocess.run(["umount", mount], check=True)
-    finally:
-        os.rmdir(mount)
-        os.unlink(image.name)
 
 
 def measure(args):

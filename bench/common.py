@@ -1,5 +1,6 @@
 """What the benchmarks share: timing one command as the kernel accounts for it."""
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -42,3 +43,23 @@ def run(argv, stdin_path=None, cwd=None, env=None, stdout_path=None):
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"{argv} failed: {err}")
     return wall, usage.ru_utime, usage.ru_stime, peak
+
+
+@contextlib.contextmanager
+def fresh_file_system(gib):
+    """A new, empty ext4 file system, mounted for the benchmark and removed after it."""
+    image = tempfile.NamedTemporaryFile(prefix="sluice-bench-fs-", suffix=".img", delete=False)
+    image.close()
+    mount = tempfile.mkdtemp(prefix="sluice-bench-mnt-")
+    try:
+        os.truncate(image.name, gib << 30)
+        # One inode per 8 KiB: a run makes over a million small files.
+        subprocess.run(["mkfs.ext4", "-q", "-F", "-i", "8192", image.name], check=True)
+        subprocess.run(["mount", "-o", "loop", image.name, mount], check=True)
+        try:
+            yield mount
+        finally:
+            subprocess.run(["umount", mount], check=True)
+    finally:
+        os.rmdir(mount)
+        os.unlink(image.name)

@@ -94,12 +94,35 @@ def cgi_front_end(port_file, root, git, cert=None, key=None):
                 # The web server authenticated the user: http-backend then serves receive-pack.
                 env["REMOTE_USER"] = auth.partition(":")[0]
             length = int(self.headers.get("Content-Length") or 0)
+            chunked = self.headers.get("Transfer-Encoding", "").lower() == "chunked"
             if length:
                 env["CONTENT_LENGTH"] = str(length)
-            body = self.rfile.read(length) if length else b""
             proc = subprocess.Popen([git, "http-backend"], env=env, stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE)
-            feeder = threading.Thread(target=lambda: (proc.stdin.write(body), proc.stdin.close()))
+
+            def feed():
+                # A chunked body (git's pushes above http.postBuffer) is passed on as it
+                # comes, without CONTENT_LENGTH: http-backend then reads to the end.
+                try:
+                    if chunked:
+                        while True:
+                            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                            if size == 0:
+                                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                                    pass
+                                break
+                            proc.stdin.write(self.rfile.read(size))
+                            self.rfile.readline()
+                    elif length:
+                        proc.stdin.write(self.rfile.read(length))
+                except BrokenPipeError:
+                    pass
+                finally:
+                    try:
+                        proc.stdin.close()
+                    except BrokenPipeError:
+                        pass
+            feeder = threading.Thread(target=feed)
             feeder.start()
             status, headers = "200 OK", []
             while True:

@@ -121,7 +121,9 @@ fn serve_connection(
         }
         let options = ReceivePackOptions::default();
         let out = std::io::BufWriter::new(out);
-        return Ok(receive_pack(&repo, reader.get_mut(), out, &options)?);
+        // As git daemon: what a push without side band says goes to no one.
+        receive_pack(&repo, reader.get_mut(), out, &options)?;
+        return Ok(());
     }
     let options = UploadPackOptions {
         protocol,

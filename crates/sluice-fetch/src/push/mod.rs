@@ -97,6 +97,9 @@ pub enum PushError {
     /// A setting could not be read or written.
     #[error(transparent)]
     Config(#[from] sluice_odb::ConfigError),
+    /// The object database could not be opened.
+    #[error(transparent)]
+    Odb(#[from] sluice_odb::OdbError),
     /// The objects to send could not be counted.
     #[error(transparent)]
     Walk(#[from] sluice_odb::WalkError),

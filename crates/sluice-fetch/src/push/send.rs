@@ -86,7 +86,10 @@ pub(crate) fn send(
         .filter(|r| r.status == RefStatus::Pending)
         .filter_map(|r| r.new)
         .collect();
-    let odb = repo.objects();
+    // The packs of alternates too, so that their stored deltas are copied as they are (a
+    // clone made with --shared or --reference keeps its history there).
+    let borrowed = ObjectDb::open(repo.objects().dir(), repo.hash())?.with_alternate_packs();
+    let odb = &borrowed;
     let mut haves: Vec<ObjectId> = (connection.advertised.iter())
         .map(|r| r.id)
         .chain(connection.advertised_haves.iter().copied())

@@ -7,8 +7,8 @@
 //!
 //! `receive.*` policies are judged per command before any ref moves (`policy`).
 //!
-//! Hooks run as git runs them (`hooks`), with push options. Not yet here: `report-status-v2`,
-//! `receive.keepAlive`; without side-band, what hooks and refusals say is not relayed.
+//! Hooks run as git runs them (`hooks`), with push options. Not yet here: `receive.keepAlive`;
+//! without side-band, what hooks and refusals say is not relayed.
 
 mod hooks;
 mod objects;
@@ -122,23 +122,24 @@ struct Request {
     push_options: Vec<String>,
 }
 
-/// Serves one push on `input`/`output`.
+/// Serves one push on `input`/`output`. Returns what hooks and refusals said when the client
+/// took no side band to carry it (git's receive-pack writes it to its standard error).
 pub fn receive_pack(
     repo: &Repository,
     input: impl Read,
     mut output: impl Write,
     options: &ReceivePackOptions,
-) -> Result<(), ReceiveError> {
+) -> Result<Vec<String>, ReceiveError> {
     if !options.stateless_rpc || options.advertise_refs {
         advertise(repo, &mut output, &crate::upload_pack::agent())?;
         output.flush()?;
         if options.advertise_refs {
-            return Ok(());
+            return Ok(Vec::new());
         }
     }
     let mut reader = PktReader::new(input);
     let Some(request) = read_request(&mut reader, repo.hash())? else {
-        return Ok(());
+        return Ok(Vec::new());
     };
     let unpacked = match request.commands.iter().any(|c| !c.new.is_null()) {
         true => receive_objects(repo, reader.get_mut(), &request).map(Some),
@@ -180,7 +181,10 @@ pub fn receive_pack(
         }
     }
     output.flush()?;
-    Ok(())
+    Ok(match request.side_band {
+        true => Vec::new(),
+        false => messages,
+    })
 }
 
 /// The refs with the capabilities, as git's receive-pack advertises them (`atomic` unless
@@ -188,7 +192,7 @@ pub fn receive_pack(
 /// leaving out the refs `receive.hideRefs`/`transfer.hideRefs` hide.
 fn advertise(repo: &Repository, out: &mut dyn Write, agent: &str) -> Result<(), ReceiveError> {
     let config = repo.config();
-    let mut caps = String::from("report-status delete-refs side-band-64k quiet");
+    let mut caps = String::from("report-status report-status-v2 delete-refs side-band-64k quiet");
     if config.get_bool("receive.advertiseatomic")?.unwrap_or(true) {
         caps.push_str(" atomic");
     }
@@ -290,7 +294,9 @@ fn read_request<R: Read>(
         if let Some(caps) = caps {
             for cap in String::from_utf8_lossy(caps).split(' ') {
                 match cap.trim_end() {
-                    "report-status" => request.report_status = true,
+                    // v2 adds `option` lines after a ref's status only where a proc-receive
+                    // hook rewrote the update, which Sluice does not run: the same lines.
+                    "report-status" | "report-status-v2" => request.report_status = true,
                     "side-band-64k" => request.side_band = true,
                     "atomic" => request.atomic = true,
                     "push-options" => request.push_options_follow = true,

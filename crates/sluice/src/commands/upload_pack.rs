@@ -85,12 +85,15 @@ pub fn receive(args: ServiceArgs, context: &Context) -> anyhow::Result<ExitCode>
         pusher: None,
     };
     let output = std::io::BufWriter::new(std::io::stdout());
-    receive_pack(
+    let unrelayed = receive_pack(
         &args.open(context)?,
         std::io::stdin().lock(),
         output,
         &options,
     )?;
+    for line in unrelayed {
+        eprintln!("{line}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
