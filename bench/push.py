@@ -159,6 +159,9 @@ def scenario_loose(args, work, sluice):
     template = os.path.join(work, "loose-template.git")
     if not os.path.exists(template):
         git_cmd(args.git, "clone", "-q", "--bare", "--shared", args.repo, template)
+        # Not gc --auto (receive.autogc) after each push: 64,000 loose objects are past
+        # gc.auto, and a gc in the background would race the next round.
+        git_cmd(args.git, "-C", template, "config", "gc.auto", "0")
         # Loose objects, as many pushes below receive.unpackLimit leave them.
         lines = "".join(f"loose object {i}\n" for i in range(args.loose))
         paths = os.path.join(work, "loose-paths")

@@ -39,6 +39,9 @@ pub enum RepackError {
     /// `objects/info/packs` could not be written.
     #[error(transparent)]
     Lock(#[from] LockError),
+    /// `info/refs` or `objects/info/packs` could not be written.
+    #[error(transparent)]
+    ServerInfo(#[from] sluice_odb::server_info::ServerInfoError),
     /// A file of the object directory could not be listed, removed or made.
     #[error("cannot {action} '{}'", path.display())]
     File {
@@ -120,17 +123,14 @@ pub fn repack_all(repo: &Repository) -> Result<(), RepackError> {
             (Err(write), Err(_)) => Err(write),
         }
     })?;
-    let checksum = stored.checksum;
     let new_pack = stored.pack;
     for old in before.iter().filter(|old| **old != new_pack) {
         remove_pack(old)?;
     }
     let packed = Pack::open(&new_pack.with_extension("idx"), repo.hash())?;
     prune_packed(&objects_dir, repo.hash(), |id| packed.contains(id))?;
-    let info = objects_dir.join("info");
-    std::fs::create_dir_all(&info).map_err(file_error("create", &info))?;
-    let listing = format!("P pack-{checksum}.pack\n\n");
-    sluice_odb::write_locked(&info.join("packs"), listing.as_bytes(), false)?;
+    // As git's repack (repack.updateServerInfo, on by default): the dumb HTTP files.
+    sluice_odb::server_info::update_server_info(repo)?;
     Ok(())
 }
 

@@ -30,6 +30,7 @@ pub mod pack_store;
 pub mod quarantine;
 pub mod refs;
 mod repository;
+pub mod server_info;
 pub mod shallow;
 mod stream;
 pub mod tempfiles;

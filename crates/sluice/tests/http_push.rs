@@ -302,3 +302,121 @@ fn git_daemon_pushes_need_enable() {
     assert_eq!(code, Some(128));
     env.git(&repo, &["fsck", "--strict"]);
 }
+
+/// A client that goes silent mid-pack is dropped after the server's timeout: nothing of its
+/// push stays, and the server goes on.
+#[test]
+fn a_silent_pusher_is_dropped_and_leaves_nothing() {
+    let env = Env::new();
+    let work = work_with_commits(&env);
+    let repo = env.init("ours.git", true);
+    env.git(&repo, &["config", "http.receivepack", "true"]);
+    env.git(&repo, &["config", "receive.unpackLimit", "1"]);
+    let server = Server::start(&env, ".", &["--timeout", "1"]);
+    let head = String::from_utf8(env.git(&work, &["rev-parse", "HEAD"])).unwrap();
+    let pack = env.git_with_input(&work, &["pack-objects", "--revs", "--stdout"], b"HEAD\n");
+    let command = format!(
+        "{} {} refs/heads/main\0report-status\n",
+        "0".repeat(40),
+        head.trim()
+    );
+    let mut body = format!("{:04x}{command}0000", command.len() + 4).into_bytes();
+    body.extend_from_slice(&pack.stdout[..pack.stdout.len() / 2]);
+    let mut socket = std::net::TcpStream::connect(server.http()).unwrap();
+    let request = format!(
+        "POST /ours.git/git-receive-pack HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
+        body.len() + 1000
+    );
+    socket.write_all(request.as_bytes()).unwrap();
+    socket.write_all(&body).unwrap();
+    // Silent from here on, connection open: the server must give up on its own.
+    let started = std::time::Instant::now();
+    let mut answer = Vec::new();
+    let _ = socket.read_to_end(&mut answer);
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert_eq!(refs(&env, &repo), "");
+    assert_eq!(leftovers(&repo), Vec::<String>::new());
+    assert_eq!(storage(&env, &repo), ["count: 0", "in-pack: 0", "packs: 0"]);
+    let url = format!("http://{}/ours.git", server.http());
+    let (code, said) = push(&env, &work, &url, &[], &["HEAD:refs/heads/main"]);
+    assert_eq!(code, Some(0), "{said}");
+}
+
+/// 16 git clients pushing at once through `sluice serve`: to 16 branches, all land; racing on
+/// one branch, it ends at exactly one of their commits, every other client is refused as git
+/// refuses a lost race, and the repository is complete with no lock file left.
+#[test]
+fn sixteen_concurrent_pushes() {
+    let env = Env::new();
+    let base = work_with_commits(&env);
+    let repo = env.init("ours.git", true);
+    env.git(&repo, &["config", "http.receivepack", "true"]);
+    let server = Server::start(&env, ".", &[]);
+    let url = format!("http://{}/ours.git", server.http());
+    let (code, said) = push(&env, &base, &url, &[], &["HEAD:refs/heads/main"]);
+    assert_eq!(code, Some(0), "{said}");
+    let works: Vec<std::path::PathBuf> = (0..16)
+        .map(|i| {
+            let work = env.path().join(format!("w{i}"));
+            env.git(
+                env.path(),
+                &[
+                    "clone",
+                    "-q",
+                    base.to_str().unwrap(),
+                    work.to_str().unwrap(),
+                ],
+            );
+            std::fs::write(work.join("mine"), format!("{i}\n")).unwrap();
+            env.git(&work, &["add", "mine"]);
+            env.git(&work, &["commit", "-q", "-m", &format!("client {i}")]);
+            work
+        })
+        .collect();
+    let heads: Vec<String> = (works.iter())
+        .map(|w| {
+            String::from_utf8(env.git(w, &["rev-parse", "HEAD"]))
+                .unwrap()
+                .trim()
+                .to_owned()
+        })
+        .collect();
+    let all_at_once = |refspec: &dyn Fn(usize) -> String| -> Vec<(Option<i32>, String)> {
+        std::thread::scope(|scope| {
+            let running: Vec<_> = (works.iter().enumerate())
+                .map(|(i, work)| {
+                    let (env, url, spec) = (&env, &url, refspec(i));
+                    scope.spawn(move || push(env, work, url, &[], &[&spec]))
+                })
+                .collect();
+            running.into_iter().map(|t| t.join().unwrap()).collect()
+        })
+    };
+    for (i, (code, said)) in all_at_once(&|i| format!("HEAD:refs/heads/b{i}"))
+        .iter()
+        .enumerate()
+    {
+        assert_eq!(*code, Some(0), "client {i}: {said}");
+    }
+    let landed = refs(&env, &repo);
+    for (i, head) in heads.iter().enumerate() {
+        assert!(
+            landed.contains(&format!("refs/heads/b{i} {head}")),
+            "{landed}"
+        );
+    }
+    let raced = all_at_once(&|_| "HEAD:refs/heads/main".to_owned());
+    let winners = raced.iter().filter(|(code, _)| *code == Some(0)).count();
+    assert_eq!(winners, 1, "{raced:?}");
+    for (code, said) in raced.iter().filter(|(code, _)| *code != Some(0)) {
+        assert_eq!(*code, Some(1), "{said}");
+        assert!(
+            said.contains("[rejected]") || said.contains("[remote rejected]"),
+            "{said}"
+        );
+    }
+    let main = String::from_utf8(env.git(&repo, &["rev-parse", "refs/heads/main"])).unwrap();
+    assert!(heads.contains(&main.trim().to_owned()));
+    env.git(&repo, &["fsck", "--strict"]);
+    assert_eq!(leftovers(&repo), Vec::<String>::new());
+}

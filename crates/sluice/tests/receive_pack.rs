@@ -457,3 +457,91 @@ fn a_fork_advertises_what_its_alternate_has() {
     assert!(storage(&env, &forks[1]).contains(&"count: 1".to_owned()));
     env.git(&forks[1], &["fsck", "--strict"]);
 }
+
+/// `receive.updateServerInfo`: after each push, `info/refs` and `objects/info/packs` hold
+/// what git's receive-pack writes there, byte for byte (annotated tags with their `^{}`
+/// line, packs in git's order).
+#[test]
+fn update_server_info_writes_what_git_writes() {
+    let env = Env::new();
+    let servers = twin_servers(&env, |server| {
+        env.git(server, &["config", "receive.updateServerInfo", "true"]);
+        env.git(server, &["config", "receive.unpackLimit", "1"]);
+    });
+    let work = work_with_a_commit(&env);
+    env.git(&work, &["tag", "-a", "-m", "v1", "v1"]);
+    env.git(&work, &["tag", "light"]);
+    let steps: [&[&str]; 3] = [
+        &["HEAD:refs/heads/main", "v1", "light"],
+        &["HEAD:refs/heads/other"],
+        &[":refs/heads/other"],
+    ];
+    for (i, step) in steps.iter().enumerate() {
+        if i == 1 {
+            env.git(&work, &["commit", "-q", "--allow-empty", "-m", "two"]);
+        }
+        for (server, sluice) in servers.iter().zip([false, true]) {
+            let (code, said) = push(&env, &work, server, sluice, step);
+            assert_eq!(code, Some(0), "{said}");
+        }
+        for file in ["info/refs", "objects/info/packs"] {
+            let read = |server: &Path| std::fs::read(server.join(file)).unwrap();
+            assert_eq!(
+                read(&servers[1]),
+                read(&servers[0]),
+                "{file} after {step:?}"
+            );
+        }
+    }
+}
+
+/// The reference-transaction hook sees each ref transaction of a push as git's receive-pack
+/// shows it (`prepared`, then `committed` or `aborted`, with `<old> <new> <ref>` lines), and
+/// refusing in `prepared` refuses the update as git does.
+#[test]
+fn the_reference_transaction_hook_runs_as_gits() {
+    for git in crate::util::gits() {
+        let env = Env::with_git(git);
+        let work = work_with_a_commit(&env);
+        let servers = twin_servers(&env, |server| {
+            let log = server.join("transactions.log");
+            let script = format!(
+                "echo \"$1\" >> {log}\ncat >> {log}\ngrep -q refs/heads/refused {log} && test \"$1\" = prepared && exit 1\nexit 0\n",
+                log = log.display()
+            );
+            hook(server, "reference-transaction", &script);
+        });
+        for step in [
+            &["HEAD:refs/heads/main", "HEAD:refs/heads/other"][..],
+            &[":refs/heads/other"],
+            &["--atomic", "HEAD:refs/heads/a", "HEAD:refs/heads/b"],
+            &["HEAD:refs/heads/refused"],
+        ] {
+            let theirs_said = push(&env, &work, &servers[0], false, step);
+            let ours_said = push(&env, &work, &servers[1], true, step);
+            let client = |said: &str| -> Vec<String> {
+                (said.lines().filter(|l| !l.starts_with("remote:")))
+                    .map(str::to_owned)
+                    .collect()
+            };
+            if step == ["HEAD:refs/heads/refused"] {
+                // git's receive-pack dies there ("fatal: ref updates aborted by hook", the
+                // client: "unexpected disconnect", 128); Sluice's refuses the ref and reports
+                // it. Both refuse, and the hook sees the same.
+                assert_eq!(theirs_said.0, Some(128));
+                assert_eq!(ours_said.0, Some(1), "{}", ours_said.1);
+                assert!(ours_said.1.contains("[remote rejected] HEAD -> refused"));
+            } else {
+                assert_eq!(ours_said.0, theirs_said.0, "{step:?}: {}", ours_said.1);
+                assert_eq!(client(&ours_said.1), client(&theirs_said.1), "{step:?}");
+            }
+            assert_eq!(refs(&env, &servers[1]), refs(&env, &servers[0]), "{step:?}");
+            let log = |server: &Path| std::fs::read_to_string(server.join("transactions.log"));
+            assert_eq!(
+                log(&servers[1]).unwrap(),
+                log(&servers[0]).unwrap(),
+                "{step:?}"
+            );
+        }
+    }
+}

@@ -8,7 +8,7 @@ mod packed;
 mod transaction;
 
 pub use identity::{reflog_identity, reflog_identity_for};
-pub use transaction::{Expected, RefUpdate, Transaction, TransactionError};
+pub use transaction::{Expected, RefUpdate, Transaction, TransactionError, TransactionObserver};
 
 use directories::{clear_empty_directory, remove_empty_parents};
 use packed::PackedCache;

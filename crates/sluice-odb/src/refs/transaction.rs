@@ -83,6 +83,9 @@ pub enum TransactionError {
     /// The same ref twice in one transaction.
     #[error("multiple updates for ref '{0}' not allowed")]
     Duplicate(String),
+    /// The observer (git's reference-transaction hook) refused the prepared transaction.
+    #[error("in 'prepared' phase, update aborted by the reference-transaction hook")]
+    Refused,
     /// Reading, naming or writing a ref failed.
     #[error(transparent)]
     Ref(#[from] RefError),
@@ -107,6 +110,29 @@ impl Drop for Held {
     }
 }
 
+/// Told of a transaction's phases, as git's `reference-transaction` hook is: once every ref
+/// is locked and holds what was expected (`prepared`, which may refuse), then when the refs
+/// moved (`committed`) or a prepared transaction did not (`aborted`).
+pub trait TransactionObserver {
+    /// Whether the prepared transaction may go on.
+    fn prepared(&self, updates: &[RefUpdate]) -> bool;
+    /// The refs moved.
+    fn committed(&self, updates: &[RefUpdate]);
+    /// The prepared transaction was abandoned.
+    fn aborted(&self, updates: &[RefUpdate]);
+}
+
+/// No one watches.
+struct Unobserved;
+
+impl TransactionObserver for Unobserved {
+    fn prepared(&self, _: &[RefUpdate]) -> bool {
+        true
+    }
+    fn committed(&self, _: &[RefUpdate]) {}
+    fn aborted(&self, _: &[RefUpdate]) {}
+}
+
 /// Refs to move together.
 #[derive(Debug, Default)]
 pub struct Transaction {
@@ -126,7 +152,16 @@ impl Transaction {
     }
 
     /// Moves every ref, or none: returns the first reason (in name order) why one cannot move.
-    pub fn commit(mut self, refs: &Refs) -> Result<(), TransactionError> {
+    pub fn commit(self, refs: &Refs) -> Result<(), TransactionError> {
+        self.commit_observed(refs, &Unobserved)
+    }
+
+    /// [`Self::commit`], telling `observer` of each phase.
+    pub fn commit_observed(
+        mut self,
+        refs: &Refs,
+        observer: &dyn TransactionObserver,
+    ) -> Result<(), TransactionError> {
         self.updates.sort_by(|a, b| a.name.cmp(&b.name));
         if let Some(pair) = self.updates.windows(2).find(|p| p[0].name == p[1].name) {
             return Err(TransactionError::Duplicate(pair[0].name.clone()));
@@ -138,7 +173,55 @@ impl Transaction {
         for (update, held) in self.updates.iter().zip(&held) {
             check(update, held.current)?;
         }
-        for (update, held) in self.updates.iter().zip(&mut held) {
+        // As git's files backend: deletions are also a transaction of packed-refs (null to
+        // null), prepared when one of the refs is packed and abandoned at once otherwise, and
+        // the observer sees that one too, first.
+        let packed: Vec<RefUpdate> = (self.updates.iter())
+            .filter(|u| u.new.is_none())
+            .map(|u| RefUpdate {
+                name: u.name.clone(),
+                expected: Expected::Any,
+                new: None,
+                log: None,
+            })
+            .collect();
+        let packed_needed = !packed.is_empty() && {
+            let listed = refs.packed()?;
+            packed
+                .iter()
+                .any(|u| listed.iter().any(|(name, ..)| *name == u.name))
+        };
+        if !packed.is_empty() && !packed_needed {
+            observer.aborted(&packed);
+        }
+        if packed_needed && !observer.prepared(&packed) {
+            observer.aborted(&packed);
+            observer.aborted(&self.updates);
+            return Err(TransactionError::Refused);
+        }
+        if !observer.prepared(&self.updates) {
+            if packed_needed {
+                observer.aborted(&packed);
+            }
+            observer.aborted(&self.updates);
+            return Err(TransactionError::Refused);
+        }
+        let written = self.write_all(refs, &mut held);
+        match &written {
+            Ok(()) => {
+                if packed_needed {
+                    observer.committed(&packed);
+                }
+                observer.committed(&self.updates);
+            }
+            Err(_) => observer.aborted(&self.updates),
+        }
+        written
+    }
+
+    /// Writes the new values of the locked refs and renames them into place.
+    fn write_all(&self, refs: &Refs, held: &mut [Held]) -> Result<(), TransactionError> {
+        for (update, held) in self.updates.iter().zip(held.iter_mut()) {
             if let Some(new) = update.new {
                 write_lock(held, &new)?;
             }
@@ -151,7 +234,7 @@ impl Transaction {
         if !deleted.is_empty() {
             refs.remove_packed(&deleted)?;
         }
-        for (update, held) in self.updates.iter().zip(&mut held) {
+        for (update, held) in self.updates.iter().zip(held.iter_mut()) {
             finish(refs, update, held)?;
         }
         Ok(())

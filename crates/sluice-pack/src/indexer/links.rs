@@ -61,7 +61,9 @@ struct Recorded {
     /// tree repeats most of the last one's entries, and finding them here (a few hundred KiB,
     /// in the core's cache) saves a probe of `set` (tens of MiB) that mostly misses the
     /// cache. An id is looked up by its first bytes and compared whole, so a hit is exact.
-    recent: Vec<ObjectId>,
+    /// Empty slots are `None`: no id (the null id of a hostile tree included) is taken for
+    /// recorded unless it was.
+    recent: Vec<Option<ObjectId>>,
 }
 
 /// Slots of [`Recorded::recent`]: 2^15 ids, 640 KiB.
@@ -77,14 +79,14 @@ impl Recorded {
 
     fn insert(&mut self, id: ObjectId) {
         if self.recent.is_empty() {
-            self.recent = vec![id.kind().null_id(); 1 << RECENT_BITS];
+            self.recent = vec![None; 1 << RECENT_BITS];
         }
         let mut word = [0u8; 8];
         word.copy_from_slice(&id.as_bytes()[..8]);
         let slot = (u64::from_le_bytes(word) >> (64 - RECENT_BITS)) as usize;
-        if self.recent[slot] != id {
+        if self.recent[slot] != Some(id) {
             self.set.insert(id);
-            self.recent[slot] = id;
+            self.recent[slot] = Some(id);
         }
     }
 }
@@ -237,5 +239,16 @@ mod tests {
         let mut expected = vec![tree, blob, id(6), id(12)];
         expected.sort_unstable();
         assert_eq!(outside, expected);
+    }
+
+    #[test]
+    fn a_null_id_is_a_link_like_any_other() {
+        let null = HashKind::Sha1.null_id();
+        let mut tree = b"100644 a\0".to_vec();
+        tree.extend_from_slice(null.as_bytes());
+        let links = Links::new(HashKind::Sha1, Some(&LinkCheck::default()), 1, None);
+        links.record(ObjectKind::Tree, &id(1), &tree).unwrap();
+        links.record(ObjectKind::Tree, &id(2), &tree).unwrap();
+        assert_eq!(links.outside(|_| false), vec![null]);
     }
 }

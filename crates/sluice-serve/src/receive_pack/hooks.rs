@@ -5,7 +5,9 @@
 //! run in the git directory, from `core.hooksPath` or `hooks/`; what they print goes to the
 //! client (`remote:` lines).
 
-use sluice_odb::Repository;
+use sluice_object::HashKind;
+use sluice_odb::refs::TransactionObserver;
+use sluice_odb::{Expected, RefUpdate, Repository};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -99,5 +101,54 @@ impl Hooks {
         let _ = feeder.join();
         let success = child.wait().is_ok_and(|status| status.success());
         Some(Ran { success, output })
+    }
+}
+
+/// The `reference-transaction` hook watching a ref transaction: run with `prepared` (where a
+/// failure aborts the transaction), `committed` or `aborted`, the updates on its standard
+/// input (`<old> <new> <ref>`, the null id for a ref that is created, deleted or not checked).
+/// As in git, what it prints goes to receive-pack's own standard error, not to the client's
+/// side band.
+pub(super) struct TransactionHook<'a> {
+    pub(super) hooks: &'a Hooks,
+    pub(super) hash: HashKind,
+    pub(super) said: std::sync::Mutex<Vec<u8>>,
+}
+
+impl TransactionHook<'_> {
+    fn run(&self, state: &str, updates: &[RefUpdate]) -> bool {
+        let mut input = String::new();
+        let null = self.hash.null_id();
+        for update in updates {
+            let old = match update.expected {
+                Expected::Id(id) => id,
+                _ => null,
+            };
+            let new = update.new.unwrap_or(null);
+            input.push_str(&format!("{old} {new} {}\n", update.name));
+        }
+        match self
+            .hooks
+            .run("reference-transaction", &[state], input.as_bytes(), &[])
+        {
+            None => true,
+            Some(ran) => {
+                let mut said = self.said.lock().unwrap_or_else(|e| e.into_inner());
+                said.extend_from_slice(&ran.output);
+                ran.success
+            }
+        }
+    }
+}
+
+impl TransactionObserver for TransactionHook<'_> {
+    fn prepared(&self, updates: &[RefUpdate]) -> bool {
+        self.run("prepared", updates)
+    }
+    fn committed(&self, updates: &[RefUpdate]) {
+        self.run("committed", updates);
+    }
+    fn aborted(&self, updates: &[RefUpdate]) {
+        self.run("aborted", updates);
     }
 }

@@ -379,6 +379,12 @@ fn accept(
         if let Some(ran) = hooks.run("post-update", &names, b"", &[]) {
             relay(&mut messages, &ran.output);
         }
+        // receive.updateServerInfo: the files dumb HTTP clients read, as git refreshes them.
+        if repo.config().get_bool("receive.updateserverinfo")? == Some(true) {
+            if let Err(e) = sluice_odb::server_info::update_server_info(repo) {
+                messages.push(format!("error: {e}"));
+            }
+        }
     }
     Ok((results, messages))
 }
@@ -458,6 +464,11 @@ fn update_refs(
         results.push(refused);
     }
     let refs = repo.refs();
+    let observer = hooks::TransactionHook {
+        hooks,
+        hash: repo.hash(),
+        said: Default::default(),
+    };
     let reason = |e: &TransactionError| match e {
         TransactionError::Ref(sluice_odb::RefError::BadName(_)) => "funny refname",
         _ => "failed to update ref",
@@ -471,7 +482,7 @@ fn update_refs(
         let refused = results.iter().any(Option::is_some);
         let committed = match refused {
             true => None,
-            false => transaction.commit(&refs).err(),
+            false => transaction.commit_observed(&refs, &observer).err(),
         };
         if let Some(e) = &committed {
             messages.push(format!("error: {e}"));
@@ -481,6 +492,10 @@ fn update_refs(
                 result.get_or_insert_with(|| "atomic transaction failed".to_owned());
             }
         }
+        relay(
+            &mut messages,
+            &observer.said.into_inner().unwrap_or_default(),
+        );
         return Ok((results, messages));
     }
     for (command, result) in request.commands.iter().zip(&mut results) {
@@ -489,10 +504,14 @@ fn update_refs(
         }
         let mut transaction = Transaction::new();
         transaction.update(update(command));
-        if let Err(e) = transaction.commit(&refs) {
+        if let Err(e) = transaction.commit_observed(&refs, &observer) {
             messages.push(format!("error: {e}"));
             *result = Some(reason(&e).to_owned());
         }
     }
+    relay(
+        &mut messages,
+        &observer.said.into_inner().unwrap_or_default(),
+    );
     Ok((results, messages))
 }
