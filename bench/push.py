@@ -9,9 +9,10 @@ the client apart: CPU time and peak memory.
            web server (scripts/git_http_server.py, CGI as a web server runs it; its own CPU is
            shown apart) against `git push` to `sluice serve`, and `sluice push` to `sluice
            serve`. Server CPU is the whole server process tree.
-  loose    One new commit pushed into a bare copy of the repository that has --loose loose
-           objects beside its pack (seed 001's case: the collision check meets every loose
-           object), git receive-pack against sluice receive-pack, over a local path.
+  loose    One new commit of 150 new files (a pack above receive.unpackLimit) pushed into a
+           bare copy of the repository that has --loose loose objects beside its pack (seed
+           001's case: index-pack's collision check against a repository full of loose
+           objects), git receive-pack against sluice receive-pack, over a local path.
   behind   The repository's branches and tags pushed onto a copy that is --days days behind
            (a 13 MB thin pack for git/git at 128 days; git's server spends its time in the
            connectivity walk), over a local path.
@@ -150,9 +151,13 @@ def scenario_loose(args, work, sluice):
     if not os.path.exists(client):
         git_cmd(args.git, "clone", "-q", "--shared", args.repo, client)
         git_cmd(args.git, "-C", client, "checkout", "-q", "-B", "pushed")
-        with open(os.path.join(client, "new-file"), "w") as f:
-            f.write("a file new in this push\n")
-        git_cmd(args.git, "-C", client, "add", "new-file")
+        # Above receive.unpackLimit (100), so that the push is indexed as a pack and every
+        # object meets the collision check, as in seed 001.
+        os.makedirs(os.path.join(client, "new"), exist_ok=True)
+        for i in range(150):
+            with open(os.path.join(client, "new", f"file-{i}"), "w") as f:
+                f.write(f"a file new in this push: {i}\n")
+        git_cmd(args.git, "-C", client, "add", "new")
         git_cmd(args.git, "-C", client, "-c", "user.name=b", "-c", "user.email=b@b",
                 "commit", "-q", "-m", "one commit")
     results = {"git receive-pack": [], "sluice receive-pack": []}

@@ -31,7 +31,7 @@ pub use checkout::{
     CheckoutOptions,
 };
 pub use objects::Objects;
-pub use switch::{switch, SwitchOutcome};
+pub use switch::{clean_state, switch, CleanState, SwitchOutcome};
 
 use sluice_object::ObjectId;
 use std::path::PathBuf;

@@ -552,3 +552,46 @@ fn remove_from_work_tree(root: &Path, removed: &[&IndexEntry]) -> Result<(), Che
     }
     Ok(())
 }
+
+/// Whether the work tree and index hold exactly the current commit, as git's push-to-deploy
+/// asks before `receive.denyCurrentBranch=updateInstead` moves them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CleanState {
+    /// Nothing changed: a switch loses nothing.
+    Clean,
+    /// A file differs from the index, or is gone (git's `diff-files`).
+    UnstagedChanges,
+    /// The index differs from the current commit (git's `diff-index --cached HEAD`).
+    StagedChanges,
+}
+
+/// Compares the work tree with the index, then the index with `head_tree` (the current
+/// commit's tree; `None` for an unborn branch, whose tree is empty).
+pub fn clean_state(
+    repo: &Repository,
+    head_tree: Option<&ObjectId>,
+    options: &CheckoutOptions,
+) -> Result<CleanState, CheckoutError> {
+    let root = repo.work_tree().ok_or(CheckoutError::Bare)?.to_owned();
+    let odb = repo.objects();
+    let index = read_index_or_empty(repo)?;
+    let head = match head_tree {
+        Some(tree) => flatten_reusing(odb, tree, Some(&index))?.files,
+        None => Vec::new(),
+    };
+    let attributes = load_attributes(repo, odb, &head)?;
+    let planner = Conversion::planner(&attributes, options.convert);
+    for entry in &index.entries {
+        let conversion = planner.for_path(&entry.path);
+        if worktree_state(&root, entry, &conversion, odb)? != WorktreeState::Clean {
+            return Ok(CleanState::UnstagedChanges);
+        }
+    }
+    let same = index.entries.len() == head.len()
+        && (index.entries.iter().zip(&head))
+            .all(|(entry, file)| entry.path == file.path && same_file(entry, file.mode, &file.id));
+    Ok(match same {
+        true => CleanState::Clean,
+        false => CleanState::StagedChanges,
+    })
+}

@@ -545,3 +545,72 @@ fn the_reference_transaction_hook_runs_as_gits() {
         }
     }
 }
+
+/// `receive.denyCurrentBranch=updateInstead`: a push to the checked-out branch of a non-bare
+/// repository moves its work tree and index when they are clean, and is refused with git's
+/// reason when they are not; a `push-to-checkout` hook decides instead when there is one.
+#[test]
+fn update_instead_moves_the_work_tree_as_git_does() {
+    for git in crate::util::gits() {
+        let env = Env::with_git(git);
+        let servers: Vec<std::path::PathBuf> = ["theirs", "ours"]
+            .iter()
+            .map(|name| {
+                let server = env.init(name, false);
+                std::fs::write(server.join("file"), "base\n").unwrap();
+                env.git(&server, &["add", "file"]);
+                env.git(&server, &["commit", "-q", "-m", "base"]);
+                env.git(&server, &["branch", "-M", "main"]);
+                env.git(
+                    &server,
+                    &["config", "receive.denyCurrentBranch", "updateInstead"],
+                );
+                server
+            })
+            .collect();
+        let work = env.path().join("work");
+        env.git(
+            env.path(),
+            &["clone", "-q", servers[0].to_str().unwrap(), "work"],
+        );
+        let commit = |text: &str| {
+            std::fs::write(work.join("file"), text).unwrap();
+            std::fs::write(work.join(text.trim()), text).unwrap();
+            env.git(&work, &["add", "."]);
+            env.git(&work, &["commit", "-q", "-m", text.trim()]);
+        };
+        let state = |server: &Path| {
+            let status = env.git(server, &["status", "--porcelain"]);
+            let staged = env.git(server, &["ls-files", "-s"]);
+            let file = std::fs::read(server.join("file")).unwrap();
+            (refs(&env, server), status, staged, file)
+        };
+        let both = |change: &dyn Fn(&Path)| {
+            for server in &servers {
+                change(server);
+            }
+        };
+        let compare = |what: &str| {
+            let theirs_said = push(&env, &work, &servers[0], false, &["HEAD:refs/heads/main"]);
+            let ours_said = push(&env, &work, &servers[1], true, &["HEAD:refs/heads/main"]);
+            assert_eq!(ours_said, theirs_said, "{what}");
+            assert_eq!(state(&servers[1]), state(&servers[0]), "{what}");
+        };
+        commit("two\n");
+        compare("clean: the work tree follows");
+        commit("three\n");
+        both(&|s| std::fs::write(s.join("file"), "edited\n").unwrap());
+        compare("unstaged changes");
+        both(&|s| {
+            env.git(s, &["add", "file"]);
+        });
+        compare("staged changes");
+        both(&|s| {
+            env.git(s, &["reset", "-q", "--hard"]);
+            hook(s, "push-to-checkout", "echo declined >&2\nexit 1\n");
+        });
+        compare("push-to-checkout declines");
+        both(&|s| hook(s, "push-to-checkout", "git read-tree -u -m HEAD \"$1\"\n"));
+        compare("push-to-checkout updates");
+    }
+}

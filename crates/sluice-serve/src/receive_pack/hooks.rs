@@ -54,6 +54,22 @@ impl Hooks {
         input: &[u8],
         env: &[(String, OsString)],
     ) -> Option<Ran> {
+        let git_dir = self.git_dir.clone();
+        let mut env = env.to_vec();
+        env.insert(0, ("GIT_DIR".to_owned(), ".".into()));
+        self.run_in(&git_dir, name, args, input, &env)
+    }
+
+    /// [`Self::run`] in directory `dir` (a work tree's hook), with only `env` beside the
+    /// push's own variables.
+    pub(super) fn run_in(
+        &self,
+        dir: &std::path::Path,
+        name: &str,
+        args: &[&str],
+        input: &[u8],
+        env: &[(String, OsString)],
+    ) -> Option<Ran> {
         use std::os::unix::fs::PermissionsExt;
         let path = self.dir.join(name);
         let meta = std::fs::metadata(&path).ok()?;
@@ -76,8 +92,7 @@ impl Hooks {
         let mut command = Command::new(&path);
         command
             .args(args)
-            .current_dir(&self.git_dir)
-            .env("GIT_DIR", ".")
+            .current_dir(dir)
             .envs(self.environment.iter().map(|(k, v)| (k, v)))
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())

@@ -5,11 +5,14 @@
 //! only from the value the client saw (a ref transaction), all of them or none with `atomic`;
 //! the client is told per ref, as git's report-status says it.
 //!
-//! `receive.*` policies are judged per command before any ref moves (`policy`).
+//! `receive.*` policies are judged per command before any ref moves (`policy`);
+//! `updateInstead` moves a non-bare repository's work tree with its branch (`deploy`).
 //!
-//! Hooks run as git runs them (`hooks`), with push options. Not yet here: `receive.keepAlive`;
-//! without side-band, what hooks and refusals say is not relayed.
+//! Hooks run as git runs them (`hooks`), with push options, the reference-transaction hook
+//! around each ref transaction. What they say reaches the client after they ran (git relays
+//! it as it comes), and `receive.keepAlive` is not sent yet.
 
+mod deploy;
 mod hooks;
 mod objects;
 mod policy;
@@ -459,6 +462,11 @@ fn update_refs(
                     messages.push(format!("error: hook declined to update {}", command.name));
                     refused = Some("hook declined".to_owned());
                 }
+            }
+        }
+        if refused.is_none() && verdict.deploy {
+            if let Err(why) = deploy::update_instead(repo, hooks, &command.new) {
+                refused = Some(why.to_owned());
             }
         }
         results.push(refused);

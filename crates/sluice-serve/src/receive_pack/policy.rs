@@ -43,6 +43,8 @@ impl Deny {
 pub(super) struct Verdict {
     pub(super) refused: Option<(&'static str, String)>,
     pub(super) warnings: Vec<String>,
+    /// `updateInstead`: the work tree moves with the branch checked out.
+    pub(super) deploy: bool,
 }
 
 /// The repository's `receive.*` settings.
@@ -129,6 +131,7 @@ impl Policy {
         let refuse = |reason, message: String| Verdict {
             refused: Some((reason, message)),
             warnings: Vec::new(),
+            deploy: false,
         };
         if current && self.checked_out {
             match self.current_branch {
@@ -138,10 +141,8 @@ impl Policy {
                     let message = format!("refusing to update checked out branch: {name}");
                     return refuse("branch is currently checked out", message);
                 }
-                Deny::UpdateInstead => {
-                    let message = format!("refusing to update checked out branch: {name} (receive.denyCurrentBranch=updateInstead is not in Sluice yet)");
-                    return refuse("branch is currently checked out", message);
-                }
+                // Checked after the others, once the update hook has agreed (as git).
+                Deny::UpdateInstead => verdict.deploy = !command.new.is_null(),
             }
         }
         if command.new.is_null() {
