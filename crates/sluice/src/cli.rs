@@ -1,7 +1,7 @@
 //! Command-line parsing, first layer: clap structures that mirror git's flags. Each command
 //! turns its arguments into the options its library takes.
 
-use crate::commands::push::PushArgs;
+use crate::commands::push::{send_pack::SendPackArgs, PushArgs};
 use crate::commands::upload_pack::{ServiceArgs, UploadPackArgs};
 use crate::commands::{checkout::CheckoutArgs, checkout_index::CheckoutIndexArgs};
 use crate::commands::{clone::CloneArgs, fetch::FetchArgs, fetch_pack::FetchPackArgs};
@@ -49,6 +49,8 @@ pub enum Command {
     Clone(CloneArgs),
     /// Update another repository's refs, sending the objects they need.
     Push(PushArgs),
+    /// Send refs and their objects to a repository (the plumbing under push).
+    SendPack(SendPackArgs),
     /// Serve every repository under a directory over smart HTTP and git://.
     Serve(ServeArgs),
 }

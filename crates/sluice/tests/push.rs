@@ -206,3 +206,33 @@ fn the_pre_push_hook_runs_as_gits() {
     ];
     compare(&env, &git, &sides, &steps);
 }
+
+/// `sluice send-pack` beside `git send-pack`: the refs named, `--all`, a refusal (255, no
+/// hint), `--dry-run`; no remote-tracking ref moves.
+#[test]
+fn send_pack_sends_as_gits() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let sides = twins(&env);
+        let steps: [&[&str]; 5] = [
+            &["../server.git", "main"],
+            &["../server.git", "main"],
+            &["../server.git", "main~1:refs/heads/main"],
+            &["--dry-run", "../server.git", "main:refs/heads/dry"],
+            &["--all", "../server.git"],
+        ];
+        for step in steps {
+            let said: Vec<Said> = (sides.iter().zip([false, true]))
+                .map(|(side, sluice)| {
+                    let mut all = vec!["send-pack"];
+                    all.extend(step);
+                    let out = env.sluice_or_git(sluice, &side.join("work"), &all);
+                    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+                    (out.status.code(), text(&out.stdout), text(&out.stderr))
+                })
+                .collect();
+            assert_eq!(said[1], said[0], "{step:?}");
+            assert_eq!(state(&env, &sides[1]), state(&env, &sides[0]), "{step:?}");
+        }
+    }
+}

@@ -81,6 +81,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Fetch(args) => fetch::run(args, &context),
         Command::Clone(args) => clone::run(args, &context),
         Command::Push(args) => push::run(args, &context),
+        Command::SendPack(args) => push::send_pack::run(args, &context),
         Command::Serve(args) => serve::run(args, &context),
     }
 }

@@ -2,6 +2,7 @@
 //! plan and options, one call, and git's report.
 
 mod report;
+pub mod send_pack;
 
 use super::remote::RemoteLines;
 use super::Context;
@@ -138,7 +139,15 @@ pub fn run(args: PushArgs, context: &Context) -> anyhow::Result<ExitCode> {
     }
     let shown = plan.shown.clone();
     match push(&repo, &plan, &options, &Said(RemoteLines::new())) {
-        Ok(outcome) => report::print(&outcome, &repo, &shown, &args),
+        Ok(outcome) => {
+            let said = report::Shown {
+                verbose: args.verbose > 0,
+                quiet: args.quiet,
+                porcelain: args.porcelain,
+                send_pack: false,
+            };
+            report::print(&outcome, &repo, &shown, &said)
+        }
         Err(e @ (PushError::NoSource(_) | PushError::PrePushDeclined)) => {
             if let PushError::NoSource(_) = e {
                 eprintln!("error: {e}");

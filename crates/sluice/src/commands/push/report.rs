@@ -2,7 +2,6 @@
 //! under `-v`, then those that moved, then those refused), the error and the one hint that
 //! fits, or `--porcelain`'s tab-separated lines and `Done`.
 
-use super::PushArgs;
 use sluice_fetch::fetch::short_name;
 use sluice_fetch::push::{PushOutcome, PushedRef, RefStatus};
 use sluice_odb::{RefTarget, Repository};
@@ -45,12 +44,21 @@ fn describe(r: &PushedRef) -> (char, String, String) {
     }
 }
 
+/// How much the report says, and for which command.
+pub(super) struct Shown {
+    pub(super) verbose: bool,
+    pub(super) quiet: bool,
+    pub(super) porcelain: bool,
+    /// `send-pack`: refusals end it with 255 and no error line or hint.
+    pub(super) send_pack: bool,
+}
+
 /// Prints the report and returns git's exit code for it.
 pub(super) fn print(
     outcome: &PushOutcome,
     repo: &Repository,
     url: &str,
-    args: &PushArgs,
+    args: &Shown,
 ) -> anyhow::Result<ExitCode> {
     if let Some((name, status)) = &outcome.atomic_failure {
         eprintln!(
@@ -62,7 +70,7 @@ pub(super) fn print(
         eprintln!("error: remote unpack failed: {reason}");
     }
     let refs = &outcome.refs;
-    let verbose = args.verbose > 0 || args.porcelain;
+    let verbose = args.verbose || args.porcelain;
     let order = (refs
         .iter()
         .filter(|r| verbose && r.status == RefStatus::UpToDate))
@@ -111,12 +119,15 @@ pub(super) fn print(
     }
     out.flush()?;
     drop(out);
-    if args.verbose > 0 {
+    if args.verbose {
         for name in &outcome.tracking {
             eprintln!("updating local tracking ref '{name}'");
         }
     }
     let refused = refs.iter().any(|r| r.status.refused());
+    if refused && args.send_pack {
+        return Ok(ExitCode::from(255));
+    }
     if refused {
         eprintln!("error: failed to push some refs to '{url}'");
         hint(repo, refs);
