@@ -17,6 +17,7 @@
 
 pub mod ancestry;
 mod bitmap;
+pub mod commit_graph;
 pub mod config;
 pub mod fsck;
 pub mod init;

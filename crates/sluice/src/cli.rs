@@ -1,6 +1,7 @@
 //! Command-line parsing, first layer: clap structures that mirror git's flags. Each command
 //! turns its arguments into the options its library takes.
 
+use crate::commands::commit_graph::CommitGraphArgs;
 use crate::commands::push::{send_pack::SendPackArgs, PushArgs};
 use crate::commands::upload_pack::{ServiceArgs, UploadPackArgs};
 use crate::commands::{checkout::CheckoutArgs, checkout_index::CheckoutIndexArgs};
@@ -51,6 +52,8 @@ pub enum Command {
     Push(PushArgs),
     /// Send refs and their objects to a repository (the plumbing under push).
     SendPack(SendPackArgs),
+    /// Write the file that lets walks skip reading commits.
+    CommitGraph(CommitGraphArgs),
     /// Serve every repository under a directory over smart HTTP and git://.
     Serve(ServeArgs),
 }

@@ -8,6 +8,7 @@ mod checkout;
 mod checkout_switch;
 mod clone;
 mod command_options;
+mod commit_graph;
 mod connectivity;
 mod fetch_head;
 mod fetch_pack;

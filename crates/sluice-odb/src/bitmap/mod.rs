@@ -330,6 +330,16 @@ fn commit_tree(odb: &ObjectDb, id: &ObjectId) -> Result<Option<ObjectId>, WalkEr
 
 /// The objects `request` asks for, counted with the first pack's bitmap; `None` when there is
 /// none or it cannot answer (then the walk must).
+/// The index positions of `pack`'s commits, as its bitmap's type index lists them; `None`
+/// when the pack has no usable bitmap.
+pub(crate) fn commit_positions(pack: &Pack) -> Option<Vec<usize>> {
+    let bitmap = PackBitmap::open(pack).ok()?;
+    bitmap.types[0]
+        .ones()
+        .map(|rank| pack.at_rank(rank))
+        .collect()
+}
+
 pub(crate) fn walk_with_bitmap(
     odb: &ObjectDb,
     request: &WalkRequest<'_>,

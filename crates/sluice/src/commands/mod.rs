@@ -3,6 +3,7 @@
 pub mod checkout;
 pub mod checkout_index;
 pub mod clone;
+pub mod commit_graph;
 pub mod fetch;
 pub mod fetch_pack;
 pub mod index_pack;
@@ -81,6 +82,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Fetch(args) => fetch::run(args, &context),
         Command::Clone(args) => clone::run(args, &context),
         Command::Push(args) => push::run(args, &context),
+        Command::CommitGraph(args) => commit_graph::run(args, &context),
         Command::SendPack(args) => push::send_pack::run(args, &context),
         Command::Serve(args) => serve::run(args, &context),
     }
