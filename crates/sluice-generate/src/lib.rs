@@ -10,7 +10,7 @@ mod delta_search;
 mod repack;
 mod write;
 
-pub use repack::{repack_all, RepackError};
+pub use repack::{repack_all, repack_all_with, RepackError, RepackOptions};
 pub use write::{write_pack, PackOptions, PackStats};
 
 use sluice_object::ObjectId;

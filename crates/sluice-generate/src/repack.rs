@@ -53,6 +53,9 @@ pub enum RepackError {
         #[source]
         source: std::io::Error,
     },
+    /// The bitmap could not be written.
+    #[error(transparent)]
+    Bitmap(#[from] sluice_odb::bitmap::BitmapWriteError),
     /// The thread writing the pack panicked.
     #[error("writing the pack failed")]
     WriterPanicked,
@@ -75,6 +78,18 @@ fn file_error(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) 
 /// Stored deltas are copied as they are wherever their base goes in too, the alternates' packs
 /// included, so borrowed history is not compressed anew.
 pub fn repack_all(repo: &Repository) -> Result<(), RepackError> {
+    repack_all_with(repo, &RepackOptions::default())
+}
+
+/// How `repack -a -d` runs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RepackOptions {
+    /// Write a reachability bitmap for the new pack (`-b`, `repack.writeBitmaps`).
+    pub write_bitmap: bool,
+}
+
+/// [`repack_all`], as `options` say.
+pub fn repack_all_with(repo: &Repository, options: &RepackOptions) -> Result<(), RepackError> {
     let objects_dir = repo.objects().dir().to_owned();
     let before = pack_files(&objects_dir.join("pack"))?;
     let odb = ObjectDb::open(&objects_dir, repo.hash())?.with_alternate_packs();
@@ -92,15 +107,16 @@ pub fn repack_all(repo: &Repository) -> Result<(), RepackError> {
         },
         &Discard,
     )?;
-    let options = PackOptions {
+    let pack_options = PackOptions {
         compression: PackOptions::compression_of(repo.config())?,
         ..PackOptions::default()
     };
+    let listed = &walked;
     let (mut reader, writer) =
         std::io::pipe().map_err(file_error("open a pipe for", &objects_dir))?;
     let stored = std::thread::scope(|scope| {
         let writing = scope.spawn(move || -> Result<(), GenerateError> {
-            let (mut writer, _) = write_pack(&odb, &walked, &options, writer, &Discard)?;
+            let (mut writer, _) = write_pack(&odb, listed, &pack_options, writer, &Discard)?;
             writer.flush()?;
             Ok(())
         });
@@ -129,9 +145,33 @@ pub fn repack_all(repo: &Repository) -> Result<(), RepackError> {
     }
     let packed = Pack::open(&new_pack.with_extension("idx"), repo.hash())?;
     prune_packed(&objects_dir, repo.hash(), |id| packed.contains(id))?;
+    if options.write_bitmap {
+        let objects = ObjectDb::open(&objects_dir, repo.hash())?;
+        // The refs' commits, tags peeled: each gets a bitmap, as git selects them.
+        let commits: Vec<ObjectId> = (tips.iter())
+            .filter_map(|id| peel_to_commit(&objects, *id))
+            .collect();
+        sluice_odb::bitmap::write_bitmap(&packed, &objects, &walked, &commits)?;
+    }
     // As git's repack (repack.updateServerInfo, on by default): the dumb HTTP files.
     sluice_odb::server_info::update_server_info(repo)?;
     Ok(())
+}
+
+/// The commit `id` names, through any tags; `None` for a tree or blob.
+fn peel_to_commit(objects: &ObjectDb, mut id: ObjectId) -> Option<ObjectId> {
+    for _ in 0..64 {
+        match objects.read(&id).ok()?? {
+            (ObjectKind::Commit, _) => return Some(id),
+            (ObjectKind::Tag, data) => {
+                id = sluice_object::parse::parse_tag(objects.hash(), &data)
+                    .ok()?
+                    .object;
+            }
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// What the indexer is told the repository has: nothing. Every object of the new pack is

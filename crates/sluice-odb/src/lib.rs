@@ -16,7 +16,7 @@
 #![deny(missing_docs)]
 
 pub mod ancestry;
-mod bitmap;
+pub mod bitmap;
 pub mod commit_graph;
 pub mod config;
 pub mod fsck;

@@ -3,6 +3,7 @@
 
 use crate::commands::commit_graph::CommitGraphArgs;
 use crate::commands::push::{send_pack::SendPackArgs, PushArgs};
+use crate::commands::repack::RepackArgs;
 use crate::commands::upload_pack::{ServiceArgs, UploadPackArgs};
 use crate::commands::{checkout::CheckoutArgs, checkout_index::CheckoutIndexArgs};
 use crate::commands::{clone::CloneArgs, fetch::FetchArgs, fetch_pack::FetchPackArgs};
@@ -54,6 +55,8 @@ pub enum Command {
     SendPack(SendPackArgs),
     /// Write the file that lets walks skip reading commits.
     CommitGraph(CommitGraphArgs),
+    /// Pack everything reachable into one pack, with its bitmap.
+    Repack(RepackArgs),
     /// Serve every repository under a directory over smart HTTP and git://.
     Serve(ServeArgs),
 }

@@ -29,6 +29,7 @@ mod quarantine;
 mod receive_pack;
 mod ref_transactions;
 mod references;
+mod repack;
 mod serve;
 mod shallow_servers;
 mod thin_and_collisions;

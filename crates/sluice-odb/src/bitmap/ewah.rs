@@ -129,6 +129,61 @@ pub(crate) fn decode(data: &[u8], bits: usize) -> Result<Bitset, EwahError> {
     Ok(out)
 }
 
+/// The most words one run-length word can repeat, and the most literals it can announce.
+const MAX_RUN: usize = u32::MAX as usize;
+const MAX_LITERALS: usize = (1 << 31) - 1;
+
+/// Encodes `set` as git serializes an EWAH bitmap: the bit count (up to the last set bit, as
+/// git counts it), the words, and the position of the last run-length word. Runs of all-clear
+/// or all-set words are compressed; other words are stored as literals.
+pub(crate) fn encode(set: &Bitset) -> Vec<u8> {
+    let used = set.words.iter().rposition(|&w| w != 0).map_or(0, |i| i + 1);
+    let words = &set.words[..used];
+    let bits = match words.last() {
+        Some(&last) => (used - 1) * 64 + (64 - last.leading_zeros() as usize),
+        None => 0,
+    };
+    let mut out: Vec<u64> = Vec::new();
+    let mut last_rlw;
+    let mut i = 0;
+    loop {
+        let fill = match words.get(i) {
+            Some(&w) if w == 0 || w == u64::MAX => Some(w),
+            _ => None,
+        };
+        let mut run = 0;
+        if let Some(fill) = fill {
+            while run < MAX_RUN && words.get(i + run) == Some(&fill) {
+                run += 1;
+            }
+        }
+        let start = i + run;
+        let mut literals = 0;
+        while literals < MAX_LITERALS {
+            match words.get(start + literals) {
+                Some(&w) if w != 0 && w != u64::MAX => literals += 1,
+                _ => break,
+            }
+        }
+        last_rlw = out.len();
+        let bit = u64::from(fill == Some(u64::MAX) && run > 0);
+        out.push(bit | (run as u64) << 1 | (literals as u64) << 33);
+        out.extend_from_slice(&words[start..start + literals]);
+        i = start + literals;
+        if i >= words.len() {
+            break;
+        }
+    }
+    let mut bytes = Vec::with_capacity(12 + 8 * out.len());
+    bytes.extend_from_slice(&(bits as u32).to_be_bytes());
+    bytes.extend_from_slice(&(out.len() as u32).to_be_bytes());
+    for word in &out {
+        bytes.extend_from_slice(&word.to_be_bytes());
+    }
+    bytes.extend_from_slice(&(last_rlw as u32).to_be_bytes());
+    bytes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,5 +220,18 @@ mod tests {
         assert!(decode(&missing_literals, 128).is_err());
         assert!(decode(&serialize(1000, &[]), 64).is_err());
         assert!(decode(&[0, 0, 0, 1, 0, 0, 0, 9], 64).is_err());
+    }
+
+    #[test]
+    fn encoding_round_trips() {
+        let mut set = Bitset::new(1000);
+        for bit in (0..200).chain([300, 301, 640, 999]) {
+            set.set(bit);
+        }
+        let bytes = encode(&set);
+        assert_eq!(serialized_len(&bytes).unwrap(), bytes.len());
+        assert_eq!(decode(&bytes, 1000).unwrap(), set);
+        let empty = encode(&Bitset::new(64));
+        assert_eq!(decode(&empty, 64).unwrap(), Bitset::new(64));
     }
 }

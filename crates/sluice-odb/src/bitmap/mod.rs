@@ -9,6 +9,9 @@
 //! aside, and the revision walk answers instead.
 
 mod ewah;
+mod write;
+
+pub use write::{write_bitmap, BitmapWriteError};
 
 use crate::mmap::{map, Mapped};
 use crate::odb::ObjectDb;

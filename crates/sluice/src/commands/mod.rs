@@ -9,6 +9,7 @@ pub mod fetch_pack;
 pub mod index_pack;
 pub mod push;
 mod remote;
+pub mod repack;
 pub mod serve;
 pub mod upload_pack;
 pub mod verify_pack;
@@ -83,6 +84,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Clone(args) => clone::run(args, &context),
         Command::Push(args) => push::run(args, &context),
         Command::CommitGraph(args) => commit_graph::run(args, &context),
+        Command::Repack(args) => repack::run(args, &context),
         Command::SendPack(args) => push::send_pack::run(args, &context),
         Command::Serve(args) => serve::run(args, &context),
     }

@@ -1,0 +1,249 @@
+//! Writing a pack's reachability bitmap (`gitformat-pack`, `.bitmap` v1): the four type
+//! bitmaps, one EWAH bitmap of everything reachable for each selected commit, and the
+//! name-hash cache, for a pack that holds everything its refs reach (what `repack -a` writes).
+//!
+//! Selected commits: the refs' commits and a spread of history (every `SPREAD`th commit of the
+//! walk's order, newest first), at most `MAX_SELECTED`. Each bitmap is built oldest first: a
+//! commit's walk stops at a selected ancestor, whose bitmap is ORed in, and at any object
+//! already set (a set tree has its whole content set), so each tree is read about once.
+
+use super::ewah::{encode, Bitset};
+use super::{FULL_DAG, HASH_CACHE};
+use crate::odb::{ObjectDb, OdbError};
+use crate::pack::Pack;
+use crate::walk::Walked;
+use sluice_object::parse::{parse_commit, tree_entries, ParseError};
+use sluice_object::{IdMap, ObjectId, ObjectKind};
+use std::path::PathBuf;
+
+/// Every this many commits of history gets a bitmap, besides the refs' commits.
+const SPREAD: usize = 100;
+/// The most bitmaps written (each is held whole while the others are built).
+const MAX_SELECTED: usize = 1000;
+
+/// Why no bitmap was written (the pack stays usable without one).
+#[derive(Debug, thiserror::Error)]
+pub enum BitmapWriteError {
+    /// An object could not be read.
+    #[error(transparent)]
+    Odb(#[from] OdbError),
+    /// An object the refs reach is not in the pack.
+    #[error("object {0} is not in the pack: a bitmap needs every reachable object")]
+    NotInPack(ObjectId),
+    /// A commit or tree cannot be parsed.
+    #[error("malformed object {id}: {source}")]
+    Malformed {
+        /// The object.
+        id: ObjectId,
+        /// What is wrong with it.
+        #[source]
+        source: ParseError,
+    },
+    /// The file could not be written.
+    #[error(transparent)]
+    Write(#[from] crate::lockfile::LockError),
+}
+
+/// Writes `<pack>.bitmap` for `pack`, which holds every object of `walked` (kinds and name
+/// hashes from there) and every commit of `tips`; `objects` reads commits and trees.
+pub fn write_bitmap(
+    pack: &Pack,
+    objects: &ObjectDb,
+    walked: &Walked,
+    tips: &[ObjectId],
+) -> Result<PathBuf, BitmapWriteError> {
+    let count = pack.index().len();
+    // Every object's bit, found once: the walks below look up each tree entry they meet, and a
+    // search of the index per entry was most of their time.
+    let mut bits: IdMap<u32> = IdMap::default();
+    bits.reserve(walked.objects.len());
+    for object in &walked.objects {
+        let bit = (pack.index().lookup(&object.id))
+            .and_then(|p| pack.rank_of(p))
+            .ok_or(BitmapWriteError::NotInPack(object.id))?;
+        bits.insert(object.id, bit as u32);
+    }
+    let bit_of = |id: &ObjectId| -> Result<usize, BitmapWriteError> {
+        bits.get(id)
+            .map(|&bit| bit as usize)
+            .ok_or(BitmapWriteError::NotInPack(*id))
+    };
+    let mut types = [(); 4].map(|_| Bitset::new(count));
+    let mut hashes = vec![0u32; count];
+    let mut commits: Vec<ObjectId> = Vec::new();
+    for object in &walked.objects {
+        let kind = match object.kind {
+            ObjectKind::Commit => 0,
+            ObjectKind::Tree => 1,
+            ObjectKind::Blob => 2,
+            ObjectKind::Tag => 3,
+        };
+        types[kind].set(bit_of(&object.id)?);
+        if let Some(position) = pack.index().lookup(&object.id) {
+            hashes[position] = object.name_hash;
+        }
+        if object.kind == ObjectKind::Commit {
+            commits.push(object.id);
+        }
+    }
+    let graph = CommitGraph::read(objects, &commits)?;
+    let selected = select(&graph, &commits, tips);
+    let mut built: IdMap<Bitset> = IdMap::default();
+    for commit in &selected {
+        let bitmap = reachable(objects, &graph, commit, &built, count, &bit_of)?;
+        built.insert(*commit, bitmap);
+    }
+    let mut out = Vec::new();
+    out.extend_from_slice(b"BITM");
+    out.extend_from_slice(&1u16.to_be_bytes());
+    out.extend_from_slice(&(FULL_DAG | HASH_CACHE).to_be_bytes());
+    out.extend_from_slice(&(selected.len() as u32).to_be_bytes());
+    out.extend_from_slice(pack.index().pack_checksum().as_bytes());
+    for set in &types {
+        out.extend_from_slice(&encode(set));
+    }
+    for commit in &selected {
+        let position = pack
+            .index()
+            .lookup(commit)
+            .ok_or(BitmapWriteError::NotInPack(*commit))?;
+        out.extend_from_slice(&(position as u32).to_be_bytes());
+        // No XOR against an earlier entry, no flags.
+        out.extend_from_slice(&[0, 0]);
+        out.extend_from_slice(&encode(&built[commit]));
+    }
+    for hash in &hashes {
+        out.extend_from_slice(&hash.to_be_bytes());
+    }
+    let mut checksum = sluice_object::TrailerHasher::new(objects.hash());
+    checksum.update(&out);
+    out.extend_from_slice(checksum.finalize().as_bytes());
+    let path = pack.path().with_extension("bitmap");
+    crate::lockfile::write_locked(&path, &out, false)?;
+    // Read-only, as git leaves the files of a pack.
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444));
+    Ok(path)
+}
+
+/// Each commit's parents and tree, and its topological level.
+struct CommitGraph {
+    nodes: IdMap<(Vec<ObjectId>, ObjectId)>,
+    level: IdMap<u32>,
+}
+
+impl CommitGraph {
+    fn read(objects: &ObjectDb, commits: &[ObjectId]) -> Result<CommitGraph, BitmapWriteError> {
+        let mut nodes = IdMap::default();
+        for id in commits {
+            let data = match objects.read(id)? {
+                Some((ObjectKind::Commit, data)) => data,
+                _ => return Err(BitmapWriteError::NotInPack(*id)),
+            };
+            let commit = parse_commit(objects.hash(), &data)
+                .map_err(|source| BitmapWriteError::Malformed { id: *id, source })?;
+            nodes.insert(*id, (commit.parents, commit.tree));
+        }
+        let mut level: IdMap<u32> = IdMap::default();
+        let mut stack = Vec::new();
+        for id in commits {
+            stack.push(*id);
+            while let Some(&at) = stack.last() {
+                if level.contains_key(&at) {
+                    stack.pop();
+                    continue;
+                }
+                let parents = nodes.get(&at).map(|n| &n.0[..]).unwrap_or(&[]);
+                let waiting: Vec<ObjectId> = (parents.iter())
+                    .filter(|p| nodes.contains_key(*p) && !level.contains_key(*p))
+                    .copied()
+                    .collect();
+                if !waiting.is_empty() {
+                    stack.extend(waiting);
+                    continue;
+                }
+                stack.pop();
+                let highest = parents.iter().filter_map(|p| level.get(p)).max().copied();
+                level.insert(at, highest.map_or(1, |l| l + 1));
+            }
+        }
+        Ok(CommitGraph { nodes, level })
+    }
+}
+
+/// The commits given bitmaps, oldest first: the tips, and every `SPREAD`th commit of
+/// `commits` (newest first, as the walk lists them).
+fn select(graph: &CommitGraph, commits: &[ObjectId], tips: &[ObjectId]) -> Vec<ObjectId> {
+    let mut chosen: Vec<ObjectId> = (tips.iter())
+        .filter(|t| graph.nodes.contains_key(*t))
+        .copied()
+        .collect();
+    chosen.extend(commits.iter().step_by(SPREAD).copied());
+    chosen.sort_unstable();
+    chosen.dedup();
+    // Keep the newest when there are too many: those are what clones and fetches ask for.
+    chosen.sort_by_key(|id| std::cmp::Reverse(graph.level[id]));
+    chosen.truncate(MAX_SELECTED);
+    chosen.reverse();
+    chosen
+}
+
+/// Everything `commit` reaches, from the bitmaps of selected ancestors already built and a walk
+/// of the rest.
+fn reachable(
+    objects: &ObjectDb,
+    graph: &CommitGraph,
+    commit: &ObjectId,
+    built: &IdMap<Bitset>,
+    count: usize,
+    bit_of: &dyn Fn(&ObjectId) -> Result<usize, BitmapWriteError>,
+) -> Result<Bitset, BitmapWriteError> {
+    let mut set = Bitset::new(count);
+    // Newest first (highest level): a selected ancestor is met, and its bitmap ORed in, before
+    // any of its own ancestors, so the walk never goes below what a bitmap covers.
+    let mut commits = std::collections::BinaryHeap::from([(graph.level[commit], *commit)]);
+    let mut trees = Vec::new();
+    while let Some((_, id)) = commits.pop() {
+        let bit = bit_of(&id)?;
+        if set.get(bit) {
+            continue;
+        }
+        if id != *commit {
+            if let Some(ancestor) = built.get(&id) {
+                set.or(ancestor);
+                continue;
+            }
+        }
+        set.set(bit);
+        let (parents, tree) = &graph.nodes[&id];
+        for parent in parents {
+            if let Some(&level) = graph.level.get(parent) {
+                commits.push((level, *parent));
+            }
+        }
+        trees.push(*tree);
+        while let Some(tree) = trees.pop() {
+            let bit = bit_of(&tree)?;
+            if set.get(bit) {
+                continue;
+            }
+            set.set(bit);
+            let data = match objects.read(&tree)? {
+                Some((ObjectKind::Tree, data)) => data,
+                _ => return Err(BitmapWriteError::NotInPack(tree)),
+            };
+            for entry in tree_entries(objects.hash(), &data) {
+                let entry =
+                    entry.map_err(|source| BitmapWriteError::Malformed { id: tree, source })?;
+                if entry.is_gitlink() {
+                    continue;
+                }
+                match entry.is_tree() {
+                    true => trees.push(entry.id),
+                    false => set.set(bit_of(&entry.id)?),
+                }
+            }
+        }
+    }
+    Ok(set)
+}

@@ -1,0 +1,96 @@
+//! `sluice repack -a -d [-b]`: one pack of everything reachable, the old packs and loose
+//! copies gone, and a reachability bitmap git accepts (`git rev-list --test-bitmap` for every
+//! branch and tag) and Sluice's server counts with.
+
+use crate::util::{gits, stderr, Env};
+use std::path::Path;
+
+fn pack_files(repo: &Path, extension: &str) -> usize {
+    std::fs::read_dir(repo.join("objects/pack"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == extension)
+        })
+        .count()
+}
+
+#[test]
+fn repack_writes_one_pack_and_a_bitmap_git_accepts() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let work = env.init("work", false);
+        for i in 0..40 {
+            std::fs::create_dir_all(work.join(format!("d{}", i % 4))).unwrap();
+            std::fs::write(
+                work.join(format!("d{}/f{}", i % 4, i % 7)),
+                format!("{i}\n"),
+            )
+            .unwrap();
+            env.git(&work, &["add", "."]);
+            env.git(&work, &["commit", "-q", "-m", &format!("c{i}")]);
+            if i % 10 == 5 {
+                env.git(&work, &["branch", &format!("b{i}")]);
+                env.git(&work, &["tag", "-a", "-m", "t", &format!("v{i}")]);
+            }
+            if i == 20 {
+                env.git(&work, &["checkout", "-q", "-b", "side", "HEAD~3"]);
+            }
+            if i == 30 {
+                env.git(&work, &["checkout", "-q", "master"]);
+                env.git(&work, &["merge", "-q", "--no-edit", "side"]);
+            }
+        }
+        let bare = env.path().join("bare.git");
+        env.git(env.path(), &["clone", "-q", "--bare", "work", "bare.git"]);
+        // Loose objects and a second pack beside the first.
+        env.git(&work, &["commit", "-q", "--allow-empty", "-m", "loose"]);
+        env.git(
+            &work,
+            &[
+                "push",
+                "-q",
+                bare.to_str().unwrap(),
+                "HEAD:refs/heads/loose",
+            ],
+        );
+        let out = env.sluice(&bare, &["repack", "-a", "-d"], b"");
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(pack_files(&bare, "pack"), 1);
+        assert_eq!(pack_files(&bare, "bitmap"), 1, "bare: a bitmap by default");
+        let counted = String::from_utf8(env.git(&bare, &["count-objects", "-v"])).unwrap();
+        assert!(counted.contains("count: 0\n"), "{counted}");
+        // Tags peeled: --test-bitmap takes a commit.
+        let peeled = "--format=%(if)%(*objectname)%(then)%(*objectname)%(else)%(objectname)%(end)";
+        let tips = String::from_utf8(env.git(&bare, &["for-each-ref", peeled])).unwrap();
+        for tip in tips.lines() {
+            let out = env
+                .git_command(&bare, &["rev-list", "--test-bitmap", tip])
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{tip}: {}", stderr(&out));
+            assert!(
+                String::from_utf8_lossy(&out.stdout).contains("OK!")
+                    || stderr(&out).contains("OK!")
+            );
+        }
+        env.git(&bare, &["fsck", "--strict"]);
+        // A clone through Sluice's server (which counts with the bitmap) is complete.
+        let clone = env.path().join("clone");
+        let url = format!("file://{}", bare.display());
+        let out = env.sluice(
+            env.path(),
+            &["clone", "-q", "--bare", &url, clone.to_str().unwrap()],
+            b"",
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        env.git(&clone, &["fsck", "--strict"]);
+        // Not bare: no bitmap unless asked.
+        let out = env.sluice(&work, &["repack", "-a", "-d"], b"");
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(pack_files(&work.join(".git"), "bitmap"), 0);
+    }
+}
