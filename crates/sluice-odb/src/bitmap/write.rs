@@ -2,7 +2,8 @@
 //! bitmaps, one EWAH bitmap of everything reachable for each selected commit, and the
 //! name-hash cache, for a pack that holds everything its refs reach (what `repack -a` writes).
 //!
-//! Selected commits: the refs' commits and a spread of history (every `SPREAD`th commit of the
+//! Each bitmap is stored XORed against one of the ten before it when that is smaller, as git
+//! stores them. Selected commits: the refs' commits and a spread of history (every `SPREAD`th commit of the
 //! walk's order, newest first), at most `MAX_SELECTED`. Each bitmap is built oldest first: a
 //! commit's walk stops at a selected ancestor, whose bitmap is ORed in, and at any object
 //! already set (a set tree has its whole content set), so each tree is read about once.
@@ -102,15 +103,16 @@ pub fn write_bitmap(
     for set in &types {
         out.extend_from_slice(&encode(set));
     }
-    for commit in &selected {
+    for (k, commit) in selected.iter().enumerate() {
         let position = pack
             .index()
             .lookup(commit)
             .ok_or(BitmapWriteError::NotInPack(*commit))?;
         out.extend_from_slice(&(position as u32).to_be_bytes());
-        // No XOR against an earlier entry, no flags.
-        out.extend_from_slice(&[0, 0]);
-        out.extend_from_slice(&encode(&built[commit]));
+        let (xor, bytes) = smallest_encoding(&selected, &built, k);
+        // The XOR offset, then no flags.
+        out.extend_from_slice(&[xor, 0]);
+        out.extend_from_slice(&bytes);
     }
     for hash in &hashes {
         out.extend_from_slice(&hash.to_be_bytes());
@@ -124,6 +126,26 @@ pub fn write_bitmap(
     use std::os::unix::fs::PermissionsExt;
     let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444));
     Ok(path)
+}
+
+/// The entries an entry may be XORed against: the last ten (git's search).
+const XOR_SEARCH: usize = 10;
+
+/// Entry `k`'s bitmap encoded as it is, or XORed against one of the entries just before it
+/// when that is smaller (neighbouring commits reach nearly the same objects); returns the
+/// offset back to that entry (0 for none) and the bytes.
+fn smallest_encoding(selected: &[ObjectId], built: &IdMap<Bitset>, k: usize) -> (u8, Vec<u8>) {
+    let own = &built[&selected[k]];
+    let mut best = (0u8, encode(own));
+    for back in 1..=XOR_SEARCH.min(k) {
+        let mut xored = own.clone();
+        xored.xor(&built[&selected[k - back]]);
+        let bytes = encode(&xored);
+        if bytes.len() < best.1.len() {
+            best = (back as u8, bytes);
+        }
+    }
+    best
 }
 
 /// Each commit's parents and tree, and its topological level.
