@@ -74,7 +74,7 @@ fn twins(
     (theirs_url, ours_url, theirs, ours)
 }
 
-fn work_with_commits(env: &Env) -> std::path::PathBuf {
+pub(crate) fn work_with_commits(env: &Env) -> std::path::PathBuf {
     let work = env.init("work", false);
     for name in ["one", "two"] {
         std::fs::write(work.join(name), format!("{name}\n")).unwrap();
@@ -243,18 +243,11 @@ fn a_large_push_is_streamed() {
     env.git(&repo, &["fsck", "--strict"]);
 }
 
-/// A push whose pack is cut off (the client vanished) is refused: the refs do not move, no
-/// object and no temporary file of it stays, and the server goes on taking pushes.
-#[test]
-fn a_push_cut_off_mid_pack_leaves_nothing() {
-    let env = Env::new();
-    let work = work_with_commits(&env);
-    let repo = env.init("ours.git", true);
-    env.git(&repo, &["config", "http.receivepack", "true"]);
-    env.git(&repo, &["config", "receive.unpackLimit", "1"]);
-    let server = Server::start(&env, ".", &[]);
-    let head = String::from_utf8(env.git(&work, &["rev-parse", "HEAD"])).unwrap();
-    let pack = env.git_with_input(&work, &["pack-objects", "--revs", "--stdout"], b"HEAD\n");
+/// A push over a raw connection to `server` that stops halfway through its pack, announcing
+/// 1,000 bytes more than it sends; returns the connection, still open.
+fn half_a_push(env: &Env, work: &Path, server: &Server) -> std::net::TcpStream {
+    let head = String::from_utf8(env.git(work, &["rev-parse", "HEAD"])).unwrap();
+    let pack = env.git_with_input(work, &["pack-objects", "--revs", "--stdout"], b"HEAD\n");
     let command = format!(
         "{} {} refs/heads/main\0report-status\n",
         "0".repeat(40),
@@ -270,16 +263,35 @@ fn a_push_cut_off_mid_pack_leaves_nothing() {
     );
     socket.write_all(request.as_bytes()).unwrap();
     socket.write_all(&body).unwrap();
+    socket
+}
+
+/// Nothing of a push that did not finish is left in `repo`, and the server takes the next.
+fn nothing_left_and_next_push_lands(env: &Env, work: &Path, repo: &Path, server: &Server) {
+    assert_eq!(refs(env, repo), "");
+    assert_eq!(leftovers(repo), Vec::<String>::new());
+    assert_eq!(storage(env, repo), ["count: 0", "in-pack: 0", "packs: 0"]);
+    let url = format!("http://{}/ours.git", server.http());
+    let (code, said) = push(env, work, &url, &[], &["HEAD:refs/heads/main"]);
+    assert_eq!(code, Some(0), "{said}");
+    env.git(repo, &["fsck", "--strict"]);
+}
+
+/// A push whose pack is cut off (the client vanished) is refused: the refs do not move, no
+/// object and no temporary file of it stays, and the server goes on taking pushes.
+#[test]
+fn a_push_cut_off_mid_pack_leaves_nothing() {
+    let env = Env::new();
+    let work = work_with_commits(&env);
+    let repo = env.init("ours.git", true);
+    env.git(&repo, &["config", "http.receivepack", "true"]);
+    env.git(&repo, &["config", "receive.unpackLimit", "1"]);
+    let server = Server::start(&env, ".", &[]);
+    let mut socket = half_a_push(&env, &work, &server);
     socket.shutdown(std::net::Shutdown::Write).unwrap();
     let mut answer = Vec::new();
     let _ = socket.read_to_end(&mut answer);
-    assert_eq!(refs(&env, &repo), "");
-    assert_eq!(leftovers(&repo), Vec::<String>::new());
-    assert_eq!(storage(&env, &repo), ["count: 0", "in-pack: 0", "packs: 0"]);
-    let url = format!("http://{}/ours.git", server.http());
-    let (code, said) = push(&env, &work, &url, &[], &["HEAD:refs/heads/main"]);
-    assert_eq!(code, Some(0), "{said}");
-    env.git(&repo, &["fsck", "--strict"]);
+    nothing_left_and_next_push_lands(&env, &work, &repo, &server);
 }
 
 /// git:// takes pushes only where `--enable=receive-pack` (or the repository) says so.
@@ -313,33 +325,13 @@ fn a_silent_pusher_is_dropped_and_leaves_nothing() {
     env.git(&repo, &["config", "http.receivepack", "true"]);
     env.git(&repo, &["config", "receive.unpackLimit", "1"]);
     let server = Server::start(&env, ".", &["--timeout", "1"]);
-    let head = String::from_utf8(env.git(&work, &["rev-parse", "HEAD"])).unwrap();
-    let pack = env.git_with_input(&work, &["pack-objects", "--revs", "--stdout"], b"HEAD\n");
-    let command = format!(
-        "{} {} refs/heads/main\0report-status\n",
-        "0".repeat(40),
-        head.trim()
-    );
-    let mut body = format!("{:04x}{command}0000", command.len() + 4).into_bytes();
-    body.extend_from_slice(&pack.stdout[..pack.stdout.len() / 2]);
-    let mut socket = std::net::TcpStream::connect(server.http()).unwrap();
-    let request = format!(
-        "POST /ours.git/git-receive-pack HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
-        body.len() + 1000
-    );
-    socket.write_all(request.as_bytes()).unwrap();
-    socket.write_all(&body).unwrap();
+    let mut socket = half_a_push(&env, &work, &server);
     // Silent from here on, connection open: the server must give up on its own.
     let started = std::time::Instant::now();
     let mut answer = Vec::new();
     let _ = socket.read_to_end(&mut answer);
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
-    assert_eq!(refs(&env, &repo), "");
-    assert_eq!(leftovers(&repo), Vec::<String>::new());
-    assert_eq!(storage(&env, &repo), ["count: 0", "in-pack: 0", "packs: 0"]);
-    let url = format!("http://{}/ours.git", server.http());
-    let (code, said) = push(&env, &work, &url, &[], &["HEAD:refs/heads/main"]);
-    assert_eq!(code, Some(0), "{said}");
+    nothing_left_and_next_push_lands(&env, &work, &repo, &server);
 }
 
 /// 16 git clients pushing at once through `sluice serve`: to 16 branches, all land; racing on

@@ -5,22 +5,17 @@
 //! made twice, by git and by Sluice, into twin repositories behind the same server: the same
 //! exit code, the same words, the same refs, and `git fsck --strict` clean.
 
+use crate::http_push::work_with_commits;
 use crate::serve::{fake_ssh, Server};
-use crate::transports::{free_port, serve_with, wait_for_port, Kind};
+use crate::transports::{git_daemon, serve_with, Kind};
 use crate::util::{gits, stderr, Env};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// A work repository with two commits and a tag, and two empty bare repositories beside it
 /// that take pushes over HTTP.
 fn setup(env: &Env) -> std::path::PathBuf {
-    let work = env.init("work", false);
-    for name in ["one", "two"] {
-        std::fs::write(work.join(name), format!("{name}\n")).unwrap();
-        env.git(&work, &["add", name]);
-        env.git(&work, &["commit", "-q", "-m", name]);
-    }
-    env.git(&work, &["tag", "-a", "-m", "v1", "v1"]);
+    let work = work_with_commits(env);
     for name in ["theirs.git", "ours.git"] {
         let repo = env.init(name, true);
         env.git(&repo, &["config", "http.receivepack", "true"]);
@@ -57,34 +52,6 @@ fn push(
         None => url.to_owned(),
     };
     (out.status.code(), stderr(&out).replace(&shown, "<url>"))
-}
-
-/// git daemon serving `env`'s directory, taking pushes.
-fn git_daemon(env: &Env, git: &Path) -> (std::process::Child, u16) {
-    let port = free_port();
-    let exec_path = Command::new(git)
-        .arg("--exec-path")
-        .output()
-        .unwrap()
-        .stdout;
-    let daemon = Path::new(String::from_utf8(exec_path).unwrap().trim()).join("git-daemon");
-    let child = Command::new(daemon)
-        .args([
-            "--reuseaddr",
-            "--export-all",
-            "--enable=receive-pack",
-            "--listen=127.0.0.1",
-        ])
-        .arg(format!("--port={port}"))
-        .arg(format!("--base-path={}", env.path().display()))
-        .arg(env.path())
-        .env("HOME", env.path().join("home"))
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for_port(port);
-    (child, port)
 }
 
 /// The same pushes by git and by Sluice to `url_of("theirs.git")` and `url_of("ours.git")`.
@@ -136,7 +103,7 @@ fn sluice_pushes_over_every_transport_as_git() {
             &[],
         );
         // git daemon.
-        let (mut daemon, port) = git_daemon(&env, &git);
+        let (mut daemon, port) = git_daemon(&env, &git, &["--enable=receive-pack"]);
         twin_pushes(
             &env,
             &work,

@@ -150,26 +150,7 @@ pub(crate) fn serve_with(env: &Env, kind: Kind, git: &Path, http_env: &[(&str, &
             _server: Running::None,
         },
         Kind::Daemon => {
-            let port = free_port();
-            // git-daemon itself, not `git daemon` (whose child would outlive a kill).
-            let exec_path = Command::new(git)
-                .arg("--exec-path")
-                .output()
-                .unwrap()
-                .stdout;
-            let daemon =
-                PathBuf::from(String::from_utf8(exec_path).unwrap().trim()).join("git-daemon");
-            let child = Command::new(daemon)
-                .args(["--reuseaddr", "--export-all", "--listen=127.0.0.1"])
-                .arg(format!("--port={port}"))
-                .arg(format!("--base-path={}", env.path().display()))
-                .arg(env.path())
-                .env("HOME", env.path().join("home"))
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap();
-            wait_for_port(port);
+            let (child, port) = git_daemon(env, git, &[]);
             Served {
                 url: format!("git://127.0.0.1:{port}/source.git"),
                 upload_pack: None,
@@ -227,6 +208,32 @@ pub(crate) fn serve_with(env: &Env, kind: Kind, git: &Path, http_env: &[(&str, &
             }
         }
     }
+}
+
+/// git daemon serving `env`'s directory (every repository exported) with `extra` options, on
+/// a free port: the child and the port.
+pub(crate) fn git_daemon(env: &Env, git: &Path, extra: &[&str]) -> (Child, u16) {
+    let port = free_port();
+    // git-daemon itself, not `git daemon` (whose child would outlive a kill).
+    let exec_path = Command::new(git)
+        .arg("--exec-path")
+        .output()
+        .unwrap()
+        .stdout;
+    let daemon = PathBuf::from(String::from_utf8(exec_path).unwrap().trim()).join("git-daemon");
+    let child = Command::new(daemon)
+        .args(["--reuseaddr", "--export-all", "--listen=127.0.0.1"])
+        .args(extra)
+        .arg(format!("--port={port}"))
+        .arg(format!("--base-path={}", env.path().display()))
+        .arg(env.path())
+        .env("HOME", env.path().join("home"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_port(port);
+    (child, port)
 }
 
 /// Runs `program` (git or sluice) with the served options; must succeed.
