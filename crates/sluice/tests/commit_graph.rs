@@ -94,3 +94,53 @@ fn commit_graph_is_written_as_git_writes_it() {
         }
     }
 }
+
+/// Sluice reads the commit-graph git writes: every commit's parents are what the commit says,
+/// and ancestry answered from the graph (generations cutting the walk short) is git's
+/// `merge-base --is-ancestor`, for every pair of commits.
+#[test]
+fn the_graph_is_read_as_git_wrote_it() {
+    let env = Env::new();
+    let repo = history(&env);
+    env.git(
+        &repo,
+        &["commit-graph", "write", "--reachable", "--no-progress"],
+    );
+    let git_dir = repo.join(".git");
+    let hash = sluice_object::HashKind::Sha1;
+    let graph = sluice_odb::commit_graph::GraphReader::open(&git_dir.join("objects"), hash)
+        .expect("a usable graph");
+    let listed = String::from_utf8(env.git(&repo, &["rev-list", "--parents", "--all"])).unwrap();
+    let parse = |hex: &str| sluice_object::ObjectId::from_hex(hash, hex.as_bytes()).unwrap();
+    let mut commits = Vec::new();
+    for line in listed.lines() {
+        let mut ids = line.split(' ').map(parse);
+        let commit = ids.next().unwrap();
+        let position = graph.position(&commit).unwrap();
+        let parents: Vec<_> = (graph.parents(position).unwrap().into_iter())
+            .map(|p| graph.id(p).unwrap())
+            .collect();
+        assert_eq!(parents, ids.collect::<Vec<_>>());
+        commits.push(commit);
+    }
+    let repository = sluice_odb::Repository::discover(&repo).unwrap();
+    for old in &commits {
+        for new in &commits {
+            let ours = sluice_odb::ancestry::is_ancestor(repository.objects(), old, new);
+            let theirs = env
+                .git_command(
+                    &repo,
+                    &[
+                        "merge-base",
+                        "--is-ancestor",
+                        &old.to_string(),
+                        &new.to_string(),
+                    ],
+                )
+                .status()
+                .unwrap()
+                .success();
+            assert_eq!(ours, theirs, "{old} {new}");
+        }
+    }
+}

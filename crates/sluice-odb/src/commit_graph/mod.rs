@@ -1,7 +1,7 @@
 //! The commit-graph file (`gitformat-commit-graph`): every commit's tree, parents, commit
 //! time, topological level and corrected commit date, by position in a sorted id list, so
-//! that walks need not inflate commits. This module is its one home: the layout below, and the
-//! writer (`write`).
+//! that walks need not inflate commits. This module is its one home: the layout below, the
+//! reader (`read`) and the writer (`write`).
 //!
 //! Layout: a header (`CGPH`, version 1, hash version, chunk count, base graph count), a table
 //! of chunks (4-byte id, 8-byte offset; a zero id ends it at the end of the last chunk), the
@@ -10,8 +10,10 @@
 //! two parent positions, level and time), `GDA2` (corrected commit date offsets), `GDO2`
 //! (offsets too large for 31 bits), `EDGE` (third and later parents of octopus merges).
 
+mod read;
 mod write;
 
+pub use read::GraphReader;
 pub use write::{write_reachable, CommitGraphError, Written};
 
 /// The chunk ids, as the format names them.

@@ -1,0 +1,207 @@
+//! Reading the commit-graph file: a commit's position, parents and generation without
+//! inflating it. Every offset is checked against the file, and a file that does not hold
+//! together (wrong signature, hash, chunk table or sizes) is not used: walks then read the
+//! commits themselves, as they do without one.
+
+use super::*;
+use crate::mmap::{map, Mapped};
+use sluice_object::{HashKind, ObjectId};
+use std::path::Path;
+
+/// An opened commit-graph.
+pub struct GraphReader {
+    data: Mapped,
+    hash: HashKind,
+    count: usize,
+    fanout: usize,
+    lookup: usize,
+    commit_data: usize,
+    generation: Option<usize>,
+    overflow: Option<(usize, usize)>,
+    edges: Option<(usize, usize)>,
+}
+
+impl std::fmt::Debug for GraphReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GraphReader")
+            .field("commits", &self.count)
+            .finish()
+    }
+}
+
+impl GraphReader {
+    /// The graph of the object directory `objects`, if it has a usable one.
+    pub fn open(objects: &Path, hash: HashKind) -> Option<GraphReader> {
+        let file = std::fs::File::open(objects.join("info").join("commit-graph")).ok()?;
+        let data = map(&file).ok()?;
+        GraphReader::parse(data, hash)
+    }
+
+    fn parse(data: Mapped, hash: HashKind) -> Option<GraphReader> {
+        let bytes = data.as_ref();
+        let id_len = hash.len_in_bytes();
+        let hash_version = match hash {
+            HashKind::Sha1 => 1,
+        };
+        if bytes.len() < 8 + 12 + id_len || &bytes[..4] != b"CGPH" || bytes[4] != 1 {
+            return None;
+        }
+        // Base graphs (a split chain) are not read here.
+        if bytes[5] != hash_version || bytes[7] != 0 {
+            return None;
+        }
+        let chunks = usize::from(bytes[6]);
+        let end = bytes.len() - id_len;
+        let mut table = Vec::with_capacity(chunks + 1);
+        for i in 0..=chunks {
+            let at = 8 + 12 * i;
+            let entry = bytes.get(at..at + 12)?;
+            let offset = usize::try_from(u64::from_be_bytes(entry[4..].try_into().ok()?)).ok()?;
+            if offset > end {
+                return None;
+            }
+            table.push((<[u8; 4]>::try_from(&entry[..4]).ok()?, offset));
+        }
+        let chunk = |id: [u8; 4]| -> Option<(usize, usize)> {
+            let i = table[..chunks].iter().position(|(c, _)| *c == id)?;
+            let (start, next) = (table[i].1, table[i + 1].1);
+            (next >= start).then_some((start, next - start))
+        };
+        let (fanout, fanout_len) = chunk(OID_FANOUT)?;
+        if fanout_len != 256 * 4 {
+            return None;
+        }
+        let count = be32(bytes, fanout + 255 * 4)? as usize;
+        let (lookup, lookup_len) = chunk(OID_LOOKUP)?;
+        let (commit_data, data_len) = chunk(COMMIT_DATA)?;
+        if lookup_len != count * id_len || data_len != count * (id_len + 16) {
+            return None;
+        }
+        let generation = match chunk(GENERATION_DATA) {
+            Some((at, len)) if len == count * 4 => Some(at),
+            Some(_) => return None,
+            None => None,
+        };
+        Some(GraphReader {
+            data,
+            hash,
+            count,
+            fanout,
+            lookup,
+            commit_data,
+            generation,
+            overflow: chunk(GENERATION_OVERFLOW),
+            edges: chunk(EXTRA_EDGES),
+        })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        self.data.as_ref()
+    }
+
+    /// The number of commits.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether the graph holds no commit.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The commit at `position`.
+    pub fn id(&self, position: u32) -> Option<ObjectId> {
+        let len = self.hash.len_in_bytes();
+        let at = self.lookup + position as usize * len;
+        ObjectId::from_bytes(self.hash, self.bytes().get(at..at + len)?).ok()
+    }
+
+    /// Where `id` is, if the graph has it.
+    pub fn position(&self, id: &ObjectId) -> Option<u32> {
+        let first = usize::from(id.as_bytes()[0]);
+        let lo = match first {
+            0 => 0,
+            _ => be32(self.bytes(), self.fanout + (first - 1) * 4)? as usize,
+        };
+        let hi = (be32(self.bytes(), self.fanout + first * 4)? as usize).min(self.count);
+        let len = self.hash.len_in_bytes();
+        let (mut lo, mut hi) = (lo, hi);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let at = self.lookup + mid * len;
+            match self.bytes().get(at..at + len)?.cmp(id.as_bytes()) {
+                std::cmp::Ordering::Equal => return Some(mid as u32),
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+            }
+        }
+        None
+    }
+
+    /// The parents of the commit at `position`, as positions; `None` if the file is broken
+    /// there.
+    pub fn parents(&self, position: u32) -> Option<Vec<u32>> {
+        let at = self.commit_record(position)? + self.hash.len_in_bytes();
+        let (first, second) = (be32(self.bytes(), at)?, be32(self.bytes(), at + 4)?);
+        let mut parents = Vec::new();
+        for parent in [first, second] {
+            if parent == NO_PARENT {
+                return Some(parents);
+            }
+            if parent & EDGE_BIT == 0 {
+                parents.push(self.checked(parent)?);
+                continue;
+            }
+            let (edges, len) = self.edges?;
+            let mut i = (parent & !EDGE_BIT) as usize;
+            loop {
+                if 4 * (i + 1) > len {
+                    return None;
+                }
+                let value = be32(self.bytes(), edges + 4 * i)?;
+                parents.push(self.checked(value & !EDGE_BIT)?);
+                if value & EDGE_BIT != 0 {
+                    return Some(parents);
+                }
+                i += 1;
+            }
+        }
+        Some(parents)
+    }
+
+    /// The commit's generation: its corrected commit date where the graph has them, else its
+    /// topological level. A commit that reaches another has a higher one.
+    pub fn generation(&self, position: u32) -> Option<u64> {
+        let at = self.commit_record(position)? + self.hash.len_in_bytes() + 8;
+        let high = be32(self.bytes(), at)?;
+        let Some(generation) = self.generation else {
+            return Some(u64::from(high >> 2));
+        };
+        let time = (u64::from(high & 3) << 32) | u64::from(be32(self.bytes(), at + 4)?);
+        let offset = be32(self.bytes(), generation + 4 * position as usize)?;
+        if offset & EDGE_BIT == 0 {
+            return Some(time + u64::from(offset));
+        }
+        let (overflow, len) = self.overflow?;
+        let i = (offset & !EDGE_BIT) as usize;
+        if 8 * (i + 1) > len {
+            return None;
+        }
+        let at = overflow + 8 * i;
+        let value = u64::from_be_bytes(self.bytes().get(at..at + 8)?.try_into().ok()?);
+        Some(time + value)
+    }
+
+    fn commit_record(&self, position: u32) -> Option<usize> {
+        ((position as usize) < self.count)
+            .then(|| self.commit_data + position as usize * (self.hash.len_in_bytes() + 16))
+    }
+
+    fn checked(&self, position: u32) -> Option<u32> {
+        ((position as usize) < self.count).then_some(position)
+    }
+}
+
+fn be32(bytes: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_be_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+}
