@@ -2,6 +2,7 @@
 //! turns its arguments into the options its library takes.
 
 use crate::commands::commit_graph::CommitGraphArgs;
+use crate::commands::pack_refs::PackRefsArgs;
 use crate::commands::push::{send_pack::SendPackArgs, PushArgs};
 use crate::commands::repack::RepackArgs;
 use crate::commands::upload_pack::{ServiceArgs, UploadPackArgs};
@@ -57,6 +58,8 @@ pub enum Command {
     CommitGraph(CommitGraphArgs),
     /// Pack everything reachable into one pack, with its bitmap.
     Repack(RepackArgs),
+    /// Move loose refs into packed-refs.
+    PackRefs(PackRefsArgs),
     /// Serve every repository under a directory over smart HTTP and git://.
     Serve(ServeArgs),
 }

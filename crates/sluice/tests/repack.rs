@@ -94,3 +94,57 @@ fn repack_writes_one_pack_and_a_bitmap_git_accepts() {
         assert_eq!(pack_files(&work.join(".git"), "bitmap"), 0);
     }
 }
+
+/// `sluice pack-refs` leaves `packed-refs` and the loose refs as `git pack-refs` does: by
+/// default tags and refs already packed, with `--all` every ref (symbolic refs stay loose),
+/// `--no-prune` keeping the loose files; annotated tags with their peeled line.
+#[test]
+fn pack_refs_packs_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let mut sides = Vec::new();
+        for name in ["theirs", "ours"] {
+            let repo = env.init(name, false);
+            env.git(&repo, &["commit", "-q", "--allow-empty", "-m", "one"]);
+            env.git(&repo, &["branch", "topic/nested/deep"]);
+            env.git(&repo, &["tag", "light"]);
+            env.git(&repo, &["tag", "-a", "-m", "annotated", "v1"]);
+            env.git(&repo, &["update-ref", "refs/remotes/origin/main", "HEAD"]);
+            env.git(
+                &repo,
+                &[
+                    "symbolic-ref",
+                    "refs/remotes/origin/HEAD",
+                    "refs/remotes/origin/main",
+                ],
+            );
+            env.git(&repo, &["update-ref", "refs/custom/x", "HEAD"]);
+            sides.push(repo);
+        }
+        let state = |repo: &Path| {
+            let packed = std::fs::read_to_string(repo.join(".git/packed-refs")).unwrap_or_default();
+            let out = std::process::Command::new("find")
+                .arg(".git/refs")
+                .current_dir(repo)
+                .output()
+                .unwrap();
+            let mut files: Vec<String> = String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .map(str::to_owned)
+                .collect();
+            files.sort();
+            (packed, files)
+        };
+        for args in [
+            &["pack-refs"][..],
+            &["pack-refs", "--all", "--no-prune"],
+            &["pack-refs", "--all"],
+        ] {
+            env.git(&sides[0], args);
+            let out = env.sluice(&sides[1], args, b"");
+            assert!(out.status.success(), "{}", stderr(&out));
+            assert_eq!(state(&sides[1]), state(&sides[0]), "{args:?}");
+        }
+        env.git(&sides[1], &["fsck", "--strict"]);
+    }
+}

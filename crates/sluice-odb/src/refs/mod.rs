@@ -4,10 +4,12 @@
 
 mod directories;
 mod identity;
+mod pack_refs;
 mod packed;
 mod transaction;
 
 pub use identity::{reflog_identity, reflog_identity_for};
+pub use pack_refs::PackRefsOptions;
 pub use transaction::{Expected, RefUpdate, Transaction, TransactionError, TransactionObserver};
 
 use directories::{clear_empty_directory, remove_empty_parents};

@@ -7,6 +7,7 @@ pub mod commit_graph;
 pub mod fetch;
 pub mod fetch_pack;
 pub mod index_pack;
+pub mod pack_refs;
 pub mod push;
 mod remote;
 pub mod repack;
@@ -85,6 +86,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Push(args) => push::run(args, &context),
         Command::CommitGraph(args) => commit_graph::run(args, &context),
         Command::Repack(args) => repack::run(args, &context),
+        Command::PackRefs(args) => pack_refs::run(args, &context),
         Command::SendPack(args) => push::send_pack::run(args, &context),
         Command::Serve(args) => serve::run(args, &context),
     }

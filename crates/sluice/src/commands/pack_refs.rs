@@ -1,0 +1,31 @@
+//! `sluice pack-refs [--all] [--no-prune]`: loose refs into `packed-refs`.
+
+use super::Context;
+use anyhow::anyhow;
+use clap::Args;
+use sluice_odb::refs::PackRefsOptions;
+use std::process::ExitCode;
+
+/// `git pack-refs`'s arguments.
+#[derive(Debug, Args)]
+pub struct PackRefsArgs {
+    /// Pack every ref, not only tags and refs already packed.
+    #[arg(long)]
+    all: bool,
+    /// Keep the loose files of the refs packed.
+    #[arg(long)]
+    no_prune: bool,
+}
+
+/// Runs pack-refs.
+pub fn run(args: PackRefsArgs, context: &Context) -> anyhow::Result<ExitCode> {
+    let repo = context
+        .repository()?
+        .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    let options = PackRefsOptions {
+        all: args.all,
+        prune: !args.no_prune,
+    };
+    repo.refs().pack(options, repo.objects())?;
+    Ok(ExitCode::SUCCESS)
+}
