@@ -5,6 +5,7 @@ use crate::commands::commit_graph::CommitGraphArgs;
 use crate::commands::pack_refs::PackRefsArgs;
 use crate::commands::push::{send_pack::SendPackArgs, PushArgs};
 use crate::commands::repack::RepackArgs;
+use crate::commands::update_server_info::UpdateServerInfoArgs;
 use crate::commands::upload_pack::{ServiceArgs, UploadPackArgs};
 use crate::commands::{checkout::CheckoutArgs, checkout_index::CheckoutIndexArgs};
 use crate::commands::{clone::CloneArgs, fetch::FetchArgs, fetch_pack::FetchPackArgs};
@@ -60,6 +61,8 @@ pub enum Command {
     Repack(RepackArgs),
     /// Move loose refs into packed-refs.
     PackRefs(PackRefsArgs),
+    /// Write the files dumb HTTP clients read (info/refs, objects/info/packs).
+    UpdateServerInfo(UpdateServerInfoArgs),
     /// Serve every repository under a directory over smart HTTP and git://.
     Serve(ServeArgs),
 }

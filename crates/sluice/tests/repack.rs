@@ -148,3 +148,42 @@ fn pack_refs_packs_as_git_does() {
         env.git(&sides[1], &["fsck", "--strict"]);
     }
 }
+
+/// `sluice update-server-info` writes `info/refs` and `objects/info/packs` as git's does, and
+/// `sluice repack` leaves them as git's repack does.
+#[test]
+fn server_info_is_gits() {
+    let env = Env::new();
+    let mut sides = Vec::new();
+    for name in ["theirs.git", "ours.git"] {
+        let repo = env.init(name, true);
+        let work = env.init(&format!("{name}-work"), false);
+        env.git(&work, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        env.git(&work, &["tag", "-a", "-m", "annotated", "v1"]);
+        env.git(&work, &["tag", "light"]);
+        env.git(
+            &work,
+            &[
+                "push",
+                "-q",
+                repo.to_str().unwrap(),
+                "HEAD:refs/heads/main",
+                "--tags",
+            ],
+        );
+        sides.push(repo);
+    }
+    let files = |repo: &Path| {
+        let read = |f: &str| std::fs::read(repo.join(f)).unwrap_or_default();
+        (read("info/refs"), read("objects/info/packs"))
+    };
+    env.git(&sides[0], &["update-server-info"]);
+    let out = env.sluice(&sides[1], &["update-server-info"], b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(files(&sides[1]), files(&sides[0]));
+    env.git(&sides[0], &["repack", "-a", "-d", "-q"]);
+    let out = env.sluice(&sides[1], &["repack", "-a", "-d"], b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(files(&sides[1]).0, files(&sides[0]).0);
+    assert_eq!(pack_files(&sides[1], "pack"), 1);
+}

@@ -12,6 +12,7 @@ pub mod push;
 mod remote;
 pub mod repack;
 pub mod serve;
+pub mod update_server_info;
 pub mod upload_pack;
 pub mod verify_pack;
 
@@ -87,6 +88,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::CommitGraph(args) => commit_graph::run(args, &context),
         Command::Repack(args) => repack::run(args, &context),
         Command::PackRefs(args) => pack_refs::run(args, &context),
+        Command::UpdateServerInfo(args) => update_server_info::run(args, &context),
         Command::SendPack(args) => push::send_pack::run(args, &context),
         Command::Serve(args) => serve::run(args, &context),
     }

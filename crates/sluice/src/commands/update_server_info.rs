@@ -1,0 +1,24 @@
+//! `sluice update-server-info`: the files dumb HTTP clients read.
+
+use super::Context;
+use anyhow::anyhow;
+use clap::Args;
+use std::process::ExitCode;
+
+/// `git update-server-info`'s arguments.
+#[derive(Debug, Args)]
+pub struct UpdateServerInfoArgs {
+    /// Rewrite the files even when unchanged (they are always rewritten here).
+    #[arg(short, long)]
+    force: bool,
+}
+
+/// Runs update-server-info.
+pub fn run(args: UpdateServerInfoArgs, context: &Context) -> anyhow::Result<ExitCode> {
+    let _ = args.force;
+    let repo = context
+        .repository()?
+        .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    sluice_odb::server_info::update_server_info(&repo)?;
+    Ok(ExitCode::SUCCESS)
+}
