@@ -3,6 +3,7 @@
 
 use crate::commands::commit_graph::CommitGraphArgs;
 use crate::commands::pack_refs::PackRefsArgs;
+use crate::commands::prune::PruneArgs;
 use crate::commands::push::{send_pack::SendPackArgs, PushArgs};
 use crate::commands::repack::RepackArgs;
 use crate::commands::update_server_info::UpdateServerInfoArgs;
@@ -61,6 +62,8 @@ pub enum Command {
     Repack(RepackArgs),
     /// Move loose refs into packed-refs.
     PackRefs(PackRefsArgs),
+    /// Remove the loose objects nothing reaches.
+    Prune(PruneArgs),
     /// Write the files dumb HTTP clients read (info/refs, objects/info/packs).
     UpdateServerInfo(UpdateServerInfoArgs),
     /// Serve every repository under a directory over smart HTTP and git://.

@@ -23,6 +23,7 @@ mod ls_refs;
 mod object_database;
 mod pack_hook;
 mod pipelined_clone;
+mod prune;
 mod push;
 mod push_transports;
 mod quarantine;

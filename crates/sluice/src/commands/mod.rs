@@ -8,6 +8,7 @@ pub mod fetch;
 pub mod fetch_pack;
 pub mod index_pack;
 pub mod pack_refs;
+pub mod prune;
 pub mod push;
 mod remote;
 pub mod repack;
@@ -88,6 +89,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::CommitGraph(args) => commit_graph::run(args, &context),
         Command::Repack(args) => repack::run(args, &context),
         Command::PackRefs(args) => pack_refs::run(args, &context),
+        Command::Prune(args) => prune::run(args, &context),
         Command::UpdateServerInfo(args) => update_server_info::run(args, &context),
         Command::SendPack(args) => push::send_pack::run(args, &context),
         Command::Serve(args) => serve::run(args, &context),

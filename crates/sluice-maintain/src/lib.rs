@@ -1,0 +1,12 @@
+//! Maintenance: keeping a repository in shape without losing anything it needs. What git
+//! counts as reachable (`reachable`): refs, `HEAD` and the index of every worktree, every
+//! reflog entry; and `prune`, which removes the loose objects nothing reaches (older than a
+//! grace period, and not reached from a younger one either).
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod prune;
+pub mod reachable;
+
+pub use prune::{prune, PruneError, PruneOptions, Pruned};
+pub use reachable::{roots, RootsError};

@@ -1,0 +1,172 @@
+//! `git prune`: the loose objects nothing reaches are removed. Reachable means from the roots
+//! (`reachable::roots`), and, with a grace period (`--expire`), also from any loose object
+//! younger than it: a push or a commit being written is never cut off from what it needs.
+//! Loose objects a pack holds too go as well (`prune-packed`), and so do the fan-out
+//! directories left empty. A root or object that cannot be read stops the prune before
+//! anything is removed.
+
+use crate::reachable::{roots, RootsError};
+use sluice_object::progress::Discard;
+use sluice_object::{HashKind, IdSet, ObjectId, ObjectKind};
+use sluice_odb::{
+    walk_objects, ObjectDb, ObjectFilter, OdbError, Repository, WalkError, WalkRequest,
+};
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+/// Why nothing was pruned (or the prune stopped: what was removed before is listed nowhere).
+#[derive(Debug, thiserror::Error)]
+pub enum PruneError {
+    /// The roots could not be listed.
+    #[error(transparent)]
+    Roots(#[from] RootsError),
+    /// The object database could not be opened.
+    #[error(transparent)]
+    Odb(#[from] OdbError),
+    /// What the roots reach could not be walked (a missing or corrupt object).
+    #[error(transparent)]
+    Walk(#[from] WalkError),
+    /// A loose object could not be listed or removed.
+    #[error("cannot {action} '{}'", path.display())]
+    File {
+        /// What was done.
+        action: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// How the prune runs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PruneOptions {
+    /// Only objects last written before this go (`--expire`); `None`: any unreachable one.
+    pub expire: Option<SystemTime>,
+    /// List, remove nothing (`-n`).
+    pub dry_run: bool,
+}
+
+/// What the prune removed (or would have).
+#[derive(Debug, Default)]
+pub struct Pruned {
+    /// Unreachable loose objects, with their kind (`unknown` if unreadable), as git's `-v` names
+    /// them.
+    pub unreachable: Vec<(ObjectId, &'static str)>,
+    /// Loose objects a pack holds too.
+    pub packed: usize,
+}
+
+/// One loose object file.
+struct Loose {
+    id: ObjectId,
+    path: PathBuf,
+    modified: SystemTime,
+}
+
+/// Prunes `repo`'s loose objects as `options` say.
+pub fn prune(repo: &Repository, options: &PruneOptions) -> Result<Pruned, PruneError> {
+    let dir = repo.objects().dir().to_owned();
+    let odb = ObjectDb::open(&dir, repo.hash())?;
+    let loose = list_loose(&dir, repo.hash())?;
+    let mut kept = reach(&odb, &roots(repo)?)?;
+    // Younger than the grace period: kept, with everything they reach.
+    let recent: Vec<ObjectId> = (loose.iter())
+        .filter(|l| !kept.contains(&l.id))
+        .filter(|l| options.expire.is_some_and(|expire| l.modified > expire))
+        .map(|l| l.id)
+        .collect();
+    if !recent.is_empty() {
+        kept.extend(reach(&odb, &recent)?);
+    }
+    let in_pack = |id: &ObjectId| odb.packs().iter().any(|p| p.contains(id));
+    let mut pruned = Pruned::default();
+    for object in &loose {
+        let unreachable = !kept.contains(&object.id);
+        let packed = !unreachable && in_pack(&object.id);
+        if !unreachable && !packed {
+            continue;
+        }
+        let kind = match unreachable {
+            true => match odb.read(&object.id) {
+                Ok(Some((ObjectKind::Commit, _))) => "commit",
+                Ok(Some((ObjectKind::Tree, _))) => "tree",
+                Ok(Some((ObjectKind::Blob, _))) => "blob",
+                Ok(Some((ObjectKind::Tag, _))) => "tag",
+                _ => "unknown",
+            },
+            false => "",
+        };
+        if !options.dry_run {
+            std::fs::remove_file(&object.path).map_err(|source| PruneError::File {
+                action: "remove",
+                path: object.path.clone(),
+                source,
+            })?;
+        }
+        match unreachable {
+            true => pruned.unreachable.push((object.id, kind)),
+            false => pruned.packed += 1,
+        }
+    }
+    if !options.dry_run {
+        for fanout in 0..=255u8 {
+            // Only an empty one goes.
+            let _ = std::fs::remove_dir(dir.join(format!("{fanout:02x}")));
+        }
+    }
+    pruned.unreachable.sort_unstable();
+    Ok(pruned)
+}
+
+/// Every object `tips` reach.
+fn reach(odb: &ObjectDb, tips: &[ObjectId]) -> Result<IdSet, PruneError> {
+    let walked = walk_objects(
+        odb,
+        &WalkRequest {
+            wants: tips,
+            haves: &[],
+            shallow: &IdSet::default(),
+            filter: ObjectFilter::None,
+        },
+        &Discard,
+    )?;
+    Ok(walked.objects.iter().map(|o| o.id).collect())
+}
+
+/// The loose objects of the object directory `dir`.
+fn list_loose(dir: &std::path::Path, hash: HashKind) -> Result<Vec<Loose>, PruneError> {
+    let mut loose = Vec::new();
+    for fanout in 0..=255u8 {
+        let sub = dir.join(format!("{fanout:02x}"));
+        let entries = match std::fs::read_dir(&sub) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(source) => {
+                return Err(PruneError::File {
+                    action: "list",
+                    path: sub,
+                    source,
+                })
+            }
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let hex = format!("{fanout:02x}{name}");
+            let Ok(id) = ObjectId::from_hex(hash, hex.as_bytes()) else {
+                continue;
+            };
+            let modified = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .unwrap_or_else(|_| SystemTime::now());
+            loose.push(Loose {
+                id,
+                path: entry.path(),
+                modified,
+            });
+        }
+    }
+    Ok(loose)
+}

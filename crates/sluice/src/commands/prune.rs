@@ -1,0 +1,47 @@
+//! `sluice prune [-n] [-v] [--expire <time>]`: the loose objects nothing reaches, removed.
+
+use super::Context;
+use anyhow::anyhow;
+use clap::Args;
+use sluice_maintain::{prune, PruneOptions};
+use std::process::ExitCode;
+use std::time::{Duration, UNIX_EPOCH};
+
+/// `git prune`'s arguments.
+#[derive(Debug, Args)]
+pub struct PruneArgs {
+    /// Say what would be removed; remove nothing.
+    #[arg(short = 'n', long)]
+    dry_run: bool,
+    /// Name each object removed.
+    #[arg(short, long)]
+    verbose: bool,
+    /// Only objects older than this (`2.weeks.ago`, `now`, a date).
+    #[arg(long, value_name = "time")]
+    expire: Option<String>,
+}
+
+/// Runs prune.
+pub fn run(args: PruneArgs, context: &Context) -> anyhow::Result<ExitCode> {
+    let repo = context
+        .repository()?
+        .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    let expire = match args.expire.as_deref() {
+        None => None,
+        Some(text) => {
+            let seconds = sluice_fetch::date::parse_since(Some(text))?.unwrap_or(0);
+            Some(UNIX_EPOCH + Duration::from_secs(seconds.max(0) as u64))
+        }
+    };
+    let options = PruneOptions {
+        expire,
+        dry_run: args.dry_run,
+    };
+    let pruned = prune(&repo, &options)?;
+    if args.dry_run || args.verbose {
+        for (id, kind) in &pruned.unreachable {
+            println!("{id} {kind}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

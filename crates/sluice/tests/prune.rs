@@ -1,0 +1,124 @@
+//! `sluice prune` keeps what git's prune keeps: objects the refs, every reflog entry, the index
+//! and the HEAD and index of a linked worktree reach, and (with `--expire`) loose objects
+//! younger than the grace period with everything they reach; loose copies of packed objects
+//! go. Twins made by copying one repository, pruned by git and by Sluice, must hold the same
+//! objects afterwards.
+
+use crate::util::{gits, stderr, Env};
+use std::path::Path;
+
+fn loose(repo: &Path) -> Vec<String> {
+    let out = std::process::Command::new("find")
+        .args([".git/objects", "-type", "f", "-path", "*/objects/??/*"])
+        .current_dir(repo)
+        .output()
+        .unwrap();
+    let mut files: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    files.sort();
+    files
+}
+
+fn hash_object(env: &Env, repo: &Path, text: &str) -> String {
+    let out = env.git_with_input(repo, &["hash-object", "-w", "--stdin"], text.as_bytes());
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// Sets the modification time of a loose object.
+fn age(repo: &Path, id: &str, when: &str) {
+    let path = repo.join(".git/objects").join(&id[..2]).join(&id[2..]);
+    let status = std::process::Command::new("touch")
+        .args(["-d", when])
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn seed(env: &Env) -> std::path::PathBuf {
+    let repo = env.init("seed", false);
+    for name in ["one", "two"] {
+        std::fs::write(repo.join(name), name).unwrap();
+        env.git(&repo, &["add", name]);
+        env.git(&repo, &["commit", "-q", "-m", name]);
+    }
+    // A commit only a reflog remembers.
+    env.git(&repo, &["branch", "gone"]);
+    env.git(&repo, &["checkout", "-q", "gone"]);
+    env.git(
+        &repo,
+        &["commit", "-q", "--allow-empty", "-m", "only in reflogs"],
+    );
+    env.git(&repo, &["checkout", "-q", "master"]);
+    env.git(&repo, &["branch", "-D", "gone"]);
+    // Loose copies of packed objects.
+    let revs = env.git(&repo, &["rev-list", "--objects", "HEAD"]);
+    let ids: String = String::from_utf8(revs)
+        .unwrap()
+        .lines()
+        .map(|l| format!("{}\n", &l[..40]))
+        .collect();
+    let packed = env.git_with_input(
+        &repo,
+        &["pack-objects", ".git/objects/pack/pack"],
+        ids.as_bytes(),
+    );
+    assert!(packed.status.success(), "{}", stderr(&packed));
+    // Staged only, in the index and in a linked worktree's index.
+    std::fs::write(repo.join("staged"), "staged only").unwrap();
+    env.git(&repo, &["add", "staged"]);
+    env.git(&repo, &["worktree", "add", "-q", "wt", "-b", "wt"]);
+    std::fs::write(repo.join("wt/wt-staged"), "staged in the worktree").unwrap();
+    env.git(&repo.join("wt"), &["add", "wt-staged"]);
+    // Dangling objects, old and young; an old tree only a young commit reaches.
+    for (text, when) in [("old blob", "2020-01-01"), ("young blob", "now")] {
+        let id = hash_object(env, &repo, text);
+        age(&repo, &id, when);
+    }
+    let tree_input = format!(
+        "100644 blob {}\tf\n",
+        hash_object(env, &repo, "under an old tree")
+    );
+    let tree = env.git_with_input(&repo, &["mktree"], tree_input.as_bytes());
+    let tree = String::from_utf8(tree.stdout).unwrap().trim().to_owned();
+    let commit = String::from_utf8(env.git(&repo, &["commit-tree", &tree, "-m", "young"])).unwrap();
+    for id in [&tree, &hash_object(env, &repo, "under an old tree")] {
+        age(&repo, id, "2020-01-01");
+    }
+    age(&repo, commit.trim(), "now");
+    let old = String::from_utf8(env.git(&repo, &["commit-tree", &tree, "-m", "old"])).unwrap();
+    age(&repo, old.trim(), "2020-01-01");
+    repo
+}
+
+#[test]
+fn prune_keeps_what_git_keeps() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let seed = seed(&env);
+        let sides: Vec<std::path::PathBuf> = ["theirs", "ours"]
+            .iter()
+            .map(|name| {
+                let to = env.path().join(name);
+                let status = std::process::Command::new("cp")
+                    .args(["-a", seed.to_str().unwrap(), to.to_str().unwrap()])
+                    .status()
+                    .unwrap();
+                assert!(status.success());
+                to
+            })
+            .collect();
+        for args in [&["prune", "--expire=1.day.ago"][..], &["prune"]] {
+            env.git(&sides[0], args);
+            let out = env.sluice(&sides[1], args, b"");
+            assert!(out.status.success(), "{}", stderr(&out));
+            assert_eq!(loose(&sides[1]), loose(&sides[0]), "{args:?}");
+            let all =
+                |repo: &Path| env.git(repo, &["cat-file", "--batch-all-objects", "--batch-check"]);
+            assert_eq!(all(&sides[1]), all(&sides[0]), "{args:?}");
+        }
+        env.git(&sides[1], &["fsck", "--no-dangling"]);
+    }
+}
