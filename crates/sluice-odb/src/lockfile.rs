@@ -28,6 +28,17 @@ pub fn lock_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
+/// Creates the lock file of `path` exclusively: the lock's path, and the file or why not
+/// (`AlreadyExists`: someone else holds it).
+pub(crate) fn create_lock(path: &Path) -> (PathBuf, std::io::Result<std::fs::File>) {
+    let lock = lock_path(path);
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&lock);
+    (lock, file)
+}
+
 /// Writes `bytes` to `path` through its lock file. With `stamp_now`, the file's mtime is set
 /// from the fine system clock after writing (see the index writer for why).
 pub fn write_locked(path: &Path, bytes: &[u8], stamp_now: bool) -> Result<(), LockError> {
@@ -41,12 +52,8 @@ pub fn write_locked_with(
     stamp_now: bool,
     write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
 ) -> Result<(), LockError> {
-    let lock = lock_path(path);
-    let mut file = match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&lock)
-    {
+    let (lock, file) = create_lock(path);
+    let mut file = match file {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             return Err(LockError::Locked(lock))

@@ -5,7 +5,7 @@
 
 use super::directories::remove_empty_parents;
 use super::{packed, Peeled, RefError, RefTarget, Refs};
-use crate::lockfile::lock_path;
+use crate::lockfile::create_lock;
 use crate::odb::ObjectDb;
 use sluice_object::parse::parse_tag;
 use sluice_object::{ObjectId, ObjectKind};
@@ -59,12 +59,8 @@ impl Refs {
     /// Removes the loose file of `name` if, under its lock, it still holds `id`.
     fn prune_loose(&self, name: &str, id: &ObjectId) -> Result<(), RefError> {
         let path = self.file(name);
-        let lock = lock_path(&path);
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&lock)
-        {
+        let (lock, file) = create_lock(&path);
+        match file {
             Ok(_) => {}
             // Someone else is writing it: it stays loose, as git leaves it.
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(()),

@@ -10,7 +10,7 @@
 
 use super::directories::{clear_empty_directory, remove_empty_parents};
 use super::{is_valid_ref_name, RefError, RefTarget, Refs};
-use crate::lockfile::lock_path;
+use crate::lockfile::create_lock;
 use sluice_object::ObjectId;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -271,12 +271,8 @@ fn lock(refs: &Refs, update: &RefUpdate) -> Result<Held, TransactionError> {
             std::fs::create_dir_all(parent).map_err(io(parent))?;
         }
     }
-    let lock = lock_path(&path);
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&lock)
-    {
+    let (lock, file) = create_lock(&path);
+    match file {
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             return Err(TransactionError::Locked {
