@@ -1,12 +1,15 @@
 //! Maintenance: keeping a repository in shape without losing anything it needs. What git
 //! counts as reachable (`reachable`): refs, `HEAD` and the index of every worktree, every
 //! reflog entry; and `prune`, which removes the loose objects nothing reaches (older than a
-//! grace period, and not reached from a younger one either).
+//! grace period, and not reached from a younger one either); and `reflog`, which expires old
+//! reflog entries as gc does.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod prune;
 pub mod reachable;
+pub mod reflog;
 
 pub use prune::{prune, PruneError, PruneOptions, Pruned};
 pub use reachable::{roots, RootsError};
+pub use reflog::{expire_all, ExpireOptions, ReflogError};

@@ -5,6 +5,7 @@ use crate::commands::commit_graph::CommitGraphArgs;
 use crate::commands::pack_refs::PackRefsArgs;
 use crate::commands::prune::PruneArgs;
 use crate::commands::push::{send_pack::SendPackArgs, PushArgs};
+use crate::commands::reflog::ReflogArgs;
 use crate::commands::repack::RepackArgs;
 use crate::commands::update_server_info::UpdateServerInfoArgs;
 use crate::commands::upload_pack::{ServiceArgs, UploadPackArgs};
@@ -64,6 +65,8 @@ pub enum Command {
     PackRefs(PackRefsArgs),
     /// Remove the loose objects nothing reaches.
     Prune(PruneArgs),
+    /// Expire old reflog entries.
+    Reflog(ReflogArgs),
     /// Write the files dumb HTTP clients read (info/refs, objects/info/packs).
     UpdateServerInfo(UpdateServerInfoArgs),
     /// Serve every repository under a directory over smart HTTP and git://.

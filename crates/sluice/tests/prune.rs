@@ -122,3 +122,61 @@ fn prune_keeps_what_git_keeps() {
         env.git(&sides[1], &["fsck", "--no-dangling"]);
     }
 }
+
+/// `sluice reflog expire --all` drops the entries git's drops: older than 90 days, and older
+/// than 30 days where the ref (for `HEAD`: any ref) no longer reaches the entry's commits.
+#[test]
+fn reflog_expire_drops_what_git_drops() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let repo = env.init("seed", false);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let at = |days: u64| format!("@{} +0000", now - days * 86_400);
+        let run = |days: u64, args: &[&str]| {
+            let out = env
+                .git_command(&repo, args)
+                .env("GIT_COMMITTER_DATE", at(days))
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        };
+        run(100, &["commit", "-q", "--allow-empty", "-m", "c1"]);
+        run(60, &["commit", "-q", "--allow-empty", "-m", "c2"]);
+        run(60, &["reset", "-q", "--hard", "HEAD~1"]);
+        run(40, &["checkout", "-q", "-b", "topic"]);
+        run(40, &["commit", "-q", "--allow-empty", "-m", "c3"]);
+        run(40, &["checkout", "-q", "master"]);
+        run(10, &["commit", "-q", "--allow-empty", "-m", "c4"]);
+        run(10, &["reset", "-q", "--hard", "HEAD~1"]);
+        let sides: Vec<std::path::PathBuf> = ["theirs", "ours"]
+            .iter()
+            .map(|name| {
+                let to = env.path().join(name);
+                let status = std::process::Command::new("cp")
+                    .args(["-a", repo.to_str().unwrap(), to.to_str().unwrap()])
+                    .status()
+                    .unwrap();
+                assert!(status.success());
+                to
+            })
+            .collect();
+        let logs = |repo: &Path| {
+            ["HEAD", "refs/heads/master", "refs/heads/topic"].map(|log| {
+                std::fs::read_to_string(repo.join(".git/logs").join(log)).unwrap_or_default()
+            })
+        };
+        for args in [
+            &["reflog", "expire", "--all"][..],
+            &["reflog", "expire", "--all", "--expire-unreachable=now"],
+            &["reflog", "expire", "--all", "--expire=now"],
+        ] {
+            env.git(&sides[0], args);
+            let out = env.sluice(&sides[1], args, b"");
+            assert!(out.status.success(), "{}", stderr(&out));
+            assert_eq!(logs(&sides[1]), logs(&sides[0]), "{args:?}");
+        }
+    }
+}

@@ -10,6 +10,7 @@ pub mod index_pack;
 pub mod pack_refs;
 pub mod prune;
 pub mod push;
+pub mod reflog;
 mod remote;
 pub mod repack;
 pub mod serve;
@@ -90,6 +91,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Repack(args) => repack::run(args, &context),
         Command::PackRefs(args) => pack_refs::run(args, &context),
         Command::Prune(args) => prune::run(args, &context),
+        Command::Reflog(args) => reflog::run(args, &context),
         Command::UpdateServerInfo(args) => update_server_info::run(args, &context),
         Command::SendPack(args) => push::send_pack::run(args, &context),
         Command::Serve(args) => serve::run(args, &context),

@@ -1,0 +1,196 @@
+//! `git reflog expire --all`: old reflog entries dropped, as gc drops them. An entry goes when
+//! it is older than `expire` (`gc.reflogExpire`, 90 days), or older than `expire_unreachable`
+//! (`gc.reflogExpireUnreachable`, 30 days) and its old or new commit is not reachable from the
+//! ref (for `HEAD`'s reflog: from any ref). An id that is not a commit never counts as
+//! unreachable; one that is missing does.
+
+use sluice_object::parse::{parse_commit, parse_tag};
+use sluice_object::{HashKind, IdSet, ObjectId, ObjectKind};
+use sluice_odb::{ObjectDb, RefError, Repository};
+use std::path::{Path, PathBuf};
+
+/// Why reflogs could not be expired (those already rewritten stay rewritten; each is replaced
+/// whole, through its lock).
+#[derive(Debug, thiserror::Error)]
+pub enum ReflogError {
+    /// The refs could not be read.
+    #[error(transparent)]
+    Refs(#[from] RefError),
+    /// A reflog could not be read.
+    #[error("cannot read '{}'", path.display())]
+    Read {
+        /// The reflog.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A reflog could not be written.
+    #[error(transparent)]
+    Write(#[from] sluice_odb::LockError),
+}
+
+/// The two ages, as seconds since the epoch: entries older go.
+#[derive(Debug, Clone, Copy)]
+pub struct ExpireOptions {
+    /// Every entry older than this.
+    pub expire: i64,
+    /// Entries older than this whose commits the ref no longer reaches.
+    pub expire_unreachable: i64,
+}
+
+/// Expires every reflog of the repository (`HEAD`'s and every ref's).
+pub fn expire_all(repo: &Repository, options: &ExpireOptions) -> Result<(), ReflogError> {
+    let refs = repo.refs();
+    let all_tips: Vec<ObjectId> = refs.list()?.into_iter().map(|(_, id)| id).collect();
+    let odb = repo.objects();
+    let head_log = repo.git_dir().join("logs").join("HEAD");
+    expire_one(odb, repo.hash(), &head_log, &all_tips, options)?;
+    let root = repo.common_dir().join("logs");
+    let mut dirs = vec![root.join("refs")];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                dirs.push(path);
+                continue;
+            }
+            let Ok(name) = path.strip_prefix(&root) else {
+                continue;
+            };
+            let name = name.to_string_lossy();
+            if name.ends_with(".lock") {
+                continue;
+            }
+            let tip: Vec<ObjectId> = refs
+                .resolve(&name)
+                .ok()
+                .and_then(|(_, id)| id)
+                .into_iter()
+                .collect();
+            expire_one(odb, repo.hash(), &path, &tip, options)?;
+        }
+    }
+    Ok(())
+}
+
+/// Rewrites the reflog at `path` without its expired entries; `tips` are what its commits must
+/// be reachable from to stay past `expire_unreachable`.
+fn expire_one(
+    odb: &ObjectDb,
+    hash: HashKind,
+    path: &Path,
+    tips: &[ObjectId],
+    options: &ExpireOptions,
+) -> Result<(), ReflogError> {
+    let text = match std::fs::read(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => {
+            return Err(ReflogError::Read {
+                path: path.to_owned(),
+                source,
+            })
+        }
+    };
+    let mut kept = Vec::with_capacity(text.len());
+    let mut changed = false;
+    let mut reach = Reach {
+        odb,
+        tips,
+        set: None,
+    };
+    for line in text.split_inclusive(|&b| b == b'\n') {
+        match expired(hash, line, &mut reach, options) {
+            true => changed = true,
+            false => kept.extend_from_slice(line),
+        }
+    }
+    if changed {
+        sluice_odb::write_locked(path, &kept, false)?;
+    }
+    Ok(())
+}
+
+/// Whether one reflog line goes. A line that cannot be read stays (git keeps what it cannot
+/// judge).
+fn expired(hash: HashKind, line: &[u8], reach: &mut Reach<'_>, options: &ExpireOptions) -> bool {
+    let len = 2 * hash.len_in_bytes();
+    let (Some(old), Some(new)) = (line.get(..len), line.get(len + 1..2 * len + 1)) else {
+        return false;
+    };
+    let (Ok(old), Ok(new)) = (ObjectId::from_hex(hash, old), ObjectId::from_hex(hash, new)) else {
+        return false;
+    };
+    let Some(time) = timestamp(line) else {
+        return false;
+    };
+    if time < options.expire {
+        return true;
+    }
+    time < options.expire_unreachable && (reach.unreachable(&old) || reach.unreachable(&new))
+}
+
+/// The entry's time: the number after the identity's `>`.
+fn timestamp(line: &[u8]) -> Option<i64> {
+    let tab = line.iter().position(|&b| b == b'\t').unwrap_or(line.len());
+    let head = &line[..tab];
+    let after = &head[head.iter().rposition(|&b| b == b'>')? + 1..];
+    let text = std::str::from_utf8(after).ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// The commits `tips` reach, found once when an entry first asks.
+struct Reach<'a> {
+    odb: &'a ObjectDb,
+    tips: &'a [ObjectId],
+    set: Option<IdSet>,
+}
+
+impl Reach<'_> {
+    /// Whether `id` is a commit the tips do not reach (missing counts; the null id and other
+    /// kinds do not).
+    fn unreachable(&mut self, id: &ObjectId) -> bool {
+        if id.is_null() {
+            return false;
+        }
+        match self.odb.read(id) {
+            Ok(Some((ObjectKind::Commit, _))) => {}
+            Ok(Some(_)) => return false,
+            _ => return true,
+        }
+        let (odb, tips) = (self.odb, self.tips);
+        !self
+            .set
+            .get_or_insert_with(|| commits_reached(odb, tips))
+            .contains(id)
+    }
+}
+
+/// Every commit the tips reach (tags peeled), by their parents.
+fn commits_reached(odb: &ObjectDb, tips: &[ObjectId]) -> IdSet {
+    let mut seen = IdSet::default();
+    let mut pending: Vec<ObjectId> = tips.to_vec();
+    while let Some(id) = pending.pop() {
+        match odb.read(&id) {
+            Ok(Some((ObjectKind::Commit, data))) => {
+                if !seen.insert(id) {
+                    continue;
+                }
+                if let Ok(commit) = parse_commit(odb.hash(), &data) {
+                    pending.extend(commit.parents.iter().filter(|p| !seen.contains(*p)));
+                }
+            }
+            Ok(Some((ObjectKind::Tag, data))) => {
+                if let Ok(tag) = parse_tag(odb.hash(), &data) {
+                    pending.push(tag.object);
+                }
+            }
+            _ => {}
+        }
+    }
+    seen
+}

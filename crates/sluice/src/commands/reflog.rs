@@ -1,0 +1,70 @@
+//! `sluice reflog expire --all [--expire=<time>] [--expire-unreachable=<time>]`.
+
+use super::Context;
+use anyhow::{anyhow, bail};
+use clap::{Args, Subcommand};
+use sluice_maintain::{expire_all, ExpireOptions};
+use std::process::ExitCode;
+
+/// `git reflog`'s arguments (the `expire` form).
+#[derive(Debug, Args)]
+pub struct ReflogArgs {
+    #[command(subcommand)]
+    action: Action,
+}
+
+#[derive(Debug, Subcommand)]
+enum Action {
+    /// Drop old reflog entries.
+    Expire {
+        /// Every reflog (the only form this version takes).
+        #[arg(long)]
+        all: bool,
+        /// Entries older than this go (default `gc.reflogExpire`, 90 days).
+        #[arg(long, value_name = "time")]
+        expire: Option<String>,
+        /// Entries older than this go if the ref no longer reaches them (default
+        /// `gc.reflogExpireUnreachable`, 30 days).
+        #[arg(long, value_name = "time")]
+        expire_unreachable: Option<String>,
+    },
+}
+
+/// A time as seconds since the epoch; `never` and `false` are the beginning of time (nothing
+/// is older).
+fn instant(text: &str) -> anyhow::Result<i64> {
+    match text {
+        "never" | "false" => Ok(0),
+        _ => Ok(sluice_fetch::date::parse_since(Some(text))?.unwrap_or(0)),
+    }
+}
+
+/// Runs reflog.
+pub fn run(args: ReflogArgs, context: &Context) -> anyhow::Result<ExitCode> {
+    let repo = context
+        .repository()?
+        .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    let Action::Expire {
+        all,
+        expire,
+        expire_unreachable,
+    } = args.action;
+    if !all {
+        bail!("reflog expire: only --all is supported");
+    }
+    let config = repo.config();
+    let pick = |given: Option<String>, key: &str, default: &str| {
+        let text = given.or_else(|| config.get(key).map(str::to_owned));
+        instant(text.as_deref().unwrap_or(default))
+    };
+    let options = ExpireOptions {
+        expire: pick(expire, "gc.reflogexpire", "90.days.ago")?,
+        expire_unreachable: pick(
+            expire_unreachable,
+            "gc.reflogexpireunreachable",
+            "30.days.ago",
+        )?,
+    };
+    expire_all(&repo, &options)?;
+    Ok(ExitCode::SUCCESS)
+}
