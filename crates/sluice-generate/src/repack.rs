@@ -86,6 +86,10 @@ pub fn repack_all(repo: &Repository) -> Result<(), RepackError> {
 pub struct RepackOptions {
     /// Write a reachability bitmap for the new pack (`-b`, `repack.writeBitmaps`).
     pub write_bitmap: bool,
+    /// `-A --unpack-unreachable=<time>`: the objects of the old packs that the new one leaves
+    /// out are kept as loose objects (dated as their pack) when the pack is younger than this,
+    /// for a later prune to judge, rather than dropped with the pack (`-a`).
+    pub unpack_unreachable: Option<std::time::SystemTime>,
 }
 
 /// [`repack_all`], as `options` say.
@@ -140,10 +144,15 @@ pub fn repack_all_with(repo: &Repository, options: &RepackOptions) -> Result<(),
         }
     })?;
     let new_pack = stored.pack;
+    let packed = Pack::open(&new_pack.with_extension("idx"), repo.hash())?;
+    if let Some(since) = options.unpack_unreachable {
+        for old in before.iter().filter(|old| **old != new_pack) {
+            loosen_left_out(old, &packed, &objects_dir, repo, since)?;
+        }
+    }
     for old in before.iter().filter(|old| **old != new_pack) {
         remove_pack(old)?;
     }
-    let packed = Pack::open(&new_pack.with_extension("idx"), repo.hash())?;
     prune_packed(&objects_dir, repo.hash(), |id| packed.contains(id))?;
     if options.write_bitmap {
         let objects = ObjectDb::open(&objects_dir, repo.hash())?;
@@ -155,6 +164,41 @@ pub fn repack_all_with(repo: &Repository, options: &RepackOptions) -> Result<(),
     }
     // As git's repack (repack.updateServerInfo, on by default): the dumb HTTP files.
     sluice_odb::server_info::update_server_info(repo)?;
+    Ok(())
+}
+
+/// Writes the objects of the old pack `old` that `packed` leaves out as loose objects dated as
+/// the pack, if the pack was written after `since` (git's `--unpack-unreachable`).
+fn loosen_left_out(
+    old: &Path,
+    packed: &Pack,
+    objects_dir: &Path,
+    repo: &Repository,
+    since: std::time::SystemTime,
+) -> Result<(), RepackError> {
+    let modified = std::fs::metadata(old)
+        .and_then(|m| m.modified())
+        .map_err(file_error("read", old))?;
+    if modified <= since {
+        return Ok(());
+    }
+    let pack = Pack::open(&old.with_extension("idx"), repo.hash())?;
+    let level = sluice_odb::pack_store::loose_compression(repo.config())?;
+    let loose = sluice_odb::LooseObjects::new(objects_dir, repo.hash());
+    for position in 0..pack.index().len() {
+        let id = pack.index().id(position);
+        if packed.contains(&id) {
+            continue;
+        }
+        let (kind, data) = pack.read_position(position)?;
+        loose.write(kind, &data, level)?;
+        let hex = id.to_string();
+        let path = objects_dir.join(&hex[..2]).join(&hex[2..]);
+        // An owner may date a file it can only read.
+        std::fs::File::open(&path)
+            .and_then(|f| f.set_modified(modified))
+            .map_err(file_error("date", &path))?;
+    }
     Ok(())
 }
 

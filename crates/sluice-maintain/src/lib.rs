@@ -6,10 +6,12 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod gc;
 pub mod prune;
 pub mod reachable;
 pub mod reflog;
 
+pub use gc::{gc, GcError, GcOptions, GcOutcome};
 pub use prune::{prune, PruneError, PruneOptions, Pruned};
 pub use reachable::{roots, RootsError};
 pub use reflog::{expire_all, ExpireOptions, ReflogError};

@@ -2,6 +2,7 @@
 //! turns its arguments into the options its library takes.
 
 use crate::commands::commit_graph::CommitGraphArgs;
+use crate::commands::gc::GcArgs;
 use crate::commands::pack_refs::PackRefsArgs;
 use crate::commands::prune::PruneArgs;
 use crate::commands::push::{send_pack::SendPackArgs, PushArgs};
@@ -67,6 +68,8 @@ pub enum Command {
     Prune(PruneArgs),
     /// Expire old reflog entries.
     Reflog(ReflogArgs),
+    /// Pack refs, expire reflogs, repack, prune and write the commit-graph.
+    Gc(GcArgs),
     /// Write the files dumb HTTP clients read (info/refs, objects/info/packs).
     UpdateServerInfo(UpdateServerInfoArgs),
     /// Serve every repository under a directory over smart HTTP and git://.

@@ -180,3 +180,70 @@ fn reflog_expire_drops_what_git_drops() {
         }
     }
 }
+
+/// A pack of `ids` only, dated `when`, their loose copies removed.
+fn dangling_pack(env: &Env, repo: &Path, ids: &[String], when: &str) {
+    let list: String = ids.iter().map(|id| format!("{id}\n")).collect();
+    let out = env.git_with_input(
+        repo,
+        &["pack-objects", ".git/objects/pack/pack"],
+        list.as_bytes(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let name = String::from_utf8(out.stdout).unwrap();
+    let pack = repo.join(format!(".git/objects/pack/pack-{}.pack", name.trim()));
+    let status = std::process::Command::new("touch")
+        .args(["-d", when])
+        .arg(pack)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    env.git(repo, &["prune-packed"]);
+}
+
+/// `sluice gc` keeps the objects git's gc keeps: everything reachable (refs, reflogs, index,
+/// worktrees) and what is younger than the prune date, loose or in a pack; with `--prune=now`
+/// only the reachable. Refs end packed as git packs them.
+#[test]
+fn gc_keeps_what_git_keeps() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let seed = seed(&env);
+        let young: Vec<String> = ["packed young 1", "packed young 2"]
+            .iter()
+            .map(|t| hash_object(&env, &seed, t))
+            .collect();
+        dangling_pack(&env, &seed, &young, "now");
+        let old: Vec<String> = ["packed old 1"]
+            .iter()
+            .map(|t| hash_object(&env, &seed, t))
+            .collect();
+        dangling_pack(&env, &seed, &old, "2020-01-01");
+        let sides: Vec<std::path::PathBuf> = ["theirs", "ours"]
+            .iter()
+            .map(|name| {
+                let to = env.path().join(name);
+                let status = std::process::Command::new("cp")
+                    .args(["-a", seed.to_str().unwrap(), to.to_str().unwrap()])
+                    .status()
+                    .unwrap();
+                assert!(status.success());
+                to
+            })
+            .collect();
+        let state = |repo: &Path| {
+            (
+                env.git(repo, &["cat-file", "--batch-all-objects", "--batch-check"]),
+                env.git(repo, &["for-each-ref"]),
+                std::fs::read_to_string(repo.join(".git/packed-refs")).unwrap_or_default(),
+            )
+        };
+        for args in [&["gc", "-q"][..], &["gc", "-q", "--prune=now"]] {
+            env.git(&sides[0], args);
+            let out = env.sluice(&sides[1], args, b"");
+            assert!(out.status.success(), "{}", stderr(&out));
+            assert_eq!(state(&sides[1]), state(&sides[0]), "{args:?}");
+        }
+        env.git(&sides[1], &["fsck", "--strict", "--no-dangling"]);
+    }
+}

@@ -6,6 +6,7 @@ pub mod clone;
 pub mod commit_graph;
 pub mod fetch;
 pub mod fetch_pack;
+pub mod gc;
 pub mod index_pack;
 pub mod pack_refs;
 pub mod prune;
@@ -92,6 +93,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::PackRefs(args) => pack_refs::run(args, &context),
         Command::Prune(args) => prune::run(args, &context),
         Command::Reflog(args) => reflog::run(args, &context),
+        Command::Gc(args) => gc::run(args, &context),
         Command::UpdateServerInfo(args) => update_server_info::run(args, &context),
         Command::SendPack(args) => push::send_pack::run(args, &context),
         Command::Serve(args) => serve::run(args, &context),

@@ -41,6 +41,10 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         (_, true) => false,
         _ => configured.unwrap_or(bare),
     };
-    repack_all_with(&repo, &RepackOptions { write_bitmap })?;
+    let options = RepackOptions {
+        write_bitmap,
+        unpack_unreachable: None,
+    };
+    repack_all_with(&repo, &options)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,129 @@
+//! `git gc`: refs packed, old reflog entries expired, everything reachable repacked into one
+//! pack (what the old packs held beyond it kept loose while younger than the prune date, as
+//! git's `repack -A --unpack-unreachable`), loose objects pruned past that date, and the
+//! commit-graph written. `--auto` does it only when there are more loose objects than
+//! `gc.auto` or more packs than `gc.autoPackLimit`.
+
+use crate::prune::{prune, PruneError, PruneOptions};
+use crate::reflog::{expire_all, ExpireOptions, ReflogError};
+use sluice_generate::{repack_all_with, RepackError, RepackOptions};
+use sluice_object::progress::Discard;
+use sluice_odb::refs::PackRefsOptions;
+use sluice_odb::{RefError, Repository};
+use std::time::SystemTime;
+
+/// Why gc stopped (what it did before stays done; each step leaves the repository whole).
+#[derive(Debug, thiserror::Error)]
+pub enum GcError {
+    /// Packing refs failed.
+    #[error(transparent)]
+    Refs(#[from] RefError),
+    /// Expiring reflogs failed.
+    #[error(transparent)]
+    Reflog(#[from] ReflogError),
+    /// Repacking failed.
+    #[error(transparent)]
+    Repack(#[from] RepackError),
+    /// Pruning failed.
+    #[error(transparent)]
+    Prune(#[from] PruneError),
+    /// Writing the commit-graph failed.
+    #[error(transparent)]
+    CommitGraph(#[from] sluice_odb::commit_graph::CommitGraphError),
+    /// A setting has a value of the wrong type.
+    #[error(transparent)]
+    Config(#[from] sluice_odb::ConfigError),
+    /// The repository could not be opened again after its reflogs were expired.
+    #[error(transparent)]
+    Repo(#[from] sluice_odb::RepoError),
+}
+
+/// How gc runs.
+#[derive(Debug, Clone, Copy)]
+pub struct GcOptions {
+    /// Only when there is enough to do (`--auto`).
+    pub auto: bool,
+    /// Unreachable objects older than this go (`--prune`, `gc.pruneExpire`, 2 weeks);
+    /// `None`: none (`never`).
+    pub prune_expire: Option<SystemTime>,
+    /// The reflog ages (`gc.reflogExpire`, `gc.reflogExpireUnreachable`).
+    pub reflog: ExpireOptions,
+}
+
+/// Whether gc ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GcOutcome {
+    /// It did its work.
+    Done,
+    /// `--auto` found too little to do.
+    NothingToDo,
+}
+
+/// Runs gc on `repo`.
+pub fn gc(repo: &Repository, options: &GcOptions) -> Result<GcOutcome, GcError> {
+    if options.auto && !needs_gc(repo)? {
+        return Ok(GcOutcome::NothingToDo);
+    }
+    let prune_refs = PackRefsOptions {
+        all: true,
+        prune: true,
+    };
+    repo.refs().pack(prune_refs, repo.objects())?;
+    expire_all(repo, &options.reflog)?;
+    // Fresh views: the reflogs just expired change what is reachable.
+    let repo =
+        Repository::open_git_dir(repo.git_dir().to_owned(), repo.work_tree().map(Into::into))?;
+    let bare = repo.work_tree().is_none();
+    let repack = RepackOptions {
+        write_bitmap: repo
+            .config()
+            .get_bool("repack.writebitmaps")?
+            .unwrap_or(bare),
+        // Kept loose until prune judges them; everything when nothing is ever pruned.
+        unpack_unreachable: Some(options.prune_expire.unwrap_or(std::time::UNIX_EPOCH)),
+    };
+    repack_all_with(&repo, &repack)?;
+    if let Some(expire) = options.prune_expire {
+        let prune_options = PruneOptions {
+            expire: Some(expire),
+            dry_run: false,
+        };
+        prune(&repo, &prune_options)?;
+    }
+    if repo
+        .config()
+        .get_bool("gc.writecommitgraph")?
+        .unwrap_or(true)
+    {
+        sluice_odb::commit_graph::write_reachable(&repo, &Discard)?;
+    }
+    Ok(GcOutcome::Done)
+}
+
+/// `gc --auto`'s test: about more than `gc.auto` (6,700) loose objects, counted in one fan-out
+/// directory as git counts them, or more than `gc.autoPackLimit` (50) packs.
+fn needs_gc(repo: &Repository) -> Result<bool, GcError> {
+    let config = repo.config();
+    let limit = config.get_int("gc.auto")?.unwrap_or(6700);
+    if limit <= 0 {
+        return Ok(false);
+    }
+    let objects = repo.objects().dir();
+    let sample = std::fs::read_dir(objects.join("17"))
+        .map(|entries| entries.flatten().count())
+        .unwrap_or(0) as i64;
+    // git: more than `limit` in all, estimated from one directory of 256, rounded up.
+    let per_dir = (limit + 255) / 256;
+    if sample > per_dir {
+        return Ok(true);
+    }
+    let pack_limit = config.get_int("gc.autopacklimit")?.unwrap_or(50);
+    let packs = std::fs::read_dir(objects.join("pack"))
+        .map(|entries| {
+            (entries.flatten())
+                .filter(|e| e.path().extension().is_some_and(|x| x == "pack"))
+                .count()
+        })
+        .unwrap_or(0) as i64;
+    Ok(pack_limit > 0 && packs > pack_limit)
+}
