@@ -9,7 +9,7 @@
 
 pub mod clone;
 mod connection;
-pub mod date;
+
 pub mod fetch;
 pub mod fetch_pack;
 pub mod local_clone;

@@ -33,6 +33,9 @@ pub enum GcError {
     /// A setting has a value of the wrong type.
     #[error(transparent)]
     Config(#[from] sluice_odb::ConfigError),
+    /// A date in the configuration cannot be read.
+    #[error(transparent)]
+    Date(#[from] sluice_odb::date::DateError),
     /// The repository could not be opened again after its reflogs were expired.
     #[error(transparent)]
     Repo(#[from] sluice_odb::RepoError),
@@ -48,6 +51,45 @@ pub struct GcOptions {
     pub prune_expire: Option<SystemTime>,
     /// The reflog ages (`gc.reflogExpire`, `gc.reflogExpireUnreachable`).
     pub reflog: ExpireOptions,
+}
+
+impl GcOptions {
+    /// The options git's gc takes from `config`, with `prune` (`--prune=<date>`, `never`) in
+    /// place of `gc.pruneExpire` when given.
+    pub fn from_config(
+        config: &sluice_odb::Config,
+        auto: bool,
+        prune: Option<&str>,
+    ) -> Result<GcOptions, GcError> {
+        let setting = |key: &str, default: &str| config.get(key).unwrap_or(default).to_owned();
+        let prune = prune.map_or_else(|| setting("gc.pruneexpire", "2.weeks.ago"), str::to_owned);
+        let prune_expire = match prune.as_str() {
+            "never" | "false" => None,
+            "now" => Some(SystemTime::now()),
+            date => Some(to_time(seconds(date)?)),
+        };
+        Ok(GcOptions {
+            auto,
+            prune_expire,
+            reflog: ExpireOptions {
+                expire: seconds(&setting("gc.reflogexpire", "90.days.ago"))?,
+                expire_unreachable: seconds(&setting("gc.reflogexpireunreachable", "30.days.ago"))?,
+            },
+        })
+    }
+}
+
+/// A date as git reads `gc.*` and `--expire` values, in seconds since the epoch: `never` (and
+/// `false`) is the beginning of time, so that nothing is older.
+pub fn seconds(text: &str) -> Result<i64, sluice_odb::date::DateError> {
+    match text {
+        "never" | "false" => Ok(0),
+        _ => Ok(sluice_odb::date::parse_since(Some(text))?.unwrap_or(0)),
+    }
+}
+
+fn to_time(seconds: i64) -> SystemTime {
+    std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds.max(0) as u64)
 }
 
 /// Whether gc ran.

@@ -19,6 +19,7 @@ pub mod ancestry;
 pub mod bitmap;
 pub mod commit_graph;
 pub mod config;
+pub mod date;
 pub mod fsck;
 pub mod init;
 pub mod lockfile;

@@ -614,3 +614,51 @@ fn update_instead_moves_the_work_tree_as_git_does() {
         compare("push-to-checkout updates");
     }
 }
+
+/// `receive.autogc`: a push that leaves more packs than `gc.autoPackLimit` is followed by
+/// `gc --auto`, as git's receive-pack follows it (run in the foreground here, for both);
+/// `receive.autogc=false` leaves the packs.
+#[test]
+fn auto_gc_follows_a_push_as_gits() {
+    let env = Env::new();
+    let servers = twin_servers(&env, |server| {
+        env.git(server, &["config", "receive.unpackLimit", "1"]);
+        env.git(server, &["config", "gc.autoPackLimit", "1"]);
+        env.git(server, &["config", "gc.autoDetach", "false"]);
+    });
+    let work = work_with_a_commit(&env);
+    for (i, step) in [["HEAD:refs/heads/a"], ["HEAD:refs/heads/b"]]
+        .iter()
+        .enumerate()
+    {
+        env.git(
+            &work,
+            &["commit", "-q", "--allow-empty", "-m", &format!("c{i}")],
+        );
+        for (server, sluice) in servers.iter().zip([false, true]) {
+            let (code, said) = push(&env, &work, server, sluice, step);
+            assert_eq!(code, Some(0), "{said}");
+        }
+        assert_eq!(
+            storage(&env, &servers[1]),
+            storage(&env, &servers[0]),
+            "{step:?}"
+        );
+    }
+    // Two pushes, two packs, one past the limit: collected into one.
+    assert!(storage(&env, &servers[1]).contains(&"packs: 1".to_owned()));
+    env.git(&servers[1], &["fsck", "--strict"]);
+    for server in &servers {
+        env.git(server, &["config", "receive.autogc", "false"]);
+    }
+    env.git(&work, &["commit", "-q", "--allow-empty", "-m", "more"]);
+    for step in [["HEAD:refs/heads/c"], ["HEAD:refs/heads/d"]] {
+        for (server, sluice) in servers.iter().zip([false, true]) {
+            let (code, said) = push(&env, &work, server, sluice, &step);
+            assert_eq!(code, Some(0), "{said}");
+        }
+    }
+    assert_eq!(storage(&env, &servers[1]), storage(&env, &servers[0]));
+    // One more pack (the second push brought nothing new), and no gc.
+    assert!(storage(&env, &servers[1]).contains(&"packs: 2".to_owned()));
+}

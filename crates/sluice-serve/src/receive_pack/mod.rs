@@ -184,10 +184,25 @@ pub fn receive_pack(
         }
     }
     output.flush()?;
+    if results.iter().any(Option::is_none) {
+        auto_gc(repo);
+    }
     Ok(match request.side_band {
         true => Vec::new(),
         false => messages,
     })
+}
+
+/// `receive.autogc` (on by default): after a push that moved a ref, `gc --auto`, as git's
+/// receive-pack runs it once the client has its report. It does nothing below `gc.auto`
+/// loose objects and `gc.autoPackLimit` packs; a failure is not the push's.
+fn auto_gc(repo: &Repository) {
+    if repo.config().get_bool("receive.autogc").ok().flatten() == Some(false) {
+        return;
+    }
+    if let Ok(options) = sluice_maintain::GcOptions::from_config(repo.config(), true, None) {
+        let _ = sluice_maintain::gc(repo, &options);
+    }
 }
 
 /// The refs with the capabilities, as git's receive-pack advertises them (`atomic` unless

@@ -3,9 +3,8 @@
 use super::Context;
 use anyhow::anyhow;
 use clap::Args;
-use sluice_maintain::{gc, ExpireOptions, GcOptions};
+use sluice_maintain::{gc, GcOptions};
 use std::process::ExitCode;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// `git gc`'s arguments.
 #[derive(Debug, Args)]
@@ -24,40 +23,19 @@ pub struct GcArgs {
     quiet: bool,
 }
 
-/// A date as seconds since the epoch (`never` is the beginning of time).
-fn seconds(text: &str) -> anyhow::Result<i64> {
-    match text {
-        "never" | "false" => Ok(0),
-        _ => Ok(sluice_fetch::date::parse_since(Some(text))?.unwrap_or(0)),
-    }
-}
-
 /// Runs gc.
 pub fn run(args: GcArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context
         .repository()?
         .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
-    let config = repo.config();
-    let setting = |key: &str, default: &str| config.get(key).unwrap_or(default).to_owned();
-    let prune = match (args.no_prune, args.prune) {
-        (true, _) => "never".to_owned(),
-        (false, Some(date)) => date,
-        (false, None) => setting("gc.pruneexpire", "2.weeks.ago"),
-    };
-    let prune_expire = match prune.as_str() {
-        "never" | "false" => None,
-        "now" => Some(SystemTime::now()),
-        date => Some(UNIX_EPOCH + Duration::from_secs(seconds(date)?.max(0) as u64)),
-    };
-    let options = GcOptions {
-        auto: args.auto,
-        prune_expire,
-        reflog: ExpireOptions {
-            expire: seconds(&setting("gc.reflogexpire", "90.days.ago"))?,
-            expire_unreachable: seconds(&setting("gc.reflogexpireunreachable", "30.days.ago"))?,
-        },
+    let prune = match args.no_prune {
+        true => Some("never"),
+        false => args.prune.as_deref(),
     };
     let _ = args.quiet;
-    gc(&repo, &options)?;
+    gc(
+        &repo,
+        &GcOptions::from_config(repo.config(), args.auto, prune)?,
+    )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -30,15 +30,6 @@ enum Action {
     },
 }
 
-/// A time as seconds since the epoch; `never` and `false` are the beginning of time (nothing
-/// is older).
-fn instant(text: &str) -> anyhow::Result<i64> {
-    match text {
-        "never" | "false" => Ok(0),
-        _ => Ok(sluice_fetch::date::parse_since(Some(text))?.unwrap_or(0)),
-    }
-}
-
 /// Runs reflog.
 pub fn run(args: ReflogArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context
@@ -55,7 +46,7 @@ pub fn run(args: ReflogArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let config = repo.config();
     let pick = |given: Option<String>, key: &str, default: &str| {
         let text = given.or_else(|| config.get(key).map(str::to_owned));
-        instant(text.as_deref().unwrap_or(default))
+        sluice_maintain::gc::seconds(text.as_deref().unwrap_or(default))
     };
     let options = ExpireOptions {
         expire: pick(expire, "gc.reflogexpire", "90.days.ago")?,

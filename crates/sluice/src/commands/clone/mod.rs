@@ -17,11 +17,11 @@ use sluice_fetch::clone::{
     check_ref_format, clone_into, local_source, CloneMessages, CloneOptions, CloneShape, Layout,
     LocalChoice, Origin, Told,
 };
-use sluice_fetch::date::parse_since;
 use sluice_fetch::partial::filter_spec;
 use sluice_fetch::reference::{add_references, dissociate, Need, Reference};
 use sluice_fetch::{ConnectOptions, Deepen, IpVersion, Remote, RemoteUrl};
 use sluice_object::progress::Deferred;
+use sluice_odb::date::parse_since;
 use sluice_odb::init::{initial_branch, InitOptions};
 use sluice_odb::Repository;
 use std::path::PathBuf;

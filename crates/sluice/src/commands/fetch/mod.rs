@@ -19,12 +19,12 @@ use std::process::ExitCode;
 mod report;
 
 use report::{print_report, ReportFormat};
-use sluice_fetch::date::parse_since;
 use sluice_fetch::fetch::{
     display_url, fetch_remote, negotiate_only, remotes_to_fetch, FetchChoice, FetchMessages,
     FetchOptions, FetchOutcome, FetchPlan, Recursion, Refused, Selection,
 };
 use sluice_fetch::{ConnectOptions, Deepen};
+use sluice_odb::date::parse_since;
 
 /// `git fetch`'s arguments (those this version supports).
 #[derive(Debug, Args)]
