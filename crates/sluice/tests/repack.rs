@@ -187,3 +187,64 @@ fn server_info_is_gits() {
     assert_eq!(files(&sides[1]).0, files(&sides[0]).0);
     assert_eq!(pack_files(&sides[1], "pack"), 1);
 }
+
+/// A repack killed at any moment (SIGKILL during counting, writing, indexing, installing,
+/// removing the old packs, writing the bitmap) leaves a repository that `git fsck` finds
+/// complete, with every ref's history.
+#[test]
+fn a_killed_repack_loses_nothing() {
+    let env = Env::new();
+    let work = env.init("work", false);
+    for i in 0..60 {
+        let body: String = (0..200)
+            .map(|k| format!("line {k} of version {i}\n"))
+            .collect();
+        std::fs::write(work.join(format!("f{}", i % 9)), body).unwrap();
+        env.git(&work, &["add", "."]);
+        env.git(&work, &["commit", "-q", "-m", &format!("c{i}")]);
+    }
+    for delay_ms in [0u64, 5, 10, 20, 40, 80, 160] {
+        let bare = env.path().join(format!("bare-{delay_ms}.git"));
+        env.git(
+            env.path(),
+            &["clone", "-q", "--bare", "work", bare.to_str().unwrap()],
+        );
+        // Loose objects and a second pack, so that there is something to remove.
+        env.git(&work, &["commit", "-q", "--allow-empty", "-m", "extra"]);
+        env.git(
+            &work,
+            &[
+                "push",
+                "-q",
+                bare.to_str().unwrap(),
+                "HEAD:refs/heads/extra",
+            ],
+        );
+        let before = env.git(&bare, &["for-each-ref"]);
+        let mut child = env
+            .sluice_command(&bare, &["repack", "-a", "-d", "-b"])
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        let fsck = env
+            .git_command(&bare, &["fsck", "--strict"])
+            .output()
+            .unwrap();
+        assert!(
+            fsck.status.success(),
+            "killed after {delay_ms} ms: {}",
+            stderr(&fsck)
+        );
+        assert_eq!(env.git(&bare, &["for-each-ref"]), before);
+        // And a repack run to its end afterwards still succeeds.
+        let out = env.sluice(&bare, &["repack", "-a", "-d"], b"");
+        assert!(
+            out.status.success(),
+            "after a kill at {delay_ms} ms: {}",
+            stderr(&out)
+        );
+        env.git(&bare, &["fsck", "--strict"]);
+    }
+}
