@@ -158,7 +158,7 @@ pub fn repack_all_with(repo: &Repository, options: &RepackOptions) -> Result<(),
         let objects = ObjectDb::open(&objects_dir, repo.hash())?;
         // The refs' commits, tags peeled: each gets a bitmap, as git selects them.
         let commits: Vec<ObjectId> = (tips.iter())
-            .filter_map(|id| peel_to_commit(&objects, *id))
+            .filter_map(|id| objects.peel_to_commit(*id))
             .collect();
         sluice_odb::bitmap::write_bitmap(&packed, &objects, &walked, &commits)?;
     }
@@ -200,22 +200,6 @@ fn loosen_left_out(
             .map_err(file_error("date", &path))?;
     }
     Ok(())
-}
-
-/// The commit `id` names, through any tags; `None` for a tree or blob.
-fn peel_to_commit(objects: &ObjectDb, mut id: ObjectId) -> Option<ObjectId> {
-    for _ in 0..64 {
-        match objects.read(&id).ok()?? {
-            (ObjectKind::Commit, _) => return Some(id),
-            (ObjectKind::Tag, data) => {
-                id = sluice_object::parse::parse_tag(objects.hash(), &data)
-                    .ok()?
-                    .object;
-            }
-            _ => return None,
-        }
-    }
-    None
 }
 
 /// What the indexer is told the repository has: nothing. Every object of the new pack is

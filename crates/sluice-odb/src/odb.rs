@@ -265,6 +265,22 @@ impl ObjectDb {
         None
     }
 
+    /// What an annotated tag (or a chain of them) finally names; `None` when `id` is no tag,
+    /// or an object on the way is missing or unreadable.
+    pub fn peel_tags(&self, mut id: ObjectId) -> Option<ObjectId> {
+        let mut peeled = None;
+        for _ in 0..16 {
+            match self.read(&id).ok()?? {
+                (ObjectKind::Tag, data) => {
+                    id = parse_tag(id.kind(), &data).ok()?.object;
+                    peeled = Some(id);
+                }
+                _ => return peeled,
+            }
+        }
+        peeled
+    }
+
     /// Reads an object: from the packs here and in alternates first, then loose, as git
     /// looks (a clone made with `--shared` has its objects in the alternate's packs, and
     /// looking at its own loose objects first listed every fan-out directory for nothing).

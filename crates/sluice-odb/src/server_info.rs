@@ -7,8 +7,6 @@
 use crate::lockfile::{write_locked, LockError};
 use crate::refs::RefError;
 use crate::Repository;
-use sluice_object::parse::parse_tag;
-use sluice_object::ObjectKind;
 use std::path::{Path, PathBuf};
 
 /// Why the files could not be written.
@@ -66,23 +64,7 @@ fn info_refs(repo: &Repository) -> Result<String, ServerInfoError> {
     let mut text = String::new();
     for (name, id) in refs {
         text.push_str(&format!("{id}\t{name}\n"));
-        let mut peeled = id;
-        let mut tagged = false;
-        // A chain of tags is followed to its end (bounded: a cycle cannot be built, but a
-        // corrupt repository should not loop).
-        for _ in 0..64 {
-            match objects.read(&peeled) {
-                Ok(Some((ObjectKind::Tag, data))) => match parse_tag(repo.hash(), &data) {
-                    Ok(tag) => {
-                        peeled = tag.object;
-                        tagged = true;
-                    }
-                    Err(_) => break,
-                },
-                _ => break,
-            }
-        }
-        if tagged {
+        if let Some(peeled) = objects.peel_tags(id) {
             text.push_str(&format!("{peeled}\t{name}^{{}}\n"));
         }
     }

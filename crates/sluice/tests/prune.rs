@@ -21,6 +21,19 @@ fn loose(repo: &Path) -> Vec<String> {
     files
 }
 
+/// Twins `theirs` and `ours`: copies of `seed`, dates of files kept (`cp -a`).
+fn copies(env: &Env, seed: &Path) -> [std::path::PathBuf; 2] {
+    ["theirs", "ours"].map(|name| {
+        let to = env.path().join(name);
+        let status = std::process::Command::new("cp")
+            .args(["-a", seed.to_str().unwrap(), to.to_str().unwrap()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        to
+    })
+}
+
 fn hash_object(env: &Env, repo: &Path, text: &str) -> String {
     let out = env.git_with_input(repo, &["hash-object", "-w", "--stdin"], text.as_bytes());
     String::from_utf8(out.stdout).unwrap().trim().to_owned()
@@ -98,18 +111,7 @@ fn prune_keeps_what_git_keeps() {
     for git in gits() {
         let env = Env::with_git(git);
         let seed = seed(&env);
-        let sides: Vec<std::path::PathBuf> = ["theirs", "ours"]
-            .iter()
-            .map(|name| {
-                let to = env.path().join(name);
-                let status = std::process::Command::new("cp")
-                    .args(["-a", seed.to_str().unwrap(), to.to_str().unwrap()])
-                    .status()
-                    .unwrap();
-                assert!(status.success());
-                to
-            })
-            .collect();
+        let sides = copies(&env, &seed);
         for args in [&["prune", "--expire=1.day.ago"][..], &["prune"]] {
             env.git(&sides[0], args);
             let out = env.sluice(&sides[1], args, b"");
@@ -151,18 +153,7 @@ fn reflog_expire_drops_what_git_drops() {
         run(40, &["checkout", "-q", "master"]);
         run(10, &["commit", "-q", "--allow-empty", "-m", "c4"]);
         run(10, &["reset", "-q", "--hard", "HEAD~1"]);
-        let sides: Vec<std::path::PathBuf> = ["theirs", "ours"]
-            .iter()
-            .map(|name| {
-                let to = env.path().join(name);
-                let status = std::process::Command::new("cp")
-                    .args(["-a", repo.to_str().unwrap(), to.to_str().unwrap()])
-                    .status()
-                    .unwrap();
-                assert!(status.success());
-                to
-            })
-            .collect();
+        let sides = copies(&env, &repo);
         let logs = |repo: &Path| {
             ["HEAD", "refs/heads/master", "refs/heads/topic"].map(|log| {
                 std::fs::read_to_string(repo.join(".git/logs").join(log)).unwrap_or_default()
@@ -219,18 +210,7 @@ fn gc_keeps_what_git_keeps() {
             .map(|t| hash_object(&env, &seed, t))
             .collect();
         dangling_pack(&env, &seed, &old, "2020-01-01");
-        let sides: Vec<std::path::PathBuf> = ["theirs", "ours"]
-            .iter()
-            .map(|name| {
-                let to = env.path().join(name);
-                let status = std::process::Command::new("cp")
-                    .args(["-a", seed.to_str().unwrap(), to.to_str().unwrap()])
-                    .status()
-                    .unwrap();
-                assert!(status.success());
-                to
-            })
-            .collect();
+        let sides = copies(&env, &seed);
         let state = |repo: &Path| {
             (
                 env.git(repo, &["cat-file", "--batch-all-objects", "--batch-check"]),

@@ -3,7 +3,7 @@
 //! optionally followed by `~<n>` and `^<n>` steps through first and n-th parents.
 
 use sluice_object::parse::parse_commit;
-use sluice_object::{ObjectId, ObjectKind};
+use sluice_object::ObjectId;
 use sluice_odb::{RefTarget, Repository};
 
 /// A resolved source.
@@ -81,7 +81,7 @@ fn walk_steps(repo: &Repository, mut id: ObjectId, mut steps: &str) -> Option<Ob
             n => n.parse().ok()?,
         };
         steps = &steps[digits..];
-        id = peel_to_commit(repo, id)?;
+        id = repo.objects().peel_to_commit(id)?;
         match op {
             '~' => {
                 for _ in 0..count {
@@ -98,21 +98,4 @@ fn walk_steps(repo: &Repository, mut id: ObjectId, mut steps: &str) -> Option<Ob
 fn parents(repo: &Repository, id: ObjectId) -> Option<Vec<ObjectId>> {
     let (_, data) = repo.objects().read(&id).ok()??;
     Some(parse_commit(repo.hash(), &data).ok()?.parents)
-}
-
-/// The commit a tag (or chain of tags) points to, or the commit itself.
-pub(crate) fn peel_to_commit(repo: &Repository, mut id: ObjectId) -> Option<ObjectId> {
-    for _ in 0..64 {
-        let (kind, data) = repo.objects().read(&id).ok()??;
-        match kind {
-            ObjectKind::Commit => return Some(id),
-            ObjectKind::Tag => {
-                id = sluice_object::parse::parse_tag(repo.hash(), &data)
-                    .ok()?
-                    .object
-            }
-            _ => return None,
-        }
-    }
-    None
 }

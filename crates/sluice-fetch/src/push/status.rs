@@ -2,7 +2,6 @@
 //! because it would lose history the client cannot see (`fetch first`), would not
 //! fast-forward, would move a tag, or because the remote moved since the lease was taken.
 
-use super::source::peel_to_commit;
 use super::spec::Paired;
 use super::{PushedRef, RefStatus};
 use crate::RemoteRef;
@@ -64,7 +63,10 @@ fn status_of(
     };
     let objects = repo.objects();
     // As git: tags are peeled to the commits they name.
-    let commits = (peel_to_commit(repo, old), peel_to_commit(repo, new));
+    let commits = (
+        repo.objects().peel_to_commit(old),
+        repo.objects().peel_to_commit(new),
+    );
     let refused = if dst.starts_with("refs/tags/") {
         Some(RefStatus::AlreadyExists)
     } else if !objects.contains(&old) {

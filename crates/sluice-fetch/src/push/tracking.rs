@@ -3,7 +3,7 @@
 //! upstreams, `--prune`/`--mirror` delete what the remote has and this side does not, and
 //! `--follow-tags` adds the annotated tags of the history pushed.
 
-use super::source::{peel_to_commit, Source};
+use super::source::Source;
 use super::spec::{Paired, PushRefspec};
 use super::{PushError, PushedRef, RefStatus};
 use crate::refspec::Refspec;
@@ -158,7 +158,7 @@ pub(crate) fn followed_tags(
 ) -> Result<Vec<Paired>, PushError> {
     let pushed: Vec<_> = (paired.iter())
         .filter_map(|p| p.src.as_ref().map(|s| s.id))
-        .filter_map(|id| peel_to_commit(repo, id))
+        .filter_map(|id| repo.objects().peel_to_commit(id))
         .collect();
     let mut tags = Vec::new();
     for (name, id) in repo.refs().list()? {
@@ -167,7 +167,10 @@ pub(crate) fn followed_tags(
             continue;
         }
         let annotated = matches!(repo.objects().read(&id), Ok(Some((ObjectKind::Tag, _))));
-        let Some(commit) = annotated.then(|| peel_to_commit(repo, id)).flatten() else {
+        let Some(commit) = annotated
+            .then(|| repo.objects().peel_to_commit(id))
+            .flatten()
+        else {
             continue;
         };
         let odb = repo.objects();

@@ -7,8 +7,7 @@ use super::directories::remove_empty_parents;
 use super::{packed, Peeled, RefError, RefTarget, Refs};
 use crate::lockfile::create_lock;
 use crate::odb::ObjectDb;
-use sluice_object::parse::parse_tag;
-use sluice_object::{ObjectId, ObjectKind};
+use sluice_object::ObjectId;
 use std::collections::BTreeMap;
 
 /// What `pack` packs and whether it removes the loose files.
@@ -43,7 +42,7 @@ impl Refs {
         let lines = entries
             .into_iter()
             .map(|(name, id)| {
-                let peeled = Peeled::Known(peel(objects, id));
+                let peeled = Peeled::Known(objects.peel_tags(id));
                 (name, id, peeled)
             })
             .collect();
@@ -78,19 +77,4 @@ impl Refs {
         }
         Ok(())
     }
-}
-
-/// What an annotated tag finally names; `None` for anything that is not a tag.
-fn peel(objects: &ObjectDb, mut id: ObjectId) -> Option<ObjectId> {
-    let mut peeled = None;
-    for _ in 0..64 {
-        match objects.read(&id).ok()?? {
-            (ObjectKind::Tag, data) => {
-                id = parse_tag(objects.hash(), &data).ok()?.object;
-                peeled = Some(id);
-            }
-            _ => return peeled,
-        }
-    }
-    peeled
 }
