@@ -11,7 +11,7 @@ mod repack;
 mod write;
 
 pub use repack::{repack_all, repack_all_with, RepackError, RepackOptions};
-pub use write::{write_pack, PackOptions, PackStats};
+pub use write::{write_pack, write_pack_indexed, IndexedPack, PackOptions, PackStats};
 
 use sluice_object::ObjectId;
 use std::path::PathBuf;

@@ -2,17 +2,15 @@
 //! `git repack -a -d` leaves, which `clone --dissociate` needs before it stops borrowing from
 //! its alternates.
 
-use crate::write::{write_pack, PackOptions};
+use crate::write::{write_pack_indexed, IndexedPack, PackOptions};
 use crate::GenerateError;
 use sluice_object::progress::Discard;
-use sluice_object::{HashKind, IdSet, ObjectId, ObjectKind};
-use sluice_odb::pack_store::{receive_into, Receiving, StoreError};
+use sluice_object::{HashKind, IdSet, ObjectId};
+use sluice_odb::pack_store::{store_written, Staged, StoreError, StoreOptions};
 use sluice_odb::{
     walk_objects, ConfigError, LockError, ObjectDb, ObjectFilter, OdbError, Pack, RefError,
     Repository, WalkError, WalkRequest,
 };
-use sluice_pack::{LookupError, ObjectLookup};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// Why the repack failed; the repository's packs are as they were unless the new one is in.
@@ -56,9 +54,6 @@ pub enum RepackError {
     /// The bitmap could not be written.
     #[error(transparent)]
     Bitmap(#[from] sluice_odb::bitmap::BitmapWriteError),
-    /// The thread writing the pack panicked.
-    #[error("writing the pack failed")]
-    WriterPanicked,
 }
 
 /// A file error, naming the file and what was done to it.
@@ -97,8 +92,16 @@ pub fn repack_all_with(repo: &Repository, options: &RepackOptions) -> Result<(),
     let objects_dir = repo.objects().dir().to_owned();
     let before = pack_files(&objects_dir.join("pack"))?;
     let odb = ObjectDb::open(&objects_dir, repo.hash())?.with_alternate_packs();
-    let mut tips: Vec<ObjectId> = repo.refs().list()?.into_iter().map(|(_, id)| id).collect();
-    tips.extend(repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id));
+    let refs = repo.refs().list()?;
+    let head = repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id);
+    // Branches get a bitmap each, besides git's spread of history: they are what fetches ask for.
+    let branches: Vec<ObjectId> = (refs.iter())
+        .filter(|(name, _)| name.starts_with("refs/heads/"))
+        .map(|(_, id)| *id)
+        .chain(head)
+        .collect();
+    let mut tips: Vec<ObjectId> = refs.into_iter().map(|(_, id)| id).collect();
+    tips.extend(head);
     tips.sort_unstable();
     tips.dedup();
     let walked = walk_objects(
@@ -115,34 +118,27 @@ pub fn repack_all_with(repo: &Repository, options: &RepackOptions) -> Result<(),
         compression: PackOptions::compression_of(repo.config())?,
         ..PackOptions::default()
     };
-    let listed = &walked;
-    let (mut reader, writer) =
-        std::io::pipe().map_err(file_error("open a pipe for", &objects_dir))?;
-    let stored = std::thread::scope(|scope| {
-        let writing = scope.spawn(move || -> Result<(), GenerateError> {
-            let (mut writer, _) = write_pack(&odb, listed, &pack_options, writer, &Discard)?;
-            writer.flush()?;
-            Ok(())
-        });
-        let receiving = Receiving {
-            objects: Some(&NothingElse),
-            ..Receiving::default()
-        };
-        let received = receive_into(&mut reader, repo, receiving).map_err(RepackError::from);
-        drop(reader);
-        let written = match writing.join() {
-            Ok(written) => written.map_err(RepackError::from),
-            Err(_) => Err(RepackError::WriterPanicked),
-        };
-        // A write that failed shows on the reading side as a pack cut short: its own error
-        // names the cause. A read that failed first shows on the writing side as a broken pipe.
-        match (written, received) {
-            (Ok(()), received) => received,
-            (Err(write), Ok(_)) => Err(write),
-            (Err(write), Err(read)) if broken_pipe(&write) => Err(read),
-            (Err(write), Err(_)) => Err(write),
-        }
-    })?;
+    let store_options = StoreOptions::from_config(repo.config(), repo.hash())?;
+    // Written under a temporary name and indexed from what was written: every entry comes
+    // from this repository, so it is neither read back nor hashed again.
+    let staged = Staged::create(&objects_dir.join("pack"), "tmp_pack_")?;
+    let out = std::io::BufWriter::with_capacity(1 << 20, staged.file());
+    let IndexedPack {
+        out,
+        checksum,
+        entries,
+        ..
+    } = write_pack_indexed(&odb, &walked, &pack_options, out, &Discard)?;
+    out.into_inner()
+        .map_err(|e| GenerateError::Io(e.into_error()))?;
+    let stored = store_written(
+        &objects_dir,
+        staged,
+        checksum,
+        entries,
+        repo.hash(),
+        &store_options,
+    )?;
     let new_pack = stored.pack;
     let packed = Pack::open(&new_pack.with_extension("idx"), repo.hash())?;
     if let Some(since) = options.unpack_unreachable {
@@ -150,18 +146,20 @@ pub fn repack_all_with(repo: &Repository, options: &RepackOptions) -> Result<(),
             loosen_left_out(old, &packed, &objects_dir, repo, since)?;
         }
     }
+    // Before the old packs go, so that their bitmap can be carried over and a reader never
+    // finds the new pack without one.
+    if options.write_bitmap {
+        let objects = ObjectDb::open(&objects_dir, repo.hash())?;
+        let replaced = (before.iter())
+            .find(|old| old.with_extension("bitmap").exists())
+            .map(|old| Pack::open(&old.with_extension("idx"), repo.hash()))
+            .transpose()?;
+        sluice_odb::bitmap::write_bitmap(&packed, &objects, &walked, &branches, replaced.as_ref())?;
+    }
     for old in before.iter().filter(|old| **old != new_pack) {
         remove_pack(old)?;
     }
     prune_packed(&objects_dir, repo.hash(), |id| packed.contains(id))?;
-    if options.write_bitmap {
-        let objects = ObjectDb::open(&objects_dir, repo.hash())?;
-        // The refs' commits, tags peeled: each gets a bitmap, as git selects them.
-        let commits: Vec<ObjectId> = (tips.iter())
-            .filter_map(|id| objects.peel_to_commit(*id))
-            .collect();
-        sluice_odb::bitmap::write_bitmap(&packed, &objects, &walked, &commits)?;
-    }
     // As git's repack (repack.updateServerInfo, on by default): the dumb HTTP files.
     sluice_odb::server_info::update_server_info(repo)?;
     Ok(())
@@ -200,30 +198,6 @@ fn loosen_left_out(
             .map_err(file_error("date", &path))?;
     }
     Ok(())
-}
-
-/// What the indexer is told the repository has: nothing. Every object of the new pack is
-/// already stored here or in an alternate, and comparing each with its stored copy (the
-/// collision check a received pack gets) would read the whole history a second time for
-/// bytes that came from this machine.
-struct NothingElse;
-
-impl ObjectLookup for NothingElse {
-    fn contains(&self, _: &ObjectId) -> bool {
-        false
-    }
-
-    fn read(&self, _: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, LookupError> {
-        Ok(None)
-    }
-}
-
-/// Whether the pack's writer stopped because the reader had gone.
-fn broken_pipe(error: &RepackError) -> bool {
-    matches!(
-        error,
-        RepackError::Generate(GenerateError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe
-    )
 }
 
 /// The `.pack` files of a pack directory.

@@ -15,7 +15,8 @@ use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
 use sluice_odb::{Config, ConfigError, KnownObjects, ObjectDb, Pack, RawEntry, Walked};
 use sluice_pack::entry::EntryKind;
 use sluice_pack::inflate::deflate;
-use sluice_pack::PackWriter;
+use sluice_pack::writer::WrittenEntry;
+use sluice_pack::{IdxEntry, PackWriter};
 use std::collections::HashMap;
 use std::io::Write;
 
@@ -91,6 +92,8 @@ struct Planned {
     written: Option<u64>,
     /// A delta made for it by the search.
     delta: Option<NewDelta>,
+    /// The CRC32 of its entry once written.
+    crc32: u32,
 }
 
 /// How a stored entry can go out, as far as the delta search is concerned.
@@ -115,6 +118,79 @@ pub fn write_pack<W: Write>(
     out: W,
     progress: &dyn Progress,
 ) -> Result<(W, PackStats), GenerateError> {
+    let written = write(odb, walked, options, out, progress)?;
+    Ok((written.out, written.stats))
+}
+
+/// A pack written, with what its index needs.
+pub struct IndexedPack<W> {
+    /// Where it was written.
+    pub out: W,
+    /// What went in.
+    pub stats: PackStats,
+    /// Its trailing checksum.
+    pub checksum: ObjectId,
+    /// Every entry: id, offset, CRC32, in pack order.
+    pub entries: Vec<IdxEntry>,
+}
+
+/// [`write_pack`], also returning every entry's offset and CRC32 and the pack's checksum: what
+/// the `.idx` needs, so that a pack made here is not read back and hashed again to index it.
+pub fn write_pack_indexed<W: Write>(
+    odb: &ObjectDb,
+    walked: &Walked,
+    options: &PackOptions,
+    out: W,
+    progress: &dyn Progress,
+) -> Result<IndexedPack<W>, GenerateError> {
+    let written = write(odb, walked, options, out, progress)?;
+    let entries = match written.entries {
+        Entries::Copied(pack) => {
+            let index = pack.index();
+            let mut entries: Vec<IdxEntry> = (0..index.len()).map(|i| index.entry(i)).collect();
+            entries.sort_unstable_by_key(|e| e.offset);
+            entries
+        }
+        Entries::Planned(plan) => {
+            let mut entries: Vec<IdxEntry> = (plan.into_iter())
+                .map(|p| IdxEntry {
+                    id: p.id,
+                    crc32: p.crc32,
+                    offset: p.written.unwrap_or_default(),
+                })
+                .collect();
+            entries.sort_unstable_by_key(|e| e.offset);
+            entries
+        }
+    };
+    Ok(IndexedPack {
+        out: written.out,
+        stats: written.stats,
+        checksum: written.checksum,
+        entries,
+    })
+}
+
+/// What a pack was made of: a stored pack copied whole, or the plan written entry by entry.
+enum Entries<'a> {
+    Copied(&'a Pack),
+    Planned(Vec<Planned>),
+}
+
+struct Written<'a, W> {
+    out: W,
+    stats: PackStats,
+    checksum: ObjectId,
+    entries: Entries<'a>,
+}
+
+fn write<'a, W: Write>(
+    odb: &'a ObjectDb,
+    walked: &Walked,
+    options: &PackOptions,
+    out: W,
+    progress: &dyn Progress,
+) -> Result<Written<'a, W>, GenerateError> {
     let count = u32::try_from(walked.objects.len()).map_err(|_| GenerateError::TooManyObjects {
         count: walked.objects.len(),
     })?;
@@ -145,13 +221,20 @@ pub fn write_pack<W: Write>(
                 source,
                 written: None,
                 delta: None,
+                crc32: 0,
             }
         })
         .collect();
     if let Some(pack) = whole_pack(odb, &plan, options) {
         progress.add(count.into());
         progress.finish();
-        return send_whole_pack(pack, count, out);
+        let (out, stats) = send_whole_pack(pack, count, out)?;
+        return Ok(Written {
+            out,
+            stats,
+            checksum: pack.index().pack_checksum(),
+            entries: Entries::Copied(pack),
+        });
     }
     // Stored order for packed objects, walk order (stable) for the rest.
     plan.sort_by_key(|p| match p.source {
@@ -201,8 +284,13 @@ pub fn write_pack<W: Write>(
     for i in left {
         job.write_whole(i)?;
     }
-    let (out, _) = job.writer.finish()?;
-    Ok((out, job.stats))
+    let (out, checksum) = job.writer.finish()?;
+    Ok(Written {
+        out,
+        stats: job.stats,
+        checksum,
+        entries: Entries::Planned(job.plan),
+    })
 }
 
 enum Placed {
@@ -308,7 +396,7 @@ impl<W: Write> Job<'_, W> {
         let at = self
             .writer
             .write_entry(kind, delta.len() as u64, &compressed)?;
-        self.plan[i as usize].written = Some(at);
+        self.record(i, at);
         self.stats.total += 1;
         self.stats.deltas += 1;
         Ok(Placed::Written)
@@ -323,10 +411,16 @@ impl<W: Write> Job<'_, W> {
         let at = self
             .writer
             .write_entry(kind, raw.header.size, raw.compressed())?;
-        self.plan[i as usize].written = Some(at);
+        self.record(i, at);
         self.stats.total += 1;
         self.stats.reused += 1;
         Ok(())
+    }
+
+    fn record(&mut self, i: u32, at: WrittenEntry) {
+        let planned = &mut self.plan[i as usize];
+        planned.written = Some(at.offset);
+        planned.crc32 = at.crc32;
     }
 
     fn write_whole(&mut self, i: u32) -> Result<(), GenerateError> {
@@ -339,7 +433,7 @@ impl<W: Write> Job<'_, W> {
         let at = self
             .writer
             .write_entry(EntryKind::Base(kind), data.len() as u64, &compressed)?;
-        self.plan[i as usize].written = Some(at);
+        self.record(i, at);
         self.stats.total += 1;
         Ok(())
     }

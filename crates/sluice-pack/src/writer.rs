@@ -15,6 +15,17 @@ pub struct PackWriter<W: Write> {
     header: Vec<u8>,
     expected: u32,
     written: u32,
+    /// CRC32 of the entry being written, as the `.idx` records it.
+    crc: crc32fast::Hasher,
+}
+
+/// Where an entry went, and its CRC32 (of its header and data, as the `.idx` records it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WrittenEntry {
+    /// The entry's offset in the pack.
+    pub offset: u64,
+    /// The CRC32 of the entry's bytes.
+    pub crc32: u32,
 }
 
 impl<W: Write> PackWriter<W> {
@@ -27,6 +38,7 @@ impl<W: Write> PackWriter<W> {
             header: Vec::with_capacity(64),
             expected: count,
             written: 0,
+            crc: crc32fast::Hasher::new(),
         };
         writer.put(&crate::entry::pack_header(2, count))?;
         Ok(writer)
@@ -38,13 +50,13 @@ impl<W: Write> PackWriter<W> {
     }
 
     /// Writes an entry: `kind` (for an ofs-delta, the distance back from this entry's start to
-    /// its base's start), the inflated size, and the zlib stream. Returns the entry's offset.
+    /// its base's start), the inflated size, and the zlib stream.
     pub fn write_entry(
         &mut self,
         kind: EntryKind,
         size: u64,
         compressed: &[u8],
-    ) -> io::Result<u64> {
+    ) -> io::Result<WrittenEntry> {
         let start = self.offset;
         let mut header = std::mem::take(&mut self.header);
         header.clear();
@@ -62,11 +74,17 @@ impl<W: Write> PackWriter<W> {
             }
             EntryKind::RefDelta { base } => header.extend_from_slice(base.as_bytes()),
         }
+        self.crc = crc32fast::Hasher::new();
+        self.crc.update(&header);
+        self.crc.update(compressed);
         let result = self.put(&header).and_then(|_| self.put(compressed));
         self.header = header;
         result?;
         self.written += 1;
-        Ok(start)
+        Ok(WrittenEntry {
+            offset: start,
+            crc32: std::mem::take(&mut self.crc).finalize(),
+        })
     }
 
     fn put(&mut self, bytes: &[u8]) -> io::Result<()> {

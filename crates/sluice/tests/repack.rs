@@ -248,3 +248,101 @@ fn a_killed_repack_loses_nothing() {
         env.git(&bare, &["fsck", "--strict"]);
     }
 }
+
+/// Runs `git rev-list --test-bitmap` on every branch of `repo`; each has a bitmap of its own.
+fn assert_branch_bitmaps(env: &Env, repo: &Path) {
+    let tips = String::from_utf8(env.git(
+        repo,
+        &["for-each-ref", "--format=%(objectname)", "refs/heads"],
+    ))
+    .unwrap();
+    for tip in tips.lines() {
+        let out = env
+            .git_command(repo, &["rev-list", "--test-bitmap", tip])
+            .output()
+            .unwrap();
+        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+        assert!(
+            out.status.success() && said.contains("OK!"),
+            "{tip}: {said}"
+        );
+    }
+}
+
+/// A long history (past the hundred newest commits, where bitmaps thin out), first bitmapped
+/// by git, then grown, with a branch deleted (its objects leave, so the old bitmaps' positions
+/// have holes): the bitmaps carried over and the ones built anew all pass git's test, twice.
+#[test]
+fn bitmaps_carry_over_across_repacks() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let bare = env.init("bare.git", true);
+        let mut fi = crate::util::FastImport::new();
+        for i in 0..300 {
+            let path = format!("d{}/f{}", i % 5, i % 11);
+            fi.commit(
+                "master",
+                &format!("c{i}"),
+                &[(&path, "100644", format!("{i}\n").as_bytes())],
+            );
+        }
+        for i in 0..20 {
+            fi.commit(
+                "doomed",
+                &format!("d{i}"),
+                &[("gone", "100644", format!("doomed {i}\n").as_bytes())],
+            );
+        }
+        env.fast_import(&bare, fi.finish());
+        for back in (0..300).step_by(37) {
+            let at = format!("master~{back}");
+            env.git(&bare, &["branch", &format!("b{back}"), &at]);
+        }
+        env.git(&bare, &["repack", "-a", "-d", "-b", "-q"]);
+        assert_eq!(pack_files(&bare, "bitmap"), 1);
+        let doomed = String::from_utf8(env.git(&bare, &["rev-parse", "doomed"])).unwrap();
+        env.git(&bare, &["update-ref", "-d", "refs/heads/doomed"]);
+        let mut more = crate::util::FastImport::new();
+        for i in 0..30 {
+            let path = format!("new/f{}", i % 3);
+            more.commit(
+                "master",
+                &format!("n{i}"),
+                &[(&path, "100644", format!("{i}\n").as_bytes())],
+            );
+        }
+        // fast-import starts "master" afresh unless told where it is.
+        let head = String::from_utf8(env.git(&bare, &["rev-parse", "master"])).unwrap();
+        let stream = [
+            format!("reset refs/heads/master\nfrom {}\n", head.trim()).as_bytes(),
+            more.finish(),
+        ]
+        .concat();
+        env.fast_import(&bare, &stream);
+        for round in 0..2 {
+            let out = env.sluice(&bare, &["repack", "-a", "-d", "-q"], b"");
+            assert!(out.status.success(), "round {round}: {}", stderr(&out));
+            assert_eq!(pack_files(&bare, "pack"), 1);
+            assert_eq!(pack_files(&bare, "bitmap"), 1);
+            let gone = env
+                .git_command(&bare, &["cat-file", "-e", doomed.trim()])
+                .output()
+                .unwrap();
+            assert!(
+                !gone.status.success(),
+                "the deleted branch's objects are dropped"
+            );
+            assert_branch_bitmaps(&env, &bare);
+            env.git(&bare, &["fsck", "--strict"]);
+        }
+        let clone = env.path().join("clone");
+        let url = format!("file://{}", bare.display());
+        let out = env.sluice(
+            env.path(),
+            &["clone", "-q", "--bare", &url, clone.to_str().unwrap()],
+            b"",
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        env.git(&clone, &["fsck", "--strict"]);
+    }
+}

@@ -61,6 +61,53 @@ impl Bitset {
         })
     }
 
+    /// The 64 bits from bit `from` on (bits past the end read as clear).
+    fn word_at(&self, from: usize) -> u64 {
+        let (word, shift) = (from / 64, from % 64);
+        let low = self.words.get(word).copied().unwrap_or(0) >> shift;
+        let high = match shift {
+            0 => 0,
+            _ => self.words.get(word + 1).copied().unwrap_or(0) << (64 - shift),
+        };
+        low | high
+    }
+
+    /// Sets bits `to..to + len` where bits `from..from + len` of `src` are set, a word at a
+    /// time: moving a pack's bitmaps to another pack that keeps its objects in runs.
+    pub(crate) fn or_shifted(&mut self, to: usize, src: &Bitset, from: usize, len: usize) {
+        let mut done = 0;
+        while done < len {
+            let take = (len - done).min(64);
+            let mut bits = src.word_at(from + done);
+            if take < 64 {
+                bits &= (1u64 << take) - 1;
+            }
+            let (word, shift) = ((to + done) / 64, (to + done) % 64);
+            if let Some(w) = self.words.get_mut(word) {
+                *w |= bits << shift;
+            }
+            if shift > 0 {
+                if let Some(w) = self.words.get_mut(word + 1) {
+                    *w |= bits >> (64 - shift);
+                }
+            }
+            done += take;
+        }
+    }
+
+    /// Whether any of bits `from..from + len` is set.
+    pub(crate) fn any_in(&self, from: usize, len: usize) -> bool {
+        (from..from + len).step_by(64).any(|at| {
+            let take = (from + len - at).min(64);
+            let bits = self.word_at(at);
+            (if take < 64 {
+                bits & ((1u64 << take) - 1)
+            } else {
+                bits
+            }) != 0
+        })
+    }
+
     pub(crate) fn count(&self) -> usize {
         self.words.iter().map(|w| w.count_ones() as usize).sum()
     }
@@ -220,6 +267,30 @@ mod tests {
         assert!(decode(&missing_literals, 128).is_err());
         assert!(decode(&serialize(1000, &[]), 64).is_err());
         assert!(decode(&[0, 0, 0, 1, 0, 0, 0, 9], 64).is_err());
+    }
+
+    #[test]
+    fn shifted_copies_move_every_bit() {
+        let mut src = Bitset::new(500);
+        for bit in [0, 1, 63, 64, 65, 127, 200, 330, 499] {
+            src.set(bit);
+        }
+        for (to, from, len) in [(0, 0, 500), (7, 0, 300), (0, 60, 300), (130, 3, 250)] {
+            let mut dst = Bitset::new(600);
+            dst.or_shifted(to, &src, from, len);
+            let expected: Vec<usize> = (src.ones())
+                .filter(|b| (from..from + len).contains(b))
+                .map(|b| b - from + to)
+                .collect();
+            assert_eq!(
+                dst.ones().collect::<Vec<_>>(),
+                expected,
+                "{to} {from} {len}"
+            );
+        }
+        assert!(src.any_in(199, 2));
+        assert!(!src.any_in(201, 129));
+        assert!(src.any_in(498, 2));
     }
 
     #[test]

@@ -9,6 +9,8 @@
 //! aside, and the revision walk answers instead.
 
 mod ewah;
+mod reuse;
+mod select;
 mod write;
 
 pub use write::{write_bitmap, BitmapWriteError};

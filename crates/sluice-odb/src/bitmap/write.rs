@@ -3,12 +3,14 @@
 //! name-hash cache, for a pack that holds everything its refs reach (what `repack -a` writes).
 //!
 //! Each bitmap is stored XORed against one of the ten before it when that is smaller, as git
-//! stores them. Selected commits: the refs' commits and a spread of history (every `SPREAD`th commit of the
-//! walk's order, newest first), at most `MAX_SELECTED`. Each bitmap is built oldest first: a
-//! commit's walk stops at a selected ancestor, whose bitmap is ORed in, and at any object
-//! already set (a set tree has its whole content set), so each tree is read about once.
+//! stores them. Selected commits: the tips asked for and a spread of history as git spaces it
+//! (`select`). A bitmap the replaced pack had for a selected commit is carried over (`reuse`);
+//! the others are built oldest first: a commit's walk stops at an ancestor with a bitmap, which
+//! is ORed in, and at any object already set (a set tree has its whole content set).
 
 use super::ewah::{encode, Bitset};
+use super::reuse::Reused;
+use super::select::select;
 use super::{FULL_DAG, HASH_CACHE};
 use crate::odb::{ObjectDb, OdbError};
 use crate::pack::Pack;
@@ -16,11 +18,6 @@ use crate::walk::Walked;
 use sluice_object::parse::{parse_commit, tree_entries, ParseError};
 use sluice_object::{IdMap, ObjectId, ObjectKind};
 use std::path::PathBuf;
-
-/// Every this many commits of history gets a bitmap, besides the refs' commits.
-const SPREAD: usize = 100;
-/// The most bitmaps written (each is held whole while the others are built).
-const MAX_SELECTED: usize = 1000;
 
 /// Why no bitmap was written (the pack stays usable without one).
 #[derive(Debug, thiserror::Error)]
@@ -46,12 +43,14 @@ pub enum BitmapWriteError {
 }
 
 /// Writes `<pack>.bitmap` for `pack`, which holds every object of `walked` (kinds and name
-/// hashes from there) and every commit of `tips`; `objects` reads commits and trees.
+/// hashes from there) and every commit of `tips`, which all get a bitmap; `objects` reads
+/// commits and trees. `replaced` is a pack whose bitmaps may be carried over.
 pub fn write_bitmap(
     pack: &Pack,
     objects: &ObjectDb,
     walked: &Walked,
     tips: &[ObjectId],
+    replaced: Option<&Pack>,
 ) -> Result<PathBuf, BitmapWriteError> {
     let count = pack.index().len();
     // Every object's bit, found once: the walks below look up each tree entry they meet, and a
@@ -88,10 +87,25 @@ pub fn write_bitmap(
         }
     }
     let graph = CommitGraph::read(objects, &commits)?;
-    let selected = select(&graph, &commits, tips);
+    let mut reused = replaced.and_then(|old| Reused::open(old, pack));
+    let tips: Vec<ObjectId> = (tips.iter())
+        .filter(|t| graph.nodes.contains_key(*t))
+        .copied()
+        .collect();
+    let mut selected = select(
+        &commits,
+        &tips,
+        |c| reused.as_ref().is_some_and(|r| r.has(c)),
+        |c| graph.nodes[c].0.len() > 1,
+    );
+    // Oldest first, so that each walk finds its selected ancestors built.
+    selected.sort_by_key(|id| graph.level[id]);
     let mut built: IdMap<Bitset> = IdMap::default();
     for commit in &selected {
-        let bitmap = reachable(objects, &graph, commit, &built, count, &bit_of)?;
+        let bitmap = match reused.as_mut().and_then(|r| r.bitmap(commit)) {
+            Some(carried) => carried,
+            None => reachable(objects, &graph, commit, &built, count, &bit_of)?,
+        };
         built.insert(*commit, bitmap);
     }
     let mut out = Vec::new();
@@ -193,23 +207,6 @@ impl CommitGraph {
     }
 }
 
-/// The commits given bitmaps, oldest first: the tips, and every `SPREAD`th commit of
-/// `commits` (newest first, as the walk lists them).
-fn select(graph: &CommitGraph, commits: &[ObjectId], tips: &[ObjectId]) -> Vec<ObjectId> {
-    let mut chosen: Vec<ObjectId> = (tips.iter())
-        .filter(|t| graph.nodes.contains_key(*t))
-        .copied()
-        .collect();
-    chosen.extend(commits.iter().step_by(SPREAD).copied());
-    chosen.sort_unstable();
-    chosen.dedup();
-    // Keep the newest when there are too many: those are what clones and fetches ask for.
-    chosen.sort_by_key(|id| std::cmp::Reverse(graph.level[id]));
-    chosen.truncate(MAX_SELECTED);
-    chosen.reverse();
-    chosen
-}
-
 /// Everything `commit` reaches, from the bitmaps of selected ancestors already built and a walk
 /// of the rest.
 fn reachable(
@@ -221,8 +218,9 @@ fn reachable(
     bit_of: &dyn Fn(&ObjectId) -> Result<usize, BitmapWriteError>,
 ) -> Result<Bitset, BitmapWriteError> {
     let mut set = Bitset::new(count);
-    // Newest first (highest level): a selected ancestor is met, and its bitmap ORed in, before
-    // any of its own ancestors, so the walk never goes below what a bitmap covers.
+    // Commits first, newest first (highest level): a selected ancestor is met, and its bitmap
+    // ORed in, before any of its own ancestors. Trees wait until every ancestor's bitmap is in,
+    // so that no tree an ancestor has is read again.
     let mut commits = std::collections::BinaryHeap::from([(graph.level[commit], *commit)]);
     let mut trees = Vec::new();
     while let Some((_, id)) = commits.pop() {
@@ -244,26 +242,25 @@ fn reachable(
             }
         }
         trees.push(*tree);
-        while let Some(tree) = trees.pop() {
-            let bit = bit_of(&tree)?;
-            if set.get(bit) {
+    }
+    while let Some(tree) = trees.pop() {
+        let bit = bit_of(&tree)?;
+        if set.get(bit) {
+            continue;
+        }
+        set.set(bit);
+        let data = match objects.read(&tree)? {
+            Some((ObjectKind::Tree, data)) => data,
+            _ => return Err(BitmapWriteError::NotInPack(tree)),
+        };
+        for entry in tree_entries(objects.hash(), &data) {
+            let entry = entry.map_err(|source| BitmapWriteError::Malformed { id: tree, source })?;
+            if entry.is_gitlink() {
                 continue;
             }
-            set.set(bit);
-            let data = match objects.read(&tree)? {
-                Some((ObjectKind::Tree, data)) => data,
-                _ => return Err(BitmapWriteError::NotInPack(tree)),
-            };
-            for entry in tree_entries(objects.hash(), &data) {
-                let entry =
-                    entry.map_err(|source| BitmapWriteError::Malformed { id: tree, source })?;
-                if entry.is_gitlink() {
-                    continue;
-                }
-                match entry.is_tree() {
-                    true => trees.push(entry.id),
-                    false => set.set(bit_of(&entry.id)?),
-                }
+            match entry.is_tree() {
+                true => trees.push(entry.id),
+                false => set.set(bit_of(&entry.id)?),
             }
         }
     }

@@ -13,8 +13,10 @@ pub use unpack::{loose_compression, unpack_limit, unpack_to_loose};
 
 use crate::config::{Config, ConfigError};
 use sluice_object::{HashKind, ObjectId, ObjectKind};
+use sluice_pack::idx::write_idx;
+use sluice_pack::rev::write_rev;
 use sluice_pack::{
-    ArrivingPack, IdxWriteOptions, IndexError, IndexOptions, IndexedPack, ObjectLookup,
+    ArrivingPack, IdxEntry, IdxWriteOptions, IndexError, IndexOptions, IndexedPack, ObjectLookup,
     PackIndexer, PackSource,
 };
 use std::fs::File;
@@ -291,8 +293,12 @@ pub fn receive(
     if let Some(message) = &destination.promisor {
         write_beside(&pack_path, "promisor", message)?;
     }
+    let order = pack.index_order();
     write_indexes(
-        &pack,
+        &IndexWriters {
+            idx: &|out| pack.write_idx(&order, &options.idx, out).map(|_| ()),
+            rev: &|out| pack.write_rev(&order, out).map(|_| ()),
+        },
         Some((staged, &pack_path)),
         &idx_path,
         options.write_rev.then_some(&*rev_path),
@@ -316,8 +322,12 @@ pub fn index_file(
 ) -> Result<ObjectId, StoreError> {
     let (idx_path, rev_path) = index_paths(pack_path, index_file)?;
     let pack = indexer.index(PackSource::File(&open_pack(pack_path)?))?;
+    let order = pack.index_order();
     write_indexes(
-        &pack,
+        &IndexWriters {
+            idx: &|out| pack.write_idx(&order, &options.idx, out).map(|_| ()),
+            rev: &|out| pack.write_rev(&order, out).map(|_| ()),
+        },
         None,
         &idx_path,
         options.write_rev.then_some(&*rev_path),
@@ -381,18 +391,69 @@ pub fn write_beside(pack_path: &Path, extension: &str, text: &str) -> Result<(),
     Ok(())
 }
 
+/// Stores a pack this repository wrote itself, whose entries (`entries`, any order) and
+/// checksum are known: its `.idx` and `.rev` are written from them, without reading the pack
+/// back, and the three are put in place as [`receive`] puts them.
+pub fn store_written(
+    objects_dir: &Path,
+    staged_pack: Staged,
+    checksum: ObjectId,
+    mut entries: Vec<IdxEntry>,
+    hash: HashKind,
+    options: &StoreOptions,
+) -> Result<Stored, StoreError> {
+    let pack_path = objects_dir
+        .join("pack")
+        .join(format!("pack-{checksum}.pack"));
+    let (idx_path, rev_path) = index_paths(&pack_path, None)?;
+    entries.sort_unstable_by_key(|e| e.offset);
+    // For each entry in pack order, its place in the index (sorted by id).
+    let mut by_id: Vec<u32> = (0..entries.len() as u32).collect();
+    by_id.sort_unstable_by_key(|&i| entries[i as usize].id);
+    let mut positions = vec![0u32; entries.len()];
+    for (index_position, &pack_position) in by_id.iter().enumerate() {
+        positions[pack_position as usize] = index_position as u32;
+    }
+    let write_idx = |out: &mut dyn Write| {
+        let entry = |i: usize| entries[by_id[i] as usize];
+        write_idx(hash, entries.len(), entry, &checksum, &options.idx, out).map(|_| ())
+    };
+    let write_rev = |out: &mut dyn Write| write_rev(hash, &positions, &checksum, out).map(|_| ());
+    write_indexes(
+        &IndexWriters {
+            idx: &write_idx,
+            rev: &write_rev,
+        },
+        Some((staged_pack, &pack_path)),
+        &idx_path,
+        options.write_rev.then_some(&*rev_path),
+        options,
+    )?;
+    Ok(Stored {
+        checksum,
+        pack: pack_path,
+        kept: false,
+        outside_links: None,
+    })
+}
+
+/// What writes a pack's `.idx` and its `.rev`.
+struct IndexWriters<'a> {
+    idx: &'a (dyn Fn(&mut dyn Write) -> std::io::Result<()> + Sync),
+    rev: &'a (dyn Fn(&mut dyn Write) -> std::io::Result<()> + Sync),
+}
+
 /// Writes `.rev` (if asked) and `.idx`, and puts them in place after the staged pack (if
 /// given): the index last, so that a reader that finds it finds everything it describes. The
 /// files are written and synced at the same time (the pack's sync was started during
 /// resolution); only the renames are ordered.
 fn write_indexes(
-    pack: &IndexedPack,
+    writers: &IndexWriters<'_>,
     staged_pack: Option<(Staged, &Path)>,
     idx_path: &Path,
     rev_path: Option<&Path>,
     options: &StoreOptions,
 ) -> Result<(), StoreError> {
-    let order = pack.index_order();
     let synced = |staged: Staged| -> Result<Staged, StoreError> {
         staged.sync(options.fsync)?;
         Ok(staged)
@@ -400,25 +461,19 @@ fn write_indexes(
     let (staged_pack, rev, idx) = std::thread::scope(|s| {
         let staged_pack = staged_pack.map(|(staged, path)| (s.spawn(move || synced(staged)), path));
         let rev = rev_path.map(|rev_path| {
-            let order = &order;
-            let thread = s.spawn(move || {
-                synced(Staged::write(parent(rev_path), "tmp_rev_", |out| {
-                    pack.write_rev(order, out).map(|_| ())
-                })?)
-            });
+            let thread =
+                s.spawn(move || synced(Staged::write(parent(rev_path), "tmp_rev_", writers.rev)?));
             (thread, rev_path)
         });
-        let idx = Staged::write(parent(idx_path), "tmp_idx_", |out| {
-            pack.write_idx(&order, &options.idx, out).map(|_| ())
-        })
-        .map_err(|e| match e {
-            StoreError::Write { source, .. } => StoreError::Write {
-                path: idx_path.to_owned(),
-                source,
-            },
-            other => other,
-        })
-        .and_then(synced);
+        let idx = Staged::write(parent(idx_path), "tmp_idx_", writers.idx)
+            .map_err(|e| match e {
+                StoreError::Write { source, .. } => StoreError::Write {
+                    path: idx_path.to_owned(),
+                    source,
+                },
+                other => other,
+            })
+            .and_then(synced);
         let joined = |thread: std::thread::ScopedJoinHandle<'_, Result<Staged, StoreError>>| {
             thread
                 .join()
