@@ -195,19 +195,14 @@ fn write<'a, W: Write>(
         count: walked.objects.len(),
     })?;
     progress.phase("Counting objects", Some(count.into()));
-    let located = walked
-        .located
-        .as_ref()
-        .filter(|l| l.positions.len() == walked.objects.len());
+    let located = walked.located.as_ref();
     let mut plan: Vec<Planned> = walked
         .objects
         .iter()
         .enumerate()
         .map(|(i, object)| {
-            let found = match located {
-                Some(l) => Some((l.pack, l.positions[i] as usize)),
-                None => odb.locate(&object.id),
-            };
+            let known = located.and_then(|l| Some((l.pack, *l.positions.get(i)? as usize)));
+            let found = known.or_else(|| odb.locate(&object.id));
             let source = match found {
                 Some((pack, position)) => Source::Packed {
                     pack: pack as u32,

@@ -142,8 +142,9 @@ pub struct Walked {
     /// The trees and blobs of `known_to_other_side` with the hash of their path: the other
     /// side's versions of the files sent, the delta bases git calls "preferred".
     pub known_by_path: Vec<WalkedObject>,
-    /// Where the objects are stored, when the walk knows it for all of them (a bitmap's
-    /// answer): the pack and each object's index position, in the order of `objects`.
+    /// Where the objects are stored, when the walk knows it (a bitmap's answer): the pack and
+    /// the index position of each of the first objects, in the order of `objects`; those after
+    /// them are stored elsewhere.
     pub located: Option<Located>,
 }
 
@@ -152,7 +153,7 @@ pub struct Walked {
 pub struct Located {
     /// Which of the odb's packs.
     pub pack: usize,
-    /// Each object's position in that pack's index.
+    /// The position in that pack's index of each object it holds, the first of `objects`.
     pub positions: Vec<u32>,
 }
 

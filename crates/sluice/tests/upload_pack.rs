@@ -610,6 +610,41 @@ fn clones_and_fetches_through_bitmaps_match_git() {
             assert_eq!(refs(&env, &ours), refs(&env, &theirs), "fetch {protocol}");
             fsck(&env, &ours);
         }
+        // History pushed since the repack, stored beside the bitmapped pack (a small pack,
+        // loose objects, a tag): counted with the bitmap and a walk of only what is new.
+        add_loose_commit(&env, &src, 3);
+        env.git(&src, &["repack", "-q", "-d"]);
+        add_loose_commit(&env, &src, 4);
+        env.git(
+            &src,
+            &["tag", "-a", "-m", "new", "beside-the-bitmap", "HEAD"],
+        );
+        for protocol in ["protocol.version=0", "protocol.version=2"] {
+            let ours = env.path().join(format!("ours-full-{protocol}"));
+            let option = format!("--upload-pack={}", upload_pack());
+            let fetch = [
+                "-c",
+                protocol,
+                "fetch",
+                "-q",
+                &option,
+                "origin",
+                "+refs/*:refs/*",
+            ];
+            env.git(&ours, &fetch);
+            let theirs = env.path().join(format!("theirs-full-{protocol}"));
+            env.git(
+                &theirs,
+                &["-c", protocol, "fetch", "-q", "origin", "+refs/*:refs/*"],
+            );
+            assert_eq!(
+                refs(&env, &ours),
+                refs(&env, &theirs),
+                "fetch beside {protocol}"
+            );
+            fsck(&env, &ours);
+        }
+        bare_clones_agree(&env, &url, "beside");
         // A damaged bitmap is not used: the walk answers, and the clone is the same.
         let pack_dir = src.join("objects/pack");
         for entry in std::fs::read_dir(&pack_dir).unwrap() {

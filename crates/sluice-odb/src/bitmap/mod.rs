@@ -201,10 +201,13 @@ impl<'a> PackBitmap<'a> {
         Ok(bits)
     }
 
-    /// Every pack object reachable from `tips`; `None` when one of them (or of the objects
-    /// met on the way) is not in this pack.
-    fn reach(&mut self, odb: &ObjectDb, tips: &[ObjectId]) -> Result<Option<Bitset>, WalkError> {
-        let mut result = Bitset::new(self.objects);
+    /// Every object reachable from `tips`: the pack's by bit, the others (objects pushed or
+    /// fetched since the pack was written) by id; `None` when one of them cannot be read.
+    fn reach(&mut self, odb: &ObjectDb, tips: &[ObjectId]) -> Result<Option<Reached>, WalkError> {
+        let mut result = Reached {
+            bits: Bitset::new(self.objects),
+            outside: IdMap::default(),
+        };
         let mut unbitmapped = Vec::new();
         // Tips with bitmaps first, then the rest newest first (a parent queued with its
         // child's time): the walk from a recent commit soon meets bitmapped ancestors, and
@@ -216,32 +219,30 @@ impl<'a> PackBitmap<'a> {
                     let Ok(bits) = self.entry_bitmap(k) else {
                         return Ok(None);
                     };
-                    result.or(&bits);
+                    result.bits.or(&bits);
                 }
                 None => queue.push((i64::MAX, Reverse(order), *id)),
             }
         }
         let mut order = tips.len();
         while let Some((time, _, id)) = queue.pop() {
-            let Some(position) = self.position(&id) else {
-                return Ok(None);
-            };
-            if result.get(position) {
+            let position = self.position(&id);
+            if result.has(position, &id) {
                 continue;
             }
             if let Some(&k) = self.by_commit.get(&id) {
                 let Ok(bits) = self.entry_bitmap(k) else {
                     return Ok(None);
                 };
-                result.or(&bits);
+                result.bits.or(&bits);
                 continue;
             }
             let Some((kind, data)) = odb.read(&id)? else {
                 return Ok(None);
             };
-            // A tree's bit is set when it is listed, below.
+            // A tree is marked when it is listed, below.
             if kind != ObjectKind::Tree {
-                result.set(position);
+                result.mark(position, id, kind, 0);
             }
             match kind {
                 ObjectKind::Tag => {
@@ -263,22 +264,20 @@ impl<'a> PackBitmap<'a> {
                         Some(parent) => commit_tree(odb, parent)?,
                         None => None,
                     };
-                    unbitmapped.push((commit.tree, parent_tree));
+                    unbitmapped.push((commit.tree, parent_tree, 0));
                 }
-                ObjectKind::Tree => unbitmapped.push((id, None)),
+                ObjectKind::Tree => unbitmapped.push((id, None, 0)),
                 ObjectKind::Blob => {}
             }
         }
         // Trees last: by now the bitmapped ancestors' objects are in, so only what the
         // unbitmapped commits changed is read.
-        while let Some((tree, old)) = unbitmapped.pop() {
-            let Some(position) = self.position(&tree) else {
-                return Ok(None);
-            };
-            if result.get(position) {
+        while let Some((tree, old, name_hash)) = unbitmapped.pop() {
+            let position = self.position(&tree);
+            if result.has(position, &tree) {
                 continue;
             }
-            result.set(position);
+            result.mark(position, tree, ObjectKind::Tree, name_hash);
             let Some((ObjectKind::Tree, data)) = odb.read(&tree)? else {
                 return Ok(None);
             };
@@ -289,24 +288,21 @@ impl<'a> PackBitmap<'a> {
                 },
                 None => Vec::new(),
             };
-            let mut outside = false;
             for_each_changed(
                 odb.hash(),
                 &data,
                 &old_data,
                 |entry, counterpart| {
-                    let Some(position) = self.position(&entry.id) else {
-                        outside = true;
-                        return Ok(());
-                    };
-                    if result.get(position) {
+                    let position = self.position(&entry.id);
+                    if result.has(position, &entry.id) {
                         return Ok(());
                     }
+                    let name_hash = || crate::walk::name_hash(entry.name);
                     if entry.is_tree() {
                         let old = counterpart.filter(|o| o.is_tree()).map(|o| o.id);
-                        unbitmapped.push((entry.id, old));
+                        unbitmapped.push((entry.id, old, name_hash()));
                     } else {
-                        result.set(position);
+                        result.mark(position, entry.id, ObjectKind::Blob, name_hash());
                     }
                     Ok(())
                 },
@@ -315,11 +311,34 @@ impl<'a> PackBitmap<'a> {
                     source: ParseError::TreeEntry(offset),
                 },
             )?;
-            if outside {
-                return Ok(None);
-            }
         }
         Ok(Some(result))
+    }
+}
+
+/// What a set of tips reaches: the bitmapped pack's objects by bit, and the objects stored
+/// elsewhere (newer packs, loose objects) with their kind and name hash.
+struct Reached {
+    bits: Bitset,
+    outside: IdMap<(ObjectKind, u32)>,
+}
+
+impl Reached {
+    /// Whether the object at pack position `position` (`None`: outside the pack) is in.
+    fn has(&self, position: Option<usize>, id: &ObjectId) -> bool {
+        match position {
+            Some(position) => self.bits.get(position),
+            None => self.outside.contains_key(id),
+        }
+    }
+
+    fn mark(&mut self, position: Option<usize>, id: ObjectId, kind: ObjectKind, name_hash: u32) {
+        match position {
+            Some(position) => self.bits.set(position),
+            None => {
+                self.outside.insert(id, (kind, name_hash));
+            }
+        }
     }
 }
 
@@ -359,17 +378,25 @@ pub(crate) fn walk_with_bitmap(
         return Ok(None);
     };
     progress.phase("Enumerating objects", None);
-    let Some(mut send) = bitmap.reach(odb, request.wants)? else {
+    let Some(Reached {
+        bits: mut send,
+        outside: send_outside,
+    }) = bitmap.reach(odb, request.wants)?
+    else {
         return Ok(None);
     };
-    let Some(have) = bitmap.reach(odb, request.haves)? else {
+    let Some(Reached {
+        bits: have,
+        outside: have_outside,
+    }) = bitmap.reach(odb, request.haves)?
+    else {
         return Ok(None);
     };
     send.and_not(&have);
     let index = bitmap.pack.index();
     let mut walked = Walked::default();
     let count = send.count();
-    walked.objects.reserve(count);
+    walked.objects.reserve(count + send_outside.len());
     let mut positions = Vec::with_capacity(count);
     for position in send.ones() {
         let Some(index_position) = bitmap.pack.at_rank(position) else {
@@ -386,6 +413,22 @@ pub(crate) fn walk_with_bitmap(
             previous: None,
         });
     }
+    // Objects stored outside the bitmapped pack follow, for the writer to find one by one:
+    // commits first, as a walk lists them.
+    let mut outside: Vec<(ObjectId, (ObjectKind, u32))> = (send_outside.into_iter())
+        .filter(|(id, _)| !have_outside.contains_key(id))
+        .collect();
+    outside.sort_by_key(|(id, (kind, _))| (*kind != ObjectKind::Commit, *id));
+    walked.objects.extend(
+        outside
+            .into_iter()
+            .map(|(id, (kind, name_hash))| WalkedObject {
+                id,
+                kind,
+                name_hash,
+                previous: None,
+            }),
+    );
     progress.add(walked.objects.len() as u64);
     walked.located = Some(Located {
         pack: pack_number,
@@ -405,6 +448,9 @@ pub(crate) fn walk_with_bitmap(
         pack: pack_number,
         bits: have,
     });
+    for id in have_outside.into_keys() {
+        walked.known_to_other_side.insert(id);
+    }
     progress.finish();
     Ok(Some(walked))
 }
