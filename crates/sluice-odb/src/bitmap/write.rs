@@ -14,8 +14,9 @@ use super::select::select;
 use super::{FULL_DAG, HASH_CACHE};
 use crate::odb::{ObjectDb, OdbError};
 use crate::pack::Pack;
+use crate::tree_diff::for_each_changed;
 use crate::walk::Walked;
-use sluice_object::parse::{parse_commit, tree_entries, ParseError};
+use sluice_object::parse::{parse_commit, ParseError};
 use sluice_object::{IdMap, ObjectId, ObjectKind};
 use std::path::PathBuf;
 
@@ -101,10 +102,11 @@ pub fn write_bitmap(
     // Oldest first, so that each walk finds its selected ancestors built.
     selected.sort_by_key(|id| graph.level[id]);
     let mut built: IdMap<Bitset> = IdMap::default();
+    let mut trees = TreeReader::new(objects);
     for commit in &selected {
         let bitmap = match reused.as_mut().and_then(|r| r.bitmap(commit)) {
             Some(carried) => carried,
-            None => reachable(objects, &graph, commit, &built, count, &bit_of)?,
+            None => reachable(&mut trees, &graph, commit, &built, count, &bit_of)?,
         };
         built.insert(*commit, bitmap);
     }
@@ -209,8 +211,15 @@ impl CommitGraph {
 
 /// Everything `commit` reaches, from the bitmaps of selected ancestors already built and a walk
 /// of the rest.
+///
+/// Commits are walked first, newest first (highest level): a selected ancestor is met, and its
+/// bitmap ORed in, before any of its own ancestors. Trees wait until every ancestor's bitmap is
+/// in, so that no tree an ancestor has is read again. Each tree is compared with the tree at
+/// its path in the first parent (which ends up in the set too, through a bitmap or this walk):
+/// only the entries that differ are looked up, where looking up every entry of every root
+/// tree was most of the time.
 fn reachable(
-    objects: &ObjectDb,
+    trees: &mut TreeReader<'_>,
     graph: &CommitGraph,
     commit: &ObjectId,
     built: &IdMap<Bitset>,
@@ -218,11 +227,8 @@ fn reachable(
     bit_of: &dyn Fn(&ObjectId) -> Result<usize, BitmapWriteError>,
 ) -> Result<Bitset, BitmapWriteError> {
     let mut set = Bitset::new(count);
-    // Commits first, newest first (highest level): a selected ancestor is met, and its bitmap
-    // ORed in, before any of its own ancestors. Trees wait until every ancestor's bitmap is in,
-    // so that no tree an ancestor has is read again.
     let mut commits = std::collections::BinaryHeap::from([(graph.level[commit], *commit)]);
-    let mut trees = Vec::new();
+    let mut pending: Vec<(ObjectId, Option<ObjectId>)> = Vec::new();
     while let Some((_, id)) = commits.pop() {
         let bit = bit_of(&id)?;
         if set.get(bit) {
@@ -241,28 +247,87 @@ fn reachable(
                 commits.push((level, *parent));
             }
         }
-        trees.push(*tree);
+        let reference = (parents.first())
+            .and_then(|p| graph.nodes.get(p))
+            .map(|n| n.1);
+        pending.push((*tree, reference));
     }
-    while let Some(tree) = trees.pop() {
+    let hash = trees.objects.hash();
+    while let Some((tree, reference)) = pending.pop() {
         let bit = bit_of(&tree)?;
         if set.get(bit) {
             continue;
         }
         set.set(bit);
-        let data = match objects.read(&tree)? {
-            Some((ObjectKind::Tree, data)) => data,
-            _ => return Err(BitmapWriteError::NotInPack(tree)),
+        let data = trees.read(&tree)?;
+        let old = match reference {
+            Some(reference) => trees.read(&reference)?,
+            None => std::sync::Arc::from(&[][..]),
         };
-        for entry in tree_entries(objects.hash(), &data) {
-            let entry = entry.map_err(|source| BitmapWriteError::Malformed { id: tree, source })?;
-            if entry.is_gitlink() {
-                continue;
-            }
-            match entry.is_tree() {
-                true => trees.push(entry.id),
-                false => set.set(bit_of(&entry.id)?),
-            }
+        let mut failed = None;
+        for_each_changed(
+            hash,
+            &data,
+            &old,
+            |entry, counterpart| {
+                if entry.is_tree() {
+                    let old = counterpart.filter(|o| o.is_tree()).map(|o| o.id);
+                    pending.push((entry.id, old));
+                } else {
+                    match bit_of(&entry.id) {
+                        Ok(bit) => set.set(bit),
+                        Err(e) => failed = Some(e),
+                    }
+                }
+                Ok(())
+            },
+            |offset| BitmapWriteError::Malformed {
+                id: tree,
+                source: ParseError::TreeEntry(offset),
+            },
+        )?;
+        if let Some(e) = failed {
+            return Err(e);
         }
     }
     Ok(set)
+}
+
+/// Reads trees, keeping the last few: a tree is read again as the reference of the same path
+/// one commit later.
+struct TreeReader<'a> {
+    objects: &'a ObjectDb,
+    recent: IdMap<std::sync::Arc<[u8]>>,
+    order: std::collections::VecDeque<ObjectId>,
+}
+
+/// How many trees [`TreeReader`] keeps.
+const RECENT_TREES: usize = 256;
+
+impl<'a> TreeReader<'a> {
+    fn new(objects: &'a ObjectDb) -> Self {
+        TreeReader {
+            objects,
+            recent: IdMap::default(),
+            order: std::collections::VecDeque::new(),
+        }
+    }
+
+    fn read(&mut self, id: &ObjectId) -> Result<std::sync::Arc<[u8]>, BitmapWriteError> {
+        if let Some(data) = self.recent.get(id) {
+            return Ok(std::sync::Arc::clone(data));
+        }
+        let data: std::sync::Arc<[u8]> = match self.objects.read(id)? {
+            Some((ObjectKind::Tree, data)) => data.into(),
+            _ => return Err(BitmapWriteError::NotInPack(*id)),
+        };
+        if self.order.len() == RECENT_TREES {
+            if let Some(old) = self.order.pop_front() {
+                self.recent.remove(&old);
+            }
+        }
+        self.order.push_back(*id);
+        self.recent.insert(*id, std::sync::Arc::clone(&data));
+        Ok(data)
+    }
 }

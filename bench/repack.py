@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""`repack -a -d -b`: Sluice beside git, in turn, on copies of the same repository.
+
+Every run repacks a fresh copy of the input (copied and synced before the clock starts), each
+tool in turn, a different order each round. `--pushes N` first adds N commits to the input
+copy, packing every fifth (as pushes leave small packs and loose objects beside the big pack).
+Reports median wall time, CPU time, peak memory, the size of the pack written, and the ratio to
+git; checks Sluice's result with `git rev-list --test-bitmap` on every branch and `git fsck`.
+
+    python3 bench/repack.py <bare repository> [--runs 3] [--pushes 0]
+        [--git /usr/bin/git --git /usr/local/bin/git] [--scratch /tmp]
+"""
+
+import argparse
+import glob
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from common import run  # noqa: E402
+
+
+def git_out(repo, *args, env=None):
+    return subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True,
+                          check=True, env=env).stdout.strip()
+
+
+def add_pushes(repo, count):
+    """`count` commits on HEAD's branch, each adding a file; every fifth the loose objects
+    are packed (`git repack -d`), as a series of pushes leaves them."""
+    branch = git_out(repo, "symbolic-ref", "HEAD")
+    for i in range(1, count + 1):
+        head = git_out(repo, "rev-parse", branch)
+        blob = subprocess.run(["git", "-C", repo, "hash-object", "-w", "--stdin"],
+                              input=f"push {i}\n", capture_output=True, text=True,
+                              check=True).stdout.strip()
+        listing = git_out(repo, "ls-tree", head) + f"\n100644 blob {blob}\tbench-push-{i}\n"
+        tree = subprocess.run(["git", "-C", repo, "mktree"], input=listing,
+                              capture_output=True, text=True, check=True).stdout.strip()
+        env = dict(os.environ, GIT_AUTHOR_DATE=f"@{1700000000 + i} +0000",
+                   GIT_COMMITTER_DATE=f"@{1700000000 + i} +0000")
+        commit = git_out(repo, "commit-tree", tree, "-p", head, "-m", f"push {i}", env=env)
+        git_out(repo, "update-ref", branch, commit)
+        if i % 5 == 0:
+            git_out(repo, "repack", "-d", "-q")
+
+
+def pack_bytes(repo):
+    return sum(os.path.getsize(p) for p in glob.glob(os.path.join(repo, "objects/pack/*.pack")))
+
+
+def check(repo):
+    """git's judgement of a repacked repository: every branch's bitmap, and fsck."""
+    for tip in git_out(repo, "for-each-ref", "--format=%(objectname)", "refs/heads").split():
+        out = subprocess.run(["git", "-C", repo, "rev-list", "--test-bitmap", tip],
+                             capture_output=True, text=True)
+        if out.returncode != 0 or "OK!" not in out.stdout + out.stderr:
+            sys.exit(f"--test-bitmap {tip} failed: {out.stderr[-300:]}")
+    subprocess.run(["git", "-C", repo, "fsck", "--no-progress", "--connectivity-only"], check=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("repo")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--pushes", type=int, default=0)
+    parser.add_argument("--git", action="append")
+    parser.add_argument("--sluice", default="target/release/sluice")
+    parser.add_argument("--scratch", default="/tmp")
+    parser.add_argument("--results", default="bench/results/repack.jsonl")
+    args = parser.parse_args()
+    gits = args.git or ["/usr/bin/git"]
+    sluice = os.path.abspath(args.sluice)
+    scratch = os.path.join(args.scratch, f"bench-repack-{os.getpid()}")
+    source = os.path.join(scratch, "source.git")
+    shutil.copytree(args.repo, source, symlinks=True)
+    if args.pushes:
+        add_pushes(source, args.pushes)
+    work = os.path.join(scratch, "work.git")
+    tools = [(f"git {subprocess.run([g, 'version'], capture_output=True, text=True).stdout.split()[-1]}",
+              [g, "-C", work, "repack", "-a", "-d", "-b", "-q"]) for g in gits]
+    tools.append(("sluice", [sluice, "-C", work, "repack", "-a", "-d", "-b", "-q"]))
+    results = {name: [] for name, _ in tools}
+    sizes = {}
+    try:
+        for round_ in range(args.runs):
+            k = round_ % len(tools)
+            for name, argv in tools[k:] + tools[:k]:
+                shutil.rmtree(work, ignore_errors=True)
+                shutil.copytree(source, work, symlinks=True)
+                os.sync()
+                results[name].append(run(argv))
+                sizes[name] = pack_bytes(work)
+                if name == "sluice" and round_ == 0:
+                    check(work)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    label = os.path.basename(os.path.abspath(args.repo).rstrip("/"))
+    print(f"{label}, {args.pushes} pushes since its repack: {args.runs} runs, medians")
+    print(f"{'tool':<12} {'wall s':>8} {'CPU s':>8} {'peak MB':>8} {'pack MB':>9}")
+    rows = []
+    for name, runs in results.items():
+        wall = statistics.median(r[0] for r in runs)
+        cpu = statistics.median(r[1] + r[2] for r in runs)
+        peak = statistics.median(r[3] for r in runs) / 1024
+        rows.append({"tool": name, "wall": wall, "cpu": cpu, "peak_mb": peak,
+                     "pack_mb": sizes[name] / 1e6})
+        print(f"{name:<12} {wall:>8.3f} {cpu:>8.3f} {peak:>8.0f} {sizes[name] / 1e6:>9.2f}")
+    ours = rows[-1]
+    for row in rows[:-1]:
+        print(f"sluice / {row['tool']}: wall {ours['wall'] / row['wall']:.2f}x, "
+              f"CPU {ours['cpu'] / row['cpu']:.2f}x, pack {ours['pack_mb'] / row['pack_mb']:.4f}x")
+    with open(args.results, "a") as f:
+        for row in rows:
+            row.update(repo=label, pushes=args.pushes, runs=args.runs,
+                       time=time.strftime("%Y-%m-%dT%H:%M:%S"))
+            f.write(json.dumps(row) + "\n")
+
+
+if __name__ == "__main__":
+    main()
