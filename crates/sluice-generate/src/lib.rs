@@ -8,6 +8,7 @@
 
 mod delta_search;
 mod repack;
+mod verbatim;
 mod write;
 
 pub use repack::{repack_all, repack_all_with, RepackError, RepackOptions};

@@ -9,6 +9,7 @@
 //! search looks for a base; what finds none is sent whole.
 
 use crate::delta_search::{search_deltas, Candidate, NewDelta, Role};
+use crate::verbatim;
 use crate::GenerateError;
 use sluice_object::progress::Progress;
 use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
@@ -231,11 +232,21 @@ fn write<'a, W: Write>(
             entries: Entries::Copied(pack),
         });
     }
-    // Stored order for packed objects, walk order (stable) for the rest.
+    let mut sent_per_pack = vec![0u32; odb.packs().len()];
+    for p in &plan {
+        if let Source::Packed { pack, .. } = p.source {
+            sent_per_pack[pack as usize] += 1;
+        }
+    }
+    let verbatim = verbatim::choose(odb, &sent_per_pack, options.ofs_delta);
+    // Stored order for packed objects (a pack copied whole first), walk order (stable) for
+    // the rest.
     plan.sort_by_key(|p| match p.source {
-        Source::Packed { pack, offset, .. } => (0, pack, offset),
-        Source::Elsewhere => (1, 0, 0),
+        Source::Packed { pack, offset, .. } if Some(pack as usize) == verbatim => (0, 0, offset),
+        Source::Packed { pack, offset, .. } => (1, pack, offset),
+        Source::Elsewhere => (2, 0, 0),
     });
+    let copied = verbatim.map_or(0, |pack| sent_per_pack[pack]);
     progress.add(count.into());
     progress.finish();
 
@@ -244,7 +255,7 @@ fn write<'a, W: Write>(
         .enumerate()
         .map(|(i, p)| (p.id, i as u32))
         .collect();
-    let candidates = delta_candidates(odb, walked, &plan, &index, options)?;
+    let candidates = delta_candidates(odb, walked, &plan, copied, &index, options)?;
     for (id, delta) in search_deltas(odb, &candidates, progress) {
         plan[index[&id] as usize].delta = Some(delta);
     }
@@ -257,10 +268,14 @@ fn write<'a, W: Write>(
         writer: PackWriter::new(out, odb.hash(), count)?,
         stats: PackStats::default(),
     };
+    let copied = match verbatim {
+        Some(pack) if copied > 0 => job.copy_verbatim(&odb.packs()[pack], copied)?,
+        _ => 0,
+    };
     // Deltas held back until their base (the key) is written.
     let mut waiting: HashMap<u32, Vec<u32>> = HashMap::new();
     let mut ready = Vec::new();
-    for i in 0..count {
+    for i in copied..count {
         ready.push(i);
         while let Some(i) = ready.pop() {
             match job.place(i)? {
@@ -314,6 +329,34 @@ struct Job<'a, W: Write> {
 }
 
 impl<W: Write> Job<'_, W> {
+    /// Copies the first `count` entries of the plan, every entry of `pack`, in one piece;
+    /// returns how many were copied: none if a CRC32 shows damage (then each entry goes its
+    /// own way, and a damaged one is rebuilt, which reports it).
+    fn copy_verbatim(&mut self, pack: &Pack, count: u32) -> Result<u32, GenerateError> {
+        let offsets: Vec<(u64, u32)> = (self.plan[..count as usize].iter())
+            .filter_map(|p| match p.source {
+                Source::Packed {
+                    offset, position, ..
+                } => Some((offset, position)),
+                Source::Elsewhere => None,
+            })
+            .collect();
+        let Some(crcs) = verbatim::checked_crcs(pack, &offsets) else {
+            return Ok(0);
+        };
+        self.writer.write_verbatim(verbatim::entries(pack), count)?;
+        for (planned, crc32) in self.plan.iter_mut().zip(crcs) {
+            if let Source::Packed { offset, .. } = planned.source {
+                planned.written = Some(offset);
+                planned.crc32 = crc32;
+            }
+        }
+        self.stats.total += count;
+        self.stats.reused += count;
+        self.stats.pack_reused += count;
+        Ok(count)
+    }
+
     /// Writes object `i`, reusing its stored entry when it can, or says which base it waits for.
     fn place(&mut self, i: u32) -> Result<Placed, GenerateError> {
         if let Some(base) = self.plan[i as usize].delta.as_ref().map(|d| d.base) {
@@ -443,13 +486,18 @@ fn delta_candidates(
     odb: &ObjectDb,
     walked: &Walked,
     plan: &[Planned],
+    copied: u32,
     index: &IdMap<u32>,
     options: &PackOptions,
 ) -> Result<Vec<Candidate>, GenerateError> {
     let known = &walked.known_to_other_side;
-    let stored: Vec<Stored> = plan
-        .iter()
-        .map(|p| stored_form(odb, p, index, known, options))
+    // The first `copied` go out as stored, copied whole with their pack: as reused deltas,
+    // they are neither searched again nor bases.
+    let stored: Vec<Stored> = (plan.iter().enumerate())
+        .map(|(i, p)| match i < copied as usize {
+            true => Ok(Stored::ReusableDelta),
+            false => stored_form(odb, p, index, known, options),
+        })
         .collect::<Result<_, GenerateError>>()?;
     let stored_of = |id: &ObjectId| index.get(id).map(|&i| stored[i as usize]);
     let client_has =

@@ -11,8 +11,11 @@ pub const OFS_DELTA: u8 = 6;
 /// The type number of a ref-delta entry.
 pub const REF_DELTA: u8 = 7;
 
+/// The length of a pack's header: `PACK`, the version, the entry count.
+pub const PACK_HEADER_LEN: usize = 12;
+
 /// A pack's 12-byte header: `PACK`, the version, the number of entries, big-endian.
-pub fn pack_header(version: u32, count: u32) -> [u8; 12] {
+pub fn pack_header(version: u32, count: u32) -> [u8; PACK_HEADER_LEN] {
     let mut header = *b"PACK\0\0\0\0\0\0\0\0";
     header[4..8].copy_from_slice(&version.to_be_bytes());
     header[8..].copy_from_slice(&count.to_be_bytes());

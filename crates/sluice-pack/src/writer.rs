@@ -87,6 +87,22 @@ impl<W: Write> PackWriter<W> {
         })
     }
 
+    /// Writes `entries` whole entries taken as they are from another pack, where they stood
+    /// at the same offsets: only right after the header, so that their ofs-deltas stay valid.
+    pub fn write_verbatim(&mut self, bytes: &[u8], entries: u32) -> io::Result<()> {
+        if self.offset != crate::entry::PACK_HEADER_LEN as u64 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "entries copied whole must follow the header",
+            ));
+        }
+        for chunk in bytes.chunks(1 << 20) {
+            self.put(chunk)?;
+        }
+        self.written += entries;
+        Ok(())
+    }
+
     fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.hasher.update(bytes);
         self.out.write_all(bytes)?;

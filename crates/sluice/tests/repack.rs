@@ -346,3 +346,93 @@ fn bitmaps_carry_over_across_repacks() {
         env.git(&clone, &["fsck", "--strict"]);
     }
 }
+
+/// The files of `dir`, sorted, with their contents.
+fn snapshot(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let data = std::fs::read(&path).unwrap();
+                files.push((path, data));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// A damaged entry in the pack being replaced (its CRC32 no longer matches): the repack stops
+/// with an error naming it, exits non-zero, and the repository is as it was, byte for byte,
+/// with no temporary file left.
+#[test]
+fn a_corrupt_object_stops_the_repack_and_nothing_is_deleted() {
+    let env = Env::new();
+    let work = env.init("work", false);
+    for i in 0..30 {
+        let body: String = (0..100).map(|k| format!("line {k} of {i}\n")).collect();
+        std::fs::write(work.join(format!("f{}", i % 5)), body).unwrap();
+        env.git(&work, &["add", "."]);
+        env.git(&work, &["commit", "-q", "-m", &format!("c{i}")]);
+    }
+    let bare = env.path().join("bare.git");
+    env.git(env.path(), &["clone", "-q", "--bare", "work", "bare.git"]);
+    env.git(&bare, &["repack", "-q", "-a", "-d"]);
+    // Something beside the pack, so that the repack has more than one source.
+    env.git(&work, &["commit", "-q", "--allow-empty", "-m", "loose"]);
+    env.git(
+        &work,
+        &[
+            "push",
+            "-q",
+            bare.to_str().unwrap(),
+            "HEAD:refs/heads/loose",
+        ],
+    );
+    // Flip a byte in the middle of the largest blob's zlib stream.
+    let pack = std::fs::read_dir(bare.join("objects/pack"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "pack"))
+        .unwrap();
+    let idx = pack.with_extension("idx");
+    let listing =
+        String::from_utf8(env.git(&bare, &["verify-pack", "-v", idx.to_str().unwrap()])).unwrap();
+    let (id, offset, size) = listing
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() >= 5 && f[1] == "blob").then(|| {
+                (
+                    f[0].to_string(),
+                    f[4].parse::<usize>().unwrap(),
+                    f[3].parse::<usize>().unwrap(),
+                )
+            })
+        })
+        .max_by_key(|&(_, _, size)| size)
+        .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&pack, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let mut data = std::fs::read(&pack).unwrap();
+    data[offset + size / 2] ^= 0x55;
+    std::fs::write(&pack, data).unwrap();
+    let before = snapshot(&bare);
+    for flags in [&["repack", "-a", "-d"][..], &["repack", "-a", "-d", "-b"]] {
+        let out = env.sluice(&bare, flags, b"");
+        assert!(!out.status.success(), "a damaged pack is not repacked");
+        let said = stderr(&out);
+        assert!(
+            said.contains(&id) || said.contains(&offset.to_string()),
+            "names the object: {said}"
+        );
+        assert!(
+            snapshot(&bare) == before,
+            "the repository is unchanged: {said}"
+        );
+    }
+}
