@@ -23,6 +23,7 @@ pub mod parse;
 pub mod percent;
 pub mod progress;
 pub mod shell;
+pub mod tree_diff;
 
 pub use hash::{
     hash_object, hash_object_resuming, HashCheckpoints, HashError, ObjectHasher, SharedPrefix,

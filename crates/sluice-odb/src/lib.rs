@@ -36,7 +36,6 @@ pub mod server_info;
 pub mod shallow;
 mod stream;
 pub mod tempfiles;
-mod tree_diff;
 pub mod walk;
 
 pub use config::{Config, ConfigError, ConfigFile, ConfigKey};

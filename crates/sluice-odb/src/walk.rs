@@ -10,9 +10,9 @@
 //! uninteresting are dropped at the end.
 
 use crate::odb::{ObjectDb, OdbError};
-use crate::tree_diff::for_each_changed;
 use sluice_object::parse::{parse_commit, parse_tag, tree_entries, ParseError};
 use sluice_object::progress::Progress;
+use sluice_object::tree_diff::for_each_changed;
 use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
 use std::collections::BinaryHeap;
 

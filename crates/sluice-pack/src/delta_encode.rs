@@ -5,6 +5,8 @@
 //!
 //! One index serves many targets (the delta search tries each base against several objects).
 
+use sluice_object::tree_diff::common_prefix;
+
 /// Bytes per indexed block of the base, and the shortest match searched for.
 const BLOCK: usize = 16;
 /// Candidates looked at per hash hit: bounds the work on repetitive bases.
@@ -158,25 +160,6 @@ impl<'a> DeltaIndex<'a> {
 fn mix(hash: u32) -> u32 {
     let h = hash ^ (hash >> 15);
     h.wrapping_mul(0x2c1b_3c6d) ^ (h >> 12)
-}
-
-/// How many leading bytes `a` and `b` share, compared eight at a time (the walk uses it to
-/// skip runs of tree entries equal to the parent's).
-pub fn common_prefix(a: &[u8], b: &[u8]) -> usize {
-    let mut len = 0;
-    for (x, y) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
-        let diff =
-            u64::from_le_bytes(x.try_into().unwrap()) ^ u64::from_le_bytes(y.try_into().unwrap());
-        if diff != 0 {
-            return len + (diff.trailing_zeros() / 8) as usize;
-        }
-        len += 8;
-    }
-    len + a[len..]
-        .iter()
-        .zip(&b[len..])
-        .take_while(|(x, y)| x == y)
-        .count()
 }
 
 fn push_varint(out: &mut Vec<u8>, mut value: u64) {

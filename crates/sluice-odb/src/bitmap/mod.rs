@@ -18,7 +18,6 @@ pub use write::{write_bitmap, BitmapWriteError};
 use crate::mmap::{map, Mapped};
 use crate::odb::ObjectDb;
 use crate::pack::Pack;
-use crate::tree_diff::for_each_changed;
 use crate::walk::{
     known_paths, KnownInPack, KnownObjects, Located, WalkError, WalkRequest, Walked, WalkedObject,
 };
@@ -26,6 +25,7 @@ pub(crate) use ewah::Bitset;
 use ewah::{decode, serialized_len};
 use sluice_object::parse::{parse_commit, parse_tag, ParseError};
 use sluice_object::progress::Progress;
+use sluice_object::tree_diff::for_each_changed;
 use sluice_object::{IdMap, ObjectId, ObjectKind};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};

@@ -14,9 +14,9 @@ use super::select::select;
 use super::{FULL_DAG, HASH_CACHE};
 use crate::odb::{ObjectDb, OdbError};
 use crate::pack::Pack;
-use crate::tree_diff::for_each_changed;
 use crate::walk::Walked;
 use sluice_object::parse::{parse_commit, ParseError};
+use sluice_object::tree_diff::for_each_changed;
 use sluice_object::{IdMap, ObjectId, ObjectKind};
 use std::path::PathBuf;
 

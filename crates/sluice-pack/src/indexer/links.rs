@@ -9,6 +9,7 @@
 //! links number about as many as objects (git/git: ~850k ids, ~17 MB per set at its fullest).
 
 use sluice_object::parse::{parse_commit, parse_tag, tree_entries, ParseError};
+use sluice_object::tree_diff::for_each_changed;
 use sluice_object::{HashKind, IdSet, ObjectId, ObjectKind};
 use std::sync::Mutex;
 
@@ -124,12 +125,17 @@ impl<'a> Links<'a> {
         }
     }
 
-    /// Records what the object `id` of `kind`, holding `data`, refers to.
+    /// Records what the object `id` of `kind`, holding `data`, refers to. `base` is the
+    /// object it was rebuilt from (a delta's base, of the same kind), whose links are recorded
+    /// too (or, for a thin pack's base, are in the repository): of a tree, only the entries
+    /// that differ from its base's are recorded. A tree is mostly its previous version, so
+    /// this leaves out most of the parsing and set probes of a whole pack's trees.
     pub(crate) fn record(
         &self,
         kind: ObjectKind,
         id: &ObjectId,
         data: &[u8],
+        base: Option<&[u8]>,
     ) -> Result<(), Unrecorded> {
         if kind == ObjectKind::Blob {
             return Ok(());
@@ -140,11 +146,17 @@ impl<'a> Links<'a> {
         if self.sets.is_empty() {
             return Ok(());
         }
-        self.record_links(kind, id, data)
+        self.record_links(kind, id, data, base)
             .map_err(Unrecorded::Malformed)
     }
 
-    fn record_links(&self, kind: ObjectKind, id: &ObjectId, data: &[u8]) -> Result<(), ParseError> {
+    fn record_links(
+        &self,
+        kind: ObjectKind,
+        id: &ObjectId,
+        data: &[u8],
+        base: Option<&[u8]>,
+    ) -> Result<(), ParseError> {
         let slot = rayon::current_thread_index()
             .unwrap_or(usize::MAX)
             .min(self.sets.len() - 1);
@@ -161,6 +173,16 @@ impl<'a> Links<'a> {
                     }
                 }
             }
+            ObjectKind::Tree if base.is_some() => for_each_changed(
+                self.hash,
+                data,
+                base.unwrap_or_default(),
+                |entry, _| {
+                    set.insert(entry.id);
+                    Ok(())
+                },
+                ParseError::TreeEntry,
+            )?,
             ObjectKind::Tree => {
                 for entry in tree_entries(self.hash, data) {
                     let entry = entry?;
@@ -222,17 +244,19 @@ mod tests {
             None,
         );
         links
-            .record(ObjectKind::Commit, &id(7), commit.as_bytes())
+            .record(ObjectKind::Commit, &id(7), commit.as_bytes(), None)
             .unwrap();
         links
-            .record(ObjectKind::Commit, &cut_id, cut.as_bytes())
+            .record(ObjectKind::Commit, &cut_id, cut.as_bytes(), None)
             .unwrap();
-        links.record(ObjectKind::Tree, &id(8), &tree_data).unwrap();
         links
-            .record(ObjectKind::Tag, &id(10), tag.as_bytes())
+            .record(ObjectKind::Tree, &id(8), &tree_data, None)
+            .unwrap();
+        links
+            .record(ObjectKind::Tag, &id(10), tag.as_bytes(), None)
             .unwrap();
         assert!(matches!(
-            links.record(ObjectKind::Tree, &id(11), b"junk"),
+            links.record(ObjectKind::Tree, &id(11), b"junk", None),
             Err(Unrecorded::Malformed(_))
         ));
         let outside = links.outside(|found| *found == parent);
@@ -242,13 +266,40 @@ mod tests {
     }
 
     #[test]
+    fn a_tree_rebuilt_from_a_base_adds_what_differs() {
+        let entry = |name: &str, n: u8| {
+            let mut e = format!("100644 {name}\0").into_bytes();
+            e.extend_from_slice(id(n).as_bytes());
+            e
+        };
+        let base = [entry("a", 1), entry("b", 2), entry("c", 3)].concat();
+        let new = [entry("a", 1), entry("b", 4), entry("c", 3), entry("d", 5)].concat();
+        let links = Links::new(HashKind::Sha1, Some(&LinkCheck::default()), 1, None);
+        links
+            .record(ObjectKind::Tree, &id(10), &base, None)
+            .unwrap();
+        links
+            .record(ObjectKind::Tree, &id(11), &new, Some(&base))
+            .unwrap();
+        let mut expected: Vec<ObjectId> = [1, 2, 3, 4, 5].map(id).to_vec();
+        expected.sort_unstable();
+        assert_eq!(links.outside(|_| false), expected);
+        let links = Links::new(HashKind::Sha1, Some(&LinkCheck::default()), 1, None);
+        let broken = [entry("a", 1), b"100644 b".to_vec()].concat();
+        assert!(matches!(
+            links.record(ObjectKind::Tree, &id(12), &broken, Some(&base)),
+            Err(Unrecorded::Malformed(_))
+        ));
+    }
+
+    #[test]
     fn a_null_id_is_a_link_like_any_other() {
         let null = HashKind::Sha1.null_id();
         let mut tree = b"100644 a\0".to_vec();
         tree.extend_from_slice(null.as_bytes());
         let links = Links::new(HashKind::Sha1, Some(&LinkCheck::default()), 1, None);
-        links.record(ObjectKind::Tree, &id(1), &tree).unwrap();
-        links.record(ObjectKind::Tree, &id(2), &tree).unwrap();
+        links.record(ObjectKind::Tree, &id(1), &tree, None).unwrap();
+        links.record(ObjectKind::Tree, &id(2), &tree, None).unwrap();
         assert_eq!(links.outside(|_| false), vec![null]);
     }
 }

@@ -286,7 +286,7 @@ impl<'a> Resolver<'a> {
             return;
         };
         let read = self.read_whole(index).and_then(|data| {
-            self.record_links(index, root, &data)?;
+            self.record_links(index, root, &data, None)?;
             Ok(data)
         });
         match read {
@@ -295,19 +295,21 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    /// Records what entry `index`, resolved as `object` with `data`, refers to.
+    /// Records what entry `index`, resolved as `object` with `data` (rebuilt from `base`, if
+    /// given), refers to.
     pub(crate) fn record_links(
         &self,
         index: u32,
         object: Resolved,
         data: &[u8],
+        base: Option<&[u8]>,
     ) -> Result<(), IndexError> {
         let Some(links) = self.links else {
             return Ok(());
         };
         let offset = self.entries[index as usize].offset;
         links
-            .record(object.kind, &object.id, data)
+            .record(object.kind, &object.id, data, base)
             .map_err(|unrecorded| match unrecorded {
                 Unrecorded::Malformed(source) => IndexError::Malformed {
                     offset,
@@ -411,7 +413,7 @@ impl<'a> Resolver<'a> {
             return Ok(());
         }
         let data = self.read_whole(index)?;
-        self.record_links(index, object, &data)
+        self.record_links(index, object, &data, None)
     }
 
     /// Resolves the tree under an object given with its data: a root read from the pack, or an
@@ -510,7 +512,7 @@ impl<'a> Resolver<'a> {
                 kind: parent.kind,
                 depth: parent.depth + 1,
             };
-            self.record_links(child, resolved, &work.result)?;
+            self.record_links(child, resolved, &work.result, Some(&base.data))?;
             if self.resolved[child as usize].set(resolved).is_err() {
                 self.resolved_twice(child);
                 return Ok(None);

@@ -1,17 +1,17 @@
 //! The entries of a tree that differ from another version of it (the same path in the parent
 //! commit), found by comparing the two sorted entry lists as bytes: long runs of identical
 //! entries are skipped with one wide comparison, and only changed entries are parsed. Counting
-//! objects (the walk, and a bitmap's walk down to bitmapped ancestors) looks up only those.
+//! objects (the walk, and a bitmap's walk down to bitmapped ancestors) looks up only those,
+//! and the indexer records only the links a tree adds to the tree it was rebuilt from.
 
-use sluice_object::parse::{split_tree_entry, TreeEntry};
-use sluice_object::HashKind;
-use sluice_pack::delta_encode::common_prefix;
+use crate::parse::{split_tree_entry, TreeEntry};
+use crate::HashKind;
 use std::cmp::Ordering;
 
 /// Calls `changed` for every entry of `new` that is not in `old` with the same mode and id,
 /// with the entry of the same name in `old`, if any. Gitlinks are passed over. Returns the
 /// offset of a malformed entry of `new` as the error.
-pub(crate) fn for_each_changed<E>(
+pub fn for_each_changed<E>(
     hash: HashKind,
     new: &[u8],
     old: &[u8],
@@ -64,7 +64,7 @@ pub(crate) fn for_each_changed<E>(
 }
 
 /// git's order of tree entries: by name, a tree's name compared as if it ended with '/'.
-pub(crate) fn tree_order(a: &TreeEntry<'_>, b: &TreeEntry<'_>) -> Ordering {
+pub fn tree_order(a: &TreeEntry<'_>, b: &TreeEntry<'_>) -> Ordering {
     let n = a.name.len().min(b.name.len());
     a.name[..n].cmp(&b.name[..n]).then_with(|| {
         let next = |e: &TreeEntry<'_>| {
@@ -75,4 +75,23 @@ pub(crate) fn tree_order(a: &TreeEntry<'_>, b: &TreeEntry<'_>) -> Ordering {
         };
         next(a).cmp(&next(b))
     })
+}
+
+/// How many leading bytes `a` and `b` share, compared eight at a time (to skip runs of tree
+/// entries equal to another version's, and of bytes a delta copies).
+pub fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let mut len = 0;
+    for (x, y) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
+        let diff = u64::from_le_bytes(x.try_into().unwrap_or_default())
+            ^ u64::from_le_bytes(y.try_into().unwrap_or_default());
+        if diff != 0 {
+            return len + (diff.trailing_zeros() / 8) as usize;
+        }
+        len += 8;
+    }
+    len + a[len..]
+        .iter()
+        .zip(&b[len..])
+        .take_while(|(x, y)| x == y)
+        .count()
 }
