@@ -7,10 +7,12 @@
 #![deny(missing_docs)]
 
 mod delta_search;
+mod geometric;
 mod repack;
 mod verbatim;
 mod write;
 
+pub use geometric::{repack_geometric, GeometricOptions, Rolled};
 pub use repack::{repack_all, repack_all_with, RepackError, RepackOptions};
 pub use write::{write_pack, write_pack_indexed, IndexedPack, PackOptions, PackStats};
 

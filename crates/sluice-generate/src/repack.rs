@@ -2,10 +2,10 @@
 //! `git repack -a -d` leaves, which `clone --dissociate` needs before it stops borrowing from
 //! its alternates.
 
-use crate::write::{write_pack_indexed, IndexedPack, PackOptions};
+use crate::write::{write_pack_indexed, IndexedPack, PackOptions, PackStats};
 use crate::GenerateError;
-use sluice_object::progress::Discard;
-use sluice_object::{HashKind, IdSet, ObjectId};
+use sluice_object::progress::{Discard, Progress};
+use sluice_object::{IdSet, ObjectId};
 use sluice_odb::pack_store::{store_written, Staged, StoreError, StoreOptions};
 use sluice_odb::{
     walk_objects, ConfigError, LockError, ObjectDb, ObjectFilter, OdbError, Pack, RefError,
@@ -57,7 +57,10 @@ pub enum RepackError {
 }
 
 /// A file error, naming the file and what was done to it.
-fn file_error(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> RepackError {
+pub(crate) fn file_error(
+    action: &'static str,
+    path: &Path,
+) -> impl FnOnce(std::io::Error) -> RepackError {
     let path = path.to_owned();
     move |source| RepackError::File {
         action,
@@ -72,8 +75,8 @@ fn file_error(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) 
 ///
 /// Stored deltas are copied as they are wherever their base goes in too, the alternates' packs
 /// included, so borrowed history is not compressed anew.
-pub fn repack_all(repo: &Repository) -> Result<(), RepackError> {
-    repack_all_with(repo, &RepackOptions::default())
+pub fn repack_all(repo: &Repository) -> Result<PackStats, RepackError> {
+    repack_all_with(repo, &RepackOptions::default(), &Discard)
 }
 
 /// How `repack -a -d` runs.
@@ -87,8 +90,14 @@ pub struct RepackOptions {
     pub unpack_unreachable: Option<std::time::SystemTime>,
 }
 
-/// [`repack_all`], as `options` say.
-pub fn repack_all_with(repo: &Repository, options: &RepackOptions) -> Result<(), RepackError> {
+/// [`repack_all`], as `options` say, showing its phases on `progress` as git's repack shows
+/// them (enumerating, counting, compressing, writing, bitmaps); returns what went into the
+/// pack, for git's "Total" line.
+pub fn repack_all_with(
+    repo: &Repository,
+    options: &RepackOptions,
+    progress: &dyn Progress,
+) -> Result<PackStats, RepackError> {
     let objects_dir = repo.objects().dir().to_owned();
     let before = pack_files(&objects_dir.join("pack"))?;
     let odb = ObjectDb::open(&objects_dir, repo.hash())?.with_alternate_packs();
@@ -112,10 +121,11 @@ pub fn repack_all_with(repo: &Repository, options: &RepackOptions) -> Result<(),
             shallow: &IdSet::default(),
             filter: ObjectFilter::None,
         },
-        &Discard,
+        progress,
     )?;
     let pack_options = PackOptions {
         compression: PackOptions::compression_of(repo.config())?,
+        show_writing: true,
         ..PackOptions::default()
     };
     let store_options = StoreOptions::from_config(repo.config(), repo.hash())?;
@@ -127,8 +137,8 @@ pub fn repack_all_with(repo: &Repository, options: &RepackOptions) -> Result<(),
         out,
         checksum,
         entries,
-        ..
-    } = write_pack_indexed(&odb, &walked, &pack_options, out, &Discard)?;
+        stats,
+    } = write_pack_indexed(&odb, &walked, &pack_options, out, progress)?;
     out.into_inner()
         .map_err(|e| GenerateError::Io(e.into_error()))?;
     let stored = store_written(
@@ -154,15 +164,24 @@ pub fn repack_all_with(repo: &Repository, options: &RepackOptions) -> Result<(),
             .find(|old| old.with_extension("bitmap").exists())
             .map(|old| Pack::open(&old.with_extension("idx"), repo.hash()))
             .transpose()?;
-        sluice_odb::bitmap::write_bitmap(&packed, &objects, &walked, &branches, replaced.as_ref())?;
+        sluice_odb::bitmap::write_bitmap(
+            &packed,
+            &objects,
+            &walked,
+            &branches,
+            replaced.as_ref(),
+            progress,
+        )?;
     }
     for old in before.iter().filter(|old| **old != new_pack) {
         remove_pack(old)?;
     }
-    prune_packed(&objects_dir, repo.hash(), |id| packed.contains(id))?;
+    prune_packed(&ObjectDb::open(&objects_dir, repo.hash())?, |id| {
+        packed.contains(id)
+    })?;
     // As git's repack (repack.updateServerInfo, on by default): the dumb HTTP files.
     sluice_odb::server_info::update_server_info(repo)?;
-    Ok(())
+    Ok(stats)
 }
 
 /// Writes the objects of the old pack `old` that `packed` leaves out as loose objects dated as
@@ -201,7 +220,7 @@ fn loosen_left_out(
 }
 
 /// The `.pack` files of a pack directory.
-fn pack_files(dir: &Path) -> Result<Vec<PathBuf>, RepackError> {
+pub(crate) fn pack_files(dir: &Path) -> Result<Vec<PathBuf>, RepackError> {
     let mut packs = Vec::new();
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
@@ -219,7 +238,7 @@ fn pack_files(dir: &Path) -> Result<Vec<PathBuf>, RepackError> {
 
 /// Removes a pack with the files that go with it; the index goes first, so that nothing
 /// finds a pack without its data.
-fn remove_pack(pack: &Path) -> Result<(), RepackError> {
+pub(crate) fn remove_pack(pack: &Path) -> Result<(), RepackError> {
     for extension in ["idx", "pack", "rev", "bitmap", "keep", "promisor"] {
         let file = pack.with_extension(extension);
         match std::fs::remove_file(&file) {
@@ -233,27 +252,19 @@ fn remove_pack(pack: &Path) -> Result<(), RepackError> {
 
 /// Removes the loose objects `packed` says a pack holds, and the fan-out directories that
 /// leaves empty (`git prune-packed`).
-fn prune_packed(
-    objects_dir: &Path,
-    hash: HashKind,
+pub(crate) fn prune_packed(
+    odb: &ObjectDb,
     packed: impl Fn(&ObjectId) -> bool,
 ) -> Result<(), RepackError> {
-    for fanout in 0..=255u8 {
-        let dir = objects_dir.join(format!("{fanout:02x}"));
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            let hex = format!("{fanout:02x}{}", name.to_string_lossy());
-            let is_packed = ObjectId::from_hex(hash, hex.as_bytes()).is_ok_and(|id| packed(&id));
-            if is_packed {
-                let path = entry.path();
-                std::fs::remove_file(&path).map_err(file_error("remove", &path))?;
-            }
+    let dir = odb.dir();
+    for file in (odb.loose().list()).map_err(file_error("list", dir))? {
+        if packed(&file.id) {
+            std::fs::remove_file(&file.path).map_err(file_error("remove", &file.path))?;
         }
+    }
+    for fanout in 0..=255u8 {
         // Only an empty directory goes; one with other files stays.
-        let _ = std::fs::remove_dir(&dir);
+        let _ = std::fs::remove_dir(dir.join(format!("{fanout:02x}")));
     }
     Ok(())
 }

@@ -11,7 +11,7 @@
 use crate::delta_search::{search_deltas, Candidate, NewDelta, Role};
 use crate::verbatim;
 use crate::GenerateError;
-use sluice_object::progress::Progress;
+use sluice_object::progress::{Discard, Progress};
 use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
 use sluice_odb::{Config, ConfigError, KnownObjects, ObjectDb, Pack, RawEntry, Walked};
 use sluice_pack::entry::EntryKind;
@@ -30,6 +30,9 @@ pub struct PackOptions {
     pub ofs_delta: bool,
     /// zlib level for objects compressed anew (`pack.compression`, `core.compression`).
     pub compression: u32,
+    /// Show the "Writing objects" phase: git shows it when the pack goes to a file (repack),
+    /// not when it goes to a client.
+    pub show_writing: bool,
 }
 
 impl Default for PackOptions {
@@ -38,6 +41,7 @@ impl Default for PackOptions {
             thin: false,
             ofs_delta: true,
             compression: 6,
+            show_writing: false,
         }
     }
 }
@@ -221,10 +225,17 @@ fn write<'a, W: Write>(
             }
         })
         .collect();
+    let writing: &dyn Progress = match options.show_writing {
+        true => progress,
+        false => &Discard,
+    };
     if let Some(pack) = whole_pack(odb, &plan, options) {
         progress.add(count.into());
         progress.finish();
+        writing.phase("Writing objects", Some(count.into()));
         let (out, stats) = send_whole_pack(pack, count, out)?;
+        writing.add(count.into());
+        writing.finish();
         return Ok(Written {
             out,
             stats,
@@ -268,10 +279,12 @@ fn write<'a, W: Write>(
         writer: PackWriter::new(out, odb.hash(), count)?,
         stats: PackStats::default(),
     };
+    writing.phase("Writing objects", Some(count.into()));
     let copied = match verbatim {
         Some(pack) if copied > 0 => job.copy_verbatim(&odb.packs()[pack], copied)?,
         _ => 0,
     };
+    writing.add(copied.into());
     // Deltas held back until their base (the key) is written.
     let mut waiting: HashMap<u32, Vec<u32>> = HashMap::new();
     let mut ready = Vec::new();
@@ -280,6 +293,7 @@ fn write<'a, W: Write>(
         while let Some(i) = ready.pop() {
             match job.place(i)? {
                 Placed::Written => {
+                    writing.add(1);
                     if let Some(children) = waiting.remove(&i) {
                         ready.extend(children);
                     }
@@ -293,8 +307,10 @@ fn write<'a, W: Write>(
     left.sort_unstable();
     for i in left {
         job.write_whole(i)?;
+        writing.add(1);
     }
     let (out, checksum) = job.writer.finish()?;
+    writing.finish();
     Ok(Written {
         out,
         stats: job.stats,

@@ -6,7 +6,9 @@
 
 use crate::prune::{prune, PruneError, PruneOptions};
 use crate::reflog::{expire_all, ExpireOptions, ReflogError};
-use sluice_generate::{repack_all_with, RepackError, RepackOptions};
+use sluice_generate::{
+    repack_all_with, repack_geometric, GeometricOptions, RepackError, RepackOptions, Rolled,
+};
 use sluice_object::progress::Discard;
 use sluice_odb::refs::PackRefsOptions;
 use sluice_odb::{RefError, Repository};
@@ -124,7 +126,7 @@ pub fn gc(repo: &Repository, options: &GcOptions) -> Result<GcOutcome, GcError> 
         // Kept loose until prune judges them; everything when nothing is ever pruned.
         unpack_unreachable: Some(options.prune_expire.unwrap_or(std::time::UNIX_EPOCH)),
     };
-    repack_all_with(&repo, &repack)?;
+    repack_all_with(&repo, &repack, &Discard)?;
     if let Some(expire) = options.prune_expire {
         let prune_options = PruneOptions {
             expire: Some(expire),
@@ -140,6 +142,46 @@ pub fn gc(repo: &Repository, options: &GcOptions) -> Result<GcOutcome, GcError> 
         sluice_odb::commit_graph::write_reachable(&repo, &Discard)?;
     }
     Ok(GcOutcome::Done)
+}
+
+/// What maintenance did after a push.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterPush {
+    /// Nothing needed doing.
+    Nothing,
+    /// The smallest packs were rolled into one pack.
+    Rolled,
+    /// A full gc ran: `gc --auto`'s limits were passed, or the small packs had grown to half
+    /// the largest.
+    Collected,
+}
+
+/// Maintenance after an accepted push (`receive.autogc`), in bounded work per push: `gc
+/// --auto` when its limits are passed; otherwise the smallest packs are rolled into one (a
+/// geometric repack, factor 2; loose objects are left to `gc.auto`, as git leaves them), so
+/// that packs stay few (logarithmic in the objects) while the largest pack and its bitmap stay
+/// as they are, and counting keeps using that bitmap for everything but the new objects. When the small packs together reach
+/// half the largest, everything is repacked with a bitmap (its old bitmaps carried over).
+pub fn after_push(repo: &Repository) -> Result<AfterPush, GcError> {
+    let mut options = GcOptions::from_config(repo.config(), true, None)?;
+    if needs_gc(repo)? {
+        gc(repo, &options)?;
+        return Ok(AfterPush::Collected);
+    }
+    let geometric = GeometricOptions {
+        factor: 2,
+        spare_largest: true,
+        loose: false,
+    };
+    Ok(match repack_geometric(repo, &geometric)? {
+        Rolled::Nothing => AfterPush::Nothing,
+        Rolled::Into { .. } => AfterPush::Rolled,
+        Rolled::WouldTakeLargest => {
+            options.auto = false;
+            gc(repo, &options)?;
+            AfterPush::Collected
+        }
+    })
 }
 
 /// `gc --auto`'s test: about more than `gc.auto` (6,700) loose objects, counted in one fan-out

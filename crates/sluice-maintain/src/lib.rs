@@ -11,7 +11,7 @@ pub mod prune;
 pub mod reachable;
 pub mod reflog;
 
-pub use gc::{gc, GcError, GcOptions, GcOutcome};
+pub use gc::{after_push, gc, AfterPush, GcError, GcOptions, GcOutcome};
 pub use prune::{prune, PruneError, PruneOptions, Pruned};
 pub use reachable::{roots, RootsError};
 pub use reflog::{expire_all, ExpireOptions, ReflogError};

@@ -7,7 +7,7 @@
 
 use crate::reachable::{roots, RootsError};
 use sluice_object::progress::Discard;
-use sluice_object::{HashKind, IdSet, ObjectId, ObjectKind};
+use sluice_object::{IdSet, ObjectId, ObjectKind};
 use sluice_odb::{
     walk_objects, ObjectDb, ObjectFilter, OdbError, Repository, WalkError, WalkRequest,
 };
@@ -58,18 +58,15 @@ pub struct Pruned {
     pub packed: usize,
 }
 
-/// One loose object file.
-struct Loose {
-    id: ObjectId,
-    path: PathBuf,
-    modified: SystemTime,
-}
-
 /// Prunes `repo`'s loose objects as `options` say.
 pub fn prune(repo: &Repository, options: &PruneOptions) -> Result<Pruned, PruneError> {
     let dir = repo.objects().dir().to_owned();
     let odb = ObjectDb::open(&dir, repo.hash())?;
-    let loose = list_loose(&dir, repo.hash())?;
+    let loose = (odb.loose().list()).map_err(|source| PruneError::File {
+        action: "list",
+        path: dir.clone(),
+        source,
+    })?;
     let mut kept = reach(&odb, &roots(repo)?)?;
     // Younger than the grace period: kept, with everything they reach.
     let recent: Vec<ObjectId> = (loose.iter())
@@ -133,40 +130,4 @@ fn reach(odb: &ObjectDb, tips: &[ObjectId]) -> Result<IdSet, PruneError> {
         &Discard,
     )?;
     Ok(walked.objects.iter().map(|o| o.id).collect())
-}
-
-/// The loose objects of the object directory `dir`.
-fn list_loose(dir: &std::path::Path, hash: HashKind) -> Result<Vec<Loose>, PruneError> {
-    let mut loose = Vec::new();
-    for fanout in 0..=255u8 {
-        let sub = dir.join(format!("{fanout:02x}"));
-        let entries = match std::fs::read_dir(&sub) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(source) => {
-                return Err(PruneError::File {
-                    action: "list",
-                    path: sub,
-                    source,
-                })
-            }
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let hex = format!("{fanout:02x}{name}");
-            let Ok(id) = ObjectId::from_hex(hash, hex.as_bytes()) else {
-                continue;
-            };
-            let modified = entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .unwrap_or_else(|_| SystemTime::now());
-            loose.push(Loose {
-                id,
-                path: entry.path(),
-                modified,
-            });
-        }
-    }
-    Ok(loose)
 }

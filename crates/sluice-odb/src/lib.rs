@@ -40,7 +40,7 @@ pub mod walk;
 
 pub use config::{Config, ConfigError, ConfigFile, ConfigKey};
 pub use lockfile::{write_locked, write_locked_with, LockError};
-pub use loose::{LooseObjectCache, LooseObjects};
+pub use loose::{LooseFile, LooseObjectCache, LooseObjects};
 pub use odb::{ObjectContent, ObjectDb, OdbError};
 pub use pack::{Pack, RawEntry};
 pub use refs::{

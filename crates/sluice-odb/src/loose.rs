@@ -80,6 +80,17 @@ impl LooseObjectCache {
     }
 }
 
+/// A loose object's file, as [`LooseObjects::list`] finds it.
+#[derive(Debug, Clone)]
+pub struct LooseFile {
+    /// The object.
+    pub id: ObjectId,
+    /// Its file.
+    pub path: PathBuf,
+    /// When the file was last written (what a prune's grace period is measured against).
+    pub modified: std::time::SystemTime,
+}
+
 /// The loose objects of one object directory.
 #[derive(Debug)]
 pub struct LooseObjects {
@@ -106,6 +117,35 @@ impl LooseObjects {
     /// Whether the object exists, through the lazy cache.
     pub fn contains(&self, id: &ObjectId) -> bool {
         self.cache.contains(id)
+    }
+
+    /// Every loose object on disk now, with its file and when it was last written (files
+    /// whose names are not ids are passed over, as git passes them over).
+    pub fn list(&self) -> std::io::Result<Vec<LooseFile>> {
+        let mut found = Vec::new();
+        for fanout in 0..=255u8 {
+            let sub = self.dir.join(format!("{fanout:02x}"));
+            let entries = match std::fs::read_dir(&sub) {
+                Ok(entries) => entries,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            for entry in entries {
+                let entry = entry?;
+                let hex = format!("{fanout:02x}{}", entry.file_name().to_string_lossy());
+                let Ok(id) = ObjectId::from_hex(self.hash, hex.as_bytes()) else {
+                    continue;
+                };
+                let modified = (entry.metadata().and_then(|m| m.modified()))
+                    .unwrap_or_else(|_| std::time::SystemTime::now());
+                found.push(LooseFile {
+                    id,
+                    path: entry.path(),
+                    modified,
+                });
+            }
+        }
+        Ok(found)
     }
 
     /// Reads a loose object, checking that its content matches its declared size.

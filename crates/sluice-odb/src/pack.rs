@@ -280,6 +280,28 @@ impl Pack {
         Ok(self.entry_at(self.index.offset(position))?.0)
     }
 
+    /// The kind of the object at index position `position`, from the headers of its delta
+    /// chain alone (a delta's object is of its base's kind); `None` when the chain leaves the
+    /// pack (a ref-delta whose base is elsewhere).
+    pub fn kind_at(&self, position: usize) -> Result<Option<ObjectKind>, OdbError> {
+        let mut offset = self.index.offset(position);
+        // A chain is at most as long as the pack has entries; a longer one is a cycle.
+        for _ in 0..=self.index.len() {
+            let (header, _) = self.entry_at(offset)?;
+            offset = match header.kind {
+                EntryKind::Base(kind) => return Ok(Some(kind)),
+                EntryKind::OfsDelta { distance } => offset
+                    .checked_sub(distance)
+                    .ok_or_else(|| self.bad(offset, "delta base before the pack"))?,
+                EntryKind::RefDelta { base } => match self.index.lookup(&base) {
+                    Some(base_position) => self.index.offset(base_position),
+                    None => return Ok(None),
+                },
+            };
+        }
+        Err(self.bad(offset, "delta chain loops"))
+    }
+
     /// The header of the entry at `offset` and the bytes from its data to the trailer.
     fn entry_at(&self, offset: u64) -> Result<(EntryHeader, &[u8]), OdbError> {
         let bytes = self.data.as_ref();

@@ -662,3 +662,52 @@ fn auto_gc_follows_a_push_as_gits() {
     // One more pack (the second push brought nothing new), and no gc.
     assert!(storage(&env, &servers[1]).contains(&"packs: 2".to_owned()));
 }
+
+/// Maintenance after each push: packs from pushes (above `receive.unpackLimit`) are rolled
+/// geometrically, so that after 16 pushes there are a handful of packs, not 17; the big pack
+/// and its bitmap are left as they are; nothing is lost, and clones through Sluice's server
+/// (counting with that bitmap plus a walk of the new objects) are complete.
+#[test]
+fn pushes_are_followed_by_a_geometric_roll_that_spares_the_bitmapped_pack() {
+    let env = Env::new();
+    let server = env.init("server.git", true);
+    env.git(&server, &["config", "receive.unpackLimit", "1"]);
+    let work = env.init("work", false);
+    for i in 0..120 {
+        std::fs::write(work.join(format!("base{i}")), format!("{i}\n")).unwrap();
+    }
+    env.git(&work, &["add", "."]);
+    env.git(&work, &["commit", "-q", "-m", "base"]);
+    let (code, said) = push(&env, &work, &server, true, &["HEAD:refs/heads/main"]);
+    assert_eq!(code, Some(0), "{said}");
+    env.git(&server, &["repack", "-q", "-a", "-d", "-b"]);
+    let bitmap = |server: &Path| {
+        std::fs::read_dir(server.join("objects/pack"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|x| x == "bitmap"))
+    };
+    let big = bitmap(&server).expect("git wrote a bitmap");
+    for i in 0..16 {
+        std::fs::write(work.join(format!("push{i}")), format!("push {i}\n")).unwrap();
+        env.git(&work, &["add", "."]);
+        env.git(&work, &["commit", "-q", "-m", &format!("push {i}")]);
+        let (code, said) = push(&env, &work, &server, true, &["HEAD:refs/heads/main"]);
+        assert_eq!(code, Some(0), "{said}");
+    }
+    let packs = storage(&env, &server);
+    let count: usize = packs[2].trim_start_matches("packs: ").parse().unwrap();
+    assert!(count <= 5, "packs stay few: {packs:?}");
+    assert_eq!(bitmap(&server), Some(big), "the bitmapped pack is spared");
+    env.git(&server, &["fsck", "--strict"]);
+    let clone = env.path().join("clone.git");
+    let url = format!("file://{}", server.display());
+    let out = env.sluice(
+        env.path(),
+        &["clone", "-q", "--bare", &url, clone.to_str().unwrap()],
+        b"",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    env.git(&clone, &["fsck", "--strict"]);
+    assert_eq!(refs(&env, &clone), refs(&env, &server));
+}

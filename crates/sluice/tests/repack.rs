@@ -436,3 +436,93 @@ fn a_corrupt_object_stops_the_repack_and_nothing_is_deleted() {
         );
     }
 }
+
+/// Every object id of `repo`, sorted.
+fn all_objects(env: &Env, repo: &Path) -> String {
+    let listed = env.git(
+        repo,
+        &[
+            "cat-file",
+            "--batch-all-objects",
+            "--batch-check=%(objectname)",
+        ],
+    );
+    String::from_utf8(listed).unwrap()
+}
+
+/// `repack --geometric=2 -d` twinned with git's: a big pack, small packs from pushes and loose
+/// objects become the same number of packs as git leaves, with the same objects, no loose
+/// ones, and fsck clean; run again, nothing changes.
+#[test]
+fn geometric_repack_rolls_up_small_packs_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let work = env.init("work", false);
+        let bare = env.path().join("bare.git");
+        env.git(env.path(), &["init", "-q", "--bare", "bare.git"]);
+        env.git(&bare, &["config", "receive.unpackLimit", "1"]);
+        let push = |round: usize, files: usize| {
+            for f in 0..files {
+                std::fs::write(work.join(format!("r{round}-{f}")), format!("{round} {f}\n"))
+                    .unwrap();
+            }
+            env.git(&work, &["add", "."]);
+            env.git(&work, &["commit", "-q", "-m", &format!("round {round}")]);
+            env.git(
+                &work,
+                &["push", "-q", bare.to_str().unwrap(), "HEAD:refs/heads/main"],
+            );
+        };
+        push(0, 200);
+        for round in 1..6 {
+            push(round, round);
+        }
+        // Loose objects too: below the unpack limit.
+        env.git(&bare, &["config", "receive.unpackLimit", "1000"]);
+        push(6, 2);
+        let twin = env.path().join("twin.git");
+        copy_dir(&bare, &twin);
+        let before = all_objects(&env, &bare);
+        assert_eq!(pack_files(&bare, "pack"), 6);
+        let out = env.sluice(&bare, &["repack", "--geometric=2", "-d"], b"");
+        assert!(out.status.success(), "{}", stderr(&out));
+        env.git(&twin, &["repack", "-q", "--geometric=2", "-d"]);
+        assert_eq!(
+            pack_files(&bare, "pack"),
+            pack_files(&twin, "pack"),
+            "as many packs as git"
+        );
+        assert_eq!(all_objects(&env, &bare), before, "every object kept");
+        let counted = String::from_utf8(env.git(&bare, &["count-objects", "-v"])).unwrap();
+        assert!(counted.contains("count: 0\n"), "{counted}");
+        env.git(&bare, &["fsck", "--strict"]);
+        let packs: Vec<_> = std::fs::read_dir(bare.join("objects/pack"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        let out = env.sluice(&bare, &["repack", "--geometric=2", "-d"], b"");
+        assert!(out.status.success(), "{}", stderr(&out));
+        let again: Vec<_> = std::fs::read_dir(bare.join("objects/pack"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(
+            packs.len(),
+            again.len(),
+            "a geometric progression is left alone"
+        );
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_dir(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}

@@ -101,6 +101,8 @@ pub(crate) fn send(
         thin: request.thin,
         ofs_delta: has("ofs-delta"),
         compression: PackOptions::compression_of(repo.config())?,
+        // git push shows it too (send-pack asks pack-objects for all its progress).
+        show_writing: true,
     };
     let walked = match wants.is_empty() {
         // Only deletions: no pack is sent.

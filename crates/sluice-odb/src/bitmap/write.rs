@@ -16,6 +16,7 @@ use crate::odb::{ObjectDb, OdbError};
 use crate::pack::Pack;
 use crate::walk::Walked;
 use sluice_object::parse::{parse_commit, ParseError};
+use sluice_object::progress::Progress;
 use sluice_object::tree_diff::for_each_changed;
 use sluice_object::{IdMap, ObjectId, ObjectKind};
 use std::path::PathBuf;
@@ -52,6 +53,7 @@ pub fn write_bitmap(
     walked: &Walked,
     tips: &[ObjectId],
     replaced: Option<&Pack>,
+    progress: &dyn Progress,
 ) -> Result<PathBuf, BitmapWriteError> {
     let count = pack.index().len();
     // Every object's bit, found once: the walks below look up each tree entry they meet, and a
@@ -99,8 +101,12 @@ pub fn write_bitmap(
         |c| reused.as_ref().is_some_and(|r| r.has(c)),
         |c| graph.nodes[c].0.len() > 1,
     );
+    progress.phase("Selecting bitmap commits", None);
+    progress.add(selected.len() as u64);
+    progress.finish();
     // Oldest first, so that each walk finds its selected ancestors built.
     selected.sort_by_key(|id| graph.level[id]);
+    progress.phase("Building bitmaps", Some(selected.len() as u64));
     let mut built: IdMap<Bitset> = IdMap::default();
     let mut trees = TreeReader::new(objects);
     for commit in &selected {
@@ -109,7 +115,9 @@ pub fn write_bitmap(
             None => reachable(&mut trees, &graph, commit, &built, count, &bit_of)?,
         };
         built.insert(*commit, bitmap);
+        progress.add(1);
     }
+    progress.finish();
     let mut out = Vec::new();
     out.extend_from_slice(b"BITM");
     out.extend_from_slice(&1u16.to_be_bytes());

@@ -193,16 +193,16 @@ pub fn receive_pack(
     })
 }
 
-/// `receive.autogc` (on by default): after a push that moved a ref, `gc --auto`, as git's
-/// receive-pack runs it once the client has its report. It does nothing below `gc.auto`
-/// loose objects and `gc.autoPackLimit` packs; a failure is not the push's.
+/// `receive.autogc` (on by default): after a push that moved a ref, once the client has its
+/// report, maintenance as git's receive-pack runs `gc --auto` then: a full gc past `gc.auto`
+/// loose objects or `gc.autoPackLimit` packs, and below them a geometric roll of the loose
+/// objects and small packs, so that counting stays on the big pack's bitmap
+/// ([`sluice_maintain::after_push`]). A failure is not the push's.
 fn auto_gc(repo: &Repository) {
     if repo.config().get_bool("receive.autogc").ok().flatten() == Some(false) {
         return;
     }
-    if let Ok(options) = sluice_maintain::GcOptions::from_config(repo.config(), true, None) {
-        let _ = sluice_maintain::gc(repo, &options);
-    }
+    let _ = sluice_maintain::after_push(repo);
 }
 
 /// The refs with the capabilities, as git's receive-pack advertises them (`atomic` unless

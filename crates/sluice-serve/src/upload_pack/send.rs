@@ -177,6 +177,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
             thin: request.thin,
             ofs_delta: request.ofs_delta,
             compression: self.compression()?,
+            show_writing: false,
         };
         let (_, stats) = write_pack(odb, &walked, &options, out, progress)?;
         Ok(stats)

@@ -1,10 +1,12 @@
 //! `sluice repack -a -d [-b]`: everything the refs reach in one new pack, the old packs and
-//! loose copies removed once it is in place, and its reachability bitmap.
+//! loose copies removed once it is in place, and its reachability bitmap; `sluice repack
+//! --geometric=<factor> -d`: the smallest packs and the loose objects rolled into one.
 
 use super::Context;
+use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail};
 use clap::Args;
-use sluice_generate::{repack_all_with, RepackOptions};
+use sluice_generate::{repack_all_with, repack_geometric, GeometricOptions, RepackOptions};
 use std::process::ExitCode;
 
 /// `git repack`'s arguments (the `-a -d` form).
@@ -21,6 +23,10 @@ pub struct RepackArgs {
     bitmap: bool,
     #[arg(long = "no-write-bitmap-index", hide = true)]
     no_bitmap: bool,
+    /// Roll the smallest packs and the loose objects into one, so that each pack holds at
+    /// least this many times the objects of the next smaller one.
+    #[arg(long, value_name = "factor", conflicts_with = "all")]
+    geometric: Option<u64>,
     /// Say nothing.
     #[arg(short, long)]
     quiet: bool,
@@ -31,8 +37,24 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context
         .repository()?
         .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    if let Some(factor) = args.geometric {
+        if !args.delete {
+            bail!("sluice repack: --geometric is supported with -d only");
+        }
+        if factor < 2 {
+            bail!("invalid geometric factor '{factor}': it must be at least 2");
+        }
+        // A bitmap would need every object in the new pack: git skips it too.
+        let options = GeometricOptions {
+            factor,
+            spare_largest: false,
+            loose: true,
+        };
+        repack_geometric(&repo, &options)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if !(args.all && args.delete) {
-        bail!("sluice repack: only -a -d is supported");
+        bail!("sluice repack: only -a -d and --geometric=<factor> -d are supported");
     }
     let bare = repo.work_tree().is_none();
     let configured = repo.config().get_bool("repack.writebitmaps")?;
@@ -45,6 +67,13 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         write_bitmap,
         unpack_unreachable: None,
     };
-    repack_all_with(&repo, &options)?;
+    let progress = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
+    let stats = repack_all_with(&repo, &options, &progress)?;
+    if crate::progress::enabled(!args.quiet, false) {
+        eprintln!(
+            "Total {} (delta {}), reused {} (delta {}), pack-reused {}",
+            stats.total, stats.deltas, stats.reused, stats.reused_deltas, stats.pack_reused
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Maintenance after pushes: Sluice beside git, each on its own copy of one repository.
+
+A series of pushes (`--pushes`, each a commit of a few new files arriving as a pack, as
+receive-pack stores a push above `receive.unpackLimit`) lands in each copy; after each one the
+tool's maintenance runs: `git repack --geometric=2 -d` and `sluice repack --geometric=2 -d`.
+Reports the total and the largest single maintenance (wall, CPU), the number of packs at the
+end, and a full clone's server CPU from the result (sluice upload-pack, which counts with the
+bitmap the copy started with plus a walk of what the pushes added), beside the same clone
+right after a full `repack -adb`.
+
+    python3 bench/maintenance.py <bare repository with a bitmap> [--pushes 100]
+        [--git /usr/bin/git] [--scratch /tmp]
+"""
+
+import argparse
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from common import run  # noqa: E402
+
+
+def git_out(repo, *args, stdin=None, env=None):
+    return subprocess.run(["git", "-C", repo, *args], input=stdin, capture_output=True,
+                          text=True, check=True, env=env).stdout.strip()
+
+
+def push(repo, i, files=3):
+    """One push: a commit adding `files` files on HEAD's branch, its objects stored as a pack."""
+    branch = git_out(repo, "symbolic-ref", "HEAD")
+    head = git_out(repo, "rev-parse", branch)
+    new = []
+    listing = git_out(repo, "ls-tree", head) + "\n"
+    for f in range(files):
+        blob = git_out(repo, "hash-object", "-w", "--stdin", stdin=f"push {i} file {f}\n")
+        new.append(blob)
+        listing += f"100644 blob {blob}\tbench-{i}-{f}\n"
+    tree = git_out(repo, "mktree", stdin=listing)
+    env = dict(os.environ, GIT_AUTHOR_DATE=f"@{1700000000 + i} +0000",
+               GIT_COMMITTER_DATE=f"@{1700000000 + i} +0000")
+    commit = git_out(repo, "commit-tree", tree, "-p", head, "-m", f"push {i}", env=env)
+    new += [tree, commit]
+    # As receive-pack keeps a push: one pack of its objects, the loose copies gone.
+    git_out(repo, "pack-objects", "-q", os.path.join(repo, "objects/pack/pack"),
+            stdin="\n".join(new) + "\n")
+    git_out(repo, "prune-packed")
+    git_out(repo, "update-ref", branch, commit)
+
+
+def packs(repo):
+    return len(glob.glob(os.path.join(repo, "objects/pack/*.pack")))
+
+
+def clone_cpu(sluice, repo, scratch):
+    """The CPU seconds sluice upload-pack spends serving a full clone of `repo`."""
+    target = os.path.join(scratch, "clone.git")
+    timing = os.path.join(scratch, "server-time")
+    shutil.rmtree(target, ignore_errors=True)
+    server = f"/usr/bin/time -f '%U %S' -o {timing} {sluice} upload-pack"
+    subprocess.run(["git", "clone", "-q", "--bare", "--no-local", f"--upload-pack={server}",
+                    f"file://{repo}", target], check=True)
+    shutil.rmtree(target, ignore_errors=True)
+    user, system = open(timing).read().split()[-2:]
+    return float(user) + float(system)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("repo")
+    parser.add_argument("--pushes", type=int, default=100)
+    parser.add_argument("--git", default="/usr/bin/git")
+    parser.add_argument("--sluice", default="target/release/sluice")
+    parser.add_argument("--scratch", default="/tmp")
+    parser.add_argument("--results", default="bench/results/maintenance.jsonl")
+    args = parser.parse_args()
+    sluice = os.path.abspath(args.sluice)
+    scratch = os.path.join(args.scratch, f"bench-maintenance-{os.getpid()}")
+    version = subprocess.run([args.git, "version"], capture_output=True, text=True).stdout.split()[-1]
+    tools = {f"git {version}": [args.git, "repack", "--geometric=2", "-d", "-q"],
+             "sluice": [sluice, "repack", "--geometric=2", "-d", "-q"]}
+    copies = {name: os.path.join(scratch, name.replace(" ", "-") + ".git") for name in tools}
+    times = {name: [] for name in tools}
+    try:
+        for copy in copies.values():
+            shutil.copytree(args.repo, copy, symlinks=True)
+        for i in range(1, args.pushes + 1):
+            for name, argv in tools.items():
+                push(copies[name], i)
+                times[name].append(run([argv[0], "-C", copies[name], *argv[1:]]))
+        rows = []
+        print(f"{args.pushes} pushes, maintenance after each")
+        print(f"{'tool':<12} {'total wall':>10} {'total CPU':>10} {'max wall':>9} {'max CPU':>8} {'packs':>6}")
+        for name in tools:
+            total_wall = sum(t[0] for t in times[name])
+            total_cpu = sum(t[1] + t[2] for t in times[name])
+            max_wall = max(t[0] for t in times[name])
+            max_cpu = max(t[1] + t[2] for t in times[name])
+            rows.append({"tool": name, "total_wall": total_wall, "total_cpu": total_cpu,
+                         "max_wall": max_wall, "max_cpu": max_cpu, "packs": packs(copies[name])})
+            print(f"{name:<12} {total_wall:>10.2f} {total_cpu:>10.2f} {max_wall:>9.3f} "
+                  f"{max_cpu:>8.3f} {packs(copies[name]):>6}")
+        ours, theirs = rows[-1], rows[0]
+        print(f"sluice / {theirs['tool']}: total wall {ours['total_wall'] / theirs['total_wall']:.2f}x")
+        after = clone_cpu(sluice, copies["sluice"], scratch)
+        subprocess.run([sluice, "-C", copies["sluice"], "repack", "-a", "-d", "-b", "-q"], check=True)
+        repacked = clone_cpu(sluice, copies["sluice"], scratch)
+        print(f"full clone, sluice upload-pack CPU: {after:.2f} s after the pushes, "
+              f"{repacked:.2f} s after repack -adb ({after / repacked:.2f}x)")
+        rows[-1].update(clone_cpu_after_pushes=after, clone_cpu_after_repack=repacked)
+        with open(args.results, "a") as f:
+            for row in rows:
+                row.update(repo=os.path.basename(os.path.abspath(args.repo).rstrip("/")),
+                           pushes=args.pushes, time=time.strftime("%Y-%m-%dT%H:%M:%S"))
+                f.write(json.dumps(row) + "\n")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

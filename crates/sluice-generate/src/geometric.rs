@@ -1,0 +1,211 @@
+//! `repack --geometric=<factor> -d`: the smallest packs, and the loose objects, rolled into one
+//! new pack, just enough of them that the packs left, with the new one, grow by at least
+//! `factor` from each to the next. After each push only small packs are rewritten, and the
+//! number of packs stays logarithmic in the number of objects; the big pack, and its bitmap,
+//! are left alone until the small ones together reach half its size.
+//!
+//! Every object of the rolled packs goes in, reachable or not (no walk decides): a pack that
+//! is kept (`.keep`) or promised (`.promisor`) is not rolled.
+
+use crate::repack::{file_error, pack_files, prune_packed, remove_pack, RepackError};
+use crate::write::{write_pack_indexed, IndexedPack, PackOptions};
+use sluice_object::progress::Discard;
+use sluice_object::{IdSet, ObjectId, ObjectKind};
+use sluice_odb::pack_store::{store_written, Staged, StoreOptions};
+use sluice_odb::{ObjectDb, Pack, Repository, Walked, WalkedObject};
+use std::path::PathBuf;
+
+/// How a geometric repack runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GeometricOptions {
+    /// Each pack left holds at least this many times the objects of the next smaller one.
+    pub factor: u64,
+    /// Never roll the largest pack: the caller repacks everything instead, with a bitmap
+    /// (maintenance after a push keeps the big pack and its bitmap until the small packs
+    /// reach half of it). `repack --geometric` rolls it.
+    pub spare_largest: bool,
+    /// Take the loose objects in too (`repack --geometric`); maintenance after a push leaves
+    /// them to `gc.auto`, as git's receive-pack leaves them.
+    pub loose: bool,
+}
+
+/// What a geometric repack did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rolled {
+    /// The packs already grow geometrically and there are no loose objects.
+    Nothing,
+    /// Nothing: the roll would have taken in the largest pack, which
+    /// [`GeometricOptions::spare_largest`] forbids.
+    WouldTakeLargest,
+    /// `packs` packs and `loose` loose objects became the pack `into`.
+    Into {
+        /// The new pack.
+        into: PathBuf,
+        /// How many packs it replaces.
+        packs: usize,
+        /// How many loose objects it took in.
+        loose: usize,
+    },
+}
+
+/// How many of the packs (object counts `counts`, ascending) to roll, with `loose` loose
+/// objects, into one pack, so that every pack left holds at least `factor` times the objects
+/// of the one below it, the new one counted.
+pub(crate) fn packs_to_roll(counts: &[u64], loose: u64, factor: u64) -> usize {
+    // The largest packs that already grow by `factor`, from the top down.
+    let mut split = counts.len();
+    while split > 1 && counts[split - 1] >= factor.saturating_mul(counts[split - 2]) {
+        split -= 1;
+    }
+    // Below the break, everything goes; when all grow (or there is at most one), nothing.
+    let mut split = split.saturating_sub(1);
+    let mut total: u64 = counts[..split].iter().sum::<u64>() + loose;
+    // The new pack must be small enough for the next one up.
+    while split < counts.len() && counts[split] < factor.saturating_mul(total) {
+        total += counts[split];
+        split += 1;
+    }
+    split
+}
+
+/// Rolls the smallest packs of `repo` and its loose objects into one pack as `factor` asks,
+/// then removes what the new pack replaces.
+pub fn repack_geometric(
+    repo: &Repository,
+    options: &GeometricOptions,
+) -> Result<Rolled, RepackError> {
+    let objects_dir = repo.objects().dir().to_owned();
+    let mut packs: Vec<(PathBuf, u64)> = Vec::new();
+    for path in pack_files(&objects_dir.join("pack"))? {
+        let kept = ["keep", "promisor"]
+            .iter()
+            .any(|x| path.with_extension(x).exists());
+        if !kept {
+            let pack = Pack::open(&path.with_extension("idx"), repo.hash())?;
+            packs.push((path, pack.index().len() as u64));
+        }
+    }
+    packs.sort_by_key(|(path, count)| (*count, path.clone()));
+    let odb = ObjectDb::open(&objects_dir, repo.hash())?;
+    let loose = match options.loose {
+        true => (odb.loose().list()).map_err(file_error("list", &objects_dir))?,
+        false => Vec::new(),
+    };
+    let counts: Vec<u64> = packs.iter().map(|(_, count)| *count).collect();
+    let roll = packs_to_roll(&counts, loose.len() as u64, options.factor.max(2));
+    // One pack rolled alone would only be written again.
+    if loose.is_empty() && roll < 2 {
+        return Ok(Rolled::Nothing);
+    }
+    if options.spare_largest && roll == packs.len() && roll > 0 {
+        return Ok(Rolled::WouldTakeLargest);
+    }
+    let rolled: Vec<PathBuf> = packs[..roll].iter().map(|(p, _)| p.clone()).collect();
+    let walked = list_objects(&odb, &rolled, &packs[roll..], &loose)?;
+    let pack_options = PackOptions {
+        compression: PackOptions::compression_of(repo.config())?,
+        ..PackOptions::default()
+    };
+    let store_options = StoreOptions::from_config(repo.config(), repo.hash())?;
+    let staged = Staged::create(&objects_dir.join("pack"), "tmp_pack_")?;
+    let out = std::io::BufWriter::with_capacity(1 << 20, staged.file());
+    let IndexedPack {
+        out,
+        checksum,
+        entries,
+        ..
+    } = write_pack_indexed(&odb, &walked, &pack_options, out, &Discard)?;
+    out.into_inner()
+        .map_err(|e| crate::GenerateError::Io(e.into_error()))?;
+    let stored = store_written(
+        &objects_dir,
+        staged,
+        checksum,
+        entries,
+        repo.hash(),
+        &store_options,
+    )?;
+    let packed = Pack::open(&stored.pack.with_extension("idx"), repo.hash())?;
+    for old in rolled.iter().filter(|old| **old != stored.pack) {
+        remove_pack(old)?;
+    }
+    prune_packed(&odb, |id| packed.contains(id))?;
+    sluice_odb::server_info::update_server_info(repo)?;
+    Ok(Rolled::Into {
+        into: stored.pack,
+        packs: rolled.len(),
+        loose: loose.len(),
+    })
+}
+
+/// Every object of the packs `rolled` and of `loose`, except those the packs `kept` hold,
+/// with its kind (commits first, as the writer expects a walk's order).
+fn list_objects(
+    odb: &ObjectDb,
+    rolled: &[PathBuf],
+    kept: &[(PathBuf, u64)],
+    loose: &[sluice_odb::LooseFile],
+) -> Result<Walked, RepackError> {
+    let hash = odb.hash();
+    let kept: Vec<Pack> = (kept.iter())
+        .map(|(path, _)| Pack::open(&path.with_extension("idx"), hash))
+        .collect::<Result<_, _>>()?;
+    let elsewhere = |id: &ObjectId| kept.iter().any(|p| p.contains(id));
+    let mut seen = IdSet::default();
+    let mut objects = Vec::new();
+    for path in rolled {
+        let pack = Pack::open(&path.with_extension("idx"), hash)?;
+        for position in 0..pack.index().len() {
+            let id = pack.index().id(position);
+            if elsewhere(&id) || !seen.insert(id) {
+                continue;
+            }
+            let kind = match pack.kind_at(position)? {
+                Some(kind) => kind,
+                None => pack.read_position(position)?.0,
+            };
+            objects.push(listed(id, kind));
+        }
+    }
+    for file in loose {
+        if elsewhere(&file.id) || !seen.insert(file.id) {
+            continue;
+        }
+        if let Some((kind, _)) = odb.read(&file.id)? {
+            objects.push(listed(file.id, kind));
+        }
+    }
+    objects.sort_by_key(|o| o.kind != ObjectKind::Commit);
+    Ok(Walked {
+        objects,
+        ..Walked::default()
+    })
+}
+
+fn listed(id: ObjectId, kind: ObjectKind) -> WalkedObject {
+    WalkedObject {
+        id,
+        kind,
+        name_hash: 0,
+        previous: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::packs_to_roll;
+
+    #[test]
+    fn rolls_only_what_breaks_the_progression() {
+        // 1, 2, 4, 8 grow by 2 already.
+        assert_eq!(packs_to_roll(&[1, 2, 4, 8], 0, 2), 0);
+        // 1, 1, 1 then 100: the three small ones go together (3 * 2 <= 100).
+        assert_eq!(packs_to_roll(&[1, 1, 1, 100], 0, 2), 3);
+        // Small ones rolled become 60: 100 < 2 * 60, so 100 joins them; 1000 does not.
+        assert_eq!(packs_to_roll(&[20, 20, 20, 100, 1000], 0, 2), 4);
+        // Loose objects count as one more small pack.
+        assert_eq!(packs_to_roll(&[10, 1000], 600, 2), 2);
+        assert_eq!(packs_to_roll(&[1000], 5, 2), 0);
+        assert_eq!(packs_to_roll(&[], 5, 2), 0);
+    }
+}
