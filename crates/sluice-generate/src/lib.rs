@@ -13,7 +13,7 @@ mod verbatim;
 mod write;
 
 pub use geometric::{repack_geometric, GeometricOptions, Rolled};
-pub use repack::{repack_all, repack_all_with, RepackError, RepackOptions};
+pub use repack::{repack_all, repack_all_with, RepackError, RepackOptions, RECENT_PACK};
 pub use write::{write_pack, write_pack_indexed, IndexedPack, PackOptions, PackStats};
 
 use sluice_object::ObjectId;

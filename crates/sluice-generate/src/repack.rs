@@ -86,9 +86,16 @@ pub struct RepackOptions {
     pub write_bitmap: bool,
     /// `-A --unpack-unreachable=<time>`: the objects of the old packs that the new one leaves
     /// out are kept as loose objects (dated as their pack) when the pack is younger than this,
-    /// for a later prune to judge, rather than dropped with the pack (`-a`).
+    /// for a later prune to judge, rather than dropped with the pack (`-a`). Without it, the
+    /// packs of the last [`RECENT_PACK`] are treated so anyway.
     pub unpack_unreachable: Option<std::time::SystemTime>,
 }
+
+/// How recent a pack must be for its objects to be kept (loose) although no ref reaches them:
+/// a push moves its pack in before it updates its refs, and a repack that read the refs in
+/// between must not drop the pushed objects with the old packs. git's `repack -a -d` drops
+/// them; its gc keeps them through `-A` and the prune grace period.
+pub const RECENT_PACK: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// [`repack_all`], as `options` say, showing its phases on `progress` as git's repack shows
 /// them (enumerating, counting, compressing, writing, bitmaps); returns what went into the
@@ -99,10 +106,12 @@ pub fn repack_all_with(
     progress: &dyn Progress,
 ) -> Result<PackStats, RepackError> {
     let objects_dir = repo.objects().dir().to_owned();
-    let before = pack_files(&objects_dir.join("pack"))?;
-    let odb = ObjectDb::open(&objects_dir, repo.hash())?.with_alternate_packs();
+    // Refs first, then packs: every object a ref read here names is in a pack listed after
+    // it (or loose), since a push moves its objects in before it updates its refs.
     let refs = repo.refs().list()?;
     let head = repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id);
+    let before = pack_files(&objects_dir.join("pack"))?;
+    let odb = ObjectDb::open(&objects_dir, repo.hash())?.with_alternate_packs();
     // Branches get a bitmap each, besides git's spread of history: they are what fetches ask for.
     let branches: Vec<ObjectId> = (refs.iter())
         .filter(|(name, _)| name.starts_with("refs/heads/"))
@@ -151,10 +160,10 @@ pub fn repack_all_with(
     )?;
     let new_pack = stored.pack;
     let packed = Pack::open(&new_pack.with_extension("idx"), repo.hash())?;
-    if let Some(since) = options.unpack_unreachable {
-        for old in before.iter().filter(|old| **old != new_pack) {
-            loosen_left_out(old, &packed, &objects_dir, repo, since)?;
-        }
+    let since =
+        (options.unpack_unreachable).unwrap_or_else(|| std::time::SystemTime::now() - RECENT_PACK);
+    for old in before.iter().filter(|old| **old != new_pack) {
+        loosen_left_out(old, &packed, &objects_dir, repo, since)?;
     }
     // Before the old packs go, so that their bitmap can be carried over and a reader never
     // finds the new pack without one.

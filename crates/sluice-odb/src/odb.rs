@@ -72,6 +72,10 @@ pub struct ObjectDb {
     packs: Vec<Arc<Pack>>,
     loose: LooseObjects,
     alternates: Vec<ObjectDb>,
+    /// Packs found after opening, when an object was not where this view looked: a repack
+    /// may have moved it into a new pack and removed the one it was in (git's
+    /// `reprepare_packed_git`). Kept apart so that the numbers of [`Self::packs`] stay.
+    late: std::sync::Mutex<Vec<Arc<Pack>>>,
 }
 
 impl ObjectDb {
@@ -105,7 +109,14 @@ impl ObjectDb {
                 .collect();
             names.sort();
             for name in names {
-                packs.push(Pack::open_shared(&name, hash)?);
+                match Pack::open_shared(&name, hash) {
+                    Ok(pack) => packs.push(pack),
+                    // Removed since it was listed (a repack installed its replacement first;
+                    // a miss finds that one, see `late`).
+                    Err(OdbError::Io { source, .. })
+                        if source.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(e),
+                }
             }
         }
         let mut alternates = Vec::new();
@@ -131,6 +142,7 @@ impl ObjectDb {
             packs,
             loose: LooseObjects::new(dir, hash),
             alternates,
+            late: std::sync::Mutex::new(Vec::new()),
         })
     }
 
@@ -227,9 +239,11 @@ impl ObjectDb {
         if let Some(found) = self.packed_read_or_stream(id, stream_above, buffer)? {
             return Ok(Some(found));
         }
-        Ok(self
-            .read_loose(id)?
-            .map(|(kind, data)| ObjectContent::Whole(kind, data)))
+        let found = match self.read_loose(id)? {
+            Some(found) => Some(found),
+            None => self.read_after_rescan(id)?,
+        };
+        Ok(found.map(|(kind, data)| ObjectContent::Whole(kind, data)))
     }
 
     fn packed_read_or_stream(
@@ -288,7 +302,55 @@ impl ObjectDb {
         if let Some(found) = self.read_packed(id)? {
             return Ok(Some(found));
         }
-        self.read_loose(id)
+        match self.read_loose(id)? {
+            Some(found) => Ok(Some(found)),
+            None => self.read_after_rescan(id),
+        }
+    }
+
+    /// An object not found where this view looked: written loose after its directory was
+    /// listed, or moved by a repack into a pack this view has not opened (the pack or loose
+    /// file it was in removed since). The loose file is tried past the cache, and the pack
+    /// directories are listed again for packs not yet open, here and in the alternates.
+    fn read_after_rescan(&self, id: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, OdbError> {
+        if let Some(found) = self.loose.read(id)? {
+            return Ok(Some(found));
+        }
+        for pack in self.rescanned_packs() {
+            if let Some(found) = pack.read(id)? {
+                return Ok(Some(found));
+            }
+        }
+        for alternate in &self.alternates {
+            if let Some(found) = alternate.read_after_rescan(id)? {
+                return Ok(Some(found));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The packs of the pack directory not open when this view was made, opened now.
+    fn rescanned_packs(&self) -> Vec<Arc<Pack>> {
+        let mut late = self.late.lock().unwrap_or_else(|e| e.into_inner());
+        let Ok(entries) = std::fs::read_dir(self.dir.join("pack")) else {
+            return late.clone();
+        };
+        let known = |path: &Path| {
+            let pack = path.with_extension("pack");
+            (self.packs.iter().chain(late.iter())).any(|p| p.path() == pack)
+        };
+        let fresh: Vec<PathBuf> = (entries.filter_map(|e| e.ok()))
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "idx"))
+            .filter(|p| !known(p))
+            .collect();
+        for idx in fresh {
+            // One that cannot be opened (half written, or gone again) is passed over.
+            if let Ok(pack) = Pack::open_shared(&idx, self.hash) {
+                late.push(pack);
+            }
+        }
+        late.clone()
     }
 
     fn read_packed(&self, id: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, OdbError> {

@@ -302,6 +302,16 @@ fn bitmaps_carry_over_across_repacks() {
         assert_eq!(pack_files(&bare, "bitmap"), 1);
         let doomed = String::from_utf8(env.git(&bare, &["rev-parse", "doomed"])).unwrap();
         env.git(&bare, &["update-ref", "-d", "refs/heads/doomed"]);
+        // Written long enough ago that what no ref reaches goes (a recent pack's would be kept
+        // loose, in case a push's refs were not updated yet).
+        let old = std::time::SystemTime::now() - 2 * sluice_generate::RECENT_PACK;
+        for entry in std::fs::read_dir(bare.join("objects/pack")).unwrap() {
+            let path = entry.unwrap().path();
+            std::fs::File::open(&path)
+                .unwrap()
+                .set_modified(old)
+                .unwrap();
+        }
         let mut more = crate::util::FastImport::new();
         for i in 0..30 {
             let path = format!("new/f{}", i % 3);
@@ -525,4 +535,93 @@ fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(&path, &target).unwrap();
         }
     }
+}
+
+/// Clones and pushes while repacks run, over and over: every clone is complete, every push
+/// lands, and the repository is whole at the end (a reader that listed the packs before a
+/// repack removed some finds its objects in the new pack).
+#[test]
+fn pushes_and_clones_during_repacks_all_succeed() {
+    let env = Env::new();
+    let bare = env.init("bare.git", true);
+    let mut fi = crate::util::FastImport::new();
+    for i in 0..400 {
+        let path = format!("d{}/f{}", i % 7, i % 13);
+        let body = format!("{i}\n").repeat(50);
+        fi.commit(
+            "master",
+            &format!("c{i}"),
+            &[(&path, "100644", body.as_bytes())],
+        );
+    }
+    env.fast_import(&bare, fi.finish());
+    env.git(&bare, &["config", "receive.unpackLimit", "1"]);
+    env.git(&bare, &["config", "receive.autogc", "false"]);
+    let work = env.path().join("work");
+    env.git(env.path(), &["clone", "-q", bare.to_str().unwrap(), "work"]);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let receive = format!(
+        "--receive-pack={} receive-pack",
+        env!("CARGO_BIN_EXE_sluice")
+    );
+    std::thread::scope(|scope| {
+        let repacks = scope.spawn(|| {
+            for round in 0..40 {
+                let flags: &[&str] = match round % 2 {
+                    0 => &["repack", "-a", "-d", "-b", "-q"],
+                    _ => &["repack", "--geometric=2", "-d", "-q"],
+                };
+                let out = env.sluice(&bare, flags, b"");
+                assert!(out.status.success(), "repack {round}: {}", stderr(&out));
+            }
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+        let clones = scope.spawn(|| {
+            let mut n = 0;
+            while !done.load(std::sync::atomic::Ordering::SeqCst) || n < 2 {
+                let target = env.path().join(format!("clone{n}.git"));
+                let url = format!("file://{}", bare.display());
+                // Sluice's client and git's server, then git's client and Sluice's server.
+                let server = format!("--upload-pack={} upload-pack", env!("CARGO_BIN_EXE_sluice"));
+                let target_str = target.to_str().unwrap();
+                let out = match n % 2 {
+                    0 => env.sluice(
+                        env.path(),
+                        &["clone", "-q", "--bare", &url, target_str],
+                        b"",
+                    ),
+                    _ => (env.git_command(
+                        env.path(),
+                        &["clone", "-q", "--bare", &server, &url, target_str],
+                    ))
+                    .output()
+                    .unwrap(),
+                };
+                assert!(out.status.success(), "clone {n}: {}", stderr(&out));
+                env.git(&target, &["fsck", "--connectivity-only", "--no-progress"]);
+                std::fs::remove_dir_all(&target).unwrap();
+                n += 1;
+            }
+        });
+        let mut n = 0;
+        while !done.load(std::sync::atomic::Ordering::SeqCst) || n < 2 {
+            std::fs::write(work.join(format!("pushed{n}")), format!("{n}\n")).unwrap();
+            env.git(&work, &["add", "."]);
+            env.git(&work, &["commit", "-q", "-m", &format!("pushed {n}")]);
+            let out = env
+                .git_command(
+                    &work,
+                    &["push", "-q", &receive, "origin", "HEAD:refs/heads/master"],
+                )
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "push {n}: {}", stderr(&out));
+            n += 1;
+        }
+        repacks.join().unwrap();
+        clones.join().unwrap();
+    });
+    env.git(&bare, &["fsck", "--strict"]);
+    let ours = env.git(&work, &["rev-parse", "HEAD"]);
+    assert_eq!(env.git(&bare, &["rev-parse", "master"]), ours);
 }

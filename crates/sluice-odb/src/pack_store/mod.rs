@@ -241,7 +241,13 @@ pub fn links_present<'a>(
     move |pack: &IndexedPack| {
         let outside = pack.outside_links().unwrap_or_default();
         let empty_tree = sluice_object::hash_object(pack.hash(), ObjectKind::Tree, b"").ok();
-        let absent = |id: &&ObjectId| Some(**id) != empty_tree && !objects.contains(id);
+        // `contains` answers from this view's packs and loose cache; a link it misses is read,
+        // which looks again (a repack may have moved the object since the view was made).
+        let absent = |id: &&ObjectId| {
+            Some(**id) != empty_tree
+                && !objects.contains(id)
+                && !objects.read(id).is_ok_and(|found| found.is_some())
+        };
         match outside.iter().find(absent) {
             Some(&id) => Err(missing(id)),
             None => Ok(()),
