@@ -102,6 +102,13 @@ fn sluice_pushes_over_every_transport_as_git() {
             |name| format!("ssh://example.invalid{}", path(name)),
             &[],
         );
+        // ssh to Sluice's receive-pack, from git and from Sluice.
+        twin_pushes(
+            &env,
+            &work,
+            |name| format!("ssh://example.invalid{}", path(name)),
+            &[&sluice_receive],
+        );
         // git daemon.
         let (mut daemon, port) = git_daemon(&env, &git, &["--enable=receive-pack"]);
         twin_pushes(
