@@ -63,3 +63,30 @@ def fresh_file_system(gib):
     finally:
         os.rmdir(mount)
         os.unlink(image.name)
+
+
+def git_out(repo, *args, stdin=None, env=None):
+    """`git -C repo args…`'s output, stripped; exits if git fails."""
+    return subprocess.run(["git", "-C", repo, *args], input=stdin, capture_output=True,
+                          text=True, check=True, env=env).stdout.strip()
+
+
+def add_commit(repo, i, files=1):
+    """A commit on HEAD's branch adding `files` new files (contents from `i`), dated by `i`,
+    made with plumbing in a bare repository (as a push would bring it); returns the ids of
+    the objects it wrote, the commit last."""
+    branch = git_out(repo, "symbolic-ref", "HEAD")
+    head = git_out(repo, "rev-parse", branch)
+    written = []
+    listing = git_out(repo, "ls-tree", head) + "\n"
+    for f in range(files):
+        blob = git_out(repo, "hash-object", "-w", "--stdin", stdin=f"push {i} file {f}\n")
+        written.append(blob)
+        listing += f"100644 blob {blob}\tbench-{i}-{f}\n"
+    tree = git_out(repo, "mktree", stdin=listing)
+    env = dict(os.environ, GIT_AUTHOR_DATE=f"@{1700000000 + i} +0000",
+               GIT_COMMITTER_DATE=f"@{1700000000 + i} +0000")
+    commit = git_out(repo, "commit-tree", tree, "-p", head, "-m", f"push {i}", env=env)
+    git_out(repo, "update-ref", branch, commit)
+    return written + [tree, commit]
+

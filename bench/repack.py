@@ -23,30 +23,14 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from common import run  # noqa: E402
-
-
-def git_out(repo, *args, env=None):
-    return subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True,
-                          check=True, env=env).stdout.strip()
+from common import add_commit, git_out, run  # noqa: E402
 
 
 def add_pushes(repo, count):
     """`count` commits on HEAD's branch, each adding a file; every fifth the loose objects
     are packed (`git repack -d`), as a series of pushes leaves them."""
-    branch = git_out(repo, "symbolic-ref", "HEAD")
     for i in range(1, count + 1):
-        head = git_out(repo, "rev-parse", branch)
-        blob = subprocess.run(["git", "-C", repo, "hash-object", "-w", "--stdin"],
-                              input=f"push {i}\n", capture_output=True, text=True,
-                              check=True).stdout.strip()
-        listing = git_out(repo, "ls-tree", head) + f"\n100644 blob {blob}\tbench-push-{i}\n"
-        tree = subprocess.run(["git", "-C", repo, "mktree"], input=listing,
-                              capture_output=True, text=True, check=True).stdout.strip()
-        env = dict(os.environ, GIT_AUTHOR_DATE=f"@{1700000000 + i} +0000",
-                   GIT_COMMITTER_DATE=f"@{1700000000 + i} +0000")
-        commit = git_out(repo, "commit-tree", tree, "-p", head, "-m", f"push {i}", env=env)
-        git_out(repo, "update-ref", branch, commit)
+        add_commit(repo, i)
         if i % 5 == 0:
             git_out(repo, "repack", "-d", "-q")
 

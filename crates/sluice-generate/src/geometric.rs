@@ -7,11 +7,9 @@
 //! Every object of the rolled packs goes in, reachable or not (no walk decides): a pack that
 //! is kept (`.keep`) or promised (`.promisor`) is not rolled.
 
-use crate::repack::{file_error, pack_files, prune_packed, remove_pack, RepackError};
-use crate::write::{write_pack_indexed, IndexedPack, PackOptions};
+use crate::repack::{file_error, pack_files, prune_packed, remove_pack, write_into, RepackError};
 use sluice_object::progress::Discard;
 use sluice_object::{IdSet, ObjectId, ObjectKind};
-use sluice_odb::pack_store::{store_written, Staged, StoreOptions};
 use sluice_odb::{ObjectDb, Pack, Repository, Walked, WalkedObject};
 use std::path::PathBuf;
 
@@ -102,29 +100,7 @@ pub fn repack_geometric(
     }
     let rolled: Vec<PathBuf> = packs[..roll].iter().map(|(p, _)| p.clone()).collect();
     let walked = list_objects(&odb, &rolled, &packs[roll..], &loose)?;
-    let pack_options = PackOptions {
-        compression: PackOptions::compression_of(repo.config())?,
-        ..PackOptions::default()
-    };
-    let store_options = StoreOptions::from_config(repo.config(), repo.hash())?;
-    let staged = Staged::create(&objects_dir.join("pack"), "tmp_pack_")?;
-    let out = std::io::BufWriter::with_capacity(1 << 20, staged.file());
-    let IndexedPack {
-        out,
-        checksum,
-        entries,
-        ..
-    } = write_pack_indexed(&odb, &walked, &pack_options, out, &Discard)?;
-    out.into_inner()
-        .map_err(|e| crate::GenerateError::Io(e.into_error()))?;
-    let stored = store_written(
-        &objects_dir,
-        staged,
-        checksum,
-        entries,
-        repo.hash(),
-        &store_options,
-    )?;
+    let (stored, _) = write_into(repo, &odb, &walked, &Discard)?;
     let packed = Pack::open(&stored.pack.with_extension("idx"), repo.hash())?;
     for old in rolled.iter().filter(|old| **old != stored.pack) {
         remove_pack(old)?;

@@ -6,10 +6,10 @@ use crate::write::{write_pack_indexed, IndexedPack, PackOptions, PackStats};
 use crate::GenerateError;
 use sluice_object::progress::{Discard, Progress};
 use sluice_object::{IdSet, ObjectId};
-use sluice_odb::pack_store::{store_written, Staged, StoreError, StoreOptions};
+use sluice_odb::pack_store::{store_written, Staged, StoreError, StoreOptions, Stored};
 use sluice_odb::{
     walk_objects, ConfigError, LockError, ObjectDb, ObjectFilter, OdbError, Pack, RefError,
-    Repository, WalkError, WalkRequest,
+    Repository, WalkError, WalkRequest, Walked,
 };
 use std::path::{Path, PathBuf};
 
@@ -132,32 +132,7 @@ pub fn repack_all_with(
         },
         progress,
     )?;
-    let pack_options = PackOptions {
-        compression: PackOptions::compression_of(repo.config())?,
-        show_writing: true,
-        ..PackOptions::default()
-    };
-    let store_options = StoreOptions::from_config(repo.config(), repo.hash())?;
-    // Written under a temporary name and indexed from what was written: every entry comes
-    // from this repository, so it is neither read back nor hashed again.
-    let staged = Staged::create(&objects_dir.join("pack"), "tmp_pack_")?;
-    let out = std::io::BufWriter::with_capacity(1 << 20, staged.file());
-    let IndexedPack {
-        out,
-        checksum,
-        entries,
-        stats,
-    } = write_pack_indexed(&odb, &walked, &pack_options, out, progress)?;
-    out.into_inner()
-        .map_err(|e| GenerateError::Io(e.into_error()))?;
-    let stored = store_written(
-        &objects_dir,
-        staged,
-        checksum,
-        entries,
-        repo.hash(),
-        &store_options,
-    )?;
+    let (stored, stats) = write_into(repo, &odb, &walked, progress)?;
     let new_pack = stored.pack;
     let packed = Pack::open(&new_pack.with_extension("idx"), repo.hash())?;
     let since =
@@ -191,6 +166,43 @@ pub fn repack_all_with(
     // As git's repack (repack.updateServerInfo, on by default): the dumb HTTP files.
     sluice_odb::server_info::update_server_info(repo)?;
     Ok(stats)
+}
+
+/// Writes the objects of `walked` (found through `odb`) as a new pack of `repo`, under a
+/// temporary name, indexed from what was written: every entry comes from this repository, so
+/// it is neither read back nor hashed again. Returns the pack put in place and its statistics.
+pub(crate) fn write_into(
+    repo: &Repository,
+    odb: &ObjectDb,
+    walked: &Walked,
+    progress: &dyn Progress,
+) -> Result<(Stored, PackStats), RepackError> {
+    let pack_options = PackOptions {
+        compression: PackOptions::compression_of(repo.config())?,
+        show_writing: true,
+        ..PackOptions::default()
+    };
+    let store_options = StoreOptions::from_config(repo.config(), repo.hash())?;
+    let objects_dir = repo.objects().dir();
+    let staged = Staged::create(&objects_dir.join("pack"), "tmp_pack_")?;
+    let out = std::io::BufWriter::with_capacity(1 << 20, staged.file());
+    let IndexedPack {
+        out,
+        checksum,
+        entries,
+        stats,
+    } = write_pack_indexed(odb, walked, &pack_options, out, progress)?;
+    out.into_inner()
+        .map_err(|e| GenerateError::Io(e.into_error()))?;
+    let stored = store_written(
+        objects_dir,
+        staged,
+        checksum,
+        entries,
+        repo.hash(),
+        &store_options,
+    )?;
+    Ok((stored, stats))
 }
 
 /// Writes the objects of the old pack `old` that `packed` leaves out as loose objects dated as

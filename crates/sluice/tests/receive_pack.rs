@@ -700,14 +700,6 @@ fn pushes_are_followed_by_a_geometric_roll_that_spares_the_bitmapped_pack() {
     assert!(count <= 5, "packs stay few: {packs:?}");
     assert_eq!(bitmap(&server), Some(big), "the bitmapped pack is spared");
     env.git(&server, &["fsck", "--strict"]);
-    let clone = env.path().join("clone.git");
-    let url = format!("file://{}", server.display());
-    let out = env.sluice(
-        env.path(),
-        &["clone", "-q", "--bare", &url, clone.to_str().unwrap()],
-        b"",
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    env.git(&clone, &["fsck", "--strict"]);
+    let clone = crate::util::sluice_clone_checked(&env, &server, "clone.git");
     assert_eq!(refs(&env, &clone), refs(&env, &server));
 }

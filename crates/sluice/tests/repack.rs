@@ -79,15 +79,7 @@ fn repack_writes_one_pack_and_a_bitmap_git_accepts() {
         }
         env.git(&bare, &["fsck", "--strict"]);
         // A clone through Sluice's server (which counts with the bitmap) is complete.
-        let clone = env.path().join("clone");
-        let url = format!("file://{}", bare.display());
-        let out = env.sluice(
-            env.path(),
-            &["clone", "-q", "--bare", &url, clone.to_str().unwrap()],
-            b"",
-        );
-        assert!(out.status.success(), "{}", stderr(&out));
-        env.git(&clone, &["fsck", "--strict"]);
+        crate::util::sluice_clone_checked(&env, &bare, "clone");
         // Not bare: no bitmap unless asked.
         let out = env.sluice(&work, &["repack", "-a", "-d"], b"");
         assert!(out.status.success(), "{}", stderr(&out));
@@ -345,15 +337,7 @@ fn bitmaps_carry_over_across_repacks() {
             assert_branch_bitmaps(&env, &bare);
             env.git(&bare, &["fsck", "--strict"]);
         }
-        let clone = env.path().join("clone");
-        let url = format!("file://{}", bare.display());
-        let out = env.sluice(
-            env.path(),
-            &["clone", "-q", "--bare", &url, clone.to_str().unwrap()],
-            b"",
-        );
-        assert!(out.status.success(), "{}", stderr(&out));
-        env.git(&clone, &["fsck", "--strict"]);
+        crate::util::sluice_clone_checked(&env, &bare, "clone");
     }
 }
 

@@ -587,29 +587,7 @@ fn clones_and_fetches_through_bitmaps_match_git() {
         add_loose_commit(&env, &src, 1);
         add_loose_commit(&env, &src, 2);
         env.git(&src, &["repack", "-q", "-a", "-d", "-b"]);
-        for protocol in ["protocol.version=0", "protocol.version=2"] {
-            let ours = env.path().join(format!("ours-full-{protocol}"));
-            let theirs = env.path().join(format!("theirs-full-{protocol}"));
-            let option = format!("--upload-pack={}", upload_pack());
-            env.git(
-                &ours,
-                &[
-                    "-c",
-                    protocol,
-                    "fetch",
-                    "-q",
-                    &option,
-                    "origin",
-                    "+refs/*:refs/*",
-                ],
-            );
-            env.git(
-                &theirs,
-                &["-c", protocol, "fetch", "-q", "origin", "+refs/*:refs/*"],
-            );
-            assert_eq!(refs(&env, &ours), refs(&env, &theirs), "fetch {protocol}");
-            fsck(&env, &ours);
-        }
+        fetches_agree(&env, "fetch");
         // History pushed since the repack, stored beside the bitmapped pack (a small pack,
         // loose objects, a tag): counted with the bitmap and a walk of only what is new.
         add_loose_commit(&env, &src, 3);
@@ -619,31 +597,7 @@ fn clones_and_fetches_through_bitmaps_match_git() {
             &src,
             &["tag", "-a", "-m", "new", "beside-the-bitmap", "HEAD"],
         );
-        for protocol in ["protocol.version=0", "protocol.version=2"] {
-            let ours = env.path().join(format!("ours-full-{protocol}"));
-            let option = format!("--upload-pack={}", upload_pack());
-            let fetch = [
-                "-c",
-                protocol,
-                "fetch",
-                "-q",
-                &option,
-                "origin",
-                "+refs/*:refs/*",
-            ];
-            env.git(&ours, &fetch);
-            let theirs = env.path().join(format!("theirs-full-{protocol}"));
-            env.git(
-                &theirs,
-                &["-c", protocol, "fetch", "-q", "origin", "+refs/*:refs/*"],
-            );
-            assert_eq!(
-                refs(&env, &ours),
-                refs(&env, &theirs),
-                "fetch beside {protocol}"
-            );
-            fsck(&env, &ours);
-        }
+        fetches_agree(&env, "fetch beside");
         bare_clones_agree(&env, &url, "beside");
         // A damaged bitmap is not used: the walk answers, and the clone is the same.
         let pack_dir = src.join("objects/pack");
@@ -674,6 +628,33 @@ fn a_pack_of_one_small_object_is_a_pack() {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     bare_clones_agree(&env, &format!("file://{}", src.display()), "small-pack");
+}
+
+/// Fetches of every ref into the clones `ours-full-<protocol>` (through Sluice's upload-pack)
+/// and `theirs-full-<protocol>` (through git's), in protocols 0 and 2: the same refs, and
+/// Sluice's passes fsck.
+fn fetches_agree(env: &Env, label: &str) {
+    for protocol in ["protocol.version=0", "protocol.version=2"] {
+        let ours = env.path().join(format!("ours-full-{protocol}"));
+        let theirs = env.path().join(format!("theirs-full-{protocol}"));
+        let option = format!("--upload-pack={}", upload_pack());
+        let fetch = [
+            "-c",
+            protocol,
+            "fetch",
+            "-q",
+            &option,
+            "origin",
+            "+refs/*:refs/*",
+        ];
+        env.git(&ours, &fetch);
+        env.git(
+            &theirs,
+            &["-c", protocol, "fetch", "-q", "origin", "+refs/*:refs/*"],
+        );
+        assert_eq!(refs(env, &ours), refs(env, &theirs), "{label} {protocol}");
+        fsck(env, &ours);
+    }
 }
 
 /// Bare clones of `url` (protocol v2) through Sluice's upload-pack and through git's end

@@ -299,12 +299,8 @@ pub fn receive(
     if let Some(message) = &destination.promisor {
         write_beside(&pack_path, "promisor", message)?;
     }
-    let order = pack.index_order();
-    write_indexes(
-        &IndexWriters {
-            idx: &|out| pack.write_idx(&order, &options.idx, out).map(|_| ()),
-            rev: &|out| pack.write_rev(&order, out).map(|_| ()),
-        },
+    write_indexes_of(
+        &pack,
         Some((staged, &pack_path)),
         &idx_path,
         options.write_rev.then_some(&*rev_path),
@@ -328,12 +324,8 @@ pub fn index_file(
 ) -> Result<ObjectId, StoreError> {
     let (idx_path, rev_path) = index_paths(pack_path, index_file)?;
     let pack = indexer.index(PackSource::File(&open_pack(pack_path)?))?;
-    let order = pack.index_order();
-    write_indexes(
-        &IndexWriters {
-            idx: &|out| pack.write_idx(&order, &options.idx, out).map(|_| ()),
-            rev: &|out| pack.write_rev(&order, out).map(|_| ()),
-        },
+    write_indexes_of(
+        &pack,
         None,
         &idx_path,
         options.write_rev.then_some(&*rev_path),
@@ -441,6 +433,22 @@ pub fn store_written(
         kept: false,
         outside_links: None,
     })
+}
+
+/// [`write_indexes`] for a pack the indexer read.
+fn write_indexes_of(
+    pack: &IndexedPack,
+    staged_pack: Option<(Staged, &Path)>,
+    idx_path: &Path,
+    rev_path: Option<&Path>,
+    options: &StoreOptions,
+) -> Result<(), StoreError> {
+    let order = pack.index_order();
+    let writers = IndexWriters {
+        idx: &|out| pack.write_idx(&order, &options.idx, out).map(|_| ()),
+        rev: &|out| pack.write_rev(&order, out).map(|_| ()),
+    };
+    write_indexes(&writers, staged_pack, idx_path, rev_path, options)
 }
 
 /// What writes a pack's `.idx` and its `.rev`.

@@ -139,6 +139,21 @@ impl Env {
     }
 }
 
+/// A bare clone of `repo` into `name` by `sluice clone` from its `file://` URL, which must
+/// succeed and pass `git fsck --strict`; returns where it is.
+pub fn sluice_clone_checked(env: &Env, repo: &Path, name: &str) -> PathBuf {
+    let clone = env.path().join(name);
+    let url = format!("file://{}", repo.display());
+    let out = env.sluice(
+        env.path(),
+        &["clone", "-q", "--bare", &url, clone.to_str().unwrap()],
+        b"",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    env.git(&clone, &["fsck", "--strict"]);
+    clone
+}
+
 /// Writes an executable shell script at `path` (a stand-in for a program: ssh, a hook).
 pub fn script(path: &Path, text: &str) {
     use std::os::unix::fs::PermissionsExt;
