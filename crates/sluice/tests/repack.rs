@@ -341,25 +341,6 @@ fn bitmaps_carry_over_across_repacks() {
     }
 }
 
-/// The files of `dir`, sorted, with their contents.
-fn snapshot(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(at) = stack.pop() {
-        for entry in std::fs::read_dir(&at).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                let data = std::fs::read(&path).unwrap();
-                files.push((path, data));
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
 /// A damaged entry in the pack being replaced (its CRC32 no longer matches): the repack stops
 /// with an error naming it, exits non-zero, and the repository is as it was, byte for byte,
 /// with no temporary file left.
@@ -415,7 +396,7 @@ fn a_corrupt_object_stops_the_repack_and_nothing_is_deleted() {
     let mut data = std::fs::read(&pack).unwrap();
     data[offset + size / 2] ^= 0x55;
     std::fs::write(&pack, data).unwrap();
-    let before = snapshot(&bare);
+    let before = crate::upload_pack::snapshot(&bare);
     for flags in [&["repack", "-a", "-d"][..], &["repack", "-a", "-d", "-b"]] {
         let out = env.sluice(&bare, flags, b"");
         assert!(!out.status.success(), "a damaged pack is not repacked");
@@ -425,7 +406,7 @@ fn a_corrupt_object_stops_the_repack_and_nothing_is_deleted() {
             "names the object: {said}"
         );
         assert!(
-            snapshot(&bare) == before,
+            crate::upload_pack::snapshot(&bare) == before,
             "the repository is unchanged: {said}"
         );
     }

@@ -4,6 +4,7 @@ mod util;
 
 mod advertisement;
 mod bad_servers;
+mod bitmap_serving;
 mod checkout;
 mod checkout_switch;
 mod clone;
