@@ -703,3 +703,59 @@ fn pushes_are_followed_by_a_geometric_roll_that_spares_the_bitmapped_pack() {
     let clone = crate::util::sluice_clone_checked(&env, &server, "clone.git");
     assert_eq!(refs(&env, &clone), refs(&env, &server));
 }
+
+/// When the packs pushed since the last repack reach half the largest, the roll that would
+/// take it in becomes a full gc: one pack again, with a bitmap git accepts, every ref's
+/// history kept.
+#[test]
+fn small_packs_grown_to_half_the_largest_bring_a_full_gc() {
+    let env = Env::new();
+    let server = env.init("server.git", true);
+    env.git(&server, &["config", "receive.unpackLimit", "1"]);
+    let work = env.init("work", false);
+    let commit_files = |tag: &str, count: usize| {
+        for i in 0..count {
+            std::fs::write(work.join(format!("{tag}{i}")), format!("{tag} {i}\n")).unwrap();
+        }
+        env.git(&work, &["add", "."]);
+        env.git(&work, &["commit", "-q", "-m", tag]);
+    };
+    commit_files("base", 20);
+    let (code, said) = push(&env, &work, &server, true, &["HEAD:refs/heads/main"]);
+    assert_eq!(code, Some(0), "{said}");
+    env.git(&server, &["repack", "-q", "-a", "-d", "-b"]);
+    let mut collected = false;
+    for round in 0..12 {
+        commit_files(&format!("round{round}-"), 6);
+        let (code, said) = push(&env, &work, &server, true, &["HEAD:refs/heads/main"]);
+        assert_eq!(code, Some(0), "{said}");
+        let packs = storage(&env, &server);
+        if packs[2] == "packs: 1" {
+            collected = true;
+            break;
+        }
+    }
+    assert!(collected, "a full gc ran: {:?}", storage(&env, &server));
+    let bitmaps = std::fs::read_dir(server.join("objects/pack"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "bitmap")
+        })
+        .count();
+    assert_eq!(bitmaps, 1, "the new pack has its bitmap");
+    let head = String::from_utf8(env.git(&server, &["rev-parse", "main"])).unwrap();
+    let out = env
+        .git_command(&server, &["rev-list", "--test-bitmap", head.trim()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    env.git(&server, &["fsck", "--strict"]);
+    assert_eq!(
+        head,
+        String::from_utf8(env.git(&work, &["rev-parse", "HEAD"])).unwrap()
+    );
+}
