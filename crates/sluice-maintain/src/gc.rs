@@ -9,7 +9,7 @@ use crate::reflog::{expire_all, ExpireOptions, ReflogError};
 use sluice_generate::{
     repack_all_with, repack_geometric, GeometricOptions, RepackError, RepackOptions, Rolled,
 };
-use sluice_object::progress::Discard;
+use sluice_object::progress::{Discard, Progress};
 use sluice_odb::refs::PackRefsOptions;
 use sluice_odb::{RefError, Repository};
 use std::time::SystemTime;
@@ -103,8 +103,12 @@ pub enum GcOutcome {
     NothingToDo,
 }
 
-/// Runs gc on `repo`.
-pub fn gc(repo: &Repository, options: &GcOptions) -> Result<GcOutcome, GcError> {
+/// Runs gc on `repo`, showing the repack's and the commit-graph's phases on `progress`.
+pub fn gc(
+    repo: &Repository,
+    options: &GcOptions,
+    progress: &dyn Progress,
+) -> Result<GcOutcome, GcError> {
     if options.auto && !needs_gc(repo)? {
         return Ok(GcOutcome::NothingToDo);
     }
@@ -126,7 +130,7 @@ pub fn gc(repo: &Repository, options: &GcOptions) -> Result<GcOutcome, GcError> 
         // Kept loose until prune judges them; everything when nothing is ever pruned.
         unpack_unreachable: Some(options.prune_expire.unwrap_or(std::time::UNIX_EPOCH)),
     };
-    repack_all_with(&repo, &repack, &Discard)?;
+    repack_all_with(&repo, &repack, progress)?;
     if let Some(expire) = options.prune_expire {
         let prune_options = PruneOptions {
             expire: Some(expire),
@@ -139,7 +143,7 @@ pub fn gc(repo: &Repository, options: &GcOptions) -> Result<GcOutcome, GcError> 
         .get_bool("gc.writecommitgraph")?
         .unwrap_or(true)
     {
-        sluice_odb::commit_graph::write_reachable(&repo, &Discard)?;
+        sluice_odb::commit_graph::write_reachable(&repo, progress)?;
     }
     Ok(GcOutcome::Done)
 }
@@ -165,7 +169,7 @@ pub enum AfterPush {
 pub fn after_push(repo: &Repository) -> Result<AfterPush, GcError> {
     let mut options = GcOptions::from_config(repo.config(), true, None)?;
     if needs_gc(repo)? {
-        gc(repo, &options)?;
+        gc(repo, &options, &Discard)?;
         return Ok(AfterPush::Collected);
     }
     let geometric = GeometricOptions {
@@ -178,7 +182,7 @@ pub fn after_push(repo: &Repository) -> Result<AfterPush, GcError> {
         Rolled::Into { .. } => AfterPush::Rolled,
         Rolled::WouldTakeLargest => {
             options.auto = false;
-            gc(repo, &options)?;
+            gc(repo, &options, &Discard)?;
             AfterPush::Collected
         }
     })

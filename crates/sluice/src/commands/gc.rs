@@ -1,6 +1,7 @@
 //! `sluice gc [--auto] [--prune=<date>|--no-prune] [-q]`.
 
 use super::Context;
+use crate::progress::TerminalProgress;
 use anyhow::anyhow;
 use clap::Args;
 use sluice_maintain::{gc, GcOptions};
@@ -32,10 +33,12 @@ pub fn run(args: GcArgs, context: &Context) -> anyhow::Result<ExitCode> {
         true => Some("never"),
         false => args.prune.as_deref(),
     };
-    let _ = args.quiet;
+    // As git's gc: its repack's and commit-graph's progress on a terminal, none with -q.
+    let progress = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
     gc(
         &repo,
         &GcOptions::from_config(repo.config(), args.auto, prune)?,
+        &progress,
     )?;
     Ok(ExitCode::SUCCESS)
 }
