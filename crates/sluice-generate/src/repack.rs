@@ -122,16 +122,29 @@ pub fn repack_all_with(
     tips.extend(head);
     tips.sort_unstable();
     tips.dedup();
-    let walked = walk_objects(
-        &odb,
-        &WalkRequest {
+    // With one pack and no bitmap to carry over, the new pack is most likely that pack again
+    // (a fresh clone holds only what its refs reach): its bitmaps are built on another core
+    // while the objects are counted, and used if the pack written is indeed the same.
+    let speculate = options.write_bitmap
+        && odb.packs().len() == 1
+        && odb.alternates().is_empty()
+        && !before.iter().any(|p| p.with_extension("bitmap").exists());
+    let (walked, early) = std::thread::scope(|scope| {
+        let early =
+            speculate.then(|| scope.spawn(|| early_bitmaps(repo, &odb.packs()[0], &branches)));
+        let request = WalkRequest {
             wants: &tips,
             haves: &[],
             shallow: &IdSet::default(),
             filter: ObjectFilter::None,
-        },
-        progress,
-    )?;
+        };
+        let walked = walk_objects(&odb, &request, progress);
+        (
+            walked,
+            early.and_then(|thread| thread.join().ok().flatten()),
+        )
+    });
+    let walked = walked?;
     let (stored, stats) = write_into(repo, &odb, &walked, progress)?;
     let new_pack = stored.pack;
     let packed = Pack::open(&new_pack.with_extension("idx"), repo.hash())?;
@@ -142,20 +155,33 @@ pub fn repack_all_with(
     }
     // Before the old packs go, so that their bitmap can be carried over and a reader never
     // finds the new pack without one.
-    if options.write_bitmap {
-        let objects = ObjectDb::open(&objects_dir, repo.hash())?;
-        let replaced = (before.iter())
-            .find(|old| old.with_extension("bitmap").exists())
-            .map(|old| Pack::open(&old.with_extension("idx"), repo.hash()))
-            .transpose()?;
-        sluice_odb::bitmap::write_bitmap(
-            &packed,
-            &objects,
-            &walked,
-            &branches,
-            replaced.as_ref(),
-            progress,
-        )?;
+    match early.filter(|bitmaps| bitmaps.describes(&packed)) {
+        Some(bitmaps) => {
+            // Built already: their phases are over.
+            progress.phase("Selecting bitmap commits", None);
+            progress.add(bitmaps.len() as u64);
+            progress.finish();
+            progress.phase("Building bitmaps", Some(bitmaps.len() as u64));
+            progress.add(bitmaps.len() as u64);
+            progress.finish();
+            sluice_odb::bitmap::write_bitmap_file(&packed, &walked, &bitmaps)?;
+        }
+        None if options.write_bitmap => {
+            let objects = ObjectDb::open(&objects_dir, repo.hash())?;
+            let replaced = (before.iter())
+                .find(|old| old.with_extension("bitmap").exists())
+                .map(|old| Pack::open(&old.with_extension("idx"), repo.hash()))
+                .transpose()?;
+            sluice_odb::bitmap::write_bitmap(
+                &packed,
+                &objects,
+                &walked,
+                &branches,
+                replaced.as_ref(),
+                progress,
+            )?;
+        }
+        None => {}
     }
     for old in before.iter().filter(|old| **old != new_pack) {
         remove_pack(old)?;
@@ -166,6 +192,20 @@ pub fn repack_all_with(
     // As git's repack (repack.updateServerInfo, on by default): the dumb HTTP files.
     sluice_odb::server_info::update_server_info(repo)?;
     Ok(stats)
+}
+
+/// The bitmaps of `pack`'s selected commits (`branches` among them), built without counting
+/// its objects; `None` when that cannot be done (a commit outside the pack, one unreadable):
+/// the repack then builds them the usual way.
+fn early_bitmaps(
+    repo: &Repository,
+    pack: &Pack,
+    branches: &[ObjectId],
+) -> Option<sluice_odb::bitmap::CommitBitmaps> {
+    let commits = sluice_odb::commit_graph::commits_newest_first(repo).ok()?;
+    let objects = ObjectDb::open(repo.objects().dir(), repo.hash()).ok()?;
+    sluice_odb::bitmap::build_commit_bitmaps(pack, &objects, &commits, branches, None, &Discard)
+        .ok()
 }
 
 /// Writes the objects of `walked` (found through `odb`) as a new pack of `repo`, under a

@@ -590,3 +590,50 @@ fn pushes_and_clones_during_repacks_all_succeed() {
     let ours = env.git(&work, &["rev-parse", "HEAD"]);
     assert_eq!(env.git(&bare, &["rev-parse", "master"]), ours);
 }
+
+/// A fresh clone (one pack, no bitmap, nothing else): the pack written is that pack again, and
+/// its bitmaps, built while the objects were counted, pass git's test on every branch.
+#[test]
+fn a_fresh_clone_gets_its_bitmap_built_while_counting() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let source = env.init("source.git", true);
+        let mut fi = crate::util::FastImport::new();
+        for i in 0..250 {
+            let path = format!("d{}/f{}", i % 5, i % 11);
+            let branch = if i % 50 == 49 { "side" } else { "master" };
+            fi.commit(
+                branch,
+                &format!("c{i}"),
+                &[(&path, "100644", format!("{i}\n").as_bytes())],
+            );
+        }
+        env.fast_import(&source, fi.finish());
+        let bare = env.path().join("bare.git");
+        env.git(
+            env.path(),
+            &[
+                "clone",
+                "-q",
+                "--bare",
+                "--no-local",
+                source.to_str().unwrap(),
+                "bare.git",
+            ],
+        );
+        let pack_name = |repo: &Path| {
+            std::fs::read_dir(repo.join("objects/pack"))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| p.extension().is_some_and(|x| x == "pack"))
+                .unwrap()
+        };
+        let before = pack_name(&bare);
+        let out = env.sluice(&bare, &["repack", "-a", "-d", "-q"], b"");
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(pack_name(&bare), before, "the same pack");
+        assert_eq!(pack_files(&bare, "bitmap"), 1);
+        assert_branch_bitmaps(&env, &bare);
+        env.git(&bare, &["fsck", "--strict"]);
+    }
+}

@@ -13,7 +13,9 @@ mod reuse;
 mod select;
 mod write;
 
-pub use write::{write_bitmap, BitmapWriteError};
+pub use write::{
+    build_commit_bitmaps, write_bitmap, write_bitmap_file, BitmapWriteError, CommitBitmaps,
+};
 
 use crate::mmap::{map, Mapped};
 use crate::odb::ObjectDb;

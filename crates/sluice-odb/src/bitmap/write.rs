@@ -42,6 +42,37 @@ pub enum BitmapWriteError {
     /// The file could not be written.
     #[error(transparent)]
     Write(#[from] crate::lockfile::LockError),
+    /// The bitmaps were built for another pack.
+    #[error("bitmaps built for pack {0} do not describe this pack")]
+    OtherPack(ObjectId),
+}
+
+/// The bitmaps of a pack's selected commits, built and not yet written.
+#[derive(Debug)]
+pub struct CommitBitmaps {
+    /// The checksum of the pack whose positions they use.
+    pack: ObjectId,
+    /// Oldest first.
+    selected: Vec<ObjectId>,
+    built: IdMap<Bitset>,
+}
+
+impl CommitBitmaps {
+    /// How many commits have a bitmap.
+    pub fn len(&self) -> usize {
+        self.selected.len()
+    }
+
+    /// Whether none has.
+    pub fn is_empty(&self) -> bool {
+        self.selected.is_empty()
+    }
+
+    /// Whether they were built for `pack` (the same checksum: the same objects in the same
+    /// positions).
+    pub fn describes(&self, pack: &Pack) -> bool {
+        self.pack == pack.index().pack_checksum()
+    }
 }
 
 /// Writes `<pack>.bitmap` for `pack`, which holds every object of `walked` (kinds and name
@@ -55,48 +86,50 @@ pub fn write_bitmap(
     replaced: Option<&Pack>,
     progress: &dyn Progress,
 ) -> Result<PathBuf, BitmapWriteError> {
+    let commits: Vec<ObjectId> = (walked.objects.iter())
+        .filter(|o| o.kind == ObjectKind::Commit)
+        .map(|o| o.id)
+        .collect();
+    let bitmaps = build_commit_bitmaps(pack, objects, &commits, tips, replaced, progress)?;
+    write_bitmap_file(pack, walked, &bitmaps)
+}
+
+/// Builds the bitmaps of `pack`'s selected commits, in its positions: `commits` are the
+/// commits of the pack, newest first (the order selection spaces), `tips` each get one,
+/// `replaced` is a pack whose bitmaps may be carried over. Needs no walk of the objects:
+/// a repack can build them while it counts.
+pub fn build_commit_bitmaps(
+    pack: &Pack,
+    objects: &ObjectDb,
+    commits: &[ObjectId],
+    tips: &[ObjectId],
+    replaced: Option<&Pack>,
+    progress: &dyn Progress,
+) -> Result<CommitBitmaps, BitmapWriteError> {
     let count = pack.index().len();
     // Every object's bit, found once: the walks below look up each tree entry they meet, and a
     // search of the index per entry was most of their time.
     let mut bits: IdMap<u32> = IdMap::default();
-    bits.reserve(walked.objects.len());
-    for object in &walked.objects {
-        let bit = (pack.index().lookup(&object.id))
-            .and_then(|p| pack.rank_of(p))
-            .ok_or(BitmapWriteError::NotInPack(object.id))?;
-        bits.insert(object.id, bit as u32);
+    bits.reserve(count);
+    for position in 0..count {
+        let bit = pack
+            .rank_of(position)
+            .ok_or(BitmapWriteError::NotInPack(pack.index().id(position)))?;
+        bits.insert(pack.index().id(position), bit as u32);
     }
     let bit_of = |id: &ObjectId| -> Result<usize, BitmapWriteError> {
         bits.get(id)
             .map(|&bit| bit as usize)
             .ok_or(BitmapWriteError::NotInPack(*id))
     };
-    let mut types = [(); 4].map(|_| Bitset::new(count));
-    let mut hashes = vec![0u32; count];
-    let mut commits: Vec<ObjectId> = Vec::new();
-    for object in &walked.objects {
-        let kind = match object.kind {
-            ObjectKind::Commit => 0,
-            ObjectKind::Tree => 1,
-            ObjectKind::Blob => 2,
-            ObjectKind::Tag => 3,
-        };
-        types[kind].set(bit_of(&object.id)?);
-        if let Some(position) = pack.index().lookup(&object.id) {
-            hashes[position] = object.name_hash;
-        }
-        if object.kind == ObjectKind::Commit {
-            commits.push(object.id);
-        }
-    }
-    let graph = CommitGraph::read(objects, &commits)?;
+    let graph = CommitGraph::read(objects, commits)?;
     let mut reused = replaced.and_then(|old| Reused::open(old, pack));
     let tips: Vec<ObjectId> = (tips.iter())
         .filter(|t| graph.nodes.contains_key(*t))
         .copied()
         .collect();
     let mut selected = select(
-        &commits,
+        commits,
         &tips,
         |c| reused.as_ref().is_some_and(|r| r.has(c)),
         |c| graph.nodes[c].0.len() > 1,
@@ -118,12 +151,49 @@ pub fn write_bitmap(
         progress.add(1);
     }
     progress.finish();
+    Ok(CommitBitmaps {
+        pack: pack.index().pack_checksum(),
+        selected,
+        built,
+    })
+}
+
+/// Writes `<pack>.bitmap` from `bitmaps` (built for this pack) and the kinds and name hashes
+/// of `walked`, which lists every object of the pack.
+pub fn write_bitmap_file(
+    pack: &Pack,
+    walked: &Walked,
+    bitmaps: &CommitBitmaps,
+) -> Result<PathBuf, BitmapWriteError> {
+    let checksum = pack.index().pack_checksum();
+    if bitmaps.pack != checksum {
+        return Err(BitmapWriteError::OtherPack(bitmaps.pack));
+    }
+    let count = pack.index().len();
+    let mut types = [(); 4].map(|_| Bitset::new(count));
+    let mut hashes = vec![0u32; count];
+    for object in &walked.objects {
+        let kind = match object.kind {
+            ObjectKind::Commit => 0,
+            ObjectKind::Tree => 1,
+            ObjectKind::Blob => 2,
+            ObjectKind::Tag => 3,
+        };
+        let position =
+            (pack.index().lookup(&object.id)).ok_or(BitmapWriteError::NotInPack(object.id))?;
+        let bit = pack
+            .rank_of(position)
+            .ok_or(BitmapWriteError::NotInPack(object.id))?;
+        types[kind].set(bit);
+        hashes[position] = object.name_hash;
+    }
+    let (selected, built) = (&bitmaps.selected, &bitmaps.built);
     let mut out = Vec::new();
     out.extend_from_slice(b"BITM");
     out.extend_from_slice(&1u16.to_be_bytes());
     out.extend_from_slice(&(FULL_DAG | HASH_CACHE).to_be_bytes());
     out.extend_from_slice(&(selected.len() as u32).to_be_bytes());
-    out.extend_from_slice(pack.index().pack_checksum().as_bytes());
+    out.extend_from_slice(checksum.as_bytes());
     for set in &types {
         out.extend_from_slice(&encode(set));
     }
@@ -133,7 +203,7 @@ pub fn write_bitmap(
             .lookup(commit)
             .ok_or(BitmapWriteError::NotInPack(*commit))?;
         out.extend_from_slice(&(position as u32).to_be_bytes());
-        let (xor, bytes) = smallest_encoding(&selected, &built, k);
+        let (xor, bytes) = smallest_encoding(selected, built, k);
         // The XOR offset, then no flags.
         out.extend_from_slice(&[xor, 0]);
         out.extend_from_slice(&bytes);
@@ -141,9 +211,9 @@ pub fn write_bitmap(
     for hash in &hashes {
         out.extend_from_slice(&hash.to_be_bytes());
     }
-    let mut checksum = sluice_object::TrailerHasher::new(objects.hash());
-    checksum.update(&out);
-    out.extend_from_slice(checksum.finalize().as_bytes());
+    let mut trailer = sluice_object::TrailerHasher::new(checksum.kind());
+    trailer.update(&out);
+    out.extend_from_slice(trailer.finalize().as_bytes());
     let path = pack.path().with_extension("bitmap");
     crate::lockfile::write_locked(&path, &out, false)?;
     // Read-only, as git leaves the files of a pack.

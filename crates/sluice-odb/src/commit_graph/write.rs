@@ -90,6 +90,15 @@ pub fn write_reachable(
     })
 }
 
+/// Every commit the refs reach, newest first (by committer date, ties by id): the order in
+/// which a bitmap's commits are spaced.
+pub fn commits_newest_first(repo: &Repository) -> Result<Vec<ObjectId>, CommitGraphError> {
+    let nodes = read_commits(repo, commit_tips(repo)?, &sluice_object::progress::Discard)?;
+    let mut commits: Vec<(u64, ObjectId)> = nodes.iter().map(|(id, n)| (n.time, *id)).collect();
+    commits.sort_unstable_by(|a, b| b.cmp(a));
+    Ok(commits.into_iter().map(|(_, id)| id).collect())
+}
+
 /// The commits the refs name, tags peeled (refs to trees or blobs count for nothing).
 fn commit_tips(repo: &Repository) -> Result<Vec<ObjectId>, CommitGraphError> {
     let mut tips = Vec::new();
