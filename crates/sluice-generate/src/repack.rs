@@ -204,8 +204,8 @@ fn early_bitmaps(
 ) -> Option<sluice_odb::bitmap::CommitBitmaps> {
     let commits = sluice_odb::commit_graph::commits_newest_first(repo).ok()?;
     let objects = ObjectDb::open(repo.objects().dir(), repo.hash()).ok()?;
-    sluice_odb::bitmap::build_commit_bitmaps(pack, &objects, &commits, branches, None, &Discard)
-        .ok()
+    let commits = sluice_odb::bitmap::CommitsIn::Read(&commits);
+    sluice_odb::bitmap::build_commit_bitmaps(pack, &objects, commits, branches, None, &Discard).ok()
 }
 
 /// Writes the objects of `walked` (found through `odb`) as a new pack of `repo`, under a

@@ -15,6 +15,7 @@ mod write;
 
 pub use write::{
     build_commit_bitmaps, write_bitmap, write_bitmap_file, BitmapWriteError, CommitBitmaps,
+    CommitsIn,
 };
 
 use crate::mmap::{map, Mapped};

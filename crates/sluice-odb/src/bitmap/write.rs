@@ -12,6 +12,7 @@ use super::ewah::{encode, Bitset};
 use super::reuse::Reused;
 use super::select::select;
 use super::{FULL_DAG, HASH_CACHE};
+use crate::commit_graph::ReachableCommit;
 use crate::odb::{ObjectDb, OdbError};
 use crate::pack::Pack;
 use crate::walk::Walked;
@@ -90,18 +91,27 @@ pub fn write_bitmap(
         .filter(|o| o.kind == ObjectKind::Commit)
         .map(|o| o.id)
         .collect();
-    let bitmaps = build_commit_bitmaps(pack, objects, &commits, tips, replaced, progress)?;
+    let commits = CommitsIn::Ids(&commits);
+    let bitmaps = build_commit_bitmaps(pack, objects, commits, tips, replaced, progress)?;
     write_bitmap_file(pack, walked, &bitmaps)
 }
 
+/// The commits a pack's bitmaps are chosen from, newest first (the order selection spaces).
+#[derive(Debug, Clone, Copy)]
+pub enum CommitsIn<'a> {
+    /// Their ids; their parents and trees are read.
+    Ids(&'a [ObjectId]),
+    /// Read already.
+    Read(&'a [ReachableCommit]),
+}
+
 /// Builds the bitmaps of `pack`'s selected commits, in its positions: `commits` are the
-/// commits of the pack, newest first (the order selection spaces), `tips` each get one,
-/// `replaced` is a pack whose bitmaps may be carried over. Needs no walk of the objects:
-/// a repack can build them while it counts.
+/// commits of the pack, `tips` each get one, `replaced` is a pack whose bitmaps may be
+/// carried over. Needs no walk of the objects: a repack can build them while it counts.
 pub fn build_commit_bitmaps(
     pack: &Pack,
     objects: &ObjectDb,
-    commits: &[ObjectId],
+    commits: CommitsIn<'_>,
     tips: &[ObjectId],
     replaced: Option<&Pack>,
     progress: &dyn Progress,
@@ -122,7 +132,17 @@ pub fn build_commit_bitmaps(
             .map(|&bit| bit as usize)
             .ok_or(BitmapWriteError::NotInPack(*id))
     };
-    let graph = CommitGraph::read(objects, commits)?;
+    let (graph, commits) = match commits {
+        CommitsIn::Ids(ids) => (CommitGraph::read(objects, ids)?, ids.to_vec()),
+        CommitsIn::Read(read) => {
+            let nodes = (read.iter())
+                .map(|c| (c.id, (c.parents.clone(), c.tree)))
+                .collect();
+            let ids: Vec<ObjectId> = read.iter().map(|c| c.id).collect();
+            (CommitGraph::with_levels(nodes, &ids), ids)
+        }
+    };
+    let commits = &commits[..];
     let mut reused = replaced.and_then(|old| Reused::open(old, pack));
     let tips: Vec<ObjectId> = (tips.iter())
         .filter(|t| graph.nodes.contains_key(*t))
@@ -260,6 +280,11 @@ impl CommitGraph {
                 .map_err(|source| BitmapWriteError::Malformed { id: *id, source })?;
             nodes.insert(*id, (commit.parents, commit.tree));
         }
+        Ok(CommitGraph::with_levels(nodes, commits))
+    }
+
+    /// The graph of `nodes` with each commit's topological level, `commits` listing them.
+    fn with_levels(nodes: IdMap<(Vec<ObjectId>, ObjectId)>, commits: &[ObjectId]) -> CommitGraph {
         let mut level: IdMap<u32> = IdMap::default();
         let mut stack = Vec::new();
         for id in commits {
@@ -283,7 +308,7 @@ impl CommitGraph {
                 level.insert(at, highest.map_or(1, |l| l + 1));
             }
         }
-        Ok(CommitGraph { nodes, level })
+        CommitGraph { nodes, level }
     }
 }
 

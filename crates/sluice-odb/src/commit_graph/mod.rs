@@ -14,7 +14,9 @@ mod read;
 mod write;
 
 pub use read::GraphReader;
-pub use write::{commits_newest_first, write_reachable, CommitGraphError, Written};
+pub use write::{
+    commits_newest_first, write_reachable, CommitGraphError, ReachableCommit, Written,
+};
 
 /// The chunk ids, as the format names them.
 pub(crate) const OID_FANOUT: [u8; 4] = *b"OIDF";

@@ -90,13 +90,32 @@ pub fn write_reachable(
     })
 }
 
+/// A commit the refs reach, with what a walk of history needs of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReachableCommit {
+    /// The commit.
+    pub id: ObjectId,
+    /// Its tree.
+    pub tree: ObjectId,
+    /// Its parents.
+    pub parents: Vec<ObjectId>,
+}
+
 /// Every commit the refs reach, newest first (by committer date, ties by id): the order in
 /// which a bitmap's commits are spaced.
-pub fn commits_newest_first(repo: &Repository) -> Result<Vec<ObjectId>, CommitGraphError> {
+pub fn commits_newest_first(repo: &Repository) -> Result<Vec<ReachableCommit>, CommitGraphError> {
     let nodes = read_commits(repo, commit_tips(repo)?, &sluice_object::progress::Discard)?;
-    let mut commits: Vec<(u64, ObjectId)> = nodes.iter().map(|(id, n)| (n.time, *id)).collect();
-    commits.sort_unstable_by(|a, b| b.cmp(a));
-    Ok(commits.into_iter().map(|(_, id)| id).collect())
+    let mut commits: Vec<(u64, ObjectId, Node)> =
+        nodes.into_iter().map(|(id, n)| (n.time, id, n)).collect();
+    commits.sort_unstable_by_key(|c| std::cmp::Reverse((c.0, c.1)));
+    Ok(commits
+        .into_iter()
+        .map(|(_, id, node)| ReachableCommit {
+            id,
+            tree: node.tree,
+            parents: node.parents,
+        })
+        .collect())
 }
 
 /// The commits the refs name, tags peeled (refs to trees or blobs count for nothing).
