@@ -637,3 +637,68 @@ fn a_fresh_clone_gets_its_bitmap_built_while_counting() {
         env.git(&bare, &["fsck", "--strict"]);
     }
 }
+
+/// `repack -A -d` twinned with git's: what no ref reaches any more (a deleted branch) is kept
+/// loose, the rest packed; `-a -d` drops it (the packs dated two hours back, past the window
+/// in which a pack may hold a push whose refs are not updated yet). The same objects remain,
+/// as many loose, for both.
+#[test]
+fn repack_big_a_keeps_unreachable_objects_loose_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let work = env.init("work", false);
+        for i in 0..20 {
+            std::fs::write(work.join(format!("f{}", i % 4)), format!("{i}\n")).unwrap();
+            env.git(&work, &["add", "."]);
+            env.git(&work, &["commit", "-q", "-m", &format!("c{i}")]);
+        }
+        env.git(&work, &["checkout", "-q", "-b", "doomed"]);
+        std::fs::write(work.join("only-on-doomed"), "gone soon\n").unwrap();
+        env.git(&work, &["add", "."]);
+        env.git(&work, &["commit", "-q", "-m", "doomed"]);
+        env.git(&work, &["checkout", "-q", "master"]);
+        for flag in ["-A", "-a"] {
+            let twins: Vec<std::path::PathBuf> = ["theirs", "ours"]
+                .iter()
+                .map(|name| {
+                    let bare = env.path().join(format!("{name}{flag}.git"));
+                    env.git(
+                        env.path(),
+                        &[
+                            "clone",
+                            "-q",
+                            "--bare",
+                            "--no-local",
+                            "work",
+                            bare.to_str().unwrap(),
+                        ],
+                    );
+                    env.git(&bare, &["update-ref", "-d", "refs/heads/doomed"]);
+                    let old = std::time::SystemTime::now() - 2 * sluice_generate::RECENT_PACK;
+                    for entry in std::fs::read_dir(bare.join("objects/pack")).unwrap() {
+                        let path = entry.unwrap().path();
+                        std::fs::File::open(&path)
+                            .unwrap()
+                            .set_modified(old)
+                            .unwrap();
+                    }
+                    bare
+                })
+                .collect();
+            env.git(&twins[0], &["repack", "-q", flag, "-d"]);
+            let out = env.sluice(&twins[1], &["repack", flag, "-d", "-q"], b"");
+            assert!(out.status.success(), "{}", stderr(&out));
+            assert_eq!(
+                all_objects(&env, &twins[1]),
+                all_objects(&env, &twins[0]),
+                "{flag}"
+            );
+            let loose = |repo: &Path| {
+                let counted = String::from_utf8(env.git(repo, &["count-objects", "-v"])).unwrap();
+                counted.lines().next().unwrap().to_owned()
+            };
+            assert_eq!(loose(&twins[1]), loose(&twins[0]), "{flag}");
+            env.git(&twins[1], &["fsck", "--strict"]);
+        }
+    }
+}

@@ -15,6 +15,13 @@ pub struct RepackArgs {
     /// Pack everything reachable into one pack.
     #[arg(short = 'a')]
     all: bool,
+    /// As -a, but with -d the objects of the old packs that no ref reaches are kept as loose
+    /// objects (dated as their pack) instead of going with the pack.
+    #[arg(short = 'A', conflicts_with = "all")]
+    all_loosen: bool,
+    /// With -A: only those of packs written after this date.
+    #[arg(long, value_name = "when")]
+    unpack_unreachable: Option<String>,
     /// Then remove the packs and loose objects it replaces.
     #[arg(short = 'd')]
     delete: bool,
@@ -25,7 +32,7 @@ pub struct RepackArgs {
     no_bitmap: bool,
     /// Roll the smallest packs and the loose objects into one, so that each pack holds at
     /// least this many times the objects of the next smaller one.
-    #[arg(long, value_name = "factor", conflicts_with = "all")]
+    #[arg(long, value_name = "factor", conflicts_with_all = ["all", "all_loosen"])]
     geometric: Option<u64>,
     /// Say nothing.
     #[arg(short, long)]
@@ -53,9 +60,18 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         repack_geometric(&repo, &options)?;
         return Ok(ExitCode::SUCCESS);
     }
-    if !(args.all && args.delete) {
-        bail!("sluice repack: only -a -d and --geometric=<factor> -d are supported");
+    if !((args.all || args.all_loosen) && args.delete) {
+        bail!("sluice repack: only -a -d, -A -d and --geometric=<factor> -d are supported");
     }
+    let unpack_unreachable = match (args.all_loosen, args.unpack_unreachable.as_deref()) {
+        (false, _) => None,
+        // Every unreachable object, whatever the age of its pack.
+        (true, None) => Some(std::time::UNIX_EPOCH),
+        (true, Some(when)) => {
+            let seconds = sluice_maintain::gc::seconds(when)?;
+            Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds.max(0) as u64))
+        }
+    };
     let bare = repo.work_tree().is_none();
     let configured = repo.config().get_bool("repack.writebitmaps")?;
     let write_bitmap = match (args.bitmap, args.no_bitmap) {
@@ -65,7 +81,7 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     };
     let options = RepackOptions {
         write_bitmap,
-        unpack_unreachable: None,
+        unpack_unreachable,
     };
     let progress = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
     let stats = repack_all_with(&repo, &options, &progress)?;
