@@ -89,6 +89,10 @@ pub struct RepackOptions {
     /// for a later prune to judge, rather than dropped with the pack (`-a`). Without it, the
     /// packs of the last [`RECENT_PACK`] are treated so anyway.
     pub unpack_unreachable: Option<std::time::SystemTime>,
+    /// Leave out the objects an alternate has (`-l`, `--local`): a fork's pack holds only
+    /// what is its own. No bitmap is then written (it needs every object it reaches in the
+    /// pack), as git skips it.
+    pub local: bool,
 }
 
 /// How recent a pack must be for its objects to be kept (loose) although no ref reaches them:
@@ -144,7 +148,18 @@ pub fn repack_all_with(
             early.and_then(|thread| thread.join().ok().flatten()),
         )
     });
-    let walked = walked?;
+    let mut walked = walked?;
+    let mut write_bitmap = options.write_bitmap;
+    if options.local {
+        let borrowed = |id: &ObjectId| odb.alternates().iter().any(|a| a.contains(id));
+        let before_count = walked.objects.len();
+        walked.objects.retain(|o| !borrowed(&o.id));
+        if walked.objects.len() != before_count {
+            // The positions no longer line up with the objects.
+            walked.located = None;
+            write_bitmap = false;
+        }
+    }
     let (stored, stats) = write_into(repo, &odb, &walked, progress)?;
     let new_pack = stored.pack;
     let packed = Pack::open(&new_pack.with_extension("idx"), repo.hash())?;
@@ -166,7 +181,7 @@ pub fn repack_all_with(
             progress.finish();
             sluice_odb::bitmap::write_bitmap_file(&packed, &walked, &bitmaps)?;
         }
-        None if options.write_bitmap => {
+        None if write_bitmap => {
             let objects = ObjectDb::open(&objects_dir, repo.hash())?;
             let replaced = (before.iter())
                 .find(|old| old.with_extension("bitmap").exists())

@@ -129,6 +129,8 @@ pub fn gc(
             .unwrap_or(bare),
         // Kept loose until prune judges them; everything when nothing is ever pruned.
         unpack_unreachable: Some(options.prune_expire.unwrap_or(std::time::UNIX_EPOCH)),
+        // As git's gc (`repack -l`): what an alternate has stays there.
+        local: true,
     };
     repack_all_with(&repo, &repack, progress)?;
     if let Some(expire) = options.prune_expire {

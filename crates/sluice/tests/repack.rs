@@ -702,3 +702,83 @@ fn repack_big_a_keeps_unreachable_objects_loose_as_git_does() {
         }
     }
 }
+
+/// The ids of the objects in `repo`'s own packs, sorted.
+fn own_packed(env: &Env, repo: &Path) -> Vec<String> {
+    let mut ids = Vec::new();
+    for entry in std::fs::read_dir(repo.join("objects/pack")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|x| x == "idx") {
+            let data = std::fs::read(&path).unwrap();
+            let out = env.git_with_input(repo, &["show-index"], &data);
+            for line in String::from_utf8(out.stdout).unwrap().lines() {
+                ids.push(line.split_whitespace().nth(1).unwrap().to_owned());
+            }
+        }
+    }
+    ids.sort();
+    ids
+}
+
+/// `repack -a -d -l` of a fork twinned with git's: its pack keeps only what its alternate
+/// does not have (the fork's own commits), the same objects as git's, and no bitmap.
+#[test]
+fn repack_local_leaves_the_alternates_objects_there_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let work = env.init("work", false);
+        for i in 0..15 {
+            std::fs::write(work.join(format!("f{}", i % 3)), format!("{i}\n")).unwrap();
+            env.git(&work, &["add", "."]);
+            env.git(&work, &["commit", "-q", "-m", &format!("c{i}")]);
+        }
+        let source = env.path().join("source.git");
+        env.git(env.path(), &["clone", "-q", "--bare", "work", "source.git"]);
+        let twins: Vec<std::path::PathBuf> = ["theirs", "ours"]
+            .iter()
+            .map(|name| {
+                // A full copy of its own, then borrowing from the source, plus work of its own.
+                let fork = env.path().join(format!("{name}.git"));
+                env.git(
+                    env.path(),
+                    &[
+                        "clone",
+                        "-q",
+                        "--bare",
+                        "--no-local",
+                        "work",
+                        fork.to_str().unwrap(),
+                    ],
+                );
+                let alternates = format!("{}\n", source.join("objects").display());
+                std::fs::write(fork.join("objects/info/alternates"), alternates).unwrap();
+                fork
+            })
+            .collect();
+        std::fs::write(work.join("fork-only"), "mine\n").unwrap();
+        env.git(&work, &["add", "."]);
+        env.git(&work, &["commit", "-q", "-m", "fork work"]);
+        for fork in &twins {
+            env.git(
+                &work,
+                &[
+                    "push",
+                    "-q",
+                    fork.to_str().unwrap(),
+                    "HEAD:refs/heads/master",
+                ],
+            );
+        }
+        env.git(&twins[0], &["repack", "-q", "-a", "-d", "-l"]);
+        let out = env.sluice(&twins[1], &["repack", "-a", "-d", "-l", "-q"], b"");
+        assert!(out.status.success(), "{}", stderr(&out));
+        let ours = own_packed(&env, &twins[1]);
+        assert_eq!(ours, own_packed(&env, &twins[0]));
+        assert!(
+            ours.len() == 3,
+            "the fork's commit, tree and blob: {ours:?}"
+        );
+        assert_eq!(pack_files(&twins[1], "bitmap"), 0);
+        env.git(&twins[1], &["fsck", "--strict"]);
+    }
+}

@@ -19,6 +19,9 @@ pub struct RepackArgs {
     /// objects (dated as their pack) instead of going with the pack.
     #[arg(short = 'A', conflicts_with = "all")]
     all_loosen: bool,
+    /// Leave out the objects an alternate has.
+    #[arg(short = 'l', long)]
+    local: bool,
     /// With -A: only those of packs written after this date.
     #[arg(long, value_name = "when")]
     unpack_unreachable: Option<String>,
@@ -82,6 +85,7 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let options = RepackOptions {
         write_bitmap,
         unpack_unreachable,
+        local: args.local,
     };
     let progress = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
     let stats = repack_all_with(&repo, &options, &progress)?;
