@@ -638,6 +638,34 @@ fn a_fresh_clone_gets_its_bitmap_built_while_counting() {
     }
 }
 
+/// A work repository with `count` commits, each changing one of `files` files.
+fn work_with_commits(env: &Env, count: usize, files: usize) -> std::path::PathBuf {
+    let work = env.init("work", false);
+    for i in 0..count {
+        std::fs::write(work.join(format!("f{}", i % files)), format!("{i}\n")).unwrap();
+        env.git(&work, &["add", "."]);
+        env.git(&work, &["commit", "-q", "-m", &format!("c{i}")]);
+    }
+    work
+}
+
+/// Bare twins `theirs<suffix>.git` and `ours<suffix>.git`, each a full copy of `work`
+/// (`--no-local`: a pack of its own), prepared by `setup`.
+fn twin_copies(env: &Env, suffix: &str, setup: impl Fn(&Path)) -> Vec<std::path::PathBuf> {
+    (["theirs", "ours"].iter())
+        .map(|name| {
+            let bare = env.path().join(format!("{name}{suffix}.git"));
+            let target = bare.to_str().unwrap();
+            env.git(
+                env.path(),
+                &["clone", "-q", "--bare", "--no-local", "work", target],
+            );
+            setup(&bare);
+            bare
+        })
+        .collect()
+}
+
 /// `repack -A -d` twinned with git's: what no ref reaches any more (a deleted branch) is kept
 /// loose, the rest packed; `-a -d` drops it (the packs dated two hours back, past the window
 /// in which a pack may hold a push whose refs are not updated yet). The same objects remain,
@@ -646,45 +674,24 @@ fn a_fresh_clone_gets_its_bitmap_built_while_counting() {
 fn repack_big_a_keeps_unreachable_objects_loose_as_git_does() {
     for git in gits() {
         let env = Env::with_git(git);
-        let work = env.init("work", false);
-        for i in 0..20 {
-            std::fs::write(work.join(format!("f{}", i % 4)), format!("{i}\n")).unwrap();
-            env.git(&work, &["add", "."]);
-            env.git(&work, &["commit", "-q", "-m", &format!("c{i}")]);
-        }
+        let work = work_with_commits(&env, 20, 4);
         env.git(&work, &["checkout", "-q", "-b", "doomed"]);
         std::fs::write(work.join("only-on-doomed"), "gone soon\n").unwrap();
         env.git(&work, &["add", "."]);
         env.git(&work, &["commit", "-q", "-m", "doomed"]);
         env.git(&work, &["checkout", "-q", "master"]);
         for flag in ["-A", "-a"] {
-            let twins: Vec<std::path::PathBuf> = ["theirs", "ours"]
-                .iter()
-                .map(|name| {
-                    let bare = env.path().join(format!("{name}{flag}.git"));
-                    env.git(
-                        env.path(),
-                        &[
-                            "clone",
-                            "-q",
-                            "--bare",
-                            "--no-local",
-                            "work",
-                            bare.to_str().unwrap(),
-                        ],
-                    );
-                    env.git(&bare, &["update-ref", "-d", "refs/heads/doomed"]);
-                    let old = std::time::SystemTime::now() - 2 * sluice_generate::RECENT_PACK;
-                    for entry in std::fs::read_dir(bare.join("objects/pack")).unwrap() {
-                        let path = entry.unwrap().path();
-                        std::fs::File::open(&path)
-                            .unwrap()
-                            .set_modified(old)
-                            .unwrap();
-                    }
-                    bare
-                })
-                .collect();
+            let twins = twin_copies(&env, flag, |bare| {
+                env.git(bare, &["update-ref", "-d", "refs/heads/doomed"]);
+                let old = std::time::SystemTime::now() - 2 * sluice_generate::RECENT_PACK;
+                for entry in std::fs::read_dir(bare.join("objects/pack")).unwrap() {
+                    let path = entry.unwrap().path();
+                    std::fs::File::open(&path)
+                        .unwrap()
+                        .set_modified(old)
+                        .unwrap();
+                }
+            });
             env.git(&twins[0], &["repack", "-q", flag, "-d"]);
             let out = env.sluice(&twins[1], &["repack", flag, "-d", "-q"], b"");
             assert!(out.status.success(), "{}", stderr(&out));
@@ -726,35 +733,14 @@ fn own_packed(env: &Env, repo: &Path) -> Vec<String> {
 fn repack_local_leaves_the_alternates_objects_there_as_git_does() {
     for git in gits() {
         let env = Env::with_git(git);
-        let work = env.init("work", false);
-        for i in 0..15 {
-            std::fs::write(work.join(format!("f{}", i % 3)), format!("{i}\n")).unwrap();
-            env.git(&work, &["add", "."]);
-            env.git(&work, &["commit", "-q", "-m", &format!("c{i}")]);
-        }
+        let work = work_with_commits(&env, 15, 3);
         let source = env.path().join("source.git");
         env.git(env.path(), &["clone", "-q", "--bare", "work", "source.git"]);
-        let twins: Vec<std::path::PathBuf> = ["theirs", "ours"]
-            .iter()
-            .map(|name| {
-                // A full copy of its own, then borrowing from the source, plus work of its own.
-                let fork = env.path().join(format!("{name}.git"));
-                env.git(
-                    env.path(),
-                    &[
-                        "clone",
-                        "-q",
-                        "--bare",
-                        "--no-local",
-                        "work",
-                        fork.to_str().unwrap(),
-                    ],
-                );
-                let alternates = format!("{}\n", source.join("objects").display());
-                std::fs::write(fork.join("objects/info/alternates"), alternates).unwrap();
-                fork
-            })
-            .collect();
+        // Each a full copy of its own, then borrowing from the source, plus work of its own.
+        let twins = twin_copies(&env, "", |fork| {
+            let alternates = format!("{}\n", source.join("objects").display());
+            std::fs::write(fork.join("objects/info/alternates"), alternates).unwrap();
+        });
         std::fs::write(work.join("fork-only"), "mine\n").unwrap();
         env.git(&work, &["add", "."]);
         env.git(&work, &["commit", "-q", "-m", "fork work"]);
