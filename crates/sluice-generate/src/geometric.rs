@@ -7,7 +7,7 @@
 //! Every object of the rolled packs goes in, reachable or not (no walk decides): a pack that
 //! is kept (`.keep`) or promised (`.promisor`) is not rolled.
 
-use crate::repack::{file_error, pack_files, prune_packed, remove_pack, write_into, RepackError};
+use crate::repack::{file_error, prune_packed, remove_pack, write_into, RepackError};
 use sluice_object::progress::Discard;
 use sluice_object::{IdSet, ObjectId, ObjectKind};
 use sluice_odb::{ObjectDb, Pack, Repository, Walked, WalkedObject};
@@ -73,23 +73,22 @@ pub fn repack_geometric(
     options: &GeometricOptions,
 ) -> Result<Rolled, RepackError> {
     let objects_dir = repo.objects().dir().to_owned();
-    let mut packs: Vec<(PathBuf, u64)> = Vec::new();
-    for path in pack_files(&objects_dir.join("pack"))? {
-        let kept = ["keep", "promisor"]
-            .iter()
-            .any(|x| path.with_extension(x).exists());
-        if !kept {
-            let pack = Pack::open(&path.with_extension("idx"), repo.hash())?;
-            packs.push((path, pack.index().len() as u64));
-        }
-    }
-    packs.sort_by_key(|(path, count)| (*count, path.clone()));
     let odb = ObjectDb::open(&objects_dir, repo.hash())?;
+    let mut packs: Vec<&Pack> = (odb.packs().iter())
+        .map(|pack| &**pack)
+        .filter(|pack| {
+            let path = pack.path();
+            !["keep", "promisor"]
+                .iter()
+                .any(|x| path.with_extension(x).exists())
+        })
+        .collect();
+    packs.sort_by_key(|pack| (pack.index().len(), pack.path().to_owned()));
     let loose = match options.loose {
         true => (odb.loose().list()).map_err(file_error("list", &objects_dir))?,
         false => Vec::new(),
     };
-    let counts: Vec<u64> = packs.iter().map(|(_, count)| *count).collect();
+    let counts: Vec<u64> = packs.iter().map(|p| p.index().len() as u64).collect();
     let roll = packs_to_roll(&counts, loose.len() as u64, options.factor.max(2));
     // One pack rolled alone would only be written again.
     if loose.is_empty() && roll < 2 {
@@ -98,8 +97,8 @@ pub fn repack_geometric(
     if options.spare_largest && roll == packs.len() && roll > 0 {
         return Ok(Rolled::WouldTakeLargest);
     }
-    let rolled: Vec<PathBuf> = packs[..roll].iter().map(|(p, _)| p.clone()).collect();
-    let walked = list_objects(&odb, &rolled, &packs[roll..], &loose)?;
+    let rolled: Vec<PathBuf> = packs[..roll].iter().map(|p| p.path().to_owned()).collect();
+    let walked = list_objects(&odb, &packs[..roll], &packs[roll..], &loose)?;
     let (stored, _) = write_into(repo, &odb, &walked, &Discard)?;
     let packed = Pack::open(&stored.pack.with_extension("idx"), repo.hash())?;
     for old in rolled.iter().filter(|old| **old != stored.pack) {
@@ -118,19 +117,14 @@ pub fn repack_geometric(
 /// with its kind (commits first, as the writer expects a walk's order).
 fn list_objects(
     odb: &ObjectDb,
-    rolled: &[PathBuf],
-    kept: &[(PathBuf, u64)],
+    rolled: &[&Pack],
+    kept: &[&Pack],
     loose: &[sluice_odb::LooseFile],
 ) -> Result<Walked, RepackError> {
-    let hash = odb.hash();
-    let kept: Vec<Pack> = (kept.iter())
-        .map(|(path, _)| Pack::open(&path.with_extension("idx"), hash))
-        .collect::<Result<_, _>>()?;
     let elsewhere = |id: &ObjectId| kept.iter().any(|p| p.contains(id));
     let mut seen = IdSet::default();
     let mut objects = Vec::new();
-    for path in rolled {
-        let pack = Pack::open(&path.with_extension("idx"), hash)?;
+    for pack in rolled {
         for position in 0..pack.index().len() {
             let id = pack.index().id(position);
             if elsewhere(&id) || !seen.insert(id) {

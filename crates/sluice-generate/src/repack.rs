@@ -182,14 +182,13 @@ pub fn repack_all_with(
             sluice_odb::bitmap::write_bitmap_file(&packed, &walked, &bitmaps)?;
         }
         None if write_bitmap => {
-            let objects = ObjectDb::open(&objects_dir, repo.hash())?;
             let replaced = (before.iter())
                 .find(|old| old.with_extension("bitmap").exists())
                 .map(|old| Pack::open(&old.with_extension("idx"), repo.hash()))
                 .transpose()?;
             sluice_odb::bitmap::write_bitmap(
                 &packed,
-                &objects,
+                &odb,
                 &walked,
                 &branches,
                 replaced.as_ref(),
@@ -201,9 +200,7 @@ pub fn repack_all_with(
     for old in before.iter().filter(|old| **old != new_pack) {
         remove_pack(old)?;
     }
-    prune_packed(&ObjectDb::open(&objects_dir, repo.hash())?, |id| {
-        packed.contains(id)
-    })?;
+    prune_packed(&odb, |id| packed.contains(id))?;
     // As git's repack (repack.updateServerInfo, on by default): the dumb HTTP files.
     sluice_odb::server_info::update_server_info(repo)?;
     Ok(stats)

@@ -135,7 +135,7 @@ pub struct IndexedPack<W> {
     pub stats: PackStats,
     /// Its trailing checksum.
     pub checksum: ObjectId,
-    /// Every entry: id, offset, CRC32, in pack order.
+    /// Every entry: id, offset, CRC32, in no particular order (the `.idx` is written sorted).
     pub entries: Vec<IdxEntry>,
 }
 
@@ -152,21 +152,15 @@ pub fn write_pack_indexed<W: Write>(
     let entries = match written.entries {
         Entries::Copied(pack) => {
             let index = pack.index();
-            let mut entries: Vec<IdxEntry> = (0..index.len()).map(|i| index.entry(i)).collect();
-            entries.sort_unstable_by_key(|e| e.offset);
-            entries
+            (0..index.len()).map(|i| index.entry(i)).collect()
         }
-        Entries::Planned(plan) => {
-            let mut entries: Vec<IdxEntry> = (plan.into_iter())
-                .map(|p| IdxEntry {
-                    id: p.id,
-                    crc32: p.crc32,
-                    offset: p.written.unwrap_or_default(),
-                })
-                .collect();
-            entries.sort_unstable_by_key(|e| e.offset);
-            entries
-        }
+        Entries::Planned(plan) => (plan.into_iter())
+            .map(|p| IdxEntry {
+                id: p.id,
+                crc32: p.crc32,
+                offset: p.written.unwrap_or_default(),
+            })
+            .collect(),
     };
     Ok(IndexedPack {
         out: written.out,
