@@ -8,6 +8,7 @@ use sluice_object::progress::Progress;
 use sluice_object::{IdMap, ObjectId, ObjectKind};
 use sluice_odb::ObjectDb;
 use sluice_pack::delta_encode::DeltaIndex;
+use sluice_pack::inflate::deflate;
 use std::collections::HashMap;
 
 /// Neighbours tried as bases (git's `pack.window`).
@@ -15,9 +16,9 @@ const WINDOW: usize = 10;
 /// The longest chain of new deltas (git's `pack.depth`).
 const MAX_DEPTH: u32 = 50;
 /// Objects smaller than this are not worth a delta (git's limit too).
-const MIN_SIZE: usize = 50;
+pub(crate) const MIN_SIZE: usize = 50;
 /// Objects larger than this are not searched (git's `core.bigFileThreshold`).
-const MAX_SIZE: usize = 512 << 20;
+pub(crate) const MAX_SIZE: usize = 512 << 20;
 /// The most object data held for one search; objects beyond it are sent as they are.
 const MEMORY_BUDGET: usize = 1 << 30;
 
@@ -49,13 +50,26 @@ pub(crate) enum Role {
     BaseOnly,
 }
 
-/// A delta found for a target.
+/// A delta found for a target, compressed as it goes into the pack.
 #[derive(Debug)]
 pub(crate) struct NewDelta {
     /// The base it applies to.
     pub base: ObjectId,
-    /// The delta, uncompressed.
-    pub delta: Vec<u8>,
+    /// The delta's length uncompressed (the entry's declared size).
+    pub size: u64,
+    /// The delta, compressed.
+    pub compressed: Vec<u8>,
+}
+
+impl NewDelta {
+    /// `delta` against `base`, compressed at zlib `level` here, on the thread that found it.
+    pub(crate) fn new(base: ObjectId, delta: &[u8], level: u32) -> NewDelta {
+        NewDelta {
+            base,
+            size: delta.len() as u64,
+            compressed: deflate(delta, level),
+        }
+    }
 }
 
 struct Loaded {
@@ -68,6 +82,7 @@ struct Loaded {
 pub(crate) fn search_deltas(
     odb: &ObjectDb,
     candidates: &[Candidate],
+    level: u32,
     progress: &dyn Progress,
 ) -> IdMap<NewDelta> {
     let targets = candidates
@@ -157,10 +172,7 @@ pub(crate) fn search_deltas(
             base_of[i] = Some(b);
             found.insert(
                 target.candidate.id,
-                NewDelta {
-                    base: loaded[b].candidate.id,
-                    delta,
-                },
+                NewDelta::new(loaded[b].candidate.id, &delta, level),
             );
         }
     }

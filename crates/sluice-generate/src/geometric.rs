@@ -99,7 +99,7 @@ pub fn repack_geometric(
     }
     let rolled: Vec<PathBuf> = packs[..roll].iter().map(|p| p.path().to_owned()).collect();
     let walked = list_objects(&odb, &packs[..roll], &packs[roll..], &loose)?;
-    let (stored, _) = write_into(repo, &odb, &walked, &Discard)?;
+    let (stored, _) = write_into(repo, &odb, &walked, None, &Discard)?;
     let packed = Pack::open(&stored.pack.with_extension("idx"), repo.hash())?;
     for old in rolled.iter().filter(|old| **old != stored.pack) {
         remove_pack(old)?;

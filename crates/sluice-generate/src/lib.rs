@@ -10,10 +10,12 @@ mod delta_search;
 mod geometric;
 mod repack;
 mod verbatim;
+mod window_search;
 mod write;
 
 pub use geometric::{repack_geometric, GeometricOptions, Rolled};
 pub use repack::{repack_all, repack_all_with, RepackError, RepackOptions, RECENT_PACK};
+pub use window_search::SearchLimits;
 pub use write::{write_pack, write_pack_indexed, IndexedPack, PackOptions, PackStats};
 
 use sluice_object::ObjectId;

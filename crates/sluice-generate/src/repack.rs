@@ -2,6 +2,7 @@
 //! `git repack -a -d` leaves, which `clone --dissociate` needs before it stops borrowing from
 //! its alternates.
 
+use crate::window_search::SearchLimits;
 use crate::write::{write_pack_indexed, IndexedPack, PackOptions, PackStats};
 use crate::GenerateError;
 use sluice_object::progress::{Discard, Progress};
@@ -93,6 +94,8 @@ pub struct RepackOptions {
     /// what is its own. No bitmap is then written (it needs every object it reaches in the
     /// pack), as git skips it.
     pub local: bool,
+    /// `Some`: every delta searched anew within these limits (`-f`), none reused.
+    pub full_search: Option<SearchLimits>,
 }
 
 /// How recent a pack must be for its objects to be kept (loose) although no ref reaches them:
@@ -129,7 +132,9 @@ pub fn repack_all_with(
     // With one pack and no bitmap to carry over, the new pack is most likely that pack again
     // (a fresh clone holds only what its refs reach): its bitmaps are built on another core
     // while the objects are counted, and used if the pack written is indeed the same.
+    // Not beside a full delta search, which wants every core and writes another pack.
     let speculate = options.write_bitmap
+        && options.full_search.is_none()
         && odb.packs().len() == 1
         && odb.alternates().is_empty()
         && !before.iter().any(|p| p.with_extension("bitmap").exists());
@@ -160,7 +165,7 @@ pub fn repack_all_with(
             write_bitmap = false;
         }
     }
-    let (stored, stats) = write_into(repo, &odb, &walked, progress)?;
+    let (stored, stats) = write_into(repo, &odb, &walked, options.full_search, progress)?;
     let new_pack = stored.pack;
     let packed = Pack::open(&new_pack.with_extension("idx"), repo.hash())?;
     let since =
@@ -227,11 +232,13 @@ pub(crate) fn write_into(
     repo: &Repository,
     odb: &ObjectDb,
     walked: &Walked,
+    full_search: Option<SearchLimits>,
     progress: &dyn Progress,
 ) -> Result<(Stored, PackStats), RepackError> {
     let pack_options = PackOptions {
         compression: PackOptions::compression_of(repo.config())?,
         show_writing: true,
+        full_search,
         ..PackOptions::default()
     };
     let store_options = StoreOptions::from_config(repo.config(), repo.hash())?;

@@ -10,6 +10,7 @@
 
 use crate::delta_search::{search_deltas, Candidate, NewDelta, Role};
 use crate::verbatim;
+use crate::window_search::{search_all, Made, SearchLimits, Sized};
 use crate::GenerateError;
 use sluice_object::progress::{Discard, Progress};
 use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
@@ -33,6 +34,9 @@ pub struct PackOptions {
     /// Show the "Writing objects" phase: git shows it when the pack goes to a file (repack),
     /// not when it goes to a client.
     pub show_writing: bool,
+    /// `Some`: no stored delta is reused, every tree and blob is searched anew within these
+    /// limits (git's `--no-reuse-delta`, `repack -f`); stored whole objects are still copied.
+    pub full_search: Option<SearchLimits>,
 }
 
 impl Default for PackOptions {
@@ -42,6 +46,7 @@ impl Default for PackOptions {
             ofs_delta: true,
             compression: 6,
             show_writing: false,
+            full_search: None,
         }
     }
 }
@@ -97,6 +102,9 @@ struct Planned {
     written: Option<u64>,
     /// A delta made for it by the search.
     delta: Option<NewDelta>,
+    /// Its data compressed by the search, when it goes whole and is not stored so: its kind,
+    /// size and the compressed bytes.
+    whole: Option<(ObjectKind, u64, Vec<u8>)>,
     /// The CRC32 of its entry once written.
     crc32: u32,
 }
@@ -215,6 +223,7 @@ fn write<'a, W: Write>(
                 source,
                 written: None,
                 delta: None,
+                whole: None,
                 crc32: 0,
             }
         })
@@ -223,7 +232,11 @@ fn write<'a, W: Write>(
         true => progress,
         false => &Discard,
     };
-    if let Some(pack) = whole_pack(odb, &plan, options) {
+    let whole = match options.full_search {
+        None => whole_pack(odb, &plan, options),
+        Some(_) => None,
+    };
+    if let Some(pack) = whole {
         progress.add(count.into());
         progress.finish();
         writing.phase("Writing objects", Some(count.into()));
@@ -243,7 +256,10 @@ fn write<'a, W: Write>(
             sent_per_pack[pack as usize] += 1;
         }
     }
-    let verbatim = verbatim::choose(odb, &sent_per_pack, options.ofs_delta);
+    let verbatim = match options.full_search {
+        None => verbatim::choose(odb, &sent_per_pack, options.ofs_delta),
+        Some(_) => None,
+    };
     // Stored order for packed objects (a pack copied whole first), walk order (stable) for
     // the rest.
     plan.sort_by_key(|p| match p.source {
@@ -260,9 +276,27 @@ fn write<'a, W: Write>(
         .enumerate()
         .map(|(i, p)| (p.id, i as u32))
         .collect();
-    let candidates = delta_candidates(odb, walked, &plan, copied, &index, options)?;
-    for (id, delta) in search_deltas(odb, &candidates, progress) {
-        plan[index[&id] as usize].delta = Some(delta);
+    match &options.full_search {
+        Some(limits) => {
+            let made = full_search(odb, walked, &plan, &index, limits, options, progress)?;
+            for (id, made) in made {
+                let planned = &mut plan[index[&id] as usize];
+                match made {
+                    Made::Delta(delta) => planned.delta = Some(delta),
+                    Made::Whole {
+                        kind,
+                        size,
+                        compressed,
+                    } => planned.whole = Some((kind, size, compressed)),
+                }
+            }
+        }
+        None => {
+            let candidates = delta_candidates(odb, walked, &plan, copied, &index, options)?;
+            for (id, delta) in search_deltas(odb, &candidates, options.compression, progress) {
+                plan[index[&id] as usize].delta = Some(delta);
+            }
+        }
     }
     let mut job = Job {
         odb,
@@ -388,6 +422,11 @@ impl<W: Write> Job<'_, W> {
                 self.write_raw(i, EntryKind::Base(kind), &raw)?;
                 return Ok(Placed::Written);
             }
+            // A full search found this one no delta: it goes whole.
+            _ if self.options.full_search.is_some() => {
+                self.write_whole(i)?;
+                return Ok(Placed::Written);
+            }
             EntryKind::OfsDelta { distance } => {
                 let base_position = pack.position_at(raw.offset - distance).ok_or_else(|| {
                     GenerateError::NoBaseEntry {
@@ -438,12 +477,12 @@ impl<W: Write> Job<'_, W> {
             // The search only picks bases it sends or the client has.
             BaseState::NotSent => EntryKind::RefDelta { base },
         };
-        let delta = self.plan[i as usize].delta.take().map(|d| d.delta);
-        let delta = delta.unwrap_or_default();
-        let compressed = deflate(&delta, self.options.compression);
+        let Some(delta) = self.plan[i as usize].delta.take() else {
+            return Ok(Placed::Written);
+        };
         let at = self
             .writer
-            .write_entry(kind, delta.len() as u64, &compressed)?;
+            .write_entry(kind, delta.size, &delta.compressed)?;
         self.record(i, at);
         self.stats.total += 1;
         self.stats.deltas += 1;
@@ -473,6 +512,14 @@ impl<W: Write> Job<'_, W> {
 
     fn write_whole(&mut self, i: u32) -> Result<(), GenerateError> {
         let id = self.plan[i as usize].id;
+        if let Some((kind, size, compressed)) = self.plan[i as usize].whole.take() {
+            let at = self
+                .writer
+                .write_entry(EntryKind::Base(kind), size, &compressed)?;
+            self.record(i, at);
+            self.stats.total += 1;
+            return Ok(());
+        }
         let (kind, data): (ObjectKind, Vec<u8>) = self
             .odb
             .read(&id)?
@@ -590,6 +637,54 @@ fn delta_candidates(
         .collect();
     candidates.retain(|c| c.role != Role::BaseOnly || !targets.contains(&c.id));
     Ok(candidates)
+}
+
+/// The full search: every tree and blob of the walk, sized without being read, searched
+/// within `limits`; the deltas found, by target.
+fn full_search(
+    odb: &ObjectDb,
+    walked: &Walked,
+    plan: &[Planned],
+    index: &IdMap<u32>,
+    limits: &SearchLimits,
+    options: &PackOptions,
+    progress: &dyn Progress,
+) -> Result<Vec<(ObjectId, Made)>, GenerateError> {
+    use rayon::prelude::*;
+    let searched: Vec<_> = (walked.objects.iter())
+        .filter(|o| matches!(o.kind, ObjectKind::Tree | ObjectKind::Blob))
+        .collect();
+    // A delta's size is in its first bytes, which must be inflated: on every core.
+    let objects = (searched.par_iter())
+        .map(|object| {
+            let (size, stored_whole) = match plan[index[&object.id] as usize].source {
+                Source::Packed { pack, position, .. } => {
+                    let pack = &odb.packs()[pack as usize];
+                    let whole = matches!(
+                        pack.entry_header(position as usize)?.kind,
+                        EntryKind::Base(_)
+                    );
+                    (pack.object_size(position as usize)?, whole)
+                }
+                Source::Elsewhere => match odb.read(&object.id)? {
+                    Some((_, data)) => (data.len() as u64, false),
+                    None => return Err(GenerateError::MissingObject(object.id)),
+                },
+            };
+            Ok(Sized {
+                id: object.id,
+                kind: object.kind,
+                name_hash: object.name_hash,
+                size,
+                stored_whole,
+            })
+        })
+        .collect::<Result<Vec<_>, GenerateError>>()?;
+    let found = search_all(odb, &objects, limits, options.compression, progress);
+    Ok(found
+        .into_iter()
+        .map(|(at, made)| (objects[at].id, made))
+        .collect())
 }
 
 /// Stored thin deltas smaller than this are kept without a search.

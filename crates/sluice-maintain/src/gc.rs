@@ -8,6 +8,7 @@ use crate::prune::{prune, PruneError, PruneOptions};
 use crate::reflog::{expire_all, ExpireOptions, ReflogError};
 use sluice_generate::{
     repack_all_with, repack_geometric, GeometricOptions, RepackError, RepackOptions, Rolled,
+    SearchLimits,
 };
 use sluice_object::progress::{Discard, Progress};
 use sluice_odb::refs::PackRefsOptions;
@@ -53,6 +54,8 @@ pub struct GcOptions {
     pub prune_expire: Option<SystemTime>,
     /// The reflog ages (`gc.reflogExpire`, `gc.reflogExpireUnreachable`).
     pub reflog: ExpireOptions,
+    /// `Some`: the repack searches every delta anew within these limits (`--aggressive`).
+    pub full_search: Option<SearchLimits>,
 }
 
 impl GcOptions {
@@ -77,6 +80,7 @@ impl GcOptions {
                 expire: seconds(&setting("gc.reflogexpire", "90.days.ago"))?,
                 expire_unreachable: seconds(&setting("gc.reflogexpireunreachable", "30.days.ago"))?,
             },
+            full_search: None,
         })
     }
 }
@@ -131,6 +135,7 @@ pub fn gc(
         unpack_unreachable: Some(options.prune_expire.unwrap_or(std::time::UNIX_EPOCH)),
         // As git's gc (`repack -l`): what an alternate has stays there.
         local: true,
+        full_search: options.full_search,
     };
     repack_all_with(&repo, &repack, progress)?;
     if let Some(expire) = options.prune_expire {

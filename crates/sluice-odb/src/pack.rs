@@ -22,6 +22,9 @@ std::thread_local! {
     /// One decompressor per thread, reset between objects: building one per object rebuilt its
     /// tables and window each time (10% of a checkout's user time).
     static INFLATER: std::cell::RefCell<Inflater> = std::cell::RefCell::new(Inflater::new());
+    /// A zlib decoder for the first bytes of deltas ([`Pack::object_size`]).
+    static PREFIX_INFLATER: std::cell::RefCell<flate2::Decompress> =
+        std::cell::RefCell::new(flate2::Decompress::new(true));
     /// Compressed entries read from the file for one-pass reads (see [`Access`]).
     static COMPRESSED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     /// This thread's cache shard, assigned round-robin on first use.
@@ -278,6 +281,29 @@ impl Pack {
     /// The header of the entry at index position `position`, as stored.
     pub fn entry_header(&self, position: usize) -> Result<EntryHeader, OdbError> {
         Ok(self.entry_at(self.index.offset(position))?.0)
+    }
+
+    /// The size of the object at index position `position`: its header's for a whole entry, the
+    /// result size at the start of the delta for a delta (inflating only those first bytes).
+    pub fn object_size(&self, position: usize) -> Result<u64, OdbError> {
+        let offset = self.index.offset(position);
+        let (header, input) = self.entry_at(offset)?;
+        if let EntryKind::Base(_) = header.kind {
+            return Ok(header.size);
+        }
+        let mut prefix = [0u8; 20];
+        let wanted = prefix.len().min(header.size as usize);
+        let produced = PREFIX_INFLATER.with(|inflater| {
+            let mut inflater = inflater.borrow_mut();
+            inflater.reset(true);
+            let status =
+                inflater.decompress(input, &mut prefix[..wanted], flate2::FlushDecompress::None);
+            status.map(|_| inflater.total_out() as usize)
+        });
+        let produced = produced.map_err(|e| self.bad(offset, e))?;
+        sluice_pack::delta::delta_sizes_of_prefix(&prefix[..produced])
+            .map(|(_, result)| result)
+            .map_err(|e| self.bad(offset, e))
     }
 
     /// The kind of the object at index position `position`, from the headers of its delta

@@ -105,6 +105,15 @@ pub fn delta_sizes(delta: &[u8]) -> Result<DeltaSizes, DeltaError> {
     })
 }
 
+/// The base and result sizes from the first bytes of a delta (at most 20 are needed), without
+/// judging them against the delta's length: for sizing objects before they are rebuilt.
+pub fn delta_sizes_of_prefix(prefix: &[u8]) -> Result<(u64, u64), DeltaError> {
+    let mut pos = 0;
+    let base = read_varint(prefix, &mut pos)?;
+    let result = read_varint(prefix, &mut pos)?;
+    Ok((base, result))
+}
+
 /// Applies `delta` to `base`, replacing the contents of `out` with the result. Returns how many
 /// leading bytes of the result are the base's own leading bytes, copied in place: hashing can
 /// resume after them (`sluice_object::SharedPrefix`).

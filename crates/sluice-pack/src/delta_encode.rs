@@ -46,37 +46,17 @@ fn roll(hash: u32, out: u8, inn: u8) -> u32 {
 #[derive(Debug)]
 pub struct DeltaIndex<'a> {
     base: &'a [u8],
-    /// Hash bucket → the most recent block start + 1 (0: empty).
-    heads: Vec<u32>,
-    /// Block number → the previous block start + 1 in the same bucket.
-    next: Vec<u32>,
-    mask: u32,
+    blocks: BlockIndex,
 }
 
 impl<'a> DeltaIndex<'a> {
     /// Indexes `base`. Bases of 4 GiB or more cannot be indexed (git's deltas address them,
     /// but nothing that large is worth a delta search) and give an index that finds nothing.
     pub fn new(base: &'a [u8]) -> Self {
-        let blocks = if base.len() >= u32::MAX as usize {
-            0
-        } else {
-            base.len() / BLOCK
-        };
-        let buckets = (blocks * 2).next_power_of_two().max(16);
-        let mut index = DeltaIndex {
+        DeltaIndex {
             base,
-            heads: vec![0; buckets],
-            next: vec![0; blocks],
-            mask: buckets as u32 - 1,
-        };
-        // Each chain starts at the base's last block with that hash.
-        for block in 0..blocks {
-            let start = block * BLOCK;
-            let bucket = (mix(block_hash(&base[start..start + BLOCK])) & index.mask) as usize;
-            index.next[block] = index.heads[bucket];
-            index.heads[bucket] = start as u32 + 1;
+            blocks: BlockIndex::new(base),
         }
-        index
     }
 
     /// The base this index is for.
@@ -87,23 +67,77 @@ impl<'a> DeltaIndex<'a> {
     /// A delta that turns the base into `target`, or `None` when it would be longer than
     /// `max_size` bytes (or the base is empty).
     pub fn delta(&self, target: &[u8], max_size: usize) -> Option<Vec<u8>> {
-        if self.base.is_empty() || self.next.is_empty() && target.len() > max_size {
+        self.blocks.delta(self.base, target, max_size)
+    }
+}
+
+/// The index of a base's blocks without the base itself: for a caller that keeps the base
+/// beside it (a delta search's window, where the two move together).
+#[derive(Debug)]
+pub struct BlockIndex {
+    /// Hash bucket → the most recent block start + 1 (0: empty).
+    heads: Vec<u32>,
+    /// Block number → the previous block start + 1 in the same bucket.
+    next: Vec<u32>,
+    /// Bits of the mixed hash dropped to pick a bucket (32 less the log of the bucket count).
+    shift: u32,
+}
+
+impl BlockIndex {
+    /// Indexes `base` (see [`DeltaIndex::new`]).
+    pub fn new(base: &[u8]) -> Self {
+        let blocks = if base.len() >= u32::MAX as usize {
+            0
+        } else {
+            base.len() / BLOCK
+        };
+        // About one block per bucket: twice as many buckets found no more matches on
+        // rust-lang/cargo's history and cost a fifth more time to clear and to miss in cache.
+        let buckets = (blocks * 8).next_power_of_two().max(16);
+        let mut index = BlockIndex {
+            heads: vec![0; buckets],
+            next: vec![0; blocks],
+            shift: 32 - buckets.trailing_zeros(),
+        };
+        // Each chain starts at the base's last block with that hash.
+        for block in 0..blocks {
+            let start = block * BLOCK;
+            let bucket = index.bucket(block_hash(&base[start..start + BLOCK]));
+            index.next[block] = index.heads[bucket];
+            index.heads[bucket] = start as u32 + 1;
+        }
+        index
+    }
+
+    /// The bucket of a block's rolling hash: its top bits after one multiplication, which
+    /// spreads the low bits the rolling hash leaves alike (Fibonacci hashing).
+    fn bucket(&self, hash: u32) -> usize {
+        (hash.wrapping_mul(0x9e37_79b1) >> self.shift) as usize
+    }
+
+    /// Bytes this index holds.
+    pub fn memory(&self) -> usize {
+        (self.heads.len() + self.next.len()) * 4
+    }
+
+    /// A delta that turns `base` (the bytes this index was built from) into `target`, or
+    /// `None` when it would be longer than `max_size` bytes (or the base is empty).
+    pub fn delta(&self, base: &[u8], target: &[u8], max_size: usize) -> Option<Vec<u8>> {
+        if base.is_empty() || self.next.is_empty() && target.len() > max_size {
             return None;
         }
         let mut out = Vec::with_capacity(max_size.min(target.len() / 2 + 64));
-        push_varint(&mut out, self.base.len() as u64);
+        push_varint(&mut out, base.len() as u64);
         push_varint(&mut out, target.len() as u64);
         let mut pending = 0; // start of bytes not yet covered by an instruction
         let mut pos = 0;
         let mut hash = target.get(..BLOCK).map_or(0, block_hash);
         while pos + BLOCK <= target.len() {
-            if let Some((base_at, len)) = self.best_match(target, pos, hash) {
+            if let Some((base_at, len)) = self.best_match(base, target, pos, hash) {
                 // Grow the match backwards over bytes that would otherwise be inserted.
                 let mut start = pos;
                 let mut base_start = base_at;
-                while start > pending
-                    && base_start > 0
-                    && target[start - 1] == self.base[base_start - 1]
+                while start > pending && base_start > 0 && target[start - 1] == base[base_start - 1]
                 {
                     start -= 1;
                     base_start -= 1;
@@ -133,20 +167,26 @@ impl<'a> DeltaIndex<'a> {
         (out.len() <= max_size).then_some(out)
     }
 
-    /// The longest match of the base for the block of `target` at `pos` (whose hash is
-    /// `hash`), extended forwards; `None` below one block.
-    fn best_match(&self, target: &[u8], pos: usize, hash: u32) -> Option<(usize, usize)> {
-        let mut candidate = self.heads[(mix(hash) & self.mask) as usize];
+    /// The longest match of `base` for the block of `target` at `pos` (whose hash is `hash`),
+    /// extended forwards; `None` below one block.
+    fn best_match(
+        &self,
+        base: &[u8],
+        target: &[u8],
+        pos: usize,
+        hash: u32,
+    ) -> Option<(usize, usize)> {
+        let mut candidate = self.heads[self.bucket(hash)];
         let mut best: Option<(usize, usize)> = None;
         let mut looked = 0;
         while candidate != 0 && looked < MAX_CHAIN {
             let at = candidate as usize - 1;
             looked += 1;
-            let limit = (self.base.len() - at).min(target.len() - pos);
-            let len = common_prefix(&self.base[at..at + limit], &target[pos..pos + limit]);
+            let limit = (base.len() - at).min(target.len() - pos);
+            let len = common_prefix(&base[at..at + limit], &target[pos..pos + limit]);
             if len >= BLOCK && best.is_none_or(|(_, b)| len > b) {
                 best = Some((at, len));
-                if at + len == self.base.len() || pos + len == target.len() {
+                if at + len == base.len() || pos + len == target.len() {
                     break;
                 }
             }
@@ -154,12 +194,6 @@ impl<'a> DeltaIndex<'a> {
         }
         best
     }
-}
-
-/// Spreads the rolling hash's bits before it picks a bucket.
-fn mix(hash: u32) -> u32 {
-    let h = hash ^ (hash >> 15);
-    h.wrapping_mul(0x2c1b_3c6d) ^ (h >> 12)
 }
 
 fn push_varint(out: &mut Vec<u8>, mut value: u64) {

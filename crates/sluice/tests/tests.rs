@@ -32,6 +32,7 @@ mod receive_pack;
 mod ref_transactions;
 mod references;
 mod repack;
+mod repack_search;
 mod serve;
 mod shallow_servers;
 mod thin_and_collisions;

@@ -103,6 +103,7 @@ pub(crate) fn send(
         compression: PackOptions::compression_of(repo.config())?,
         // git push shows it too (send-pack asks pack-objects for all its progress).
         show_writing: true,
+        full_search: None,
     };
     let walked = match wants.is_empty() {
         // Only deletions: no pack is sent.

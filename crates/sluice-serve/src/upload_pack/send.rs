@@ -178,6 +178,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
             ofs_delta: request.ofs_delta,
             compression: self.compression()?,
             show_writing: false,
+            full_search: None,
         };
         let (_, stats) = write_pack(odb, &walked, &options, out, progress)?;
         Ok(stats)

@@ -1,9 +1,10 @@
-//! `sluice gc [--auto] [--prune=<date>|--no-prune] [-q]`.
+//! `sluice gc [--auto] [--aggressive] [--prune=<date>|--no-prune] [-q]`.
 
 use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::anyhow;
 use clap::Args;
+use sluice_generate::SearchLimits;
 use sluice_maintain::{gc, GcOptions};
 use std::process::ExitCode;
 
@@ -19,6 +20,10 @@ pub struct GcArgs {
     /// Prune nothing.
     #[arg(long)]
     no_prune: bool,
+    /// Search every delta anew with a wide window (`gc.aggressiveWindow`, 250, and
+    /// `gc.aggressiveDepth`, 50): slow, for a smaller pack.
+    #[arg(long)]
+    aggressive: bool,
     /// Say nothing.
     #[arg(short, long)]
     quiet: bool,
@@ -35,10 +40,19 @@ pub fn run(args: GcArgs, context: &Context) -> anyhow::Result<ExitCode> {
     };
     // As git's gc: its repack's and commit-graph's progress on a terminal, none with -q.
     let progress = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
-    gc(
-        &repo,
-        &GcOptions::from_config(repo.config(), args.auto, prune)?,
-        &progress,
-    )?;
+    let mut options = GcOptions::from_config(repo.config(), args.auto, prune)?;
+    if args.aggressive {
+        let config = repo.config();
+        let int = |key: &str, default: i64| -> anyhow::Result<i64> {
+            Ok(config.get_int(key)?.unwrap_or(default).max(0))
+        };
+        options.full_search = Some(SearchLimits {
+            window: int("gc.aggressivewindow", 250)? as usize,
+            depth: int("gc.aggressivedepth", 50)?.clamp(1, 4095) as u32,
+            window_memory: int("pack.windowmemory", 0)? as u64,
+            threads: int("pack.threads", 0)? as usize,
+        });
+    }
+    gc(&repo, &options, &progress)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -6,7 +6,9 @@ use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail};
 use clap::Args;
-use sluice_generate::{repack_all_with, repack_geometric, GeometricOptions, RepackOptions};
+use sluice_generate::{
+    repack_all_with, repack_geometric, GeometricOptions, RepackOptions, SearchLimits,
+};
 use std::process::ExitCode;
 
 /// `git repack`'s arguments (the `-a -d` form).
@@ -37,9 +39,57 @@ pub struct RepackArgs {
     /// least this many times the objects of the next smaller one.
     #[arg(long, value_name = "factor", conflicts_with_all = ["all", "all_loosen"])]
     geometric: Option<u64>,
+    /// Search every delta anew rather than reuse those stored (git's --no-reuse-delta).
+    #[arg(short = 'f')]
+    no_reuse_delta: bool,
+    /// Objects in the delta search's window (pack.window, 10).
+    #[arg(long, value_name = "n")]
+    window: Option<usize>,
+    /// The longest delta chain (pack.depth, 50).
+    #[arg(long, value_name = "n")]
+    depth: Option<u32>,
+    /// Bytes a window may hold, with k, m or g (pack.windowMemory; 0: no limit).
+    #[arg(long, value_name = "n")]
+    window_memory: Option<String>,
+    /// Threads of the delta search (pack.threads; 0: one per core).
+    #[arg(long, value_name = "n")]
+    threads: Option<usize>,
     /// Say nothing.
     #[arg(short, long)]
     quiet: bool,
+}
+
+impl RepackArgs {
+    /// The delta search's limits from the arguments, else the config, else git's defaults.
+    fn search_limits(&self, config: &sluice_odb::Config) -> anyhow::Result<SearchLimits> {
+        let defaults = SearchLimits::default();
+        let int = |key: &str| config.get_int(key);
+        let window = match self.window {
+            Some(window) => window,
+            None => int("pack.window")?.map_or(defaults.window, |w| w.max(0) as usize),
+        };
+        let depth = match self.depth {
+            Some(depth) => depth,
+            None => int("pack.depth")?.map_or(defaults.depth, |d| d.max(0) as u32),
+        };
+        let window_memory = match &self.window_memory {
+            Some(text) => sluice_odb::config::parse_int(text)
+                .and_then(|m| u64::try_from(m).ok())
+                .ok_or_else(|| anyhow!("invalid --window-memory '{text}'"))?,
+            None => int("pack.windowmemory")?.map_or(0, |m| m.max(0) as u64),
+        };
+        let threads = match self.threads {
+            Some(threads) => threads,
+            None => int("pack.threads")?.map_or(0, |t| t.max(0) as usize),
+        };
+        // git caps the depth at 4095: the pack's delta chains are walked recursively.
+        Ok(SearchLimits {
+            window,
+            depth: depth.clamp(1, 4095),
+            window_memory,
+            threads,
+        })
+    }
 }
 
 /// Runs repack.
@@ -82,10 +132,15 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         (_, true) => false,
         _ => configured.unwrap_or(bare),
     };
+    let full_search = match args.no_reuse_delta {
+        true => Some(args.search_limits(repo.config())?),
+        false => None,
+    };
     let options = RepackOptions {
         write_bitmap,
         unpack_unreachable,
         local: args.local,
+        full_search,
     };
     let progress = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
     let stats = repack_all_with(&repo, &options, &progress)?;

@@ -1,0 +1,248 @@
+//! The full delta search (`repack -f`, `pack-objects --no-reuse-delta`): every tree and blob
+//! tried against the objects just before it in git's order (kind, hash of the path, largest
+//! first), a window of them at a time, on every core.
+//!
+//! The sorted list is cut into segments where the path's hash changes, and the segments are
+//! handed out by rayon's work stealing: a thread that finishes early takes segments another
+//! would have done, so no static split leaves one core idle at the end. Deltas never cross a
+//! segment, which costs only the first window of each (a few hundred of hundreds of thousands
+//! of objects), and makes every thread's chains its own, so depths need no locking.
+
+use crate::delta_search::{NewDelta, MAX_SIZE, MIN_SIZE};
+use rayon::prelude::*;
+use sluice_object::progress::Progress;
+use sluice_object::{ObjectId, ObjectKind};
+use sluice_odb::ObjectDb;
+use sluice_pack::delta_encode::BlockIndex;
+use sluice_pack::inflate::deflate;
+use std::collections::VecDeque;
+
+/// How far the search looks, as git's `--window`, `--depth`, `--window-memory`, `--threads`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SearchLimits {
+    /// Objects in the window, the one being searched among them (git's `pack.window`, 10).
+    pub window: usize,
+    /// The longest delta chain (git's `pack.depth`, 50).
+    pub depth: u32,
+    /// Bytes of object data (and their indexes) a window may hold; 0 for no limit (git's
+    /// `pack.windowMemory`).
+    pub window_memory: u64,
+    /// Threads; 0 for one per core (git's `pack.threads`).
+    pub threads: usize,
+}
+
+impl Default for SearchLimits {
+    fn default() -> Self {
+        SearchLimits {
+            window: 10,
+            depth: 50,
+            window_memory: 0,
+            threads: 0,
+        }
+    }
+}
+
+/// An object to search, with the size that orders it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sized {
+    pub id: ObjectId,
+    pub kind: ObjectKind,
+    pub name_hash: u32,
+    pub size: u64,
+    /// Stored whole: if no delta is found, its stored entry is copied; otherwise the search,
+    /// which has its data at hand, compresses it for the writer.
+    pub stored_whole: bool,
+}
+
+/// What the search made for an object.
+#[derive(Debug)]
+pub(crate) enum Made {
+    /// A delta against an object before it.
+    Delta(NewDelta),
+    /// No delta: the object whole, compressed (for one not stored whole).
+    Whole {
+        /// Its kind.
+        kind: ObjectKind,
+        /// Its size.
+        size: u64,
+        /// Its data, compressed.
+        compressed: Vec<u8>,
+    },
+}
+
+/// Objects per segment before a cut is looked for (at the next change of path hash).
+const SEGMENT: usize = 1024;
+
+/// Finds a delta for each object of `objects` that has a good one; returns them by position in
+/// `objects`, compressed at `level`, with the compressed data of those that stay whole and are
+/// not stored whole.
+pub(crate) fn search_all(
+    odb: &ObjectDb,
+    objects: &[Sized],
+    limits: &SearchLimits,
+    level: u32,
+    progress: &dyn Progress,
+) -> Vec<(usize, Made)> {
+    let mut order: Vec<usize> = (0..objects.len()).collect();
+    let key = |&i: &usize| {
+        let o = &objects[i];
+        (o.kind as u8, o.name_hash, std::cmp::Reverse(o.size), i)
+    };
+    order.sort_unstable_by_key(key);
+    let mut segments = cut(&order, objects);
+    // The costliest first, so that no long segment starts last.
+    segments.sort_by_key(|s| std::cmp::Reverse(s.iter().map(|&i| objects[i].size).sum::<u64>()));
+    progress.phase("Compressing objects", Some(objects.len() as u64));
+    let run = || {
+        segments
+            .par_iter()
+            .with_max_len(1)
+            .flat_map_iter(|segment| search_segment(odb, objects, segment, limits, level, progress))
+            .collect::<Vec<_>>()
+    };
+    let found = match rayon::ThreadPoolBuilder::new()
+        .num_threads(limits.threads)
+        .build()
+    {
+        Ok(pool) => pool.install(run),
+        Err(_) => run(),
+    };
+    progress.finish();
+    found
+}
+
+/// Cuts the sorted `order` into segments of at least [`SEGMENT`] objects, each ending where
+/// the kind or the path hash changes.
+fn cut<'a>(order: &'a [usize], objects: &[Sized]) -> Vec<&'a [usize]> {
+    let mut segments = Vec::new();
+    let mut start = 0;
+    for at in 1..order.len() {
+        let (a, b) = (&objects[order[at - 1]], &objects[order[at]]);
+        if at - start >= SEGMENT && (a.kind, a.name_hash) != (b.kind, b.name_hash) {
+            segments.push(&order[start..at]);
+            start = at;
+        }
+    }
+    if start < order.len() {
+        segments.push(&order[start..]);
+    }
+    segments
+}
+
+/// One object in a window: its data, the index of its blocks once it serves as a base, and
+/// the length of the delta chain it ends.
+struct Slot {
+    id: ObjectId,
+    data: Vec<u8>,
+    index: Option<BlockIndex>,
+    depth: u32,
+}
+
+impl Slot {
+    fn memory(&self) -> u64 {
+        (self.data.len() + self.index.as_ref().map_or(0, BlockIndex::memory)) as u64
+    }
+}
+
+fn search_segment(
+    odb: &ObjectDb,
+    objects: &[Sized],
+    segment: &[usize],
+    limits: &SearchLimits,
+    level: u32,
+    progress: &dyn Progress,
+) -> Vec<(usize, Made)> {
+    let mut found = Vec::new();
+    // Most recent first.
+    let mut window: VecDeque<Slot> = VecDeque::with_capacity(limits.window + 1);
+    let others = limits.window.saturating_sub(1);
+    for &i in segment {
+        progress.add(1);
+        let object = &objects[i];
+        if object.size > MAX_SIZE as u64 || others == 0 {
+            continue;
+        }
+        // An unreadable object is left to the writer, which reads it again and says why.
+        let Ok(Some((kind, data))) = odb.read(&object.id) else {
+            continue;
+        };
+        if kind != object.kind {
+            continue;
+        }
+        let mut depth = 0;
+        if let Some((at, delta)) = best_delta(&mut window, &data, limits) {
+            let base = window.remove(at).expect("the base is in the window");
+            depth = base.depth + 1;
+            found.push((i, Made::Delta(NewDelta::new(base.id, &delta, level))));
+            // The base just used stays longest: the next version of this file likely wants
+            // it too (git keeps a used base in its window the same way).
+            window.push_front(base);
+        } else if !object.stored_whole {
+            let compressed = deflate(&data, level);
+            let size = data.len() as u64;
+            let kind = object.kind;
+            found.push((
+                i,
+                Made::Whole {
+                    kind,
+                    size,
+                    compressed,
+                },
+            ));
+        }
+        window.push_front(Slot {
+            id: object.id,
+            data,
+            index: None,
+            depth,
+        });
+        window.truncate(others);
+        if limits.window_memory > 0 {
+            let mut held: u64 = window.iter().map(Slot::memory).sum();
+            while held > limits.window_memory && window.len() > 1 {
+                held -= window.pop_back().map_or(0, |s| s.memory());
+            }
+        }
+    }
+    found
+}
+
+/// The smallest delta of `target` against a base in `window`, if one is worth having; returns
+/// the base's place in the window and the delta.
+fn best_delta(
+    window: &mut VecDeque<Slot>,
+    target: &[u8],
+    limits: &SearchLimits,
+) -> Option<(usize, Vec<u8>)> {
+    if target.len() < MIN_SIZE {
+        return None;
+    }
+    let mut best: Option<(usize, Vec<u8>)> = None;
+    for (at, slot) in window.iter_mut().enumerate() {
+        if slot.depth >= limits.depth || slot.data.len() < target.len() / 32 {
+            continue;
+        }
+        let limit = match &best {
+            Some((_, delta)) => delta.len() - 1,
+            None => worth(target.len(), slot.depth, limits.depth),
+        };
+        // A delta inserts at least the bytes the target has beyond its base.
+        if target.len().saturating_sub(slot.data.len()) >= limit {
+            continue;
+        }
+        let Slot { data, index, .. } = slot;
+        let index = index.get_or_insert_with(|| BlockIndex::new(data));
+        if let Some(delta) = index.delta(data, target, limit) {
+            best = Some((at, delta));
+        }
+    }
+    best
+}
+
+/// The largest delta worth making for a target of `size` bytes against a base that ends a
+/// chain of `depth`: under half the target, less the deeper the chain already is, so that
+/// chains stay short unless a deep base saves much more than a shallow one.
+fn worth(size: usize, depth: u32, max_depth: u32) -> usize {
+    let half = (size / 2).saturating_sub(20) as u64;
+    (half * u64::from(max_depth - depth) / u64::from(max_depth)) as usize
+}
