@@ -190,13 +190,17 @@ fn search_segment(
                 },
             ));
         }
-        window.push_front(Slot {
-            id: object.id,
-            data,
-            index: None,
-            depth,
-        });
-        window.truncate(others);
+        // At the depth limit it can be no one's base: the window keeps the slot for others
+        // (git evicts such an object first the same way).
+        if depth < limits.depth {
+            window.push_front(Slot {
+                id: object.id,
+                data,
+                index: None,
+                depth,
+            });
+            window.truncate(others);
+        }
         if limits.window_memory > 0 {
             let mut held: u64 = window.iter().map(Slot::memory).sum();
             while held > limits.window_memory && window.len() > 1 {
@@ -217,32 +221,50 @@ fn best_delta(
     if target.len() < MIN_SIZE {
         return None;
     }
-    let mut best: Option<(usize, Vec<u8>)> = None;
+    // The best so far: its place in the window, the delta, and the depth it would give.
+    let mut best: Option<(usize, Vec<u8>, u32)> = None;
     for (at, slot) in window.iter_mut().enumerate() {
-        if slot.depth >= limits.depth || slot.data.len() < target.len() / 32 {
+        // A target far smaller than the base rarely shares enough with it to pay for indexing
+        // the base (git's filter too).
+        if slot.depth >= limits.depth || target.len() < slot.data.len() / 32 {
             continue;
         }
         let limit = match &best {
-            Some((_, delta)) => delta.len() - 1,
-            None => worth(target.len(), slot.depth, limits.depth),
+            Some((_, delta, depth)) => worth(delta.len(), *depth, slot.depth, limits.depth),
+            None => worth(half(target.len()), 1, slot.depth, limits.depth),
         };
         // A delta inserts at least the bytes the target has beyond its base.
-        if target.len().saturating_sub(slot.data.len()) >= limit {
+        if limit == 0 || target.len().saturating_sub(slot.data.len()) >= limit {
             continue;
         }
         let Slot { data, index, .. } = slot;
         let index = index.get_or_insert_with(|| BlockIndex::new(data));
-        if let Some(delta) = index.delta(data, target, limit) {
-            best = Some((at, delta));
+        let Some(delta) = index.delta(data, target, limit) else {
+            continue;
+        };
+        // Of two deltas as small, the one on the shallower chain.
+        let better = match &best {
+            Some((_, old, depth)) => delta.len() < old.len() || slot.depth + 1 < *depth,
+            None => true,
+        };
+        if better {
+            best = Some((at, delta, slot.depth + 1));
         }
     }
-    best
+    best.map(|(at, delta, _)| (at, delta))
 }
 
-/// The largest delta worth making for a target of `size` bytes against a base that ends a
-/// chain of `depth`: under half the target, less the deeper the chain already is, so that
-/// chains stay short unless a deep base saves much more than a shallow one.
-fn worth(size: usize, depth: u32, max_depth: u32) -> usize {
-    let half = (size / 2).saturating_sub(20) as u64;
-    (half * u64::from(max_depth - depth) / u64::from(max_depth)) as usize
+/// The bar for a target of `size` bytes before any delta: under half its size.
+fn half(size: usize) -> usize {
+    (size / 2).saturating_sub(20)
+}
+
+/// The largest delta worth making against a base that ends a chain of `depth`, when the
+/// best delta so far is `bar` bytes and gives a chain of `bar_depth` (for none: half the
+/// target and 1). The bar grows as the base's chain is shorter than the best's: a shallow
+/// base may give a somewhat larger delta, so that chains branch out from good bases instead
+/// of running to the depth limit, where every object after must start a new chain whole.
+fn worth(bar: usize, bar_depth: u32, depth: u32, max_depth: u32) -> usize {
+    let scaled = bar as u64 * u64::from(max_depth - depth) / u64::from(max_depth - bar_depth + 1);
+    scaled as usize
 }
