@@ -4,10 +4,12 @@
 Every run repacks a fresh copy of the input (copied and synced before the clock starts), each
 tool in turn, a different order each round. `--pushes N` first adds N commits to the input
 copy, packing every fifth (as pushes leave small packs and loose objects beside the big pack).
+`--full-search` runs `repack -a -d -b -f` instead (every delta searched anew, git's default
+window 10 and depth 50), the long step of an aggressive maintenance.
 Reports median wall time, CPU time, peak memory, the size of the pack written, and the ratio to
 git; checks Sluice's result with `git rev-list --test-bitmap` on every branch and `git fsck`.
 
-    python3 bench/repack.py <bare repository> [--runs 3] [--pushes 0]
+    python3 bench/repack.py <bare repository> [--runs 3] [--pushes 0] [--full-search]
         [--git /usr/bin/git --git /usr/local/bin/git] [--scratch /tmp]
 """
 
@@ -54,6 +56,7 @@ def main():
     parser.add_argument("repo")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--pushes", type=int, default=0)
+    parser.add_argument("--full-search", action="store_true")
     parser.add_argument("--git", action="append")
     parser.add_argument("--sluice", default="target/release/sluice")
     parser.add_argument("--scratch", default="/tmp")
@@ -67,9 +70,10 @@ def main():
     if args.pushes:
         add_pushes(source, args.pushes)
     work = os.path.join(scratch, "work.git")
+    flags = ["repack", "-a", "-d", "-b", "-q"] + (["-f"] if args.full_search else [])
     tools = [(f"git {subprocess.run([g, 'version'], capture_output=True, text=True).stdout.split()[-1]}",
-              [g, "-C", work, "repack", "-a", "-d", "-b", "-q"]) for g in gits]
-    tools.append(("sluice", [sluice, "-C", work, "repack", "-a", "-d", "-b", "-q"]))
+              [g, "-C", work] + flags) for g in gits]
+    tools.append(("sluice", [sluice, "-C", work] + flags))
     results = {name: [] for name, _ in tools}
     sizes = {}
     try:
@@ -86,7 +90,8 @@ def main():
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     label = os.path.basename(os.path.abspath(args.repo).rstrip("/"))
-    print(f"{label}, {args.pushes} pushes since its repack: {args.runs} runs, medians")
+    mode = " ".join(f for f in flags[1:] if f != "-q")
+    print(f"{label}, repack {mode}, {args.pushes} pushes since its repack: {args.runs} runs, medians")
     print(f"{'tool':<12} {'wall s':>8} {'CPU s':>8} {'peak MB':>8} {'pack MB':>9}")
     rows = []
     for name, runs in results.items():
@@ -102,7 +107,7 @@ def main():
               f"CPU {ours['cpu'] / row['cpu']:.2f}x, pack {ours['pack_mb'] / row['pack_mb']:.4f}x")
     with open(args.results, "a") as f:
         for row in rows:
-            row.update(repo=label, pushes=args.pushes, runs=args.runs,
+            row.update(repo=label, mode=mode, pushes=args.pushes, runs=args.runs,
                        time=time.strftime("%Y-%m-%dT%H:%M:%S"))
             f.write(json.dumps(row) + "\n")
 

@@ -34,32 +34,16 @@ pub struct Resolved {
 
 /// Resolves `name` in the order of git's `rev-parse` rules for the forms supported.
 pub fn resolve(repo: &Repository, name: &str) -> Result<Resolved, RevisionError> {
-    let refs = repo.refs();
-    let candidates = [
-        name.to_owned(),
-        format!("refs/{name}"),
-        format!("refs/tags/{name}"),
-        format!("refs/heads/{name}"),
-        format!("refs/remotes/{name}"),
-        format!("refs/remotes/{name}/HEAD"),
-    ];
-    for candidate in &candidates {
-        if !sluice_odb::refs::is_valid_ref_name(candidate)
-            || (candidate == name && !name.starts_with("refs/") && name != "HEAD")
-        {
-            continue;
-        }
-        if let Ok((_, Some(id))) = refs.resolve(candidate) {
-            let branch = candidate
-                .strip_prefix("refs/heads/")
-                .map(|_| candidate.clone());
-            // A branch given by its short name is checked out as that branch.
-            return Ok(Resolved {
-                id,
-                branch,
-                created_from: None,
-            });
-        }
+    if let Some((candidate, id)) = repo.refs().dwim(name)? {
+        // A branch given by its short name is checked out as that branch.
+        let branch = candidate
+            .strip_prefix("refs/heads/")
+            .map(|_| candidate.clone());
+        return Ok(Resolved {
+            id,
+            branch,
+            created_from: None,
+        });
     }
     if let Some(resolved) = guess_remote_branch(repo, name)? {
         return Ok(resolved);

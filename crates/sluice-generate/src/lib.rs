@@ -8,6 +8,7 @@
 
 mod delta_search;
 mod geometric;
+pub mod pack_objects;
 mod repack;
 mod verbatim;
 mod window_search;
@@ -36,6 +37,9 @@ pub enum GenerateError {
         /// How many were counted.
         count: usize,
     },
+    /// The objects to pack could not be walked.
+    #[error(transparent)]
+    Walk(Box<sluice_odb::WalkError>),
     /// An object the walk counted is not in the repository.
     #[error("missing object {0}")]
     MissingObject(ObjectId),

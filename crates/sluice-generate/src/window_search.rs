@@ -29,6 +29,9 @@ pub struct SearchLimits {
     pub window_memory: u64,
     /// Threads; 0 for one per core (git's `pack.threads`).
     pub threads: usize,
+    /// A stored whole object that stays whole is copied as stored; `false`: compressed anew
+    /// (git's `--no-reuse-object`, `repack -F`).
+    pub reuse_whole: bool,
 }
 
 impl Default for SearchLimits {
@@ -38,6 +41,7 @@ impl Default for SearchLimits {
             depth: 50,
             window_memory: 0,
             threads: 0,
+            reuse_whole: true,
         }
     }
 }

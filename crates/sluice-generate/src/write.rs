@@ -418,6 +418,11 @@ impl<W: Write> Job<'_, W> {
             return Ok(Placed::Written);
         }
         let base = match raw.header.kind {
+            // Compressed anew by the search (no reuse of objects).
+            EntryKind::Base(_) if self.plan[i as usize].whole.is_some() => {
+                self.write_whole(i)?;
+                return Ok(Placed::Written);
+            }
             EntryKind::Base(kind) => {
                 self.write_raw(i, EntryKind::Base(kind), &raw)?;
                 return Ok(Placed::Written);
@@ -664,7 +669,10 @@ fn full_search(
                         pack.entry_header(position as usize)?.kind,
                         EntryKind::Base(_)
                     );
-                    (pack.object_size(position as usize)?, whole)
+                    (
+                        pack.object_size(position as usize)?,
+                        whole && limits.reuse_whole,
+                    )
                 }
                 Source::Elsewhere => match odb.read(&object.id)? {
                     Some((_, data)) => (data.len() as u64, false),

@@ -3,6 +3,7 @@
 
 use crate::commands::commit_graph::CommitGraphArgs;
 use crate::commands::gc::GcArgs;
+use crate::commands::pack_objects::PackObjectsArgs;
 use crate::commands::pack_refs::PackRefsArgs;
 use crate::commands::prune::PruneArgs;
 use crate::commands::push::{send_pack::SendPackArgs, PushArgs};
@@ -62,6 +63,8 @@ pub enum Command {
     CommitGraph(CommitGraphArgs),
     /// Pack everything reachable into one pack, with its bitmap.
     Repack(RepackArgs),
+    /// Write a pack of the objects (or revisions) listed on standard input.
+    PackObjects(PackObjectsArgs),
     /// Move loose refs into packed-refs.
     PackRefs(PackRefsArgs),
     /// Remove the loose objects nothing reaches.

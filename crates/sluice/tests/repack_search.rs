@@ -152,6 +152,11 @@ fn repack_f_keeps_chains_within_depth_and_window() {
         deltas > 20 && longest == 1,
         "{deltas} deltas, chain {longest}"
     );
+    // -F compresses every object anew too.
+    let out = env.sluice(&ours, &["repack", "-adF", "-q", "--depth=2"], b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    env.git(&ours, &["fsck", "--strict"]);
+    assert!(chains(&env, &ours).1 <= 2);
     // A window of one object holds only the object searched: no delta.
     let out = env.sluice(&ours, &["repack", "-adf", "-q", "--window=1"], b"");
     assert!(out.status.success(), "{}", stderr(&out));

@@ -23,6 +23,7 @@ mod index_pack;
 mod ls_refs;
 mod object_database;
 mod pack_hook;
+mod pack_objects;
 mod pipelined_clone;
 mod prune;
 mod push;

@@ -396,13 +396,26 @@ pub fn store_written(
     objects_dir: &Path,
     staged_pack: Staged,
     checksum: ObjectId,
-    mut entries: Vec<IdxEntry>,
+    entries: Vec<IdxEntry>,
     hash: HashKind,
     options: &StoreOptions,
 ) -> Result<Stored, StoreError> {
     let pack_path = objects_dir
         .join("pack")
         .join(format!("pack-{checksum}.pack"));
+    store_written_at(pack_path, staged_pack, checksum, entries, hash, options)
+}
+
+/// [`store_written`] under any name (`pack-objects <base-name>` writes
+/// `<base-name>-<checksum>.pack`): the pack put at `pack_path`, its indexes beside it.
+pub fn store_written_at(
+    pack_path: PathBuf,
+    staged_pack: Staged,
+    checksum: ObjectId,
+    mut entries: Vec<IdxEntry>,
+    hash: HashKind,
+    options: &StoreOptions,
+) -> Result<Stored, StoreError> {
     let (idx_path, rev_path) = index_paths(&pack_path, None)?;
     entries.sort_unstable_by_key(|e| e.offset);
     // For each entry in pack order, its place in the index (sorted by id).

@@ -180,6 +180,32 @@ impl Refs {
         Err(RefError::Loop(name))
     }
 
+    /// The ref a short name means, by git's rules for revisions (gitrevisions): the name
+    /// itself when it is `HEAD` or starts with `refs/`, then `refs/<name>`, `refs/tags/<name>`,
+    /// `refs/heads/<name>`, `refs/remotes/<name>`, `refs/remotes/<name>/HEAD`; the first that
+    /// exists, with the full name tried and its id.
+    pub fn dwim(&self, name: &str) -> Result<Option<(String, ObjectId)>, RefError> {
+        let candidates = [
+            name.to_owned(),
+            format!("refs/{name}"),
+            format!("refs/tags/{name}"),
+            format!("refs/heads/{name}"),
+            format!("refs/remotes/{name}"),
+            format!("refs/remotes/{name}/HEAD"),
+        ];
+        for candidate in candidates {
+            if !is_valid_ref_name(&candidate)
+                || (candidate == name && !name.starts_with("refs/") && name != "HEAD")
+            {
+                continue;
+            }
+            if let Ok((_, Some(id))) = self.resolve(&candidate) {
+                return Ok(Some((candidate, id)));
+            }
+        }
+        Ok(None)
+    }
+
     /// The `packed-refs` entries with what the file says they peel to.
     pub fn packed(&self) -> Result<Vec<(String, ObjectId, Peeled)>, RefError> {
         Ok(self.packed_refs()?.entries().to_vec())

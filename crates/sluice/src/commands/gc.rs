@@ -51,6 +51,7 @@ pub fn run(args: GcArgs, context: &Context) -> anyhow::Result<ExitCode> {
             depth: int("gc.aggressivedepth", 50)?.clamp(1, 4095) as u32,
             window_memory: int("pack.windowmemory", 0)? as u64,
             threads: int("pack.threads", 0)? as usize,
+            ..SearchLimits::default()
         });
     }
     gc(&repo, &options, &progress)?;

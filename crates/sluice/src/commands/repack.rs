@@ -42,6 +42,9 @@ pub struct RepackArgs {
     /// Search every delta anew rather than reuse those stored (git's --no-reuse-delta).
     #[arg(short = 'f')]
     no_reuse_delta: bool,
+    /// As -f, and compress every object anew too (git's --no-reuse-object).
+    #[arg(short = 'F')]
+    no_reuse_object: bool,
     /// Objects in the delta search's window (pack.window, 10).
     #[arg(long, value_name = "n")]
     window: Option<usize>,
@@ -59,37 +62,43 @@ pub struct RepackArgs {
     quiet: bool,
 }
 
-impl RepackArgs {
-    /// The delta search's limits from the arguments, else the config, else git's defaults.
-    fn search_limits(&self, config: &sluice_odb::Config) -> anyhow::Result<SearchLimits> {
-        let defaults = SearchLimits::default();
-        let int = |key: &str| config.get_int(key);
-        let window = match self.window {
-            Some(window) => window,
-            None => int("pack.window")?.map_or(defaults.window, |w| w.max(0) as usize),
-        };
-        let depth = match self.depth {
-            Some(depth) => depth,
-            None => int("pack.depth")?.map_or(defaults.depth, |d| d.max(0) as u32),
-        };
-        let window_memory = match &self.window_memory {
-            Some(text) => sluice_odb::config::parse_int(text)
-                .and_then(|m| u64::try_from(m).ok())
-                .ok_or_else(|| anyhow!("invalid --window-memory '{text}'"))?,
-            None => int("pack.windowmemory")?.map_or(0, |m| m.max(0) as u64),
-        };
-        let threads = match self.threads {
-            Some(threads) => threads,
-            None => int("pack.threads")?.map_or(0, |t| t.max(0) as usize),
-        };
-        // git caps the depth at 4095: the pack's delta chains are walked recursively.
-        Ok(SearchLimits {
-            window,
-            depth: depth.clamp(1, 4095),
-            window_memory,
-            threads,
-        })
-    }
+/// The delta search's limits from the arguments given, else the config, else git's defaults
+/// (`repack` and `pack-objects` take the same four).
+pub(super) fn search_limits(
+    config: &sluice_odb::Config,
+    window: Option<usize>,
+    depth: Option<u32>,
+    window_memory: Option<&str>,
+    threads: Option<usize>,
+) -> anyhow::Result<SearchLimits> {
+    let defaults = SearchLimits::default();
+    let int = |key: &str| config.get_int(key);
+    let window = match window {
+        Some(window) => window,
+        None => int("pack.window")?.map_or(defaults.window, |w| w.max(0) as usize),
+    };
+    let depth = match depth {
+        Some(depth) => depth,
+        None => int("pack.depth")?.map_or(defaults.depth, |d| d.max(0) as u32),
+    };
+    let window_memory = match window_memory {
+        Some(text) => sluice_odb::config::parse_int(text)
+            .and_then(|m| u64::try_from(m).ok())
+            .ok_or_else(|| anyhow!("invalid --window-memory '{text}'"))?,
+        None => int("pack.windowmemory")?.map_or(0, |m| m.max(0) as u64),
+    };
+    let threads = match threads {
+        Some(threads) => threads,
+        None => int("pack.threads")?.map_or(0, |t| t.max(0) as usize),
+    };
+    // git caps the depth at 4095: the pack's delta chains are walked recursively.
+    Ok(SearchLimits {
+        window,
+        depth: depth.clamp(1, 4095),
+        window_memory,
+        threads,
+        ..defaults
+    })
 }
 
 /// Runs repack.
@@ -132,8 +141,17 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         (_, true) => false,
         _ => configured.unwrap_or(bare),
     };
-    let full_search = match args.no_reuse_delta {
-        true => Some(args.search_limits(repo.config())?),
+    let full_search = match args.no_reuse_delta || args.no_reuse_object {
+        true => Some(SearchLimits {
+            reuse_whole: !args.no_reuse_object,
+            ..search_limits(
+                repo.config(),
+                args.window,
+                args.depth,
+                args.window_memory.as_deref(),
+                args.threads,
+            )?
+        }),
         false => None,
     };
     let options = RepackOptions {

@@ -1,0 +1,118 @@
+//! What `pack-objects` packs: the objects a script names on standard input (ids, each with the
+//! path it was found at), or the objects that revisions reach (`--revs`), less what git's
+//! filters leave out (`--unpacked`, `--local`, `--honor-pack-keep`, `--keep-pack`), as the
+//! walk the writer takes.
+
+use crate::GenerateError;
+use sluice_object::progress::Progress;
+use sluice_object::{IdSet, ObjectId, ObjectKind};
+use sluice_odb::walk::name_hash;
+use sluice_odb::{walk_objects, ObjectDb, ObjectFilter, WalkRequest, Walked, WalkedObject};
+
+/// The objects asked for.
+#[derive(Debug)]
+pub enum Selection {
+    /// Every object reachable from `include` and not from `exclude` (`--revs`).
+    Revs {
+        /// Revisions given as `<rev>` (and every ref with `--all`).
+        include: Vec<ObjectId>,
+        /// Revisions given as `^<rev>` or after `--not`.
+        exclude: Vec<ObjectId>,
+    },
+    /// These objects, each with the path it was found at when given (which groups versions
+    /// of one file for the delta search).
+    Listed(Vec<(ObjectId, Option<Vec<u8>>)>),
+}
+
+/// Objects left out although asked for.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Filters<'a> {
+    /// Only loose objects (`--unpacked`, `--incremental`).
+    pub unpacked: bool,
+    /// Not the objects only an alternate has (`--local`).
+    pub local: bool,
+    /// Not the objects of packs with a `.keep` file (`--honor-pack-keep`).
+    pub honor_pack_keep: bool,
+    /// Not the objects of these packs, by file name (`--keep-pack=<pack-name>`).
+    pub keep_packs: &'a [String],
+}
+
+/// The walk of what `selection` asks for, less what `filters` leave out.
+pub fn select(
+    odb: &ObjectDb,
+    selection: &Selection,
+    filters: &Filters<'_>,
+    progress: &dyn Progress,
+) -> Result<Walked, GenerateError> {
+    let mut walked = match selection {
+        Selection::Revs { include, exclude } => {
+            let request = WalkRequest {
+                wants: include,
+                haves: exclude,
+                shallow: &IdSet::default(),
+                filter: ObjectFilter::None,
+            };
+            walk_objects(odb, &request, progress).map_err(|e| GenerateError::Walk(Box::new(e)))?
+        }
+        Selection::Listed(listed) => listed_objects(odb, listed)?,
+    };
+    let kept = kept_packs(odb, filters);
+    let before = walked.objects.len();
+    walked.objects.retain(|object| {
+        let in_pack = odb.locate(&object.id);
+        let local = in_pack.is_some() || odb.loose().contains(&object.id);
+        !(filters.unpacked && in_pack.is_some()
+            || filters.local && !local
+            || in_pack.is_some_and(|(pack, _)| kept[pack]))
+    });
+    if walked.objects.len() != before {
+        // The positions a bitmap gave no longer line up with the objects.
+        walked.located = None;
+    }
+    Ok(walked)
+}
+
+/// The listed objects, each once, with their kinds read and their paths hashed.
+fn listed_objects(
+    odb: &ObjectDb,
+    listed: &[(ObjectId, Option<Vec<u8>>)],
+) -> Result<Walked, GenerateError> {
+    let mut seen = IdSet::default();
+    let mut objects = Vec::with_capacity(listed.len());
+    for (id, path) in listed {
+        if !seen.insert(*id) {
+            continue;
+        }
+        let (kind, _) = odb.read(id)?.ok_or(GenerateError::MissingObject(*id))?;
+        objects.push(WalkedObject {
+            id: *id,
+            kind,
+            name_hash: path.as_deref().map_or(0, name_hash),
+            previous: None,
+        });
+    }
+    // git's order for a pack: commits, tags, then trees and blobs as listed.
+    objects.sort_by_key(|o| match o.kind {
+        ObjectKind::Commit => 0,
+        ObjectKind::Tag => 1,
+        _ => 2,
+    });
+    Ok(Walked {
+        objects,
+        ..Walked::default()
+    })
+}
+
+/// For each of the odb's packs, whether `filters` keep its objects out.
+fn kept_packs(odb: &ObjectDb, filters: &Filters<'_>) -> Vec<bool> {
+    (odb.packs().iter())
+        .map(|pack| {
+            let path = pack.path();
+            let named = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|name| filters.keep_packs.iter().any(|k| k == name));
+            named || filters.honor_pack_keep && path.with_extension("keep").exists()
+        })
+        .collect()
+}

@@ -1,0 +1,297 @@
+//! `sluice pack-objects [options] (--stdout | <base-name>)`: git's plumbing for scripts, on the
+//! engine that serves fetches and writes repacks. Standard input lists object ids (each with
+//! the path it was found at), or with `--revs` revisions (`<rev>`, `^<rev>`, `--not`).
+
+use super::Context;
+use crate::progress::TerminalProgress;
+use anyhow::{anyhow, bail};
+use clap::Args;
+use sluice_generate::pack_objects::{select, Filters, Selection};
+use sluice_generate::{write_pack, write_pack_indexed, IndexedPack, PackOptions, SearchLimits};
+use sluice_object::ObjectId;
+use sluice_odb::pack_store::{store_written_at, Staged, StoreOptions};
+use sluice_odb::{ObjectDb, Repository};
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// `git pack-objects`' arguments.
+#[derive(Debug, Args)]
+pub struct PackObjectsArgs {
+    /// Write the pack to standard output.
+    #[arg(long)]
+    stdout: bool,
+    /// Read revisions, not object ids, from standard input.
+    #[arg(long)]
+    revs: bool,
+    /// Every ref (and HEAD), as if listed: implies --revs.
+    #[arg(long)]
+    all: bool,
+    /// Deltas may name bases left out of the pack (with --stdout and --revs).
+    #[arg(long)]
+    thin: bool,
+    /// Deltas may name their base by offset.
+    #[arg(long)]
+    delta_base_offset: bool,
+    /// Search every delta anew.
+    #[arg(long)]
+    no_reuse_delta: bool,
+    /// Search every delta anew and compress every object anew.
+    #[arg(long)]
+    no_reuse_object: bool,
+    /// Objects in the delta search's window (pack.window, 10).
+    #[arg(long, value_name = "n")]
+    window: Option<usize>,
+    /// The longest delta chain (pack.depth, 50).
+    #[arg(long, value_name = "n")]
+    depth: Option<u32>,
+    /// Bytes a window may hold (pack.windowMemory; 0: no limit).
+    #[arg(long, value_name = "n")]
+    window_memory: Option<String>,
+    /// Threads of the delta search (pack.threads; 0: one per core).
+    #[arg(long, value_name = "n")]
+    threads: Option<usize>,
+    /// Only objects not in a pack yet.
+    #[arg(long, alias = "incremental")]
+    unpacked: bool,
+    /// Leave out objects only an alternate has.
+    #[arg(long)]
+    local: bool,
+    /// Leave out objects of packs with a .keep file.
+    #[arg(long)]
+    honor_pack_keep: bool,
+    /// Leave out the objects of this pack (its file name, `pack-….pack`).
+    #[arg(long, value_name = "pack-name")]
+    keep_pack: Vec<String>,
+    /// Accepted for compatibility: Sluice has no grafts to hide parents.
+    #[arg(long)]
+    keep_true_parents: bool,
+    /// Write a reachability bitmap beside the pack (with --all).
+    #[arg(long)]
+    write_bitmap_index: bool,
+    /// Write no pack when there is nothing to pack.
+    #[arg(long)]
+    non_empty: bool,
+    /// Say nothing.
+    #[arg(short, long)]
+    quiet: bool,
+    /// Show progress even when standard error is no terminal.
+    #[arg(long)]
+    progress: bool,
+    /// The pack is written as `<base-name>-<checksum>.pack` (with .idx and .rev).
+    #[arg(value_name = "base-name", required_unless_present = "stdout")]
+    base_name: Option<PathBuf>,
+}
+
+/// Runs pack-objects.
+pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode> {
+    let repo = context
+        .repository()?
+        .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    if args.stdout && args.base_name.is_some() {
+        bail!("--stdout cannot be used with a base name");
+    }
+    let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?.with_alternate_packs();
+    let selection = read_selection(&repo, &args)?;
+    let filters = Filters {
+        unpacked: args.unpacked,
+        local: args.local,
+        honor_pack_keep: args.honor_pack_keep,
+        keep_packs: &args.keep_pack,
+    };
+    let shown = crate::progress::enabled(!args.quiet, args.progress);
+    let progress = TerminalProgress::new(shown);
+    let walked = select(&odb, &selection, &filters, &progress)?;
+    let full_search = match args.no_reuse_delta || args.no_reuse_object {
+        true => Some(SearchLimits {
+            reuse_whole: !args.no_reuse_object,
+            ..super::repack::search_limits(
+                repo.config(),
+                args.window,
+                args.depth,
+                args.window_memory.as_deref(),
+                args.threads,
+            )?
+        }),
+        false => None,
+    };
+    let options = PackOptions {
+        thin: args.thin && matches!(selection, Selection::Revs { .. }),
+        ofs_delta: args.delta_base_offset,
+        compression: PackOptions::compression_of(repo.config())?,
+        show_writing: true,
+        full_search,
+    };
+    let stats = if args.stdout {
+        let out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+        let (out, stats) = write_pack(&odb, &walked, &options, out, &progress)?;
+        out.into_inner().map_err(|e| e.into_error())?.flush()?;
+        stats
+    } else {
+        if args.non_empty && walked.objects.is_empty() {
+            return Ok(ExitCode::SUCCESS);
+        }
+        let base = args
+            .base_name
+            .as_deref()
+            .expect("required without --stdout");
+        let (checksum, stats, pack_path) = write_named(&repo, &odb, &walked, &options, base)?;
+        if args.write_bitmap_index {
+            write_bitmap(&repo, &odb, &walked, &selection, &pack_path, &progress)?;
+        }
+        println!("{checksum}");
+        stats
+    };
+    if shown {
+        eprintln!(
+            "Total {} (delta {}), reused {} (delta {}), pack-reused {}",
+            stats.total, stats.deltas, stats.reused, stats.reused_deltas, stats.pack_reused
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the pack as `<base>-<checksum>.pack` with its indexes; returns the checksum, what
+/// went in and where the pack is.
+fn write_named(
+    repo: &Repository,
+    odb: &ObjectDb,
+    walked: &sluice_odb::Walked,
+    options: &PackOptions,
+    base: &Path,
+) -> anyhow::Result<(ObjectId, sluice_generate::PackStats, PathBuf)> {
+    let dir = match base.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let staged = Staged::create(&dir, "tmp_pack_")?;
+    let out = std::io::BufWriter::with_capacity(1 << 20, staged.file());
+    let IndexedPack {
+        out,
+        checksum,
+        entries,
+        stats,
+    } = write_pack_indexed(odb, walked, options, out, &TerminalProgress::new(false))?;
+    out.into_inner().map_err(|e| e.into_error())?;
+    let mut name = base.as_os_str().to_owned();
+    name.push(format!("-{checksum}.pack"));
+    let store_options = StoreOptions::from_config(repo.config(), repo.hash())?;
+    let stored = store_written_at(
+        PathBuf::from(name),
+        staged,
+        checksum,
+        entries,
+        repo.hash(),
+        &store_options,
+    )?;
+    Ok((checksum, stats, stored.pack))
+}
+
+/// The bitmap of the pack just written, when it holds everything its revisions reach.
+fn write_bitmap(
+    repo: &Repository,
+    odb: &ObjectDb,
+    walked: &sluice_odb::Walked,
+    selection: &Selection,
+    pack_path: &Path,
+    progress: &TerminalProgress,
+) -> anyhow::Result<()> {
+    let tips = match selection {
+        Selection::Revs { include, exclude } if exclude.is_empty() => include,
+        _ => {
+            eprintln!("warning: disabling bitmap writing, as some objects are not being packed");
+            return Ok(());
+        }
+    };
+    let packed = sluice_odb::Pack::open(&pack_path.with_extension("idx"), repo.hash())?;
+    sluice_odb::bitmap::write_bitmap(&packed, odb, walked, tips, None, progress)?;
+    Ok(())
+}
+
+/// What standard input (and `--all`) ask for.
+fn read_selection(repo: &Repository, args: &PackObjectsArgs) -> anyhow::Result<Selection> {
+    let stdin = std::io::stdin().lock();
+    if !(args.revs || args.all) {
+        let mut listed = Vec::new();
+        for line in stdin.lines() {
+            let line = line?;
+            let (hex, path) = match line.split_once(' ') {
+                Some((hex, path)) => (hex, Some(path.as_bytes().to_vec())),
+                None => (line.as_str(), None),
+            };
+            let id = ObjectId::from_hex(repo.hash(), hex.as_bytes())
+                .map_err(|_| anyhow!("expected object ID, got garbage:\n {line}"))?;
+            listed.push((id, path));
+        }
+        return Ok(Selection::Listed(listed));
+    }
+    let (mut include, mut exclude) = (Vec::new(), Vec::new());
+    if args.all {
+        include.extend(repo.refs().list()?.into_iter().map(|(_, id)| id));
+        include.extend(repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id));
+    }
+    let mut negated = false;
+    for line in stdin.lines() {
+        let line = line?;
+        match line.as_str() {
+            "" => {}
+            "--not" => negated = !negated,
+            _ if line.starts_with("--") => bail!("not a rev '{line}'"),
+            _ => {
+                let (name, excluded) = match line.strip_prefix('^') {
+                    Some(name) => (name, !negated),
+                    None => (line.as_str(), negated),
+                };
+                let id = resolve(repo, name)?;
+                match excluded {
+                    true => exclude.push(id),
+                    false => include.push(id),
+                }
+            }
+        }
+    }
+    Ok(Selection::Revs { include, exclude })
+}
+
+/// A revision as git's rev-parse names one: a ref by git's rules or an object id, followed by
+/// any of `~<n>` (the n-th first-parent ancestor), `^` and `^<n>` (the n-th parent).
+fn resolve(repo: &Repository, rev: &str) -> anyhow::Result<ObjectId> {
+    let bad = || anyhow!("bad revision '{rev}'");
+    let split = rev.find(['~', '^']).unwrap_or(rev.len());
+    let (name, mut steps) = rev.split_at(split);
+    let mut id = match repo.refs().dwim(name)? {
+        Some((_, id)) => id,
+        None => match ObjectId::from_hex(repo.hash(), name.as_bytes()) {
+            Ok(id) if repo.objects().contains(&id) => id,
+            _ => return Err(bad()),
+        },
+    };
+    while let Some(op) = steps.chars().next() {
+        let digits = steps[1..].len()
+            - steps[1..]
+                .trim_start_matches(|c: char| c.is_ascii_digit())
+                .len();
+        let count: usize = match digits {
+            0 => 1,
+            _ => steps[1..1 + digits].parse().map_err(|_| bad())?,
+        };
+        steps = &steps[1 + digits..];
+        let (generations, parent) = match op {
+            '~' => (count, 1),
+            _ => (1, count),
+        };
+        for _ in 0..generations {
+            if parent == 0 {
+                break;
+            }
+            let commit = repo
+                .objects()
+                .peel_to_commit(id)
+                .and_then(|c| repo.objects().read(&c).ok().flatten())
+                .ok_or_else(bad)?;
+            let parsed = sluice_object::parse::parse_commit(repo.hash(), &commit.1)?;
+            id = *parsed.parents.get(parent - 1).ok_or_else(bad)?;
+        }
+    }
+    Ok(id)
+}
