@@ -55,6 +55,9 @@ pub enum RepackError {
     /// The bitmap could not be written.
     #[error(transparent)]
     Bitmap(#[from] sluice_odb::bitmap::BitmapWriteError),
+    /// The multi-pack-index could not be written or removed.
+    #[error(transparent)]
+    Midx(#[from] sluice_odb::midx::MidxError),
 }
 
 /// A file error, naming the file and what was done to it.
@@ -96,6 +99,8 @@ pub struct RepackOptions {
     pub local: bool,
     /// `Some`: every delta searched anew within these limits (`-f`), none reused.
     pub full_search: Option<SearchLimits>,
+    /// Write a multi-pack-index of the packs left (`--write-midx`).
+    pub write_midx: bool,
 }
 
 /// How recent a pack must be for its objects to be kept (loose) although no ref reaches them:
@@ -206,6 +211,9 @@ pub fn repack_all_with(
         remove_pack(old)?;
     }
     prune_packed(&odb, |id| packed.contains(id))?;
+    if options.write_midx {
+        sluice_odb::midx::write_midx(&objects_dir.join("pack"), repo.hash())?;
+    }
     // As git's repack (repack.updateServerInfo, on by default): the dumb HTTP files.
     sluice_odb::server_info::update_server_info(repo)?;
     Ok(stats)
@@ -317,8 +325,12 @@ pub(crate) fn pack_files(dir: &Path) -> Result<Vec<PathBuf>, RepackError> {
 }
 
 /// Removes a pack with the files that go with it; the index goes first, so that nothing
-/// finds a pack without its data.
+/// finds a pack without its data. A multi-pack-index beside it goes before both: it would
+/// name a pack that is gone (git's repack removes it too, unless it writes a new one).
 pub(crate) fn remove_pack(pack: &Path) -> Result<(), RepackError> {
+    if let Some(dir) = pack.parent() {
+        sluice_odb::midx::remove_midx(dir)?;
+    }
     for extension in ["idx", "pack", "rev", "bitmap", "keep", "promisor"] {
         let file = pack.with_extension(extension);
         match std::fs::remove_file(&file) {

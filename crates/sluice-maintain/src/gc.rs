@@ -136,6 +136,7 @@ pub fn gc(
         // As git's gc (`repack -l`): what an alternate has stays there.
         local: true,
         full_search: options.full_search,
+        write_midx: false,
     };
     repack_all_with(&repo, &repack, progress)?;
     if let Some(expire) = options.prune_expire {

@@ -17,6 +17,7 @@
 
 pub mod ancestry;
 pub mod bitmap;
+mod chunk_file;
 pub mod commit_graph;
 pub mod config;
 pub mod date;
@@ -24,6 +25,7 @@ pub mod fsck;
 pub mod init;
 pub mod lockfile;
 mod loose;
+pub mod midx;
 mod mmap;
 mod odb;
 mod pack;

@@ -3,6 +3,7 @@
 
 use crate::commands::commit_graph::CommitGraphArgs;
 use crate::commands::gc::GcArgs;
+use crate::commands::multi_pack_index::MultiPackIndexArgs;
 use crate::commands::pack_objects::PackObjectsArgs;
 use crate::commands::pack_refs::PackRefsArgs;
 use crate::commands::prune::PruneArgs;
@@ -65,6 +66,8 @@ pub enum Command {
     Repack(RepackArgs),
     /// Write a pack of the objects (or revisions) listed on standard input.
     PackObjects(PackObjectsArgs),
+    /// Write or check the index of every pack in the object directory.
+    MultiPackIndex(MultiPackIndexArgs),
     /// Move loose refs into packed-refs.
     PackRefs(PackRefsArgs),
     /// Remove the loose objects nothing reaches.

@@ -21,6 +21,7 @@ mod http_client;
 mod http_push;
 mod index_pack;
 mod ls_refs;
+mod multi_pack_index;
 mod object_database;
 mod pack_hook;
 mod pack_objects;

@@ -50,23 +50,8 @@ impl GraphReader {
         if bytes[5] != hash_version || bytes[7] != 0 {
             return None;
         }
-        let chunks = usize::from(bytes[6]);
-        let end = bytes.len() - id_len;
-        let mut table = Vec::with_capacity(chunks + 1);
-        for i in 0..=chunks {
-            let at = 8 + 12 * i;
-            let entry = bytes.get(at..at + 12)?;
-            let offset = usize::try_from(u64::from_be_bytes(entry[4..].try_into().ok()?)).ok()?;
-            if offset > end {
-                return None;
-            }
-            table.push((<[u8; 4]>::try_from(&entry[..4]).ok()?, offset));
-        }
-        let chunk = |id: [u8; 4]| -> Option<(usize, usize)> {
-            let i = table[..chunks].iter().position(|(c, _)| *c == id)?;
-            let (start, next) = (table[i].1, table[i + 1].1);
-            (next >= start).then_some((start, next - start))
-        };
+        let table = crate::chunk_file::read_table(bytes, 8, usize::from(bytes[6]), hash)?;
+        let chunk = |id: [u8; 4]| crate::chunk_file::find(&table, id);
         let (fanout, fanout_len) = chunk(OID_FANOUT)?;
         if fanout_len != 256 * 4 {
             return None;

@@ -313,15 +313,7 @@ fn encode(
     levels: &[u32],
     corrected: &[u64],
 ) -> Vec<u8> {
-    let mut fanout = Vec::with_capacity(256 * 4);
-    let mut count = 0usize;
-    for byte in 0..=255u8 {
-        count += ids[count..]
-            .iter()
-            .take_while(|id| id.as_bytes()[0] == byte)
-            .count();
-        fanout.extend_from_slice(&(count as u32).to_be_bytes());
-    }
+    let fanout = crate::chunk_file::fanout(ids);
     let lookup: Vec<u8> = ids.iter().flat_map(|id| id.as_bytes().to_vec()).collect();
     let (mut data, mut edges) = (Vec::new(), Vec::new());
     for (i, node) in nodes.iter().enumerate() {
@@ -374,22 +366,15 @@ fn encode(
     let hash_version = match hash {
         HashKind::Sha1 => 1u8,
     };
-    let mut out = Vec::new();
-    out.extend_from_slice(b"CGPH");
-    out.extend_from_slice(&[1, hash_version, chunks.len() as u8, 0]);
-    let mut offset = (8 + (chunks.len() + 1) * 12) as u64;
-    for (id, bytes) in &chunks {
-        out.extend_from_slice(id);
-        out.extend_from_slice(&offset.to_be_bytes());
-        offset += bytes.len() as u64;
-    }
-    out.extend_from_slice(&[0; 4]);
-    out.extend_from_slice(&offset.to_be_bytes());
-    for (_, bytes) in &chunks {
-        out.extend_from_slice(bytes);
-    }
-    let mut checksum = sluice_object::TrailerHasher::new(hash);
-    checksum.update(&out);
-    out.extend_from_slice(checksum.finalize().as_bytes());
-    out
+    let header = [
+        b'C',
+        b'G',
+        b'P',
+        b'H',
+        1,
+        hash_version,
+        chunks.len() as u8,
+        0,
+    ];
+    crate::chunk_file::write_chunked(&header, &chunks, hash)
 }

@@ -57,6 +57,10 @@ pub struct RepackArgs {
     /// Threads of the delta search (pack.threads; 0: one per core).
     #[arg(long, value_name = "n")]
     threads: Option<usize>,
+    /// Write a multi-pack-index of the packs left (no multi-pack bitmap yet: with -b the
+    /// pack's own bitmap is written).
+    #[arg(long)]
+    write_midx: bool,
     /// Say nothing.
     #[arg(short, long)]
     quiet: bool,
@@ -120,6 +124,9 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
             loose: true,
         };
         repack_geometric(&repo, &options)?;
+        if args.write_midx {
+            sluice_odb::midx::write_midx(&repo.objects().dir().join("pack"), repo.hash())?;
+        }
         return Ok(ExitCode::SUCCESS);
     }
     if !((args.all || args.all_loosen) && args.delete) {
@@ -159,6 +166,7 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         unpack_unreachable,
         local: args.local,
         full_search,
+        write_midx: args.write_midx,
     };
     let progress = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
     let stats = repack_all_with(&repo, &options, &progress)?;

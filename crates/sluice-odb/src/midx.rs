@@ -1,0 +1,344 @@
+//! The multi-pack-index (`objects/pack/multi-pack-index`, gitformat-pack): one sorted table of
+//! every object of every pack in the directory, each with the pack that holds it and its
+//! offset there, so that git looks an object up once instead of once per pack. Written as git
+//! writes it (the same bytes for the same packs) and verified as `git multi-pack-index verify`
+//! verifies it. Sluice's own readers go through each pack's `.idx`; the file is for git's.
+
+use crate::chunk_file::{checksum_matches, find, read_table, write_chunked, Chunk};
+use crate::lockfile::LockError;
+use crate::{OdbError, Pack};
+use sluice_object::{HashKind, ObjectId};
+use std::path::{Path, PathBuf};
+
+const PACK_NAMES: [u8; 4] = *b"PNAM";
+const OID_FANOUT: [u8; 4] = *b"OIDF";
+const OID_LOOKUP: [u8; 4] = *b"OIDL";
+const OBJECT_OFFSETS: [u8; 4] = *b"OOFF";
+const LARGE_OFFSETS: [u8; 4] = *b"LOFF";
+/// An offset with this bit set names a row of the large offsets, when there are any.
+const LARGE_OFFSET_BIT: u32 = 0x8000_0000;
+const HEADER_LEN: usize = 12;
+
+/// The file's name in a pack directory.
+pub const FILE_NAME: &str = "multi-pack-index";
+
+/// Why a multi-pack-index could not be written, or is not sound.
+#[derive(Debug, thiserror::Error)]
+pub enum MidxError {
+    /// The pack directory could not be listed.
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A pack could not be opened.
+    #[error(transparent)]
+    Odb(#[from] OdbError),
+    /// The file could not be written.
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// More packs than the file can name.
+    #[error("too many packs for a multi-pack-index: {0}")]
+    TooManyPacks(usize),
+    /// The file is damaged or does not match its packs.
+    #[error("{}: {why}", path.display())]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with the object or position concerned.
+        why: String,
+    },
+}
+
+/// What a multi-pack-index covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MidxSummary {
+    /// Packs named.
+    pub packs: usize,
+    /// Objects indexed.
+    pub objects: usize,
+}
+
+/// Which copy of an object wins: the newest pack (whole seconds), then the first listed.
+type Preference = (std::cmp::Reverse<Option<u64>>, usize);
+
+/// One object's row: its id, the pack (by its number in the file) and the offset there.
+struct Row {
+    id: ObjectId,
+    pack: u32,
+    offset: u64,
+}
+
+/// Writes `<pack_dir>/multi-pack-index` for every pack in `pack_dir`. An object in several
+/// packs is found in the most recently modified one (by whole seconds), and among packs of
+/// the same second in the one the directory lists first: the copy git picks, so that the
+/// file is git's byte for byte.
+pub fn write_midx(pack_dir: &Path, hash: HashKind) -> Result<MidxSummary, MidxError> {
+    let listed = index_names(pack_dir)?;
+    let mut names = listed.clone();
+    names.sort();
+    let pack_count =
+        u32::try_from(names.len()).map_err(|_| MidxError::TooManyPacks(names.len()))?;
+    let mut packs = Vec::with_capacity(names.len());
+    for name in &names {
+        let pack = Pack::open(&pack_dir.join(name), hash)?;
+        // Whole seconds, as git compares them: packs written in the same second tie, and the
+        // one the directory lists first wins.
+        let modified = std::fs::metadata(pack.path())
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_secs());
+        packs.push((pack, modified));
+    }
+    let mut rows: Vec<(Row, Preference)> = Vec::new();
+    for (number, (pack, modified)) in packs.iter().enumerate() {
+        let listed_at = listed
+            .iter()
+            .position(|n| *n == names[number])
+            .unwrap_or(number);
+        let index = pack.index();
+        for position in 0..index.len() {
+            let row = Row {
+                id: index.id(position),
+                pack: number as u32,
+                offset: index.offset(position),
+            };
+            rows.push((row, (std::cmp::Reverse(*modified), listed_at)));
+        }
+    }
+    rows.sort_unstable_by(|(a, a_rank), (b, b_rank)| {
+        (a.id, a_rank, a.pack).cmp(&(b.id, b_rank, b.pack))
+    });
+    rows.dedup_by(|later, first| later.0.id == first.0.id);
+    let rows: Vec<Row> = rows.into_iter().map(|(row, _)| row).collect();
+    let bytes = encode(&names, pack_count, &rows, hash);
+    crate::lockfile::write_locked(&pack_dir.join(FILE_NAME), &bytes, false)?;
+    Ok(MidxSummary {
+        packs: names.len(),
+        objects: rows.len(),
+    })
+}
+
+/// Removes `<pack_dir>/multi-pack-index`, if there is one: a repack that deletes packs it
+/// names leaves it describing files that are gone.
+pub fn remove_midx(pack_dir: &Path) -> Result<(), MidxError> {
+    match std::fs::remove_file(pack_dir.join(FILE_NAME)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(MidxError::Io {
+            path: pack_dir.join(FILE_NAME),
+            source: e,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The `.idx` files of `pack_dir`, in the order the directory lists them (git writes the
+/// names sorted, but breaks ties between copies of an object by this order).
+fn index_names(pack_dir: &Path) -> Result<Vec<String>, MidxError> {
+    let io = |source| MidxError::Io {
+        path: pack_dir.to_owned(),
+        source,
+    };
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(pack_dir).map_err(io)? {
+        let name = entry.map_err(io)?.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if name.starts_with("pack-")
+            && name.ends_with(".idx")
+            && pack_dir.join(name).with_extension("pack").exists()
+        {
+            names.push(name.to_owned());
+        }
+    }
+    Ok(names)
+}
+
+fn encode(names: &[String], pack_count: u32, rows: &[Row], hash: HashKind) -> Vec<u8> {
+    let mut pack_names = Vec::new();
+    for name in names {
+        pack_names.extend_from_slice(name.as_bytes());
+        pack_names.push(0);
+    }
+    // The chunk is padded to a multiple of four bytes.
+    pack_names.resize(pack_names.len().next_multiple_of(4), 0);
+    let ids: Vec<ObjectId> = rows.iter().map(|r| r.id).collect();
+    let lookup: Vec<u8> = ids.iter().flat_map(|id| id.as_bytes().to_vec()).collect();
+    // Offsets past 4 GiB need the large table; then every offset past 2 GiB goes there.
+    let large_needed = rows.iter().any(|r| r.offset > u64::from(u32::MAX));
+    let (mut offsets, mut large) = (Vec::with_capacity(rows.len() * 8), Vec::new());
+    for row in rows {
+        offsets.extend_from_slice(&row.pack.to_be_bytes());
+        let value = if large_needed && row.offset >= u64::from(LARGE_OFFSET_BIT) {
+            let at = (large.len() / 8) as u32;
+            large.extend_from_slice(&row.offset.to_be_bytes());
+            at | LARGE_OFFSET_BIT
+        } else {
+            row.offset as u32
+        };
+        offsets.extend_from_slice(&value.to_be_bytes());
+    }
+    let mut chunks: Vec<Chunk> = vec![
+        (PACK_NAMES, pack_names),
+        (OID_FANOUT, crate::chunk_file::fanout(&ids)),
+        (OID_LOOKUP, lookup),
+        (OBJECT_OFFSETS, offsets),
+    ];
+    if !large.is_empty() {
+        chunks.push((LARGE_OFFSETS, large));
+    }
+    let mut header = Vec::with_capacity(HEADER_LEN);
+    header.extend_from_slice(b"MIDX");
+    header.extend_from_slice(&[1, hash_version(hash), chunks.len() as u8, 0]);
+    header.extend_from_slice(&pack_count.to_be_bytes());
+    write_chunked(&header, &chunks, hash)
+}
+
+fn hash_version(hash: HashKind) -> u8 {
+    match hash {
+        HashKind::Sha1 => 1,
+    }
+}
+
+/// Checks `<pack_dir>/multi-pack-index` as git's verify does: its checksum, its header and
+/// chunks, pack names in order and present, ids in order and matching the fanout, and every
+/// object at the offset its pack's index gives.
+pub fn verify_midx(pack_dir: &Path, hash: HashKind) -> Result<MidxSummary, MidxError> {
+    let path = pack_dir.join(FILE_NAME);
+    let corrupt = |why: String| MidxError::Corrupt {
+        path: path.clone(),
+        why,
+    };
+    let bytes = std::fs::read(&path).map_err(|source| MidxError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    if !checksum_matches(&bytes, hash) {
+        return Err(corrupt("incorrect checksum".into()));
+    }
+    if bytes.len() < HEADER_LEN || &bytes[..4] != b"MIDX" {
+        return Err(corrupt("bad signature".into()));
+    }
+    if bytes[4] != 1 || bytes[5] != hash_version(hash) || bytes[7] != 0 {
+        return Err(corrupt(format!(
+            "unsupported version {} or hash {} or base files {}",
+            bytes[4], bytes[5], bytes[7]
+        )));
+    }
+    let pack_count = u32::from_be_bytes(bytes[8..12].try_into().expect("four bytes")) as usize;
+    let table = read_table(&bytes, HEADER_LEN, usize::from(bytes[6]), hash)
+        .ok_or_else(|| corrupt("bad chunk table".into()))?;
+    let chunk = |id: [u8; 4]| {
+        find(&table, id)
+            .map(|(start, len)| &bytes[start..start + len])
+            .ok_or_else(|| corrupt(format!("missing {} chunk", String::from_utf8_lossy(&id))))
+    };
+    let names = pack_names(chunk(PACK_NAMES)?, pack_count).map_err(corrupt)?;
+    let fanout = chunk(OID_FANOUT)?;
+    let lookup = chunk(OID_LOOKUP)?;
+    let offsets = chunk(OBJECT_OFFSETS)?;
+    let large = find(&table, LARGE_OFFSETS).map(|(start, len)| &bytes[start..start + len]);
+    let id_len = hash.len_in_bytes();
+    let count = lookup.len() / id_len;
+    if fanout.len() != 1024 || lookup.len() % id_len != 0 || offsets.len() != count * 8 {
+        return Err(corrupt("chunk sizes do not match the object count".into()));
+    }
+    let mut packs = Vec::with_capacity(names.len());
+    for name in &names {
+        packs.push(Pack::open(&pack_dir.join(name), hash)?);
+    }
+    check_objects(&packs, fanout, lookup, offsets, large, hash).map_err(corrupt)?;
+    Ok(MidxSummary {
+        packs: names.len(),
+        objects: count,
+    })
+}
+
+/// The pack names of the PNAM chunk, checked: `count` of them, in order, each once.
+fn pack_names(chunk: &[u8], count: usize) -> Result<Vec<String>, String> {
+    let names: Vec<String> = chunk
+        .split(|&b| b == 0)
+        .filter(|n| !n.is_empty())
+        .map(|n| String::from_utf8_lossy(n).into_owned())
+        .collect();
+    if names.len() != count {
+        return Err(format!("{} pack names for {count} packs", names.len()));
+    }
+    if let Some(pair) = names.windows(2).find(|p| p[0] >= p[1]) {
+        return Err(format!(
+            "pack names out of order: '{}' before '{}'",
+            pair[0], pair[1]
+        ));
+    }
+    Ok(names)
+}
+
+/// Each object in order, counted by the fanout, at the offset its pack's index gives.
+fn check_objects(
+    packs: &[Pack],
+    fanout: &[u8],
+    lookup: &[u8],
+    offsets: &[u8],
+    large: Option<&[u8]>,
+    hash: HashKind,
+) -> Result<(), String> {
+    let id_len = hash.len_in_bytes();
+    let count = lookup.len() / id_len;
+    let be32 = |bytes: &[u8], at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
+    let mut previous: Option<ObjectId> = None;
+    let mut below = 0usize;
+    for byte in 0..256 {
+        let total = be32(fanout, byte * 4) as usize;
+        if total < below || total > count {
+            return Err(format!("fanout entry {byte} is out of order"));
+        }
+        below = total;
+    }
+    if below != count {
+        return Err(format!("fanout counts {below} objects, the lookup {count}"));
+    }
+    for i in 0..count {
+        let id = ObjectId::from_bytes(hash, &lookup[i * id_len..(i + 1) * id_len])
+            .map_err(|_| format!("bad object id at position {i}"))?;
+        if previous.is_some_and(|p| p >= id) {
+            return Err(format!("object ids out of order at position {i} ({id})"));
+        }
+        let first = usize::from(id.as_bytes()[0]);
+        let lower = if first == 0 {
+            0
+        } else {
+            be32(fanout, (first - 1) * 4) as usize
+        };
+        if i < lower || i >= be32(fanout, first * 4) as usize {
+            return Err(format!("object {id} is outside its fanout range"));
+        }
+        previous = Some(id);
+        let pack_number = be32(offsets, i * 8) as usize;
+        let raw = be32(offsets, i * 8 + 4);
+        let offset = match large {
+            Some(large) if raw & LARGE_OFFSET_BIT != 0 => {
+                let at = (raw & !LARGE_OFFSET_BIT) as usize * 8;
+                let eight = large
+                    .get(at..at + 8)
+                    .ok_or(format!("object {id}: bad large offset"))?;
+                u64::from_be_bytes(eight.try_into().unwrap())
+            }
+            _ => u64::from(raw),
+        };
+        let pack = packs
+            .get(pack_number)
+            .ok_or_else(|| format!("object {id}: pack {pack_number} is not named"))?;
+        match pack.index().lookup(&id) {
+            Some(position) if pack.index().offset(position) == offset => {}
+            _ => {
+                return Err(format!(
+                    "incorrect object offset for {id}: {offset} in {}",
+                    pack.path().display()
+                ))
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,141 @@
+//! `sluice multi-pack-index write|verify` and `repack --write-midx`: the file git writes for
+//! the same packs, byte for byte, whichever copy of a duplicated object it must pick; git
+//! verifies and uses Sluice's, Sluice verifies git's, and damage is found.
+
+use crate::util::{gits, stderr, Env};
+use std::path::Path;
+
+const MIDX: &str = ".git/objects/pack/multi-pack-index";
+
+/// A work repository with six packs, one of them (made by pack-objects) holding copies of
+/// objects the others hold.
+fn many_packs(env: &Env) -> std::path::PathBuf {
+    let work = env.init("work", false);
+    for i in 0..5 {
+        std::fs::write(work.join(format!("f{i}")), format!("{i}\n")).unwrap();
+        env.git(&work, &["add", "."]);
+        env.git(&work, &["commit", "-q", "-m", &format!("c{i}")]);
+        env.git(&work, &["repack", "-d", "-q"]);
+    }
+    let out = env
+        .git_command(
+            &work,
+            &["pack-objects", "--revs", "-q", ".git/objects/pack/pack"],
+        )
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(b"HEAD~1\n")?;
+            child.wait()
+        })
+        .unwrap();
+    assert!(out.success());
+    work
+}
+
+/// Dates every pack as `date` says for its place in name order.
+fn date_packs(work: &Path, date: impl Fn(usize) -> u64) {
+    let mut packs: Vec<_> = std::fs::read_dir(work.join(".git/objects/pack"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pack"))
+        .collect();
+    packs.sort();
+    for (i, pack) in packs.iter().enumerate() {
+        let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(date(i));
+        std::fs::File::open(pack)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+    }
+}
+
+#[test]
+fn written_as_git_writes_it_and_verified_both_ways() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let work = many_packs(&env);
+        let orders: [&dyn Fn(usize) -> u64; 3] = [
+            &|i| 1_700_000_000 + i as u64 * 60,
+            &|i| 1_700_001_000 - i as u64 * 60,
+            &|_| 1_700_000_000,
+        ];
+        for (case, order) in orders.iter().enumerate() {
+            date_packs(&work, order);
+            let _ = std::fs::remove_file(work.join(MIDX));
+            env.git(&work, &["multi-pack-index", "write"]);
+            let theirs = std::fs::read(work.join(MIDX)).unwrap();
+            let out = env.sluice(&work, &["multi-pack-index", "verify"], b"");
+            assert!(out.status.success(), "case {case}: {}", stderr(&out));
+            std::fs::remove_file(work.join(MIDX)).unwrap();
+            let out = env.sluice(&work, &["multi-pack-index", "write"], b"");
+            assert!(out.status.success(), "case {case}: {}", stderr(&out));
+            assert!(
+                std::fs::read(work.join(MIDX)).unwrap() == theirs,
+                "case {case}"
+            );
+            env.git(&work, &["multi-pack-index", "verify"]);
+            env.git(&work, &["fsck", "--strict"]);
+        }
+    }
+}
+
+#[test]
+fn damage_is_found_and_repack_keeps_the_file_true() {
+    let env = Env::new();
+    let work = many_packs(&env);
+    let out = env.sluice(&work, &["multi-pack-index", "write"], b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let good = std::fs::read(work.join(MIDX)).unwrap();
+    let mut bad = good.clone();
+    let at = bad.len() - 100;
+    bad[at] ^= 1;
+    std::fs::write(work.join(MIDX), &bad).unwrap();
+    let out = env.sluice(&work, &["multi-pack-index", "verify"], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("checksum"), "{}", stderr(&out));
+    // git refuses it too (2.39 dies with 128, 2.47 reports it with 1).
+    let git_out = env
+        .git_command(&work, &["multi-pack-index", "verify"])
+        .output()
+        .unwrap();
+    assert!(!git_out.status.success());
+    // A pack it names, gone.
+    std::fs::write(work.join(MIDX), &good).unwrap();
+    let pack_dir = work.join(".git/objects/pack");
+    let idx = std::fs::read_dir(&pack_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "idx"))
+        .unwrap();
+    let saved = std::fs::read(&idx).unwrap();
+    std::fs::remove_file(&idx).unwrap();
+    let out = env.sluice(&work, &["multi-pack-index", "verify"], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains(".idx"), "{}", stderr(&out));
+    std::fs::write(&idx, saved).unwrap();
+    // A geometric repack writes a new one git verifies; a full repack that deletes packs
+    // removes it, as git's does; a file left describes packs that are all there.
+    let out = env.sluice(
+        &work,
+        &["repack", "--geometric=2", "-d", "--write-midx", "-q"],
+        b"",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    env.git(&work, &["multi-pack-index", "verify"]);
+    env.git(&work, &["fsck", "--strict"]);
+    std::fs::write(work.join("more"), "more\n").unwrap();
+    env.git(&work, &["add", "."]);
+    env.git(&work, &["commit", "-q", "-m", "more"]);
+    env.git(&work, &["repack", "-d", "-q"]);
+    env.git(&work, &["multi-pack-index", "write"]);
+    let out = env.sluice(&work, &["repack", "-a", "-d", "-q"], b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!work.join(MIDX).exists());
+    env.git(&work, &["fsck", "--strict"]);
+    let out = env.sluice(&work, &["repack", "-a", "-d", "-q", "--write-midx"], b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    env.git(&work, &["multi-pack-index", "verify"]);
+}
