@@ -152,7 +152,10 @@ pub fn repack_all_with(
             shallow: &IdSet::default(),
             filter: ObjectFilter::None,
         };
-        let walked = walk_objects(&odb, &request, progress);
+        let walked = match options.full_search {
+            None => walk_objects(&odb, &request, progress),
+            Some(_) => sluice_odb::traverse_objects(&odb, &request, progress),
+        };
         (
             walked,
             early.and_then(|thread| thread.join().ok().flatten()),

@@ -50,5 +50,6 @@ pub use refs::{
 };
 pub use repository::{RepoError, Repository};
 pub use walk::{
-    walk_objects, KnownObjects, Located, ObjectFilter, WalkError, WalkRequest, Walked, WalkedObject,
+    traverse_objects, walk_objects, KnownObjects, Located, ObjectFilter, WalkError, WalkRequest,
+    Walked, WalkedObject,
 };
