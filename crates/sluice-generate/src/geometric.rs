@@ -78,7 +78,7 @@ pub fn repack_geometric(
         .map(|pack| &**pack)
         .filter(|pack| {
             let path = pack.path();
-            !["keep", "promisor"]
+            !["keep", "promisor", sluice_odb::mtimes::EXTENSION]
                 .iter()
                 .any(|x| path.with_extension(x).exists())
         })

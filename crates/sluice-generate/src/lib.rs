@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod cruft;
 mod delta_search;
 mod geometric;
 pub mod pack_objects;
@@ -15,7 +16,9 @@ mod window_search;
 mod write;
 
 pub use geometric::{repack_geometric, GeometricOptions, Rolled};
-pub use repack::{repack_all, repack_all_with, RepackError, RepackOptions, RECENT_PACK};
+pub use repack::{
+    repack_all, repack_all_with, CruftOptions, RepackError, RepackOptions, RECENT_PACK,
+};
 pub use window_search::SearchLimits;
 pub use write::{write_pack, write_pack_indexed, IndexedPack, PackOptions, PackStats};
 

@@ -84,7 +84,7 @@ pub fn repack_all(repo: &Repository) -> Result<PackStats, RepackError> {
 }
 
 /// How `repack -a -d` runs.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct RepackOptions {
     /// Write a reachability bitmap for the new pack (`-b`, `repack.writeBitmaps`).
     pub write_bitmap: bool,
@@ -101,6 +101,20 @@ pub struct RepackOptions {
     pub full_search: Option<SearchLimits>,
     /// Write a multi-pack-index of the packs left (`--write-midx`).
     pub write_midx: bool,
+    /// `Some`: what no ref reaches goes into a cruft pack (`--cruft`), not loose; then
+    /// `unpack_unreachable` is not used.
+    pub cruft: Option<CruftOptions>,
+    /// Objects the new pack holds with what they reach, besides the refs': gc passes every
+    /// reflog entry and every index's objects, which git's gc packs the same way
+    /// (`--reflog --indexed-objects`), so that no age limit can drop them.
+    pub extra_roots: Vec<ObjectId>,
+}
+
+/// How a cruft pack is made (`--cruft`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CruftOptions {
+    /// Objects older than this are left out (`--cruft-expiration`); `None`: none expire.
+    pub expiration: Option<std::time::SystemTime>,
 }
 
 /// How recent a pack must be for its objects to be kept (loose) although no ref reaches them:
@@ -132,6 +146,7 @@ pub fn repack_all_with(
         .collect();
     let mut tips: Vec<ObjectId> = refs.into_iter().map(|(_, id)| id).collect();
     tips.extend(head);
+    tips.extend(options.extra_roots.iter().filter(|id| odb.contains(id)));
     tips.sort_unstable();
     tips.dedup();
     // With one pack and no bitmap to carry over, the new pack is most likely that pack again
@@ -176,11 +191,23 @@ pub fn repack_all_with(
     let (stored, stats) = write_into(repo, &odb, &walked, options.full_search, progress)?;
     let new_pack = stored.pack;
     let packed = Pack::open(&new_pack.with_extension("idx"), repo.hash())?;
-    let since =
-        (options.unpack_unreachable).unwrap_or_else(|| std::time::SystemTime::now() - RECENT_PACK);
-    for old in before.iter().filter(|old| **old != new_pack) {
-        loosen_left_out(old, &packed, &objects_dir, repo, since)?;
-    }
+    let old_packs: Vec<PathBuf> = (before.iter())
+        .filter(|old| **old != new_pack)
+        .cloned()
+        .collect();
+    let cruft_pack = match &options.cruft {
+        Some(cruft) => {
+            crate::cruft::write_cruft_pack(repo, &odb, &packed, &old_packs, cruft.expiration)?
+        }
+        None => {
+            let since = (options.unpack_unreachable)
+                .unwrap_or_else(|| std::time::SystemTime::now() - RECENT_PACK);
+            for old in &old_packs {
+                loosen_left_out(old, &packed, &objects_dir, repo, since)?;
+            }
+            None
+        }
+    };
     // Before the old packs go, so that their bitmap can be carried over and a reader never
     // finds the new pack without one.
     match early.filter(|bitmaps| bitmaps.describes(&packed)) {
@@ -210,10 +237,19 @@ pub fn repack_all_with(
         }
         None => {}
     }
-    for old in before.iter().filter(|old| **old != new_pack) {
+    // A cruft pack the same as an old one has that one's name: it stays.
+    for old in old_packs
+        .iter()
+        .filter(|old| Some(*old) != cruft_pack.as_ref())
+    {
         remove_pack(old)?;
     }
-    prune_packed(&odb, |id| packed.contains(id))?;
+    let cruft = (cruft_pack.as_ref())
+        .map(|p| Pack::open(&p.with_extension("idx"), repo.hash()))
+        .transpose()?;
+    prune_packed(&odb, |id| {
+        packed.contains(id) || cruft.as_ref().is_some_and(|c| c.contains(id))
+    })?;
     if options.write_midx {
         sluice_odb::midx::write_midx(&objects_dir.join("pack"), repo.hash())?;
     }
@@ -334,7 +370,7 @@ pub(crate) fn remove_pack(pack: &Path) -> Result<(), RepackError> {
     if let Some(dir) = pack.parent() {
         sluice_odb::midx::remove_midx(dir)?;
     }
-    for extension in ["idx", "pack", "rev", "bitmap", "keep", "promisor"] {
+    for extension in ["idx", "pack", "rev", "bitmap", "mtimes", "keep", "promisor"] {
         let file = pack.with_extension(extension);
         match std::fs::remove_file(&file) {
             Ok(()) => {}

@@ -7,8 +7,8 @@
 use crate::prune::{prune, PruneError, PruneOptions};
 use crate::reflog::{expire_all, ExpireOptions, ReflogError};
 use sluice_generate::{
-    repack_all_with, repack_geometric, GeometricOptions, RepackError, RepackOptions, Rolled,
-    SearchLimits,
+    repack_all_with, repack_geometric, CruftOptions, GeometricOptions, RepackError, RepackOptions,
+    Rolled, SearchLimits,
 };
 use sluice_object::progress::{Discard, Progress};
 use sluice_odb::refs::PackRefsOptions;
@@ -42,6 +42,9 @@ pub enum GcError {
     /// The repository could not be opened again after its reflogs were expired.
     #[error(transparent)]
     Repo(#[from] sluice_odb::RepoError),
+    /// The reflogs and indexes could not be read.
+    #[error(transparent)]
+    Roots(#[from] crate::reachable::RootsError),
 }
 
 /// How gc runs.
@@ -56,6 +59,9 @@ pub struct GcOptions {
     pub reflog: ExpireOptions,
     /// `Some`: the repack searches every delta anew within these limits (`--aggressive`).
     pub full_search: Option<SearchLimits>,
+    /// What no ref reaches but is younger than the prune date goes into a cruft pack
+    /// (`gc.cruftPacks`, on by default as in git 2.38 and later), not loose.
+    pub cruft: bool,
 }
 
 impl GcOptions {
@@ -81,6 +87,7 @@ impl GcOptions {
                 expire_unreachable: seconds(&setting("gc.reflogexpireunreachable", "30.days.ago"))?,
             },
             full_search: None,
+            cruft: config.get_bool("gc.cruftpacks")?.unwrap_or(true),
         })
     }
 }
@@ -137,6 +144,10 @@ pub fn gc(
         local: true,
         full_search: options.full_search,
         write_midx: false,
+        cruft: options.cruft.then_some(CruftOptions {
+            expiration: options.prune_expire,
+        }),
+        extra_roots: crate::reachable::roots(&repo)?,
     };
     repack_all_with(&repo, &repack, progress)?;
     if let Some(expire) = options.prune_expire {

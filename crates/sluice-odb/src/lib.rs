@@ -27,6 +27,7 @@ pub mod lockfile;
 mod loose;
 pub mod midx;
 mod mmap;
+pub mod mtimes;
 mod odb;
 mod pack;
 mod pack_order;

@@ -11,6 +11,7 @@ mod clone;
 mod command_options;
 mod commit_graph;
 mod connectivity;
+mod cruft;
 mod fetch_head;
 mod fetch_pack;
 mod fetch_refs;

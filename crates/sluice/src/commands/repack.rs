@@ -7,7 +7,7 @@ use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail};
 use clap::Args;
 use sluice_generate::{
-    repack_all_with, repack_geometric, GeometricOptions, RepackOptions, SearchLimits,
+    repack_all_with, repack_geometric, CruftOptions, GeometricOptions, RepackOptions, SearchLimits,
 };
 use std::process::ExitCode;
 
@@ -57,6 +57,13 @@ pub struct RepackArgs {
     /// Threads of the delta search (pack.threads; 0: one per core).
     #[arg(long, value_name = "n")]
     threads: Option<usize>,
+    /// As -a; with -d what no ref reaches goes into a cruft pack, each object dated in its
+    /// `.mtimes`, instead of being dropped.
+    #[arg(long, conflicts_with = "all_loosen")]
+    cruft: bool,
+    /// With --cruft: leave out unreachable objects older than this.
+    #[arg(long, value_name = "date", requires = "cruft")]
+    cruft_expiration: Option<String>,
     /// Write a multi-pack-index of the packs left (no multi-pack bitmap yet: with -b the
     /// pack's own bitmap is written).
     #[arg(long)]
@@ -129,7 +136,7 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    if !((args.all || args.all_loosen) && args.delete) {
+    if !((args.all || args.all_loosen || args.cruft) && args.delete) {
         bail!("sluice repack: only -a -d, -A -d and --geometric=<factor> -d are supported");
     }
     let unpack_unreachable = match (args.all_loosen, args.unpack_unreachable.as_deref()) {
@@ -167,6 +174,18 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         local: args.local,
         full_search,
         write_midx: args.write_midx,
+        cruft: match args.cruft {
+            true => Some(CruftOptions {
+                expiration: (args.cruft_expiration.as_deref())
+                    .map(sluice_maintain::gc::seconds)
+                    .transpose()?
+                    .map(|s| {
+                        std::time::UNIX_EPOCH + std::time::Duration::from_secs(s.max(0) as u64)
+                    }),
+            }),
+            false => None,
+        },
+        extra_roots: Vec::new(),
     };
     let progress = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
     let stats = repack_all_with(&repo, &options, &progress)?;

@@ -1,0 +1,140 @@
+//! Cruft packs (`repack --cruft`, and gc as git's runs it): what no ref reaches, kept in one
+//! pack with each object's date in a `.mtimes` file rather than as thousands of loose files,
+//! until it is older than the expiration. An object's date is that of its loose file, its
+//! old cruft pack's record, or its old pack's file; the newest wins when there are several.
+
+use crate::repack::{file_error, write_into, RepackError};
+use sluice_object::progress::Discard;
+use sluice_object::{IdMap, ObjectId, ObjectKind};
+use sluice_odb::{ObjectDb, Pack, Repository, Walked, WalkedObject};
+use std::path::PathBuf;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A cruft object: its kind and its date in seconds.
+struct Cruft {
+    kind: ObjectKind,
+    time: u32,
+}
+
+/// Writes the cruft pack of what `packed` (the repack's new pack) leaves out of the packs
+/// `before` and of the loose objects, less what is older than `expiration`; returns the new
+/// pack, if there was anything to keep.
+pub(crate) fn write_cruft_pack(
+    repo: &Repository,
+    odb: &ObjectDb,
+    packed: &Pack,
+    before: &[PathBuf],
+    expiration: Option<SystemTime>,
+) -> Result<Option<PathBuf>, RepackError> {
+    let mut cruft: IdMap<Cruft> = IdMap::default();
+    let mut keep = |id: ObjectId, kind: ObjectKind, time: u32| {
+        let entry = cruft.entry(id).or_insert(Cruft { kind, time });
+        entry.time = entry.time.max(time);
+    };
+    for old in before {
+        let pack = Pack::open(&old.with_extension("idx"), repo.hash())?;
+        let index = pack.index();
+        let recorded =
+            sluice_odb::mtimes::read_mtimes(old, &index.pack_checksum(), index.len(), repo.hash());
+        let pack_time = seconds(std::fs::metadata(old).and_then(|m| m.modified()).ok());
+        for position in 0..index.len() {
+            let id = index.id(position);
+            if packed.contains(&id) {
+                continue;
+            }
+            let time = recorded.as_ref().map_or(pack_time, |t| t[position]);
+            if let Some(kind) = pack.kind_at(position)? {
+                keep(id, kind, time);
+            }
+        }
+    }
+    let dir = repo.objects().dir();
+    for file in odb.loose().list().map_err(file_error("list", dir))? {
+        if packed.contains(&file.id) {
+            continue;
+        }
+        let modified = std::fs::metadata(&file.path)
+            .and_then(|m| m.modified())
+            .ok();
+        if let Some((kind, _)) = odb.read(&file.id)? {
+            keep(file.id, kind, seconds(modified));
+        }
+    }
+    if let Some(expiration) = expiration {
+        // As git prunes: what is as old as the limit goes too (`--prune=now` keeps nothing).
+        let limit = seconds(Some(expiration));
+        rescue_reached(odb, &mut cruft, limit)?;
+        cruft.retain(|_, c| c.time > limit);
+    }
+    if cruft.is_empty() {
+        return Ok(None);
+    }
+    let mut ids: Vec<ObjectId> = cruft.keys().copied().collect();
+    ids.sort_unstable();
+    let walked = Walked {
+        objects: (ids.iter())
+            .map(|id| WalkedObject {
+                id: *id,
+                kind: cruft[id].kind,
+                name_hash: 0,
+                previous: None,
+            })
+            .collect(),
+        ..Walked::default()
+    };
+    let (stored, _) = write_into(repo, odb, &walked, None, &Discard)?;
+    // The pack's index lists the ids sorted, as `ids` is.
+    let times: Vec<u32> = ids.iter().map(|id| cruft[id].time).collect();
+    sluice_odb::mtimes::write_mtimes(&stored.pack, &stored.checksum, &times, repo.hash())?;
+    Ok(Some(stored.pack))
+}
+
+/// Seconds since the epoch, as the `.mtimes` file records them (0 when unknown).
+fn seconds(time: Option<SystemTime>) -> u32 {
+    time.and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs().min(u64::from(u32::MAX)) as u32)
+}
+
+/// Dates what a recent cruft object reaches at least as the object, so that the age limit
+/// never keeps a commit and drops its tree (git keeps what recent objects reach as well).
+fn rescue_reached(odb: &ObjectDb, cruft: &mut IdMap<Cruft>, limit: u32) -> Result<(), RepackError> {
+    let mut pending: Vec<(ObjectId, u32)> = (cruft.iter())
+        .filter(|(_, c)| c.time > limit && c.kind != ObjectKind::Blob)
+        .map(|(id, c)| (*id, c.time))
+        .collect();
+    while let Some((id, time)) = pending.pop() {
+        let Some((kind, data)) = odb.read(&id)? else {
+            continue;
+        };
+        for link in links(odb.hash(), kind, &data) {
+            if let Some(reached) = cruft.get_mut(&link) {
+                if reached.time < time {
+                    reached.time = time;
+                    if reached.kind != ObjectKind::Blob {
+                        pending.push((link, time));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The objects `data` names (a malformed object names none: fsck is where it is judged).
+fn links(hash: sluice_object::HashKind, kind: ObjectKind, data: &[u8]) -> Vec<ObjectId> {
+    use sluice_object::parse::{parse_commit, parse_tag, tree_entries};
+    match kind {
+        ObjectKind::Commit => parse_commit(hash, data)
+            .map(|c| std::iter::once(c.tree).chain(c.parents).collect())
+            .unwrap_or_default(),
+        ObjectKind::Tag => parse_tag(hash, data)
+            .map(|t| vec![t.object])
+            .unwrap_or_default(),
+        ObjectKind::Tree => tree_entries(hash, data)
+            .map_while(Result::ok)
+            .filter(|e| !e.is_gitlink())
+            .map(|e| e.id)
+            .collect(),
+        ObjectKind::Blob => Vec::new(),
+    }
+}
