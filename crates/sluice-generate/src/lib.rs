@@ -9,6 +9,7 @@
 mod cruft;
 mod delta_search;
 mod geometric;
+mod kept;
 pub mod pack_objects;
 mod repack;
 mod verbatim;

@@ -108,6 +108,14 @@ pub struct RepackOptions {
     /// reflog entry and every index's objects, which git's gc packs the same way
     /// (`--reflog --indexed-objects`), so that no age limit can drop them.
     pub extra_roots: Vec<ObjectId>,
+    /// Packs left as they are, by file name (`--keep-pack`), as if they had a `.keep` file;
+    /// their objects are never repacked.
+    pub keep_packs: Vec<String>,
+    /// Whether the objects of `.keep` packs go into the new pack too (`--pack-kept-objects`);
+    /// `None`: when a bitmap is written (which needs every object it reaches), as git.
+    pub pack_kept_objects: Option<bool>,
+    /// The objects of the replaced packs that no ref reaches go into the new pack (`-k`).
+    pub keep_unreachable: bool,
 }
 
 /// How a cruft pack is made (`--cruft`).
@@ -136,7 +144,9 @@ pub fn repack_all_with(
     // it (or loose), since a push moves its objects in before it updates its refs.
     let refs = repo.refs().list()?;
     let head = repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id);
-    let before = pack_files(&objects_dir.join("pack"))?;
+    let split =
+        crate::kept::split_packs(pack_files(&objects_dir.join("pack"))?, &options.keep_packs);
+    let before = split.replaced.clone();
     let odb = ObjectDb::open(&objects_dir, repo.hash())?.with_alternate_packs();
     // Branches get a bitmap each, besides git's spread of history: they are what fetches ask for.
     let branches: Vec<ObjectId> = (refs.iter())
@@ -187,6 +197,18 @@ pub fn repack_all_with(
             walked.located = None;
             write_bitmap = false;
         }
+    }
+    let pack_kept = options.pack_kept_objects.unwrap_or(options.write_bitmap);
+    let mut left_alone: Vec<&Path> = split.named.iter().map(PathBuf::as_path).collect();
+    if !pack_kept {
+        left_alone.extend(split.kept.iter().map(PathBuf::as_path));
+    }
+    if crate::kept::leave_out(&mut walked, &left_alone, repo.hash())? {
+        // A bitmap needs every object it reaches in its pack: git disables it too.
+        write_bitmap = false;
+    }
+    if options.keep_unreachable {
+        crate::kept::keep_unreachable(&mut walked, &before, repo.hash())?;
     }
     let (stored, stats) = write_into(repo, &odb, &walked, options.full_search, progress)?;
     let new_pack = stored.pack;

@@ -148,6 +148,7 @@ pub fn gc(
             expiration: options.prune_expire,
         }),
         extra_roots: crate::reachable::roots(&repo)?,
+        ..RepackOptions::default()
     };
     repack_all_with(&repo, &repack, progress)?;
     if let Some(expire) = options.prune_expire {

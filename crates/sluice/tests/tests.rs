@@ -35,6 +35,7 @@ mod receive_pack;
 mod ref_transactions;
 mod references;
 mod repack;
+mod repack_keep;
 mod repack_search;
 mod serve;
 mod shallow_servers;

@@ -61,6 +61,17 @@ pub struct RepackArgs {
     /// `.mtimes`, instead of being dropped.
     #[arg(long, conflicts_with = "all_loosen")]
     cruft: bool,
+    /// With -a -d: what no ref reaches stays, in the new pack.
+    #[arg(short = 'k', long)]
+    keep_unreachable: bool,
+    /// Leave this pack (its file name, `pack-….pack`) as it is, as if it had a .keep file.
+    #[arg(long, value_name = "pack-name")]
+    keep_pack: Vec<String>,
+    /// Repack the objects of .keep packs too (the default when writing a bitmap).
+    #[arg(long, overrides_with = "no_pack_kept_objects")]
+    pack_kept_objects: bool,
+    #[arg(long, hide = true)]
+    no_pack_kept_objects: bool,
     /// With --cruft: leave out unreachable objects older than this.
     #[arg(long, value_name = "date", requires = "cruft")]
     cruft_expiration: Option<String>,
@@ -186,6 +197,13 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
             false => None,
         },
         extra_roots: Vec::new(),
+        keep_packs: args.keep_pack.clone(),
+        pack_kept_objects: match (args.pack_kept_objects, args.no_pack_kept_objects) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => repo.config().get_bool("repack.packkeptobjects")?,
+        },
+        keep_unreachable: args.keep_unreachable,
     };
     let progress = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
     let stats = repack_all_with(&repo, &options, &progress)?;

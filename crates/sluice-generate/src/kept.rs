@@ -1,0 +1,93 @@
+//! What a repack leaves alone or adds beyond the refs: packs with a `.keep` file and those
+//! named by `--keep-pack` stay as they are (never deleted, their objects left out of the new
+//! pack unless `--pack-kept-objects`, which bitmaps need); and with `-k` the objects of the
+//! replaced packs that no ref reaches go into the new pack instead of away.
+
+use crate::repack::RepackError;
+use sluice_object::{HashKind, IdSet};
+use sluice_odb::{Pack, Walked, WalkedObject};
+use std::path::{Path, PathBuf};
+
+/// The packs a repack finds, split by what it may do with them.
+pub(crate) struct PackSplit {
+    /// Replaced by the new pack, then removed.
+    pub replaced: Vec<PathBuf>,
+    /// Kept by a `.keep` file: untouched; their objects left out unless packing kept objects.
+    pub kept: Vec<PathBuf>,
+    /// Named by `--keep-pack`: untouched, their objects always left out.
+    pub named: Vec<PathBuf>,
+}
+
+/// Splits `packs` into those replaced and those kept (by a `.keep` file, or named in
+/// `keep_names` by file name).
+pub(crate) fn split_packs(packs: Vec<PathBuf>, keep_names: &[String]) -> PackSplit {
+    let mut split = PackSplit {
+        replaced: Vec::new(),
+        kept: Vec::new(),
+        named: Vec::new(),
+    };
+    for pack in packs {
+        let name = pack
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if keep_names.iter().any(|k| k == name) {
+            split.named.push(pack);
+        } else if pack.with_extension("keep").exists() {
+            split.kept.push(pack);
+        } else {
+            split.replaced.push(pack);
+        }
+    }
+    split
+}
+
+/// Removes from `walked` the objects the packs `left_alone` hold; returns whether any was.
+pub(crate) fn leave_out(
+    walked: &mut Walked,
+    left_alone: &[&Path],
+    hash: HashKind,
+) -> Result<bool, RepackError> {
+    let mut packs = Vec::with_capacity(left_alone.len());
+    for pack in left_alone {
+        packs.push(Pack::open(&pack.with_extension("idx"), hash)?);
+    }
+    let before = walked.objects.len();
+    walked
+        .objects
+        .retain(|o| !packs.iter().any(|p| p.contains(&o.id)));
+    let removed = walked.objects.len() != before;
+    if removed {
+        // The positions a bitmap gave no longer line up with the objects.
+        walked.located = None;
+    }
+    Ok(removed)
+}
+
+/// Adds to `walked` the objects of `replaced` that it does not list (`-k`): what no ref
+/// reaches stays, in the new pack.
+pub(crate) fn keep_unreachable(
+    walked: &mut Walked,
+    replaced: &[PathBuf],
+    hash: HashKind,
+) -> Result<(), RepackError> {
+    let mut listed: IdSet = walked.objects.iter().map(|o| o.id).collect();
+    for old in replaced {
+        let pack = Pack::open(&old.with_extension("idx"), hash)?;
+        for position in 0..pack.index().len() {
+            let id = pack.index().id(position);
+            if !listed.insert(id) {
+                continue;
+            }
+            if let Some(kind) = pack.kind_at(position)? {
+                walked.objects.push(WalkedObject {
+                    id,
+                    kind,
+                    name_hash: 0,
+                    previous: None,
+                });
+            }
+        }
+    }
+    Ok(())
+}
