@@ -35,6 +35,7 @@ pub mod pack_store;
 pub mod quarantine;
 pub mod refs;
 mod repository;
+pub mod revision;
 pub mod server_info;
 pub mod shallow;
 mod stream;

@@ -236,3 +236,34 @@ fn send_pack_sends_as_gits() {
         }
     }
 }
+
+/// A remote with two push URLs is pushed to both, in order, each with its report; one that
+/// refuses fails the push but not the other.
+#[test]
+fn every_push_url_of_a_remote_is_pushed_to_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let sides = twins(&env);
+        for side in &sides {
+            env.git(side, &["init", "-q", "--bare", "second.git"]);
+            let work = side.join("work");
+            env.git(&work, &["config", "remote.both.url", "../server.git"]);
+            for url in ["../server.git", "../second.git"] {
+                env.git(&work, &["config", "--add", "remote.both.pushurl", url]);
+            }
+            // The second refuses what the first takes.
+            env.git(
+                &side.join("second.git"),
+                &["config", "receive.denyDeletes", "true"],
+            );
+        }
+        let steps: Vec<Vec<&str>> = vec![
+            vec!["both", "main", "v1"],
+            vec!["both", "main:refs/heads/gone"],
+            vec!["both", ":refs/heads/gone"],
+        ];
+        compare(&env, &git, &sides, &steps);
+        let refs = |side: &Path| env.git(&side.join("second.git"), &["for-each-ref"]);
+        assert_eq!(refs(&sides[1]), refs(&sides[0]));
+    }
+}

@@ -47,12 +47,24 @@ pub struct PushPlan {
 }
 
 impl PushPlan {
-    /// Plans a push from `repo` (a relative URL is taken from `cwd`).
+    /// Plans a push from `repo` (a relative URL is taken from `cwd`) to the remote's first
+    /// push URL.
     pub fn from_config(
         repo: &Repository,
         cwd: &Path,
         choice: &PushChoice,
     ) -> Result<PushPlan, PushError> {
+        let mut plans = Self::all_from_config(repo, cwd, choice)?;
+        Ok(plans.swap_remove(0))
+    }
+
+    /// Plans a push from `repo` to every URL of the remote, in order, as git pushes: each
+    /// `pushurl` if it has any, else each `url` (a remote may name several mirrors).
+    pub fn all_from_config(
+        repo: &Repository,
+        cwd: &Path,
+        choice: &PushChoice,
+    ) -> Result<Vec<PushPlan>, PushError> {
         let config = repo.config();
         let branch = current_branch(repo)?;
         let short = branch
@@ -67,14 +79,18 @@ impl PushPlan {
                 .unwrap_or("origin")
                 .to_owned(),
         };
-        let url = (config.get(&format!("remote.{name}.pushurl")))
-            .or_else(|| config.get(&format!("remote.{name}.url")));
-        let (url, remote_name) = match url {
-            Some(url) => (url.to_owned(), Some(name.clone())),
-            None if choice.repository.is_some() => (name.clone(), None),
-            None => return Err(PushError::NoDestination),
+        let mut urls = config.get_all(&format!("remote.{name}.pushurl"));
+        if urls.is_empty() {
+            urls = config.get_all(&format!("remote.{name}.url"));
+        }
+        let (urls, remote_name): (Vec<String>, _) = match urls.is_empty() {
+            false => (
+                urls.into_iter().map(str::to_owned).collect(),
+                Some(name.clone()),
+            ),
+            true if choice.repository.is_some() => (vec![name.clone()], None),
+            true => return Err(PushError::NoDestination),
         };
-        let remote = Remote::resolve(cwd, &url)?;
         let receive_pack = (remote_name.as_ref())
             .and_then(|n| config.get(&format!("remote.{n}.receivepack")))
             .map(str::to_owned);
@@ -105,15 +121,20 @@ impl PushPlan {
                 true => default_specs(repo, branch.as_deref(), remote_name.as_deref(), &name)?,
             };
         }
-        Ok(PushPlan {
-            shown: remote.shown.clone(),
-            url,
-            remote,
-            remote_name,
-            specs,
-            prune: choice.mirror,
-            receive_pack,
-        })
+        (urls.into_iter())
+            .map(|url| {
+                let remote = Remote::resolve(cwd, &url)?;
+                Ok(PushPlan {
+                    shown: remote.shown.clone(),
+                    url,
+                    remote,
+                    remote_name: remote_name.clone(),
+                    specs: specs.clone(),
+                    prune: choice.mirror,
+                    receive_pack: receive_pack.clone(),
+                })
+            })
+            .collect()
     }
 }
 

@@ -253,45 +253,9 @@ fn read_selection(repo: &Repository, args: &PackObjectsArgs) -> anyhow::Result<S
     Ok(Selection::Revs { include, exclude })
 }
 
-/// A revision as git's rev-parse names one: a ref by git's rules or an object id, followed by
-/// any of `~<n>` (the n-th first-parent ancestor), `^` and `^<n>` (the n-th parent).
+/// A revision as git's rev-parse names one (`sluice_odb::revision`).
 fn resolve(repo: &Repository, rev: &str) -> anyhow::Result<ObjectId> {
-    let bad = || anyhow!("bad revision '{rev}'");
-    let split = rev.find(['~', '^']).unwrap_or(rev.len());
-    let (name, mut steps) = rev.split_at(split);
-    let mut id = match repo.refs().dwim(name)? {
-        Some((_, id)) => id,
-        None => match ObjectId::from_hex(repo.hash(), name.as_bytes()) {
-            Ok(id) if repo.objects().contains(&id) => id,
-            _ => return Err(bad()),
-        },
-    };
-    while let Some(op) = steps.chars().next() {
-        let digits = steps[1..].len()
-            - steps[1..]
-                .trim_start_matches(|c: char| c.is_ascii_digit())
-                .len();
-        let count: usize = match digits {
-            0 => 1,
-            _ => steps[1..1 + digits].parse().map_err(|_| bad())?,
-        };
-        steps = &steps[1 + digits..];
-        let (generations, parent) = match op {
-            '~' => (count, 1),
-            _ => (1, count),
-        };
-        for _ in 0..generations {
-            if parent == 0 {
-                break;
-            }
-            let commit = repo
-                .objects()
-                .peel_to_commit(id)
-                .and_then(|c| repo.objects().read(&c).ok().flatten())
-                .ok_or_else(bad)?;
-            let parsed = sluice_object::parse::parse_commit(repo.hash(), &commit.1)?;
-            id = *parsed.parents.get(parent - 1).ok_or_else(bad)?;
-        }
-    }
-    Ok(id)
+    sluice_odb::revision::resolve(repo, rev)
+        .map(|named| named.id)
+        .ok_or_else(|| anyhow!("bad revision '{rev}'"))
 }

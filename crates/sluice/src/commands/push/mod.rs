@@ -11,6 +11,7 @@ use anyhow::anyhow;
 use clap::Args;
 use sluice_fetch::push::{push, Lease, PushChoice, PushError, PushMessages, PushOptions, PushPlan};
 use sluice_fetch::ConnectOptions;
+use sluice_odb::Repository;
 use std::process::ExitCode;
 
 /// `git push`'s arguments (those this version supports).
@@ -108,7 +109,19 @@ pub fn run(args: PushArgs, context: &Context) -> anyhow::Result<ExitCode> {
         mirror: args.mirror,
         delete: args.delete,
     };
-    let plan = PushPlan::from_config(&repo, &context.cwd, &choice)?;
+    // A remote with several URLs is pushed to each in turn; any failure fails the push.
+    let mut code = ExitCode::SUCCESS;
+    for plan in PushPlan::all_from_config(&repo, &context.cwd, &choice)? {
+        let pushed = push_to(&repo, &plan, &args)?;
+        if pushed != ExitCode::SUCCESS {
+            code = pushed;
+        }
+    }
+    Ok(code)
+}
+
+/// Pushes as `plan` says and prints git's report.
+fn push_to(repo: &Repository, plan: &PushPlan, args: &PushArgs) -> anyhow::Result<ExitCode> {
     let config = repo.config();
     let mut connect = ConnectOptions::from_config(config, None)?;
     if let Some(command) = args.receive_pack.clone().or(plan.receive_pack.clone()) {
@@ -123,7 +136,7 @@ pub fn run(args: PushArgs, context: &Context) -> anyhow::Result<ExitCode> {
         dry_run: args.dry_run,
         thin: !args.no_thin,
         leases: (args.force_with_lease.iter())
-            .map(|text| Lease::parse(&repo, text))
+            .map(|text| Lease::parse(repo, text))
             .collect::<Result<_, _>>()?,
         push_options: args.push_option.clone(),
         follow_tags,
@@ -138,7 +151,7 @@ pub fn run(args: PushArgs, context: &Context) -> anyhow::Result<ExitCode> {
         eprintln!("Pushing to {}", plan.shown);
     }
     let shown = plan.shown.clone();
-    match push(&repo, &plan, &options, &Said(RemoteLines::new())) {
+    match push(repo, plan, &options, &Said(RemoteLines::new())) {
         Ok(outcome) => {
             let said = report::Shown {
                 verbose: args.verbose > 0,
@@ -146,7 +159,7 @@ pub fn run(args: PushArgs, context: &Context) -> anyhow::Result<ExitCode> {
                 porcelain: args.porcelain,
                 send_pack: false,
             };
-            report::print(&outcome, &repo, &shown, &said)
+            report::print(&outcome, repo, &shown, &said)
         }
         Err(e @ (PushError::NoSource(_) | PushError::PrePushDeclined)) => {
             if let PushError::NoSource(_) = e {
