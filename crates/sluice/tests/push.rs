@@ -267,3 +267,45 @@ fn every_push_url_of_a_remote_is_pushed_to_as_git_does() {
         assert_eq!(refs(&sides[1]), refs(&sides[0]));
     }
 }
+
+/// `--force-if-includes`: a lease taken from a remote-tracking ref that was fetched but never
+/// integrated does not let a force through ("remote ref updated since checkout"); once the
+/// branch has held that value, it does.
+#[test]
+fn force_if_includes_refuses_a_lease_never_integrated_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let sides = twins(&env);
+        for side in &sides {
+            let work = side.join("work");
+            env.git(&work, &["push", "-q", "origin", "main"]);
+            env.git(side, &["clone", "-q", "server.git", "other"]);
+            let other = side.join("other");
+            env.git(&other, &["checkout", "-q", "-B", "main", "origin/main"]);
+            env.git(
+                &other,
+                &["commit", "-q", "--allow-empty", "-m", "elsewhere"],
+            );
+            env.git(&other, &["push", "-q", "origin", "main"]);
+            // Seen here, never integrated: the local branch is rewritten instead.
+            env.git(&work, &["fetch", "-q", "origin"]);
+            env.git(&work, &["commit", "-q", "--amend", "-m", "rewritten"]);
+        }
+        let lease = vec![
+            "--force-with-lease",
+            "--force-if-includes",
+            "origin",
+            "main",
+        ];
+        compare(&env, &git, &sides, std::slice::from_ref(&lease));
+        for side in &sides {
+            let work = side.join("work");
+            env.git(&work, &["reset", "-q", "--hard", "origin/main"]);
+            env.git(
+                &work,
+                &["commit", "-q", "--amend", "--allow-empty", "-m", "on top"],
+            );
+        }
+        compare(&env, &git, &sides, &[lease]);
+    }
+}

@@ -170,6 +170,9 @@ pub enum RefStatus {
     NeedsForce,
     /// Refused here: the remote is not where the lease expects.
     Stale,
+    /// Refused here (`--force-if-includes`): the remote-tracking ref's value was never part
+    /// of the local ref's history, so the force would drop work never seen here.
+    RemoteUpdated,
     /// Refused here: the server takes no deletions.
     NoDelete,
     /// Refused by the server, for this reason.
@@ -196,6 +199,7 @@ impl RefStatus {
             RefStatus::FetchFirst => 5,
             RefStatus::NeedsForce => 6,
             RefStatus::Stale => 7,
+            RefStatus::RemoteUpdated => 9,
             _ => 0,
         }
     }
@@ -248,6 +252,9 @@ pub struct PushOptions<'a> {
     pub thin: bool,
     /// `--force-with-lease`.
     pub leases: Vec<Lease>,
+    /// `--force-if-includes` (`push.useForceIfIncludes`): a lease taken from a
+    /// remote-tracking ref holds only if that value is in the local ref's history.
+    pub force_if_includes: bool,
     /// `--push-option`.
     pub push_options: Vec<String>,
     /// `--follow-tags` (or `push.followTags`).
@@ -300,7 +307,35 @@ fn judge_refs(
     // git's order: the refs the remote has, as it listed them, then the new ones.
     let listed = |dst: &str| advertised.iter().position(|r| r.name == dst);
     paired.sort_by_key(|p| listed(&p.dst).unwrap_or(usize::MAX));
-    let mut refs = status::judge(repo, paired, &advertised, options.force, &expected, deletes);
+    let included = |p: &spec::Paired| -> bool {
+        let tracking_lease = options
+            .leases
+            .iter()
+            .any(|l| l.tracking && l.applies_to(&p.dst));
+        let (true, true, Some(remote)) = (
+            options.force_if_includes,
+            tracking_lease,
+            plan.remote_name.as_deref(),
+        ) else {
+            return true;
+        };
+        let Some(seen) = tracking::tracking_value(repo, remote, &p.dst) else {
+            return true;
+        };
+        let Some(local) = p.src.as_ref().and_then(|s| s.ref_name.as_deref()) else {
+            return true;
+        };
+        tracking::in_history_of(repo, local, &seen)
+    };
+    let mut refs = status::judge(
+        repo,
+        paired,
+        &advertised,
+        options.force,
+        &expected,
+        &included,
+        deletes,
+    );
     let atomic_failure = match options.atomic {
         true => status::fail_atomically(&mut refs),
         false => None,

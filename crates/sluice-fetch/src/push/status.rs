@@ -15,6 +15,7 @@ pub(crate) fn judge(
     advertised: &[RemoteRef],
     force_all: bool,
     leases: &dyn Fn(&str) -> Option<Option<ObjectId>>,
+    included: &dyn Fn(&Paired) -> bool,
     deletes_allowed: bool,
 ) -> Vec<PushedRef> {
     paired
@@ -24,7 +25,12 @@ pub(crate) fn judge(
             let new = p.src.as_ref().map(|s| s.id);
             let lease = leases(&p.dst);
             let force = p.force || force_all || lease.is_some();
-            let (status, forced) = status_of(repo, &p.dst, old, new, force, lease, deletes_allowed);
+            let (mut status, mut forced) =
+                status_of(repo, &p.dst, old, new, force, lease, deletes_allowed);
+            // Only a push the lease lets through is checked against the local history.
+            if lease.is_some() && status == RefStatus::Pending && !included(&p) {
+                (status, forced) = (RefStatus::RemoteUpdated, false);
+            }
             PushedRef {
                 src: p.src.map(|s| s.shown),
                 dst: p.dst,

@@ -38,6 +38,23 @@ pub(crate) fn tracking_value(
     repo.refs().resolve(&tracking).ok()?.1
 }
 
+/// Whether `seen` (a remote-tracking ref's value) is in the history of the local ref `local`:
+/// reachable from its value now or from any value its reflog records (`--force-if-includes`:
+/// the remote's work was integrated here at some point, even if rewritten since).
+pub(crate) fn in_history_of(
+    repo: &Repository,
+    local: &str,
+    seen: &sluice_object::ObjectId,
+) -> bool {
+    let objects = repo.objects();
+    let now = repo.refs().resolve(local).ok().and_then(|(_, id)| id);
+    let mut values = repo.refs().logged_values(local);
+    values.extend(now);
+    values.dedup();
+    // Newest first: a rebase onto the remote's tip is usually the latest entry.
+    (values.iter().rev()).any(|v| v == seen || sluice_odb::ancestry::is_ancestor(objects, seen, v))
+}
+
 /// Moves the remote-tracking ref of each ref the server took or has already, as
 /// `remote.<name>.fetch` maps it, logging `update by push` where git logs; returns their names.
 pub(crate) fn update(

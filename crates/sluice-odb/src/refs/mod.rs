@@ -206,6 +206,27 @@ impl Refs {
         Ok(None)
     }
 
+    /// Where the reflog of `name` is kept (per worktree unless under `refs/`).
+    fn log_path(&self, name: &str) -> PathBuf {
+        match name.starts_with("refs/") {
+            true => self.common_dir.join("logs").join(name),
+            false => self.git_dir.join("logs").join(name),
+        }
+    }
+
+    /// The values `name` has had, as its reflog records them (each entry's new id), oldest
+    /// first; none when it has no reflog.
+    pub fn logged_values(&self, name: &str) -> Vec<ObjectId> {
+        let Ok(text) = std::fs::read(self.log_path(name)) else {
+            return Vec::new();
+        };
+        let len = self.hash.len_in_bytes() * 2;
+        (text.split(|&b| b == b'\n'))
+            .filter_map(|line| line.get(len + 1..2 * len + 1))
+            .filter_map(|hex| ObjectId::from_hex(self.hash, hex).ok())
+            .collect()
+    }
+
     /// The `packed-refs` entries with what the file says they peel to.
     pub fn packed(&self) -> Result<Vec<(String, ObjectId, Peeled)>, RefError> {
         Ok(self.packed_refs()?.entries().to_vec())
@@ -385,11 +406,7 @@ impl Refs {
         who: &str,
         message: &str,
     ) -> Result<(), RefError> {
-        let path = if name.starts_with("refs/") {
-            self.common_dir.join("logs").join(name)
-        } else {
-            self.git_dir.join("logs").join(name)
-        };
+        let path = self.log_path(name);
         let io = |path: &Path| {
             let path = path.to_owned();
             move |source| RefError::Io { path, source }

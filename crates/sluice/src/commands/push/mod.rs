@@ -39,6 +39,12 @@ pub struct PushArgs {
     #[arg(long, value_name = "ref[:expect]", num_args = 0..=1, require_equals = true)]
     #[arg(default_missing_value = "")]
     force_with_lease: Vec<String>,
+    /// With --force-with-lease: force only where the remote-tracking ref's value is in the
+    /// local branch's history (push.useForceIfIncludes).
+    #[arg(long, overrides_with = "no_force_if_includes")]
+    force_if_includes: bool,
+    #[arg(long, hide = true)]
+    no_force_if_includes: bool,
     /// All refs move or none.
     #[arg(long)]
     atomic: bool,
@@ -138,6 +144,11 @@ fn push_to(repo: &Repository, plan: &PushPlan, args: &PushArgs) -> anyhow::Resul
         leases: (args.force_with_lease.iter())
             .map(|text| Lease::parse(repo, text))
             .collect::<Result<_, _>>()?,
+        force_if_includes: match (args.force_if_includes, args.no_force_if_includes) {
+            (true, _) => true,
+            (_, true) => false,
+            _ => config.get_bool("push.useforceifincludes")?.unwrap_or(false),
+        },
         push_options: args.push_option.clone(),
         follow_tags,
         prune: args.prune,

@@ -38,6 +38,7 @@ fn describe(r: &PushedRef) -> (char, String, String) {
         RefStatus::AlreadyExists => rejected("already exists"),
         RefStatus::NeedsForce => rejected("needs force"),
         RefStatus::Stale => rejected("stale info"),
+        RefStatus::RemoteUpdated => rejected("remote ref updated since checkout"),
         RefStatus::AtomicFailed => rejected("atomic push failed"),
         RefStatus::NoDelete => rejected("remote does not support deleting refs"),
         RefStatus::RemoteRejected(why) => ('!', "[remote rejected]".to_owned(), format!("({why})")),
@@ -166,6 +167,8 @@ fn hint(repo: &Repository, refs: &[PushedRef]) {
         "Updates were rejected because the remote contains work that you do not\nhave locally. This is usually caused by another repository pushing to\nthe same ref. If you want to integrate the remote changes, use\n'git pull' before pushing again.\nSee the 'Note about fast-forwards' in 'git push --help' for details."
     } else if has(RefStatus::NeedsForce) {
         "You cannot update a remote ref that points at a non-commit object,\nor update a remote ref to make it point at a non-commit object,\nwithout using the '--force' option."
+    } else if has(RefStatus::RemoteUpdated) {
+        "Updates were rejected because the tip of the remote-tracking branch has\nbeen updated since the last checkout. If you want to integrate the\nremote changes, use 'git pull' before pushing again.\nSee the 'Note about fast-forwards' in 'git push --help' for details."
     } else {
         return;
     };

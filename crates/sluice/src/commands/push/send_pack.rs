@@ -79,6 +79,7 @@ pub fn run(args: SendPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     }
     let progress = crate::progress::TerminalProgress::new(false);
     let options = PushOptions {
+        force_if_includes: false,
         force: args.force,
         atomic: args.atomic,
         dry_run: args.dry_run,
