@@ -31,6 +31,7 @@ mod prune;
 mod push;
 mod push_transports;
 mod quarantine;
+mod receive_live;
 mod receive_pack;
 mod ref_transactions;
 mod references;

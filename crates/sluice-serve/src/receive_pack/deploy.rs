@@ -30,7 +30,7 @@ pub(super) fn update_instead(
         ("GIT_DIR".to_owned(), git_dir.clone().into_os_string()),
     ];
     let hex = new.to_string();
-    if let Some(ran) = hooks.run_in(&work_tree, "push-to-checkout", &[&hex], b"", &env) {
+    if let Some(ran) = hooks.run_in(&work_tree, "push-to-checkout", &[&hex], b"", &env, None) {
         return match ran.success {
             true => Ok(()),
             false => Err("push-to-checkout hook declined"),

@@ -12,6 +12,10 @@ use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::Duration;
+
+use super::messenger::Messenger;
 
 /// Where a repository's hooks are.
 #[derive(Debug)]
@@ -54,10 +58,23 @@ impl Hooks {
         input: &[u8],
         env: &[(String, OsString)],
     ) -> Option<Ran> {
+        self.run_live(name, args, input, env, None)
+    }
+
+    /// [`Self::run`], its output relayed by `live` as it comes (with keepalives while it is
+    /// silent) rather than returned.
+    pub(super) fn run_live(
+        &self,
+        name: &str,
+        args: &[&str],
+        input: &[u8],
+        env: &[(String, OsString)],
+        live: Option<&Messenger<'_>>,
+    ) -> Option<Ran> {
         let git_dir = self.git_dir.clone();
         let mut env = env.to_vec();
         env.insert(0, ("GIT_DIR".to_owned(), ".".into()));
-        self.run_in(&git_dir, name, args, input, &env)
+        self.run_in(&git_dir, name, args, input, &env, live)
     }
 
     /// [`Self::run`] in directory `dir` (a work tree's hook), with only `env` beside the
@@ -69,6 +86,7 @@ impl Hooks {
         args: &[&str],
         input: &[u8],
         env: &[(String, OsString)],
+        live: Option<&Messenger<'_>>,
     ) -> Option<Ran> {
         use std::os::unix::fs::PermissionsExt;
         let path = self.dir.join(name);
@@ -111,12 +129,41 @@ impl Hooks {
                 let _ = stdin.write_all(&input);
             }
         });
-        let mut output = Vec::new();
-        let _ = reader.read_to_end(&mut output);
+        let output = collect_output(&mut reader, live);
         let _ = feeder.join();
         let success = child.wait().is_ok_and(|status| status.success());
         Some(Ran { success, output })
     }
+}
+
+/// Reads a hook's output to its end: relayed by `live` chunk by chunk, with a keepalive for
+/// every stretch of silence as long as its interval, or returned whole.
+fn collect_output(reader: &mut std::io::PipeReader, live: Option<&Messenger<'_>>) -> Vec<u8> {
+    let mut output = Vec::new();
+    let Some(live) = live else {
+        let _ = reader.read_to_end(&mut output);
+        return output;
+    };
+    let (sender, chunks) = std::sync::mpsc::channel::<Vec<u8>>();
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let mut buffer = vec![0u8; 8192];
+            while let Ok(read @ 1..) = reader.read(&mut buffer) {
+                if sender.send(buffer[..read].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+        let wait = live.keepalive_after().unwrap_or(Duration::MAX);
+        loop {
+            match chunks.recv_timeout(wait) {
+                Ok(chunk) => live.relay(&chunk),
+                Err(RecvTimeoutError::Timeout) => live.keepalive(),
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+    });
+    output
 }
 
 /// The `reference-transaction` hook watching a ref transaction: run with `prepared` (where a

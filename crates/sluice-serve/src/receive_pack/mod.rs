@@ -9,15 +9,17 @@
 //! `updateInstead` moves a non-bare repository's work tree with its branch (`deploy`).
 //!
 //! Hooks run as git runs them (`hooks`), with push options, the reference-transaction hook
-//! around each ref transaction. What they say reaches the client after they ran (git relays
-//! it as it comes), and `receive.keepAlive` is not sent yet.
+//! around each ref transaction. What they say reaches the client as it comes, with
+//! `receive.keepAlive` packets while they are silent (`messenger`).
 
 mod deploy;
 mod hooks;
+mod messenger;
 mod objects;
 mod policy;
 
 use hooks::Hooks;
+use messenger::Messenger;
 use objects::receive_objects;
 use policy::Policy;
 use sluice_odb::quarantine::Quarantine;
@@ -148,19 +150,21 @@ pub fn receive_pack(
         true => receive_objects(repo, reader.get_mut(), &request).map(Some),
         false => Ok(None),
     };
-    let (unpacked, (results, messages)) = match unpacked {
-        Ok(quarantine) => (Ok(()), accept(repo, &request, quarantine, options)?),
+    let keepalive = repo.config().get_int("receive.keepalive")?;
+    let band = request.side_band.then_some(&mut output as &mut dyn Write);
+    let messenger = Messenger::new(band, keepalive);
+    let (unpacked, results) = match unpacked {
+        Ok(quarantine) => (
+            Ok(()),
+            accept(repo, &request, quarantine, options, &messenger)?,
+        ),
         Err(failure) => {
+            failure.messages.into_iter().for_each(|m| messenger.say(m));
             let refused = vec![Some("unpacker error".to_owned()); request.commands.len()];
-            (Err(failure.status), (refused, failure.messages))
+            (Err(failure.status), refused)
         }
     };
-    if request.side_band {
-        let band = Sideband::new(&mut output, 65515);
-        for message in &messages {
-            band.send(Band::Progress, format!("{message}\n").as_bytes())?;
-        }
-    }
+    let messages = messenger.into_lines();
     if request.report_status {
         let mut report = Vec::new();
         let unpack = match &unpacked {
@@ -187,10 +191,7 @@ pub fn receive_pack(
     if results.iter().any(Option::is_none) {
         auto_gc(repo);
     }
-    Ok(match request.side_band {
-        true => Vec::new(),
-        false => messages,
-    })
+    Ok(messages)
 }
 
 /// `receive.autogc` (on by default): after a push that moved a ref, once the client has its
@@ -353,7 +354,8 @@ fn accept(
     request: &Request,
     quarantine: Option<Quarantine>,
     session: &ReceivePackOptions,
-) -> Result<Outcome, ReceiveError> {
+    messenger: &Messenger<'_>,
+) -> Result<Vec<Option<String>>, ReceiveError> {
     let pusher = session.pusher.as_ref();
     let hooks = Hooks::of(repo, pusher.map(Pusher::environment).unwrap_or_default());
     let lines = |commands: &[&Command]| -> String {
@@ -363,48 +365,52 @@ fn accept(
     };
     let all: Vec<&Command> = request.commands.iter().collect();
     let refuse_all = |why: &str| vec![Some(why.to_owned()); request.commands.len()];
-    let mut messages = Vec::new();
     let options = push_option_environment(request);
     let mut env = (quarantine.as_ref())
         .map(Quarantine::hook_environment)
         .unwrap_or_default();
     env.extend(options.iter().cloned());
-    let ran = hooks.run("pre-receive", &[], lines(&all).as_bytes(), &env);
-    if let Some(ran) = ran {
-        relay(&mut messages, &ran.output);
-        if !ran.success {
-            return Ok((refuse_all("pre-receive hook declined"), messages));
-        }
+    let ran = hooks.run_live(
+        "pre-receive",
+        &[],
+        lines(&all).as_bytes(),
+        &env,
+        Some(messenger),
+    );
+    if ran.is_some_and(|ran| !ran.success) {
+        return Ok(refuse_all("pre-receive hook declined"));
     }
     if let Some(quarantine) = quarantine {
         if let Err(e) = quarantine.migrate() {
-            messages.push(format!("error: {e}"));
+            messenger.say(format!("error: {e}"));
             let why = "unable to migrate objects to permanent storage";
-            return Ok((refuse_all(why), messages));
+            return Ok(refuse_all(why));
         }
     }
-    let (results, more) = update_refs(repo, request, &hooks, pusher)?;
-    messages.extend(more);
+    let results = update_refs(repo, request, &hooks, pusher, messenger)?;
     let applied: Vec<&Command> = (request.commands.iter().zip(&results))
         .filter(|(_, result)| result.is_none())
         .map(|(command, _)| command)
         .collect();
     if !applied.is_empty() {
-        if let Some(ran) = hooks.run("post-receive", &[], lines(&applied).as_bytes(), &options) {
-            relay(&mut messages, &ran.output);
-        }
+        let input = lines(&applied);
+        hooks.run_live(
+            "post-receive",
+            &[],
+            input.as_bytes(),
+            &options,
+            Some(messenger),
+        );
         let names: Vec<&str> = applied.iter().map(|c| c.name.as_str()).collect();
-        if let Some(ran) = hooks.run("post-update", &names, b"", &[]) {
-            relay(&mut messages, &ran.output);
-        }
+        hooks.run_live("post-update", &names, b"", &[], Some(messenger));
         // receive.updateServerInfo: the files dumb HTTP clients read, as git refreshes them.
         if repo.config().get_bool("receive.updateserverinfo")? == Some(true) {
             if let Err(e) = sluice_odb::server_info::update_server_info(repo) {
-                messages.push(format!("error: {e}"));
+                messenger.say(format!("error: {e}"));
             }
         }
     }
-    Ok((results, messages))
+    Ok(results)
 }
 
 /// What pre-receive and post-receive are told of push options, as git tells them:
@@ -418,24 +424,16 @@ fn push_option_environment(request: &Request) -> Vec<(String, std::ffi::OsString
     env
 }
 
-/// A hook's output, line by line, for the client.
-fn relay(messages: &mut Vec<String>, output: &[u8]) {
-    let text = String::from_utf8_lossy(output);
-    messages.extend(text.lines().map(str::to_owned));
-}
-
-/// Per command, `None` or why it was refused; and the lines for the client's standard error.
-type Outcome = (Vec<Option<String>>, Vec<String>);
-
 /// Judges each command by `receive.*`, then moves the refs the policy lets through. Returns,
-/// per command, `None` when it was applied or git's word for why it was not, and the lines for
-/// the client's standard error (`error: ...`, `warning: ...`).
+/// per command, `None` when it was applied or git's word for why it was not; what the client
+/// is told (`error: ...`, `warning: ...`, the hooks' output) goes through `messenger`.
 fn update_refs(
     repo: &Repository,
     request: &Request,
     hooks: &Hooks,
     pusher: Option<&Pusher>,
-) -> Result<Outcome, ReceiveError> {
+    messenger: &Messenger<'_>,
+) -> Result<Vec<Option<String>>, ReceiveError> {
     let policy = Policy::of(repo)?;
     let pushed = pusher.map(Pusher::identity);
     let pushed = (pushed.as_ref()).map(|(name, email)| (name.as_str(), email.as_str()));
@@ -451,7 +449,6 @@ fn update_refs(
             .logs(repo, &c.name)
             .then(|| (who.clone(), "push".to_owned())),
     };
-    let mut messages = Vec::new();
     let mut results: Vec<Option<String>> = Vec::with_capacity(request.commands.len());
     let hide = crate::advertise::hide_patterns(repo.config(), "receive");
     for command in &request.commands {
@@ -463,20 +460,18 @@ fn update_refs(
             continue;
         }
         let verdict = policy.judge(repo, command);
-        messages.extend(verdict.warnings.iter().map(|w| format!("warning: {w}")));
+        (verdict.warnings.iter()).for_each(|w| messenger.say(format!("warning: {w}")));
         let mut refused = verdict.refused.map(|(reason, message)| {
-            messages.push(format!("error: {message}"));
+            messenger.say(format!("error: {message}"));
             reason.to_owned()
         });
         if refused.is_none() {
             let (old, new) = (command.old.to_string(), command.new.to_string());
             let args = [command.name.as_str(), &old, &new];
-            if let Some(ran) = hooks.run("update", &args, b"", &[]) {
-                relay(&mut messages, &ran.output);
-                if !ran.success {
-                    messages.push(format!("error: hook declined to update {}", command.name));
-                    refused = Some("hook declined".to_owned());
-                }
+            let ran = hooks.run_live("update", &args, b"", &[], Some(messenger));
+            if ran.is_some_and(|ran| !ran.success) {
+                messenger.say(format!("error: hook declined to update {}", command.name));
+                refused = Some("hook declined".to_owned());
             }
         }
         if refused.is_none() && verdict.deploy {
@@ -508,18 +503,15 @@ fn update_refs(
             false => transaction.commit_observed(&refs, &observer).err(),
         };
         if let Some(e) = &committed {
-            messages.push(format!("error: {e}"));
+            messenger.say(format!("error: {e}"));
         }
         if refused || committed.is_some() {
             for result in &mut results {
                 result.get_or_insert_with(|| "atomic transaction failed".to_owned());
             }
         }
-        relay(
-            &mut messages,
-            &observer.said.into_inner().unwrap_or_default(),
-        );
-        return Ok((results, messages));
+        messenger.relay(&observer.said.into_inner().unwrap_or_default());
+        return Ok(results);
     }
     for (command, result) in request.commands.iter().zip(&mut results) {
         if result.is_some() {
@@ -528,13 +520,10 @@ fn update_refs(
         let mut transaction = Transaction::new();
         transaction.update(update(command));
         if let Err(e) = transaction.commit_observed(&refs, &observer) {
-            messages.push(format!("error: {e}"));
+            messenger.say(format!("error: {e}"));
             *result = Some(reason(&e).to_owned());
         }
     }
-    relay(
-        &mut messages,
-        &observer.said.into_inner().unwrap_or_default(),
-    );
-    Ok((results, messages))
+    messenger.relay(&observer.said.into_inner().unwrap_or_default());
+    Ok(results)
 }
