@@ -15,6 +15,7 @@
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod abbrev;
 pub mod ancestry;
 pub mod bitmap;
 mod chunk_file;

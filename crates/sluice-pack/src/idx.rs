@@ -421,6 +421,33 @@ impl<D: AsRef<[u8]>> PackIndex<D> {
         None
     }
 
+    /// The ids on either side of where `id` sorts among those with its first byte (itself
+    /// excluded if present): the only ones that can share more than its first two hex digits.
+    pub fn neighbours(&self, id: &ObjectId) -> [Option<ObjectId>; 2] {
+        let first = id.first_byte() as usize;
+        let start = if first == 0 {
+            0
+        } else {
+            self.fanout(first - 1)
+        };
+        let end = self.fanout(first);
+        let (mut lo, mut hi) = (start, end);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.id(mid).cmp(id) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                _ => hi = mid,
+            }
+        }
+        let below = (lo > start).then(|| self.id(lo - 1));
+        let after = match lo < end && self.id(lo) == *id {
+            true => lo + 1,
+            false => lo,
+        };
+        let above = (after < end).then(|| self.id(after));
+        [below, above]
+    }
+
     /// The checksum of the pack this index describes.
     pub fn pack_checksum(&self) -> ObjectId {
         let n = self.hash.len_in_bytes();

@@ -309,3 +309,37 @@ fn force_if_includes_refuses_a_lease_never_integrated_as_git_does() {
         compare(&env, &git, &sides, &[lease]);
     }
 }
+
+/// In a repository of over 16,384 objects git abbreviates ids to 8 digits (`core.abbrev`
+/// auto), and to 5 with `core.abbrev=5`: the report's `old..new` is the same as git's.
+#[test]
+fn abbreviations_grow_with_the_repository_as_gits() {
+    let git = crate::util::gits().pop().unwrap();
+    let env = Env::with_git(git.clone());
+    let sides = twins(&env);
+    let mut stream = String::new();
+    for i in 0..16_500 {
+        let data = format!("blob {i}\n");
+        stream.push_str(&format!("blob\ndata {}\n{data}\n", data.len()));
+    }
+    for side in &sides {
+        let work = side.join("work");
+        env.fast_import(&work, stream.as_bytes());
+        env.git(&work, &["push", "-q", "origin", "main"]);
+    }
+    compare(
+        &env,
+        &git,
+        &sides,
+        &[vec!["!commit", "a"], vec!["origin", "main"]],
+    );
+    for side in &sides {
+        env.git(&side.join("work"), &["config", "core.abbrev", "5"]);
+    }
+    compare(
+        &env,
+        &git,
+        &sides,
+        &[vec!["!commit", "b"], vec!["origin", "main"]],
+    );
+}

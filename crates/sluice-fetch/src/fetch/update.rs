@@ -8,6 +8,7 @@ use crate::refspec::Refspec;
 use crate::remote_shallow;
 use crate::RemoteRef;
 use sluice_object::ObjectId;
+use sluice_odb::abbrev::abbreviate;
 use sluice_odb::{ConfigError, ObjectDb, RefError, RefTarget, RepoError, Repository};
 
 /// Why the refs could not be moved.
@@ -300,13 +301,13 @@ pub fn update_refs(
             Outcome::New(new) => ('*', new.summary().to_owned(), String::new(), new.reason()),
             Outcome::FastForward(old) => (
                 ' ',
-                format!("{}..{}", &old.to_string()[..7], &new.to_string()[..7]),
+                format!("{}..{}", abbreviate(repo, old), abbreviate(repo, &new)),
                 String::new(),
                 "fast-forward",
             ),
             Outcome::Forced(old) => (
                 '+',
-                format!("{}...{}", &old.to_string()[..7], &new.to_string()[..7]),
+                format!("{}...{}", abbreviate(repo, old), abbreviate(repo, &new)),
                 "  (forced update)".to_owned(),
                 "forced-update",
             ),

@@ -72,7 +72,10 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
         } => eprintln!("Already on '{name}'"),
         HeadMoved::Branch { name, .. } => eprintln!("Switched to branch '{name}'"),
         HeadMoved::Detached { id, subject } => {
-            eprintln!("HEAD is now at {} {subject}", &id.to_string()[..7])
+            eprintln!(
+                "HEAD is now at {} {subject}",
+                sluice_odb::abbrev::abbreviate(&repo, &id)
+            )
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -409,7 +409,12 @@ fn fetch_one(
         true => ReportFormat::Porcelain,
         false => ReportFormat::Full,
     };
-    print_report(shown, &moved.lines, args.quiet, format)?;
+    let ids = (moved.lines.iter()).flat_map(|report| match report {
+        sluice_fetch::fetch::Report::Line(line) => vec![line.old, line.new],
+        sluice_fetch::fetch::Report::Warning(_) => Vec::new(),
+    });
+    let summary_width = sluice_odb::abbrev::summary_width(&repo, ids);
+    print_report(shown, &moved.lines, args.quiet, format, summary_width)?;
     for error in &moved.in_the_way {
         eprintln!("error: {error}");
     }

@@ -22,6 +22,7 @@ pub(super) fn print_report(
     lines: &[Report],
     quiet: bool,
     format: ReportFormat,
+    summary_width: usize,
 ) -> anyhow::Result<()> {
     let width = lines
         .iter()
@@ -66,7 +67,7 @@ pub(super) fn print_report(
                     eprintln!("From {url}");
                     headed = true;
                 }
-                eprintln!(" {code} {summary:<17} {from:<width$} -> {to}{note}");
+                eprintln!(" {code} {summary:<summary_width$} {from:<width$} -> {to}{note}");
             }
         }
     }

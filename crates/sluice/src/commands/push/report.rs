@@ -9,8 +9,10 @@ use std::io::Write;
 use std::process::ExitCode;
 
 /// The flag, summary and note of one line.
-fn describe(r: &PushedRef) -> (char, String, String) {
-    let short = |id: Option<sluice_object::ObjectId>| id.map(|id| id.to_string()[..7].to_owned());
+fn describe(repo: &Repository, r: &PushedRef) -> (char, String, String) {
+    let short = |id: Option<sluice_object::ObjectId>| {
+        id.map(|id| sluice_odb::abbrev::abbreviate(repo, &id))
+    };
     let rejected = |why: &str| ('!', "[rejected]".to_owned(), format!("({why})"));
     match &r.status {
         RefStatus::UpToDate => ('=', "[up to date]".to_owned(), String::new()),
@@ -81,6 +83,8 @@ pub(super) fn print(
         true => Box::new(std::io::stdout().lock()),
         false => Box::new(std::io::stderr().lock()),
     };
+    let ids = refs.iter().flat_map(|r| [r.old, r.new]).flatten();
+    let width = sluice_odb::abbrev::summary_width(repo, ids);
     let mut headed = false;
     for r in order {
         if args.quiet && !r.status.refused() {
@@ -90,7 +94,7 @@ pub(super) fn print(
             writeln!(out, "To {url}")?;
             headed = true;
         }
-        let (flag, summary, note) = describe(r);
+        let (flag, summary, note) = describe(repo, r);
         let src = r.src.as_deref();
         if args.porcelain {
             let note = match note.is_empty() {
@@ -112,7 +116,7 @@ pub(super) fn print(
                 true => String::new(),
                 false => format!(" {note}"),
             };
-            writeln!(out, " {flag} {summary:<17} {names}{note}")?;
+            writeln!(out, " {flag} {summary:<width$} {names}{note}")?;
         }
     }
     if args.porcelain {
