@@ -413,7 +413,7 @@ fn fetch_one(
         sluice_fetch::fetch::Report::Line(line) => vec![line.old, line.new],
         sluice_fetch::fetch::Report::Warning(_) => Vec::new(),
     });
-    let summary_width = sluice_odb::abbrev::summary_width(&repo, ids);
+    let summary_width = sluice_odb::abbrev::summary_width(repo, ids);
     print_report(shown, &moved.lines, args.quiet, format, summary_width)?;
     for error in &moved.in_the_way {
         eprintln!("error: {error}");
