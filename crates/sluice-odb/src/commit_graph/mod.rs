@@ -8,12 +8,15 @@
 //! chunks, and a trailing checksum of all that precedes it. Chunks, in git's order: `OIDF`
 //! (256 cumulative counts by first byte), `OIDL` (the sorted ids), `CDAT` (per commit: tree,
 //! two parent positions, level and time), `GDA2` (corrected commit date offsets), `GDO2`
-//! (offsets too large for 31 bits), `EDGE` (third and later parents of octopus merges).
+//! (offsets too large for 31 bits), `EDGE` (third and later parents of octopus merges), `BASE`
+//! (in a layer of a split graph: the graphs below it, bottom first; see `split`).
 
 mod read;
+mod split;
 mod write;
 
 pub use read::GraphReader;
+pub use split::{write_split, SplitOptions, SplitStrategy};
 pub use write::{
     commits_newest_first, write_reachable, CommitGraphError, ReachableCommit, Written,
 };
@@ -25,6 +28,7 @@ pub(crate) const COMMIT_DATA: [u8; 4] = *b"CDAT";
 pub(crate) const GENERATION_DATA: [u8; 4] = *b"GDA2";
 pub(crate) const GENERATION_OVERFLOW: [u8; 4] = *b"GDO2";
 pub(crate) const EXTRA_EDGES: [u8; 4] = *b"EDGE";
+pub(crate) const BASE_GRAPHS: [u8; 4] = *b"BASE";
 
 /// A parent position meaning "no parent".
 pub(crate) const NO_PARENT: u32 = 0x7000_0000;

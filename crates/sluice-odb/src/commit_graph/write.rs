@@ -49,10 +49,10 @@ pub struct Written {
 }
 
 /// One commit, as the graph records it.
-struct Node {
-    tree: ObjectId,
-    parents: Vec<ObjectId>,
-    time: u64,
+pub(super) struct Node {
+    pub(super) tree: ObjectId,
+    pub(super) parents: Vec<ObjectId>,
+    pub(super) time: u64,
 }
 
 /// Writes `objects/info/commit-graph` for every commit the refs reach.
@@ -72,7 +72,15 @@ pub fn write_reachable(
         .map(|node| node.parents.iter().map(|p| position[p]).collect())
         .collect();
     let (levels, corrected) = generations(&ordered, &parents);
-    let bytes = encode(repo.hash(), &ids, &ordered, &parents, &levels, &corrected);
+    let bytes = encode(
+        repo.hash(),
+        &ids,
+        &ordered,
+        &parents,
+        &levels,
+        &corrected,
+        &[],
+    );
     let path = repo.objects().dir().join("info").join("commit-graph");
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|source| LockError::Io {
@@ -80,14 +88,21 @@ pub fn write_reachable(
             source,
         })?;
     }
-    crate::lockfile::write_locked(&path, &bytes, false)?;
-    // git leaves the graph read-only.
-    use std::os::unix::fs::PermissionsExt;
-    let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444));
+    write_graph_file(&path, &bytes)?;
+    // A whole graph replaces a split one, as git's write does.
+    super::split::remove_layers(&repo.objects().dir().join("info"), &[])?;
     Ok(Written {
         commits: ids.len(),
         path,
     })
+}
+
+/// Writes a graph file through a lock, read-only as git leaves it.
+pub(super) fn write_graph_file(path: &std::path::Path, bytes: &[u8]) -> Result<(), LockError> {
+    crate::lockfile::write_locked(path, bytes, false)?;
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o444));
+    Ok(())
 }
 
 /// A commit the refs reach, with what a walk of history needs of it.
@@ -119,7 +134,7 @@ pub fn commits_newest_first(repo: &Repository) -> Result<Vec<ReachableCommit>, C
 }
 
 /// The commits the refs name, tags peeled (refs to trees or blobs count for nothing).
-fn commit_tips(repo: &Repository) -> Result<Vec<ObjectId>, CommitGraphError> {
+pub(super) fn commit_tips(repo: &Repository) -> Result<Vec<ObjectId>, CommitGraphError> {
     let mut tips = Vec::new();
     for (_, mut id) in repo.refs().list()? {
         for _ in 0..64 {
@@ -144,7 +159,7 @@ fn commit_tips(repo: &Repository) -> Result<Vec<ObjectId>, CommitGraphError> {
 /// parents are known only once it is read), so the commits stored whole in packs are first
 /// read on every core, whether reachable or not: inflating them was most of the work. The
 /// walk then takes them from there, and reads the others (loose, or stored as deltas) itself.
-fn read_commits(
+pub(super) fn read_commits(
     repo: &Repository,
     tips: Vec<ObjectId>,
     progress: &dyn Progress,
@@ -198,7 +213,7 @@ fn leading_commits(pack: &crate::Pack) -> Result<Vec<usize>, CommitGraphError> {
     Ok(found)
 }
 
-fn node_of(hash: HashKind, id: ObjectId, data: &[u8]) -> Result<Node, CommitGraphError> {
+pub(super) fn node_of(hash: HashKind, id: ObjectId, data: &[u8]) -> Result<Node, CommitGraphError> {
     let commit =
         parse_commit(hash, data).map_err(|source| CommitGraphError::Malformed { id, source })?;
     Ok(Node {
@@ -256,7 +271,7 @@ fn read_packed_commits(objects: &crate::ObjectDb) -> Result<IdMap<Node>, CommitG
 /// Each commit's topological level (1 for a root, else one more than its highest parent, at
 /// most `LEVEL_MAX`) and corrected commit date ([`corrected_date`]), computed parents first
 /// without recursion.
-fn generations(nodes: &[&Node], parents: &[Vec<u32>]) -> (Vec<u32>, Vec<u64>) {
+pub(super) fn generations(nodes: &[&Node], parents: &[Vec<u32>]) -> (Vec<u32>, Vec<u64>) {
     let n = nodes.len();
     let (mut level, mut corrected) = (vec![0u32; n], vec![0u64; n]);
     let mut stack = Vec::new();
@@ -304,14 +319,16 @@ fn corrected_date(time: u64, parents: &[u32], corrected: &[u64]) -> u64 {
     latest + 1
 }
 
-/// The file's bytes, checksum included.
-fn encode(
+/// The file's bytes, checksum included: a layer over the graphs `bases` (bottom first) when
+/// there are any, whose commits' positions `parents` counts after theirs.
+pub(super) fn encode(
     hash: HashKind,
     ids: &[ObjectId],
     nodes: &[&Node],
     parents: &[Vec<u32>],
     levels: &[u32],
     corrected: &[u64],
+    bases: &[ObjectId],
 ) -> Vec<u8> {
     let fanout = crate::chunk_file::fanout(ids);
     let lookup: Vec<u8> = ids.iter().flat_map(|id| id.as_bytes().to_vec()).collect();
@@ -366,15 +383,16 @@ fn encode(
     let hash_version = match hash {
         HashKind::Sha1 => 1u8,
     };
+    if !bases.is_empty() {
+        let listed = bases.iter().flat_map(|b| b.as_bytes().to_vec()).collect();
+        chunks.push((BASE_GRAPHS, listed));
+    }
+    let base_count = bases.len() as u8;
+    let header = *b"CGPH";
     let header = [
-        b'C',
-        b'G',
-        b'P',
-        b'H',
-        1,
-        hash_version,
-        chunks.len() as u8,
-        0,
-    ];
+        header.as_slice(),
+        &[1, hash_version, chunks.len() as u8, base_count],
+    ]
+    .concat();
     crate::chunk_file::write_chunked(&header, &chunks, hash)
 }

@@ -1,9 +1,11 @@
-//! `sluice commit-graph write --reachable`: the commit-graph of every commit the refs reach.
+//! `sluice commit-graph write --reachable [--split[=<strategy>]]`: the commit-graph of every
+//! commit the refs reach, whole or as a new layer of a split graph.
 
 use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail};
 use clap::{Args, Subcommand};
+use sluice_odb::commit_graph::{SplitOptions, SplitStrategy};
 use std::process::ExitCode;
 
 /// `git commit-graph`'s arguments.
@@ -26,6 +28,17 @@ enum Action {
         /// Show no progress.
         #[arg(long)]
         no_progress: bool,
+        /// Write a layer of a split graph (`no-merge`: never merge layers; `replace`: one
+        /// layer of everything).
+        #[arg(long, value_name = "strategy", num_args = 0..=1, require_equals = true)]
+        #[arg(default_missing_value = "")]
+        split: Option<String>,
+        /// Merge a layer while it holds at most this many times the new commits (2).
+        #[arg(long, value_name = "n", default_value_t = 2)]
+        size_multiple: usize,
+        /// Merge the layer below when the new one would hold more commits than this.
+        #[arg(long, value_name = "n")]
+        max_commits: Option<usize>,
     },
 }
 
@@ -38,11 +51,29 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
         reachable,
         progress,
         no_progress,
+        split,
+        size_multiple,
+        max_commits,
     } = args.action;
     if !reachable {
         bail!("commit-graph write: only --reachable is supported");
     }
     let shown = TerminalProgress::new(crate::progress::enabled(!no_progress, progress));
-    sluice_odb::commit_graph::write_reachable(&repo, &shown)?;
+    let Some(strategy) = split else {
+        sluice_odb::commit_graph::write_reachable(&repo, &shown)?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    let strategy = match strategy.as_str() {
+        "" => SplitStrategy::Merge,
+        "no-merge" => SplitStrategy::NoMerge,
+        "replace" => SplitStrategy::Replace,
+        other => bail!("unrecognized --split argument, {other}"),
+    };
+    let options = SplitOptions {
+        strategy,
+        size_multiple: size_multiple.max(1),
+        max_commits,
+    };
+    sluice_odb::commit_graph::write_split(&repo, &options, &shown)?;
     Ok(ExitCode::SUCCESS)
 }
