@@ -100,17 +100,35 @@ fn commit_graph_is_written_as_git_writes_it() {
 /// `merge-base --is-ancestor`, for every pair of commits.
 #[test]
 fn the_graph_is_read_as_git_wrote_it() {
-    let env = Env::new();
-    let repo = history(&env);
-    env.git(
-        &repo,
-        &["commit-graph", "write", "--reachable", "--no-progress"],
-    );
+    for split in [false, true] {
+        let env = Env::new();
+        let repo = history(&env);
+        let write = ["commit-graph", "write", "--reachable", "--no-progress"];
+        env.git(&repo, &write);
+        if split {
+            // Three layers: the whole graph at the bottom, then two of a few commits each.
+            for step in 0..2 {
+                for i in 0..2 {
+                    let date = format!("{} +0000", 1_200_000_000 + step * 10 + i);
+                    commit(&env, &repo, &format!("layer {step} {i}"), &date, &[]);
+                }
+                env.git(&repo, &[&write[..], &["--split=no-merge"]].concat());
+            }
+            let chain = repo.join(".git/objects/info/commit-graphs/commit-graph-chain");
+            assert_eq!(std::fs::read_to_string(chain).unwrap().lines().count(), 3);
+        }
+        check_reading(&env, &repo);
+    }
+}
+
+/// Every commit's parents read from the graph are what git lists, and ancestry answered from
+/// it is git's `merge-base --is-ancestor`, for every pair of commits.
+fn check_reading(env: &Env, repo: &Path) {
     let git_dir = repo.join(".git");
     let hash = sluice_object::HashKind::Sha1;
     let graph = sluice_odb::commit_graph::GraphReader::open(&git_dir.join("objects"), hash)
         .expect("a usable graph");
-    let listed = String::from_utf8(env.git(&repo, &["rev-list", "--parents", "--all"])).unwrap();
+    let listed = String::from_utf8(env.git(repo, &["rev-list", "--parents", "--all"])).unwrap();
     let parse = |hex: &str| sluice_object::ObjectId::from_hex(hash, hex.as_bytes()).unwrap();
     let mut commits = Vec::new();
     for line in listed.lines() {
@@ -123,20 +141,13 @@ fn the_graph_is_read_as_git_wrote_it() {
         assert_eq!(parents, ids.collect::<Vec<_>>());
         commits.push(commit);
     }
-    let repository = sluice_odb::Repository::discover(&repo).unwrap();
+    let repository = sluice_odb::Repository::discover(repo).unwrap();
     for old in &commits {
         for new in &commits {
             let ours = sluice_odb::ancestry::is_ancestor(repository.objects(), old, new);
+            let (old, new) = (old.to_string(), new.to_string());
             let theirs = env
-                .git_command(
-                    &repo,
-                    &[
-                        "merge-base",
-                        "--is-ancestor",
-                        &old.to_string(),
-                        &new.to_string(),
-                    ],
-                )
+                .git_command(repo, &["merge-base", "--is-ancestor", &old, &new])
                 .status()
                 .unwrap()
                 .success();

@@ -1,15 +1,22 @@
-//! Reading the commit-graph file: a commit's position, parents and generation without
-//! inflating it. Every offset is checked against the file, and a file that does not hold
-//! together (wrong signature, hash, chunk table or sizes) is not used: walks then read the
-//! commits themselves, as they do without one.
+//! Reading the commit-graph: a commit's position, parents and generation without inflating
+//! it, from the whole file or from a split chain's layers (positions then count through the
+//! layers, bottom first, as their parents do). Every offset is checked against its file, and a
+//! graph that does not hold together (wrong signature, hash, chunk table or sizes, a layer
+//! missing) is not used: walks then read the commits themselves, as they do without one.
 
 use super::*;
 use crate::mmap::{map, Mapped};
 use sluice_object::{HashKind, ObjectId};
 use std::path::Path;
 
-/// An opened commit-graph.
+/// An opened commit-graph: one file, or the layers of a split one.
 pub struct GraphReader {
+    files: Vec<GraphFile>,
+}
+
+/// One graph file; its positions start at `base` (the commits of the layers below).
+struct GraphFile {
+    base: usize,
     data: Mapped,
     hash: HashKind,
     count: usize,
@@ -24,20 +31,81 @@ pub struct GraphReader {
 impl std::fmt::Debug for GraphReader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GraphReader")
-            .field("commits", &self.count)
+            .field("commits", &self.len())
+            .field("layers", &self.files.len())
             .finish()
     }
 }
 
 impl GraphReader {
-    /// The graph of the object directory `objects`, if it has a usable one.
+    /// The graph of the object directory `objects`, if it has a usable one: the split chain
+    /// (`info/commit-graphs/commit-graph-chain`) if there is one, else `info/commit-graph`.
     pub fn open(objects: &Path, hash: HashKind) -> Option<GraphReader> {
-        let file = std::fs::File::open(objects.join("info").join("commit-graph")).ok()?;
-        let data = map(&file).ok()?;
-        GraphReader::parse(data, hash)
+        let info = objects.join("info");
+        let dir = info.join("commit-graphs");
+        let paths: Vec<std::path::PathBuf> =
+            match std::fs::read_to_string(dir.join("commit-graph-chain")) {
+                Ok(chain) => (chain.lines())
+                    .map(|line| dir.join(format!("graph-{}.graph", line.trim())))
+                    .collect(),
+                Err(_) => vec![info.join("commit-graph")],
+            };
+        let mut files: Vec<GraphFile> = Vec::with_capacity(paths.len());
+        for (layer, path) in paths.iter().enumerate() {
+            let data = map(&std::fs::File::open(path).ok()?).ok()?;
+            let base = files.last().map_or(0, |f| f.base + f.count);
+            files.push(GraphFile::parse(data, hash, base, layer)?);
+        }
+        (!files.is_empty()).then_some(GraphReader { files })
     }
 
-    fn parse(data: Mapped, hash: HashKind) -> Option<GraphReader> {
+    /// The number of commits.
+    pub fn len(&self) -> usize {
+        self.files.last().map_or(0, |f| f.base + f.count)
+    }
+
+    /// Whether the graph holds no commit.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The commit at `position`.
+    pub fn id(&self, position: u32) -> Option<ObjectId> {
+        let (file, local) = self.file_of(position)?;
+        file.id(local)
+    }
+
+    /// Where `id` is, if the graph has it.
+    pub fn position(&self, id: &ObjectId) -> Option<u32> {
+        (self.files.iter()).find_map(|f| f.position(id).map(|p| (f.base + p as usize) as u32))
+    }
+
+    /// The parents of the commit at `position`, as positions; `None` if the graph is broken
+    /// there.
+    pub fn parents(&self, position: u32) -> Option<Vec<u32>> {
+        let (file, local) = self.file_of(position)?;
+        file.parents(local)
+    }
+
+    /// The commit's generation: its corrected commit date where the graph has them, else its
+    /// topological level. A commit that reaches another has a higher one.
+    pub fn generation(&self, position: u32) -> Option<u64> {
+        let (file, local) = self.file_of(position)?;
+        file.generation(local)
+    }
+
+    /// The layer holding `position`, and the position within it.
+    fn file_of(&self, position: u32) -> Option<(&GraphFile, u32)> {
+        let position = position as usize;
+        let file =
+            (self.files.iter()).find(|f| position >= f.base && position < f.base + f.count)?;
+        Some((file, (position - file.base) as u32))
+    }
+}
+
+impl GraphFile {
+    /// Layer number `layer` of a chain (0 for a whole graph), whose positions start at `base`.
+    fn parse(data: Mapped, hash: HashKind, base: usize, layer: usize) -> Option<GraphFile> {
         let bytes = data.as_ref();
         let id_len = hash.len_in_bytes();
         let hash_version = match hash {
@@ -46,8 +114,8 @@ impl GraphReader {
         if bytes.len() < 8 + 12 + id_len || &bytes[..4] != b"CGPH" || bytes[4] != 1 {
             return None;
         }
-        // Base graphs (a split chain) are not read here.
-        if bytes[5] != hash_version || bytes[7] != 0 {
+        // A layer names as many graphs below it as the chain lists.
+        if bytes[5] != hash_version || usize::from(bytes[7]) != layer {
             return None;
         }
         let table = crate::chunk_file::read_table(bytes, 8, usize::from(bytes[6]), hash)?;
@@ -67,7 +135,8 @@ impl GraphReader {
             Some(_) => return None,
             None => None,
         };
-        Some(GraphReader {
+        Some(GraphFile {
+            base,
             data,
             hash,
             count,
@@ -84,25 +153,14 @@ impl GraphReader {
         self.data.as_ref()
     }
 
-    /// The number of commits.
-    pub fn len(&self) -> usize {
-        self.count
-    }
-
-    /// Whether the graph holds no commit.
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
-    /// The commit at `position`.
-    pub fn id(&self, position: u32) -> Option<ObjectId> {
+    fn id(&self, position: u32) -> Option<ObjectId> {
         let len = self.hash.len_in_bytes();
         let at = self.lookup + position as usize * len;
         ObjectId::from_bytes(self.hash, self.bytes().get(at..at + len)?).ok()
     }
 
-    /// Where `id` is, if the graph has it.
-    pub fn position(&self, id: &ObjectId) -> Option<u32> {
+    /// Where `id` is in this file, if it has it.
+    fn position(&self, id: &ObjectId) -> Option<u32> {
         let first = usize::from(id.as_bytes()[0]);
         let lo = match first {
             0 => 0,
@@ -123,9 +181,8 @@ impl GraphReader {
         None
     }
 
-    /// The parents of the commit at `position`, as positions; `None` if the file is broken
-    /// there.
-    pub fn parents(&self, position: u32) -> Option<Vec<u32>> {
+    /// The parents of the commit at local `position`, as positions in the whole chain.
+    fn parents(&self, position: u32) -> Option<Vec<u32>> {
         let at = self.commit_record(position)? + self.hash.len_in_bytes();
         let (first, second) = (be32(self.bytes(), at)?, be32(self.bytes(), at + 4)?);
         let mut parents = Vec::new();
@@ -154,9 +211,7 @@ impl GraphReader {
         Some(parents)
     }
 
-    /// The commit's generation: its corrected commit date where the graph has them, else its
-    /// topological level. A commit that reaches another has a higher one.
-    pub fn generation(&self, position: u32) -> Option<u64> {
+    fn generation(&self, position: u32) -> Option<u64> {
         let at = self.commit_record(position)? + self.hash.len_in_bytes() + 8;
         let high = be32(self.bytes(), at)?;
         let Some(generation) = self.generation else {
@@ -182,8 +237,9 @@ impl GraphReader {
             .then(|| self.commit_data + position as usize * (self.hash.len_in_bytes() + 16))
     }
 
+    /// A parent's position, if it is in this file or a layer below.
     fn checked(&self, position: u32) -> Option<u32> {
-        ((position as usize) < self.count).then_some(position)
+        ((position as usize) < self.base + self.count).then_some(position)
     }
 }
 
