@@ -227,3 +227,52 @@ fn split_graphs_are_written_as_git_writes_them() {
         }
     }
 }
+
+/// A walk that takes commits from the graph (whole or split) counts the objects git counts.
+#[test]
+fn walks_through_the_graph_count_what_git_counts() {
+    let env = Env::new();
+    let repo = history(&env);
+    let expected = |env: &Env| {
+        let listed = env.git(&repo, &["rev-list", "--objects", "--all"]);
+        let mut ids: Vec<String> = String::from_utf8(listed)
+            .unwrap()
+            .lines()
+            .map(|l| l[..40].to_owned())
+            .collect();
+        ids.sort();
+        ids
+    };
+    for split in [false, true] {
+        let mut write = vec!["commit-graph", "write", "--reachable", "--no-progress"];
+        if split {
+            commit(&env, &repo, "on top", "1300000000 +0000", &[]);
+            write.push("--split=no-merge");
+        }
+        env.git(&repo, &write);
+        let out = env.sluice(&repo, &["pack-objects", "--all", "--stdout", "-q"], b"");
+        assert!(out.status.success(), "{}", stderr(&out));
+        let pack = env.path().join(format!("walked-{split}.pack"));
+        std::fs::write(&pack, &out.stdout).unwrap();
+        let idx = pack.with_extension("idx");
+        env.git(
+            &repo,
+            &[
+                "index-pack",
+                "-o",
+                idx.to_str().unwrap(),
+                pack.to_str().unwrap(),
+            ],
+        );
+        let shown = env.git(&repo, &["verify-pack", "-v", idx.to_str().unwrap()]);
+        let mut ids: Vec<String> = String::from_utf8(shown)
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.split(' ').next())
+            .filter(|w| w.len() == 40)
+            .map(str::to_owned)
+            .collect();
+        ids.sort();
+        assert_eq!(ids, expected(&env), "split: {split}");
+    }
+}

@@ -15,7 +15,7 @@ mod read;
 mod split;
 mod write;
 
-pub use read::GraphReader;
+pub use read::{GraphCommit, GraphReader};
 pub use split::{write_split, SplitOptions, SplitStrategy};
 pub use write::{
     commits_newest_first, write_reachable, CommitGraphError, ReachableCommit, Written,

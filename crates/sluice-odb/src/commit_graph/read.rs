@@ -14,6 +14,17 @@ pub struct GraphReader {
     files: Vec<GraphFile>,
 }
 
+/// A commit as the graph records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GraphCommit {
+    /// Its tree.
+    pub tree: ObjectId,
+    /// Its parents, in order.
+    pub parents: Vec<ObjectId>,
+    /// Its committer time (seconds since the epoch).
+    pub time: i64,
+}
+
 /// One graph file; its positions start at `base` (the commits of the layers below).
 struct GraphFile {
     base: usize,
@@ -92,6 +103,26 @@ impl GraphReader {
     pub fn generation(&self, position: u32) -> Option<u64> {
         let (file, local) = self.file_of(position)?;
         file.generation(local)
+    }
+
+    /// What the graph records of commit `id`: its tree, parents and commit time; `None` if
+    /// the graph does not have it (or is broken there).
+    pub fn commit(&self, id: &ObjectId) -> Option<GraphCommit> {
+        let position = self.position(id)?;
+        let (file, local) = self.file_of(position)?;
+        let at = file.commit_record(local)?;
+        let len = file.hash.len_in_bytes();
+        let tree = ObjectId::from_bytes(file.hash, file.bytes().get(at..at + len)?).ok()?;
+        let high = be32(file.bytes(), at + len + 8)?;
+        let time = (i64::from(high & 3) << 32) | i64::from(be32(file.bytes(), at + len + 12)?);
+        let parents = (file.parents(local)?.into_iter())
+            .map(|p| self.id(p))
+            .collect::<Option<Vec<_>>>()?;
+        Some(GraphCommit {
+            tree,
+            parents,
+            time,
+        })
     }
 
     /// The layer holding `position`, and the position within it.

@@ -16,6 +16,9 @@ use sluice_object::tree_diff::for_each_changed;
 use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
 use std::collections::BinaryHeap;
 
+mod filter;
+pub use filter::ObjectFilter;
+
 /// Why objects could not be enumerated.
 #[derive(Debug, thiserror::Error)]
 pub enum WalkError {
@@ -48,58 +51,6 @@ pub enum WalkError {
         /// What is wrong.
         source: ParseError,
     },
-}
-
-/// Which objects a partial clone leaves out (`--filter`, `gitrevisions`' object filters).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ObjectFilter {
-    /// Everything.
-    #[default]
-    None,
-    /// `blob:none`: no blobs.
-    BlobNone,
-    /// `blob:limit=<n>`: blobs of at most n bytes.
-    BlobLimit(u64),
-    /// `tree:<depth>`: no trees or blobs at depth `depth` or more below a commit's root tree
-    /// (the root tree is at depth 0).
-    TreeDepth(u64),
-    /// `object:type=<type>`: only objects of that type (and the wanted objects themselves).
-    ObjectType(ObjectKind),
-}
-
-impl ObjectFilter {
-    /// Parses a filter spec as `git rev-list --filter` takes it.
-    pub fn parse(spec: &str) -> Option<ObjectFilter> {
-        if spec == "blob:none" {
-            return Some(ObjectFilter::BlobNone);
-        }
-        if let Some(limit) = spec.strip_prefix("blob:limit=") {
-            return crate::config::parse_int(limit)
-                .and_then(|n| u64::try_from(n).ok())
-                .map(ObjectFilter::BlobLimit);
-        }
-        if let Some(depth) = spec.strip_prefix("tree:") {
-            return depth.parse().ok().map(ObjectFilter::TreeDepth);
-        }
-        if let Some(kind) = spec.strip_prefix("object:type=") {
-            return ObjectKind::from_name(kind.as_bytes()).map(ObjectFilter::ObjectType);
-        }
-        None
-    }
-}
-
-/// The spec as git writes it back (in `remote.<name>.partialclonefilter`, on the wire): the
-/// size in bytes, so `blob:limit=1k` is `blob:limit=1024`. No filter is the empty string.
-impl std::fmt::Display for ObjectFilter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ObjectFilter::None => Ok(()),
-            ObjectFilter::BlobNone => f.write_str("blob:none"),
-            ObjectFilter::BlobLimit(limit) => write!(f, "blob:limit={limit}"),
-            ObjectFilter::TreeDepth(depth) => write!(f, "tree:{depth}"),
-            ObjectFilter::ObjectType(kind) => write!(f, "object:type={kind}"),
-        }
-    }
 }
 
 /// What to walk.
@@ -279,6 +230,8 @@ struct Walker<'a> {
     seen: IdSet,
     /// Trees lately read, which the next commits compare with.
     tree_cache: IdMap<std::rc::Rc<Vec<u8>>>,
+    /// The commit-graph, when the repository has a usable one.
+    graph: Option<crate::commit_graph::GraphReader>,
     progress: &'a dyn Progress,
 }
 
@@ -471,6 +424,7 @@ impl<'a> Walker<'a> {
             commits: IdMap::default(),
             seen: IdSet::default(),
             tree_cache: IdMap::default(),
+            graph: crate::commit_graph::GraphReader::open(odb.dir(), odb.hash()),
             progress,
         }
     }
@@ -482,6 +436,22 @@ impl<'a> Walker<'a> {
     }
 
     fn load_commit(&mut self, id: &ObjectId) -> Result<&mut CommitNode, WalkError> {
+        // The commit-graph answers without inflating the commit.
+        let known = (!self.commits.contains_key(id))
+            .then(|| self.graph.as_ref().and_then(|g| g.commit(id)))
+            .flatten();
+        if let Some(c) = known {
+            let (tree, parents, time, flags) = (c.tree, c.parents, c.time, 0);
+            self.commits.insert(
+                *id,
+                CommitNode {
+                    tree,
+                    parents,
+                    time,
+                    flags,
+                },
+            );
+        }
         if !self.commits.contains_key(id) {
             let (kind, data) = self.read(id, "commit")?;
             if kind != ObjectKind::Commit {
