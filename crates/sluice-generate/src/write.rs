@@ -276,28 +276,7 @@ fn write<'a, W: Write>(
         .enumerate()
         .map(|(i, p)| (p.id, i as u32))
         .collect();
-    match &options.full_search {
-        Some(limits) => {
-            let made = full_search(odb, walked, &plan, &index, limits, options, progress)?;
-            for (id, made) in made {
-                let planned = &mut plan[index[&id] as usize];
-                match made {
-                    Made::Delta(delta) => planned.delta = Some(delta),
-                    Made::Whole {
-                        kind,
-                        size,
-                        compressed,
-                    } => planned.whole = Some((kind, size, compressed)),
-                }
-            }
-        }
-        None => {
-            let candidates = delta_candidates(odb, walked, &plan, copied, &index, options)?;
-            for (id, delta) in search_deltas(odb, &candidates, options.compression, progress) {
-                plan[index[&id] as usize].delta = Some(delta);
-            }
-        }
-    }
+    search(odb, walked, &mut plan, &index, copied, options, progress)?;
     let mut job = Job {
         odb,
         plan,
@@ -345,6 +324,42 @@ fn write<'a, W: Write>(
         checksum,
         entries: Entries::Planned(job.plan),
     })
+}
+
+/// Finds deltas for the plan: every tree and blob anew with a full search, else the objects
+/// that cannot go as stored (and a thin pack's candidates); records them in `plan`.
+fn search(
+    odb: &ObjectDb,
+    walked: &Walked,
+    plan: &mut [Planned],
+    index: &IdMap<u32>,
+    copied: u32,
+    options: &PackOptions,
+    progress: &dyn Progress,
+) -> Result<(), GenerateError> {
+    match &options.full_search {
+        Some(limits) => {
+            let made = full_search(odb, walked, plan, index, limits, options, progress)?;
+            for (id, made) in made {
+                let planned = &mut plan[index[&id] as usize];
+                match made {
+                    Made::Delta(delta) => planned.delta = Some(delta),
+                    Made::Whole {
+                        kind,
+                        size,
+                        compressed,
+                    } => planned.whole = Some((kind, size, compressed)),
+                }
+            }
+        }
+        None => {
+            let candidates = delta_candidates(odb, walked, plan, copied, index, options)?;
+            for (id, delta) in search_deltas(odb, &candidates, options.compression, progress) {
+                plan[index[&id] as usize].delta = Some(delta);
+            }
+        }
+    }
+    Ok(())
 }
 
 enum Placed {

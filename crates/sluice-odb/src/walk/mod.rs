@@ -260,40 +260,11 @@ pub fn traverse_objects(
 ) -> Result<Walked, WalkError> {
     let mut walker = Walker::new(odb, progress);
     let mut out = Walked::default();
-    let mut tags = Vec::new();
-    let mut pending_objects = Vec::new();
-    let mut want_commits = Vec::new();
-    let mut tag_seen = IdSet::default();
-    for want in request.wants {
-        // Peel tags, listing each tag object once.
-        let mut id = *want;
-        loop {
-            let (kind, data) = walker.read(&id, "object")?;
-            match kind {
-                ObjectKind::Tag => {
-                    if tag_seen.insert(id) {
-                        tags.push(WalkedObject {
-                            id,
-                            kind,
-                            name_hash: 0,
-                            previous: None,
-                        });
-                    }
-                    let tag = parse_tag(odb.hash(), &data)
-                        .map_err(|source| WalkError::Malformed { id, source })?;
-                    id = tag.object;
-                }
-                ObjectKind::Commit => {
-                    want_commits.push(id);
-                    break;
-                }
-                kind => {
-                    pending_objects.push((id, kind));
-                    break;
-                }
-            }
-        }
-    }
+    let Wants {
+        tags,
+        commits: want_commits,
+        others: pending_objects,
+    } = walker.peel_wants(request.wants)?;
     let mut have_commits = Vec::new();
     for have in request.haves {
         let mut id = *have;
@@ -409,6 +380,14 @@ pub fn traverse_objects(
     Ok(out)
 }
 
+/// The wants, tags peeled: the tag objects (each once), the commits, and the trees and blobs
+/// named directly.
+struct Wants {
+    tags: Vec<WalkedObject>,
+    commits: Vec<ObjectId>,
+    others: Vec<(ObjectId, ObjectKind)>,
+}
+
 /// Orders the walk queue: newest commit first, then first queued first.
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
 struct Queued {
@@ -433,6 +412,41 @@ impl<'a> Walker<'a> {
         self.odb
             .read(id)?
             .ok_or(WalkError::Missing { kind, id: *id })
+    }
+
+    /// Peels each want's tags, listing each tag object once.
+    fn peel_wants(&self, wants: &[ObjectId]) -> Result<Wants, WalkError> {
+        let mut peeled = Wants {
+            tags: Vec::new(),
+            commits: Vec::new(),
+            others: Vec::new(),
+        };
+        let mut tag_seen = IdSet::default();
+        for want in wants {
+            let mut id = *want;
+            loop {
+                let (kind, data) = self.read(&id, "object")?;
+                match kind {
+                    ObjectKind::Tag => {
+                        if tag_seen.insert(id) {
+                            let (name_hash, previous) = (0, None);
+                            peeled.tags.push(WalkedObject {
+                                id,
+                                kind,
+                                name_hash,
+                                previous,
+                            });
+                        }
+                        let tag = parse_tag(self.odb.hash(), &data)
+                            .map_err(|source| WalkError::Malformed { id, source })?;
+                        id = tag.object;
+                    }
+                    ObjectKind::Commit => break peeled.commits.push(id),
+                    kind => break peeled.others.push((id, kind)),
+                }
+            }
+        }
+        Ok(peeled)
     }
 
     fn load_commit(&mut self, id: &ObjectId) -> Result<&mut CommitNode, WalkError> {
