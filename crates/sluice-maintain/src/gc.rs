@@ -226,10 +226,13 @@ fn needs_gc(repo: &Repository) -> Result<bool, GcError> {
         return Ok(true);
     }
     let pack_limit = config.get_int("gc.autopacklimit")?.unwrap_or(50);
+    // As git counts them: a pack kept by a `.keep` file is not one gc would repack.
     let packs = std::fs::read_dir(objects.join("pack"))
         .map(|entries| {
             (entries.flatten())
-                .filter(|e| e.path().extension().is_some_and(|x| x == "pack"))
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "pack"))
+                .filter(|p| !p.with_extension("keep").exists())
                 .count()
         })
         .unwrap_or(0) as i64;

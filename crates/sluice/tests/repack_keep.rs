@@ -119,3 +119,25 @@ fn keep_unreachable_keeps_them_in_the_new_pack_as_git_does() {
         env.git(ours, &["fsck", "--strict"]);
     }
 }
+
+/// `gc --auto` counts packs as git's does: those kept by `.keep` are not counted against
+/// `gc.autoPackLimit`.
+#[test]
+fn gc_auto_leaves_kept_packs_out_of_its_count_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let (repos, _) = twins(&env, true);
+        for repo in &repos {
+            env.git(repo, &["config", "gc.autoPackLimit", "2"]);
+        }
+        env.git(&repos[0], &["gc", "--auto", "-q"]);
+        let out = env.sluice(&repos[1], &["gc", "--auto", "-q"], b"");
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(packs(&repos[1]), packs(&repos[0]));
+        assert_eq!(
+            packs(&repos[1]).len(),
+            3,
+            "two unkept packs are within the limit"
+        );
+    }
+}
