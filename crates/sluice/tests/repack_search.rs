@@ -179,3 +179,42 @@ fn gc_aggressive_keeps_every_object_in_a_smaller_pack() {
     let after = pack_size(&ours);
     assert!(after * 2 < before, "{after} of {before} bytes");
 }
+
+/// A full-search repack, or a cruft repack, killed at any moment leaves a repository git
+/// finds complete, with its refs as they were; a repack run to its end afterwards succeeds.
+#[test]
+fn a_killed_full_search_or_cruft_repack_loses_nothing() {
+    let env = Env::new();
+    evolving_work(&env, 60);
+    for (i, delay_ms) in [0u64, 10, 30, 60, 120, 240].into_iter().enumerate() {
+        let bare = undeltified_copy(&env, &format!("killed-{delay_ms}.git"));
+        env.git(&bare, &["update-ref", "refs/heads/side", "HEAD~5"]);
+        env.git(&bare, &["update-ref", "-d", "refs/heads/side"]);
+        let before = env.git(&bare, &["for-each-ref"]);
+        let args: &[&str] = match i % 2 {
+            0 => &["repack", "-a", "-d", "-f"],
+            _ => &["repack", "--cruft", "-d"],
+        };
+        let mut child = env.sluice_command(&bare, args).spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        let fsck = env
+            .git_command(&bare, &["fsck", "--strict"])
+            .output()
+            .unwrap();
+        assert!(
+            fsck.status.success(),
+            "{args:?} killed after {delay_ms} ms: {}",
+            stderr(&fsck)
+        );
+        assert_eq!(env.git(&bare, &["for-each-ref"]), before);
+        let out = env.sluice(&bare, args, b"");
+        assert!(
+            out.status.success(),
+            "{args:?} after {delay_ms} ms: {}",
+            stderr(&out)
+        );
+        env.git(&bare, &["fsck", "--strict"]);
+    }
+}
