@@ -9,6 +9,7 @@
 mod cruft;
 mod delta_search;
 mod geometric;
+mod incremental;
 mod kept;
 pub mod pack_objects;
 mod repack;
@@ -17,6 +18,7 @@ mod window_search;
 mod write;
 
 pub use geometric::{repack_geometric, GeometricOptions, Rolled};
+pub use incremental::repack_loose;
 pub use repack::{
     repack_all, repack_all_with, CruftOptions, RepackError, RepackOptions, RECENT_PACK,
 };

@@ -141,3 +141,52 @@ fn gc_auto_leaves_kept_packs_out_of_its_count_as_git_does() {
         );
     }
 }
+
+/// Plain `repack -d` (no `-a`): the loose objects refs, reflogs and the index reach go into a
+/// new pack, the old packs stay, what nothing reaches stays loose; then "Nothing new to
+/// pack." Twinned with git's.
+#[test]
+fn plain_repack_packs_the_loose_reachable_objects_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let (repos, _) = twins(&env, false);
+        for repo in &repos {
+            std::fs::write(repo.join("new"), "new\n").unwrap();
+            env.git(repo, &["add", "new"]);
+            env.git(repo, &["commit", "-q", "-m", "loose"]);
+            std::fs::write(repo.join("staged"), "staged only\n").unwrap();
+            env.git(repo, &["add", "staged"]);
+            let out = env.git_with_input(repo, &["hash-object", "-w", "--stdin"], b"dangling\n");
+            assert!(out.status.success());
+        }
+        for round in 0..2 {
+            let theirs = env
+                .git_command(&repos[0], &["repack", "-d"])
+                .output()
+                .unwrap();
+            let ours = env.sluice(&repos[1], &["repack", "-d"], b"");
+            assert!(ours.status.success(), "{}", stderr(&ours));
+            assert_eq!(ours.stdout, theirs.stdout, "round {round}");
+            assert_eq!(
+                packs(&repos[1]).len(),
+                packs(&repos[0]).len(),
+                "round {round}"
+            );
+            let counted = |repo: &Path| {
+                let text = String::from_utf8(env.git(repo, &["count-objects", "-v"])).unwrap();
+                text.lines().take(3).map(str::to_owned).collect::<Vec<_>>()
+            };
+            assert_eq!(
+                counted(&repos[1])[0],
+                counted(&repos[0])[0],
+                "loose, round {round}"
+            );
+            assert_eq!(
+                counted(&repos[1])[2],
+                counted(&repos[0])[2],
+                "packed, round {round}"
+            );
+            env.git(&repos[1], &["fsck", "--strict"]);
+        }
+    }
+}

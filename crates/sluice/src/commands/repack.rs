@@ -7,7 +7,8 @@ use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail};
 use clap::Args;
 use sluice_generate::{
-    repack_all_with, repack_geometric, CruftOptions, GeometricOptions, RepackOptions, SearchLimits,
+    repack_all_with, repack_geometric, repack_loose, CruftOptions, GeometricOptions, RepackOptions,
+    SearchLimits,
 };
 use std::process::ExitCode;
 
@@ -147,8 +148,18 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    if !((args.all || args.all_loosen || args.cruft) && args.delete) {
-        bail!("sluice repack: only -a -d, -A -d and --geometric=<factor> -d are supported");
+    if !(args.all || args.all_loosen || args.cruft) {
+        // git's plain repack: the loose objects the refs reach into a new pack.
+        // As git's: what reflogs and indexes reach is packed too.
+        let progress = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
+        let roots = sluice_maintain::roots(&repo)?;
+        if repack_loose(&repo, args.delete, &roots, &progress)?.is_none() && !args.quiet {
+            println!("Nothing new to pack.");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !args.delete {
+        bail!("sluice repack: -a, -A and --cruft are supported with -d only");
     }
     let unpack_unreachable = match (args.all_loosen, args.unpack_unreachable.as_deref()) {
         (false, _) => None,

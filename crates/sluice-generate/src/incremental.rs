@@ -1,0 +1,46 @@
+//! `repack [-d]` without `-a`: the reachable objects not in a pack yet go into one new pack,
+//! the packs already there stay as they are, and with `-d` the loose copies of what is now
+//! packed are removed (`prune-packed`). What no ref reaches stays loose, for prune to judge.
+//! This is git's plain `repack`, what a script runs after a batch of pushes.
+
+use crate::repack::{prune_packed, write_into, RepackError};
+use crate::PackStats;
+use sluice_object::progress::Progress;
+use sluice_object::{IdSet, ObjectId};
+use sluice_odb::{walk_objects, ObjectDb, ObjectFilter, Pack, Repository, WalkRequest};
+
+/// Packs the loose objects the refs (and `extra_roots`) reach; `None` when there were none.
+pub fn repack_loose(
+    repo: &Repository,
+    delete: bool,
+    extra_roots: &[ObjectId],
+    progress: &dyn Progress,
+) -> Result<Option<PackStats>, RepackError> {
+    // Refs first, then the objects: what they name is in place before they are read.
+    let mut tips: Vec<ObjectId> = repo.refs().list()?.into_iter().map(|(_, id)| id).collect();
+    tips.extend(repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id));
+    let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?.with_alternate_packs();
+    tips.extend(extra_roots.iter().filter(|id| odb.contains(id)));
+    tips.sort_unstable();
+    tips.dedup();
+    let request = WalkRequest {
+        wants: &tips,
+        haves: &[],
+        shallow: &IdSet::default(),
+        filter: ObjectFilter::None,
+    };
+    let mut walked = walk_objects(&odb, &request, progress)?;
+    // Only what no pack (of this repository or an alternate) holds.
+    walked.objects.retain(|o| odb.locate(&o.id).is_none());
+    walked.located = None;
+    if walked.objects.is_empty() {
+        return Ok(None);
+    }
+    let (stored, stats) = write_into(repo, &odb, &walked, None, progress)?;
+    if delete {
+        let packed = Pack::open(&stored.pack.with_extension("idx"), repo.hash())?;
+        prune_packed(&odb, |id| packed.contains(id))?;
+    }
+    sluice_odb::server_info::update_server_info(repo)?;
+    Ok(Some(stats))
+}
