@@ -20,7 +20,8 @@ mod write;
 pub use geometric::{repack_geometric, GeometricOptions, Rolled};
 pub use incremental::repack_loose;
 pub use repack::{
-    repack_all, repack_all_with, CruftOptions, RepackError, RepackOptions, RECENT_PACK,
+    repack_all, repack_all_with, write_stored, CruftOptions, RepackError, RepackOptions,
+    RECENT_PACK,
 };
 pub use window_search::SearchLimits;
 pub use write::{write_pack, write_pack_indexed, IndexedPack, PackOptions, PackStats};

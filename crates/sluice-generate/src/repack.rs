@@ -7,7 +7,7 @@ use crate::write::{write_pack_indexed, IndexedPack, PackOptions, PackStats};
 use crate::GenerateError;
 use sluice_object::progress::{Discard, Progress};
 use sluice_object::{IdSet, ObjectId};
-use sluice_odb::pack_store::{store_written, Staged, StoreError, StoreOptions, Stored};
+use sluice_odb::pack_store::{store_written_at, Staged, StoreError, StoreOptions, Stored};
 use sluice_odb::{
     walk_objects, ConfigError, LockError, ObjectDb, ObjectFilter, OdbError, Pack, RefError,
     Repository, WalkError, WalkRequest, Walked,
@@ -310,20 +310,41 @@ pub(crate) fn write_into(
         full_search,
         ..PackOptions::default()
     };
+    let pack_dir = repo.objects().dir().join("pack");
+    let named = |checksum: ObjectId| pack_dir.join(format!("pack-{checksum}.pack"));
+    write_stored(repo, odb, walked, &pack_options, &named, progress)
+}
+
+/// Writes the objects of `walked` as a pack named by `named` from its checksum (its
+/// directory holds the temporary file), with its `.idx` and `.rev` written from what the
+/// writer recorded; returns the pack put in place and its statistics.
+pub fn write_stored(
+    repo: &Repository,
+    odb: &ObjectDb,
+    walked: &Walked,
+    options: &PackOptions,
+    named: &dyn Fn(ObjectId) -> PathBuf,
+    progress: &dyn Progress,
+) -> Result<(Stored, PackStats), RepackError> {
     let store_options = StoreOptions::from_config(repo.config(), repo.hash())?;
-    let objects_dir = repo.objects().dir();
-    let staged = Staged::create(&objects_dir.join("pack"), "tmp_pack_")?;
+    // The temporary file goes where the pack will be (any name shows the directory).
+    let probe = named(repo.hash().null_id());
+    let dir = match probe.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let staged = Staged::create(&dir, "tmp_pack_")?;
     let out = std::io::BufWriter::with_capacity(1 << 20, staged.file());
     let IndexedPack {
         out,
         checksum,
         entries,
         stats,
-    } = write_pack_indexed(odb, walked, &pack_options, out, progress)?;
+    } = write_pack_indexed(odb, walked, options, out, progress)?;
     out.into_inner()
         .map_err(|e| GenerateError::Io(e.into_error()))?;
-    let stored = store_written(
-        objects_dir,
+    let stored = store_written_at(
+        named(checksum),
         staged,
         checksum,
         entries,

@@ -2,7 +2,7 @@
 //! object's date in `.mtimes`, twinned with git's: the same objects kept, and each tool reads
 //! the other's dates (an expiration between two dates drops exactly the older objects).
 
-use crate::util::{gits, stderr, Env};
+use crate::util::{gits, pack_files, stderr, Env};
 use std::path::Path;
 
 fn all_objects(env: &Env, repo: &Path) -> String {
@@ -12,19 +12,6 @@ fn all_objects(env: &Env, repo: &Path) -> String {
         "--batch-check=%(objectname)",
     ];
     String::from_utf8(env.git(repo, &args)).unwrap()
-}
-
-fn count(repo: &Path, extension: &str) -> usize {
-    std::fs::read_dir(repo.join("objects/pack"))
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .path()
-                .extension()
-                .is_some_and(|x| x == extension)
-        })
-        .count()
 }
 
 /// Bare twins of a history with a deleted branch and an old loose blob no ref reaches.
@@ -90,8 +77,8 @@ fn cruft_packs_keep_what_gits_keep_and_each_reads_the_others_dates() {
         assert!(out.status.success(), "{}", stderr(&out));
         assert_eq!(all_objects(&env, ours), all_objects(&env, theirs));
         assert!(all_objects(&env, ours).contains(&blob));
-        assert_eq!(count(ours, "mtimes"), 1);
-        assert_eq!(count(ours, "pack"), count(theirs, "pack"));
+        assert_eq!(pack_files(ours, "mtimes"), 1);
+        assert_eq!(pack_files(ours, "pack"), pack_files(theirs, "pack"));
         env.git(ours, &["fsck", "--strict"]);
         // An expiration between the blob's date and the others': each drops the blob from
         // the other's cruft pack, and keeps the rest.
@@ -126,7 +113,11 @@ fn gc_puts_unreachable_objects_in_a_cruft_pack_as_gits_gc_does() {
             // are kept, in a cruft pack or loose as git keeps them.
             assert_eq!(all_objects(&env, ours), all_objects(&env, theirs));
             assert!(!all_objects(&env, ours).contains(&blob));
-            assert_eq!(count(ours, "mtimes"), count(theirs, "mtimes"), "{cruft}");
+            assert_eq!(
+                pack_files(ours, "mtimes"),
+                pack_files(theirs, "mtimes"),
+                "{cruft}"
+            );
             let loose = |repo: &Path| {
                 let counted = String::from_utf8(env.git(repo, &["count-objects"])).unwrap();
                 counted.split(' ').next().unwrap().to_owned()

@@ -2,21 +2,8 @@
 //! copies gone, and a reachability bitmap git accepts (`git rev-list --test-bitmap` for every
 //! branch and tag) and Sluice's server counts with.
 
-use crate::util::{gits, stderr, Env};
+use crate::util::{gits, pack_files, stderr, Env};
 use std::path::Path;
-
-fn pack_files(repo: &Path, extension: &str) -> usize {
-    std::fs::read_dir(repo.join("objects/pack"))
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .path()
-                .extension()
-                .is_some_and(|x| x == extension)
-        })
-        .count()
-}
 
 #[test]
 fn repack_writes_one_pack_and_a_bitmap_git_accepts() {
@@ -212,32 +199,7 @@ fn a_killed_repack_loses_nothing() {
                 "HEAD:refs/heads/extra",
             ],
         );
-        let before = env.git(&bare, &["for-each-ref"]);
-        let mut child = env
-            .sluice_command(&bare, &["repack", "-a", "-d", "-b"])
-            .spawn()
-            .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-        let _ = child.kill();
-        let _ = child.wait();
-        let fsck = env
-            .git_command(&bare, &["fsck", "--strict"])
-            .output()
-            .unwrap();
-        assert!(
-            fsck.status.success(),
-            "killed after {delay_ms} ms: {}",
-            stderr(&fsck)
-        );
-        assert_eq!(env.git(&bare, &["for-each-ref"]), before);
-        // And a repack run to its end afterwards still succeeds.
-        let out = env.sluice(&bare, &["repack", "-a", "-d"], b"");
-        assert!(
-            out.status.success(),
-            "after a kill at {delay_ms} ms: {}",
-            stderr(&out)
-        );
-        env.git(&bare, &["fsck", "--strict"]);
+        crate::util::kill_and_recover(&env, &bare, &["repack", "-a", "-d", "-b"], delay_ms);
     }
 }
 

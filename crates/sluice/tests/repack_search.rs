@@ -190,31 +190,10 @@ fn a_killed_full_search_or_cruft_repack_loses_nothing() {
         let bare = undeltified_copy(&env, &format!("killed-{delay_ms}.git"));
         env.git(&bare, &["update-ref", "refs/heads/side", "HEAD~5"]);
         env.git(&bare, &["update-ref", "-d", "refs/heads/side"]);
-        let before = env.git(&bare, &["for-each-ref"]);
         let args: &[&str] = match i % 2 {
             0 => &["repack", "-a", "-d", "-f"],
             _ => &["repack", "--cruft", "-d"],
         };
-        let mut child = env.sluice_command(&bare, args).spawn().unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-        let _ = child.kill();
-        let _ = child.wait();
-        let fsck = env
-            .git_command(&bare, &["fsck", "--strict"])
-            .output()
-            .unwrap();
-        assert!(
-            fsck.status.success(),
-            "{args:?} killed after {delay_ms} ms: {}",
-            stderr(&fsck)
-        );
-        assert_eq!(env.git(&bare, &["for-each-ref"]), before);
-        let out = env.sluice(&bare, args, b"");
-        assert!(
-            out.status.success(),
-            "{args:?} after {delay_ms} ms: {}",
-            stderr(&out)
-        );
-        env.git(&bare, &["fsck", "--strict"]);
+        crate::util::kill_and_recover(&env, &bare, args, delay_ms);
     }
 }

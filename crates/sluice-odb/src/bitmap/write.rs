@@ -15,6 +15,7 @@ use super::{FULL_DAG, HASH_CACHE};
 use crate::commit_graph::ReachableCommit;
 use crate::odb::{ObjectDb, OdbError};
 use crate::pack::Pack;
+use crate::pack_store::Staged;
 use crate::walk::Walked;
 use sluice_object::parse::{parse_commit, ParseError};
 use sluice_object::progress::Progress;
@@ -42,7 +43,7 @@ pub enum BitmapWriteError {
     },
     /// The file could not be written.
     #[error(transparent)]
-    Write(#[from] crate::lockfile::LockError),
+    Write(#[from] crate::pack_store::StoreError),
     /// The bitmaps were built for another pack.
     #[error("bitmaps built for pack {0} do not describe this pack")]
     OtherPack(ObjectId),
@@ -235,10 +236,14 @@ pub fn write_bitmap_file(
     trailer.update(&out);
     out.extend_from_slice(trailer.finalize().as_bytes());
     let path = pack.path().with_extension("bitmap");
-    crate::lockfile::write_locked(&path, &out, false)?;
-    // Read-only, as git leaves the files of a pack.
-    use std::os::unix::fs::PermissionsExt;
-    let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444));
+    // A temporary file of its own renamed into place (read-only, as git leaves the files of a
+    // pack), as git writes it: a lock file would outlive a killed repack and stop every later
+    // one.
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let staged = Staged::write(dir, "tmp_bitmap_", |w: &mut dyn std::io::Write| {
+        w.write_all(&out)
+    })?;
+    staged.commit(&path, false)?;
     Ok(path)
 }
 

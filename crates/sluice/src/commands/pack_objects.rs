@@ -7,9 +7,8 @@ use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail};
 use clap::Args;
 use sluice_generate::pack_objects::{select, Filters, Selection};
-use sluice_generate::{write_pack, write_pack_indexed, IndexedPack, PackOptions, SearchLimits};
+use sluice_generate::{write_pack, write_stored, PackOptions};
 use sluice_object::ObjectId;
-use sluice_odb::pack_store::{store_written_at, Staged, StoreOptions};
 use sluice_odb::{ObjectDb, Repository};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -39,18 +38,8 @@ pub struct PackObjectsArgs {
     /// Search every delta anew and compress every object anew.
     #[arg(long)]
     no_reuse_object: bool,
-    /// Objects in the delta search's window (pack.window, 10).
-    #[arg(long, value_name = "n")]
-    window: Option<usize>,
-    /// The longest delta chain (pack.depth, 50).
-    #[arg(long, value_name = "n")]
-    depth: Option<u32>,
-    /// Bytes a window may hold (pack.windowMemory; 0: no limit).
-    #[arg(long, value_name = "n")]
-    window_memory: Option<String>,
-    /// Threads of the delta search (pack.threads; 0: one per core).
-    #[arg(long, value_name = "n")]
-    threads: Option<usize>,
+    #[command(flatten)]
+    search: super::repack::SearchArgs,
     /// Only objects not in a pack yet.
     #[arg(long, alias = "incremental")]
     unpacked: bool,
@@ -103,16 +92,7 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
     let progress = TerminalProgress::new(shown);
     let walked = select(&odb, &selection, &filters, &progress)?;
     let full_search = match args.no_reuse_delta || args.no_reuse_object {
-        true => Some(SearchLimits {
-            reuse_whole: !args.no_reuse_object,
-            ..super::repack::search_limits(
-                repo.config(),
-                args.window,
-                args.depth,
-                args.window_memory.as_deref(),
-                args.threads,
-            )?
-        }),
+        true => Some(args.search.limits(repo.config(), !args.no_reuse_object)?),
         false => None,
     };
     let options = PackOptions {
@@ -160,31 +140,14 @@ fn write_named(
     options: &PackOptions,
     base: &Path,
 ) -> anyhow::Result<(ObjectId, sluice_generate::PackStats, PathBuf)> {
-    let dir = match base.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
-        _ => PathBuf::from("."),
+    let named = |checksum: ObjectId| {
+        let mut name = base.as_os_str().to_owned();
+        name.push(format!("-{checksum}.pack"));
+        PathBuf::from(name)
     };
-    let staged = Staged::create(&dir, "tmp_pack_")?;
-    let out = std::io::BufWriter::with_capacity(1 << 20, staged.file());
-    let IndexedPack {
-        out,
-        checksum,
-        entries,
-        stats,
-    } = write_pack_indexed(odb, walked, options, out, &TerminalProgress::new(false))?;
-    out.into_inner().map_err(|e| e.into_error())?;
-    let mut name = base.as_os_str().to_owned();
-    name.push(format!("-{checksum}.pack"));
-    let store_options = StoreOptions::from_config(repo.config(), repo.hash())?;
-    let stored = store_written_at(
-        PathBuf::from(name),
-        staged,
-        checksum,
-        entries,
-        repo.hash(),
-        &store_options,
-    )?;
-    Ok((checksum, stats, stored.pack))
+    let quiet = TerminalProgress::new(false);
+    let (stored, stats) = write_stored(repo, odb, walked, options, &named, &quiet)?;
+    Ok((stored.checksum, stats, stored.pack))
 }
 
 /// The bitmap of the pack just written, when it holds everything its revisions reach.

@@ -46,18 +46,8 @@ pub struct RepackArgs {
     /// As -f, and compress every object anew too (git's --no-reuse-object).
     #[arg(short = 'F')]
     no_reuse_object: bool,
-    /// Objects in the delta search's window (pack.window, 10).
-    #[arg(long, value_name = "n")]
-    window: Option<usize>,
-    /// The longest delta chain (pack.depth, 50).
-    #[arg(long, value_name = "n")]
-    depth: Option<u32>,
-    /// Bytes a window may hold, with k, m or g (pack.windowMemory; 0: no limit).
-    #[arg(long, value_name = "n")]
-    window_memory: Option<String>,
-    /// Threads of the delta search (pack.threads; 0: one per core).
-    #[arg(long, value_name = "n")]
-    threads: Option<usize>,
+    #[command(flatten)]
+    search: SearchArgs,
     /// As -a; with -d what no ref reaches goes into a cruft pack, each object dated in its
     /// `.mtimes`, instead of being dropped.
     #[arg(long, conflicts_with = "all_loosen")]
@@ -85,43 +75,60 @@ pub struct RepackArgs {
     quiet: bool,
 }
 
-/// The delta search's limits from the arguments given, else the config, else git's defaults
-/// (`repack` and `pack-objects` take the same four).
-pub(super) fn search_limits(
-    config: &sluice_odb::Config,
+/// The delta search's limits, as `repack` and `pack-objects` take them.
+#[derive(Debug, Args)]
+pub(super) struct SearchArgs {
+    /// Objects in the delta search's window (pack.window, 10).
+    #[arg(long, value_name = "n")]
     window: Option<usize>,
+    /// The longest delta chain (pack.depth, 50).
+    #[arg(long, value_name = "n")]
     depth: Option<u32>,
-    window_memory: Option<&str>,
+    /// Bytes a window may hold, with k, m or g (pack.windowMemory; 0: no limit).
+    #[arg(long, value_name = "n")]
+    window_memory: Option<String>,
+    /// Threads of the delta search (pack.threads; 0: one per core).
+    #[arg(long, value_name = "n")]
     threads: Option<usize>,
-) -> anyhow::Result<SearchLimits> {
-    let defaults = SearchLimits::default();
-    let int = |key: &str| config.get_int(key);
-    let window = match window {
-        Some(window) => window,
-        None => int("pack.window")?.map_or(defaults.window, |w| w.max(0) as usize),
-    };
-    let depth = match depth {
-        Some(depth) => depth,
-        None => int("pack.depth")?.map_or(defaults.depth, |d| d.max(0) as u32),
-    };
-    let window_memory = match window_memory {
-        Some(text) => sluice_odb::config::parse_int(text)
-            .and_then(|m| u64::try_from(m).ok())
-            .ok_or_else(|| anyhow!("invalid --window-memory '{text}'"))?,
-        None => int("pack.windowmemory")?.map_or(0, |m| m.max(0) as u64),
-    };
-    let threads = match threads {
-        Some(threads) => threads,
-        None => int("pack.threads")?.map_or(0, |t| t.max(0) as usize),
-    };
-    // git caps the depth at 4095: the pack's delta chains are walked recursively.
-    Ok(SearchLimits {
-        window,
-        depth: depth.clamp(1, 4095),
-        window_memory,
-        threads,
-        ..defaults
-    })
+}
+
+impl SearchArgs {
+    /// The limits from the arguments given, else the config, else git's defaults;
+    /// `reuse_whole` false compresses every object anew.
+    pub(super) fn limits(
+        &self,
+        config: &sluice_odb::Config,
+        reuse_whole: bool,
+    ) -> anyhow::Result<SearchLimits> {
+        let defaults = SearchLimits::default();
+        let int = |key: &str| config.get_int(key);
+        let window = match self.window {
+            Some(window) => window,
+            None => int("pack.window")?.map_or(defaults.window, |w| w.max(0) as usize),
+        };
+        let depth = match self.depth {
+            Some(depth) => depth,
+            None => int("pack.depth")?.map_or(defaults.depth, |d| d.max(0) as u32),
+        };
+        let window_memory = match &self.window_memory {
+            Some(text) => sluice_odb::config::parse_int(text)
+                .and_then(|m| u64::try_from(m).ok())
+                .ok_or_else(|| anyhow!("invalid --window-memory '{text}'"))?,
+            None => int("pack.windowmemory")?.map_or(0, |m| m.max(0) as u64),
+        };
+        let threads = match self.threads {
+            Some(threads) => threads,
+            None => int("pack.threads")?.map_or(0, |t| t.max(0) as usize),
+        };
+        // git caps the depth at 4095: the pack's delta chains are walked recursively.
+        Ok(SearchLimits {
+            window,
+            depth: depth.clamp(1, 4095),
+            window_memory,
+            threads,
+            reuse_whole,
+        })
+    }
 }
 
 /// Runs repack.
@@ -178,16 +185,7 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         _ => configured.unwrap_or(bare),
     };
     let full_search = match args.no_reuse_delta || args.no_reuse_object {
-        true => Some(SearchLimits {
-            reuse_whole: !args.no_reuse_object,
-            ..search_limits(
-                repo.config(),
-                args.window,
-                args.depth,
-                args.window_memory.as_deref(),
-                args.threads,
-            )?
-        }),
+        true => Some(args.search.limits(repo.config(), !args.no_reuse_object)?),
         false => None,
     };
     let options = RepackOptions {

@@ -339,3 +339,44 @@ pub fn python() -> &'static str {
         }
     })
 }
+
+/// How many files of `repo`'s pack directory (a bare repository's) end in `.<extension>`.
+pub fn pack_files(repo: &Path, extension: &str) -> usize {
+    std::fs::read_dir(repo.join("objects/pack"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == extension)
+        })
+        .count()
+}
+
+/// Runs `sluice <args>` in `repo` and kills it after `delay_ms`: git must then find the
+/// repository complete and its refs unchanged, and the same command run to its end succeed.
+pub fn kill_and_recover(env: &Env, repo: &Path, args: &[&str], delay_ms: u64) {
+    let before = env.git(repo, &["for-each-ref"]);
+    let mut child = env.sluice_command(repo, args).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+    let _ = child.kill();
+    let _ = child.wait();
+    let fsck = env
+        .git_command(repo, &["fsck", "--strict"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&fsck.stderr).into_owned();
+    assert!(
+        fsck.status.success(),
+        "{args:?} killed after {delay_ms} ms: {said}"
+    );
+    assert_eq!(env.git(repo, &["for-each-ref"]), before);
+    let out = env.sluice(repo, args, b"");
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "{args:?} after a kill at {delay_ms} ms: {said}"
+    );
+    env.git(repo, &["fsck", "--strict"]);
+}
