@@ -736,16 +736,7 @@ fn small_packs_grown_to_half_the_largest_bring_a_full_gc() {
         }
     }
     assert!(collected, "a full gc ran: {:?}", storage(&env, &server));
-    let bitmaps = std::fs::read_dir(server.join("objects/pack"))
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .path()
-                .extension()
-                .is_some_and(|x| x == "bitmap")
-        })
-        .count();
+    let bitmaps = crate::util::pack_files(&server, "bitmap");
     assert_eq!(bitmaps, 1, "the new pack has its bitmap");
     let head = String::from_utf8(env.git(&server, &["rev-parse", "main"])).unwrap();
     let out = env

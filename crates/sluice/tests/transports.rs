@@ -332,16 +332,7 @@ fn storage(env: &Env, repo: &Path) -> (Vec<String>, usize) {
         let dir = dir.unwrap();
         let name = dir.file_name().to_string_lossy().into_owned();
         if name == "pack" {
-            packs = std::fs::read_dir(dir.path())
-                .unwrap()
-                .filter(|e| {
-                    e.as_ref()
-                        .unwrap()
-                        .path()
-                        .extension()
-                        .is_some_and(|x| x == "pack")
-                })
-                .count();
+            packs = crate::util::pack_files(objects.parent().unwrap(), "pack");
         } else if name.len() == 2 {
             for file in std::fs::read_dir(dir.path()).unwrap() {
                 loose.push(format!(
