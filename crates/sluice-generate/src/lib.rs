@@ -23,7 +23,7 @@ pub use repack::{
     repack_all, repack_all_with, write_stored, CruftOptions, RepackError, RepackOptions,
     RECENT_PACK,
 };
-pub use window_search::SearchLimits;
+pub use window_search::{GivenLimits, SearchLimits};
 pub use write::{write_pack, write_pack_indexed, IndexedPack, PackOptions, PackStats};
 
 use sluice_object::ObjectId;

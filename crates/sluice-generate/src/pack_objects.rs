@@ -7,7 +7,10 @@ use crate::GenerateError;
 use sluice_object::progress::Progress;
 use sluice_object::{IdSet, ObjectId, ObjectKind};
 use sluice_odb::walk::name_hash;
-use sluice_odb::{walk_objects, ObjectDb, ObjectFilter, WalkRequest, Walked, WalkedObject};
+use sluice_odb::{
+    walk_objects, ObjectDb, ObjectFilter, Repository, WalkRequest, Walked, WalkedObject,
+};
+use std::io::BufRead;
 
 /// The objects asked for.
 #[derive(Debug)]
@@ -22,6 +25,80 @@ pub enum Selection {
     /// These objects, each with the path it was found at when given (which groups versions
     /// of one file for the delta search).
     Listed(Vec<(ObjectId, Option<Vec<u8>>)>),
+}
+
+/// Why standard input asks for nothing Sluice can pack.
+#[derive(Debug, thiserror::Error)]
+pub enum SelectionError {
+    /// Reading it failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// The refs could not be read (`--all`).
+    #[error(transparent)]
+    Refs(#[from] sluice_odb::RefError),
+    /// A line is not an object id.
+    #[error("expected object ID, got garbage:\n {0}")]
+    NotAnId(String),
+    /// A line names no revision here.
+    #[error("bad revision '{0}'")]
+    BadRevision(String),
+    /// An option pack-objects does not take on its input.
+    #[error("not a rev '{0}'")]
+    NotARev(String),
+}
+
+impl Selection {
+    /// What `input` asks for, as pack-objects reads its standard input: `<id> [<path>]` lines,
+    /// or with `revs` revisions (`<rev>`, `^<rev>`, `--not` flipping what follows), to which
+    /// `all` adds every ref and `HEAD`.
+    pub fn read(
+        repo: &Repository,
+        input: impl BufRead,
+        revs: bool,
+        all: bool,
+    ) -> Result<Selection, SelectionError> {
+        if !revs {
+            let mut listed = Vec::new();
+            for line in input.lines() {
+                let line = line?;
+                let (hex, path) = match line.split_once(' ') {
+                    Some((hex, path)) => (hex, Some(path.as_bytes().to_vec())),
+                    None => (line.as_str(), None),
+                };
+                let id = ObjectId::from_hex(repo.hash(), hex.as_bytes())
+                    .map_err(|_| SelectionError::NotAnId(line.clone()))?;
+                listed.push((id, path));
+            }
+            return Ok(Selection::Listed(listed));
+        }
+        let (mut include, mut exclude) = (Vec::new(), Vec::new());
+        if all {
+            include.extend(repo.refs().list()?.into_iter().map(|(_, id)| id));
+            include.extend(repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id));
+        }
+        let mut negated = false;
+        for line in input.lines() {
+            let line = line?;
+            match line.as_str() {
+                "" => {}
+                "--not" => negated = !negated,
+                _ if line.starts_with("--") => return Err(SelectionError::NotARev(line)),
+                _ => {
+                    let (name, excluded) = match line.strip_prefix('^') {
+                        Some(name) => (name, !negated),
+                        None => (line.as_str(), negated),
+                    };
+                    let named = sluice_odb::revision::resolve(repo, name)
+                        .ok_or_else(|| SelectionError::BadRevision(name.to_owned()))?;
+                    match excluded {
+                        true => exclude.push(named.id),
+                        false => include.push(named.id),
+                    }
+                }
+            }
+        }
+        Ok(Selection::Revs { include, exclude })
+    }
 }
 
 /// Objects left out although asked for.

@@ -46,6 +46,55 @@ impl Default for SearchLimits {
     }
 }
 
+/// Limits given on the command line, each overriding its config key.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GivenLimits {
+    /// `--window`.
+    pub window: Option<usize>,
+    /// `--depth`.
+    pub depth: Option<u32>,
+    /// `--window-memory`, in bytes.
+    pub window_memory: Option<u64>,
+    /// `--threads`.
+    pub threads: Option<usize>,
+}
+
+impl SearchLimits {
+    /// The limits `given`, else `pack.window`, `pack.depth`, `pack.windowMemory` and
+    /// `pack.threads`, else git's defaults; the depth capped at 4095 as git caps it.
+    pub fn from_config(
+        config: &sluice_odb::Config,
+        given: &GivenLimits,
+        reuse_whole: bool,
+    ) -> Result<SearchLimits, sluice_odb::ConfigError> {
+        let defaults = SearchLimits::default();
+        let int = |key: &str| config.get_int(key);
+        let window = match given.window {
+            Some(window) => window,
+            None => int("pack.window")?.map_or(defaults.window, |w| w.max(0) as usize),
+        };
+        let depth = match given.depth {
+            Some(depth) => depth,
+            None => int("pack.depth")?.map_or(defaults.depth, |d| d.max(0) as u32),
+        };
+        let window_memory = match given.window_memory {
+            Some(bytes) => bytes,
+            None => int("pack.windowmemory")?.map_or(0, |m| m.max(0) as u64),
+        };
+        let threads = match given.threads {
+            Some(threads) => threads,
+            None => int("pack.threads")?.map_or(0, |t| t.max(0) as usize),
+        };
+        Ok(SearchLimits {
+            window,
+            depth: depth.clamp(1, 4095),
+            window_memory,
+            threads,
+            reuse_whole,
+        })
+    }
+}
+
 /// An object to search, with the size that orders it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Sized {

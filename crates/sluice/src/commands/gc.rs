@@ -4,7 +4,7 @@ use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::anyhow;
 use clap::Args;
-use sluice_generate::SearchLimits;
+use sluice_generate::{GivenLimits, SearchLimits};
 use sluice_maintain::{gc, GcOptions};
 use std::process::ExitCode;
 
@@ -46,13 +46,12 @@ pub fn run(args: GcArgs, context: &Context) -> anyhow::Result<ExitCode> {
         let int = |key: &str, default: i64| -> anyhow::Result<i64> {
             Ok(config.get_int(key)?.unwrap_or(default).max(0))
         };
-        options.full_search = Some(SearchLimits {
-            window: int("gc.aggressivewindow", 250)? as usize,
-            depth: int("gc.aggressivedepth", 50)?.clamp(1, 4095) as u32,
-            window_memory: int("pack.windowmemory", 0)? as u64,
-            threads: int("pack.threads", 0)? as usize,
-            ..SearchLimits::default()
-        });
+        let given = GivenLimits {
+            window: Some(int("gc.aggressivewindow", 250)? as usize),
+            depth: Some(int("gc.aggressivedepth", 50)? as u32),
+            ..GivenLimits::default()
+        };
+        options.full_search = Some(SearchLimits::from_config(config, &given, true)?);
     }
     gc(&repo, &options, &progress)?;
     Ok(ExitCode::SUCCESS)

@@ -10,7 +10,7 @@ use sluice_generate::pack_objects::{select, Filters, Selection};
 use sluice_generate::{write_pack, write_stored, PackOptions};
 use sluice_object::ObjectId;
 use sluice_odb::{ObjectDb, Repository};
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -81,7 +81,8 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
         bail!("--stdout cannot be used with a base name");
     }
     let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?.with_alternate_packs();
-    let selection = read_selection(&repo, &args)?;
+    let input = std::io::stdin().lock();
+    let selection = Selection::read(&repo, input, args.revs || args.all, args.all)?;
     let filters = Filters {
         unpacked: args.unpacked,
         local: args.local,
@@ -169,56 +170,4 @@ fn write_bitmap(
     let packed = sluice_odb::Pack::open(&pack_path.with_extension("idx"), repo.hash())?;
     sluice_odb::bitmap::write_bitmap(&packed, odb, walked, tips, None, progress)?;
     Ok(())
-}
-
-/// What standard input (and `--all`) ask for.
-fn read_selection(repo: &Repository, args: &PackObjectsArgs) -> anyhow::Result<Selection> {
-    let stdin = std::io::stdin().lock();
-    if !(args.revs || args.all) {
-        let mut listed = Vec::new();
-        for line in stdin.lines() {
-            let line = line?;
-            let (hex, path) = match line.split_once(' ') {
-                Some((hex, path)) => (hex, Some(path.as_bytes().to_vec())),
-                None => (line.as_str(), None),
-            };
-            let id = ObjectId::from_hex(repo.hash(), hex.as_bytes())
-                .map_err(|_| anyhow!("expected object ID, got garbage:\n {line}"))?;
-            listed.push((id, path));
-        }
-        return Ok(Selection::Listed(listed));
-    }
-    let (mut include, mut exclude) = (Vec::new(), Vec::new());
-    if args.all {
-        include.extend(repo.refs().list()?.into_iter().map(|(_, id)| id));
-        include.extend(repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id));
-    }
-    let mut negated = false;
-    for line in stdin.lines() {
-        let line = line?;
-        match line.as_str() {
-            "" => {}
-            "--not" => negated = !negated,
-            _ if line.starts_with("--") => bail!("not a rev '{line}'"),
-            _ => {
-                let (name, excluded) = match line.strip_prefix('^') {
-                    Some(name) => (name, !negated),
-                    None => (line.as_str(), negated),
-                };
-                let id = resolve(repo, name)?;
-                match excluded {
-                    true => exclude.push(id),
-                    false => include.push(id),
-                }
-            }
-        }
-    }
-    Ok(Selection::Revs { include, exclude })
-}
-
-/// A revision as git's rev-parse names one (`sluice_odb::revision`).
-fn resolve(repo: &Repository, rev: &str) -> anyhow::Result<ObjectId> {
-    sluice_odb::revision::resolve(repo, rev)
-        .map(|named| named.id)
-        .ok_or_else(|| anyhow!("bad revision '{rev}'"))
 }

@@ -7,8 +7,8 @@ use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail};
 use clap::Args;
 use sluice_generate::{
-    repack_all_with, repack_geometric, repack_loose, CruftOptions, GeometricOptions, RepackOptions,
-    SearchLimits,
+    repack_all_with, repack_geometric, repack_loose, CruftOptions, GeometricOptions, GivenLimits,
+    RepackOptions, SearchLimits,
 };
 use std::process::ExitCode;
 
@@ -100,34 +100,21 @@ impl SearchArgs {
         config: &sluice_odb::Config,
         reuse_whole: bool,
     ) -> anyhow::Result<SearchLimits> {
-        let defaults = SearchLimits::default();
-        let int = |key: &str| config.get_int(key);
-        let window = match self.window {
-            Some(window) => window,
-            None => int("pack.window")?.map_or(defaults.window, |w| w.max(0) as usize),
-        };
-        let depth = match self.depth {
-            Some(depth) => depth,
-            None => int("pack.depth")?.map_or(defaults.depth, |d| d.max(0) as u32),
-        };
         let window_memory = match &self.window_memory {
-            Some(text) => sluice_odb::config::parse_int(text)
-                .and_then(|m| u64::try_from(m).ok())
-                .ok_or_else(|| anyhow!("invalid --window-memory '{text}'"))?,
-            None => int("pack.windowmemory")?.map_or(0, |m| m.max(0) as u64),
+            Some(text) => Some(
+                sluice_odb::config::parse_int(text)
+                    .and_then(|m| u64::try_from(m).ok())
+                    .ok_or_else(|| anyhow!("invalid --window-memory '{text}'"))?,
+            ),
+            None => None,
         };
-        let threads = match self.threads {
-            Some(threads) => threads,
-            None => int("pack.threads")?.map_or(0, |t| t.max(0) as usize),
-        };
-        // git caps the depth at 4095: the pack's delta chains are walked recursively.
-        Ok(SearchLimits {
-            window,
-            depth: depth.clamp(1, 4095),
+        let given = GivenLimits {
+            window: self.window,
+            depth: self.depth,
             window_memory,
-            threads,
-            reuse_whole,
-        })
+            threads: self.threads,
+        };
+        Ok(SearchLimits::from_config(config, &given, reuse_whole)?)
     }
 }
 
