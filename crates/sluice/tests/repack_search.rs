@@ -157,6 +157,18 @@ fn repack_f_keeps_chains_within_depth_and_window() {
     assert!(out.status.success(), "{}", stderr(&out));
     env.git(&ours, &["fsck", "--strict"]);
     assert!(chains(&env, &ours).1 <= 2);
+    // A window memory of a few hundred bytes keeps one base at a time: fewer deltas, a sound
+    // pack.
+    let out = env.sluice(&ours, &["repack", "-adf", "-q", "--window-memory=300"], b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    env.git(&ours, &["fsck", "--strict"]);
+    let (tight, _) = chains(&env, &ours);
+    let out = env.sluice(&ours, &["repack", "-adf", "-q"], b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        tight <= chains(&env, &ours).0,
+        "{tight} deltas with a tight window"
+    );
     // A window of one object holds only the object searched: no delta.
     let out = env.sluice(&ours, &["repack", "-adf", "-q", "--window=1"], b"");
     assert!(out.status.success(), "{}", stderr(&out));
