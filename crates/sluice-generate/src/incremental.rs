@@ -44,3 +44,48 @@ pub fn repack_loose(
     sluice_odb::server_info::update_server_info(repo)?;
     Ok(Some(stats))
 }
+
+/// The most loose objects one pass packs (git's `maintenance.loose-objects.batchSize`).
+pub const LOOSE_BATCH: usize = 50_000;
+
+/// git maintenance's loose-objects task: the loose copies of packed objects removed, then up
+/// to `batch` loose objects (reachable or not) written into a pack named
+/// `loose-<checksum>.pack`; their loose files go at the next run, once the pack is in place
+/// for every reader. Returns the pack, if there was anything to pack.
+pub fn pack_loose_objects(
+    repo: &Repository,
+    batch: usize,
+    progress: &dyn Progress,
+) -> Result<Option<std::path::PathBuf>, RepackError> {
+    let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?;
+    prune_packed(&odb, |id| odb.locate(id).is_some())?;
+    let dir = repo.objects().dir();
+    let loose = (odb.loose().list()).map_err(crate::repack::file_error("list", dir))?;
+    let mut objects = Vec::new();
+    for file in loose.iter().take(batch) {
+        if let Some((kind, _)) = odb.read(&file.id)? {
+            let (name_hash, previous) = (0, None);
+            objects.push(sluice_odb::WalkedObject {
+                id: file.id,
+                kind,
+                name_hash,
+                previous,
+            });
+        }
+    }
+    if objects.is_empty() {
+        return Ok(None);
+    }
+    let walked = sluice_odb::Walked {
+        objects,
+        ..sluice_odb::Walked::default()
+    };
+    let options = crate::PackOptions {
+        compression: crate::PackOptions::compression_of(repo.config())?,
+        ..crate::PackOptions::default()
+    };
+    let pack_dir = dir.join("pack");
+    let named = |checksum: ObjectId| pack_dir.join(format!("loose-{checksum}.pack"));
+    let (stored, _) = crate::write_stored(repo, &odb, &walked, &options, &named, progress)?;
+    Ok(Some(stored.pack))
+}

@@ -18,7 +18,7 @@ mod window_search;
 mod write;
 
 pub use geometric::{repack_geometric, GeometricOptions, Rolled};
-pub use incremental::repack_loose;
+pub use incremental::{pack_loose_objects, repack_loose, LOOSE_BATCH};
 pub use repack::{
     repack_all, repack_all_with, write_stored, CruftOptions, RepackError, RepackOptions,
     RECENT_PACK,

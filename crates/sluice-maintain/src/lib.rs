@@ -2,16 +2,18 @@
 //! counts as reachable (`reachable`): refs, `HEAD` and the index of every worktree, every
 //! reflog entry; and `prune`, which removes the loose objects nothing reaches (older than a
 //! grace period, and not reached from a younger one either); and `reflog`, which expires old
-//! reflog entries as gc does.
+//! reflog entries as gc does; `maintenance`, git maintenance's tasks.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod gc;
+pub mod maintenance;
 pub mod prune;
 pub mod reachable;
 pub mod reflog;
 
 pub use gc::{after_push, gc, AfterPush, GcError, GcOptions, GcOutcome};
+pub use maintenance::{configured_tasks, run_tasks, MaintenanceError, Task};
 pub use prune::{prune, PruneError, PruneOptions, Pruned};
 pub use reachable::{roots, RootsError};
 pub use reflog::{expire_all, ExpireOptions, ReflogError};

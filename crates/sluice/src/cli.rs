@@ -3,6 +3,7 @@
 
 use crate::commands::commit_graph::CommitGraphArgs;
 use crate::commands::gc::GcArgs;
+use crate::commands::maintenance::MaintenanceArgs;
 use crate::commands::multi_pack_index::MultiPackIndexArgs;
 use crate::commands::pack_objects::PackObjectsArgs;
 use crate::commands::pack_refs::PackRefsArgs;
@@ -68,6 +69,8 @@ pub enum Command {
     PackObjects(PackObjectsArgs),
     /// Write or check the index of every pack in the object directory.
     MultiPackIndex(MultiPackIndexArgs),
+    /// Run maintenance tasks (gc, commit-graph, loose-objects, pack-refs).
+    Maintenance(MaintenanceArgs),
     /// Move loose refs into packed-refs.
     PackRefs(PackRefsArgs),
     /// Remove the loose objects nothing reaches.

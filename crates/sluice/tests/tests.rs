@@ -22,6 +22,7 @@ mod http_client;
 mod http_push;
 mod index_pack;
 mod ls_refs;
+mod maintenance;
 mod multi_pack_index;
 mod object_database;
 mod pack_hook;

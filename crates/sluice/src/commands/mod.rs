@@ -8,6 +8,7 @@ pub mod fetch;
 pub mod fetch_pack;
 pub mod gc;
 pub mod index_pack;
+pub mod maintenance;
 pub mod multi_pack_index;
 pub mod pack_objects;
 pub mod pack_refs;
@@ -94,6 +95,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Repack(args) => repack::run(args, &context),
         Command::PackObjects(args) => pack_objects::run(args, &context),
         Command::MultiPackIndex(args) => multi_pack_index::run(args, &context),
+        Command::Maintenance(args) => maintenance::run(args, &context),
         Command::PackRefs(args) => pack_refs::run(args, &context),
         Command::Prune(args) => prune::run(args, &context),
         Command::Reflog(args) => reflog::run(args, &context),

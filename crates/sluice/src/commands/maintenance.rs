@@ -1,0 +1,57 @@
+//! `sluice maintenance run [--task=<task>]… [--auto] [-q]`: git maintenance's tasks (`gc`,
+//! `commit-graph`, `loose-objects`, `pack-refs`), named or as configured.
+
+use super::Context;
+use crate::progress::TerminalProgress;
+use anyhow::{anyhow, bail};
+use clap::{Args, Subcommand};
+use sluice_maintain::{configured_tasks, run_tasks, Task};
+use std::process::ExitCode;
+
+/// `git maintenance`'s arguments.
+#[derive(Debug, Args)]
+pub struct MaintenanceArgs {
+    #[command(subcommand)]
+    action: Action,
+}
+
+#[derive(Debug, Subcommand)]
+enum Action {
+    /// Run maintenance tasks.
+    Run {
+        /// A task to run (in the order given); without one, those
+        /// `maintenance.<task>.enabled` turns on, else gc.
+        #[arg(long, value_name = "task")]
+        task: Vec<String>,
+        /// Each task only when there is enough for it to do.
+        #[arg(long)]
+        auto: bool,
+        /// Say nothing.
+        #[arg(short, long)]
+        quiet: bool,
+    },
+}
+
+/// Runs maintenance.
+pub fn run(args: MaintenanceArgs, context: &Context) -> anyhow::Result<ExitCode> {
+    let repo = context
+        .repository()?
+        .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    let Action::Run { task, auto, quiet } = args.action;
+    let mut tasks = Vec::new();
+    for name in &task {
+        let Some(task) = Task::named(name) else {
+            bail!("'{name}' is not a valid task");
+        };
+        if tasks.contains(&task) {
+            bail!("task '{name}' cannot be selected multiple times");
+        }
+        tasks.push(task);
+    }
+    if tasks.is_empty() {
+        tasks = configured_tasks(&repo)?;
+    }
+    let progress = TerminalProgress::new(crate::progress::enabled(!quiet, false));
+    run_tasks(&repo, &tasks, auto, &progress)?;
+    Ok(ExitCode::SUCCESS)
+}
