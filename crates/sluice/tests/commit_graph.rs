@@ -200,14 +200,17 @@ fn split_graphs_are_written_as_git_writes_them() {
                 copy
             })
             .collect();
-        let steps: [(usize, &[&str]); 7] = [
+        let steps: [(usize, &[&str]); 10] = [
+            (0, &["--split"]),
             (0, &["--split"]),
             (2, &["--split"]),
             (1, &["--split=no-merge"]),
             (9, &["--split"]),
             (3, &[]),
+            (0, &["--split"]),
             (1, &["--split"]),
             (2, &["--split=replace"]),
+            (0, &["--split=replace"]),
         ];
         for (step, (commits, flags)) in steps.iter().enumerate() {
             for repo in &twins {

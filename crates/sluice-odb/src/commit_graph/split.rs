@@ -68,8 +68,20 @@ pub fn write_split(
     let info = repo.objects().dir().join("info");
     let dir = info.join("commit-graphs");
     let mut layers = read_chain(&info, hash)?;
-    let mut nodes = read_commits(repo, commit_tips(repo)?, progress)?;
     let held: IdSet = layers.iter().flat_map(|l| l.ids.iter().copied()).collect();
+    let tips = commit_tips(repo)?;
+    // Nothing new: the graph stays as it is (a whole one too), as git leaves it. A graph holds
+    // every parent of what it holds, so tips all in it mean nothing new, found without reading
+    // history.
+    if options.strategy != SplitStrategy::Replace && tips.iter().all(|t| held.contains(t)) {
+        if let Some(top) = layers.last() {
+            return Ok(Written {
+                commits: 0,
+                path: top.path.clone(),
+            });
+        }
+    }
+    let mut nodes = read_commits(repo, tips, progress)?;
     let mut new_ids: Vec<ObjectId> = nodes
         .keys()
         .filter(|id| !held.contains(id))
