@@ -17,12 +17,10 @@ pub fn repack_loose(
     progress: &dyn Progress,
 ) -> Result<Option<PackStats>, RepackError> {
     // Refs first, then the objects: what they name is in place before they are read.
-    let mut tips: Vec<ObjectId> = repo.refs().list()?.into_iter().map(|(_, id)| id).collect();
-    tips.extend(repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id));
+    let refs = repo.refs().list()?.into_iter().map(|(_, id)| id);
+    let head = repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id);
     let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?.with_alternate_packs();
-    tips.extend(extra_roots.iter().filter(|id| odb.contains(id)));
-    tips.sort_unstable();
-    tips.dedup();
+    let tips = crate::repack::walk_tips(refs.chain(head), extra_roots, &odb);
     let request = WalkRequest {
         wants: &tips,
         haves: &[],

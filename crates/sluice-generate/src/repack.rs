@@ -154,11 +154,8 @@ pub fn repack_all_with(
         .map(|(_, id)| *id)
         .chain(head)
         .collect();
-    let mut tips: Vec<ObjectId> = refs.into_iter().map(|(_, id)| id).collect();
-    tips.extend(head);
-    tips.extend(options.extra_roots.iter().filter(|id| odb.contains(id)));
-    tips.sort_unstable();
-    tips.dedup();
+    let refs = refs.into_iter().map(|(_, id)| id);
+    let tips = walk_tips(refs.chain(head), &options.extra_roots, &odb);
     // With one pack and no bitmap to carry over, the new pack is most likely that pack again
     // (a fresh clone holds only what its refs reach): its bitmaps are built on another core
     // while the objects are counted, and used if the pack written is indeed the same.
@@ -278,6 +275,20 @@ pub fn repack_all_with(
     // As git's repack (repack.updateServerInfo, on by default): the dumb HTTP files.
     sluice_odb::server_info::update_server_info(repo)?;
     Ok(stats)
+}
+
+/// Where a repack's walk starts: the refs' and `HEAD`'s ids, and the `extra` roots the odb
+/// has (a reflog may name what is gone), each once.
+pub(crate) fn walk_tips(
+    refs: impl Iterator<Item = ObjectId>,
+    extra: &[ObjectId],
+    odb: &ObjectDb,
+) -> Vec<ObjectId> {
+    let mut tips: Vec<ObjectId> = refs.collect();
+    tips.extend(extra.iter().filter(|id| odb.contains(id)));
+    tips.sort_unstable();
+    tips.dedup();
+    tips
 }
 
 /// The bitmaps of `pack`'s selected commits (`branches` among them), built without counting

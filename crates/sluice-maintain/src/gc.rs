@@ -101,6 +101,11 @@ pub fn seconds(text: &str) -> Result<i64, sluice_odb::date::DateError> {
     }
 }
 
+/// A date as git reads `--prune`, `--cruft-expiration` and the like ([`seconds`]), as a time.
+pub fn time_of(text: &str) -> Result<SystemTime, sluice_odb::date::DateError> {
+    Ok(to_time(seconds(text)?))
+}
+
 fn to_time(seconds: i64) -> SystemTime {
     std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds.max(0) as u64)
 }

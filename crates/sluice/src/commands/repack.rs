@@ -159,10 +159,7 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         (false, _) => None,
         // Every unreachable object, whatever the age of its pack.
         (true, None) => Some(std::time::UNIX_EPOCH),
-        (true, Some(when)) => {
-            let seconds = sluice_maintain::gc::seconds(when)?;
-            Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds.max(0) as u64))
-        }
+        (true, Some(when)) => Some(sluice_maintain::gc::time_of(when)?),
     };
     let bare = repo.work_tree().is_none();
     let configured = repo.config().get_bool("repack.writebitmaps")?;
@@ -184,11 +181,8 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         cruft: match args.cruft {
             true => Some(CruftOptions {
                 expiration: (args.cruft_expiration.as_deref())
-                    .map(sluice_maintain::gc::seconds)
-                    .transpose()?
-                    .map(|s| {
-                        std::time::UNIX_EPOCH + std::time::Duration::from_secs(s.max(0) as u64)
-                    }),
+                    .map(sluice_maintain::gc::time_of)
+                    .transpose()?,
             }),
             false => None,
         },
