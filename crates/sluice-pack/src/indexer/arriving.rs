@@ -5,11 +5,11 @@
 
 use super::resolve::Resolver;
 use super::table::Table;
-use super::{IndexError, LookupError, ObjectLookup, Resolved};
+use super::{IndexError, LookupError, ObjectLookup, ResolvedSlot};
 use sluice_object::{IdHashBuilder, ObjectId, ObjectKind};
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, OnceLock};
+use std::sync::{Condvar, Mutex};
 
 /// Waiters are woken once per this many arrivals (and at the end), not for each object.
 const WAKE_EVERY: usize = 1024;
@@ -43,21 +43,21 @@ impl KnownIds {
 
     /// Records that entry `index`, already resolved in `resolved`, holds `id`. A second entry
     /// with the same id (a duplicate object) is not recorded: either one reads the same.
-    fn insert(&self, id: &ObjectId, index: u32, resolved: &Table<OnceLock<Resolved>>) {
+    fn insert(&self, id: &ObjectId, index: u32, resolved: &Table<ResolvedSlot>) {
         for slot in self.probe(id) {
             match slot.compare_exchange(0, index + 1, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => return,
-                Err(held) if id_at(resolved, held) == Some(id) => return,
+                Err(held) if id_at(resolved, held).as_ref() == Some(id) => return,
                 Err(_) => {}
             }
         }
     }
 
-    fn get(&self, id: &ObjectId, resolved: &Table<OnceLock<Resolved>>) -> Option<u32> {
+    fn get(&self, id: &ObjectId, resolved: &Table<ResolvedSlot>) -> Option<u32> {
         for slot in self.probe(id) {
             match slot.load(Ordering::Acquire) {
                 0 => return None,
-                held if id_at(resolved, held) == Some(id) => return Some(held - 1),
+                held if id_at(resolved, held).as_ref() == Some(id) => return Some(held - 1),
                 _ => {}
             }
         }
@@ -66,9 +66,9 @@ impl KnownIds {
 }
 
 /// The id of the entry a slot holding `held` points to.
-fn id_at(resolved: &Table<OnceLock<Resolved>>, held: u32) -> Option<&ObjectId> {
+fn id_at(resolved: &Table<ResolvedSlot>, held: u32) -> Option<ObjectId> {
     let index = held.checked_sub(1)? as usize;
-    resolved.get(index)?.get().map(|r| &r.id)
+    resolved.get(index)?.get().map(|r| r.id)
 }
 
 /// How resolution stands, for waiters.
@@ -116,11 +116,7 @@ impl Arrivals {
     }
 
     /// The whole objects pass 1 identified.
-    pub(crate) fn seed(
-        &self,
-        indexes: impl Iterator<Item = u32>,
-        resolved: &Table<OnceLock<Resolved>>,
-    ) {
+    pub(crate) fn seed(&self, indexes: impl Iterator<Item = u32>, resolved: &Table<ResolvedSlot>) {
         for index in indexes {
             if let Some(r) = resolved[index as usize].get() {
                 self.known.insert(&r.id, index, resolved);
@@ -129,7 +125,7 @@ impl Arrivals {
     }
 
     /// A worker resolved entry `index` as `id` (already set in `resolved`).
-    pub(crate) fn arrived(&self, id: &ObjectId, index: u32, resolved: &Table<OnceLock<Resolved>>) {
+    pub(crate) fn arrived(&self, id: &ObjectId, index: u32, resolved: &Table<ResolvedSlot>) {
         self.known.insert(id, index, resolved);
         if (self.count.fetch_add(1, Ordering::Relaxed) + 1).is_multiple_of(WAKE_EVERY) {
             self.wake(None);
@@ -237,16 +233,15 @@ impl ObjectLookup for ArrivingPack<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::indexer::Resolved;
     use sluice_object::{hash_object, HashKind};
 
-    fn resolved(id: ObjectId) -> OnceLock<Resolved> {
-        let slot = OnceLock::new();
-        let _ = slot.set(Resolved {
+    fn resolved(id: ObjectId) -> ResolvedSlot {
+        ResolvedSlot::filled(Resolved {
             id,
             kind: ObjectKind::Blob,
             depth: 0,
-        });
-        slot
+        })
     }
 
     /// Every recorded id is found at its entry, a duplicate keeps the first entry, and ids

@@ -108,6 +108,14 @@ pub enum IndexError {
         /// Where the junk starts.
         offset: u64,
     },
+    /// An entry past what an index records here (objects up to 1 TiB, offsets up to 128 TiB).
+    #[error("entry at offset {offset} of {size} bytes is beyond the indexer's limits (objects up to 1 TiB, packs up to 128 TiB)")]
+    EntryTooLarge {
+        /// Where the entry starts.
+        offset: u64,
+        /// Its declared size.
+        size: u64,
+    },
     /// The pack is bigger than `--max-input-size`.
     #[error("pack exceeds maximum allowed size of {limit} bytes")]
     TooLarge {

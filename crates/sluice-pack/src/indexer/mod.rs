@@ -12,6 +12,7 @@ mod growing;
 mod input;
 mod kept;
 mod links;
+mod records;
 mod resolve;
 mod scan;
 mod table;
@@ -26,6 +27,7 @@ pub use error::IndexError;
 use links::Links;
 pub use links::{LinkCheck, ObjectCheck};
 use rayon::prelude::*;
+pub(crate) use records::{Entry, Resolved, ResolvedSlot, NOT_KEPT};
 use resolve::{OfsChildren, RefChildren, Resolver};
 use sluice_object::progress::{Discard, Progress};
 use sluice_object::{HashKind, ObjectId, ObjectKind};
@@ -124,50 +126,6 @@ impl Default for IndexOptions {
             links: None,
         }
     }
-}
-
-/// One entry as pass 1 records it: 32 bytes per object.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Entry {
-    pub(crate) offset: u64,
-    /// Inflated size of the entry's data.
-    pub(crate) size: u64,
-    pub(crate) crc32: u32,
-    /// ofs-delta: index of the base entry; ref-delta: index into `ref_bases`.
-    pub(crate) base: u32,
-    pub(crate) header_len: u8,
-    /// 1-4 for whole objects, 6 ofs-delta, 7 ref-delta.
-    pub(crate) pack_type: u8,
-    /// Where pass 1 kept this small delta's inflated data in `Scan::kept`, or [`NOT_KEPT`].
-    /// (It fits in the padding: the entry stays 32 bytes.)
-    pub(crate) kept: u32,
-}
-
-impl Entry {
-    /// Whether the entry holds a whole object rather than a delta.
-    pub(crate) fn is_whole(&self) -> bool {
-        self.pack_type < OFS_DELTA
-    }
-
-    pub(crate) fn is_ofs_delta(&self) -> bool {
-        self.pack_type == OFS_DELTA
-    }
-
-    pub(crate) fn is_ref_delta(&self) -> bool {
-        self.pack_type == REF_DELTA
-    }
-}
-
-/// `Entry::kept` of an entry whose data is only in the pack.
-pub(crate) const NOT_KEPT: u32 = u32::MAX;
-
-/// What resolution learned about an entry.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Resolved {
-    pub(crate) id: ObjectId,
-    pub(crate) kind: ObjectKind,
-    /// Length of the delta chain down to a whole object (0 for whole objects).
-    pub(crate) depth: u32,
 }
 
 /// Indexes packs. Build one, then call [`PackIndexer::index`].
@@ -326,7 +284,7 @@ impl<'a> PackIndexer<'a> {
                 source: io::Error::other(e),
             })?;
         let ofs = OfsChildren::build(&scan.entries);
-        let refs = RefChildren::build(&scan.entries, &scan.ref_bases);
+        let refs = RefChildren::build(&mut scan.entries, &mut scan.ref_bases);
         if scan.deltas > 0 {
             self.progress
                 .phase("Resolving deltas", Some(scan.deltas as u64));
@@ -415,12 +373,12 @@ impl<'a> PackIndexer<'a> {
         if scan.deltas > 0 {
             self.progress.finish();
         }
-        if let Some(first) = scan.resolved.iter().position(|r| r.get().is_none()) {
-            let count = scan.resolved.iter().filter(|r| r.get().is_none()).count();
+        if let Some(first) = scan.resolved.iter().position(|r| !r.is_set()) {
+            let count = scan.resolved.iter().filter(|r| !r.is_set()).count();
             let entry = scan.entries[first];
             return Err(IndexError::Unresolved {
                 count,
-                offset: entry.offset,
+                offset: entry.offset(),
                 base: entry
                     .is_ref_delta()
                     .then(|| scan.ref_bases[entry.base as usize]),
@@ -516,10 +474,7 @@ impl Resolver<'_> {
         if self.interrupt.load(Ordering::Relaxed) {
             return Err(IndexError::Interrupted);
         }
-        let resolved = self.resolved[index as usize]
-            .get()
-            .copied()
-            .expect("whole object");
+        let resolved = self.resolved[index as usize].get().expect("whole object");
         let data = self.read_whole(index)?;
         self.check_collision(&resolved.id, resolved.kind, &data)
     }
@@ -529,7 +484,7 @@ impl Resolver<'_> {
 pub struct IndexedPack {
     hash: HashKind,
     entries: Table<Entry>,
-    resolved: Table<OnceLock<Resolved>>,
+    resolved: Table<ResolvedSlot>,
     ref_bases: Vec<ObjectId>,
     checksum: ObjectId,
     data_end: u64,
@@ -602,7 +557,7 @@ impl IndexedPack {
     }
 
     fn resolved(&self, i: usize) -> Resolved {
-        *self.resolved[i].get().expect("every entry is resolved")
+        self.resolved[i].get().expect("every entry is resolved")
     }
 
     /// How many objects are stored whole, and how many deltas end a chain of each length
@@ -632,8 +587,8 @@ impl IndexedPack {
         let end = self
             .entries
             .get(i + 1)
-            .map_or(self.data_end, |next| next.offset);
-        let delta = match entry.pack_type {
+            .map_or(self.data_end, |next| next.offset());
+        let delta = match entry.pack_type() {
             OFS_DELTA => Some(self.resolved(entry.base as usize).id),
             REF_DELTA => Some(self.ref_bases[entry.base as usize]),
             _ => None,
@@ -645,10 +600,10 @@ impl IndexedPack {
         PackedObject {
             id: resolved.id,
             kind: resolved.kind,
-            offset: entry.offset,
+            offset: entry.offset(),
             crc32: entry.crc32,
-            size: entry.size,
-            packed_size: end - entry.offset,
+            size: entry.size(),
+            packed_size: end - entry.offset(),
             delta,
         }
     }
@@ -721,7 +676,7 @@ impl IndexedPack {
                 IdxEntry {
                     id: self.resolved(index).id,
                     crc32: self.entries[index].crc32,
-                    offset: self.entries[index].offset,
+                    offset: self.entries[index].offset(),
                 }
             },
             &self.checksum,

@@ -4,7 +4,7 @@
 //! pack file rather than holding them (git's and gitoxide's memory-lean choice), except the
 //! smallest, kept in a bounded arena: for them the second inflation cost more than the bytes.
 
-use super::{Entry, IndexError, Resolved, NOT_KEPT};
+use super::{Entry, IndexError, Resolved, ResolvedSlot, NOT_KEPT};
 use crate::entry::{
     parse_entry_header, EntryError, EntryKind, MAX_ENTRY_HEADER_LEN, OFS_DELTA, REF_DELTA,
 };
@@ -18,12 +18,13 @@ use sluice_object::{HashKind, ObjectHasher, ObjectId, TrailerHasher};
 use std::fs::File;
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::OnceLock;
 
 /// What pass 1 learned about a pack.
 pub(crate) struct Scan {
     pub(crate) entries: Table<Entry>,
-    pub(crate) resolved: Table<OnceLock<Resolved>>,
+    pub(crate) resolved: Table<ResolvedSlot>,
+    /// The base ids of ref-deltas, one per ref-delta in pack order; sorted and unique once
+    /// [`RefChildren::build`](super::resolve::RefChildren::build) has renumbered them.
     pub(crate) ref_bases: Vec<ObjectId>,
     /// Offset of the trailer: the end of the last entry.
     pub(crate) data_end: u64,
@@ -517,7 +518,7 @@ fn merge(first: &mut Scan, second: Scan, count: u32) -> Option<()> {
         let base = first
             .entries
             .first_part()
-            .binary_search_by_key(&base_offset, |e| e.offset)
+            .binary_search_by_key(&base_offset, |e| e.offset())
             .ok()?;
         fixes.push((child, base as u32));
     }
@@ -525,7 +526,7 @@ fn merge(first: &mut Scan, second: Scan, count: u32) -> Option<()> {
     let ref_shift = first.ref_bases.len() as u32;
     let mut entries = second.entries.into_vec();
     for entry in entries.iter_mut() {
-        match entry.pack_type {
+        match entry.pack_type() {
             OFS_DELTA if entry.base != u32::MAX => entry.base += shift,
             REF_DELTA => entry.base += ref_shift,
             _ => {}
@@ -578,7 +579,7 @@ fn scan_entry(
                 let base = scan
                     .entries
                     .first_part()
-                    .binary_search_by_key(&base_offset, |e| e.offset)
+                    .binary_search_by_key(&base_offset, |e| e.offset())
                     .map_err(|_| IndexError::BaseNotAnEntry {
                         offset,
                         base_offset,
@@ -664,7 +665,7 @@ fn scan_entry(
         });
     }
 
-    let slot = OnceLock::new();
+    let slot = ResolvedSlot::new();
     match (hasher, header.kind) {
         (Some(hasher), EntryKind::Base(kind)) => {
             let id = hasher
@@ -674,15 +675,18 @@ fn scan_entry(
         }
         _ => scan.deltas += 1,
     }
-    scan.entries.push(Entry {
-        offset,
-        size: header.size,
-        crc32: crc.finalize(),
-        base,
-        header_len: header.header_len as u8,
-        pack_type,
-        kept: if keep_delta { kept as u32 } else { NOT_KEPT },
-    });
+    let mut entry = Entry::new(offset, header.size, header.header_len, pack_type).ok_or(
+        IndexError::EntryTooLarge {
+            offset,
+            size: header.size,
+        },
+    )?;
+    entry.crc32 = crc.finalize();
+    entry.base = base;
+    if keep_delta {
+        entry.kept = kept as u32;
+    }
+    scan.entries.push(entry);
     scan.resolved.push(slot);
     Ok(())
 }

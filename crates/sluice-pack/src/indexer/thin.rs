@@ -7,7 +7,7 @@ use super::input::hash_file_range;
 use super::links::Links;
 use super::resolve::{OfsChildren, RefChildren};
 use super::scan::Scan;
-use super::{Entry, IndexError, PackIndexer, Resolved, NOT_KEPT};
+use super::{Entry, IndexError, PackIndexer, Resolved, ResolvedSlot};
 use crate::entry::write_entry_header;
 use crate::inflate::deflate;
 use rayon::prelude::*;
@@ -16,7 +16,6 @@ use sluice_object::{hash_object, ObjectId, TrailerHasher};
 use std::collections::HashMap;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::sync::OnceLock;
 
 /// Bases read and compressed ahead of their turn, at most this many bytes of content at once.
 const PREPARE_BYTES: usize = 4 << 20;
@@ -35,11 +34,11 @@ struct Prepared {
 type Ready = (ObjectId, Option<Prepared>);
 
 /// The length of a pack entry header: the bytes up to the first without its high bit.
-fn entry_header_len(entry: &[u8]) -> u8 {
+fn entry_header_len(entry: &[u8]) -> usize {
     entry
         .iter()
         .position(|b| b & 0x80 == 0)
-        .map_or(0, |i| i + 1) as u8
+        .map_or(0, |i| i + 1)
 }
 
 /// The bases of the next waiting deltas (`waiting`, from the current turn on) not prepared
@@ -55,7 +54,7 @@ fn next_bases(
         if next.len() == PREPARE_COUNT {
             break;
         }
-        if scan.resolved[delta].get().is_some() {
+        if scan.resolved[delta].is_set() {
             continue;
         }
         let id = scan.ref_bases[scan.entries[delta].base as usize];
@@ -126,7 +125,7 @@ impl Appender<'_, '_> {
     fn take_turns(&mut self, scan: &mut Scan, deltas: &[usize]) -> Result<(), IndexError> {
         let io = |context| move |source| IndexError::Io { context, source };
         for &delta in deltas {
-            if scan.resolved[delta].get().is_some() {
+            if scan.resolved[delta].is_set() {
                 continue;
             }
             let base_id = scan.ref_bases[scan.entries[delta].base as usize];
@@ -143,16 +142,17 @@ impl Appender<'_, '_> {
                 kind,
                 depth: 0,
             };
-            scan.entries.push(Entry {
-                offset: self.end,
-                size: data.len() as u64,
-                crc32: crc32fast::hash(&entry),
-                base: 0,
-                header_len: entry_header_len(&entry),
-                pack_type: kind.pack_type(),
-                kept: NOT_KEPT,
-            });
-            scan.resolved.push(OnceLock::from(root));
+            let size = data.len() as u64;
+            let header_len = entry_header_len(&entry);
+            let mut appended = Entry::new(self.end, size, header_len, kind.pack_type()).ok_or(
+                IndexError::EntryTooLarge {
+                    offset: self.end,
+                    size,
+                },
+            )?;
+            appended.crc32 = crc32fast::hash(&entry);
+            scan.entries.push(appended);
+            scan.resolved.push(ResolvedSlot::filled(root));
             let index = (scan.entries.len() - 1) as u32;
             self.end += entry.len() as u64;
             self.appended += 1;
@@ -183,7 +183,7 @@ pub(crate) fn fix_thin(
     };
     let hash = indexer.options.hash;
     let waiting: Vec<usize> = (0..scan.entries.len())
-        .filter(|&i| scan.entries[i].is_ref_delta() && scan.resolved[i].get().is_none())
+        .filter(|&i| scan.entries[i].is_ref_delta() && !scan.resolved[i].is_set())
         .collect();
     if waiting.is_empty() {
         return Ok(0);
@@ -221,7 +221,7 @@ pub(crate) fn fix_thin(
         let stop = (turn..waiting.len())
             .find(|&t| {
                 let delta = waiting[t];
-                scan.resolved[delta].get().is_none()
+                !scan.resolved[delta].is_set()
                     && !(appender.prepared)
                         .contains_key(&scan.ref_bases[scan.entries[delta].base as usize])
             })
