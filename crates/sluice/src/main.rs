@@ -4,6 +4,7 @@
 // Argument docs are clap's help text, written with git's `<placeholder>` convention.
 #![allow(rustdoc::invalid_html_tags)]
 
+mod allocator;
 mod cleanup;
 mod cli;
 mod commands;
@@ -12,6 +13,7 @@ mod progress;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    allocator::keep_thresholds_fixed();
     cleanup::install_signal_handlers();
     let cli = match cli::parse() {
         Ok(cli) => cli,
