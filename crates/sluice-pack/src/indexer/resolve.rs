@@ -159,8 +159,44 @@ struct Base {
     checkpoints: Option<HashCheckpoints>,
 }
 
+impl Workspace {
+    /// The result buffer, handed over whole; a spare one takes its place.
+    fn take_result(&mut self) -> Vec<u8> {
+        let spare = SPARE
+            .with(|spare| spare.borrow_mut().pop())
+            .unwrap_or_default();
+        std::mem::replace(&mut self.result, spare)
+    }
+}
+
+/// Which buffers of dropped bases a thread keeps for its next results: those glibc maps
+/// (above its 128 KiB threshold) up to 1 MiB in all. A base's buffer freed and the next result's
+/// allocated anew is then a new mapping whose pages fault in one by one: without reuse, pass 2
+/// on git/git's pack took 260k more page faults (0.5 s of system time). Smaller buffers come
+/// back from the heap's free lists anyway.
+const SPARE_MIN_SIZE: usize = 128 << 10;
+const SPARE_TOTAL: usize = 1 << 20;
+
+impl Drop for Base {
+    fn drop(&mut self) {
+        let capacity = self.data.capacity();
+        if !(SPARE_MIN_SIZE..=SPARE_TOTAL).contains(&capacity) {
+            return;
+        }
+        let data = std::mem::take(&mut self.data);
+        SPARE.with(|spare| {
+            let mut spare = spare.borrow_mut();
+            let held: usize = spare.iter().map(Vec::capacity).sum();
+            if held + capacity <= SPARE_TOTAL {
+                spare.push(data);
+            }
+        });
+    }
+}
+
 thread_local! {
     static WORKSPACE: RefCell<Workspace> = RefCell::new(Workspace::default());
+    static SPARE: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Everything the workers share, read-only but for the result slots.
@@ -245,7 +281,7 @@ impl<'a> Resolver<'a> {
         WORKSPACE.with(|w| {
             let mut work = w.borrow_mut();
             self.read_entry(index, &mut work, true)?;
-            Ok(std::mem::take(&mut work.result))
+            Ok(work.take_result())
         })
     }
 
@@ -572,7 +608,7 @@ impl<'a> Resolver<'a> {
                 arrivals.arrived(&id, child, self.resolved);
             }
             let data = self.has_children(child, &id).then(|| Base {
-                data: std::mem::take(&mut work.result),
+                data: work.take_result(),
                 checkpoints,
             });
             Ok(Some((data, resolved)))
