@@ -95,6 +95,22 @@ impl Repository {
         }
     }
 
+    /// Opens the repository checked out at `dir`, from its `.git` directory or file only: a
+    /// submodule's, where [`Repository::discover`] would go on up to the superproject.
+    pub fn open_work_tree(dir: &Path) -> Result<Repository, RepoError> {
+        let dot_git = dir.join(".git");
+        let git_dir = match dot_git.is_file() {
+            true => {
+                read_git_file(&dot_git).ok_or_else(|| RepoError::BadGitFile(dot_git.clone()))?
+            }
+            false => dot_git,
+        };
+        if !is_git_dir(&git_dir) {
+            return Err(RepoError::NotFound(git_dir));
+        }
+        Self::open_git_dir(git_dir, Some(dir.to_owned()))
+    }
+
     /// Opens the repository a server was asked for (git's `enter_repo`): `path` itself, or,
     /// unless `strict`, the first of `path/.git`, `path`, `path.git/.git` and `path.git` that is
     /// a git directory. Servers need no work tree.

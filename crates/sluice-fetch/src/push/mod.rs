@@ -10,10 +10,12 @@ mod send;
 mod source;
 mod spec;
 mod status;
+mod submodules;
 mod tracking;
 
 pub use plan::{PushChoice, PushPlan};
 pub use spec::PushRefspec;
+pub use submodules::{unpushed as unpushed_submodules, RecurseSubmodules};
 
 use crate::transport::Service;
 use crate::{ConnectOptions, FetchError, RemoteRef};
@@ -91,6 +93,12 @@ pub enum PushError {
     /// Writing the request failed.
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    /// Submodule commits the push needs are on no remote (`--recurse-submodules=check`).
+    #[error("The following submodule paths contain changes that can\nnot be found on any remote:\n{}\nPlease try\n\n\tgit push --recurse-submodules=on-demand\n\nor cd to the path and use\n\n\tgit push\n\nto push them to a remote.\n\n", .0.iter().map(|p| format!("  {p}\n")).collect::<String>())]
+    UnpushedSubmodules(Vec<String>),
+    /// `--recurse-submodules=on-demand`: a submodule's push failed.
+    #[error("Unable to push submodule '{0}'")]
+    SubmodulePushFailed(String),
     /// Refs could not be read or written.
     #[error(transparent)]
     Refs(#[from] sluice_odb::RefError),
@@ -265,6 +273,11 @@ pub struct PushOptions<'a> {
     pub set_upstream: bool,
     /// Run the `pre-push` hook (not under `--no-verify`).
     pub verify: bool,
+    /// `--recurse-submodules` (`push.recurseSubmodules`).
+    pub recurse_submodules: RecurseSubmodules,
+    /// Pushes the submodule checked out at a path of the work tree, for `on-demand` and
+    /// `only`; false when that push failed.
+    pub push_submodule: Option<&'a (dyn Fn(&str) -> bool + 'a)>,
     /// How to reach the server (its service is set here).
     pub connect: ConnectOptions,
     /// The server's progress is shown.
@@ -368,6 +381,18 @@ pub fn push(
             return Err(e);
         }
     };
+    // As git, submodules are seen to once the refs are matched, before anything is sent.
+    let remote_name = plan.remote_name.as_deref();
+    match submodules::before_push(repo, remote_name, options, &refs) {
+        Ok(true) => {}
+        // `only`: the submodules were pushed; the superproject's refs stay as they are, and
+        // the session ends as one with nothing to send.
+        Ok(false) => refs.clear(),
+        Err(e) => {
+            let _ = connection.finish();
+            return Err(e);
+        }
+    }
     let pending = refs.iter().any(|r| r.status == RefStatus::Pending);
     let mut unpack_error = None;
     if pending && !options.dry_run {

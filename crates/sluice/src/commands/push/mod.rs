@@ -9,7 +9,9 @@ use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::anyhow;
 use clap::Args;
-use sluice_fetch::push::{push, Lease, PushChoice, PushError, PushMessages, PushOptions, PushPlan};
+use sluice_fetch::push::{
+    push, Lease, PushChoice, PushError, PushMessages, PushOptions, PushPlan, RecurseSubmodules,
+};
 use sluice_fetch::ConnectOptions;
 use sluice_odb::Repository;
 use std::process::ExitCode;
@@ -85,6 +87,17 @@ pub struct PushArgs {
     no_verify: bool,
     #[arg(long, hide = true)]
     verify: bool,
+    /// Submodule commits the pushed history needs: make sure a remote has them (`check`),
+    /// push them first (`on-demand`), push only them (`only`), or not look (`no`)
+    /// (push.recurseSubmodules).
+    #[arg(
+        long,
+        value_name = "check|on-demand|only|no",
+        overrides_with = "no_recurse_submodules"
+    )]
+    recurse_submodules: Option<String>,
+    #[arg(long, hide = true, overrides_with = "recurse_submodules")]
+    no_recurse_submodules: bool,
     /// A remote's name or a URL.
     #[arg(value_name = "repository")]
     repository: Option<String>,
@@ -136,6 +149,8 @@ fn push_to(repo: &Repository, plan: &PushPlan, args: &PushArgs) -> anyhow::Resul
     let show_progress = crate::progress::enabled(!args.quiet, args.progress);
     let progress = TerminalProgress::new(show_progress);
     let follow_tags = args.follow_tags || config.get_bool("push.followtags")?.unwrap_or(false);
+    let recurse_submodules = recurse_submodules(args, repo)?;
+    let push_submodule = |path: &str| push_submodule(repo, plan, args, path);
     let options = PushOptions {
         force: args.force,
         atomic: args.atomic,
@@ -154,6 +169,8 @@ fn push_to(repo: &Repository, plan: &PushPlan, args: &PushArgs) -> anyhow::Resul
         prune: args.prune,
         set_upstream: args.set_upstream,
         verify: !args.no_verify,
+        recurse_submodules,
+        push_submodule: Some(&push_submodule),
         connect,
         remote_progress: show_progress,
         progress: &progress,
@@ -179,6 +196,66 @@ fn push_to(repo: &Repository, plan: &PushPlan, args: &PushArgs) -> anyhow::Resul
             eprintln!("error: failed to push some refs to '{shown}'");
             Ok(ExitCode::from(1))
         }
+        Err(e @ PushError::UnpushedSubmodules(_)) => {
+            eprint!("{e}");
+            eprintln!("fatal: Aborting.");
+            Ok(ExitCode::from(128))
+        }
+        Err(e @ PushError::SubmodulePushFailed(_)) => {
+            eprintln!("{e}");
+            eprintln!("fatal: failed to push all needed submodules");
+            Ok(ExitCode::from(128))
+        }
         Err(e) => Err(e.into()),
     }
+}
+
+/// The submodule mode: the option, else `push.recurseSubmodules`, else `submodule.recurse`
+/// (true: on-demand).
+fn recurse_submodules(args: &PushArgs, repo: &Repository) -> anyhow::Result<RecurseSubmodules> {
+    let config = repo.config();
+    let given = match args.no_recurse_submodules {
+        true => Some("no".to_owned()),
+        false => args.recurse_submodules.clone(),
+    };
+    if let Some(mode) = given.or_else(|| config.get("push.recursesubmodules").map(str::to_owned)) {
+        return RecurseSubmodules::parse(&mode).map_err(|e| anyhow!(e));
+    }
+    Ok(match config.get_bool("submodule.recurse")? {
+        Some(true) => RecurseSubmodules::OnDemand,
+        _ => RecurseSubmodules::No,
+    })
+}
+
+/// Pushes the submodule at `path` as git does: another push run there, with the same remote
+/// and refspecs when the remote is a configured one, `--dry-run` and the push options.
+fn push_submodule(repo: &Repository, plan: &PushPlan, args: &PushArgs, path: &str) -> bool {
+    let Some(work_tree) = repo.work_tree() else {
+        return false;
+    };
+    eprintln!("Pushing submodule '{path}'");
+    let Ok(exe) = std::env::current_exe() else {
+        return false;
+    };
+    let mut command = std::process::Command::new(exe);
+    command.arg("push").current_dir(work_tree.join(path));
+    // The submodule is found from its directory, not from the superproject's environment.
+    for var in [
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_OBJECT_DIRECTORY",
+    ] {
+        command.env_remove(var);
+    }
+    if args.dry_run {
+        command.arg("--dry-run");
+    }
+    for option in &args.push_option {
+        command.arg(format!("--push-option={option}"));
+    }
+    if let Some(remote) = &plan.remote_name {
+        command.arg(remote).args(&args.refspecs);
+    }
+    command.status().is_ok_and(|status| status.success())
 }
