@@ -190,13 +190,7 @@ fn split_graphs_are_written_as_git_writes_them() {
             .iter()
             .map(|name| {
                 let copy = env.path().join(name);
-                let copied = std::process::Command::new("cp")
-                    .arg("-a")
-                    .arg(&seed)
-                    .arg(&copy)
-                    .status()
-                    .unwrap();
-                assert!(copied.success());
+                crate::util::copy_tree(&seed, &copy);
                 copy
             })
             .collect();

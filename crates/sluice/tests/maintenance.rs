@@ -18,13 +18,7 @@ fn twins(env: &Env) -> Vec<PathBuf> {
         .iter()
         .map(|name| {
             let copy = env.path().join(name);
-            let status = std::process::Command::new("cp")
-                .arg("-a")
-                .arg(&seed)
-                .arg(&copy)
-                .status()
-                .unwrap();
-            assert!(status.success());
+            crate::util::copy_tree(&seed, &copy);
             copy
         })
         .collect()

@@ -25,11 +25,7 @@ fn loose(repo: &Path) -> Vec<String> {
 fn copies(env: &Env, seed: &Path) -> [std::path::PathBuf; 2] {
     ["theirs", "ours"].map(|name| {
         let to = env.path().join(name);
-        let status = std::process::Command::new("cp")
-            .args(["-a", seed.to_str().unwrap(), to.to_str().unwrap()])
-            .status()
-            .unwrap();
-        assert!(status.success());
+        crate::util::copy_tree(seed, &to);
         to
     })
 }

@@ -22,15 +22,7 @@ fn twins(env: &Env) -> [PathBuf; 2] {
     ["git", "sluice"].map(|side| {
         let dir = env.path().join(side);
         std::fs::create_dir(&dir).unwrap();
-        let copied = std::process::Command::new("cp")
-            .args([
-                "-a",
-                seed.to_str().unwrap(),
-                dir.join("work").to_str().unwrap(),
-            ])
-            .status()
-            .unwrap();
-        assert!(copied.success());
+        crate::util::copy_tree(&seed, &dir.join("work"));
         env.git(&dir, &["init", "-q", "--bare", "server.git"]);
         env.git(
             &dir.join("work"),

@@ -32,11 +32,7 @@ fn twins(env: &Env) -> [PathBuf; 2] {
     env.git(&work, &["push", "-q", "origin", "HEAD:refs/heads/main"]);
     ["git", "sluice"].map(|side| {
         let dir = env.path().join(side);
-        let copied = std::process::Command::new("cp")
-            .args(["-a", seed.to_str().unwrap(), dir.to_str().unwrap()])
-            .status()
-            .unwrap();
-        assert!(copied.success());
+        crate::util::copy_tree(&seed, &dir);
         dir
     })
 }

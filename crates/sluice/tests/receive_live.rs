@@ -73,13 +73,7 @@ fn keepalives_are_sent_while_a_hook_is_silent_as_git_sends_them() {
     let env = Env::new();
     let (server, work) = server_with_hook(&env, "#!/bin/sh\nsleep 2.5\necho awake\n");
     let git_server = env.path().join("git-server.git");
-    let copied = std::process::Command::new("cp")
-        .arg("-a")
-        .arg(&server)
-        .arg(&git_server)
-        .status()
-        .unwrap();
-    assert!(copied.success());
+    crate::util::copy_tree(&server, &git_server);
     let keepalives = |trace: &Path| {
         let text = std::fs::read_to_string(trace).unwrap();
         text.lines()

@@ -66,13 +66,7 @@ fn twins(env: &Env, keep_file: bool) -> (Vec<PathBuf>, String) {
         .iter()
         .map(|name| {
             let copy = env.path().join(name);
-            let status = std::process::Command::new("cp")
-                .arg("-a")
-                .arg(&work)
-                .arg(&copy)
-                .status()
-                .unwrap();
-            assert!(status.success());
+            crate::util::copy_tree(&work, &copy);
             copy
         })
         .collect();

@@ -380,3 +380,15 @@ pub fn kill_and_recover(env: &Env, repo: &Path, args: &[&str], delay_ms: u64) {
     );
     env.git(repo, &["fsck", "--strict"]);
 }
+
+/// Copies the directory `from` to `to` as `cp -a` does (modes, times and links kept): the
+/// twin copies of a repository that git and Sluice then work on side by side.
+pub fn copy_tree(from: &Path, to: &Path) {
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(status.success(), "cp -a {from:?} {to:?}");
+}
