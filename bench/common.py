@@ -14,10 +14,24 @@ import time
 TIME = shutil.which("time", path="/usr/bin:/bin")
 
 
-def run(argv, stdin_path=None, cwd=None, env=None, stdout_path=None):
+def traced_stages(stderr):
+    """(title, seconds, peak MB) of each `trace: performance: <s> s: <title>, peak <MB> MB`."""
+    found = []
+    for line in stderr.splitlines():
+        if not line.startswith("trace: performance: "):
+            continue
+        seconds, _, rest = line[len("trace: performance: "):].partition(" s: ")
+        title, _, peak = rest.rpartition(", peak ")
+        if title and peak.endswith(" MB"):
+            found.append((title, float(seconds), float(peak[:-3])))
+    return found
+
+
+def run(argv, stdin_path=None, cwd=None, env=None, stdout_path=None, stages=None):
     """Runs a command; returns (wall s, user CPU s, system CPU s, peak RSS KiB), or exits if
     the command fails. CPU and memory include the children it waits for (git upload-pack's
-    pack-objects)."""
+    pack-objects). With `stages` (a list), the phases Sluice traces under
+    SLUICE_TRACE_PERFORMANCE are appended to it as (title, seconds, peak MB)."""
     stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
     stdout = open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL
     peak_file = tempfile.NamedTemporaryFile(prefix="bench-peak-", delete=False) if TIME else None
@@ -36,6 +50,8 @@ def run(argv, stdin_path=None, cwd=None, env=None, stdout_path=None):
         peak = int(text[-1]) if text and text[-1].isdigit() else peak
     err = proc.stderr.read().decode(errors="replace")
     proc.stderr.close()
+    if stages is not None:
+        stages.extend(traced_stages(err))
     if stdin_path:
         stdin.close()
     if stdout_path:

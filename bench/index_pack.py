@@ -95,12 +95,16 @@ def main():
         work = Path(tmp)
         for mode in modes:
             samples = {label: [] for label, _, _ in tools}
+            stages = []
+            traced = {**os.environ, "SLUICE_TRACE_PERFORMANCE": "1"}
             for _ in range(args.runs):
                 for label, tool, exe in tools:
                     argv, stdin, cwd = commands(tool, exe, pack, work, args.threads, mode, args.fix_thin)
                     if argv is None:
                         continue
-                    wall, user, system, rss = run(argv, stdin, cwd)
+                    sluice = tool == "sluice"
+                    wall, user, system, rss = run(argv, stdin, cwd, env=traced if sluice else None,
+                                                  stages=stages if sluice else None)
                     samples[label].append((wall, user + system, rss))
             base = None
             print(f"\nmode: {mode}")
@@ -117,6 +121,14 @@ def main():
                 results.append({"pack": str(pack), "bytes": size, "mode": mode, "tool": label,
                                 "threads": args.threads, "wall": wall, "cpu": cpu, "peak_mib": rss,
                                 "samples": samples[label]})
+            titles = list(dict.fromkeys(title for title, _, _ in stages))
+            for title in titles:
+                of = [(s, m) for t, s, m in stages if t == title]
+                wall = statistics.median(s for s, _ in of)
+                peak = statistics.median(m for _, m in of)
+                print(f"  sluice stage {title!r}: {wall:.2f} s, peak {peak:.1f} MB")
+                results.append({"pack": str(pack), "mode": mode, "tool": "sluice", "stage": title,
+                                "wall": wall, "peak_mb": peak})
     log = ROOT / "bench" / "results" / "index-pack.jsonl"
     with open(log, "a") as f:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -37,7 +37,8 @@ impl ProgressSink for Stderr {
 }
 
 /// Progress on stderr, or nothing when disabled. With `SLUICE_TRACE_PERFORMANCE` set, each
-/// phase's wall time is printed when it ends (as git's `GIT_TRACE_PERFORMANCE` does for
+/// phase's wall time and peak resident memory are printed when it ends (as git's
+/// `GIT_TRACE_PERFORMANCE` does for
 /// commands), whether or not progress is shown.
 pub struct TerminalProgress {
     text: TextProgress,
@@ -61,6 +62,7 @@ impl TerminalProgress {
 impl Progress for TerminalProgress {
     fn phase(&self, title: &str, total: Option<u64>) {
         if let Some(trace) = &self.trace {
+            reset_peak_memory();
             *trace.lock().unwrap_or_else(|e| e.into_inner()) = (title.to_owned(), Instant::now());
         }
         self.text.phase(title, total);
@@ -78,10 +80,26 @@ impl Progress for TerminalProgress {
         self.text.finish();
         if let Some(trace) = &self.trace {
             let (title, start) = &*trace.lock().unwrap_or_else(|e| e.into_inner());
+            let peak = peak_memory().map_or(String::new(), |kb| {
+                format!(", peak {:.1} MB", kb as f64 / 1024.0)
+            });
             eprintln!(
-                "trace: performance: {:.3} s: {title}",
+                "trace: performance: {:.3} s: {title}{peak}",
                 start.elapsed().as_secs_f64()
             );
         }
     }
+}
+
+/// Starts a new measure of the process's peak resident memory (Linux: the high-water mark is
+/// reset to the current size), so that each traced phase reports its own peak.
+fn reset_peak_memory() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// The process's peak resident memory since the last reset, in KiB (Linux's `VmHWM`).
+fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
