@@ -245,6 +245,12 @@ impl Connection {
         Ok(())
     }
 
+    /// The value the server gave a capability (`push-cert=<nonce>`), if it advertised it so.
+    pub fn capability_value(&self, name: &str) -> Option<&str> {
+        (self.capabilities.iter())
+            .find_map(|c| c.strip_prefix(name).and_then(|rest| rest.strip_prefix('=')))
+    }
+
     /// Whether the server advertised `name` (alone or as `name=…`; in v2, `fetch=name …`
     /// features count too).
     pub fn has_capability(&self, name: &str) -> bool {

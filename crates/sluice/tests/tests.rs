@@ -30,6 +30,7 @@ mod pack_objects;
 mod pipelined_clone;
 mod prune;
 mod push;
+mod push_signed;
 mod push_submodules;
 mod push_transports;
 mod quarantine;

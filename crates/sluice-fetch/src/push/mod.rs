@@ -4,6 +4,7 @@
 //! server's verdict per ref as data for the command line to print. Remote-tracking refs of a
 //! named remote follow what was pushed, and `--set-upstream` records the upstreams.
 
+mod certificate;
 mod hook;
 mod plan;
 mod send;
@@ -13,6 +14,7 @@ mod status;
 mod submodules;
 mod tracking;
 
+pub use certificate::SignedPush;
 pub use plan::{PushChoice, PushPlan};
 pub use spec::PushRefspec;
 pub use submodules::{unpushed as unpushed_submodules, RecurseSubmodules};
@@ -93,6 +95,12 @@ pub enum PushError {
     /// Writing the request failed.
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    /// `--signed` to a server that does not ask for push certificates.
+    #[error("the receiving end does not support --signed push")]
+    SignedUnsupported,
+    /// gpg did not sign the push certificate.
+    #[error("failed to sign the push certificate")]
+    SigningFailed,
     /// Submodule commits the push needs are on no remote (`--recurse-submodules=check`).
     #[error("The following submodule paths contain changes that can\nnot be found on any remote:\n{}\nPlease try\n\n\tgit push --recurse-submodules=on-demand\n\nor cd to the path and use\n\n\tgit push\n\nto push them to a remote.\n\n", .0.iter().map(|p| format!("  {p}\n")).collect::<String>())]
     UnpushedSubmodules(Vec<String>),
@@ -244,6 +252,8 @@ pub struct PushOutcome {
     pub atomic_failure: Option<AtomicFailure>,
     /// Upstreams recorded by `--set-upstream`: branch, remote, remote ref.
     pub upstreams: Vec<(String, String, String)>,
+    /// `--signed=if-asked` to a server that asked for no certificate: sent unsigned.
+    pub sent_unsigned: bool,
     /// The remote-tracking refs brought up to date (git names them under `-v`).
     pub tracking: Vec<String>,
 }
@@ -273,6 +283,8 @@ pub struct PushOptions<'a> {
     pub set_upstream: bool,
     /// Run the `pre-push` hook (not under `--no-verify`).
     pub verify: bool,
+    /// `--signed` (`push.gpgSign`).
+    pub signed: SignedPush,
     /// `--recurse-submodules` (`push.recurseSubmodules`).
     pub recurse_submodules: RecurseSubmodules,
     /// Pushes the submodule checked out at a path of the work tree, for `on-demand` and
@@ -395,8 +407,27 @@ pub fn push(
     }
     let pending = refs.iter().any(|r| r.status == RefStatus::Pending);
     let mut unpack_error = None;
+    // As git: asked for and not offered, a signed push stops here; a dry run signs nothing.
+    let nonce = connection.capability_value("push-cert").map(str::to_owned);
+    let sent_unsigned =
+        options.signed == SignedPush::IfAsked && nonce.is_none() && pending && !options.dry_run;
+    let certificate = match (options.signed, nonce) {
+        (SignedPush::No, _) => None,
+        (_, Some(_)) if options.dry_run => None,
+        (_, Some(nonce)) => Some(send::Certificate {
+            signer: certificate::Signer::from_config(repo),
+            nonce,
+            url: plan.url.clone(),
+        }),
+        (SignedPush::Yes, None) if pending && !options.dry_run => {
+            let _ = connection.finish();
+            return Err(PushError::SignedUnsupported);
+        }
+        (_, None) => None,
+    };
     if pending && !options.dry_run {
         let request = send::Request {
+            certificate,
             atomic: options.atomic,
             push_options: &options.push_options,
             thin: options.thin,
@@ -430,5 +461,6 @@ pub fn push(
         atomic_failure,
         upstreams,
         tracking: tracked,
+        sent_unsigned,
     })
 }

@@ -14,8 +14,18 @@ use sluice_wire::demux::Demux;
 use sluice_wire::pktline::{write_flush, Packet, PktReader};
 use std::io::Read;
 
+/// A push certificate to send in place of the commands (`--signed`).
+pub(crate) struct Certificate {
+    pub(crate) signer: super::certificate::Signer,
+    /// What the server asked to be signed with (`push-cert=<nonce>`).
+    pub(crate) nonce: String,
+    /// Where the push goes, as the certificate's `pushee` names it.
+    pub(crate) url: String,
+}
+
 /// What the request asks of the server beside the commands.
 pub(crate) struct Request<'a> {
+    pub(crate) certificate: Option<Certificate>,
     pub(crate) atomic: bool,
     pub(crate) push_options: &'a [String],
     pub(crate) thin: bool,
@@ -61,10 +71,22 @@ pub(crate) fn send(
     ));
     let null = repo.hash().null_id();
     let mut head = Vec::new();
-    for (i, r) in refs
-        .iter()
-        .filter(|r| r.status == RefStatus::Pending)
+    if let Some(cert) = &request.certificate {
+        let signed = super::certificate::signed_request(
+            &cert.signer,
+            &cert.url,
+            &cert.nonce,
+            request.push_options,
+            refs,
+            null,
+            &caps.join(" "),
+        )?;
+        head = signed.unwrap_or_default();
+    }
+    let pending = refs.iter().filter(|r| r.status == RefStatus::Pending);
+    for (i, r) in pending
         .enumerate()
+        .filter(|_| request.certificate.is_none())
     {
         let (old, new) = (r.old.unwrap_or(null), r.new.unwrap_or(null));
         match i {

@@ -11,6 +11,7 @@ use anyhow::anyhow;
 use clap::Args;
 use sluice_fetch::push::{
     push, Lease, PushChoice, PushError, PushMessages, PushOptions, PushPlan, RecurseSubmodules,
+    SignedPush,
 };
 use sluice_fetch::ConnectOptions;
 use sluice_odb::Repository;
@@ -87,6 +88,13 @@ pub struct PushArgs {
     no_verify: bool,
     #[arg(long, hide = true)]
     verify: bool,
+    /// Sign the push with gpg: `true`, `false`, or `if-asked` (when the server asks for a
+    /// certificate) (push.gpgSign).
+    #[arg(long, value_name = "true|false|if-asked", num_args = 0..=1, require_equals = true)]
+    #[arg(default_missing_value = "true", overrides_with = "no_signed")]
+    signed: Option<String>,
+    #[arg(long, hide = true, overrides_with = "signed")]
+    no_signed: bool,
     /// Submodule commits the pushed history needs: make sure a remote has them (`check`),
     /// push them first (`on-demand`), push only them (`only`), or not look (`no`)
     /// (push.recurseSubmodules).
@@ -150,6 +158,14 @@ fn push_to(repo: &Repository, plan: &PushPlan, args: &PushArgs) -> anyhow::Resul
     let progress = TerminalProgress::new(show_progress);
     let follow_tags = args.follow_tags || config.get_bool("push.followtags")?.unwrap_or(false);
     let recurse_submodules = recurse_submodules(args, repo)?;
+    let signed = match (args.no_signed, &args.signed) {
+        (true, _) => SignedPush::No,
+        (false, Some(value)) => SignedPush::parse(value).map_err(|e| anyhow!(e))?,
+        (false, None) => match config.get("push.gpgsign") {
+            Some(value) => SignedPush::parse(value).map_err(|e| anyhow!(e))?,
+            None => SignedPush::No,
+        },
+    };
     let push_submodule = |path: &str| push_submodule(repo, plan, args, path);
     let options = PushOptions {
         force: args.force,
@@ -169,6 +185,7 @@ fn push_to(repo: &Repository, plan: &PushPlan, args: &PushArgs) -> anyhow::Resul
         prune: args.prune,
         set_upstream: args.set_upstream,
         verify: !args.no_verify,
+        signed,
         recurse_submodules,
         push_submodule: Some(&push_submodule),
         connect,

@@ -63,6 +63,9 @@ pub(super) fn print(
     url: &str,
     args: &Shown,
 ) -> anyhow::Result<ExitCode> {
+    if outcome.sent_unsigned {
+        eprintln!("warning: not sending a push certificate since the receiving end does not support --signed push");
+    }
     if let Some((name, status)) = &outcome.atomic_failure {
         eprintln!(
             "error: atomic push failed for ref {name}. status: {}",

@@ -8,7 +8,7 @@ use crate::commands::remote::RemoteLines;
 use crate::commands::Context;
 use anyhow::anyhow;
 use clap::Args;
-use sluice_fetch::push::{push, PushChoice, PushOptions, PushPlan, RecurseSubmodules};
+use sluice_fetch::push::{push, PushChoice, PushOptions, PushPlan, RecurseSubmodules, SignedPush};
 use sluice_fetch::ConnectOptions;
 use std::process::ExitCode;
 
@@ -90,6 +90,7 @@ pub fn run(args: SendPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         prune: false,
         set_upstream: false,
         verify: false,
+        signed: SignedPush::No,
         recurse_submodules: RecurseSubmodules::No,
         push_submodule: None,
         connect,

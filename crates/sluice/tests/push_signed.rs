@@ -1,0 +1,121 @@
+//! `sluice push --signed` beside `git push --signed`, into git's receive-pack asking for push
+//! certificates (`receive.certNonceSeed`): a key made with gpg for the committer, twin work
+//! repositories and servers, and a `pre-receive` hook that says what git's receive-pack made
+//! of the certificate (signature status, nonce status, signer, the certificate's text without
+//! its time and nonce, which differ from push to push). Everything printed, the exit codes and
+//! the servers' refs must be the same; a server that asks for no certificate refuses `--signed`
+//! alike and takes `--signed=if-asked` unsigned.
+
+use crate::util::{copy_tree, gits, script, Env};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Makes a signing key for the committer the tests' environment names, in `env`'s home.
+fn make_key(env: &Env) {
+    let gnupg = env.path().join("home/.gnupg");
+    std::fs::create_dir_all(&gnupg).unwrap();
+    Command::new("chmod")
+        .arg("700")
+        .arg(&gnupg)
+        .status()
+        .unwrap();
+    let made = Command::new("gpg")
+        .env("HOME", env.path().join("home"))
+        .args(["--batch", "--passphrase", "", "--quick-gen-key"])
+        .args([
+            "C O Mitter <committer@example.com>",
+            "default",
+            "default",
+            "never",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+}
+
+/// Stops the gpg agent the key's making started.
+fn stop_agent(env: &Env) {
+    let _ = Command::new("gpgconf")
+        .env("HOME", env.path().join("home"))
+        .args(["--kill", "gpg-agent"])
+        .status();
+}
+
+/// `git/` and `sluice/`, each with `work` (one commit) and two servers: `signed.git` asks for
+/// certificates, `plain.git` does not.
+fn twins(env: &Env) -> [PathBuf; 2] {
+    let seed = env.init("seed", false);
+    env.git(&seed, &["commit", "-q", "--allow-empty", "-m", "one"]);
+    let hook = "#!/bin/sh\n\
+        echo \"status=$GIT_PUSH_CERT_STATUS nonce=$GIT_PUSH_CERT_NONCE_STATUS signer=$GIT_PUSH_CERT_SIGNER\"\n\
+        git cat-file blob \"$GIT_PUSH_CERT\" | sed -e '/BEGIN PGP/,$d' -e 's/^nonce .*/nonce N/' \
+        -e 's/^\\(pusher .*>\\) [0-9]* [-+][0-9]*$/\\1 T/'\n";
+    ["git", "sluice"].map(|side| {
+        let dir = env.path().join(side);
+        std::fs::create_dir(&dir).unwrap();
+        copy_tree(&seed, &dir.join("work"));
+        for server in ["signed.git", "plain.git"] {
+            env.git(&dir, &["init", "-q", "--bare", server]);
+        }
+        let signed = dir.join("signed.git");
+        env.git(&signed, &["config", "receive.certNonceSeed", "a secret"]);
+        script(&signed.join("hooks/pre-receive"), hook);
+        dir
+    })
+}
+
+/// Exit code, stdout and stderr of a push from one side's work repository, without the line
+/// git's transport adds when it abandons a connection ("the remote end hung up unexpectedly").
+fn push(env: &Env, side: &Path, sluice: bool, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = env.sluice_or_git(sluice, &side.join("work"), &[&["push"], args].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| *l != "fatal: the remote end hung up unexpectedly")
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    (out.status.code(), stdout, stderr)
+}
+
+fn refs(env: &Env, side: &Path) -> Vec<u8> {
+    let mut all = Vec::new();
+    for server in ["signed.git", "plain.git"] {
+        all.extend(env.git(&side.join(server), &["for-each-ref"]));
+    }
+    all
+}
+
+#[test]
+fn signed_pushes_carry_certificates_git_accepts() {
+    if Command::new("gpg").arg("--version").output().is_err() {
+        panic!("gpg is needed (Debian's gnupg package; .ci/run installs it)");
+    }
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        make_key(&env);
+        let sides = twins(&env);
+        let steps: [&[&str]; 4] = [
+            &["--signed", "../signed.git", "HEAD:refs/heads/main"],
+            &[
+                "--signed=if-asked",
+                "../signed.git",
+                "HEAD:refs/heads/other",
+            ],
+            &["--signed", "../plain.git", "HEAD:refs/heads/main"],
+            &["--signed=if-asked", "../plain.git", "HEAD:refs/heads/main"],
+        ];
+        for (i, step) in steps.iter().enumerate() {
+            let theirs = push(&env, &sides[0], false, step);
+            let ours = push(&env, &sides[1], true, step);
+            assert_eq!(ours, theirs, "{step:?} with {git:?}");
+            assert_eq!(refs(&env, &sides[1]), refs(&env, &sides[0]), "{step:?}");
+            // The first push's certificate was checked good, with the nonce the server gave.
+            assert!(i > 0 || ours.2.contains("status=G nonce=OK"), "{ours:?}");
+        }
+        stop_agent(&env);
+    }
+}
