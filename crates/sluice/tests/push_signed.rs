@@ -4,7 +4,8 @@
 //! of the certificate (signature status, nonce status, signer, the certificate's text without
 //! its time and nonce, which differ from push to push). Everything printed, the exit codes and
 //! the servers' refs must be the same; a server that asks for no certificate refuses `--signed`
-//! alike and takes `--signed=if-asked` unsigned.
+//! alike and takes `--signed=if-asked` unsigned. The same, the other way round: git pushing
+//! signed into `sluice receive-pack` beside git's receive-pack.
 
 use crate::util::{copy_tree, gits, script, Env};
 use std::path::{Path, PathBuf};
@@ -71,7 +72,10 @@ fn twins(env: &Env) -> [PathBuf; 2] {
 /// Exit code, stdout and stderr of a push from one side's work repository, without the line
 /// git's transport adds when it abandons a connection ("the remote end hung up unexpectedly").
 fn push(env: &Env, side: &Path, sluice: bool, args: &[&str]) -> (Option<i32>, String, String) {
-    let out = env.sluice_or_git(sluice, &side.join("work"), &[&["push"], args].concat());
+    said(env.sluice_or_git(sluice, &side.join("work"), &[&["push"], args].concat()))
+}
+
+fn said(out: std::process::Output) -> (Option<i32>, String, String) {
     let stderr = String::from_utf8_lossy(&out.stderr)
         .lines()
         .filter(|l| *l != "fatal: the remote end hung up unexpectedly")
@@ -116,6 +120,43 @@ fn signed_pushes_carry_certificates_git_accepts() {
             // The first push's certificate was checked good, with the nonce the server gave.
             assert!(i > 0 || ours.2.contains("status=G nonce=OK"), "{ours:?}");
         }
+        stop_agent(&env);
+    }
+}
+
+#[test]
+fn sluice_receive_pack_asks_for_and_checks_certificates_as_git() {
+    if Command::new("gpg").arg("--version").output().is_err() {
+        panic!("gpg is needed (Debian's gnupg package; .ci/run installs it)");
+    }
+    let sluice = format!(
+        "--receive-pack={} receive-pack",
+        env!("CARGO_BIN_EXE_sluice")
+    );
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        make_key(&env);
+        let sides = twins(&env);
+        let steps: [&[&str]; 3] = [
+            &["--signed", "../signed.git", "HEAD:refs/heads/main"],
+            &[
+                "--signed=if-asked",
+                "../signed.git",
+                "HEAD:refs/heads/other",
+            ],
+            &["--signed", "../plain.git", "HEAD:refs/heads/main"],
+        ];
+        for (i, step) in steps.iter().enumerate() {
+            let work = |side: &Path| side.join("work");
+            let theirs =
+                said(env.git_with_input(&work(&sides[0]), &[&["push"], *step].concat(), b""));
+            let args = [&["push", sluice.as_str()], *step].concat();
+            let ours = said(env.git_with_input(&work(&sides[1]), &args, b""));
+            assert_eq!(ours, theirs, "{step:?} with {git:?}");
+            assert_eq!(refs(&env, &sides[1]), refs(&env, &sides[0]), "{step:?}");
+            assert!(i > 0 || ours.2.contains("status=G nonce=OK"), "{ours:?}");
+        }
+        env.git(&sides[1].join("signed.git"), &["fsck", "--strict"]);
         stop_agent(&env);
     }
 }

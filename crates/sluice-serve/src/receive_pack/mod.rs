@@ -12,6 +12,7 @@
 //! around each ref transaction. What they say reaches the client as it comes, with
 //! `receive.keepAlive` packets while they are silent (`messenger`).
 
+mod certificate;
 mod deploy;
 mod hooks;
 mod messenger;
@@ -92,6 +93,9 @@ pub enum ReceiveError {
     /// A command line is not `<old> <new> <ref>`.
     #[error("protocol error: expected old/new/ref, got '{0}'")]
     BadCommand(String),
+    /// A push certificate and plain commands in one request (git's words).
+    #[error("protocol error: got both push certificate and unsigned commands")]
+    CertificateAndCommands,
     /// The commands and push options together exceed what any real push sends.
     #[error("protocol error: more than {MAX_REQUEST_BYTES} bytes of commands")]
     TooManyCommands,
@@ -125,6 +129,8 @@ struct Request {
     /// The client sends push options after the commands.
     push_options_follow: bool,
     push_options: Vec<String>,
+    /// The push certificate the commands came in (`--signed`).
+    certificate: Option<certificate::Certificate>,
 }
 
 /// Serves one push on `input`/`output`. Returns what hooks and refusals said when the client
@@ -135,8 +141,16 @@ pub fn receive_pack(
     mut output: impl Write,
     options: &ReceivePackOptions,
 ) -> Result<Vec<String>, ReceiveError> {
+    // With receive.certNonceSeed, certificates are asked for with a nonce of now.
+    let nonces = certificate::Nonces::of(repo);
+    let issued = nonces.as_ref().map(certificate::Nonces::now);
     if !options.stateless_rpc || options.advertise_refs {
-        advertise(repo, &mut output, &crate::upload_pack::agent())?;
+        advertise(
+            repo,
+            &mut output,
+            &crate::upload_pack::agent(),
+            issued.as_deref(),
+        )?;
         output.flush()?;
         if options.advertise_refs {
             return Ok(Vec::new());
@@ -156,7 +170,14 @@ pub fn receive_pack(
     let (unpacked, results) = match unpacked {
         Ok(quarantine) => (
             Ok(()),
-            accept(repo, &request, quarantine, options, &messenger)?,
+            accept(
+                repo,
+                &request,
+                quarantine,
+                options,
+                &messenger,
+                nonces.as_ref().zip(issued.as_deref()),
+            )?,
         ),
         Err(failure) => {
             failure.messages.into_iter().for_each(|m| messenger.say(m));
@@ -209,7 +230,12 @@ fn auto_gc(repo: &Repository) {
 /// The refs with the capabilities, as git's receive-pack advertises them (`atomic` unless
 /// `receive.advertiseAtomic` is false, `push-options` when `receive.advertisePushOptions`),
 /// leaving out the refs `receive.hideRefs`/`transfer.hideRefs` hide.
-fn advertise(repo: &Repository, out: &mut dyn Write, agent: &str) -> Result<(), ReceiveError> {
+fn advertise(
+    repo: &Repository,
+    out: &mut dyn Write,
+    agent: &str,
+    nonce: Option<&str>,
+) -> Result<(), ReceiveError> {
     let config = repo.config();
     let mut caps = String::from("report-status report-status-v2 delete-refs side-band-64k quiet");
     if config.get_bool("receive.advertiseatomic")?.unwrap_or(true) {
@@ -221,6 +247,9 @@ fn advertise(repo: &Repository, out: &mut dyn Write, agent: &str) -> Result<(), 
         .unwrap_or(false)
     {
         caps.push_str(" push-options");
+    }
+    if let Some(nonce) = nonce {
+        caps.push_str(&format!(" push-cert={nonce}"));
     }
     let format = match repo.hash() {
         HashKind::Sha1 => "sha1",
@@ -323,17 +352,21 @@ fn read_request<R: Read>(
                 }
             }
         }
+        if command == b"push-cert" {
+            request.certificate = Some(read_certificate(reader, &mut count)?);
+            continue;
+        }
         let text = String::from_utf8_lossy(command);
-        let text = text.trim_end_matches('\n');
-        let bad = || ReceiveError::BadCommand(text.to_owned());
-        let mut parts = text.splitn(3, ' ');
-        let mut id = || {
-            let hex = parts.next().ok_or_else(bad)?;
-            ObjectId::from_hex(hash, hex.as_bytes()).map_err(|_| bad())
-        };
-        let (old, new) = (id()?, id()?);
-        let name = parts.next().ok_or_else(bad)?.to_owned();
-        request.commands.push(Command { old, new, name });
+        request.commands.push(parse_command(&text, hash)?);
+    }
+    if let Some(certificate) = &request.certificate {
+        // As git: the commands are the certificate's, and only those.
+        if !request.commands.is_empty() {
+            return Err(ReceiveError::CertificateAndCommands);
+        }
+        for line in certificate.command_lines() {
+            request.commands.push(parse_command(&line, hash)?);
+        }
     }
     if request.push_options_follow {
         while let Some(Packet::Data(option)) = reader.read()? {
@@ -347,6 +380,39 @@ fn read_request<R: Read>(
     Ok((!request.commands.is_empty()).then_some(request))
 }
 
+/// `<old> <new> <ref>`.
+fn parse_command(text: &str, hash: HashKind) -> Result<Command, ReceiveError> {
+    let text = text.trim_end_matches('\n');
+    let bad = || ReceiveError::BadCommand(text.to_owned());
+    let mut parts = text.splitn(3, ' ');
+    let mut id = || {
+        let hex = parts.next().ok_or_else(bad)?;
+        ObjectId::from_hex(hash, hex.as_bytes()).map_err(|_| bad())
+    };
+    let (old, new) = (id()?, id()?);
+    let name = parts.next().ok_or_else(bad)?.to_owned();
+    Ok(Command { old, new, name })
+}
+
+/// The lines of a push certificate, as sent, up to `push-cert-end`.
+fn read_certificate<R: Read>(
+    reader: &mut PktReader<R>,
+    count: &mut impl FnMut(usize) -> Result<(), ReceiveError>,
+) -> Result<certificate::Certificate, ReceiveError> {
+    let mut text = Vec::new();
+    loop {
+        match reader.read()? {
+            Some(Packet::Data(data)) if data == b"push-cert-end\n" => break,
+            Some(Packet::Data(data)) => {
+                count(data.len())?;
+                text.extend_from_slice(data);
+            }
+            _ => return Err(ReceiveError::HungUp),
+        }
+    }
+    Ok(certificate::Certificate { text })
+}
+
 /// The objects are in (in `quarantine`, if the push brought any): runs pre-receive, moves the
 /// objects into the repository, moves the refs, then runs post-receive and post-update.
 fn accept(
@@ -355,6 +421,7 @@ fn accept(
     quarantine: Option<Quarantine>,
     session: &ReceivePackOptions,
     messenger: &Messenger<'_>,
+    nonces: Option<(&certificate::Nonces, &str)>,
 ) -> Result<Vec<Option<String>>, ReceiveError> {
     let pusher = session.pusher.as_ref();
     let hooks = Hooks::of(repo, pusher.map(Pusher::environment).unwrap_or_default());
@@ -365,7 +432,16 @@ fn accept(
     };
     let all: Vec<&Command> = request.commands.iter().collect();
     let refuse_all = |why: &str| vec![Some(why.to_owned()); request.commands.len()];
-    let options = push_option_environment(request);
+    let mut options = push_option_environment(request);
+    // A certificate is stored (in the quarantine, if any: a refused push keeps nothing) and
+    // judged once; pre-receive and post-receive both see the verdict, as in git.
+    if let (Some(cert), Some((nonces, issued))) = (&request.certificate, nonces) {
+        let objects = match &quarantine {
+            Some(quarantine) => sluice_odb::LooseObjects::new(quarantine.dir(), repo.hash()),
+            None => sluice_odb::LooseObjects::new(repo.objects().dir(), repo.hash()),
+        };
+        options.extend(cert.environment(&objects, nonces, issued, session.stateless_rpc));
+    }
     let mut env = (quarantine.as_ref())
         .map(Quarantine::hook_environment)
         .unwrap_or_default();
