@@ -39,6 +39,10 @@ pub struct SendPackArgs {
     /// Send a thin pack.
     #[arg(long)]
     thin: bool,
+    /// Sign the push: `true`, `false`, or `if-asked` (when the server asks for a certificate).
+    #[arg(long, value_name = "true|false|if-asked", num_args = 0..=1, require_equals = true)]
+    #[arg(default_missing_value = "true")]
+    signed: Option<String>,
     /// Send this option to the server's hooks.
     #[arg(long = "push-option", value_name = "option")]
     push_option: Vec<String>,
@@ -90,7 +94,10 @@ pub fn run(args: SendPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         prune: false,
         set_upstream: false,
         verify: false,
-        signed: SignedPush::No,
+        signed: match &args.signed {
+            Some(value) => SignedPush::parse(value).map_err(|e| anyhow::anyhow!(e))?,
+            None => SignedPush::No,
+        },
         recurse_submodules: RecurseSubmodules::No,
         push_submodule: None,
         connect,
