@@ -71,11 +71,11 @@ fn twins(env: &Env) -> [PathBuf; 2] {
 
 /// Exit code, stdout and stderr of a push from one side's work repository, without the line
 /// git's transport adds when it abandons a connection ("the remote end hung up unexpectedly").
-fn push(env: &Env, side: &Path, sluice: bool, args: &[&str]) -> (Option<i32>, String, String) {
+fn push(env: &Env, side: &Path, sluice: bool, args: &[&str]) -> Said {
     said(env.sluice_or_git(sluice, &side.join("work"), &[&["push"], args].concat()))
 }
 
-fn said(out: std::process::Output) -> (Option<i32>, String, String) {
+fn said(out: std::process::Output) -> Said {
     let stderr = String::from_utf8_lossy(&out.stderr)
         .lines()
         .filter(|l| *l != "fatal: the remote end hung up unexpectedly")
@@ -93,65 +93,35 @@ fn refs(env: &Env, side: &Path) -> Vec<u8> {
     all
 }
 
-#[test]
-fn signed_pushes_carry_certificates_git_accepts() {
-    if Command::new("gpg").arg("--version").output().is_err() {
-        panic!("gpg is needed (Debian's gnupg package; .ci/run installs it)");
-    }
-    for git in gits() {
-        let env = Env::with_git(git.clone());
-        make_key(&env);
-        let sides = twins(&env);
-        let steps: [&[&str]; 4] = [
-            &["--signed", "../signed.git", "HEAD:refs/heads/main"],
-            &[
-                "--signed=if-asked",
-                "../signed.git",
-                "HEAD:refs/heads/other",
-            ],
-            &["--signed", "../plain.git", "HEAD:refs/heads/main"],
-            &["--signed=if-asked", "../plain.git", "HEAD:refs/heads/main"],
-        ];
-        for (i, step) in steps.iter().enumerate() {
-            let theirs = push(&env, &sides[0], false, step);
-            let ours = push(&env, &sides[1], true, step);
-            assert_eq!(ours, theirs, "{step:?} with {git:?}");
-            assert_eq!(refs(&env, &sides[1]), refs(&env, &sides[0]), "{step:?}");
-            // The first push's certificate was checked good, with the nonce the server gave.
-            assert!(i > 0 || ours.2.contains("status=G nonce=OK"), "{ours:?}");
-        }
-        stop_agent(&env);
-    }
-}
+type Said = (Option<i32>, String, String);
 
-#[test]
-fn sluice_receive_pack_asks_for_and_checks_certificates_as_git() {
+/// The pushes both tests make: signed into the server that asks, `if-asked` there, signed
+/// into the one that does not ask (refused), `if-asked` there (unsigned, with a warning).
+const STEPS: [&[&str]; 4] = [
+    &["--signed", "../signed.git", "HEAD:refs/heads/main"],
+    &[
+        "--signed=if-asked",
+        "../signed.git",
+        "HEAD:refs/heads/other",
+    ],
+    &["--signed", "../plain.git", "HEAD:refs/heads/main"],
+    &["--signed=if-asked", "../plain.git", "HEAD:refs/heads/main"],
+];
+
+/// With each git, a key and twins, then each step run on both sides by `run` (`true`: the
+/// side Sluice takes part in): the same output, exit code and refs, and a first push whose
+/// certificate the server checked good, with the nonce it gave.
+fn compare(steps: &[&[&str]], run: impl Fn(&Env, &Path, bool, &[&str]) -> Said) {
     if Command::new("gpg").arg("--version").output().is_err() {
         panic!("gpg is needed (Debian's gnupg package; .ci/run installs it)");
     }
-    let sluice = format!(
-        "--receive-pack={} receive-pack",
-        env!("CARGO_BIN_EXE_sluice")
-    );
     for git in gits() {
         let env = Env::with_git(git.clone());
         make_key(&env);
         let sides = twins(&env);
-        let steps: [&[&str]; 3] = [
-            &["--signed", "../signed.git", "HEAD:refs/heads/main"],
-            &[
-                "--signed=if-asked",
-                "../signed.git",
-                "HEAD:refs/heads/other",
-            ],
-            &["--signed", "../plain.git", "HEAD:refs/heads/main"],
-        ];
         for (i, step) in steps.iter().enumerate() {
-            let work = |side: &Path| side.join("work");
-            let theirs =
-                said(env.git_with_input(&work(&sides[0]), &[&["push"], *step].concat(), b""));
-            let args = [&["push", sluice.as_str()], *step].concat();
-            let ours = said(env.git_with_input(&work(&sides[1]), &args, b""));
+            let theirs = run(&env, &sides[0], false, step);
+            let ours = run(&env, &sides[1], true, step);
             assert_eq!(ours, theirs, "{step:?} with {git:?}");
             assert_eq!(refs(&env, &sides[1]), refs(&env, &sides[0]), "{step:?}");
             assert!(i > 0 || ours.2.contains("status=G nonce=OK"), "{ours:?}");
@@ -159,4 +129,26 @@ fn sluice_receive_pack_asks_for_and_checks_certificates_as_git() {
         env.git(&sides[1].join("signed.git"), &["fsck", "--strict"]);
         stop_agent(&env);
     }
+}
+
+#[test]
+fn signed_pushes_carry_certificates_git_accepts() {
+    compare(&STEPS, push);
+}
+
+#[test]
+fn sluice_receive_pack_asks_for_and_checks_certificates_as_git() {
+    let option = format!(
+        "--receive-pack={} receive-pack",
+        env!("CARGO_BIN_EXE_sluice")
+    );
+    // git pushes on both sides; on Sluice's, into Sluice's receive-pack.
+    compare(&STEPS[..3], |env, side, sluice, step| {
+        let mut args = vec!["push"];
+        if sluice {
+            args.push(&option);
+        }
+        args.extend(step);
+        said(env.git_with_input(&side.join("work"), &args, b""))
+    });
 }
