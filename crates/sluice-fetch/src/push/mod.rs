@@ -17,7 +17,7 @@ mod tracking;
 pub use certificate::SignedPush;
 pub use plan::{PushChoice, PushPlan};
 pub use spec::PushRefspec;
-pub use submodules::{unpushed as unpushed_submodules, RecurseSubmodules};
+pub use submodules::RecurseSubmodules;
 
 use crate::transport::Service;
 use crate::{ConnectOptions, FetchError, RemoteRef};

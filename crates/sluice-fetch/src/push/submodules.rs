@@ -75,7 +75,7 @@ pub(crate) fn before_push(
 /// remote's tracking refs (`refs/remotes/<remote>/`) do not reach, no remote-tracking ref of
 /// the submodule reaches. As git, a submodule not checked out, one lacking those commits, and
 /// one with no remote-tracking refs at all are taken as pushed: nothing can be said of them.
-pub fn unpushed(
+pub(crate) fn unpushed(
     repo: &Repository,
     tips: &[ObjectId],
     remote: Option<&str>,
