@@ -438,6 +438,7 @@ impl<'a> PackIndexer<'a> {
             interrupt: self.interrupt,
             error: OnceLock::new(),
             quit: AtomicBool::new(false),
+            read_key: resolve::read_key(),
         }
     }
 

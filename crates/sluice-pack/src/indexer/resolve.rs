@@ -21,7 +21,7 @@ use sluice_object::{
 use std::cell::RefCell;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Children of each entry, as a compressed sparse row: `children[start[i]..start[i+1]]`.
@@ -147,9 +147,26 @@ impl RefChildren {
 #[derive(Default)]
 struct Workspace {
     inflater: Inflater,
-    compressed: Vec<u8>,
+    /// Pack bytes from `window_at` on, read for resolver `window_of` (see [`READ_AHEAD`]).
+    window: Vec<u8>,
+    window_at: u64,
+    window_of: u64,
     delta: Vec<u8>,
     result: Vec<u8>,
+}
+
+/// Bytes read at once when pass 2 needs an entry not in its thread's window. The entries a
+/// thread needs next often follow closely (in git/git's pack, 59% of reads fall in the 8 KiB
+/// after the one before), and reading a few KiB costs little more than a hundred bytes: half the
+/// `pread` calls, which were most of pass 2's system time.
+const READ_AHEAD: usize = 8 << 10;
+
+/// Tells resolvers apart, so that a thread never takes one pack's window for another's.
+static RESOLVERS: AtomicU64 = AtomicU64::new(1);
+
+/// A key for a new resolver's reads.
+pub(crate) fn read_key() -> u64 {
+    RESOLVERS.fetch_add(1, Ordering::Relaxed)
 }
 
 /// An object whose children are being built: its content, and for a tree the states its hash
@@ -222,6 +239,8 @@ pub(crate) struct Resolver<'a> {
     pub(crate) interrupt: &'a AtomicBool,
     pub(crate) error: OnceLock<IndexError>,
     pub(crate) quit: AtomicBool,
+    /// What this resolver's reads are kept under in a thread's window ([`read_key`]).
+    pub(crate) read_key: u64,
 }
 
 impl<'a> Resolver<'a> {
@@ -251,17 +270,18 @@ impl<'a> Resolver<'a> {
             .get(index as usize + 1)
             .map_or(self.data_end, |next| next.offset());
         let len = (data_end - data_start) as usize;
-        // Grown, never shrunk (its capacity stays anyway): no zeroing of bytes about to be read.
-        if work.compressed.len() < len {
-            work.compressed.resize(len, 0);
+        let held = work.window_of == self.read_key
+            && data_start >= work.window_at
+            && data_start + len as u64 <= work.window_at + work.window.len() as u64;
+        if !held {
+            self.read_window(work, data_start, len)
+                .map_err(|source| IndexError::Io {
+                    context: "reading the pack back",
+                    source,
+                })?;
         }
-        let compressed = &mut work.compressed[..len];
-        self.pack
-            .read_exact_at(compressed, data_start)
-            .map_err(|source| IndexError::Io {
-                context: "reading the pack back",
-                source,
-            })?;
+        let from = (data_start - work.window_at) as usize;
+        let compressed = &work.window[from..from + len];
         let out = if to_result {
             &mut work.result
         } else {
@@ -273,6 +293,35 @@ impl<'a> Resolver<'a> {
                 offset: entry.offset(),
                 source,
             })?;
+        Ok(())
+    }
+
+    /// Fills the thread's window from `at` with at least `len` bytes, [`READ_AHEAD`] where the
+    /// file has them.
+    fn read_window(&self, work: &mut Workspace, at: u64, len: usize) -> std::io::Result<()> {
+        work.window_of = 0;
+        let want = len.max(READ_AHEAD);
+        // Grown, never shrunk (its capacity stays anyway): no zeroing of bytes about to be read.
+        if work.window.len() < want {
+            work.window.resize(want, 0);
+        }
+        let mut got = 0;
+        while got < want {
+            match self
+                .pack
+                .read_at(&mut work.window[got..want], at + got as u64)
+            {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if got < len {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        work.window.truncate(got);
+        (work.window_at, work.window_of) = (at, self.read_key);
         Ok(())
     }
 
