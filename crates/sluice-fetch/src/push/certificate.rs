@@ -116,7 +116,7 @@ pub(crate) fn signed_request(
 /// A detached, armored signature of `payload` (`gpg --status-fd=2 -bsau <key>`, as git runs
 /// it), refused unless gpg says it made one.
 fn sign(signer: &Signer, payload: &[u8]) -> Result<Vec<u8>, PushError> {
-    let failed = || PushError::SigningFailed;
+    let failed = || PushError::SigningFailed(String::new());
     let mut child = Command::new(&signer.program)
         .args(["--status-fd=2", "-bsau", &signer.key])
         .stdin(Stdio::piped())
@@ -135,7 +135,7 @@ fn sign(signer: &Signer, payload: &[u8]) -> Result<Vec<u8>, PushError> {
         .lines()
         .any(|l| l.starts_with("[GNUPG:] SIG_CREATED "));
     if written.is_err() || !output.status.success() || !created || output.stdout.is_empty() {
-        return Err(failed());
+        return Err(PushError::SigningFailed(status.into_owned()));
     }
     Ok(output.stdout)
 }

@@ -98,9 +98,9 @@ pub enum PushError {
     /// `--signed` to a server that does not ask for push certificates.
     #[error("the receiving end does not support --signed push")]
     SignedUnsupported,
-    /// gpg did not sign the push certificate.
+    /// gpg did not sign the push certificate; what it said.
     #[error("failed to sign the push certificate")]
-    SigningFailed,
+    SigningFailed(String),
     /// Submodule commits the push needs are on no remote (`--recurse-submodules=check`).
     #[error("The following submodule paths contain changes that can\nnot be found on any remote:\n{}\nPlease try\n\n\tgit push --recurse-submodules=on-demand\n\nor cd to the path and use\n\n\tgit push\n\nto push them to a remote.\n\n", .0.iter().map(|p| format!("  {p}\n")).collect::<String>())]
     UnpushedSubmodules(Vec<String>),

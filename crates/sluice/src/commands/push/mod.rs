@@ -218,6 +218,13 @@ fn push_to(repo: &Repository, plan: &PushPlan, args: &PushArgs) -> anyhow::Resul
             eprintln!("fatal: Aborting.");
             Ok(ExitCode::from(128))
         }
+        Err(e @ PushError::SigningFailed(_)) => {
+            if let PushError::SigningFailed(said) = &e {
+                eprintln!("error: gpg failed to sign the data:\n{said}");
+            }
+            eprintln!("fatal: {e}");
+            Ok(ExitCode::from(128))
+        }
         Err(e @ PushError::SubmodulePushFailed(_)) => {
             eprintln!("{e}");
             eprintln!("fatal: failed to push all needed submodules");
