@@ -5,8 +5,13 @@
 //! thresholds fixed, 88 and 34. The trim threshold is 1 MiB rather than glibc's initial 128 KiB:
 //! at 128 KiB the worker threads' heaps were handed back and faulted in again hundreds of times
 //! (git/git: 82k page faults against 60k, 0.05 s more wall time, for 1 MB less).
+//!
+//! Only the commands that receive packs run so. A delta search allocates and frees buffers of
+//! every size all the time: with the mmap threshold fixed at 128 KiB each larger one was a new
+//! mapping, and `repack -adf` of rust-lang/cargo took 5.9 s (3.1 s of it in the kernel)
+//! against 3.6 s.
 
-/// Keeps glibc's thresholds fixed. Call before any thread starts.
+/// Keeps glibc's thresholds fixed. Called before any thread starts.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 pub(crate) fn keep_thresholds_fixed() {
     // Setting the trim threshold turns off the adjustment of both thresholds (the mmap

@@ -36,6 +36,22 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Command {
+    /// Whether the command's peak memory is a received pack's tables (index-pack and the
+    /// commands that receive packs): the commands run with the allocator's thresholds fixed
+    /// (see `allocator`), which the delta search of repack must not be.
+    pub fn receives_packs(&self) -> bool {
+        matches!(
+            self,
+            Command::IndexPack(_)
+                | Command::ReceivePack(_)
+                | Command::FetchPack(_)
+                | Command::Fetch(_)
+                | Command::Clone(_)
+        )
+    }
+}
+
 /// Sluice's commands, named after the git commands they replace.
 #[derive(Debug, Subcommand)]
 pub enum Command {

@@ -13,12 +13,14 @@ mod progress;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    allocator::keep_thresholds_fixed();
-    cleanup::install_signal_handlers();
     let cli = match cli::parse() {
         Ok(cli) => cli,
         Err(code) => return code,
     };
+    if cli.command.receives_packs() {
+        allocator::keep_thresholds_fixed();
+    }
+    cleanup::install_signal_handlers();
     match commands::run(cli) {
         Ok(code) => code,
         Err(error) => {
