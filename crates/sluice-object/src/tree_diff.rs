@@ -9,9 +9,26 @@ use crate::HashKind;
 use std::cmp::Ordering;
 
 /// Calls `changed` for every entry of `new` that is not in `old` with the same mode and id,
-/// with the entry of the same name in `old`, if any. Gitlinks are passed over. Returns the
-/// offset of a malformed entry of `new` as the error.
+/// with the entry of the same name in `old`, if any. Gitlinks are passed over: a submodule's
+/// commit is no object of this repository. Returns the offset of a malformed entry of `new` as
+/// the error.
 pub fn for_each_changed<E>(
+    hash: HashKind,
+    new: &[u8],
+    old: &[u8],
+    mut changed: impl FnMut(TreeEntry<'_>, Option<TreeEntry<'_>>) -> Result<(), E>,
+    malformed: impl Fn(usize) -> E,
+) -> Result<(), E> {
+    let skipping_gitlinks =
+        |entry: TreeEntry<'_>, before: Option<TreeEntry<'_>>| match entry.is_gitlink() {
+            true => Ok(()),
+            false => changed(entry, before),
+        };
+    for_each_difference(hash, new, old, skipping_gitlinks, malformed)
+}
+
+/// [`for_each_changed`] with gitlinks too (push's submodule check looks for them).
+pub fn for_each_difference<E>(
     hash: HashKind,
     new: &[u8],
     old: &[u8],
@@ -53,9 +70,7 @@ pub fn for_each_changed<E>(
                 Ordering::Greater => break,
             }
         }
-        if entry.is_gitlink()
-            || counterpart.is_some_and(|o| o.id == entry.id && o.mode == entry.mode)
-        {
+        if counterpart.is_some_and(|o| o.id == entry.id && o.mode == entry.mode) {
             continue;
         }
         changed(entry, counterpart)?;

@@ -132,7 +132,7 @@ impl Zone {
 }
 
 /// The current time, in seconds since the epoch.
-fn now() -> i64 {
+pub fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)

@@ -7,7 +7,7 @@
 //! alike and takes `--signed=if-asked` unsigned. The same, the other way round: git pushing
 //! signed into `sluice receive-pack` beside git's receive-pack.
 
-use crate::util::{copy_tree, gits, script, Env};
+use crate::util::{copy_tree, gits, said_by_push, script, Env};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -72,17 +72,7 @@ fn twins(env: &Env) -> [PathBuf; 2] {
 /// Exit code, stdout and stderr of a push from one side's work repository, without the line
 /// git's transport adds when it abandons a connection ("the remote end hung up unexpectedly").
 fn push(env: &Env, side: &Path, sluice: bool, args: &[&str]) -> Said {
-    said(env.sluice_or_git(sluice, &side.join("work"), &[&["push"], args].concat()))
-}
-
-fn said(out: std::process::Output) -> Said {
-    let stderr = String::from_utf8_lossy(&out.stderr)
-        .lines()
-        .filter(|l| *l != "fatal: the remote end hung up unexpectedly")
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    (out.status.code(), stdout, stderr)
+    said_by_push(&env.sluice_or_git(sluice, &side.join("work"), &[&["push"], args].concat()))
 }
 
 fn refs(env: &Env, side: &Path) -> Vec<u8> {
@@ -186,6 +176,6 @@ fn sluice_receive_pack_asks_for_and_checks_certificates_as_git() {
             args.push(&option);
         }
         args.extend(step);
-        said(env.git_with_input(&side.join("work"), &args, b""))
+        said_by_push(&env.git_with_input(&side.join("work"), &args, b""))
     });
 }

@@ -53,14 +53,7 @@ fn bump(env: &Env, side: &Path, name: &str) {
 fn push(env: &Env, side: &Path, sluice: bool, mode: &str) -> (Option<i32>, String, String) {
     let option = format!("--recurse-submodules={mode}");
     let args = ["push", &option, "origin", "HEAD:refs/heads/main"];
-    let out = env.sluice_or_git(sluice, &side.join("work"), &args);
-    let stderr = String::from_utf8_lossy(&out.stderr)
-        .lines()
-        .filter(|l| *l != "fatal: the remote end hung up unexpectedly")
-        .collect::<Vec<_>>()
-        .join("\n");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    (out.status.code(), stdout, stderr)
+    crate::util::said_by_push(&env.sluice_or_git(sluice, &side.join("work"), &args))
 }
 
 /// The refs of both servers of a side.

@@ -5,6 +5,7 @@
 use super::{PushError, PushedRef, RefStatus};
 use crate::connection::write_line;
 use sluice_odb::Repository;
+use sluice_wire::pktline::write_packet;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -46,21 +47,15 @@ pub(crate) struct Signer {
 impl Signer {
     pub(crate) fn from_config(repo: &Repository) -> Signer {
         let config = repo.config();
-        let identity = sluice_odb::refs::reflog_identity(config);
-        // `Name <email> <seconds> <zone>`: the stamp is the last two fields.
-        let mut fields = identity.rsplitn(3, ' ');
-        let (zone, seconds) = (fields.next().unwrap_or(""), fields.next().unwrap_or(""));
-        let committer = fields.next().unwrap_or("").to_owned();
-        let key = config
-            .get("user.signingkey")
-            .map_or(committer, str::to_owned);
+        let key = (config.get("user.signingkey"))
+            .map_or_else(|| sluice_odb::refs::committer(config), str::to_owned);
         let program = (config.get("gpg.openpgp.program"))
             .or_else(|| config.get("gpg.program"))
             .unwrap_or("gpg")
             .to_owned();
         Signer {
             key,
-            stamp: format!("{seconds} {zone}"),
+            stamp: format!("{} +0000", sluice_odb::date::now()),
             program,
         }
     }
@@ -106,8 +101,7 @@ pub(crate) fn signed_request(
     write_line(&mut framed, &format!("push-cert\0{caps}"));
     let signed = [text.as_bytes(), &signature].concat();
     for line in signed.split_inclusive(|&b| b == b'\n') {
-        framed.extend_from_slice(format!("{:04x}", line.len() + 4).as_bytes());
-        framed.extend_from_slice(line);
+        write_packet(&mut framed, line)?;
     }
     write_line(&mut framed, "push-cert-end");
     Ok(Some(framed))

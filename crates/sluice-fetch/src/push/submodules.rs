@@ -3,8 +3,9 @@
 //! order of a push that pushes them first.
 
 use super::{PushError, PushOptions, PushedRef};
-use sluice_object::parse::{parse_commit, tree_entries};
+use sluice_object::parse::parse_commit;
 use sluice_object::progress::Discard;
+use sluice_object::tree_diff::for_each_difference;
 use sluice_object::{IdSet, ObjectId, ObjectKind};
 use sluice_odb::{walk_objects, ObjectDb, ObjectFilter, Repository, WalkRequest};
 use std::collections::BTreeMap;
@@ -203,29 +204,33 @@ fn gitlinks_changed(
         Some(Ok(Some((ObjectKind::Tree, data)))) => data,
         _ => Vec::new(),
     };
-    let (Some(new_id), hash) = (new, odb.hash()) else {
-        return;
-    };
-    if new == old {
+    if new.is_none() || new == old {
         return;
     }
-    let (new_data, old_data) = (read(Some(new_id)), read(old));
-    let old_entries: Vec<_> = tree_entries(hash, &old_data)
-        .map_while(Result::ok)
-        .collect();
-    for entry in tree_entries(hash, &new_data).map_while(Result::ok) {
-        let before = old_entries.iter().find(|o| o.name == entry.name);
-        if before.is_some_and(|b| b.mode == entry.mode && b.id == entry.id) {
-            continue;
-        }
-        let path = format!("{prefix}{}", String::from_utf8_lossy(entry.name));
-        if entry.is_gitlink() {
-            found.push((path, entry.id));
-        } else if entry.is_tree() {
-            let old_tree = before.filter(|b| b.is_tree()).map(|b| &b.id);
-            gitlinks_changed(odb, Some(&entry.id), old_tree, &format!("{path}/"), found);
-        }
-    }
+    let (new_data, old_data) = (read(new), read(old));
+    // A malformed tree just ends the look at it: the server's checks judge the push.
+    let _ = for_each_difference(
+        odb.hash(),
+        &new_data,
+        &old_data,
+        |entry, before| {
+            let path = format!("{prefix}{}", String::from_utf8_lossy(entry.name));
+            if entry.is_gitlink() {
+                found.push((path, entry.id));
+            } else if entry.is_tree() {
+                let old_tree = before.filter(|b| b.is_tree()).map(|b| b.id);
+                gitlinks_changed(
+                    odb,
+                    Some(&entry.id),
+                    old_tree.as_ref(),
+                    &format!("{path}/"),
+                    found,
+                );
+            }
+            Ok(())
+        },
+        |_| (),
+    );
 }
 
 /// The repository of the submodule at `path`: its checkout's `.git`, else the one git keeps

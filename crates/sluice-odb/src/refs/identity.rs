@@ -12,6 +12,20 @@ pub fn reflog_identity(config: &Config) -> String {
 /// place of `user.name` and `user.email` (git http-backend sets the committer variables only
 /// when they are unset).
 pub fn reflog_identity_for(config: &Config, pusher: Option<(&str, &str)>) -> String {
+    format!(
+        "{} {} +0000",
+        committer_for(config, pusher),
+        crate::date::now()
+    )
+}
+
+/// The committer as git names one: `Name <email>`, from `GIT_COMMITTER_NAME` and
+/// `GIT_COMMITTER_EMAIL`, else `user.name` and `user.email`.
+pub fn committer(config: &Config) -> String {
+    committer_for(config, None)
+}
+
+fn committer_for(config: &Config, pusher: Option<(&str, &str)>) -> String {
     let pick = |var: &str, pushed: Option<&str>, key: &str, fallback: &str| {
         std::env::var(var)
             .ok()
@@ -31,8 +45,5 @@ pub fn reflog_identity_for(config: &Config, pusher: Option<(&str, &str)>) -> Str
         "user.email",
         "sluice@localhost",
     );
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    format!("{name} <{email}> {now} +0000")
+    format!("{name} <{email}>")
 }

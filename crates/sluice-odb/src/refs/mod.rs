@@ -8,7 +8,7 @@ mod pack_refs;
 mod packed;
 mod transaction;
 
-pub use identity::{reflog_identity, reflog_identity_for};
+pub use identity::{committer, reflog_identity, reflog_identity_for};
 pub use pack_refs::PackRefsOptions;
 pub use transaction::{Expected, RefUpdate, Transaction, TransactionError, TransactionObserver};
 

@@ -6,6 +6,7 @@
 //! pre-receive and post-receive learn the outcome through git's `GIT_PUSH_CERT*` variables.
 
 use sluice_object::{HashKind, ObjectKind, TrailerHasher};
+use sluice_odb::date::now;
 use sluice_odb::Repository;
 use std::ffi::OsString;
 use std::io::Write;
@@ -79,12 +80,6 @@ impl Nonces {
             _ => ("BAD", None),
         }
     }
-}
-
-fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
 }
 
 /// HMAC-SHA1 (RFC 2104), in hex.

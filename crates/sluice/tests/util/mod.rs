@@ -392,3 +392,15 @@ pub fn copy_tree(from: &Path, to: &Path) {
         .unwrap();
     assert!(status.success(), "cp -a {from:?} {to:?}");
 }
+
+/// Exit code, stdout and stderr of a push, without the line git's transport adds when it
+/// abandons a connection ("the remote end hung up unexpectedly"), which Sluice does not copy.
+pub fn said_by_push(out: &Output) -> (Option<i32>, String, String) {
+    let stderr = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| *l != "fatal: the remote end hung up unexpectedly")
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    (out.status.code(), stdout, stderr)
+}
