@@ -6,17 +6,20 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod checksum_memo;
 mod cruft;
 mod delta_search;
 mod geometric;
 mod incremental;
 mod kept;
 pub mod pack_objects;
+mod place;
 mod repack;
 mod verbatim;
 mod window_search;
 mod write;
 
+pub use checksum_memo::{ChecksumMemo, MemoryMemo};
 pub use geometric::{repack_geometric, GeometricOptions, Rolled};
 pub use incremental::{pack_loose_objects, repack_loose, LOOSE_BATCH};
 pub use repack::{
@@ -24,7 +27,9 @@ pub use repack::{
     RECENT_PACK,
 };
 pub use window_search::{GivenLimits, SearchLimits};
-pub use write::{write_pack, write_pack_indexed, IndexedPack, PackOptions, PackStats};
+pub use write::{
+    write_pack, write_pack_indexed, write_pack_remembered, IndexedPack, PackOptions, PackStats,
+};
 
 use sluice_object::ObjectId;
 use std::path::PathBuf;
@@ -50,6 +55,11 @@ pub enum GenerateError {
     /// An object the walk counted is not in the repository.
     #[error("missing object {0}")]
     MissingObject(ObjectId),
+    /// A pack whose checksum was remembered could not be copied as it was then (a stored
+    /// entry turned out damaged): the response stops before its trailer, and the memo forgets
+    /// it.
+    #[error("the stored packs changed while being sent; try again")]
+    StoredPacksChanged,
     /// A stored ofs-delta points at an offset where no entry starts: the pack is corrupt.
     #[error("{}: ofs-delta at {offset} has no base entry", pack.display())]
     NoBaseEntry {

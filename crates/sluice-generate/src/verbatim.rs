@@ -3,8 +3,11 @@
 //! copied in one piece at the start of the new pack, where they keep their offsets, so its
 //! ofs-deltas stay valid and nothing is looked at entry by entry but its CRC32.
 
+use crate::write::{PackOptions, PackStats, Planned, Source};
+use crate::GenerateError;
 use sluice_odb::{ObjectDb, Pack};
 use sluice_pack::entry::PACK_HEADER_LEN;
+use std::io::Write;
 
 /// The pack whose every entry is sent, given how many entries each pack contributes; only a
 /// pack of more than one entry, and only when deltas may name bases by offset.
@@ -45,4 +48,42 @@ pub(crate) fn entries(pack: &Pack) -> &[u8] {
     let bytes = pack.bytes();
     let end = bytes.len() - pack.index().pack_checksum().as_bytes().len();
     &bytes[PACK_HEADER_LEN..end]
+}
+
+/// The one stored pack that holds exactly the objects to send, when the client can take it as
+/// it is (ofs-deltas allowed): a full clone of a repacked repository.
+pub(crate) fn whole_pack<'a>(
+    odb: &'a ObjectDb,
+    plan: &[Planned],
+    options: &PackOptions,
+) -> Option<&'a Pack> {
+    let Some(Source::Packed { pack, .. }) = plan.first().map(|p| p.source) else {
+        return None;
+    };
+    let same_pack = plan
+        .iter()
+        .all(|p| matches!(p.source, Source::Packed { pack: q, .. } if q == pack));
+    let found = &odb.packs()[pack as usize];
+    // The walk lists each object once, so as many objects as the pack holds is all of them.
+    (options.ofs_delta && same_pack && found.index().len() == plan.len()).then_some(found)
+}
+
+/// Copies a stored pack as it is, trailer included: the receiver checks every entry and the
+/// checksum as it indexes the pack, and nothing is recomputed here.
+pub(crate) fn send_whole_pack<W: Write>(
+    pack: &Pack,
+    count: u32,
+    mut out: W,
+) -> Result<(W, PackStats), GenerateError> {
+    for chunk in pack.bytes().chunks(1 << 20) {
+        out.write_all(chunk)?;
+    }
+    Ok((
+        out,
+        PackStats {
+            total: count,
+            pack_reused: count,
+            ..PackStats::default()
+        },
+    ))
 }

@@ -8,18 +8,17 @@
 //! the rest, and for stored whole objects whose previous version the client has, the delta
 //! search looks for a base; what finds none is sent whole.
 
+use crate::checksum_memo::{ChecksumMemo, CopyKey};
 use crate::delta_search::{search_deltas, Candidate, NewDelta, Role};
+use crate::place::Job;
 use crate::verbatim;
 use crate::window_search::{search_all, Made, SearchLimits, Sized};
 use crate::GenerateError;
 use sluice_object::progress::{Discard, Progress};
 use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
-use sluice_odb::{Config, ConfigError, KnownObjects, ObjectDb, Pack, RawEntry, Walked};
+use sluice_odb::{Config, ConfigError, KnownObjects, ObjectDb, Pack, Walked};
 use sluice_pack::entry::EntryKind;
-use sluice_pack::inflate::deflate;
-use sluice_pack::writer::WrittenEntry;
 use sluice_pack::{IdxEntry, PackWriter};
-use std::collections::HashMap;
 use std::io::Write;
 
 /// How the pack may be built, from the client's capabilities and the server's config.
@@ -84,7 +83,7 @@ pub struct PackStats {
 
 /// Where an object to send comes from.
 #[derive(Clone, Copy)]
-enum Source {
+pub(crate) enum Source {
     /// Entry `position` of pack number `pack`, at `offset`.
     Packed {
         pack: u32,
@@ -95,18 +94,18 @@ enum Source {
     Elsewhere,
 }
 
-struct Planned {
-    id: ObjectId,
-    source: Source,
+pub(crate) struct Planned {
+    pub(crate) id: ObjectId,
+    pub(crate) source: Source,
     /// Offset in the output once written.
-    written: Option<u64>,
+    pub(crate) written: Option<u64>,
     /// A delta made for it by the search.
-    delta: Option<NewDelta>,
+    pub(crate) delta: Option<NewDelta>,
     /// Its data compressed by the search, when it goes whole and is not stored so: its kind,
     /// size and the compressed bytes.
-    whole: Option<(ObjectKind, u64, Vec<u8>)>,
+    pub(crate) whole: Option<(ObjectKind, u64, Vec<u8>)>,
     /// The CRC32 of its entry once written.
-    crc32: u32,
+    pub(crate) crc32: u32,
 }
 
 /// How a stored entry can go out, as far as the delta search is concerned.
@@ -131,7 +130,21 @@ pub fn write_pack<W: Write>(
     out: W,
     progress: &dyn Progress,
 ) -> Result<(W, PackStats), GenerateError> {
-    let written = write(odb, walked, options, out, progress)?;
+    let written = write(odb, walked, options, None, out, progress)?;
+    Ok((written.out, written.stats))
+}
+
+/// [`write_pack`], with `memo` remembering the checksums of packs made only of stored entries
+/// copied as they are: the next identical pack (the next full clone) is not hashed again.
+pub fn write_pack_remembered<W: Write>(
+    odb: &ObjectDb,
+    walked: &Walked,
+    options: &PackOptions,
+    memo: &dyn ChecksumMemo,
+    out: W,
+    progress: &dyn Progress,
+) -> Result<(W, PackStats), GenerateError> {
+    let written = write(odb, walked, options, Some(memo), out, progress)?;
     Ok((written.out, written.stats))
 }
 
@@ -156,7 +169,7 @@ pub fn write_pack_indexed<W: Write>(
     out: W,
     progress: &dyn Progress,
 ) -> Result<IndexedPack<W>, GenerateError> {
-    let written = write(odb, walked, options, out, progress)?;
+    let written = write(odb, walked, options, None, out, progress)?;
     let entries = match written.entries {
         Entries::Copied(pack) => {
             let index = pack.index();
@@ -195,6 +208,7 @@ fn write<'a, W: Write>(
     odb: &'a ObjectDb,
     walked: &Walked,
     options: &PackOptions,
+    memo: Option<&dyn ChecksumMemo>,
     out: W,
     progress: &dyn Progress,
 ) -> Result<Written<'a, W>, GenerateError> {
@@ -202,45 +216,20 @@ fn write<'a, W: Write>(
         count: walked.objects.len(),
     })?;
     progress.phase("Counting objects", Some(count.into()));
-    let located = walked.located.as_ref();
-    let mut plan: Vec<Planned> = walked
-        .objects
-        .iter()
-        .enumerate()
-        .map(|(i, object)| {
-            let known = located.and_then(|l| Some((l.pack, *l.positions.get(i)? as usize)));
-            let found = known.or_else(|| odb.locate(&object.id));
-            let source = match found {
-                Some((pack, position)) => Source::Packed {
-                    pack: pack as u32,
-                    position: position as u32,
-                    offset: odb.packs()[pack].index().offset(position),
-                },
-                None => Source::Elsewhere,
-            };
-            Planned {
-                id: object.id,
-                source,
-                written: None,
-                delta: None,
-                whole: None,
-                crc32: 0,
-            }
-        })
-        .collect();
+    let mut plan = plan_of(odb, walked);
     let writing: &dyn Progress = match options.show_writing {
         true => progress,
         false => &Discard,
     };
     let whole = match options.full_search {
-        None => whole_pack(odb, &plan, options),
+        None => verbatim::whole_pack(odb, &plan, options),
         Some(_) => None,
     };
     if let Some(pack) = whole {
         progress.add(count.into());
         progress.finish();
         writing.phase("Writing objects", Some(count.into()));
-        let (out, stats) = send_whole_pack(pack, count, out)?;
+        let (out, stats) = verbatim::send_whole_pack(pack, count, out)?;
         writing.add(count.into());
         writing.finish();
         return Ok(Written {
@@ -277,53 +266,87 @@ fn write<'a, W: Write>(
         .map(|(i, p)| (p.id, i as u32))
         .collect();
     search(odb, walked, &mut plan, &index, copied, options, progress)?;
-    let mut job = Job {
+    let remembered = memo.and_then(|memo| {
+        let key = copy_key(odb, &plan, walked, options, verbatim, copied)?;
+        Some((memo, key, memo.recall(&key)))
+    });
+    let writer = match remembered {
+        Some((_, _, Some(checksum))) => PackWriter::with_checksum(out, checksum, count)?,
+        _ => PackWriter::new(out, odb.hash(), count)?,
+    };
+    let mut job = Job::new(
         odb,
         plan,
         index,
-        known: &walked.known_to_other_side,
+        &walked.known_to_other_side,
         options,
-        writer: PackWriter::new(out, odb.hash(), count)?,
-        stats: PackStats::default(),
-    };
+        writer,
+    );
     writing.phase("Writing objects", Some(count.into()));
-    let copied = match verbatim {
-        Some(pack) if copied > 0 => job.copy_verbatim(&odb.packs()[pack], copied)?,
-        _ => 0,
+    job.write_all(verbatim.map(|pack| (&*odb.packs()[pack], copied)), writing)?;
+    let (out, stats, checksum, plan) = match remembered {
+        Some((memo, key, recalled)) => job.finish_remembered(memo, key, recalled.is_some())?,
+        None => job.finish()?,
     };
-    writing.add(copied.into());
-    // Deltas held back until their base (the key) is written.
-    let mut waiting: HashMap<u32, Vec<u32>> = HashMap::new();
-    let mut ready = Vec::new();
-    for i in copied..count {
-        ready.push(i);
-        while let Some(i) = ready.pop() {
-            match job.place(i)? {
-                Placed::Written => {
-                    writing.add(1);
-                    if let Some(children) = waiting.remove(&i) {
-                        ready.extend(children);
-                    }
-                }
-                Placed::WaitsFor(base) => waiting.entry(base).or_default().push(i),
-            }
-        }
-    }
-    // Whatever still waits is in a cycle of deltas (duplicates across packs): send it whole.
-    let mut left: Vec<u32> = waiting.into_values().flatten().collect();
-    left.sort_unstable();
-    for i in left {
-        job.write_whole(i)?;
-        writing.add(1);
-    }
-    let (out, checksum) = job.writer.finish()?;
     writing.finish();
     Ok(Written {
         out,
-        stats: job.stats,
+        stats,
         checksum,
-        entries: Entries::Planned(job.plan),
+        entries: Entries::Planned(plan),
     })
+}
+
+/// Each object of `walked` with where it is stored, in the walk's order.
+fn plan_of(odb: &ObjectDb, walked: &Walked) -> Vec<Planned> {
+    let located = walked.located.as_ref();
+    (walked.objects.iter().enumerate())
+        .map(|(i, object)| {
+            let known = located.and_then(|l| Some((l.pack, *l.positions.get(i)? as usize)));
+            let found = known.or_else(|| odb.locate(&object.id));
+            let source = match found {
+                Some((pack, position)) => Source::Packed {
+                    pack: pack as u32,
+                    position: position as u32,
+                    offset: odb.packs()[pack].index().offset(position),
+                },
+                None => Source::Elsewhere,
+            };
+            Planned {
+                id: object.id,
+                source,
+                written: None,
+                delta: None,
+                whole: None,
+                crc32: 0,
+            }
+        })
+        .collect()
+}
+
+/// The memo key of a pack that `plan` writes by copying stored entries only (`None` when
+/// something is made anew, or when what the client has could change what is sent).
+fn copy_key(
+    odb: &ObjectDb,
+    plan: &[Planned],
+    walked: &Walked,
+    options: &PackOptions,
+    verbatim: Option<usize>,
+    copied: u32,
+) -> Option<ObjectId> {
+    if options.full_search.is_some() || (options.thin && !walked.known_to_other_side.is_empty()) {
+        return None;
+    }
+    let mut key = CopyKey::new(odb, options, plan.len() as u32, verbatim, copied);
+    for p in &plan[copied as usize..] {
+        match p.source {
+            Source::Packed { pack, offset, .. } if p.delta.is_none() && p.whole.is_none() => {
+                key.entry(pack, offset)
+            }
+            _ => return None,
+        }
+    }
+    Some(key.finish())
 }
 
 /// Finds deltas for the plan: every tree and blob anew with a full search, else the objects
@@ -360,198 +383,6 @@ fn search(
         }
     }
     Ok(())
-}
-
-enum Placed {
-    Written,
-    WaitsFor(u32),
-}
-
-/// A delta's base, seen from the pack being written.
-enum BaseState {
-    /// Written: the delta can name it so.
-    Ready(EntryKind),
-    /// Sent, but later: the delta waits for plan entry `.0`.
-    Unwritten(u32),
-    /// Not in this pack.
-    NotSent,
-}
-
-struct Job<'a, W: Write> {
-    odb: &'a ObjectDb,
-    plan: Vec<Planned>,
-    index: IdMap<u32>,
-    known: &'a KnownObjects,
-    options: &'a PackOptions,
-    writer: PackWriter<W>,
-    stats: PackStats,
-}
-
-impl<W: Write> Job<'_, W> {
-    /// Copies the first `count` entries of the plan, every entry of `pack`, in one piece;
-    /// returns how many were copied: none if a CRC32 shows damage (then each entry goes its
-    /// own way, and a damaged one is rebuilt, which reports it).
-    fn copy_verbatim(&mut self, pack: &Pack, count: u32) -> Result<u32, GenerateError> {
-        let offsets: Vec<(u64, u32)> = (self.plan[..count as usize].iter())
-            .filter_map(|p| match p.source {
-                Source::Packed {
-                    offset, position, ..
-                } => Some((offset, position)),
-                Source::Elsewhere => None,
-            })
-            .collect();
-        let Some(crcs) = verbatim::checked_crcs(pack, &offsets) else {
-            return Ok(0);
-        };
-        self.writer.write_verbatim(verbatim::entries(pack), count)?;
-        for (planned, crc32) in self.plan.iter_mut().zip(crcs) {
-            if let Source::Packed { offset, .. } = planned.source {
-                planned.written = Some(offset);
-                planned.crc32 = crc32;
-            }
-        }
-        self.stats.total += count;
-        self.stats.reused += count;
-        self.stats.pack_reused += count;
-        Ok(count)
-    }
-
-    /// Writes object `i`, reusing its stored entry when it can, or says which base it waits for.
-    fn place(&mut self, i: u32) -> Result<Placed, GenerateError> {
-        if let Some(base) = self.plan[i as usize].delta.as_ref().map(|d| d.base) {
-            return self.place_new_delta(i, base);
-        }
-        let Source::Packed { pack, position, .. } = self.plan[i as usize].source else {
-            self.write_whole(i)?;
-            return Ok(Placed::Written);
-        };
-        let pack = &self.odb.packs()[pack as usize];
-        let raw = pack.raw_entry(position as usize)?;
-        if !crc_matches(&raw) {
-            // Never pass on corruption: rebuilding the object checks it end to end.
-            self.write_whole(i)?;
-            return Ok(Placed::Written);
-        }
-        let base = match raw.header.kind {
-            // Compressed anew by the search (no reuse of objects).
-            EntryKind::Base(_) if self.plan[i as usize].whole.is_some() => {
-                self.write_whole(i)?;
-                return Ok(Placed::Written);
-            }
-            EntryKind::Base(kind) => {
-                self.write_raw(i, EntryKind::Base(kind), &raw)?;
-                return Ok(Placed::Written);
-            }
-            // A full search found this one no delta: it goes whole.
-            _ if self.options.full_search.is_some() => {
-                self.write_whole(i)?;
-                return Ok(Placed::Written);
-            }
-            EntryKind::OfsDelta { distance } => {
-                let base_position = pack.position_at(raw.offset - distance).ok_or_else(|| {
-                    GenerateError::NoBaseEntry {
-                        pack: pack.path().to_owned(),
-                        offset: raw.offset,
-                    }
-                })?;
-                pack.index().id(base_position)
-            }
-            EntryKind::RefDelta { base } => base,
-        };
-        let kind = match self.delta_against(base) {
-            BaseState::Ready(kind) => kind,
-            BaseState::Unwritten(b) => return Ok(Placed::WaitsFor(b)),
-            BaseState::NotSent if self.options.thin && self.known.contains(self.odb, &base) => {
-                EntryKind::RefDelta { base }
-            }
-            BaseState::NotSent => {
-                self.write_whole(i)?;
-                return Ok(Placed::Written);
-            }
-        };
-        self.write_raw(i, kind, &raw)?;
-        self.stats.deltas += 1;
-        self.stats.reused_deltas += 1;
-        Ok(Placed::Written)
-    }
-
-    /// Where a delta against `base` stands in the pack being written.
-    fn delta_against(&self, base: ObjectId) -> BaseState {
-        let Some(&b) = self.index.get(&base) else {
-            return BaseState::NotSent;
-        };
-        match self.plan[b as usize].written {
-            Some(at) if self.options.ofs_delta => BaseState::Ready(EntryKind::OfsDelta {
-                distance: self.writer.offset() - at,
-            }),
-            Some(_) => BaseState::Ready(EntryKind::RefDelta { base }),
-            None => BaseState::Unwritten(b),
-        }
-    }
-
-    /// Writes the delta the search made for `i` against `base`, once the base is written.
-    fn place_new_delta(&mut self, i: u32, base: ObjectId) -> Result<Placed, GenerateError> {
-        let kind = match self.delta_against(base) {
-            BaseState::Ready(kind) => kind,
-            BaseState::Unwritten(b) => return Ok(Placed::WaitsFor(b)),
-            // The search only picks bases it sends or the client has.
-            BaseState::NotSent => EntryKind::RefDelta { base },
-        };
-        let Some(delta) = self.plan[i as usize].delta.take() else {
-            return Ok(Placed::Written);
-        };
-        let at = self
-            .writer
-            .write_entry(kind, delta.size, &delta.compressed)?;
-        self.record(i, at);
-        self.stats.total += 1;
-        self.stats.deltas += 1;
-        Ok(Placed::Written)
-    }
-
-    fn write_raw(
-        &mut self,
-        i: u32,
-        kind: EntryKind,
-        raw: &RawEntry<'_>,
-    ) -> Result<(), GenerateError> {
-        let at = self
-            .writer
-            .write_entry(kind, raw.header.size, raw.compressed())?;
-        self.record(i, at);
-        self.stats.total += 1;
-        self.stats.reused += 1;
-        Ok(())
-    }
-
-    fn record(&mut self, i: u32, at: WrittenEntry) {
-        let planned = &mut self.plan[i as usize];
-        planned.written = Some(at.offset);
-        planned.crc32 = at.crc32;
-    }
-
-    fn write_whole(&mut self, i: u32) -> Result<(), GenerateError> {
-        let id = self.plan[i as usize].id;
-        if let Some((kind, size, compressed)) = self.plan[i as usize].whole.take() {
-            let at = self
-                .writer
-                .write_entry(EntryKind::Base(kind), size, &compressed)?;
-            self.record(i, at);
-            self.stats.total += 1;
-            return Ok(());
-        }
-        let (kind, data): (ObjectKind, Vec<u8>) = self
-            .odb
-            .read(&id)?
-            .ok_or(GenerateError::MissingObject(id))?;
-        let compressed = deflate(&data, self.options.compression);
-        let at = self
-            .writer
-            .write_entry(EntryKind::Base(kind), data.len() as u64, &compressed)?;
-        self.record(i, at);
-        self.stats.total += 1;
-        Ok(())
-    }
 }
 
 /// What the delta search gets: every object that would be rebuilt whole; in a thin pack also
@@ -747,43 +578,4 @@ fn stored_form(
     } else {
         Stored::Rebuilt
     })
-}
-
-/// The one stored pack that holds exactly the objects to send, when the client can take it as
-/// it is (ofs-deltas allowed): a full clone of a repacked repository.
-fn whole_pack<'a>(odb: &'a ObjectDb, plan: &[Planned], options: &PackOptions) -> Option<&'a Pack> {
-    let Some(Source::Packed { pack, .. }) = plan.first().map(|p| p.source) else {
-        return None;
-    };
-    let same_pack = plan
-        .iter()
-        .all(|p| matches!(p.source, Source::Packed { pack: q, .. } if q == pack));
-    let found = &odb.packs()[pack as usize];
-    // The walk lists each object once, so as many objects as the pack holds is all of them.
-    (options.ofs_delta && same_pack && found.index().len() == plan.len()).then_some(found)
-}
-
-/// Copies a stored pack as it is, trailer included: the receiver checks every entry and the
-/// checksum as it indexes the pack, and nothing is recomputed here.
-fn send_whole_pack<W: Write>(
-    pack: &Pack,
-    count: u32,
-    mut out: W,
-) -> Result<(W, PackStats), GenerateError> {
-    for chunk in pack.bytes().chunks(1 << 20) {
-        out.write_all(chunk)?;
-    }
-    Ok((
-        out,
-        PackStats {
-            total: count,
-            pack_reused: count,
-            ..PackStats::default()
-        },
-    ))
-}
-
-fn crc_matches(raw: &RawEntry<'_>) -> bool {
-    raw.crc32
-        .is_none_or(|crc| crc32fast::hash(raw.bytes) == crc)
 }

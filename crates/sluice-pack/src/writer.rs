@@ -10,13 +10,22 @@ use std::io::{self, Write};
 #[derive(Debug)]
 pub struct PackWriter<W: Write> {
     out: W,
-    hasher: TrailerHasher,
+    trailer: Trailer,
     offset: u64,
     header: Vec<u8>,
     expected: u32,
     written: u32,
     /// CRC32 of the entry being written, as the `.idx` records it.
     crc: crc32fast::Hasher,
+}
+
+/// How the trailing checksum is found.
+#[derive(Debug)]
+enum Trailer {
+    /// Hashed from the bytes as they go out.
+    Hashed(TrailerHasher),
+    /// Known before the first byte: the same bytes went out before and were hashed then.
+    Known(ObjectId),
 }
 
 /// Where an entry went, and its CRC32 (of its header and data, as the `.idx` records it).
@@ -31,9 +40,20 @@ pub struct WrittenEntry {
 impl<W: Write> PackWriter<W> {
     /// Starts a version 2 pack that will hold `count` entries.
     pub fn new(out: W, hash: HashKind, count: u32) -> io::Result<Self> {
+        Self::start(out, Trailer::Hashed(TrailerHasher::new(hash)), count)
+    }
+
+    /// Starts a version 2 pack of `count` entries whose bytes are known to hash to
+    /// `checksum` (they were written and hashed before): nothing is hashed, and a caller that
+    /// writes other bytes than it did then sends a pack the receiver will refuse.
+    pub fn with_checksum(out: W, checksum: ObjectId, count: u32) -> io::Result<Self> {
+        Self::start(out, Trailer::Known(checksum), count)
+    }
+
+    fn start(out: W, trailer: Trailer, count: u32) -> io::Result<Self> {
         let mut writer = PackWriter {
             out,
-            hasher: TrailerHasher::new(hash),
+            trailer,
             offset: 0,
             header: Vec::with_capacity(64),
             expected: count,
@@ -104,7 +124,9 @@ impl<W: Write> PackWriter<W> {
     }
 
     fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.hasher.update(bytes);
+        if let Trailer::Hashed(hasher) = &mut self.trailer {
+            hasher.update(bytes);
+        }
         self.out.write_all(bytes)?;
         self.offset += bytes.len() as u64;
         Ok(())
@@ -121,7 +143,10 @@ impl<W: Write> PackWriter<W> {
                 ),
             ));
         }
-        let checksum = self.hasher.finalize();
+        let checksum = match self.trailer {
+            Trailer::Hashed(hasher) => hasher.finalize(),
+            Trailer::Known(checksum) => checksum,
+        };
         self.out.write_all(checksum.as_bytes())?;
         self.out.flush()?;
         Ok((self.out, checksum))

@@ -128,6 +128,7 @@ fn serve_connection(
     let options = UploadPackOptions {
         protocol,
         pack_cache: server.pack_cache.clone(),
+        checksums: Some(std::sync::Arc::clone(&server.checksums)),
         ..UploadPackOptions::default()
     };
     upload_pack(

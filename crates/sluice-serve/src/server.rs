@@ -3,6 +3,7 @@
 //! finish.
 
 use crate::ServeError;
+use sluice_generate::{ChecksumMemo, MemoryMemo};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
@@ -22,6 +23,9 @@ pub struct ServerOptions {
     pub max_request_bytes: u64,
     /// The cache of generated packs, if one is kept.
     pub pack_cache: Option<std::sync::Arc<crate::PackCache>>,
+    /// The checksums of packs copied from stored entries, shared by every request: the
+    /// next full clone after a push is not hashed again.
+    pub checksums: Arc<dyn ChecksumMemo>,
     /// HTTP only: the users who may push where `http.receivepack` is unset.
     pub credentials: Option<Arc<crate::http::Credentials>>,
     /// HTTP only: serve under TLS with this configuration.
@@ -31,6 +35,9 @@ pub struct ServerOptions {
     pub git_receive_pack: bool,
 }
 
+/// How many packs' checksums a server remembers: a few per repository it serves often.
+const CHECKSUMS_KEPT: usize = 256;
+
 impl Default for ServerOptions {
     fn default() -> Self {
         ServerOptions {
@@ -39,6 +46,7 @@ impl Default for ServerOptions {
             max_connection_time: Duration::from_secs(3600),
             max_request_bytes: 10 << 20,
             pack_cache: None,
+            checksums: Arc::new(MemoryMemo::new(CHECKSUMS_KEPT)),
             credentials: None,
             tls: None,
             git_receive_pack: false,

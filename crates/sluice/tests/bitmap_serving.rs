@@ -87,3 +87,46 @@ fn fetches_agree(env: &Env, label: &str) {
         fsck(env, &ours);
     }
 }
+
+/// Full clones from `sluice serve` of a repository that took pushes since its repack (the
+/// bitmapped pack copied whole, the pushed packs entry by entry): the second and third are
+/// written with the checksum the first computed, and every one is the same pack, indexed by
+/// git and complete; a push in between makes a different pack, checksummed anew.
+#[test]
+fn repeated_clones_reuse_the_checksum_of_a_copied_pack() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let src = source(&env);
+        env.git(&src, &["repack", "-q", "-a", "-d", "-b"]);
+        std::fs::create_dir(env.path().join("served")).unwrap();
+        let served = env.path().join("served/repo.git");
+        std::fs::rename(&src, &served).unwrap();
+        for i in 1..=2 {
+            add_loose_commit(&env, &served, i);
+            env.git(&served, &["repack", "-q", "-d"]);
+        }
+        let server = crate::serve::Server::start(&env, "served", &[]);
+        let url = format!("http://{}/repo.git", server.http());
+        let mut checksums = Vec::new();
+        for round in 0..4 {
+            if round == 3 {
+                add_loose_commit(&env, &served, 3);
+                env.git(&served, &["repack", "-q", "-d"]);
+            }
+            let ours = env.path().join(format!("clone-{round}"));
+            clone(&env, &url, &ours, "protocol.version=2", None, &["--bare"]);
+            fsck(&env, &ours);
+            assert_eq!(refs(&env, &ours), refs(&env, &served), "round {round}");
+            let packs: Vec<String> = std::fs::read_dir(ours.join("objects/pack"))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|name| name.ends_with(".pack"))
+                .collect();
+            assert_eq!(packs.len(), 1, "round {round}: {packs:?}");
+            checksums.push(packs[0].clone());
+        }
+        assert_eq!(checksums[0], checksums[1]);
+        assert_eq!(checksums[1], checksums[2]);
+        assert_ne!(checksums[2], checksums[3]);
+    }
+}

@@ -125,6 +125,15 @@ pub(crate) struct KnownInPack {
 }
 
 impl KnownObjects {
+    /// Whether the other side has nothing (a clone).
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+            && self
+                .in_pack
+                .as_ref()
+                .is_none_or(|known| known.bits.count() == 0)
+    }
+
     /// Whether the other side has `id`; `odb` is the one the walk ran on.
     pub fn contains(&self, odb: &ObjectDb, id: &ObjectId) -> bool {
         self.ids.contains(id)

@@ -184,6 +184,7 @@ fn serve_request(
         stateless_rpc: true,
         advertise_refs: false,
         pack_cache: options.pack_cache.clone(),
+        checksums: Some(std::sync::Arc::clone(&options.checksums)),
     };
     if let Route::Advertise { .. } = route {
         upload_options.advertise_refs = true;

@@ -8,6 +8,7 @@ use crate::pack_cache::PackCache;
 use crate::request_error::RequestError;
 use crate::shallow::{shallow_info, Deepen, ShallowInfo};
 use crate::ServeError;
+use sluice_generate::ChecksumMemo;
 use sluice_object::{IdSet, ObjectId};
 use sluice_odb::{walk_objects, ObjectFilter, Repository, WalkRequest};
 use sluice_wire::pktline::{write_flush, write_packet, Packet, PktLineError, PktReader};
@@ -59,6 +60,9 @@ pub struct UploadPackOptions {
     pub advertise_refs: bool,
     /// Where generated packs are kept for identical requests; none by default.
     pub pack_cache: Option<Arc<PackCache>>,
+    /// Where the checksums of packs copied from stored entries are remembered (a server's,
+    /// shared between its requests); none by default.
+    pub checksums: Option<Arc<dyn ChecksumMemo>>,
 }
 
 /// The most `want`, `have` and `shallow` lines one request may carry.

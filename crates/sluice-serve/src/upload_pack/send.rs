@@ -5,7 +5,7 @@ use super::{pack_hook, Request, Session};
 use crate::pack_cache::{CacheKey, Tee};
 use crate::remote_progress::BandSink;
 use crate::ServeError;
-use sluice_generate::{write_pack, PackOptions, PackStats};
+use sluice_generate::{write_pack, write_pack_remembered, PackOptions, PackStats};
 use sluice_object::progress::{Progress, ProgressSink, TextProgress};
 use sluice_object::{IdSet, ObjectId, ObjectKind};
 use sluice_odb::{walk_objects, WalkRequest};
@@ -180,7 +180,10 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
             show_writing: false,
             full_search: None,
         };
-        let (_, stats) = write_pack(odb, &walked, &options, out, progress)?;
+        let (_, stats) = match &self.options.checksums {
+            Some(memo) => write_pack_remembered(odb, &walked, &options, &**memo, out, progress)?,
+            None => write_pack(odb, &walked, &options, out, progress)?,
+        };
         Ok(stats)
     }
 

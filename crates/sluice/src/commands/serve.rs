@@ -98,6 +98,7 @@ pub fn run(args: ServeArgs, context: &Context) -> anyhow::Result<ExitCode> {
             _ => None,
         },
         git_receive_pack: !args.enable.is_empty(),
+        ..ServerOptions::default()
     };
     let shutdown = Shutdown::new();
     let addresses = front_ends

@@ -108,6 +108,8 @@ pub fn run(args: UploadPackArgs, context: &Context) -> anyhow::Result<ExitCode> 
         stateless_rpc: args.service.stateless_rpc,
         advertise_refs: args.service.advertise_refs,
         pack_cache: args.cache.open(context)?,
+        // One request per process: nothing to remember checksums for.
+        checksums: None,
     };
     let input = std::io::stdin().lock();
     let output = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());

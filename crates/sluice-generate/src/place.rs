@@ -1,0 +1,314 @@
+//! Writing the planned entries in order: each stored entry copied as it is when the receiver
+//! can take it (a delta whose base is written already, or one the client has in a thin pack),
+//! a delta waiting for a base that comes later held back until it is written, and the rest
+//! written from what the delta search made or rebuilt whole.
+
+use crate::checksum_memo::ChecksumMemo;
+use crate::verbatim;
+use crate::write::{PackOptions, PackStats, Planned, Source};
+use crate::GenerateError;
+use sluice_object::progress::Progress;
+use sluice_object::{IdMap, ObjectId, ObjectKind};
+use sluice_odb::{KnownObjects, ObjectDb, Pack, RawEntry};
+use sluice_pack::entry::EntryKind;
+use sluice_pack::inflate::deflate;
+use sluice_pack::writer::WrittenEntry;
+use sluice_pack::PackWriter;
+use std::collections::HashMap;
+use std::io::Write;
+
+pub(crate) enum Placed {
+    Written,
+    WaitsFor(u32),
+}
+
+/// A delta's base, seen from the pack being written.
+enum BaseState {
+    /// Written: the delta can name it so.
+    Ready(EntryKind),
+    /// Sent, but later: the delta waits for plan entry `.0`.
+    Unwritten(u32),
+    /// Not in this pack.
+    NotSent,
+}
+
+pub(crate) struct Job<'a, W: Write> {
+    odb: &'a ObjectDb,
+    plan: Vec<Planned>,
+    index: IdMap<u32>,
+    known: &'a KnownObjects,
+    options: &'a PackOptions,
+    writer: PackWriter<W>,
+    stats: PackStats,
+    /// Every entry so far went out as it is stored (or as the search made it): nothing was
+    /// rebuilt because a stored copy turned out damaged or unusable.
+    as_stored: bool,
+}
+
+/// A finished pack: the output, what went in, its checksum and the plan with every entry's
+/// offset and CRC32.
+pub(crate) type Finished<W> = (W, PackStats, ObjectId, Vec<Planned>);
+
+impl<'a, W: Write> Job<'a, W> {
+    pub(crate) fn new(
+        odb: &'a ObjectDb,
+        plan: Vec<Planned>,
+        index: IdMap<u32>,
+        known: &'a KnownObjects,
+        options: &'a PackOptions,
+        writer: PackWriter<W>,
+    ) -> Self {
+        Job {
+            odb,
+            plan,
+            index,
+            known,
+            options,
+            writer,
+            stats: PackStats::default(),
+            as_stored: true,
+        }
+    }
+
+    /// Writes every entry of the plan: the first `copied` as `pack` copied whole when given,
+    /// then each in plan order, a delta held back until its base is written.
+    pub(crate) fn write_all(
+        &mut self,
+        copied: Option<(&Pack, u32)>,
+        writing: &dyn Progress,
+    ) -> Result<(), GenerateError> {
+        let copied = match copied {
+            Some((pack, count)) if count > 0 => {
+                let done = self.copy_verbatim(pack, count)?;
+                self.as_stored &= done == count;
+                done
+            }
+            _ => 0,
+        };
+        writing.add(copied.into());
+        // Deltas held back until their base (the key) is written.
+        let mut waiting: HashMap<u32, Vec<u32>> = HashMap::new();
+        let mut ready = Vec::new();
+        for i in copied..self.plan.len() as u32 {
+            ready.push(i);
+            while let Some(i) = ready.pop() {
+                match self.place(i)? {
+                    Placed::Written => {
+                        writing.add(1);
+                        if let Some(children) = waiting.remove(&i) {
+                            ready.extend(children);
+                        }
+                    }
+                    Placed::WaitsFor(base) => waiting.entry(base).or_default().push(i),
+                }
+            }
+        }
+        // Whatever still waits is in a cycle of deltas (duplicates across packs): send it whole.
+        let mut left: Vec<u32> = waiting.into_values().flatten().collect();
+        left.sort_unstable();
+        for i in left {
+            self.write_whole(i)?;
+            writing.add(1);
+        }
+        Ok(())
+    }
+
+    /// Writes the trailer.
+    pub(crate) fn finish(self) -> Result<Finished<W>, GenerateError> {
+        let (out, checksum) = self.writer.finish()?;
+        Ok((out, self.stats, checksum, self.plan))
+    }
+
+    /// Writes the trailer of a pack whose checksum `memo` may know under `key` (`recalled`:
+    /// it did, and nothing was hashed). A pack copied as stored has its checksum remembered;
+    /// one that had to rebuild an entry is not the pack the memo describes: with a recalled
+    /// checksum it is refused before its trailer goes out.
+    pub(crate) fn finish_remembered(
+        self,
+        memo: &dyn ChecksumMemo,
+        key: ObjectId,
+        recalled: bool,
+    ) -> Result<Finished<W>, GenerateError> {
+        if recalled && !self.as_stored {
+            memo.forget(&key);
+            return Err(GenerateError::StoredPacksChanged);
+        }
+        let as_stored = self.as_stored;
+        let finished = self.finish()?;
+        if as_stored && !recalled {
+            memo.remember(key, finished.2);
+        }
+        Ok(finished)
+    }
+
+    /// Copies the first `count` entries of the plan, every entry of `pack`, in one piece;
+    /// returns how many were copied: none if a CRC32 shows damage (then each entry goes its
+    /// own way, and a damaged one is rebuilt, which reports it).
+    fn copy_verbatim(&mut self, pack: &Pack, count: u32) -> Result<u32, GenerateError> {
+        let offsets: Vec<(u64, u32)> = (self.plan[..count as usize].iter())
+            .filter_map(|p| match p.source {
+                Source::Packed {
+                    offset, position, ..
+                } => Some((offset, position)),
+                Source::Elsewhere => None,
+            })
+            .collect();
+        let Some(crcs) = verbatim::checked_crcs(pack, &offsets) else {
+            return Ok(0);
+        };
+        self.writer.write_verbatim(verbatim::entries(pack), count)?;
+        for (planned, crc32) in self.plan.iter_mut().zip(crcs) {
+            if let Source::Packed { offset, .. } = planned.source {
+                planned.written = Some(offset);
+                planned.crc32 = crc32;
+            }
+        }
+        self.stats.total += count;
+        self.stats.reused += count;
+        self.stats.pack_reused += count;
+        Ok(count)
+    }
+
+    /// Writes object `i`, reusing its stored entry when it can, or says which base it waits for.
+    fn place(&mut self, i: u32) -> Result<Placed, GenerateError> {
+        if let Some(base) = self.plan[i as usize].delta.as_ref().map(|d| d.base) {
+            return self.place_new_delta(i, base);
+        }
+        let Source::Packed { pack, position, .. } = self.plan[i as usize].source else {
+            self.write_whole(i)?;
+            return Ok(Placed::Written);
+        };
+        let pack = &self.odb.packs()[pack as usize];
+        let raw = pack.raw_entry(position as usize)?;
+        if !crc_matches(&raw) {
+            // Never pass on corruption: rebuilding the object checks it end to end.
+            self.write_whole(i)?;
+            return Ok(Placed::Written);
+        }
+        let base = match raw.header.kind {
+            // Compressed anew by the search (no reuse of objects).
+            EntryKind::Base(_) if self.plan[i as usize].whole.is_some() => {
+                self.write_whole(i)?;
+                return Ok(Placed::Written);
+            }
+            EntryKind::Base(kind) => {
+                self.write_raw(i, EntryKind::Base(kind), &raw)?;
+                return Ok(Placed::Written);
+            }
+            // A full search found this one no delta: it goes whole.
+            _ if self.options.full_search.is_some() => {
+                self.write_whole(i)?;
+                return Ok(Placed::Written);
+            }
+            EntryKind::OfsDelta { distance } => {
+                let base_position = pack.position_at(raw.offset - distance).ok_or_else(|| {
+                    GenerateError::NoBaseEntry {
+                        pack: pack.path().to_owned(),
+                        offset: raw.offset,
+                    }
+                })?;
+                pack.index().id(base_position)
+            }
+            EntryKind::RefDelta { base } => base,
+        };
+        let kind = match self.delta_against(base) {
+            BaseState::Ready(kind) => kind,
+            BaseState::Unwritten(b) => return Ok(Placed::WaitsFor(b)),
+            BaseState::NotSent if self.options.thin && self.known.contains(self.odb, &base) => {
+                EntryKind::RefDelta { base }
+            }
+            BaseState::NotSent => {
+                self.write_whole(i)?;
+                return Ok(Placed::Written);
+            }
+        };
+        self.write_raw(i, kind, &raw)?;
+        self.stats.deltas += 1;
+        self.stats.reused_deltas += 1;
+        Ok(Placed::Written)
+    }
+
+    /// Where a delta against `base` stands in the pack being written.
+    fn delta_against(&self, base: ObjectId) -> BaseState {
+        let Some(&b) = self.index.get(&base) else {
+            return BaseState::NotSent;
+        };
+        match self.plan[b as usize].written {
+            Some(at) if self.options.ofs_delta => BaseState::Ready(EntryKind::OfsDelta {
+                distance: self.writer.offset() - at,
+            }),
+            Some(_) => BaseState::Ready(EntryKind::RefDelta { base }),
+            None => BaseState::Unwritten(b),
+        }
+    }
+
+    /// Writes the delta the search made for `i` against `base`, once the base is written.
+    fn place_new_delta(&mut self, i: u32, base: ObjectId) -> Result<Placed, GenerateError> {
+        let kind = match self.delta_against(base) {
+            BaseState::Ready(kind) => kind,
+            BaseState::Unwritten(b) => return Ok(Placed::WaitsFor(b)),
+            // The search only picks bases it sends or the client has.
+            BaseState::NotSent => EntryKind::RefDelta { base },
+        };
+        let Some(delta) = self.plan[i as usize].delta.take() else {
+            return Ok(Placed::Written);
+        };
+        let at = self
+            .writer
+            .write_entry(kind, delta.size, &delta.compressed)?;
+        self.record(i, at);
+        self.stats.total += 1;
+        self.stats.deltas += 1;
+        Ok(Placed::Written)
+    }
+
+    fn write_raw(
+        &mut self,
+        i: u32,
+        kind: EntryKind,
+        raw: &RawEntry<'_>,
+    ) -> Result<(), GenerateError> {
+        let at = self
+            .writer
+            .write_entry(kind, raw.header.size, raw.compressed())?;
+        self.record(i, at);
+        self.stats.total += 1;
+        self.stats.reused += 1;
+        Ok(())
+    }
+
+    fn record(&mut self, i: u32, at: WrittenEntry) {
+        let planned = &mut self.plan[i as usize];
+        planned.written = Some(at.offset);
+        planned.crc32 = at.crc32;
+    }
+
+    fn write_whole(&mut self, i: u32) -> Result<(), GenerateError> {
+        let id = self.plan[i as usize].id;
+        if let Some((kind, size, compressed)) = self.plan[i as usize].whole.take() {
+            let at = self
+                .writer
+                .write_entry(EntryKind::Base(kind), size, &compressed)?;
+            self.record(i, at);
+            self.stats.total += 1;
+            return Ok(());
+        }
+        self.as_stored = false;
+        let (kind, data): (ObjectKind, Vec<u8>) = self
+            .odb
+            .read(&id)?
+            .ok_or(GenerateError::MissingObject(id))?;
+        let compressed = deflate(&data, self.options.compression);
+        let at = self
+            .writer
+            .write_entry(EntryKind::Base(kind), data.len() as u64, &compressed)?;
+        self.record(i, at);
+        self.stats.total += 1;
+        Ok(())
+    }
+}
+
+pub(crate) fn crc_matches(raw: &RawEntry<'_>) -> bool {
+    raw.crc32
+        .is_none_or(|crc| crc32fast::hash(raw.bytes) == crc)
+}
