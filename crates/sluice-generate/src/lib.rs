@@ -12,6 +12,7 @@ mod delta_search;
 mod geometric;
 mod incremental;
 mod kept;
+mod midx_bitmap;
 pub mod pack_objects;
 mod place;
 mod repack;
@@ -22,6 +23,7 @@ mod write;
 pub use checksum_memo::{ChecksumMemo, MemoryMemo};
 pub use geometric::{repack_geometric, GeometricOptions, Rolled};
 pub use incremental::{pack_loose_objects, repack_loose, LOOSE_BATCH};
+pub use midx_bitmap::{largest_pack, write_midx_bitmap};
 pub use repack::{
     repack_all, repack_all_with, write_stored, CruftOptions, RepackError, RepackOptions,
     RECENT_PACK,

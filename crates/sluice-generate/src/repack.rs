@@ -238,7 +238,8 @@ pub fn repack_all_with(
             progress.phase("Building bitmaps", Some(bitmaps.len() as u64));
             progress.add(bitmaps.len() as u64);
             progress.finish();
-            sluice_odb::bitmap::write_bitmap_file(&packed, &walked, &bitmaps)?;
+            let target = sluice_odb::bitmap::BitmapTarget::Pack(&packed);
+            sluice_odb::bitmap::write_bitmap_file(&target, &walked, &bitmaps)?;
         }
         None if write_bitmap => {
             let replaced = (before.iter())
@@ -269,8 +270,19 @@ pub fn repack_all_with(
     prune_packed(&odb, |id| {
         packed.contains(id) || cruft.as_ref().is_some_and(|c| c.contains(id))
     })?;
-    if options.write_midx {
-        sluice_odb::midx::write_midx(&objects_dir.join("pack"), repo.hash())?;
+    match (options.write_midx, write_bitmap) {
+        // The new pack first in the bitmap's order: its own bitmap is carried over whole. It
+        // stays beside the multi-pack-index's, which git reads first.
+        (true, true) => {
+            let name = new_pack
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned());
+            crate::write_midx_bitmap(repo, name, progress)?;
+        }
+        (true, false) => {
+            sluice_odb::midx::write_midx(&objects_dir.join("pack"), repo.hash())?;
+        }
+        _ => {}
     }
     // As git's repack (repack.updateServerInfo, on by default): the dumb HTTP files.
     sluice_odb::server_info::update_server_info(repo)?;
@@ -302,7 +314,9 @@ fn early_bitmaps(
     let commits = sluice_odb::commit_graph::commits_newest_first(repo).ok()?;
     let objects = ObjectDb::open(repo.objects().dir(), repo.hash()).ok()?;
     let commits = sluice_odb::bitmap::CommitsIn::Read(&commits);
-    sluice_odb::bitmap::build_commit_bitmaps(pack, &objects, commits, branches, None, &Discard).ok()
+    let target = sluice_odb::bitmap::BitmapTarget::Pack(pack);
+    sluice_odb::bitmap::build_commit_bitmaps(&target, &objects, commits, branches, None, &Discard)
+        .ok()
 }
 
 /// Writes the objects of `walked` (found through `odb`) as a new pack of `repo`, under a

@@ -15,6 +15,8 @@ const OID_FANOUT: [u8; 4] = *b"OIDF";
 const OID_LOOKUP: [u8; 4] = *b"OIDL";
 const OBJECT_OFFSETS: [u8; 4] = *b"OOFF";
 const LARGE_OFFSETS: [u8; 4] = *b"LOFF";
+const REVERSE_INDEX: [u8; 4] = *b"RIDX";
+const BITMAPPED_PACKS: [u8; 4] = *b"BTMP";
 /// An offset with this bit set names a row of the large offsets, when there are any.
 const LARGE_OFFSET_BIT: u32 = 0x8000_0000;
 const HEADER_LEN: usize = 12;
@@ -40,6 +42,9 @@ pub enum MidxError {
     /// The file could not be written.
     #[error(transparent)]
     Lock(#[from] LockError),
+    /// `--preferred-pack` names no pack of the directory, or one without objects.
+    #[error("cannot use '{0}' as the preferred pack: no such pack, or it is empty")]
+    NoPreferredPack(String),
     /// More packs than the file can name.
     #[error("too many packs for a multi-pack-index: {0}")]
     TooManyPacks(usize),
@@ -62,8 +67,34 @@ pub struct MidxSummary {
     pub objects: usize,
 }
 
-/// Which copy of an object wins: the newest pack (whole seconds), then the first listed.
-type Preference = (std::cmp::Reverse<Option<u64>>, usize);
+/// Which copy of an object wins: the preferred pack's, then the newest pack's (whole
+/// seconds), then the first listed.
+type Preference = (bool, std::cmp::Reverse<Option<u64>>, usize);
+
+/// How a multi-pack-index is written.
+#[derive(Debug, Clone, Default)]
+pub struct MidxOptions {
+    /// The pack whose copy of an object wins, and whose objects come first in the pseudo-pack
+    /// order a bitmap numbers (`--preferred-pack`, named by its `.pack` or `.idx` file); for
+    /// a bitmap without one, the oldest pack, as git picks it.
+    pub preferred_pack: Option<String>,
+    /// Add what a bitmap of the multi-pack-index needs: the reverse index in pseudo-pack
+    /// order (RIDX) and where each pack's objects start in it (BTMP), as git 2.44+ writes them.
+    pub bitmap: bool,
+}
+
+/// A multi-pack-index as written: the objects in the order of its ids, with where each sits
+/// in its pseudo-pack order (the preferred pack's objects first, then each pack's in turn,
+/// each in offset order): the positions a bitmap of it numbers.
+#[derive(Debug, Clone)]
+pub struct MidxLayout {
+    /// The file's trailing checksum, which names its bitmap.
+    pub checksum: ObjectId,
+    /// Every object, sorted.
+    pub ids: Vec<ObjectId>,
+    /// The pseudo-pack position of each object of `ids`.
+    pub bit_of: Vec<u32>,
+}
 
 /// One object's row: its id, the pack (by its number in the file) and the offset there.
 struct Row {
@@ -77,6 +108,16 @@ struct Row {
 /// the same second in the one the directory lists first: the copy git picks, so that the
 /// file is git's byte for byte.
 pub fn write_midx(pack_dir: &Path, hash: HashKind) -> Result<MidxSummary, MidxError> {
+    write_midx_with(pack_dir, hash, &MidxOptions::default()).map(|(summary, _)| summary)
+}
+
+/// [`write_midx`] as `options` say: with a preferred pack, whose copies win over the
+/// newest's, and with the chunks a bitmap needs. Returns the layout a bitmap numbers.
+pub fn write_midx_with(
+    pack_dir: &Path,
+    hash: HashKind,
+    options: &MidxOptions,
+) -> Result<(MidxSummary, MidxLayout), MidxError> {
     let listed = index_names(pack_dir)?;
     let mut names = listed.clone();
     names.sort();
@@ -94,6 +135,7 @@ pub fn write_midx(pack_dir: &Path, hash: HashKind) -> Result<MidxSummary, MidxEr
             .map(|d| d.as_secs());
         packs.push((pack, modified));
     }
+    let preferred = preferred_pack(&listed, &names, &packs, options)?;
     let mut rows: Vec<(Row, Preference)> = Vec::new();
     for (number, (pack, modified)) in packs.iter().enumerate() {
         let listed_at = listed
@@ -101,13 +143,18 @@ pub fn write_midx(pack_dir: &Path, hash: HashKind) -> Result<MidxSummary, MidxEr
             .position(|n| *n == names[number])
             .unwrap_or(number);
         let index = pack.index();
+        let rank = (
+            Some(number) != preferred,
+            std::cmp::Reverse(*modified),
+            listed_at,
+        );
         for position in 0..index.len() {
             let row = Row {
                 id: index.id(position),
                 pack: number as u32,
                 offset: index.offset(position),
             };
-            rows.push((row, (std::cmp::Reverse(*modified), listed_at)));
+            rows.push((row, rank));
         }
     }
     rows.sort_unstable_by(|(a, a_rank), (b, b_rank)| {
@@ -115,23 +162,102 @@ pub fn write_midx(pack_dir: &Path, hash: HashKind) -> Result<MidxSummary, MidxEr
     });
     rows.dedup_by(|later, first| later.0.id == first.0.id);
     let rows: Vec<Row> = rows.into_iter().map(|(row, _)| row).collect();
-    let bytes = encode(&names, pack_count, &rows, hash);
+    let pseudo = match (options.bitmap, preferred) {
+        (true, Some(preferred)) => Some(pseudo_order(&rows, preferred as u32)),
+        _ => None,
+    };
+    let bytes = encode(&names, pack_count, &rows, pseudo.as_deref(), hash);
     crate::lockfile::write_locked(&pack_dir.join(FILE_NAME), &bytes, false)?;
-    Ok(MidxSummary {
+    if pseudo.is_none() {
+        remove_midx_bitmaps(pack_dir, None);
+    }
+    let checksum = ObjectId::from_bytes(hash, &bytes[bytes.len() - hash.len_in_bytes()..])
+        .expect("a checksum of the hash's length");
+    let mut bit_of = vec![0u32; rows.len()];
+    for (position, &index) in pseudo.iter().flatten().enumerate() {
+        bit_of[index as usize] = position as u32;
+    }
+    let summary = MidxSummary {
         packs: names.len(),
         objects: rows.len(),
-    })
+    };
+    let layout = MidxLayout {
+        checksum,
+        ids: rows.iter().map(|r| r.id).collect(),
+        bit_of,
+    };
+    Ok((summary, layout))
+}
+
+/// The number of the preferred pack among `names`: the one `options` names, else for a
+/// bitmap the oldest pack with objects (ties to the first the directory lists), else none.
+fn preferred_pack(
+    listed: &[String],
+    names: &[String],
+    packs: &[(Pack, Option<u64>)],
+    options: &MidxOptions,
+) -> Result<Option<usize>, MidxError> {
+    if let Some(wanted) = &options.preferred_pack {
+        let stem = wanted.trim_end_matches(".pack").trim_end_matches(".idx");
+        return (names
+            .iter()
+            .position(|n| n.trim_end_matches(".idx") == stem))
+        .filter(|&n| !packs[n].0.index().is_empty())
+        .map(Some)
+        .ok_or_else(|| MidxError::NoPreferredPack(wanted.clone()));
+    }
+    if !options.bitmap {
+        return Ok(None);
+    }
+    // As git: the first pack the directory lists among the oldest (whole seconds).
+    Ok((packs.iter().enumerate())
+        .filter(|(_, (pack, _))| !pack.index().is_empty())
+        .min_by_key(|(n, (_, modified))| {
+            let listed_at = listed.iter().position(|l| *l == names[*n]);
+            (*modified, listed_at)
+        })
+        .map(|(n, _)| n))
+}
+
+/// The rows' indexes in pseudo-pack order: the preferred pack's objects first, then each
+/// other pack's in the file's order, each pack's by offset.
+fn pseudo_order(rows: &[Row], preferred: u32) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..rows.len() as u32).collect();
+    order.sort_unstable_by_key(|&i| {
+        let row = &rows[i as usize];
+        (row.pack != preferred, row.pack, row.offset)
+    });
+    order
 }
 
 /// Removes `<pack_dir>/multi-pack-index`, if there is one: a repack that deletes packs it
 /// names leaves it describing files that are gone.
 pub fn remove_midx(pack_dir: &Path) -> Result<(), MidxError> {
+    remove_midx_bitmaps(pack_dir, None);
     match std::fs::remove_file(pack_dir.join(FILE_NAME)) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(MidxError::Io {
             path: pack_dir.join(FILE_NAME),
             source: e,
         }),
         _ => Ok(()),
+    }
+}
+
+/// Removes the bitmaps (and reverse indexes) of multi-pack-indexes in `pack_dir`, but `kept`:
+/// they describe a file that is gone or rewritten.
+pub(crate) fn remove_midx_bitmaps(pack_dir: &Path, kept: Option<&Path>) {
+    let Ok(entries) = std::fs::read_dir(pack_dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let stale = name.starts_with("multi-pack-index-")
+            && (name.ends_with(".bitmap") || name.ends_with(".rev"));
+        if stale && Some(path.as_path()) != kept {
+            let _ = std::fs::remove_file(&path);
+        }
     }
 }
 
@@ -156,7 +282,13 @@ fn index_names(pack_dir: &Path) -> Result<Vec<String>, MidxError> {
     Ok(names)
 }
 
-fn encode(names: &[String], pack_count: u32, rows: &[Row], hash: HashKind) -> Vec<u8> {
+fn encode(
+    names: &[String],
+    pack_count: u32,
+    rows: &[Row],
+    pseudo: Option<&[u32]>,
+    hash: HashKind,
+) -> Vec<u8> {
     let mut pack_names = Vec::new();
     for name in names {
         pack_names.extend_from_slice(name.as_bytes());
@@ -189,11 +321,33 @@ fn encode(names: &[String], pack_count: u32, rows: &[Row], hash: HashKind) -> Ve
     if !large.is_empty() {
         chunks.push((LARGE_OFFSETS, large));
     }
+    if let Some(pseudo) = pseudo {
+        let reverse = pseudo.iter().flat_map(|i| i.to_be_bytes()).collect();
+        chunks.push((REVERSE_INDEX, reverse));
+        chunks.push((BITMAPPED_PACKS, bitmapped_packs(rows, pseudo, pack_count)));
+    }
     let mut header = Vec::with_capacity(HEADER_LEN);
     header.extend_from_slice(b"MIDX");
     header.extend_from_slice(&[1, hash_version(hash), chunks.len() as u8, 0]);
     header.extend_from_slice(&pack_count.to_be_bytes());
     write_chunked(&header, &chunks, hash)
+}
+
+/// For each pack, the first pseudo-pack position of its objects and how many it has.
+fn bitmapped_packs(rows: &[Row], pseudo: &[u32], pack_count: u32) -> Vec<u8> {
+    let mut packs = vec![(u32::MAX, 0u32); pack_count as usize];
+    for (position, &index) in pseudo.iter().enumerate() {
+        let entry = &mut packs[rows[index as usize].pack as usize];
+        entry.0 = entry.0.min(position as u32);
+        entry.1 += 1;
+    }
+    let mut out = Vec::with_capacity(packs.len() * 8);
+    for (first, count) in packs {
+        let first = if count == 0 { 0 } else { first };
+        out.extend_from_slice(&first.to_be_bytes());
+        out.extend_from_slice(&count.to_be_bytes());
+    }
+    out
 }
 
 fn hash_version(hash: HashKind) -> u8 {

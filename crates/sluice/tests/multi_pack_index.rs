@@ -139,3 +139,112 @@ fn damage_is_found_and_repack_keeps_the_file_true() {
     assert!(out.status.success(), "{}", stderr(&out));
     env.git(&work, &["multi-pack-index", "verify"]);
 }
+
+/// The bitmap of a multi-pack-index, for every pack dating as above: git verifies the file
+/// and every bitmapped branch tip (`rev-list --test-bitmap`), counts the same objects with
+/// it as without; and where git writes the bitmapped-packs chunk too (2.44+), the file is
+/// git's byte for byte (the same preferred pack, pseudo-pack order and chunks).
+#[test]
+fn bitmap_written_for_git_and_as_git_writes_it() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let work = many_packs(&env);
+        env.git(&work, &["branch", "side", "HEAD~2"]);
+        let orders: [&dyn Fn(usize) -> u64; 2] =
+            [&|i| 1_700_000_000 + i as u64 * 60, &|_| 1_700_000_000];
+        let all = env.git(&work, &["rev-list", "--objects", "--all"]);
+        for (case, order) in orders.iter().enumerate() {
+            date_packs(&work, order);
+            remove_midx_files(&work);
+            env.git(&work, &["multi-pack-index", "write", "--bitmap"]);
+            let theirs = std::fs::read(work.join(MIDX)).unwrap();
+            remove_midx_files(&work);
+            let out = env.sluice(&work, &["multi-pack-index", "write", "--bitmap"], b"");
+            assert!(out.status.success(), "case {case}: {}", stderr(&out));
+            if theirs.windows(4).take(200).any(|w| w == b"BTMP") {
+                assert!(
+                    std::fs::read(work.join(MIDX)).unwrap() == theirs,
+                    "case {case}"
+                );
+            }
+            env.git(&work, &["multi-pack-index", "verify"]);
+            for tip in ["HEAD", "side"] {
+                bitmap_tested(&env, &work, tip);
+            }
+            let counted = env.git(
+                &work,
+                &["rev-list", "--objects", "--all", "--use-bitmap-index"],
+            );
+            assert_eq!(sorted_lines(&counted), sorted_lines(&all), "case {case}");
+        }
+        // A multi-pack-index written again without a bitmap leaves none behind.
+        let out = env.sluice(&work, &["multi-pack-index", "write"], b"");
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(midx_bitmaps(&work), 0);
+    }
+}
+
+/// `repack --write-midx -b`, after `-a -d` and after `--geometric`: a multi-pack-index bitmap
+/// git verifies, and one only.
+#[test]
+fn repack_writes_the_bitmap_of_its_multi_pack_index() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let work = many_packs(&env);
+        for args in [
+            &["repack", "-a", "-d", "-q", "-b", "--write-midx"][..],
+            &["repack", "--geometric=2", "-d", "-q", "-b", "--write-midx"][..],
+        ] {
+            std::fs::write(work.join("more"), format!("{args:?}\n")).unwrap();
+            env.git(&work, &["add", "."]);
+            env.git(&work, &["commit", "-q", "-m", "more"]);
+            env.git(&work, &["repack", "-d", "-q"]);
+            let out = env.sluice(&work, args, b"");
+            assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+            assert_eq!(midx_bitmaps(&work), 1, "{args:?}");
+            env.git(&work, &["multi-pack-index", "verify"]);
+            bitmap_tested(&env, &work, "HEAD");
+            env.git(&work, &["fsck", "--strict"]);
+        }
+    }
+}
+
+/// `git rev-list --test-bitmap <tip>` passes: the tip has a bitmap, and it matches a walk.
+fn bitmap_tested(env: &Env, work: &Path, tip: &str) {
+    let out = env.git_with_input(work, &["rev-list", "--test-bitmap", tip], b"");
+    let said = stderr(&out);
+    assert!(
+        out.status.success() && said.contains("OK!"),
+        "{tip}: {said}"
+    );
+}
+
+/// The object ids `rev-list --objects` lists, sorted (with a bitmap it names no paths).
+fn sorted_lines(text: &[u8]) -> Vec<&[u8]> {
+    let mut lines: Vec<&[u8]> = (text.split(|&b| b == b'\n'))
+        .map(|line| &line[..line.len().min(40)])
+        .collect();
+    lines.sort_unstable();
+    lines
+}
+
+fn midx_bitmaps(work: &Path) -> usize {
+    std::fs::read_dir(work.join(".git/objects/pack"))
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("multi-pack-index-") && name.ends_with(".bitmap")
+        })
+        .count()
+}
+
+fn remove_midx_files(work: &Path) {
+    for entry in std::fs::read_dir(work.join(".git/objects/pack")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("multi-pack-index") {
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+}

@@ -9,10 +9,14 @@
 //! aside, and the revision walk answers instead.
 
 mod ewah;
+mod midx_write;
 mod reuse;
 mod select;
+mod target;
 mod write;
 
+pub use midx_write::write_midx_bitmap;
+pub use target::BitmapTarget;
 pub use write::{
     build_commit_bitmaps, write_bitmap, write_bitmap_file, BitmapWriteError, CommitBitmaps,
     CommitsIn,

@@ -4,6 +4,7 @@
 //! a word at a time.
 
 use super::ewah::Bitset;
+use super::target::BitmapTarget;
 use super::PackBitmap;
 use crate::pack::Pack;
 use sluice_object::ObjectId;
@@ -26,7 +27,7 @@ pub(crate) struct Reused<'a> {
 
 impl<'a> Reused<'a> {
     /// The bitmaps of `old`, if it has a usable one, for use in `new`.
-    pub(crate) fn open(old: &'a Pack, new: &Pack) -> Option<Reused<'a>> {
+    pub(crate) fn open(old: &'a Pack, new: &BitmapTarget<'_>) -> Option<Reused<'a>> {
         let bitmap = PackBitmap::open(old).ok()?;
         let map = new_positions(old, new)?;
         let (mut runs, mut gaps) = (Vec::new(), Vec::new());
@@ -54,7 +55,7 @@ impl<'a> Reused<'a> {
             old: bitmap,
             runs,
             gaps,
-            new_count: new.index().len(),
+            new_count: new.len(),
         })
     }
 
@@ -79,19 +80,19 @@ impl<'a> Reused<'a> {
     }
 }
 
-/// For each object of `old`, in pack order, its position in `new`'s pack order (`u32::MAX`
-/// where `new` lacks it): both indexes are sorted by id, so one merge pairs them.
-fn new_positions(old: &Pack, new: &Pack) -> Option<Vec<u32>> {
-    let (old_index, new_index) = (old.index(), new.index());
+/// For each object of `old`, in pack order, its bit in `new` (`u32::MAX` where `new` lacks
+/// it): both list their objects sorted by id, so one merge pairs them.
+fn new_positions(old: &Pack, new: &BitmapTarget<'_>) -> Option<Vec<u32>> {
+    let old_index = old.index();
     let mut map = vec![u32::MAX; old_index.len()];
     let mut j = 0;
     for i in 0..old_index.len() {
         let id = old_index.id(i);
-        while j < new_index.len() && new_index.id(j) < id {
+        while j < new.len() && new.id_at(j) < id {
             j += 1;
         }
-        if j < new_index.len() && new_index.id(j) == id {
-            let new_rank = new.rank_of(j)?;
+        if j < new.len() && new.id_at(j) == id {
+            let new_rank = new.bit_at(j)?;
             map[old.rank_of(i)?] = u32::try_from(new_rank).ok()?;
         }
     }

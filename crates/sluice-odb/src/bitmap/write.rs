@@ -11,6 +11,7 @@
 use super::ewah::{encode, Bitset};
 use super::reuse::Reused;
 use super::select::select;
+use super::target::BitmapTarget;
 use super::{FULL_DAG, HASH_CACHE};
 use crate::commit_graph::ReachableCommit;
 use crate::odb::{ObjectDb, OdbError};
@@ -44,6 +45,9 @@ pub enum BitmapWriteError {
     /// The file could not be written.
     #[error(transparent)]
     Write(#[from] crate::pack_store::StoreError),
+    /// The objects to describe could not be walked.
+    #[error(transparent)]
+    Walk(crate::walk::WalkError),
     /// The bitmaps were built for another pack.
     #[error("bitmaps built for pack {0} do not describe this pack")]
     OtherPack(ObjectId),
@@ -52,7 +56,7 @@ pub enum BitmapWriteError {
 /// The bitmaps of a pack's selected commits, built and not yet written.
 #[derive(Debug)]
 pub struct CommitBitmaps {
-    /// The checksum of the pack whose positions they use.
+    /// The checksum of the pack (or multi-pack-index) whose positions they use.
     pack: ObjectId,
     /// Oldest first.
     selected: Vec<ObjectId>,
@@ -75,6 +79,11 @@ impl CommitBitmaps {
     pub fn describes(&self, pack: &Pack) -> bool {
         self.pack == pack.index().pack_checksum()
     }
+
+    /// Whether they were built for `target`.
+    pub fn describe(&self, target: &BitmapTarget<'_>) -> bool {
+        self.pack == target.checksum()
+    }
 }
 
 /// Writes `<pack>.bitmap` for `pack`, which holds every object of `walked` (kinds and name
@@ -93,8 +102,9 @@ pub fn write_bitmap(
         .map(|o| o.id)
         .collect();
     let commits = CommitsIn::Ids(&commits);
-    let bitmaps = build_commit_bitmaps(pack, objects, commits, tips, replaced, progress)?;
-    write_bitmap_file(pack, walked, &bitmaps)
+    let target = BitmapTarget::Pack(pack);
+    let bitmaps = build_commit_bitmaps(&target, objects, commits, tips, replaced, progress)?;
+    write_bitmap_file(&target, walked, &bitmaps)
 }
 
 /// The commits a pack's bitmaps are chosen from, newest first (the order selection spaces).
@@ -106,27 +116,27 @@ pub enum CommitsIn<'a> {
     Read(&'a [ReachableCommit]),
 }
 
-/// Builds the bitmaps of `pack`'s selected commits, in its positions: `commits` are the
-/// commits of the pack, `tips` each get one, `replaced` is a pack whose bitmaps may be
-/// carried over. Needs no walk of the objects: a repack can build them while it counts.
+/// Builds the bitmaps of `target`'s selected commits, in its positions: `commits` are its
+/// commits, `tips` each get one, `replaced` is a pack whose bitmaps may be carried over.
+/// Needs no walk of the objects: a repack can build them while it counts.
 pub fn build_commit_bitmaps(
-    pack: &Pack,
+    target: &BitmapTarget<'_>,
     objects: &ObjectDb,
     commits: CommitsIn<'_>,
     tips: &[ObjectId],
     replaced: Option<&Pack>,
     progress: &dyn Progress,
 ) -> Result<CommitBitmaps, BitmapWriteError> {
-    let count = pack.index().len();
+    let count = target.len();
     // Every object's bit, found once: the walks below look up each tree entry they meet, and a
     // search of the index per entry was most of their time.
     let mut bits: IdMap<u32> = IdMap::default();
     bits.reserve(count);
     for position in 0..count {
-        let bit = pack
-            .rank_of(position)
-            .ok_or(BitmapWriteError::NotInPack(pack.index().id(position)))?;
-        bits.insert(pack.index().id(position), bit as u32);
+        let bit = target
+            .bit_at(position)
+            .ok_or(BitmapWriteError::NotInPack(target.id_at(position)))?;
+        bits.insert(target.id_at(position), bit as u32);
     }
     let bit_of = |id: &ObjectId| -> Result<usize, BitmapWriteError> {
         bits.get(id)
@@ -144,7 +154,7 @@ pub fn build_commit_bitmaps(
         }
     };
     let commits = &commits[..];
-    let mut reused = replaced.and_then(|old| Reused::open(old, pack));
+    let mut reused = replaced.and_then(|old| Reused::open(old, target));
     let tips: Vec<ObjectId> = (tips.iter())
         .filter(|t| graph.nodes.contains_key(*t))
         .copied()
@@ -173,24 +183,24 @@ pub fn build_commit_bitmaps(
     }
     progress.finish();
     Ok(CommitBitmaps {
-        pack: pack.index().pack_checksum(),
+        pack: target.checksum(),
         selected,
         built,
     })
 }
 
-/// Writes `<pack>.bitmap` from `bitmaps` (built for this pack) and the kinds and name hashes
-/// of `walked`, which lists every object of the pack.
+/// Writes `target`'s bitmap from `bitmaps` (built for it) and the kinds and name hashes of
+/// `walked`, which lists every object of the target.
 pub fn write_bitmap_file(
-    pack: &Pack,
+    target: &BitmapTarget<'_>,
     walked: &Walked,
     bitmaps: &CommitBitmaps,
 ) -> Result<PathBuf, BitmapWriteError> {
-    let checksum = pack.index().pack_checksum();
+    let checksum = target.checksum();
     if bitmaps.pack != checksum {
         return Err(BitmapWriteError::OtherPack(bitmaps.pack));
     }
-    let count = pack.index().len();
+    let count = target.len();
     let mut types = [(); 4].map(|_| Bitset::new(count));
     let mut hashes = vec![0u32; count];
     for object in &walked.objects {
@@ -201,9 +211,9 @@ pub fn write_bitmap_file(
             ObjectKind::Tag => 3,
         };
         let position =
-            (pack.index().lookup(&object.id)).ok_or(BitmapWriteError::NotInPack(object.id))?;
-        let bit = pack
-            .rank_of(position)
+            (target.index_of(&object.id)).ok_or(BitmapWriteError::NotInPack(object.id))?;
+        let bit = target
+            .bit_at(position)
             .ok_or(BitmapWriteError::NotInPack(object.id))?;
         types[kind].set(bit);
         hashes[position] = object.name_hash;
@@ -219,9 +229,8 @@ pub fn write_bitmap_file(
         out.extend_from_slice(&encode(set));
     }
     for (k, commit) in selected.iter().enumerate() {
-        let position = pack
-            .index()
-            .lookup(commit)
+        let position = target
+            .index_of(commit)
             .ok_or(BitmapWriteError::NotInPack(*commit))?;
         out.extend_from_slice(&(position as u32).to_be_bytes());
         let (xor, bytes) = smallest_encoding(selected, built, k);
@@ -235,7 +244,7 @@ pub fn write_bitmap_file(
     let mut trailer = sluice_object::TrailerHasher::new(checksum.kind());
     trailer.update(&out);
     out.extend_from_slice(trailer.finalize().as_bytes());
-    let path = pack.path().with_extension("bitmap");
+    let path = target.path();
     // A temporary file of its own renamed into place (read-only, as git leaves the files of a
     // pack), as git writes it: a lock file would outlive a killed repack and stop every later
     // one.

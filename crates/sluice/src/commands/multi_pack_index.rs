@@ -1,10 +1,12 @@
-//! `sluice multi-pack-index [--object-dir=<dir>] (write | verify)`: git's index of every pack
-//! in the object directory, written as git writes it and checked as git checks it.
+//! `sluice multi-pack-index [--object-dir=<dir>] (write [--bitmap] [--preferred-pack=<pack>] |
+//! verify)`: git's index of every pack in the object directory, written as git writes it
+//! (with its bitmap when asked) and checked as git checks it.
 
 use super::Context;
-use anyhow::anyhow;
+use anyhow::{anyhow, bail};
 use clap::{Args, Subcommand};
-use sluice_odb::midx::{verify_midx, write_midx};
+use sluice_generate::write_midx_bitmap;
+use sluice_odb::midx::{verify_midx, write_midx_with, MidxOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -26,9 +28,22 @@ pub struct MultiPackIndexArgs {
 #[derive(Debug, Subcommand)]
 enum Action {
     /// Write the multi-pack-index of every pack.
-    Write,
+    Write(WriteArgs),
     /// Check the multi-pack-index against its packs.
     Verify,
+}
+
+/// `multi-pack-index write`'s options.
+#[derive(Debug, Args)]
+struct WriteArgs {
+    /// Also write a reachability bitmap of the multi-pack-index.
+    #[arg(long, overrides_with = "no_bitmap")]
+    bitmap: bool,
+    #[arg(long, hide = true)]
+    no_bitmap: bool,
+    /// The pack whose copy of an object wins, first in the bitmap's order.
+    #[arg(long, value_name = "pack")]
+    preferred_pack: Option<String>,
 }
 
 /// Runs multi-pack-index.
@@ -42,8 +57,20 @@ pub fn run(args: MultiPackIndexArgs, context: &Context) -> anyhow::Result<ExitCo
     };
     let pack_dir = objects.join("pack");
     match args.action {
-        Action::Write => {
-            write_midx(&pack_dir, repo.hash())?;
+        Action::Write(write) if write.bitmap => {
+            if args.object_dir.is_some() {
+                bail!("sluice multi-pack-index: --bitmap writes the repository's own object directory only");
+            }
+            let shown = crate::progress::enabled(!args.no_progress, args.progress);
+            let progress = crate::progress::TerminalProgress::new(shown);
+            write_midx_bitmap(&repo, write.preferred_pack, &progress)?;
+        }
+        Action::Write(write) => {
+            let options = MidxOptions {
+                preferred_pack: write.preferred_pack,
+                bitmap: false,
+            };
+            write_midx_with(&pack_dir, repo.hash(), &options)?;
         }
         Action::Verify => {
             if let Err(e) = verify_midx(&pack_dir, repo.hash()) {

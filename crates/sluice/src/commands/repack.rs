@@ -7,8 +7,8 @@ use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail};
 use clap::Args;
 use sluice_generate::{
-    repack_all_with, repack_geometric, repack_loose, CruftOptions, GeometricOptions, GivenLimits,
-    RepackOptions, SearchLimits,
+    largest_pack, repack_all_with, repack_geometric, repack_loose, write_midx_bitmap, CruftOptions,
+    GeometricOptions, GivenLimits, RepackOptions, SearchLimits,
 };
 use std::process::ExitCode;
 
@@ -137,8 +137,16 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
             loose: true,
         };
         repack_geometric(&repo, &options)?;
-        if args.write_midx {
-            sluice_odb::midx::write_midx(&repo.objects().dir().join("pack"), repo.hash())?;
+        match (args.write_midx, args.bitmap) {
+            // As git: the largest pack of the series first in the bitmap's order.
+            (true, true) => {
+                let progress = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
+                write_midx_bitmap(&repo, largest_pack(&repo)?, &progress)?;
+            }
+            (true, false) => {
+                sluice_odb::midx::write_midx(&repo.objects().dir().join("pack"), repo.hash())?;
+            }
+            _ => {}
         }
         return Ok(ExitCode::SUCCESS);
     }

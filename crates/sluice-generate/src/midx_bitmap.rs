@@ -1,0 +1,66 @@
+//! A multi-pack-index with its bitmap (`multi-pack-index write --bitmap`, `repack
+//! --write-midx -b`): counting stays on bitmaps when history is spread over several packs,
+//! as after a geometric repack, without rewriting the big pack.
+
+use crate::repack::{walk_tips, RepackError};
+use sluice_object::progress::Progress;
+use sluice_object::ObjectId;
+use sluice_odb::midx::{write_midx_with, MidxOptions, MidxSummary};
+use sluice_odb::{ObjectDb, Pack, Repository};
+
+/// Writes the multi-pack-index of every pack of `repo` and its bitmap of everything the refs
+/// reach; the preferred pack (given, else the oldest) comes first in its bit order, and a
+/// pack bitmap there, if any, is carried over rather than rebuilt.
+pub fn write_midx_bitmap(
+    repo: &Repository,
+    preferred_pack: Option<String>,
+    progress: &dyn Progress,
+) -> Result<MidxSummary, RepackError> {
+    let pack_dir = repo.objects().dir().join("pack");
+    // Refs before packs: every object a ref read here names is in a pack listed after it.
+    let refs = repo.refs().list()?;
+    let head = repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id);
+    let options = MidxOptions {
+        preferred_pack,
+        bitmap: true,
+    };
+    let (summary, layout) = write_midx_with(&pack_dir, repo.hash(), &options)?;
+    let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?;
+    let branches: Vec<ObjectId> = (refs.iter())
+        .filter(|(name, _)| name.starts_with("refs/heads/"))
+        .map(|(_, id)| *id)
+        .chain(head)
+        .collect();
+    let tips = walk_tips(refs.into_iter().map(|(_, id)| id).chain(head), &[], &odb);
+    // The bitmap of the pack whose objects come first, when it has one.
+    let first = layout
+        .bit_of
+        .iter()
+        .position(|&bit| bit == 0)
+        .and_then(|index| odb.locate(&layout.ids[index]))
+        .map(|(pack, _)| &odb.packs()[pack]);
+    let replaced = first
+        .filter(|pack| pack.path().with_extension("bitmap").exists())
+        .map(|pack| Pack::open(&pack.path().with_extension("idx"), repo.hash()))
+        .transpose()?;
+    sluice_odb::bitmap::write_midx_bitmap(
+        &pack_dir,
+        &layout,
+        &odb,
+        &tips,
+        &branches,
+        replaced.as_ref(),
+        progress,
+    )?;
+    Ok(summary)
+}
+
+/// The name of `repo`'s pack with the most objects: a geometric series' largest, which a
+/// multi-pack-index bitmap puts first.
+pub fn largest_pack(repo: &Repository) -> Result<Option<String>, RepackError> {
+    let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?;
+    Ok((odb.packs().iter())
+        .max_by_key(|pack| pack.index().len())
+        .and_then(|pack| pack.path().file_name())
+        .map(|name| name.to_string_lossy().into_owned()))
+}
