@@ -302,7 +302,8 @@ fn plan_of(odb: &ObjectDb, walked: &Walked) -> Vec<Planned> {
     let located = walked.located.as_ref();
     (walked.objects.iter().enumerate())
         .map(|(i, object)| {
-            let known = located.and_then(|l| Some((l.pack, *l.positions.get(i)? as usize)));
+            let known = (located.and_then(|l| l.at.get(i)))
+                .map(|&(pack, position)| (pack as usize, position as usize));
             let found = known.or_else(|| odb.locate(&object.id));
             let source = match found {
                 Some((pack, position)) => Source::Packed {

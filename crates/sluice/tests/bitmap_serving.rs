@@ -130,3 +130,53 @@ fn repeated_clones_reuse_the_checksum_of_a_copied_pack() {
         assert_ne!(checksums[2], checksums[3]);
     }
 }
+
+/// Counting with a multi-pack-index bitmap (the packs' own bitmaps removed), Sluice's and
+/// then git's: clones, and fetches of history pushed since (outside the file), end with the
+/// refs git's upload-pack gives.
+#[test]
+fn clones_and_fetches_through_a_multi_pack_index_bitmap_match_git() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let src = source(&env);
+        env.git(&src, &["repack", "-q", "-a", "-d", "-b"]);
+        for i in 1..=2 {
+            add_loose_commit(&env, &src, i);
+            env.git(&src, &["repack", "-q", "-d"]);
+        }
+        let out = env.sluice(&src, &["multi-pack-index", "write", "--bitmap"], b"");
+        assert!(out.status.success(), "{}", crate::util::stderr(&out));
+        let pack_dir = src.join("objects/pack");
+        for entry in std::fs::read_dir(&pack_dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name.starts_with("pack-") && name.ends_with(".bitmap") {
+                std::fs::remove_file(&path).unwrap();
+            }
+        }
+        let url = format!("file://{}", src.display());
+        for protocol in ["protocol.version=0", "protocol.version=2"] {
+            let ours = env.path().join(format!("ours-full-{protocol}"));
+            let theirs = env.path().join(format!("theirs-full-{protocol}"));
+            clone(
+                &env,
+                &url,
+                &ours,
+                protocol,
+                Some(&upload_pack()),
+                &["--bare"],
+            );
+            clone(&env, &url, &theirs, protocol, None, &["--bare"]);
+            assert_eq!(refs(&env, &ours), refs(&env, &theirs), "{protocol}");
+            fsck(&env, &ours);
+        }
+        add_loose_commit(&env, &src, 3);
+        env.git(&src, &["repack", "-q", "-d"]);
+        fetches_agree(&env, "fetch beside the multi-pack-index");
+        // git's own multi-pack-index bitmap, of the same packs.
+        env.git(&src, &["multi-pack-index", "write", "--bitmap"]);
+        bare_clones_agree(&env, &url, "git's multi-pack-index bitmap");
+        add_loose_commit(&env, &src, 4);
+        fetches_agree(&env, "fetch beside git's multi-pack-index");
+    }
+}

@@ -4,18 +4,24 @@
 //! of the history; commits without a bitmap of their own are walked only down to ancestors
 //! that have one.
 //!
-//! Only single-pack bitmaps are read. Anything this code cannot vouch for (a checksum that is
-//! not the pack's, an object outside the pack, a shallow or filtered request) makes it step
-//! aside, and the revision walk answers instead.
+//! A multi-pack-index's bitmap is read first (its bits number the objects of several packs),
+//! else the first pack's. Anything this code cannot vouch for (a checksum that is not the
+//! file's, an object outside it, a shallow or filtered request) makes it step aside, and the
+//! revision walk answers instead.
 
 mod ewah;
+#[cfg(test)]
+mod midx_tests;
 mod midx_write;
+mod numbering;
 mod reuse;
 mod select;
 mod target;
 mod write;
 
 pub use midx_write::write_midx_bitmap;
+pub(crate) use numbering::KnownNumbering;
+use numbering::{MidxNumbering, Numbering};
 pub use target::BitmapTarget;
 pub use write::{
     build_commit_bitmaps, write_bitmap, write_bitmap_file, BitmapWriteError, CommitBitmaps,
@@ -54,9 +60,9 @@ struct Entry {
     xor_with: Option<usize>,
 }
 
-/// A pack's bitmap index, ready for questions.
+/// A bitmap index (a pack's or a multi-pack-index's), ready for questions.
 struct PackBitmap<'a> {
-    pack: &'a Pack,
+    numbering: Numbering<'a>,
     data: Mapped,
     objects: usize,
     /// Commits, trees, blobs, tags.
@@ -79,19 +85,23 @@ impl From<ewah::EwahError> for Unusable {
 }
 
 impl<'a> PackBitmap<'a> {
-    fn open(pack: &'a Pack) -> Result<PackBitmap<'a>, Unusable> {
-        let file =
-            std::fs::File::open(pack.path().with_extension("bitmap")).map_err(|_| Unusable)?;
+    /// The bitmap of `pack`, one of the odb's (`number`) or not.
+    fn open(pack: &'a Pack, number: Option<usize>) -> Result<PackBitmap<'a>, Unusable> {
+        Self::open_numbered(Numbering::Pack(pack, number))
+    }
+
+    fn open_numbered(numbering: Numbering<'a>) -> Result<PackBitmap<'a>, Unusable> {
+        let file = std::fs::File::open(numbering.bitmap_path()).map_err(|_| Unusable)?;
         let mapped = map(&file).map_err(|_| Unusable)?;
         let data = mapped.as_ref();
-        let index = pack.index();
-        let objects = index.len();
-        let id_len = index.pack_checksum().as_bytes().len();
+        let objects = numbering.len();
+        let checksum = numbering.checksum();
+        let id_len = checksum.as_bytes().len();
         let header = 12 + id_len;
         if data.len() < header + id_len
             || &data[..4] != b"BITM"
             || data[4..6] != 1u16.to_be_bytes()
-            || data[header - id_len..header] != *index.pack_checksum().as_bytes()
+            || data[header - id_len..header] != *checksum.as_bytes()
         {
             return Err(Unusable);
         }
@@ -123,7 +133,7 @@ impl<'a> PackBitmap<'a> {
                 at,
                 xor_with: (xor > 0).then(|| k - xor),
             });
-            by_commit.insert(index.id(position as usize), k);
+            by_commit.insert(numbering.id_at(position as usize), k);
             at += len;
         }
         let hashes = (flags & HASH_CACHE != 0)
@@ -132,7 +142,7 @@ impl<'a> PackBitmap<'a> {
             .filter(|&h| h >= at);
         let types: [Bitset; 4] = types.try_into().map_err(|_| Unusable)?;
         Ok(PackBitmap {
-            pack,
+            numbering,
             data: mapped,
             objects,
             types,
@@ -143,12 +153,9 @@ impl<'a> PackBitmap<'a> {
         })
     }
 
-    /// The pack position of `id`, if the pack has it.
+    /// The bit of `id`, if the bitmap numbers it.
     fn position(&self, id: &ObjectId) -> Option<usize> {
-        self.pack
-            .index()
-            .lookup(id)
-            .and_then(|i| self.pack.rank_of(i))
+        self.numbering.bit_of(id)
     }
 
     fn kind_at(&self, position: usize) -> Option<ObjectKind> {
@@ -359,29 +366,34 @@ fn commit_tree(odb: &ObjectDb, id: &ObjectId) -> Result<Option<ObjectId>, WalkEr
     Ok(Some(commit.tree))
 }
 
-/// The objects `request` asks for, counted with the first pack's bitmap; `None` when there is
-/// none or it cannot answer (then the walk must).
 /// The index positions of `pack`'s commits, as its bitmap's type index lists them; `None`
 /// when the pack has no usable bitmap.
 pub(crate) fn commit_positions(pack: &Pack) -> Option<Vec<usize>> {
-    let bitmap = PackBitmap::open(pack).ok()?;
+    let bitmap = PackBitmap::open(pack, None).ok()?;
     bitmap.types[0]
         .ones()
         .map(|rank| pack.at_rank(rank))
         .collect()
 }
 
+/// The bitmap to count with: the multi-pack-index's when it has one (git reads it first),
+/// else the first pack's.
+fn open_bitmap(odb: &ObjectDb) -> Option<PackBitmap<'_>> {
+    let midx = MidxNumbering::open(odb).map(|m| Numbering::Midx(std::sync::Arc::new(m)));
+    if let Some(bitmap) = midx.and_then(|n| PackBitmap::open_numbered(n).ok()) {
+        return Some(bitmap);
+    }
+    (odb.packs().iter().enumerate()).find_map(|(n, pack)| PackBitmap::open(pack, Some(n)).ok())
+}
+
+/// The objects `request` asks for, counted with a bitmap; `None` when there is none or it
+/// cannot answer (then the walk must).
 pub(crate) fn walk_with_bitmap(
     odb: &ObjectDb,
     request: &WalkRequest<'_>,
     progress: &dyn Progress,
 ) -> Result<Option<Walked>, WalkError> {
-    let Some((pack_number, mut bitmap)) = odb
-        .packs()
-        .iter()
-        .enumerate()
-        .find_map(|(n, pack)| PackBitmap::open(pack).ok().map(|b| (n, b)))
-    else {
+    let Some(mut bitmap) = open_bitmap(odb) else {
         return Ok(None);
     };
     progress.phase("Enumerating objects", None);
@@ -400,21 +412,24 @@ pub(crate) fn walk_with_bitmap(
         return Ok(None);
     };
     send.and_not(&have);
-    let index = bitmap.pack.index();
     let mut walked = Walked::default();
     let count = send.count();
     walked.objects.reserve(count + send_outside.len());
-    let mut positions = Vec::with_capacity(count);
+    let mut located = Vec::with_capacity(count);
     for position in send.ones() {
-        let Some(index_position) = bitmap.pack.at_rank(position) else {
+        let numbering = &bitmap.numbering;
+        let (Some(index_position), Some(at)) = (
+            numbering.index_at_bit(position),
+            numbering.location(odb, position),
+        ) else {
             return Ok(None);
         };
-        positions.push(index_position as u32);
+        located.push(at);
         let Some(kind) = bitmap.kind_at(position) else {
             return Ok(None);
         };
         walked.objects.push(WalkedObject {
-            id: index.id(index_position),
+            id: numbering.id_at(index_position),
             kind,
             name_hash: bitmap.name_hash_at(index_position),
             previous: None,
@@ -437,10 +452,7 @@ pub(crate) fn walk_with_bitmap(
             }),
     );
     progress.add(walked.objects.len() as u64);
-    walked.located = Some(Located {
-        pack: pack_number,
-        positions,
-    });
+    walked.located = Some(Located { at: located });
     // The delta search's candidates from the client's side: the files of the haves' trees (a
     // few commits), not every object they reach.
     let have_commits: Vec<ObjectId> = request
@@ -451,8 +463,11 @@ pub(crate) fn walk_with_bitmap(
         .copied()
         .collect();
     walked.known_by_path = known_paths(odb, &have_commits, progress)?;
+    let Some(numbering) = bitmap.numbering.known() else {
+        return Ok(None);
+    };
     walked.known_to_other_side = KnownObjects::with_pack(KnownInPack {
-        pack: pack_number,
+        numbering,
         bits: have,
     });
     for id in have_outside.into_keys() {

@@ -28,7 +28,7 @@ pub(crate) struct Reused<'a> {
 impl<'a> Reused<'a> {
     /// The bitmaps of `old`, if it has a usable one, for use in `new`.
     pub(crate) fn open(old: &'a Pack, new: &BitmapTarget<'_>) -> Option<Reused<'a>> {
-        let bitmap = PackBitmap::open(old).ok()?;
+        let bitmap = PackBitmap::open(old, None).ok()?;
         let map = new_positions(old, new)?;
         let (mut runs, mut gaps) = (Vec::new(), Vec::new());
         let mut rank = 0;

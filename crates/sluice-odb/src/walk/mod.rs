@@ -102,10 +102,9 @@ pub struct Walked {
 /// Where a walk's objects are stored.
 #[derive(Debug)]
 pub struct Located {
-    /// Which of the odb's packs.
-    pub pack: usize,
-    /// The position in that pack's index of each object it holds, the first of `objects`.
-    pub positions: Vec<u32>,
+    /// For each of the first of `objects`: which of the odb's packs holds it, and its
+    /// position in that pack's index.
+    pub at: Vec<(u32, u32)>,
 }
 
 /// Objects the other side has: a set of ids, and with a bitmap the pack objects reachable from
@@ -116,11 +115,11 @@ pub struct KnownObjects {
     in_pack: Option<KnownInPack>,
 }
 
-/// Pack objects by bit, as a bitmap answer gives them.
+/// Stored objects by bit, as a bitmap answer gives them.
 #[derive(Debug)]
 pub(crate) struct KnownInPack {
-    /// Which of the odb's packs.
-    pub(crate) pack: usize,
+    /// How the bits number the objects: a pack's order or a multi-pack-index's.
+    pub(crate) numbering: crate::bitmap::KnownNumbering,
     pub(crate) bits: crate::bitmap::Bitset,
 }
 
@@ -138,11 +137,7 @@ impl KnownObjects {
     pub fn contains(&self, odb: &ObjectDb, id: &ObjectId) -> bool {
         self.ids.contains(id)
             || self.in_pack.as_ref().is_some_and(|known| {
-                let pack = &odb.packs()[known.pack];
-                pack.index()
-                    .lookup(id)
-                    .and_then(|i| pack.rank_of(i))
-                    .is_some_and(|rank| known.bits.get(rank))
+                (known.numbering.bit_of(odb, id)).is_some_and(|bit| known.bits.get(bit))
             })
     }
 
