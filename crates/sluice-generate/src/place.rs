@@ -40,9 +40,22 @@ pub(crate) struct Job<'a, W: Write> {
     options: &'a PackOptions,
     writer: PackWriter<W>,
     stats: PackStats,
+    /// Whether a stored pack copied whole is checked entry by entry first.
+    copy_check: CopyCheck,
     /// Every entry so far went out as it is stored (or as the search made it): nothing was
     /// rebuilt because a stored copy turned out damaged or unusable.
     as_stored: bool,
+}
+
+/// Whether the entries of a stored pack copied whole are checked against its index's CRC32s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CopyCheck {
+    /// Checked, and their CRC32s kept: a pack being stored (repack, pack-objects) records
+    /// them in its index, and must not take in damage.
+    Checked,
+    /// Copied as they are, as a whole stored pack is sent to a client (and as git's upload-pack
+    /// reuses a pack verbatim): the receiver hashes every object it indexes.
+    Trusted,
 }
 
 /// A finished pack: the output, what went in, its checksum and the plan with every entry's
@@ -57,8 +70,10 @@ impl<'a, W: Write> Job<'a, W> {
         known: &'a KnownObjects,
         options: &'a PackOptions,
         writer: PackWriter<W>,
+        copy_check: CopyCheck,
     ) -> Self {
         Job {
+            copy_check,
             odb,
             plan,
             index,
@@ -142,19 +157,25 @@ impl<'a, W: Write> Job<'a, W> {
     }
 
     /// Copies the first `count` entries of the plan, every entry of `pack`, in one piece;
-    /// returns how many were copied: none if a CRC32 shows damage (then each entry goes its
-    /// own way, and a damaged one is rebuilt, which reports it).
+    /// returns how many were copied: with [`CopyCheck::Checked`], none if a CRC32 shows damage
+    /// (then each entry goes its own way, and a damaged one is rebuilt, which reports it).
     fn copy_verbatim(&mut self, pack: &Pack, count: u32) -> Result<u32, GenerateError> {
-        let offsets: Vec<(u64, u32)> = (self.plan[..count as usize].iter())
-            .filter_map(|p| match p.source {
-                Source::Packed {
-                    offset, position, ..
-                } => Some((offset, position)),
-                Source::Elsewhere => None,
-            })
-            .collect();
-        let Some(crcs) = verbatim::checked_crcs(pack, &offsets) else {
-            return Ok(0);
+        let crcs = match self.copy_check {
+            CopyCheck::Checked => {
+                let offsets: Vec<(u64, u32)> = (self.plan[..count as usize].iter())
+                    .filter_map(|p| match p.source {
+                        Source::Packed {
+                            offset, position, ..
+                        } => Some((offset, position)),
+                        Source::Elsewhere => None,
+                    })
+                    .collect();
+                let Some(crcs) = verbatim::checked_crcs(pack, &offsets) else {
+                    return Ok(0);
+                };
+                crcs
+            }
+            CopyCheck::Trusted => vec![0; count as usize],
         };
         self.writer.write_verbatim(verbatim::entries(pack), count)?;
         for (planned, crc32) in self.plan.iter_mut().zip(crcs) {

@@ -10,7 +10,7 @@
 
 use crate::checksum_memo::{ChecksumMemo, CopyKey};
 use crate::delta_search::{search_deltas, Candidate, NewDelta, Role};
-use crate::place::Job;
+use crate::place::{CopyCheck, Job};
 use crate::verbatim;
 use crate::window_search::{search_all, Made, SearchLimits, Sized};
 use crate::GenerateError;
@@ -130,7 +130,7 @@ pub fn write_pack<W: Write>(
     out: W,
     progress: &dyn Progress,
 ) -> Result<(W, PackStats), GenerateError> {
-    let written = write(odb, walked, options, None, out, progress)?;
+    let written = write(odb, walked, options, Target::Client(None), out, progress)?;
     Ok((written.out, written.stats))
 }
 
@@ -144,7 +144,14 @@ pub fn write_pack_remembered<W: Write>(
     out: W,
     progress: &dyn Progress,
 ) -> Result<(W, PackStats), GenerateError> {
-    let written = write(odb, walked, options, Some(memo), out, progress)?;
+    let written = write(
+        odb,
+        walked,
+        options,
+        Target::Client(Some(memo)),
+        out,
+        progress,
+    )?;
     Ok((written.out, written.stats))
 }
 
@@ -169,7 +176,7 @@ pub fn write_pack_indexed<W: Write>(
     out: W,
     progress: &dyn Progress,
 ) -> Result<IndexedPack<W>, GenerateError> {
-    let written = write(odb, walked, options, None, out, progress)?;
+    let written = write(odb, walked, options, Target::Stored, out, progress)?;
     let entries = match written.entries {
         Entries::Copied(pack) => {
             let index = pack.index();
@@ -204,11 +211,21 @@ struct Written<'a, W> {
     entries: Entries<'a>,
 }
 
+/// Where a pack goes.
+#[derive(Clone, Copy)]
+enum Target<'m> {
+    /// Into the repository, indexed: every entry's CRC32 is wanted, and checked.
+    Stored,
+    /// To a client, which checks what it receives; the checksums of copied packs may be
+    /// remembered.
+    Client(Option<&'m dyn ChecksumMemo>),
+}
+
 fn write<'a, W: Write>(
     odb: &'a ObjectDb,
     walked: &Walked,
     options: &PackOptions,
-    memo: Option<&dyn ChecksumMemo>,
+    target: Target<'_>,
     out: W,
     progress: &dyn Progress,
 ) -> Result<Written<'a, W>, GenerateError> {
@@ -266,6 +283,10 @@ fn write<'a, W: Write>(
         .map(|(i, p)| (p.id, i as u32))
         .collect();
     search(odb, walked, &mut plan, &index, copied, options, progress)?;
+    let (memo, copy_check) = match target {
+        Target::Stored => (None, CopyCheck::Checked),
+        Target::Client(memo) => (memo, CopyCheck::Trusted),
+    };
     let remembered = memo.and_then(|memo| {
         let key = copy_key(odb, &plan, walked, options, verbatim, copied)?;
         Some((memo, key, memo.recall(&key)))
@@ -281,6 +302,7 @@ fn write<'a, W: Write>(
         &walked.known_to_other_side,
         options,
         writer,
+        copy_check,
     );
     writing.phase("Writing objects", Some(count.into()));
     job.write_all(verbatim.map(|pack| (&*odb.packs()[pack], copied)), writing)?;
