@@ -201,6 +201,14 @@ impl ObjectDb {
         self.packed_contains(id) || self.loose_contains(id)
     }
 
+    /// [`Self::contains`], and on a miss a look past what this view opened: a repack since may
+    /// have moved the object into a pack it has not seen (git's `reprepare_packed_git`). For
+    /// the few ids of a request, where a miss is an error: a rescan per miss would cost a
+    /// directory listing each in bulk lookups.
+    pub fn contains_or_rescan(&self, id: &ObjectId) -> bool {
+        self.contains(id) || matches!(self.read_after_rescan(id), Ok(Some(_)))
+    }
+
     fn packed_contains(&self, id: &ObjectId) -> bool {
         self.packs.iter().any(|p| p.contains(id))
             || self.alternates.iter().any(|a| a.packed_contains(id))

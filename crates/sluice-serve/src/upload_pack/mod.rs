@@ -290,7 +290,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
     /// Fails unless every one of `strays` is reachable from `tips`.
     fn check_reachable(&self, tips: &IdSet, strays: &[ObjectId]) -> Result<(), ServeError> {
         for id in strays {
-            if !self.repo.objects().contains(id) {
+            if !self.repo.objects().contains_or_rescan(id) {
                 return Err(ServeError::NotOurRef(*id));
             }
         }

@@ -171,7 +171,10 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
             return Ok(());
         }
         if self.bool_config("uploadpack.allowanysha1inwant")? {
-            return match strays.iter().find(|id| !self.repo.objects().contains(id)) {
+            return match strays
+                .iter()
+                .find(|id| !self.repo.objects().contains_or_rescan(id))
+            {
                 Some(id) => Err(ServeError::NotOurRef(*id)),
                 None => Ok(()),
             };

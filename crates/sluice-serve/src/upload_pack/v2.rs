@@ -203,7 +203,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
         for arg in args {
             if let Some(hex) = arg.strip_prefix("want ") {
                 let id = self.parse_id(hex, "wanted")?;
-                if !self.repo.objects().contains(&id) {
+                if !self.repo.objects().contains_or_rescan(&id) {
                     return Err(ServeError::NotOurRef(id));
                 }
                 push_bounded(&mut request.wants, id)?;
