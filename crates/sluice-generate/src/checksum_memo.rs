@@ -75,13 +75,12 @@ const WRITER: &str = concat!("sluice ", env!("CARGO_PKG_VERSION"), " pack-copy 1
 
 impl CopyKey {
     /// A key for a pack of `count` entries from the packs of `odb`, written with `options`,
-    /// whose first `copied` entries are pack number `verbatim` copied whole.
+    /// whose first entries are pack number `verbatim` copied whole.
     pub(crate) fn new(
         odb: &ObjectDb,
         options: &PackOptions,
         count: u32,
         verbatim: Option<usize>,
-        copied: u32,
     ) -> CopyKey {
         let mut hasher = TrailerHasher::new(HashKind::Sha1);
         hasher.update(WRITER.as_bytes());
@@ -97,7 +96,6 @@ impl CopyKey {
         }
         let verbatim = verbatim.map_or(u32::MAX, |pack| pack as u32);
         hasher.update(&verbatim.to_be_bytes());
-        hasher.update(&copied.to_be_bytes());
         CopyKey(hasher)
     }
 

@@ -62,6 +62,16 @@ pub enum GenerateError {
     /// it.
     #[error("the stored packs changed while being sent; try again")]
     StoredPacksChanged,
+    /// An entry of a pack being copied whole does not match the CRC32 its index records.
+    #[error("{}: the entry of {id} at offset {offset} does not match its CRC32: the pack is damaged", pack.display())]
+    DamagedEntry {
+        /// The stored pack.
+        pack: PathBuf,
+        /// Where the entry starts.
+        offset: u64,
+        /// Its object.
+        id: ObjectId,
+    },
     /// A stored ofs-delta points at an offset where no entry starts: the pack is corrupt.
     #[error("{}: ofs-delta at {offset} has no base entry", pack.display())]
     NoBaseEntry {

@@ -5,10 +5,10 @@
 
 use crate::checksum_memo::ChecksumMemo;
 use crate::verbatim;
-use crate::write::{PackOptions, PackStats, Planned, Source};
+use crate::write::{PackOptions, PackStats, Planned, Sent, Source};
 use crate::GenerateError;
 use sluice_object::progress::Progress;
-use sluice_object::{IdMap, ObjectId, ObjectKind};
+use sluice_object::{ObjectId, ObjectKind};
 use sluice_odb::{KnownObjects, ObjectDb, Pack, RawEntry};
 use sluice_pack::entry::EntryKind;
 use sluice_pack::inflate::deflate;
@@ -35,7 +35,7 @@ enum BaseState {
 pub(crate) struct Job<'a, W: Write> {
     odb: &'a ObjectDb,
     plan: Vec<Planned>,
-    index: IdMap<u32>,
+    sent: Sent<'a>,
     known: &'a KnownObjects,
     options: &'a PackOptions,
     writer: PackWriter<W>,
@@ -66,7 +66,7 @@ impl<'a, W: Write> Job<'a, W> {
     pub(crate) fn new(
         odb: &'a ObjectDb,
         plan: Vec<Planned>,
-        index: IdMap<u32>,
+        sent: Sent<'a>,
         known: &'a KnownObjects,
         options: &'a PackOptions,
         writer: PackWriter<W>,
@@ -76,7 +76,7 @@ impl<'a, W: Write> Job<'a, W> {
             copy_check,
             odb,
             plan,
-            index,
+            sent,
             known,
             options,
             writer,
@@ -85,26 +85,26 @@ impl<'a, W: Write> Job<'a, W> {
         }
     }
 
-    /// Writes every entry of the plan: the first `copied` as `pack` copied whole when given,
-    /// then each in plan order, a delta held back until its base is written.
+    /// Writes `copied` (a stored pack whose every entry goes, and how many that is) in one
+    /// piece, then every entry of the plan in order, a delta held back until its base is
+    /// written; returns the copied entries' CRC32s in pack order when they were checked.
     pub(crate) fn write_all(
         &mut self,
         copied: Option<(&Pack, u32)>,
         writing: &dyn Progress,
-    ) -> Result<(), GenerateError> {
-        let copied = match copied {
-            Some((pack, count)) if count > 0 => {
-                let done = self.copy_verbatim(pack, count)?;
-                self.as_stored &= done == count;
-                done
+    ) -> Result<Vec<u32>, GenerateError> {
+        let crcs = match copied {
+            Some((pack, count)) => {
+                let crcs = self.copy_verbatim(pack, count)?;
+                writing.add(count.into());
+                crcs
             }
-            _ => 0,
+            None => Vec::new(),
         };
-        writing.add(copied.into());
         // Deltas held back until their base (the key) is written.
         let mut waiting: HashMap<u32, Vec<u32>> = HashMap::new();
         let mut ready = Vec::new();
-        for i in copied..self.plan.len() as u32 {
+        for i in 0..self.plan.len() as u32 {
             ready.push(i);
             while let Some(i) = ready.pop() {
                 match self.place(i)? {
@@ -125,7 +125,7 @@ impl<'a, W: Write> Job<'a, W> {
             self.write_whole(i)?;
             writing.add(1);
         }
-        Ok(())
+        Ok(crcs)
     }
 
     /// Writes the trailer.
@@ -156,38 +156,19 @@ impl<'a, W: Write> Job<'a, W> {
         Ok(finished)
     }
 
-    /// Copies the first `count` entries of the plan, every entry of `pack`, in one piece;
-    /// returns how many were copied: with [`CopyCheck::Checked`], none if a CRC32 shows damage
-    /// (then each entry goes its own way, and a damaged one is rebuilt, which reports it).
-    fn copy_verbatim(&mut self, pack: &Pack, count: u32) -> Result<u32, GenerateError> {
+    /// Copies every entry of `pack` (`count` of them) in one piece, right after the header,
+    /// where they keep their offsets; with [`CopyCheck::Checked`] each is checked against the
+    /// index's CRC32 first, and its CRC32 returned (in pack order).
+    fn copy_verbatim(&mut self, pack: &Pack, count: u32) -> Result<Vec<u32>, GenerateError> {
         let crcs = match self.copy_check {
-            CopyCheck::Checked => {
-                let offsets: Vec<(u64, u32)> = (self.plan[..count as usize].iter())
-                    .filter_map(|p| match p.source {
-                        Source::Packed {
-                            offset, position, ..
-                        } => Some((offset, position)),
-                        Source::Elsewhere => None,
-                    })
-                    .collect();
-                let Some(crcs) = verbatim::checked_crcs(pack, &offsets) else {
-                    return Ok(0);
-                };
-                crcs
-            }
-            CopyCheck::Trusted => vec![0; count as usize],
+            CopyCheck::Checked => verbatim::checked_crcs(pack)?,
+            CopyCheck::Trusted => Vec::new(),
         };
         self.writer.write_verbatim(verbatim::entries(pack), count)?;
-        for (planned, crc32) in self.plan.iter_mut().zip(crcs) {
-            if let Source::Packed { offset, .. } = planned.source {
-                planned.written = Some(offset);
-                planned.crc32 = crc32;
-            }
-        }
         self.stats.total += count;
         self.stats.reused += count;
         self.stats.pack_reused += count;
-        Ok(count)
+        Ok(crcs)
     }
 
     /// Writes object `i`, reusing its stored entry when it can, or says which base it waits for.
@@ -251,8 +232,17 @@ impl<'a, W: Write> Job<'a, W> {
 
     /// Where a delta against `base` stands in the pack being written.
     fn delta_against(&self, base: ObjectId) -> BaseState {
-        let Some(&b) = self.index.get(&base) else {
-            return BaseState::NotSent;
+        let Some(&b) = self.sent.index.get(&base) else {
+            // In the pack copied whole, at the offset it has there.
+            let copied = (self.sent.copied)
+                .and_then(|pack| Some(pack.index().offset(pack.index().lookup(&base)?)));
+            return match copied {
+                Some(at) if self.options.ofs_delta => BaseState::Ready(EntryKind::OfsDelta {
+                    distance: self.writer.offset() - at,
+                }),
+                Some(_) => BaseState::Ready(EntryKind::RefDelta { base }),
+                None => BaseState::NotSent,
+            };
         };
         match self.plan[b as usize].written {
             Some(at) if self.options.ofs_delta => BaseState::Ready(EntryKind::OfsDelta {
@@ -306,7 +296,8 @@ impl<'a, W: Write> Job<'a, W> {
 
     fn write_whole(&mut self, i: u32) -> Result<(), GenerateError> {
         let id = self.plan[i as usize].id;
-        if let Some((kind, size, compressed)) = self.plan[i as usize].whole.take() {
+        if let Some(whole) = self.plan[i as usize].whole.take() {
+            let (kind, size, compressed) = *whole;
             let at = self
                 .writer
                 .write_entry(EntryKind::Base(kind), size, &compressed)?;

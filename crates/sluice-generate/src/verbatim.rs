@@ -3,7 +3,7 @@
 //! copied in one piece at the start of the new pack, where they keep their offsets, so its
 //! ofs-deltas stay valid and nothing is looked at entry by entry but its CRC32.
 
-use crate::write::{PackOptions, PackStats, Planned, Source};
+use crate::write::{PackOptions, PackStats};
 use crate::GenerateError;
 use sluice_odb::{ObjectDb, Pack};
 use sluice_pack::entry::PACK_HEADER_LEN;
@@ -21,26 +21,38 @@ pub(crate) fn choose(odb: &ObjectDb, sent_per_pack: &[u32], ofs_delta: bool) -> 
         .map(|(pack, _)| pack)
 }
 
-/// The CRC32 of each entry of `pack`, whose entries start at `offsets` (sorted), checked
-/// against its index where the index records them; `None` at the first that differs (a damaged
-/// entry must not be passed on unread).
-pub(crate) fn checked_crcs(pack: &Pack, offsets: &[(u64, u32)]) -> Option<Vec<u32>> {
+/// The CRC32 of each entry of `pack`, in pack order, checked against its index where the
+/// index records them: a damaged entry must not be copied into a pack unread.
+pub(crate) fn checked_crcs(pack: &Pack) -> Result<Vec<u32>, GenerateError> {
+    let index = pack.index();
+    let damaged = |position: usize| GenerateError::DamagedEntry {
+        pack: pack.path().to_owned(),
+        offset: index.offset(position),
+        id: index.id(position),
+    };
     let bytes = pack.bytes();
     let end = bytes
         .len()
-        .checked_sub(pack.index().pack_checksum().as_bytes().len())?;
-    let has_crcs = pack.index().version() >= 2;
-    let mut crcs = Vec::with_capacity(offsets.len());
-    for (k, &(offset, position)) in offsets.iter().enumerate() {
-        let next = offsets.get(k + 1).map_or(end, |&(o, _)| o as usize);
-        let entry = bytes.get(offset as usize..next)?;
+        .saturating_sub(index.pack_checksum().as_bytes().len());
+    let has_crcs = index.version() >= 2;
+    let positions: Vec<usize> = (0..index.len())
+        .map(|rank| pack.at_rank(rank))
+        .collect::<Option<_>>()
+        .ok_or_else(|| damaged(0))?;
+    let mut crcs = Vec::with_capacity(positions.len());
+    for (rank, &position) in positions.iter().enumerate() {
+        let offset = index.offset(position) as usize;
+        let next = positions
+            .get(rank + 1)
+            .map_or(end, |&p| index.offset(p) as usize);
+        let entry = bytes.get(offset..next).ok_or_else(|| damaged(position))?;
         let crc = crc32fast::hash(entry);
-        if has_crcs && crc != pack.index().crc32(position as usize) {
-            return None;
+        if has_crcs && crc != index.crc32(position) {
+            return Err(damaged(position));
         }
         crcs.push(crc);
     }
-    Some(crcs)
+    Ok(crcs)
 }
 
 /// The bytes of `pack`'s entries, between its header and its checksum.
@@ -50,22 +62,19 @@ pub(crate) fn entries(pack: &Pack) -> &[u8] {
     &bytes[PACK_HEADER_LEN..end]
 }
 
-/// The one stored pack that holds exactly the objects to send, when the client can take it as
-/// it is (ofs-deltas allowed): a full clone of a repacked repository.
+/// The one stored pack that holds exactly the objects to send (`count` of them, so many from
+/// each pack as `sent_per_pack` says), when the client can take it as it is (ofs-deltas
+/// allowed): a full clone of a repacked repository.
 pub(crate) fn whole_pack<'a>(
     odb: &'a ObjectDb,
-    plan: &[Planned],
+    sent_per_pack: &[u32],
+    count: u32,
     options: &PackOptions,
 ) -> Option<&'a Pack> {
-    let Some(Source::Packed { pack, .. }) = plan.first().map(|p| p.source) else {
-        return None;
-    };
-    let same_pack = plan
-        .iter()
-        .all(|p| matches!(p.source, Source::Packed { pack: q, .. } if q == pack));
-    let found = &odb.packs()[pack as usize];
     // The walk lists each object once, so as many objects as the pack holds is all of them.
-    (options.ofs_delta && same_pack && found.index().len() == plan.len()).then_some(found)
+    let (pack, _) = (sent_per_pack.iter().enumerate()).find(|&(_, &sent)| sent == count)?;
+    let found = &odb.packs()[pack];
+    (options.ofs_delta && count > 0 && found.index().len() == count as usize).then_some(found)
 }
 
 /// Copies a stored pack as it is, trailer included: the receiver checks every entry and the

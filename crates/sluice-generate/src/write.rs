@@ -99,11 +99,12 @@ pub(crate) struct Planned {
     pub(crate) source: Source,
     /// Offset in the output once written.
     pub(crate) written: Option<u64>,
-    /// A delta made for it by the search.
-    pub(crate) delta: Option<NewDelta>,
+    /// A delta made for it by the search (boxed: most entries of a clone have none, and a
+    /// plan of every object of a big repository is tens of megabytes).
+    pub(crate) delta: Option<Box<NewDelta>>,
     /// Its data compressed by the search, when it goes whole and is not stored so: its kind,
     /// size and the compressed bytes.
-    pub(crate) whole: Option<(ObjectKind, u64, Vec<u8>)>,
+    pub(crate) whole: Option<Box<(ObjectKind, u64, Vec<u8>)>>,
     /// The CRC32 of its entry once written.
     pub(crate) crc32: u32,
 }
@@ -182,13 +183,26 @@ pub fn write_pack_indexed<W: Write>(
             let index = pack.index();
             (0..index.len()).map(|i| index.entry(i)).collect()
         }
-        Entries::Planned(plan) => (plan.into_iter())
-            .map(|p| IdxEntry {
+        Entries::Planned { copied, plan } => {
+            let mut entries = Vec::with_capacity(written.stats.total as usize);
+            if let Some((pack, crcs)) = copied {
+                // At the offsets they have in their pack, with the CRC32s checked when copied.
+                let index = pack.index();
+                for i in 0..index.len() {
+                    let mut entry = index.entry(i);
+                    if let Some(&crc32) = pack.rank_of(i).and_then(|rank| crcs.get(rank)) {
+                        entry.crc32 = crc32;
+                    }
+                    entries.push(entry);
+                }
+            }
+            entries.extend(plan.into_iter().map(|p| IdxEntry {
                 id: p.id,
                 crc32: p.crc32,
                 offset: p.written.unwrap_or_default(),
-            })
-            .collect(),
+            }));
+            entries
+        }
     };
     Ok(IndexedPack {
         out: written.out,
@@ -198,10 +212,15 @@ pub fn write_pack_indexed<W: Write>(
     })
 }
 
-/// What a pack was made of: a stored pack copied whole, or the plan written entry by entry.
+/// What a pack was made of: a stored pack copied whole, or the plan written entry by entry
+/// after the entries of a stored pack copied in one piece (`copied`, with their CRC32s in
+/// its pack order when they were checked).
 enum Entries<'a> {
     Copied(&'a Pack),
-    Planned(Vec<Planned>),
+    Planned {
+        copied: Option<(&'a Pack, Vec<u32>)>,
+        plan: Vec<Planned>,
+    },
 }
 
 struct Written<'a, W> {
@@ -221,6 +240,19 @@ enum Target<'m> {
     Client(Option<&'m dyn ChecksumMemo>),
 }
 
+/// The objects going into the pack being written: the plan's, by their place in it, and
+/// every object of a stored pack copied whole at its start (at the offsets it has there).
+pub(crate) struct Sent<'a> {
+    pub(crate) index: IdMap<u32>,
+    pub(crate) copied: Option<&'a Pack>,
+}
+
+impl Sent<'_> {
+    pub(crate) fn contains(&self, id: &ObjectId) -> bool {
+        self.index.contains_key(id) || self.copied.is_some_and(|pack| pack.contains(id))
+    }
+}
+
 fn write<'a, W: Write>(
     odb: &'a ObjectDb,
     walked: &Walked,
@@ -233,13 +265,19 @@ fn write<'a, W: Write>(
         count: walked.objects.len(),
     })?;
     progress.phase("Counting objects", Some(count.into()));
-    let mut plan = plan_of(odb, walked);
     let writing: &dyn Progress = match options.show_writing {
         true => progress,
         false => &Discard,
     };
+    let locations = Locations::of(odb, walked);
+    let mut sent_per_pack = vec![0u32; odb.packs().len()];
+    for i in 0..walked.objects.len() {
+        if let Some((pack, _)) = locations.get(i) {
+            sent_per_pack[pack] += 1;
+        }
+    }
     let whole = match options.full_search {
-        None => verbatim::whole_pack(odb, &plan, options),
+        None => verbatim::whole_pack(odb, &sent_per_pack, count, options),
         Some(_) => None,
     };
     if let Some(pack) = whole {
@@ -256,56 +294,46 @@ fn write<'a, W: Write>(
             entries: Entries::Copied(pack),
         });
     }
-    let mut sent_per_pack = vec![0u32; odb.packs().len()];
-    for p in &plan {
-        if let Source::Packed { pack, .. } = p.source {
-            sent_per_pack[pack as usize] += 1;
-        }
-    }
     let verbatim = match options.full_search {
         None => verbatim::choose(odb, &sent_per_pack, options.ofs_delta),
         Some(_) => None,
     };
-    // Stored order for packed objects (a pack copied whole first), walk order (stable) for
-    // the rest.
+    // The pack copied whole is not planned entry by entry: for a clone after pushes it is
+    // nearly everything, and a plan of it tens of megabytes.
+    let mut plan = plan_of(odb, walked, &locations, verbatim);
+    // Stored order for packed objects, walk order (stable) for the rest.
     plan.sort_by_key(|p| match p.source {
-        Source::Packed { pack, offset, .. } if Some(pack as usize) == verbatim => (0, 0, offset),
-        Source::Packed { pack, offset, .. } => (1, pack, offset),
-        Source::Elsewhere => (2, 0, 0),
+        Source::Packed { pack, offset, .. } => (0, pack, offset),
+        Source::Elsewhere => (1, 0, 0),
     });
-    let copied = verbatim.map_or(0, |pack| sent_per_pack[pack]);
+    let copied = verbatim.map(|pack| (&*odb.packs()[pack], sent_per_pack[pack]));
     progress.add(count.into());
     progress.finish();
 
-    let index: IdMap<u32> = plan
-        .iter()
-        .enumerate()
+    let index: IdMap<u32> = (plan.iter().enumerate())
         .map(|(i, p)| (p.id, i as u32))
         .collect();
-    search(odb, walked, &mut plan, &index, copied, options, progress)?;
+    let sent = Sent {
+        index,
+        copied: copied.map(|(pack, _)| pack),
+    };
+    search(odb, walked, &mut plan, &sent, options, progress)?;
     let (memo, copy_check) = match target {
         Target::Stored => (None, CopyCheck::Checked),
         Target::Client(memo) => (memo, CopyCheck::Trusted),
     };
     let remembered = memo.and_then(|memo| {
-        let key = copy_key(odb, &plan, walked, options, verbatim, copied)?;
+        let key = copy_key(odb, &plan, walked, options, verbatim, count)?;
         Some((memo, key, memo.recall(&key)))
     });
     let writer = match remembered {
         Some((_, _, Some(checksum))) => PackWriter::with_checksum(out, checksum, count)?,
         _ => PackWriter::new(out, odb.hash(), count)?,
     };
-    let mut job = Job::new(
-        odb,
-        plan,
-        index,
-        &walked.known_to_other_side,
-        options,
-        writer,
-        copy_check,
-    );
+    let known = &walked.known_to_other_side;
+    let mut job = Job::new(odb, plan, sent, known, options, writer, copy_check);
     writing.phase("Writing objects", Some(count.into()));
-    job.write_all(verbatim.map(|pack| (&*odb.packs()[pack], copied)), writing)?;
+    let copied_crcs = job.write_all(copied, writing)?;
     let (out, stats, checksum, plan) = match remembered {
         Some((memo, key, recalled)) => job.finish_remembered(memo, key, recalled.is_some())?,
         None => job.finish()?,
@@ -315,36 +343,70 @@ fn write<'a, W: Write>(
         out,
         stats,
         checksum,
-        entries: Entries::Planned(plan),
+        entries: Entries::Planned {
+            copied: copied.map(|(pack, _)| (pack, copied_crcs)),
+            plan,
+        },
     })
 }
 
-/// Each object of `walked` with where it is stored, in the walk's order.
-fn plan_of(odb: &ObjectDb, walked: &Walked) -> Vec<Planned> {
-    let located = walked.located.as_ref();
-    (walked.objects.iter().enumerate())
-        .map(|(i, object)| {
-            let known = (located.and_then(|l| l.at.get(i)))
-                .map(|&(pack, position)| (pack as usize, position as usize));
-            let found = known.or_else(|| odb.locate(&object.id));
-            let source = match found {
-                Some((pack, position)) => Source::Packed {
-                    pack: pack as u32,
-                    position: position as u32,
-                    offset: odb.packs()[pack].index().offset(position),
-                },
-                None => Source::Elsewhere,
-            };
-            Planned {
-                id: object.id,
-                source,
-                written: None,
-                delta: None,
-                whole: None,
-                crc32: 0,
-            }
-        })
-        .collect()
+/// Where each object of a walk is stored: the odb's pack number and the index position there,
+/// as the walk found them (a bitmap's answer) or looked up once for the rest.
+struct Locations<'w> {
+    located: &'w [(u32, u32)],
+    rest: Vec<Option<(u32, u32)>>,
+}
+
+impl<'w> Locations<'w> {
+    fn of(odb: &ObjectDb, walked: &'w Walked) -> Self {
+        let located = walked.located.as_ref().map_or(&[][..], |l| &l.at[..]);
+        let rest = (walked.objects.iter().skip(located.len()))
+            .map(|o| odb.locate(&o.id).map(|(p, i)| (p as u32, i as u32)))
+            .collect();
+        Locations { located, rest }
+    }
+
+    fn get(&self, i: usize) -> Option<(usize, usize)> {
+        let found = match self.located.get(i) {
+            Some(&at) => Some(at),
+            None => self.rest.get(i - self.located.len()).copied().flatten(),
+        };
+        found.map(|(pack, position)| (pack as usize, position as usize))
+    }
+}
+
+/// Each object of `walked` with where it is stored, in the walk's order, but those of pack
+/// number `copied` (copied whole).
+fn plan_of(
+    odb: &ObjectDb,
+    walked: &Walked,
+    locations: &Locations<'_>,
+    copied: Option<usize>,
+) -> Vec<Planned> {
+    let mut plan = Vec::new();
+    for (i, object) in walked.objects.iter().enumerate() {
+        let found = locations.get(i);
+        if found.is_some_and(|(pack, _)| Some(pack) == copied) {
+            continue;
+        }
+        let source = match found {
+            Some((pack, position)) => Source::Packed {
+                pack: pack as u32,
+                position: position as u32,
+                offset: odb.packs()[pack].index().offset(position),
+            },
+            None => Source::Elsewhere,
+        };
+        plan.push(Planned {
+            id: object.id,
+            source,
+            written: None,
+            delta: None,
+            whole: None,
+            crc32: 0,
+        });
+    }
+    plan
 }
 
 /// The memo key of a pack that `plan` writes by copying stored entries only (`None` when
@@ -355,13 +417,13 @@ fn copy_key(
     walked: &Walked,
     options: &PackOptions,
     verbatim: Option<usize>,
-    copied: u32,
+    count: u32,
 ) -> Option<ObjectId> {
     if options.full_search.is_some() || (options.thin && !walked.known_to_other_side.is_empty()) {
         return None;
     }
-    let mut key = CopyKey::new(odb, options, plan.len() as u32, verbatim, copied);
-    for p in &plan[copied as usize..] {
+    let mut key = CopyKey::new(odb, options, count, verbatim);
+    for p in plan {
         match p.source {
             Source::Packed { pack, offset, .. } if p.delta.is_none() && p.whole.is_none() => {
                 key.entry(pack, offset)
@@ -378,30 +440,30 @@ fn search(
     odb: &ObjectDb,
     walked: &Walked,
     plan: &mut [Planned],
-    index: &IdMap<u32>,
-    copied: u32,
+    sent: &Sent<'_>,
     options: &PackOptions,
     progress: &dyn Progress,
 ) -> Result<(), GenerateError> {
+    let index = &sent.index;
     match &options.full_search {
         Some(limits) => {
             let made = full_search(odb, walked, plan, index, limits, options, progress)?;
             for (id, made) in made {
                 let planned = &mut plan[index[&id] as usize];
                 match made {
-                    Made::Delta(delta) => planned.delta = Some(delta),
+                    Made::Delta(delta) => planned.delta = Some(Box::new(delta)),
                     Made::Whole {
                         kind,
                         size,
                         compressed,
-                    } => planned.whole = Some((kind, size, compressed)),
+                    } => planned.whole = Some(Box::new((kind, size, compressed))),
                 }
             }
         }
         None => {
-            let candidates = delta_candidates(odb, walked, plan, copied, index, options)?;
+            let candidates = delta_candidates(odb, walked, plan, sent, options)?;
             for (id, delta) in search_deltas(odb, &candidates, options.compression, progress) {
-                plan[index[&id] as usize].delta = Some(delta);
+                plan[index[&id] as usize].delta = Some(Box::new(delta));
             }
         }
     }
@@ -417,28 +479,29 @@ fn delta_candidates(
     odb: &ObjectDb,
     walked: &Walked,
     plan: &[Planned],
-    copied: u32,
-    index: &IdMap<u32>,
+    sent: &Sent<'_>,
     options: &PackOptions,
 ) -> Result<Vec<Candidate>, GenerateError> {
     let known = &walked.known_to_other_side;
-    // The first `copied` go out as stored, copied whole with their pack: as reused deltas,
-    // they are neither searched again nor bases.
-    let stored: Vec<Stored> = (plan.iter().enumerate())
-        .map(|(i, p)| match i < copied as usize {
-            true => Ok(Stored::ReusableDelta),
-            false => stored_form(odb, p, index, known, options),
-        })
+    let index = &sent.index;
+    // The objects of a pack copied whole are not planned: as reused deltas, they are neither
+    // searched again nor bases.
+    let stored: Vec<Stored> = (plan.iter())
+        .map(|p| stored_form(odb, p, sent, known, options))
         .collect::<Result<_, GenerateError>>()?;
+    // A client with nothing (a clone) gets new deltas only for what cannot go as stored:
+    // with everything reusable, there is no walk of the objects to make.
+    if known.is_empty() && walked.known_by_path.is_empty() && !stored.contains(&Stored::Rebuilt) {
+        return Ok(Vec::new());
+    }
     let stored_of = |id: &ObjectId| index.get(id).map(|&i| stored[i as usize]);
-    let client_has =
-        |id: &ObjectId| options.thin && !index.contains_key(id) && known.contains(odb, id);
+    let client_has = |id: &ObjectId| options.thin && !sent.contains(id) && known.contains(odb, id);
     // Paths (by hash) at which the client has a version.
     let client_paths: std::collections::HashSet<(ObjectKind, u32)> = if options.thin {
         walked
             .known_by_path
             .iter()
-            .filter(|k| k.name_hash != 0 && !index.contains_key(&k.id))
+            .filter(|k| k.name_hash != 0 && !sent.contains(&k.id))
             .map(|k| (k.kind, k.name_hash))
             .collect()
     } else {
@@ -567,12 +630,12 @@ fn full_search(
 /// Stored thin deltas smaller than this are kept without a search.
 const MIN_STORED_DELTA: u64 = 1024;
 
-/// How `planned` would go out without a new delta, given the objects sent (`index`) and
+/// How `planned` would go out without a new delta, given the objects sent (`sent`) and
 /// those the client has.
 fn stored_form(
     odb: &ObjectDb,
     planned: &Planned,
-    index: &IdMap<u32>,
+    sent: &Sent<'_>,
     known: &KnownObjects,
     options: &PackOptions,
 ) -> Result<Stored, GenerateError> {
@@ -594,7 +657,7 @@ fn stored_form(
         },
         EntryKind::RefDelta { base } => base,
     };
-    Ok(if index.contains_key(&base) {
+    Ok(if sent.contains(&base) {
         Stored::ReusableDelta
     } else if options.thin && known.contains(odb, &base) {
         Stored::ThinDelta { size: header.size }

@@ -165,12 +165,12 @@ impl Pack {
     }
 
     /// The rank in pack order (the bit of a bitmap) of index position `position`.
-    pub(crate) fn rank_of(&self, position: usize) -> Option<usize> {
+    pub fn rank_of(&self, position: usize) -> Option<usize> {
         self.order.rank_of(&self.index, position)
     }
 
     /// The index position of the entry of rank `rank` in pack order.
-    pub(crate) fn at_rank(&self, rank: usize) -> Option<usize> {
+    pub fn at_rank(&self, rank: usize) -> Option<usize> {
         self.order.at_rank(&self.index, rank)
     }
 
