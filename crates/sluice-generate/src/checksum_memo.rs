@@ -84,11 +84,8 @@ impl CopyKey {
     ) -> CopyKey {
         let mut hasher = TrailerHasher::new(HashKind::Sha1);
         hasher.update(WRITER.as_bytes());
-        hasher.update(&[
-            u8::from(options.thin),
-            u8::from(options.ofs_delta),
-            options.compression as u8,
-        ]);
+        // Not `thin`: a key is only made for a client with nothing, where it changes nothing.
+        hasher.update(&[u8::from(options.ofs_delta), options.compression as u8]);
         hasher.update(&count.to_be_bytes());
         hasher.update(&(odb.packs().len() as u32).to_be_bytes());
         for pack in odb.packs() {
@@ -105,6 +102,19 @@ impl CopyKey {
         bytes[..4].copy_from_slice(&pack.to_be_bytes());
         bytes[4..].copy_from_slice(&offset.to_be_bytes());
         self.0.update(&bytes);
+    }
+
+    /// Adds the next entry written: a loose object, compressed whole.
+    pub(crate) fn loose(&mut self, id: &ObjectId) {
+        self.0.update(&u32::MAX.to_be_bytes());
+        self.0.update(id.as_bytes());
+    }
+
+    /// Adds the next entry written: a delta of `target` against `base`, made by the search.
+    pub(crate) fn delta(&mut self, target: &ObjectId, base: &ObjectId) {
+        self.0.update(&(u32::MAX - 1).to_be_bytes());
+        self.0.update(target.as_bytes());
+        self.0.update(base.as_bytes());
     }
 
     pub(crate) fn finish(self) -> ObjectId {

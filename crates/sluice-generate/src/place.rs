@@ -42,8 +42,9 @@ pub(crate) struct Job<'a, W: Write> {
     stats: PackStats,
     /// Whether a stored pack copied whole is checked entry by entry first.
     copy_check: CopyCheck,
-    /// Every entry so far went out as it is stored (or as the search made it): nothing was
-    /// rebuilt because a stored copy turned out damaged or unusable.
+    /// Every entry so far went out as planned: as it is stored, as the search made it, or (a
+    /// loose object) compressed whole; nothing was rebuilt because a stored copy turned out
+    /// damaged or unusable.
     as_stored: bool,
 }
 
@@ -305,7 +306,11 @@ impl<'a, W: Write> Job<'a, W> {
             self.stats.total += 1;
             return Ok(());
         }
-        self.as_stored = false;
+        // A loose object is compressed as planned (the same bytes for the same content and
+        // level); a stored entry rebuilt is a change of plan.
+        if matches!(self.plan[i as usize].source, Source::Packed { .. }) {
+            self.as_stored = false;
+        }
         let (kind, data): (ObjectKind, Vec<u8>) = self
             .odb
             .read(&id)?

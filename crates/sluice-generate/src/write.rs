@@ -409,8 +409,9 @@ fn plan_of(
     plan
 }
 
-/// The memo key of a pack that `plan` writes by copying stored entries only (`None` when
-/// something is made anew, or when what the client has could change what is sent).
+/// The memo key of a pack that `plan` writes: stored entries copied, loose objects compressed
+/// whole, the search's deltas (each a function of its two objects); `None` for a full search
+/// (objects compressed anew in bulk), or when what the client has could change what is sent.
 fn copy_key(
     odb: &ObjectDb,
     plan: &[Planned],
@@ -424,11 +425,15 @@ fn copy_key(
     }
     let mut key = CopyKey::new(odb, options, count, verbatim);
     for p in plan {
-        match p.source {
-            Source::Packed { pack, offset, .. } if p.delta.is_none() && p.whole.is_none() => {
-                key.entry(pack, offset)
-            }
-            _ => return None,
+        if p.whole.is_some() {
+            return None;
+        }
+        match (&p.delta, p.source) {
+            // Made by the search: the same delta of the same two contents, compressed alike.
+            (Some(delta), _) => key.delta(&p.id, &delta.base),
+            (None, Source::Packed { pack, offset, .. }) => key.entry(pack, offset),
+            // Compressed whole at the pack's level: the same bytes for the same content.
+            (None, Source::Elsewhere) => key.loose(&p.id),
         }
     }
     Some(key.finish())

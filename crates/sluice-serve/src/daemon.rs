@@ -119,7 +119,10 @@ fn serve_connection(
             }
             .into());
         }
-        let options = ReceivePackOptions::default();
+        let options = ReceivePackOptions {
+            checksums: Some(std::sync::Arc::clone(&server.checksums)),
+            ..ReceivePackOptions::default()
+        };
         let out = std::io::BufWriter::new(out);
         // As git daemon: what a push without side band says goes to no one.
         receive_pack(&repo, reader.get_mut(), out, &options)?;

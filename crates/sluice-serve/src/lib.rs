@@ -20,6 +20,7 @@ mod request_error;
 mod server;
 mod shallow;
 mod upload_pack;
+mod warm;
 
 pub use daemon::{resolve_path, serve_git};
 pub use http::{serve_http, tls_config, AuthFileError, Credentials, TlsError};

@@ -91,7 +91,9 @@ fn fetches_agree(env: &Env, label: &str) {
 /// Full clones from `sluice serve` of a repository that took pushes since its repack (the
 /// bitmapped pack copied whole, the pushed packs entry by entry): the second and third are
 /// written with the checksum the first computed, and every one is the same pack, indexed by
-/// git and complete; a push in between makes a different pack, checksummed anew.
+/// git and complete; a push in between makes a different pack, checksummed anew; and after
+/// pushes through the server (loose objects, which it checksums in the background), the
+/// clone is complete too.
 #[test]
 fn repeated_clones_reuse_the_checksum_of_a_copied_pack() {
     for git in gits() {
@@ -108,10 +110,26 @@ fn repeated_clones_reuse_the_checksum_of_a_copied_pack() {
         let server = crate::serve::Server::start(&env, "served", &[]);
         let url = format!("http://{}/repo.git", server.http());
         let mut checksums = Vec::new();
-        for round in 0..4 {
+        env.git(&served, &["config", "http.receivepack", "true"]);
+        for round in 0..5 {
             if round == 3 {
                 add_loose_commit(&env, &served, 3);
                 env.git(&served, &["repack", "-q", "-d"]);
+            }
+            if round == 4 {
+                // Pushed through the server, which then computes the checksum of the next
+                // clone's pack in the background (loose objects and new deltas included).
+                let work = env.path().join("pusher");
+                if !work.exists() {
+                    env.git(env.path(), &["clone", "-q", &url, "pusher"]);
+                }
+                for i in 0..3 {
+                    std::fs::write(work.join(format!("pushed{i}")), format!("{i}\n")).unwrap();
+                    env.git(&work, &["add", "."]);
+                    env.git(&work, &["commit", "-q", "-m", &format!("pushed {i}")]);
+                    env.git(&work, &["push", "-q", "origin", "HEAD"]);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(500));
             }
             let ours = env.path().join(format!("clone-{round}"));
             clone(&env, &url, &ours, "protocol.version=2", None, &["--bare"]);
@@ -128,6 +146,7 @@ fn repeated_clones_reuse_the_checksum_of_a_copied_pack() {
         assert_eq!(checksums[0], checksums[1]);
         assert_eq!(checksums[1], checksums[2]);
         assert_ne!(checksums[2], checksums[3]);
+        assert_ne!(checksums[3], checksums[4]);
     }
 }
 

@@ -177,7 +177,15 @@ fn serve_request(
             Err(refusal) => return refused(refusal),
         };
         let advertise = matches!(route, Route::Advertise { .. });
-        return serve_receive_pack(stream, reader, &repo, head, advertise, pusher);
+        return serve_receive_pack(
+            stream,
+            reader,
+            &repo,
+            head,
+            advertise,
+            pusher,
+            &options.checksums,
+        );
     }
     let mut upload_options = UploadPackOptions {
         protocol: head.git_protocol,
@@ -245,11 +253,13 @@ fn serve_receive_pack(
     head: &Head,
     advertise: bool,
     pusher: Pusher,
+    checksums: &std::sync::Arc<dyn sluice_generate::ChecksumMemo>,
 ) -> Result<bool, ServeError> {
     let options = ReceivePackOptions {
         stateless_rpc: true,
         advertise_refs: advertise,
         pusher: Some(pusher),
+        checksums: Some(std::sync::Arc::clone(checksums)),
     };
     if advertise {
         let mut out = start_response(stream, head, "application/x-git-receive-pack-advertisement")?;

@@ -83,6 +83,8 @@ pub fn receive(args: ServiceArgs, context: &Context) -> anyhow::Result<ExitCode>
         stateless_rpc: args.stateless_rpc,
         advertise_refs: args.advertise_refs,
         pusher: None,
+        // One push per process: no server to remember checksums for.
+        checksums: None,
     };
     let output = std::io::BufWriter::new(std::io::stdout());
     let unrelayed = receive_pack(

@@ -1,0 +1,90 @@
+//! After a push to `sluice serve`: the checksum of the pack a full clone now gets, computed in
+//! the background into the server's memo. A full clone after a push is the big pack copied
+//! whole plus what the pushes brought, and its one costly step is the SHA-1 of every byte
+//! (318 MB for git/git, twice the rest of the clone): with the checksum remembered, the first
+//! clone after the push is copied without hashing, as every later one is. Bounded: nothing is
+//! done for repositories whose packs pass [`WARM_LIMIT`], one warm-up at a time per
+//! repository, and a push during one asks for one more afterwards.
+
+use crate::advertise::{hidden_by, hide_patterns};
+use crate::ServeError;
+use sluice_generate::{write_pack_remembered, ChecksumMemo, PackOptions};
+use sluice_object::progress::Discard;
+use sluice_object::IdSet;
+use sluice_odb::{walk_objects, ObjectFilter, Repository, WalkRequest};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// The most pack bytes a warm-up hashes (about half a second of SHA-1 on one core).
+pub const WARM_LIMIT: u64 = 1 << 30;
+
+/// Repositories being warmed, each with whether a push came in meanwhile.
+static WARMING: Mutex<Option<HashMap<PathBuf, bool>>> = Mutex::new(None);
+
+/// Starts (or asks again for) the warm-up of the repository at `git_dir`.
+pub(crate) fn after_push(git_dir: &Path, memo: &Arc<dyn ChecksumMemo>) {
+    let dir = git_dir.to_owned();
+    {
+        let mut warming = WARMING.lock().unwrap_or_else(|e| e.into_inner());
+        let warming = warming.get_or_insert_with(HashMap::new);
+        if let Some(again) = warming.get_mut(&dir) {
+            *again = true;
+            return;
+        }
+        warming.insert(dir.clone(), false);
+    }
+    let memo = Arc::clone(memo);
+    std::thread::spawn(move || loop {
+        // A failure only means the first clone hashes its pack itself.
+        let _ = warm(&dir, &*memo);
+        let mut warming = WARMING.lock().unwrap_or_else(|e| e.into_inner());
+        let warming = warming.get_or_insert_with(HashMap::new);
+        match warming.get_mut(&dir) {
+            Some(again) if *again => *again = false,
+            _ => {
+                warming.remove(&dir);
+                return;
+            }
+        }
+    });
+}
+
+/// Writes, into nothing, the pack a full clone of `dir` gets (every branch and tag, and
+/// `HEAD`, as `git clone` asks), so that its checksum lands in `memo`.
+fn warm(dir: &Path, memo: &dyn ChecksumMemo) -> Result<(), ServeError> {
+    let repo = Repository::open_served(dir, false)?;
+    let odb = repo.objects();
+    let bytes: u64 = odb.packs().iter().map(|p| p.bytes().len() as u64).sum();
+    if bytes > WARM_LIMIT
+        || odb.dir().join("shallow").exists()
+        || repo.git_dir().join("shallow").exists()
+    {
+        return Ok(());
+    }
+    let hide = hide_patterns(repo.config(), "uploadpack");
+    let mut wants: Vec<_> = (repo.refs().list()?.into_iter())
+        .filter(|(name, _)| name.starts_with("refs/heads/") || name.starts_with("refs/tags/"))
+        .filter(|(name, _)| !hidden_by(&hide, name))
+        .map(|(_, id)| id)
+        .collect();
+    wants.extend(repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id));
+    wants.sort_unstable();
+    wants.dedup();
+    let request = WalkRequest {
+        wants: &wants,
+        haves: &[],
+        shallow: &IdSet::default(),
+        filter: ObjectFilter::None,
+    };
+    let walked = walk_objects(odb, &request, &Discard)?;
+    let options = PackOptions {
+        thin: true,
+        ofs_delta: true,
+        compression: PackOptions::compression_of(repo.config())?,
+        show_writing: false,
+        full_search: None,
+    };
+    write_pack_remembered(odb, &walked, &options, memo, std::io::sink(), &Discard)?;
+    Ok(())
+}
