@@ -106,3 +106,9 @@ def add_commit(repo, i, files=1):
     git_out(repo, "update-ref", branch, commit)
     return written + [tree, commit]
 
+
+
+def process_cpu(pid):
+    """The CPU seconds (user and system) process `pid` has used so far."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

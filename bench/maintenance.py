@@ -26,7 +26,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from common import add_commit, git_out, run  # noqa: E402
+from common import add_commit, git_out, process_cpu, run  # noqa: E402
 
 
 def push(repo, i, files=3):
@@ -52,11 +52,9 @@ def clone_cpu(sluice, repo, scratch, clones=6):
     server = subprocess.Popen([sluice, "serve", "--http", "127.0.0.1:0", "--git", "off", root],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     address = server.stdout.readline().decode().strip().rsplit("http://", 1)[1]
-    tick = os.sysconf("SC_CLK_TCK")
 
     def cpu():
-        fields = open(f"/proc/{server.pid}/stat").read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / tick
+        return process_cpu(server.pid)
 
     target = os.path.join(scratch, "clone.git")
     spent = []

@@ -17,9 +17,12 @@ import os
 import shutil
 import statistics
 import subprocess
+import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from common import process_cpu  # noqa: E402
 
 
 def main():
@@ -44,11 +47,9 @@ def main():
                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         url = server.stdout.readline().decode().strip().rsplit("http://", 1)[1]
         url = f"http://{url}/repo.git"
-        tick = os.sysconf("SC_CLK_TCK")
-
+    
         def cpu():
-            fields = open(f"/proc/{server.pid}/stat").read().rsplit(")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / tick
+            return process_cpu(server.pid)
 
         def settled(before):
             # Background work the request started (maintenance, checksums) ends within this.

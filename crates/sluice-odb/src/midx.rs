@@ -24,6 +24,11 @@ const HEADER_LEN: usize = 12;
 /// The file's name in a pack directory.
 pub const FILE_NAME: &str = "multi-pack-index";
 
+/// Where the bitmap of the multi-pack-index whose checksum is `checksum` lives.
+pub fn bitmap_path(pack_dir: &Path, checksum: &ObjectId) -> PathBuf {
+    pack_dir.join(format!("{FILE_NAME}-{checksum}.bitmap"))
+}
+
 /// Why a multi-pack-index could not be written, or is not sound.
 #[derive(Debug, thiserror::Error)]
 pub enum MidxError {

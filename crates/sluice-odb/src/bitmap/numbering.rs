@@ -207,8 +207,7 @@ impl MidxNumbering {
     }
 
     fn bitmap_path(&self) -> PathBuf {
-        self.pack_dir
-            .join(format!("multi-pack-index-{}.bitmap", self.checksum))
+        crate::midx::bitmap_path(&self.pack_dir, &self.checksum)
     }
 
     fn be32(&self, at: usize) -> Option<u32> {

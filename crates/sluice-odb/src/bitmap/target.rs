@@ -68,7 +68,7 @@ impl BitmapTarget<'_> {
         match self {
             BitmapTarget::Pack(pack) => pack.path().with_extension("bitmap"),
             BitmapTarget::Midx { pack_dir, layout } => {
-                pack_dir.join(format!("multi-pack-index-{}.bitmap", layout.checksum))
+                crate::midx::bitmap_path(pack_dir, &layout.checksum)
             }
         }
     }
