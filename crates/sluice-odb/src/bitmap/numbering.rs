@@ -152,6 +152,10 @@ impl MidxNumbering {
             return None;
         }
         let checksum = ObjectId::from_bytes(hash, &bytes[bytes.len() - id_len..]).ok()?;
+        // Without its bitmap the file is of no use here: not worth inverting its order.
+        if !crate::midx::bitmap_path(&pack_dir, &checksum).exists() {
+            return None;
+        }
         let names = (bytes[names_at..names_at + names_len].split(|&b| b == 0))
             .filter(|n| !n.is_empty())
             .map(|n| String::from_utf8_lossy(n).into_owned());
