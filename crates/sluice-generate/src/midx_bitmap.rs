@@ -2,11 +2,10 @@
 //! --write-midx -b`): counting stays on bitmaps when history is spread over several packs,
 //! as after a geometric repack, without rewriting the big pack.
 
-use crate::repack::{walk_tips, RepackError};
+use crate::repack::{branch_tips, walk_tips, RepackError};
 use sluice_object::progress::Progress;
-use sluice_object::ObjectId;
 use sluice_odb::midx::{write_midx_with, MidxOptions, MidxSummary};
-use sluice_odb::{ObjectDb, Pack, Repository};
+use sluice_odb::{ObjectDb, Repository};
 
 /// Writes the multi-pack-index of every pack of `repo` and its bitmap of everything the refs
 /// reach; the preferred pack (given, else the oldest) comes first in its bit order, and a
@@ -26,11 +25,7 @@ pub fn write_midx_bitmap(
     };
     let (summary, layout) = write_midx_with(&pack_dir, repo.hash(), &options)?;
     let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?;
-    let branches: Vec<ObjectId> = (refs.iter())
-        .filter(|(name, _)| name.starts_with("refs/heads/"))
-        .map(|(_, id)| *id)
-        .chain(head)
-        .collect();
+    let branches = branch_tips(&refs, head);
     let tips = walk_tips(refs.into_iter().map(|(_, id)| id).chain(head), &[], &odb);
     // The bitmap of the pack whose objects come first, when it has one.
     let first = layout
@@ -38,19 +33,10 @@ pub fn write_midx_bitmap(
         .iter()
         .position(|&bit| bit == 0)
         .and_then(|index| odb.locate(&layout.ids[index]))
-        .map(|(pack, _)| &odb.packs()[pack]);
-    let replaced = first
-        .filter(|pack| pack.path().with_extension("bitmap").exists())
-        .map(|pack| Pack::open(&pack.path().with_extension("idx"), repo.hash()))
-        .transpose()?;
+        .map(|(pack, _)| &*odb.packs()[pack]);
+    let replaced = first.filter(|pack| pack.path().with_extension("bitmap").exists());
     sluice_odb::bitmap::write_midx_bitmap(
-        &pack_dir,
-        &layout,
-        &odb,
-        &tips,
-        &branches,
-        replaced.as_ref(),
-        progress,
+        &pack_dir, &layout, &odb, &tips, &branches, replaced, progress,
     )?;
     Ok(summary)
 }

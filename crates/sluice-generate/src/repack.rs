@@ -148,12 +148,7 @@ pub fn repack_all_with(
         crate::kept::split_packs(pack_files(&objects_dir.join("pack"))?, &options.keep_packs);
     let before = split.replaced.clone();
     let odb = ObjectDb::open(&objects_dir, repo.hash())?.with_alternate_packs();
-    // Branches get a bitmap each, besides git's spread of history: they are what fetches ask for.
-    let branches: Vec<ObjectId> = (refs.iter())
-        .filter(|(name, _)| name.starts_with("refs/heads/"))
-        .map(|(_, id)| *id)
-        .chain(head)
-        .collect();
+    let branches = branch_tips(&refs, head);
     let refs = refs.into_iter().map(|(_, id)| id);
     let tips = walk_tips(refs.chain(head), &options.extra_roots, &odb);
     // With one pack and no bitmap to carry over, the new pack is most likely that pack again
@@ -287,6 +282,16 @@ pub fn repack_all_with(
     // As git's repack (repack.updateServerInfo, on by default): the dumb HTTP files.
     sluice_odb::server_info::update_server_info(repo)?;
     Ok(stats)
+}
+
+/// The commits that get a bitmap each, besides git's spread of history: the branches and
+/// `HEAD`, what fetches ask for.
+pub(crate) fn branch_tips(refs: &[(String, ObjectId)], head: Option<ObjectId>) -> Vec<ObjectId> {
+    (refs.iter())
+        .filter(|(name, _)| name.starts_with("refs/heads/"))
+        .map(|(_, id)| *id)
+        .chain(head)
+        .collect()
 }
 
 /// Where a repack's walk starts: the refs' and `HEAD`'s ids, and the `extra` roots the odb

@@ -377,18 +377,7 @@ pub fn verify_midx(pack_dir: &Path, hash: HashKind) -> Result<MidxSummary, MidxE
     if !checksum_matches(&bytes, hash) {
         return Err(corrupt("incorrect checksum".into()));
     }
-    if bytes.len() < HEADER_LEN || &bytes[..4] != b"MIDX" {
-        return Err(corrupt("bad signature".into()));
-    }
-    if bytes[4] != 1 || bytes[5] != hash_version(hash) || bytes[7] != 0 {
-        return Err(corrupt(format!(
-            "unsupported version {} or hash {} or base files {}",
-            bytes[4], bytes[5], bytes[7]
-        )));
-    }
-    let pack_count = u32::from_be_bytes(bytes[8..12].try_into().expect("four bytes")) as usize;
-    let table = read_table(&bytes, HEADER_LEN, usize::from(bytes[6]), hash)
-        .ok_or_else(|| corrupt("bad chunk table".into()))?;
+    let (pack_count, table) = read_header(&bytes, hash).map_err(corrupt)?;
     let chunk = |id: [u8; 4]| {
         find(&table, id)
             .map(|(start, len)| &bytes[start..start + len])
@@ -415,8 +404,28 @@ pub fn verify_midx(pack_dir: &Path, hash: HashKind) -> Result<MidxSummary, MidxE
     })
 }
 
+/// A chunk table: each chunk's id, start and length.
+pub(crate) type ChunkTable = Vec<([u8; 4], usize, usize)>;
+
+/// The pack count and chunk table of a multi-pack-index's `bytes`, its header checked.
+pub(crate) fn read_header(bytes: &[u8], hash: HashKind) -> Result<(usize, ChunkTable), String> {
+    if bytes.len() < HEADER_LEN || &bytes[..4] != b"MIDX" {
+        return Err("bad signature".into());
+    }
+    if bytes[4] != 1 || bytes[5] != hash_version(hash) || bytes[7] != 0 {
+        return Err(format!(
+            "unsupported version {} or hash {} or base files {}",
+            bytes[4], bytes[5], bytes[7]
+        ));
+    }
+    let pack_count = u32::from_be_bytes(bytes[8..12].try_into().expect("four bytes")) as usize;
+    let table = read_table(bytes, HEADER_LEN, usize::from(bytes[6]), hash)
+        .ok_or_else(|| "bad chunk table".to_owned())?;
+    Ok((pack_count, table))
+}
+
 /// The pack names of the PNAM chunk, checked: `count` of them, in order, each once.
-fn pack_names(chunk: &[u8], count: usize) -> Result<Vec<String>, String> {
+pub(crate) fn pack_names(chunk: &[u8], count: usize) -> Result<Vec<String>, String> {
     let names: Vec<String> = chunk
         .split(|&b| b == 0)
         .filter(|n| !n.is_empty())

@@ -56,10 +56,8 @@ fn warm(dir: &Path, memo: &dyn ChecksumMemo) -> Result<(), ServeError> {
     let repo = Repository::open_served(dir, false)?;
     let odb = repo.objects();
     let bytes: u64 = odb.packs().iter().map(|p| p.bytes().len() as u64).sum();
-    if bytes > WARM_LIMIT
-        || odb.dir().join("shallow").exists()
-        || repo.git_dir().join("shallow").exists()
-    {
+    // A shallow repository's clones stop at its boundary: not the walk made here.
+    if bytes > WARM_LIMIT || !repo.shallow_commits()?.is_empty() {
         return Ok(());
     }
     let hide = hide_patterns(repo.config(), "uploadpack");

@@ -34,12 +34,13 @@ pub fn write_midx_bitmap(
     };
     let mut walked = walk_objects(odb, &request, progress).map_err(BitmapWriteError::Walk)?;
     let target = BitmapTarget::Midx { pack_dir, layout };
+    // Bitmaps are chosen among the commits the refs reach (a reached object outside the file
+    // is refused as the bitmaps are built).
+    let commits: Vec<ObjectId> = (walked.objects.iter())
+        .filter(|o| o.kind == ObjectKind::Commit)
+        .map(|o| o.id)
+        .collect();
     let mut listed: IdSet = walked.objects.iter().map(|o| o.id).collect();
-    for object in &walked.objects {
-        if target.index_of(&object.id).is_none() {
-            return Err(BitmapWriteError::NotInPack(object.id));
-        }
-    }
     // What no ref reaches still needs its kind in the type bitmaps.
     for &id in &layout.ids {
         if listed.insert(id) {
@@ -51,10 +52,6 @@ pub fn write_midx_bitmap(
             });
         }
     }
-    let commits: Vec<ObjectId> = (walked.objects.iter())
-        .filter(|o| o.kind == ObjectKind::Commit && listed.contains(&o.id))
-        .map(|o| o.id)
-        .collect();
     let bitmaps = build_commit_bitmaps(
         &target,
         odb,

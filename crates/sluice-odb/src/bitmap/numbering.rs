@@ -4,7 +4,8 @@
 //! position (its rank among the sorted ids, which commit entries and the name-hash cache use)
 //! and a place in one of the repository's packs, where the pack writer finds it.
 
-use crate::chunk_file::{find, read_table};
+use crate::chunk_file::find;
+use crate::midx::pack_names;
 use crate::mmap::{map, Mapped};
 use crate::odb::ObjectDb;
 use crate::pack::Pack;
@@ -138,11 +139,7 @@ impl MidxNumbering {
         let bytes = data.as_ref();
         let hash = odb.hash();
         let id_len = hash.len_in_bytes();
-        if bytes.len() < 12 + id_len || &bytes[..4] != b"MIDX" || bytes[4] != 1 || bytes[7] != 0 {
-            return None;
-        }
-        let pack_count = u32::from_be_bytes(bytes[8..12].try_into().ok()?) as usize;
-        let table = read_table(bytes, 12, usize::from(bytes[6]), hash)?;
+        let (pack_count, table) = crate::midx::read_header(bytes, hash).ok()?;
         let (names_at, names_len) = find(&table, *b"PNAM")?;
         let (lookup, lookup_len) = find(&table, *b"OIDL")?;
         let (offsets, offsets_len) = find(&table, *b"OOFF")?;
@@ -156,9 +153,7 @@ impl MidxNumbering {
         if !crate::midx::bitmap_path(&pack_dir, &checksum).exists() {
             return None;
         }
-        let names = (bytes[names_at..names_at + names_len].split(|&b| b == 0))
-            .filter(|n| !n.is_empty())
-            .map(|n| String::from_utf8_lossy(n).into_owned());
+        let names = pack_names(&bytes[names_at..names_at + names_len], pack_count).ok()?;
         let mut packs = Vec::with_capacity(pack_count);
         for name in names {
             let stem = name.trim_end_matches(".idx");
@@ -169,9 +164,6 @@ impl MidxNumbering {
                         .is_some_and(|s| s.to_string_lossy() == stem)
             })?;
             packs.push((number, usize::MAX, false));
-        }
-        if packs.len() != pack_count {
-            return None;
         }
         let mut midx = MidxNumbering {
             data,
