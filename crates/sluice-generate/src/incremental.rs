@@ -26,6 +26,7 @@ pub fn repack_loose(
         haves: &[],
         shallow: &IdSet::default(),
         filter: ObjectFilter::None,
+        reach_memo: None,
     };
     let mut walked = walk_objects(&odb, &request, progress)?;
     // Only what no pack (of this repository or an alternate) holds.

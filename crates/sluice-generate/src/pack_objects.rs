@@ -128,6 +128,7 @@ pub fn select(
                 haves: exclude,
                 shallow: &IdSet::default(),
                 filter: ObjectFilter::None,
+                reach_memo: None,
             };
             walk_objects(odb, &request, progress).map_err(|e| GenerateError::Walk(Box::new(e)))?
         }

@@ -168,6 +168,7 @@ pub fn repack_all_with(
             haves: &[],
             shallow: &IdSet::default(),
             filter: ObjectFilter::None,
+            reach_memo: None,
         };
         let walked = match options.full_search {
             None => walk_objects(&odb, &request, progress),

@@ -126,6 +126,7 @@ fn reach(odb: &ObjectDb, tips: &[ObjectId]) -> Result<IdSet, PruneError> {
             haves: &[],
             shallow: &IdSet::default(),
             filter: ObjectFilter::None,
+            reach_memo: None,
         },
         &Discard,
     )?;

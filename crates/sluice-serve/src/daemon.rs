@@ -120,7 +120,7 @@ fn serve_connection(
             .into());
         }
         let options = ReceivePackOptions {
-            checksums: Some(std::sync::Arc::clone(&server.checksums)),
+            memory: Some(std::sync::Arc::clone(&server.memory)),
             ..ReceivePackOptions::default()
         };
         let out = std::io::BufWriter::new(out);
@@ -131,7 +131,7 @@ fn serve_connection(
     let options = UploadPackOptions {
         protocol,
         pack_cache: server.pack_cache.clone(),
-        checksums: Some(std::sync::Arc::clone(&server.checksums)),
+        memory: Some(std::sync::Arc::clone(&server.memory)),
         ..UploadPackOptions::default()
     };
     upload_pack(

@@ -4,6 +4,7 @@
 
 use crate::ServeError;
 use sluice_generate::{ChecksumMemo, MemoryMemo};
+use sluice_odb::bitmap::ReachMemo;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
@@ -23,9 +24,8 @@ pub struct ServerOptions {
     pub max_request_bytes: u64,
     /// The cache of generated packs, if one is kept.
     pub pack_cache: Option<std::sync::Arc<crate::PackCache>>,
-    /// The checksums of packs copied from stored entries, shared by every request: the
-    /// next full clone after a push is not hashed again.
-    pub checksums: Arc<dyn ChecksumMemo>,
+    /// What the server remembers between its requests.
+    pub memory: Arc<ServerMemory>,
     /// HTTP only: the users who may push where `http.receivepack` is unset.
     pub credentials: Option<Arc<crate::http::Credentials>>,
     /// HTTP only: serve under TLS with this configuration.
@@ -46,11 +46,39 @@ impl Default for ServerOptions {
             max_connection_time: Duration::from_secs(3600),
             max_request_bytes: 10 << 20,
             pack_cache: None,
-            checksums: Arc::new(MemoryMemo::new(CHECKSUMS_KEPT)),
+            memory: Arc::new(ServerMemory::new()),
             credentials: None,
             tls: None,
             git_receive_pack: false,
         }
+    }
+}
+
+/// What a server remembers between its requests, so that work whose answer cannot have
+/// changed is not done again (each bounded, the least recently used forgotten first).
+#[derive(Debug)]
+pub struct ServerMemory {
+    /// The checksums of packs copied from stored entries: the next full clone after a push
+    /// is not hashed again.
+    pub checksums: Arc<dyn ChecksumMemo>,
+    /// What sets of tips reach beyond a bitmap: the pushed commits and their trees are walked
+    /// once, not for every clone.
+    pub reaches: ReachMemo,
+}
+
+impl ServerMemory {
+    /// An empty memory.
+    pub fn new() -> Self {
+        ServerMemory {
+            checksums: Arc::new(MemoryMemo::new(CHECKSUMS_KEPT)),
+            reaches: ReachMemo::new(),
+        }
+    }
+}
+
+impl Default for ServerMemory {
+    fn default() -> Self {
+        Self::new()
     }
 }
 

@@ -7,8 +7,8 @@
 //! repository, and a push during one asks for one more afterwards.
 
 use crate::advertise::{hidden_by, hide_patterns};
-use crate::ServeError;
-use sluice_generate::{write_pack_remembered, ChecksumMemo, PackOptions};
+use crate::{ServeError, ServerMemory};
+use sluice_generate::{write_pack_remembered, PackOptions};
 use sluice_object::progress::Discard;
 use sluice_object::IdSet;
 use sluice_odb::{walk_objects, ObjectFilter, Repository, WalkRequest};
@@ -23,7 +23,7 @@ pub const WARM_LIMIT: u64 = 1 << 30;
 static WARMING: Mutex<Option<HashMap<PathBuf, bool>>> = Mutex::new(None);
 
 /// Starts (or asks again for) the warm-up of the repository at `git_dir`.
-pub(crate) fn after_push(git_dir: &Path, memo: &Arc<dyn ChecksumMemo>) {
+pub(crate) fn after_push(git_dir: &Path, memory: &Arc<ServerMemory>) {
     let dir = git_dir.to_owned();
     {
         let mut warming = WARMING.lock().unwrap_or_else(|e| e.into_inner());
@@ -34,10 +34,10 @@ pub(crate) fn after_push(git_dir: &Path, memo: &Arc<dyn ChecksumMemo>) {
         }
         warming.insert(dir.clone(), false);
     }
-    let memo = Arc::clone(memo);
+    let memory = Arc::clone(memory);
     std::thread::spawn(move || loop {
         // A failure only means the first clone hashes its pack itself.
-        let _ = warm(&dir, &*memo);
+        let _ = warm(&dir, &memory);
         let mut warming = WARMING.lock().unwrap_or_else(|e| e.into_inner());
         let warming = warming.get_or_insert_with(HashMap::new);
         match warming.get_mut(&dir) {
@@ -52,7 +52,7 @@ pub(crate) fn after_push(git_dir: &Path, memo: &Arc<dyn ChecksumMemo>) {
 
 /// Writes, into nothing, the pack a full clone of `dir` gets (every branch and tag, and
 /// `HEAD`, as `git clone` asks), so that its checksum lands in `memo`.
-fn warm(dir: &Path, memo: &dyn ChecksumMemo) -> Result<(), ServeError> {
+fn warm(dir: &Path, memory: &ServerMemory) -> Result<(), ServeError> {
     let repo = Repository::open_served(dir, false)?;
     let odb = repo.objects();
     let bytes: u64 = odb.packs().iter().map(|p| p.bytes().len() as u64).sum();
@@ -74,6 +74,7 @@ fn warm(dir: &Path, memo: &dyn ChecksumMemo) -> Result<(), ServeError> {
         haves: &[],
         shallow: &IdSet::default(),
         filter: ObjectFilter::None,
+        reach_memo: Some(&memory.reaches),
     };
     let walked = walk_objects(odb, &request, &Discard)?;
     let options = PackOptions {
@@ -83,6 +84,7 @@ fn warm(dir: &Path, memo: &dyn ChecksumMemo) -> Result<(), ServeError> {
         show_writing: false,
         full_search: None,
     };
+    let memo = &*memory.checksums;
     write_pack_remembered(odb, &walked, &options, memo, std::io::sink(), &Discard)?;
     Ok(())
 }

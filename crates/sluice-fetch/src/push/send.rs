@@ -163,6 +163,7 @@ fn walk(
             haves,
             shallow: &IdSet::default(),
             filter: ObjectFilter::None,
+            reach_memo: None,
         },
         progress,
     )?)

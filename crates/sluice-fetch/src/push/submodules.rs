@@ -147,6 +147,7 @@ fn commits_between(
         haves: hidden,
         shallow: &IdSet::default(),
         filter: ObjectFilter::TreeDepth(0),
+        reach_memo: None,
     };
     let walked = walk_objects(odb, &request, &Discard)?;
     Ok((walked.objects.iter())

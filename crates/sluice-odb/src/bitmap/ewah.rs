@@ -111,6 +111,11 @@ impl Bitset {
     pub(crate) fn count(&self) -> usize {
         self.words.iter().map(|w| w.count_ones() as usize).sum()
     }
+
+    /// The memory its words take.
+    pub(crate) fn bytes(&self) -> usize {
+        self.words.len() * 8
+    }
 }
 
 /// Why an EWAH bitmap could not be read.

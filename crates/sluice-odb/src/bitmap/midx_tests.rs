@@ -41,6 +41,7 @@ fn counting_uses_the_multi_pack_index_bitmap() {
         haves: &[],
         shallow: &IdSet::default(),
         filter: ObjectFilter::None,
+        reach_memo: None,
     };
     let counted = walk_with_bitmap(&odb, &request, &Discard).unwrap().unwrap();
     let located = counted.located.as_ref().unwrap();

@@ -31,6 +31,7 @@ pub fn write_midx_bitmap(
         haves: &[],
         shallow: &IdSet::default(),
         filter: ObjectFilter::None,
+        reach_memo: None,
     };
     let mut walked = walk_objects(odb, &request, progress).map_err(BitmapWriteError::Walk)?;
     let target = BitmapTarget::Midx { pack_dir, layout };

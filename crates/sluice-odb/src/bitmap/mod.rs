@@ -14,6 +14,9 @@ mod ewah;
 mod midx_tests;
 mod midx_write;
 mod numbering;
+mod reach_memo;
+#[cfg(test)]
+mod reach_memo_tests;
 mod reuse;
 mod select;
 mod target;
@@ -22,6 +25,7 @@ mod write;
 pub use midx_write::write_midx_bitmap;
 pub(crate) use numbering::KnownNumbering;
 use numbering::{MidxNumbering, Numbering};
+pub use reach_memo::ReachMemo;
 pub use target::BitmapTarget;
 pub use write::{
     build_commit_bitmaps, write_bitmap, write_bitmap_file, BitmapWriteError, CommitBitmaps,
@@ -72,6 +76,9 @@ struct PackBitmap<'a> {
     /// Where the name-hash cache starts (one 32-bit hash per object, in index order).
     hashes: Option<usize>,
     cache: HashMap<usize, Bitset>,
+    /// Where the file's trailing checksum starts: it identifies the bitmap, and through its
+    /// header the pack or multi-pack-index it numbers.
+    trailer: usize,
 }
 
 /// A problem with a `.bitmap` file: it is then not used.
@@ -150,6 +157,7 @@ impl<'a> PackBitmap<'a> {
             by_commit,
             hashes,
             cache: HashMap::new(),
+            trailer: body_end,
         })
     }
 
@@ -213,6 +221,28 @@ impl<'a> PackBitmap<'a> {
         }
         self.cache.insert(k, bits.clone());
         Ok(bits)
+    }
+
+    /// [`Self::reach`], answered from `memo` when it has the answer, and remembered there
+    /// when not.
+    fn reach_remembered(
+        &mut self,
+        odb: &ObjectDb,
+        tips: &[ObjectId],
+        memo: Option<&ReachMemo>,
+    ) -> Result<Option<Reached>, WalkError> {
+        let Some(memo) = memo.filter(|_| !tips.is_empty()) else {
+            return self.reach(odb, tips);
+        };
+        let key = reach_memo::Key::new(&self.data.as_ref()[self.trailer..], tips);
+        if let Some(reached) = memo.recall(&key) {
+            return Ok(Some(reached));
+        }
+        let reached = self.reach(odb, tips)?;
+        if let Some(reached) = &reached {
+            memo.remember(key, reached);
+        }
+        Ok(reached)
     }
 
     /// Every object reachable from `tips`: the pack's by bit, the others (objects pushed or
@@ -332,6 +362,7 @@ impl<'a> PackBitmap<'a> {
 
 /// What a set of tips reaches: the bitmapped pack's objects by bit, and the objects stored
 /// elsewhere (newer packs, loose objects) with their kind and name hash.
+#[derive(Debug, Clone)]
 struct Reached {
     bits: Bitset,
     outside: IdMap<(ObjectKind, u32)>,
@@ -400,14 +431,14 @@ pub(crate) fn walk_with_bitmap(
     let Some(Reached {
         bits: mut send,
         outside: send_outside,
-    }) = bitmap.reach(odb, request.wants)?
+    }) = bitmap.reach_remembered(odb, request.wants, request.reach_memo)?
     else {
         return Ok(None);
     };
     let Some(Reached {
         bits: have,
         outside: have_outside,
-    }) = bitmap.reach(odb, request.haves)?
+    }) = bitmap.reach_remembered(odb, request.haves, request.reach_memo)?
     else {
         return Ok(None);
     };

@@ -64,6 +64,9 @@ pub struct WalkRequest<'a> {
     pub shallow: &'a IdSet,
     /// Objects left out by a partial clone's filter.
     pub filter: ObjectFilter,
+    /// Where what sets of tips reach is remembered between walks (a server's, shared by its
+    /// requests), when counting with a bitmap.
+    pub reach_memo: Option<&'a crate::bitmap::ReachMemo>,
 }
 
 /// One object to send.

@@ -184,7 +184,7 @@ fn serve_request(
             head,
             advertise,
             pusher,
-            &options.checksums,
+            &options.memory,
         );
     }
     let mut upload_options = UploadPackOptions {
@@ -192,7 +192,7 @@ fn serve_request(
         stateless_rpc: true,
         advertise_refs: false,
         pack_cache: options.pack_cache.clone(),
-        checksums: Some(std::sync::Arc::clone(&options.checksums)),
+        memory: Some(std::sync::Arc::clone(&options.memory)),
     };
     if let Route::Advertise { .. } = route {
         upload_options.advertise_refs = true;
@@ -253,13 +253,13 @@ fn serve_receive_pack(
     head: &Head,
     advertise: bool,
     pusher: Pusher,
-    checksums: &std::sync::Arc<dyn sluice_generate::ChecksumMemo>,
+    memory: &std::sync::Arc<crate::ServerMemory>,
 ) -> Result<bool, ServeError> {
     let options = ReceivePackOptions {
         stateless_rpc: true,
         advertise_refs: advertise,
         pusher: Some(pusher),
-        checksums: Some(std::sync::Arc::clone(checksums)),
+        memory: Some(std::sync::Arc::clone(memory)),
     };
     if advertise {
         let mut out = start_response(stream, head, "application/x-git-receive-pack-advertisement")?;

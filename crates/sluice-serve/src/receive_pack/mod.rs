@@ -40,10 +40,10 @@ pub struct ReceivePackOptions {
     pub advertise_refs: bool,
     /// Who pushes, when an HTTP front end runs the push.
     pub pusher: Option<Pusher>,
-    /// A server's memo of the checksums of copied packs: after a push that moved a ref (and
-    /// its maintenance), the checksum of the pack a full clone now gets is computed into it,
-    /// in the background.
-    pub checksums: Option<std::sync::Arc<dyn sluice_generate::ChecksumMemo>>,
+    /// A server's memory: after a push that moved a ref (and its maintenance), what a full
+    /// clone now reaches and the checksum of the pack it gets are computed into it, in the
+    /// background.
+    pub memory: Option<std::sync::Arc<crate::ServerMemory>>,
 }
 
 /// Who pushes over HTTP. As git http-backend, the reflog entries of their push name them
@@ -215,8 +215,8 @@ pub fn receive_pack(
     output.flush()?;
     if results.iter().any(Option::is_none) {
         auto_gc(repo);
-        if let Some(memo) = &options.checksums {
-            crate::warm::after_push(repo.git_dir(), memo);
+        if let Some(memory) = &options.memory {
+            crate::warm::after_push(repo.git_dir(), memory);
         }
     }
     Ok(messages)

@@ -8,7 +8,6 @@ use crate::pack_cache::PackCache;
 use crate::request_error::RequestError;
 use crate::shallow::{shallow_info, Deepen, ShallowInfo};
 use crate::ServeError;
-use sluice_generate::ChecksumMemo;
 use sluice_object::{IdSet, ObjectId};
 use sluice_odb::{walk_objects, ObjectFilter, Repository, WalkRequest};
 use sluice_wire::pktline::{write_flush, write_packet, Packet, PktLineError, PktReader};
@@ -60,9 +59,9 @@ pub struct UploadPackOptions {
     pub advertise_refs: bool,
     /// Where generated packs are kept for identical requests; none by default.
     pub pack_cache: Option<Arc<PackCache>>,
-    /// Where the checksums of packs copied from stored entries are remembered (a server's,
-    /// shared between its requests); none by default.
-    pub checksums: Option<Arc<dyn ChecksumMemo>>,
+    /// What a server remembers between its requests (the checksums of copied packs, what
+    /// sets of tips reach); none by default.
+    pub memory: Option<Arc<crate::ServerMemory>>,
 }
 
 /// The most `want`, `have` and `shallow` lines one request may carry.
@@ -302,6 +301,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                 haves: &[],
                 shallow: &self.own_shallow,
                 filter: ObjectFilter::None,
+                reach_memo: None,
             },
             &sluice_object::progress::Discard,
         )?;

@@ -154,6 +154,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                 haves: &request.haves,
                 shallow,
                 filter: request.filter,
+                reach_memo: self.options.memory.as_ref().map(|m| &m.reaches),
             },
             progress,
         )?;
@@ -180,8 +181,11 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
             show_writing: false,
             full_search: None,
         };
-        let (_, stats) = match &self.options.checksums {
-            Some(memo) => write_pack_remembered(odb, &walked, &options, &**memo, out, progress)?,
+        let (_, stats) = match &self.options.memory {
+            Some(memory) => {
+                let memo = &*memory.checksums;
+                write_pack_remembered(odb, &walked, &options, memo, out, progress)?
+            }
             None => write_pack(odb, &walked, &options, out, progress)?,
         };
         Ok(stats)

@@ -83,8 +83,8 @@ pub fn receive(args: ServiceArgs, context: &Context) -> anyhow::Result<ExitCode>
         stateless_rpc: args.stateless_rpc,
         advertise_refs: args.advertise_refs,
         pusher: None,
-        // One push per process: no server to remember checksums for.
-        checksums: None,
+        // One push per process: no server to remember anything for.
+        memory: None,
     };
     let output = std::io::BufWriter::new(std::io::stdout());
     let unrelayed = receive_pack(
@@ -110,8 +110,8 @@ pub fn run(args: UploadPackArgs, context: &Context) -> anyhow::Result<ExitCode> 
         stateless_rpc: args.service.stateless_rpc,
         advertise_refs: args.service.advertise_refs,
         pack_cache: args.cache.open(context)?,
-        // One request per process: nothing to remember checksums for.
-        checksums: None,
+        // One request per process: nothing to remember.
+        memory: None,
     };
     let input = std::io::stdin().lock();
     let output = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
