@@ -137,6 +137,58 @@ pub fn write_idx(
     options: &IdxWriteOptions,
     out: &mut dyn Write,
 ) -> io::Result<ObjectId> {
+    let mut fanout = [0u32; 256];
+    for i in 0..count {
+        fanout[entry(i).id.first_byte() as usize] += 1;
+    }
+    let entries = IdxParts {
+        count,
+        fanout: &fanout,
+        id: &|i| entry(i).id,
+        place: &|i| {
+            let e = entry(i);
+            (e.crc32, e.offset)
+        },
+    };
+    write_idx_parts(hash, &entries, pack_checksum, options, out)
+}
+
+/// The objects of an index, read a table at a time: each of the index's tables reads only
+/// what it holds, so an id that is costly to fetch (the indexer's, from the slot of each entry
+/// in pack order) is fetched once.
+pub struct IdxParts<'a> {
+    /// How many objects.
+    pub count: usize,
+    /// How many objects have ids whose first byte is each value (not yet running totals).
+    pub fanout: &'a [u32; 256],
+    /// The `i`-th object's id, in index order (sorted by id; duplicates adjacent).
+    pub id: &'a dyn Fn(usize) -> ObjectId,
+    /// The `i`-th object's CRC32 (0 in version 1) and offset in the pack.
+    pub place: &'a dyn Fn(usize) -> (u32, u64),
+}
+
+impl std::fmt::Debug for IdxParts<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IdxParts")
+            .field("count", &self.count)
+            .finish()
+    }
+}
+
+/// [`write_idx`] from its tables' parts.
+pub fn write_idx_parts(
+    hash: HashKind,
+    entries: &IdxParts<'_>,
+    pack_checksum: &ObjectId,
+    options: &IdxWriteOptions,
+    out: &mut dyn Write,
+) -> io::Result<ObjectId> {
+    let IdxParts {
+        count,
+        fanout: counts,
+        id,
+        place,
+    } = *entries;
     // Buffered before the hasher: the tables are written four bytes at a time, and hashing
     // (like the file) wants large pieces.
     let mut w = io::BufWriter::with_capacity(
@@ -147,12 +199,9 @@ pub fn write_idx(
         },
     );
     let mut fanout = [0u32; 256];
-    for i in 0..count {
-        fanout[entry(i).id.first_byte() as usize] += 1;
-    }
     let mut running = 0u32;
-    for slot in fanout.iter_mut() {
-        running += *slot;
+    for (slot, count) in fanout.iter_mut().zip(counts) {
+        running += count;
         *slot = running;
     }
     match options.version {
@@ -161,15 +210,15 @@ pub fn write_idx(
                 w.write_all(&value.to_be_bytes())?;
             }
             for i in 0..count {
-                let e = entry(i);
-                let offset = u32::try_from(e.offset).map_err(|_| {
+                let (_, offset) = place(i);
+                let offset = u32::try_from(offset).map_err(|_| {
                     io::Error::new(
                         io::ErrorKind::InvalidInput,
                         "pack too large for index version 1",
                     )
                 })?;
                 w.write_all(&offset.to_be_bytes())?;
-                w.write_all(e.id.as_bytes())?;
+                w.write_all(id(i).as_bytes())?;
             }
         }
         _ => {
@@ -179,14 +228,14 @@ pub fn write_idx(
                 w.write_all(&value.to_be_bytes())?;
             }
             for i in 0..count {
-                w.write_all(entry(i).id.as_bytes())?;
+                w.write_all(id(i).as_bytes())?;
             }
             for i in 0..count {
-                w.write_all(&entry(i).crc32.to_be_bytes())?;
+                w.write_all(&place(i).0.to_be_bytes())?;
             }
             let mut large = 0u32;
             for i in 0..count {
-                let offset = entry(i).offset;
+                let offset = place(i).1;
                 let word = if options.needs_large_offset(offset) {
                     large += 1;
                     0x8000_0000 | (large - 1)
@@ -195,10 +244,12 @@ pub fn write_idx(
                 };
                 w.write_all(&word.to_be_bytes())?;
             }
-            for i in 0..count {
-                let offset = entry(i).offset;
-                if options.needs_large_offset(offset) {
-                    w.write_all(&offset.to_be_bytes())?;
+            if large > 0 {
+                for i in 0..count {
+                    let offset = place(i).1;
+                    if options.needs_large_offset(offset) {
+                        w.write_all(&offset.to_be_bytes())?;
+                    }
                 }
             }
         }

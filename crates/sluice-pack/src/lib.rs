@@ -27,10 +27,10 @@ mod listing;
 pub mod rev;
 pub mod writer;
 
-pub use idx::{IdxEntry, IdxError, IdxWriteOptions, IndexVersionError, PackIndex};
+pub use idx::{IdxEntry, IdxError, IdxParts, IdxWriteOptions, IndexVersionError, PackIndex};
 pub use indexer::{
-    ArrivingPack, DeltaInfo, IndexError, IndexOptions, IndexedPack, LinkCheck, LookupError,
-    ObjectCheck, ObjectLookup, PackIndexer, PackSource, PackedObject,
+    ArrivingPack, DeltaInfo, IndexError, IndexOptions, IndexOrder, IndexedPack, LinkCheck,
+    LookupError, ObjectCheck, ObjectLookup, PackIndexer, PackSource, PackedObject,
 };
 pub use listing::Listing;
 pub use writer::PackWriter;

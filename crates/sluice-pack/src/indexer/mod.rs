@@ -19,7 +19,7 @@ mod table;
 mod thin;
 
 use crate::entry::{OFS_DELTA, REF_DELTA};
-use crate::idx::{write_idx, IdxEntry, IdxWriteOptions};
+use crate::idx::{write_idx_parts, IdxParts, IdxWriteOptions};
 use crate::rev::write_rev;
 use arriving::Arrivals;
 pub use arriving::ArrivingPack;
@@ -503,6 +503,15 @@ impl std::fmt::Debug for IndexedPack {
     }
 }
 
+/// The objects of an indexed pack in index order, as [`IndexedPack::index_order`] sorts them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexOrder {
+    /// Pack-order positions sorted by id, duplicates in pack order.
+    pub positions: Vec<u32>,
+    /// How many ids start with each byte.
+    pub fanout: [u32; 256],
+}
+
 /// Where a delta's base is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DeltaInfo {
@@ -622,7 +631,7 @@ impl IndexedPack {
     }
 
     /// Pack-order positions sorted into index order: by id, duplicates in pack order.
-    pub fn index_order(&self) -> Vec<u32> {
+    pub fn index_order(&self) -> IndexOrder {
         // Sorting positions by ids fetched through `resolved` misses the cache on every
         // comparison (130 ms for git/git's 419k objects). Ids are uniform, so their first eight
         // bytes order all but equal ones: sort those keys, inline, then settle the rare ties.
@@ -645,12 +654,20 @@ impl IndexedPack {
                     .then(a.1.cmp(&b.1))
             })
         });
-        keyed.into_iter().map(|(_, i)| i).collect()
+        let mut fanout = [0u32; 256];
+        for (key, _) in &keyed {
+            fanout[(key >> 56) as usize] += 1;
+        }
+        IndexOrder {
+            positions: keyed.into_iter().map(|(_, i)| i).collect(),
+            fanout,
+        }
     }
 
     /// The first object stored more than once, given [`Self::index_order`].
-    pub fn duplicate(&self, order: &[u32]) -> Option<ObjectId> {
+    pub fn duplicate(&self, order: &IndexOrder) -> Option<ObjectId> {
         order
+            .positions
             .windows(2)
             .map(|w| {
                 (
@@ -665,31 +682,29 @@ impl IndexedPack {
     /// Writes the `.idx`; `order` comes from [`Self::index_order`]. Returns its checksum.
     pub fn write_idx(
         &self,
-        order: &[u32],
+        order: &IndexOrder,
         options: &IdxWriteOptions,
         out: &mut dyn Write,
     ) -> io::Result<ObjectId> {
-        write_idx(
-            self.hash,
-            order.len(),
-            |i| {
-                let index = order[i] as usize;
-                IdxEntry {
-                    id: self.resolved(index).id,
-                    crc32: self.entries[index].crc32,
-                    offset: self.entries[index].offset(),
-                }
+        // Each table reads only its own field: an id is a cache miss into the slots, taken
+        // once per object rather than once per table (a quarter second on git/git's pack).
+        let positions = &order.positions;
+        let parts = IdxParts {
+            count: positions.len(),
+            fanout: &order.fanout,
+            id: &|i| self.resolved(positions[i] as usize).id,
+            place: &|i| {
+                let entry = &self.entries[positions[i] as usize];
+                (entry.crc32, entry.offset())
             },
-            &self.checksum,
-            options,
-            out,
-        )
+        };
+        write_idx_parts(self.hash, &parts, &self.checksum, options, out)
     }
 
     /// Writes the `.rev`; `order` comes from [`Self::index_order`]. Returns its checksum.
-    pub fn write_rev(&self, order: &[u32], out: &mut dyn Write) -> io::Result<ObjectId> {
-        let mut positions = vec![0u32; order.len()];
-        for (index_position, &pack_position) in order.iter().enumerate() {
+    pub fn write_rev(&self, order: &IndexOrder, out: &mut dyn Write) -> io::Result<ObjectId> {
+        let mut positions = vec![0u32; order.positions.len()];
+        for (index_position, &pack_position) in order.positions.iter().enumerate() {
             positions[pack_position as usize] = index_position as u32;
         }
         write_rev(self.hash, &positions, &self.checksum, out)
