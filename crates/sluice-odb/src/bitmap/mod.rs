@@ -407,6 +407,12 @@ pub(crate) fn commit_positions(pack: &Pack) -> Option<Vec<usize>> {
         .collect()
 }
 
+/// Whether counting in `odb` can start from a bitmap (a multi-pack-index's or a pack's), so
+/// that a full count costs a fraction of a walk of the whole history.
+pub fn counts_with_bitmap(odb: &ObjectDb) -> bool {
+    open_bitmap(odb).is_some()
+}
+
 /// The bitmap to count with: the multi-pack-index's when it has one (git reads it first),
 /// else the first pack's.
 fn open_bitmap(odb: &ObjectDb) -> Option<PackBitmap<'_>> {

@@ -224,8 +224,9 @@ pub fn receive_pack(
 
 /// `receive.autogc` (on by default): after a push that moved a ref, once the client has its
 /// report, maintenance as git's receive-pack runs `gc --auto` then: a full gc past `gc.auto`
-/// loose objects or `gc.autoPackLimit` packs, and below them a geometric roll of the loose
-/// objects and small packs, so that counting stays on the big pack's bitmap
+/// loose objects or `gc.autoPackLimit` packs, and below them a geometric roll of the small
+/// packs (loose objects stay loose, as git leaves them), so that counting stays on the big
+/// pack's bitmap
 /// ([`sluice_maintain::after_push`]). A failure is not the push's.
 fn auto_gc(repo: &Repository) {
     if repo.config().get_bool("receive.autogc").ok().flatten() == Some(false) {
