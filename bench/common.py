@@ -108,6 +108,19 @@ def add_commit(repo, i, files=1):
 
 
 
+def copy_by_writes(src, dst):
+    """A copy of file `src` written with write() in 1 MiB pieces, as git and Sluice write packs:
+    shutil's sendfile copy leaves the file in the page cache in 4 KiB pages, and mapping and
+    unmapping a 318 MB pack cached so costs a server several milliseconds more per clone than
+    one written by the tool (measured: touching every page of git/git's pack through a map,
+    26 ms against 7)."""
+    with open(src, "rb") as f, open(dst, "wb") as out:
+        while chunk := f.read(1 << 20):
+            out.write(chunk)
+    shutil.copystat(src, dst)
+    return dst
+
+
 def process_cpu(pid):
     """The CPU seconds (user and system, every thread, exited ones too) process `pid` has used
     so far, in nanoseconds through its CPU-time clock (Linux's clock_getcpuclockid: the clock id

@@ -22,7 +22,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from common import process_cpu  # noqa: E402
+from common import copy_by_writes, process_cpu  # noqa: E402
 
 
 def main():
@@ -41,7 +41,7 @@ def main():
     os.makedirs(root)
     server = None
     try:
-        shutil.copytree(args.repo, repo, symlinks=True)
+        shutil.copytree(args.repo, repo, symlinks=True, copy_function=copy_by_writes)
         subprocess.run(["git", "-C", repo, "config", "http.receivepack", "true"], check=True)
         server = subprocess.Popen([sluice, "serve", "--http", "127.0.0.1:0", "--git", "off", root],
                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)

@@ -1,25 +1,13 @@
 //! A multi-pack-index bitmap is what counting uses: built with git in a temporary repository,
 //! the bitmap answers (rather than the walk) and places every object where its pack has it.
 
+use super::test_git::git;
 use super::walk_with_bitmap;
 use crate::midx::{write_midx_with, MidxOptions};
 use crate::walk::{walk_objects, ObjectFilter, WalkRequest};
 use crate::ObjectDb;
 use sluice_object::progress::Discard;
 use sluice_object::{HashKind, IdSet, ObjectId};
-use std::path::Path;
-use std::process::Command;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(["-c", "user.name=T", "-c", "user.email=t@t"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8(out.stdout).unwrap()
-}
 
 #[test]
 fn counting_uses_the_multi_pack_index_bitmap() {

@@ -2,24 +2,13 @@
 //! (a bitmapped pack, then commits and an annotated tag it does not cover), counted with and
 //! without the memo, before and after a repack that changes the bitmap.
 
+use super::test_git::git;
 use super::{walk_with_bitmap, ReachMemo};
 use crate::walk::{ObjectFilter, WalkRequest};
 use crate::ObjectDb;
 use sluice_object::progress::Discard;
 use sluice_object::{HashKind, IdSet, ObjectId};
 use std::path::Path;
-use std::process::Command;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(["-c", "user.name=T", "-c", "user.email=t@t"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8(out.stdout).unwrap()
-}
 
 fn commit(dir: &Path, i: usize) -> ObjectId {
     std::fs::create_dir_all(dir.join("d")).unwrap();
