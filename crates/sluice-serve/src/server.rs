@@ -64,6 +64,9 @@ pub struct ServerMemory {
     /// What sets of tips reach beyond a bitmap: the pushed commits and their trees are walked
     /// once, not for every clone.
     pub reaches: ReachMemo,
+    /// Repositories whose warm-up after a push is running, each with whether another push
+    /// came in meanwhile (then it runs once more).
+    pub(crate) warming: std::sync::Mutex<std::collections::HashMap<std::path::PathBuf, bool>>,
 }
 
 impl ServerMemory {
@@ -72,6 +75,7 @@ impl ServerMemory {
         ServerMemory {
             checksums: Arc::new(MemoryMemo::new(CHECKSUMS_KEPT)),
             reaches: ReachMemo::new(),
+            warming: Default::default(),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! After a push to `sluice serve`: what a full clone's tips now reach and the checksum of the
-//! pack it gets, computed in the background into the server's memory. A full clone after a push is the big pack copied
-//! whole plus what the pushes brought, and its one costly step is the SHA-1 of every byte
+//! pack it gets, computed in the background into the server's memory. A full clone after a
+//! push is the big pack copied whole plus what the pushes brought, and its one costly step is the SHA-1 of every byte
 //! (318 MB for git/git, twice the rest of the clone): with the checksum remembered, the first
 //! clone after the push is copied without hashing, as every later one is. Bounded: nothing is
 //! done for repositories whose packs pass [`WARM_LIMIT`], one warm-up at a time per
@@ -13,22 +13,17 @@ use sluice_generate::{write_pack_remembered, PackOptions};
 use sluice_object::progress::Discard;
 use sluice_object::IdSet;
 use sluice_odb::{walk_objects, ObjectFilter, Repository, WalkRequest};
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::path::Path;
+use std::sync::Arc;
 
 /// The most pack bytes a warm-up hashes (about half a second of SHA-1 on one core).
 pub const WARM_LIMIT: u64 = 1 << 30;
-
-/// Repositories being warmed, each with whether a push came in meanwhile.
-static WARMING: Mutex<Option<HashMap<PathBuf, bool>>> = Mutex::new(None);
 
 /// Starts (or asks again for) the warm-up of the repository at `git_dir`.
 pub(crate) fn after_push(git_dir: &Path, memory: &Arc<ServerMemory>) {
     let dir = git_dir.to_owned();
     {
-        let mut warming = WARMING.lock().unwrap_or_else(|e| e.into_inner());
-        let warming = warming.get_or_insert_with(HashMap::new);
+        let mut warming = memory.warming.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(again) = warming.get_mut(&dir) {
             *again = true;
             return;
@@ -39,8 +34,7 @@ pub(crate) fn after_push(git_dir: &Path, memory: &Arc<ServerMemory>) {
     std::thread::spawn(move || loop {
         // A failure only means the first clone hashes its pack itself.
         let _ = warm(&dir, &memory);
-        let mut warming = WARMING.lock().unwrap_or_else(|e| e.into_inner());
-        let warming = warming.get_or_insert_with(HashMap::new);
+        let mut warming = memory.warming.lock().unwrap_or_else(|e| e.into_inner());
         match warming.get_mut(&dir) {
             Some(again) if *again => *again = false,
             _ => {
