@@ -8,6 +8,7 @@
 
 mod arriving;
 mod error;
+mod fanout;
 mod growing;
 mod input;
 mod kept;
@@ -392,7 +393,8 @@ impl<'a> PackIndexer<'a> {
                 .map(|r| r.id)
                 .collect();
             ids.sort_unstable();
-            links.outside(|id| ids.binary_search(id).is_ok())
+            let fanout = fanout::IdFanout::new(&ids);
+            links.outside(|id| fanout.find(&ids, id).is_some())
         });
         Ok(IndexedPack {
             hash,

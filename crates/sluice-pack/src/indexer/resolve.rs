@@ -7,6 +7,7 @@
 //! delta copied in place (`HashCheckpoints`).
 
 use super::arriving::Arrivals;
+use super::fanout::IdFanout;
 use super::kept::Kept;
 use super::links::{Links, ObjectCheck, Unrecorded};
 use super::table::Table;
@@ -72,12 +73,10 @@ pub(crate) struct RefChildren {
     start: Vec<u32>,
     /// Entry indices, in pack order within each base.
     children: Vec<u32>,
-    /// The ids whose leading `prefix_bits` bits are `p` are `ref_bases[fanout[p]..fanout[p +
-    /// 1]]`. Every resolved object asks whether it is a base, and on a pack of ref-deltas a
-    /// binary search over all the ids (17 steps, each a cache miss, for rust-lang/cargo's pack)
-    /// was 5% of index-pack's time; a bucket holds one or two ids.
-    fanout: Vec<u32>,
-    prefix_bits: u32,
+    /// Finds a base in `ref_bases`: every resolved object asks whether it is one, and on a
+    /// pack of ref-deltas a binary search over all of them was 5% of index-pack's time
+    /// (rust-lang/cargo's pack).
+    fanout: IdFanout,
 }
 
 impl RefChildren {
@@ -88,8 +87,7 @@ impl RefChildren {
             return RefChildren {
                 start: Vec::new(),
                 children: Vec::new(),
-                fanout: Vec::new(),
-                prefix_bits: 0,
+                fanout: IdFanout::new(&[]),
             };
         }
         let mut order: Vec<u32> = (0..ref_bases.len() as u32).collect();
@@ -132,12 +130,11 @@ impl RefChildren {
                 *slot += 1;
             }
         }
-        let (fanout, prefix_bits) = prefix_fanout(ref_bases);
+        let fanout = IdFanout::new(ref_bases);
         RefChildren {
             start,
             children,
             fanout,
-            prefix_bits,
         }
     }
 
@@ -150,37 +147,11 @@ impl RefChildren {
         if self.is_empty() {
             return &[];
         }
-        let prefix = id_prefix(id, self.prefix_bits);
-        let (lo, hi) = (self.fanout[prefix], self.fanout[prefix + 1]);
-        match ref_bases[lo as usize..hi as usize].binary_search(id) {
-            Ok(k) => {
-                let k = lo as usize + k;
-                &self.children[self.start[k] as usize..self.start[k + 1] as usize]
-            }
-            Err(_) => &[],
+        match self.fanout.find(ref_bases, id) {
+            Some(k) => &self.children[self.start[k] as usize..self.start[k + 1] as usize],
+            None => &[],
         }
     }
-}
-
-/// The leading `bits` (at most 16) bits of `id`.
-fn id_prefix(id: &ObjectId, bits: u32) -> usize {
-    let bytes = id.as_bytes();
-    let lead = u16::from_be_bytes([bytes[0], bytes[1]]);
-    (u32::from(lead) >> (16 - bits)) as usize
-}
-
-/// A fan-out over the sorted `ids` by their leading bits, about one bucket per id (at most
-/// 2^16 buckets: 256 KiB).
-fn prefix_fanout(ids: &[ObjectId]) -> (Vec<u32>, u32) {
-    let bits = (usize::BITS - ids.len().leading_zeros()).min(16);
-    let mut fanout = vec![0u32; (1usize << bits) + 1];
-    for id in ids {
-        fanout[id_prefix(id, bits) + 1] += 1;
-    }
-    for k in 1..fanout.len() {
-        fanout[k] += fanout[k - 1];
-    }
-    (fanout, bits)
 }
 
 /// Per-thread buffers, reused from object to object.
@@ -711,36 +682,6 @@ impl<'a> Resolver<'a> {
             Err(e) => {
                 self.fail(e);
                 None
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{id_prefix, prefix_fanout};
-    use sluice_object::{HashKind, ObjectId};
-
-    /// Every id lies in the bucket its prefix names, for id counts around each power of two.
-    #[test]
-    fn fanout_buckets_hold_each_id() {
-        for count in [1usize, 2, 3, 255, 256, 257, 4_000, 70_000] {
-            let mut ids: Vec<ObjectId> = (0..count as u32)
-                .map(|i| {
-                    let mut bytes = [0u8; 20];
-                    let mixed = i.wrapping_mul(0x9e37_79b9).rotate_left(7) ^ i;
-                    bytes[..4].copy_from_slice(&mixed.to_be_bytes());
-                    bytes[4..8].copy_from_slice(&i.to_be_bytes());
-                    ObjectId::from_bytes(HashKind::Sha1, &bytes).unwrap()
-                })
-                .collect();
-            ids.sort_unstable();
-            let (fanout, bits) = prefix_fanout(&ids);
-            assert_eq!(fanout.len(), (1 << bits) + 1);
-            assert_eq!(*fanout.last().unwrap() as usize, count);
-            for (k, id) in ids.iter().enumerate() {
-                let p = id_prefix(id, bits);
-                assert!((fanout[p] as usize..fanout[p + 1] as usize).contains(&k));
             }
         }
     }
