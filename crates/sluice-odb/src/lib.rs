@@ -41,6 +41,8 @@ pub mod server_info;
 pub mod shallow;
 mod stream;
 pub mod tempfiles;
+#[cfg(test)]
+mod test_git;
 pub mod walk;
 
 pub use config::{Config, ConfigError, ConfigFile, ConfigKey};

@@ -1,10 +1,10 @@
-//! Running real git in the bitmap tests' temporary repositories.
+//! Running real git in the unit tests' temporary repositories.
 
 use std::path::Path;
 use std::process::Command;
 
 /// `git <args>` in `dir` with a fixed identity; its standard output. Panics if git fails.
-pub(super) fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .current_dir(dir)
         .args(["-c", "user.name=T", "-c", "user.email=t@t"])

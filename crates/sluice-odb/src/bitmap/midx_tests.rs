@@ -1,9 +1,9 @@
 //! A multi-pack-index bitmap is what counting uses: built with git in a temporary repository,
 //! the bitmap answers (rather than the walk) and places every object where its pack has it.
 
-use super::test_git::git;
 use super::walk_with_bitmap;
 use crate::midx::{write_midx_with, MidxOptions};
+use crate::test_git::git;
 use crate::walk::{walk_objects, ObjectFilter, WalkRequest};
 use crate::ObjectDb;
 use sluice_object::progress::Discard;

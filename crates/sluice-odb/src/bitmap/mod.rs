@@ -20,8 +20,6 @@ mod reach_memo_tests;
 mod reuse;
 mod select;
 mod target;
-#[cfg(test)]
-mod test_git;
 mod write;
 
 pub use midx_write::write_midx_bitmap;

@@ -2,8 +2,8 @@
 //! (a bitmapped pack, then commits and an annotated tag it does not cover), counted with and
 //! without the memo, before and after a repack that changes the bitmap.
 
-use super::test_git::git;
 use super::{walk_with_bitmap, ReachMemo};
+use crate::test_git::git;
 use crate::walk::{ObjectFilter, WalkRequest};
 use crate::ObjectDb;
 use sluice_object::progress::Discard;
