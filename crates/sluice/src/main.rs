@@ -4,6 +4,24 @@
 // Argument docs are clap's help text, written with git's `<placeholder>` convention.
 #![allow(rustdoc::invalid_html_tags)]
 
+/// std's `eprintln!`, but each message goes to standard error in one write, as git writes its
+/// messages: std writes each piece of the format apart, and a process sharing our standard
+/// error (a local receive-pack, a hook) could put its own line inside one of ours ("fatal:
+/// fatal: the remote end hung up unexpectedly"). Declared before the modules, so that it is
+/// the `eprintln!` they use.
+macro_rules! eprintln {
+    ($($arg:tt)*) => {
+        $crate::write_stderr(format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// std's `eprint!`, in one write (see `eprintln!`).
+macro_rules! eprint {
+    ($($arg:tt)*) => {
+        $crate::write_stderr(format!($($arg)*))
+    };
+}
+
 mod allocator;
 mod cleanup;
 mod cli;
@@ -50,4 +68,10 @@ pub(crate) fn describe(error: &anyhow::Error) -> String {
         }
     }
     text
+}
+
+/// Writes `text` to standard error whole; a failure to report is not reported.
+fn write_stderr(text: String) {
+    use std::io::Write as _;
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
