@@ -3,8 +3,12 @@
 //! `objects/info/packs`, a line `P <pack>` per pack of this repository's own (not its
 //! alternates'), then an empty line. Packs listed before keep their place; new ones follow,
 //! newest first, as git orders them.
+//!
+//! Each is written as git writes them, under a temporary name (`refs_XXXXXX`) renamed into
+//! place, not through a lock file: a `repack` killed while it held `info/refs.lock` left the
+//! lock behind, and every later repack failed on it.
 
-use crate::lockfile::{write_locked, LockError};
+use crate::pack_store::{Staged, StoreError};
 use crate::refs::RefError;
 use crate::Repository;
 use std::path::{Path, PathBuf};
@@ -17,7 +21,7 @@ pub enum ServerInfoError {
     Refs(#[from] RefError),
     /// A file could not be written.
     #[error(transparent)]
-    Lock(#[from] LockError),
+    Write(#[from] StoreError),
     /// The object database could not be opened.
     #[error(transparent)]
     Odb(#[from] crate::OdbError),
@@ -38,13 +42,19 @@ pub enum ServerInfoError {
 pub fn update_server_info(repo: &Repository) -> Result<(), ServerInfoError> {
     let info = repo.common_dir().join("info");
     create_dir(&info)?;
-    write_locked(&info.join("refs"), info_refs(repo)?.as_bytes(), false)?;
+    replace(&info, "refs", info_refs(repo)?.as_bytes())?;
     let objects = repo.objects().dir();
     let listing = info_packs(objects)?;
     let dir = objects.join("info");
     create_dir(&dir)?;
-    write_locked(&dir.join("packs"), listing.as_bytes(), false)?;
+    replace(&dir, "packs", listing.as_bytes())?;
     Ok(())
+}
+
+/// Replaces `dir/name` with `bytes`, through `dir/name_XXXXXX`.
+fn replace(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
+    let staged = Staged::write(dir, &format!("{name}_"), |out| out.write_all(bytes))?;
+    staged.commit_rewritable(&dir.join(name))
 }
 
 fn create_dir(dir: &Path) -> Result<(), ServerInfoError> {

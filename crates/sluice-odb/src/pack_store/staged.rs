@@ -74,14 +74,24 @@ impl Staged {
 
     /// Syncs if asked, makes the file read-only (as git's packs and indexes are), and renames
     /// it to `dest`.
-    pub fn commit(mut self, dest: &Path, fsync: bool) -> Result<(), StoreError> {
+    pub fn commit(self, dest: &Path, fsync: bool) -> Result<(), StoreError> {
+        self.commit_with_mode(dest, fsync, 0o444)
+    }
+
+    /// Renames the file to `dest` readable by all and writable by its owner: what git's 0666
+    /// gives under the usual umask for a file it rewrites whole later, like `info/refs`.
+    pub fn commit_rewritable(self, dest: &Path) -> Result<(), StoreError> {
+        self.commit_with_mode(dest, false, 0o644)
+    }
+
+    fn commit_with_mode(mut self, dest: &Path, fsync: bool, mode: u32) -> Result<(), StoreError> {
         let path = self.path.take().expect("committed once");
         let result = (|| -> std::io::Result<()> {
             if fsync {
                 self.file.sync_all()?;
             }
             self.file
-                .set_permissions(std::fs::Permissions::from_mode(0o444))?;
+                .set_permissions(std::fs::Permissions::from_mode(mode))?;
             std::fs::rename(&path, dest)
         })();
         if let Err(source) = result {
