@@ -17,7 +17,10 @@ use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
 
 mod filter;
 mod limit;
+mod trees;
 pub use filter::ObjectFilter;
+use trees::TreeJob;
+pub(crate) use trees::TreeListing;
 
 /// Why objects could not be enumerated.
 #[derive(Debug, thiserror::Error)]
@@ -265,6 +268,16 @@ pub fn traverse_objects(
     request: &WalkRequest<'_>,
     progress: &dyn Progress,
 ) -> Result<Walked, WalkError> {
+    traverse_objects_listing(odb, request, progress, TreeListing::Auto)
+}
+
+/// [`traverse_objects`], its trees listed as `listing` says.
+pub(crate) fn traverse_objects_listing(
+    odb: &ObjectDb,
+    request: &WalkRequest<'_>,
+    progress: &dyn Progress,
+    listing: TreeListing,
+) -> Result<Walked, WalkError> {
     let mut walker = Walker::new(odb, progress);
     let mut out = Walked::default();
     let Wants {
@@ -334,19 +347,35 @@ pub fn traverse_objects(
     // Oldest first, so that a parent's tree is listed before its child's is compared with it:
     // an entry the child shares with a listed (or uninteresting) parent needs no listing.
     let mut listed = IdSet::default();
-    for id in commits.iter().rev() {
-        let node = &walker.commits[id];
-        let tree = node.tree;
-        let old = match node.parents.first() {
-            Some(parent) if !request.shallow.contains(id) => walker
-                .commits
-                .get(parent)
-                .filter(|p| p.flags & UNINTERESTING != 0 || listed.contains(parent))
-                .map(|p| p.tree),
-            _ => None,
-        };
-        walker.list_tree(&tree, old, &mut path, 0, request.filter, &mut out.objects)?;
-        listed.insert(*id);
+    let jobs: Vec<TreeJob> = (commits.iter().rev())
+        .map(|id| {
+            let node = &walker.commits[id];
+            let old = match node.parents.first() {
+                Some(parent) if !request.shallow.contains(id) => walker
+                    .commits
+                    .get(parent)
+                    .filter(|p| p.flags & UNINTERESTING != 0 || listed.contains(parent))
+                    .map(|p| p.tree),
+                _ => None,
+            };
+            listed.insert(*id);
+            TreeJob {
+                tree: node.tree,
+                old,
+            }
+        })
+        .collect();
+    match trees::parallelism(listing, request.filter, jobs.len()) {
+        Some((threads, run)) => {
+            let (seen, out) = (&mut walker.seen, &mut out.objects);
+            trees::list_in_parallel(odb, &jobs, threads, run, seen, out, progress)?;
+        }
+        None => {
+            for job in &jobs {
+                let (filter, out) = (request.filter, &mut out.objects);
+                walker.list_tree(&job.tree, job.old, &mut path, 0, filter, out)?;
+            }
+        }
     }
     for (id, kind) in pending_objects {
         if kind == ObjectKind::Tree {
