@@ -42,7 +42,15 @@ pub fn for_each_difference<E>(
     // How many leading bytes of `rest` equal `old_rest`'s: found with one wide comparison,
     // then whole entries inside it are skipped without comparing them again.
     let mut same: Option<usize> = None;
+    // How many trailing bytes the trees share. Once both have as many bytes left and no more
+    // than that, the rest is the same entries in both: the entries after the last change are
+    // not parsed one by one (a tree is mostly its previous version with an entry or two
+    // changed, often well before its end).
+    let tail = common_suffix(new, old);
     while !rest.is_empty() {
+        if rest.len() == old_rest.len() && rest.len() <= tail {
+            break;
+        }
         let equal = *same.get_or_insert_with(|| common_prefix(rest, old_rest));
         if let Some(nul) = memchr::memchr(0, rest) {
             let len = nul + 1 + id_len;
@@ -92,6 +100,25 @@ pub fn tree_order(a: &TreeEntry<'_>, b: &TreeEntry<'_>) -> Ordering {
     })
 }
 
+/// How many trailing bytes `a` and `b` share, compared eight at a time.
+pub fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+    let mut len = 0;
+    for (x, y) in a.rchunks_exact(8).zip(b.rchunks_exact(8)) {
+        let diff = u64::from_be_bytes(x.try_into().unwrap_or_default())
+            ^ u64::from_be_bytes(y.try_into().unwrap_or_default());
+        if diff != 0 {
+            return len + (diff.trailing_zeros() / 8) as usize;
+        }
+        len += 8;
+    }
+    len + a[..a.len() - len]
+        .iter()
+        .rev()
+        .zip(b[..b.len() - len].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
 /// How many leading bytes `a` and `b` share, compared eight at a time (to skip runs of tree
 /// entries equal to another version's, and of bytes a delta copies).
 pub fn common_prefix(a: &[u8], b: &[u8]) -> usize {
@@ -109,4 +136,110 @@ pub fn common_prefix(a: &[u8], b: &[u8]) -> usize {
         .zip(&b[len..])
         .take_while(|(x, y)| x == y)
         .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{common_prefix, common_suffix, for_each_difference};
+    use crate::parse::tree_entries;
+    use crate::HashKind;
+
+    /// A small deterministic generator (xorshift), so that no crate is needed for random trees.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self, below: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % below
+        }
+    }
+
+    /// A tree of `names` (sorted, distinct, no subtrees), each with an id from `ids`.
+    fn tree(entries: &[(String, u8)]) -> Vec<u8> {
+        let mut data = Vec::new();
+        for (name, id) in entries {
+            data.extend_from_slice(b"100644 ");
+            data.extend_from_slice(name.as_bytes());
+            data.push(0);
+            data.extend_from_slice(&[*id; 20]);
+        }
+        data
+    }
+
+    /// What differs, found by parsing both trees whole.
+    fn naive(new: &[u8], old: &[u8]) -> Vec<(Vec<u8>, bool)> {
+        let old: Vec<_> = tree_entries(HashKind::Sha1, old)
+            .map(Result::unwrap)
+            .collect();
+        tree_entries(HashKind::Sha1, new)
+            .map(Result::unwrap)
+            .filter(|e| !old.iter().any(|o| o.name == e.name && o.id == e.id))
+            .map(|e| (e.name.to_vec(), old.iter().any(|o| o.name == e.name)))
+            .collect()
+    }
+
+    #[test]
+    fn common_suffix_and_prefix_count_shared_bytes() {
+        let mut rng = Rng(7);
+        for _ in 0..2_000 {
+            let len = rng.next(40) as usize;
+            let a: Vec<u8> = (0..len).map(|_| rng.next(3) as u8).collect();
+            let mut b = a.clone();
+            if !b.is_empty() && rng.next(2) == 0 {
+                let at = rng.next(b.len() as u64) as usize;
+                b[at] ^= 1;
+            }
+            b.truncate(rng.next(len as u64 + 1) as usize);
+            let suffix = a
+                .iter()
+                .rev()
+                .zip(b.iter().rev())
+                .take_while(|(x, y)| x == y);
+            assert_eq!(common_suffix(&a, &b), suffix.count());
+            let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+            assert_eq!(common_prefix(&a, &b), prefix);
+        }
+    }
+
+    /// Changed, added and removed entries anywhere (the last included), ids that share bytes
+    /// with names: the diff reports what parsing both trees whole finds.
+    #[test]
+    fn differences_are_those_of_whole_trees() {
+        let mut rng = Rng(11);
+        for _ in 0..2_000 {
+            let count = rng.next(12) as usize;
+            let mut old: Vec<(String, u8)> = (0..count)
+                .map(|i| (format!("f{i:02}"), rng.next(3) as u8))
+                .collect();
+            let mut new = old.clone();
+            for _ in 0..rng.next(3) {
+                match (rng.next(3), new.len()) {
+                    (0, n) if n > 0 => new[rng.next(n as u64) as usize].1 ^= 1,
+                    (1, n) if n > 0 => drop(new.remove(rng.next(n as u64) as usize)),
+                    _ => new.push((format!("g{}", rng.next(100)), 0)),
+                }
+            }
+            new.sort();
+            new.dedup_by(|a, b| a.0 == b.0);
+            if rng.next(4) == 0 {
+                old = new.clone();
+            }
+            let (new, old) = (tree(&new), tree(&old));
+            let mut found = Vec::new();
+            for_each_difference::<()>(
+                HashKind::Sha1,
+                &new,
+                &old,
+                |entry, before| {
+                    found.push((entry.name.to_vec(), before.is_some()));
+                    Ok(())
+                },
+                |_| (),
+            )
+            .unwrap();
+            assert_eq!(found, naive(&new, &old));
+        }
+    }
 }
