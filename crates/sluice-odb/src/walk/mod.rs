@@ -17,8 +17,10 @@ use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
 
 mod filter;
 mod limit;
+mod tree_cache;
 mod trees;
 pub use filter::ObjectFilter;
+use tree_cache::{below, changed_blob, old_subtree, TreeCache};
 use trees::TreeJob;
 pub(crate) use trees::TreeListing;
 
@@ -239,7 +241,7 @@ struct Walker<'a> {
     /// Trees and blobs already listed or known to the other side.
     seen: IdSet,
     /// Trees lately read, which the next commits compare with.
-    tree_cache: IdMap<std::rc::Rc<Vec<u8>>>,
+    trees: TreeCache,
     /// The commit-graph, when the repository has a usable one.
     graph: Option<crate::commit_graph::GraphReader>,
     progress: &'a dyn Progress,
@@ -430,7 +432,7 @@ impl<'a> Walker<'a> {
             odb,
             commits: IdMap::default(),
             seen: IdSet::default(),
-            tree_cache: IdMap::default(),
+            trees: TreeCache::new(TREE_CACHE_ENTRIES),
             graph: crate::commit_graph::GraphReader::open(odb.dir(), odb.hash()),
             progress,
         }
@@ -584,13 +586,13 @@ impl<'a> Walker<'a> {
         if !self.seen.insert(*id) {
             return Ok(());
         }
-        let data = self.read_tree(id)?;
+        let data = self.trees.read_tree(self.odb, id)?;
         // The same path in the parent's tree: entries identical there are listed through the
         // parent (or the client has them), so only what changed needs a lookup. This turns
         // tens of millions of set lookups (every entry of every root tree) into a byte-wise
         // merge of two sorted lists.
         let old_data = match old {
-            Some(old) if old != *id => self.read_old_tree(&old)?,
+            Some(old) if old != *id => self.trees.read_old_tree(self.odb, &old)?,
             _ => None,
         };
         out.push(WalkedObject {
@@ -600,78 +602,30 @@ impl<'a> Walker<'a> {
             previous: old.filter(|old| old != id),
         });
         self.progress.add(1);
-        let base = path.len();
         let old_data = old_data.as_deref().map_or(&[][..], |d| &d[..]);
         for_each_changed(
             self.odb.hash(),
             &data,
             old_data,
             |entry, counterpart| {
-                if base > 0 {
-                    path.push(b'/');
-                }
-                path.extend_from_slice(entry.name);
-                if entry.is_tree() {
-                    let old = counterpart.filter(|o| o.is_tree()).map(|o| o.id);
-                    self.list_tree(&entry.id, old, path, depth + 1, filter, out)?;
-                } else if self.wants_blob(&entry.id, depth + 1, filter)?
-                    && self.seen.insert(entry.id)
-                {
-                    out.push(WalkedObject {
-                        id: entry.id,
-                        kind: ObjectKind::Blob,
-                        name_hash: name_hash(path),
-                        previous: counterpart
-                            .filter(|o| !o.is_tree() && !o.is_gitlink())
-                            .map(|o| o.id),
-                    });
-                    self.progress.add(1);
-                }
-                path.truncate(base);
-                Ok(())
+                below(path, entry.name, |path| {
+                    if entry.is_tree() {
+                        let old = old_subtree(counterpart);
+                        self.list_tree(&entry.id, old, path, depth + 1, filter, out)?;
+                    } else if self.wants_blob(&entry.id, depth + 1, filter)?
+                        && self.seen.insert(entry.id)
+                    {
+                        out.push(changed_blob(&entry, counterpart, path));
+                        self.progress.add(1);
+                    }
+                    Ok(())
+                })
             },
             |offset| WalkError::Malformed {
                 id: *id,
                 source: ParseError::TreeEntry(offset),
             },
         )
-    }
-
-    /// Reads a tree to list, keeping it: its children compare with it soon after.
-    fn read_tree(&mut self, id: &ObjectId) -> Result<std::rc::Rc<Vec<u8>>, WalkError> {
-        if let Some(data) = self.tree_cache.get(id) {
-            return Ok(std::rc::Rc::clone(data));
-        }
-        let (kind, data) = self.read(id, "tree")?;
-        if kind != ObjectKind::Tree {
-            return Err(WalkError::WrongKind {
-                id: *id,
-                found: kind,
-                expected: ObjectKind::Tree,
-            });
-        }
-        Ok(self.remember(id, data))
-    }
-
-    /// Reads a parent's tree to compare with; usually just listed, so in the cache.
-    fn read_old_tree(&mut self, id: &ObjectId) -> Result<Option<std::rc::Rc<Vec<u8>>>, WalkError> {
-        if let Some(data) = self.tree_cache.get(id) {
-            return Ok(Some(std::rc::Rc::clone(data)));
-        }
-        let Some((ObjectKind::Tree, data)) = self.odb.read(id)? else {
-            return Ok(None);
-        };
-        Ok(Some(self.remember(id, data)))
-    }
-
-    /// Keeps a tree just read for the comparisons that follow, starting over when full.
-    fn remember(&mut self, id: &ObjectId, data: Vec<u8>) -> std::rc::Rc<Vec<u8>> {
-        if self.tree_cache.len() >= TREE_CACHE_ENTRIES {
-            self.tree_cache.clear();
-        }
-        let data = std::rc::Rc::new(data);
-        self.tree_cache.insert(*id, std::rc::Rc::clone(&data));
-        data
     }
 
     fn wants_blob(

@@ -15,6 +15,7 @@
 //! runs in order against the real seen set (phase B), skipping a tree's extent when the tree
 //! turns out to be seen after all; what comes out is exactly the one-threaded walk's list.
 
+use super::tree_cache::{below, changed_blob, old_subtree, TreeCache};
 use super::{name_hash, ObjectFilter, WalkError, WalkedObject, MAX_TREE_DEPTH};
 use crate::odb::ObjectDb;
 use sluice_object::parse::ParseError;
@@ -22,7 +23,6 @@ use sluice_object::progress::Progress;
 use sluice_object::tree_diff::for_each_changed;
 use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
 use std::collections::BTreeMap;
-use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex};
 
@@ -121,7 +121,7 @@ pub(super) fn list_in_parallel(
             let sender = sender.clone();
             let (lister, next) = (&lister, &next);
             scope.spawn(move || {
-                let mut cache = TreeCache::default();
+                let mut cache = TreeCache::new(CACHE_ENTRIES);
                 loop {
                     let index = next.fetch_add(1, Ordering::Relaxed);
                     if index >= runs {
@@ -204,12 +204,6 @@ struct Lister<'a> {
     firsts: Box<[Mutex<IdMap<usize>>]>,
 }
 
-/// A worker's recently read trees.
-#[derive(Default)]
-struct TreeCache {
-    trees: IdMap<Rc<Vec<u8>>>,
-}
-
 impl Lister<'_> {
     /// Phase A of the commits `jobs`, the first of which is the `start`-th of the walk.
     fn list_run(&self, start: usize, jobs: &[TreeJob], cache: &mut TreeCache) -> Vec<Met> {
@@ -260,9 +254,9 @@ impl Lister<'_> {
             return;
         }
         let old = old.filter(|old| old != id);
-        let read = self.read_tree(id, cache).and_then(|data| {
+        let read = cache.read_tree(self.odb, id).and_then(|data| {
             let old_data = match old {
-                Some(old) => self.read_old_tree(&old, cache)?,
+                Some(old) => cache.read_old_tree(self.odb, &old)?,
                 None => None,
             };
             Ok((data, old_data))
@@ -281,31 +275,19 @@ impl Lister<'_> {
             },
             end: 0,
         });
-        let base = path.len();
         let old_data = old_data.as_deref().map_or(&[][..], |d| &d[..]);
         let listed = for_each_changed(
             self.odb.hash(),
             &data,
             old_data,
             |entry, counterpart| {
-                if base > 0 {
-                    path.push(b'/');
-                }
-                path.extend_from_slice(entry.name);
-                if entry.is_tree() {
-                    let old = counterpart.filter(|o| o.is_tree()).map(|o| o.id);
-                    self.descend(commit, &entry.id, old, path, depth + 1, met, cache);
-                } else {
-                    met.push(Met::Blob(WalkedObject {
-                        id: entry.id,
-                        kind: ObjectKind::Blob,
-                        name_hash: name_hash(path),
-                        previous: counterpart
-                            .filter(|o| !o.is_tree() && !o.is_gitlink())
-                            .map(|o| o.id),
-                    }));
-                }
-                path.truncate(base);
+                below(path, entry.name, |path| match entry.is_tree() {
+                    true => {
+                        let old = old_subtree(counterpart);
+                        self.descend(commit, &entry.id, old, path, depth + 1, met, cache);
+                    }
+                    false => met.push(Met::Blob(changed_blob(&entry, counterpart, path))),
+                });
                 Ok(())
             },
             |offset| WalkError::Malformed {
@@ -320,52 +302,6 @@ impl Lister<'_> {
         if let Met::Tree { end: slot, .. } = &mut met[at] {
             *slot = end;
         }
-    }
-
-    /// A tree to list (as `Walker::read_tree`).
-    fn read_tree(&self, id: &ObjectId, cache: &mut TreeCache) -> Result<Rc<Vec<u8>>, WalkError> {
-        if let Some(data) = cache.trees.get(id) {
-            return Ok(Rc::clone(data));
-        }
-        let (kind, data) = (self.odb.read(id)?).ok_or(WalkError::Missing {
-            kind: "tree",
-            id: *id,
-        })?;
-        if kind != ObjectKind::Tree {
-            let (found, expected) = (kind, ObjectKind::Tree);
-            return Err(WalkError::WrongKind {
-                id: *id,
-                found,
-                expected,
-            });
-        }
-        Ok(cache.remember(id, data))
-    }
-
-    /// A tree to compare with, which may be missing (as `Walker::read_old_tree`).
-    fn read_old_tree(
-        &self,
-        id: &ObjectId,
-        cache: &mut TreeCache,
-    ) -> Result<Option<Rc<Vec<u8>>>, WalkError> {
-        if let Some(data) = cache.trees.get(id) {
-            return Ok(Some(Rc::clone(data)));
-        }
-        let Some((ObjectKind::Tree, data)) = self.odb.read(id)? else {
-            return Ok(None);
-        };
-        Ok(Some(cache.remember(id, data)))
-    }
-}
-
-impl TreeCache {
-    fn remember(&mut self, id: &ObjectId, data: Vec<u8>) -> Rc<Vec<u8>> {
-        if self.trees.len() >= CACHE_ENTRIES {
-            self.trees.clear();
-        }
-        let data = Rc::new(data);
-        self.trees.insert(*id, Rc::clone(&data));
-        data
     }
 }
 
