@@ -27,6 +27,7 @@ pub fn repack_loose(
         shallow: &IdSet::default(),
         filter: ObjectFilter::None,
         reach_memo: None,
+        cores: sluice_odb::WalkCores::All,
     };
     let mut walked = walk_objects(&odb, &request, progress)?;
     // Only what no pack (of this repository or an alternate) holds.

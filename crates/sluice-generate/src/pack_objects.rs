@@ -129,6 +129,7 @@ pub fn select(
                 shallow: &IdSet::default(),
                 filter: ObjectFilter::None,
                 reach_memo: None,
+                cores: sluice_odb::WalkCores::All,
             };
             walk_objects(odb, &request, progress).map_err(|e| GenerateError::Walk(Box::new(e)))?
         }

@@ -169,6 +169,7 @@ pub fn repack_all_with(
             shallow: &IdSet::default(),
             filter: ObjectFilter::None,
             reach_memo: None,
+            cores: sluice_odb::WalkCores::All,
         };
         let walked = match options.full_search {
             None => walk_objects(&odb, &request, progress),

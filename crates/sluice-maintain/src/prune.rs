@@ -127,6 +127,7 @@ fn reach(odb: &ObjectDb, tips: &[ObjectId]) -> Result<IdSet, PruneError> {
             shallow: &IdSet::default(),
             filter: ObjectFilter::None,
             reach_memo: None,
+            cores: sluice_odb::WalkCores::All,
         },
         &Discard,
     )?;

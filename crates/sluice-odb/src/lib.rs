@@ -55,6 +55,6 @@ pub use refs::{
 };
 pub use repository::{RepoError, Repository};
 pub use walk::{
-    traverse_objects, walk_objects, KnownObjects, Located, ObjectFilter, WalkError, WalkRequest,
-    Walked, WalkedObject,
+    traverse_objects, walk_objects, KnownObjects, Located, ObjectFilter, WalkCores, WalkError,
+    WalkRequest, Walked, WalkedObject,
 };

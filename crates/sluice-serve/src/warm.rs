@@ -75,6 +75,7 @@ fn warm(dir: &Path, memory: &ServerMemory) -> Result<(), ServeError> {
         shallow: &IdSet::default(),
         filter: ObjectFilter::None,
         reach_memo: Some(&memory.reaches),
+        cores: sluice_odb::WalkCores::One,
     };
     let walked = walk_objects(odb, &request, &Discard)?;
     let options = PackOptions {

@@ -164,6 +164,7 @@ fn walk(
             shallow: &IdSet::default(),
             filter: ObjectFilter::None,
             reach_memo: None,
+            cores: sluice_odb::WalkCores::All,
         },
         progress,
     )?)

@@ -148,6 +148,7 @@ fn commits_between(
         shallow: &IdSet::default(),
         filter: ObjectFilter::TreeDepth(0),
         reach_memo: None,
+        cores: sluice_odb::WalkCores::All,
     };
     let walked = walk_objects(odb, &request, &Discard)?;
     Ok((walked.objects.iter())

@@ -30,6 +30,7 @@ fn counting_uses_the_multi_pack_index_bitmap() {
         shallow: &IdSet::default(),
         filter: ObjectFilter::None,
         reach_memo: None,
+        cores: crate::walk::WalkCores::All,
     };
     let counted = walk_with_bitmap(&odb, &request, &Discard).unwrap().unwrap();
     let located = counted.located.as_ref().unwrap();

@@ -32,6 +32,7 @@ pub fn write_midx_bitmap(
         shallow: &IdSet::default(),
         filter: ObjectFilter::None,
         reach_memo: None,
+        cores: crate::walk::WalkCores::All,
     };
     let mut walked = walk_objects(odb, &request, progress).map_err(BitmapWriteError::Walk)?;
     let target = BitmapTarget::Midx { pack_dir, layout };

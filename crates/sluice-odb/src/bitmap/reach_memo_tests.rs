@@ -27,6 +27,7 @@ fn counted(odb: &ObjectDb, wants: &[ObjectId], memo: Option<&ReachMemo>) -> Vec<
         shallow: &IdSet::default(),
         filter: ObjectFilter::None,
         reach_memo: memo,
+        cores: crate::walk::WalkCores::All,
     };
     let walked = walk_with_bitmap(odb, &request, &Discard).unwrap().unwrap();
     let mut ids: Vec<ObjectId> = walked.objects.iter().map(|o| o.id).collect();

@@ -72,6 +72,20 @@ pub struct WalkRequest<'a> {
     /// Where what sets of tips reach is remembered between walks (a server's, shared by its
     /// requests), when counting with a bitmap.
     pub reach_memo: Option<&'a crate::bitmap::ReachMemo>,
+    /// The cores a walk without a bitmap may read trees on.
+    pub cores: WalkCores,
+}
+
+/// The cores a walk without a bitmap may read trees on. Listing on every core takes a tenth
+/// more CPU in all (git/git's whole history: 3.2 s against 3.5 s for `pack-objects --revs`)
+/// for a third less wall time: what one waiting user wants, not a server whose cores serve
+/// other requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WalkCores {
+    /// Every core: a push, a repack, one job someone waits on.
+    All,
+    /// The calling thread: a server's request.
+    One,
 }
 
 /// One object to send.
@@ -367,6 +381,10 @@ pub(crate) fn traverse_objects_listing(
             }
         })
         .collect();
+    let listing = match (listing, request.cores) {
+        (TreeListing::Auto, WalkCores::One) => TreeListing::OneThread,
+        (listing, _) => listing,
+    };
     match trees::parallelism(listing, request.filter, jobs.len()) {
         Some((threads, run)) => {
             let (seen, out) = (&mut walker.seen, &mut out.objects);

@@ -34,15 +34,16 @@ pub(super) struct TreeJob {
     pub(super) old: Option<ObjectId>,
 }
 
-/// How the walk lists its commits' trees. Only the tests choose (they compare the listings).
+/// How the walk lists its commits' trees: as the request's `cores` say, or as the tests
+/// choose (they compare the listings).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) enum TreeListing {
     /// In parallel when there are cores to spare and commits enough to share.
     Auto,
     /// On the calling thread.
     OneThread,
     /// With `threads` workers taking `run` commits at a time (tests choose small runs).
+    #[cfg_attr(not(test), allow(dead_code))]
     Parallel { threads: usize, run: usize },
 }
 

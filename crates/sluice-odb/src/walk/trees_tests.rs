@@ -66,6 +66,7 @@ fn walk(odb: &ObjectDb, wants: &[ObjectId], haves: &[ObjectId], listing: TreeLis
         shallow: &IdSet::default(),
         filter: ObjectFilter::None,
         reach_memo: None,
+        cores: crate::walk::WalkCores::All,
     };
     traverse_objects_listing(odb, &request, &Discard, listing).unwrap()
 }
@@ -116,6 +117,7 @@ fn a_missing_tree_fails_both_walks_alike() {
         shallow: &IdSet::default(),
         filter: ObjectFilter::None,
         reach_memo: None,
+        cores: crate::walk::WalkCores::All,
     };
     let error = |listing| {
         let walked = traverse_objects_listing(&odb, &request, &Discard, listing);

@@ -302,6 +302,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                 shallow: &self.own_shallow,
                 filter: ObjectFilter::None,
                 reach_memo: None,
+                cores: sluice_odb::WalkCores::One,
             },
             &sluice_object::progress::Discard,
         )?;

@@ -155,6 +155,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                 shallow,
                 filter: request.filter,
                 reach_memo: self.options.memory.as_ref().map(|m| &m.reaches),
+                cores: sluice_odb::WalkCores::One,
             },
             progress,
         )?;
