@@ -1,5 +1,6 @@
 //! Naming commits as git does for the commands Sluice has: a branch, a tag, a remote-tracking
-//! branch, a full ref name, `HEAD`, or a full object id.
+//! branch, a full ref name, `HEAD`, or a full object id, each optionally followed by `~<n>`
+//! and `^<n>` steps.
 
 use sluice_object::ObjectId;
 use sluice_odb::{ConfigError, ConfigFile, ConfigKey, RefError, RefTarget, Repository};
@@ -48,14 +49,13 @@ pub fn resolve(repo: &Repository, name: &str) -> Result<Resolved, RevisionError>
     if let Some(resolved) = guess_remote_branch(repo, name)? {
         return Ok(resolved);
     }
-    if let Ok(id) = ObjectId::from_hex(repo.hash(), name.as_bytes()) {
-        if repo.objects().contains(&id) {
-            return Ok(Resolved {
-                id,
-                branch: None,
-                created_from: None,
-            });
-        }
+    // Any other commit-ish (`main~1`, `v1.0^2`, a full id) detaches `HEAD` there.
+    if let Some(named) = sluice_odb::revision::resolve(repo, name) {
+        return Ok(Resolved {
+            id: named.id,
+            branch: None,
+            created_from: None,
+        });
     }
     Err(RevisionError::Invalid {
         name: name.to_owned(),
@@ -122,16 +122,31 @@ pub enum HeadMoved {
     },
 }
 
+/// How `HEAD` moved, for git's messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeadMove {
+    /// Where it went.
+    pub to: HeadMoved,
+    /// The commit a detached `HEAD` left for another one, with its subject (git: "Previous HEAD
+    /// position was …").
+    pub left: Option<(ObjectId, String)>,
+    /// It was on a branch before (detaching it earns git's advice).
+    pub was_on_branch: bool,
+}
+
 /// Points `HEAD` at `target` after its tree was checked out, with git's reflog entry
 /// (`checkout: moving from <old> to <given>`), `given` being the name on the command line.
 pub fn move_head(
     repo: &Repository,
     target: &Resolved,
     given: &str,
-) -> Result<HeadMoved, RevisionError> {
+) -> Result<HeadMove, RevisionError> {
     let refs = repo.refs();
     let (head_ref, head_id) = refs.resolve("HEAD")?;
     let old = head_id.unwrap_or(repo.hash().null_id());
+    let was_on_branch = head_ref.starts_with("refs/heads/");
+    let left = (!was_on_branch && head_id.is_some_and(|id| id != target.id))
+        .then(|| (old, subject(repo, &old)));
     let from = head_ref
         .strip_prefix("refs/heads/")
         .map_or_else(|| old.to_string(), str::to_owned);
@@ -163,7 +178,11 @@ pub fn move_head(
         &sluice_odb::refs::reflog_identity(repo.config()),
         &format!("checkout: moving from {from} to {to}"),
     );
-    Ok(moved)
+    Ok(HeadMove {
+        to: moved,
+        left,
+        was_on_branch,
+    })
 }
 
 /// A commit's subject: the first line of its message.

@@ -359,7 +359,7 @@ fn attribute_matrix_matches_git() {
     }
 }
 
-fn history_for_switch(env: &Env) -> std::path::PathBuf {
+pub(crate) fn history_for_switch(env: &Env) -> std::path::PathBuf {
     let src = env.init("sw", true);
     let mut fi = FastImport::new();
     fi.commit(

@@ -6,6 +6,7 @@ mod advertisement;
 mod bad_servers;
 mod bitmap_serving;
 mod checkout;
+mod checkout_detached;
 mod checkout_switch;
 mod clone;
 mod command_options;

@@ -57,7 +57,11 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if args.quiet {
         return Ok(ExitCode::SUCCESS);
     }
-    match moved {
+    let abbrev = |id| sluice_odb::abbrev::abbreviate(&repo, id);
+    if let Some((id, subject)) = &moved.left {
+        eprintln!("Previous HEAD position was {} {subject}", abbrev(id));
+    }
+    match moved.to {
         HeadMoved::Branch {
             name,
             created: true,
@@ -72,11 +76,37 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
         } => eprintln!("Already on '{name}'"),
         HeadMoved::Branch { name, .. } => eprintln!("Switched to branch '{name}'"),
         HeadMoved::Detached { id, subject } => {
-            eprintln!(
-                "HEAD is now at {} {subject}",
-                sluice_odb::abbrev::abbreviate(&repo, &id)
-            )
+            let advice = repo.config().get_bool("advice.detachedhead")?;
+            if moved.was_on_branch && advice.unwrap_or(true) {
+                eprint!("{}", detached_advice(&args.target));
+            }
+            eprintln!("HEAD is now at {} {subject}", abbrev(&id))
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// git's advice on leaving a branch for a detached `HEAD` (`advice.detachedHead`), word for word
+/// as git 2.39 and 2.47 print it.
+fn detached_advice(target: &str) -> String {
+    format!(
+        "Note: switching to '{target}'.
+
+You are in 'detached HEAD' state. You can look around, make experimental
+changes and commit them, and you can discard any commits you make in this
+state without impacting any branches by switching back to a branch.
+
+If you want to create a new branch to retain commits you create, you may
+do so (now or later) by using -c with the switch command. Example:
+
+  git switch -c <new-branch-name>
+
+Or undo this operation with:
+
+  git switch -
+
+Turn off this advice by setting config variable advice.detachedHead to false
+
+"
+    )
 }
