@@ -25,6 +25,7 @@ mod remote;
 pub mod remote_shallow;
 mod request;
 mod transport;
+pub mod upstream;
 mod url;
 mod v0;
 mod v2;

@@ -8,6 +8,7 @@ mod bitmap_serving;
 mod checkout;
 mod checkout_detached;
 mod checkout_switch;
+mod checkout_upstream;
 mod clone;
 mod command_options;
 mod commit_graph;

@@ -5,6 +5,7 @@ use crate::progress::TerminalProgress;
 use anyhow::anyhow;
 use sluice_checkout::revision::{move_head, resolve, HeadMoved};
 use sluice_checkout::{commit_tree, switch, CheckoutError, CheckoutOptions};
+use sluice_fetch::upstream::{Standing, Upstream};
 use std::process::ExitCode;
 
 /// Arguments of `checkout`.
@@ -83,7 +84,53 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
             eprintln!("HEAD is now at {} {subject}", abbrev(&id))
         }
     }
+    if let Some(branch) = repo.refs().resolve("HEAD")?.0.strip_prefix("refs/heads/") {
+        if let Some(upstream) = sluice_fetch::upstream::standing(&repo, branch) {
+            let hints = repo
+                .config()
+                .get_bool("advice.statushints")?
+                .unwrap_or(true);
+            // git prints it on standard output.
+            print!("{}", standing_report(&upstream, hints));
+        }
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// git's words for where a branch stands against its upstream, with the hints of
+/// `advice.statusHints` (the diverged one as git 2.47 words it).
+fn standing_report(upstream: &Upstream, hints: bool) -> String {
+    let base = &upstream.shown;
+    let commits = |n: usize| if n == 1 { "commit" } else { "commits" };
+    let (report, hint) = match upstream.standing {
+        Standing::Gone => (
+            format!("Your branch is based on '{base}', but the upstream is gone.\n"),
+            "  (use \"git branch --unset-upstream\" to fixup)\n",
+        ),
+        Standing::UpToDate => (format!("Your branch is up to date with '{base}'.\n"), ""),
+        Standing::Ahead(n) => (
+            format!("Your branch is ahead of '{base}' by {n} {}.\n", commits(n)),
+            "  (use \"git push\" to publish your local commits)\n",
+        ),
+        Standing::Behind(n) => (
+            format!(
+                "Your branch is behind '{base}' by {n} {}, and can be fast-forwarded.\n",
+                commits(n)
+            ),
+            "  (use \"git pull\" to update your local branch)\n",
+        ),
+        Standing::Diverged(ours, theirs) => (
+            format!(
+                "Your branch and '{base}' have diverged,\nand have {ours} and {theirs} different {} each, respectively.\n",
+                commits(ours + theirs)
+            ),
+            "  (use \"git pull\" if you want to integrate the remote branch with yours)\n",
+        ),
+    };
+    match hints {
+        true => report + hint,
+        false => report,
+    }
 }
 
 /// git's advice on leaving a branch for a detached `HEAD` (`advice.detachedHead`), word for word

@@ -1,0 +1,65 @@
+//! Where a branch stands against its upstream (`branch.<name>.remote` and `.merge`, the merged
+//! ref tracked here as `remote.<remote>.fetch` maps it): what git's checkout reports.
+
+use crate::refspec::Refspec;
+use sluice_odb::Repository;
+
+/// How the branch compares with its upstream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// The same commit.
+    UpToDate,
+    /// This many commits the upstream lacks.
+    Ahead(usize),
+    /// This many commits the branch lacks (a fast-forward away).
+    Behind(usize),
+    /// Commits on both sides: (the branch's, the upstream's).
+    Diverged(usize, usize),
+    /// The upstream's tracking ref is gone.
+    Gone,
+}
+
+/// A branch's upstream as git names it (`origin/main`, or `main` for a local one) and where
+/// the branch stands against it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Upstream {
+    /// The upstream's short name.
+    pub shown: String,
+    /// Where the branch stands.
+    pub standing: Standing,
+}
+
+/// The upstream of the local branch `branch` (its short name) and where the branch stands,
+/// or `None` when it has no upstream or the count cannot be made.
+pub fn standing(repo: &Repository, branch: &str) -> Option<Upstream> {
+    let config = repo.config();
+    let remote = config.get(&format!("branch.{branch}.remote"))?;
+    let merge = config.get(&format!("branch.{branch}.merge"))?;
+    let tracking = match remote {
+        "." => merge.to_owned(),
+        remote => (config
+            .get_all(&format!("remote.{remote}.fetch"))
+            .into_iter())
+        .filter_map(|spec| Refspec::parse(spec).ok())
+        .filter(|spec| !spec.negative)
+        .find_map(|spec| spec.destination(&spec.matches(merge)?))?,
+    };
+    let shown = ["refs/heads/", "refs/remotes/", "refs/"]
+        .iter()
+        .find_map(|prefix| tracking.strip_prefix(prefix))
+        .unwrap_or(&tracking)
+        .to_owned();
+    let refs = repo.refs();
+    let ours = refs.resolve(&format!("refs/heads/{branch}")).ok()?.1?;
+    let Some(theirs) = refs.resolve(&tracking).ok().and_then(|(_, id)| id) else {
+        let standing = Standing::Gone;
+        return Some(Upstream { shown, standing });
+    };
+    let standing = match sluice_odb::ancestry::ahead_behind(repo.objects(), &ours, &theirs)? {
+        (0, 0) => Standing::UpToDate,
+        (ahead, 0) => Standing::Ahead(ahead),
+        (0, behind) => Standing::Behind(behind),
+        (ahead, behind) => Standing::Diverged(ahead, behind),
+    };
+    Some(Upstream { shown, standing })
+}

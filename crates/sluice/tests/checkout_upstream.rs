@@ -1,0 +1,89 @@
+//! Switching to a branch reports where it stands against its upstream as git does, on
+//! standard output: up to date, ahead, behind, diverged, the upstream gone, a local upstream,
+//! and without the hints when `advice.statusHints` is off.
+
+use crate::util::{stderr, Env};
+use std::path::Path;
+
+/// git before 2.41 words the diverged hint differently; Sluice words it as git 2.47.
+fn as_newer_git(text: &str) -> String {
+    text.replace(
+        "(use \"git pull\" to merge the remote branch into yours)",
+        "(use \"git pull\" if you want to integrate the remote branch with yours)",
+    )
+}
+
+/// Leaves `main` for `side`, then checks `main` out again with git in `theirs` and Sluice in
+/// `ours`: the same exit code, standard output and standard error.
+fn switch_back_alike(env: &Env, ours: &Path, theirs: &Path, step: &str) {
+    let mut said = Vec::new();
+    for (repo, sluice) in [(theirs, false), (ours, true)] {
+        env.git(repo, &["checkout", "-q", "side"]);
+        let out = env.sluice_or_git(sluice, repo, &["checkout", "main"]);
+        assert!(out.status.success(), "{step}: {}", stderr(&out));
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        said.push((as_newer_git(&stdout), stderr(&out)));
+    }
+    assert_eq!(said[1], said[0], "{step}");
+}
+
+/// Runs the same git command in both clones.
+fn both(env: &Env, repos: [&Path; 2], args: &[&str]) {
+    for repo in repos {
+        env.git(repo, args);
+    }
+}
+
+fn commit(env: &Env, repos: [&Path; 2], name: &str) {
+    for repo in repos {
+        std::fs::write(repo.join(name), format!("{name}\n")).unwrap();
+        env.git(repo, &["add", name]);
+        env.git(repo, &["commit", "-q", "-m", name]);
+    }
+}
+
+#[test]
+fn the_upstream_report_is_gits() {
+    for git in crate::util::gits() {
+        let env = Env::with_git(git.clone());
+        let src = env.init("src", false);
+        env.git(&src, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+        for i in 0..3 {
+            let name = format!("f{i}");
+            std::fs::write(src.join(&name), &name).unwrap();
+            env.git(&src, &["add", &name]);
+            env.git(&src, &["commit", "-q", "-m", &name]);
+        }
+        let (theirs, ours) = (env.path().join("theirs"), env.path().join("ours"));
+        for dest in [&theirs, &ours] {
+            env.git(
+                env.path(),
+                &["clone", "-q", src.to_str().unwrap(), dest.to_str().unwrap()],
+            );
+            env.git(dest, &["branch", "side"]);
+        }
+        let repos = [theirs.as_path(), ours.as_path()];
+        switch_back_alike(&env, &ours, &theirs, "up to date");
+        commit(&env, repos, "local");
+        switch_back_alike(&env, &ours, &theirs, "ahead");
+        both(&env, repos, &["reset", "-q", "--hard", "origin/main~2"]);
+        switch_back_alike(&env, &ours, &theirs, "behind");
+        commit(&env, repos, "local2");
+        switch_back_alike(&env, &ours, &theirs, "diverged");
+        both(&env, repos, &["config", "advice.statusHints", "false"]);
+        switch_back_alike(&env, &ours, &theirs, "diverged, no hints");
+        both(&env, repos, &["config", "--unset", "advice.statusHints"]);
+        both(
+            &env,
+            repos,
+            &["update-ref", "-d", "refs/remotes/origin/main"],
+        );
+        switch_back_alike(&env, &ours, &theirs, "upstream gone");
+        both(
+            &env,
+            repos,
+            &["branch", "-q", "--set-upstream-to=side", "main"],
+        );
+        switch_back_alike(&env, &ours, &theirs, "a local upstream");
+    }
+}
