@@ -62,6 +62,18 @@ pub fn resolve(repo: &Repository, name: &str) -> Result<Resolved, RevisionError>
     })
 }
 
+/// What `-` (git's `@{-1}`) names: the branch or commit `HEAD` was on before the last
+/// checkout, as `HEAD`'s reflog records it (`checkout: moving from <it> to …`).
+pub fn previous_checkout(repo: &Repository) -> Option<String> {
+    let log = std::fs::read(repo.git_dir().join("logs/HEAD")).ok()?;
+    let log = String::from_utf8_lossy(&log);
+    log.lines().rev().find_map(|line| {
+        let (_, message) = line.split_once('\t')?;
+        let moved = message.strip_prefix("checkout: moving from ")?;
+        Some(moved.split_once(" to ")?.0.to_owned())
+    })
+}
+
 /// git's checkout guess: `<name>` that is no ref but exactly one remote's `<remote>/<name>`
 /// becomes a new local branch there, tracking it.
 fn guess_remote_branch(repo: &Repository, name: &str) -> Result<Option<Resolved>, RevisionError> {

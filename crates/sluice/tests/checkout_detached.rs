@@ -1,6 +1,7 @@
 //! Checking out a commit that is no branch (`two~1`, `one^0`, a full id) detaches `HEAD` there
 //! as git does: the same work tree, `HEAD` and messages on standard error, git's advice when
-//! leaving a branch, "Previous HEAD position was" when leaving a detached `HEAD`.
+//! leaving a branch, "Previous HEAD position was" when leaving a detached `HEAD`; `-` and
+//! `@{-1}` go back to where the last checkout came from.
 
 use crate::checkout::{clone_both, git_view, history_for_switch};
 use crate::util::{stderr, Env};
@@ -12,7 +13,16 @@ fn detached_checkouts_say_what_git_says() {
         let src = history_for_switch(&env);
         let (ours, theirs) = clone_both(&env, &src, &[], "one");
         let two = String::from_utf8(env.git(&theirs, &["rev-parse", "two"])).unwrap();
-        for target in ["two~1", "two", "one^0", two.trim(), "one"] {
+        for target in [
+            "two~1",
+            "two",
+            "one^0",
+            two.trim(),
+            "one",
+            "-",
+            "-",
+            "@{-1}",
+        ] {
             let said = env
                 .git_command(&theirs, &["checkout", target])
                 .output()

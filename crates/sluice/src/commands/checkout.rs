@@ -3,7 +3,7 @@
 use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::anyhow;
-use sluice_checkout::revision::{move_head, resolve, HeadMoved};
+use sluice_checkout::revision::{move_head, previous_checkout, resolve, HeadMoved};
 use sluice_checkout::{commit_tree, switch, CheckoutError, CheckoutOptions};
 use sluice_fetch::upstream::{Standing, Upstream};
 use std::process::ExitCode;
@@ -23,7 +23,7 @@ pub struct CheckoutArgs {
     /// Never show progress.
     #[arg(long, overrides_with = "progress")]
     pub no_progress: bool,
-    /// The branch or commit to check out.
+    /// The branch or commit to check out (`-`: the one before the last checkout).
     #[arg(value_name = "branch|commit")]
     pub target: String,
 }
@@ -36,10 +36,17 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if repo.work_tree().is_none() {
         return Err(CheckoutError::Bare.into());
     }
-    let target = resolve(&repo, &args.target)?;
+    // `-` is git's `@{-1}`: where the last checkout came from, named as it was then.
+    let given = match args.target.as_str() {
+        "-" | "@{-1}" => {
+            previous_checkout(&repo).ok_or_else(|| anyhow!("invalid reference: {}", args.target))?
+        }
+        _ => args.target.clone(),
+    };
+    let target = resolve(&repo, &given)?;
     if let Some(remote) = &target.created_from {
         // git prints this line on standard output.
-        println!("branch '{0}' set up to track '{remote}/{0}'.", args.target);
+        println!("branch '{given}' set up to track '{remote}/{given}'.");
     }
     let tree = commit_tree(repo.objects(), &target.id)?;
     let options = CheckoutOptions::from_config(repo.config())?;
@@ -54,7 +61,7 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
         }
         Err(e) => return Err(e.into()),
     }
-    let moved = move_head(&repo, &target, &args.target)?;
+    let moved = move_head(&repo, &target, &given)?;
     if args.quiet {
         return Ok(ExitCode::SUCCESS);
     }
@@ -79,7 +86,7 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
         HeadMoved::Detached { id, subject } => {
             let advice = repo.config().get_bool("advice.detachedhead")?;
             if moved.was_on_branch && advice.unwrap_or(true) {
-                eprint!("{}", detached_advice(&args.target));
+                eprint!("{}", detached_advice(&given));
             }
             eprintln!("HEAD is now at {} {subject}", abbrev(&id))
         }
