@@ -29,6 +29,22 @@ pub struct Upstream {
     pub standing: Standing,
 }
 
+/// `remote.<name>.fetch`: where the remote's refs are tracked here.
+pub(crate) fn fetch_specs(repo: &Repository, remote: &str) -> Vec<Refspec> {
+    (repo.config().get_all(&format!("remote.{remote}.fetch")))
+        .into_iter()
+        .filter_map(|spec| Refspec::parse(spec).ok())
+        .filter(|spec| !spec.negative)
+        .collect()
+}
+
+/// The remote-tracking ref of the remote's `name`, if the remote's refspecs give it one.
+pub(crate) fn tracking_ref(specs: &[Refspec], name: &str) -> Option<String> {
+    specs
+        .iter()
+        .find_map(|spec| spec.destination(&spec.matches(name)?))
+}
+
 /// The upstream of the local branch `branch` (its short name) and where the branch stands,
 /// or `None` when it has no upstream or the count cannot be made.
 pub fn standing(repo: &Repository, branch: &str) -> Option<Upstream> {
@@ -37,12 +53,7 @@ pub fn standing(repo: &Repository, branch: &str) -> Option<Upstream> {
     let merge = config.get(&format!("branch.{branch}.merge"))?;
     let tracking = match remote {
         "." => merge.to_owned(),
-        remote => (config
-            .get_all(&format!("remote.{remote}.fetch"))
-            .into_iter())
-        .filter_map(|spec| Refspec::parse(spec).ok())
-        .filter(|spec| !spec.negative)
-        .find_map(|spec| spec.destination(&spec.matches(merge)?))?,
+        remote => tracking_ref(&fetch_specs(repo, remote), merge)?,
     };
     let shown = ["refs/heads/", "refs/remotes/", "refs/"]
         .iter()

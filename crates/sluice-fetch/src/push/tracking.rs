@@ -6,26 +6,10 @@
 use super::source::Source;
 use super::spec::{Paired, PushRefspec};
 use super::{PushError, PushedRef, RefStatus};
-use crate::refspec::Refspec;
+use crate::upstream::{fetch_specs, tracking_ref};
 use crate::RemoteRef;
 use sluice_object::ObjectKind;
 use sluice_odb::{ConfigFile, ConfigKey, RefTarget, Repository};
-
-/// `remote.<name>.fetch`: where the remote's refs are tracked here.
-fn fetch_specs(repo: &Repository, remote: &str) -> Vec<Refspec> {
-    (repo.config().get_all(&format!("remote.{remote}.fetch")))
-        .into_iter()
-        .filter_map(|spec| Refspec::parse(spec).ok())
-        .filter(|spec| !spec.negative)
-        .collect()
-}
-
-/// The remote-tracking ref of the remote's `name`, if the remote's refspecs give it one.
-fn tracking_ref(specs: &[Refspec], name: &str) -> Option<String> {
-    specs
-        .iter()
-        .find_map(|spec| spec.destination(&spec.matches(name)?))
-}
 
 /// The value of the remote-tracking ref of the remote's `name`: what `--force-with-lease`
 /// expects the remote to have.

@@ -66,6 +66,10 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let abbrev = |id| sluice_odb::abbrev::abbreviate(&repo, id);
+    let branch = match &moved.to {
+        HeadMoved::Branch { name, .. } => Some(name.clone()),
+        HeadMoved::Detached { .. } => None,
+    };
     if let Some((id, subject)) = &moved.left {
         eprintln!("Previous HEAD position was {} {subject}", abbrev(id));
     }
@@ -91,8 +95,8 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
             eprintln!("HEAD is now at {} {subject}", abbrev(&id))
         }
     }
-    if let Some(branch) = repo.refs().resolve("HEAD")?.0.strip_prefix("refs/heads/") {
-        if let Some(upstream) = sluice_fetch::upstream::standing(&repo, branch) {
+    if let Some(branch) = branch {
+        if let Some(upstream) = sluice_fetch::upstream::standing(&repo, &branch) {
             let hints = repo
                 .config()
                 .get_bool("advice.statushints")?
