@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod at_dir;
 pub mod attributes;
 mod checkout;
 pub mod convert;

@@ -3,6 +3,7 @@
 //! touched, changes staged or made in the work tree are carried over where the commits agree,
 //! and the switch is refused (without -f) where one would be lost.
 
+use crate::at_dir::AtDir;
 use crate::checkout::{
     build_index, jobs_for, load_attributes, read_index_or_empty, write_index_file, CheckoutOptions,
 };
@@ -13,6 +14,7 @@ use crate::tree::{flatten_reusing, TreeFile, TreeLookup};
 use crate::writer::write_all;
 use crate::CheckoutError;
 use rayon::prelude::*;
+use rustix::fs::FileType;
 use sluice_object::progress::Progress;
 use sluice_object::{hash_object, ObjectId, ObjectKind};
 use sluice_odb::{ObjectDb, Repository};
@@ -63,18 +65,22 @@ enum WorktreeState {
 }
 
 fn worktree_state(
-    root: &Path,
+    at: &mut AtDir<'_>,
     entry: &IndexEntry,
     conversion: &Conversion,
     odb: &ObjectDb,
 ) -> Result<WorktreeState, CheckoutError> {
-    let path = root.join(OsStr::from_bytes(&entry.path));
-    let meta = match std::fs::symlink_metadata(&path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(WorktreeState::Missing),
-        Err(source) => return Err(CheckoutError::Io { path, source }),
+    let found = at.lstat(&entry.path).map_err(|source| CheckoutError::Io {
+        path: at.path_of(&entry.path),
+        source,
+    })?;
+    let Some(found) = found else {
+        return Ok(WorktreeState::Missing);
     };
-    let clean = is_clean(&path, &meta, entry, conversion, odb)?;
+    if found.stat == entry.stat && entry.stat != Stat::default() {
+        return Ok(WorktreeState::Clean);
+    }
+    let clean = is_clean(&at.path_of(&entry.path), found.kind, entry, conversion, odb)?;
     Ok(if clean {
         WorktreeState::Clean
     } else {
@@ -82,29 +88,27 @@ fn worktree_state(
     })
 }
 
-/// Whether the file at `path` (with metadata `meta`) still holds what the index entry says.
+/// Whether the file at `path` (of type `kind`), whose stat data differs from the index
+/// entry's, still holds what the entry says.
 fn is_clean(
     path: &Path,
-    meta: &std::fs::Metadata,
+    kind: FileType,
     entry: &IndexEntry,
     conversion: &Conversion,
     odb: &ObjectDb,
 ) -> Result<bool, CheckoutError> {
-    if Stat::from_metadata(meta) == entry.stat && entry.stat != Stat::default() {
-        return Ok(true);
-    }
     let path = path.to_owned();
     if entry.mode == 0o160000 {
-        return Ok(meta.is_dir());
+        return Ok(kind == FileType::Directory);
     }
-    let content = if meta.file_type().is_symlink() {
+    let content = if kind == FileType::Symlink {
         std::fs::read_link(&path)
             .map(|t| t.into_os_string().into_encoded_bytes())
             .map_err(|source| CheckoutError::Io {
                 path: path.clone(),
                 source,
             })?
-    } else if meta.is_file() {
+    } else if kind == FileType::RegularFile {
         std::fs::read(&path).map_err(|source| CheckoutError::Io {
             path: path.clone(),
             source,
@@ -284,23 +288,26 @@ pub fn switch(
         tracked: &old_entries,
         planner: &planner,
     };
-    let decide = |(i, (file, old_entry)): (usize, (&TreeFile, &Option<&IndexEntry>))| {
+    type Item<'f, 'e> = (usize, (&'f TreeFile, &'f Option<&'e IndexEntry>));
+    let decide = |at: &mut AtDir<'_>, (i, (file, old_entry)): Item<'_, '_>| {
         let current = current.as_ref().and_then(|c| c.file(i));
-        judge.decide(file, *old_entry, current)
+        judge.decide(at, file, *old_entry, current)
     };
     let decisions: Vec<Decision> = if force || !fresh {
         (flat.files.par_iter().zip(&matched))
             .enumerate()
-            .map(decide)
+            .map_init(|| AtDir::new(&root), decide)
             .collect::<Result<_, _>>()?
     } else {
+        let mut at = AtDir::new(&root);
         (flat.files.iter().zip(&matched))
             .enumerate()
-            .map(decide)
+            .map(|item| decide(&mut at, item))
             .collect::<Result<_, _>>()?
     };
     let mut sorted = Sorted::from(decisions, &flat.files, &matched);
     let mut dropped = Vec::new();
+    let mut at = AtDir::new(&root);
     for (k, entry) in removed.iter().enumerate() {
         match current.as_ref().map(|c| c.removed[k]) {
             // Not in the current commit either: an addition staged in the index, kept.
@@ -310,7 +317,8 @@ pub fn switch(
                 .push(String::from_utf8_lossy(&entry.path).into_owned()),
             _ => {
                 let conversion = planner.for_path(&entry.path);
-                if !force && worktree_state(&root, entry, &conversion, odb)? == WorktreeState::Dirty
+                if !force
+                    && worktree_state(&mut at, entry, &conversion, odb)? == WorktreeState::Dirty
                 {
                     sorted
                         .dirty
@@ -374,6 +382,7 @@ impl Judge<'_> {
     /// not hold the target's version and the switch is not forced) the current commit's file.
     fn decide(
         &self,
+        at: &mut AtDir<'_>,
         file: &TreeFile,
         old_entry: Option<&IndexEntry>,
         current: Option<Option<(u32, ObjectId)>>,
@@ -388,7 +397,7 @@ impl Judge<'_> {
                 // With -f, a file that is missing or modified is written again, as git's
                 // `checkout -f` does; otherwise local changes to it are kept.
                 if self.force
-                    && worktree_state(root, entry, &conversion(), odb)? != WorktreeState::Clean
+                    && worktree_state(at, entry, &conversion(), odb)? != WorktreeState::Clean
                 {
                     Decision::Write
                 } else {
@@ -405,7 +414,7 @@ impl Judge<'_> {
             }
             Some(entry) => {
                 if !self.force
-                    && worktree_state(root, entry, &conversion(), odb)? == WorktreeState::Dirty
+                    && worktree_state(at, entry, &conversion(), odb)? == WorktreeState::Dirty
                 {
                     Decision::WriteOverLocalChange
                 } else {
@@ -416,18 +425,20 @@ impl Judge<'_> {
             // A deletion staged in the index, where the commits agree: it stays deleted.
             None if current == Some(target) => Decision::Omit,
             None if current.is_some_and(|c| c.is_some()) => Decision::Refuse,
-            None => match root.join(OsStr::from_bytes(&file.path)).symlink_metadata() {
+            None => match at.lstat(&file.path) {
                 // A directory in the way is fine if the switch removes all it holds.
-                Ok(meta) if meta.is_dir() && file.mode != 0o160000 => Decision::WriteOverUntracked(
-                    untracked_below(root, &file.path, self.tracked).into(),
-                ),
-                Ok(meta) if meta.is_dir() => Decision::Write,
-                Ok(_) => {
+                Ok(Some(found)) if found.is_dir() && file.mode != 0o160000 => {
+                    Decision::WriteOverUntracked(
+                        untracked_below(root, &file.path, self.tracked).into(),
+                    )
+                }
+                Ok(Some(found)) if found.is_dir() => Decision::Write,
+                Ok(Some(_)) => {
                     Decision::WriteOverUntracked(Box::new([
                         String::from_utf8_lossy(&file.path).into_owned()
                     ]))
                 }
-                Err(_) => Decision::Write,
+                Ok(None) | Err(_) => Decision::Write,
             },
         })
     }
@@ -581,9 +592,10 @@ pub fn clean_state(
     };
     let attributes = load_attributes(repo, odb, &head)?;
     let planner = Conversion::planner(&attributes, options.convert);
+    let mut at = AtDir::new(&root);
     for entry in &index.entries {
         let conversion = planner.for_path(&entry.path);
-        if worktree_state(&root, entry, &conversion, odb)? != WorktreeState::Clean {
+        if worktree_state(&mut at, entry, &conversion, odb)? != WorktreeState::Clean {
             return Ok(CleanState::UnstagedChanges);
         }
     }

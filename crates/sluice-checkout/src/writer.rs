@@ -4,6 +4,7 @@
 //! the leading directories it needs and writes the file, returning the stat data for the index.
 //! Entries with an external filter are written sequentially, as git does.
 
+use crate::at_dir::{self, AtDir};
 use crate::convert::Conversion;
 use crate::filter::Filters;
 use crate::index::Stat;
@@ -17,7 +18,6 @@ use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// One file to write.
@@ -166,66 +166,79 @@ enum Content<'a> {
 
 /// Writes one entry whose content is `data` (already converted); returns its stat data.
 fn write_content(
-    root: &Path,
+    place: &mut Place<'_>,
     job: &Job,
     data: &[u8],
     options: &WriteOptions,
-    dirs: &mut KnownDirs,
 ) -> Result<Stat, CheckoutError> {
-    write_entry(root, job, Content::Bytes(data), options, dirs)
+    write_entry(place, job, Content::Bytes(data), options)
+}
+
+/// Where a writer puts files: the work tree, the directories it knows to exist, and the
+/// directory of its last file, held open.
+struct Place<'r> {
+    root: &'r Path,
+    dirs: KnownDirs,
+    at: AtDir<'r>,
+}
+
+impl<'r> Place<'r> {
+    fn new(root: &'r Path) -> Self {
+        Place {
+            root,
+            dirs: KnownDirs::default(),
+            at: AtDir::new(root),
+        }
+    }
 }
 
 fn write_entry(
-    root: &Path,
+    place: &mut Place<'_>,
     job: &Job,
     content: Content<'_>,
     options: &WriteOptions,
-    dirs: &mut KnownDirs,
 ) -> Result<Stat, CheckoutError> {
-    ensure_parent(root, job.path, dirs)?;
-    let path = fs_path(root, job.path);
+    let root = place.root;
+    ensure_parent(root, job.path, &mut place.dirs)?;
+    let at = &mut place.at;
+    // The whole path is only spelled out for an error.
+    let fail = |source| CheckoutError::Io {
+        path: fs_path(root, job.path),
+        source,
+    };
     if !options.fresh {
         // Replace, never write through: unlink whatever is there (a file or a symlink).
-        match std::fs::symlink_metadata(&path) {
-            Ok(meta) if meta.is_dir() && job.mode != 0o160000 => {
-                return Err(CheckoutError::Conflict(
-                    String::from_utf8_lossy(job.path).into_owned(),
-                ))
+        match at.unlink(job.path) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
+                if job.mode != 0o160000 {
+                    return Err(CheckoutError::Conflict(
+                        String::from_utf8_lossy(job.path).into_owned(),
+                    ));
+                }
             }
-            Ok(meta) if !meta.is_dir() => std::fs::remove_file(&path).map_err(io(&path))?,
-            _ => {}
+            Err(source) => return Err(fail(source)),
         }
     }
     match job.mode {
         0o160000 => {
-            // A submodule is not cloned: its directory is left empty.
-            match std::fs::create_dir(&path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(source) => return Err(CheckoutError::Io { path, source }),
-            }
-            // git records the directory's stat data (and ignores most of it for gitlinks).
-            let meta = std::fs::symlink_metadata(&path).map_err(io(&path))?;
-            Ok(Stat::from_metadata(&meta))
+            // A submodule is not cloned: its directory is left empty. git records the
+            // directory's stat data (and ignores most of it for gitlinks).
+            at.mkdir(job.path).map_err(fail)?;
+            lstat_written(at, job.path).map_err(fail)
         }
         0o120000 if options.symlinks => {
             let Content::Bytes(data) = content else {
                 unreachable!("links are never streamed")
             };
-            std::os::unix::fs::symlink(OsStr::from_bytes(data), &path).map_err(io(&path))?;
-            let meta = std::fs::symlink_metadata(&path).map_err(io(&path))?;
-            Ok(Stat::from_metadata(&meta))
+            at.symlink(data, job.path).map_err(fail)?;
+            lstat_written(at, job.path).map_err(fail)
         }
         mode => {
             let permissions = if mode == 0o100755 { 0o777 } else { 0o666 };
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(permissions)
-                .open(&path)
-                .map_err(io(&path))?;
+            let mut file = at.create(job.path, permissions).map_err(fail)?;
             match content {
-                Content::Bytes(data) => file.write_all(data).map_err(io(&path))?,
+                Content::Bytes(data) => file.write_all(data).map_err(fail)?,
                 Content::Stream(reader) => {
                     let mut buf = vec![0u8; 256 << 10];
                     loop {
@@ -233,15 +246,22 @@ fn write_entry(
                             Ok(0) => break,
                             Ok(n) => n,
                             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                            Err(source) => return Err(CheckoutError::Io { path, source }),
+                            Err(source) => return Err(fail(source)),
                         };
-                        file.write_all(&buf[..n]).map_err(io(&path))?;
+                        file.write_all(&buf[..n]).map_err(fail)?;
                     }
                 }
             }
-            let meta = file.metadata().map_err(io(&path))?;
-            Ok(Stat::from_metadata(&meta))
+            at_dir::fstat(&file).map_err(fail)
         }
+    }
+}
+
+/// The stat data of what was just made at `relative`.
+fn lstat_written(at: &mut AtDir<'_>, relative: &[u8]) -> std::io::Result<Stat> {
+    match at.lstat(relative)? {
+        Some(found) => Ok(found.stat),
+        None => Err(std::io::ErrorKind::NotFound.into()),
     }
 }
 
@@ -273,16 +293,22 @@ fn convert(job: &Job, data: Vec<u8>) -> Result<Vec<u8>, CheckoutError> {
 }
 
 /// What one writer thread keeps from file to file.
-#[derive(Default)]
-struct Worker {
-    /// Directories known to exist.
-    dirs: KnownDirs,
+struct Worker<'r> {
+    /// Where files go.
+    place: Place<'r>,
     /// The last blob's allocation, reused for the next (a malloc and free per file showed in
     /// profiles).
     buffer: Vec<u8>,
 }
 
-impl Worker {
+impl<'r> Worker<'r> {
+    fn new(root: &'r Path) -> Self {
+        Worker {
+            place: Place::new(root),
+            buffer: Vec::new(),
+        }
+    }
+
     /// Keeps `data`'s allocation for the next blob, unless it is large.
     fn recycle(&mut self, mut data: Vec<u8>) {
         if data.capacity() <= 1 << 20 && data.capacity() > self.buffer.capacity() {
@@ -317,13 +343,13 @@ pub fn write_all(
 
     let write_one = |i: usize, worker: &mut Worker| -> Result<Stat, CheckoutError> {
         let job = &jobs[i];
-        let dirs = &mut worker.dirs;
         let data = if (job.mode == 0o100644 || job.mode == 0o100755) && job.conversion.is_identity()
         {
             match odb.read_or_stream(&job.id, options.big_file_threshold, &mut worker.buffer)? {
                 Some(ObjectContent::Whole(_, data)) => data,
                 Some(ObjectContent::Stream(_, _, mut reader)) => {
-                    let stat = write_entry(root, job, Content::Stream(&mut reader), options, dirs)?;
+                    let content = Content::Stream(&mut reader);
+                    let stat = write_entry(&mut worker.place, job, content, options)?;
                     progress.add(1);
                     return Ok(stat);
                 }
@@ -332,7 +358,7 @@ pub fn write_all(
         } else {
             convert(job, read_blob(odb, job)?)?
         };
-        let stat = write_content(root, job, &data, options, dirs)?;
+        let stat = write_content(&mut worker.place, job, &data, options)?;
         worker.recycle(data);
         progress.add(1);
         Ok(stat)
@@ -364,9 +390,10 @@ pub fn write_all(
                     ready
                         .par_iter()
                         .with_min_len(64)
-                        .map_init(Worker::default, |worker, &i| {
-                            write_one(i, worker).map(|s| (i, s))
-                        })
+                        .map_init(
+                            || Worker::new(root),
+                            |worker, &i| write_one(i, worker).map(|s| (i, s)),
+                        )
                         .collect()
                 });
                 for (i, stat) in results? {
@@ -374,7 +401,7 @@ pub fn write_all(
                 }
             }
             None => {
-                let mut worker = Worker::default();
+                let mut worker = Worker::new(root);
                 for &i in &ready {
                     stats[i] = write_one(i, &mut worker)?;
                 }
@@ -386,7 +413,7 @@ pub fn write_all(
         pending = waiting;
         odb.wait_for_more();
     }
-    let mut dirs = KnownDirs::default();
+    let mut place = Place::new(root);
     for i in sequential {
         let job = &jobs[i];
         let data = convert(job, read_blob(odb, job)?)?;
@@ -397,7 +424,7 @@ pub fn write_all(
             .expect("filtered jobs have a driver");
         let path = String::from_utf8_lossy(job.path).into_owned();
         let data = filters.smudge(&driver, &path, data)?;
-        stats[i] = write_content(root, job, &data, options, &mut dirs)?;
+        stats[i] = write_content(&mut place, job, &data, options)?;
         progress.add(1);
     }
     Ok(stats)
