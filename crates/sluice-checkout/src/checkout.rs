@@ -285,17 +285,17 @@ pub fn checkout_fresh_from(
 
 /// The index file, or an empty one where there is none (a clone made with `--no-checkout`).
 pub(crate) fn read_index_or_empty(repo: &Repository) -> Result<Index, CheckoutError> {
-    match std::fs::read(repo.git_dir().join("index")) {
-        Ok(bytes) => Ok(read_index(&bytes, repo.hash())?),
+    // Mapped, not read: the 9 MB index of a 100,000-file tree read into fresh memory cost a
+    // page fault every 4 KiB, a tenth of a switch's time before its first lstat.
+    let path = repo.git_dir().join("index");
+    match std::fs::File::open(&path).and_then(|file| sluice_odb::mmap::map(&file)) {
+        Ok(bytes) => Ok(read_index(bytes.as_ref(), repo.hash())?),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Index {
             version: 2,
             hash: repo.hash(),
             ..Index::default()
         }),
-        Err(source) => Err(CheckoutError::Io {
-            path: repo.git_dir().join("index"),
-            source,
-        }),
+        Err(source) => Err(CheckoutError::Io { path, source }),
     }
 }
 

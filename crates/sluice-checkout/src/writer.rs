@@ -309,10 +309,10 @@ impl<'r> Worker<'r> {
         }
     }
 
-    /// Keeps `data`'s allocation for the next blob, unless it is large.
-    fn recycle(&mut self, mut data: Vec<u8>) {
+    /// Keeps `data`'s allocation for the next blob, unless it is large. Its bytes stay: the
+    /// next blob is inflated over them, which spares zeroing the buffer first.
+    fn recycle(&mut self, data: Vec<u8>) {
         if data.capacity() <= 1 << 20 && data.capacity() > self.buffer.capacity() {
-            data.clear();
             self.buffer = data;
         }
     }

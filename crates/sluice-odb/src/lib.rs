@@ -27,7 +27,7 @@ pub mod init;
 pub mod lockfile;
 mod loose;
 pub mod midx;
-mod mmap;
+pub mod mmap;
 pub mod mtimes;
 mod odb;
 mod pack;

@@ -7,11 +7,11 @@ use std::io;
 
 /// Maps `file` read-only.
 ///
-/// Packs and their indexes are immutable once named (git writes them under a temporary name
-/// and renames), so the contract of `Mmap::map` (the file is not modified while mapped) holds
+/// Packs and their indexes, and index files, are immutable once named (git writes them under
+/// a temporary name or a lock file and renames), so the contract of `Mmap::map` (the file is not modified while mapped) holds
 /// for every repository that follows git's rules. An empty file is not mapped (mmap refuses
 /// zero lengths); callers get an empty slice instead.
-pub(crate) fn map(file: &File) -> io::Result<Mapped> {
+pub fn map(file: &File) -> io::Result<Mapped> {
     if file.metadata()?.len() == 0 {
         return Ok(Mapped::Empty);
     }
@@ -22,8 +22,10 @@ pub(crate) fn map(file: &File) -> io::Result<Mapped> {
 
 /// A mapped file, or nothing for an empty one.
 #[derive(Debug)]
-pub(crate) enum Mapped {
+pub enum Mapped {
+    /// A file with bytes.
     Map(Mmap),
+    /// An empty file.
     Empty,
 }
 

@@ -392,8 +392,12 @@ impl Pack {
                 *holds = None;
                 return self.entry_at(offset);
             }
-            buffer.clear();
-            buffer.resize((end - offset) as usize, 0);
+            // Overwritten whole by the read: only growth is zeroed.
+            let len = (end - offset) as usize;
+            if buffer.len() < len {
+                buffer.resize(len, 0);
+            }
+            buffer.truncate(len);
             *holds = None;
             std::os::unix::fs::FileExt::read_exact_at(&self.file, buffer, offset).map_err(
                 |source| OdbError::Io {

@@ -83,8 +83,13 @@ pub trait ZlibInflate: Default + Send {
 /// Prepares `out` for a stream declared to inflate to `size` bytes, with room for one byte
 /// more, so that a longer stream is caught rather than cut.
 fn exact_buffer(out: &mut Vec<u8>, size: usize) -> Result<(), InflateError> {
-    out.clear();
-    out.try_reserve_exact(size + 1)
+    // What `out` holds is overwritten, and only the growth is zeroed: a reused buffer cost a
+    // memset of every object's size before it was inflated into.
+    if out.len() > size {
+        out.truncate(size + 1);
+        return Ok(());
+    }
+    out.try_reserve_exact(size + 1 - out.len())
         .map_err(|_| InflateError::TooLarge { size: size as u64 })?;
     out.resize(size + 1, 0);
     Ok(())
