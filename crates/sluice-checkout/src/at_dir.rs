@@ -16,6 +16,15 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+/// How a directory is opened to name files in it: a path handle where the system has one
+/// (nothing is read through it), else for reading.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const DIRECTORY_FLAGS: OFlags = OFlags::PATH.union(OFlags::DIRECTORY).union(OFlags::CLOEXEC);
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const DIRECTORY_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::CLOEXEC);
+
 /// What `lstat` found at a path.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Found {
@@ -67,7 +76,7 @@ impl<'r> AtDir<'r> {
     /// the last file was in it too, else the work tree (a switch replacing one file in each of
     /// 4,000 directories would open each for a single call).
     fn locate<'p>(&mut self, relative: &'p [u8]) -> io::Result<(&OwnedFd, &'p [u8])> {
-        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let flags = DIRECTORY_FLAGS;
         if self.root_fd.is_none() {
             self.root_fd = Some(rustix::fs::open(self.root, flags, Mode::empty())?);
         }
