@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import fresh_file_system, run  # noqa: E402
+from common import fresh_file_system, pack_files, program_files, run, settle  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -54,6 +54,10 @@ def main():
     parser.add_argument("--git", default=shutil.which("git") or "git")
     parser.add_argument("--cases", default="fresh,switch,floor")
     parser.add_argument("--workdir", help="where work trees go (default: the system's temp dir)")
+    parser.add_argument("--drop-caches", action="store_true",
+                        help="before each fresh checkout, drop the page cache (root) and read the "
+                             "packs and programs back in, so memory is in the same state for every "
+                             "run (see bench/README.md: it also changes what peak memory counts)")
     parser.add_argument("--fresh-fs", metavar="GIB", type=int,
                         help="make a new ext4 file system of this size (a loop device; needs root) "
                              "for the work trees, so that no earlier deletion weighs on the result")
@@ -74,6 +78,9 @@ def measure(args):
     if "floor" in cases:
         subprocess.run(["cargo", "build", "--release", "-q", "--manifest-path", str(ROOT / "bench" / "floor" / "Cargo.toml")], check=True)
     gix = shutil.which("gix")
+    # With --drop-caches, each fresh checkout starts with the page cache dropped and the packs
+    # and programs read back in (as root).
+    warm = pack_files(source) + program_files(args.sluice, args.git, gix, str(floor))
     results = []
     # Every timed run writes into a directory of its own, and nothing is deleted until all runs
     # are done: ext4 skips inodes freed in the last minutes when it allocates new ones, so a
@@ -114,7 +121,7 @@ def measure(args):
                 if case == "floor":
                     dest = tmp / f"floor{next(counter)}"
                     dest.mkdir()
-                    os.sync()
+                    settle(warm if args.drop_caches else None)
                     samples.setdefault("floor", []).append(run([str(floor), str(manifest), str(dest), str(args.workers)]))
                     continue
                 # The order turns each round: a tool run right after another's large write
@@ -122,11 +129,13 @@ def measure(args):
                 turn = round_number % len(tools)
                 for label, command in tools[turn:] + tools[:turn]:
                     repo = fresh_clone(from_rev if case == "switch" else None)
-                    os.sync()
+                    # A switch keeps the page cache: dropped, git re-read racily clean files
+                    # from disk (3.7 s against 1.1 s) instead of measuring the switch.
+                    settle(warm if args.drop_caches and case != "switch" else None)
                     samples.setdefault(label, []).append(run(command(branch), cwd=repo))
                 if case == "fresh" and gix:
                     dest = tmp / f"gix{next(counter)}"
-                    os.sync()
+                    settle(warm if args.drop_caches else None)
                     samples.setdefault("gix", []).append(run([gix, "free", "index", "--index-path", str(gix_index), "checkout-exclusive", "--repository", str(probe / ".git"), str(dest)]))
             print(f"\ncase: {case}")
             print(f"{'tool':<16} {'wall s':>8} {'user s':>8} {'sys s':>8} {'peak MiB':>9} {'wall/git0':>10} {'user/git0':>10}")

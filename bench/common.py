@@ -7,6 +7,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 # Peak memory is taken from GNU time when it is installed: the rusage of a child Python
 # starts counts the Python process's own pages from before the exec (a floor of ~17 MB on
@@ -59,6 +60,68 @@ def run(argv, stdin_path=None, cwd=None, env=None, stdout_path=None, stages=None
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"{argv} failed: {err}")
     return wall, usage.ru_utime, usage.ru_stime, peak
+
+
+def pack_files(repo):
+    """The pack files a repository reads objects from: its own and its alternates'."""
+    objects = Path(repo) / "objects"
+    if not objects.is_dir():
+        objects = Path(repo) / ".git" / "objects"
+    found, seen = [], set()
+    todo = [objects]
+    while todo:
+        current = todo.pop().resolve()
+        if current in seen:
+            continue
+        seen.add(current)
+        found.extend(sorted((current / "pack").glob("pack-*")))
+        alternates = current / "info" / "alternates"
+        if alternates.exists():
+            for line in alternates.read_text().splitlines():
+                if line and not line.startswith("#"):
+                    todo.append((current / line) if not line.startswith("/") else Path(line))
+    return found
+
+
+def program_files(*programs):
+    """The executables and the shared libraries they load, to read back in after a drop of the
+    page cache (a tool whose binary is read from disk in its timed run pays for the disk)."""
+    found = []
+    for program in programs:
+        path = shutil.which(program) if program else None
+        if not path:
+            continue
+        found.append(Path(path).resolve())
+        listing = subprocess.run(["ldd", path], capture_output=True, text=True).stdout
+        for line in listing.splitlines():
+            parts = line.split()
+            if "=>" in parts and len(parts) > parts.index("=>") + 1:
+                lib = parts[parts.index("=>") + 1]
+                if lib.startswith("/"):
+                    found.append(Path(lib).resolve())
+    return found
+
+
+def settle(warm=None):
+    """Writes everything out; with `warm` (a list of files), also drops the page cache where
+    allowed (root) and reads those files (the packs and programs every tool reads) back in, so
+    that every timed run starts from the same memory state. Each checkout of the wide tree left
+    about a gigabyte in the page cache (its files, and the loop image of --fresh-fs behind
+    them); in a run of the benchmark begun with 15 GB free, Sluice took 3.6 s of system CPU in
+    the first round and 8.0-8.2 s in the next two, git's and gix's times growing alike."""
+    os.sync()
+    if warm is None:
+        return
+    try:
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            # Pages only: the dentries and inodes of work trees stay cached.
+            f.write("1\n")
+    except OSError:
+        return
+    for path in warm:
+        with open(path, "rb") as f:
+            while f.read(1 << 20):
+                pass
 
 
 @contextlib.contextmanager
