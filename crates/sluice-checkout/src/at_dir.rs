@@ -67,6 +67,11 @@ impl<'r> AtDir<'r> {
         }
     }
 
+    /// The work tree.
+    pub(crate) fn root(&self) -> &'r Path {
+        self.root
+    }
+
     /// The whole path of `relative`, for messages.
     pub(crate) fn path_of(&self, relative: &[u8]) -> std::path::PathBuf {
         self.root.join(OsStr::from_bytes(relative))

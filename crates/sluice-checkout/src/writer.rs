@@ -174,10 +174,9 @@ fn write_content(
     write_entry(place, job, Content::Bytes(data), options)
 }
 
-/// Where a writer puts files: the work tree, the directories it knows to exist, and the
-/// directory of its last file, held open.
+/// Where a writer puts files: the work tree (held open, with the directory of its last
+/// files) and the directories it knows to exist.
 struct Place<'r> {
-    root: &'r Path,
     dirs: KnownDirs,
     at: AtDir<'r>,
 }
@@ -185,7 +184,6 @@ struct Place<'r> {
 impl<'r> Place<'r> {
     fn new(root: &'r Path) -> Self {
         Place {
-            root,
             dirs: KnownDirs::default(),
             at: AtDir::new(root),
         }
@@ -198,7 +196,7 @@ fn write_entry(
     content: Content<'_>,
     options: &WriteOptions,
 ) -> Result<Stat, CheckoutError> {
-    let root = place.root;
+    let root = place.at.root();
     ensure_parent(root, job.path, &mut place.dirs)?;
     let at = &mut place.at;
     // The whole path is only spelled out for an error.
