@@ -4,7 +4,7 @@
 
 use crate::CheckoutError;
 use sluice_object::{HashKind, ObjectId, ObjectKind};
-use sluice_odb::{ObjectContent, ObjectDb};
+use sluice_odb::{ObjectContent, ObjectDb, PackedObject};
 use sluice_pack::{ArrivingPack, ObjectLookup};
 
 /// Objects to check out from.
@@ -25,6 +25,11 @@ pub trait Objects: Sync {
         Ok(self
             .read(id)?
             .map(|(kind, data)| ObjectContent::Whole(kind, data)))
+    }
+    /// Where each of `ids` is stored, found at once (faster than one by one: see
+    /// [`ObjectDb::locate_packed`]); `None` for those to read by id.
+    fn locate(&self, ids: &[&ObjectId]) -> Vec<Option<PackedObject<'_>>> {
+        vec![None; ids.len()]
     }
     /// Whether `id` can be read without waiting.
     fn is_ready(&self, _id: &ObjectId) -> bool {
@@ -54,6 +59,10 @@ impl Objects for ObjectDb {
         buffer: &mut Vec<u8>,
     ) -> Result<Option<ObjectContent<'_>>, CheckoutError> {
         Ok(ObjectDb::read_or_stream(self, id, stream_above, buffer)?)
+    }
+
+    fn locate(&self, ids: &[&ObjectId]) -> Vec<Option<PackedObject<'_>>> {
+        self.locate_packed(ids)
     }
 }
 

@@ -338,12 +338,25 @@ pub fn write_all(
     let (sequential, parallel): (Vec<usize>, Vec<usize>) =
         (0..jobs.len()).partition(|&i| filtered(&jobs[i]));
     let mut stats = vec![Stat::default(); jobs.len()];
+    let verbatim =
+        |job: &Job| (job.mode == 0o100644 || job.mode == 0o100755) && job.conversion.is_identity();
+    // A source still receiving objects is read by id.
+    let located = if odb.all_arrived() {
+        let ids: Vec<&ObjectId> = jobs.iter().map(|job| &job.id).collect();
+        odb.locate(&ids)
+    } else {
+        Vec::new()
+    };
 
     let write_one = |i: usize, worker: &mut Worker| -> Result<Stat, CheckoutError> {
         let job = &jobs[i];
-        let data = if (job.mode == 0o100644 || job.mode == 0o100755) && job.conversion.is_identity()
-        {
-            match odb.read_or_stream(&job.id, options.big_file_threshold, &mut worker.buffer)? {
+        let data = if verbatim(job) {
+            let threshold = options.big_file_threshold;
+            let content = match located.get(i).copied().flatten() {
+                Some(object) => Some(object.read_or_stream(threshold, &mut worker.buffer)?),
+                None => odb.read_or_stream(&job.id, threshold, &mut worker.buffer)?,
+            };
+            match content {
                 Some(ObjectContent::Whole(_, data)) => data,
                 Some(ObjectContent::Stream(_, _, mut reader)) => {
                     let content = Content::Stream(&mut reader);

@@ -24,6 +24,7 @@ pub mod config;
 pub mod date;
 pub mod fsck;
 pub mod init;
+mod located;
 pub mod lockfile;
 mod loose;
 pub mod midx;
@@ -46,6 +47,7 @@ mod test_git;
 pub mod walk;
 
 pub use config::{Config, ConfigError, ConfigFile, ConfigKey};
+pub use located::PackedObject;
 pub use lockfile::{write_locked, write_locked_with, LockError};
 pub use loose::{LooseFile, LooseObjectCache, LooseObjects};
 pub use odb::{ObjectContent, ObjectDb, OdbError};

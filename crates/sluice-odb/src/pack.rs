@@ -222,8 +222,21 @@ impl Pack {
             return Ok(None);
         };
         let offset = self.index.offset(position);
+        self.read_or_stream_at(offset, None, stream_above, buffer)
+            .map(Some)
+    }
+
+    /// [`Self::read_or_stream`] of the entry at `offset`, which ends at `end` when the caller
+    /// knows where (see [`crate::PackedObject`]).
+    pub(crate) fn read_or_stream_at(
+        &self,
+        offset: u64,
+        end: Option<u64>,
+        stream_above: u64,
+        buffer: &mut Vec<u8>,
+    ) -> Result<crate::ObjectContent<'_>, OdbError> {
         Self::with_read_buffer(|access| {
-            let (header, _) = self.entry_through(offset, access)?;
+            let (header, _) = self.entry_through(offset, end, access)?;
             let content = match header.kind {
                 EntryKind::Base(kind) if header.size > stream_above => {
                     let (_, input) = self.entry_at(offset)?;
@@ -245,8 +258,21 @@ impl Pack {
                     crate::ObjectContent::Whole(kind, data)
                 }
             };
-            Ok(Some(content))
+            Ok(content)
         })
+    }
+
+    /// Where the entry starting at `offset` ends: where the next begins, or the trailer. A
+    /// corrupt index may place the next entry past the trailer: callers check.
+    pub(crate) fn entry_end(&self, offset: u64) -> u64 {
+        self.order
+            .next_offset(&self.index, offset)
+            .unwrap_or_else(|| self.data_end())
+    }
+
+    /// Where the entries end and the trailer begins.
+    fn data_end(&self) -> u64 {
+        (self.data.as_ref().len() - self.hash.len_in_bytes()) as u64
     }
 
     /// The index position of the entry starting at `offset`, if one does.
@@ -257,12 +283,8 @@ impl Pack {
     /// The entry at index position `position`, as stored.
     pub fn raw_entry(&self, position: usize) -> Result<RawEntry<'_>, OdbError> {
         let offset = self.index.offset(position);
-        let data_end = (self.data.as_ref().len() - self.hash.len_in_bytes()) as u64;
-        let end = self
-            .order
-            .next_offset(&self.index, offset)
-            .unwrap_or(data_end);
-        if end > data_end || end <= offset {
+        let end = self.entry_end(offset);
+        if end > self.data_end() || end <= offset {
             return Err(self.bad(offset, "entry extends outside the pack"));
         }
         let (header, _) = self.entry_at(offset)?;
@@ -365,10 +387,11 @@ impl Pack {
     }
 
     /// The header of the entry at `offset` and its bytes up to the trailer (mapped) or to the
-    /// next entry (read into the buffer).
+    /// next entry (read into the buffer), which is at `end` if the caller knows.
     fn entry_through<'a>(
         &'a self,
         offset: u64,
+        end: Option<u64>,
         access: &'a mut Access<'_>,
     ) -> Result<(EntryHeader, &'a [u8]), OdbError> {
         let (buffer, holds) = match access {
@@ -376,15 +399,12 @@ impl Pack {
             Access::Read { buffer, holds } => (buffer, holds),
         };
         if *holds != Some(offset) {
-            let data_end = (self.data.as_ref().len() - self.hash.len_in_bytes()) as u64;
-            if offset >= data_end {
+            if offset >= self.data_end() {
                 return Err(self.bad(offset, "offset outside the pack"));
             }
-            let end = self
-                .order
-                .next_offset(&self.index, offset)
-                .unwrap_or(data_end)
-                .min(data_end);
+            let end = end
+                .unwrap_or_else(|| self.entry_end(offset))
+                .min(self.data_end());
             if end <= offset {
                 return Err(self.bad(offset, "entry extends outside the pack"));
             }
@@ -420,7 +440,7 @@ impl Pack {
         inflater: &mut Inflater,
         out: &mut Vec<u8>,
     ) -> Result<EntryKind, OdbError> {
-        let (header, input) = self.entry_through(offset, access)?;
+        let (header, input) = self.entry_through(offset, None, access)?;
         // A zlib stream expands at most ~1032 times; a larger declared size is a lie.
         if header.size > (input.len() as u64).saturating_mul(1032) {
             return Err(self.bad(offset, "declared size is impossible"));
