@@ -8,9 +8,9 @@ use std::io;
 /// Maps `file` read-only.
 ///
 /// Packs and their indexes, and index files, are immutable once named (git writes them under
-/// a temporary name or a lock file and renames), so the contract of `Mmap::map` (the file is not modified while mapped) holds
-/// for every repository that follows git's rules. An empty file is not mapped (mmap refuses
-/// zero lengths); callers get an empty slice instead.
+/// a temporary name or a lock file and renames), so the contract of `Mmap::map` (the file is
+/// not modified while mapped) holds for every repository that follows git's rules. An empty
+/// file is not mapped (mmap refuses zero lengths); callers get an empty slice instead.
 pub fn map(file: &File) -> io::Result<Mapped> {
     if file.metadata()?.len() == 0 {
         return Ok(Mapped::Empty);
