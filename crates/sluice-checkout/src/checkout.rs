@@ -212,14 +212,20 @@ pub(crate) fn write_index_file(repo: &Repository, index: &Index) -> Result<(), C
     )
 }
 
-/// The index for a checked-out tree; takes the tree to move its paths rather than copy them.
-pub(crate) fn build_index(repo: &Repository, tree: FlatTree, stats: &[Stat]) -> Index {
-    let entries = tree
-        .files
-        .into_iter()
-        .zip(stats)
-        .map(|(f, stat)| IndexEntry::new(f.path, f.mode, f.id, *stat))
-        .collect();
+/// The index for a checked-out tree; takes the tree to move its paths rather than copy them,
+/// and fills `entries` (emptied first), whose allocation a switch passes on from the old index:
+/// fresh memory costs a page fault every 4 KiB (1,900 of them for 100,000 entries).
+pub(crate) fn build_index(
+    repo: &Repository,
+    tree: FlatTree,
+    stats: &[Stat],
+    mut entries: Vec<IndexEntry>,
+) -> Index {
+    entries.clear();
+    entries.extend(
+        (tree.files.into_iter().zip(stats))
+            .map(|(f, stat)| IndexEntry::new(f.path, f.mode, f.id, *stat)),
+    );
     Index {
         version: 2,
         entries,
@@ -269,7 +275,7 @@ pub fn checkout_fresh_from(
     } else {
         Vec::new()
     };
-    write_index_file(repo, &build_index(repo, flat, &stats))?;
+    write_index_file(repo, &build_index(repo, flat, &stats, Vec::new()))?;
     let mut warnings = std::mem::take(&mut filters.warnings);
     if options.ignore_case && !collisions.is_empty() {
         let mut text = String::from("the following paths have collided (e.g. case-sensitive paths\non a case-insensitive filesystem) and only one from the same\ncolliding group is in the working tree:\n");

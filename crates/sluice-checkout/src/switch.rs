@@ -373,9 +373,10 @@ pub fn switch(
     }
     let removed = dropped.len();
     drop((matched, dropped, old_entries));
-    // The old index is done with: not holding two indexes of 100,000 entries at once.
-    drop(old);
-    let index = sorted.carry_over(build_index(repo, flat, &stats));
+    // The old index is done with: not holding two indexes of 100,000 entries at once, and its
+    // entries' allocation holds the new ones.
+    let Index { entries, .. } = old;
+    let index = sorted.carry_over(build_index(repo, flat, &stats, entries));
     write_index_file(repo, &index)?;
     Ok(SwitchOutcome {
         written: written_count,
