@@ -11,7 +11,13 @@ Cases, each timed for every tool in turn, several rounds:
   fresh   the whole tree of --rev into an empty work tree (a clone's checkout): git
           `checkout -f` with checkout.workers=<workers> and with checkout.workers=0... see below,
           sluice `checkout -f`, gix `free index checkout-exclusive` (from an index git made)
-  switch  from --from (default <rev>~1) to --rev in a checked-out work tree
+  switch  from --from (default <rev>~1) to --rev in a checked-out work tree; beside the tools,
+          the switch floor: bench/floor --from, which only makes the file system calls a forced
+          switch must (an lstat of each file both trees share, an unlink and a create, write
+          and fstat of each that changes), no object or index read
+          Beside them, the inflation floor: crates/sluice-odb/examples/read_blobs inflates
+          every blob of --rev as the checkout does, on one thread, and writes nothing: the
+          user CPU a checkout cannot go below without a faster inflater
   floor   bench/floor: only create and write the same files, contiguous halves on <workers>
           threads, one fstat each, no object read: the file system's own cost
 
@@ -75,12 +81,17 @@ def measure(args):
     from_rev = git("-C", str(source), "rev-parse", args.from_rev or f"{args.rev}~1").decode().strip()
     cases = args.cases.split(",")
     floor = ROOT / "bench" / "floor" / "target" / "release" / "checkout-floor"
-    if "floor" in cases:
+    if "floor" in cases or "switch" in cases:
         subprocess.run(["cargo", "build", "--release", "-q", "--manifest-path", str(ROOT / "bench" / "floor" / "Cargo.toml")], check=True)
+    read_blobs = ROOT / "target" / "release" / "examples" / "read_blobs"
+    if "fresh" in cases:
+        subprocess.run(["cargo", "build", "--release", "-q", "--example", "read_blobs", "-p", "sluice-odb"],
+                       cwd=ROOT, check=True)
     gix = shutil.which("gix")
     # With --drop-caches, each fresh checkout starts with the page cache dropped and the packs
     # and programs read back in (as root).
-    warm = pack_files(source) + program_files(args.sluice, args.git, gix, str(floor))
+    warm = pack_files(source) + program_files(args.sluice, args.git, gix, str(floor), str(read_blobs))
+    objects = source / "objects" if (source / "objects").is_dir() else source / ".git" / "objects"
     results = []
     # Every timed run writes into a directory of its own, and nothing is deleted until all runs
     # are done: ext4 skips inodes freed in the last minutes when it allocates new ones, so a
@@ -102,6 +113,8 @@ def measure(args):
         branch = f"bench-{rev[:12]}"
         manifest = tmp / "manifest"
         manifest.write_bytes(git("-C", str(source), "ls-tree", "-r", "-l", rev))
+        from_manifest = tmp / "from-manifest"
+        from_manifest.write_bytes(git("-C", str(source), "ls-tree", "-r", "-l", from_rev))
         files = len(manifest.read_text().splitlines())
         gix_index = tmp / "gix-index"
         probe = fresh_clone()
@@ -126,13 +139,19 @@ def measure(args):
                     continue
                 # The order turns each round: a tool run right after another's large write
                 # finds the file system in a different state.
-                turn = round_number % len(tools)
-                for label, command in tools[turn:] + tools[:turn]:
+                # The switch floor takes its turn with the tools, in a work tree at --from.
+                floor_switch = ("floor", lambda b: [str(floor), str(manifest), ".", str(args.workers),
+                                                    "--from", str(from_manifest)])
+                inflate = ("inflate", lambda b: [str(read_blobs), str(objects)])
+                turning = tools + [floor_switch if case == "switch" else inflate]
+                turn = round_number % len(turning)
+                for label, command in turning[turn:] + turning[:turn]:
                     repo = fresh_clone(from_rev if case == "switch" else None)
                     # A switch keeps the page cache: dropped, git re-read racily clean files
                     # from disk (3.7 s against 1.1 s) instead of measuring the switch.
                     settle(warm if args.drop_caches and case != "switch" else None)
-                    samples.setdefault(label, []).append(run(command(branch), cwd=repo))
+                    stdin = manifest if label == "inflate" else None
+                    samples.setdefault(label, []).append(run(command(branch), cwd=repo, stdin_path=stdin))
                 if case == "fresh" and gix:
                     dest = tmp / f"gix{next(counter)}"
                     settle(warm if args.drop_caches else None)
@@ -151,10 +170,11 @@ def measure(args):
                 print(f"{label:<16} {wall:8.2f} {user:8.2f} {system:8.2f} {rss:9.0f} {ratio}", flush=True)
                 results.append({"case": case, "tool": label, "wall": wall, "user": user, "sys": system,
                                 "peak_mib": rss, "files": files, "source": str(source), "samples": rows})
-    floor_rows = [r for r in results if r["tool"] == "floor"]
-    fresh = [r for r in results if r["case"] == "fresh" and r["tool"] == "sluice"]
-    if floor_rows and fresh:
-        print(f"\nsluice fresh checkout / floor: {fresh[0]['wall'] / max(floor_rows[0]['wall'], 1e-9):.2f}")
+    for case in ("fresh", "switch"):
+        floor_rows = [r for r in results if r["tool"] == "floor" and r["case"] == (case if case == "switch" else "floor")]
+        sluice = [r for r in results if r["case"] == case and r["tool"] == "sluice"]
+        if floor_rows and sluice:
+            print(f"\nsluice {case} / floor: {sluice[0]['wall'] / max(floor_rows[0]['wall'], 1e-9):.2f}")
     log = ROOT / "bench" / "results" / "checkout.jsonl"
     with open(log, "a") as f:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
