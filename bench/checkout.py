@@ -11,13 +11,13 @@ Cases, each timed for every tool in turn, several rounds:
   fresh   the whole tree of --rev into an empty work tree (a clone's checkout): git
           `checkout -f` with checkout.workers=<workers> and with checkout.workers=0... see below,
           sluice `checkout -f`, gix `free index checkout-exclusive` (from an index git made)
+          and, beside them, the inflation floor: crates/sluice-odb/examples/read_blobs
+          inflates every blob of --rev as the checkout does, on one thread, and writes
+          nothing: the user CPU a checkout cannot go below without a faster inflater
   switch  from --from (default <rev>~1) to --rev in a checked-out work tree; beside the tools,
           the switch floor: bench/floor --from, which only makes the file system calls a forced
           switch must (an lstat of each file both trees share, an unlink and a create, write
           and fstat of each that changes), no object or index read
-          Beside them, the inflation floor: crates/sluice-odb/examples/read_blobs inflates
-          every blob of --rev as the checkout does, on one thread, and writes nothing: the
-          user CPU a checkout cannot go below without a faster inflater
   floor   bench/floor: only create and write the same files, contiguous halves on <workers>
           threads, one fstat each, no object read: the file system's own cost
 
