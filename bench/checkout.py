@@ -128,6 +128,13 @@ def measure(args):
             # Sluice with its own default (checkout.workers unset: two threads per core).
             ("sluice", lambda b: [args.sluice, "checkout", "-q", "-f", b]),
         ]
+        # Each case's floor takes its turn with the tools: the inflation floor beside a fresh
+        # checkout, the switch floor in a work tree at --from.
+        beside = {
+            "fresh": ("inflate", lambda b: [str(read_blobs), str(objects)]),
+            "switch": ("floor", lambda b: [str(floor), str(manifest), ".", str(args.workers),
+                                           "--from", str(from_manifest)]),
+        }
         for case in cases:
             samples = {}
             for round_number in range(args.runs):
@@ -139,11 +146,7 @@ def measure(args):
                     continue
                 # The order turns each round: a tool run right after another's large write
                 # finds the file system in a different state.
-                # The switch floor takes its turn with the tools, in a work tree at --from.
-                floor_switch = ("floor", lambda b: [str(floor), str(manifest), ".", str(args.workers),
-                                                    "--from", str(from_manifest)])
-                inflate = ("inflate", lambda b: [str(read_blobs), str(objects)])
-                turning = tools + [floor_switch if case == "switch" else inflate]
+                turning = tools + [beside[case]]
                 turn = round_number % len(turning)
                 for label, command in turning[turn:] + turning[:turn]:
                     repo = fresh_clone(from_rev if case == "switch" else None)
@@ -170,8 +173,9 @@ def measure(args):
                 print(f"{label:<16} {wall:8.2f} {user:8.2f} {system:8.2f} {rss:9.0f} {ratio}", flush=True)
                 results.append({"case": case, "tool": label, "wall": wall, "user": user, "sys": system,
                                 "peak_mib": rss, "files": files, "source": str(source), "samples": rows})
-    for case in ("fresh", "switch"):
-        floor_rows = [r for r in results if r["tool"] == "floor" and r["case"] == (case if case == "switch" else "floor")]
+    # The fresh checkout's floor is a case of its own; the switch's runs within the switch case.
+    for case, floor_case in (("fresh", "floor"), ("switch", "switch")):
+        floor_rows = [r for r in results if r["tool"] == "floor" and r["case"] == floor_case]
         sluice = [r for r in results if r["case"] == case and r["tool"] == "sluice"]
         if floor_rows and sluice:
             print(f"\nsluice {case} / floor: {sluice[0]['wall'] / max(floor_rows[0]['wall'], 1e-9):.2f}")
