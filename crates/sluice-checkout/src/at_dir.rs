@@ -7,8 +7,8 @@
 //! path order, so a worker keeps the work tree and the directory of its last files open and
 //! names a file in the nearest.
 
-use crate::index::Stat;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use sluice_index::Stat;
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io;
@@ -37,7 +37,7 @@ pub(crate) struct Found {
 impl Found {
     fn from_raw(raw: &rustix::fs::Stat) -> Found {
         Found {
-            stat: Stat::from_raw(raw),
+            stat: stat_from(raw),
             kind: FileType::from_raw_mode(raw.st_mode),
         }
     }
@@ -168,7 +168,7 @@ impl<'r> AtDir<'r> {
 
 /// The stat data of an open file.
 pub(crate) fn fstat(file: &File) -> io::Result<Stat> {
-    Ok(Stat::from_raw(&rustix::fs::fstat(file.as_fd())?))
+    Ok(stat_from(&rustix::fs::fstat(file.as_fd())?))
 }
 
 fn missing(e: &io::Error) -> bool {
@@ -227,5 +227,18 @@ mod tests {
         at.mkdir(b"a/sub").expect("mkdir");
         at.mkdir(b"a/sub").expect("mkdir again");
         assert!(root.join("a/sub").is_dir());
+    }
+}
+
+/// The stat data git keeps from the kernel's `stat` record, truncated to 32 bits as git does.
+fn stat_from(raw: &rustix::fs::Stat) -> Stat {
+    Stat {
+        ctime: (raw.st_ctime as u32, raw.st_ctime_nsec as u32),
+        mtime: (raw.st_mtime as u32, raw.st_mtime_nsec as u32),
+        dev: raw.st_dev as u32,
+        ino: raw.st_ino as u32,
+        uid: raw.st_uid,
+        gid: raw.st_gid,
+        size: raw.st_size as u32,
     }
 }

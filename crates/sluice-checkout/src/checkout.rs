@@ -4,12 +4,12 @@
 use crate::attributes::Attributes;
 use crate::convert::{AutoCrlf, Conversion, ConvertConfig, CoreEol};
 use crate::filter::{FilterDriver, Filters};
-use crate::index::{read_index, write_index_to, Index, IndexEntry, Stat};
 use crate::tree::{flatten, FlatTree, TreeFile};
 use crate::writer::{write_all, Job, Workers, WriteOptions};
 use crate::CheckoutError;
 use crate::Objects;
 use rayon::prelude::*;
+use sluice_index::{read_index, write_index_to, Index, IndexEntry, Stat};
 use sluice_object::parse::{parse_commit, parse_tag};
 use sluice_object::progress::Progress;
 use sluice_object::{ObjectId, ObjectKind};

@@ -18,7 +18,7 @@ pub mod attributes;
 mod checkout;
 pub mod convert;
 pub mod filter;
-pub mod index;
+
 mod objects;
 pub mod path_check;
 pub mod revision;
@@ -108,7 +108,7 @@ pub enum CheckoutError {
     Filter(#[from] filter::FilterError),
     /// The index file is corrupt.
     #[error(transparent)]
-    IndexFile(#[from] index::IndexFileError),
+    IndexFile(#[from] sluice_index::IndexFileError),
     /// Configuration could not be read.
     #[error(transparent)]
     Config(#[from] sluice_odb::ConfigError),

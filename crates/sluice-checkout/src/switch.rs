@@ -9,12 +9,12 @@ use crate::checkout::{
 };
 use crate::convert::Conversion;
 use crate::filter::Filters;
-use crate::index::{Index, IndexEntry, Stat};
 use crate::tree::{flatten_reusing, TreeFile, TreeLookup};
 use crate::writer::write_all;
 use crate::CheckoutError;
 use rayon::prelude::*;
 use rustix::fs::FileType;
+use sluice_index::{Index, IndexEntry, Stat};
 use sluice_object::progress::Progress;
 use sluice_object::{hash_object, ObjectId, ObjectKind};
 use sluice_odb::{ObjectDb, Repository};

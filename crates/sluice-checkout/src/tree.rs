@@ -1,10 +1,10 @@
 //! Flattening a tree object into the sorted list of files a checkout writes, refusing every
 //! tree git's checkout refuses, and building the cache tree (`TREE` extension) on the way.
 
-use crate::index::{CacheTree, Index, IndexEntry};
 use crate::path_check::verify_path;
 use crate::CheckoutError;
 use crate::Objects;
+use sluice_index::{CacheTree, Index, IndexEntry};
 use sluice_object::parse::{tree_entries, TreeEntry};
 use sluice_object::{ObjectId, ObjectKind};
 use std::collections::HashMap;

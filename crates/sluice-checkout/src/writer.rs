@@ -7,10 +7,10 @@
 use crate::at_dir::{self, AtDir};
 use crate::convert::Conversion;
 use crate::filter::Filters;
-use crate::index::Stat;
 use crate::CheckoutError;
 use crate::Objects;
 use rayon::prelude::*;
+use sluice_index::Stat;
 use sluice_object::progress::Progress;
 use sluice_object::ObjectId;
 use sluice_odb::ObjectContent;

@@ -9,18 +9,18 @@ use sluice_object::progress::Progress;
 use sluice_object::{IdSet, ObjectId};
 use sluice_odb::{walk_objects, ObjectDb, ObjectFilter, Pack, Repository, WalkRequest};
 
-/// Packs the loose objects the refs (and `extra_roots`) reach; `None` when there were none.
+/// Packs the loose objects the repository's roots reach (refs, `HEAD`s, reflogs, indexes:
+/// [`sluice_odb::Roots`], as git's repack passes `--all --reflog --indexed-objects`); `None`
+/// when there were none.
 pub fn repack_loose(
     repo: &Repository,
     delete: bool,
-    extra_roots: &[ObjectId],
     progress: &dyn Progress,
 ) -> Result<Option<PackStats>, RepackError> {
-    // Refs first, then the objects: what they name is in place before they are read.
-    let refs = repo.refs().list()?.into_iter().map(|(_, id)| id);
-    let head = repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id);
+    // Roots first, then the objects: what they name is in place before they are read.
+    let roots = sluice_odb::Roots::read(repo)?;
     let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?.with_alternate_packs();
-    let tips = crate::repack::walk_tips(refs.chain(head), extra_roots, &odb);
+    let tips = crate::repack::walk_tips(&roots, &odb);
     let request = WalkRequest {
         wants: &tips,
         haves: &[],

@@ -12,14 +12,16 @@ use std::path::{Path, PathBuf};
 pub(crate) struct PackSplit {
     /// Replaced by the new pack, then removed.
     pub replaced: Vec<PathBuf>,
-    /// Kept by a `.keep` file: untouched; their objects left out unless packing kept objects.
+    /// Kept by a `.keep` file, or promised (`.promisor`: its objects came from a promisor
+    /// remote, and what they name may be missing by design): untouched; their objects left out
+    /// unless packing kept objects.
     pub kept: Vec<PathBuf>,
     /// Named by `--keep-pack`: untouched, their objects always left out.
     pub named: Vec<PathBuf>,
 }
 
-/// Splits `packs` into those replaced and those kept (by a `.keep` file, or named in
-/// `keep_names` by file name).
+/// Splits `packs` into those replaced and those kept (by a `.keep` or `.promisor` file, or
+/// named in `keep_names` by file name).
 pub(crate) fn split_packs(packs: Vec<PathBuf>, keep_names: &[String]) -> PackSplit {
     let mut split = PackSplit {
         replaced: Vec::new(),
@@ -33,7 +35,10 @@ pub(crate) fn split_packs(packs: Vec<PathBuf>, keep_names: &[String]) -> PackSpl
             .unwrap_or_default();
         if keep_names.iter().any(|k| k == name) {
             split.named.push(pack);
-        } else if pack.with_extension("keep").exists() {
+        } else if ["keep", "promisor"]
+            .iter()
+            .any(|x| pack.with_extension(x).exists())
+        {
             split.kept.push(pack);
         } else {
             split.replaced.push(pack);

@@ -2,7 +2,7 @@
 //! --write-midx -b`): counting stays on bitmaps when history is spread over several packs,
 //! as after a geometric repack, without rewriting the big pack.
 
-use crate::repack::{branch_tips, walk_tips, RepackError};
+use crate::repack::{branch_tips, RepackError};
 use sluice_object::progress::Progress;
 use sluice_odb::midx::{write_midx_with, MidxOptions, MidxSummary};
 use sluice_odb::{ObjectDb, Repository};
@@ -26,7 +26,10 @@ pub fn write_midx_bitmap(
     let (summary, layout) = write_midx_with(&pack_dir, repo.hash(), &options)?;
     let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?;
     let branches = branch_tips(&refs, head);
-    let tips = walk_tips(refs.into_iter().map(|(_, id)| id).chain(head), &[], &odb);
+    // A bitmap answers fetches, which start from refs: what else is alive is in the packs.
+    let mut tips: Vec<_> = refs.into_iter().map(|(_, id)| id).chain(head).collect();
+    tips.sort_unstable();
+    tips.dedup();
     // The bitmap of the pack whose objects come first, when it has one.
     let first = layout
         .bit_of

@@ -33,9 +33,10 @@ pub enum SelectionError {
     /// Reading it failed.
     #[error(transparent)]
     Io(#[from] std::io::Error),
-    /// The refs could not be read (`--all`).
+    /// The refs, reflogs or indexes could not be read (`--all`, `--reflog`,
+    /// `--indexed-objects`).
     #[error(transparent)]
-    Refs(#[from] sluice_odb::RefError),
+    Roots(#[from] sluice_odb::RootsError),
     /// A line is not an object id.
     #[error("expected object ID, got garbage:\n {0}")]
     NotAnId(String),
@@ -47,17 +48,36 @@ pub enum SelectionError {
     NotARev(String),
 }
 
+/// Which of the repository's roots ([`sluice_odb::Roots`]) are packed as if listed.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RootKinds {
+    /// Every ref and `HEAD` (`--all`).
+    pub refs: bool,
+    /// Every reflog entry (`--reflog`).
+    pub reflogs: bool,
+    /// What every worktree's index holds (`--indexed-objects`).
+    pub indexed: bool,
+}
+
+impl RootKinds {
+    /// Whether any kind is asked for: each implies `--revs`.
+    pub fn any(&self) -> bool {
+        self.refs || self.reflogs || self.indexed
+    }
+}
+
 impl Selection {
     /// What `input` asks for, as pack-objects reads its standard input: `<id> [<path>]` lines,
     /// or with `revs` revisions (`<rev>`, `^<rev>`, `--not` flipping what follows), to which
-    /// `all` adds every ref and `HEAD`.
+    /// `roots` adds the repository's roots of those kinds (a reflog's or an index's only when
+    /// the object is still there, as git).
     pub fn read(
         repo: &Repository,
         input: impl BufRead,
         revs: bool,
-        all: bool,
+        roots: RootKinds,
     ) -> Result<Selection, SelectionError> {
-        if !revs {
+        if !(revs || roots.any()) {
             let mut listed = Vec::new();
             for line in input.lines() {
                 let line = line?;
@@ -72,9 +92,18 @@ impl Selection {
             return Ok(Selection::Listed(listed));
         }
         let (mut include, mut exclude) = (Vec::new(), Vec::new());
-        if all {
-            include.extend(repo.refs().list()?.into_iter().map(|(_, id)| id));
-            include.extend(repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id));
+        if roots.any() {
+            let found = sluice_odb::Roots::read(repo)?;
+            if roots.refs {
+                include.extend(&found.refs);
+            }
+            let present = |id: &&ObjectId| repo.objects().contains(id);
+            if roots.reflogs {
+                include.extend(found.reflogs.iter().filter(present));
+            }
+            if roots.indexed {
+                include.extend(found.indexed.iter().filter(present));
+            }
         }
         let mut negated = false;
         for line in input.lines() {

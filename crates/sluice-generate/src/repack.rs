@@ -20,6 +20,9 @@ pub enum RepackError {
     /// The refs could not be read.
     #[error(transparent)]
     Refs(#[from] RefError),
+    /// What keeps objects alive could not be read: nothing is removed.
+    #[error(transparent)]
+    Roots(#[from] sluice_odb::RootsError),
     /// The objects could not be counted.
     #[error(transparent)]
     Walk(#[from] WalkError),
@@ -73,8 +76,8 @@ pub(crate) fn file_error(
     }
 }
 
-/// Writes one pack of every object reachable from the refs and HEAD, whether stored here or
-/// in an alternate, then removes the repository's other packs and the loose objects the new
+/// Writes one pack of every object the repository's roots reach ([`sluice_odb::Roots`]: refs,
+/// `HEAD`s, reflogs, indexes), whether stored here or in an alternate, then removes the repository's other packs and the loose objects the new
 /// pack holds, and lists it in `objects/info/packs`.
 ///
 /// Stored deltas are copied as they are wherever their base goes in too, the alternates' packs
@@ -104,10 +107,6 @@ pub struct RepackOptions {
     /// `Some`: what no ref reaches goes into a cruft pack (`--cruft`), not loose; then
     /// `unpack_unreachable` is not used.
     pub cruft: Option<CruftOptions>,
-    /// Objects the new pack holds with what they reach, besides the refs': gc passes every
-    /// reflog entry and every index's objects, which git's gc packs the same way
-    /// (`--reflog --indexed-objects`), so that no age limit can drop them.
-    pub extra_roots: Vec<ObjectId>,
     /// Packs left as they are, by file name (`--keep-pack`), as if they had a `.keep` file;
     /// their objects are never repacked.
     pub keep_packs: Vec<String>,
@@ -144,13 +143,13 @@ pub fn repack_all_with(
     // it (or loose), since a push moves its objects in before it updates its refs.
     let refs = repo.refs().list()?;
     let head = repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id);
+    let roots = sluice_odb::Roots::read(repo)?;
     let split =
         crate::kept::split_packs(pack_files(&objects_dir.join("pack"))?, &options.keep_packs);
     let before = split.replaced.clone();
     let odb = ObjectDb::open(&objects_dir, repo.hash())?.with_alternate_packs();
     let branches = branch_tips(&refs, head);
-    let refs = refs.into_iter().map(|(_, id)| id);
-    let tips = walk_tips(refs.chain(head), &options.extra_roots, &odb);
+    let tips = walk_tips(&roots, &odb);
     // With one pack and no bitmap to carry over, the new pack is most likely that pack again
     // (a fresh clone holds only what its refs reach): its bitmaps are built on another core
     // while the objects are counted, and used if the pack written is indeed the same.
@@ -296,15 +295,13 @@ pub(crate) fn branch_tips(refs: &[(String, ObjectId)], head: Option<ObjectId>) -
         .collect()
 }
 
-/// Where a repack's walk starts: the refs' and `HEAD`'s ids, and the `extra` roots the odb
-/// has (a reflog may name what is gone), each once.
-pub(crate) fn walk_tips(
-    refs: impl Iterator<Item = ObjectId>,
-    extra: &[ObjectId],
-    odb: &ObjectDb,
-) -> Vec<ObjectId> {
-    let mut tips: Vec<ObjectId> = refs.collect();
-    tips.extend(extra.iter().filter(|id| odb.contains(id)));
+/// Where a walk that decides what stays starts: every root, each once; a ref must name an
+/// object that is there (the walk fails otherwise, and nothing is removed), while a reflog or
+/// an index may name one that is gone.
+pub(crate) fn walk_tips(roots: &sluice_odb::Roots, odb: &ObjectDb) -> Vec<ObjectId> {
+    let mut tips = roots.refs.clone();
+    let logged_or_indexed = roots.reflogs.iter().chain(&roots.indexed);
+    tips.extend(logged_or_indexed.filter(|id| odb.contains(id)));
     tips.sort_unstable();
     tips.dedup();
     tips

@@ -42,9 +42,6 @@ pub enum GcError {
     /// The repository could not be opened again after its reflogs were expired.
     #[error(transparent)]
     Repo(#[from] sluice_odb::RepoError),
-    /// The reflogs and indexes could not be read.
-    #[error(transparent)]
-    Roots(#[from] crate::reachable::RootsError),
 }
 
 /// How gc runs.
@@ -152,7 +149,6 @@ pub fn gc(
         cruft: options.cruft.then_some(CruftOptions {
             expiration: options.prune_expire,
         }),
-        extra_roots: crate::reachable::roots(&repo)?,
         ..RepackOptions::default()
     };
     repack_all_with(&repo, &repack, progress)?;

@@ -1,6 +1,6 @@
-//! Maintenance: keeping a repository in shape without losing anything it needs. What git
-//! counts as reachable (`reachable`): refs, `HEAD` and the index of every worktree, every
-//! reflog entry; and `prune`, which removes the loose objects nothing reaches (older than a
+//! Maintenance: keeping a repository in shape without losing anything it needs, which
+//! [`sluice_odb::Roots`] defines for every command that deletes (refs, `HEAD` and the index of
+//! every worktree, every reflog entry); `prune`, which removes the loose objects nothing reaches (older than a
 //! grace period, and not reached from a younger one either); and `reflog`, which expires old
 //! reflog entries as gc does; `maintenance`, git maintenance's tasks.
 #![forbid(unsafe_code)]
@@ -9,11 +9,9 @@
 pub mod gc;
 pub mod maintenance;
 pub mod prune;
-pub mod reachable;
 pub mod reflog;
 
 pub use gc::{after_push, gc, AfterPush, GcError, GcOptions, GcOutcome};
 pub use maintenance::{configured_tasks, run_tasks, MaintenanceError, Task};
 pub use prune::{prune, PruneError, PruneOptions, Pruned};
-pub use reachable::{roots, RootsError};
 pub use reflog::{expire_all, ExpireOptions, ReflogError};

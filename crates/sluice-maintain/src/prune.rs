@@ -5,12 +5,12 @@
 //! directories left empty. A root or object that cannot be read stops the prune before
 //! anything is removed.
 
-use crate::reachable::{roots, RootsError};
 use sluice_object::progress::Discard;
 use sluice_object::{IdSet, ObjectId, ObjectKind};
 use sluice_odb::{
     walk_objects, ObjectDb, ObjectFilter, OdbError, Repository, WalkError, WalkRequest,
 };
+use sluice_odb::{Roots, RootsError};
 use std::path::PathBuf;
 use std::time::SystemTime;
 
@@ -67,7 +67,7 @@ pub fn prune(repo: &Repository, options: &PruneOptions) -> Result<Pruned, PruneE
         path: dir.clone(),
         source,
     })?;
-    let mut kept = reach(&odb, &roots(repo)?)?;
+    let mut kept = reach(&odb, &Roots::read(repo)?.all())?;
     // Younger than the grace period: kept, with everything they reach.
     let recent: Vec<ObjectId> = (loose.iter())
         .filter(|l| !kept.contains(&l.id))

@@ -38,6 +38,7 @@ pub mod quarantine;
 pub mod refs;
 mod repository;
 pub mod revision;
+pub mod roots;
 pub mod server_info;
 pub mod shallow;
 mod stream;
@@ -56,6 +57,7 @@ pub use refs::{
     Expected, Peeled, RefError, RefTarget, RefUpdate, Refs, Transaction, TransactionError,
 };
 pub use repository::{RepoError, Repository};
+pub use roots::{Roots, RootsError};
 pub use walk::{
     traverse_objects, walk_objects, KnownObjects, Located, ObjectFilter, WalkCores, WalkError,
     WalkRequest, Walked, WalkedObject,

@@ -6,7 +6,7 @@ use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail};
 use clap::Args;
-use sluice_generate::pack_objects::{select, Filters, Selection};
+use sluice_generate::pack_objects::{select, Filters, RootKinds, Selection};
 use sluice_generate::{write_pack, write_stored, PackOptions};
 use sluice_object::ObjectId;
 use sluice_odb::{ObjectDb, Repository};
@@ -26,6 +26,12 @@ pub struct PackObjectsArgs {
     /// Every ref (and HEAD), as if listed: implies --revs.
     #[arg(long)]
     all: bool,
+    /// Every object a reflog entry names, as if listed: implies --revs.
+    #[arg(long)]
+    reflog: bool,
+    /// Every object an index holds (blobs, cache-tree trees), as if listed: implies --revs.
+    #[arg(long)]
+    indexed_objects: bool,
     /// Deltas may name bases left out of the pack (with --stdout and --revs).
     #[arg(long)]
     thin: bool,
@@ -82,7 +88,12 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
     }
     let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?.with_alternate_packs();
     let input = std::io::stdin().lock();
-    let selection = Selection::read(&repo, input, args.revs || args.all, args.all)?;
+    let roots = RootKinds {
+        refs: args.all,
+        reflogs: args.reflog,
+        indexed: args.indexed_objects,
+    };
+    let selection = Selection::read(&repo, input, args.revs, roots)?;
     let filters = Filters {
         unpacked: args.unpacked,
         local: args.local,

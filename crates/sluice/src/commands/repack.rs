@@ -151,11 +151,9 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if !(args.all || args.all_loosen || args.cruft) {
-        // git's plain repack: the loose objects the refs reach into a new pack.
-        // As git's: what reflogs and indexes reach is packed too.
+        // git's plain repack: the loose objects the roots reach into a new pack.
         let progress = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
-        let roots = sluice_maintain::roots(&repo)?;
-        if repack_loose(&repo, args.delete, &roots, &progress)?.is_none() && !args.quiet {
+        if repack_loose(&repo, args.delete, &progress)?.is_none() && !args.quiet {
             println!("Nothing new to pack.");
         }
         return Ok(ExitCode::SUCCESS);
@@ -194,7 +192,6 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
             }),
             false => None,
         },
-        extra_roots: Vec::new(),
         keep_packs: args.keep_pack.clone(),
         pack_kept_objects: match (args.pack_kept_objects, args.no_pack_kept_objects) {
             (true, _) => Some(true),

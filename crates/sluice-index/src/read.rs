@@ -1,8 +1,8 @@
 //! Reading index files, versions 2 to 4.
 
-use super::entry::{IndexEntry, Stat};
-use super::tree_ext::CacheTree;
-use super::{Index, IndexFileError};
+use crate::entry::{IndexEntry, Stat};
+use crate::tree_ext::CacheTree;
+use crate::{Index, IndexFileError};
 use sluice_object::{HashKind, ObjectId, TrailerHasher};
 
 fn u32_at(data: &[u8], at: usize) -> Result<u32, IndexFileError> {

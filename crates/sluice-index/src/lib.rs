@@ -4,8 +4,11 @@
 //!
 //! Versions 2, 3 and 4 are read; 2 is written, or 3 when an entry needs extended flags, as git
 //! does by default.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 mod entry;
+mod kept;
 mod read;
 mod tree_ext;
 mod write;
@@ -49,6 +52,9 @@ pub enum IndexFileError {
     /// The cache tree extension is malformed.
     #[error("index TREE extension is corrupt")]
     CacheTree,
+    /// Another extension Sluice reads is malformed.
+    #[error("index {0} extension is corrupt")]
+    Extension(&'static str),
 }
 
 /// An index in memory.

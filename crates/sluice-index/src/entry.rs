@@ -35,19 +35,6 @@ impl Stat {
             size: meta.size() as u32,
         }
     }
-
-    /// The same from the kernel's `stat` record.
-    pub(crate) fn from_raw(raw: &rustix::fs::Stat) -> Stat {
-        Stat {
-            ctime: (raw.st_ctime as u32, raw.st_ctime_nsec as u32),
-            mtime: (raw.st_mtime as u32, raw.st_mtime_nsec as u32),
-            dev: raw.st_dev as u32,
-            ino: raw.st_ino as u32,
-            uid: raw.st_uid,
-            gid: raw.st_gid,
-            size: raw.st_size as u32,
-        }
-    }
 }
 
 /// Flag bits of the 16-bit flags word.

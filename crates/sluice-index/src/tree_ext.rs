@@ -1,7 +1,7 @@
 //! The `TREE` extension: for each directory, how many index entries it covers, its
 //! subdirectories, and the id of the tree object they form (or -1 when unknown).
 
-use super::IndexFileError;
+use crate::IndexFileError;
 use sluice_object::{HashKind, ObjectId};
 
 /// A cache tree node.

@@ -1,6 +1,6 @@
 //! Writing index files: version 2, or 3 when an entry has extended flags, as git does.
 
-use super::Index;
+use crate::Index;
 use sluice_object::TrailerHasher;
 use std::io::Write;
 

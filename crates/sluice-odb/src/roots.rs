@@ -1,0 +1,219 @@
+//! What keeps an object alive, in one place: every command that deletes, drops or leaves out
+//! objects (repack in every mode, gc, prune, maintenance, `pack-objects --all --reflog
+//! --indexed-objects`) walks from these roots and from nothing less.
+//!
+//! The roots are git's (`git prune`, and the `--all --reflog --indexed-objects` its repack
+//! passes to pack-objects): every ref, shared and per worktree (`refs/bisect/`,
+//! `refs/worktree/`, `refs/rewritten/`), `HEAD` of the main worktree and of every linked one,
+//! the old and new ids of every reflog entry (refs, `HEAD`s and the stash's), and what every
+//! worktree's index holds (entries' blobs, cache-tree trees, resolve-undo blobs). Packs kept by
+//! `.keep` or `.promisor` files and unreachable objects younger than the expiry are the other
+//! half of "alive"; the commands that delete apply those to their packs and dates.
+
+use crate::refs::Refs;
+use crate::{RefError, Repository};
+use sluice_object::{HashKind, ObjectId};
+use std::path::{Path, PathBuf};
+
+/// Why the roots could not be listed (nothing may then be deleted).
+#[derive(Debug, thiserror::Error)]
+pub enum RootsError {
+    /// The refs could not be read.
+    #[error(transparent)]
+    Refs(#[from] RefError),
+    /// A reflog, an index or a worktree's directory could not be read.
+    #[error("cannot read '{}'", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An index is not one git would read: what it holds cannot be known, so nothing goes.
+    #[error("'{}': {source}", path.display())]
+    BadIndex {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        #[source]
+        source: sluice_index::IndexFileError,
+    },
+}
+
+/// The roots of a repository, by where they come from (pack-objects takes each kind by its
+/// own option: `--all`, `--reflog`, `--indexed-objects`).
+#[derive(Debug, Clone, Default)]
+pub struct Roots {
+    /// Every ref and every worktree's `HEAD`.
+    pub refs: Vec<ObjectId>,
+    /// The old and new ids of every reflog entry.
+    pub reflogs: Vec<ObjectId>,
+    /// What every worktree's index holds.
+    pub indexed: Vec<ObjectId>,
+}
+
+impl Roots {
+    /// Reads every root of `repo` and of each of its linked worktrees.
+    pub fn read(repo: &Repository) -> Result<Roots, RootsError> {
+        let hash = repo.hash();
+        let common = repo.common_dir();
+        let mut roots = Roots {
+            refs: repo.refs().list()?.into_iter().map(|(_, id)| id).collect(),
+            ..Roots::default()
+        };
+        for git_dir in worktree_git_dirs(common)? {
+            let refs = Refs::new(&git_dir, common, hash);
+            roots
+                .refs
+                .extend(refs.resolve("HEAD").ok().and_then(|(_, id)| id));
+            if git_dir != common {
+                // Refs of this worktree alone, under its own `refs/`.
+                per_worktree_refs(&git_dir, &refs, hash, &mut roots.refs)?;
+                reflogs_under(&git_dir.join("logs").join("refs"), hash, &mut roots.reflogs)?;
+            }
+            reflog_ids(&git_dir.join("logs").join("HEAD"), hash, &mut roots.reflogs)?;
+            index_objects(&git_dir.join("index"), hash, &mut roots.indexed)?;
+        }
+        reflogs_under(&common.join("logs").join("refs"), hash, &mut roots.reflogs)?;
+        for list in [&mut roots.refs, &mut roots.reflogs, &mut roots.indexed] {
+            list.retain(|id| !id.is_null());
+            list.sort_unstable();
+            list.dedup();
+        }
+        Ok(roots)
+    }
+
+    /// Every root, each once.
+    pub fn all(&self) -> Vec<ObjectId> {
+        let mut all: Vec<ObjectId> = [&self.refs, &self.reflogs, &self.indexed]
+            .into_iter()
+            .flatten()
+            .copied()
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+}
+
+/// The git directory of the main worktree (the common one) and of every linked worktree.
+fn worktree_git_dirs(common: &Path) -> Result<Vec<PathBuf>, RootsError> {
+    let mut dirs = vec![common.to_owned()];
+    let linked = common.join("worktrees");
+    match std::fs::read_dir(&linked) {
+        Ok(entries) => {
+            for entry in entries {
+                let path = entry.map_err(read_error(&linked))?.path();
+                if path.join("HEAD").is_file() {
+                    dirs.push(path);
+                }
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(read_error(&linked)(e)),
+    }
+    Ok(dirs)
+}
+
+fn read_error(path: &Path) -> impl FnOnce(std::io::Error) -> RootsError {
+    let path = path.to_owned();
+    move |source| RootsError::Read { path, source }
+}
+
+/// The loose refs under a linked worktree's own `refs/` (git keeps `refs/bisect/`,
+/// `refs/worktree/` and `refs/rewritten/` per worktree).
+fn per_worktree_refs(
+    git_dir: &Path,
+    refs: &Refs,
+    hash: HashKind,
+    out: &mut Vec<ObjectId>,
+) -> Result<(), RootsError> {
+    let mut dirs = vec![git_dir.join("refs")];
+    while let Some(dir) = dirs.pop() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(read_error(&dir)(e)),
+        };
+        for entry in entries {
+            let path = entry.map_err(read_error(&dir))?.path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).map_err(read_error(&path))?;
+            let text = text.trim_end();
+            let id = match text.strip_prefix("ref: ") {
+                Some(name) => refs.resolve(name).ok().and_then(|(_, id)| id),
+                None => ObjectId::from_hex(hash, text.as_bytes()).ok(),
+            };
+            out.extend(id);
+        }
+    }
+    Ok(())
+}
+
+/// The ids of every reflog under `dir`, recursively.
+fn reflogs_under(dir: &Path, hash: HashKind, out: &mut Vec<ObjectId>) -> Result<(), RootsError> {
+    let mut dirs = vec![dir.to_owned()];
+    while let Some(dir) = dirs.pop() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(read_error(&dir)(e)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(read_error(&dir))?;
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => dirs.push(entry.path()),
+                _ => reflog_ids(&entry.path(), hash, out)?,
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The old and new ids of every entry of the reflog at `path`, if there is one.
+fn reflog_ids(path: &Path, hash: HashKind, out: &mut Vec<ObjectId>) -> Result<(), RootsError> {
+    let text = match std::fs::read(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => {
+            return Err(RootsError::Read {
+                path: path.to_owned(),
+                source,
+            })
+        }
+    };
+    let len = 2 * hash.len_in_bytes();
+    for line in text.split(|&b| b == b'\n') {
+        let (Some(old), Some(new)) = (line.get(..len), line.get(len + 1..2 * len + 1)) else {
+            continue;
+        };
+        out.extend(ObjectId::from_hex(hash, old).ok());
+        out.extend(ObjectId::from_hex(hash, new).ok());
+    }
+    Ok(())
+}
+
+/// What the index at `path` keeps alive, if there is one.
+fn index_objects(path: &Path, hash: HashKind, out: &mut Vec<ObjectId>) -> Result<(), RootsError> {
+    let data = match std::fs::read(path) {
+        Ok(data) => data,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => {
+            return Err(RootsError::Read {
+                path: path.to_owned(),
+                source,
+            })
+        }
+    };
+    let bad = |source| RootsError::BadIndex {
+        path: path.to_owned(),
+        source,
+    };
+    let index = sluice_index::read_index(&data, hash).map_err(bad)?;
+    out.extend(index.kept_objects().map_err(bad)?);
+    Ok(())
+}
