@@ -23,6 +23,7 @@ mod hostile_packs;
 mod http_client;
 mod http_push;
 mod index_pack;
+mod keep_alive;
 mod ls_refs;
 mod maintenance;
 mod multi_pack_index;
