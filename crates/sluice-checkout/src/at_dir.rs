@@ -179,6 +179,19 @@ fn missing(e: &io::Error) -> bool {
     )
 }
 
+/// The stat data git keeps from the kernel's `stat` record, truncated to 32 bits as git does.
+fn stat_from(raw: &rustix::fs::Stat) -> Stat {
+    Stat {
+        ctime: (raw.st_ctime as u32, raw.st_ctime_nsec as u32),
+        mtime: (raw.st_mtime as u32, raw.st_mtime_nsec as u32),
+        dev: raw.st_dev as u32,
+        ino: raw.st_ino as u32,
+        uid: raw.st_uid,
+        gid: raw.st_gid,
+        size: raw.st_size as u32,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,18 +240,5 @@ mod tests {
         at.mkdir(b"a/sub").expect("mkdir");
         at.mkdir(b"a/sub").expect("mkdir again");
         assert!(root.join("a/sub").is_dir());
-    }
-}
-
-/// The stat data git keeps from the kernel's `stat` record, truncated to 32 bits as git does.
-fn stat_from(raw: &rustix::fs::Stat) -> Stat {
-    Stat {
-        ctime: (raw.st_ctime as u32, raw.st_ctime_nsec as u32),
-        mtime: (raw.st_mtime as u32, raw.st_mtime_nsec as u32),
-        dev: raw.st_dev as u32,
-        ino: raw.st_ino as u32,
-        uid: raw.st_uid,
-        gid: raw.st_gid,
-        size: raw.st_size as u32,
     }
 }

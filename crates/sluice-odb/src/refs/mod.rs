@@ -10,7 +10,9 @@ mod transaction;
 
 pub use identity::{committer, reflog_identity, reflog_identity_for};
 pub use pack_refs::PackRefsOptions;
-pub use transaction::{Expected, RefUpdate, Transaction, TransactionError, TransactionObserver};
+pub use transaction::{
+    Expected, Prepared, RefUpdate, Transaction, TransactionError, TransactionObserver,
+};
 
 use directories::{clear_empty_directory, remove_empty_parents};
 use packed::PackedCache;

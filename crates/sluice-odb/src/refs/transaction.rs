@@ -158,10 +158,22 @@ impl Transaction {
 
     /// [`Self::commit`], telling `observer` of each phase.
     pub fn commit_observed(
-        mut self,
+        self,
         refs: &Refs,
         observer: &dyn TransactionObserver,
     ) -> Result<(), TransactionError> {
+        self.prepare(refs, observer)?.commit()
+    }
+
+    /// Locks every ref and checks that each holds what is expected, then asks `observer`
+    /// (`prepared`): the refs are held until the [`Prepared`] transaction is committed or
+    /// dropped (which aborts it). A push prepares its refs before it moves its objects in, so
+    /// that a push whose every ref is refused leaves no object behind.
+    pub fn prepare<'a>(
+        mut self,
+        refs: &'a Refs,
+        observer: &'a dyn TransactionObserver,
+    ) -> Result<Prepared<'a>, TransactionError> {
         self.updates.sort_by(|a, b| a.name.cmp(&b.name));
         if let Some(pair) = self.updates.windows(2).find(|p| p[0].name == p[1].name) {
             return Err(TransactionError::Duplicate(pair[0].name.clone()));
@@ -206,39 +218,86 @@ impl Transaction {
             observer.aborted(&self.updates);
             return Err(TransactionError::Refused);
         }
-        let written = self.write_all(refs, &mut held);
+        Ok(Prepared {
+            updates: self.updates,
+            held,
+            packed: packed_needed.then_some(packed),
+            refs,
+            observer,
+            done: false,
+        })
+    }
+}
+
+/// A transaction whose refs are locked and checked: [`Prepared::commit`] moves them; dropping
+/// it releases the locks and tells the observer the transaction was aborted.
+pub struct Prepared<'a> {
+    updates: Vec<RefUpdate>,
+    held: Vec<Held>,
+    /// The packed-refs transaction of the deletions, when one of them is packed.
+    packed: Option<Vec<RefUpdate>>,
+    refs: &'a Refs,
+    observer: &'a dyn TransactionObserver,
+    done: bool,
+}
+
+impl Prepared<'_> {
+    /// The updates, in name order.
+    pub fn updates(&self) -> &[RefUpdate] {
+        &self.updates
+    }
+
+    /// Moves every ref.
+    pub fn commit(mut self) -> Result<(), TransactionError> {
+        self.done = true;
+        let written = write_all(&self.updates, self.refs, &mut self.held);
         match &written {
             Ok(()) => {
-                if packed_needed {
-                    observer.committed(&packed);
+                if let Some(packed) = &self.packed {
+                    self.observer.committed(packed);
                 }
-                observer.committed(&self.updates);
+                self.observer.committed(&self.updates);
             }
-            Err(_) => observer.aborted(&self.updates),
+            Err(_) => self.observer.aborted(&self.updates),
         }
         written
     }
+}
 
-    /// Writes the new values of the locked refs and renames them into place.
-    fn write_all(&self, refs: &Refs, held: &mut [Held]) -> Result<(), TransactionError> {
-        for (update, held) in self.updates.iter().zip(held.iter_mut()) {
-            if let Some(new) = update.new {
-                write_lock(held, &new)?;
+impl Drop for Prepared<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            if let Some(packed) = &self.packed {
+                self.observer.aborted(packed);
             }
+            self.observer.aborted(&self.updates);
         }
-        // Deleted refs leave packed-refs first (under its own lock), then their loose files.
-        let deleted: Vec<&str> = (self.updates.iter())
-            .filter(|u| u.new.is_none())
-            .map(|u| u.name.as_str())
-            .collect();
-        if !deleted.is_empty() {
-            refs.remove_packed(&deleted)?;
-        }
-        for (update, held) in self.updates.iter().zip(held.iter_mut()) {
-            finish(refs, update, held)?;
-        }
-        Ok(())
     }
+}
+
+/// Writes the new values of the locked refs and renames them into place.
+fn write_all(
+    updates: &[RefUpdate],
+    refs: &Refs,
+    held: &mut [Held],
+) -> Result<(), TransactionError> {
+    for (update, held) in updates.iter().zip(held.iter_mut()) {
+        if let Some(new) = update.new {
+            write_lock(held, &new)?;
+        }
+    }
+    // Deleted refs leave packed-refs first (under its own lock), then their loose files.
+    let deleted: Vec<&str> = (updates.iter())
+        .filter(|u| u.new.is_none())
+        .map(|u| u.name.as_str())
+        .collect();
+    if !deleted.is_empty() {
+        refs.remove_packed(&deleted)?;
+    }
+    for (update, held) in updates.iter().zip(held.iter_mut()) {
+        finish(refs, update, held)?;
+    }
+    Ok(())
 }
 
 /// Locks `update`'s ref and reads what it holds.
