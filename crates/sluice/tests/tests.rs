@@ -41,6 +41,7 @@ mod receive_live;
 mod receive_pack;
 mod ref_transactions;
 mod references;
+mod refused_push;
 mod repack;
 mod repack_keep;
 mod repack_search;

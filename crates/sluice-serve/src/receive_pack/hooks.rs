@@ -175,6 +175,9 @@ pub(super) struct TransactionHook<'a> {
     pub(super) hooks: &'a Hooks,
     pub(super) hash: HashKind,
     pub(super) said: std::sync::Mutex<Vec<u8>>,
+    /// The quarantine's environment while the objects wait there (a `prepared` transaction
+    /// comes before they move in); empty once they are in.
+    pub(super) env: std::sync::Mutex<Vec<(String, OsString)>>,
 }
 
 impl TransactionHook<'_> {
@@ -189,9 +192,10 @@ impl TransactionHook<'_> {
             let new = update.new.unwrap_or(null);
             input.push_str(&format!("{old} {new} {}\n", update.name));
         }
+        let env = self.env.lock().unwrap_or_else(|e| e.into_inner()).clone();
         match self
             .hooks
-            .run("reference-transaction", &[state], input.as_bytes(), &[])
+            .run("reference-transaction", &[state], input.as_bytes(), &env)
         {
             None => true,
             Some(ran) => {

@@ -18,15 +18,15 @@ mod hooks;
 mod messenger;
 mod objects;
 mod policy;
+mod update;
 
 use hooks::Hooks;
 use messenger::Messenger;
 use objects::receive_objects;
-use policy::Policy;
 use sluice_odb::quarantine::Quarantine;
 
 use sluice_object::{HashKind, ObjectId};
-use sluice_odb::{Expected, RefUpdate, Repository, Transaction, TransactionError};
+use sluice_odb::Repository;
 use sluice_wire::pktline::{write_flush, write_packet, Packet, PktReader};
 use sluice_wire::sideband::{Band, Sideband};
 use std::io::{Read, Write};
@@ -109,6 +109,9 @@ pub enum ReceiveError {
     /// The repository's configuration is unreadable.
     #[error(transparent)]
     Config(#[from] sluice_odb::ConfigError),
+    /// The quarantined objects could not be opened to judge the commands.
+    #[error(transparent)]
+    Odb(#[from] sluice_odb::OdbError),
 }
 
 /// The most bytes of commands and push options read before the pack (about 200,000 ref
@@ -421,8 +424,9 @@ fn read_certificate<R: Read>(
     Ok(certificate::Certificate { text })
 }
 
-/// The objects are in (in `quarantine`, if the push brought any): runs pre-receive, moves the
-/// objects into the repository, moves the refs, then runs post-receive and post-update.
+/// The objects are in (in `quarantine`, if the push brought any): runs pre-receive, then moves
+/// the objects in and the refs (`update`: only if a ref is to move), then runs post-receive and
+/// post-update.
 fn accept(
     repo: &Repository,
     request: &Request,
@@ -440,6 +444,16 @@ fn accept(
     };
     let all: Vec<&Command> = request.commands.iter().collect();
     let refuse_all = |why: &str| vec![Some(why.to_owned()); request.commands.len()];
+    // A ref named twice cannot be judged once: the whole push is refused, before any hook.
+    let mut names: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
+    names.sort_unstable();
+    if let Some(twice) = names.windows(2).find(|pair| pair[0] == pair[1]) {
+        messenger.say(format!(
+            "error: multiple updates for ref '{}' not allowed",
+            twice[0]
+        ));
+        return Ok(refuse_all("multiple updates for the same ref"));
+    }
     let mut options = push_option_environment(request);
     // A certificate is stored (in the quarantine, if any: a refused push keeps nothing) and
     // judged once; pre-receive and post-receive both see the verdict, as in git.
@@ -450,9 +464,10 @@ fn accept(
         };
         options.extend(cert.environment(&objects, nonces, issued, session.stateless_rpc));
     }
-    let mut env = (quarantine.as_ref())
+    let quarantined = (quarantine.as_ref())
         .map(Quarantine::hook_environment)
         .unwrap_or_default();
+    let mut env = quarantined.clone();
     env.extend(options.iter().cloned());
     let ran = hooks.run_live(
         "pre-receive",
@@ -464,14 +479,11 @@ fn accept(
     if ran.is_some_and(|ran| !ran.success) {
         return Ok(refuse_all("pre-receive hook declined"));
     }
-    if let Some(quarantine) = quarantine {
-        if let Err(e) = quarantine.migrate() {
-            messenger.say(format!("error: {e}"));
-            let why = "unable to migrate objects to permanent storage";
-            return Ok(refuse_all(why));
-        }
-    }
-    let results = update_refs(repo, request, &hooks, pusher, messenger)?;
+    let incoming = update::Incoming {
+        quarantine,
+        env: quarantined,
+    };
+    let results = update::update_refs(repo, request, &hooks, pusher, incoming, messenger)?;
     let applied: Vec<&Command> = (request.commands.iter().zip(&results))
         .filter(|(_, result)| result.is_none())
         .map(|(command, _)| command)
@@ -506,108 +518,4 @@ fn push_option_environment(request: &Request) -> Vec<(String, std::ffi::OsString
         env.push((format!("GIT_PUSH_OPTION_{i}"), option.into()));
     }
     env
-}
-
-/// Judges each command by `receive.*`, then moves the refs the policy lets through. Returns,
-/// per command, `None` when it was applied or git's word for why it was not; what the client
-/// is told (`error: ...`, `warning: ...`, the hooks' output) goes through `messenger`.
-fn update_refs(
-    repo: &Repository,
-    request: &Request,
-    hooks: &Hooks,
-    pusher: Option<&Pusher>,
-    messenger: &Messenger<'_>,
-) -> Result<Vec<Option<String>>, ReceiveError> {
-    let policy = Policy::of(repo)?;
-    let pushed = pusher.map(Pusher::identity);
-    let pushed = (pushed.as_ref()).map(|(name, email)| (name.as_str(), email.as_str()));
-    let who = sluice_odb::refs::reflog_identity_for(repo.config(), pushed);
-    let update = |c: &Command| RefUpdate {
-        name: c.name.clone(),
-        expected: match c.old.is_null() {
-            true => Expected::Absent,
-            false => Expected::Id(c.old),
-        },
-        new: (!c.new.is_null()).then_some(c.new),
-        log: policy
-            .logs(repo, &c.name)
-            .then(|| (who.clone(), "push".to_owned())),
-    };
-    let mut results: Vec<Option<String>> = Vec::with_capacity(request.commands.len());
-    let hide = crate::advertise::hide_patterns(repo.config(), "receive");
-    for command in &request.commands {
-        if crate::advertise::hidden_by(&hide, &command.name) {
-            results.push(Some(match command.new.is_null() {
-                true => "deny deleting a hidden ref".to_owned(),
-                false => "deny updating a hidden ref".to_owned(),
-            }));
-            continue;
-        }
-        let verdict = policy.judge(repo, command);
-        (verdict.warnings.iter()).for_each(|w| messenger.say(format!("warning: {w}")));
-        let mut refused = verdict.refused.map(|(reason, message)| {
-            messenger.say(format!("error: {message}"));
-            reason.to_owned()
-        });
-        if refused.is_none() {
-            let (old, new) = (command.old.to_string(), command.new.to_string());
-            let args = [command.name.as_str(), &old, &new];
-            let ran = hooks.run_live("update", &args, b"", &[], Some(messenger));
-            if ran.is_some_and(|ran| !ran.success) {
-                messenger.say(format!("error: hook declined to update {}", command.name));
-                refused = Some("hook declined".to_owned());
-            }
-        }
-        if refused.is_none() && verdict.deploy {
-            if let Err(why) = deploy::update_instead(repo, hooks, &command.new) {
-                refused = Some(why.to_owned());
-            }
-        }
-        results.push(refused);
-    }
-    let refs = repo.refs();
-    let observer = hooks::TransactionHook {
-        hooks,
-        hash: repo.hash(),
-        said: Default::default(),
-    };
-    let reason = |e: &TransactionError| match e {
-        TransactionError::Ref(sluice_odb::RefError::BadName(_)) => "funny refname",
-        _ => "failed to update ref",
-    };
-    if request.atomic {
-        // As git: one refusal fails the whole push, the others saying so.
-        let mut transaction = Transaction::new();
-        for command in &request.commands {
-            transaction.update(update(command));
-        }
-        let refused = results.iter().any(Option::is_some);
-        let committed = match refused {
-            true => None,
-            false => transaction.commit_observed(&refs, &observer).err(),
-        };
-        if let Some(e) = &committed {
-            messenger.say(format!("error: {e}"));
-        }
-        if refused || committed.is_some() {
-            for result in &mut results {
-                result.get_or_insert_with(|| "atomic transaction failed".to_owned());
-            }
-        }
-        messenger.relay(&observer.said.into_inner().unwrap_or_default());
-        return Ok(results);
-    }
-    for (command, result) in request.commands.iter().zip(&mut results) {
-        if result.is_some() {
-            continue;
-        }
-        let mut transaction = Transaction::new();
-        transaction.update(update(command));
-        if let Err(e) = transaction.commit_observed(&refs, &observer) {
-            messenger.say(format!("error: {e}"));
-            *result = Some(reason(&e).to_owned());
-        }
-    }
-    messenger.relay(&observer.said.into_inner().unwrap_or_default());
-    Ok(results)
 }

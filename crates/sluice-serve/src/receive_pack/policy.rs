@@ -124,7 +124,8 @@ impl Policy {
     }
 
     /// What `receive.*` says of `command`.
-    pub(super) fn judge(&self, repo: &Repository, command: &Command) -> Verdict {
+    /// `objects` holds the pushed objects (the quarantine, with the repository as alternate).
+    pub(super) fn judge(&self, objects: &sluice_odb::ObjectDb, command: &Command) -> Verdict {
         let mut verdict = Verdict::default();
         let name = command.name.as_str();
         let current = self.head.as_deref() == Some(name);
@@ -167,7 +168,7 @@ impl Policy {
             && name.starts_with("refs/heads/")
             && !command.old.is_null()
             && !command.new.is_null()
-            && !sluice_odb::ancestry::is_ancestor(repo.objects(), &command.old, &command.new)
+            && !sluice_odb::ancestry::is_ancestor(objects, &command.old, &command.new)
         {
             let message = format!("denying non-fast-forward {name} (you should pull first)");
             return refuse("non-fast-forward", message);

@@ -151,8 +151,17 @@ pub fn run(args: PushArgs, context: &Context) -> anyhow::Result<ExitCode> {
 fn push_to(repo: &Repository, plan: &PushPlan, args: &PushArgs) -> anyhow::Result<ExitCode> {
     let config = repo.config();
     let mut connect = ConnectOptions::from_config(config, None)?;
-    if let Some(command) = args.receive_pack.clone().or(plan.receive_pack.clone()) {
-        connect.receive_pack = command;
+    match args.receive_pack.clone().or(plan.receive_pack.clone()) {
+        Some(command) => connect.receive_pack = command,
+        // Into a local path, Sluice's own receive-pack takes the push (git's runs its own):
+        // its checks, and a refused push that leaves no object behind.
+        None if matches!(plan.remote.url, sluice_fetch::RemoteUrl::Local(_)) => {
+            if let Ok(exe) = std::env::current_exe() {
+                let exe = sluice_object::shell::quote(&exe.to_string_lossy());
+                connect.receive_pack = format!("{exe} receive-pack");
+            }
+        }
+        None => {}
     }
     let show_progress = crate::progress::enabled(!args.quiet, args.progress);
     let progress = TerminalProgress::new(show_progress);
