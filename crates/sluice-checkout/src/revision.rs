@@ -14,6 +14,18 @@ pub enum RevisionError {
         /// The name.
         name: String,
     },
+    /// The name is a tree (or a tag of one): `HEAD` holds commits only.
+    #[error("Cannot switch branch to a non-commit '{name}'")]
+    NotACommit {
+        /// The name.
+        name: String,
+    },
+    /// The name is a blob (or a tag of one), which git reads as a tree it cannot read.
+    #[error("unable to read tree ({id})")]
+    NotATree {
+        /// The blob.
+        id: ObjectId,
+    },
     /// The refs could not be read, or the new branch written.
     #[error(transparent)]
     Refs(#[from] RefError),
@@ -33,8 +45,31 @@ pub struct Resolved {
     pub created_from: Option<String>,
 }
 
-/// Resolves `name` in the order of git's `rev-parse` rules for the forms supported.
+/// Resolves `name` as git's checkout does (a local branch by its short name; a remote's branch
+/// by its name alone, which becomes a local branch; any other revision detaches `HEAD`), to
+/// a commit: an annotated tag is peeled, a tree or blob refused, so that `HEAD` and branches
+/// only ever hold commits.
 pub fn resolve(repo: &Repository, name: &str) -> Result<Resolved, RevisionError> {
+    let mut resolved = resolve_any(repo, name)?;
+    resolved.id = match repo.objects().peel_to_commit(resolved.id) {
+        Some(commit) => commit,
+        None => {
+            let peeled = repo.objects().peel_tags(resolved.id).unwrap_or(resolved.id);
+            return Err(match repo.objects().read(&peeled).ok().flatten() {
+                Some((sluice_object::ObjectKind::Blob, _)) => {
+                    RevisionError::NotATree { id: peeled }
+                }
+                _ => RevisionError::NotACommit {
+                    name: name.to_owned(),
+                },
+            });
+        }
+    };
+    Ok(resolved)
+}
+
+/// What `name` names, peeled or not.
+fn resolve_any(repo: &Repository, name: &str) -> Result<Resolved, RevisionError> {
     if let Some((candidate, id)) = repo.refs().dwim(name)? {
         // A branch given by its short name is checked out as that branch.
         let branch = candidate
@@ -62,15 +97,13 @@ pub fn resolve(repo: &Repository, name: &str) -> Result<Resolved, RevisionError>
     })
 }
 
-/// What `-` (git's `@{-1}`) names: the branch or commit `HEAD` was on before the last
-/// checkout, as `HEAD`'s reflog records it (`checkout: moving from <it> to …`).
-pub fn previous_checkout(repo: &Repository) -> Option<String> {
-    let log = std::fs::read(repo.git_dir().join("logs/HEAD")).ok()?;
-    let log = String::from_utf8_lossy(&log);
-    log.lines().rev().find_map(|line| {
-        let (_, message) = line.split_once('\t')?;
-        let moved = message.strip_prefix("checkout: moving from ")?;
-        Some(moved.split_once(" to ")?.0.to_owned())
+/// What `@{-<n>}` names for checkout: the branch (by its short name) or the commit `HEAD` was
+/// on before the n-th last checkout, as the one resolver reads `HEAD`'s reflog.
+pub fn previous_checkout(repo: &Repository, back: &str) -> Option<String> {
+    let named = sluice_odb::revision::resolve(repo, &format!("@{{-{back}}}"))?;
+    Some(match named.ref_name {
+        Some(branch) => branch.trim_start_matches("refs/heads/").to_owned(),
+        None => named.id.to_string(),
     })
 }
 

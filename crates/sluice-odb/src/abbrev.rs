@@ -84,3 +84,54 @@ fn common_hex_digits(a: &ObjectId, b: &ObjectId) -> usize {
     }
     digits
 }
+
+/// The one object of `objects` (its packs, loose objects and alternates) whose id starts with
+/// the lowercase hex digits `prefix`; `None` when none does or more than one does (git: "short
+/// object ID is ambiguous").
+pub fn expand(objects: &crate::ObjectDb, prefix: &str) -> Option<ObjectId> {
+    let mut found = Vec::new();
+    collect_prefixed(objects, prefix, &mut found);
+    found.sort_unstable();
+    found.dedup();
+    match found.as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    }
+}
+
+/// Adds to `found` the ids starting with `prefix` (two are enough to call it ambiguous).
+fn collect_prefixed(objects: &crate::ObjectDb, prefix: &str, found: &mut Vec<ObjectId>) {
+    let hash = objects.hash();
+    let full = 2 * hash.len_in_bytes();
+    let padded = format!("{prefix:0<full$}");
+    let Ok(low) = ObjectId::from_hex(hash, padded.as_bytes()) else {
+        return;
+    };
+    for pack in objects.packs() {
+        let index = pack.index();
+        // The first id not below the prefix padded with zeros, then those sharing it.
+        let (mut lo, mut hi) = (0, index.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match index.id(mid) < low {
+                true => lo = mid + 1,
+                false => hi = mid,
+            }
+        }
+        let shared = (lo..index.len())
+            .map(|i| index.id(i))
+            .take_while(|id| id.to_string().starts_with(prefix))
+            .take(2);
+        found.extend(shared);
+    }
+    let dir = objects.dir().join(&prefix[..2]);
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = format!("{}{}", &prefix[..2], entry.file_name().to_string_lossy());
+        if name.starts_with(prefix) {
+            found.extend(ObjectId::from_hex(hash, name.as_bytes()).ok());
+        }
+    }
+    for alternate in objects.alternates() {
+        collect_prefixed(alternate, prefix, found);
+    }
+}

@@ -47,3 +47,67 @@ fn detached_checkouts_say_what_git_says() {
         }
     }
 }
+
+/// An annotated tag detaches `HEAD` at the commit it peels to (never the tag itself: `git
+/// fsck` then finds `HEAD` a commit, and the next commit works); a tree or a blob is refused
+/// with git's message and exit code; `@{-2}`, a short id and `^{commit}` name what git's do.
+#[test]
+fn tags_peel_and_trees_and_blobs_are_refused_as_git() {
+    for git in crate::util::gits() {
+        let env = Env::with_git(git.clone());
+        let src = history_for_switch(&env);
+        let (ours, theirs) = clone_both(&env, &src, &[], "one");
+        for clone in [&ours, &theirs] {
+            env.git(clone, &["tag", "-a", "-m", "tagged", "v1", "two"]);
+            env.git_with_input(clone, &["hash-object", "-w", "--stdin"], b"a blob\n");
+        }
+        let id = |rev: &str| {
+            let out = env.git(&theirs, &["rev-parse", rev]);
+            String::from_utf8(out).unwrap().trim().to_owned()
+        };
+        let tree = id("two^{tree}");
+        let blob_id = String::from_utf8(
+            env.git_with_input(&theirs, &["hash-object", "--stdin"], b"a blob\n")
+                .stdout,
+        )
+        .unwrap();
+        let short = id("two~1")[..8].to_owned();
+        for target in [
+            "v1",
+            "one",
+            tree.as_str(),
+            blob_id.trim(),
+            "two^{commit}",
+            "@{-2}",
+            short.as_str(),
+            "v1^{tree}",
+        ] {
+            let said = env
+                .git_command(&theirs, &["checkout", target])
+                .output()
+                .unwrap();
+            let out = env.sluice(&ours, &["checkout", target], b"");
+            let label = format!("{target} with {git:?}");
+            assert_eq!(
+                out.status.code(),
+                said.status.code(),
+                "{label}: {}",
+                stderr(&out)
+            );
+            let theirs_said = String::from_utf8_lossy(&said.stderr);
+            // git before 2.47 words a blob's refusal otherwise; Sluice speaks as the newer.
+            let older_words = format!("fatal: reference is not a tree: {target}\n");
+            if theirs_said != older_words {
+                assert_eq!(stderr(&out), theirs_said, "{label}");
+            }
+            assert_eq!(
+                std::fs::read_to_string(ours.join(".git/HEAD")).unwrap(),
+                std::fs::read_to_string(theirs.join(".git/HEAD")).unwrap(),
+                "{label}"
+            );
+            assert_eq!(git_view(&env, &ours), git_view(&env, &theirs), "{label}");
+        }
+        env.git(&ours, &["fsck", "--strict"]);
+        env.git(&ours, &["commit", "-q", "--allow-empty", "-m", "after"]);
+    }
+}

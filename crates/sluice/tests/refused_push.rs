@@ -362,3 +362,54 @@ fn a_push_that_partly_lands_keeps_its_objects() {
         env.git(&setup.server, &["fsck", "--strict"]);
     }
 }
+
+/// A branch holds commits only: an annotated tag pushed to `refs/heads/` is refused as git's
+/// receive-pack refuses it (the same report and message), and its objects do not stay.
+#[test]
+fn a_tag_pushed_to_a_branch_is_refused_as_git() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let setup = setup(&env, "tagged");
+        env.git(&setup.work, &["tag", "-a", "-m", "tagged", "v1", "master"]);
+        let twin = env.path().join("twin.git");
+        crate::util::copy_tree(&setup.server, &twin);
+        let mut said = Vec::new();
+        for (server, sluice) in [(&twin, false), (&setup.server, true)] {
+            let before = object_files(server);
+            let receive = format!(
+                "--receive-pack={} receive-pack",
+                env!("CARGO_BIN_EXE_sluice")
+            );
+            let mut args = vec!["push"];
+            if sluice {
+                args.push(&receive);
+            }
+            args.extend([server.to_str().unwrap(), "v1:refs/heads/x"]);
+            let out = env.git_command(&setup.work, &args).output().unwrap();
+            assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+            said.push(stderr(&out).replace(server.to_str().unwrap(), "<server>"));
+            if sluice {
+                assert!(object_files(server) == before, "the objects changed");
+            }
+        }
+        assert_eq!(said[1], said[0], "{git:?}");
+    }
+}
+
+/// `--force-with-lease=<ref>:<short id>` takes the abbreviated id as git's push does.
+#[test]
+fn a_lease_by_short_id_is_taken_as_git() {
+    let env = Env::new();
+    let setup = setup(&env, "lease");
+    let short = &setup.main[..7];
+    let lease = format!("--force-with-lease=main:{short}");
+    let url = setup.server.to_str().unwrap();
+    let out = env.sluice(&setup.work, &["push", &lease, url, "HEAD:main"], b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let pushed = env.git(&setup.server, &["rev-parse", "main"]);
+    assert_eq!(pushed, env.git(&setup.work, &["rev-parse", "master"]));
+    // A lease on a value the ref no longer holds is refused.
+    let out = env.sluice(&setup.work, &["push", &lease, url, "diverged:main"], b"");
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("stale info"), "{}", stderr(&out));
+}

@@ -37,11 +37,14 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
         return Err(CheckoutError::Bare.into());
     }
     // `-` is git's `@{-1}`: where the last checkout came from, named as it was then.
-    let given = match args.target.as_str() {
-        "-" | "@{-1}" => {
-            previous_checkout(&repo).ok_or_else(|| anyhow!("invalid reference: {}", args.target))?
-        }
-        _ => args.target.clone(),
+    let back = match args.target.as_str() {
+        "-" => Some("1"),
+        target => (target.strip_prefix("@{-")).and_then(|rest| rest.strip_suffix('}')),
+    };
+    let given = match back {
+        Some(back) => previous_checkout(&repo, back)
+            .ok_or_else(|| anyhow!("invalid reference: {}", args.target))?,
+        None => args.target.clone(),
     };
     let target = resolve(&repo, &given)?;
     if let Some(remote) = &target.created_from {

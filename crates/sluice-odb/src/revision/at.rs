@@ -1,0 +1,138 @@
+//! The `@{…}` forms of a revision: `<ref>@{<n>}`, `@{-<n>}`, `<branch>@{upstream}` (`@{u}`)
+//! and `<branch>@{push}`, read from the reflogs and the branch configuration as git reads them.
+
+use super::{expand_id, Named};
+use crate::{RefTarget, Repository};
+
+/// What `<name>@{<spec>}` names (`name` may be empty: the branch checked out).
+pub(super) fn resolve(repo: &Repository, name: &str, spec: &str) -> Option<Named> {
+    if let Some(back) = spec.strip_prefix('-') {
+        if !name.is_empty() {
+            return None;
+        }
+        return previous_checkout(repo, back.parse().ok()?);
+    }
+    if let Ok(n) = spec.parse::<usize>() {
+        return reflog_entry(repo, name, n);
+    }
+    match spec.to_ascii_lowercase().as_str() {
+        "u" | "upstream" => upstream(repo, &branch_of(repo, name)?),
+        "push" => push_destination(repo, &branch_of(repo, name)?),
+        // Dates (`@{yesterday}`) are not read.
+        _ => None,
+    }
+}
+
+/// The branch `HEAD` is on (`refs/heads/…`), if it is on one.
+fn current_branch(repo: &Repository) -> Option<String> {
+    match repo.refs().read("HEAD").ok()?? {
+        RefTarget::Symbolic(target) if target.starts_with("refs/heads/") => Some(target),
+        _ => None,
+    }
+}
+
+/// The branch `name` names (the current one when empty), as a full ref name.
+fn branch_of(repo: &Repository, name: &str) -> Option<String> {
+    match name {
+        "" | "HEAD" | "@" => current_branch(repo),
+        _ => {
+            let (full, _) = repo.refs().dwim(name).ok()??;
+            full.starts_with("refs/heads/").then_some(full)
+        }
+    }
+}
+
+/// `<name>@{<n>}`: the value `name` had `n` changes ago, as its reflog records it (`@{<n>}`
+/// alone: the current branch's, or `HEAD`'s when detached).
+fn reflog_entry(repo: &Repository, name: &str, n: usize) -> Option<Named> {
+    let full = match name {
+        "" => current_branch(repo).unwrap_or_else(|| "HEAD".to_owned()),
+        "@" => "HEAD".to_owned(),
+        _ => repo.refs().dwim(name).ok()??.0,
+    };
+    let values = repo.refs().logged_values(&full);
+    let id = *values.get(values.len().checked_sub(n + 1)?)?;
+    Some(Named { id, ref_name: None })
+}
+
+/// `@{-<n>}`: the branch (or commit) `HEAD` was on before the n-th last checkout, as `HEAD`'s
+/// reflog records it (`checkout: moving from <it> to …`).
+fn previous_checkout(repo: &Repository, n: usize) -> Option<Named> {
+    let log = std::fs::read(repo.git_dir().join("logs/HEAD")).ok()?;
+    let log = String::from_utf8_lossy(&log);
+    let from = log
+        .lines()
+        .rev()
+        .filter_map(|line| {
+            let (_, message) = line.split_once('\t')?;
+            let moved = message.strip_prefix("checkout: moving from ")?;
+            Some(moved.split_once(" to ")?.0.to_owned())
+        })
+        .nth(n.checked_sub(1)?)?;
+    let branch = format!("refs/heads/{from}");
+    if let Ok((_, Some(id))) = repo.refs().resolve(&branch) {
+        return Some(Named {
+            id,
+            ref_name: Some(branch),
+        });
+    }
+    let id = expand_id(repo, &from)?;
+    Some(Named { id, ref_name: None })
+}
+
+/// `<branch>@{upstream}`: the ref `branch.<name>.merge` names, as fetched from
+/// `branch.<name>.remote` (through that remote's fetch refspecs; the ref itself for `.`).
+fn upstream(repo: &Repository, branch: &str) -> Option<Named> {
+    let short = branch.strip_prefix("refs/heads/")?;
+    let config = repo.config();
+    let remote = config.get(&format!("branch.{short}.remote"))?;
+    let merge = config.get(&format!("branch.{short}.merge"))?;
+    let tracking = match remote {
+        "." => merge.to_owned(),
+        _ => fetched_as(repo, remote, merge)?,
+    };
+    named_ref(repo, tracking)
+}
+
+/// `<branch>@{push}`: where `git push` would send the branch, as its remote-tracking ref:
+/// the upstream for `push.default=upstream` (and `simple` pushing to the upstream's remote),
+/// else the same name on the push remote.
+fn push_destination(repo: &Repository, branch: &str) -> Option<Named> {
+    let short = branch.strip_prefix("refs/heads/")?;
+    let config = repo.config();
+    let remote = config.get(&format!("branch.{short}.remote"));
+    let push_remote = (config.get(&format!("branch.{short}.pushremote")))
+        .or_else(|| config.get("remote.pushdefault"))
+        .or(remote)?;
+    match config.get("push.default").unwrap_or("simple") {
+        "nothing" => None,
+        "upstream" | "tracking" => upstream(repo, branch),
+        "simple" if Some(push_remote) == remote => upstream(repo, branch),
+        _ => named_ref(repo, fetched_as(repo, push_remote, branch)?),
+    }
+}
+
+/// The remote-tracking ref `remote`'s fetch refspecs map the remote's ref `name` to.
+fn fetched_as(repo: &Repository, remote: &str, name: &str) -> Option<String> {
+    let specs = repo.config().get_all(&format!("remote.{remote}.fetch"));
+    specs.iter().rev().find_map(|spec| {
+        let spec = spec.strip_prefix('+').unwrap_or(spec);
+        let (src, dst) = spec.split_once(':')?;
+        match (src.split_once('*'), dst.split_once('*')) {
+            (Some((src_head, src_tail)), Some((dst_head, dst_tail))) => {
+                let middle = name.strip_prefix(src_head)?.strip_suffix(src_tail)?;
+                Some(format!("{dst_head}{middle}{dst_tail}"))
+            }
+            (None, None) if src == name => Some(dst.to_owned()),
+            _ => None,
+        }
+    })
+}
+
+fn named_ref(repo: &Repository, name: String) -> Option<Named> {
+    let (_, id) = repo.refs().resolve(&name).ok()?;
+    Some(Named {
+        id: id?,
+        ref_name: Some(name),
+    })
+}

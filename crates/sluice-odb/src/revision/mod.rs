@@ -1,0 +1,169 @@
+//! Naming objects as `git rev-parse` reads them, in one place for every command that takes a
+//! revision (`gitrevisions`): a base, then any number of suffixes.
+//!
+//! Bases: a ref by git's rules for short names ([`crate::Refs::dwim`]), `@` for `HEAD`, a
+//! full or unique abbreviated object id (at least 4 hex digits), and the `@{…}` forms
+//! (`at`): `<ref>@{<n>}` (the n-th prior value in its reflog), `@{-<n>}` (the n-th branch or
+//! commit checked out before this one), `<branch>@{upstream}` (`@{u}`) and `<branch>@{push}`.
+//! Suffixes: `~<n>` (n first parents), `^<n>` (the n-th parent, `^0` the commit itself),
+//! `^{}` (tags peeled), `^{commit}`, `^{tag}`, `^{tree}`, `^{blob}`, `^{object}`.
+
+mod at;
+
+use crate::Repository;
+use sluice_object::parse::{parse_commit, parse_tag};
+use sluice_object::{ObjectId, ObjectKind};
+
+/// What an expression names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Named {
+    /// The object.
+    pub id: ObjectId,
+    /// The ref it names, when it names one as it stands (no suffix taken): for `@{-1}` the
+    /// branch checked out before, for `main@{u}` the remote-tracking ref.
+    pub ref_name: Option<String>,
+}
+
+/// Resolves `expression`; `None` when it names nothing here (a missing ref or object, an
+/// ambiguous short id, a step past the first commit, a peel to a kind the object is not).
+pub fn resolve(repo: &Repository, expression: &str) -> Option<Named> {
+    let (base, suffixes) = split_base(expression);
+    let mut named = resolve_base(repo, base)?;
+    if !suffixes.is_empty() {
+        named.id = apply_suffixes(repo, named.id, suffixes)?;
+        named.ref_name = None;
+    }
+    Some(named)
+}
+
+/// [`resolve`], then peeled to the commit it names (tags followed); `None` for a tree, a blob
+/// or a tag of one: what a branch or `HEAD` may hold.
+pub fn resolve_commit(repo: &Repository, expression: &str) -> Option<Named> {
+    let mut named = resolve(repo, expression)?;
+    let commit = repo.objects().peel_to_commit(named.id)?;
+    if commit != named.id {
+        named.id = commit;
+    }
+    Some(named)
+}
+
+/// The base and the suffixes of an expression: the base ends at the first `~` or `^` outside
+/// an `@{…}`.
+fn split_base(expression: &str) -> (&str, &str) {
+    let bytes = expression.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i..].starts_with(b"@{") {
+            match expression[i..].find('}') {
+                Some(end) => i += end + 1,
+                None => return (expression, ""),
+            }
+            continue;
+        }
+        if matches!(bytes[i], b'~' | b'^') {
+            break;
+        }
+        i += 1;
+    }
+    expression.split_at(i)
+}
+
+fn resolve_base(repo: &Repository, base: &str) -> Option<Named> {
+    if let Some(open) = base.find("@{") {
+        let spec = base[open + 2..].strip_suffix('}')?;
+        return at::resolve(repo, &base[..open], spec);
+    }
+    let base = if base == "@" { "HEAD" } else { base };
+    if let Some((name, id)) = repo.refs().dwim(base).ok()? {
+        return Some(Named {
+            id,
+            ref_name: Some(name),
+        });
+    }
+    let id = expand_id(repo, base)?;
+    Some(Named { id, ref_name: None })
+}
+
+/// A full object id that is here, or a unique abbreviation of one (4 hex digits or more).
+fn expand_id(repo: &Repository, text: &str) -> Option<ObjectId> {
+    let full = 2 * repo.hash().len_in_bytes();
+    if text.len() < 4 || text.len() > full || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let text = text.to_ascii_lowercase();
+    if text.len() == full {
+        let id = ObjectId::from_hex(repo.hash(), text.as_bytes()).ok()?;
+        return repo.objects().contains(&id).then_some(id);
+    }
+    crate::abbrev::expand(repo.objects(), &text)
+}
+
+/// Follows the suffixes from `id`.
+fn apply_suffixes(repo: &Repository, mut id: ObjectId, mut rest: &str) -> Option<ObjectId> {
+    let objects = repo.objects();
+    while let Some(op) = rest.chars().next() {
+        if let Some(after) = rest.strip_prefix("^{") {
+            let end = after.find('}')?;
+            id = peel(repo, id, &after[..end])?;
+            rest = &after[end + 1..];
+            continue;
+        }
+        let digits = rest[1..]
+            .find(|c: char| !c.is_ascii_digit())
+            .map_or(rest.len(), |end| end + 1);
+        let count: usize = match &rest[1..digits] {
+            "" => 1,
+            n => n.parse().ok()?,
+        };
+        rest = &rest[digits..];
+        id = objects.peel_to_commit(id)?;
+        match op {
+            '~' => {
+                for _ in 0..count {
+                    id = *parents(repo, id)?.first()?;
+                }
+            }
+            _ if count == 0 => {}
+            _ => id = *parents(repo, id)?.get(count - 1)?,
+        }
+    }
+    Some(id)
+}
+
+/// `^{<kind>}`: tags followed until an object of that kind (a commit's tree for `tree`); `^{}`
+/// follows every tag; `^{object}` only asks that the object exists.
+fn peel(repo: &Repository, mut id: ObjectId, kind: &str) -> Option<ObjectId> {
+    let wanted = match kind {
+        "" => None,
+        "object" => return repo.objects().contains(&id).then_some(id),
+        "commit" => Some(ObjectKind::Commit),
+        "tag" => Some(ObjectKind::Tag),
+        "tree" => Some(ObjectKind::Tree),
+        "blob" => Some(ObjectKind::Blob),
+        _ => return None,
+    };
+    // A chain of tags longer than this is not one a ref would name.
+    for _ in 0..16 {
+        let (kind, data) = repo.objects().read(&id).ok()??;
+        if Some(kind) == wanted {
+            return Some(id);
+        }
+        match kind {
+            ObjectKind::Tag => id = parse_tag(repo.hash(), &data).ok()?.object,
+            ObjectKind::Commit if wanted == Some(ObjectKind::Tree) => {
+                return Some(parse_commit(repo.hash(), &data).ok()?.tree)
+            }
+            _ if wanted.is_none() => return Some(id),
+            _ => return None,
+        }
+    }
+    None
+}
+
+fn parents(repo: &Repository, id: ObjectId) -> Option<Vec<ObjectId>> {
+    let (_, data) = repo.objects().read(&id).ok()??;
+    Some(parse_commit(repo.hash(), &data).ok()?.parents)
+}
+
+#[cfg(test)]
+mod tests;
