@@ -174,17 +174,19 @@ fn reflogs_under(dir: &Path, hash: HashKind, out: &mut Vec<ObjectId>) -> Result<
     Ok(())
 }
 
+/// The bytes of the file at `path`; `None` when there is none (no reflog, no index).
+fn read_if_there(path: &Path) -> Result<Option<Vec<u8>>, RootsError> {
+    match std::fs::read(path) {
+        Ok(data) => Ok(Some(data)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(read_error(path)(e)),
+    }
+}
+
 /// The old and new ids of every entry of the reflog at `path`, if there is one.
 fn reflog_ids(path: &Path, hash: HashKind, out: &mut Vec<ObjectId>) -> Result<(), RootsError> {
-    let text = match std::fs::read(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(source) => {
-            return Err(RootsError::Read {
-                path: path.to_owned(),
-                source,
-            })
-        }
+    let Some(text) = read_if_there(path)? else {
+        return Ok(());
     };
     let len = 2 * hash.len_in_bytes();
     for line in text.split(|&b| b == b'\n') {
@@ -199,15 +201,8 @@ fn reflog_ids(path: &Path, hash: HashKind, out: &mut Vec<ObjectId>) -> Result<()
 
 /// What the index at `path` keeps alive, if there is one.
 fn index_objects(path: &Path, hash: HashKind, out: &mut Vec<ObjectId>) -> Result<(), RootsError> {
-    let data = match std::fs::read(path) {
-        Ok(data) => data,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(source) => {
-            return Err(RootsError::Read {
-                path: path.to_owned(),
-                source,
-            })
-        }
+    let Some(data) = read_if_there(path)? else {
+        return Ok(());
     };
     let bad = |source| RootsError::BadIndex {
         path: path.to_owned(),
