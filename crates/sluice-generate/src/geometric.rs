@@ -77,10 +77,10 @@ pub fn repack_geometric(
     let mut packs: Vec<&Pack> = (odb.packs().iter())
         .map(|pack| &**pack)
         .filter(|pack| {
+            // A cruft pack (`.mtimes`) is for gc to judge, not for a roll.
             let path = pack.path();
-            !["keep", "promisor", sluice_odb::mtimes::EXTENSION]
-                .iter()
-                .any(|x| path.with_extension(x).exists())
+            let cruft = path.with_extension(sluice_odb::mtimes::EXTENSION).exists();
+            !sluice_odb::roots::kept_pack(path) && !cruft
         })
         .collect();
     packs.sort_by_key(|pack| (pack.index().len(), pack.path().to_owned()));

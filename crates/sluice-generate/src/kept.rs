@@ -35,10 +35,7 @@ pub(crate) fn split_packs(packs: Vec<PathBuf>, keep_names: &[String]) -> PackSpl
             .unwrap_or_default();
         if keep_names.iter().any(|k| k == name) {
             split.named.push(pack);
-        } else if ["keep", "promisor"]
-            .iter()
-            .any(|x| pack.with_extension(x).exists())
-        {
+        } else if sluice_odb::roots::kept_pack(&pack) {
             split.kept.push(pack);
         } else {
             split.replaced.push(pack);

@@ -15,6 +15,15 @@ use crate::{RefError, Repository};
 use sluice_object::{HashKind, ObjectId};
 use std::path::{Path, PathBuf};
 
+/// Whether the pack at `pack` (its `.pack` path) must be left as it is by every command that
+/// deletes: kept by a `.keep` file, or promised (`.promisor`: its objects came from a promisor
+/// remote, and what they name may be missing by design).
+pub fn kept_pack(pack: &Path) -> bool {
+    ["keep", "promisor"]
+        .iter()
+        .any(|x| pack.with_extension(x).exists())
+}
+
 /// Why the roots could not be listed (nothing may then be deleted).
 #[derive(Debug, thiserror::Error)]
 pub enum RootsError {
