@@ -113,6 +113,29 @@ pub fn repack_geometric(
     })
 }
 
+/// `repack --geometric=<factor> -d [--write-midx [-b]]`: the roll, then the multi-pack-index
+/// of the packs left when `midx` asks, with its bitmap when `bitmap` does (the largest pack of
+/// the series first in the bitmap's order, as git orders it).
+pub fn repack_geometric_with_midx(
+    repo: &Repository,
+    options: &GeometricOptions,
+    midx: bool,
+    bitmap: bool,
+    progress: &dyn sluice_object::progress::Progress,
+) -> Result<Rolled, RepackError> {
+    let rolled = repack_geometric(repo, options)?;
+    match (midx, bitmap) {
+        (true, true) => {
+            crate::write_midx_bitmap(repo, crate::largest_pack(repo)?, progress)?;
+        }
+        (true, false) => {
+            sluice_odb::midx::write_midx(&repo.objects().dir().join("pack"), repo.hash())?;
+        }
+        _ => {}
+    }
+    Ok(rolled)
+}
+
 /// Every object of the packs `rolled` and of `loose`, except those the packs `kept` hold,
 /// with its kind (commits first, as the writer expects a walk's order).
 fn list_objects(

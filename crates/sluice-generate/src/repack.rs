@@ -117,6 +117,16 @@ pub struct RepackOptions {
     pub keep_unreachable: bool,
 }
 
+/// Whether a repack writes a bitmap when not told: `repack.writeBitmaps`, else in a bare
+/// repository only, as git's repack and gc decide.
+pub fn writes_bitmaps(repo: &Repository) -> Result<bool, ConfigError> {
+    let bare = repo.work_tree().is_none();
+    Ok(repo
+        .config()
+        .get_bool("repack.writebitmaps")?
+        .unwrap_or(bare))
+}
+
 /// How a cruft pack is made (`--cruft`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CruftOptions {

@@ -134,12 +134,8 @@ pub fn gc(
     // Fresh views: the reflogs just expired change what is reachable.
     let repo =
         Repository::open_git_dir(repo.git_dir().to_owned(), repo.work_tree().map(Into::into))?;
-    let bare = repo.work_tree().is_none();
     let repack = RepackOptions {
-        write_bitmap: repo
-            .config()
-            .get_bool("repack.writebitmaps")?
-            .unwrap_or(bare),
+        write_bitmap: sluice_generate::writes_bitmaps(&repo)?,
         // Kept loose until prune judges them; everything when nothing is ever pruned.
         unpack_unreachable: Some(options.prune_expire.unwrap_or(std::time::UNIX_EPOCH)),
         // As git's gc (`repack -l`): what an alternate has stays there.

@@ -99,6 +99,10 @@ pub enum Command {
     UpdateServerInfo(UpdateServerInfoArgs),
     /// Serve every repository under a directory over smart HTTP and git://.
     Serve(ServeArgs),
+    /// Print a shell's completion script for sluice.
+    Completions(crate::commands::docs::CompletionsArgs),
+    /// Write sluice's man pages into a directory.
+    Man(crate::commands::docs::ManArgs),
 }
 
 /// The arguments after the command's name, as given: past the global options this module

@@ -19,6 +19,7 @@ mod fetch_pack;
 mod fetch_refs;
 mod fsck;
 mod git_plumbing;
+mod help_pages;
 mod hostile_packs;
 mod http_client;
 mod http_push;

@@ -23,12 +23,16 @@ pub enum SignedPush {
 
 impl SignedPush {
     /// From `--signed=<value>` or `push.gpgSign`, as git reads them.
-    pub fn parse(value: &str) -> Result<Self, String> {
+    pub fn parse(value: &str) -> Result<Self, super::PushError> {
         Ok(match value.to_ascii_lowercase().as_str() {
             "true" | "yes" | "on" | "1" | "" => SignedPush::Yes,
             "false" | "no" | "off" | "0" => SignedPush::No,
             "if-asked" => SignedPush::IfAsked,
-            _ => return Err(format!("invalid value for '--signed': '{value}'")),
+            _ => {
+                return Err(super::PushError::BadSetting(format!(
+                    "invalid value for '--signed': '{value}'"
+                )))
+            }
         })
     }
 }

@@ -8,6 +8,7 @@ mod certificate;
 mod hook;
 mod plan;
 mod send;
+mod settings;
 mod source;
 mod spec;
 mod status;
@@ -16,6 +17,7 @@ mod tracking;
 
 pub use certificate::SignedPush;
 pub use plan::{PushChoice, PushPlan};
+pub use settings::{GivenSettings, Settings};
 pub use spec::PushRefspec;
 pub use submodules::RecurseSubmodules;
 
@@ -31,6 +33,10 @@ pub enum PushError {
     /// Reaching or talking to the server failed.
     #[error(transparent)]
     Fetch(#[from] FetchError),
+    /// An option's or setting's value git would not take (`--signed`, `push.gpgSign`,
+    /// `--recurse-submodules`, `push.recurseSubmodules`), in git's words.
+    #[error("{0}")]
+    BadSetting(String),
     /// A refspec git would not take.
     #[error("invalid refspec '{0}'")]
     InvalidRefspec(String),

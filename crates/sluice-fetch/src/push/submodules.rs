@@ -27,13 +27,16 @@ pub enum RecurseSubmodules {
 
 impl RecurseSubmodules {
     /// From the option's or setting's value, with git's message for one it does not know.
-    pub fn parse(mode: &str) -> Result<Self, String> {
+    pub fn parse(mode: &str) -> Result<Self, super::PushError> {
         Ok(match mode.to_ascii_lowercase().as_str() {
             "check" => RecurseSubmodules::Check,
             "on-demand" => RecurseSubmodules::OnDemand,
             "only" => RecurseSubmodules::Only,
             "no" | "false" | "off" | "0" => RecurseSubmodules::No,
-            _ => return Err(format!("bad recurse-submodules argument: {mode}")),
+            _ => {
+                let why = format!("bad recurse-submodules argument: {mode}");
+                return Err(super::PushError::BadSetting(why));
+            }
         })
     }
 }

@@ -30,9 +30,7 @@ pub struct CheckoutArgs {
 
 /// Runs `checkout`.
 pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let repo = context
-        .repository()?
-        .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    let repo = context.require_repository()?;
     if repo.work_tree().is_none() {
         return Err(CheckoutError::Bare.into());
     }

@@ -2,7 +2,7 @@
 
 use super::Context;
 use crate::progress::TerminalProgress;
-use anyhow::{anyhow, bail};
+use anyhow::bail;
 use sluice_checkout::{checkout_index, CheckoutOptions};
 use std::process::ExitCode;
 
@@ -28,9 +28,7 @@ pub struct CheckoutIndexArgs {
 
 /// Runs `checkout-index`.
 pub fn run(args: CheckoutIndexArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let repo = context
-        .repository()?
-        .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    let repo = context.require_repository()?;
     if args.all && !args.files.is_empty() {
         bail!("git checkout-index: don't mix '--all' and explicit filenames");
     }

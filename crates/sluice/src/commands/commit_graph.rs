@@ -3,7 +3,7 @@
 
 use super::Context;
 use crate::progress::TerminalProgress;
-use anyhow::{anyhow, bail};
+use anyhow::bail;
 use clap::{Args, Subcommand};
 use sluice_odb::commit_graph::{SplitOptions, SplitStrategy};
 use std::process::ExitCode;
@@ -44,9 +44,7 @@ enum Action {
 
 /// Runs commit-graph.
 pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let repo = context
-        .repository()?
-        .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    let repo = context.require_repository()?;
     let Action::Write {
         reachable,
         progress,

@@ -5,7 +5,7 @@
 use super::remote::{connect, RemoteLines};
 use super::Context;
 use crate::progress::TerminalProgress;
-use anyhow::{anyhow, bail};
+use anyhow::bail;
 use clap::Args;
 use sluice_fetch::fetch_pack::{fetch_pack, FetchPackOptions};
 use sluice_fetch::{ConnectOptions, Remote};
@@ -37,9 +37,7 @@ pub struct FetchPackArgs {
 
 /// Runs fetch-pack.
 pub fn run(args: FetchPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let repo = context
-        .repository()?
-        .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    let repo = context.require_repository()?;
     if !args.all && args.refs.is_empty() {
         bail!("no refs to fetch: name some, or give --all");
     }

@@ -2,7 +2,6 @@
 
 use super::Context;
 use crate::progress::TerminalProgress;
-use anyhow::anyhow;
 use clap::Args;
 use sluice_generate::{GivenLimits, SearchLimits};
 use sluice_maintain::{gc, GcOptions};
@@ -31,9 +30,7 @@ pub struct GcArgs {
 
 /// Runs gc.
 pub fn run(args: GcArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let repo = context
-        .repository()?
-        .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    let repo = context.require_repository()?;
     let prune = match args.no_prune {
         true => Some("never"),
         false => args.prune.as_deref(),

@@ -3,7 +3,7 @@
 
 use super::Context;
 use crate::progress::TerminalProgress;
-use anyhow::{anyhow, bail};
+use anyhow::bail;
 use clap::{Args, Subcommand};
 use sluice_maintain::{configured_tasks, run_tasks, Task};
 use std::process::ExitCode;
@@ -34,9 +34,7 @@ enum Action {
 
 /// Runs maintenance.
 pub fn run(args: MaintenanceArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let repo = context
-        .repository()?
-        .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    let repo = context.require_repository()?;
     let Action::Run { task, auto, quiet } = args.action;
     let mut tasks = Vec::new();
     for name in &task {

@@ -4,6 +4,7 @@ pub mod checkout;
 pub mod checkout_index;
 pub mod clone;
 pub mod commit_graph;
+pub mod docs;
 pub mod fetch;
 pub mod fetch_pack;
 pub mod gc;
@@ -40,6 +41,13 @@ impl Context {
             Err(RepoError::NotFound(_)) => Ok(None),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// The repository the command runs in, which it needs: git's fatal error when there is none.
+    pub fn require_repository(&self) -> anyhow::Result<Repository> {
+        self.repository()?.ok_or_else(|| {
+            anyhow::anyhow!("not a git repository (or any of the parent directories): .git")
+        })
     }
 
     /// The configuration of `repo`, or the user's and system's when outside a repository.
@@ -103,5 +111,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::UpdateServerInfo(args) => update_server_info::run(args, &context),
         Command::SendPack(args) => push::send_pack::run(args, &context),
         Command::Serve(args) => serve::run(args, &context),
+        Command::Completions(args) => docs::completions(args),
+        Command::Man(args) => docs::man(args),
     }
 }

@@ -3,7 +3,7 @@
 //! (with its bitmap when asked) and checked as git checks it.
 
 use super::Context;
-use anyhow::{anyhow, bail};
+use anyhow::bail;
 use clap::{Args, Subcommand};
 use sluice_generate::write_midx_bitmap;
 use sluice_odb::midx::{verify_midx, write_midx_with, MidxOptions};
@@ -48,9 +48,7 @@ struct WriteArgs {
 
 /// Runs multi-pack-index.
 pub fn run(args: MultiPackIndexArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let repo = context
-        .repository()?
-        .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    let repo = context.require_repository()?;
     let objects = match &args.object_dir {
         Some(dir) => context.cwd.join(dir),
         None => repo.objects().dir().to_owned(),

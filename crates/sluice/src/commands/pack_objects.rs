@@ -4,7 +4,7 @@
 
 use super::Context;
 use crate::progress::TerminalProgress;
-use anyhow::{anyhow, bail};
+use anyhow::bail;
 use clap::Args;
 use sluice_generate::pack_objects::{select, Filters, RootKinds, Selection};
 use sluice_generate::{write_pack, write_stored, PackOptions};
@@ -80,9 +80,7 @@ pub struct PackObjectsArgs {
 
 /// Runs pack-objects.
 pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let repo = context
-        .repository()?
-        .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    let repo = context.require_repository()?;
     if args.stdout && args.base_name.is_some() {
         bail!("--stdout cannot be used with a base name");
     }

@@ -1,7 +1,6 @@
 //! `sluice pack-refs [--all] [--no-prune]`: loose refs into `packed-refs`.
 
 use super::Context;
-use anyhow::anyhow;
 use clap::Args;
 use sluice_odb::refs::PackRefsOptions;
 use std::process::ExitCode;
@@ -19,9 +18,7 @@ pub struct PackRefsArgs {
 
 /// Runs pack-refs.
 pub fn run(args: PackRefsArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let repo = context
-        .repository()?
-        .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    let repo = context.require_repository()?;
     let options = PackRefsOptions {
         all: args.all,
         prune: !args.no_prune,

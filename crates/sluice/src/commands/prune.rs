@@ -1,7 +1,6 @@
 //! `sluice prune [-n] [-v] [--expire <time>]`: the loose objects nothing reaches, removed.
 
 use super::Context;
-use anyhow::anyhow;
 use clap::Args;
 use sluice_maintain::{prune, PruneOptions};
 use std::process::ExitCode;
@@ -23,9 +22,7 @@ pub struct PruneArgs {
 
 /// Runs prune.
 pub fn run(args: PruneArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let repo = context
-        .repository()?
-        .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    let repo = context.require_repository()?;
     let expire = match args.expire.as_deref() {
         None => None,
         Some(text) => {

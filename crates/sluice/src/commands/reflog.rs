@@ -1,7 +1,7 @@
 //! `sluice reflog expire --all [--expire=<time>] [--expire-unreachable=<time>]`.
 
 use super::Context;
-use anyhow::{anyhow, bail};
+use anyhow::bail;
 use clap::{Args, Subcommand};
 use sluice_maintain::{expire_all, ExpireOptions};
 use std::process::ExitCode;
@@ -32,9 +32,7 @@ enum Action {
 
 /// Runs reflog.
 pub fn run(args: ReflogArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let repo = context
-        .repository()?
-        .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    let repo = context.require_repository()?;
     let Action::Expire {
         all,
         expire,

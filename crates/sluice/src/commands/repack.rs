@@ -1,4 +1,4 @@
-//! `sluice repack -a -d [-b]`: everything the refs reach in one new pack, the old packs and
+//! `sluice repack -a -d [-b]`: everything the roots reach (refs, reflogs, indexes) in one new pack, the old packs and
 //! loose copies removed once it is in place, and its reachability bitmap; `sluice repack
 //! --geometric=<factor> -d`: the smallest packs and the loose objects rolled into one.
 
@@ -7,7 +7,7 @@ use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail};
 use clap::Args;
 use sluice_generate::{
-    largest_pack, repack_all_with, repack_geometric, repack_loose, write_midx_bitmap, CruftOptions,
+    repack_all_with, repack_geometric_with_midx, repack_loose, writes_bitmaps, CruftOptions,
     GeometricOptions, GivenLimits, RepackOptions, SearchLimits,
 };
 use std::process::ExitCode;
@@ -66,8 +66,8 @@ pub struct RepackArgs {
     /// With --cruft: leave out unreachable objects older than this.
     #[arg(long, value_name = "date", requires = "cruft")]
     cruft_expiration: Option<String>,
-    /// Write a multi-pack-index of the packs left (no multi-pack bitmap yet: with -b the
-    /// pack's own bitmap is written).
+    /// Write a multi-pack-index of the packs left; with -b, its multi-pack bitmap too (beside
+    /// the new pack's own, which git reads second).
     #[arg(long)]
     write_midx: bool,
     /// Say nothing.
@@ -120,9 +120,7 @@ impl SearchArgs {
 
 /// Runs repack.
 pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let repo = context
-        .repository()?
-        .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    let repo = context.require_repository()?;
     if let Some(factor) = args.geometric {
         if !args.delete {
             bail!("sluice repack: --geometric is supported with -d only");
@@ -136,18 +134,8 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
             spare_largest: false,
             loose: true,
         };
-        repack_geometric(&repo, &options)?;
-        match (args.write_midx, args.bitmap) {
-            // As git: the largest pack of the series first in the bitmap's order.
-            (true, true) => {
-                let progress = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
-                write_midx_bitmap(&repo, largest_pack(&repo)?, &progress)?;
-            }
-            (true, false) => {
-                sluice_odb::midx::write_midx(&repo.objects().dir().join("pack"), repo.hash())?;
-            }
-            _ => {}
-        }
+        let progress = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
+        repack_geometric_with_midx(&repo, &options, args.write_midx, args.bitmap, &progress)?;
         return Ok(ExitCode::SUCCESS);
     }
     if !(args.all || args.all_loosen || args.cruft) {
@@ -167,12 +155,10 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         (true, None) => Some(std::time::UNIX_EPOCH),
         (true, Some(when)) => Some(sluice_maintain::gc::time_of(when)?),
     };
-    let bare = repo.work_tree().is_none();
-    let configured = repo.config().get_bool("repack.writebitmaps")?;
     let write_bitmap = match (args.bitmap, args.no_bitmap) {
         (true, _) => true,
         (_, true) => false,
-        _ => configured.unwrap_or(bare),
+        _ => writes_bitmaps(&repo)?,
     };
     let full_search = match args.no_reuse_delta || args.no_reuse_object {
         true => Some(args.search.limits(repo.config(), !args.no_reuse_object)?),

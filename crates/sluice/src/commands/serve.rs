@@ -37,7 +37,8 @@ pub struct ServeArgs {
     /// The most bytes one HTTP request body may carry, gzip undone (git's http.maxRequestBuffer).
     #[arg(long, value_name = "bytes", default_value_t = 10 << 20)]
     max_request_size: u64,
-    /// Pushes over HTTP from the users of this htpasswd file (bcrypt entries, `htpasswd -B`).
+    /// Pushes over HTTP from the users of this htpasswd file (bcrypt entries, `htpasswd -B`);
+    /// without it, a repository takes pushes over HTTP only where `http.receivepack` is true.
     #[arg(long, value_name = "file")]
     auth_file: Option<PathBuf>,
     /// Serve HTTP under TLS with this PEM certificate chain (and --tls-key).
@@ -46,7 +47,8 @@ pub struct ServeArgs {
     /// The PEM private key of --tls-cert.
     #[arg(long, value_name = "file", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
-    /// Serve pushes over git:// (`receive-pack`), as git daemon's --enable.
+    /// Serve pushes over git:// (`receive-pack`), as git daemon's --enable (or a repository's
+    /// `daemon.receivepack`).
     #[arg(long, value_name = "service", value_parser = ["receive-pack"])]
     enable: Vec<String>,
     #[command(flatten)]

@@ -1,7 +1,6 @@
 //! `sluice update-server-info`: the files dumb HTTP clients read.
 
 use super::Context;
-use anyhow::anyhow;
 use clap::Args;
 use std::process::ExitCode;
 
@@ -16,9 +15,7 @@ pub struct UpdateServerInfoArgs {
 /// Runs update-server-info.
 pub fn run(args: UpdateServerInfoArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let _ = args.force;
-    let repo = context
-        .repository()?
-        .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    let repo = context.require_repository()?;
     sluice_odb::server_info::update_server_info(&repo)?;
     Ok(ExitCode::SUCCESS)
 }

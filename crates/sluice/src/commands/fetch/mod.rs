@@ -181,9 +181,7 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if let Some(spec) = &args.filter {
         args.filter = Some(filter_spec(spec)?);
     }
-    let repo = context
-        .repository()?
-        .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    let repo = context.require_repository()?;
     let recursion = recursion(&args)?;
     refuse_submodule_recursion(&args, recursion, &repo)?;
     if args.porcelain && recursion != Some(Recursion::Off) {

@@ -7,11 +7,10 @@ pub mod send_pack;
 use super::remote::RemoteLines;
 use super::Context;
 use crate::progress::TerminalProgress;
-use anyhow::anyhow;
 use clap::Args;
 use sluice_fetch::push::{
-    push, Lease, PushChoice, PushError, PushMessages, PushOptions, PushPlan, RecurseSubmodules,
-    SignedPush,
+    push, GivenSettings, Lease, PushChoice, PushError, PushMessages, PushOptions, PushPlan,
+    Settings,
 };
 use sluice_fetch::ConnectOptions;
 use sluice_odb::Repository;
@@ -125,9 +124,7 @@ impl PushMessages for Said {
 
 /// Runs push.
 pub fn run(args: PushArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let repo = context
-        .repository()?
-        .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    let repo = context.require_repository()?;
     let choice = PushChoice {
         repository: args.repository.as_deref(),
         refspecs: &args.refspecs,
@@ -165,16 +162,23 @@ fn push_to(repo: &Repository, plan: &PushPlan, args: &PushArgs) -> anyhow::Resul
     }
     let show_progress = crate::progress::enabled(!args.quiet, args.progress);
     let progress = TerminalProgress::new(show_progress);
-    let follow_tags = args.follow_tags || config.get_bool("push.followtags")?.unwrap_or(false);
-    let recurse_submodules = recurse_submodules(args, repo)?;
-    let signed = match (args.no_signed, &args.signed) {
-        (true, _) => SignedPush::No,
-        (false, Some(value)) => SignedPush::parse(value).map_err(|e| anyhow!(e))?,
-        (false, None) => match config.get("push.gpgsign") {
-            Some(value) => SignedPush::parse(value).map_err(|e| anyhow!(e))?,
-            None => SignedPush::No,
+    let given = GivenSettings {
+        follow_tags: args.follow_tags,
+        signed: match args.no_signed {
+            true => Some("no".to_owned()),
+            false => args.signed.clone(),
+        },
+        force_if_includes: match (args.force_if_includes, args.no_force_if_includes) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        },
+        recurse_submodules: match args.no_recurse_submodules {
+            true => Some("no".to_owned()),
+            false => args.recurse_submodules.clone(),
         },
     };
+    let settings = Settings::resolve(config, &given)?;
     let push_submodule = |path: &str| push_submodule(repo, plan, args, path);
     let options = PushOptions {
         force: args.force,
@@ -184,18 +188,14 @@ fn push_to(repo: &Repository, plan: &PushPlan, args: &PushArgs) -> anyhow::Resul
         leases: (args.force_with_lease.iter())
             .map(|text| Lease::parse(repo, text))
             .collect::<Result<_, _>>()?,
-        force_if_includes: match (args.force_if_includes, args.no_force_if_includes) {
-            (true, _) => true,
-            (_, true) => false,
-            _ => config.get_bool("push.useforceifincludes")?.unwrap_or(false),
-        },
+        force_if_includes: settings.force_if_includes,
         push_options: args.push_option.clone(),
-        follow_tags,
+        follow_tags: settings.follow_tags,
         prune: args.prune,
         set_upstream: args.set_upstream,
         verify: !args.no_verify,
-        signed,
-        recurse_submodules,
+        signed: settings.signed,
+        recurse_submodules: settings.recurse_submodules,
         push_submodule: Some(&push_submodule),
         connect,
         remote_progress: show_progress,
@@ -241,23 +241,6 @@ fn push_to(repo: &Repository, plan: &PushPlan, args: &PushArgs) -> anyhow::Resul
         }
         Err(e) => Err(e.into()),
     }
-}
-
-/// The submodule mode: the option, else `push.recurseSubmodules`, else `submodule.recurse`
-/// (true: on-demand).
-fn recurse_submodules(args: &PushArgs, repo: &Repository) -> anyhow::Result<RecurseSubmodules> {
-    let config = repo.config();
-    let given = match args.no_recurse_submodules {
-        true => Some("no".to_owned()),
-        false => args.recurse_submodules.clone(),
-    };
-    if let Some(mode) = given.or_else(|| config.get("push.recursesubmodules").map(str::to_owned)) {
-        return RecurseSubmodules::parse(&mode).map_err(|e| anyhow!(e));
-    }
-    Ok(match config.get_bool("submodule.recurse")? {
-        Some(true) => RecurseSubmodules::OnDemand,
-        _ => RecurseSubmodules::No,
-    })
 }
 
 /// Pushes the submodule at `path` as git does: another push run there, with the same remote

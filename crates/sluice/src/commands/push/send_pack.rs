@@ -6,7 +6,6 @@ use super::report::{print, Shown};
 use super::Said;
 use crate::commands::remote::RemoteLines;
 use crate::commands::Context;
-use anyhow::anyhow;
 use clap::Args;
 use sluice_fetch::push::{push, PushChoice, PushOptions, PushPlan, RecurseSubmodules, SignedPush};
 use sluice_fetch::ConnectOptions;
@@ -59,9 +58,7 @@ pub struct SendPackArgs {
 
 /// Runs send-pack.
 pub fn run(args: SendPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let repo = context
-        .repository()?
-        .ok_or_else(|| anyhow!("not a git repository (or any of the parent directories): .git"))?;
+    let repo = context.require_repository()?;
     let mut refs = args.refs.clone();
     if args.stdin {
         let text = std::io::read_to_string(std::io::stdin())?;
@@ -94,10 +91,7 @@ pub fn run(args: SendPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         prune: false,
         set_upstream: false,
         verify: false,
-        signed: match &args.signed {
-            Some(value) => SignedPush::parse(value).map_err(|e| anyhow::anyhow!(e))?,
-            None => SignedPush::No,
-        },
+        signed: (args.signed.as_deref()).map_or(Ok(SignedPush::No), SignedPush::parse)?,
         recurse_submodules: RecurseSubmodules::No,
         push_submodule: None,
         connect,
