@@ -731,3 +731,37 @@ fn a_git_file_is_followed_to_the_repository() {
         }
     }
 }
+
+/// The server's "Enumerating objects" count is git's for the same clone: each object once
+/// (commits were counted twice, when the walk met them and when they were listed).
+#[test]
+fn enumerating_counts_what_git_counts() {
+    for git in crate::util::gits() {
+        let env = Env::with_git(git);
+        let work = env.init("work", false);
+        for i in 0..3 {
+            std::fs::create_dir_all(work.join(format!("d{i}"))).unwrap();
+            std::fs::write(work.join(format!("f{i}")), format!("{i}\n")).unwrap();
+            std::fs::write(work.join(format!("d{i}/x")), format!("{i}\n")).unwrap();
+            env.git(&work, &["add", "."]);
+            env.git(&work, &["commit", "-q", "-m", &format!("c{i}")]);
+        }
+        env.git(&work, &["tag", "-a", "-m", "tagged", "v1"]);
+        let server = env.path().join("server.git");
+        env.git(env.path(), &["clone", "-q", "--bare", "work", "server.git"]);
+        let upload = format!("--upload-pack={} upload-pack", env!("CARGO_BIN_EXE_sluice"));
+        let mut counts = Vec::new();
+        for (name, extra) in [("theirs", None), ("ours", Some(upload.as_str()))] {
+            let mut args = vec!["clone", "--progress", "--no-local"];
+            args.extend(extra);
+            args.extend([server.to_str().unwrap(), name]);
+            let out = env.git_command(env.path(), &args).output().unwrap();
+            assert!(out.status.success(), "{}", crate::util::stderr(&out));
+            let said = String::from_utf8_lossy(&out.stderr).replace('\r', "\n");
+            let line = said.lines().rfind(|l| l.contains("Enumerating objects"));
+            counts.push(line.map(|l| l.split_whitespace().take(4).collect::<Vec<_>>().join(" ")));
+        }
+        assert!(counts[0].is_some(), "git says how many it enumerates");
+        assert_eq!(counts[1], counts[0]);
+    }
+}

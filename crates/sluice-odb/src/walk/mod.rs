@@ -349,6 +349,7 @@ pub(crate) fn traverse_objects_listing(
         };
         walker.mark_tree_known(&tree, &mut path, &mut known, 0)?;
     }
+    // Each commit was counted as the walk met it (`limit`), as git counts it.
     for id in &commits {
         out.objects.push(WalkedObject {
             id: *id,
@@ -356,7 +357,6 @@ pub(crate) fn traverse_objects_listing(
             name_hash: 0,
             previous: None,
         });
-        progress.add(1);
     }
     out.objects.extend(tags.iter().copied());
     progress.add(tags.len() as u64);
