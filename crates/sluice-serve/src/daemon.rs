@@ -4,7 +4,7 @@
 
 use crate::receive_pack::{receive_pack, ReceivePackOptions};
 use crate::request_error::RequestError;
-use crate::server::{accept_loop, AccessLog, ServerOptions, Shutdown};
+use crate::server::{accept_loop, Counted, Exchange, ServerOptions, Shutdown, Traffic};
 use crate::{upload_pack, Protocol, ServeError, UploadPackOptions};
 use sluice_odb::Repository;
 use sluice_wire::pktline::{write_packet, Packet, PktReader};
@@ -32,25 +32,27 @@ pub fn resolve_path(base: &Path, requested: &str) -> Result<PathBuf, ServeError>
 }
 
 /// Serves git:// connections on `listener` until `shutdown` is requested; each runs on its own
-/// thread, and `log` receives one line per request.
+/// thread, and each request is an access-log event.
 pub fn serve_git(
     listener: TcpListener,
     base: PathBuf,
     options: ServerOptions,
     shutdown: &Shutdown,
-    log: AccessLog,
 ) -> std::io::Result<()> {
     accept_loop(
         listener,
-        "git://",
+        "git",
         options,
         shutdown,
-        log,
         move |stream, options, log| {
             let start = Instant::now();
-            let mut what = String::from("-");
-            let outcome = serve_connection(stream, &base, options, &mut what);
-            log.request(&what, &outcome, start);
+            let mut exchange = Exchange {
+                request: "-".to_owned(),
+                ..Exchange::default()
+            };
+            let traffic = log.traffic();
+            let outcome = serve_connection(stream, &base, options, traffic, &mut exchange);
+            log.request(&exchange, &outcome, start);
         },
     )
 }
@@ -59,9 +61,13 @@ fn serve_connection(
     stream: TcpStream,
     base: &Path,
     server: &ServerOptions,
-    what: &mut String,
+    traffic: std::sync::Arc<Traffic>,
+    exchange: &mut Exchange,
 ) -> Result<(), ServeError> {
-    let mut reader = PktReader::new(stream.try_clone()?);
+    let mut reader = PktReader::new(Counted {
+        inner: stream.try_clone()?,
+        traffic: std::sync::Arc::clone(&traffic),
+    });
     let request = match reader.read()? {
         Some(Packet::Data(data)) => data.to_vec(),
         _ => return Err(RequestError::NotGitRequest.into()),
@@ -80,8 +86,11 @@ fn serve_connection(
                     found => found,
                 },
             );
-    let mut out = stream.try_clone()?;
-    command.clone_into(what);
+    let mut out = Counted {
+        inner: stream.try_clone()?,
+        traffic,
+    };
+    command.clone_into(&mut exchange.request);
     // receive-pack only where the repository (`daemon.receivepack`) or the server
     // (`--enable=receive-pack`) enables it, as git daemon.
     let (receive, path) = match (
@@ -98,7 +107,13 @@ fn serve_connection(
             .into());
         }
     };
-    let denied = |out: &mut TcpStream, why: ServeError| {
+    exchange.service = Some(if receive {
+        "git-receive-pack"
+    } else {
+        "git-upload-pack"
+    });
+    exchange.repository = Some(path.to_owned());
+    let denied = |out: &mut Counted<TcpStream>, why: ServeError| {
         // git daemon's one answer, so that a client cannot probe what exists.
         let _ = write_packet(out, b"ERR access denied or repository not exported\n");
         why

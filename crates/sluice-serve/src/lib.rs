@@ -26,7 +26,7 @@ pub use daemon::{resolve_path, serve_git};
 pub use http::{serve_http, tls_config, AuthFileError, Credentials, TlsError};
 pub use pack_cache::PackCache;
 pub use request_error::RequestError;
-pub use server::{AccessLog, ServerMemory, ServerOptions, Shutdown};
+pub use server::{ServerMemory, ServerOptions, Shutdown};
 pub use upload_pack::{upload_pack, Protocol, UploadPackOptions};
 
 use sluice_generate::GenerateError;

@@ -7,7 +7,6 @@
 //! with include-tag the refs. Entries are written under a temporary name and renamed, so a
 //! reader never sees half a pack; the least recently used go when the cache outgrows its bound.
 
-use crate::server::AccessLog;
 use sluice_generate::PackStats;
 use sluice_object::{HashKind, TrailerHasher};
 use std::fs::File;
@@ -26,7 +25,6 @@ pub struct PackCache {
     max_bytes: u64,
     hits: AtomicU64,
     misses: AtomicU64,
-    log: AccessLog,
     /// Serialises eviction.
     evicting: Mutex<()>,
     /// Packs being made now: an identical request waits for the one making its pack rather
@@ -66,10 +64,10 @@ impl CacheKey {
 }
 
 impl PackCache {
-    /// A cache in `dir` (created if missing) holding at most `max_bytes`; `log` gets a line
-    /// for every hit and miss with the running counts. Leftover temporary files of an
-    /// earlier process are removed.
-    pub fn new(dir: &Path, max_bytes: u64, log: AccessLog) -> io::Result<PackCache> {
+    /// A cache in `dir` (created if missing) holding at most `max_bytes`; every hit and miss
+    /// is an event (target `sluice::pack_cache`) with the running counts. Leftover temporary
+    /// files of an earlier process are removed.
+    pub fn new(dir: &Path, max_bytes: u64) -> io::Result<PackCache> {
         std::fs::create_dir_all(dir)?;
         for entry in std::fs::read_dir(dir)?.flatten() {
             if entry.file_name().to_string_lossy().starts_with("tmp-") {
@@ -81,7 +79,6 @@ impl PackCache {
             max_bytes,
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
-            log,
             evicting: Mutex::new(()),
             in_flight: Mutex::new(std::collections::HashSet::new()),
             landed: Condvar::new(),
@@ -101,10 +98,8 @@ impl PackCache {
         counter.fetch_add(1, Ordering::Relaxed);
         let (hits, misses) = self.counts();
         let what = if hit { "hit" } else { "miss" };
-        (self.log)(&format!(
-            "pack cache {what} {} (hits {hits}, misses {misses})",
-            &name[..12]
-        ));
+        let pack = &name[..12];
+        tracing::info!(target: "sluice::pack_cache", pack, hits, misses, "pack cache {what}");
     }
 
     /// Copies the cached pack for `key` to `out` and returns its statistics, or hands back a

@@ -4,6 +4,12 @@
 /// How a request broke the protocol or asked for what may not be served.
 #[derive(Debug, thiserror::Error)]
 pub enum RequestError {
+    /// A plain HTTP request to the https port.
+    #[error("plain HTTP request on the https port")]
+    PlainHttpOnTls,
+    /// The TLS handshake failed.
+    #[error("TLS handshake failed: {0}")]
+    TlsHandshake(#[source] std::io::Error),
     /// A git:// path that climbs out of the served directory.
     #[error("'{requested}': path outside the served directory")]
     OutsideServedDir {

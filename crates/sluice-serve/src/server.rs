@@ -6,7 +6,7 @@ use crate::ServeError;
 use sluice_generate::{ChecksumMemo, MemoryMemo};
 use sluice_odb::bitmap::ReachMemo;
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
@@ -86,9 +86,6 @@ impl Default for ServerMemory {
     }
 }
 
-/// The access log: one line per request.
-pub type AccessLog = Arc<dyn Fn(&str) + Send + Sync>;
-
 /// Asks every accept loop to stop. A loop only notices after its next connection, so `stop`
 /// wakes each listener by connecting to it.
 #[derive(Debug, Clone, Default)]
@@ -116,26 +113,119 @@ impl Shutdown {
     }
 }
 
-/// Writes the access-log line of each request on one connection.
+/// The bytes a connection carried each way, counted as they pass.
+#[derive(Debug, Default)]
+pub(crate) struct Traffic {
+    sent: AtomicU64,
+    received: AtomicU64,
+}
+
+impl Traffic {
+    /// Counts bytes received.
+    pub(crate) fn count_received(&self, bytes: usize) {
+        self.received.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// Counts bytes sent.
+    pub(crate) fn count_sent(&self, bytes: usize) {
+        self.sent.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+}
+
+/// A reader or writer that counts what passes through it into a [`Traffic`].
+pub(crate) struct Counted<T> {
+    pub(crate) inner: T,
+    pub(crate) traffic: Arc<Traffic>,
+}
+
+impl<T: std::io::Read> std::io::Read for Counted<T> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let read = self.inner.read(buf)?;
+        self.traffic.count_received(read);
+        Ok(read)
+    }
+}
+
+impl<T: std::io::Write> std::io::Write for Counted<T> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        let written = self.inner.write(data)?;
+        self.traffic.count_sent(written);
+        Ok(written)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// What the access log says of one request, filled in as the request is understood.
+#[derive(Debug, Default)]
+pub(crate) struct Exchange {
+    /// The request line (`GET /repo.git/info/refs?…`) or git:// command, as sent.
+    pub(crate) request: String,
+    /// The repository asked for, as named in the request.
+    pub(crate) repository: Option<String>,
+    /// `git-upload-pack` or `git-receive-pack`.
+    pub(crate) service: Option<&'static str>,
+    /// Who authenticated (pushes over HTTP).
+    pub(crate) user: Option<String>,
+    /// The HTTP status answered.
+    pub(crate) status: Option<u16>,
+}
+
+/// The access log of one connection: one event per request (target `sluice::access`), with
+/// the client, the request, the repository, the service, the user, the status, the bytes
+/// each way and the duration; the binary's subscriber writes them as text or JSON lines.
 pub(crate) struct RequestLog<'a> {
-    log: &'a AccessLog,
     peer: &'a str,
     scheme: &'static str,
+    traffic: Arc<Traffic>,
+    /// The totals when the last request was logged (a connection may carry several).
+    logged: std::cell::Cell<(u64, u64)>,
 }
 
 impl RequestLog<'_> {
-    /// Logs one request that started at `start`: what it asked for, and how it ended.
-    pub(crate) fn request(&self, what: &str, outcome: &Result<(), ServeError>, start: Instant) {
-        let status = match outcome {
-            Ok(()) => "ok".to_owned(),
-            Err(e) => format!("error: {e}"),
-        };
-        (self.log)(&format!(
-            "{} {} {what} {status} {:.3}s",
-            self.peer,
-            self.scheme,
-            start.elapsed().as_secs_f64()
-        ));
+    /// The connection's byte counts, for the streams that carry it.
+    pub(crate) fn traffic(&self) -> Arc<Traffic> {
+        Arc::clone(&self.traffic)
+    }
+
+    /// Logs one request that started at `start`. A client that hung up after its answer (or
+    /// between requests) ended it normally: that is no error.
+    pub(crate) fn request(
+        &self,
+        exchange: &Exchange,
+        outcome: &Result<(), ServeError>,
+        start: Instant,
+    ) {
+        let totals = (
+            self.traffic.sent.load(Ordering::Relaxed),
+            self.traffic.received.load(Ordering::Relaxed),
+        );
+        let (before_sent, before_received) = self.logged.replace(totals);
+        let dash = |field: Option<&str>| field.unwrap_or("-").to_owned();
+        let (client, scheme, request) = (self.peer, self.scheme, exchange.request.as_str());
+        let repository = dash(exchange.repository.as_deref());
+        let service = dash(exchange.service);
+        let user = dash(exchange.user.as_deref());
+        let status = exchange
+            .status
+            .map_or_else(|| "-".to_owned(), |s| s.to_string());
+        let sent = totals.0 - before_sent;
+        let received = totals.1 - before_received;
+        // Milliseconds to the microsecond.
+        let duration_ms = (start.elapsed().as_micros() as f64) / 1000.0;
+        match outcome {
+            Ok(()) => tracing::info!(
+                target: "sluice::access",
+                client, scheme, request, repository, service, user, status, sent, received,
+                duration_ms, "served"
+            ),
+            Err(error) => tracing::warn!(
+                target: "sluice::access",
+                client, scheme, request, repository, service, user, status, sent, received,
+                duration_ms, error = %error, "failed"
+            ),
+        }
     }
 }
 
@@ -146,7 +236,6 @@ pub(crate) fn accept_loop<H>(
     scheme: &'static str,
     options: ServerOptions,
     shutdown: &Shutdown,
-    log: AccessLog,
     handle: H,
 ) -> std::io::Result<()>
 where
@@ -161,10 +250,13 @@ where
         let Ok(stream) = stream else { continue };
         if active.fetch_add(1, Ordering::SeqCst) >= options.max_connections {
             active.fetch_sub(1, Ordering::SeqCst);
-            log(&format!("{scheme} refused a connection: too many at once"));
+            let client = stream
+                .peer_addr()
+                .map_or_else(|_| "?".to_owned(), |a| a.to_string());
+            tracing::warn!(target: "sluice::access", client, scheme, "refused a connection: too many at once");
             continue;
         }
-        let (log, active, handle) = (Arc::clone(&log), Arc::clone(&active), Arc::clone(&handle));
+        let (active, handle) = (Arc::clone(&active), Arc::clone(&handle));
         let options = options.clone();
         std::thread::spawn(move || {
             let peer = stream
@@ -173,9 +265,10 @@ where
             let _ = stream.set_read_timeout(Some(options.idle_timeout));
             let _ = stream.set_write_timeout(Some(options.idle_timeout));
             let request_log = RequestLog {
-                log: &log,
                 peer: &peer,
                 scheme,
+                traffic: Arc::default(),
+                logged: Default::default(),
             };
             let (done, finished) = mpsc::channel::<()>();
             if let Ok(watched) = stream.try_clone() {

@@ -26,6 +26,7 @@ mod allocator;
 mod cleanup;
 mod cli;
 mod commands;
+mod log;
 mod progress;
 
 use std::process::ExitCode;

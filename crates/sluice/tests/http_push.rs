@@ -219,7 +219,7 @@ fn pushes_and_clones_over_https() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    // Plain HTTP to the TLS port is not answered as HTTP.
+    // Plain HTTP to the TLS port is refused (a 400 in the clear, saying to use https).
     let plain = format!("http://{}/ours.git", server.http());
     let (code, _) = push(&env, &work, &plain, &[], &["HEAD:refs/heads/x"]);
     assert_ne!(code, Some(0));

@@ -39,7 +39,8 @@ impl Server {
         };
         for _ in 0..2 {
             let line = lines.next().unwrap().unwrap();
-            if let Some((_, addr)) = line.rsplit_once("http://") {
+            // `http://`, or `https://` under TLS.
+            if let Some((_, addr)) = line.rsplit_once("http://").or(line.rsplit_once("https://")) {
                 server.http = Some(addr.to_owned());
             } else if let Some((_, addr)) = line.rsplit_once("git://") {
                 server.git = Some(addr.to_owned());

@@ -47,6 +47,7 @@ mod repack;
 mod repack_keep;
 mod repack_search;
 mod serve;
+mod server_log;
 mod shallow_servers;
 mod thin_and_collisions;
 mod transports;

@@ -17,7 +17,7 @@ pub use stream::{tls_config, TlsError};
 
 use crate::receive_pack::{receive_pack, Pusher, ReceivePackOptions};
 use crate::request_error::RequestError;
-use crate::server::{accept_loop, AccessLog, RequestLog, ServerOptions, Shutdown};
+use crate::server::{accept_loop, Exchange, RequestLog, ServerOptions, Shutdown};
 use crate::{resolve_path, upload_pack, Protocol, ServeError, UploadPackOptions};
 use auth::{push_access, PushAccess};
 use body::{ChunkedReader, ChunkedWriter};
@@ -36,20 +36,22 @@ const MAX_HEAD: usize = 16 << 10;
 const MAX_HEADERS: usize = 64;
 
 /// Serves smart HTTP on `listener` until `shutdown` is requested; each connection runs on its
-/// own thread, and `log` receives one line per request.
+/// own thread, and each request is an access-log event.
 pub fn serve_http(
     listener: TcpListener,
     base: PathBuf,
     options: ServerOptions,
     shutdown: &Shutdown,
-    log: AccessLog,
 ) -> io::Result<()> {
+    let scheme = match options.tls {
+        Some(_) => "https",
+        None => "http",
+    };
     accept_loop(
         listener,
-        "http",
+        scheme,
         options,
         shutdown,
-        log,
         move |stream, options, log| {
             let _ = serve_connection(stream, &base, options, log);
         },
@@ -101,6 +103,11 @@ impl Refusal {
             message: message.into(),
         }
     }
+
+    /// The status code (`404` of `404 Not Found`).
+    fn code(&self) -> Option<u16> {
+        self.status.get(..3)?.parse().ok()
+    }
 }
 
 fn serve_connection(
@@ -109,7 +116,38 @@ fn serve_connection(
     options: &ServerOptions,
     log: &RequestLog<'_>,
 ) -> Result<(), ServeError> {
-    let stream = Stream::accept(socket, options.tls.as_ref())?;
+    let start = Instant::now();
+    if options.tls.is_some() && plain_http(&socket) {
+        // Told in the clear, as web servers tell it, then logged as what it is.
+        let answer = "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nThis server speaks https: use an https:// URL.\n";
+        let _ = (&socket).write_all(answer.as_bytes());
+        let exchange = Exchange {
+            request: "(plain HTTP on the https port)".to_owned(),
+            status: Some(400),
+            ..Exchange::default()
+        };
+        log.request(
+            &exchange,
+            &Err(crate::RequestError::PlainHttpOnTls.into()),
+            start,
+        );
+        return Ok(());
+    }
+    let stream = match Stream::accept(socket, options.tls.as_ref(), log.traffic()) {
+        Ok(stream) => stream,
+        Err(e) => {
+            let exchange = Exchange {
+                request: "(TLS handshake)".to_owned(),
+                ..Exchange::default()
+            };
+            log.request(
+                &exchange,
+                &Err(crate::RequestError::TlsHandshake(e).into()),
+                start,
+            );
+            return Ok(());
+        }
+    };
     let mut reader = BufReader::with_capacity(64 << 10, stream.clone());
     loop {
         let head = match read_head(&mut reader) {
@@ -118,20 +156,43 @@ fn serve_connection(
             Err(refusal) => {
                 let start = Instant::now();
                 let outcome = refuse(&stream, &refusal);
-                log.request("-", &outcome.and(Err(protocol(&refusal))), start);
+                let exchange = Exchange {
+                    request: "-".to_owned(),
+                    status: refusal.code(),
+                    ..Exchange::default()
+                };
+                log.request(&exchange, &outcome.and(Err(protocol(&refusal))), start);
                 return Ok(());
             }
         };
         let start = Instant::now();
-        let what = format!("{} {}", head.method, head.target);
-        let outcome = serve_request(&stream, &mut reader, base, options, &head);
+        let mut exchange = Exchange {
+            request: format!("{} {}", head.method, head.target),
+            status: Some(200),
+            ..Exchange::default()
+        };
+        let outcome = serve_request(&stream, &mut reader, base, options, &head, &mut exchange);
         let keep = outcome.as_ref().is_ok_and(|&reusable| reusable) && head.keep_alive;
         let outcome = outcome.map(|_| ());
-        log.request(&what, &outcome, start);
+        log.request(&exchange, &outcome, start);
         if !keep {
             return Ok(());
         }
     }
+}
+
+/// Whether the client's first bytes are an HTTP request line (`GET /…`) rather than a TLS
+/// handshake (which starts with the byte 22).
+fn plain_http(socket: &TcpStream) -> bool {
+    let mut first = [0u8; 8];
+    let Ok(read) = socket.peek(&mut first) else {
+        return false;
+    };
+    let method_len = first[..read]
+        .iter()
+        .take_while(|b| b.is_ascii_uppercase())
+        .count();
+    method_len >= 3 && first.get(method_len) == Some(&b' ')
 }
 
 fn protocol(refusal: &Refusal) -> ServeError {
@@ -150,32 +211,43 @@ fn serve_request(
     base: &Path,
     options: &ServerOptions,
     head: &Head,
+    exchange: &mut Exchange,
 ) -> Result<bool, ServeError> {
-    let refused = |refusal: Refusal| -> Result<bool, ServeError> {
+    let refused = |refusal: Refusal, exchange: &mut Exchange| -> Result<bool, ServeError> {
+        exchange.status = refusal.code();
         refuse(stream, &refusal)?;
         // The body was not read, so the connection cannot carry another request.
         Err(protocol(&refusal))
     };
     let route = match route(head) {
         Ok(route) => route,
-        Err(refusal) => return refused(refusal),
+        Err(refusal) => return refused(refusal, exchange),
     };
     let (repo_path, service) = match route {
         Route::Advertise { repo, service } => (repo, service),
         Route::UploadPack { repo } => (repo, Service::UploadPack),
         Route::ReceivePack { repo } => (repo, Service::ReceivePack),
     };
+    exchange.repository = Some(percent_decode(repo_path));
+    exchange.service = Some(match service {
+        Service::UploadPack => "git-upload-pack",
+        Service::ReceivePack => "git-receive-pack",
+    });
     let repo = resolve_path(base, &percent_decode(repo_path))
         .ok()
         .and_then(|dir| Repository::open_served(&dir, false).ok());
     let Some(repo) = repo else {
-        return refused(Refusal::new("404 Not Found", "Repository not found"));
+        return refused(
+            Refusal::new("404 Not Found", "Repository not found"),
+            exchange,
+        );
     };
     if service == Service::ReceivePack {
         let pusher = match receive_pack_access(&repo, options, head, stream) {
             Ok(pusher) => pusher,
-            Err(refusal) => return refused(refusal),
+            Err(refusal) => return refused(refusal, exchange),
         };
+        exchange.user = pusher.user.clone();
         let advertise = matches!(route, Route::Advertise { .. });
         return serve_receive_pack(
             stream,
@@ -209,7 +281,7 @@ fn serve_request(
     }
     let body = match request_body(reader, head, options.max_request_bytes) {
         Ok(body) => body,
-        Err(refusal) => return refused(refusal),
+        Err(refusal) => return refused(refusal, exchange),
     };
     let out = start_response(stream, head, "application/x-git-upload-pack-result")?;
     upload_pack(&repo, &body[..], out, &upload_options)?;
@@ -283,11 +355,16 @@ fn serve_receive_pack(
 fn read_head(reader: &mut BufReader<Stream>) -> Result<Option<Head>, Refusal> {
     let mut raw = Vec::new();
     loop {
-        let read = reader
+        let read = match reader
             .by_ref()
             .take((MAX_HEAD - raw.len()) as u64 + 1)
             .read_until(b'\n', &mut raw)
-            .map_err(|_| Refusal::new("400 Bad Request", "unreadable request"))?;
+        {
+            Ok(read) => read,
+            // The client went away between requests (a reset, not a clean close).
+            Err(_) if raw.is_empty() => return Ok(None),
+            Err(_) => return Err(Refusal::new("400 Bad Request", "unreadable request")),
+        };
         if read == 0 {
             return if raw.is_empty() {
                 Ok(None)

@@ -1,6 +1,7 @@
 //! One HTTP connection, in the clear or under TLS, as handles that read and write it: a
 //! request is read through one handle while the response is written through another.
 
+use crate::server::Traffic;
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -9,9 +10,15 @@ use std::sync::{Arc, Mutex};
 /// A TLS session over its socket.
 type TlsStream = rustls::StreamOwned<rustls::ServerConnection, TcpStream>;
 
-/// A handle on a connection; clones share it.
+/// A handle on a connection; clones share it, and count what passes into one [`Traffic`].
 #[derive(Clone)]
-pub(crate) enum Stream {
+pub(crate) struct Stream {
+    conn: Conn,
+    traffic: Arc<Traffic>,
+}
+
+#[derive(Clone)]
+enum Conn {
     Plain(Arc<TcpStream>),
     /// HTTP/1.1 never reads and writes one connection at once here (a request's body is read
     /// before its response is written), so a lock per call costs no waiting.
@@ -23,9 +30,11 @@ impl Stream {
     pub(crate) fn accept(
         socket: TcpStream,
         tls: Option<&Arc<rustls::ServerConfig>>,
+        traffic: Arc<Traffic>,
     ) -> io::Result<Stream> {
         let Some(config) = tls else {
-            return Ok(Stream::Plain(Arc::new(socket)));
+            let conn = Conn::Plain(Arc::new(socket));
+            return Ok(Stream { conn, traffic });
         };
         let session =
             rustls::ServerConnection::new(Arc::clone(config)).map_err(io::Error::other)?;
@@ -33,14 +42,15 @@ impl Stream {
         while stream.conn.is_handshaking() {
             stream.conn.complete_io(&mut stream.sock)?;
         }
-        Ok(Stream::Tls(Arc::new(Mutex::new(stream))))
+        let conn = Conn::Tls(Arc::new(Mutex::new(stream)));
+        Ok(Stream { conn, traffic })
     }
 
     /// The client's IP address, as CGI's `REMOTE_ADDR` gives it.
     pub(crate) fn peer_ip(&self) -> String {
-        let address = match self {
-            Stream::Plain(socket) => socket.peer_addr(),
-            Stream::Tls(stream) => match stream.lock() {
+        let address = match &self.conn {
+            Conn::Plain(socket) => socket.peer_addr(),
+            Conn::Tls(stream) => match stream.lock() {
                 Ok(stream) => stream.sock.peer_addr(),
                 Err(_) => return "?".to_owned(),
             },
@@ -49,9 +59,9 @@ impl Stream {
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut dyn ReadWrite) -> io::Result<T>) -> io::Result<T> {
-        match self {
-            Stream::Plain(socket) => f(&mut &**socket),
-            Stream::Tls(stream) => {
+        match &self.conn {
+            Conn::Plain(socket) => f(&mut &**socket),
+            Conn::Tls(stream) => {
                 let mut stream = stream
                     .lock()
                     .map_err(|_| io::Error::other("a thread serving this connection panicked"))?;
@@ -66,13 +76,17 @@ impl<T: Read + Write> ReadWrite for T {}
 
 impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.with(|s| s.read(buf))
+        let read = self.with(|s| s.read(buf))?;
+        self.traffic.count_received(read);
+        Ok(read)
     }
 }
 
 impl Write for Stream {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        self.with(|s| s.write(data))
+        let written = self.with(|s| s.write(data))?;
+        self.traffic.count_sent(written);
+        Ok(written)
     }
     fn flush(&mut self) -> io::Result<()> {
         self.with(|s| s.flush())

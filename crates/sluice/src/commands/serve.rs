@@ -5,9 +5,10 @@
 use super::upload_pack::PackCacheArgs;
 use super::Context;
 use crate::cleanup;
+use crate::log::LogFormat;
 use anyhow::{anyhow, bail};
 use clap::Args;
-use sluice_serve::{serve_git, serve_http, tls_config, AccessLog, Credentials};
+use sluice_serve::{serve_git, serve_http, tls_config, Credentials};
 use sluice_serve::{ServerOptions, Shutdown};
 use std::io::Write;
 use std::net::TcpListener;
@@ -51,6 +52,9 @@ pub struct ServeArgs {
     /// `daemon.receivepack`).
     #[arg(long, value_name = "service", value_parser = ["receive-pack"])]
     enable: Vec<String>,
+    /// How the log on standard error is written: one line per request, as text or JSON.
+    #[arg(long, value_name = "format", value_enum, default_value_t)]
+    log_format: LogFormat,
     #[command(flatten)]
     cache: PackCacheArgs,
     /// The directory whose repositories are served.
@@ -58,8 +62,7 @@ pub struct ServeArgs {
     base: Option<PathBuf>,
 }
 
-type FrontEnd =
-    fn(TcpListener, PathBuf, ServerOptions, &Shutdown, AccessLog) -> std::io::Result<()>;
+type FrontEnd = fn(TcpListener, PathBuf, ServerOptions, &Shutdown) -> std::io::Result<()>;
 
 /// Runs the server until it is stopped by a signal.
 pub fn run(args: ServeArgs, context: &Context) -> anyhow::Result<ExitCode> {
@@ -69,9 +72,15 @@ pub fn run(args: ServeArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let base = base
         .canonicalize()
         .map_err(|e| anyhow!("cannot serve '{}': {e}", base.display()))?;
+    crate::log::init(args.log_format);
+    let https = args.tls_cert.is_some();
     let mut front_ends: Vec<(TcpListener, &str, FrontEnd)> = Vec::new();
     for (addr, scheme, front_end) in [
-        (&args.http, "http", serve_http as FrontEnd),
+        (
+            &args.http,
+            if https { "https" } else { "http" },
+            serve_http as FrontEnd,
+        ),
         (&args.git, "git", serve_git as FrontEnd),
     ] {
         if addr == "off" {
@@ -120,14 +129,13 @@ pub fn run(args: ServeArgs, context: &Context) -> anyhow::Result<ExitCode> {
     }
     out.flush()?;
     drop(out);
-    let log: AccessLog = Arc::new(|line: &str| eprintln!("{line}"));
     std::thread::scope(|scope| {
         let running: Vec<_> = front_ends
             .into_iter()
             .map(|(listener, _, front_end)| {
-                let (base, shutdown, log) = (base.clone(), &shutdown, Arc::clone(&log));
+                let (base, shutdown) = (base.clone(), &shutdown);
                 let options = options.clone();
-                scope.spawn(move || front_end(listener, base, options, shutdown, log))
+                scope.spawn(move || front_end(listener, base, options, shutdown))
             })
             .collect();
         for front_end in running {

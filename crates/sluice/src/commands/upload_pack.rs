@@ -6,7 +6,7 @@ use anyhow::anyhow;
 use clap::Args;
 use sluice_odb::{RepoError, Repository};
 use sluice_serve::receive_pack::{receive_pack, ReceivePackOptions};
-use sluice_serve::{upload_pack, AccessLog, PackCache, Protocol, UploadPackOptions};
+use sluice_serve::{upload_pack, PackCache, Protocol, UploadPackOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -70,8 +70,9 @@ impl PackCacheArgs {
             return Ok(None);
         };
         let dir = context.cwd.join(dir);
-        let log: AccessLog = Arc::new(|line: &str| eprintln!("{line}"));
-        let cache = PackCache::new(&dir, self.pack_cache_size, log)
+        // Its hits and misses are logged on standard error.
+        crate::log::init(crate::log::LogFormat::Text);
+        let cache = PackCache::new(&dir, self.pack_cache_size)
             .map_err(|e| anyhow!("cannot use '{}' as pack cache: {e}", dir.display()))?;
         Ok(Some(Arc::new(cache)))
     }
