@@ -97,9 +97,23 @@ fn resolve_any(repo: &Repository, name: &str) -> Result<Resolved, RevisionError>
     })
 }
 
-/// What `@{-<n>}` names for checkout: the branch (by its short name) or the commit `HEAD` was
-/// on before the n-th last checkout, as the one resolver reads `HEAD`'s reflog.
-pub fn previous_checkout(repo: &Repository, back: &str) -> Option<String> {
+/// The name checkout works with for `target`: for `-` (git's `@{-1}`) and `@{-<n>}`, the
+/// branch (by its short name) or the commit `HEAD` was on before the n-th last checkout, as
+/// the one resolver reads `HEAD`'s reflog; `None` when there was none. Any other target is
+/// itself.
+pub fn checkout_name(repo: &Repository, target: &str) -> Option<String> {
+    let back = match target {
+        "-" => "1",
+        _ => match (target.strip_prefix("@{-")).and_then(|rest| rest.strip_suffix('}')) {
+            Some(back) => back,
+            None => return Some(target.to_owned()),
+        },
+    };
+    previous_checkout(repo, back)
+}
+
+/// What `@{-<back>}` names: a branch by its short name, or a commit's id.
+fn previous_checkout(repo: &Repository, back: &str) -> Option<String> {
     let named = sluice_odb::revision::resolve(repo, &format!("@{{-{back}}}"))?;
     Some(match named.ref_name {
         Some(branch) => branch.trim_start_matches("refs/heads/").to_owned(),

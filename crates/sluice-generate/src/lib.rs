@@ -25,8 +25,8 @@ pub use geometric::{repack_geometric, repack_geometric_with_midx, GeometricOptio
 pub use incremental::{pack_loose_objects, repack_loose, LOOSE_BATCH};
 pub use midx_bitmap::{largest_pack, write_midx_bitmap};
 pub use repack::{
-    repack_all, repack_all_with, write_stored, writes_bitmaps, CruftOptions, RepackError,
-    RepackOptions, RECENT_PACK,
+    repack_all, repack_all_with, write_stored, write_stored_at, writes_bitmaps, CruftOptions,
+    RepackError, RepackOptions, RECENT_PACK,
 };
 pub use window_search::{GivenLimits, SearchLimits};
 pub use write::{

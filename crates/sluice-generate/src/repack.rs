@@ -354,6 +354,24 @@ pub(crate) fn write_into(
     write_stored(repo, odb, walked, &pack_options, &named, progress)
 }
 
+/// Writes the objects of `walked` as `<base>-<checksum>.pack` with its `.idx` and `.rev`, as
+/// `pack-objects <base-name>` names them, quietly; returns the pack put in place and its
+/// statistics.
+pub fn write_stored_at(
+    repo: &Repository,
+    odb: &ObjectDb,
+    walked: &Walked,
+    options: &PackOptions,
+    base: &Path,
+) -> Result<(Stored, PackStats), RepackError> {
+    let named = |checksum: ObjectId| {
+        let mut name = base.as_os_str().to_owned();
+        name.push(format!("-{checksum}.pack"));
+        PathBuf::from(name)
+    };
+    write_stored(repo, odb, walked, options, &named, &Discard)
+}
+
 /// Writes the objects of `walked` as a pack named by `named` from its checksum (its
 /// directory holds the temporary file), with its `.idx` and `.rev` written from what the
 /// writer recorded; returns the pack put in place and its statistics.

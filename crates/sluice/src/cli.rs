@@ -100,9 +100,17 @@ pub enum Command {
     /// Serve every repository under a directory over smart HTTP and git://.
     Serve(ServeArgs),
     /// Print a shell's completion script for sluice.
-    Completions(crate::commands::docs::CompletionsArgs),
-    /// Write sluice's man pages into a directory.
-    Man(crate::commands::docs::ManArgs),
+    Completions {
+        /// The shell (bash, zsh, fish, elvish, powershell).
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write sluice's man pages (sluice.1, sluice-<command>.1) into a directory.
+    Man {
+        /// Where the pages go.
+        #[arg(value_name = "dir")]
+        dir: PathBuf,
+    },
 }
 
 /// The arguments after the command's name, as given: past the global options this module

@@ -74,6 +74,9 @@ pub struct FetchPlan {
     /// fetched only because of `--tags` (or followed) are not pruned, as in git; tags a
     /// refspec names (a mirror's) are.
     pub prune: Option<Vec<Refspec>>,
+    /// `remote.<name>.uploadpack`, if set: the command run for upload-pack unless the command
+    /// line names one.
+    pub upload_pack: Option<String>,
 }
 
 impl FetchPlan {
@@ -192,7 +195,9 @@ impl FetchPlan {
             follow_tags: stores && !no_tags && !all_tags,
             specs,
         };
+        let upload_pack = config.get(&format!("remote.{}.uploadpack", refs.remote_name));
         Ok(FetchPlan {
+            upload_pack: upload_pack.map(str::to_owned),
             remote,
             refs,
             filter,

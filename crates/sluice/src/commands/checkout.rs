@@ -3,7 +3,7 @@
 use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::anyhow;
-use sluice_checkout::revision::{move_head, previous_checkout, resolve, HeadMoved};
+use sluice_checkout::revision::{checkout_name, move_head, resolve, HeadMoved};
 use sluice_checkout::{commit_tree, switch, CheckoutError, CheckoutOptions};
 use sluice_fetch::upstream::{Standing, Upstream};
 use std::process::ExitCode;
@@ -35,15 +35,8 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
         return Err(CheckoutError::Bare.into());
     }
     // `-` is git's `@{-1}`: where the last checkout came from, named as it was then.
-    let back = match args.target.as_str() {
-        "-" => Some("1"),
-        target => (target.strip_prefix("@{-")).and_then(|rest| rest.strip_suffix('}')),
-    };
-    let given = match back {
-        Some(back) => previous_checkout(&repo, back)
-            .ok_or_else(|| anyhow!("invalid reference: {}", args.target))?,
-        None => args.target.clone(),
-    };
+    let given = checkout_name(&repo, &args.target)
+        .ok_or_else(|| anyhow!("invalid reference: {}", args.target))?;
     let target = resolve(&repo, &given)?;
     if let Some(remote) = &target.created_from {
         // git prints this line on standard output.

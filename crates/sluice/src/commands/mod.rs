@@ -111,7 +111,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::UpdateServerInfo(args) => update_server_info::run(args, &context),
         Command::SendPack(args) => push::send_pack::run(args, &context),
         Command::Serve(args) => serve::run(args, &context),
-        Command::Completions(args) => docs::completions(args),
-        Command::Man(args) => docs::man(args),
+        Command::Completions { shell } => docs::completions(shell),
+        Command::Man { dir } => docs::man(&dir),
     }
 }

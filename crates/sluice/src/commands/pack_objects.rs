@@ -7,8 +7,7 @@ use crate::progress::TerminalProgress;
 use anyhow::bail;
 use clap::Args;
 use sluice_generate::pack_objects::{select, Filters, RootKinds, Selection};
-use sluice_generate::{write_pack, write_stored, PackOptions};
-use sluice_object::ObjectId;
+use sluice_generate::{write_pack, write_stored_at, PackOptions};
 use sluice_odb::{ObjectDb, Repository};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -125,11 +124,11 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
             .base_name
             .as_deref()
             .expect("required without --stdout");
-        let (checksum, stats, pack_path) = write_named(&repo, &odb, &walked, &options, base)?;
+        let (stored, stats) = write_stored_at(&repo, &odb, &walked, &options, base)?;
         if args.write_bitmap_index {
-            write_bitmap(&repo, &odb, &walked, &selection, &pack_path, &progress)?;
+            write_bitmap(&repo, &odb, &walked, &selection, &stored.pack, &progress)?;
         }
-        println!("{checksum}");
+        println!("{}", stored.checksum);
         stats
     };
     if shown {
@@ -139,25 +138,6 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Writes the pack as `<base>-<checksum>.pack` with its indexes; returns the checksum, what
-/// went in and where the pack is.
-fn write_named(
-    repo: &Repository,
-    odb: &ObjectDb,
-    walked: &sluice_odb::Walked,
-    options: &PackOptions,
-    base: &Path,
-) -> anyhow::Result<(ObjectId, sluice_generate::PackStats, PathBuf)> {
-    let named = |checksum: ObjectId| {
-        let mut name = base.as_os_str().to_owned();
-        name.push(format!("-{checksum}.pack"));
-        PathBuf::from(name)
-    };
-    let quiet = TerminalProgress::new(false);
-    let (stored, stats) = write_stored(repo, odb, walked, options, &named, &quiet)?;
-    Ok((stored.checksum, stats, stored.pack))
 }
 
 /// The bitmap of the pack just written, when it holds everything its revisions reach.

@@ -344,13 +344,9 @@ fn fetch_one(
         refmap: &args.refmap,
     };
     let plan = FetchPlan::from_config(repo, &context.cwd, &choice)?;
-    let config = repo.config();
-    let mut connect = ConnectOptions::from_config(config, args.upload_pack.as_deref())?;
+    let upload_pack = args.upload_pack.as_deref().or(plan.upload_pack.as_deref());
+    let mut connect = ConnectOptions::from_config(repo.config(), upload_pack)?;
     connect.server_options.clone_from(&args.server_option);
-    let uploadpack = format!("remote.{}.uploadpack", plan.refs.remote_name);
-    if let (None, Some(upload_pack)) = (&args.upload_pack, config.get(&uploadpack)) {
-        connect.upload_pack = upload_pack.to_owned();
-    }
     if args.negotiate_only {
         for id in negotiate_only(&plan.remote, repo, &args.negotiation_tip, &connect)? {
             println!("{id}");
