@@ -17,7 +17,9 @@ pub enum FetchPackError {
         name: String,
     },
     /// The server failed or broke the protocol.
-    #[error(transparent)]
+    // Not transparent: the FetchError stays in the chain of causes, where the binary
+    // finds what the server said.
+    #[error("{0}")]
     Fetch(#[from] FetchError),
     /// The pack could not be stored.
     #[error(transparent)]

@@ -99,9 +99,24 @@ pub enum FetchError {
         /// `-4` or `-6`.
         flag: &'static str,
     },
-    /// No connection to the host could be made.
-    #[error("unable to connect to {host}:{port}: {source}")]
+    /// No connection to the host could be made, at any of its addresses (git's words: each
+    /// address tried on a line of its own, with the system's reason).
+    #[error(
+        "unable to connect to {host}:\n{}\n",
+        transport::attempts_text(host, tried)
+    )]
     Unreachable {
+        /// The host.
+        host: String,
+        /// Each address tried, and why it failed.
+        tried: Vec<transport::Attempt>,
+    },
+    /// The host name could not be looked up.
+    #[error(
+        "unable to look up {host} (port {port}) ({})",
+        transport::system_words(source)
+    )]
+    Lookup {
         /// The host.
         host: String,
         /// The port.
@@ -122,6 +137,14 @@ pub enum FetchError {
         url: String,
         /// What went wrong.
         source: transport::HttpFailure,
+    },
+    /// The server has no repository at this URL (HTTP 404).
+    #[error("repository '{url}' not found")]
+    NotFound {
+        /// The repository's URL, credentials removed, with git's slash after it.
+        url: String,
+        /// The server's text, which git shows as `remote:` lines.
+        message: Option<String>,
     },
     /// The server refused the credentials.
     #[error("Authentication failed for '{url}'")]
@@ -183,6 +206,22 @@ pub enum FetchError {
     /// The server's repository is shallow, and the request refused that (`--reject-shallow`).
     #[error("source repository is shallow, reject to clone.")]
     ShallowRemote,
+}
+
+impl FetchError {
+    /// What the server said with its refusal (the text of an HTTP error), which git shows
+    /// as `remote:` lines before its own message.
+    pub fn server_message(&self) -> Option<&str> {
+        match self {
+            FetchError::NotFound { message, .. } => message.as_deref(),
+            FetchError::Http {
+                source: transport::HttpFailure::Status { message, .. },
+                ..
+            } => message.as_deref(),
+            FetchError::Unreadable { source, .. } => source.server_message(),
+            _ => None,
+        }
+    }
 }
 
 impl Connection {

@@ -16,7 +16,9 @@ use std::sync::RwLock;
 #[derive(Debug, thiserror::Error)]
 pub enum LazyFetchError {
     /// The remote could not be reached or failed.
-    #[error(transparent)]
+    // Not transparent: the FetchError stays in the chain of causes, where the binary
+    // finds what the server said.
+    #[error("{0}")]
     Fetch(#[from] FetchError),
     /// The connection settings are bad.
     #[error(transparent)]

@@ -15,7 +15,9 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum ReceiveError {
     /// The server failed, or sent what the protocol does not allow.
-    #[error(transparent)]
+    // Not transparent: the FetchError stays in the chain of causes, where the binary
+    // finds what the server said.
+    #[error("{0}")]
     Fetch(#[from] FetchError),
     /// The pack is bad, not connected, or could not be written.
     #[error(transparent)]

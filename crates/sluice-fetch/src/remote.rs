@@ -56,8 +56,13 @@ impl Remote {
             }
         }
         Connection::open(&self.url, options).map_err(|source| match source {
-            // git says this one alone.
-            FetchError::Authentication { .. } => source,
+            // git says these alone: each names the server or the URL itself.
+            FetchError::Authentication { .. }
+            | FetchError::NotFound { .. }
+            | FetchError::Http { .. }
+            | FetchError::Unreachable { .. }
+            | FetchError::Lookup { .. }
+            | FetchError::Remote(_) => source,
             source => FetchError::Unreadable {
                 shown: self.shown.clone(),
                 source: Box::new(source),

@@ -49,6 +49,13 @@ fn main() -> ExitCode {
                     return ExitCode::from(141);
                 }
             }
+            // What the server said with its refusal comes first, as git shows it.
+            let fetch_error = error
+                .chain()
+                .find_map(|e| e.downcast_ref::<sluice_fetch::FetchError>());
+            if let Some(said) = fetch_error.and_then(sluice_fetch::FetchError::server_message) {
+                said.lines().for_each(|line| eprintln!("remote: {line}"));
+            }
             eprintln!("fatal: {}", describe(&error));
             ExitCode::from(128)
         }

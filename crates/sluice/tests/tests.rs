@@ -9,6 +9,7 @@ mod checkout;
 mod checkout_detached;
 mod checkout_switch;
 mod checkout_upstream;
+mod client_errors;
 mod clone;
 mod command_options;
 mod commit_graph;

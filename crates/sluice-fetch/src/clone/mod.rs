@@ -34,7 +34,9 @@ use sluice_odb::{ConfigError, OdbError, RefError, RepoError};
 #[derive(Debug, thiserror::Error)]
 pub enum CloneError {
     /// The server failed or broke the protocol.
-    #[error(transparent)]
+    // Not transparent: the FetchError stays in the chain of causes, where the binary
+    // finds what the server said.
+    #[error("{0}")]
     Fetch(#[from] FetchError),
     /// The remote's refs cannot be cloned as asked.
     #[error(transparent)]

@@ -22,7 +22,9 @@ pub enum FetchPlanError {
         name: String,
     },
     /// The remote's URL cannot be used.
-    #[error(transparent)]
+    // Not transparent: the FetchError stays in the chain of causes, where the binary
+    // finds what the server said.
+    #[error("{0}")]
     Url(#[from] FetchError),
     /// A configured refspec git would refuse.
     #[error(transparent)]

@@ -35,7 +35,9 @@ use std::path::Path;
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// The server failed or broke the protocol.
-    #[error(transparent)]
+    // Not transparent: the FetchError stays in the chain of causes, where the binary
+    // finds what the server said.
+    #[error("{0}")]
     Fetch(#[from] FetchError),
     /// The refspecs cannot be applied to the remote's refs.
     #[error(transparent)]

@@ -31,7 +31,9 @@ use sluice_odb::Repository;
 #[derive(Debug, thiserror::Error)]
 pub enum PushError {
     /// Reaching or talking to the server failed.
-    #[error(transparent)]
+    // Not transparent: the FetchError stays in the chain of causes, where the binary
+    // finds what the server said.
+    #[error("{0}")]
     Fetch(#[from] FetchError),
     /// An option's or setting's value git would not take (`--signed`, `push.gpgSign`,
     /// `--recurse-submodules`, `push.recurseSubmodules`), in git's words.

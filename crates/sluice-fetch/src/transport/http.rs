@@ -7,8 +7,9 @@ use super::spill::{Body as SpillBody, SpillWriter};
 use super::TlsTrust;
 use super::{ConnectOptions, IpVersion, Link, Producer, ProtocolVersion, Response, Service};
 use crate::FetchError;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::process::{Command, Stdio};
+use std::time::Instant;
 use ureq::config::RedirectAuthHeaders;
 use ureq::http::Response as HttpResponse;
 use ureq::tls::{PemItem, RootCerts, TlsConfig};
@@ -45,9 +46,32 @@ pub enum HttpFailure {
     /// The request could not be made or answered (connection, TLS, redirects).
     #[error(transparent)]
     Request(#[from] ureq::Error),
-    /// The server answered with an error status.
-    #[error("The requested URL returned error: {0}")]
-    Status(u16),
+    /// The server answered with an error status; `message` is its text (a `text/plain` body,
+    /// which git shows as `remote:` lines).
+    #[error("The requested URL returned error: {code}")]
+    Status {
+        /// The status code.
+        code: u16,
+        /// The server's text, if it sent one.
+        message: Option<String>,
+    },
+    /// No connection could be made (curl's words, which git users know).
+    #[error("Failed to connect to {host} port {port} after {ms} ms: Couldn't connect to server")]
+    Connect {
+        /// The host.
+        host: String,
+        /// The port.
+        port: u16,
+        /// How long the attempt took.
+        ms: u128,
+    },
+    /// The host name could not be looked up.
+    #[error("Could not resolve host: {0}")]
+    Resolve(String),
+    /// The server's certificate was not trusted, in the words git (through curl and OpenSSL)
+    /// uses for the same certificate.
+    #[error("SSL certificate problem: {0}")]
+    Certificate(String),
     /// The server answered with something other than git's smart protocol.
     #[error(
         "the server answered with content type '{got}', not '{wanted}' \
@@ -71,8 +95,73 @@ pub enum HttpFailure {
 
 fn failure(shown: &str, why: impl Into<HttpFailure>) -> FetchError {
     FetchError::Http {
-        url: shown.to_owned(),
+        // git names the repository's URL with a slash after it.
+        url: format!("{}/", shown.trim_end_matches('/')),
         source: why.into(),
+    }
+}
+
+/// A request that got no answer, in curl's and git's words where they have some: a connection
+/// refused (`Failed to connect to … port …`), a name not found, a certificate not trusted.
+fn request_failure(shown: &str, url: &str, error: ureq::Error, started: Instant) -> FetchError {
+    let (host, port) = host_and_port(url);
+    let why = match error {
+        ureq::Error::Io(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::ConnectionRefused
+                    | std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::NetworkUnreachable
+                    | std::io::ErrorKind::HostUnreachable
+            ) =>
+        {
+            let ms = started.elapsed().as_millis();
+            HttpFailure::Connect { host, port, ms }
+        }
+        ureq::Error::ConnectionFailed => {
+            let ms = started.elapsed().as_millis();
+            HttpFailure::Connect { host, port, ms }
+        }
+        ureq::Error::HostNotFound => HttpFailure::Resolve(host),
+        ureq::Error::Rustls(rustls::Error::InvalidCertificate(problem)) => {
+            HttpFailure::Certificate(super::tls::certificate_problem(&problem, &host))
+        }
+        other => HttpFailure::Request(other),
+    };
+    failure(shown, why)
+}
+
+/// The text a server sent with an error status, when it is text (`text/plain`), as git shows
+/// it; at most 4 KiB of it, a hostile server's body being no reason to read on.
+fn server_text(response: HttpResponse<Body>) -> Option<String> {
+    let plain = (response.headers().get("content-type"))
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("text/plain"));
+    if !plain {
+        return None;
+    }
+    let mut text = Vec::new();
+    let mut body = response.into_body().into_reader().take(4096);
+    body.read_to_end(&mut text).ok()?;
+    let text = String::from_utf8_lossy(&text).trim_end().to_owned();
+    (!text.is_empty()).then_some(text)
+}
+
+/// The host and port a URL names (the scheme's port when it names none).
+fn host_and_port(url: &str) -> (String, u16) {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("http", url));
+    let authority = rest.split('/').next().unwrap_or_default();
+    let authority = authority.rsplit('@').next().unwrap_or(authority);
+    let default = if scheme == "https" { 443 } else { 80 };
+    match authority.rsplit_once(':') {
+        Some((host, port)) if !host.ends_with(']') || authority.starts_with('[') => {
+            let host = host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_owned();
+            (host, port.parse().unwrap_or(default))
+        }
+        _ => (authority.to_owned(), default),
     }
 }
 
@@ -176,7 +265,15 @@ impl HttpLink {
     ) -> Result<HttpResponse<Body>, FetchError> {
         let status = response.status();
         if !status.is_success() {
-            return Err(failure(&self.shown, HttpFailure::Status(status.as_u16())));
+            let code = status.as_u16();
+            let message = server_text(response);
+            if code == 404 {
+                return Err(FetchError::NotFound {
+                    url: format!("{}/", self.shown.trim_end_matches('/')),
+                    message,
+                });
+            }
+            return Err(failure(&self.shown, HttpFailure::Status { code, message }));
         }
         let got = response
             .headers()
@@ -392,10 +489,11 @@ pub(super) fn connect(
     let query = format!("/info/refs?service={}", options.service.name());
     let advertisement = format!("{}{query}", link.base);
     let get = |link: &HttpLink| {
+        let started = Instant::now();
         link.decorate(link.agent.get(&advertisement))
             .header("Pragma", "no-cache")
             .call()
-            .map_err(|e| failure(&link.shown, e))
+            .map_err(|e| request_failure(&link.shown, &advertisement, e, started))
     };
     let mut response = get(&link)?;
     let mut asked = None;

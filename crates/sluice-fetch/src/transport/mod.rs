@@ -3,13 +3,16 @@
 //! session in order; an HTTP link is stateless, one POST per request, so each request yields a
 //! fresh response stream.
 
+mod failure;
 mod http;
 mod idle;
 mod process;
 mod settings;
 mod spill;
 mod tcp;
+mod tls;
 
+pub use failure::{attempts_text, system_words, Attempt};
 pub use http::HttpFailure;
 pub use process::stop_servers;
 pub use settings::SettingsError;

@@ -44,13 +44,14 @@ pub(super) fn connect(
     path: &str,
     options: &ConnectOptions,
 ) -> Result<(Box<dyn Link>, Response), FetchError> {
-    let unreachable = |source| FetchError::Unreachable {
-        host: host.to_owned(),
-        port,
-        source,
-    };
-    let addresses = (host, port).to_socket_addrs().map_err(unreachable)?;
-    let mut last = None;
+    let addresses = (host, port)
+        .to_socket_addrs()
+        .map_err(|source| FetchError::Lookup {
+            host: host.to_owned(),
+            port,
+            source,
+        })?;
+    let mut tried = Vec::new();
     let mut stream = None;
     for address in addresses.filter(|a| options.ip_version.allows(a)) {
         match TcpStream::connect_timeout(&address, CONNECT_TIMEOUT) {
@@ -58,15 +59,23 @@ pub(super) fn connect(
                 stream = Some(connected);
                 break;
             }
-            Err(e) => last = Some(e),
+            Err(error) => tried.push(super::Attempt {
+                address: address.ip(),
+                error,
+            }),
         }
     }
-    let mut stream = match (stream, last) {
-        (Some(stream), _) => stream,
-        (None, Some(e)) => return Err(unreachable(e)),
-        (None, None) => {
+    let mut stream = match stream {
+        Some(stream) => stream,
+        None if tried.is_empty() => {
             return Err(FetchError::NoAddress {
                 host: host.to_owned(),
+            })
+        }
+        None => {
+            return Err(FetchError::Unreachable {
+                host: host.to_owned(),
+                tried,
             })
         }
     };

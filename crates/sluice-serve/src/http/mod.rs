@@ -309,9 +309,18 @@ fn receive_pack_access(
             "401 Unauthorized",
             "authentication required to push",
         )),
+        // git http-backend's first line, then what would enable pushes here.
         PushAccess::Disabled => Err(Refusal::new(
             "403 Forbidden",
-            "Service not enabled: 'receive-pack'",
+            match receivepack {
+                Some(false) => "Service not enabled: 'receive-pack'\n\
+                    This repository turns pushes over HTTP off (http.receivepack is false)."
+                    .to_owned(),
+                _ => "Service not enabled: 'receive-pack'\n\
+                    To take pushes over HTTP, set http.receivepack to true in the repository, \
+                    or start sluice serve with --auth-file <htpasswd file>."
+                    .to_owned(),
+            },
         )),
     }
 }

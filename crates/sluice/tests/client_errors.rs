@@ -1,0 +1,82 @@
+//! Errors as git words them: the same failure, met by git and by Sluice as clients, reads the
+//! same and exits the same. A missing repository over HTTP ("repository '…' not found", after
+//! the server's own text as `remote:` lines), one not exported over git://, a refused
+//! connection over HTTP (curl's "Failed to connect to … port …") and over git:// (git's
+//! "errno=Connection refused"), and a push the server does not take (403, with the server's
+//! text saying what to enable).
+
+use crate::serve::Server;
+use crate::util::{gits, stderr, Env};
+use std::path::Path;
+
+/// What a command said on standard error and its exit code, with the time curl puts in its
+/// message ("after 0 ms") and the directory names made the same for both.
+fn said(env: &Env, sluice: bool, cwd: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = env.sluice_or_git(sluice, cwd, args);
+    let text = stderr(&out).replace(env.path().to_str().unwrap(), "<dir>");
+    let text = match (text.find(" after "), text.find(" ms: ")) {
+        (Some(start), Some(end)) if start < end => {
+            format!("{} after <n>{}", &text[..start], &text[end..])
+        }
+        _ => text,
+    };
+    (out.status.code(), text)
+}
+
+/// A port nothing listens on.
+fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+#[test]
+fn connection_and_repository_failures_read_as_gits() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let work = env.init("work", false);
+        env.git(&work, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        env.git(
+            env.path(),
+            &["clone", "-q", "--bare", "work", "project.git"],
+        );
+        let server = Server::start(&env, ".", &[]);
+        let git_address = server.git.clone().unwrap();
+        let closed = closed_port();
+        let urls = [
+            format!("http://{}/missing.git", server.http()),
+            format!("git://{git_address}/missing.git"),
+            format!("http://127.0.0.1:{closed}/project.git"),
+            format!("git://127.0.0.1:{closed}/project.git"),
+        ];
+        for (i, url) in urls.iter().enumerate() {
+            let dest = format!("dest-{i}");
+            let theirs = said(&env, false, env.path(), &["clone", "-q", url, &dest]);
+            let ours = said(&env, true, env.path(), &["clone", "-q", url, &dest]);
+            assert_eq!(ours, theirs, "{url} with {git:?}");
+            assert!(!env.path().join(&dest).exists(), "{url}: a clone was left");
+        }
+    }
+}
+
+#[test]
+fn a_push_the_server_does_not_take_shows_its_text_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let work = env.init("work", false);
+        env.git(&work, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        env.git(
+            env.path(),
+            &["clone", "-q", "--bare", "work", "project.git"],
+        );
+        let server = Server::start(&env, ".", &[]);
+        let url = format!("http://{}/project.git", server.http());
+        let args = ["push", url.as_str(), "HEAD:refs/heads/main"];
+        let theirs = said(&env, false, &work, &args);
+        let ours = said(&env, true, &work, &args);
+        assert_eq!(ours, theirs, "{git:?}");
+        assert_eq!(ours.0, Some(128));
+        assert!(ours.1.contains("remote: Service not enabled"), "{}", ours.1);
+        assert!(ours.1.contains("http.receivepack"), "{}", ours.1);
+        assert!(ours.1.contains("--auth-file"), "{}", ours.1);
+    }
+}
