@@ -80,3 +80,59 @@ fn a_push_the_server_does_not_take_shows_its_text_as_git_does() {
         assert!(ours.1.contains("--auth-file"), "{}", ours.1);
     }
 }
+
+/// A certificate made by `openssl req -x509` (self-signed, its own CA) and named by
+/// `GIT_SSL_CAINFO` is trusted as git trusts it; without it, the refusal reads as git's words
+/// for a certificate problem, never a dump of the TLS library's error.
+#[test]
+fn a_pinned_self_signed_certificate_is_trusted_as_git_trusts_it() {
+    let env = Env::new();
+    let work = env.init("work", false);
+    env.git(&work, &["commit", "-q", "--allow-empty", "-m", "one"]);
+    env.git(
+        env.path(),
+        &["clone", "-q", "--bare", "work", "project.git"],
+    );
+    let openssl = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+        ])
+        .args(["-nodes", "-days", "2", "-subj", "/CN=127.0.0.1"])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1"])
+        .args(["-keyout", "self.key", "-out", "self.pem"])
+        .current_dir(env.path())
+        .output()
+        .expect("the openssl command (Debian package openssl) is needed for https tests");
+    assert!(openssl.status.success(), "{}", stderr(&openssl));
+    let server = Server::start(
+        &env,
+        ".",
+        &["--tls-cert", "self.pem", "--tls-key", "self.key"],
+    );
+    let url = format!("https://{}/project.git", server.http());
+    let pinned = env.path().join("self.pem");
+    let pinned = pinned.to_str().unwrap();
+    for (sluice, dest) in [(false, "by-git"), (true, "by-sluice")] {
+        let mut command =
+            env.sluice_or_git_command(sluice, env.path(), &["clone", "-q", &url, dest]);
+        let out = command.env("GIT_SSL_CAINFO", pinned).output().unwrap();
+        assert!(out.status.success(), "sluice: {sluice}: {}", stderr(&out));
+    }
+    let refs = |dir: &str| env.git(&env.path().join(dir), &["for-each-ref"]);
+    assert_eq!(refs("by-sluice"), refs("by-git"));
+    // The same certificate with nothing pinned: refused in git's words.
+    let out = env.sluice(env.path(), &["clone", "-q", &url, "unpinned"], b"");
+    assert_eq!(out.status.code(), Some(128));
+    let said = stderr(&out);
+    let expected = format!("fatal: unable to access '{url}/': SSL certificate problem: ");
+    assert!(said.starts_with(&expected), "{said}");
+    assert!(
+        !said.contains("Other(") && !said.contains("Error("),
+        "{said}"
+    );
+}

@@ -7,12 +7,13 @@ use super::spill::{Body as SpillBody, SpillWriter};
 use super::TlsTrust;
 use super::{ConnectOptions, IpVersion, Link, Producer, ProtocolVersion, Response, Service};
 use crate::FetchError;
+use rustls::pki_types::CertificateDer;
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 use ureq::config::RedirectAuthHeaders;
 use ureq::http::Response as HttpResponse;
-use ureq::tls::{PemItem, RootCerts, TlsConfig};
+use ureq::tls::{PemItem, TlsConfig};
 use ureq::{Agent, Body, ResponseExt};
 
 /// Requests larger than this are sent gzipped, as git does.
@@ -105,6 +106,19 @@ fn failure(shown: &str, why: impl Into<HttpFailure>) -> FetchError {
 /// refused (`Failed to connect to … port …`), a name not found, a certificate not trusted.
 fn request_failure(shown: &str, url: &str, error: ureq::Error, started: Instant) -> FetchError {
     let (host, port) = host_and_port(url);
+    // A certificate refused in the handshake comes as rustls' error, or inside an I/O one.
+    let refused_certificate = match &error {
+        ureq::Error::Rustls(rustls::Error::InvalidCertificate(problem)) => Some(problem.clone()),
+        ureq::Error::Io(e) => match e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
+            Some(rustls::Error::InvalidCertificate(problem)) => Some(problem.clone()),
+            _ => None,
+        },
+        _ => None,
+    };
+    if let Some(problem) = refused_certificate {
+        let words = super::tls::certificate_problem(&problem, &host);
+        return failure(shown, HttpFailure::Certificate(words));
+    }
     let why = match error {
         ureq::Error::Io(e)
             if matches!(
@@ -123,9 +137,6 @@ fn request_failure(shown: &str, url: &str, error: ureq::Error, started: Instant)
             HttpFailure::Connect { host, port, ms }
         }
         ureq::Error::HostNotFound => HttpFailure::Resolve(host),
-        ureq::Error::Rustls(rustls::Error::InvalidCertificate(problem)) => {
-            HttpFailure::Certificate(super::tls::certificate_problem(&problem, &host))
-        }
         other => HttpFailure::Request(other),
     };
     failure(shown, why)
@@ -408,12 +419,14 @@ fn content_type(service: Service, what: &str) -> &'static str {
     }
 }
 
-/// The TLS settings for `trust`: a CA file replaces the built-in roots, as curl's does.
-fn tls_config(trust: &TlsTrust, shown: &str) -> Result<TlsConfig, FetchError> {
-    let builder = TlsConfig::builder();
+/// The certificates of a CA file (`http.sslCAInfo`, `GIT_SSL_CAINFO`), which replace the
+/// built-in roots as curl's does; `None` for the other kinds of trust.
+fn ca_file(
+    trust: &TlsTrust,
+    shown: &str,
+) -> Result<Option<Vec<CertificateDer<'static>>>, FetchError> {
     Ok(match trust {
-        TlsTrust::Default => builder.build(),
-        TlsTrust::Anyone => builder.disable_verification(true).build(),
+        TlsTrust::Default | TlsTrust::Anyone => None,
         TlsTrust::CaFile(path) => {
             let unusable = |why: String| {
                 failure(
@@ -436,9 +449,34 @@ fn tls_config(trust: &TlsTrust, shown: &str) -> Result<TlsConfig, FetchError> {
             if certificates.is_empty() {
                 return Err(unusable("no certificate in it".into()));
             }
-            builder.root_certs(RootCerts::from(certificates)).build()
+            let der = certificates
+                .iter()
+                .map(|c| CertificateDer::from(c.der().to_vec()));
+            Some(der.collect())
         }
     })
+}
+
+/// The HTTP client for `trust`: ureq's own TLS for the built-in roots (or none checked);
+/// with a CA file, the connector chain with the TLS layer that trusts it as curl does
+/// (`pinned`).
+fn http_agent(
+    config: ureq::config::Config,
+    trust: &TlsTrust,
+    shown: &str,
+) -> Result<Agent, FetchError> {
+    use ureq::unversioned::transport::{ConnectProxyConnector, Connector, TcpConnector};
+    let Some(certificates) = ca_file(trust, shown)? else {
+        return Ok(config.into());
+    };
+    let tls = super::pinned::client_config(certificates)
+        .map_err(|e| failure(shown, HttpFailure::Certificate(e.to_string())))?;
+    let connector =
+        ().chain(ConnectProxyConnector::default())
+            .chain(TcpConnector::default())
+            .chain(super::pinned::PinnedTlsConnector { config: tls });
+    let resolver = ureq::unversioned::resolver::DefaultResolver::default();
+    Ok(Agent::with_parts(config, connector, resolver))
 }
 
 pub(super) fn connect(
@@ -447,8 +485,12 @@ pub(super) fn connect(
 ) -> Result<(Box<dyn Link>, Response), FetchError> {
     let (stripped, userinfo) = split_credentials(url);
     let base = stripped.trim_end_matches('/').to_owned();
-    let agent: Agent = Agent::config_builder()
-        .tls_config(tls_config(&options.tls_trust, &stripped)?)
+    let tls = match options.tls_trust {
+        TlsTrust::Anyone => TlsConfig::builder().disable_verification(true).build(),
+        _ => TlsConfig::builder().build(),
+    };
+    let config = Agent::config_builder()
+        .tls_config(tls)
         .http_status_as_error(false)
         // As curl does for git: credentials follow a redirect to the same host, and only there.
         .redirect_auth_headers(RedirectAuthHeaders::SameHost)
@@ -462,8 +504,8 @@ pub(super) fn connect(
             "git/sluice-",
             env!("CARGO_PKG_VERSION")
         )))
-        .build()
-        .into();
+        .build();
+    let agent = http_agent(config, &options.tls_trust, &stripped)?;
     let mut headers = Vec::new();
     if options.protocol == ProtocolVersion::V2 {
         headers.push(("Git-Protocol".to_owned(), "version=2".to_owned()));

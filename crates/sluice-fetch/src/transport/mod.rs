@@ -6,6 +6,7 @@
 mod failure;
 mod http;
 mod idle;
+mod pinned;
 mod process;
 mod settings;
 mod spill;
