@@ -209,6 +209,12 @@ pub enum FetchError {
 }
 
 impl FetchError {
+    /// [`FetchError::server_message`] of `error`, when it is a `FetchError`: for a search
+    /// along a chain of causes.
+    pub fn server_message_in<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a str> {
+        error.downcast_ref::<FetchError>()?.server_message()
+    }
+
     /// What the server said with its refusal (the text of an HTTP error), which git shows
     /// as `remote:` lines before its own message.
     pub fn server_message(&self) -> Option<&str> {

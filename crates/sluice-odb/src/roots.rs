@@ -138,34 +138,29 @@ fn per_worktree_refs(
     hash: HashKind,
     out: &mut Vec<ObjectId>,
 ) -> Result<(), RootsError> {
-    let mut dirs = vec![git_dir.join("refs")];
-    while let Some(dir) = dirs.pop() {
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(read_error(&dir)(e)),
+    for path in files_under(&git_dir.join("refs"))? {
+        let text = std::fs::read_to_string(&path).map_err(read_error(&path))?;
+        let text = text.trim_end();
+        let id = match text.strip_prefix("ref: ") {
+            Some(name) => refs.resolve(name).ok().and_then(|(_, id)| id),
+            None => ObjectId::from_hex(hash, text.as_bytes()).ok(),
         };
-        for entry in entries {
-            let path = entry.map_err(read_error(&dir))?.path();
-            if path.is_dir() {
-                dirs.push(path);
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).map_err(read_error(&path))?;
-            let text = text.trim_end();
-            let id = match text.strip_prefix("ref: ") {
-                Some(name) => refs.resolve(name).ok().and_then(|(_, id)| id),
-                None => ObjectId::from_hex(hash, text.as_bytes()).ok(),
-            };
-            out.extend(id);
-        }
+        out.extend(id);
     }
     Ok(())
 }
 
 /// The ids of every reflog under `dir`, recursively.
 fn reflogs_under(dir: &Path, hash: HashKind, out: &mut Vec<ObjectId>) -> Result<(), RootsError> {
-    let mut dirs = vec![dir.to_owned()];
+    for path in files_under(dir)? {
+        reflog_ids(&path, hash, out)?;
+    }
+    Ok(())
+}
+
+/// Every file under `dir`, however deep (none when it does not exist).
+fn files_under(dir: &Path) -> Result<Vec<PathBuf>, RootsError> {
+    let (mut files, mut dirs) = (Vec::new(), vec![dir.to_owned()]);
     while let Some(dir) = dirs.pop() {
         let entries = match std::fs::read_dir(&dir) {
             Ok(entries) => entries,
@@ -176,11 +171,11 @@ fn reflogs_under(dir: &Path, hash: HashKind, out: &mut Vec<ObjectId>) -> Result<
             let entry = entry.map_err(read_error(&dir))?;
             match entry.file_type() {
                 Ok(t) if t.is_dir() => dirs.push(entry.path()),
-                _ => reflog_ids(&entry.path(), hash, out)?,
+                _ => files.push(entry.path()),
             }
         }
     }
-    Ok(())
+    Ok(files)
 }
 
 /// The bytes of the file at `path`; `None` when there is none (no reflog, no index).

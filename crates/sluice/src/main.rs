@@ -29,6 +29,7 @@ mod commands;
 mod log;
 mod progress;
 
+use sluice_fetch::FetchError;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -44,17 +45,14 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) => {
             // A closed pipe (`sluice … | head`) is not an error worth reporting.
-            if let Some(io) = error.downcast_ref::<std::io::Error>() {
-                if io.kind() == std::io::ErrorKind::BrokenPipe {
-                    return ExitCode::from(141);
-                }
+            let io = error.downcast_ref::<std::io::Error>();
+            if io.is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
+                return ExitCode::from(141);
             }
             // What the server said with its refusal comes first, as git shows it.
-            let fetch_error = error
-                .chain()
-                .find_map(|e| e.downcast_ref::<sluice_fetch::FetchError>());
-            if let Some(said) = fetch_error.and_then(sluice_fetch::FetchError::server_message) {
-                said.lines().for_each(|line| eprintln!("remote: {line}"));
+            let said = error.chain().find_map(FetchError::server_message_in);
+            for line in said.into_iter().flat_map(str::lines) {
+                eprintln!("remote: {line}");
             }
             eprintln!("fatal: {}", describe(&error));
             ExitCode::from(128)

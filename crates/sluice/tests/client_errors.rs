@@ -23,6 +23,17 @@ fn said(env: &Env, sluice: bool, cwd: &Path, args: &[&str]) -> (Option<i32>, Str
     (out.status.code(), text)
 }
 
+/// A work repository with a commit, and `project.git`, its bare clone, to serve.
+fn project(env: &Env) -> std::path::PathBuf {
+    let work = env.init("work", false);
+    env.git(&work, &["commit", "-q", "--allow-empty", "-m", "one"]);
+    env.git(
+        env.path(),
+        &["clone", "-q", "--bare", "work", "project.git"],
+    );
+    work
+}
+
 /// A port nothing listens on.
 fn closed_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -33,12 +44,7 @@ fn closed_port() -> u16 {
 fn connection_and_repository_failures_read_as_gits() {
     for git in gits() {
         let env = Env::with_git(git.clone());
-        let work = env.init("work", false);
-        env.git(&work, &["commit", "-q", "--allow-empty", "-m", "one"]);
-        env.git(
-            env.path(),
-            &["clone", "-q", "--bare", "work", "project.git"],
-        );
+        project(&env);
         let server = Server::start(&env, ".", &[]);
         let git_address = server.git.clone().unwrap();
         let closed = closed_port();
@@ -62,12 +68,7 @@ fn connection_and_repository_failures_read_as_gits() {
 fn a_push_the_server_does_not_take_shows_its_text_as_git_does() {
     for git in gits() {
         let env = Env::with_git(git.clone());
-        let work = env.init("work", false);
-        env.git(&work, &["commit", "-q", "--allow-empty", "-m", "one"]);
-        env.git(
-            env.path(),
-            &["clone", "-q", "--bare", "work", "project.git"],
-        );
+        let work = project(&env);
         let server = Server::start(&env, ".", &[]);
         let url = format!("http://{}/project.git", server.http());
         let args = ["push", url.as_str(), "HEAD:refs/heads/main"];
@@ -87,12 +88,7 @@ fn a_push_the_server_does_not_take_shows_its_text_as_git_does() {
 #[test]
 fn a_pinned_self_signed_certificate_is_trusted_as_git_trusts_it() {
     let env = Env::new();
-    let work = env.init("work", false);
-    env.git(&work, &["commit", "-q", "--allow-empty", "-m", "one"]);
-    env.git(
-        env.path(),
-        &["clone", "-q", "--bare", "work", "project.git"],
-    );
+    project(&env);
     let openssl = std::process::Command::new("openssl")
         .args([
             "req",

@@ -73,14 +73,10 @@ pub fn run(args: ServeArgs, context: &Context) -> anyhow::Result<ExitCode> {
         .canonicalize()
         .map_err(|e| anyhow!("cannot serve '{}': {e}", base.display()))?;
     crate::log::init(args.log_format);
-    let https = args.tls_cert.is_some();
+    let http = ["http", "https"][usize::from(args.tls_cert.is_some())];
     let mut front_ends: Vec<(TcpListener, &str, FrontEnd)> = Vec::new();
     for (addr, scheme, front_end) in [
-        (
-            &args.http,
-            if https { "https" } else { "http" },
-            serve_http as FrontEnd,
-        ),
+        (&args.http, http, serve_http as FrontEnd),
         (&args.git, "git", serve_git as FrontEnd),
     ] {
         if addr == "off" {
