@@ -316,8 +316,8 @@ fn pack_objects_takes_every_root_as_git_does() {
 }
 
 /// The automatic gc after a push (`receive.autogc`, forced here by `gc.autoPackLimit=1`):
-/// git's receive-pack runs `gc --auto`, Sluice's its maintenance after a push (the one
-/// `sluice serve` runs too); both keep every root.
+/// git's receive-pack runs `gc --auto`, Sluice's its maintenance after a push, through
+/// `sluice receive-pack` and through `sluice serve`; both keep every root.
 #[test]
 fn gc_after_a_push_keeps_what_git_keeps() {
     for git in gits() {
@@ -337,6 +337,7 @@ fn gc_after_a_push_keeps_what_git_keeps() {
             ] {
                 env.git(&seed.repo, &["config", key, value]);
             }
+            env.git(&seed.repo, &["config", "http.receivepack", "true"]);
             let receive = format!("{} receive-pack", env!("CARGO_BIN_EXE_sluice"));
             twin_with(&env, &seed, "push", false, |sluice, dir| {
                 let mut args = vec!["push", "-q"];
@@ -344,6 +345,18 @@ fn gc_after_a_push_keeps_what_git_keeps() {
                     args.extend(["--receive-pack", &receive]);
                 }
                 args.extend([dir.to_str().unwrap(), "HEAD:refs/heads/pushed"]);
+                env.git_command(&work, &args).output().unwrap()
+            });
+            // The same through `sluice serve` over HTTP: the maintenance a server runs.
+            let server = crate::serve::Server::start(&env, ".", &[]);
+            twin_with(&env, &seed, "push over HTTP", false, |sluice, dir| {
+                let name = dir.file_name().unwrap().to_str().unwrap();
+                let url = format!("http://{}/{name}", server.http());
+                let target = match sluice {
+                    true => url,
+                    false => dir.to_str().unwrap().to_owned(),
+                };
+                let args = ["push", "-q", &target, "HEAD:refs/heads/pushed"];
                 env.git_command(&work, &args).output().unwrap()
             });
         }
