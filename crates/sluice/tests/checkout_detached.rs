@@ -111,3 +111,27 @@ fn tags_peel_and_trees_and_blobs_are_refused_as_git() {
         env.git(&ours, &["commit", "-q", "--allow-empty", "-m", "after"]);
     }
 }
+
+/// `clone --branch <annotated tag>` detaches `HEAD` at the commit the tag peels to, as git's
+/// clone does: the same `HEAD` file, and `git fsck` finds it a commit.
+#[test]
+fn clone_of_an_annotated_tag_holds_its_commit_in_head() {
+    for git in crate::util::gits() {
+        let env = Env::with_git(git.clone());
+        let src = history_for_switch(&env);
+        env.git(&src, &["tag", "-a", "-m", "tagged", "v9", "one"]);
+        let url = src.to_str().unwrap();
+        for (sluice, dest) in [(false, "theirs-tag"), (true, "ours-tag")] {
+            let args = ["clone", "-q", "--no-local", "--branch", "v9", url, dest];
+            let out = env.sluice_or_git(sluice, env.path(), &args);
+            assert!(out.status.success(), "{}", stderr(&out));
+        }
+        let head = |dest: &str| std::fs::read_to_string(env.path().join(dest).join(".git/HEAD"));
+        assert_eq!(
+            head("ours-tag").unwrap(),
+            head("theirs-tag").unwrap(),
+            "{git:?}"
+        );
+        env.git(&env.path().join("ours-tag"), &["fsck", "--strict"]);
+    }
+}
