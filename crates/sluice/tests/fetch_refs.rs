@@ -733,3 +733,28 @@ fn set_upstream_stdin_and_refetch_match_git() {
         fsck(&env, &ours);
     }
 }
+
+/// A branch holds commits only: an annotated tag fetched into `refs/heads/` is refused as
+/// git's fetch refuses it (the same error, report and exit code), and the branch is not made.
+#[test]
+fn a_tag_fetched_into_a_branch_is_refused_as_git() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let src = env.init("src", false);
+        env.git(&src, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        env.git(&src, &["tag", "-a", "-m", "tagged", "v1"]);
+        let mut said = Vec::new();
+        for (sluice, name) in [(false, "theirs"), (true, "ours")] {
+            env.git(env.path(), &["clone", "-q", "src", name]);
+            let dir = env.path().join(name);
+            let args = ["fetch", "origin", "refs/tags/v1:refs/heads/x"];
+            let out = env.sluice_or_git(sluice, &dir, &args);
+            said.push((out.status.code(), stderr(&out)));
+            let branch =
+                env.git_with_input(&dir, &["rev-parse", "--verify", "-q", "refs/heads/x"], b"");
+            assert!(!branch.status.success(), "{name}: the branch was made");
+            env.git(&dir, &["fsck", "--strict"]);
+        }
+        assert_eq!(said[1], said[0], "{git:?}");
+    }
+}

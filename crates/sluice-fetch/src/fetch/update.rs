@@ -326,7 +326,7 @@ pub fn update_refs(
         let mut error = None;
         let written = moves
             && !changes.dry_run
-            && match repo.refs().write(local, &RefTarget::Id(new)) {
+            && match repo.refs().write_checked(local, &RefTarget::Id(new), odb) {
                 Ok(()) => true,
                 Err(failed) => {
                     refused = refused.max(match failed {

@@ -23,6 +23,16 @@ use std::path::{Path, PathBuf};
 /// Why a reference could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum RefError {
+    /// A branch (or `HEAD`) would name an object that is not a commit: git refuses it.
+    #[error(
+        "cannot update ref '{name}': trying to write non-commit object {id} to branch '{name}'"
+    )]
+    NotACommit {
+        /// The ref.
+        name: String,
+        /// The object.
+        id: ObjectId,
+    },
     /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io {
@@ -107,6 +117,25 @@ pub enum Peeled {
     Known(Option<ObjectId>),
     /// The file does not say (a loose ref, or an older `packed-refs`).
     Unknown,
+}
+
+/// git's rule for branches (`refs/heads/…` and `HEAD`): they name commits only, never a tag,
+/// a tree or a blob; an object `objects` cannot read is refused too.
+pub fn check_branch_target(
+    name: &str,
+    id: &ObjectId,
+    objects: &crate::ObjectDb,
+) -> Result<(), RefError> {
+    if !(name == "HEAD" || name.starts_with("refs/heads/")) {
+        return Ok(());
+    }
+    match objects.read(id) {
+        Ok(Some((sluice_object::ObjectKind::Commit, _))) => Ok(()),
+        _ => Err(RefError::NotACommit {
+            name: name.to_owned(),
+            id: *id,
+        }),
+    }
 }
 
 /// The refs of one repository.
@@ -314,6 +343,20 @@ impl Refs {
             .into_iter()
             .map(|(name, (id, peeled))| (name, id, peeled))
             .collect())
+    }
+
+    /// [`Refs::write`], refusing what git refuses to write: an object other than a commit into
+    /// a branch or `HEAD` ([`check_branch_target`]).
+    pub fn write_checked(
+        &self,
+        name: &str,
+        target: &RefTarget,
+        objects: &crate::ObjectDb,
+    ) -> Result<(), RefError> {
+        if let RefTarget::Id(id) = target {
+            check_branch_target(name, id, objects)?;
+        }
+        self.write(name, target)
     }
 
     /// Writes `target` to `name` through `<name>.lock`.

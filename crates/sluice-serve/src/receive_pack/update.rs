@@ -232,29 +232,18 @@ fn judge(
                 refused = Some("hook declined".to_owned());
             }
         }
-        if refused.is_none() && !branch_holds_a_commit(objects, command) {
-            let (name, new) = (&command.name, &command.new);
-            messenger.say(format!(
-                "error: cannot update ref '{name}': trying to write non-commit object {new} to branch '{name}'"
-            ));
-            refused = Some("failed to update ref".to_owned());
+        if refused.is_none() && !command.new.is_null() {
+            let branch =
+                sluice_odb::refs::check_branch_target(&command.name, &command.new, objects);
+            if let Err(e) = branch {
+                messenger.say(format!("error: {e}"));
+                refused = Some("failed to update ref".to_owned());
+            }
         }
         results.push(refused);
         deploys.push(verdict.deploy);
     }
     (results, deploys)
-}
-
-/// Whether the command leaves its ref naming a commit if it is a branch (`refs/heads/`): git
-/// refuses to write a tag, tree or blob there.
-fn branch_holds_a_commit(objects: &ObjectDb, command: &Command) -> bool {
-    if !command.name.starts_with("refs/heads/") || command.new.is_null() {
-        return true;
-    }
-    matches!(
-        objects.read(&command.new),
-        Ok(Some((sluice_object::ObjectKind::Commit, _)))
-    )
 }
 
 /// The ref update a command asks for, logged as `receive.*` and the pusher say.
