@@ -65,16 +65,34 @@ timed() {
     ms=$(((end - start) / 1000000))
     printf -v "$var" '%d.%03d' $((ms / 1000)) $((ms % 1000))
 }
+# Runs a command five times, keeps the median wall time in the variable named by $1: one
+# clone's time on a busy two-core machine varies by a factor of two from run to run.
+median5() {
+    local var="$1"; shift
+    local times=() t
+    for _ in 1 2 3 4 5; do
+        timed t "$@"
+        times+=("$t")
+    done
+    printf -v "$var" '%s' "$(printf '%s\n' "${times[@]}" | sort -n | sed -n 3p)"
+}
 rows=()
 row() { rows+=("$(printf '%-44s %9s s %9s s' "$1" "$2" "$3")"); }
 
-say "Clone over HTTP"
-timed t_git git clone -q "$git_url" "$work/by-git"
-timed t_gc git clone -q "$sluice_url" "$work/git-from-sluice"
-timed t_sc "$sluice" clone -q "$sluice_url" "$work/by-sluice"
-git clone -q "$git_url" "$work/git-second"
+say "Clone over HTTP (five times each; the median)"
+clone_with() { rm -rf "$work/timed"; "$@" "$work/timed"; }
+git_from_git() { clone_with git clone -q "$git_url"; }
+git_from_sluice() { clone_with git clone -q "$sluice_url"; }
+sluice_from_sluice() { clone_with "$sluice" clone -q "$sluice_url"; }
+median5 t_git git_from_git
+median5 t_gc git_from_sluice
+median5 t_sc sluice_from_sluice
 row "git clone from sluice serve / from git" "$t_gc" "$t_git"
 row "sluice clone from sluice serve / git clone" "$t_sc" "$t_git"
+git clone -q "$git_url" "$work/by-git"
+git clone -q "$git_url" "$work/git-second"
+git clone -q "$sluice_url" "$work/git-from-sluice"
+"$sluice" clone -q "$sluice_url" "$work/by-sluice"
 for dir in git-from-sluice by-sluice; do
     git -C "$work/$dir" fsck --strict --no-dangling --no-progress
     test -z "$(git -C "$work/$dir" status --porcelain)"
