@@ -9,7 +9,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 say() { printf '\n== %s\n' "$*"; }
 
-say "Building Sluice in release mode (cargo build --release --locked; the first build takes a few minutes)"
+say "Building Sluice in release mode (cargo build --release --locked; a first build takes about ten minutes on two cores)"
 cargo build --release --locked --manifest-path "$root/Cargo.toml"
 sluice="$root/target/release/sluice"
 
