@@ -59,7 +59,96 @@ pub enum MidxError {
         /// The file.
         path: PathBuf,
         /// What is wrong, with the object or position concerned.
-        why: String,
+        #[source]
+        why: MidxDamage,
+    },
+}
+
+/// What is wrong with a multi-pack-index, naming the position, object or pack concerned, in
+/// the words of git's `multi-pack-index verify` where it has some.
+#[derive(Debug, thiserror::Error)]
+pub enum MidxDamage {
+    /// The trailing checksum does not match.
+    #[error("incorrect checksum")]
+    Checksum,
+    /// Not a multi-pack-index.
+    #[error("bad signature")]
+    Signature,
+    /// A version, hash or layering this reader does not know.
+    #[error("unsupported version {version} or hash {hash} or base files {bases}")]
+    Version {
+        /// The file's version.
+        version: u8,
+        /// Its hash function's number.
+        hash: u8,
+        /// Its count of base files.
+        bases: u8,
+    },
+    /// The chunk table is malformed.
+    #[error("bad chunk table")]
+    ChunkTable,
+    /// A required chunk is missing.
+    #[error("missing {0} chunk")]
+    MissingChunk(String),
+    /// The chunk sizes disagree with the object count.
+    #[error("chunk sizes do not match the object count")]
+    ChunkSizes,
+    /// The pack names are not as many as the header says.
+    #[error("{found} pack names for {count} packs")]
+    PackCount {
+        /// Names found.
+        found: usize,
+        /// Packs the header counts.
+        count: usize,
+    },
+    /// Two pack names out of order.
+    #[error("pack names out of order: '{0}' before '{1}'")]
+    PackOrder(String, String),
+    /// A fanout entry below the one before it, or past the object count.
+    #[error("fanout entry {0} is out of order")]
+    Fanout(usize),
+    /// The fanout's total and the lookup's count differ.
+    #[error("fanout counts {fanout} objects, the lookup {lookup}")]
+    FanoutTotal {
+        /// The fanout's last entry.
+        fanout: usize,
+        /// The ids in the lookup.
+        lookup: usize,
+    },
+    /// An object id that cannot be read.
+    #[error("bad object id at position {0}")]
+    BadId(usize),
+    /// An id not above the one before it.
+    #[error("object ids out of order at position {position} ({id})")]
+    IdOrder {
+        /// Its position.
+        position: usize,
+        /// The id.
+        id: ObjectId,
+    },
+    /// An id outside the range its first byte's fanout entries give.
+    #[error("object {0} is outside its fanout range")]
+    OutsideFanout(ObjectId),
+    /// A large offset that points past its chunk.
+    #[error("object {0}: bad large offset")]
+    LargeOffset(ObjectId),
+    /// An object said to be in a pack the file does not name.
+    #[error("object {id}: pack {pack} is not named")]
+    UnnamedPack {
+        /// The object.
+        id: ObjectId,
+        /// The pack's number.
+        pack: usize,
+    },
+    /// An object at another offset than its pack's index gives.
+    #[error("incorrect object offset for {id}: {offset} in {}", pack.display())]
+    Offset {
+        /// The object.
+        id: ObjectId,
+        /// The offset the file gives.
+        offset: u64,
+        /// The pack.
+        pack: PathBuf,
     },
 }
 
@@ -366,7 +455,7 @@ fn hash_version(hash: HashKind) -> u8 {
 /// object at the offset its pack's index gives.
 pub fn verify_midx(pack_dir: &Path, hash: HashKind) -> Result<MidxSummary, MidxError> {
     let path = pack_dir.join(FILE_NAME);
-    let corrupt = |why: String| MidxError::Corrupt {
+    let corrupt = |why: MidxDamage| MidxError::Corrupt {
         path: path.clone(),
         why,
     };
@@ -375,13 +464,17 @@ pub fn verify_midx(pack_dir: &Path, hash: HashKind) -> Result<MidxSummary, MidxE
         source,
     })?;
     if !checksum_matches(&bytes, hash) {
-        return Err(corrupt("incorrect checksum".into()));
+        return Err(corrupt(MidxDamage::Checksum));
     }
     let (pack_count, table) = read_header(&bytes, hash).map_err(corrupt)?;
     let chunk = |id: [u8; 4]| {
         find(&table, id)
             .map(|(start, len)| &bytes[start..start + len])
-            .ok_or_else(|| corrupt(format!("missing {} chunk", String::from_utf8_lossy(&id))))
+            .ok_or_else(|| {
+                corrupt(MidxDamage::MissingChunk(
+                    String::from_utf8_lossy(&id).into(),
+                ))
+            })
     };
     let names = pack_names(chunk(PACK_NAMES)?, pack_count).map_err(corrupt)?;
     let fanout = chunk(OID_FANOUT)?;
@@ -391,7 +484,7 @@ pub fn verify_midx(pack_dir: &Path, hash: HashKind) -> Result<MidxSummary, MidxE
     let id_len = hash.len_in_bytes();
     let count = lookup.len() / id_len;
     if fanout.len() != 1024 || lookup.len() % id_len != 0 || offsets.len() != count * 8 {
-        return Err(corrupt("chunk sizes do not match the object count".into()));
+        return Err(corrupt(MidxDamage::ChunkSizes));
     }
     let mut packs = Vec::with_capacity(names.len());
     for name in &names {
@@ -408,37 +501,36 @@ pub fn verify_midx(pack_dir: &Path, hash: HashKind) -> Result<MidxSummary, MidxE
 pub(crate) type ChunkTable = Vec<([u8; 4], usize, usize)>;
 
 /// The pack count and chunk table of a multi-pack-index's `bytes`, its header checked.
-pub(crate) fn read_header(bytes: &[u8], hash: HashKind) -> Result<(usize, ChunkTable), String> {
+pub(crate) fn read_header(bytes: &[u8], hash: HashKind) -> Result<(usize, ChunkTable), MidxDamage> {
     if bytes.len() < HEADER_LEN || &bytes[..4] != b"MIDX" {
-        return Err("bad signature".into());
+        return Err(MidxDamage::Signature);
     }
     if bytes[4] != 1 || bytes[5] != hash_version(hash) || bytes[7] != 0 {
-        return Err(format!(
-            "unsupported version {} or hash {} or base files {}",
-            bytes[4], bytes[5], bytes[7]
-        ));
+        return Err(MidxDamage::Version {
+            version: bytes[4],
+            hash: bytes[5],
+            bases: bytes[7],
+        });
     }
     let pack_count = u32::from_be_bytes(bytes[8..12].try_into().expect("four bytes")) as usize;
-    let table = read_table(bytes, HEADER_LEN, usize::from(bytes[6]), hash)
-        .ok_or_else(|| "bad chunk table".to_owned())?;
+    let table =
+        read_table(bytes, HEADER_LEN, usize::from(bytes[6]), hash).ok_or(MidxDamage::ChunkTable)?;
     Ok((pack_count, table))
 }
 
 /// The pack names of the PNAM chunk, checked: `count` of them, in order, each once.
-pub(crate) fn pack_names(chunk: &[u8], count: usize) -> Result<Vec<String>, String> {
+pub(crate) fn pack_names(chunk: &[u8], count: usize) -> Result<Vec<String>, MidxDamage> {
     let names: Vec<String> = chunk
         .split(|&b| b == 0)
         .filter(|n| !n.is_empty())
         .map(|n| String::from_utf8_lossy(n).into_owned())
         .collect();
     if names.len() != count {
-        return Err(format!("{} pack names for {count} packs", names.len()));
+        let found = names.len();
+        return Err(MidxDamage::PackCount { found, count });
     }
     if let Some(pair) = names.windows(2).find(|p| p[0] >= p[1]) {
-        return Err(format!(
-            "pack names out of order: '{}' before '{}'",
-            pair[0], pair[1]
-        ));
+        return Err(MidxDamage::PackOrder(pair[0].clone(), pair[1].clone()));
     }
     Ok(names)
 }
@@ -451,7 +543,7 @@ fn check_objects(
     offsets: &[u8],
     large: Option<&[u8]>,
     hash: HashKind,
-) -> Result<(), String> {
+) -> Result<(), MidxDamage> {
     let id_len = hash.len_in_bytes();
     let count = lookup.len() / id_len;
     let be32 = |bytes: &[u8], at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
@@ -460,18 +552,21 @@ fn check_objects(
     for byte in 0..256 {
         let total = be32(fanout, byte * 4) as usize;
         if total < below || total > count {
-            return Err(format!("fanout entry {byte} is out of order"));
+            return Err(MidxDamage::Fanout(byte));
         }
         below = total;
     }
     if below != count {
-        return Err(format!("fanout counts {below} objects, the lookup {count}"));
+        return Err(MidxDamage::FanoutTotal {
+            fanout: below,
+            lookup: count,
+        });
     }
     for i in 0..count {
         let id = ObjectId::from_bytes(hash, &lookup[i * id_len..(i + 1) * id_len])
-            .map_err(|_| format!("bad object id at position {i}"))?;
+            .map_err(|_| MidxDamage::BadId(i))?;
         if previous.is_some_and(|p| p >= id) {
-            return Err(format!("object ids out of order at position {i} ({id})"));
+            return Err(MidxDamage::IdOrder { position: i, id });
         }
         let first = usize::from(id.as_bytes()[0]);
         let lower = if first == 0 {
@@ -480,7 +575,7 @@ fn check_objects(
             be32(fanout, (first - 1) * 4) as usize
         };
         if i < lower || i >= be32(fanout, first * 4) as usize {
-            return Err(format!("object {id} is outside its fanout range"));
+            return Err(MidxDamage::OutsideFanout(id));
         }
         previous = Some(id);
         let pack_number = be32(offsets, i * 8) as usize;
@@ -488,23 +583,20 @@ fn check_objects(
         let offset = match large {
             Some(large) if raw & LARGE_OFFSET_BIT != 0 => {
                 let at = (raw & !LARGE_OFFSET_BIT) as usize * 8;
-                let eight = large
-                    .get(at..at + 8)
-                    .ok_or(format!("object {id}: bad large offset"))?;
+                let eight = large.get(at..at + 8).ok_or(MidxDamage::LargeOffset(id))?;
                 u64::from_be_bytes(eight.try_into().unwrap())
             }
             _ => u64::from(raw),
         };
-        let pack = packs
-            .get(pack_number)
-            .ok_or_else(|| format!("object {id}: pack {pack_number} is not named"))?;
+        let pack = packs.get(pack_number).ok_or(MidxDamage::UnnamedPack {
+            id,
+            pack: pack_number,
+        })?;
         match pack.index().lookup(&id) {
             Some(position) if pack.index().offset(position) == offset => {}
             _ => {
-                return Err(format!(
-                    "incorrect object offset for {id}: {offset} in {}",
-                    pack.path().display()
-                ))
+                let pack = pack.path().to_owned();
+                return Err(MidxDamage::Offset { id, offset, pack });
             }
         }
     }

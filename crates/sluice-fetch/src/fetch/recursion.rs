@@ -1,5 +1,10 @@
 //! The submodule recursion a fetch is asked for (`--[no-]recurse-submodules[=<mode>]`).
 
+/// A recursion mode git does not know, refused with git's message.
+#[derive(Debug, thiserror::Error)]
+#[error("bad recurse-submodules argument: {0}")]
+pub struct BadRecursion(pub String);
+
 /// How a fetch treats submodules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Recursion {
@@ -19,14 +24,14 @@ impl Recursion {
         no: bool,
         mode: Option<&str>,
         porcelain: bool,
-    ) -> Result<Option<Recursion>, String> {
+    ) -> Result<Option<Recursion>, BadRecursion> {
         Ok(match (no, mode) {
             (true, _) => Some(Recursion::Off),
             (false, Some(mode)) => match mode.to_ascii_lowercase().as_str() {
                 "no" | "false" | "off" => Some(Recursion::Off),
                 "yes" | "true" | "on" => Some(Recursion::On),
                 "on-demand" => Some(Recursion::OnDemand),
-                _ => return Err(format!("bad recurse-submodules argument: {mode}")),
+                _ => return Err(BadRecursion(mode.to_owned())),
             },
             (false, None) if porcelain => Some(Recursion::Off),
             (false, None) => None,

@@ -111,17 +111,27 @@ pub(super) fn receive_objects(
     Ok(quarantine)
 }
 
+/// Why a small pack could not be stored as loose objects.
+#[derive(Debug, thiserror::Error)]
+enum ExplodeError {
+    /// `core.looseCompression` (or `core.compression`) is not a level.
+    #[error(transparent)]
+    Config(#[from] sluice_odb::ConfigError),
+    /// An object of the pack could not be read or written.
+    #[error(transparent)]
+    Objects(#[from] sluice_odb::OdbError),
+}
+
 /// Stores a small pack as loose objects of the quarantine (but those the repository has) and
 /// removes it, as git's unpack-objects stores a small push.
 fn explode(
     repo: &Repository,
     quarantine: &Quarantine,
     pack_path: &std::path::Path,
-) -> Result<(), String> {
-    let level = pack_store::loose_compression(repo.config()).map_err(|e| e.to_string())?;
+) -> Result<(), ExplodeError> {
+    let level = pack_store::loose_compression(repo.config())?;
     let had = |id: &sluice_object::ObjectId| repo.objects().contains(id);
-    pack_store::unpack_to_loose(pack_path, quarantine.dir(), repo.hash(), level, &had)
-        .map_err(|e| e.to_string())?;
+    pack_store::unpack_to_loose(pack_path, quarantine.dir(), repo.hash(), level, &had)?;
     for extension in ["pack", "idx", "rev"] {
         let _ = std::fs::remove_file(pack_path.with_extension(extension));
     }

@@ -8,7 +8,7 @@
 use super::remote::RemoteLines;
 use super::Context;
 use crate::progress::TerminalProgress;
-use anyhow::{anyhow, bail};
+use anyhow::bail;
 use clap::Args;
 use sluice_fetch::partial::filter_spec;
 use sluice_fetch::refspec::{self, Refspec};
@@ -316,7 +316,7 @@ fn recursion(args: &FetchArgs) -> anyhow::Result<Option<Recursion>> {
         args.no_recurse_submodules,
         args.recurse_submodules.as_deref(),
     );
-    Recursion::from_flags(no, mode, args.porcelain).map_err(|e| anyhow!(e))
+    Ok(Recursion::from_flags(no, mode, args.porcelain)?)
 }
 
 /// Whether FETCH_HEAD is written: not under `--dry-run` or `--no-write-fetch-head`.
