@@ -11,7 +11,7 @@ mod cruft;
 mod delta_search;
 mod geometric;
 mod incremental;
-mod kept;
+mod left_alone;
 mod midx_bitmap;
 pub mod pack_objects;
 mod place;

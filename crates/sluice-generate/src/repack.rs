@@ -155,7 +155,7 @@ pub fn repack_all_with(
     let head = repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id);
     let roots = sluice_odb::Roots::read(repo)?;
     let split =
-        crate::kept::split_packs(pack_files(&objects_dir.join("pack"))?, &options.keep_packs);
+        crate::left_alone::split_packs(pack_files(&objects_dir.join("pack"))?, &options.keep_packs);
     let before = split.replaced.clone();
     let odb = ObjectDb::open(&objects_dir, repo.hash())?.with_alternate_packs();
     let branches = branch_tips(&refs, head);
@@ -206,12 +206,12 @@ pub fn repack_all_with(
     if !pack_kept {
         left_alone.extend(split.kept.iter().map(PathBuf::as_path));
     }
-    if crate::kept::leave_out(&mut walked, &left_alone, repo.hash())? {
+    if crate::left_alone::leave_out(&mut walked, &left_alone, repo.hash())? {
         // A bitmap needs every object it reaches in its pack: git disables it too.
         write_bitmap = false;
     }
     if options.keep_unreachable {
-        crate::kept::keep_unreachable(&mut walked, &before, repo.hash())?;
+        crate::left_alone::keep_unreachable(&mut walked, &before, repo.hash())?;
     }
     let (stored, stats) = write_into(repo, &odb, &walked, options.full_search, progress)?;
     let new_pack = stored.pack;

@@ -7,8 +7,8 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod alive;
 mod entry;
-mod kept;
 mod read;
 mod tree_ext;
 mod write;

@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 mod advertise;
+mod clone_warmup;
 pub mod daemon;
 mod filter_policy;
 mod http;
@@ -20,7 +21,6 @@ mod request_error;
 mod server;
 mod shallow;
 mod upload_pack;
-mod warm;
 
 pub use daemon::{resolve_path, serve_git};
 pub use http::{serve_http, tls_config, AuthFileError, Credentials, TlsError};

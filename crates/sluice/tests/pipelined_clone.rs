@@ -5,7 +5,9 @@
 use crate::upload_pack::fsck;
 use crate::util::pack_builder::{append_delta, PackBuilder};
 use crate::util::{gits, python, stderr, text, Env, FastImport};
-use sluice_fetch::clone::{clone_into, CloneMessages, CloneOptions, CloneShape, Origin, Told};
+use sluice_fetch::clone::{
+    clone_into, CloneMessages, CloneNotice, CloneOptions, CloneShape, Origin,
+};
 use sluice_fetch::{ConnectOptions, Deepen, Remote};
 use sluice_object::progress::Discard;
 use sluice_object::{hash_object, HashKind, ObjectId, ObjectKind};
@@ -200,8 +202,8 @@ fn clone_with_the_library(env: &Env, source: &Path, into: &Path) -> Vec<String> 
 struct Collected(Mutex<Vec<String>>);
 
 impl CloneMessages for Collected {
-    fn tell(&self, told: Told<'_>) {
-        if let Told::Warning(warning) = told {
+    fn tell(&self, told: CloneNotice<'_>) {
+        if let CloneNotice::Warning(warning) = told {
             self.0.lock().unwrap().push(warning.to_owned());
         }
     }

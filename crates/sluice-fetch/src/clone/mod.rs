@@ -22,7 +22,7 @@ pub use plan::{
     PlanError,
 };
 pub use refs::{write_refs, RefLog};
-pub use run::{clone_into, CloneMessages, CloneOptions, Cloned, LocalSource, Told};
+pub use run::{clone_into, CloneMessages, CloneNotice, CloneOptions, Cloned, LocalSource};
 
 use crate::local_clone::LocalCloneError;
 use crate::receive::ReceiveError;

@@ -26,7 +26,7 @@ use sluice_pack::ArrivingPack;
 use std::path::PathBuf;
 
 /// What a clone says while it works, for the command line to show (or not, under `-q`).
-pub enum Told<'a> {
+pub enum CloneNotice<'a> {
     /// The remote has no refs.
     EmptyRepository,
     /// The source's object files are in (a clone from a path).
@@ -38,7 +38,7 @@ pub enum Told<'a> {
 /// Where a clone's messages and progress go.
 pub trait CloneMessages: Sync {
     /// A message.
-    fn tell(&self, told: Told<'_>);
+    fn tell(&self, told: CloneNotice<'_>);
     /// The server's progress (band 2), as it arrives.
     fn remote_progress(&self, text: &[u8]);
 }
@@ -101,7 +101,7 @@ pub fn clone_into(
 ) -> Result<Cloned, CloneError> {
     let mut connection = remote.connect(&options.connect)?;
     if let Some(url) = connection.redirected_to() {
-        messages.tell(Told::Warning(&format!("redirecting to {url}")));
+        messages.tell(CloneNotice::Warning(&format!("redirecting to {url}")));
     }
     let prefixes = origin.ref_prefixes(&options.shape);
     let prefixes: Vec<&str> = prefixes.iter().map(String::as_str).collect();
@@ -119,7 +119,7 @@ pub fn clone_into(
     let wants = plan.wants();
     let request = request(repo, &wants, options);
     if wants.is_empty() {
-        messages.tell(Told::EmptyRepository);
+        messages.tell(CloneNotice::EmptyRepository);
     }
     let early = early_checkout(repo, plan.checkout_id(&advertised), options)?;
     let received = receive(
@@ -139,7 +139,7 @@ pub fn clone_into(
     let head = refs_and_config(remote, origin, &repo, &plan, &advertised, options)?;
     if let Some(outcome) = early.and_then(EarlyCheckout::finish) {
         for warning in outcome? {
-            messages.tell(Told::Warning(&warning));
+            messages.tell(CloneNotice::Warning(&warning));
         }
         return Ok(Cloned {
             head,
@@ -208,16 +208,16 @@ fn receive(
     if let Some(local) = &options.local {
         let objects = repo.git_dir().join("objects");
         for warning in transfer_objects(&local.objects, &objects, local.transfer)? {
-            messages.tell(Told::Warning(&warning));
+            messages.tell(CloneNotice::Warning(&warning));
         }
-        messages.tell(Told::ObjectsLinked);
+        messages.tell(CloneNotice::ObjectsLinked);
         return Ok(None);
     }
     if request.wants.is_empty() {
         return Ok(None);
     }
     if request.filter.is_some() && !connection.filters() {
-        messages.tell(Told::Warning(
+        messages.tell(CloneNotice::Warning(
             "filtering not recognized by server, ignoring",
         ));
     }
@@ -249,7 +249,7 @@ fn receive(
         remote_progress,
     )?;
     for finding in &got.fsck_warnings {
-        messages.tell(Told::Warning(&finding.to_string()));
+        messages.tell(CloneNotice::Warning(&finding.to_string()));
     }
     // A shallow server's cut is this clone's too, where the pack reached it.
     let mut shallow = got.shallow.clone();
@@ -328,7 +328,7 @@ fn check_out(
     let repo = reopen(repo)?;
     let checkout = CheckoutOptions::from_config(repo.config())?;
     for warning in checkout_fresh(&repo, &tree, &checkout, options.checkout_progress)? {
-        messages.tell(Told::Warning(&warning));
+        messages.tell(CloneNotice::Warning(&warning));
     }
     Ok(())
 }

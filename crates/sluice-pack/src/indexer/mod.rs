@@ -11,11 +11,11 @@ mod error;
 mod fanout;
 mod growing;
 mod input;
-mod kept;
 mod links;
 mod records;
 mod resolve;
 mod scan;
+mod small_deltas;
 mod table;
 mod thin;
 

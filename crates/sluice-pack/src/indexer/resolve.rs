@@ -8,8 +8,8 @@
 
 use super::arriving::Arrivals;
 use super::fanout::IdFanout;
-use super::kept::Kept;
 use super::links::{Links, ObjectCheck, Unrecorded};
+use super::small_deltas::Kept;
 use super::table::Table;
 use super::{Entry, IndexError, ObjectLookup, Resolved, ResolvedSlot, NOT_KEPT};
 use crate::delta::apply_delta;

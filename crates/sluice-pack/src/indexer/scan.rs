@@ -10,7 +10,7 @@ use crate::entry::{
 };
 use crate::indexer::growing::{GrowingReader, Growth};
 use crate::indexer::input::{hash_file_range, FileAt, StreamInput, WrittenHash};
-use crate::indexer::kept::Kept;
+use crate::indexer::small_deltas::Kept;
 use crate::indexer::table::Table;
 use crate::inflate::{Inflater, ZlibInflate};
 use sluice_object::progress::Progress;

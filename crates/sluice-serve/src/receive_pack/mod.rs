@@ -219,7 +219,7 @@ pub fn receive_pack(
     if results.iter().any(Option::is_none) {
         auto_gc(repo);
         if let Some(memory) = &options.memory {
-            crate::warm::after_push(repo.git_dir(), memory);
+            crate::clone_warmup::after_push(repo.git_dir(), memory);
         }
     }
     Ok(messages)

@@ -14,8 +14,8 @@ use anyhow::bail;
 use clap::Args;
 use setup::{reject_shallow, write_settings};
 use sluice_fetch::clone::{
-    check_ref_format, clone_into, local_source, CloneMessages, CloneOptions, CloneShape, Layout,
-    LocalChoice, Origin, Told,
+    check_ref_format, clone_into, local_source, CloneMessages, CloneNotice, CloneOptions,
+    CloneShape, Layout, LocalChoice, Origin,
 };
 use sluice_fetch::partial::filter_spec;
 use sluice_fetch::reference::{add_references, dissociate, Need, Reference};
@@ -258,7 +258,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         early_checkout_progress: &checkout,
         checkout_progress: &after,
     };
-    let messages = Shown::new(args.quiet);
+    let messages = CloneStderr::new(args.quiet);
     let cloned = clone_into(&remote, &origin, &repo, &initial, &options, &messages)?;
     if args.dissociate {
         dissociate(&repo)?;
@@ -271,28 +271,28 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
 }
 
 /// The clone's messages on stderr, as git words them; `-q` keeps only the warnings.
-struct Shown {
+struct CloneStderr {
     quiet: bool,
     remote: RemoteLines,
 }
 
-impl Shown {
-    fn new(quiet: bool) -> Shown {
-        Shown {
+impl CloneStderr {
+    fn new(quiet: bool) -> CloneStderr {
+        CloneStderr {
             quiet,
             remote: RemoteLines::new(),
         }
     }
 }
 
-impl CloneMessages for Shown {
-    fn tell(&self, told: Told<'_>) {
+impl CloneMessages for CloneStderr {
+    fn tell(&self, told: CloneNotice<'_>) {
         match told {
-            Told::EmptyRepository if !self.quiet => {
+            CloneNotice::EmptyRepository if !self.quiet => {
                 eprintln!("warning: You appear to have cloned an empty repository.")
             }
-            Told::ObjectsLinked if !self.quiet => eprintln!("done."),
-            Told::Warning(warning) => eprintln!("warning: {warning}"),
+            CloneNotice::ObjectsLinked if !self.quiet => eprintln!("done."),
+            CloneNotice::Warning(warning) => eprintln!("warning: {warning}"),
             _ => {}
         }
     }

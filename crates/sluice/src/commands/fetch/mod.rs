@@ -187,7 +187,7 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if args.porcelain && recursion != Some(Recursion::Off) {
         bail!("options '--porcelain' and '--recurse-submodules' cannot be used together");
     }
-    let one = |repository: Option<&str>, refspecs: Vec<Refspec>| One {
+    let one = |repository: Option<&str>, refspecs: Vec<Refspec>| RemoteFetch {
         repository: repository.map(str::to_owned),
         refspecs,
         append: args.append,
@@ -220,8 +220,8 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// One remote's fetch, and what it writes to FETCH_HEAD and the reflogs.
-struct One {
+/// RemoteFetch remote's fetch, and what it writes to FETCH_HEAD and the reflogs.
+struct RemoteFetch {
     /// A remote's name or a URL (the default remote when `None`).
     repository: Option<String>,
     /// The refspecs of the command line (and `--stdin`).
@@ -249,7 +249,7 @@ fn fetch_each(
             println!("Fetching {name}");
             std::io::stdout().flush()?;
         }
-        let one = One {
+        let one = RemoteFetch {
             repository: Some(name.clone()),
             refspecs: Vec::new(),
             append: true,
@@ -329,7 +329,7 @@ fn fetch_one(
     args: &FetchArgs,
     context: &Context,
     repo: &Repository,
-    one: &One,
+    one: &RemoteFetch,
 ) -> anyhow::Result<ExitCode> {
     let choice = FetchChoice {
         repository: one.repository.as_deref(),
@@ -384,7 +384,7 @@ fn fetch_one(
         receive_progress: &progress,
         cwd: &context.cwd,
     };
-    let said = Said(RemoteLines::new());
+    let said = FetchStderr(RemoteLines::new());
     let shown = display_url(&plan.remote.shown);
     let moved = match fetch_remote(&plan.remote, repo, &options, &said)? {
         FetchOutcome::Moved(moved) => moved,
@@ -433,9 +433,9 @@ fn either(on: bool, off: bool) -> Option<bool> {
 }
 
 /// A fetch's messages on stderr, as git words them.
-struct Said(RemoteLines);
+struct FetchStderr(RemoteLines);
 
-impl FetchMessages for Said {
+impl FetchMessages for FetchStderr {
     fn warning(&self, message: &str) {
         eprintln!("warning: {message}");
     }

@@ -114,9 +114,9 @@ pub struct PushArgs {
 }
 
 /// Prints band 2 as git does.
-struct Said(RemoteLines);
+struct PushStderr(RemoteLines);
 
-impl PushMessages for Said {
+impl PushMessages for PushStderr {
     fn remote_progress(&self, bytes: &[u8]) {
         self.0.show(bytes);
     }
@@ -205,9 +205,9 @@ fn push_to(repo: &Repository, plan: &PushPlan, args: &PushArgs) -> anyhow::Resul
         eprintln!("Pushing to {}", plan.shown);
     }
     let shown = plan.shown.clone();
-    match push(repo, plan, &options, &Said(RemoteLines::new())) {
+    match push(repo, plan, &options, &PushStderr(RemoteLines::new())) {
         Ok(outcome) => {
-            let said = report::Shown {
+            let said = report::ReportStyle {
                 verbose: args.verbose > 0,
                 quiet: args.quiet,
                 porcelain: args.porcelain,

@@ -48,7 +48,7 @@ fn describe(repo: &Repository, r: &PushedRef) -> (char, String, String) {
 }
 
 /// How much the report says, and for which command.
-pub(super) struct Shown {
+pub(super) struct ReportStyle {
     pub(super) verbose: bool,
     pub(super) quiet: bool,
     pub(super) porcelain: bool,
@@ -61,7 +61,7 @@ pub(super) fn print(
     outcome: &PushOutcome,
     repo: &Repository,
     url: &str,
-    args: &Shown,
+    args: &ReportStyle,
 ) -> anyhow::Result<ExitCode> {
     if outcome.sent_unsigned {
         eprintln!("warning: not sending a push certificate since the receiving end does not support --signed push");

@@ -2,8 +2,8 @@
 //! the repository at a URL or path, with no remote-tracking refs, pre-push hook or defaults
 //! from configuration; a refusal ends it with git's 255.
 
-use super::report::{print, Shown};
-use super::Said;
+use super::report::{print, ReportStyle};
+use super::PushStderr;
 use crate::commands::remote::RemoteLines;
 use crate::commands::Context;
 use clap::Args;
@@ -98,8 +98,8 @@ pub fn run(args: SendPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         remote_progress: false,
         progress: &progress,
     };
-    let outcome = push(&repo, &plan, &options, &Said(RemoteLines::new()))?;
-    let shown = Shown {
+    let outcome = push(&repo, &plan, &options, &PushStderr(RemoteLines::new()))?;
+    let shown = ReportStyle {
         verbose: args.verbose,
         quiet: false,
         porcelain: false,
