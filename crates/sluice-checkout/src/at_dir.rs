@@ -1,9 +1,9 @@
 //! File operations on a work tree's files named relative to their open directory.
 //!
-//! A path given whole makes the kernel walk every component from `/` on each call: an
-//! `lstat` of each of the 100,000 files three levels below a work tree took 6.0 µs by
-//! absolute path, 4.6 µs relative to the current directory (as git names them) and 3.0 µs by
-//! name in an open directory (measured on this project's machine). A checkout takes files in
+//! A path given whole makes the kernel walk every component from `/` on each call: for the
+//! 100,000 files three levels below a work tree, an `lstat` by absolute path cost about twice
+//! one by name in an open directory, and one relative to the current directory (as git names
+//! them) half again as much (`bench/README.md` keeps the figures). A checkout takes files in
 //! path order, so a worker keeps the work tree and the directory of its last files open and
 //! names a file in the nearest.
 
