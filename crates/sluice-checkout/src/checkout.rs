@@ -200,7 +200,7 @@ pub(crate) fn write_index_file(repo: &Repository, index: &Index) -> Result<(), C
     // clock after writing it puts its mtime strictly after every file just written, so git
     // finds no racily-clean entry to re-hash (and a file that does not round-trip through
     // conversion, such as an expanded $Id$, is not reported modified by chance).
-    let path = repo.git_dir().join("index");
+    let path = repo.index_path();
     sluice_odb::write_locked_with(&path, true, |out| write_index_to(index, out)).map_err(
         |e| match e {
             sluice_odb::LockError::Io { path, source } => CheckoutError::Io { path, source },
@@ -293,7 +293,7 @@ pub fn checkout_fresh_from(
 pub(crate) fn read_index_or_empty(repo: &Repository) -> Result<Index, CheckoutError> {
     // Mapped, not read: the 9 MB index of a 100,000-file tree read into fresh memory cost a
     // page fault every 4 KiB, a tenth of a switch's time before its first lstat.
-    let path = repo.git_dir().join("index");
+    let path = repo.index_path();
     match std::fs::File::open(&path).and_then(|file| sluice_odb::mmap::map(&file)) {
         Ok(bytes) => Ok(read_index(bytes.as_ref(), repo.hash())?),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Index {
@@ -327,7 +327,7 @@ pub fn checkout_index(
     options: &CheckoutOptions,
     progress: &dyn Progress,
 ) -> Result<CheckoutIndexReport, CheckoutError> {
-    let index_path = repo.git_dir().join("index");
+    let index_path = repo.index_path();
     let bytes = std::fs::read(&index_path).map_err(|source| CheckoutError::Io {
         path: index_path,
         source,

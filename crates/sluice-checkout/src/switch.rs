@@ -259,7 +259,7 @@ pub fn switch(
     let odb = repo.objects();
     // Without an index file, the checkout is the first (a clone made with --no-checkout):
     // nothing was staged, so the current commit has no say.
-    let initial = !repo.git_dir().join("index").exists();
+    let initial = !repo.index_path().exists();
     let old = read_index_or_empty(repo)?;
     // No index and nothing in the work tree but .git: there is nothing to protect or replace,
     // so files are created without looking first.

@@ -200,6 +200,15 @@ impl Repository {
         self.work_tree.as_deref()
     }
 
+    /// The index file of this worktree: `GIT_INDEX_FILE` when set (as git reads it), else
+    /// `index` in the git directory. Its one home: every reader and writer asks here.
+    pub fn index_path(&self) -> PathBuf {
+        match std::env::var_os("GIT_INDEX_FILE") {
+            Some(file) => PathBuf::from(file),
+            None => self.git_dir.join("index"),
+        }
+    }
+
     /// The configuration.
     pub fn config(&self) -> &Config {
         &self.config

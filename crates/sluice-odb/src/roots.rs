@@ -84,6 +84,11 @@ impl Roots {
             reflog_ids(&git_dir.join("logs").join("HEAD"), hash, &mut roots.reflogs)?;
             index_objects(&git_dir.join("index"), hash, &mut roots.indexed)?;
         }
+        // A temporary index (`GIT_INDEX_FILE`, as `git commit -a` uses) keeps its objects too.
+        let current = repo.index_path();
+        if current != repo.git_dir().join("index") {
+            index_objects(&current, hash, &mut roots.indexed)?;
+        }
         reflogs_under(&common.join("logs").join("refs"), hash, &mut roots.reflogs)?;
         for list in [&mut roots.refs, &mut roots.reflogs, &mut roots.indexed] {
             list.retain(|id| !id.is_null());

@@ -362,3 +362,34 @@ fn gc_after_a_push_keeps_what_git_keeps() {
         }
     }
 }
+
+/// A temporary index (`GIT_INDEX_FILE`, as `git commit -a` and hooks use) keeps its objects:
+/// a blob staged only there survives `repack -a -d` and `prune` run with it set, as in git.
+#[test]
+fn a_temporary_index_keeps_its_objects() {
+    let env = Env::new();
+    let repo = env.init("repo", false);
+    git_now(&env, &repo, &["commit", "-q", "--allow-empty", "-m", "one"]);
+    std::fs::write(repo.join("temp"), "staged in a temporary index\n").unwrap();
+    let index = repo.join(".git/temporary-index");
+    let staged = env
+        .git_command(&repo, &["add", "temp"])
+        .env("GIT_INDEX_FILE", &index)
+        .status()
+        .unwrap();
+    assert!(staged.success());
+    let id = blob(&env, &repo, "staged in a temporary index\n");
+    age_objects(&repo);
+    for args in [
+        &["repack", "-q", "-a", "-d"][..],
+        &["prune", "--expire=now"],
+    ] {
+        let out = env
+            .sluice_command(&repo, args)
+            .env("GIT_INDEX_FILE", &index)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert!(objects(&env, &repo).contains(&id), "{args:?} dropped {id}");
+    }
+}

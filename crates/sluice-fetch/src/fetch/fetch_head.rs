@@ -5,6 +5,11 @@ use super::mapping::{Listed, Update};
 use super::report::kind_of;
 use sluice_odb::{LockError, Repository};
 
+/// Empties `FETCH_HEAD`, as git's `fetch --all` does before each remote's fetch appends to it.
+pub fn clear_fetch_head(repo: &Repository) -> Result<(), LockError> {
+    sluice_odb::write_locked(&repo.git_dir().join("FETCH_HEAD"), b"", false)
+}
+
 /// Writes `FETCH_HEAD` (or, with `append`, adds to it): the refs fetched, merge candidates
 /// first, each as `<id>\t[not-for-merge]\t<kind> '<name>' of <url>`.
 pub fn write_fetch_head(

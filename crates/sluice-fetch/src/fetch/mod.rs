@@ -17,7 +17,7 @@ mod run;
 mod update;
 mod upstream;
 
-pub use fetch_head::{display_url, write_fetch_head};
+pub use fetch_head::{clear_fetch_head, display_url, write_fetch_head};
 pub use mapping::{
     drop_duplicates, follow_known_tags, track_in_passing, Listed, Mapping, MappingError, RefPlan,
     Update, TAG_REFSPEC,

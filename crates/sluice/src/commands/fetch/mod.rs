@@ -241,7 +241,7 @@ fn fetch_each(
     names: &[String],
 ) -> anyhow::Result<ExitCode> {
     if writes_fetch_head(args) && !args.append {
-        sluice_odb::write_locked(&repo.git_dir().join("FETCH_HEAD"), b"", false)?;
+        sluice_fetch::fetch::clear_fetch_head(repo)?;
     }
     let mut failed = false;
     for name in names {
