@@ -118,29 +118,17 @@ fn expire_one(
 /// Whether one reflog line goes. A line that cannot be read stays (git keeps what it cannot
 /// judge).
 fn expired(hash: HashKind, line: &[u8], reach: &mut Reach<'_>, options: &ExpireOptions) -> bool {
-    let len = 2 * hash.len_in_bytes();
-    let (Some(old), Some(new)) = (line.get(..len), line.get(len + 1..2 * len + 1)) else {
+    let Some(entry) = sluice_odb::refs::reflog::parse_entry(line, hash) else {
         return false;
     };
-    let (Ok(old), Ok(new)) = (ObjectId::from_hex(hash, old), ObjectId::from_hex(hash, new)) else {
-        return false;
-    };
-    let Some(time) = timestamp(line) else {
+    let (old, new) = (entry.old, entry.new);
+    let Some(time) = entry.time else {
         return false;
     };
     if time < options.expire {
         return true;
     }
     time < options.expire_unreachable && (reach.unreachable(&old) || reach.unreachable(&new))
-}
-
-/// The entry's time: the number after the identity's `>`.
-fn timestamp(line: &[u8]) -> Option<i64> {
-    let tab = line.iter().position(|&b| b == b'\t').unwrap_or(line.len());
-    let head = &line[..tab];
-    let after = &head[head.iter().rposition(|&b| b == b'>')? + 1..];
-    let text = std::str::from_utf8(after).ok()?;
-    text.split_whitespace().next()?.parse().ok()
 }
 
 /// The commits `tips` reach, found once when an entry first asks.

@@ -197,13 +197,8 @@ fn reflog_ids(path: &Path, hash: HashKind, out: &mut Vec<ObjectId>) -> Result<()
     let Some(text) = read_if_there(path)? else {
         return Ok(());
     };
-    let len = 2 * hash.len_in_bytes();
-    for line in text.split(|&b| b == b'\n') {
-        let (Some(old), Some(new)) = (line.get(..len), line.get(len + 1..2 * len + 1)) else {
-            continue;
-        };
-        out.extend(ObjectId::from_hex(hash, old).ok());
-        out.extend(ObjectId::from_hex(hash, new).ok());
+    for entry in crate::refs::reflog::entries(&text, hash) {
+        out.extend([entry.old, entry.new]);
     }
     Ok(())
 }

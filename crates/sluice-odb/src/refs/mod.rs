@@ -6,6 +6,7 @@ mod directories;
 mod identity;
 mod pack_refs;
 mod packed;
+pub mod reflog;
 mod transaction;
 
 pub use identity::{committer, reflog_identity, reflog_identity_for};
@@ -251,11 +252,7 @@ impl Refs {
         let Ok(text) = std::fs::read(self.log_path(name)) else {
             return Vec::new();
         };
-        let len = self.hash.len_in_bytes() * 2;
-        (text.split(|&b| b == b'\n'))
-            .filter_map(|line| line.get(len + 1..2 * len + 1))
-            .filter_map(|hex| ObjectId::from_hex(self.hash, hex).ok())
-            .collect()
+        reflog::entries(&text, self.hash).map(|e| e.new).collect()
     }
 
     /// The `packed-refs` entries with what the file says they peel to.

@@ -59,13 +59,10 @@ fn reflog_entry(repo: &Repository, name: &str, n: usize) -> Option<Named> {
 /// reflog records it (`checkout: moving from <it> to …`).
 fn previous_checkout(repo: &Repository, n: usize) -> Option<Named> {
     let log = std::fs::read(repo.git_dir().join("logs/HEAD")).ok()?;
-    let log = String::from_utf8_lossy(&log);
-    let from = log
-        .lines()
-        .rev()
-        .filter_map(|line| {
-            let (_, message) = line.split_once('\t')?;
-            let moved = message.strip_prefix("checkout: moving from ")?;
+    let entries: Vec<_> = crate::refs::reflog::entries(&log, repo.hash()).collect();
+    let from = (entries.iter().rev())
+        .filter_map(|entry| {
+            let moved = entry.message.strip_prefix("checkout: moving from ")?;
             Some(moved.split_once(" to ")?.0.to_owned())
         })
         .nth(n.checked_sub(1)?)?;
