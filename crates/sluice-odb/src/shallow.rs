@@ -1,9 +1,33 @@
 //! The shallow file (`gitrepository-layout`, "shallow"): the commits whose parents a shallow
 //! repository lacks, one id a line, sorted. This module is its one reader and one writer.
+//!
+//! git runs the index-pack of a shallow fetch as `git --shallow-file <file> index-pack …`, the
+//! file being the shallow list the fetch will have once it lands: [`use_file`] makes that file
+//! the shallow file of every repository the process reads (an empty path: none at all).
 
 use crate::lockfile::LockError;
 use sluice_object::{HashKind, ObjectId};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The file given by `--shallow-file`, for the whole process (as git keeps it).
+static GIVEN_FILE: OnceLock<PathBuf> = OnceLock::new();
+
+/// Uses `path` instead of `<git dir>/shallow` from now on, in every repository (git's global
+/// `--shallow-file`); the first call wins. An empty path means no shallow file.
+pub fn use_file(path: PathBuf) {
+    let _ = GIVEN_FILE.set(path);
+}
+
+/// The shallow file of the repository whose (common) git directory is `dir`; `None` when
+/// `--shallow-file ""` said there is none.
+fn file_of(dir: &Path) -> Option<PathBuf> {
+    match GIVEN_FILE.get() {
+        Some(given) if given.as_os_str().is_empty() => None,
+        Some(given) => Some(given.clone()),
+        None => Some(dir.join("shallow")),
+    }
+}
 
 /// Why the shallow file could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -32,7 +56,9 @@ pub enum ShallowError {
 /// The commits `<dir>/shallow` lists. Empty when there is no such file, for a complete
 /// repository.
 pub fn read(dir: &Path, hash: HashKind) -> Result<Vec<ObjectId>, ShallowError> {
-    let path = dir.join("shallow");
+    let Some(path) = file_of(dir) else {
+        return Ok(Vec::new());
+    };
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -56,10 +82,9 @@ pub fn update(
     cut: &[ObjectId],
     uncut: &[ObjectId],
 ) -> Result<(), ShallowError> {
-    if cut.is_empty() && uncut.is_empty() {
+    let Some(path) = file_of(dir).filter(|_| !(cut.is_empty() && uncut.is_empty())) else {
         return Ok(());
-    }
-    let path = dir.join("shallow");
+    };
     let mut ids = read(dir, hash)?;
     ids.extend_from_slice(cut);
     ids.retain(|id| !uncut.contains(id));

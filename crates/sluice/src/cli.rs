@@ -31,6 +31,10 @@ pub struct Cli {
     /// as git takes it (`clone -c` writes the new repository's configuration instead).
     #[arg(short = 'c', value_name = "name=value")]
     pub config: Vec<String>,
+    /// The shallow file to use instead of `$GIT_DIR/shallow` (git passes it to the index-pack
+    /// of a shallow fetch; empty: none).
+    #[arg(long, value_name = "file", value_parser = clap::builder::OsStringValueParser::new())]
+    pub shallow_file: Option<std::ffi::OsString>,
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
@@ -119,10 +123,12 @@ pub fn command_arguments() -> Vec<String> {
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "-C" | "-c" => {
+            "-C" | "-c" | "--shallow-file" => {
                 args.next();
             }
-            attached if attached.starts_with("-C") || attached.starts_with("-c") => {}
+            _ if ["-C", "-c", "--shallow-file="]
+                .iter()
+                .any(|p| arg.starts_with(p)) => {}
             _ => break,
         }
     }

@@ -23,9 +23,15 @@ fn stand_in(env: &Env) -> PathBuf {
             std::os::unix::fs::symlink(entry.path(), exec.join(entry.file_name())).unwrap();
         }
     }
+    // `index-pack`, or `--shallow-file <file> index-pack` (a shallow fetch's): Sluice's, with
+    // the global option passed on as git passes it.
     let script = format!(
         "#!/bin/sh\nif [ \"$1\" = index-pack ]; then\n  echo \"$*\" >> '{log}'\n  shift\n  \
-         exec '{sluice}' index-pack \"$@\"\nfi\nexec '{git}' \"$@\"\n",
+         exec '{sluice}' index-pack \"$@\"\nfi\n\
+         if [ \"$1\" = --shallow-file ] && [ \"$3\" = index-pack ]; then\n  \
+         echo \"$*\" >> '{log}'\n  file=\"$2\"\n  shift 3\n  \
+         exec '{sluice}' --shallow-file \"$file\" index-pack \"$@\"\nfi\n\
+         exec '{git}' \"$@\"\n",
         log = env.path().join("calls").display(),
         sluice = env!("CARGO_BIN_EXE_sluice"),
         git = real.join("git").display(),
@@ -186,6 +192,20 @@ fn git_clones_and_fetches_with_sluice_as_its_index_pack() {
         );
         assert_same(&state(&env, &ours), &state(&env, &plain), "fsck clone");
 
+        // A clone cut by date, through the same stand-in.
+        for (name, exec) in [("since-plain", None), ("since-sluice", Some(&*exec))] {
+            let args = ["clone", "-q", "--shallow-since", "2001-01-01", &url, name];
+            git(&env, exec, env.path(), &args);
+        }
+        let (plain, ours) = (
+            env.path().join("since-plain"),
+            env.path().join("since-sluice"),
+        );
+        assert_same(
+            &shallow_state(&env, &ours),
+            &shallow_state(&env, &plain),
+            "since",
+        );
         let calls = std::fs::read_to_string(env.path().join("calls")).unwrap();
         for flag in [
             "--check-self-contained-and-connected",
@@ -264,5 +284,85 @@ fn index_pack_answers_gits_callers_as_git_does() {
             }
             assert_eq!(results[1], results[0], "{} {flags:?}", git_bin.display());
         }
+    }
+}
+
+/// What a shallow fetch leaves, pack names aside (a thin pack completed with its bases is named
+/// by its bytes, and the bases appended are Sluice's own): refs, `FETCH_HEAD`, the shallow
+/// file and every object.
+fn shallow_state(env: &Env, repo: &Path) -> String {
+    let refs = stdout(&git(env, None, repo, &["for-each-ref"]));
+    let fetch_head = std::fs::read_to_string(repo.join(".git/FETCH_HEAD")).unwrap_or_default();
+    let shallow = std::fs::read_to_string(repo.join(".git/shallow")).unwrap_or_default();
+    let objects = stdout(&git(
+        env,
+        None,
+        repo,
+        &["cat-file", "--batch-all-objects", "--batch-check"],
+    ));
+    format!("{refs}\n{fetch_head}\n{shallow}\n{objects}")
+}
+
+/// Shallow clones and fetches: git runs `git --shallow-file <file> index-pack …` for them
+/// (`--depth`, `--shallow-since`, `--shallow-exclude`, `--deepen`, `--unshallow`, a fetch into a
+/// shallow repository), and Sluice takes the global option as git does: the same refs, shallow
+/// file, objects and `fsck` as with git's own index-pack.
+#[test]
+fn shallow_fetches_reach_sluice_with_their_shallow_file() {
+    for git_bin in gits() {
+        let env = Env::with_git(git_bin.clone());
+        let exec = stand_in(&env);
+        let src = source(&env);
+        for (count, tag) in [(110, "two"), (110, "three"), (110, "four")] {
+            grow(&env, &src, count, tag);
+        }
+        let url = format!("file://{}", src.display());
+        for (name, exec) in [("plain", None), ("sluice", Some(&*exec))] {
+            let args = [
+                "clone",
+                "-q",
+                "--depth",
+                "2",
+                "--no-single-branch",
+                &url,
+                name,
+            ];
+            git(&env, exec, env.path(), &args);
+        }
+        let (plain, ours) = (env.path().join("plain"), env.path().join("sluice"));
+        let steps: [&[&str]; 4] = [
+            &["fetch", "-q", "--deepen", "1", "origin"],
+            &["fetch", "-q", "--shallow-exclude", "side", "origin", "main"],
+            &["fetch", "-q", "--depth", "1", "origin"],
+            &["fetch", "-q", "--unshallow", "origin"],
+        ];
+        for (i, step) in steps.iter().enumerate() {
+            grow(&env, &src, 110, &format!("grown{i}"));
+            git(&env, None, &plain, step);
+            git(&env, Some(&exec), &ours, step);
+            let what = format!("{step:?} with {git_bin:?}");
+            assert_same(
+                &shallow_state(&env, &ours),
+                &shallow_state(&env, &plain),
+                &what,
+            );
+            git(&env, None, &ours, &["fsck", "--strict", "--no-dangling"]);
+        }
+        // A clone cut by date, through the same stand-in.
+        for (name, exec) in [("since-plain", None), ("since-sluice", Some(&*exec))] {
+            let args = ["clone", "-q", "--shallow-since", "2001-01-01", &url, name];
+            git(&env, exec, env.path(), &args);
+        }
+        let (plain, ours) = (
+            env.path().join("since-plain"),
+            env.path().join("since-sluice"),
+        );
+        assert_same(
+            &shallow_state(&env, &ours),
+            &shallow_state(&env, &plain),
+            "since",
+        );
+        let calls = std::fs::read_to_string(env.path().join("calls")).unwrap();
+        assert!(calls.contains("--shallow-file"), "{calls}");
     }
 }

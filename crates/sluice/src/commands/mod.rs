@@ -76,6 +76,12 @@ fn export_settings(items: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A flag and its `--no-` form (the last given wins, as clap's overrides keep it):
+/// `Some(true)`, `Some(false)`, or `None` for neither.
+pub(crate) fn either(on: bool, off: bool) -> Option<bool> {
+    (on || off).then_some(on)
+}
+
 /// Runs the command line's command.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let cwd = match &cli.directory {
@@ -87,6 +93,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             .map_err(|e| anyhow::anyhow!("cannot change to '{}': {e}", dir.display()))?;
     }
     export_settings(&cli.config)?;
+    if let Some(file) = cli.shallow_file {
+        sluice_odb::shallow::use_file(file.into());
+    }
     let context = Context { cwd };
     match cli.command {
         Command::IndexPack(args) => index_pack::run(args, &context),

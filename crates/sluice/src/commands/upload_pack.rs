@@ -70,7 +70,6 @@ impl PackCacheArgs {
             return Ok(None);
         };
         let dir = context.cwd.join(dir);
-        // Its hits and misses are logged on standard error.
         crate::log::init(crate::log::LogFormat::Text);
         let cache = PackCache::new(&dir, self.pack_cache_size)
             .map_err(|e| anyhow!("cannot use '{}' as pack cache: {e}", dir.display()))?;

@@ -6,7 +6,7 @@
 //! promisor remote; in a partial clone, delta bases the repository lacks are fetched from it.
 
 use super::remote::RemoteLines;
-use super::Context;
+use super::{either, Context};
 use crate::progress::TerminalProgress;
 use anyhow::bail;
 use clap::Args;
@@ -270,11 +270,8 @@ fn fetch_each(
             failed = true;
         }
     }
-    Ok(if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    // 1 when any remote failed, as git's `fetch --all`.
+    Ok(ExitCode::from(u8::from(failed)))
 }
 
 /// The reflog action of one remote's fetch under `--all`: the command line git gives the
@@ -425,11 +422,6 @@ fn fetch_one(
             false => ExitCode::from(1),
         },
     )
-}
-
-/// A flag and its `--no-` form: `Some(true)`, `Some(false)`, or `None` for neither.
-fn either(on: bool, off: bool) -> Option<bool> {
-    (on || off).then_some(on)
 }
 
 /// A fetch's messages on stderr, as git words them.

@@ -168,11 +168,7 @@ fn push_to(repo: &Repository, plan: &PushPlan, args: &PushArgs) -> anyhow::Resul
             true => Some("no".to_owned()),
             false => args.signed.clone(),
         },
-        force_if_includes: match (args.force_if_includes, args.no_force_if_includes) {
-            (true, _) => Some(true),
-            (_, true) => Some(false),
-            _ => None,
-        },
+        force_if_includes: super::either(args.force_if_includes, args.no_force_if_includes),
         recurse_submodules: match args.no_recurse_submodules {
             true => Some("no".to_owned()),
             false => args.recurse_submodules.clone(),
