@@ -34,8 +34,8 @@ pub enum DateError {
     OutOfRange(String),
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+/// Days since 1970-01-01 of a proleptic Gregorian date (negative before it).
+pub fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     let y = if month <= 2 { year - 1 } else { year };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;

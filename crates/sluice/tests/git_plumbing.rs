@@ -192,20 +192,6 @@ fn git_clones_and_fetches_with_sluice_as_its_index_pack() {
         );
         assert_same(&state(&env, &ours), &state(&env, &plain), "fsck clone");
 
-        // A clone cut by date, through the same stand-in.
-        for (name, exec) in [("since-plain", None), ("since-sluice", Some(&*exec))] {
-            let args = ["clone", "-q", "--shallow-since", "2001-01-01", &url, name];
-            git(&env, exec, env.path(), &args);
-        }
-        let (plain, ours) = (
-            env.path().join("since-plain"),
-            env.path().join("since-sluice"),
-        );
-        assert_same(
-            &shallow_state(&env, &ours),
-            &shallow_state(&env, &plain),
-            "since",
-        );
         let calls = std::fs::read_to_string(env.path().join("calls")).unwrap();
         for flag in [
             "--check-self-contained-and-connected",

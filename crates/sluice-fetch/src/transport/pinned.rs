@@ -209,22 +209,12 @@ fn der_time(data: &[u8]) -> Option<(u64, &[u8])> {
             .ok()
     };
     let (month, day) = (field(0)?, field(2)?);
-    let seconds = field(4)? * 3600 + field(6)? * 60 + field(8)?;
-    Some((days_from_civil(year, month, day)? * 86400 + seconds, rest))
-}
-
-/// Days from 1970-01-01 to a date of the proleptic Gregorian calendar.
-fn days_from_civil(year: u64, month: u64, day: u64) -> Option<u64> {
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || year < 1970 {
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
         return None;
     }
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year / 400;
-    let of_era = year - era * 400;
-    let month_index = (month + 9) % 12;
-    let of_year = (153 * month_index + 2) / 5 + day - 1;
-    let of_cycle = of_era * 365 + of_era / 4 - of_era / 100 + of_year;
-    (era * 146097 + of_cycle).checked_sub(719468)
+    let seconds = field(4)? * 3600 + field(6)? * 60 + field(8)?;
+    let days = sluice_odb::date::days_from_civil(year as i64, month as i64, day as i64);
+    Some((u64::try_from(days).ok()? * 86400 + seconds, rest))
 }
 
 /// The TLS layer of the HTTP client's connector chain, with the settings of [`client_config`].
@@ -350,8 +340,9 @@ mod tests {
 
     #[test]
     fn civil_days_match_known_dates() {
-        assert_eq!(days_from_civil(1970, 1, 1), Some(0));
-        assert_eq!(days_from_civil(2000, 3, 1), Some(11017));
-        assert_eq!(days_from_civil(2026, 11, 28), Some(20785));
+        let days_from_civil = sluice_odb::date::days_from_civil;
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2000, 3, 1), 11017);
+        assert_eq!(days_from_civil(2026, 11, 28), 20785);
     }
 }

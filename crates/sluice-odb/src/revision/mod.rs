@@ -36,17 +36,6 @@ pub fn resolve(repo: &Repository, expression: &str) -> Option<Named> {
     Some(named)
 }
 
-/// [`resolve`], then peeled to the commit it names (tags followed); `None` for a tree, a blob
-/// or a tag of one: what a branch or `HEAD` may hold.
-pub fn resolve_commit(repo: &Repository, expression: &str) -> Option<Named> {
-    let mut named = resolve(repo, expression)?;
-    let commit = repo.objects().peel_to_commit(named.id)?;
-    if commit != named.id {
-        named.id = commit;
-    }
-    Some(named)
-}
-
 /// The base and the suffixes of an expression: the base ends at the first `~` or `^` outside
 /// an `@{…}`.
 fn split_base(expression: &str) -> (&str, &str) {

@@ -100,8 +100,9 @@ fn a_branch_form_says_which_branch_and_a_commit_form_peels_tags() {
         Some("refs/remotes/origin/main")
     );
     let tag = super::resolve(&repo, "v1").unwrap();
-    let commit = super::resolve_commit(&repo, "v1").unwrap();
+    let commit = super::resolve(&repo, "v1^{commit}").unwrap();
     assert_ne!(tag.id, commit.id);
     assert_eq!(Some(commit.id), repo.objects().peel_to_commit(tag.id));
-    assert_eq!(super::resolve_commit(&repo, "HEAD^{tree}"), None);
+    let tree = super::resolve(&repo, "HEAD^{tree}").unwrap().id;
+    assert_eq!(repo.objects().peel_to_commit(tree), None);
 }
