@@ -3,7 +3,7 @@
 //!
 //! ```no_run
 //! use sluice_checkout::{checkout_fresh, CheckoutOptions};
-//! let repo = sluice_odb::Repository::discover(std::path::Path::new("."))?;
+//! let repo = sluice_repo::Repository::discover(std::path::Path::new("."))?;
 //! let (_, head) = repo.refs().resolve("HEAD")?;
 //! let tree = sluice_checkout::commit_tree(repo.objects(), &head.expect("a commit"))?;
 //! let options = CheckoutOptions::from_config(repo.config())?;
@@ -45,7 +45,7 @@ pub enum CheckoutError {
     Odb(#[from] sluice_odb::OdbError),
     /// A reference could not be read or written.
     #[error(transparent)]
-    Ref(#[from] sluice_odb::RefError),
+    Ref(#[from] sluice_repo::RefError),
     /// An object the tree names is missing.
     #[error("unable to read object {id} for '{path}'")]
     MissingObject {

@@ -3,7 +3,8 @@
 //! and `^<n>` steps.
 
 use sluice_object::ObjectId;
-use sluice_odb::{ConfigError, ConfigFile, ConfigKey, RefError, RefTarget, Repository};
+use sluice_odb::{ConfigError, ConfigFile, ConfigKey};
+use sluice_repo::{RefError, RefTarget, Repository};
 
 /// Why a name names nothing here.
 #[derive(Debug, thiserror::Error)]
@@ -85,7 +86,7 @@ fn resolve_any(repo: &Repository, name: &str) -> Result<Resolved, RevisionError>
         return Ok(resolved);
     }
     // Any other commit-ish (`main~1`, `v1.0^2`, a full id) detaches `HEAD` there.
-    if let Some(named) = sluice_odb::revision::resolve(repo, name) {
+    if let Some(named) = sluice_repo::revision::resolve(repo, name) {
         return Ok(Resolved {
             id: named.id,
             branch: None,
@@ -114,7 +115,7 @@ pub fn checkout_name(repo: &Repository, target: &str) -> Option<String> {
 
 /// What `@{-<back>}` names: a branch by its short name, or a commit's id.
 fn previous_checkout(repo: &Repository, back: &str) -> Option<String> {
-    let named = sluice_odb::revision::resolve(repo, &format!("@{{-{back}}}"))?;
+    let named = sluice_repo::revision::resolve(repo, &format!("@{{-{back}}}"))?;
     Some(match named.ref_name {
         Some(branch) => branch.trim_start_matches("refs/heads/").to_owned(),
         None => named.id.to_string(),
@@ -125,7 +126,7 @@ fn previous_checkout(repo: &Repository, back: &str) -> Option<String> {
 /// becomes a new local branch there, tracking it.
 fn guess_remote_branch(repo: &Repository, name: &str) -> Result<Option<Resolved>, RevisionError> {
     if name.starts_with("refs/")
-        || !sluice_odb::refs::is_valid_ref_name(&format!("refs/heads/{name}"))
+        || !sluice_repo::refs::is_valid_ref_name(&format!("refs/heads/{name}"))
     {
         return Ok(None);
     }
@@ -234,7 +235,7 @@ pub fn move_head(
         "HEAD",
         &old,
         &target.id,
-        &sluice_odb::refs::reflog_identity(repo.config()),
+        &sluice_repo::refs::reflog_identity(repo.config()),
         &format!("checkout: moving from {from} to {to}"),
     );
     Ok(HeadMove {

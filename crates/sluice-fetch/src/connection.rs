@@ -58,7 +58,7 @@ pub(crate) fn parse_id(hex: &str) -> Result<ObjectId, FetchError> {
 
 /// A ref name from the server, refused unless git would accept it.
 pub(crate) fn checked_name(name: &str) -> Result<&str, FetchError> {
-    if sluice_odb::refs::is_valid_ref_name(name) && (name == "HEAD" || name.starts_with("refs/")) {
+    if sluice_repo::refs::is_valid_ref_name(name) && (name == "HEAD" || name.starts_with("refs/")) {
         Ok(name)
     } else {
         Err(ProtocolError::BadRefName {

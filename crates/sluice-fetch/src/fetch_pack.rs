@@ -5,7 +5,7 @@ use crate::receive::ReceiveError;
 use crate::receive::{self, Receiving};
 use crate::{Connection, FetchError, FetchRequest, HistoryNegotiator, RemoteRef};
 use sluice_object::progress::Progress;
-use sluice_odb::{RefError, Repository};
+use sluice_repo::{RefError, Repository};
 
 /// Why fetch-pack failed.
 #[derive(Debug, thiserror::Error)]

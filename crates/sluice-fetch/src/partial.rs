@@ -2,7 +2,8 @@
 //! promisor remotes, and the settings a `--filter` fetch adds so later fetches (and git's lazy
 //! fetches of missing objects) keep to it.
 
-use sluice_odb::{Config, ConfigError, ConfigFile, ConfigKey, ObjectFilter};
+use sluice_graph::ObjectFilter;
+use sluice_odb::{Config, ConfigError, ConfigFile, ConfigKey};
 use std::path::Path;
 
 /// A filter spec git would refuse.
@@ -75,7 +76,7 @@ pub fn register(
 /// promisor remote with it as its default, as git does, even for a URL), else a promisor
 /// remote's default; none when `off` (`--no-filter`).
 pub fn fetch_filter(
-    repo: &sluice_odb::Repository,
+    repo: &sluice_repo::Repository,
     remote: &str,
     given: Option<&str>,
     off: bool,

@@ -7,8 +7,9 @@ use crate::partial::is_promisor;
 use crate::receive::{self, ReceiveError, Receiving};
 use crate::{ConnectOptions, FetchError, FetchRequest, NoHaves, Remote, SettingsError};
 use sluice_object::{ObjectId, ObjectKind};
-use sluice_odb::{ConfigError, ObjectDb, OdbError, Repository};
+use sluice_odb::{ConfigError, ObjectDb, OdbError};
 use sluice_pack::{LookupError, ObjectLookup};
+use sluice_repo::Repository;
 use std::path::Path;
 use std::sync::RwLock;
 

@@ -6,9 +6,11 @@ use crate::{Connection, FetchError, FetchRequest, Negotiator, RemoteRef};
 use sluice_object::ObjectId;
 use sluice_odb::fsck::{Checker, Finding, FsckError, Severity};
 use sluice_odb::pack_store::{self, StoreError};
-pub use sluice_odb::pack_store::{receive_into, Receiving};
-use sluice_odb::{ConfigError, ObjectDb, OdbError, Pack, RepoError, Repository};
+use sluice_odb::{ConfigError, ObjectDb, OdbError, Pack};
 use sluice_pack::{IndexError, LinkCheck, ObjectLookup};
+use sluice_repo::receive::receive_into;
+pub use sluice_repo::receive::Receiving;
+use sluice_repo::{RepoError, Repository};
 use std::path::PathBuf;
 
 /// Why a fetched pack could not be stored.

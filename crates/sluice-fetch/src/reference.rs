@@ -4,7 +4,8 @@
 
 use crate::local_clone::{add_alternate, LocalCloneError};
 use sluice_object::ObjectId;
-use sluice_odb::{ObjectDb, Refs, Repository};
+use sluice_odb::ObjectDb;
+use sluice_repo::{Refs, Repository};
 use std::path::{Path, PathBuf};
 
 /// What a reference that cannot be borrowed from does to the clone.
@@ -63,7 +64,7 @@ pub enum ReferenceError {
     Repack(#[from] sluice_generate::RepackError),
     /// The repository could not be opened again.
     #[error(transparent)]
-    Reopen(#[from] sluice_odb::RepoError),
+    Reopen(#[from] sluice_repo::RepoError),
     /// `--dissociate` could not remove the alternates file.
     #[error("cannot unlink temporary alternates file")]
     Unlink(#[source] std::io::Error),

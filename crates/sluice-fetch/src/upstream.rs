@@ -2,7 +2,7 @@
 //! ref tracked here as `remote.<remote>.fetch` maps it): what git's checkout reports.
 
 use crate::refspec::Refspec;
-use sluice_odb::Repository;
+use sluice_repo::Repository;
 
 /// How the branch compares with its upstream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +66,7 @@ pub fn standing(repo: &Repository, branch: &str) -> Option<Upstream> {
         let standing = Standing::Gone;
         return Some(Upstream { shown, standing });
     };
-    let standing = match sluice_odb::ancestry::ahead_behind(repo.objects(), &ours, &theirs)? {
+    let standing = match sluice_graph::ancestry::ahead_behind(repo.objects(), &ours, &theirs)? {
         (0, 0) => Standing::UpToDate,
         (ahead, 0) => Standing::Ahead(ahead),
         (0, behind) => Standing::Behind(behind),

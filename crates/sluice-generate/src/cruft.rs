@@ -4,9 +4,11 @@
 //! old cruft pack's record, or its old pack's file; the newest wins when there are several.
 
 use crate::repack::{file_error, write_into, RepackError};
+use sluice_graph::{Walked, WalkedObject};
 use sluice_object::progress::Discard;
 use sluice_object::{IdMap, ObjectId, ObjectKind};
-use sluice_odb::{ObjectDb, Pack, Repository, Walked, WalkedObject};
+use sluice_odb::{ObjectDb, Pack};
+use sluice_repo::Repository;
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 

@@ -8,9 +8,11 @@
 //! is kept (`.keep`) or promised (`.promisor`) is not rolled.
 
 use crate::repack::{file_error, prune_packed, remove_pack, write_into, RepackError};
+use sluice_graph::{Walked, WalkedObject};
 use sluice_object::progress::Discard;
 use sluice_object::{IdSet, ObjectId, ObjectKind};
-use sluice_odb::{ObjectDb, Pack, Repository, Walked, WalkedObject};
+use sluice_odb::{ObjectDb, Pack};
+use sluice_repo::Repository;
 use std::path::PathBuf;
 
 /// How a geometric repack runs.
@@ -80,7 +82,7 @@ pub fn repack_geometric(
             // A cruft pack (`.mtimes`) is for gc to judge, not for a roll.
             let path = pack.path();
             let cruft = path.with_extension(sluice_odb::mtimes::EXTENSION).exists();
-            !sluice_odb::roots::kept_pack(path) && !cruft
+            !sluice_repo::roots::kept_pack(path) && !cruft
         })
         .collect();
     packs.sort_by_key(|pack| (pack.index().len(), pack.path().to_owned()));
@@ -105,7 +107,7 @@ pub fn repack_geometric(
         remove_pack(old)?;
     }
     prune_packed(&odb, |id| packed.contains(id))?;
-    sluice_odb::server_info::update_server_info(repo)?;
+    sluice_repo::server_info::update_server_info(repo)?;
     Ok(Rolled::Into {
         into: stored.pack,
         packs: rolled.len(),

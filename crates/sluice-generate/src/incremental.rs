@@ -5,12 +5,14 @@
 
 use crate::repack::{prune_packed, write_into, RepackError};
 use crate::PackStats;
+use sluice_graph::{walk_objects, ObjectFilter, WalkRequest};
 use sluice_object::progress::Progress;
 use sluice_object::{IdSet, ObjectId};
-use sluice_odb::{walk_objects, ObjectDb, ObjectFilter, Pack, Repository, WalkRequest};
+use sluice_odb::{ObjectDb, Pack};
+use sluice_repo::Repository;
 
 /// Packs the loose objects the repository's roots reach (refs, `HEAD`s, reflogs, indexes:
-/// [`sluice_odb::Roots`], as git's repack passes `--all --reflog --indexed-objects`); `None`
+/// [`sluice_repo::Roots`], as git's repack passes `--all --reflog --indexed-objects`); `None`
 /// when there were none.
 pub fn repack_loose(
     repo: &Repository,
@@ -18,7 +20,7 @@ pub fn repack_loose(
     progress: &dyn Progress,
 ) -> Result<Option<PackStats>, RepackError> {
     // Roots first, then the objects: what they name is in place before they are read.
-    let roots = sluice_odb::Roots::read(repo)?;
+    let roots = sluice_repo::Roots::read(repo)?;
     let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?.with_alternate_packs();
     let tips = crate::repack::walk_tips(&roots, &odb);
     let request = WalkRequest {
@@ -27,7 +29,7 @@ pub fn repack_loose(
         shallow: &IdSet::default(),
         filter: ObjectFilter::None,
         reach_memo: None,
-        cores: sluice_odb::WalkCores::All,
+        cores: sluice_graph::WalkCores::All,
     };
     let mut walked = walk_objects(&odb, &request, progress)?;
     // Only what no pack (of this repository or an alternate) holds.
@@ -41,7 +43,7 @@ pub fn repack_loose(
         let packed = Pack::open(&stored.pack.with_extension("idx"), repo.hash())?;
         prune_packed(&odb, |id| packed.contains(id))?;
     }
-    sluice_odb::server_info::update_server_info(repo)?;
+    sluice_repo::server_info::update_server_info(repo)?;
     Ok(Some(stats))
 }
 
@@ -65,7 +67,7 @@ pub fn pack_loose_objects(
     for file in loose.iter().take(batch) {
         if let Some((kind, _)) = odb.read(&file.id)? {
             let (name_hash, previous) = (0, None);
-            objects.push(sluice_odb::WalkedObject {
+            objects.push(sluice_graph::WalkedObject {
                 id: file.id,
                 kind,
                 name_hash,
@@ -76,9 +78,9 @@ pub fn pack_loose_objects(
     if objects.is_empty() {
         return Ok(None);
     }
-    let walked = sluice_odb::Walked {
+    let walked = sluice_graph::Walked {
         objects,
-        ..sluice_odb::Walked::default()
+        ..sluice_graph::Walked::default()
     };
     let options = crate::PackOptions {
         compression: crate::PackOptions::compression_of(repo.config())?,

@@ -4,8 +4,9 @@
 //! replaced packs that no ref reaches go into the new pack instead of away.
 
 use crate::repack::RepackError;
+use sluice_graph::{Walked, WalkedObject};
 use sluice_object::{HashKind, IdSet};
-use sluice_odb::{Pack, Walked, WalkedObject};
+use sluice_odb::Pack;
 use std::path::{Path, PathBuf};
 
 /// The packs a repack finds, split by what it may do with them.
@@ -35,7 +36,7 @@ pub(crate) fn split_packs(packs: Vec<PathBuf>, keep_names: &[String]) -> PackSpl
             .unwrap_or_default();
         if keep_names.iter().any(|k| k == name) {
             split.named.push(pack);
-        } else if sluice_odb::roots::kept_pack(&pack) {
+        } else if sluice_repo::roots::kept_pack(&pack) {
             split.kept.push(pack);
         } else {
             split.replaced.push(pack);

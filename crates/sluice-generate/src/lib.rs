@@ -1,4 +1,4 @@
-//! Pack generation: the objects a walk counted (see `sluice_odb::walk_objects`, with bitmaps
+//! Pack generation: the objects a walk counted (see `sluice_graph::walk_objects`, with bitmaps
 //! where the repository has them) written as one pack, every stored entry that the receiver
 //! can take copied as it is, the rest searched for a delta base on all cores or sent whole.
 //! upload-pack calls it for fetches and clones, repack for the repository's own packs, and push
@@ -53,7 +53,7 @@ pub enum GenerateError {
     },
     /// The objects to pack could not be walked.
     #[error(transparent)]
-    Walk(Box<sluice_odb::WalkError>),
+    Walk(Box<sluice_graph::WalkError>),
     /// An object the walk counted is not in the repository.
     #[error("missing object {0}")]
     MissingObject(ObjectId),

@@ -5,7 +5,8 @@
 use crate::repack::{branch_tips, RepackError};
 use sluice_object::progress::Progress;
 use sluice_odb::midx::{write_midx_with, MidxOptions, MidxSummary};
-use sluice_odb::{ObjectDb, Repository};
+use sluice_odb::ObjectDb;
+use sluice_repo::Repository;
 
 /// Writes the multi-pack-index of every pack of `repo` and its bitmap of everything the refs
 /// reach; the preferred pack (given, else the oldest) comes first in its bit order, and a
@@ -38,7 +39,7 @@ pub fn write_midx_bitmap(
         .and_then(|index| odb.locate(&layout.ids[index]))
         .map(|(pack, _)| &*odb.packs()[pack]);
     let replaced = first.filter(|pack| pack.path().with_extension("bitmap").exists());
-    sluice_odb::bitmap::write_midx_bitmap(
+    sluice_graph::bitmap::write_midx_bitmap(
         &pack_dir, &layout, &odb, &tips, &branches, replaced, progress,
     )?;
     Ok(summary)

@@ -4,12 +4,12 @@
 //! walk the writer takes.
 
 use crate::GenerateError;
+use sluice_graph::walk::name_hash;
+use sluice_graph::{walk_objects, ObjectFilter, WalkRequest, Walked, WalkedObject};
 use sluice_object::progress::Progress;
 use sluice_object::{IdSet, ObjectId, ObjectKind};
-use sluice_odb::walk::name_hash;
-use sluice_odb::{
-    walk_objects, ObjectDb, ObjectFilter, Repository, WalkRequest, Walked, WalkedObject,
-};
+use sluice_odb::ObjectDb;
+use sluice_repo::Repository;
 use std::io::BufRead;
 
 /// The objects asked for.
@@ -36,7 +36,7 @@ pub enum SelectionError {
     /// The refs, reflogs or indexes could not be read (`--all`, `--reflog`,
     /// `--indexed-objects`).
     #[error(transparent)]
-    Roots(#[from] sluice_odb::RootsError),
+    Roots(#[from] sluice_repo::RootsError),
     /// A line is not an object id.
     #[error("expected object ID, got garbage:\n {0}")]
     NotAnId(String),
@@ -48,7 +48,7 @@ pub enum SelectionError {
     NotARev(String),
 }
 
-/// Which of the repository's roots ([`sluice_odb::Roots`]) are packed as if listed.
+/// Which of the repository's roots ([`sluice_repo::Roots`]) are packed as if listed.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct RootKinds {
     /// Every ref and `HEAD` (`--all`).
@@ -93,7 +93,7 @@ impl Selection {
         }
         let (mut include, mut exclude) = (Vec::new(), Vec::new());
         if roots.any() {
-            let found = sluice_odb::Roots::read(repo)?;
+            let found = sluice_repo::Roots::read(repo)?;
             if roots.refs {
                 include.extend(&found.refs);
             }
@@ -117,7 +117,7 @@ impl Selection {
                         Some(name) => (name, !negated),
                         None => (line.as_str(), negated),
                     };
-                    let named = sluice_odb::revision::resolve(repo, name)
+                    let named = sluice_repo::revision::resolve(repo, name)
                         .ok_or_else(|| SelectionError::BadRevision(name.to_owned()))?;
                     match excluded {
                         true => exclude.push(named.id),
@@ -158,7 +158,7 @@ pub fn select(
                 shallow: &IdSet::default(),
                 filter: ObjectFilter::None,
                 reach_memo: None,
-                cores: sluice_odb::WalkCores::All,
+                cores: sluice_graph::WalkCores::All,
             };
             walk_objects(odb, &request, progress).map_err(|e| GenerateError::Walk(Box::new(e)))?
         }

@@ -5,13 +5,12 @@
 use crate::window_search::SearchLimits;
 use crate::write::{write_pack_indexed, IndexedPack, PackOptions, PackStats};
 use crate::GenerateError;
+use sluice_graph::{walk_objects, ObjectFilter, WalkError, WalkRequest, Walked};
 use sluice_object::progress::{Discard, Progress};
 use sluice_object::{IdSet, ObjectId};
 use sluice_odb::pack_store::{store_written_at, Staged, StoreError, StoreOptions, Stored};
-use sluice_odb::{
-    walk_objects, ConfigError, LockError, ObjectDb, ObjectFilter, OdbError, Pack, RefError,
-    Repository, WalkError, WalkRequest, Walked,
-};
+use sluice_odb::{ConfigError, LockError, ObjectDb, OdbError, Pack};
+use sluice_repo::{RefError, Repository};
 use std::path::{Path, PathBuf};
 
 /// Why the repack failed; the repository's packs are as they were unless the new one is in.
@@ -22,7 +21,7 @@ pub enum RepackError {
     Refs(#[from] RefError),
     /// What keeps objects alive could not be read: nothing is removed.
     #[error(transparent)]
-    Roots(#[from] sluice_odb::RootsError),
+    Roots(#[from] sluice_repo::RootsError),
     /// The objects could not be counted.
     #[error(transparent)]
     Walk(#[from] WalkError),
@@ -43,7 +42,7 @@ pub enum RepackError {
     Lock(#[from] LockError),
     /// `info/refs` or `objects/info/packs` could not be written.
     #[error(transparent)]
-    ServerInfo(#[from] sluice_odb::server_info::ServerInfoError),
+    ServerInfo(#[from] sluice_repo::server_info::ServerInfoError),
     /// A file of the object directory could not be listed, removed or made.
     #[error("cannot {action} '{}'", path.display())]
     File {
@@ -57,7 +56,7 @@ pub enum RepackError {
     },
     /// The bitmap could not be written.
     #[error(transparent)]
-    Bitmap(#[from] sluice_odb::bitmap::BitmapWriteError),
+    Bitmap(#[from] sluice_graph::bitmap::BitmapWriteError),
     /// The multi-pack-index could not be written or removed.
     #[error(transparent)]
     Midx(#[from] sluice_odb::midx::MidxError),
@@ -76,7 +75,7 @@ pub(crate) fn file_error(
     }
 }
 
-/// Writes one pack of every object the repository's roots reach ([`sluice_odb::Roots`]: refs,
+/// Writes one pack of every object the repository's roots reach ([`sluice_repo::Roots`]: refs,
 /// `HEAD`s, reflogs, indexes), whether stored here or in an alternate, then removes the repository's other packs and the loose objects the new
 /// pack holds, and lists it in `objects/info/packs`.
 ///
@@ -153,7 +152,7 @@ pub fn repack_all_with(
     // it (or loose), since a push moves its objects in before it updates its refs.
     let refs = repo.refs().list()?;
     let head = repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id);
-    let roots = sluice_odb::Roots::read(repo)?;
+    let roots = sluice_repo::Roots::read(repo)?;
     let split =
         crate::left_alone::split_packs(pack_files(&objects_dir.join("pack"))?, &options.keep_packs);
     let before = split.replaced.clone();
@@ -178,11 +177,11 @@ pub fn repack_all_with(
             shallow: &IdSet::default(),
             filter: ObjectFilter::None,
             reach_memo: None,
-            cores: sluice_odb::WalkCores::All,
+            cores: sluice_graph::WalkCores::All,
         };
         let walked = match options.full_search {
             None => walk_objects(&odb, &request, progress),
-            Some(_) => sluice_odb::traverse_objects(&odb, &request, progress),
+            Some(_) => sluice_graph::traverse_objects(&odb, &request, progress),
         };
         (
             walked,
@@ -244,15 +243,15 @@ pub fn repack_all_with(
             progress.phase("Building bitmaps", Some(bitmaps.len() as u64));
             progress.add(bitmaps.len() as u64);
             progress.finish();
-            let target = sluice_odb::bitmap::BitmapTarget::Pack(&packed);
-            sluice_odb::bitmap::write_bitmap_file(&target, &walked, &bitmaps)?;
+            let target = sluice_graph::bitmap::BitmapTarget::Pack(&packed);
+            sluice_graph::bitmap::write_bitmap_file(&target, &walked, &bitmaps)?;
         }
         None if write_bitmap => {
             let replaced = (before.iter())
                 .find(|old| old.with_extension("bitmap").exists())
                 .map(|old| Pack::open(&old.with_extension("idx"), repo.hash()))
                 .transpose()?;
-            sluice_odb::bitmap::write_bitmap(
+            sluice_graph::bitmap::write_bitmap(
                 &packed,
                 &odb,
                 &walked,
@@ -291,7 +290,7 @@ pub fn repack_all_with(
         _ => {}
     }
     // As git's repack (repack.updateServerInfo, on by default): the dumb HTTP files.
-    sluice_odb::server_info::update_server_info(repo)?;
+    sluice_repo::server_info::update_server_info(repo)?;
     Ok(stats)
 }
 
@@ -308,7 +307,7 @@ pub(crate) fn branch_tips(refs: &[(String, ObjectId)], head: Option<ObjectId>) -
 /// Where a walk that decides what stays starts: every root, each once; a ref must name an
 /// object that is there (the walk fails otherwise, and nothing is removed), while a reflog or
 /// an index may name one that is gone.
-pub(crate) fn walk_tips(roots: &sluice_odb::Roots, odb: &ObjectDb) -> Vec<ObjectId> {
+pub(crate) fn walk_tips(roots: &sluice_repo::Roots, odb: &ObjectDb) -> Vec<ObjectId> {
     let mut tips = roots.refs.clone();
     let logged_or_indexed = roots.reflogs.iter().chain(&roots.indexed);
     tips.extend(logged_or_indexed.filter(|id| odb.contains(id)));
@@ -324,12 +323,12 @@ fn early_bitmaps(
     repo: &Repository,
     pack: &Pack,
     branches: &[ObjectId],
-) -> Option<sluice_odb::bitmap::CommitBitmaps> {
-    let commits = sluice_odb::commit_graph::commits_newest_first(repo).ok()?;
+) -> Option<sluice_graph::bitmap::CommitBitmaps> {
+    let commits = sluice_graph::commit_graph::commits_newest_first(repo).ok()?;
     let objects = ObjectDb::open(repo.objects().dir(), repo.hash()).ok()?;
-    let commits = sluice_odb::bitmap::CommitsIn::Read(&commits);
-    let target = sluice_odb::bitmap::BitmapTarget::Pack(pack);
-    sluice_odb::bitmap::build_commit_bitmaps(&target, &objects, commits, branches, None, &Discard)
+    let commits = sluice_graph::bitmap::CommitsIn::Read(&commits);
+    let target = sluice_graph::bitmap::BitmapTarget::Pack(pack);
+    sluice_graph::bitmap::build_commit_bitmaps(&target, &objects, commits, branches, None, &Discard)
         .ok()
 }
 

@@ -11,8 +11,8 @@ use sluice_generate::{
     Rolled, SearchLimits,
 };
 use sluice_object::progress::{Discard, Progress};
-use sluice_odb::refs::PackRefsOptions;
-use sluice_odb::{RefError, Repository};
+use sluice_repo::refs::PackRefsOptions;
+use sluice_repo::{RefError, Repository};
 use std::time::SystemTime;
 
 /// Why gc stopped (what it did before stays done; each step leaves the repository whole).
@@ -32,16 +32,16 @@ pub enum GcError {
     Prune(#[from] PruneError),
     /// Writing the commit-graph failed.
     #[error(transparent)]
-    CommitGraph(#[from] sluice_odb::commit_graph::CommitGraphError),
+    CommitGraph(#[from] sluice_graph::commit_graph::CommitGraphError),
     /// A setting has a value of the wrong type.
     #[error(transparent)]
     Config(#[from] sluice_odb::ConfigError),
     /// A date in the configuration cannot be read.
     #[error(transparent)]
-    Date(#[from] sluice_odb::date::DateError),
+    Date(#[from] sluice_repo::date::DateError),
     /// The repository could not be opened again after its reflogs were expired.
     #[error(transparent)]
-    Repo(#[from] sluice_odb::RepoError),
+    Repo(#[from] sluice_repo::RepoError),
 }
 
 /// How gc runs.
@@ -91,15 +91,15 @@ impl GcOptions {
 
 /// A date as git reads `gc.*` and `--expire` values, in seconds since the epoch: `never` (and
 /// `false`) is the beginning of time, so that nothing is older.
-pub fn seconds(text: &str) -> Result<i64, sluice_odb::date::DateError> {
+pub fn seconds(text: &str) -> Result<i64, sluice_repo::date::DateError> {
     match text {
         "never" | "false" => Ok(0),
-        _ => Ok(sluice_odb::date::parse_since(Some(text))?.unwrap_or(0)),
+        _ => Ok(sluice_repo::date::parse_since(Some(text))?.unwrap_or(0)),
     }
 }
 
 /// A date as git reads `--prune`, `--cruft-expiration` and the like ([`seconds`]), as a time.
-pub fn time_of(text: &str) -> Result<SystemTime, sluice_odb::date::DateError> {
+pub fn time_of(text: &str) -> Result<SystemTime, sluice_repo::date::DateError> {
     Ok(to_time(seconds(text)?))
 }
 
@@ -160,7 +160,7 @@ pub fn gc(
         .get_bool("gc.writecommitgraph")?
         .unwrap_or(true)
     {
-        sluice_odb::commit_graph::write_reachable(&repo, progress)?;
+        sluice_graph::commit_graph::write_reachable(&repo, progress)?;
     }
     Ok(GcOutcome::Done)
 }

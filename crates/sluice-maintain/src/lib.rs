@@ -1,5 +1,5 @@
 //! Maintenance: keeping a repository in shape without losing anything it needs, which
-//! [`sluice_odb::Roots`] defines for every command that deletes (refs, `HEAD` and the index of
+//! [`sluice_repo::Roots`] defines for every command that deletes (refs, `HEAD` and the index of
 //! every worktree, every reflog entry); `prune`, which removes the loose objects nothing reaches (older than a
 //! grace period, and not reached from a younger one either); and `reflog`, which expires old
 //! reflog entries as gc does; `maintenance`, git maintenance's tasks.

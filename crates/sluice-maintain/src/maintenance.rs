@@ -5,11 +5,12 @@
 
 use crate::gc::{gc, GcError, GcOptions};
 use sluice_generate::{pack_loose_objects, RepackError, LOOSE_BATCH};
+use sluice_graph::commit_graph::{write_split, CommitGraphError, GraphReader, SplitOptions};
 use sluice_object::progress::Progress;
 use sluice_object::ObjectId;
-use sluice_odb::commit_graph::{write_split, CommitGraphError, GraphReader, SplitOptions};
-use sluice_odb::refs::PackRefsOptions;
-use sluice_odb::{ConfigError, RefError, Repository};
+use sluice_odb::ConfigError;
+use sluice_repo::refs::PackRefsOptions;
+use sluice_repo::{RefError, Repository};
 
 /// A maintenance task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

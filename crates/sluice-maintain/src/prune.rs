@@ -5,12 +5,12 @@
 //! directories left empty. A root or object that cannot be read stops the prune before
 //! anything is removed.
 
+use sluice_graph::{walk_objects, ObjectFilter, WalkError, WalkRequest};
 use sluice_object::progress::Discard;
 use sluice_object::{IdSet, ObjectId, ObjectKind};
-use sluice_odb::{
-    walk_objects, ObjectDb, ObjectFilter, OdbError, Repository, WalkError, WalkRequest,
-};
-use sluice_odb::{Roots, RootsError};
+use sluice_odb::{ObjectDb, OdbError};
+use sluice_repo::Repository;
+use sluice_repo::{Roots, RootsError};
 use std::path::PathBuf;
 use std::time::SystemTime;
 
@@ -127,7 +127,7 @@ fn reach(odb: &ObjectDb, tips: &[ObjectId]) -> Result<IdSet, PruneError> {
             shallow: &IdSet::default(),
             filter: ObjectFilter::None,
             reach_memo: None,
-            cores: sluice_odb::WalkCores::All,
+            cores: sluice_graph::WalkCores::All,
         },
         &Discard,
     )?;

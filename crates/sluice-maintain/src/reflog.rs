@@ -6,7 +6,8 @@
 
 use sluice_object::parse::{parse_commit, parse_tag};
 use sluice_object::{HashKind, IdSet, ObjectId, ObjectKind};
-use sluice_odb::{ObjectDb, RefError, Repository};
+use sluice_odb::ObjectDb;
+use sluice_repo::{RefError, Repository};
 use std::path::{Path, PathBuf};
 
 /// Why reflogs could not be expired (those already rewritten stay rewritten; each is replaced
@@ -118,7 +119,7 @@ fn expire_one(
 /// Whether one reflog line goes. A line that cannot be read stays (git keeps what it cannot
 /// judge).
 fn expired(hash: HashKind, line: &[u8], reach: &mut Reach<'_>, options: &ExpireOptions) -> bool {
-    let Some(entry) = sluice_odb::refs::reflog::parse_entry(line, hash) else {
+    let Some(entry) = sluice_repo::refs::reflog::parse_entry(line, hash) else {
         return false;
     };
     let (old, new) = (entry.old, entry.new);

@@ -22,6 +22,7 @@ mod kind;
 pub mod parse;
 pub mod percent;
 pub mod progress;
+pub mod ref_name;
 pub mod shell;
 pub mod tree_diff;
 

@@ -6,10 +6,10 @@
 use sluice_object::{HashKind, ObjectId, TrailerHasher};
 
 /// A chunk: its id and its bytes.
-pub(crate) type Chunk = ([u8; 4], Vec<u8>);
+pub type Chunk = ([u8; 4], Vec<u8>);
 
 /// The file made of `header` and `chunks`, in that order, with its table and checksum.
-pub(crate) fn write_chunked(header: &[u8], chunks: &[Chunk], hash: HashKind) -> Vec<u8> {
+pub fn write_chunked(header: &[u8], chunks: &[Chunk], hash: HashKind) -> Vec<u8> {
     let mut out = Vec::with_capacity(
         header.len() + (chunks.len() + 1) * 12 + chunks.iter().map(|c| c.1.len()).sum::<usize>(),
     );
@@ -34,7 +34,7 @@ pub(crate) fn write_chunked(header: &[u8], chunks: &[Chunk], hash: HashKind) -> 
 /// The table of contents of a chunked file whose header is `header_len` bytes and names
 /// `count` chunks: each chunk's id, start and length. `None` when a row points outside the
 /// file (before its trailing checksum) or the offsets go backwards.
-pub(crate) fn read_table(
+pub fn read_table(
     bytes: &[u8],
     header_len: usize,
     count: usize,
@@ -60,14 +60,14 @@ pub(crate) fn read_table(
 }
 
 /// Where chunk `id` is in `table` (start, length).
-pub(crate) fn find(table: &[([u8; 4], usize, usize)], id: [u8; 4]) -> Option<(usize, usize)> {
+pub fn find(table: &[([u8; 4], usize, usize)], id: [u8; 4]) -> Option<(usize, usize)> {
     let (_, start, len) = table.iter().find(|(c, _, _)| *c == id)?;
     Some((*start, *len))
 }
 
 /// The 256-entry fanout table of sorted `ids`: for each first byte, how many ids start with
 /// it or a smaller one.
-pub(crate) fn fanout(ids: &[ObjectId]) -> Vec<u8> {
+pub fn fanout(ids: &[ObjectId]) -> Vec<u8> {
     let mut out = Vec::with_capacity(256 * 4);
     let mut count = 0usize;
     for byte in 0..=255u8 {
@@ -81,7 +81,7 @@ pub(crate) fn fanout(ids: &[ObjectId]) -> Vec<u8> {
 }
 
 /// Whether the trailing checksum of `bytes` is the hash of what precedes it.
-pub(crate) fn checksum_matches(bytes: &[u8], hash: HashKind) -> bool {
+pub fn checksum_matches(bytes: &[u8], hash: HashKind) -> bool {
     let Some(end) = bytes.len().checked_sub(hash.len_in_bytes()) else {
         return false;
     };

@@ -30,7 +30,7 @@ pub fn lock_path(path: &Path) -> PathBuf {
 
 /// Creates the lock file of `path` exclusively: the lock's path, and the file or why not
 /// (`AlreadyExists`: someone else holds it).
-pub(crate) fn create_lock(path: &Path) -> (PathBuf, std::io::Result<std::fs::File>) {
+pub fn create_lock(path: &Path) -> (PathBuf, std::io::Result<std::fs::File>) {
     let lock = lock_path(path);
     let file = std::fs::OpenOptions::new()
         .write(true)

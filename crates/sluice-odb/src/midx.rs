@@ -339,7 +339,7 @@ pub fn remove_midx(pack_dir: &Path) -> Result<(), MidxError> {
 
 /// Removes the bitmaps (and reverse indexes) of multi-pack-indexes in `pack_dir`, but `kept`:
 /// they describe a file that is gone or rewritten.
-pub(crate) fn remove_midx_bitmaps(pack_dir: &Path, kept: Option<&Path>) {
+pub fn remove_midx_bitmaps(pack_dir: &Path, kept: Option<&Path>) {
     let Ok(entries) = std::fs::read_dir(pack_dir) else {
         return;
     };
@@ -501,7 +501,7 @@ pub fn verify_midx(pack_dir: &Path, hash: HashKind) -> Result<MidxSummary, MidxE
 pub(crate) type ChunkTable = Vec<([u8; 4], usize, usize)>;
 
 /// The pack count and chunk table of a multi-pack-index's `bytes`, its header checked.
-pub(crate) fn read_header(bytes: &[u8], hash: HashKind) -> Result<(usize, ChunkTable), MidxDamage> {
+pub fn read_header(bytes: &[u8], hash: HashKind) -> Result<(usize, ChunkTable), MidxDamage> {
     if bytes.len() < HEADER_LEN || &bytes[..4] != b"MIDX" {
         return Err(MidxDamage::Signature);
     }
@@ -519,7 +519,7 @@ pub(crate) fn read_header(bytes: &[u8], hash: HashKind) -> Result<(usize, ChunkT
 }
 
 /// The pack names of the PNAM chunk, checked: `count` of them, in order, each once.
-pub(crate) fn pack_names(chunk: &[u8], count: usize) -> Result<Vec<String>, MidxDamage> {
+pub fn pack_names(chunk: &[u8], count: usize) -> Result<Vec<String>, MidxDamage> {
     let names: Vec<String> = chunk
         .split(|&b| b == 0)
         .filter(|n| !n.is_empty())

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::Command;
 
 /// `git <args>` in `dir` with a fixed identity; its standard output. Panics if git fails.
-pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
+pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .current_dir(dir)
         .args(["-c", "user.name=T", "-c", "user.email=t@t"])

@@ -4,7 +4,7 @@
 use crate::ServeError;
 use sluice_object::parse::parse_tag;
 use sluice_object::{ObjectId, ObjectKind};
-use sluice_odb::{Peeled, Repository};
+use sluice_repo::{Peeled, Repository};
 
 /// One advertised ref.
 #[derive(Debug, Clone)]

@@ -10,9 +10,10 @@
 use crate::advertise::{hidden_by, hide_patterns};
 use crate::{ServeError, ServerMemory};
 use sluice_generate::{write_pack_remembered, PackOptions};
+use sluice_graph::{walk_objects, ObjectFilter, WalkRequest};
 use sluice_object::progress::Discard;
 use sluice_object::IdSet;
-use sluice_odb::{walk_objects, ObjectFilter, Repository, WalkRequest};
+use sluice_repo::Repository;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -56,7 +57,7 @@ fn warm(dir: &Path, memory: &ServerMemory) -> Result<(), ServeError> {
     // push of it into an empty repository) to save the next clone a fraction of that.
     if bytes > WARM_LIMIT
         || !repo.shallow_commits()?.is_empty()
-        || !sluice_odb::bitmap::counts_with_bitmap(odb)
+        || !sluice_graph::bitmap::counts_with_bitmap(odb)
     {
         return Ok(());
     }
@@ -75,7 +76,7 @@ fn warm(dir: &Path, memory: &ServerMemory) -> Result<(), ServeError> {
         shallow: &IdSet::default(),
         filter: ObjectFilter::None,
         reach_memo: Some(&memory.reaches),
-        cores: sluice_odb::WalkCores::One,
+        cores: sluice_graph::WalkCores::One,
     };
     let walked = walk_objects(odb, &request, &Discard)?;
     let options = PackOptions {

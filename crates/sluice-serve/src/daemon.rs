@@ -6,7 +6,7 @@ use crate::receive_pack::{receive_pack, ReceivePackOptions};
 use crate::request_error::RequestError;
 use crate::server::{accept_loop, Counted, Exchange, ServerOptions, Shutdown, Traffic};
 use crate::{upload_pack, Protocol, ServeError, UploadPackOptions};
-use sluice_odb::Repository;
+use sluice_repo::Repository;
 use sluice_wire::pktline::{write_packet, Packet, PktReader};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Component, Path, PathBuf};

@@ -3,7 +3,8 @@
 //! filters that cost them most to compute, and bound `tree:<depth>`.
 
 use crate::request_error::RequestError;
-use sluice_odb::{Config, ConfigError, ObjectFilter};
+use sluice_graph::ObjectFilter;
+use sluice_odb::{Config, ConfigError};
 
 /// The filters git knows, by the name its settings use.
 const KINDS: [&str; 6] = [

@@ -65,16 +65,16 @@ pub enum ServeError {
     Odb(#[from] sluice_odb::OdbError),
     /// Counting objects failed.
     #[error(transparent)]
-    Walk(#[from] sluice_odb::WalkError),
+    Walk(#[from] sluice_graph::WalkError),
     /// Reading refs failed.
     #[error(transparent)]
-    Refs(#[from] sluice_odb::RefError),
+    Refs(#[from] sluice_repo::RefError),
     /// The configuration is invalid.
     #[error(transparent)]
     Config(#[from] sluice_odb::ConfigError),
     /// The repository's own files (its shallow list) could not be read.
     #[error(transparent)]
-    Repo(#[from] sluice_odb::RepoError),
+    Repo(#[from] sluice_repo::RepoError),
     /// Generating the pack failed.
     #[error(transparent)]
     Generate(GenerateError),

@@ -4,7 +4,7 @@
 
 use crate::ServeError;
 use sluice_generate::{ChecksumMemo, MemoryMemo};
-use sluice_odb::bitmap::ReachMemo;
+use sluice_graph::bitmap::ReachMemo;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};

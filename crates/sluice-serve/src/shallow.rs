@@ -8,7 +8,7 @@ use crate::request_error::RequestError;
 use crate::ServeError;
 use sluice_object::parse::parse_commit;
 use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
-use sluice_odb::Repository;
+use sluice_repo::Repository;
 use std::collections::VecDeque;
 
 /// What a request asks about depth.

@@ -699,7 +699,7 @@ fn library_checkout(env: &Env, src: &Path, dest: &Path, config: &[&str]) -> Vec<
         let (key, value) = item.split_once('=').unwrap();
         env.git(dest, &["config", key, value]);
     }
-    let repo = sluice_odb::Repository::discover(dest).unwrap();
+    let repo = sluice_repo::Repository::discover(dest).unwrap();
     let (_, head) = repo.refs().resolve("HEAD").unwrap();
     let tree = sluice_checkout::commit_tree(repo.objects(), &head.unwrap()).unwrap();
     let options = sluice_checkout::CheckoutOptions::from_config(repo.config()).unwrap();

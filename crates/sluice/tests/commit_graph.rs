@@ -126,7 +126,7 @@ fn the_graph_is_read_as_git_wrote_it() {
 fn check_reading(env: &Env, repo: &Path) {
     let git_dir = repo.join(".git");
     let hash = sluice_object::HashKind::Sha1;
-    let graph = sluice_odb::commit_graph::GraphReader::open(&git_dir.join("objects"), hash)
+    let graph = sluice_graph::commit_graph::GraphReader::open(&git_dir.join("objects"), hash)
         .expect("a usable graph");
     let listed = String::from_utf8(env.git(repo, &["rev-list", "--parents", "--all"])).unwrap();
     let parse = |hex: &str| sluice_object::ObjectId::from_hex(hash, hex.as_bytes()).unwrap();
@@ -141,10 +141,10 @@ fn check_reading(env: &Env, repo: &Path) {
         assert_eq!(parents, ids.collect::<Vec<_>>());
         commits.push(commit);
     }
-    let repository = sluice_odb::Repository::discover(repo).unwrap();
+    let repository = sluice_repo::Repository::discover(repo).unwrap();
     for old in &commits {
         for new in &commits {
-            let ours = sluice_odb::ancestry::is_ancestor(repository.objects(), old, new);
+            let ours = sluice_graph::ancestry::is_ancestor(repository.objects(), old, new);
             let (old, new) = (old.to_string(), new.to_string());
             let theirs = env
                 .git_command(repo, &["merge-base", "--is-ancestor", &old, &new])

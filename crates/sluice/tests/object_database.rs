@@ -4,7 +4,7 @@
 
 use crate::util::{text, Env, FastImport};
 use sluice_object::{HashKind, ObjectId, ObjectKind};
-use sluice_odb::Repository;
+use sluice_repo::Repository;
 use std::path::Path;
 
 /// Every object of the repository, as `git cat-file --batch-all-objects --batch` reports it.

@@ -11,7 +11,7 @@ use sluice_fetch::clone::{
 use sluice_fetch::{ConnectOptions, Deepen, Remote};
 use sluice_object::progress::Discard;
 use sluice_object::{hash_object, HashKind, ObjectId, ObjectKind};
-use sluice_odb::Repository;
+use sluice_repo::Repository;
 use std::path::Path;
 use std::sync::Mutex;
 

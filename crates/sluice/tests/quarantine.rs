@@ -5,8 +5,8 @@
 use crate::util::{Env, FastImport};
 use sluice_odb::pack_store::{self, Destination, StoreOptions};
 use sluice_odb::quarantine::Quarantine;
-use sluice_odb::Repository;
 use sluice_pack::{IndexOptions, PackIndexer};
+use sluice_repo::Repository;
 use std::path::Path;
 
 /// A repository with `old` and `main` (three commits past it), and a clone of it that has

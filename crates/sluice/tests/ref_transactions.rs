@@ -4,7 +4,7 @@
 
 use crate::util::Env;
 use sluice_object::ObjectId;
-use sluice_odb::{Expected, RefUpdate, Repository, Transaction, TransactionError};
+use sluice_repo::{Expected, RefUpdate, Repository, Transaction, TransactionError};
 use std::path::Path;
 
 /// A repository with commits `a`, `b` and `c`, `main` at `c`, a packed `refs/tags/old` at

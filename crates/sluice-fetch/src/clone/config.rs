@@ -4,7 +4,8 @@
 
 use super::plan::{ClonePlan, Origin};
 use crate::Remote;
-use sluice_odb::{ConfigError, ConfigFile, ConfigKey, Repository};
+use sluice_odb::{ConfigError, ConfigFile, ConfigKey};
+use sluice_repo::Repository;
 
 /// What of the clone's options its configuration records.
 #[derive(Debug, Clone, Copy)]

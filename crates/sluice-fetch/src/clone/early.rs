@@ -5,8 +5,8 @@
 use sluice_checkout::{checkout_fresh_from, commit_tree, CheckoutError, CheckoutOptions};
 use sluice_object::progress::Progress;
 use sluice_object::ObjectId;
-use sluice_odb::Repository;
 use sluice_pack::ArrivingPack;
+use sluice_repo::Repository;
 use std::sync::Mutex;
 
 /// A checkout of one commit, run by the indexer once the pack's objects can be read; give

@@ -4,9 +4,9 @@
 //! the work tree where the variable says, recorded as `core.worktree`. Directories the clone
 //! makes are removed again if it fails.
 
-use sluice_odb::init::{init, InitError, InitOptions};
 use sluice_odb::tempfiles::NewDirectory;
 use sluice_odb::{ConfigError, ConfigFile, ConfigKey};
+use sluice_repo::init::{init, InitError, InitOptions};
 use std::path::{Path, PathBuf};
 
 /// Why the clone's directories could not be laid out.

@@ -4,7 +4,7 @@
 use super::run::LocalSource;
 use crate::local_clone::ObjectTransfer;
 use crate::{Remote, RemoteUrl};
-use sluice_odb::Repository;
+use sluice_repo::Repository;
 
 /// The command line's say in a clone from a path.
 #[derive(Debug, Clone, Default)]

@@ -28,7 +28,8 @@ use crate::local_clone::LocalCloneError;
 use crate::receive::ReceiveError;
 use crate::FetchError;
 use sluice_checkout::CheckoutError;
-use sluice_odb::{ConfigError, OdbError, RefError, RepoError};
+use sluice_odb::{ConfigError, OdbError};
+use sluice_repo::{RefError, RepoError};
 
 /// Why a clone failed.
 #[derive(Debug, thiserror::Error)]

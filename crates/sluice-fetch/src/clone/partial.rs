@@ -7,7 +7,8 @@ use crate::{ConnectOptions, FetchRequest, NoHaves, Remote, RemoteRef};
 use sluice_checkout::tree::flatten;
 use sluice_object::progress::Progress;
 use sluice_object::ObjectId;
-use sluice_odb::{ObjectDb, Repository};
+use sluice_odb::ObjectDb;
+use sluice_repo::Repository;
 
 /// One more fetch of exactly the blobs of `tree` the repository lacks, as git's lazy fetch
 /// asks for them, into a second promisor pack.

@@ -77,7 +77,7 @@ impl Origin {
             .or_else(|| config.get("clone.defaultRemoteName"))
             .unwrap_or("origin")
             .to_owned();
-        if !sluice_odb::refs::is_valid_ref_name(&format!("refs/remotes/{name}/test")) {
+        if !sluice_repo::refs::is_valid_ref_name(&format!("refs/remotes/{name}/test")) {
             return Err(OriginError::InvalidName { name });
         }
         let extra = config

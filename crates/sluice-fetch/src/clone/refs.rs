@@ -5,7 +5,7 @@
 use super::plan::{ClonePlan, Origin};
 use crate::RemoteRef;
 use sluice_object::ObjectId;
-use sluice_odb::{Peeled, RefError, RefTarget, Repository};
+use sluice_repo::{Peeled, RefError, RefTarget, Repository};
 
 /// Who made the clone and what its reflog entries say (`clone: from <url>`); a bare clone
 /// writes no reflog.

@@ -20,9 +20,10 @@ use crate::{
 use sluice_checkout::{checkout_fresh, commit_tree, CheckoutOptions};
 use sluice_object::progress::Progress;
 use sluice_object::ObjectId;
-use sluice_odb::refs::reflog_identity;
-use sluice_odb::{ObjectDb, Repository};
+use sluice_odb::ObjectDb;
 use sluice_pack::ArrivingPack;
+use sluice_repo::refs::reflog_identity;
+use sluice_repo::Repository;
 use std::path::PathBuf;
 
 /// What a clone says while it works, for the command line to show (or not, under `-q`).

@@ -3,7 +3,8 @@
 
 use super::mapping::{Listed, Update};
 use super::report::kind_of;
-use sluice_odb::{LockError, Repository};
+use sluice_odb::LockError;
+use sluice_repo::Repository;
 
 /// Empties `FETCH_HEAD`, as git's `fetch --all` does before each remote's fetch appends to it.
 pub fn clear_fetch_head(repo: &Repository) -> Result<(), LockError> {

@@ -5,7 +5,7 @@
 use crate::refspec::Refspec;
 use crate::{Connection, RemoteRef};
 use sluice_object::{IdSet, ObjectId};
-use sluice_odb::{RefError, Repository};
+use sluice_repo::{RefError, Repository};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -281,7 +281,7 @@ impl RefPlan {
         updates: &[Update],
     ) -> Result<(), MappingError> {
         for local in updates.iter().filter_map(|u| u.local.as_deref()) {
-            if !sluice_odb::refs::is_valid_ref_name(local) {
+            if !sluice_repo::refs::is_valid_ref_name(local) {
                 return Err(MappingError::FunnyRef {
                     local: local.to_owned(),
                 });

@@ -5,7 +5,7 @@
 
 use sluice_checkout::wildmatch::wildmatch;
 use sluice_object::ObjectId;
-use sluice_odb::{RefError, Repository};
+use sluice_repo::{RefError, Repository};
 
 /// Why a tip names nothing.
 #[derive(Debug, thiserror::Error)]

@@ -9,7 +9,8 @@ use super::report::short_name;
 use crate::partial::fetch_filter;
 use crate::refspec::{InvalidRefspec, Refspec};
 use crate::{FetchError, Remote};
-use sluice_odb::{ConfigError, RefError, RefTarget, Repository};
+use sluice_odb::ConfigError;
+use sluice_repo::{RefError, RefTarget, Repository};
 use std::path::Path;
 
 /// Why a fetch cannot be planned.

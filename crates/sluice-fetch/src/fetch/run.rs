@@ -26,9 +26,10 @@ use crate::{
 use sluice_object::progress::Progress;
 use sluice_object::ObjectId;
 use sluice_odb::pack_store::StoreError;
-use sluice_odb::refs::reflog_identity;
-use sluice_odb::{ConfigError, LockError, ObjectDb, OdbError, RefError, RepoError, Repository};
+use sluice_odb::{ConfigError, LockError, ObjectDb, OdbError};
 use sluice_pack::ObjectLookup;
+use sluice_repo::refs::reflog_identity;
+use sluice_repo::{RefError, RepoError, Repository};
 use std::path::Path;
 
 /// Why a fetch failed.

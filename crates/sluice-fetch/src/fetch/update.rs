@@ -8,8 +8,9 @@ use crate::refspec::Refspec;
 use crate::remote_shallow;
 use crate::RemoteRef;
 use sluice_object::ObjectId;
-use sluice_odb::abbrev::abbreviate;
-use sluice_odb::{ConfigError, ObjectDb, RefError, RefTarget, RepoError, Repository};
+use sluice_odb::{ConfigError, ObjectDb};
+use sluice_repo::abbrev::abbreviate;
+use sluice_repo::{RefError, RefTarget, RepoError, Repository};
 
 /// Why the refs could not be moved.
 #[derive(Debug, thiserror::Error)]
@@ -208,7 +209,7 @@ pub struct Changes<'a> {
     pub verbose: bool,
     /// The reflog's action.
     pub action: &'a str,
-    /// Who the reflog entries name (see `sluice_odb::refs::reflog_identity`).
+    /// Who the reflog entries name (see `sluice_repo::refs::reflog_identity`).
     pub who: &'a str,
 }
 
@@ -231,7 +232,7 @@ pub fn decide(
                 Outcome::Rejected("would clobber existing tag")
             }
         }
-        Some(old) if sluice_odb::ancestry::is_ancestor(odb, &old, &new) => {
+        Some(old) if sluice_graph::ancestry::is_ancestor(odb, &old, &new) => {
             Outcome::FastForward(old)
         }
         Some(old) if update.force => Outcome::Forced(old),

@@ -3,7 +3,8 @@
 //! arguments fetches and merges it.
 
 use crate::RemoteRef;
-use sluice_odb::{ConfigError, ConfigFile, ConfigKey, Repository};
+use sluice_odb::{ConfigError, ConfigFile, ConfigKey};
+use sluice_repo::Repository;
 
 /// Records `fetched` (the refs fetched without a local destination) as the upstream of
 /// `current` (the branch checked out), where that is one branch; otherwise changes nothing and

@@ -4,7 +4,7 @@
 
 use super::{PushError, PushedRef, RefStatus};
 use crate::connection::write_line;
-use sluice_odb::Repository;
+use sluice_repo::Repository;
 use sluice_wire::pktline::write_packet;
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -52,14 +52,14 @@ impl Signer {
     pub(crate) fn from_config(repo: &Repository) -> Signer {
         let config = repo.config();
         let key = (config.get("user.signingkey"))
-            .map_or_else(|| sluice_odb::refs::committer(config), str::to_owned);
+            .map_or_else(|| sluice_repo::refs::committer(config), str::to_owned);
         let program = (config.get("gpg.openpgp.program"))
             .or_else(|| config.get("gpg.program"))
             .unwrap_or("gpg")
             .to_owned();
         Signer {
             key,
-            stamp: format!("{} +0000", sluice_odb::date::now()),
+            stamp: format!("{} +0000", sluice_repo::date::now()),
             program,
         }
     }

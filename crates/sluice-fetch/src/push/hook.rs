@@ -4,7 +4,7 @@
 //! standard output and error.
 
 use super::{PushError, PushedRef, RefStatus};
-use sluice_odb::Repository;
+use sluice_repo::Repository;
 use std::io::Write;
 use std::process::{Command, Stdio};
 

@@ -25,7 +25,7 @@ use crate::transport::Service;
 use crate::{ConnectOptions, FetchError, RemoteRef};
 use sluice_object::progress::Progress;
 use sluice_object::ObjectId;
-use sluice_odb::Repository;
+use sluice_repo::Repository;
 
 /// Why a push could not be made (refused refs are reported in [`PushOutcome`] instead).
 #[derive(Debug, thiserror::Error)]
@@ -117,7 +117,7 @@ pub enum PushError {
     SubmodulePushFailed(String),
     /// Refs could not be read or written.
     #[error(transparent)]
-    Refs(#[from] sluice_odb::RefError),
+    Refs(#[from] sluice_repo::RefError),
     /// A setting could not be read or written.
     #[error(transparent)]
     Config(#[from] sluice_odb::ConfigError),
@@ -126,7 +126,7 @@ pub enum PushError {
     Odb(#[from] sluice_odb::OdbError),
     /// The objects to send could not be counted.
     #[error(transparent)]
-    Walk(#[from] sluice_odb::WalkError),
+    Walk(#[from] sluice_graph::WalkError),
 }
 
 /// `--force-with-lease`: the ref moves only if the remote has it at `expected` (absent: `None`).

@@ -6,7 +6,7 @@
 use super::spec::PushRefspec;
 use super::PushError;
 use crate::Remote;
-use sluice_odb::{RefTarget, Repository};
+use sluice_repo::{RefTarget, Repository};
 use std::path::Path;
 
 /// What the command line chose.

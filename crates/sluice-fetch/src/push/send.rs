@@ -7,9 +7,11 @@ use super::{PushError, PushMessages, PushedRef, RefStatus};
 use crate::connection::write_line;
 use crate::Connection;
 use sluice_generate::{write_pack, PackOptions};
+use sluice_graph::{walk_objects, ObjectFilter, WalkRequest};
 use sluice_object::progress::Progress;
 use sluice_object::{IdSet, ObjectId};
-use sluice_odb::{walk_objects, ObjectDb, ObjectFilter, Repository, WalkRequest};
+use sluice_odb::ObjectDb;
+use sluice_repo::Repository;
 use sluice_wire::demux::Demux;
 use sluice_wire::pktline::{write_flush, Packet, PktReader};
 use std::io::Read;
@@ -155,7 +157,7 @@ fn walk(
     wants: &[ObjectId],
     haves: &[ObjectId],
     progress: &dyn Progress,
-) -> Result<sluice_odb::Walked, PushError> {
+) -> Result<sluice_graph::Walked, PushError> {
     Ok(walk_objects(
         odb,
         &WalkRequest {
@@ -164,7 +166,7 @@ fn walk(
             shallow: &IdSet::default(),
             filter: ObjectFilter::None,
             reach_memo: None,
-            cores: sluice_odb::WalkCores::All,
+            cores: sluice_graph::WalkCores::All,
         },
         progress,
     )?)

@@ -1,9 +1,9 @@
 //! What the source side of a push refspec names: a local ref found by git's rules for short
 //! names (`main`, `v1`, `refs/heads/main`, `HEAD`), or an object named by a full id, each
-//! optionally followed by `~<n>` and `^<n>` steps ([`sluice_odb::revision`]).
+//! optionally followed by `~<n>` and `^<n>` steps ([`sluice_repo::revision`]).
 
 use sluice_object::ObjectId;
-use sluice_odb::{RefTarget, Repository};
+use sluice_repo::{RefTarget, Repository};
 
 /// A resolved source.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +37,7 @@ pub(crate) fn resolve(repo: &Repository, expression: &str) -> Option<Source> {
         "@" => format!("HEAD{}", &expression[split..]),
         _ => expression.to_owned(),
     };
-    let named = sluice_odb::revision::resolve(repo, &expression)?;
+    let named = sluice_repo::revision::resolve(repo, &expression)?;
     Some(Source {
         shown: named.ref_name.clone().unwrap_or(expression),
         ref_name: named.ref_name,

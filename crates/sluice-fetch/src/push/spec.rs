@@ -7,7 +7,7 @@ use super::source::{self, Source};
 use super::PushError;
 use crate::RemoteRef;
 use sluice_object::ObjectId;
-use sluice_odb::Repository;
+use sluice_repo::Repository;
 
 /// One push refspec.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,7 +57,7 @@ impl PushRefspec {
 }
 
 fn valid_name(name: &str) -> bool {
-    sluice_odb::refs::is_valid_ref_name(&name.replacen('*', "x", 1))
+    sluice_repo::refs::is_valid_ref_name(&name.replacen('*', "x", 1))
 }
 
 /// One ref update to offer the server, before its status is known.

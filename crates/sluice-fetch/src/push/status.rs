@@ -6,7 +6,7 @@ use super::spec::Paired;
 use super::{PushedRef, RefStatus};
 use crate::RemoteRef;
 use sluice_object::ObjectId;
-use sluice_odb::Repository;
+use sluice_repo::Repository;
 
 /// The status of each paired update against the remote's advertised values.
 pub(crate) fn judge(
@@ -79,7 +79,7 @@ fn status_of(
         Some(RefStatus::FetchFirst)
     } else {
         match commits {
-            (Some(old), Some(new)) if sluice_odb::ancestry::is_ancestor(objects, &old, &new) => {
+            (Some(old), Some(new)) if sluice_graph::ancestry::is_ancestor(objects, &old, &new) => {
                 None
             }
             (Some(_), Some(_)) => Some(RefStatus::NonFastForward),

@@ -3,11 +3,13 @@
 //! order of a push that pushes them first.
 
 use super::{PushError, PushOptions, PushedRef};
+use sluice_graph::{walk_objects, ObjectFilter, WalkRequest};
 use sluice_object::parse::parse_commit;
 use sluice_object::progress::Discard;
 use sluice_object::tree_diff::for_each_difference;
 use sluice_object::{IdSet, ObjectId, ObjectKind};
-use sluice_odb::{walk_objects, ObjectDb, ObjectFilter, Repository, WalkRequest};
+use sluice_odb::ObjectDb;
+use sluice_repo::Repository;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -151,7 +153,7 @@ fn commits_between(
         shallow: &IdSet::default(),
         filter: ObjectFilter::TreeDepth(0),
         reach_memo: None,
-        cores: sluice_odb::WalkCores::All,
+        cores: sluice_graph::WalkCores::All,
     };
     let walked = walk_objects(odb, &request, &Discard)?;
     Ok((walked.objects.iter())

@@ -9,7 +9,8 @@ use super::{PushError, PushedRef, RefStatus};
 use crate::upstream::{fetch_specs, tracking_ref};
 use crate::RemoteRef;
 use sluice_object::ObjectKind;
-use sluice_odb::{ConfigFile, ConfigKey, RefTarget, Repository};
+use sluice_odb::{ConfigFile, ConfigKey};
+use sluice_repo::{RefTarget, Repository};
 
 /// The value of the remote-tracking ref of the remote's `name`: what `--force-with-lease`
 /// expects the remote to have.
@@ -36,7 +37,8 @@ pub(crate) fn in_history_of(
     values.extend(now);
     values.dedup();
     // Newest first: a rebase onto the remote's tip is usually the latest entry.
-    (values.iter().rev()).any(|v| v == seen || sluice_odb::ancestry::is_ancestor(objects, seen, v))
+    (values.iter().rev())
+        .any(|v| v == seen || sluice_graph::ancestry::is_ancestor(objects, seen, v))
 }
 
 /// Moves the remote-tracking ref of each ref the server took or has already, as
@@ -51,7 +53,7 @@ pub(crate) fn update(
     let log = config
         .get_bool("core.logAllRefUpdates")?
         .unwrap_or(repo.work_tree().is_some());
-    let who = sluice_odb::refs::reflog_identity(config);
+    let who = sluice_repo::refs::reflog_identity(config);
     let null = repo.hash().null_id();
     let mut updated = Vec::new();
     for r in (refs.iter()).filter(|r| matches!(r.status, RefStatus::Ok | RefStatus::UpToDate)) {
@@ -177,7 +179,7 @@ pub(crate) fn followed_tags(
         let odb = repo.objects();
         if pushed
             .iter()
-            .any(|tip| sluice_odb::ancestry::is_ancestor(odb, &commit, tip))
+            .any(|tip| sluice_graph::ancestry::is_ancestor(odb, &commit, tip))
         {
             tags.push(Paired {
                 src: Some(Source {

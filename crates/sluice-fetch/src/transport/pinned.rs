@@ -213,7 +213,7 @@ fn der_time(data: &[u8]) -> Option<(u64, &[u8])> {
         return None;
     }
     let seconds = field(4)? * 3600 + field(6)? * 60 + field(8)?;
-    let days = sluice_odb::date::days_from_civil(year as i64, month as i64, day as i64);
+    let days = sluice_repo::date::days_from_civil(year as i64, month as i64, day as i64);
     Some((u64::try_from(days).ok()? * 86400 + seconds, rest))
 }
 
@@ -340,7 +340,7 @@ mod tests {
 
     #[test]
     fn civil_days_match_known_dates() {
-        let days_from_civil = sluice_odb::date::days_from_civil;
+        let days_from_civil = sluice_repo::date::days_from_civil;
         assert_eq!(days_from_civil(1970, 1, 1), 0);
         assert_eq!(days_from_civil(2000, 3, 1), 11017);
         assert_eq!(days_from_civil(2026, 11, 28), 20785);

@@ -1,7 +1,7 @@
 //! Commits and tags: their header lines in git's order, and the identities in them.
 
 use super::{Message, Report};
-use crate::refs::is_valid_ref_name;
+use sluice_object::ref_name::is_valid_ref_name;
 use sluice_object::{HashKind, ObjectId, ObjectKind};
 
 /// The header must end at an empty line (or, with no body, at a final newline) and hold no NUL.

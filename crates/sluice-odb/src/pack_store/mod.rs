@@ -3,11 +3,9 @@
 //! and its `.idx` are synced together and renamed into place, the index last, so that a reader
 //! that finds the index finds everything it describes. A failure at any point leaves no file.
 
-mod into_repo;
 mod staged;
 mod unpack;
 
-pub use into_repo::{receive_into, Receiving};
 pub use staged::{replace_extension, Staged};
 pub use unpack::{loose_compression, unpack_limit, unpack_to_loose};
 

@@ -22,7 +22,7 @@ use crate::{resolve_path, upload_pack, Protocol, ServeError, UploadPackOptions};
 use auth::{push_access, PushAccess};
 use body::{ChunkedReader, ChunkedWriter};
 use flate2::read::GzDecoder;
-use sluice_odb::Repository;
+use sluice_repo::Repository;
 use sluice_wire::pktline::{write_flush, write_packet};
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -6,8 +6,8 @@
 //! pre-receive and post-receive learn the outcome through git's `GIT_PUSH_CERT*` variables.
 
 use sluice_object::{HashKind, ObjectKind, TrailerHasher};
-use sluice_odb::date::now;
-use sluice_odb::Repository;
+use sluice_repo::date::now;
+use sluice_repo::Repository;
 use std::ffi::OsString;
 use std::io::Write;
 use std::process::{Command, Stdio};

@@ -8,7 +8,7 @@ use super::hooks::Hooks;
 use sluice_checkout::{clean_state, commit_tree, switch, CheckoutOptions, CleanState};
 use sluice_object::progress::Discard;
 use sluice_object::ObjectId;
-use sluice_odb::Repository;
+use sluice_repo::Repository;
 use std::path::PathBuf;
 
 /// Moves the work tree of `repo` to `new`, before its current branch moves there; `Err` holds

@@ -6,8 +6,8 @@
 //! client (`remote:` lines).
 
 use sluice_object::HashKind;
-use sluice_odb::refs::TransactionObserver;
-use sluice_odb::{Expected, RefUpdate, Repository};
+use sluice_repo::refs::TransactionObserver;
+use sluice_repo::{Expected, RefUpdate, Repository};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::PathBuf;

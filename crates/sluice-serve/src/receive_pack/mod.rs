@@ -26,7 +26,7 @@ use objects::receive_objects;
 use sluice_odb::quarantine::Quarantine;
 
 use sluice_object::{HashKind, ObjectId};
-use sluice_odb::Repository;
+use sluice_repo::Repository;
 use sluice_wire::pktline::{write_flush, write_packet, Packet, PktReader};
 use sluice_wire::sideband::{Band, Sideband};
 use std::io::{Read, Write};
@@ -105,7 +105,7 @@ pub enum ReceiveError {
     TooManyCommands,
     /// Reading refs failed.
     #[error(transparent)]
-    Refs(#[from] sluice_odb::RefError),
+    Refs(#[from] sluice_repo::RefError),
     /// The repository's configuration is unreadable.
     #[error(transparent)]
     Config(#[from] sluice_odb::ConfigError),
@@ -306,7 +306,7 @@ fn alternate_haves(
         let Some(git_dir) = dir.parent().filter(|_| dir.ends_with("objects")) else {
             continue;
         };
-        let refs = sluice_odb::Refs::new(git_dir, git_dir, repo.hash());
+        let refs = sluice_repo::Refs::new(git_dir, git_dir, repo.hash());
         let mut ids: Vec<ObjectId> = refs
             .list()
             .unwrap_or_default()
@@ -501,7 +501,7 @@ fn accept(
         hooks.run_live("post-update", &names, b"", &[], Some(messenger));
         // receive.updateServerInfo: the files dumb HTTP clients read, as git refreshes them.
         if repo.config().get_bool("receive.updateserverinfo")? == Some(true) {
-            if let Err(e) = sluice_odb::server_info::update_server_info(repo) {
+            if let Err(e) = sluice_repo::server_info::update_server_info(repo) {
                 messenger.say(format!("error: {e}"));
             }
         }

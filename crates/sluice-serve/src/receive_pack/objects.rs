@@ -8,8 +8,8 @@ use super::Request;
 use sluice_odb::fsck::{Checker, Severity};
 use sluice_odb::pack_store::{self, links_present, Destination, StoreError, StoreOptions};
 use sluice_odb::quarantine::Quarantine;
-use sluice_odb::Repository;
 use sluice_pack::{IndexOptions, LinkCheck, PackIndexer};
+use sluice_repo::Repository;
 use std::io::Read;
 
 /// Why the objects were refused: git's unpack status for the client, and the lines for its

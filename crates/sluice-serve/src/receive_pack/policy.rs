@@ -4,7 +4,8 @@
 //! `receive.denyNonFastForwards`; and which refs keep a reflog (`core.logAllRefUpdates`).
 
 use super::Command;
-use sluice_odb::{ConfigError, RefTarget, Repository};
+use sluice_odb::ConfigError;
+use sluice_repo::{RefTarget, Repository};
 
 /// One of git's `receive.deny*` actions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,7 +169,7 @@ impl Policy {
             && name.starts_with("refs/heads/")
             && !command.old.is_null()
             && !command.new.is_null()
-            && !sluice_odb::ancestry::is_ancestor(objects, &command.old, &command.new)
+            && !sluice_graph::ancestry::is_ancestor(objects, &command.old, &command.new)
         {
             let message = format!("denying non-fast-forward {name} (you should pull first)");
             return refuse("non-fast-forward", message);

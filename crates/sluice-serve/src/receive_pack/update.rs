@@ -14,7 +14,8 @@ use super::messenger::Messenger;
 use super::policy::Policy;
 use super::{deploy, Command, Pusher, ReceiveError, Request};
 use sluice_odb::quarantine::Quarantine;
-use sluice_odb::{Expected, ObjectDb, RefUpdate, Repository, Transaction, TransactionError};
+use sluice_odb::ObjectDb;
+use sluice_repo::{Expected, RefUpdate, Repository, Transaction, TransactionError};
 use std::ffi::OsString;
 
 /// Per command: `None` when it was applied, else git's word for why not.
@@ -189,7 +190,7 @@ fn apply(
 /// git's word for a transaction that could not be prepared.
 fn refusal(e: &TransactionError) -> &'static str {
     match e {
-        TransactionError::Ref(sluice_odb::RefError::BadName(_)) => "funny refname",
+        TransactionError::Ref(sluice_repo::RefError::BadName(_)) => "funny refname",
         _ => "failed to update ref",
     }
 }
@@ -234,7 +235,7 @@ fn judge(
         }
         if refused.is_none() && !command.new.is_null() {
             let branch =
-                sluice_odb::refs::check_branch_target(&command.name, &command.new, objects);
+                sluice_repo::refs::check_branch_target(&command.name, &command.new, objects);
             if let Err(e) = branch {
                 messenger.say(format!("error: {e}"));
                 refused = Some("failed to update ref".to_owned());
@@ -254,7 +255,7 @@ fn updater<'a>(
 ) -> impl Fn(&Command) -> RefUpdate + 'a {
     let pushed = pusher.map(Pusher::identity);
     let pushed = (pushed.as_ref()).map(|(name, email)| (name.as_str(), email.as_str()));
-    let who = sluice_odb::refs::reflog_identity_for(repo.config(), pushed);
+    let who = sluice_repo::refs::reflog_identity_for(repo.config(), pushed);
     move |c: &Command| RefUpdate {
         name: c.name.clone(),
         expected: match c.old.is_null() {

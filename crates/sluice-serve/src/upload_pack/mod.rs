@@ -8,8 +8,9 @@ use crate::pack_cache::PackCache;
 use crate::request_error::RequestError;
 use crate::shallow::{shallow_info, Deepen, ShallowInfo};
 use crate::ServeError;
+use sluice_graph::{walk_objects, ObjectFilter, WalkRequest};
 use sluice_object::{IdSet, ObjectId};
-use sluice_odb::{walk_objects, ObjectFilter, Repository, WalkRequest};
+use sluice_repo::Repository;
 use sluice_wire::pktline::{write_flush, write_packet, Packet, PktLineError, PktReader};
 use std::io::{self, Read, Write};
 use std::sync::{Arc, Mutex};
@@ -302,7 +303,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                 shallow: &self.own_shallow,
                 filter: ObjectFilter::None,
                 reach_memo: None,
-                cores: sluice_odb::WalkCores::One,
+                cores: sluice_graph::WalkCores::One,
             },
             &sluice_object::progress::Discard,
         )?;

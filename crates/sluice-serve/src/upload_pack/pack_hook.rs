@@ -8,8 +8,9 @@
 
 use super::Request;
 use crate::ServeError;
+use sluice_graph::ObjectFilter;
 use sluice_object::{IdSet, ObjectId};
-use sluice_odb::{Config, ObjectFilter};
+use sluice_odb::Config;
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 

@@ -6,9 +6,9 @@ use crate::pack_cache::{CacheKey, Tee};
 use crate::remote_progress::BandSink;
 use crate::ServeError;
 use sluice_generate::{write_pack, write_pack_remembered, PackOptions, PackStats};
+use sluice_graph::{walk_objects, WalkRequest};
 use sluice_object::progress::{Progress, ProgressSink, TextProgress};
 use sluice_object::{IdSet, ObjectId, ObjectKind};
-use sluice_odb::{walk_objects, WalkRequest};
 use sluice_wire::sideband::{Band, Sideband};
 use std::io::{self, Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -155,7 +155,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                 shallow,
                 filter: request.filter,
                 reach_memo: self.options.memory.as_ref().map(|m| &m.reaches),
-                cores: sluice_odb::WalkCores::One,
+                cores: sluice_graph::WalkCores::One,
             },
             progress,
         )?;
@@ -166,7 +166,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                     continue;
                 };
                 if sent.contains(&target) && !sent.contains(&r.id) {
-                    walked.objects.push(sluice_odb::WalkedObject {
+                    walked.objects.push(sluice_graph::WalkedObject {
                         id: r.id,
                         kind: ObjectKind::Tag,
                         name_hash: 0,

@@ -59,7 +59,7 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if args.quiet {
         return Ok(ExitCode::SUCCESS);
     }
-    let abbrev = |id| sluice_odb::abbrev::abbreviate(&repo, id);
+    let abbrev = |id| sluice_repo::abbrev::abbreviate(&repo, id);
     let branch = match &moved.to {
         HeadMoved::Branch { name, .. } => Some(name.clone()),
         HeadMoved::Detached { .. } => None,

@@ -5,7 +5,7 @@ use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::bail;
 use clap::{Args, Subcommand};
-use sluice_odb::commit_graph::{SplitOptions, SplitStrategy};
+use sluice_graph::commit_graph::{SplitOptions, SplitStrategy};
 use std::process::ExitCode;
 
 /// `git commit-graph`'s arguments.
@@ -58,7 +58,7 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
     }
     let shown = TerminalProgress::new(crate::progress::enabled(!no_progress, progress));
     let Some(strategy) = split else {
-        sluice_odb::commit_graph::write_reachable(&repo, &shown)?;
+        sluice_graph::commit_graph::write_reachable(&repo, &shown)?;
         return Ok(ExitCode::SUCCESS);
     };
     let strategy = match strategy.as_str() {
@@ -72,6 +72,6 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
         size_multiple: size_multiple.max(1),
         max_commits,
     };
-    sluice_odb::commit_graph::write_split(&repo, &options, &shown)?;
+    sluice_graph::commit_graph::write_split(&repo, &options, &shown)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -24,7 +24,8 @@ pub mod upload_pack;
 pub mod verify_pack;
 
 use crate::cli::{Cli, Command};
-use sluice_odb::{Config, RepoError, Repository};
+use sluice_odb::Config;
+use sluice_repo::{RepoError, Repository};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -94,7 +95,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     export_settings(&cli.config)?;
     if let Some(file) = cli.shallow_file {
-        sluice_odb::shallow::use_file(file.into());
+        sluice_repo::shallow::use_file(file.into());
     }
     let context = Context { cwd };
     match cli.command {

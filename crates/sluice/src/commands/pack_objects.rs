@@ -8,7 +8,8 @@ use anyhow::bail;
 use clap::Args;
 use sluice_generate::pack_objects::{select, Filters, RootKinds, Selection};
 use sluice_generate::{write_pack, write_stored_at, PackOptions};
-use sluice_odb::{ObjectDb, Repository};
+use sluice_odb::ObjectDb;
+use sluice_repo::Repository;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -144,7 +145,7 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
 fn write_bitmap(
     repo: &Repository,
     odb: &ObjectDb,
-    walked: &sluice_odb::Walked,
+    walked: &sluice_graph::Walked,
     selection: &Selection,
     pack_path: &Path,
     progress: &TerminalProgress,
@@ -157,6 +158,6 @@ fn write_bitmap(
         }
     };
     let packed = sluice_odb::Pack::open(&pack_path.with_extension("idx"), repo.hash())?;
-    sluice_odb::bitmap::write_bitmap(&packed, odb, walked, tips, None, progress)?;
+    sluice_graph::bitmap::write_bitmap(&packed, odb, walked, tips, None, progress)?;
     Ok(())
 }

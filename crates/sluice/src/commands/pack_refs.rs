@@ -2,7 +2,7 @@
 
 use super::Context;
 use clap::Args;
-use sluice_odb::refs::PackRefsOptions;
+use sluice_repo::refs::PackRefsOptions;
 use std::process::ExitCode;
 
 /// `git pack-refs`'s arguments.

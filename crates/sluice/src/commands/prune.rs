@@ -26,7 +26,7 @@ pub fn run(args: PruneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let expire = match args.expire.as_deref() {
         None => None,
         Some(text) => {
-            let seconds = sluice_odb::date::parse_since(Some(text))?.unwrap_or(0);
+            let seconds = sluice_repo::date::parse_since(Some(text))?.unwrap_or(0);
             Some(UNIX_EPOCH + Duration::from_secs(seconds.max(0) as u64))
         }
     };

@@ -16,6 +16,6 @@ pub struct UpdateServerInfoArgs {
 pub fn run(args: UpdateServerInfoArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let _ = args.force;
     let repo = context.require_repository()?;
-    sluice_odb::server_info::update_server_info(&repo)?;
+    sluice_repo::server_info::update_server_info(&repo)?;
     Ok(ExitCode::SUCCESS)
 }

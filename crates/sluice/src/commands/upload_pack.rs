@@ -4,7 +4,7 @@
 use super::Context;
 use anyhow::anyhow;
 use clap::Args;
-use sluice_odb::{RepoError, Repository};
+use sluice_repo::{RepoError, Repository};
 use sluice_serve::receive_pack::{receive_pack, ReceivePackOptions};
 use sluice_serve::{upload_pack, PackCache, Protocol, UploadPackOptions};
 use std::path::PathBuf;

@@ -21,9 +21,9 @@ use sluice_fetch::partial::filter_spec;
 use sluice_fetch::reference::{add_references, dissociate, Need, Reference};
 use sluice_fetch::{ConnectOptions, Deepen, IpVersion, Remote, RemoteUrl};
 use sluice_object::progress::Deferred;
-use sluice_odb::date::parse_since;
-use sluice_odb::init::{initial_branch, InitOptions};
-use sluice_odb::Repository;
+use sluice_repo::date::parse_since;
+use sluice_repo::init::{initial_branch, InitOptions};
+use sluice_repo::Repository;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -12,7 +12,7 @@ use anyhow::bail;
 use clap::Args;
 use sluice_fetch::partial::filter_spec;
 use sluice_fetch::refspec::{self, Refspec};
-use sluice_odb::Repository;
+use sluice_repo::Repository;
 use std::io::Write as _;
 use std::process::ExitCode;
 
@@ -24,7 +24,7 @@ use sluice_fetch::fetch::{
     FetchOptions, FetchOutcome, FetchPlan, Recursion, Refused, Selection,
 };
 use sluice_fetch::{ConnectOptions, Deepen};
-use sluice_odb::date::parse_since;
+use sluice_repo::date::parse_since;
 
 /// `git fetch`'s arguments (those this version supports).
 #[derive(Debug, Args)]
@@ -404,7 +404,7 @@ fn fetch_one(
         sluice_fetch::fetch::Report::Line(line) => vec![line.old, line.new],
         sluice_fetch::fetch::Report::Warning(_) => Vec::new(),
     });
-    let summary_width = sluice_odb::abbrev::summary_width(repo, ids);
+    let summary_width = sluice_repo::abbrev::summary_width(repo, ids);
     print_report(shown, &moved.lines, args.quiet, format, summary_width)?;
     for error in &moved.in_the_way {
         eprintln!("error: {error}");

@@ -13,7 +13,7 @@ use sluice_fetch::push::{
     Settings,
 };
 use sluice_fetch::ConnectOptions;
-use sluice_odb::Repository;
+use sluice_repo::Repository;
 use std::process::ExitCode;
 
 /// `git push`'s arguments (those this version supports).

@@ -4,14 +4,14 @@
 
 use sluice_fetch::fetch::short_name;
 use sluice_fetch::push::{PushOutcome, PushedRef, RefStatus};
-use sluice_odb::{RefTarget, Repository};
+use sluice_repo::{RefTarget, Repository};
 use std::io::Write;
 use std::process::ExitCode;
 
 /// The flag, summary and note of one line.
 fn describe(repo: &Repository, r: &PushedRef) -> (char, String, String) {
     let short = |id: Option<sluice_object::ObjectId>| {
-        id.map(|id| sluice_odb::abbrev::abbreviate(repo, &id))
+        id.map(|id| sluice_repo::abbrev::abbreviate(repo, &id))
     };
     let rejected = |why: &str| ('!', "[rejected]".to_owned(), format!("({why})"));
     match &r.status {
@@ -87,7 +87,7 @@ pub(super) fn print(
         false => Box::new(std::io::stderr().lock()),
     };
     let ids = refs.iter().flat_map(|r| [r.old, r.new]).flatten();
-    let width = sluice_odb::abbrev::summary_width(repo, ids);
+    let width = sluice_repo::abbrev::summary_width(repo, ids);
     let mut headed = false;
     for r in order {
         if args.quiet && !r.status.refused() {

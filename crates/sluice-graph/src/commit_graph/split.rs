@@ -1,0 +1,289 @@
+//! Split commit-graphs (`git commit-graph write --split`): a chain of graph files
+//! (`objects/info/commit-graphs/graph-<checksum>.graph`, listed bottom first in
+//! `commit-graph-chain`), each new layer holding only the commits the layers below lack, so a
+//! repository that takes pushes does not rewrite its whole graph for a few new commits. As
+//! git does it: the top layers are merged into the new one while a layer holds no more than
+//! `size-multiple` times the commits on its way in (so layers stay few), a whole
+//! `objects/info/commit-graph` becomes the bottom layer, and files no chain names are removed.
+
+use super::write::{
+    commit_tips, encode, generations, node_of, read_commits, write_graph_file, Node,
+};
+use super::{CommitGraphError, Written, OID_LOOKUP};
+use sluice_object::progress::Progress;
+use sluice_object::{HashKind, IdMap, IdSet, ObjectId, ObjectKind};
+use sluice_odb::lockfile::LockError;
+use sluice_repo::Repository;
+use std::path::{Path, PathBuf};
+
+/// How layers are merged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SplitStrategy {
+    /// git's default: merge the top layers while they are small beside the new commits.
+    #[default]
+    Merge,
+    /// Never merge: always a new layer (`--split=no-merge`).
+    NoMerge,
+    /// One layer of everything (`--split=replace`).
+    Replace,
+}
+
+/// `--split`'s settings.
+#[derive(Debug, Clone, Copy)]
+pub struct SplitOptions {
+    /// How layers are merged.
+    pub strategy: SplitStrategy,
+    /// A layer is merged while it holds at most this many times the commits coming in
+    /// (`--size-multiple`, 2).
+    pub size_multiple: usize,
+    /// A new layer of more commits than this merges the layer below too (`--max-commits`).
+    pub max_commits: Option<usize>,
+}
+
+impl Default for SplitOptions {
+    fn default() -> Self {
+        SplitOptions {
+            strategy: SplitStrategy::Merge,
+            size_multiple: 2,
+            max_commits: None,
+        }
+    }
+}
+
+/// A graph file of the chain.
+struct Layer {
+    checksum: ObjectId,
+    ids: Vec<ObjectId>,
+    path: PathBuf,
+}
+
+/// Writes a new layer for the commits the refs reach that the chain lacks, merging layers as
+/// `options` say; returns the new layer.
+pub fn write_split(
+    repo: &Repository,
+    options: &SplitOptions,
+    progress: &dyn Progress,
+) -> Result<Written, CommitGraphError> {
+    let hash = repo.hash();
+    let info = repo.objects().dir().join("info");
+    let dir = info.join("commit-graphs");
+    let mut layers = read_chain(&info, hash)?;
+    let held: IdSet = layers.iter().flat_map(|l| l.ids.iter().copied()).collect();
+    let tips = commit_tips(repo)?;
+    // Nothing new: the graph stays as it is (a whole one too), as git leaves it. A graph holds
+    // every parent of what it holds, so tips all in it mean nothing new, found without reading
+    // history.
+    if options.strategy != SplitStrategy::Replace && tips.iter().all(|t| held.contains(t)) {
+        if let Some(top) = layers.last() {
+            return Ok(Written {
+                commits: 0,
+                path: top.path.clone(),
+            });
+        }
+    }
+    let mut nodes = read_commits(repo, tips, progress)?;
+    let mut new_ids: Vec<ObjectId> = nodes
+        .keys()
+        .filter(|id| !held.contains(id))
+        .copied()
+        .collect();
+    while let Some(top) = layers.last() {
+        let merge = match options.strategy {
+            SplitStrategy::Replace => true,
+            SplitStrategy::NoMerge => false,
+            SplitStrategy::Merge => {
+                top.ids.len() <= options.size_multiple.saturating_mul(new_ids.len())
+                    || options.max_commits.is_some_and(|max| new_ids.len() > max)
+            }
+        };
+        if !merge {
+            break;
+        }
+        let top = layers.pop().expect("a top layer");
+        new_ids.extend(top.ids);
+    }
+    new_ids.sort_unstable();
+    new_ids.dedup();
+    // Commits of merged layers no ref reaches any more are kept, as git keeps them.
+    for id in &new_ids {
+        if !nodes.contains_key(id) {
+            let node = match repo.objects().read(id)? {
+                Some((ObjectKind::Commit, data)) => node_of(hash, *id, &data)?,
+                _ => return Err(CommitGraphError::Missing(*id)),
+            };
+            nodes.insert(*id, node);
+        }
+    }
+    let bytes = encode_layer(hash, &layers, &new_ids, &nodes)?;
+    let checksum = ObjectId::from_bytes(hash, &bytes[bytes.len() - hash.len_in_bytes()..])
+        .expect("a checksum is an id's length");
+    create_dir(&dir)?;
+    let path = dir.join(format!("graph-{checksum}.graph"));
+    write_graph_file(&path, &bytes)?;
+    // A whole graph kept as the bottom layer moves into the chain's directory.
+    for layer in &mut layers {
+        if layer.path.parent() != Some(dir.as_path()) {
+            let moved = dir.join(format!("graph-{}.graph", layer.checksum));
+            std::fs::rename(&layer.path, &moved).map_err(|source| LockError::Io {
+                path: layer.path.clone(),
+                source,
+            })?;
+            layer.path = moved;
+        }
+    }
+    let mut chain: Vec<ObjectId> = layers.iter().map(|l| l.checksum).collect();
+    chain.push(checksum);
+    let listed: String = chain.iter().map(|c| format!("{c}\n")).collect();
+    write_graph_file(&dir.join("commit-graph-chain"), listed.as_bytes())?;
+    remove_whole_graph(&info)?;
+    remove_layers(&info, &chain)?;
+    Ok(Written {
+        commits: new_ids.len(),
+        path,
+    })
+}
+
+/// The layer of `ids` over `layers`: positions count the layers' commits first, and each
+/// commit's level and corrected date are computed from the whole history (they are
+/// properties of the commit, whichever layer holds it).
+fn encode_layer(
+    hash: HashKind,
+    layers: &[Layer],
+    ids: &[ObjectId],
+    nodes: &IdMap<Node>,
+) -> Result<Vec<u8>, CommitGraphError> {
+    let mut global: IdMap<u32> = IdMap::default();
+    for id in layers.iter().flat_map(|l| l.ids.iter()).chain(ids) {
+        let next = global.len() as u32;
+        global.entry(*id).or_insert(next);
+    }
+    let mut all: Vec<ObjectId> = nodes.keys().copied().collect();
+    all.sort_unstable();
+    let local: IdMap<u32> = (all.iter().enumerate())
+        .map(|(i, id)| (*id, i as u32))
+        .collect();
+    let ordered: Vec<&Node> = all.iter().map(|id| &nodes[id]).collect();
+    let mut parents_local = Vec::with_capacity(all.len());
+    for node in &ordered {
+        let positions: Option<Vec<u32>> =
+            node.parents.iter().map(|p| local.get(p).copied()).collect();
+        parents_local.push(positions.unwrap_or_default());
+    }
+    let (levels, corrected) = generations(&ordered, &parents_local);
+    let layer: Vec<&Node> = ids.iter().map(|id| &nodes[id]).collect();
+    let mut parents = Vec::with_capacity(ids.len());
+    for node in &layer {
+        let mut positions = Vec::with_capacity(node.parents.len());
+        for parent in &node.parents {
+            positions.push(
+                *global
+                    .get(parent)
+                    .ok_or(CommitGraphError::Missing(*parent))?,
+            );
+        }
+        parents.push(positions);
+    }
+    let at = |id: &ObjectId| local[id] as usize;
+    let layer_levels: Vec<u32> = ids.iter().map(|id| levels[at(id)]).collect();
+    let layer_corrected: Vec<u64> = ids.iter().map(|id| corrected[at(id)]).collect();
+    let bases: Vec<ObjectId> = layers.iter().map(|l| l.checksum).collect();
+    Ok(encode(
+        hash,
+        ids,
+        &layer,
+        &parents,
+        &layer_levels,
+        &layer_corrected,
+        &bases,
+    ))
+}
+
+/// The chain's layers, bottom first; or a whole `commit-graph` as the one layer; or none.
+fn read_chain(info: &Path, hash: HashKind) -> Result<Vec<Layer>, CommitGraphError> {
+    let dir = info.join("commit-graphs");
+    let chain = match std::fs::read_to_string(dir.join("commit-graph-chain")) {
+        Ok(text) => text,
+        Err(_) => {
+            let whole = info.join("commit-graph");
+            return Ok(layer_at(&whole, hash).into_iter().collect());
+        }
+    };
+    let mut layers = Vec::new();
+    for line in chain.lines() {
+        let path = dir.join(format!("graph-{}.graph", line.trim()));
+        // A chain naming a file that is gone or damaged is rebuilt from there up.
+        let Some(layer) = layer_at(&path, hash) else {
+            break;
+        };
+        layers.push(layer);
+    }
+    Ok(layers)
+}
+
+/// The graph file at `path`: its checksum and commit ids; `None` if it is not a sound one.
+fn layer_at(path: &Path, hash: HashKind) -> Option<Layer> {
+    let bytes = std::fs::read(path).ok()?;
+    if bytes.len() < 8
+        || &bytes[..4] != b"CGPH"
+        || !sluice_odb::chunk_file::checksum_matches(&bytes, hash)
+    {
+        return None;
+    }
+    let table = sluice_odb::chunk_file::read_table(&bytes, 8, usize::from(bytes[6]), hash)?;
+    let (start, len) = sluice_odb::chunk_file::find(&table, OID_LOOKUP)?;
+    let id_len = hash.len_in_bytes();
+    let ids = (bytes[start..start + len].chunks_exact(id_len))
+        .map(|raw| ObjectId::from_bytes(hash, raw).ok())
+        .collect::<Option<Vec<_>>>()?;
+    let checksum = ObjectId::from_bytes(hash, &bytes[bytes.len() - id_len..]).ok()?;
+    Some(Layer {
+        checksum,
+        ids,
+        path: path.to_owned(),
+    })
+}
+
+fn create_dir(dir: &Path) -> Result<(), LockError> {
+    std::fs::create_dir_all(dir).map_err(|source| LockError::Io {
+        path: dir.to_owned(),
+        source,
+    })
+}
+
+fn remove_whole_graph(info: &Path) -> Result<(), LockError> {
+    remove_file(&info.join("commit-graph"))
+}
+
+/// Removes the chain's files that `keep` does not name (all of them, chain included, when it
+/// is empty: a whole graph was written).
+pub(super) fn remove_layers(info: &Path, keep: &[ObjectId]) -> Result<(), LockError> {
+    let dir = info.join("commit-graphs");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let kept = match name
+            .strip_prefix("graph-")
+            .and_then(|n| n.strip_suffix(".graph"))
+        {
+            Some(hex) => keep.iter().any(|k| k.to_string() == hex),
+            None => name == "commit-graph-chain" && !keep.is_empty(),
+        };
+        if !kept {
+            remove_file(&entry.path())?;
+        }
+    }
+    Ok(())
+}
+
+fn remove_file(path: &Path) -> Result<(), LockError> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(LockError::Io {
+            path: path.to_owned(),
+            source: e,
+        }),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,16 @@
+//! The object graph of a repository: revision walks that count and list objects (with
+//! filters, limits and cores), reachability bitmaps (reading, writing, reuse), the
+//! commit-graph file (reading, writing, split chains) and ancestry questions (merge bases,
+//! "is this an ancestor").
+#![deny(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod ancestry;
+pub mod bitmap;
+pub mod commit_graph;
+pub mod walk;
+
+pub use walk::{
+    traverse_objects, walk_objects, KnownObjects, Located, ObjectFilter, WalkCores, WalkError,
+    WalkRequest, Walked, WalkedObject,
+};

@@ -1,0 +1,79 @@
+//! A new, empty repository as `git init` makes it: the directories, `HEAD` on an unborn branch,
+//! and the `core` settings.
+
+use sluice_odb::config::{ConfigError, ConfigFile, ConfigKey};
+use std::path::{Path, PathBuf};
+
+/// Why the repository could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    /// A directory or `HEAD` could not be written.
+    #[error("cannot create '{}'", path.display())]
+    Create {
+        /// The file or directory.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The configuration could not be written.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// `init.defaultBranch` names no possible branch.
+    #[error("invalid initial branch name: '{name}'")]
+    InitialBranch {
+        /// The name.
+        name: String,
+    },
+}
+
+/// The branch `git init` starts on: `init.defaultBranch`, or `master`.
+pub fn initial_branch(config: &sluice_odb::Config) -> Result<String, InitError> {
+    let name = config.get("init.defaultBranch").unwrap_or("master");
+    let full = format!("refs/heads/{name}");
+    if !crate::refs::is_valid_ref_name(&full) {
+        return Err(InitError::InitialBranch {
+            name: name.to_owned(),
+        });
+    }
+    Ok(full)
+}
+
+/// What kind of repository to make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InitOptions<'a> {
+    /// The branch `HEAD` names (`refs/heads/…`), unborn.
+    pub initial: &'a str,
+    /// A bare repository (no work tree, no reflogs by default).
+    pub bare: bool,
+    /// `core.repositoryformatversion=1`, which extensions (a partial clone's promisor remote)
+    /// need.
+    pub extensions: bool,
+}
+
+/// Makes an empty repository at `git_dir`: the directories, `HEAD` and the `core` settings
+/// `git init` writes.
+pub fn init(git_dir: &Path, options: InitOptions<'_>) -> Result<(), InitError> {
+    let create = |path: PathBuf| move |source| InitError::Create { path, source };
+    for dir in ["objects/pack", "objects/info", "refs/heads", "refs/tags"] {
+        let path = git_dir.join(dir);
+        std::fs::create_dir_all(&path).map_err(create(path.clone()))?;
+    }
+    let head = git_dir.join("HEAD");
+    std::fs::write(&head, format!("ref: {}\n", options.initial)).map_err(create(head.clone()))?;
+    let bare = if options.bare { "true" } else { "false" };
+    let version = if options.extensions { "1" } else { "0" };
+    let mut core = vec![
+        ("repositoryformatversion", version),
+        ("filemode", "true"),
+        ("bare", bare),
+    ];
+    if !options.bare {
+        core.push(("logallrefupdates", "true"));
+    }
+    let mut config = ConfigFile::open(&git_dir.join("config"))?;
+    for (name, value) in core {
+        config.add(&ConfigKey::new("core", None, name), value);
+    }
+    config.write().map_err(InitError::from)
+}

@@ -1,0 +1,29 @@
+//! A git repository on disk (`gitrepository-layout`) around its object database: finding it,
+//! its configuration, refs and reflogs, `HEAD` and worktrees, the shallow file, the roots that
+//! keep objects alive, revisions as git names them, and receiving a pack with the
+//! repository's own settings.
+//!
+//! ```no_run
+//! let repo = sluice_repo::Repository::discover(std::path::Path::new("."))?;
+//! let head_tree_exists = repo.objects().contains(&repo.hash().null_id());
+//! # Ok::<(), sluice_repo::RepoError>(())
+//! ```
+#![deny(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod abbrev;
+pub mod date;
+pub mod init;
+pub mod receive;
+pub mod refs;
+mod repository;
+pub mod revision;
+pub mod roots;
+pub mod server_info;
+pub mod shallow;
+
+pub use refs::{
+    Expected, Peeled, RefError, RefTarget, RefUpdate, Refs, Transaction, TransactionError,
+};
+pub use repository::{RepoError, Repository};
+pub use roots::{Roots, RootsError};

@@ -1,0 +1,80 @@
+//! `git pack-refs`: loose refs moved into `packed-refs` (every tag and every ref already
+//! packed; every ref with `--all`), each with what it peels to, then the loose files removed,
+//! each only under its lock and only if it still holds what was packed (a ref that moved
+//! meanwhile stays loose, and wins over its packed line, as git's).
+
+use super::directories::remove_empty_parents;
+use super::{packed, Peeled, RefError, RefTarget, Refs};
+use sluice_object::ObjectId;
+use sluice_odb::lockfile::create_lock;
+use sluice_odb::ObjectDb;
+use std::collections::BTreeMap;
+
+/// What `pack` packs and whether it removes the loose files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PackRefsOptions {
+    /// Every ref, not only tags and refs already packed (`--all`).
+    pub all: bool,
+    /// Remove the loose files of the refs packed (not under `--no-prune`).
+    pub prune: bool,
+}
+
+impl Refs {
+    /// Packs the loose refs `options` selects; `objects` tells what each peels to. A ref whose
+    /// object is missing is left loose, as git leaves a broken ref.
+    pub fn pack(&self, options: PackRefsOptions, objects: &ObjectDb) -> Result<(), RefError> {
+        let mut entries: BTreeMap<String, ObjectId> = (self.packed()?.into_iter())
+            .map(|(name, id, _)| (name, id))
+            .collect();
+        let mut packed_now = Vec::new();
+        for name in self.loose_names_in(&self.common_dir.join("refs")) {
+            let Ok(Some(RefTarget::Id(id))) = self.read(&name) else {
+                continue;
+            };
+            let wanted =
+                options.all || name.starts_with("refs/tags/") || entries.contains_key(&name);
+            if !wanted || !objects.contains(&id) {
+                continue;
+            }
+            entries.insert(name.clone(), id);
+            packed_now.push((name, id));
+        }
+        let lines = entries
+            .into_iter()
+            .map(|(name, id)| {
+                let peeled = Peeled::Known(objects.peel_tags(id));
+                (name, id, peeled)
+            })
+            .collect();
+        packed::write(&self.common_dir.join("packed-refs"), lines)?;
+        if options.prune {
+            for (name, id) in packed_now {
+                self.prune_loose(&name, &id)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes the loose file of `name` if, under its lock, it still holds `id`.
+    fn prune_loose(&self, name: &str, id: &ObjectId) -> Result<(), RefError> {
+        let path = self.file(name);
+        let (lock, file) = create_lock(&path);
+        match file {
+            Ok(_) => {}
+            // Someone else is writing it: it stays loose, as git leaves it.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(()),
+            Err(source) => return Err(RefError::Io { path: lock, source }),
+        }
+        let still = matches!(self.read(name), Ok(Some(RefTarget::Id(now))) if now == *id);
+        let removed = match still {
+            true => std::fs::remove_file(&path),
+            false => Ok(()),
+        };
+        let _ = std::fs::remove_file(&lock);
+        removed.map_err(|source| RefError::Io { path, source })?;
+        if still {
+            remove_empty_parents(&self.common_dir, name);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,108 @@
+//! Every form against `git rev-parse` on the same repository.
+
+use crate::Repository;
+use sluice_odb::test_git::git;
+
+/// A repository with history, an annotated tag, a merge, a remote-tracking branch as upstream,
+/// a reflog and two checkouts.
+fn repo() -> (tempfile::TempDir, Repository) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path();
+    git(path, &["init", "-q", "-b", "main"]);
+    for name in ["one", "two", "three"] {
+        std::fs::write(path.join(name), name).unwrap();
+        git(path, &["add", name]);
+        git(path, &["commit", "-q", "-m", name]);
+    }
+    git(path, &["tag", "-a", "-m", "tagged", "v1", "HEAD~1"]);
+    git(path, &["checkout", "-q", "-b", "side", "HEAD~2"]);
+    git(path, &["commit", "-q", "--allow-empty", "-m", "side"]);
+    git(path, &["checkout", "-q", "main"]);
+    git(path, &["merge", "-q", "--no-ff", "-m", "merge", "side"]);
+    git(path, &["update-ref", "refs/remotes/origin/main", "HEAD~1"]);
+    git(path, &["config", "remote.origin.url", "/nowhere"]);
+    git(
+        path,
+        &[
+            "config",
+            "remote.origin.fetch",
+            "+refs/heads/*:refs/remotes/origin/*",
+        ],
+    );
+    git(path, &["config", "branch.main.remote", "origin"]);
+    git(path, &["config", "branch.main.merge", "refs/heads/main"]);
+    git(path, &["checkout", "-q", "side"]);
+    git(path, &["checkout", "-q", "main"]);
+    let repo = Repository::discover(path).unwrap();
+    (dir, repo)
+}
+
+#[test]
+fn every_form_names_what_git_rev_parse_names() {
+    let (dir, repo) = repo();
+    let head = git(dir.path(), &["rev-parse", "HEAD"]).trim().to_owned();
+    let short = &head[..7];
+    let forms = [
+        "HEAD",
+        "@",
+        "main",
+        "v1",
+        "v1^{}",
+        "v1^{commit}",
+        "v1^{tag}",
+        "v1^{tree}",
+        "HEAD^{tree}",
+        "HEAD~1",
+        "HEAD^2",
+        "HEAD^0",
+        "HEAD~2^{tree}",
+        "v1~1",
+        "main@{1}",
+        "HEAD@{2}",
+        "@{1}",
+        "@{-1}",
+        "@{-2}",
+        "@{u}",
+        "main@{upstream}",
+        "@{push}",
+        "main@{push}",
+        "refs/heads/side",
+        "side^{object}",
+        short,
+        &head,
+    ];
+    for form in forms {
+        let expected = git(dir.path(), &["rev-parse", "--verify", "-q", form]);
+        let named = super::resolve(&repo, form).map(|n| n.id.to_string());
+        assert_eq!(named.as_deref(), Some(expected.trim()), "{form}");
+    }
+    for form in [
+        "v1^{blob}",
+        "HEAD~9",
+        "HEAD^3",
+        "nothing",
+        "@{-9}",
+        "side@{u}",
+        "HEAD^{nope}",
+    ] {
+        assert_eq!(super::resolve(&repo, form), None, "{form}");
+    }
+}
+
+#[test]
+fn a_branch_form_says_which_branch_and_a_commit_form_peels_tags() {
+    let (_dir, repo) = repo();
+    let previous = super::resolve(&repo, "@{-1}").unwrap();
+    assert_eq!(previous.ref_name.as_deref(), Some("refs/heads/side"));
+    let upstream = super::resolve(&repo, "@{u}").unwrap();
+    assert_eq!(
+        upstream.ref_name.as_deref(),
+        Some("refs/remotes/origin/main")
+    );
+    let tag = super::resolve(&repo, "v1").unwrap();
+    let commit = super::resolve(&repo, "v1^{commit}").unwrap();
+    assert_ne!(tag.id, commit.id);
+    assert_eq!(Some(commit.id), repo.objects().peel_to_commit(tag.id));
+    let tree = super::resolve(&repo, "HEAD^{tree}").unwrap().id;
+    assert_eq!(repo.objects().peel_to_commit(tree), None);
+}
