@@ -75,7 +75,7 @@ pub fn repack_geometric(
     options: &GeometricOptions,
 ) -> Result<Rolled, RepackError> {
     let objects_dir = repo.objects().dir().to_owned();
-    let odb = ObjectDb::open(&objects_dir, repo.hash())?;
+    let odb = repo.objects_now()?;
     let mut packs: Vec<&Pack> = (odb.packs().iter())
         .map(|pack| &**pack)
         .filter(|pack| {

@@ -8,7 +8,7 @@ use crate::PackStats;
 use sluice_graph::{walk_objects, ObjectFilter, WalkRequest};
 use sluice_object::progress::Progress;
 use sluice_object::{IdSet, ObjectId};
-use sluice_odb::{ObjectDb, Pack};
+use sluice_odb::Pack;
 use sluice_repo::Repository;
 
 /// Packs the loose objects the repository's roots reach (refs, `HEAD`s, reflogs, indexes:
@@ -21,7 +21,7 @@ pub fn repack_loose(
 ) -> Result<Option<PackStats>, RepackError> {
     // Roots first, then the objects: what they name is in place before they are read.
     let roots = sluice_repo::Roots::read(repo)?;
-    let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?.with_alternate_packs();
+    let odb = repo.objects_now()?.with_alternate_packs();
     let tips = crate::repack::walk_tips(&roots, &odb);
     let request = WalkRequest {
         wants: &tips,
@@ -59,7 +59,7 @@ pub fn pack_loose_objects(
     batch: usize,
     progress: &dyn Progress,
 ) -> Result<Option<std::path::PathBuf>, RepackError> {
-    let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?;
+    let odb = repo.objects_now()?;
     prune_packed(&odb, |id| odb.locate(id).is_some())?;
     let dir = repo.objects().dir();
     let loose = (odb.loose().list()).map_err(crate::repack::file_error("list", dir))?;

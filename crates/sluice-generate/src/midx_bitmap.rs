@@ -5,7 +5,6 @@
 use crate::repack::{branch_tips, RepackError};
 use sluice_object::progress::Progress;
 use sluice_odb::midx::{write_midx_with, MidxOptions, MidxSummary};
-use sluice_odb::ObjectDb;
 use sluice_repo::Repository;
 
 /// Writes the multi-pack-index of every pack of `repo` and its bitmap of everything the refs
@@ -25,7 +24,7 @@ pub fn write_midx_bitmap(
         bitmap: true,
     };
     let (summary, layout) = write_midx_with(&pack_dir, repo.hash(), &options)?;
-    let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?;
+    let odb = repo.objects_now()?;
     let branches = branch_tips(&refs, head);
     // A bitmap answers fetches, which start from refs: what else is alive is in the packs.
     let mut tips: Vec<_> = refs.into_iter().map(|(_, id)| id).chain(head).collect();
@@ -48,7 +47,7 @@ pub fn write_midx_bitmap(
 /// The name of `repo`'s pack with the most objects: a geometric series' largest, which a
 /// multi-pack-index bitmap puts first.
 pub fn largest_pack(repo: &Repository) -> Result<Option<String>, RepackError> {
-    let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?;
+    let odb = repo.objects_now()?;
     Ok((odb.packs().iter())
         .max_by_key(|pack| pack.index().len())
         .and_then(|pack| pack.path().file_name())

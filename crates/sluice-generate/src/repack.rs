@@ -156,7 +156,7 @@ pub fn repack_all_with(
     let split =
         crate::left_alone::split_packs(pack_files(&objects_dir.join("pack"))?, &options.keep_packs);
     let before = split.replaced.clone();
-    let odb = ObjectDb::open(&objects_dir, repo.hash())?.with_alternate_packs();
+    let odb = repo.objects_now()?.with_alternate_packs();
     let branches = branch_tips(&refs, head);
     let tips = walk_tips(&roots, &odb);
     // With one pack and no bitmap to carry over, the new pack is most likely that pack again
@@ -325,7 +325,7 @@ fn early_bitmaps(
     branches: &[ObjectId],
 ) -> Option<sluice_graph::bitmap::CommitBitmaps> {
     let commits = sluice_graph::commit_graph::commits_newest_first(repo).ok()?;
-    let objects = ObjectDb::open(repo.objects().dir(), repo.hash()).ok()?;
+    let objects = repo.objects_now().ok()?;
     let commits = sluice_graph::bitmap::CommitsIn::Read(&commits);
     let target = sluice_graph::bitmap::BitmapTarget::Pack(pack);
     sluice_graph::bitmap::build_commit_bitmaps(&target, &objects, commits, branches, None, &Discard)

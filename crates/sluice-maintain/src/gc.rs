@@ -132,8 +132,7 @@ pub fn gc(
     repo.refs().pack(prune_refs, repo.objects())?;
     expire_all(repo, &options.reflog)?;
     // Fresh views: the reflogs just expired change what is reachable.
-    let repo =
-        Repository::open_git_dir(repo.git_dir().to_owned(), repo.work_tree().map(Into::into))?;
+    let repo = repo.reopen()?;
     let repack = RepackOptions {
         write_bitmap: sluice_generate::writes_bitmaps(&repo)?,
         // Kept loose until prune judges them; everything when nothing is ever pruned.

@@ -61,7 +61,7 @@ pub struct Pruned {
 /// Prunes `repo`'s loose objects as `options` say.
 pub fn prune(repo: &Repository, options: &PruneOptions) -> Result<Pruned, PruneError> {
     let dir = repo.objects().dir().to_owned();
-    let odb = ObjectDb::open(&dir, repo.hash())?;
+    let odb = repo.objects_now()?;
     let loose = (odb.loose().list()).map_err(|source| PruneError::File {
         action: "list",
         path: dir.clone(),

@@ -185,6 +185,19 @@ impl Repository {
         })
     }
 
+    /// The same repository opened again: its configuration, refs and objects as they are now,
+    /// seeing the packs written since this handle was opened (by this process or another).
+    pub fn reopen(&self) -> Result<Repository, RepoError> {
+        Self::open_git_dir(self.git_dir.clone(), self.work_tree.clone())
+    }
+
+    /// The objects of this repository's own object directory as they are now, alternates left
+    /// out: a fresh view that sees packs written since the handle was opened, for work that
+    /// must see what it has just stored, or must not touch what other repositories hold.
+    pub fn objects_now(&self) -> Result<ObjectDb, OdbError> {
+        ObjectDb::open(self.objects.dir(), self.hash)
+    }
+
     /// The git directory (`.git`, or the repository itself when bare).
     pub fn git_dir(&self) -> &Path {
         &self.git_dir

@@ -70,7 +70,7 @@ fn info_refs(repo: &Repository) -> Result<String, ServerInfoError> {
     let mut refs = repo.refs().list()?;
     refs.sort();
     // Opened afresh: the repository's own view predates the objects a push just brought.
-    let objects = sluice_odb::ObjectDb::open(repo.objects().dir(), repo.hash())?;
+    let objects = repo.objects_now()?;
     let mut text = String::new();
     for (name, id) in refs {
         text.push_str(&format!("{id}\t{name}\n"));

@@ -108,6 +108,13 @@ pub fn write_packet(out: &mut dyn Write, payload: &[u8]) -> io::Result<()> {
     out.write_all(&packet)
 }
 
+/// Appends `text` as one packet ending in a newline, as requests and commands are written in
+/// every protocol. A line longer than a packet cannot come from valid arguments; the server
+/// would refuse it, so it is not written.
+pub fn write_line(out: &mut Vec<u8>, text: &str) {
+    let _ = write_packet(out, format!("{text}\n").as_bytes());
+}
+
 /// Writes `data` as as many packets as it takes.
 pub fn write_data(out: &mut dyn Write, data: &[u8]) -> io::Result<()> {
     for chunk in data.chunks(MAX_PAYLOAD) {

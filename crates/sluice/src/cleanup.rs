@@ -28,7 +28,7 @@ pub fn install_signal_handlers() {
                 continue;
             }
             // The servers first, so that nothing more arrives while files are removed.
-            sluice_fetch::stop_servers();
+            sluice_remote::stop_servers();
             sluice_odb::tempfiles::remove_all();
             std::process::exit(128 + signal);
         }

@@ -29,7 +29,7 @@ mod commands;
 mod log;
 mod progress;
 
-use sluice_fetch::FetchError;
+use sluice_remote::FetchError;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

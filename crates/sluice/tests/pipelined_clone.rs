@@ -5,12 +5,12 @@
 use crate::upload_pack::fsck;
 use crate::util::pack_builder::{append_delta, PackBuilder};
 use crate::util::{gits, python, stderr, text, Env, FastImport};
-use sluice_fetch::clone::{
+use sluice_client::clone::{
     clone_into, CloneMessages, CloneNotice, CloneOptions, CloneShape, Origin,
 };
-use sluice_fetch::{ConnectOptions, Deepen, Remote};
 use sluice_object::progress::Discard;
 use sluice_object::{hash_object, HashKind, ObjectId, ObjectKind};
+use sluice_remote::{ConnectOptions, Deepen, Remote};
 use sluice_repo::Repository;
 use std::path::Path;
 use std::sync::Mutex;
@@ -157,7 +157,7 @@ fn the_library_clones_with_checkout_during_resolution() {
     }
 }
 
-/// Clones `source` into the empty repository `into` with sluice-fetch's `clone_into`; returns
+/// Clones `source` into the empty repository `into` with sluice-client's `clone_into`; returns
 /// the warnings it gave, after checking that the checkout ran during resolution.
 fn clone_with_the_library(env: &Env, source: &Path, into: &Path) -> Vec<String> {
     let repo = Repository::open_git_dir(into.join(".git"), Some(into.to_owned())).unwrap();

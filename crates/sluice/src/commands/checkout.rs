@@ -5,7 +5,7 @@ use crate::progress::TerminalProgress;
 use anyhow::anyhow;
 use sluice_checkout::revision::{checkout_name, move_head, resolve, HeadMoved};
 use sluice_checkout::{commit_tree, switch, CheckoutError, CheckoutOptions};
-use sluice_fetch::upstream::{Standing, Upstream};
+use sluice_client::upstream::{Standing, Upstream};
 use std::process::ExitCode;
 
 /// Arguments of `checkout`.
@@ -90,7 +90,7 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
         }
     }
     if let Some(branch) = branch {
-        if let Some(upstream) = sluice_fetch::upstream::standing(&repo, &branch) {
+        if let Some(upstream) = sluice_client::upstream::standing(&repo, &branch) {
             let hints = repo
                 .config()
                 .get_bool("advice.statushints")?

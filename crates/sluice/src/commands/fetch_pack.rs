@@ -7,8 +7,8 @@ use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::bail;
 use clap::Args;
-use sluice_fetch::fetch_pack::{fetch_pack, FetchPackOptions};
-use sluice_fetch::{ConnectOptions, Remote};
+use sluice_client::fetch_pack::{fetch_pack, FetchPackOptions};
+use sluice_remote::{ConnectOptions, Remote};
 use std::io::Write;
 use std::process::ExitCode;
 

@@ -84,7 +84,7 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
     if args.stdout && args.base_name.is_some() {
         bail!("--stdout cannot be used with a base name");
     }
-    let odb = ObjectDb::open(repo.objects().dir(), repo.hash())?.with_alternate_packs();
+    let odb = repo.objects_now()?.with_alternate_packs();
     let input = std::io::stdin().lock();
     let roots = RootKinds {
         refs: args.all,

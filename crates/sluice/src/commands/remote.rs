@@ -1,7 +1,7 @@
 //! What clone, fetch and fetch-pack share on the command line: the redirect warning, and the
 //! server's progress shown after `remote: `.
 
-use sluice_fetch::{ConnectOptions, Connection, Remote};
+use sluice_remote::{ConnectOptions, Connection, Remote};
 use sluice_wire::remote_text::RemoteText;
 use std::io::Write;
 use std::sync::Mutex;

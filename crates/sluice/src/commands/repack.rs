@@ -121,6 +121,7 @@ impl SearchArgs {
 /// Runs repack.
 pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context.require_repository()?;
+    let progress = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
     if let Some(factor) = args.geometric {
         if !args.delete {
             bail!("sluice repack: --geometric is supported with -d only");
@@ -134,13 +135,11 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
             spare_largest: false,
             loose: true,
         };
-        let progress = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
         repack_geometric_with_midx(&repo, &options, args.write_midx, args.bitmap, &progress)?;
         return Ok(ExitCode::SUCCESS);
     }
     if !(args.all || args.all_loosen || args.cruft) {
         // git's plain repack: the loose objects the roots reach into a new pack.
-        let progress = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
         if repack_loose(&repo, args.delete, &progress)?.is_none() && !args.quiet {
             println!("Nothing new to pack.");
         }
@@ -186,7 +185,6 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         },
         keep_unreachable: args.keep_unreachable,
     };
-    let progress = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
     let stats = repack_all_with(&repo, &options, &progress)?;
     if crate::progress::enabled(!args.quiet, false) {
         eprintln!(

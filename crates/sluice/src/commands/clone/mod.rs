@@ -13,14 +13,14 @@ use crate::progress::TerminalProgress;
 use anyhow::bail;
 use clap::Args;
 use setup::{reject_shallow, write_settings};
-use sluice_fetch::clone::{
+use sluice_client::clone::{
     check_ref_format, clone_into, local_source, CloneMessages, CloneNotice, CloneOptions,
     CloneShape, Layout, LocalChoice, Origin,
 };
-use sluice_fetch::partial::filter_spec;
-use sluice_fetch::reference::{add_references, dissociate, Need, Reference};
-use sluice_fetch::{ConnectOptions, Deepen, IpVersion, Remote, RemoteUrl};
+use sluice_client::partial::filter_spec;
+use sluice_client::reference::{add_references, dissociate, Need, Reference};
 use sluice_object::progress::Deferred;
+use sluice_remote::{ConnectOptions, Deepen, IpVersion, Remote, RemoteUrl};
 use sluice_repo::date::parse_since;
 use sluice_repo::init::{initial_branch, InitOptions};
 use sluice_repo::Repository;
@@ -209,7 +209,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     };
     let bare = args.bare();
     let directory = args.into.clone().unwrap_or_else(|| {
-        PathBuf::from(sluice_fetch::clone::directory_name(&args.repository, bare))
+        PathBuf::from(sluice_client::clone::directory_name(&args.repository, bare))
     });
     check_ref_format(args.ref_format.as_deref())?;
     let work_tree_env = std::env::var_os("GIT_WORK_TREE").map(PathBuf::from);

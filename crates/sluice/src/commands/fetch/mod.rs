@@ -10,8 +10,8 @@ use super::{either, Context};
 use crate::progress::TerminalProgress;
 use anyhow::bail;
 use clap::Args;
-use sluice_fetch::partial::filter_spec;
-use sluice_fetch::refspec::{self, Refspec};
+use sluice_client::partial::filter_spec;
+use sluice_client::refspec::{self, Refspec};
 use sluice_repo::Repository;
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -19,11 +19,11 @@ use std::process::ExitCode;
 mod report;
 
 use report::{print_report, ReportFormat};
-use sluice_fetch::fetch::{
+use sluice_client::fetch::{
     display_url, fetch_remote, negotiate_only, remotes_to_fetch, FetchChoice, FetchMessages,
     FetchOptions, FetchOutcome, FetchPlan, Recursion, Refused, Selection,
 };
-use sluice_fetch::{ConnectOptions, Deepen};
+use sluice_remote::{ConnectOptions, Deepen};
 use sluice_repo::date::parse_since;
 
 /// `git fetch`'s arguments (those this version supports).
@@ -241,7 +241,7 @@ fn fetch_each(
     names: &[String],
 ) -> anyhow::Result<ExitCode> {
     if writes_fetch_head(args) && !args.append {
-        sluice_fetch::fetch::clear_fetch_head(repo)?;
+        sluice_client::fetch::clear_fetch_head(repo)?;
     }
     let mut failed = false;
     for name in names {
@@ -256,8 +256,7 @@ fn fetch_each(
             action: each_action(args, name),
         };
         // Opened afresh, so that what the last remote brought counts as here.
-        let repo =
-            Repository::open_git_dir(repo.git_dir().to_owned(), repo.work_tree().map(Into::into))?;
+        let repo = repo.reopen()?;
         let fetched = match fetch_one(args, context, &repo, &one) {
             Ok(code) => code == ExitCode::SUCCESS,
             Err(error) => {
@@ -401,8 +400,8 @@ fn fetch_one(
         false => ReportFormat::Full,
     };
     let ids = (moved.lines.iter()).flat_map(|report| match report {
-        sluice_fetch::fetch::Report::Line(line) => vec![line.old, line.new],
-        sluice_fetch::fetch::Report::Warning(_) => Vec::new(),
+        sluice_client::fetch::Report::Line(line) => vec![line.old, line.new],
+        sluice_client::fetch::Report::Warning(_) => Vec::new(),
     });
     let summary_width = sluice_repo::abbrev::summary_width(repo, ids);
     print_report(shown, &moved.lines, args.quiet, format, summary_width)?;

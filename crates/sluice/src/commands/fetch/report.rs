@@ -1,7 +1,7 @@
 //! The report of a fetch, printed: git's summary lines (or `--porcelain`'s), grouped under the
 //! URL.
 
-use sluice_fetch::fetch::{Report, Summary};
+use sluice_client::fetch::{Report, Summary};
 use std::io::Write as _;
 
 /// How the ref updates are reported.

@@ -8,11 +8,11 @@ use super::remote::RemoteLines;
 use super::Context;
 use crate::progress::TerminalProgress;
 use clap::Args;
-use sluice_fetch::push::{
+use sluice_client::push::{
     push, GivenSettings, Lease, PushChoice, PushError, PushMessages, PushOptions, PushPlan,
     Settings,
 };
-use sluice_fetch::ConnectOptions;
+use sluice_remote::ConnectOptions;
 use sluice_repo::Repository;
 use std::process::ExitCode;
 
@@ -152,7 +152,7 @@ fn push_to(repo: &Repository, plan: &PushPlan, args: &PushArgs) -> anyhow::Resul
         Some(command) => connect.receive_pack = command,
         // Into a local path, Sluice's own receive-pack takes the push (git's runs its own):
         // its checks, and a refused push that leaves no object behind.
-        None if matches!(plan.remote.url, sluice_fetch::RemoteUrl::Local(_)) => {
+        None if matches!(plan.remote.url, sluice_remote::RemoteUrl::Local(_)) => {
             if let Ok(exe) = std::env::current_exe() {
                 let exe = sluice_object::shell::quote(&exe.to_string_lossy());
                 connect.receive_pack = format!("{exe} receive-pack");

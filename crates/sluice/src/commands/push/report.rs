@@ -2,8 +2,8 @@
 //! under `-v`, then those that moved, then those refused), the error and the one hint that
 //! fits, or `--porcelain`'s tab-separated lines and `Done`.
 
-use sluice_fetch::fetch::short_name;
-use sluice_fetch::push::{PushOutcome, PushedRef, RefStatus};
+use sluice_client::fetch::short_name;
+use sluice_client::push::{PushOutcome, PushedRef, RefStatus};
 use sluice_repo::{RefTarget, Repository};
 use std::io::Write;
 use std::process::ExitCode;

@@ -7,8 +7,8 @@ use super::PushStderr;
 use crate::commands::remote::RemoteLines;
 use crate::commands::Context;
 use clap::Args;
-use sluice_fetch::push::{push, PushChoice, PushOptions, PushPlan, RecurseSubmodules, SignedPush};
-use sluice_fetch::ConnectOptions;
+use sluice_client::push::{push, PushChoice, PushOptions, PushPlan, RecurseSubmodules, SignedPush};
+use sluice_remote::ConnectOptions;
 use std::process::ExitCode;
 
 /// `git send-pack`'s arguments.

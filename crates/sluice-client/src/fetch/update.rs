@@ -1,0 +1,372 @@
+//! Moving the refs once the objects are in, as git fetch moves them: fast-forward checks,
+//! forced updates, tags that are not clobbered, pruning, the conflicts `--atomic` refuses,
+//! reflogs, and refs cut off by a shallow remote; each update's line of the report as data.
+
+use super::mapping::{Listed, Update};
+use super::report::{short_name, Report, Summary};
+use crate::refspec::Refspec;
+use crate::remote_shallow;
+use sluice_object::ObjectId;
+use sluice_odb::{ConfigError, ObjectDb};
+use sluice_remote::RemoteRef;
+use sluice_repo::abbrev::abbreviate;
+use sluice_repo::{RefError, RefTarget, RepoError, Repository};
+
+/// Why the refs could not be moved.
+#[derive(Debug, thiserror::Error)]
+pub enum UpdateError {
+    /// Reading or deleting a ref failed.
+    #[error(transparent)]
+    Refs(#[from] RefError),
+    /// The shallow file could not be updated.
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    /// A setting has a value of the wrong type.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+}
+
+/// How an update ended, for the summary line and the exit code.
+pub enum Outcome {
+    /// The ref has the value already.
+    UpToDate,
+    /// The ref is new here.
+    New(New),
+    /// The ref moves forward from this value.
+    FastForward(ObjectId),
+    /// The ref moves from this value, which the new one does not contain.
+    Forced(ObjectId),
+    /// A tag moved by a forced refspec or `--force`.
+    TagUpdate,
+    /// The update is refused, for the reason given in git's words.
+    Rejected(&'static str),
+}
+
+/// What a ref new here is, by the remote's name for it, as git tells them apart in the summary
+/// and the reflog.
+#[derive(Debug, Clone, Copy)]
+pub enum New {
+    /// A tag.
+    Tag,
+    /// A branch.
+    Branch,
+    /// Any other ref, or an object fetched by its id.
+    Ref,
+}
+
+impl New {
+    /// What the remote's ref `remote_name` is.
+    pub fn of(remote_name: &str) -> New {
+        if remote_name.starts_with("refs/tags/") {
+            New::Tag
+        } else if remote_name.starts_with("refs/heads/") {
+            New::Branch
+        } else {
+            New::Ref
+        }
+    }
+
+    /// The summary line's words for it.
+    pub fn summary(self) -> &'static str {
+        match self {
+            New::Tag => "[new tag]",
+            New::Branch => "[new branch]",
+            New::Ref => "[new ref]",
+        }
+    }
+
+    /// The reflog's words for it.
+    pub fn reason(self) -> &'static str {
+        match self {
+            New::Tag => "storing tag",
+            New::Branch => "storing head",
+            New::Ref => "storing ref",
+        }
+    }
+}
+
+/// A shallow remote's cut, and what a fetch does about refs whose history reaches it: with
+/// `--update-shallow` those commits join `.git/shallow`; without, the refs are cut off
+/// ([`Listed::CutOff`]), as git refuses them.
+pub struct RemoteCut<'a> {
+    /// This repository's shallow commits.
+    pub ours: &'a [ObjectId],
+    /// The remote's.
+    pub remote: &'a [ObjectId],
+    /// `--update-shallow`: take the remote's cut rather than refuse the refs.
+    pub update_shallow: bool,
+}
+
+impl RemoteCut<'_> {
+    /// Decides for `updates`, given the ref values the repository has (`known`).
+    pub fn apply(
+        &self,
+        repo: &Repository,
+        odb: &ObjectDb,
+        known: &[ObjectId],
+        updates: &mut [Update],
+    ) -> Result<(), UpdateError> {
+        let tips: Vec<ObjectId> = updates.iter().map(|u| u.remote.id).collect();
+        let known = known.iter().copied();
+        let reach = remote_shallow::reach(odb, self.ours, self.remote, known, &tips);
+        if self.update_shallow {
+            return Ok(repo.update_shallow(&reach.cut, &[])?);
+        }
+        for (update, needs_cut) in updates.iter_mut().zip(reach.needs_cut) {
+            if needs_cut {
+                update.listed = Listed::CutOff;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The refs `specs` map remote refs to that the remote no longer advertises: what `--prune`
+/// deletes.
+pub fn stale_refs(
+    repo: &Repository,
+    specs: &[Refspec],
+    advertised: &[RemoteRef],
+) -> Result<Vec<String>, UpdateError> {
+    let local_refs = repo.refs().list()?;
+    let mut stale = Vec::new();
+    for spec in specs.iter().filter(|s| !s.is_exact() && !s.negative) {
+        for (local, _) in &local_refs {
+            let Some(source) = spec.source_for(local) else {
+                continue;
+            };
+            if !advertised.iter().any(|r| r.name == source) {
+                stale.push(local.clone());
+            }
+        }
+    }
+    Ok(stale)
+}
+
+/// The refs in the way of the updates that would move (`refs/x` for a new `refs/x/y`, or the
+/// reverse), but for those about to be pruned: under `--atomic` any of them keeps every ref
+/// where it was.
+pub fn conflicts(
+    repo: &Repository,
+    odb: &ObjectDb,
+    updates: &[Update],
+    stale: &[String],
+) -> Result<Vec<RefError>, UpdateError> {
+    let mut found = Vec::new();
+    for update in updates.iter().filter(|u| u.listed != Listed::CutOff) {
+        let Some(local) = &update.local else {
+            continue;
+        };
+        if !matches!(decide(repo, odb, update, local).1, Outcome::New(_)) {
+            continue;
+        }
+        if let Some(existing) = repo.refs().conflict(local)? {
+            if !stale.contains(&existing) {
+                found.push(RefError::NameConflict {
+                    name: local.clone(),
+                    existing,
+                });
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// Deletes the `stale` refs (none under `dry_run`), and returns their report lines.
+pub fn prune_stale(
+    repo: &Repository,
+    stale: &[String],
+    dry_run: bool,
+) -> Result<Vec<Report>, UpdateError> {
+    let mut lines = Vec::new();
+    let null = repo.hash().null_id();
+    for local in stale {
+        let old = repo.refs().resolve(local).ok().and_then(|(_, id)| id);
+        if !dry_run {
+            repo.refs().delete(local)?;
+        }
+        lines.push(Report::Line(Summary {
+            code: '-',
+            summary: "[deleted]".to_owned(),
+            from: "(none)".to_owned(),
+            to: short_name(local).to_owned(),
+            note: String::new(),
+            widens: false,
+            error: None,
+            old: old.unwrap_or(null),
+            new: null,
+            local: local.clone(),
+        }));
+    }
+    Ok(lines)
+}
+
+/// How ref updates are carried out and told.
+pub struct Changes<'a> {
+    /// Decide and report, but move nothing.
+    pub dry_run: bool,
+    /// Report refs that are up to date too.
+    pub verbose: bool,
+    /// The reflog's action.
+    pub action: &'a str,
+    /// Who the reflog entries name (see `sluice_repo::refs::reflog_identity`).
+    pub who: &'a str,
+}
+
+/// What updating `local` to the remote ref's value would be: its old value and the outcome.
+pub fn decide(
+    repo: &Repository,
+    odb: &ObjectDb,
+    update: &Update,
+    local: &str,
+) -> (Option<ObjectId>, Outcome) {
+    let old = repo.refs().resolve(local).ok().and_then(|(_, id)| id);
+    let new = update.remote.id;
+    let outcome = match old {
+        Some(old) if old == new => Outcome::UpToDate,
+        None => Outcome::New(New::of(&update.remote.name)),
+        Some(_) if local.starts_with("refs/tags/") => {
+            if update.force {
+                Outcome::TagUpdate
+            } else {
+                Outcome::Rejected("would clobber existing tag")
+            }
+        }
+        Some(old) if sluice_graph::ancestry::is_ancestor(odb, &old, &new) => {
+            Outcome::FastForward(old)
+        }
+        Some(old) if update.force => Outcome::Forced(old),
+        Some(_) => Outcome::Rejected("non-fast-forward"),
+    };
+    (old, outcome)
+}
+
+/// Whether any ref update would be refused: under `--atomic` nothing then moves.
+pub fn any_rejected(repo: &Repository, odb: &ObjectDb, updates: &[Update]) -> bool {
+    updates.iter().any(|update| {
+        update.listed != Listed::CutOff
+            && update.local.as_deref().is_some_and(|local| {
+                matches!(decide(repo, odb, update, local).1, Outcome::Rejected(_))
+            })
+    })
+}
+
+/// Whether some ref update did not happen, and the worst reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Refused {
+    /// Every update happened.
+    None,
+    /// Refused: not a fast-forward, or a tag that would be clobbered.
+    Rejected,
+    /// Another ref's name stood in the way, which pruning may clear (git then says so).
+    InTheWay,
+}
+
+/// Moves the local refs of `updates` that may move (fast-forwards, forced updates, new refs),
+/// logging them as git does, and adds a report line for each to `lines`. A ref that cannot be
+/// written is reported and the others still move, as in git.
+pub fn update_refs(
+    repo: &Repository,
+    odb: &ObjectDb,
+    updates: &[Update],
+    changes: &Changes,
+    lines: &mut Vec<Report>,
+) -> Result<Refused, UpdateError> {
+    let config = repo.config();
+    let bare = repo.work_tree().is_none();
+    let log_updates = config.get_bool("core.logAllRefUpdates")?.unwrap_or(!bare);
+    let mut refused = Refused::None;
+    for update in updates {
+        if update.listed == Listed::CutOff {
+            let name = update.local.as_deref().unwrap_or(&update.remote.name);
+            lines.push(Report::Warning(format!(
+                "rejected {name} because shallow roots are not allowed to be updated"
+            )));
+            continue;
+        }
+        let Some(local) = &update.local else {
+            // Fetched for FETCH_HEAD alone.
+            if update.listed != Listed::No {
+                lines.push(Report::Line(Summary::fetch_head(
+                    &update.remote.name,
+                    update.remote.id,
+                )));
+            }
+            continue;
+        };
+        let (old, outcome) = decide(repo, odb, update, local);
+        let new = update.remote.id;
+        let (mut code, summary, mut note, reason) = match &outcome {
+            Outcome::UpToDate if !changes.verbose => continue,
+            Outcome::UpToDate => ('=', "[up to date]".to_owned(), String::new(), ""),
+            Outcome::New(new) => ('*', new.summary().to_owned(), String::new(), new.reason()),
+            Outcome::FastForward(old) => (
+                ' ',
+                format!("{}..{}", abbreviate(repo, old), abbreviate(repo, &new)),
+                String::new(),
+                "fast-forward",
+            ),
+            Outcome::Forced(old) => (
+                '+',
+                format!("{}...{}", abbreviate(repo, old), abbreviate(repo, &new)),
+                "  (forced update)".to_owned(),
+                "forced-update",
+            ),
+            Outcome::TagUpdate => (
+                't',
+                "[tag update]".to_owned(),
+                String::new(),
+                "updating tag",
+            ),
+            Outcome::Rejected(why) => {
+                refused = refused.max(Refused::Rejected);
+                ('!', "[rejected]".to_owned(), format!("  ({why})"), "")
+            }
+        };
+        let moves = !matches!(outcome, Outcome::Rejected(_) | Outcome::UpToDate);
+        let mut error = None;
+        let written = moves
+            && !changes.dry_run
+            && match repo.refs().write_checked(local, &RefTarget::Id(new), odb) {
+                Ok(()) => true,
+                Err(failed) => {
+                    refused = refused.max(match failed {
+                        RefError::NameConflict { .. } => Refused::InTheWay,
+                        _ => Refused::Rejected,
+                    });
+                    code = '!';
+                    note = "  (unable to update local ref)".to_owned();
+                    error = Some(failed.to_string());
+                    false
+                }
+            };
+        if written {
+            let logged = local.starts_with("refs/heads/")
+                || local.starts_with("refs/remotes/")
+                || local.starts_with("refs/notes/");
+            if log_updates && logged {
+                let null = repo.hash().null_id();
+                let _ = repo.refs().append_log(
+                    local,
+                    &old.unwrap_or(null),
+                    &new,
+                    changes.who,
+                    &format!("{}: {reason}", changes.action),
+                );
+            }
+        }
+        lines.push(Report::Line(Summary {
+            code,
+            summary,
+            from: short_name(&update.remote.name).to_owned(),
+            to: short_name(local).to_owned(),
+            note,
+            widens: true,
+            error,
+            old: old.unwrap_or(repo.hash().null_id()),
+            new,
+            local: local.clone(),
+        }));
+    }
+    Ok(refused)
+}

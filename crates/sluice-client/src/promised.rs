@@ -1,0 +1,151 @@
+//! The objects of a partial clone, as fix-thin reads delta bases: the server sends deltas
+//! against anything reachable from the haves, and a partial clone lacks some of that by
+//! design. Those bases are fetched from the promisor remote first, all in one request, into a
+//! promisor pack, as git's index-pack does.
+
+use crate::partial::is_promisor;
+use crate::receive::{self, ReceiveError, Receiving};
+use sluice_object::{ObjectId, ObjectKind};
+use sluice_odb::{ConfigError, ObjectDb, OdbError};
+use sluice_pack::{LookupError, ObjectLookup};
+use sluice_remote::{ConnectOptions, FetchError, FetchRequest, NoHaves, Remote, SettingsError};
+use sluice_repo::Repository;
+use std::path::Path;
+use std::sync::RwLock;
+
+/// Why the promisor remote could not give the objects asked for.
+#[derive(Debug, thiserror::Error)]
+pub enum LazyFetchError {
+    /// The remote could not be reached or failed.
+    // Not transparent: the FetchError stays in the chain of causes, where the binary
+    // finds what the server said.
+    #[error("{0}")]
+    Fetch(#[from] FetchError),
+    /// The connection settings are bad.
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// The pack could not be stored.
+    #[error(transparent)]
+    Receive(#[from] ReceiveError),
+    /// The object database could not be opened again.
+    #[error(transparent)]
+    Odb(#[from] OdbError),
+}
+
+/// A repository's objects, with what its promisor remote sent on request.
+pub struct Promised<'a> {
+    /// Where a relative remote path is taken from.
+    cwd: &'a Path,
+    repo: &'a Repository,
+    /// The promisor remote: a remote's name, or a URL fetched from with `--filter`.
+    remote: String,
+    /// The object database again once a fetch added a pack to it.
+    fetched: RwLock<Option<ObjectDb>>,
+}
+
+impl<'a> Promised<'a> {
+    /// The objects of `repo`, if it has a promisor remote to ask for missing ones: `fetching`
+    /// when it is one, else the first of them.
+    pub fn of(
+        cwd: &'a Path,
+        repo: &'a Repository,
+        fetching: &str,
+    ) -> Result<Option<Self>, ConfigError> {
+        let config = repo.config();
+        let candidates = std::iter::once(fetching.to_owned())
+            .chain(config.get("extensions.partialclone").map(str::to_owned))
+            .chain(config.subsection_names("remote"));
+        for name in candidates {
+            if is_promisor(config, &name)? {
+                return Ok(Some(Self::from(cwd, repo, &name)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The objects of `repo` with `remote` to ask for missing ones.
+    pub fn from(cwd: &'a Path, repo: &'a Repository, remote: &str) -> Self {
+        Promised {
+            cwd,
+            repo,
+            remote: remote.to_owned(),
+            fetched: RwLock::new(None),
+        }
+    }
+
+    fn fetched(&self) -> std::sync::RwLockReadGuard<'_, Option<ObjectDb>> {
+        self.fetched.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// One fetch of exactly `missing`, as git's lazy fetch asks: no haves, no blobs beyond
+    /// those named, no progress.
+    fn fetch(&self, missing: &[ObjectId]) -> Result<(), LazyFetchError> {
+        let config = self.repo.config();
+        let key = |name: &str| format!("remote.{}.{name}", self.remote);
+        let url = config.get(&key("url")).unwrap_or(&self.remote);
+        let remote = Remote::resolve(self.cwd, url)?;
+        let options = ConnectOptions::from_config(config, config.get(&key("uploadpack")))?;
+        let mut connection = remote.connect(&options)?;
+        let request = FetchRequest {
+            wants: missing.to_vec(),
+            filter: Some("blob:none".to_owned()),
+            ..FetchRequest::default()
+        };
+        let receiving = Receiving::default();
+        let got = receive::fetch_into(
+            &mut connection,
+            self.repo,
+            &request,
+            &mut NoHaves,
+            receiving,
+            |_| {},
+        )?;
+        connection.finish()?;
+        got.mark_promisor(&[])?;
+        let odb = self.repo.objects_now()?;
+        *self.fetched.write().unwrap_or_else(|e| e.into_inner()) = Some(odb);
+        Ok(())
+    }
+}
+
+/// `error` and its causes on one line, each once, as git prints a chain of reasons.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        let said = inner.to_string();
+        if !text.ends_with(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        cause = inner.source();
+    }
+    text
+}
+
+impl ObjectLookup for Promised<'_> {
+    fn contains(&self, id: &ObjectId) -> bool {
+        self.repo.objects().contains(id)
+            || self.fetched().as_ref().is_some_and(|db| db.contains(id))
+    }
+
+    fn read(&self, id: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, LookupError> {
+        if let Some(found) = self.repo.objects().read(id).map_err(LookupError::new)? {
+            return Ok(Some(found));
+        }
+        match self.fetched().as_ref() {
+            Some(db) => db.read(id).map_err(LookupError::new),
+            None => Ok(None),
+        }
+    }
+
+    fn prefetch(&self, missing: &[ObjectId]) -> Result<(), LookupError> {
+        self.fetch(missing).map_err(|e| {
+            LookupError::new(format!(
+                "could not fetch missing objects from promisor remote '{}': {}",
+                self.remote,
+                with_causes(&e)
+            ))
+        })
+    }
+}

@@ -1,0 +1,474 @@
+//! `git push`: pairs refspecs with local and remote refs, judges each update as git does
+//! (fast-forward, `fetch first`, tags, leases), sends the commands and one pack made by the pack
+//! engine that serves fetches (thin against what the server advertised), and returns the
+//! server's verdict per ref as data for the command line to print. Remote-tracking refs of a
+//! named remote follow what was pushed, and `--set-upstream` records the upstreams.
+
+mod certificate;
+mod hook;
+mod plan;
+mod send;
+mod settings;
+mod source;
+mod spec;
+mod status;
+mod submodules;
+mod tracking;
+
+pub use certificate::SignedPush;
+pub use plan::{PushChoice, PushPlan};
+pub use settings::{GivenSettings, Settings};
+pub use spec::PushRefspec;
+pub use submodules::RecurseSubmodules;
+
+use sluice_object::progress::Progress;
+use sluice_object::ObjectId;
+use sluice_remote::Service;
+use sluice_remote::{ConnectOptions, FetchError, RemoteRef};
+use sluice_repo::Repository;
+
+/// Why a push could not be made (refused refs are reported in [`PushOutcome`] instead).
+#[derive(Debug, thiserror::Error)]
+pub enum PushError {
+    /// Reaching or talking to the server failed.
+    // Not transparent: the FetchError stays in the chain of causes, where the binary
+    // finds what the server said.
+    #[error("{0}")]
+    Fetch(#[from] FetchError),
+    /// An option's or setting's value git would not take (`--signed`, `push.gpgSign`,
+    /// `--recurse-submodules`, `push.recurseSubmodules`), in git's words.
+    #[error("{0}")]
+    BadSetting(String),
+    /// A refspec git would not take.
+    #[error("invalid refspec '{0}'")]
+    InvalidRefspec(String),
+    /// A source that names nothing here.
+    #[error("src refspec {0} does not match any")]
+    NoSource(String),
+    /// A deletion of a short name the remote does not have.
+    #[error("unable to delete '{0}': remote ref does not exist")]
+    NoRemoteRef(String),
+    /// A short destination whose kind cannot be guessed.
+    #[error("The destination you provided is not a full refname (i.e.,\nstarting with \"refs/\"). We tried to guess what you meant by:\n\n- Looking for a ref that matches '{0}' on the remote side.\n- Checking if the <src> being pushed ('{0}')\n  is a ref in \"refs/{{heads,tags}}/\". If so we add a corresponding\n  refs/{{heads,tags}}/ prefix on the remote side.\n\nNeither worked, so we gave up. You must fully qualify the ref.")]
+    NotAFullRefname(String),
+    /// A `--force-with-lease` value that names no object.
+    #[error("cannot parse expected object name '{0}'")]
+    BadLeaseValue(String),
+    /// No remote given and none configured.
+    #[error("No configured push destination.\nEither specify the URL from the command-line or configure a remote repository using\n\n    git remote add <name> <url>\n\nand then push using the remote name\n\n    git push <name>\n")]
+    NoDestination,
+    /// `push.default=nothing` and no refspec.
+    #[error("You didn't specify any refspecs to push, and push.default is \"nothing\".")]
+    PushDefaultNothing,
+    /// `push.default` has a value git does not know.
+    #[error("bad value '{0}' for push.default")]
+    BadPushDefault(String),
+    /// The default push needs a branch checked out.
+    #[error("You are not currently on a branch.\nTo push the history leading to the current (detached HEAD)\nstate now, use\n\n    git push <remote> HEAD:<name-of-remote-branch>\n")]
+    Detached,
+    /// `simple`/`upstream` with no upstream configured.
+    #[error("The current branch {branch} has no upstream branch.\nTo push the current branch and set the remote as upstream, use\n\n    git push --set-upstream {remote} {branch}\n\nTo have this happen automatically for branches without a tracking\nupstream, see 'push.autoSetupRemote' in 'git help config'.\n")]
+    NoUpstream {
+        /// The branch checked out.
+        branch: String,
+        /// Where the push goes.
+        remote: String,
+    },
+    /// `simple` where the upstream has another name.
+    #[error("The upstream branch of your current branch does not match\nthe name of your current branch.  To push to the upstream branch\non the remote, use\n\n    git push origin HEAD:{merge}\n\nTo push to the branch of the same name on the remote, use\n\n    git push origin HEAD\n")]
+    UpstreamNameDiffers {
+        /// The branch checked out.
+        branch: String,
+        /// Its upstream.
+        merge: String,
+    },
+    /// `--atomic` to a server without it.
+    #[error("the receiving end does not support --atomic push")]
+    AtomicUnsupported,
+    /// The `pre-push` hook said no.
+    #[error("the pre-push hook declined the push")]
+    PrePushDeclined,
+    /// `--push-option` to a server without it.
+    #[error("the receiving end does not support push options")]
+    PushOptionsUnsupported,
+    /// The server's report could not be read.
+    #[error("the remote's report could not be read: {0}")]
+    Report(#[source] std::io::Error),
+    /// The server's report is not report-status.
+    #[error("protocol error: bad report from the remote")]
+    BadReport,
+    /// The framing of the server's answer is broken.
+    #[error(transparent)]
+    PktLine(#[from] sluice_wire::pktline::PktLineError),
+    /// Writing the request failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// `--signed` to a server that does not ask for push certificates.
+    #[error("the receiving end does not support --signed push")]
+    SignedUnsupported,
+    /// gpg did not sign the push certificate; what it said.
+    #[error("failed to sign the push certificate")]
+    SigningFailed(String),
+    /// Submodule commits the push needs are on no remote (`--recurse-submodules=check`).
+    #[error("The following submodule paths contain changes that can\nnot be found on any remote:\n{}\nPlease try\n\n\tgit push --recurse-submodules=on-demand\n\nor cd to the path and use\n\n\tgit push\n\nto push them to a remote.\n\n", .0.iter().map(|p| format!("  {p}\n")).collect::<String>())]
+    UnpushedSubmodules(Vec<String>),
+    /// `--recurse-submodules=on-demand`: a submodule's push failed.
+    #[error("Unable to push submodule '{0}'")]
+    SubmodulePushFailed(String),
+    /// Refs could not be read or written.
+    #[error(transparent)]
+    Refs(#[from] sluice_repo::RefError),
+    /// A setting could not be read or written.
+    #[error(transparent)]
+    Config(#[from] sluice_odb::ConfigError),
+    /// The object database could not be opened.
+    #[error(transparent)]
+    Odb(#[from] sluice_odb::OdbError),
+    /// The objects to send could not be counted.
+    #[error(transparent)]
+    Walk(#[from] sluice_graph::WalkError),
+}
+
+/// `--force-with-lease`: the ref moves only if the remote has it at `expected` (absent: `None`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// The remote ref it protects (a short name is matched as git matches one); `None` for all.
+    pub name: Option<String>,
+    /// The value it must have.
+    pub expected: Option<ObjectId>,
+    /// The value is the remote-tracking ref's (absent if there is none): `expected` is unused.
+    pub tracking: bool,
+}
+
+impl Lease {
+    /// A `--force-with-lease` value: `<ref>:<expect>` (an object name; empty: the ref must
+    /// not exist), `<ref>` (its remote-tracking ref's value), or empty (every ref, each
+    /// against its remote-tracking ref).
+    pub fn parse(repo: &Repository, text: &str) -> Result<Lease, PushError> {
+        let (name, expect) = match text.split_once(':') {
+            Some((name, expect)) => (name, Some(expect)),
+            None => (text, None),
+        };
+        let expected = match expect {
+            None | Some("") => None,
+            // A full id need not be here (it is what the remote is expected to have).
+            Some(expect) => Some(
+                (ObjectId::from_hex(repo.hash(), expect.as_bytes()).ok())
+                    .or_else(|| source::resolve(repo, expect).map(|s| s.id))
+                    .ok_or_else(|| PushError::BadLeaseValue(expect.to_owned()))?,
+            ),
+        };
+        Ok(Lease {
+            name: (!name.is_empty()).then(|| name.to_owned()),
+            expected,
+            tracking: expect.is_none(),
+        })
+    }
+
+    fn applies_to(&self, dst: &str) -> bool {
+        match &self.name {
+            None => true,
+            Some(name) => ["", "refs/", "refs/tags/", "refs/heads/", "refs/remotes/"]
+                .iter()
+                .any(|place| format!("{place}{name}") == dst),
+        }
+    }
+}
+
+/// What becomes of one ref.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefStatus {
+    /// Not yet decided (to be sent).
+    Pending,
+    /// The server took it.
+    Ok,
+    /// The remote has it already.
+    UpToDate,
+    /// Refused here: it would not fast-forward.
+    NonFastForward,
+    /// Refused here: the remote has a value this repository lacks.
+    FetchFirst,
+    /// Refused here: a tag the remote has.
+    AlreadyExists,
+    /// Refused here: not commits, so only `--force` moves it.
+    NeedsForce,
+    /// Refused here: the remote is not where the lease expects.
+    Stale,
+    /// Refused here (`--force-if-includes`): the remote-tracking ref's value was never part
+    /// of the local ref's history, so the force would drop work never seen here.
+    RemoteUpdated,
+    /// Refused here: the server takes no deletions.
+    NoDelete,
+    /// Refused by the server, for this reason.
+    RemoteRejected(String),
+    /// Not sent: `--atomic` and another ref was refused.
+    AtomicFailed,
+}
+
+impl RefStatus {
+    /// Whether this is a refusal.
+    pub fn refused(&self) -> bool {
+        !matches!(
+            self,
+            RefStatus::Pending | RefStatus::Ok | RefStatus::UpToDate
+        )
+    }
+
+    /// git's number for a refusal before sending, in its "atomic push failed" message.
+    pub fn git_code(&self) -> u8 {
+        match self {
+            RefStatus::NonFastForward => 2,
+            RefStatus::AlreadyExists => 3,
+            RefStatus::NoDelete => 4,
+            RefStatus::FetchFirst => 5,
+            RefStatus::NeedsForce => 6,
+            RefStatus::Stale => 7,
+            RefStatus::RemoteUpdated => 9,
+            _ => 0,
+        }
+    }
+}
+
+/// One ref of the push.
+#[derive(Debug, Clone)]
+pub struct PushedRef {
+    /// What was pushed, as the report names it (`None`: a deletion).
+    pub src: Option<String>,
+    /// The remote ref's full name.
+    pub dst: String,
+    /// Its value on the remote before (`None`: it had none).
+    pub old: Option<ObjectId>,
+    /// The value pushed (`None`: deleted).
+    pub new: Option<ObjectId>,
+    /// What became of it.
+    pub status: RefStatus,
+    /// The update loses history (and was forced).
+    pub forced: bool,
+}
+
+/// The ref whose refusal failed an atomic push before anything was sent, and its status.
+pub type AtomicFailure = (String, RefStatus);
+
+/// What a push did.
+#[derive(Debug)]
+pub struct PushOutcome {
+    /// Each ref, in the order the refspecs named them.
+    pub refs: Vec<PushedRef>,
+    /// The server refused the pack: `unpack <reason>`.
+    pub unpack_error: Option<String>,
+    /// Under `--atomic`, the first ref refused before sending and why.
+    pub atomic_failure: Option<AtomicFailure>,
+    /// Upstreams recorded by `--set-upstream`: branch, remote, remote ref.
+    pub upstreams: Vec<(String, String, String)>,
+    /// `--signed=if-asked` to a server that asked for no certificate: sent unsigned.
+    pub sent_unsigned: bool,
+    /// The remote-tracking refs brought up to date (git names them under `-v`).
+    pub tracking: Vec<String>,
+}
+
+/// How the push runs.
+pub struct PushOptions<'a> {
+    /// `--force`.
+    pub force: bool,
+    /// `--atomic`.
+    pub atomic: bool,
+    /// `--dry-run`: judge, send nothing.
+    pub dry_run: bool,
+    /// Deltas against what the server has (`--thin`, the default).
+    pub thin: bool,
+    /// `--force-with-lease`.
+    pub leases: Vec<Lease>,
+    /// `--force-if-includes` (`push.useForceIfIncludes`): a lease taken from a
+    /// remote-tracking ref holds only if that value is in the local ref's history.
+    pub force_if_includes: bool,
+    /// `--push-option`.
+    pub push_options: Vec<String>,
+    /// `--follow-tags` (or `push.followTags`).
+    pub follow_tags: bool,
+    /// `--prune`.
+    pub prune: bool,
+    /// `--set-upstream`.
+    pub set_upstream: bool,
+    /// Run the `pre-push` hook (not under `--no-verify`).
+    pub verify: bool,
+    /// `--signed` (`push.gpgSign`).
+    pub signed: SignedPush,
+    /// `--recurse-submodules` (`push.recurseSubmodules`).
+    pub recurse_submodules: RecurseSubmodules,
+    /// Pushes the submodule checked out at a path of the work tree, for `on-demand` and
+    /// `only`; false when that push failed.
+    pub push_submodule: Option<&'a (dyn Fn(&str) -> bool + 'a)>,
+    /// How to reach the server (its service is set here).
+    pub connect: ConnectOptions,
+    /// The server's progress is shown.
+    pub remote_progress: bool,
+    /// Progress of counting and writing the pack.
+    pub progress: &'a dyn Progress,
+}
+
+/// What the server says while it works.
+pub trait PushMessages: Sync {
+    /// Bytes of band 2: the server's progress and the messages of its hooks.
+    fn remote_progress(&self, bytes: &[u8]);
+}
+
+/// Pairs the refspecs with the refs on both sides and judges each update; under `--atomic`
+/// one refusal fails all; the `pre-push` hook may stop the push.
+fn judge_refs(
+    repo: &Repository,
+    plan: &PushPlan,
+    options: &PushOptions<'_>,
+    connection: &sluice_remote::Connection,
+) -> Result<(Vec<PushedRef>, Option<AtomicFailure>), PushError> {
+    let advertised: Vec<RemoteRef> = connection.advertised().to_vec();
+    let mut paired = spec::pair(repo, &plan.specs, &advertised)?;
+    if plan.prune || options.prune {
+        paired.extend(tracking::pruned(&plan.specs, &paired, &advertised));
+    }
+    if options.follow_tags {
+        paired.extend(tracking::followed_tags(repo, &paired, &advertised)?);
+    }
+    let deletes = connection.has_capability("delete-refs");
+    let expected = |dst: &str| -> Option<Option<ObjectId>> {
+        let lease = options.leases.iter().find(|l| l.applies_to(dst))?;
+        Some(match (lease.tracking, &plan.remote_name) {
+            (false, _) => lease.expected,
+            (true, Some(remote)) => tracking::tracking_value(repo, remote, dst),
+            (true, None) => None,
+        })
+    };
+    // git's order: the refs the remote has, as it listed them, then the new ones.
+    let listed = |dst: &str| advertised.iter().position(|r| r.name == dst);
+    paired.sort_by_key(|p| listed(&p.dst).unwrap_or(usize::MAX));
+    let included = |p: &spec::Paired| -> bool {
+        let tracking_lease = options
+            .leases
+            .iter()
+            .any(|l| l.tracking && l.applies_to(&p.dst));
+        let (true, true, Some(remote)) = (
+            options.force_if_includes,
+            tracking_lease,
+            plan.remote_name.as_deref(),
+        ) else {
+            return true;
+        };
+        let Some(seen) = tracking::tracking_value(repo, remote, &p.dst) else {
+            return true;
+        };
+        let Some(local) = p.src.as_ref().and_then(|s| s.ref_name.as_deref()) else {
+            return true;
+        };
+        tracking::in_history_of(repo, local, &seen)
+    };
+    let mut refs = status::judge(
+        repo,
+        paired,
+        &advertised,
+        options.force,
+        &expected,
+        &included,
+        deletes,
+    );
+    let atomic_failure = match options.atomic {
+        true => status::fail_atomically(&mut refs),
+        false => None,
+    };
+    if options.verify {
+        let url = &plan.url;
+        hook::pre_push(repo, plan.remote_name.as_deref().unwrap_or(url), url, &refs)?;
+    }
+    Ok((refs, atomic_failure))
+}
+
+/// Pushes from `repo` as `plan` and `options` say.
+pub fn push(
+    repo: &Repository,
+    plan: &PushPlan,
+    options: &PushOptions<'_>,
+    messages: &dyn PushMessages,
+) -> Result<PushOutcome, PushError> {
+    let connect = ConnectOptions {
+        service: Service::ReceivePack,
+        ..options.connect.clone()
+    };
+    let mut connection = plan.remote.connect(&connect)?;
+    let judged = judge_refs(repo, plan, options, &connection);
+    let (mut refs, atomic_failure) = match judged {
+        Ok(judged) => judged,
+        Err(e) => {
+            // As git: the server is told the push is off (a flush) rather than left hanging.
+            let _ = connection.finish();
+            return Err(e);
+        }
+    };
+    // As git, submodules are seen to once the refs are matched, before anything is sent.
+    let remote_name = plan.remote_name.as_deref();
+    match submodules::before_push(repo, remote_name, options, &refs) {
+        Ok(true) => {}
+        // `only`: the submodules were pushed; the superproject's refs stay as they are, and
+        // the session ends as one with nothing to send.
+        Ok(false) => refs.clear(),
+        Err(e) => {
+            let _ = connection.finish();
+            return Err(e);
+        }
+    }
+    let pending = refs.iter().any(|r| r.status == RefStatus::Pending);
+    let mut unpack_error = None;
+    // As git: asked for and not offered, a signed push stops here; a dry run signs nothing.
+    let nonce = connection.capability_value("push-cert").map(str::to_owned);
+    let sent_unsigned =
+        options.signed == SignedPush::IfAsked && nonce.is_none() && pending && !options.dry_run;
+    let certificate = match (options.signed, nonce) {
+        (SignedPush::No, _) => None,
+        (_, Some(_)) if options.dry_run => None,
+        (_, Some(nonce)) => Some(send::Certificate {
+            signer: certificate::Signer::from_config(repo),
+            nonce,
+            url: plan.url.clone(),
+        }),
+        (SignedPush::Yes, None) if pending && !options.dry_run => {
+            let _ = connection.finish();
+            return Err(PushError::SignedUnsupported);
+        }
+        (_, None) => None,
+    };
+    if pending && !options.dry_run {
+        let request = send::Request {
+            certificate,
+            atomic: options.atomic,
+            push_options: &options.push_options,
+            thin: options.thin,
+            remote_progress: options.remote_progress,
+            progress: options.progress,
+        };
+        unpack_error = send::send(repo, &mut connection, &mut refs, &request, messages)?;
+        connection.finish_push()?;
+    } else {
+        if options.dry_run {
+            for r in refs.iter_mut().filter(|r| r.status == RefStatus::Pending) {
+                r.status = RefStatus::Ok;
+            }
+        }
+        // Nothing to send: a flush ends the session.
+        connection.finish()?;
+    }
+    let (mut upstreams, mut tracked) = (Vec::new(), Vec::new());
+    if !options.dry_run {
+        if let Some(name) = &plan.remote_name {
+            tracked = tracking::update(repo, name, &refs)?;
+        }
+        if options.set_upstream {
+            let remote = plan.remote_name.as_deref().unwrap_or(&plan.remote.recorded);
+            upstreams = tracking::set_upstreams(repo, remote, &refs)?;
+        }
+    }
+    Ok(PushOutcome {
+        refs,
+        unpack_error,
+        atomic_failure,
+        upstreams,
+        tracking: tracked,
+        sent_unsigned,
+    })
+}

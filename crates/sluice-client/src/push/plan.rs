@@ -1,0 +1,197 @@
+//! Where a push goes and what it pushes when the command line does not say: the remote
+//! (`branch.<name>.pushRemote`, `remote.pushDefault`, `branch.<name>.remote`, `origin`) and its
+//! `pushurl`, then the refspecs: `--mirror`, `--all`, `--tags`, `--delete`, else
+//! `remote.<name>.push`, else `push.default` (`simple` unless set).
+
+use super::spec::PushRefspec;
+use super::PushError;
+use sluice_remote::Remote;
+use sluice_repo::{RefTarget, Repository};
+use std::path::Path;
+
+/// What the command line chose.
+#[derive(Debug, Clone, Default)]
+pub struct PushChoice<'a> {
+    /// A remote's name or a URL; `None` for the default.
+    pub repository: Option<&'a str>,
+    /// The refspecs given.
+    pub refspecs: &'a [String],
+    /// `--all`/`--branches`: every branch.
+    pub all: bool,
+    /// `--tags`: every tag, beside the refspecs.
+    pub tags: bool,
+    /// `--mirror`: every ref, forced, and the remote's others deleted.
+    pub mirror: bool,
+    /// `--delete`: the refspecs are refs to delete.
+    pub delete: bool,
+}
+
+/// One push, planned.
+#[derive(Debug, Clone)]
+pub struct PushPlan {
+    /// Where it goes.
+    pub remote: Remote,
+    /// The remote's name when it is a configured one (its tracking refs are updated).
+    pub remote_name: Option<String>,
+    /// What the report calls it (`To <shown>`): the URL as configured or given, without
+    /// credentials.
+    pub shown: String,
+    /// The URL as configured or given (the `pre-push` hook's second argument).
+    pub url: String,
+    /// The refspecs in force.
+    pub specs: Vec<PushRefspec>,
+    /// Remote refs no local ref matches are deleted (`--mirror`, `--prune`).
+    pub prune: bool,
+    /// `remote.<name>.receivepack`, if set.
+    pub receive_pack: Option<String>,
+}
+
+impl PushPlan {
+    /// Plans a push from `repo` (a relative URL is taken from `cwd`) to the remote's first
+    /// push URL.
+    pub fn from_config(
+        repo: &Repository,
+        cwd: &Path,
+        choice: &PushChoice,
+    ) -> Result<PushPlan, PushError> {
+        let mut plans = Self::all_from_config(repo, cwd, choice)?;
+        Ok(plans.swap_remove(0))
+    }
+
+    /// Plans a push from `repo` to every URL of the remote, in order, as git pushes: each
+    /// `pushurl` if it has any, else each `url` (a remote may name several mirrors).
+    pub fn all_from_config(
+        repo: &Repository,
+        cwd: &Path,
+        choice: &PushChoice,
+    ) -> Result<Vec<PushPlan>, PushError> {
+        let config = repo.config();
+        let branch = current_branch(repo)?;
+        let short = branch
+            .as_deref()
+            .and_then(|b| b.strip_prefix("refs/heads/"));
+        let of_branch = |key: &str| short.and_then(|b| config.get(&format!("branch.{b}.{key}")));
+        let name = match choice.repository {
+            Some(name) => name.to_owned(),
+            None => (of_branch("pushremote"))
+                .or_else(|| config.get("remote.pushdefault"))
+                .or_else(|| of_branch("remote"))
+                .unwrap_or("origin")
+                .to_owned(),
+        };
+        let mut urls = config.get_all(&format!("remote.{name}.pushurl"));
+        if urls.is_empty() {
+            urls = config.get_all(&format!("remote.{name}.url"));
+        }
+        let (urls, remote_name): (Vec<String>, _) = match urls.is_empty() {
+            false => (
+                urls.into_iter().map(str::to_owned).collect(),
+                Some(name.clone()),
+            ),
+            true if choice.repository.is_some() => (vec![name.clone()], None),
+            true => return Err(PushError::NoDestination),
+        };
+        let receive_pack = (remote_name.as_ref())
+            .and_then(|n| config.get(&format!("remote.{n}.receivepack")))
+            .map(str::to_owned);
+        let mut specs: Vec<PushRefspec> = (choice.refspecs.iter())
+            .map(|text| match choice.delete {
+                true => PushRefspec::parse(&format!(":{text}")),
+                false => PushRefspec::parse(text),
+            })
+            .collect::<Result<_, _>>()?;
+        let pattern = |text: &str| PushRefspec::parse(text);
+        if choice.mirror {
+            specs.push(pattern("+refs/*:refs/*")?);
+        }
+        if choice.all {
+            specs.push(pattern("refs/heads/*:refs/heads/*")?);
+        }
+        if choice.tags {
+            specs.push(pattern("refs/tags/*:refs/tags/*")?);
+        }
+        if specs.is_empty() {
+            let configured = (remote_name.as_ref())
+                .map(|n| config.get_all(&format!("remote.{n}.push")))
+                .unwrap_or_default();
+            specs = match configured.is_empty() {
+                false => (configured.into_iter())
+                    .map(PushRefspec::parse)
+                    .collect::<Result<_, _>>()?,
+                true => default_specs(repo, branch.as_deref(), remote_name.as_deref(), &name)?,
+            };
+        }
+        (urls.into_iter())
+            .map(|url| {
+                let remote = Remote::resolve(cwd, &url)?;
+                Ok(PushPlan {
+                    shown: remote.shown.clone(),
+                    url,
+                    remote,
+                    remote_name: remote_name.clone(),
+                    specs: specs.clone(),
+                    prune: choice.mirror,
+                    receive_pack: receive_pack.clone(),
+                })
+            })
+            .collect()
+    }
+}
+
+/// The branch `HEAD` names, if it names one.
+fn current_branch(repo: &Repository) -> Result<Option<String>, PushError> {
+    Ok(match repo.refs().read("HEAD")? {
+        Some(RefTarget::Symbolic(branch)) => Some(branch),
+        _ => None,
+    })
+}
+
+/// What `push.default` pushes: `simple` (the default) and `current` push the branch checked out
+/// to its name (`simple` insists on its upstream when pushing back to the remote it fetches
+/// from), `upstream` to its upstream, `matching` every branch both sides have.
+fn default_specs(
+    repo: &Repository,
+    branch: Option<&str>,
+    remote_name: Option<&str>,
+    given: &str,
+) -> Result<Vec<PushRefspec>, PushError> {
+    let config = repo.config();
+    let mode = config.get("push.default").unwrap_or("simple");
+    if mode == "matching" {
+        return Ok(vec![PushRefspec::parse(":")?]);
+    }
+    if mode == "nothing" {
+        return Err(PushError::PushDefaultNothing);
+    }
+    let Some(branch) = branch.and_then(|b| b.strip_prefix("refs/heads/")) else {
+        return Err(PushError::Detached);
+    };
+    let upstream_remote = config.get(&format!("branch.{branch}.remote"));
+    let merge = config.get(&format!("branch.{branch}.merge"));
+    // Pushing elsewhere than where the branch is fetched from (git's "triangular" workflow).
+    let fetches_from = upstream_remote.unwrap_or("origin");
+    let triangular = remote_name.unwrap_or(given) != fetches_from;
+    let current = || PushRefspec::parse(&format!("refs/heads/{branch}:refs/heads/{branch}"));
+    match mode {
+        "current" => Ok(vec![current()?]),
+        "simple" if triangular => Ok(vec![current()?]),
+        "simple" | "upstream" => {
+            let (Some(_), Some(merge)) = (upstream_remote, merge) else {
+                return Err(PushError::NoUpstream {
+                    branch: branch.to_owned(),
+                    remote: remote_name.unwrap_or(given).to_owned(),
+                });
+            };
+            if mode == "simple" && merge != format!("refs/heads/{branch}") {
+                return Err(PushError::UpstreamNameDiffers {
+                    branch: branch.to_owned(),
+                    merge: merge.to_owned(),
+                });
+            }
+            Ok(vec![PushRefspec::parse(&format!(
+                "refs/heads/{branch}:{merge}"
+            ))?])
+        }
+        other => Err(PushError::BadPushDefault(other.to_owned())),
+    }
+}

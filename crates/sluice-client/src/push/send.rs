@@ -1,0 +1,241 @@
+//! The wire side of a push (`gitprotocol-pack`, "Pushing Data To a Server"): the commands with
+//! the capabilities asked for, the push options, the pack (made by the one pack engine, thin
+//! against what the server has), then the server's report, read from band 1 while band 2 goes
+//! to the user.
+
+use super::{PushError, PushMessages, PushedRef, RefStatus};
+use sluice_generate::{write_pack, PackOptions};
+use sluice_graph::{walk_objects, ObjectFilter, WalkRequest};
+use sluice_object::progress::Progress;
+use sluice_object::{IdSet, ObjectId};
+use sluice_odb::ObjectDb;
+use sluice_remote::Connection;
+use sluice_repo::Repository;
+use sluice_wire::demux::Demux;
+use sluice_wire::pktline::write_line;
+use sluice_wire::pktline::{write_flush, Packet, PktReader};
+use std::io::Read;
+
+/// A push certificate to send in place of the commands (`--signed`).
+pub(crate) struct Certificate {
+    pub(crate) signer: super::certificate::Signer,
+    /// What the server asked to be signed with (`push-cert=<nonce>`).
+    pub(crate) nonce: String,
+    /// Where the push goes, as the certificate's `pushee` names it.
+    pub(crate) url: String,
+}
+
+/// What the request asks of the server beside the commands.
+pub(crate) struct Request<'a> {
+    pub(crate) certificate: Option<Certificate>,
+    pub(crate) atomic: bool,
+    pub(crate) push_options: &'a [String],
+    pub(crate) thin: bool,
+    /// Show the server's progress (else `quiet`).
+    pub(crate) remote_progress: bool,
+    pub(crate) progress: &'a dyn Progress,
+}
+
+/// Sends the commands for the refs still pending, and the pack they need; reads the server's
+/// report into their statuses. Returns the server's complaint about the pack, if it made one
+/// (`unpack <reason>`).
+pub(crate) fn send(
+    repo: &Repository,
+    connection: &mut Connection,
+    refs: &mut [PushedRef],
+    request: &Request<'_>,
+    messages: &dyn PushMessages,
+) -> Result<Option<String>, PushError> {
+    let has = |c: &str| connection.has_capability(c);
+    if request.atomic && !has("atomic") {
+        return Err(PushError::AtomicUnsupported);
+    }
+    if !request.push_options.is_empty() && !has("push-options") {
+        return Err(PushError::PushOptionsUnsupported);
+    }
+    let mut caps = Vec::new();
+    let report = has("report-status");
+    let side_band = has("side-band-64k");
+    for (wanted, cap) in [
+        (report, "report-status"),
+        (side_band, "side-band-64k"),
+        (!request.remote_progress && has("quiet"), "quiet"),
+        (request.atomic, "atomic"),
+        (!request.push_options.is_empty(), "push-options"),
+    ] {
+        if wanted {
+            caps.push(cap.to_owned());
+        }
+    }
+    caps.push(format!(
+        "agent={}",
+        sluice_wire::agent::user_agent(concat!("git/sluice-", env!("CARGO_PKG_VERSION")))
+    ));
+    let null = repo.hash().null_id();
+    let mut head = Vec::new();
+    if let Some(cert) = &request.certificate {
+        let signed = super::certificate::signed_request(
+            &cert.signer,
+            &cert.url,
+            &cert.nonce,
+            request.push_options,
+            refs,
+            null,
+            &caps.join(" "),
+        )?;
+        head = signed.unwrap_or_default();
+    }
+    let pending = refs.iter().filter(|r| r.status == RefStatus::Pending);
+    for (i, r) in pending
+        .enumerate()
+        .filter(|_| request.certificate.is_none())
+    {
+        let (old, new) = (r.old.unwrap_or(null), r.new.unwrap_or(null));
+        match i {
+            0 => write_line(
+                &mut head,
+                &format!("{old} {new} {}\0{}", r.dst, caps.join(" ")),
+            ),
+            _ => write_line(&mut head, &format!("{old} {new} {}", r.dst)),
+        }
+    }
+    write_flush(&mut head)?;
+    if !request.push_options.is_empty() {
+        for option in request.push_options {
+            write_line(&mut head, option);
+        }
+        write_flush(&mut head)?;
+    }
+    let wants: Vec<ObjectId> = (refs.iter())
+        .filter(|r| r.status == RefStatus::Pending)
+        .filter_map(|r| r.new)
+        .collect();
+    // The packs of alternates too, so that their stored deltas are copied as they are (a
+    // clone made with --shared or --reference keeps its history there).
+    let borrowed = repo.objects_now()?.with_alternate_packs();
+    let odb = &borrowed;
+    let mut haves: Vec<ObjectId> = (connection.advertised().iter())
+        .map(|r| r.id)
+        .chain(connection.advertised_haves().iter().copied())
+        .filter(|id| odb.contains(id))
+        .collect();
+    haves.sort_unstable();
+    haves.dedup();
+    let options = PackOptions {
+        thin: request.thin,
+        ofs_delta: has("ofs-delta"),
+        compression: PackOptions::compression_of(repo.config())?,
+        // git push shows it too (send-pack asks pack-objects for all its progress).
+        show_writing: true,
+        full_search: None,
+    };
+    let walked = match wants.is_empty() {
+        // Only deletions: no pack is sent.
+        true => None,
+        false => Some(walk(odb, &wants, &haves, request.progress)?),
+    };
+    let mut produce = |out: &mut dyn std::io::Write| -> std::io::Result<()> {
+        out.write_all(&head)?;
+        if let Some(walked) = &walked {
+            write_pack(odb, walked, &options, out, request.progress)
+                .map_err(std::io::Error::other)?;
+        }
+        Ok(())
+    };
+    connection.send_streamed(&mut produce)?;
+    if !report {
+        for r in refs.iter_mut().filter(|r| r.status == RefStatus::Pending) {
+            r.status = RefStatus::Ok;
+        }
+        return Ok(None);
+    }
+    read_report(connection, refs, side_band, messages)
+}
+
+fn walk(
+    odb: &ObjectDb,
+    wants: &[ObjectId],
+    haves: &[ObjectId],
+    progress: &dyn Progress,
+) -> Result<sluice_graph::Walked, PushError> {
+    Ok(walk_objects(
+        odb,
+        &WalkRequest {
+            wants,
+            haves,
+            shallow: &IdSet::default(),
+            filter: ObjectFilter::None,
+            reach_memo: None,
+            cores: sluice_graph::WalkCores::All,
+        },
+        progress,
+    )?)
+}
+
+/// report-status: `unpack ok` (or the reason it failed), then `ok <ref>` or `ng <ref> <why>`
+/// per command, up to a flush.
+fn read_report(
+    connection: &mut Connection,
+    refs: &mut [PushedRef],
+    side_band: bool,
+    messages: &dyn PushMessages,
+) -> Result<Option<String>, PushError> {
+    let lines = if side_band {
+        let input = connection.take_input();
+        let mut text = Vec::new();
+        let mut demux = Demux::new(input, |bytes: &[u8]| messages.remote_progress(bytes));
+        demux.read_to_end(&mut text).map_err(PushError::Report)?;
+        report_lines(&mut PktReader::new(&text[..]))?
+    } else {
+        report_lines(connection.input())?
+    };
+    let mut lines = lines.into_iter();
+    let unpack = match lines
+        .next()
+        .as_deref()
+        .and_then(|l| l.strip_prefix("unpack "))
+    {
+        Some("ok") => None,
+        Some(reason) => Some(reason.to_owned()),
+        None => return Err(PushError::BadReport),
+    };
+    for line in lines {
+        let (ok, rest) = match (line.strip_prefix("ok "), line.strip_prefix("ng ")) {
+            (Some(name), _) => (true, name),
+            (_, Some(rest)) => (false, rest),
+            _ => return Err(PushError::BadReport),
+        };
+        let (name, why) = rest.split_once(' ').unwrap_or((rest, ""));
+        let Some(r) = refs
+            .iter_mut()
+            .find(|r| r.dst == name && r.status == RefStatus::Pending)
+        else {
+            continue;
+        };
+        r.status = match ok {
+            true => RefStatus::Ok,
+            false => RefStatus::RemoteRejected(why.to_owned()),
+        };
+    }
+    for r in refs.iter_mut().filter(|r| r.status == RefStatus::Pending) {
+        // A command the server did not answer: git's words.
+        r.status = RefStatus::RemoteRejected("no report from remote".to_owned());
+    }
+    Ok(unpack)
+}
+
+/// The report's lines, up to its flush.
+fn report_lines<R: Read>(report: &mut PktReader<R>) -> Result<Vec<String>, PushError> {
+    let mut lines = Vec::new();
+    loop {
+        match report.read()? {
+            Some(Packet::Data(line)) => lines.push(
+                String::from_utf8_lossy(line)
+                    .trim_end_matches('\n')
+                    .to_owned(),
+            ),
+            Some(Packet::Flush) => return Ok(lines),
+            _ => return Err(PushError::BadReport),
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! Push refspecs (`[+]<src>[:<dst>]`, `:<dst>` to delete, `:` for matching branches, patterns
+//! with one `*`) and how git pairs them with local and remote refs: a source is any name or
+//! expression of this repository, a short destination is found among the remote's refs or
+//! given the prefix of its source.
+
+use super::source::{self, Source};
+use super::PushError;
+use sluice_object::ObjectId;
+use sluice_remote::RemoteRef;
+use sluice_repo::Repository;
+
+/// One push refspec.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushRefspec {
+    /// `+`: the update may lose history.
+    pub force: bool,
+    /// What is pushed; `None` deletes the destination.
+    pub src: Option<String>,
+    /// Where it goes; `None` takes the source's name.
+    pub dst: Option<String>,
+}
+
+impl PushRefspec {
+    /// Reads a refspec as `git push` does.
+    pub fn parse(text: &str) -> Result<PushRefspec, PushError> {
+        let (force, rest) = match text.strip_prefix('+') {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let (src, dst) = match rest.split_once(':') {
+            Some((src, dst)) => (src, Some(dst)),
+            None => (rest, None),
+        };
+        let invalid = || PushError::InvalidRefspec(text.to_owned());
+        let stars = |s: &str| s.matches('*').count();
+        if stars(src) > 1 || dst.is_some_and(|d| stars(d) != stars(src)) {
+            return Err(invalid());
+        }
+        if dst.is_some_and(|d| !d.is_empty() && !valid_name(d)) {
+            return Err(invalid());
+        }
+        Ok(PushRefspec {
+            force,
+            src: (!src.is_empty()).then(|| src.to_owned()),
+            dst: dst.filter(|d| !d.is_empty()).map(str::to_owned),
+        })
+    }
+
+    /// `:` (or `+:`): every branch that exists on both sides.
+    fn is_matching(&self) -> bool {
+        self.src.is_none() && self.dst.is_none()
+    }
+
+    fn is_pattern(&self) -> bool {
+        self.src.as_deref().is_some_and(|s| s.contains('*'))
+    }
+}
+
+fn valid_name(name: &str) -> bool {
+    sluice_repo::refs::is_valid_ref_name(&name.replacen('*', "x", 1))
+}
+
+/// One ref update to offer the server, before its status is known.
+#[derive(Debug, Clone)]
+pub(crate) struct Paired {
+    /// What is pushed (`None`: the destination is deleted).
+    pub(crate) src: Option<Source>,
+    /// The remote ref's full name.
+    pub(crate) dst: String,
+    pub(crate) force: bool,
+}
+
+/// Pairs `specs` with the local refs and the remote's `advertised` refs, in the order of the
+/// specs, each destination once (the first spec naming it wins).
+pub(crate) fn pair(
+    repo: &Repository,
+    specs: &[PushRefspec],
+    advertised: &[RemoteRef],
+) -> Result<Vec<Paired>, PushError> {
+    let local = repo.refs().list()?;
+    let mut paired: Vec<Paired> = Vec::new();
+    let mut add = |p: Paired| {
+        if !paired.iter().any(|q| q.dst == p.dst) {
+            paired.push(p);
+        }
+    };
+    for spec in specs {
+        if spec.is_matching() {
+            for (name, id) in &local {
+                if name.starts_with("refs/heads/") && advertised.iter().any(|r| &r.name == name) {
+                    add(ref_source(name, *id, name, spec.force));
+                }
+            }
+        } else if spec.is_pattern() {
+            let src = spec.src.as_deref().unwrap_or_default();
+            let dst = spec.dst.as_deref().unwrap_or(src);
+            for (name, id) in &local {
+                if let Some(star) = glob_match(src, name) {
+                    add(ref_source(
+                        name,
+                        *id,
+                        &dst.replacen('*', &star, 1),
+                        spec.force,
+                    ));
+                }
+            }
+        } else {
+            add(explicit(repo, spec, advertised)?);
+        }
+    }
+    Ok(paired)
+}
+
+fn ref_source(name: &str, id: ObjectId, dst: &str, force: bool) -> Paired {
+    Paired {
+        src: Some(Source {
+            shown: name.to_owned(),
+            ref_name: Some(name.to_owned()),
+            id,
+        }),
+        dst: dst.to_owned(),
+        force,
+    }
+}
+
+/// What `*` stands for where `pattern` matches `name`.
+fn glob_match(pattern: &str, name: &str) -> Option<String> {
+    let (before, after) = pattern.split_once('*')?;
+    let rest = name.strip_prefix(before)?.strip_suffix(after)?;
+    Some(rest.to_owned())
+}
+
+/// One explicit refspec: its source resolved, its destination named in full.
+fn explicit(
+    repo: &Repository,
+    spec: &PushRefspec,
+    advertised: &[RemoteRef],
+) -> Result<Paired, PushError> {
+    let src = match &spec.src {
+        None => None,
+        Some(text) => {
+            Some(source::resolve(repo, text).ok_or_else(|| PushError::NoSource(text.clone()))?)
+        }
+    };
+    let dst = match (&spec.dst, &src) {
+        (Some(dst), _) => destination(dst, src.as_ref(), advertised)?,
+        (None, Some(src)) => match &src.ref_name {
+            Some(name) => name.clone(),
+            None => return Err(PushError::NotAFullRefname(src.shown.clone())),
+        },
+        (None, None) => unreachable!("a matching refspec is paired elsewhere"),
+    };
+    Ok(Paired {
+        src,
+        dst,
+        force: spec.force,
+    })
+}
+
+/// A destination's full name: a remote ref it names by git's rules for short names, else the
+/// name itself under `refs/`, else the source's kind of ref with the name.
+fn destination(
+    dst: &str,
+    src: Option<&Source>,
+    advertised: &[RemoteRef],
+) -> Result<String, PushError> {
+    let places = ["", "refs/", "refs/tags/", "refs/heads/", "refs/remotes/"];
+    let on_remote = places.iter().find_map(|place| {
+        let full = format!("{place}{dst}");
+        (full.starts_with("refs/") && advertised.iter().any(|r| r.name == full)).then_some(full)
+    });
+    if let Some(full) = on_remote {
+        return Ok(full);
+    }
+    if dst.starts_with("refs/") {
+        return Ok(dst.to_owned());
+    }
+    let guessed = src.and_then(|s| s.ref_name.as_deref()).and_then(|name| {
+        ["refs/heads/", "refs/tags/"]
+            .into_iter()
+            .find(|p| name.starts_with(p))
+    });
+    match (guessed, src) {
+        (Some(prefix), _) => Ok(format!("{prefix}{dst}")),
+        (None, None) => Err(PushError::NoRemoteRef(dst.to_owned())),
+        (None, Some(_)) => Err(PushError::NotAFullRefname(dst.to_owned())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refspecs_read_as_git_reads_them() {
+        let spec = |t: &str| PushRefspec::parse(t).unwrap();
+        assert_eq!(
+            spec("+HEAD~1:refs/heads/x"),
+            PushRefspec {
+                force: true,
+                src: Some("HEAD~1".into()),
+                dst: Some("refs/heads/x".into())
+            }
+        );
+        assert_eq!(spec(":gone").src, None);
+        assert!(spec(":").is_matching());
+        assert!(spec("refs/heads/*:refs/heads/*").is_pattern());
+        assert!(PushRefspec::parse("a*:b").is_err());
+        assert!(PushRefspec::parse("a:b..c").is_err());
+        assert_eq!(
+            glob_match("refs/heads/*", "refs/heads/a/b").as_deref(),
+            Some("a/b")
+        );
+    }
+}

@@ -1,0 +1,106 @@
+//! Judging each ref update before anything is sent, as git does: up to date, or refused
+//! because it would lose history the client cannot see (`fetch first`), would not
+//! fast-forward, would move a tag, or because the remote moved since the lease was taken.
+
+use super::spec::Paired;
+use super::{PushedRef, RefStatus};
+use sluice_object::ObjectId;
+use sluice_remote::RemoteRef;
+use sluice_repo::Repository;
+
+/// The status of each paired update against the remote's advertised values.
+pub(crate) fn judge(
+    repo: &Repository,
+    paired: Vec<Paired>,
+    advertised: &[RemoteRef],
+    force_all: bool,
+    leases: &dyn Fn(&str) -> Option<Option<ObjectId>>,
+    included: &dyn Fn(&Paired) -> bool,
+    deletes_allowed: bool,
+) -> Vec<PushedRef> {
+    paired
+        .into_iter()
+        .map(|p| {
+            let old = advertised.iter().find(|r| r.name == p.dst).map(|r| r.id);
+            let new = p.src.as_ref().map(|s| s.id);
+            let lease = leases(&p.dst);
+            let force = p.force || force_all || lease.is_some();
+            let (mut status, mut forced) =
+                status_of(repo, &p.dst, old, new, force, lease, deletes_allowed);
+            // Only a push the lease lets through is checked against the local history.
+            if lease.is_some() && status == RefStatus::Pending && !included(&p) {
+                (status, forced) = (RefStatus::RemoteUpdated, false);
+            }
+            PushedRef {
+                src: p.src.map(|s| s.shown),
+                dst: p.dst,
+                old,
+                new,
+                status,
+                forced,
+            }
+        })
+        .collect()
+}
+
+fn status_of(
+    repo: &Repository,
+    dst: &str,
+    old: Option<ObjectId>,
+    new: Option<ObjectId>,
+    force: bool,
+    lease: Option<Option<ObjectId>>,
+    deletes_allowed: bool,
+) -> (RefStatus, bool) {
+    if new.is_some() && old == new {
+        return (RefStatus::UpToDate, false);
+    }
+    if lease.is_some_and(|expected| expected != old) {
+        return (RefStatus::Stale, false);
+    }
+    let Some(new) = new else {
+        return match deletes_allowed {
+            true => (RefStatus::Pending, false),
+            false => (RefStatus::NoDelete, false),
+        };
+    };
+    let Some(old) = old else {
+        return (RefStatus::Pending, false);
+    };
+    let objects = repo.objects();
+    // As git: tags are peeled to the commits they name.
+    let commits = (
+        repo.objects().peel_to_commit(old),
+        repo.objects().peel_to_commit(new),
+    );
+    let refused = if dst.starts_with("refs/tags/") {
+        Some(RefStatus::AlreadyExists)
+    } else if !objects.contains(&old) {
+        Some(RefStatus::FetchFirst)
+    } else {
+        match commits {
+            (Some(old), Some(new)) if sluice_graph::ancestry::is_ancestor(objects, &old, &new) => {
+                None
+            }
+            (Some(_), Some(_)) => Some(RefStatus::NonFastForward),
+            _ => Some(RefStatus::NeedsForce),
+        }
+    };
+    match (refused, force) {
+        (None, _) => (RefStatus::Pending, false),
+        (Some(_), true) => (RefStatus::Pending, true),
+        (Some(refused), false) => (refused, false),
+    }
+}
+
+/// `--atomic`: one update refused before sending fails all the others.
+pub(crate) fn fail_atomically(refs: &mut [PushedRef]) -> Option<super::AtomicFailure> {
+    let refused = refs.iter().find(|r| r.status.refused())?;
+    let first = (refused.dst.clone(), refused.status.clone());
+    for r in refs.iter_mut() {
+        if r.status == RefStatus::Pending {
+            r.status = RefStatus::AtomicFailed;
+        }
+    }
+    Some(first)
+}

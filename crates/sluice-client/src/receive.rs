@@ -1,0 +1,187 @@
+//! Receiving a fetched pack into the repository, as `index-pack --stdin --fix-thin` stores it,
+//! and checking that it and the repository hold everything the new tips reach; or, for a small
+//! pack, writing its new objects loose as `unpack-objects` would.
+
+use sluice_object::ObjectId;
+use sluice_odb::fsck::{Checker, Finding, FsckError, Severity};
+use sluice_odb::pack_store::{self, StoreError};
+use sluice_odb::{ConfigError, OdbError, Pack};
+use sluice_pack::{IndexError, LinkCheck, ObjectLookup};
+use sluice_remote::{Connection, FetchError, FetchRequest, Negotiator, RemoteRef};
+use sluice_repo::receive::receive_into;
+pub use sluice_repo::receive::Receiving;
+use sluice_repo::{RepoError, Repository};
+use std::path::PathBuf;
+
+/// Why a fetched pack could not be stored.
+#[derive(Debug, thiserror::Error)]
+pub enum ReceiveError {
+    /// The server failed, or sent what the protocol does not allow.
+    // Not transparent: the FetchError stays in the chain of causes, where the binary
+    // finds what the server said.
+    #[error("{0}")]
+    Fetch(#[from] FetchError),
+    /// The pack is bad, not connected, or could not be written.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The repository's shallow file could not be read.
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    /// The object database failed.
+    #[error(transparent)]
+    Odb(#[from] OdbError),
+    /// A setting has a value of the wrong type.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// fsck (`fetch.fsckObjects`, `transfer.fsckObjects`) refused an object; nothing was
+    /// stored.
+    #[error("fsck error in packed object: {0}")]
+    Fsck(Finding),
+    /// The fsck settings are bad.
+    #[error(transparent)]
+    FsckSettings(#[from] FsckError),
+    /// The pack lacks a wanted object; the pack was removed.
+    #[error("remote did not send all necessary objects ({missing} is missing)")]
+    Incomplete {
+        /// The first wanted object that is not there.
+        missing: ObjectId,
+    },
+}
+
+/// A pack received into the repository.
+#[derive(Debug)]
+pub struct Received {
+    /// The `.pack` file (its `.idx`, `.rev` and `.keep` beside it).
+    pub pack: PathBuf,
+    /// index-pack's report line.
+    pub report: String,
+    /// Commits the server made shallow.
+    pub shallow: Vec<ObjectId>,
+    /// Commits the server made whole.
+    pub unshallow: Vec<ObjectId>,
+    /// Where the server's own history is cut (see `remote_shallow`).
+    pub remote_shallow: Vec<ObjectId>,
+    /// What fsck (`fetch.fsckObjects`) found that did not refuse the pack: git's index-pack
+    /// prints these as warnings.
+    pub fsck_warnings: Vec<Finding>,
+}
+
+impl Received {
+    /// Marks the pack as the promisor remote's, as git does for a partial clone's packs: a
+    /// `.promisor` file beside it listing `refs` (what the pack was fetched for; none for a
+    /// fetch's or a lazy fetch's pack), `<id> <name>` a line.
+    pub fn mark_promisor(&self, refs: &[RemoteRef]) -> Result<(), ReceiveError> {
+        let text: String = refs
+            .iter()
+            .map(|r| format!("{} {}\n", r.id, r.name))
+            .collect();
+        Ok(sluice_odb::pack_store::write_beside(
+            &self.pack, "promisor", &text,
+        )?)
+    }
+
+    /// Removes the pack and everything written beside it.
+    pub fn remove(&self) {
+        for extension in ["pack", "idx", "rev", "keep", "promisor"] {
+            let _ = std::fs::remove_file(self.pack.with_extension(extension));
+        }
+    }
+}
+
+/// Fetches `request` (haves from `negotiator`, band 2 to `remote_progress`) into `repo`, then
+/// checks that every wanted object arrived; a pack that lacks one is removed.
+pub fn fetch_into<'a, F: FnMut(&[u8]) + 'a>(
+    connection: &'a mut Connection,
+    repo: &Repository,
+    request: &FetchRequest,
+    negotiator: &mut dyn Negotiator,
+    mut receiving: Receiving<'_>,
+    remote_progress: F,
+) -> Result<Received, ReceiveError> {
+    let fetched = connection.fetch(request, negotiator, remote_progress)?;
+    let (shallow, unshallow, remote_shallow) =
+        (fetched.shallow, fetched.unshallow, fetched.remote_shallow);
+    // As git: every tip must be complete. The objects a filtered (promisor) pack leaves out are
+    // the promisor remote's to give later, so only its tips must be there.
+    if request.filter.is_none() {
+        let mut cut: Vec<ObjectId> = repo.shallow_commits()?;
+        cut.extend(&request.shallow);
+        cut.extend(&shallow);
+        // A shallow server's own cut: its commits there come without parents.
+        cut.extend(&remote_shallow);
+        cut.retain(|id| !unshallow.contains(id));
+        receiving.connectivity = Some(LinkCheck {
+            tips: request.wants.clone(),
+            shallow: cut,
+        });
+    }
+    let checker = Checker::for_transfer(repo.config(), "fetch", repo.hash())?;
+    let receiving = Receiving {
+        fsck: checker.as_ref().map(|c| c as _),
+        ..receiving
+    };
+    let mut pack = fetched.pack;
+    let stored = receive_into(&mut pack, repo, receiving).map_err(|error| {
+        let refused = checker.as_ref().and_then(|checker| {
+            let findings = checker.findings();
+            findings.into_iter().find(|f| f.severity == Severity::Error)
+        });
+        match (error, refused) {
+            (
+                StoreError::Index(IndexError::Refused { .. } | IndexError::RefusedAtEnd { .. }),
+                Some(finding),
+            ) => ReceiveError::Fsck(finding),
+            (error, _) => error.into(),
+        }
+    })?;
+    drop(pack);
+    let received = Received {
+        report: stored.to_string(),
+        pack: stored.pack,
+        shallow,
+        unshallow,
+        remote_shallow,
+        fsck_warnings: checker.map(|c| c.findings()).unwrap_or_default(),
+    };
+    let odb = repo.objects_now()?;
+    if let Some(&missing) = request.wants.iter().find(|id| !odb.contains(id)) {
+        received.remove();
+        return Err(ReceiveError::Incomplete { missing });
+    }
+    Ok(received)
+}
+
+/// Writes a small received pack's objects as loose objects and removes the pack, as git does
+/// for fetches of fewer than `fetch.unpackLimit` (else `transfer.unpackLimit`) objects, but for
+/// those `had` holds already (the repository's, or delta bases a partial clone fetched for this
+/// pack). Returns whether it did.
+pub fn unpack_if_small(
+    received: &Received,
+    repo: &Repository,
+    had: &dyn ObjectLookup,
+) -> Result<bool, ReceiveError> {
+    let config = repo.config();
+    let limit = pack_store::unpack_limit(config, "fetch")?;
+    let count = Pack::open(&received.pack.with_extension("idx"), repo.hash())?
+        .index()
+        .len();
+    if limit <= 0 || count as i64 >= limit {
+        return Ok(false);
+    }
+    // What the repository had before this pack is not written again, as git's unpack-objects
+    // does not write it. Only objects opened before the pack arrived can say so.
+    let opened_before = repo
+        .objects()
+        .packs()
+        .iter()
+        .all(|p| p.path() != received.pack);
+    pack_store::unpack_to_loose(
+        &received.pack,
+        repo.objects().dir(),
+        repo.hash(),
+        pack_store::loose_compression(config)?,
+        &|id| opened_before && had.contains(id),
+    )?;
+    received.remove();
+    Ok(true)
+}
