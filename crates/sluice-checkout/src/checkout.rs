@@ -91,6 +91,7 @@ impl CheckoutOptions {
                 big_file_threshold: config
                     .get_int("core.bigfilethreshold")?
                     .map_or(512 << 20, |n| n.max(0) as u64),
+                cancel: Default::default(),
             },
             convert: ConvertConfig { autocrlf, eol },
             ignore_case: config.get_bool("core.ignorecase")?.unwrap_or(false),
@@ -459,5 +460,38 @@ mod tests {
         assert_eq!(Workers::PerCore.count(), cores);
         assert_eq!(Workers::Auto.count(), (2 * cores).min(16));
         assert_eq!(Workers::Exactly(0).count(), 1);
+    }
+
+    #[test]
+    fn a_cancelled_checkout_stops_between_files() {
+        use sluice_object::cancel::{Cancel, Cancelled};
+        use sluice_odb::testing::{git, CancelAt};
+        let dir = tempfile::tempdir().unwrap();
+        git(dir.path(), &["init", "-q", "."]);
+        for file in 0..20 {
+            std::fs::write(dir.path().join(format!("f{file}")), "text\n").unwrap();
+        }
+        git(dir.path(), &["add", "."]);
+        git(dir.path(), &["commit", "-q", "-m", "files"]);
+        git(dir.path(), &["rm", "-q", "--cached", "-r", "."]);
+        for file in 0..20 {
+            std::fs::remove_file(dir.path().join(format!("f{file}"))).unwrap();
+        }
+        let repo = Repository::discover(dir.path()).unwrap();
+        let head = repo.refs().resolve("HEAD").unwrap().1.unwrap();
+        let tree = commit_tree(repo.objects(), &head).unwrap();
+        let cancel = Cancel::new();
+        let mut options = CheckoutOptions::from_config(repo.config()).unwrap();
+        options.write.cancel = cancel.clone();
+        let progress = CancelAt {
+            at: "Updating files",
+            cancel,
+        };
+        let error = checkout_fresh(&repo, &tree, &options, &progress).unwrap_err();
+        assert!(Cancelled::is_cause_of(&error), "{error}");
+        assert!(
+            !dir.path().join("f0").exists(),
+            "a file was written after the stop"
+        );
     }
 }

@@ -40,6 +40,9 @@ use std::path::PathBuf;
 /// Why a checkout failed. Nothing is written when the tree itself is refused.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckoutError {
+    /// The caller asked the checkout to stop.
+    #[error("interrupted")]
+    Cancelled(#[from] sluice_object::cancel::Cancelled),
     /// Reading an object failed.
     #[error(transparent)]
     Odb(#[from] sluice_odb::OdbError),

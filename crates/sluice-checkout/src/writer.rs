@@ -11,6 +11,7 @@ use crate::CheckoutError;
 use crate::Objects;
 use rayon::prelude::*;
 use sluice_index::Stat;
+use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;
 use sluice_object::ObjectId;
 use sluice_odb::ObjectContent;
@@ -75,6 +76,8 @@ pub struct WriteOptions {
     /// `core.bigFileThreshold`: blobs larger than this that need no conversion are streamed
     /// from the pack to the file instead of being held whole.
     pub big_file_threshold: u64,
+    /// Stops the writing between two files; those written stay, as git leaves them.
+    pub cancel: Cancel,
 }
 
 fn fs_path(root: &Path, relative: &[u8]) -> PathBuf {
@@ -349,6 +352,7 @@ pub fn write_all(
     };
 
     let write_one = |i: usize, worker: &mut Worker| -> Result<Stat, CheckoutError> {
+        options.cancel.check()?;
         let job = &jobs[i];
         let data = if verbatim(job) {
             let threshold = options.big_file_threshold;

@@ -98,6 +98,7 @@ pub fn fetch_into<'a, F: FnMut(&[u8]) + 'a>(
     mut receiving: Receiving<'_>,
     remote_progress: F,
 ) -> Result<Received, ReceiveError> {
+    let cancel = connection.cancel().clone();
     let fetched = connection.fetch(request, negotiator, remote_progress)?;
     let (shallow, unshallow, remote_shallow) =
         (fetched.shallow, fetched.unshallow, fetched.remote_shallow);
@@ -118,6 +119,7 @@ pub fn fetch_into<'a, F: FnMut(&[u8]) + 'a>(
     let checker = Checker::for_transfer(repo.config(), "fetch", repo.hash())?;
     let receiving = Receiving {
         fsck: checker.as_ref().map(|c| c as _),
+        cancel,
         ..receiving
     };
     let mut pack = fetched.pack;

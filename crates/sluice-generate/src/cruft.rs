@@ -3,8 +3,9 @@
 //! until it is older than the expiration. An object's date is that of its loose file, its
 //! old cruft pack's record, or its old pack's file; the newest wins when there are several.
 
-use crate::repack::{file_error, write_into, RepackError};
+use crate::repack::{file_error, write_into, CruftOptions, RepackError};
 use sluice_graph::{Walked, WalkedObject};
+use sluice_object::cancel::Cancel;
 use sluice_object::progress::Discard;
 use sluice_object::{IdMap, ObjectId, ObjectKind};
 use sluice_odb::{ObjectDb, Pack};
@@ -19,15 +20,16 @@ struct Cruft {
 }
 
 /// Writes the cruft pack of what `packed` (the repack's new pack) leaves out of the packs
-/// `before` and of the loose objects, less what is older than `expiration`; returns the new
-/// pack, if there was anything to keep.
+/// `before` and of the loose objects, less what is older than the cruft's expiration; returns
+/// the new pack, if there was anything to keep.
 pub(crate) fn write_cruft_pack(
     repo: &Repository,
     odb: &ObjectDb,
-    packed: &Pack,
-    before: &[PathBuf],
-    expiration: Option<SystemTime>,
+    (packed, before): (&Pack, &[PathBuf]),
+    cruft_options: &CruftOptions,
+    cancel: &Cancel,
 ) -> Result<Option<PathBuf>, RepackError> {
+    let expiration = cruft_options.expiration;
     let mut cruft: IdMap<Cruft> = IdMap::default();
     let mut keep = |id: ObjectId, kind: ObjectKind, time: u32| {
         let entry = cruft.entry(id).or_insert(Cruft { kind, time });
@@ -84,7 +86,7 @@ pub(crate) fn write_cruft_pack(
             .collect(),
         ..Walked::default()
     };
-    let (stored, _) = write_into(repo, odb, &walked, None, &Discard)?;
+    let (stored, _) = write_into(repo, odb, &walked, None, &Discard, cancel)?;
     // The pack's index lists the ids sorted, as `ids` is.
     let times: Vec<u32> = ids.iter().map(|id| cruft[id].time).collect();
     sluice_odb::mtimes::write_mtimes(&stored.pack, &stored.checksum, &times, repo.hash())?;

@@ -4,6 +4,7 @@
 //! sorted as git sorts them: by kind, then by the hash of their path, largest first, so that
 //! versions of one file meet and each delta removes bytes rather than inserting them.
 
+use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;
 use sluice_object::{IdMap, ObjectId, ObjectKind};
 use sluice_odb::ObjectDb;
@@ -94,6 +95,7 @@ pub(crate) fn search_deltas(
     candidates: &[Candidate],
     level: u32,
     progress: &dyn Progress,
+    cancel: &Cancel,
 ) -> IdMap<NewDelta> {
     let targets = candidates
         .iter()
@@ -144,6 +146,9 @@ pub(crate) fn search_deltas(
         let Role::Target { bar } = target.candidate.role else {
             continue;
         };
+        if cancel.is_cancelled() {
+            break;
+        }
         progress.add(1);
         if indexes.len() > 2 * WINDOW {
             let oldest = i.saturating_sub(WINDOW);

@@ -9,6 +9,7 @@
 
 use crate::repack::{file_error, prune_packed, remove_pack, write_into, RepackError};
 use sluice_graph::{Walked, WalkedObject};
+use sluice_object::cancel::Cancel;
 use sluice_object::progress::Discard;
 use sluice_object::{IdSet, ObjectId, ObjectKind};
 use sluice_odb::{ObjectDb, Pack};
@@ -69,10 +70,11 @@ pub(crate) fn packs_to_roll(counts: &[u64], loose: u64, factor: u64) -> usize {
 }
 
 /// Rolls the smallest packs of `repo` and its loose objects into one pack as `factor` asks,
-/// then removes what the new pack replaces.
+/// then removes what the new pack replaces; `cancel` stops the writing between two objects.
 pub fn repack_geometric(
     repo: &Repository,
     options: &GeometricOptions,
+    cancel: &Cancel,
 ) -> Result<Rolled, RepackError> {
     let objects_dir = repo.objects().dir().to_owned();
     let odb = repo.objects_now()?;
@@ -101,7 +103,7 @@ pub fn repack_geometric(
     }
     let rolled: Vec<PathBuf> = packs[..roll].iter().map(|p| p.path().to_owned()).collect();
     let walked = list_objects(&odb, &packs[..roll], &packs[roll..], &loose)?;
-    let (stored, _) = write_into(repo, &odb, &walked, None, &Discard)?;
+    let (stored, _) = write_into(repo, &odb, &walked, None, &Discard, cancel)?;
     let packed = Pack::open(&stored.pack.with_extension("idx"), repo.hash())?;
     for old in rolled.iter().filter(|old| **old != stored.pack) {
         remove_pack(old)?;
@@ -124,11 +126,12 @@ pub fn repack_geometric_with_midx(
     midx: bool,
     bitmap: bool,
     progress: &dyn sluice_object::progress::Progress,
+    cancel: &Cancel,
 ) -> Result<Rolled, RepackError> {
-    let rolled = repack_geometric(repo, options)?;
+    let rolled = repack_geometric(repo, options, cancel)?;
     match (midx, bitmap) {
         (true, true) => {
-            crate::write_midx_bitmap(repo, crate::largest_pack(repo)?, progress)?;
+            crate::write_midx_bitmap(repo, crate::largest_pack(repo)?, progress, cancel)?;
         }
         (true, false) => {
             sluice_odb::midx::write_midx(&repo.objects().dir().join("pack"), repo.hash())?;

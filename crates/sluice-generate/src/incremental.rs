@@ -5,9 +5,10 @@
 
 use crate::repack::{prune_packed, write_into, RepackError};
 use crate::PackStats;
-use sluice_graph::{walk_objects, ObjectFilter, WalkRequest};
+use sluice_graph::{walk_objects, WalkRequest};
+use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;
-use sluice_object::{IdSet, ObjectId};
+use sluice_object::ObjectId;
 use sluice_odb::Pack;
 use sluice_repo::Repository;
 
@@ -18,19 +19,13 @@ pub fn repack_loose(
     repo: &Repository,
     delete: bool,
     progress: &dyn Progress,
+    cancel: &Cancel,
 ) -> Result<Option<PackStats>, RepackError> {
     // Roots first, then the objects: what they name is in place before they are read.
     let roots = sluice_repo::Roots::read(repo)?;
     let odb = repo.objects_now()?.with_alternate_packs();
     let tips = crate::repack::walk_tips(&roots, &odb);
-    let request = WalkRequest {
-        wants: &tips,
-        haves: &[],
-        shallow: &IdSet::default(),
-        filter: ObjectFilter::None,
-        reach_memo: None,
-        cores: sluice_graph::WalkCores::All,
-    };
+    let request = WalkRequest::reachable(&tips, &[], cancel.clone());
     let mut walked = walk_objects(&odb, &request, progress)?;
     // Only what no pack (of this repository or an alternate) holds.
     walked.objects.retain(|o| odb.locate(&o.id).is_none());
@@ -38,7 +33,7 @@ pub fn repack_loose(
     if walked.objects.is_empty() {
         return Ok(None);
     }
-    let (stored, stats) = write_into(repo, &odb, &walked, None, progress)?;
+    let (stored, stats) = write_into(repo, &odb, &walked, None, progress, cancel)?;
     if delete {
         let packed = Pack::open(&stored.pack.with_extension("idx"), repo.hash())?;
         prune_packed(&odb, |id| packed.contains(id))?;
@@ -58,6 +53,7 @@ pub fn pack_loose_objects(
     repo: &Repository,
     batch: usize,
     progress: &dyn Progress,
+    cancel: &Cancel,
 ) -> Result<Option<std::path::PathBuf>, RepackError> {
     let odb = repo.objects_now()?;
     prune_packed(&odb, |id| odb.locate(id).is_some())?;
@@ -84,6 +80,7 @@ pub fn pack_loose_objects(
     };
     let options = crate::PackOptions {
         compression: crate::PackOptions::compression_of(repo.config())?,
+        cancel: cancel.clone(),
         ..crate::PackOptions::default()
     };
     let pack_dir = dir.join("pack");

@@ -20,6 +20,9 @@ mod verbatim;
 mod window_search;
 mod write;
 
+#[cfg(test)]
+mod cancel_tests;
+
 pub use checksum_memo::{ChecksumMemo, MemoryMemo};
 pub use geometric::{repack_geometric, repack_geometric_with_midx, GeometricOptions, Rolled};
 pub use incremental::{pack_loose_objects, repack_loose, LOOSE_BATCH};
@@ -72,6 +75,9 @@ pub enum GenerateError {
         /// Its object.
         id: ObjectId,
     },
+    /// The caller asked the generation to stop.
+    #[error("interrupted")]
+    Cancelled(#[from] sluice_object::cancel::Cancelled),
     /// A stored ofs-delta points at an offset where no entry starts: the pack is corrupt.
     #[error("{}: ofs-delta at {offset} has no base entry", pack.display())]
     NoBaseEntry {

@@ -3,6 +3,7 @@
 //! as after a geometric repack, without rewriting the big pack.
 
 use crate::repack::{branch_tips, RepackError};
+use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;
 use sluice_odb::midx::{write_midx_with, MidxOptions, MidxSummary};
 use sluice_repo::Repository;
@@ -14,6 +15,7 @@ pub fn write_midx_bitmap(
     repo: &Repository,
     preferred_pack: Option<String>,
     progress: &dyn Progress,
+    cancel: &Cancel,
 ) -> Result<MidxSummary, RepackError> {
     let pack_dir = repo.objects().dir().join("pack");
     // Refs before packs: every object a ref read here names is in a pack listed after it.
@@ -38,9 +40,8 @@ pub fn write_midx_bitmap(
         .and_then(|index| odb.locate(&layout.ids[index]))
         .map(|(pack, _)| &*odb.packs()[pack]);
     let replaced = first.filter(|pack| pack.path().with_extension("bitmap").exists());
-    sluice_graph::bitmap::write_midx_bitmap(
-        &pack_dir, &layout, &odb, &tips, &branches, replaced, progress,
-    )?;
+    let (at, tips) = ((&*pack_dir, &layout), (&tips[..], &branches[..]));
+    sluice_graph::bitmap::write_midx_bitmap(at, &odb, tips, replaced, progress, cancel)?;
     Ok(summary)
 }
 

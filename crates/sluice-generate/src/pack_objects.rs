@@ -5,7 +5,8 @@
 
 use crate::GenerateError;
 use sluice_graph::walk::name_hash;
-use sluice_graph::{walk_objects, ObjectFilter, WalkRequest, Walked, WalkedObject};
+use sluice_graph::{walk_objects, WalkRequest, Walked, WalkedObject};
+use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;
 use sluice_object::{IdSet, ObjectId, ObjectKind};
 use sluice_odb::ObjectDb;
@@ -25,6 +26,17 @@ pub enum Selection {
     /// These objects, each with the path it was found at when given (which groups versions
     /// of one file for the delta search).
     Listed(Vec<(ObjectId, Option<Vec<u8>>)>),
+}
+
+impl Selection {
+    /// The tips a bitmap of the pack would start from, when the pack holds everything they
+    /// reach: revisions with none excluded. Otherwise git writes no bitmap either.
+    pub fn bitmap_tips(&self) -> Option<&[ObjectId]> {
+        match self {
+            Selection::Revs { include, exclude } if exclude.is_empty() => Some(include),
+            _ => None,
+        }
+    }
 }
 
 /// Why standard input asks for nothing Sluice can pack.
@@ -131,7 +143,7 @@ impl Selection {
 }
 
 /// Objects left out although asked for.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 pub struct Filters<'a> {
     /// Only loose objects (`--unpacked`, `--incremental`).
     pub unpacked: bool,
@@ -141,6 +153,8 @@ pub struct Filters<'a> {
     pub honor_pack_keep: bool,
     /// Not the objects of these packs, by file name (`--keep-pack=<pack-name>`).
     pub keep_packs: &'a [String],
+    /// Stops the walk between two objects.
+    pub cancel: Cancel,
 }
 
 /// The walk of what `selection` asks for, less what `filters` leave out.
@@ -152,14 +166,7 @@ pub fn select(
 ) -> Result<Walked, GenerateError> {
     let mut walked = match selection {
         Selection::Revs { include, exclude } => {
-            let request = WalkRequest {
-                wants: include,
-                haves: exclude,
-                shallow: &IdSet::default(),
-                filter: ObjectFilter::None,
-                reach_memo: None,
-                cores: sluice_graph::WalkCores::All,
-            };
+            let request = WalkRequest::reachable(include, exclude, filters.cancel.clone());
             walk_objects(odb, &request, progress).map_err(|e| GenerateError::Walk(Box::new(e)))?
         }
         Selection::Listed(listed) => listed_objects(odb, listed)?,

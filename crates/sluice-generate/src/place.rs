@@ -107,6 +107,7 @@ impl<'a, W: Write> Job<'a, W> {
         let mut waiting: HashMap<u32, Vec<u32>> = HashMap::new();
         let mut ready = Vec::new();
         for i in 0..self.plan.len() as u32 {
+            self.options.cancel.check()?;
             ready.push(i);
             while let Some(i) = ready.pop() {
                 match self.place(i)? {

@@ -5,9 +5,10 @@
 use crate::window_search::SearchLimits;
 use crate::write::{write_pack_indexed, IndexedPack, PackOptions, PackStats};
 use crate::GenerateError;
-use sluice_graph::{walk_objects, ObjectFilter, WalkError, WalkRequest, Walked};
+use sluice_graph::{walk_objects, WalkError, WalkRequest, Walked};
+use sluice_object::cancel::Cancel;
 use sluice_object::progress::{Discard, Progress};
-use sluice_object::{IdSet, ObjectId};
+use sluice_object::ObjectId;
 use sluice_odb::pack_store::{store_written_at, Staged, StoreError, StoreOptions, Stored};
 use sluice_odb::{ConfigError, LockError, ObjectDb, OdbError, Pack};
 use sluice_repo::{RefError, Repository};
@@ -114,6 +115,8 @@ pub struct RepackOptions {
     pub pack_kept_objects: Option<bool>,
     /// The objects of the replaced packs that no ref reaches go into the new pack (`-k`).
     pub keep_unreachable: bool,
+    /// Stops the walk, the delta search and the writing between two objects.
+    pub cancel: Cancel,
 }
 
 /// Whether a repack writes a bitmap when not told: `repack.writeBitmaps`, else in a bare
@@ -171,14 +174,7 @@ pub fn repack_all_with(
     let (walked, early) = std::thread::scope(|scope| {
         let early =
             speculate.then(|| scope.spawn(|| early_bitmaps(repo, &odb.packs()[0], &branches)));
-        let request = WalkRequest {
-            wants: &tips,
-            haves: &[],
-            shallow: &IdSet::default(),
-            filter: ObjectFilter::None,
-            reach_memo: None,
-            cores: sluice_graph::WalkCores::All,
-        };
+        let request = WalkRequest::reachable(&tips, &[], options.cancel.clone());
         let walked = match options.full_search {
             None => walk_objects(&odb, &request, progress),
             Some(_) => sluice_graph::traverse_objects(&odb, &request, progress),
@@ -212,7 +208,14 @@ pub fn repack_all_with(
     if options.keep_unreachable {
         crate::left_alone::keep_unreachable(&mut walked, &before, repo.hash())?;
     }
-    let (stored, stats) = write_into(repo, &odb, &walked, options.full_search, progress)?;
+    let (stored, stats) = write_into(
+        repo,
+        &odb,
+        &walked,
+        options.full_search,
+        progress,
+        &options.cancel,
+    )?;
     let new_pack = stored.pack;
     let packed = Pack::open(&new_pack.with_extension("idx"), repo.hash())?;
     let old_packs: Vec<PathBuf> = (before.iter())
@@ -220,9 +223,13 @@ pub fn repack_all_with(
         .cloned()
         .collect();
     let cruft_pack = match &options.cruft {
-        Some(cruft) => {
-            crate::cruft::write_cruft_pack(repo, &odb, &packed, &old_packs, cruft.expiration)?
-        }
+        Some(cruft) => crate::cruft::write_cruft_pack(
+            repo,
+            &odb,
+            (&packed, &old_packs),
+            cruft,
+            &options.cancel,
+        )?,
         None => {
             let since = (options.unpack_unreachable)
                 .unwrap_or_else(|| std::time::SystemTime::now() - RECENT_PACK);
@@ -282,7 +289,7 @@ pub fn repack_all_with(
             let name = new_pack
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned());
-            crate::write_midx_bitmap(repo, name, progress)?;
+            crate::write_midx_bitmap(repo, name, progress, &options.cancel)?;
         }
         (true, false) => {
             sluice_odb::midx::write_midx(&objects_dir.join("pack"), repo.hash())?;
@@ -341,11 +348,13 @@ pub(crate) fn write_into(
     walked: &Walked,
     full_search: Option<SearchLimits>,
     progress: &dyn Progress,
+    cancel: &Cancel,
 ) -> Result<(Stored, PackStats), RepackError> {
     let pack_options = PackOptions {
         compression: PackOptions::compression_of(repo.config())?,
         show_writing: true,
         full_search,
+        cancel: cancel.clone(),
         ..PackOptions::default()
     };
     let pack_dir = repo.objects().dir().join("pack");

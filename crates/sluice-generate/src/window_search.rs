@@ -10,6 +10,7 @@
 
 use crate::delta_search::{NewDelta, MAX_SIZE, MIN_SIZE};
 use rayon::prelude::*;
+use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;
 use sluice_object::{ObjectId, ObjectKind};
 use sluice_odb::ObjectDb;
@@ -133,7 +134,7 @@ pub(crate) fn search_all(
     odb: &ObjectDb,
     objects: &[Sized],
     limits: &SearchLimits,
-    level: u32,
+    (level, cancel): (u32, &Cancel),
     progress: &dyn Progress,
 ) -> Vec<(usize, Made)> {
     let mut order: Vec<usize> = (0..objects.len()).collect();
@@ -150,7 +151,11 @@ pub(crate) fn search_all(
         segments
             .par_iter()
             .with_max_len(1)
-            .flat_map_iter(|segment| search_segment(odb, objects, segment, limits, level, progress))
+            .flat_map_iter(|segment| match cancel.is_cancelled() {
+                // The segments not started yet are left; the caller sees the flag.
+                true => Vec::new(),
+                false => search_segment(odb, objects, segment, limits, level, progress),
+            })
             .collect::<Vec<_>>()
     };
     let found = match rayon::ThreadPoolBuilder::new()

@@ -15,6 +15,7 @@ use crate::verbatim;
 use crate::window_search::{search_all, Made, SearchLimits, Sized};
 use crate::GenerateError;
 use sluice_graph::{KnownObjects, Walked};
+use sluice_object::cancel::Cancel;
 use sluice_object::progress::{Discard, Progress};
 use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
 use sluice_odb::{Config, ConfigError, ObjectDb, Pack};
@@ -23,7 +24,7 @@ use sluice_pack::{IdxEntry, PackWriter};
 use std::io::Write;
 
 /// How the pack may be built, from the client's capabilities and the server's config.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct PackOptions {
     /// Deltas may name bases the client has instead of sending them (`thin-pack`).
     pub thin: bool,
@@ -37,6 +38,8 @@ pub struct PackOptions {
     /// `Some`: no stored delta is reused, every tree and blob is searched anew within these
     /// limits (git's `--no-reuse-delta`, `repack -f`); stored whole objects are still copied.
     pub full_search: Option<SearchLimits>,
+    /// Stops the delta search and the writing between two objects.
+    pub cancel: Cancel,
 }
 
 impl Default for PackOptions {
@@ -47,6 +50,7 @@ impl Default for PackOptions {
             compression: 6,
             show_writing: false,
             full_search: None,
+            cancel: Cancel::default(),
         }
     }
 }
@@ -80,6 +84,17 @@ pub struct PackStats {
     pub reused_deltas: u32,
     /// Entries sent as part of a stored pack copied whole.
     pub pack_reused: u32,
+}
+
+/// git's "Total" line, as pack-objects ends it (without the newline).
+impl std::fmt::Display for PackStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Total {} (delta {}), reused {} (delta {}), pack-reused {}",
+            self.total, self.deltas, self.reused, self.reused_deltas, self.pack_reused
+        )
+    }
 }
 
 /// Where an object to send comes from.
@@ -468,12 +483,14 @@ fn search(
         }
         None => {
             let candidates = delta_candidates(odb, walked, plan, sent, options)?;
-            for (id, delta) in search_deltas(odb, &candidates, options.compression, progress) {
+            let level = options.compression;
+            for (id, delta) in search_deltas(odb, &candidates, level, progress, &options.cancel) {
                 plan[index[&id] as usize].delta = Some(Box::new(delta));
             }
         }
     }
-    Ok(())
+    // A search asked to stop returns what it found so far.
+    Ok(options.cancel.check()?)
 }
 
 /// What the delta search gets: every object that would be rebuilt whole; in a thin pack also
@@ -626,7 +643,13 @@ fn full_search(
             })
         })
         .collect::<Result<Vec<_>, GenerateError>>()?;
-    let found = search_all(odb, &objects, limits, options.compression, progress);
+    let found = search_all(
+        odb,
+        &objects,
+        limits,
+        (options.compression, &options.cancel),
+        progress,
+    );
     Ok(found
         .into_iter()
         .map(|(at, made)| (objects[at].id, made))

@@ -10,6 +10,7 @@ use sluice_generate::{
     repack_all_with, repack_geometric, CruftOptions, GeometricOptions, RepackError, RepackOptions,
     Rolled, SearchLimits,
 };
+use sluice_object::cancel::Cancel;
 use sluice_object::progress::{Discard, Progress};
 use sluice_repo::refs::PackRefsOptions;
 use sluice_repo::{RefError, Repository};
@@ -45,7 +46,7 @@ pub enum GcError {
 }
 
 /// How gc runs.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct GcOptions {
     /// Only when there is enough to do (`--auto`).
     pub auto: bool,
@@ -59,6 +60,8 @@ pub struct GcOptions {
     /// What no ref reaches but is younger than the prune date goes into a cruft pack
     /// (`gc.cruftPacks`, on by default as in git 2.38 and later), not loose.
     pub cruft: bool,
+    /// Stops the repack and the prune between two objects.
+    pub cancel: Cancel,
 }
 
 impl GcOptions {
@@ -85,6 +88,7 @@ impl GcOptions {
             },
             full_search: None,
             cruft: config.get_bool("gc.cruftpacks")?.unwrap_or(true),
+            cancel: Cancel::default(),
         })
     }
 }
@@ -144,6 +148,7 @@ pub fn gc(
         cruft: options.cruft.then_some(CruftOptions {
             expiration: options.prune_expire,
         }),
+        cancel: options.cancel.clone(),
         ..RepackOptions::default()
     };
     repack_all_with(&repo, &repack, progress)?;
@@ -151,6 +156,7 @@ pub fn gc(
         let prune_options = PruneOptions {
             expire: Some(expire),
             dry_run: false,
+            cancel: options.cancel.clone(),
         };
         prune(&repo, &prune_options)?;
     }
@@ -193,7 +199,7 @@ pub fn after_push(repo: &Repository) -> Result<AfterPush, GcError> {
         spare_largest: true,
         loose: false,
     };
-    Ok(match repack_geometric(repo, &geometric)? {
+    Ok(match repack_geometric(repo, &geometric, &options.cancel)? {
         Rolled::Nothing => AfterPush::Nothing,
         Rolled::Into { .. } => AfterPush::Rolled,
         Rolled::WouldTakeLargest => {

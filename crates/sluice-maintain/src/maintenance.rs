@@ -6,6 +6,7 @@
 use crate::gc::{gc, GcError, GcOptions};
 use sluice_generate::{pack_loose_objects, RepackError, LOOSE_BATCH};
 use sluice_graph::commit_graph::{write_split, CommitGraphError, GraphReader, SplitOptions};
+use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;
 use sluice_object::ObjectId;
 use sluice_odb::ConfigError;
@@ -93,6 +94,7 @@ pub fn run_tasks(
     tasks: &[Task],
     auto: bool,
     progress: &dyn Progress,
+    cancel: &Cancel,
 ) -> Result<(), MaintenanceError> {
     for &task in tasks {
         if auto && !needed(repo, task)? {
@@ -100,17 +102,17 @@ pub fn run_tasks(
         }
         match task {
             Task::Gc => {
-                gc(
-                    repo,
-                    &GcOptions::from_config(repo.config(), auto, None)?,
-                    progress,
-                )?;
+                let options = GcOptions {
+                    cancel: cancel.clone(),
+                    ..GcOptions::from_config(repo.config(), auto, None)?
+                };
+                gc(repo, &options, progress)?;
             }
             Task::CommitGraph => {
                 write_split(repo, &SplitOptions::default(), progress)?;
             }
             Task::LooseObjects => {
-                pack_loose_objects(repo, LOOSE_BATCH, progress)?;
+                pack_loose_objects(repo, LOOSE_BATCH, progress, cancel)?;
             }
             Task::PackRefs => {
                 let options = PackRefsOptions {

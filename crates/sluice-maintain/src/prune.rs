@@ -5,7 +5,8 @@
 //! directories left empty. A root or object that cannot be read stops the prune before
 //! anything is removed.
 
-use sluice_graph::{walk_objects, ObjectFilter, WalkError, WalkRequest};
+use sluice_graph::{walk_objects, WalkError, WalkRequest};
+use sluice_object::cancel::Cancel;
 use sluice_object::progress::Discard;
 use sluice_object::{IdSet, ObjectId, ObjectKind};
 use sluice_odb::{ObjectDb, OdbError};
@@ -40,12 +41,14 @@ pub enum PruneError {
 }
 
 /// How the prune runs.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct PruneOptions {
     /// Only objects last written before this go (`--expire`); `None`: any unreachable one.
     pub expire: Option<SystemTime>,
     /// List, remove nothing (`-n`).
     pub dry_run: bool,
+    /// Stops the walk of what is reachable; nothing is removed then.
+    pub cancel: Cancel,
 }
 
 /// What the prune removed (or would have).
@@ -67,7 +70,7 @@ pub fn prune(repo: &Repository, options: &PruneOptions) -> Result<Pruned, PruneE
         path: dir.clone(),
         source,
     })?;
-    let mut kept = reach(&odb, &Roots::read(repo)?.all())?;
+    let mut kept = reach(&odb, &Roots::read(repo)?.all(), &options.cancel)?;
     // Younger than the grace period: kept, with everything they reach.
     let recent: Vec<ObjectId> = (loose.iter())
         .filter(|l| !kept.contains(&l.id))
@@ -75,7 +78,7 @@ pub fn prune(repo: &Repository, options: &PruneOptions) -> Result<Pruned, PruneE
         .map(|l| l.id)
         .collect();
     if !recent.is_empty() {
-        kept.extend(reach(&odb, &recent)?);
+        kept.extend(reach(&odb, &recent, &options.cancel)?);
     }
     let in_pack = |id: &ObjectId| odb.packs().iter().any(|p| p.contains(id));
     let mut pruned = Pruned::default();
@@ -118,18 +121,8 @@ pub fn prune(repo: &Repository, options: &PruneOptions) -> Result<Pruned, PruneE
 }
 
 /// Every object `tips` reach.
-fn reach(odb: &ObjectDb, tips: &[ObjectId]) -> Result<IdSet, PruneError> {
-    let walked = walk_objects(
-        odb,
-        &WalkRequest {
-            wants: tips,
-            haves: &[],
-            shallow: &IdSet::default(),
-            filter: ObjectFilter::None,
-            reach_memo: None,
-            cores: sluice_graph::WalkCores::All,
-        },
-        &Discard,
-    )?;
+fn reach(odb: &ObjectDb, tips: &[ObjectId], cancel: &Cancel) -> Result<IdSet, PruneError> {
+    let request = WalkRequest::reachable(tips, &[], cancel.clone());
+    let walked = walk_objects(odb, &request, &Discard)?;
     Ok(walked.objects.iter().map(|o| o.id).collect())
 }

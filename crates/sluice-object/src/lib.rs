@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod cancel;
 mod hash;
 mod header;
 mod id;

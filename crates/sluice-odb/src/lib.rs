@@ -37,7 +37,7 @@ mod stream;
 pub mod tempfiles;
 #[cfg(any(test, feature = "testing"))]
 #[doc(hidden)]
-pub mod test_git;
+pub mod testing;
 
 pub use config::{Config, ConfigError, ConfigFile, ConfigKey};
 pub use located::PackedObject;

@@ -86,7 +86,7 @@ fn leading_word(id: &ObjectId) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use crate::test_git::git;
+    use crate::testing::git;
     use crate::{ObjectContent, ObjectDb};
     use sluice_object::{HashKind, ObjectId};
     use std::path::Path;

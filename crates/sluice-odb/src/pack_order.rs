@@ -198,7 +198,7 @@ fn partition(order: &RevOrder<'_>, index: &PackIndex<Mapped>, offset: u64) -> us
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_git::git;
+    use crate::testing::git;
 
     /// Against the whole order sorted in memory: the entry at each offset, the next offset
     /// after each entry and after offsets between entries, and ranks, through the `.rev`

@@ -4,6 +4,7 @@
 use crate::protocol_error::ProtocolError;
 use crate::transport::{self, ConnectOptions, Link, Producer, ProtocolVersion, Response};
 use crate::{FetchError, RemoteRef, RemoteUrl};
+use sluice_object::cancel::Cancel;
 use sluice_object::{HashKind, ObjectId};
 use sluice_wire::pktline::{Packet, PktReader};
 
@@ -25,6 +26,8 @@ pub struct Connection {
     pub(crate) server_options: Vec<String>,
     /// `transfer.advertiseSID`: name this session to a server that names its own.
     pub(crate) advertise_sid: bool,
+    /// Checked before every read from the server.
+    cancel: Cancel,
 }
 
 impl std::fmt::Debug for Connection {
@@ -93,7 +96,7 @@ impl Connection {
         let (link, response) = transport::open(url, options)?;
         let mut connection = Connection {
             link,
-            input: PktReader::new(response),
+            input: PktReader::new(Box::new(options.cancel.reader(response))),
             version: ProtocolVersion::V0,
             capabilities: Vec::new(),
             advertised: Vec::new(),
@@ -102,6 +105,7 @@ impl Connection {
             advertised_haves: Vec::new(),
             server_options: options.server_options.clone(),
             advertise_sid: options.advertise_sid,
+            cancel: options.cancel.clone(),
         };
         connection.read_advertisement()?;
         Ok(connection)
@@ -291,9 +295,14 @@ impl Connection {
     /// Sends one whole request; on a stateless link its response becomes the input.
     pub(crate) fn send(&mut self, request: &[u8]) -> Result<(), FetchError> {
         if let Some(response) = self.link.send(request)? {
-            self.input = PktReader::new(response);
+            self.input = PktReader::new(Box::new(self.cancel.reader(response)));
         }
         Ok(())
+    }
+
+    /// What stops this connection's transfers: checked before every read from the server.
+    pub fn cancel(&self) -> &Cancel {
+        &self.cancel
     }
 
     /// The refs a protocol v0 server (a receive-pack) advertised on connecting.
@@ -323,7 +332,7 @@ impl Connection {
     /// input.
     pub fn send_streamed(&mut self, produce: Producer<'_>) -> Result<(), FetchError> {
         if let Some(response) = self.link.send_streamed(produce)? {
-            self.input = PktReader::new(response);
+            self.input = PktReader::new(Box::new(self.cancel.reader(response)));
         }
         Ok(())
     }

@@ -2,6 +2,7 @@
 //! [--fix-thin] [--keep]` stores it there: for fetches, pushes and repacks alike.
 
 use crate::Repository;
+use sluice_object::cancel::Cancel;
 use sluice_object::progress::{Discard, Progress};
 use sluice_odb::pack_store::{
     links_present, receive, Alongside, Destination, StoreError, StoreOptions, Stored,
@@ -26,6 +27,8 @@ pub struct Receiving<'a> {
     pub connectivity: Option<LinkCheck>,
     /// Judge every object (fsck: `fetch.fsckObjects`, `receive.fsckObjects`).
     pub fsck: Option<&'a dyn ObjectCheck>,
+    /// Stops the indexing between two objects; the pack is then not put in place.
+    pub cancel: Cancel,
 }
 
 impl Default for Receiving<'_> {
@@ -37,6 +40,7 @@ impl Default for Receiving<'_> {
             objects: None,
             connectivity: None,
             fsck: None,
+            cancel: Cancel::default(),
         }
     }
 }
@@ -55,6 +59,7 @@ pub fn receive_into(
         objects,
         connectivity,
         fsck,
+        cancel,
     } = receiving;
     let mut options = StoreOptions::from_config(repo.config(), repo.hash())?;
     options.index.fix_thin = alongside.is_none();
@@ -62,7 +67,8 @@ pub fn receive_into(
     let objects = objects.unwrap_or(repo.objects());
     let mut indexer = PackIndexer::new(options.index.clone())
         .progress(progress)
-        .lookup(objects);
+        .lookup(objects)
+        .interrupt(cancel.flag());
     if let Some(fsck) = fsck {
         indexer = indexer.check(fsck);
     }

@@ -77,6 +77,8 @@ fn warm(dir: &Path, memory: &ServerMemory) -> Result<(), ServeError> {
         filter: ObjectFilter::None,
         reach_memo: Some(&memory.reaches),
         cores: sluice_graph::WalkCores::One,
+        // A request runs to its end: a client that leaves fails the next write.
+        cancel: Default::default(),
     };
     let walked = walk_objects(odb, &request, &Discard)?;
     let options = PackOptions {
@@ -85,6 +87,7 @@ fn warm(dir: &Path, memory: &ServerMemory) -> Result<(), ServeError> {
         compression: PackOptions::compression_of(repo.config())?,
         show_writing: false,
         full_search: None,
+        cancel: Default::default(),
     };
     let memo = &*memory.checksums;
     write_pack_remembered(odb, &walked, &options, memo, std::io::sink(), &Discard)?;

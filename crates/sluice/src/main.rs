@@ -40,9 +40,12 @@ fn main() -> ExitCode {
     if cli.command.receives_packs() {
         allocator::keep_thresholds_fixed();
     }
-    cleanup::install_signal_handlers();
-    match commands::run(cli) {
+    let cancel = sluice_object::cancel::Cancel::new();
+    cleanup::install_signal_handlers(cancel.clone());
+    match commands::run(cli, cancel) {
         Ok(code) => code,
+        // Stopped by a signal: what it wrote is gone, and git says nothing either.
+        Err(_) if cleanup::signalled().is_some() => cleanup::after_signal(),
         Err(error) => {
             // A closed pipe (`sluice … | head`) is not an error worth reporting.
             let io = error.downcast_ref::<std::io::Error>();

@@ -6,6 +6,7 @@ use super::plan::{ClonePlan, Origin};
 use sluice_odb::{ConfigError, ConfigFile, ConfigKey};
 use sluice_remote::Remote;
 use sluice_repo::Repository;
+use std::path::Path;
 
 /// What of the clone's options its configuration records.
 #[derive(Debug, Clone, Copy)]
@@ -49,4 +50,32 @@ pub fn write_config(
         config.set(&key("merge"), branch)?;
     }
     config.write()
+}
+
+/// Why `--config`'s settings could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingError {
+    /// A key git would refuse (the whole command is refused, after this error).
+    #[error(transparent)]
+    BadKey(ConfigError),
+    /// The configuration file could not be read or written.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+}
+
+/// The `--config` settings (`key=value`, a bare key meaning `true`), written into the new
+/// repository at `git_dir` as git writes them, each added to what is there; before anything is
+/// fetched, so that they apply to the clone itself.
+pub fn write_settings(git_dir: &Path, settings: &[String]) -> Result<(), SettingError> {
+    if settings.is_empty() {
+        return Ok(());
+    }
+    let mut config = ConfigFile::open(&git_dir.join("config"))?;
+    for setting in settings {
+        let (key, value) = setting.split_once('=').unwrap_or((setting, "true"));
+        let key = ConfigKey::parse(key).map_err(SettingError::BadKey)?;
+        // As git reads `-c`: section and variable names in lowercase.
+        config.add(&key.lowercased(), value);
+    }
+    Ok(config.write()?)
 }

@@ -13,7 +13,7 @@ mod plan;
 mod refs;
 mod run;
 
-pub use config::{write_config, Recorded};
+pub use config::{write_config, write_settings, Recorded, SettingError};
 pub use early::EarlyCheckout;
 pub use layout::{check_ref_format, Layout, LayoutError};
 pub use local::{local_source, LocalChoice};

@@ -190,7 +190,8 @@ fn early_checkout<'r>(
     let Some(commit) = commit.filter(|_| possible) else {
         return Ok(None);
     };
-    let checkout = CheckoutOptions::from_config(repo.config())?;
+    let mut checkout = CheckoutOptions::from_config(repo.config())?;
+    checkout.write.cancel = options.connect.cancel.clone();
     let progress = options.early_checkout_progress;
     Ok(Some(EarlyCheckout::new(repo, commit, checkout, progress)))
 }
@@ -327,7 +328,8 @@ fn check_out(
     }
     // Open again: a partial clone has a second pack now.
     let repo = reopen(repo)?;
-    let checkout = CheckoutOptions::from_config(repo.config())?;
+    let mut checkout = CheckoutOptions::from_config(repo.config())?;
+    checkout.write.cancel = options.connect.cancel.clone();
     for warning in checkout_fresh(&repo, &tree, &checkout, options.checkout_progress)? {
         messages.tell(CloneNotice::Warning(&warning));
     }

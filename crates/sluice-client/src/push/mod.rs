@@ -306,6 +306,32 @@ pub struct PushOptions<'a> {
     pub progress: &'a dyn Progress,
 }
 
+impl<'a> PushOptions<'a> {
+    /// A push that asks for nothing beyond reaching the server (as `send-pack` without flags):
+    /// a thin pack, no force, no lease, no hook, no signature, no submodules, quiet.
+    pub fn new(connect: ConnectOptions, progress: &'a dyn Progress) -> Self {
+        PushOptions {
+            force: false,
+            atomic: false,
+            dry_run: false,
+            thin: true,
+            leases: Vec::new(),
+            force_if_includes: false,
+            push_options: Vec::new(),
+            follow_tags: false,
+            prune: false,
+            set_upstream: false,
+            verify: false,
+            signed: SignedPush::No,
+            recurse_submodules: RecurseSubmodules::No,
+            push_submodule: None,
+            connect,
+            remote_progress: false,
+            progress,
+        }
+    }
+}
+
 /// What the server says while it works.
 pub trait PushMessages: Sync {
     /// Bytes of band 2: the server's progress and the messages of its hooks.
@@ -441,6 +467,7 @@ pub fn push(
             thin: options.thin,
             remote_progress: options.remote_progress,
             progress: options.progress,
+            cancel: &options.connect.cancel,
         };
         unpack_error = send::send(repo, &mut connection, &mut refs, &request, messages)?;
         connection.finish_push()?;

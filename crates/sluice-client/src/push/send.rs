@@ -5,10 +5,10 @@
 
 use super::{PushError, PushMessages, PushedRef, RefStatus};
 use sluice_generate::{write_pack, PackOptions};
-use sluice_graph::{walk_objects, ObjectFilter, WalkRequest};
+use sluice_graph::{walk_objects, WalkRequest};
+use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;
-use sluice_object::{IdSet, ObjectId};
-use sluice_odb::ObjectDb;
+use sluice_object::ObjectId;
 use sluice_remote::Connection;
 use sluice_repo::Repository;
 use sluice_wire::demux::Demux;
@@ -34,6 +34,8 @@ pub(crate) struct Request<'a> {
     /// Show the server's progress (else `quiet`).
     pub(crate) remote_progress: bool,
     pub(crate) progress: &'a dyn Progress,
+    /// Stops counting and writing the pack between two objects.
+    pub(crate) cancel: &'a Cancel,
 }
 
 /// Sends the commands for the refs still pending, and the pack they need; reads the server's
@@ -128,11 +130,15 @@ pub(crate) fn send(
         // git push shows it too (send-pack asks pack-objects for all its progress).
         show_writing: true,
         full_search: None,
+        cancel: request.cancel.clone(),
     };
     let walked = match wants.is_empty() {
         // Only deletions: no pack is sent.
         true => None,
-        false => Some(walk(odb, &wants, &haves, request.progress)?),
+        false => {
+            let walk = WalkRequest::reachable(&wants, &haves, request.cancel.clone());
+            Some(walk_objects(odb, &walk, request.progress)?)
+        }
     };
     let mut produce = |out: &mut dyn std::io::Write| -> std::io::Result<()> {
         out.write_all(&head)?;
@@ -150,26 +156,6 @@ pub(crate) fn send(
         return Ok(None);
     }
     read_report(connection, refs, side_band, messages)
-}
-
-fn walk(
-    odb: &ObjectDb,
-    wants: &[ObjectId],
-    haves: &[ObjectId],
-    progress: &dyn Progress,
-) -> Result<sluice_graph::Walked, PushError> {
-    Ok(walk_objects(
-        odb,
-        &WalkRequest {
-            wants,
-            haves,
-            shallow: &IdSet::default(),
-            filter: ObjectFilter::None,
-            reach_memo: None,
-            cores: sluice_graph::WalkCores::All,
-        },
-        progress,
-    )?)
 }
 
 /// report-status: `unpack ok` (or the reason it failed), then `ok <ref>` or `ng <ref> <why>`

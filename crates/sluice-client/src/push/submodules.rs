@@ -154,6 +154,8 @@ fn commits_between(
         filter: ObjectFilter::TreeDepth(0),
         reach_memo: None,
         cores: sluice_graph::WalkCores::All,
+        // A few commits of one branch: not worth stopping.
+        cancel: Default::default(),
     };
     let walked = walk_objects(odb, &request, &Discard)?;
     Ok((walked.objects.iter())

@@ -6,7 +6,7 @@ use crate::walk::{walk_objects, ObjectFilter, WalkRequest};
 use sluice_object::progress::Discard;
 use sluice_object::{HashKind, IdSet, ObjectId};
 use sluice_odb::midx::{write_midx_with, MidxOptions};
-use sluice_odb::test_git::git;
+use sluice_odb::testing::git;
 use sluice_odb::ObjectDb;
 
 #[test]
@@ -31,6 +31,7 @@ fn counting_uses_the_multi_pack_index_bitmap() {
         filter: ObjectFilter::None,
         reach_memo: None,
         cores: crate::walk::WalkCores::All,
+        cancel: Default::default(),
     };
     let counted = walk_with_bitmap(&odb, &request, &Discard).unwrap().unwrap();
     let located = counted.located.as_ref().unwrap();
@@ -59,7 +60,16 @@ fn counting_uses_the_multi_pack_index_bitmap() {
         bitmap: true,
     };
     let (_, layout) = write_midx_with(&pack_dir, HashKind::Sha1, &options).unwrap();
-    super::write_midx_bitmap(&pack_dir, &layout, &odb, &[head], &[head], None, &Discard).unwrap();
+    let (tips, cancel) = (&[head][..], Default::default());
+    super::write_midx_bitmap(
+        (&pack_dir, &layout),
+        &odb,
+        (tips, tips),
+        None,
+        &Discard,
+        &cancel,
+    )
+    .unwrap();
     let counted = walk_with_bitmap(&odb, &request, &Discard).unwrap().unwrap();
     let mut ours: Vec<ObjectId> = counted.objects.iter().map(|o| o.id).collect();
     ours.sort();

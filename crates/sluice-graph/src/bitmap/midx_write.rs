@@ -6,7 +6,8 @@
 
 use super::target::BitmapTarget;
 use super::write::{build_commit_bitmaps, write_bitmap_file, BitmapWriteError, CommitsIn};
-use crate::walk::{walk_objects, ObjectFilter, WalkRequest, WalkedObject};
+use crate::walk::{walk_objects, WalkRequest, WalkedObject};
+use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;
 use sluice_object::{IdSet, ObjectId, ObjectKind};
 use sluice_odb::midx::MidxLayout;
@@ -15,25 +16,18 @@ use sluice_odb::Pack;
 use std::path::{Path, PathBuf};
 
 /// Writes the bitmap of the multi-pack-index just written in `pack_dir` (`layout`) for the
-/// objects `tips` reach; `branches` get a bitmap each, `replaced` is a pack whose bitmaps may
-/// be carried over. Bitmaps of earlier multi-pack-indexes are removed once it is in place.
+/// objects `tips` reach (every tip, and the branches among them, which get a bitmap each);
+/// `replaced` is a pack whose bitmaps may be carried over. Bitmaps of earlier
+/// multi-pack-indexes are removed once it is in place.
 pub fn write_midx_bitmap(
-    pack_dir: &Path,
-    layout: &MidxLayout,
+    (pack_dir, layout): (&Path, &MidxLayout),
     odb: &ObjectDb,
-    tips: &[ObjectId],
-    branches: &[ObjectId],
+    (tips, branches): (&[ObjectId], &[ObjectId]),
     replaced: Option<&Pack>,
     progress: &dyn Progress,
+    cancel: &Cancel,
 ) -> Result<PathBuf, BitmapWriteError> {
-    let request = WalkRequest {
-        wants: tips,
-        haves: &[],
-        shallow: &IdSet::default(),
-        filter: ObjectFilter::None,
-        reach_memo: None,
-        cores: crate::walk::WalkCores::All,
-    };
+    let request = WalkRequest::reachable(tips, &[], cancel.clone());
     let mut walked = walk_objects(odb, &request, progress).map_err(BitmapWriteError::Walk)?;
     let target = BitmapTarget::Midx { pack_dir, layout };
     // Bitmaps are chosen among the commits the refs reach (a reached object outside the file

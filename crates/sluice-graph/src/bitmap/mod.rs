@@ -499,7 +499,7 @@ pub(crate) fn walk_with_bitmap(
         .take(MAX_PATH_HAVES)
         .copied()
         .collect();
-    walked.known_by_path = known_paths(odb, &have_commits, progress)?;
+    walked.known_by_path = known_paths(odb, &have_commits, progress, &request.cancel)?;
     let Some(numbering) = bitmap.numbering.known() else {
         return Ok(None);
     };

@@ -6,7 +6,7 @@ use super::{walk_with_bitmap, ReachMemo};
 use crate::walk::{ObjectFilter, WalkRequest};
 use sluice_object::progress::Discard;
 use sluice_object::{HashKind, IdSet, ObjectId};
-use sluice_odb::test_git::git;
+use sluice_odb::testing::git;
 use sluice_odb::ObjectDb;
 use std::path::Path;
 
@@ -28,6 +28,7 @@ fn counted(odb: &ObjectDb, wants: &[ObjectId], memo: Option<&ReachMemo>) -> Vec<
         filter: ObjectFilter::None,
         reach_memo: memo,
         cores: crate::walk::WalkCores::All,
+        cancel: Default::default(),
     };
     let walked = walk_with_bitmap(odb, &request, &Discard).unwrap().unwrap();
     let mut ids: Vec<ObjectId> = walked.objects.iter().map(|o| o.id).collect();

@@ -9,6 +9,7 @@
 //! tolerates small clock skew the way git does. Commits that were emitted and only later found
 //! uninteresting are dropped at the end.
 
+use sluice_object::cancel::{Cancel, Cancelled};
 use sluice_object::parse::{parse_commit, parse_tag, tree_entries, ParseError};
 use sluice_object::progress::Progress;
 use sluice_object::tree_diff::for_each_changed;
@@ -56,6 +57,9 @@ pub enum WalkError {
         /// What is wrong.
         source: ParseError,
     },
+    /// The caller asked the walk to stop.
+    #[error("interrupted")]
+    Cancelled(#[from] Cancelled),
 }
 
 /// What to walk.
@@ -74,6 +78,25 @@ pub struct WalkRequest<'a> {
     pub reach_memo: Option<&'a crate::bitmap::ReachMemo>,
     /// The cores a walk without a bitmap may read trees on.
     pub cores: WalkCores,
+    /// Stops the walk between two objects read.
+    pub cancel: Cancel,
+}
+
+impl<'a> WalkRequest<'a> {
+    /// Everything `wants` reach that `haves` do not, as a repack or a push lists it: no
+    /// shallow boundary, no filter, no memo between walks, every core; stopped by `cancel`.
+    pub fn reachable(wants: &'a [ObjectId], haves: &'a [ObjectId], cancel: Cancel) -> Self {
+        static NOT_SHALLOW: std::sync::OnceLock<IdSet> = std::sync::OnceLock::new();
+        WalkRequest {
+            wants,
+            haves,
+            shallow: NOT_SHALLOW.get_or_init(IdSet::default),
+            filter: ObjectFilter::None,
+            reach_memo: None,
+            cores: WalkCores::All,
+            cancel,
+        }
+    }
 }
 
 /// The cores a walk without a bitmap may read trees on. Listing on every core takes a tenth
@@ -187,8 +210,9 @@ pub(crate) fn known_paths(
     odb: &ObjectDb,
     commits: &[ObjectId],
     progress: &dyn Progress,
+    cancel: &Cancel,
 ) -> Result<Vec<WalkedObject>, WalkError> {
-    let mut walker = Walker::new(odb, progress);
+    let mut walker = Walker::new(odb, progress, cancel);
     let mut ids = IdSet::default();
     let mut named = Vec::new();
     let mut path = Vec::new();
@@ -251,6 +275,7 @@ pub fn name_hash(path: &[u8]) -> u32 {
 
 struct Walker<'a> {
     odb: &'a ObjectDb,
+    cancel: &'a Cancel,
     commits: IdMap<CommitNode>,
     /// Trees and blobs already listed or known to the other side.
     seen: IdSet,
@@ -294,7 +319,7 @@ pub(crate) fn traverse_objects_listing(
     progress: &dyn Progress,
     listing: TreeListing,
 ) -> Result<Walked, WalkError> {
-    let mut walker = Walker::new(odb, progress);
+    let mut walker = Walker::new(odb, progress, &request.cancel);
     let mut out = Walked::default();
     let Wants {
         tags,
@@ -388,7 +413,8 @@ pub(crate) fn traverse_objects_listing(
     match trees::parallelism(listing, request.filter, jobs.len()) {
         Some((threads, run)) => {
             let (seen, out) = (&mut walker.seen, &mut out.objects);
-            trees::list_in_parallel(odb, &jobs, threads, run, seen, out, progress)?;
+            let cancel = &request.cancel;
+            trees::list_in_parallel(odb, &jobs, (threads, run), (seen, out), progress, cancel)?;
         }
         None => {
             for job in &jobs {
@@ -445,9 +471,10 @@ struct Wants {
 }
 
 impl<'a> Walker<'a> {
-    fn new(odb: &'a ObjectDb, progress: &'a dyn Progress) -> Self {
+    fn new(odb: &'a ObjectDb, progress: &'a dyn Progress, cancel: &'a Cancel) -> Self {
         Walker {
             odb,
+            cancel,
             commits: IdMap::default(),
             seen: IdSet::default(),
             trees: TreeCache::new(TREE_CACHE_ENTRIES),
@@ -457,6 +484,7 @@ impl<'a> Walker<'a> {
     }
 
     fn read(&self, id: &ObjectId, kind: &'static str) -> Result<(ObjectKind, Vec<u8>), WalkError> {
+        self.cancel.check()?;
         self.odb
             .read(id)?
             .ok_or(WalkError::Missing { kind, id: *id })
@@ -498,6 +526,7 @@ impl<'a> Walker<'a> {
     }
 
     fn load_commit(&mut self, id: &ObjectId) -> Result<&mut CommitNode, WalkError> {
+        self.cancel.check()?;
         // The commit-graph answers without inflating the commit.
         let known = (!self.commits.contains_key(id))
             .then(|| self.graph.as_ref().and_then(|g| g.commit(id)))

@@ -17,6 +17,7 @@
 
 use super::tree_cache::{below, changed_blob, old_subtree, TreeCache};
 use super::{name_hash, ObjectFilter, WalkError, WalkedObject, MAX_TREE_DEPTH};
+use sluice_object::cancel::Cancel;
 use sluice_object::parse::ParseError;
 use sluice_object::progress::Progress;
 use sluice_object::tree_diff::for_each_changed;
@@ -103,11 +104,10 @@ enum Met {
 pub(super) fn list_in_parallel(
     odb: &ObjectDb,
     jobs: &[TreeJob],
-    threads: usize,
-    run: Option<usize>,
-    seen: &mut IdSet,
-    out: &mut Vec<WalkedObject>,
+    (threads, run): (usize, Option<usize>),
+    (seen, out): (&mut IdSet, &mut Vec<WalkedObject>),
     progress: &dyn Progress,
+    cancel: &Cancel,
 ) -> Result<(), WalkError> {
     let run = run.unwrap_or(RUN).max(1);
     let runs = jobs.len().div_ceil(run);
@@ -148,7 +148,8 @@ pub(super) fn list_in_parallel(
                 let (index, met) = receiver.recv().expect("a worker sends every run it takes");
                 pending.insert(index, met);
             };
-            result = replay(met, seen, out, progress);
+            result = (cancel.check().map_err(WalkError::from))
+                .and_then(|()| replay(met, seen, out, progress));
             if result.is_err() {
                 // Workers stop at their next run.
                 next.store(runs, Ordering::Relaxed);

@@ -8,7 +8,7 @@ use crate::walk::ObjectFilter;
 use crate::walk::{traverse_objects_listing, WalkRequest, Walked};
 use sluice_object::progress::Discard;
 use sluice_object::{HashKind, IdSet, ObjectId};
-use sluice_odb::test_git::git;
+use sluice_odb::testing::git;
 use sluice_odb::ObjectDb;
 use std::path::Path;
 
@@ -67,6 +67,7 @@ fn walk(odb: &ObjectDb, wants: &[ObjectId], haves: &[ObjectId], listing: TreeLis
         filter: ObjectFilter::None,
         reach_memo: None,
         cores: crate::walk::WalkCores::All,
+        cancel: Default::default(),
     };
     traverse_objects_listing(odb, &request, &Discard, listing).unwrap()
 }
@@ -118,6 +119,7 @@ fn a_missing_tree_fails_both_walks_alike() {
         filter: ObjectFilter::None,
         reach_memo: None,
         cores: crate::walk::WalkCores::All,
+        cancel: Default::default(),
     };
     let error = |listing| {
         let walked = traverse_objects_listing(&odb, &request, &Discard, listing);

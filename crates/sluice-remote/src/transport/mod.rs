@@ -19,6 +19,7 @@ pub use process::stop_servers;
 pub use settings::SettingsError;
 
 use crate::{FetchError, RemoteUrl};
+use sluice_object::cancel::Cancel;
 use std::io::{Read, Write};
 use std::time::Duration;
 
@@ -86,6 +87,8 @@ pub struct ConnectOptions {
     pub server_options: Vec<String>,
     /// `transfer.advertiseSID`: send this session's id to a server that advertises its own.
     pub advertise_sid: bool,
+    /// Stops the transfer at the next buffer read from the server.
+    pub cancel: Cancel,
 }
 
 /// Which addresses a connection may use (`-4`, `-6`).
@@ -150,6 +153,7 @@ impl Default for ConnectOptions {
             ip_version: IpVersion::Any,
             server_options: Vec::new(),
             advertise_sid: false,
+            cancel: Cancel::default(),
         }
     }
 }

@@ -66,6 +66,7 @@ impl ConnectOptions {
             ip_version: super::IpVersion::Any,
             server_options: Vec::new(),
             advertise_sid: config.get_bool("transfer.advertisesid")?.unwrap_or(false),
+            cancel: sluice_object::cancel::Cancel::default(),
         })
     }
 }

@@ -1,7 +1,7 @@
 //! Every form against `git rev-parse` on the same repository.
 
 use crate::Repository;
-use sluice_odb::test_git::git;
+use sluice_odb::testing::git;
 
 /// A repository with history, an annotated tag, a merge, a remote-tracking branch as upstream,
 /// a reflog and two checkouts.

@@ -304,6 +304,8 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                 filter: ObjectFilter::None,
                 reach_memo: None,
                 cores: sluice_graph::WalkCores::One,
+                // A request runs to its end: a client that leaves fails the next write.
+                cancel: Default::default(),
             },
             &sluice_object::progress::Discard,
         )?;

@@ -85,18 +85,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
         match result {
             Ok(stats) => {
                 if !request.no_progress {
-                    band.send(
-                        Band::Progress,
-                        format!(
-                            "Total {} (delta {}), reused {} (delta {}), pack-reused {}\n",
-                            stats.total,
-                            stats.deltas,
-                            stats.reused,
-                            stats.reused_deltas,
-                            stats.pack_reused
-                        )
-                        .as_bytes(),
-                    )?;
+                    band.send(Band::Progress, format!("{stats}\n").as_bytes())?;
                 }
                 self.flush()
             }
@@ -156,6 +145,8 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                 filter: request.filter,
                 reach_memo: self.options.memory.as_ref().map(|m| &m.reaches),
                 cores: sluice_graph::WalkCores::One,
+                // A request runs to its end: a client that leaves fails the next write.
+                cancel: Default::default(),
             },
             progress,
         )?;
@@ -181,6 +172,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
             compression: self.compression()?,
             show_writing: false,
             full_search: None,
+            cancel: Default::default(),
         };
         let (_, stats) = match &self.options.memory {
             Some(memory) => {

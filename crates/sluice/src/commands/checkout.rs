@@ -43,7 +43,8 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
         println!("branch '{given}' set up to track '{remote}/{given}'.");
     }
     let tree = commit_tree(repo.objects(), &target.id)?;
-    let options = CheckoutOptions::from_config(repo.config())?;
+    let mut options = CheckoutOptions::from_config(repo.config())?;
+    options.write.cancel = context.cancel.clone();
     let show = !args.quiet && !args.no_progress;
     let progress =
         TerminalProgress::new(crate::progress::enabled(show, args.progress && !args.quiet));

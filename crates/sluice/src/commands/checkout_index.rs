@@ -35,7 +35,8 @@ pub fn run(args: CheckoutIndexArgs, context: &Context) -> anyhow::Result<ExitCod
     if !args.all && args.files.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
-    let options = CheckoutOptions::from_config(repo.config())?;
+    let mut options = CheckoutOptions::from_config(repo.config())?;
+    options.write.cancel = context.cancel.clone();
     let paths: Option<Vec<Vec<u8>>> =
         (!args.all).then(|| args.files.iter().map(|f| f.as_bytes().to_vec()).collect());
     let progress = TerminalProgress::new(false);

@@ -8,7 +8,7 @@ use crate::progress::TerminalProgress;
 use anyhow::bail;
 use clap::Args;
 use sluice_client::fetch_pack::{fetch_pack, FetchPackOptions};
-use sluice_remote::{ConnectOptions, Remote};
+use sluice_remote::Remote;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -42,7 +42,7 @@ pub fn run(args: FetchPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         bail!("no refs to fetch: name some, or give --all");
     }
     let remote = Remote::resolve(&context.cwd, &args.repository)?;
-    let options = ConnectOptions::from_config(repo.config(), args.upload_pack.as_deref())?;
+    let options = context.connect_options(repo.config(), args.upload_pack.as_deref())?;
     let mut connection = connect(&remote, &options)?;
     let show_progress = !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let progress = TerminalProgress::new(show_progress);

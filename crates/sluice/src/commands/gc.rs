@@ -38,6 +38,7 @@ pub fn run(args: GcArgs, context: &Context) -> anyhow::Result<ExitCode> {
     // As git's gc: its repack's and commit-graph's progress on a terminal, none with -q.
     let progress = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
     let mut options = GcOptions::from_config(repo.config(), args.auto, prune)?;
+    options.cancel = context.cancel.clone();
     if args.aggressive {
         let config = repo.config();
         let int = |key: &str, default: i64| -> anyhow::Result<i64> {

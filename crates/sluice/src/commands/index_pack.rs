@@ -142,7 +142,8 @@ pub fn run(args: IndexPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
             let _ = std::io::stderr().write_all(b"\0");
         }
     });
-    let mut indexer = PackIndexer::new(options.index.clone()).progress(&progress);
+    let mut indexer = (PackIndexer::new(options.index.clone()).progress(&progress))
+        .interrupt(context.cancel.flag());
     if let Some(repo) = &repo {
         indexer = indexer.lookup(repo.objects());
     }

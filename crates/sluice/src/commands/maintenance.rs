@@ -50,6 +50,6 @@ pub fn run(args: MaintenanceArgs, context: &Context) -> anyhow::Result<ExitCode>
         tasks = configured_tasks(&repo)?;
     }
     let progress = TerminalProgress::new(crate::progress::enabled(!quiet, false));
-    run_tasks(&repo, &tasks, auto, &progress)?;
+    run_tasks(&repo, &tasks, auto, &progress, &context.cancel)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -24,14 +24,17 @@ pub mod upload_pack;
 pub mod verify_pack;
 
 use crate::cli::{Cli, Command};
+use sluice_object::cancel::Cancel;
 use sluice_odb::Config;
+use sluice_remote::ConnectOptions;
 use sluice_repo::{RepoError, Repository};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// What every command may need: where it runs.
+/// What every command may need: where it runs, and what stops its long work (a signal).
 pub struct Context {
     pub cwd: PathBuf,
+    pub cancel: Cancel,
 }
 
 impl Context {
@@ -49,6 +52,17 @@ impl Context {
         self.repository()?.ok_or_else(|| {
             anyhow::anyhow!("not a git repository (or any of the parent directories): .git")
         })
+    }
+
+    /// How to reach a server, as `config` (and `--upload-pack`) says; a signal stops it.
+    pub fn connect_options(
+        &self,
+        config: &Config,
+        upload_pack: Option<&str>,
+    ) -> anyhow::Result<ConnectOptions> {
+        let mut options = ConnectOptions::from_config(config, upload_pack)?;
+        options.cancel = self.cancel.clone();
+        Ok(options)
     }
 
     /// The configuration of `repo`, or the user's and system's when outside a repository.
@@ -83,8 +97,8 @@ pub(crate) fn either(on: bool, off: bool) -> Option<bool> {
     (on || off).then_some(on)
 }
 
-/// Runs the command line's command.
-pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+/// Runs the command line's command; `cancel` is set when a signal asks it to stop.
+pub fn run(cli: Cli, cancel: Cancel) -> anyhow::Result<ExitCode> {
     let cwd = match &cli.directory {
         Some(dir) => std::path::absolute(dir)?,
         None => std::env::current_dir()?,
@@ -97,7 +111,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Some(file) = cli.shallow_file {
         sluice_repo::shallow::use_file(file.into());
     }
-    let context = Context { cwd };
+    let context = Context { cwd, cancel };
     match cli.command {
         Command::IndexPack(args) => index_pack::run(args, &context),
         Command::VerifyPack(args) => verify_pack::run(args, &context),

@@ -61,7 +61,7 @@ pub fn run(args: MultiPackIndexArgs, context: &Context) -> anyhow::Result<ExitCo
             }
             let shown = crate::progress::enabled(!args.no_progress, args.progress);
             let progress = crate::progress::TerminalProgress::new(shown);
-            write_midx_bitmap(&repo, write.preferred_pack, &progress)?;
+            write_midx_bitmap(&repo, write.preferred_pack, &progress, &context.cancel)?;
         }
         Action::Write(write) => {
             let options = MidxOptions {

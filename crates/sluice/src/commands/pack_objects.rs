@@ -8,10 +8,10 @@ use anyhow::bail;
 use clap::Args;
 use sluice_generate::pack_objects::{select, Filters, RootKinds, Selection};
 use sluice_generate::{write_pack, write_stored_at, PackOptions};
-use sluice_odb::ObjectDb;
-use sluice_repo::Repository;
+use sluice_graph::bitmap::write_bitmap;
+use sluice_odb::Pack;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// `git pack-objects`' arguments.
@@ -97,6 +97,7 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
         local: args.local,
         honor_pack_keep: args.honor_pack_keep,
         keep_packs: &args.keep_pack,
+        cancel: context.cancel.clone(),
     };
     let shown = crate::progress::enabled(!args.quiet, args.progress);
     let progress = TerminalProgress::new(shown);
@@ -111,6 +112,7 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
         compression: PackOptions::compression_of(repo.config())?,
         show_writing: true,
         full_search,
+        cancel: context.cancel.clone(),
     };
     let stats = if args.stdout {
         let out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
@@ -126,38 +128,21 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
             .as_deref()
             .expect("required without --stdout");
         let (stored, stats) = write_stored_at(&repo, &odb, &walked, &options, base)?;
-        if args.write_bitmap_index {
-            write_bitmap(&repo, &odb, &walked, &selection, &stored.pack, &progress)?;
+        match selection.bitmap_tips().filter(|_| args.write_bitmap_index) {
+            Some(tips) => {
+                let packed = Pack::open(&stored.pack.with_extension("idx"), repo.hash())?;
+                write_bitmap(&packed, &odb, &walked, tips, None, &progress)?;
+            }
+            None if args.write_bitmap_index => {
+                eprintln!("warning: disabling bitmap writing, as some objects are not being packed")
+            }
+            None => {}
         }
         println!("{}", stored.checksum);
         stats
     };
     if shown {
-        eprintln!(
-            "Total {} (delta {}), reused {} (delta {}), pack-reused {}",
-            stats.total, stats.deltas, stats.reused, stats.reused_deltas, stats.pack_reused
-        );
+        eprintln!("{stats}");
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The bitmap of the pack just written, when it holds everything its revisions reach.
-fn write_bitmap(
-    repo: &Repository,
-    odb: &ObjectDb,
-    walked: &sluice_graph::Walked,
-    selection: &Selection,
-    pack_path: &Path,
-    progress: &TerminalProgress,
-) -> anyhow::Result<()> {
-    let tips = match selection {
-        Selection::Revs { include, exclude } if exclude.is_empty() => include,
-        _ => {
-            eprintln!("warning: disabling bitmap writing, as some objects are not being packed");
-            return Ok(());
-        }
-    };
-    let packed = sluice_odb::Pack::open(&pack_path.with_extension("idx"), repo.hash())?;
-    sluice_graph::bitmap::write_bitmap(&packed, odb, walked, tips, None, progress)?;
-    Ok(())
 }

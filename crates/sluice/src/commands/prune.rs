@@ -33,6 +33,7 @@ pub fn run(args: PruneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let options = PruneOptions {
         expire,
         dry_run: args.dry_run,
+        cancel: context.cancel.clone(),
     };
     let pruned = prune(&repo, &options)?;
     if args.dry_run || args.verbose {

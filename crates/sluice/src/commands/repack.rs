@@ -135,12 +135,13 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
             spare_largest: false,
             loose: true,
         };
-        repack_geometric_with_midx(&repo, &options, args.write_midx, args.bitmap, &progress)?;
+        let (midx, bitmap, cancel) = (args.write_midx, args.bitmap, &context.cancel);
+        repack_geometric_with_midx(&repo, &options, midx, bitmap, &progress, cancel)?;
         return Ok(ExitCode::SUCCESS);
     }
     if !(args.all || args.all_loosen || args.cruft) {
         // git's plain repack: the loose objects the roots reach into a new pack.
-        if repack_loose(&repo, args.delete, &progress)?.is_none() && !args.quiet {
+        if repack_loose(&repo, args.delete, &progress, &context.cancel)?.is_none() && !args.quiet {
             println!("Nothing new to pack.");
         }
         return Ok(ExitCode::SUCCESS);
@@ -184,13 +185,11 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
             _ => repo.config().get_bool("repack.packkeptobjects")?,
         },
         keep_unreachable: args.keep_unreachable,
+        cancel: context.cancel.clone(),
     };
     let stats = repack_all_with(&repo, &options, &progress)?;
     if crate::progress::enabled(!args.quiet, false) {
-        eprintln!(
-            "Total {} (delta {}), reused {} (delta {}), pack-reused {}",
-            stats.total, stats.deltas, stats.reused, stats.reused_deltas, stats.pack_reused
-        );
+        eprintln!("{stats}");
     }
     Ok(ExitCode::SUCCESS)
 }

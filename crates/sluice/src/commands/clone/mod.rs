@@ -5,17 +5,14 @@
 //! from a plain path, as git does, the source's object files are linked instead of fetched
 //! (see `local_clone`). A failure (or a signal) removes what the clone created.
 
-mod setup;
-
 use super::remote::RemoteLines;
-use super::Context;
+use super::{either, Context};
 use crate::progress::TerminalProgress;
 use anyhow::bail;
 use clap::Args;
-use setup::{reject_shallow, write_settings};
 use sluice_client::clone::{
-    check_ref_format, clone_into, local_source, CloneMessages, CloneNotice, CloneOptions,
-    CloneShape, Layout, LocalChoice, Origin,
+    check_ref_format, clone_into, local_source, write_settings, CloneMessages, CloneNotice,
+    CloneOptions, CloneShape, Layout, LocalChoice, Origin, SettingError,
 };
 use sluice_client::partial::filter_spec;
 use sluice_client::reference::{add_references, dissociate, Need, Reference};
@@ -173,6 +170,14 @@ impl CloneArgs {
         }
     }
 
+    /// `--reject-shallow`, or else `clone.rejectShallow`.
+    fn reject_shallow(&self, config: &sluice_odb::Config) -> anyhow::Result<bool> {
+        match either(self.reject_shallow, self.no_reject_shallow) {
+            Some(given) => Ok(given),
+            None => Ok(config.get_bool("clone.rejectShallow")?.unwrap_or(false)),
+        }
+    }
+
     /// The choices that decide which refs the clone takes.
     fn shape(&self) -> CloneShape {
         CloneShape {
@@ -231,7 +236,13 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         eprintln!("warning: {warning}");
     }
     let git_dir = layout.git_dir.clone();
-    write_settings(&git_dir, &args.config)?;
+    match write_settings(&git_dir, &args.config) {
+        Err(SettingError::BadKey(problem)) => {
+            eprintln!("error: {problem}");
+            bail!("unable to write parameters to config file");
+        }
+        written => written?,
+    }
     let objects = git_dir.join("objects");
     for (given, why) in add_references(&context.cwd, &objects, &args.references())? {
         eprintln!("info: Could not add alternate for '{given}': {why}");
@@ -247,10 +258,10 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         filter: args.filter.clone(),
         tags: !args.no_tags,
         check_out: !bare && !args.no_checkout,
-        reject_shallow: reject_shallow(&args, repo.config())?,
+        reject_shallow: args.reject_shallow(repo.config())?,
         connect: ConnectOptions {
             ip_version: IpVersion::from_flags(args.ipv4, args.ipv6),
-            ..ConnectOptions::from_config(repo.config(), args.upload_pack.as_deref())?
+            ..context.connect_options(repo.config(), args.upload_pack.as_deref())?
         },
         local,
         remote_progress: show_progress,

@@ -23,7 +23,7 @@ use sluice_client::fetch::{
     display_url, fetch_remote, negotiate_only, remotes_to_fetch, FetchChoice, FetchMessages,
     FetchOptions, FetchOutcome, FetchPlan, Recursion, Refused, Selection,
 };
-use sluice_remote::{ConnectOptions, Deepen};
+use sluice_remote::Deepen;
 use sluice_repo::date::parse_since;
 
 /// `git fetch`'s arguments (those this version supports).
@@ -183,7 +183,7 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
     }
     let repo = context.require_repository()?;
     let recursion = recursion(&args)?;
-    refuse_submodule_recursion(&args, recursion, &repo)?;
+    Recursion::check_supported(recursion, args.recurse_submodules.as_deref(), &repo)?;
     if args.porcelain && recursion != Some(Recursion::Off) {
         bail!("options '--porcelain' and '--recurse-submodules' cannot be used together");
     }
@@ -341,7 +341,7 @@ fn fetch_one(
     };
     let plan = FetchPlan::from_config(repo, &context.cwd, &choice)?;
     let upload_pack = args.upload_pack.as_deref().or(plan.upload_pack.as_deref());
-    let mut connect = ConnectOptions::from_config(repo.config(), upload_pack)?;
+    let mut connect = context.connect_options(repo.config(), upload_pack)?;
     connect.server_options.clone_from(&args.server_option);
     if args.negotiate_only {
         for id in negotiate_only(&plan.remote, repo, &args.negotiation_tip, &connect)? {
@@ -434,22 +434,4 @@ impl FetchMessages for FetchStderr {
     fn remote_progress(&self, text: &[u8]) {
         self.0.show(text);
     }
-}
-
-/// `--recurse-submodules`: only `no` is in Sluice's reach, and anything else is the same
-/// where no submodule is checked out (their repositories live under `.git/modules`).
-fn refuse_submodule_recursion(
-    args: &FetchArgs,
-    recursion: Option<Recursion>,
-    repo: &Repository,
-) -> anyhow::Result<()> {
-    let (Some(Recursion::On | Recursion::OnDemand), Some(mode)) =
-        (recursion, &args.recurse_submodules)
-    else {
-        return Ok(());
-    };
-    if repo.common_dir().join("modules").is_dir() {
-        bail!("sluice fetch cannot fetch submodules (--recurse-submodules={mode}); use --no-recurse-submodules");
-    }
-    Ok(())
 }

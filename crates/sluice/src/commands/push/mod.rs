@@ -12,7 +12,6 @@ use sluice_client::push::{
     push, GivenSettings, Lease, PushChoice, PushError, PushMessages, PushOptions, PushPlan,
     Settings,
 };
-use sluice_remote::ConnectOptions;
 use sluice_repo::Repository;
 use std::process::ExitCode;
 
@@ -136,7 +135,7 @@ pub fn run(args: PushArgs, context: &Context) -> anyhow::Result<ExitCode> {
     // A remote with several URLs is pushed to each in turn; any failure fails the push.
     let mut code = ExitCode::SUCCESS;
     for plan in PushPlan::all_from_config(&repo, &context.cwd, &choice)? {
-        let pushed = push_to(&repo, &plan, &args)?;
+        let pushed = push_to(&repo, &plan, &args, context)?;
         if pushed != ExitCode::SUCCESS {
             code = pushed;
         }
@@ -145,9 +144,14 @@ pub fn run(args: PushArgs, context: &Context) -> anyhow::Result<ExitCode> {
 }
 
 /// Pushes as `plan` says and prints git's report.
-fn push_to(repo: &Repository, plan: &PushPlan, args: &PushArgs) -> anyhow::Result<ExitCode> {
+fn push_to(
+    repo: &Repository,
+    plan: &PushPlan,
+    args: &PushArgs,
+    context: &Context,
+) -> anyhow::Result<ExitCode> {
     let config = repo.config();
-    let mut connect = ConnectOptions::from_config(config, None)?;
+    let mut connect = context.connect_options(config, None)?;
     match args.receive_pack.clone().or(plan.receive_pack.clone()) {
         Some(command) => connect.receive_pack = command,
         // Into a local path, Sluice's own receive-pack takes the push (git's runs its own):

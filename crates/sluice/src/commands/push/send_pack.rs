@@ -7,8 +7,7 @@ use super::PushStderr;
 use crate::commands::remote::RemoteLines;
 use crate::commands::Context;
 use clap::Args;
-use sluice_client::push::{push, PushChoice, PushOptions, PushPlan, RecurseSubmodules, SignedPush};
-use sluice_remote::ConnectOptions;
+use sluice_client::push::{push, PushChoice, PushOptions, PushPlan, SignedPush};
 use std::process::ExitCode;
 
 /// `git send-pack`'s arguments.
@@ -74,29 +73,19 @@ pub fn run(args: SendPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let mut plan = PushPlan::from_config(&repo, &context.cwd, &choice)?;
     // A URL, never a configured remote: nothing here follows what was sent.
     plan.remote_name = None;
-    let mut connect = ConnectOptions::from_config(repo.config(), None)?;
+    let mut connect = context.connect_options(repo.config(), None)?;
     if let Some(command) = &args.receive_pack {
         connect.receive_pack = command.clone();
     }
     let progress = crate::progress::TerminalProgress::new(false);
     let options = PushOptions {
-        force_if_includes: false,
         force: args.force,
         atomic: args.atomic,
         dry_run: args.dry_run,
         thin: args.thin,
-        leases: Vec::new(),
         push_options: args.push_option.clone(),
-        follow_tags: false,
-        prune: false,
-        set_upstream: false,
-        verify: false,
         signed: (args.signed.as_deref()).map_or(Ok(SignedPush::No), SignedPush::parse)?,
-        recurse_submodules: RecurseSubmodules::No,
-        push_submodule: None,
-        connect,
-        remote_progress: false,
-        progress: &progress,
+        ..PushOptions::new(connect, &progress)
     };
     let outcome = push(&repo, &plan, &options, &PushStderr(RemoteLines::new()))?;
     let shown = ReportStyle {
