@@ -140,6 +140,15 @@ impl ObjectLookup for Promised<'_> {
     }
 
     fn prefetch(&self, missing: &[ObjectId]) -> Result<(), LookupError> {
+        // `--no-lazy-fetch` (`GIT_NO_LAZY_FETCH`): the objects stay missing, as git leaves them.
+        let off = std::env::var("GIT_NO_LAZY_FETCH").ok();
+        if off
+            .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"))
+        {
+            return Err(LookupError::new(
+                "lazy fetching disabled; some objects may not be available",
+            ));
+        }
         self.fetch(missing).map_err(|e| {
             LookupError::new(format!(
                 "could not fetch missing objects from promisor remote '{}': {}",

@@ -15,6 +15,7 @@
 #![deny(missing_docs)]
 
 pub mod cancel;
+pub mod errno;
 mod hash;
 mod header;
 mod id;

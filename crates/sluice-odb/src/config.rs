@@ -2,10 +2,10 @@
 //! quoting and escapes, read from the system, global and repository files and `-c` overrides,
 //! later sources winning as in git.
 
-use sluice_object::shell::quote;
 use std::path::{Path, PathBuf};
 
 mod edit;
+pub mod environment;
 pub use edit::{ConfigFile, ConfigKey, KeyProblem};
 
 /// Why a configuration file could not be read.
@@ -50,6 +50,9 @@ pub enum ConfigError {
         /// What is wrong with it.
         problem: KeyProblem,
     },
+    /// `GIT_CONFIG_COUNT` and its keys and values, or `GIT_CONFIG_PARAMETERS`, cannot be read.
+    #[error("{0}")]
+    Environment(String),
     /// Setting one value for a key that has several.
     #[error("{0} has multiple values")]
     MultipleValues(String),
@@ -97,10 +100,8 @@ impl Config {
         if let Some(git_dir) = git_dir {
             config.read_file(&git_dir.join("config"))?;
         }
-        if let Some(params) = std::env::var_os("GIT_CONFIG_PARAMETERS") {
-            for param in split_parameters(&params.to_string_lossy()) {
-                config.set_parameter(&param)?;
-            }
+        for (key, value) in environment::parameters()? {
+            config.push_parameter(&key, value)?;
         }
         Ok(config)
     }
@@ -123,7 +124,14 @@ impl Config {
             Some((k, v)) => (k, Some(v.to_owned())),
             None => (param, None),
         };
-        let key = normalize_key(key).ok_or_else(|| ConfigError::Parameter(param.to_owned()))?;
+        self.push_parameter(key, value)
+    }
+
+    /// Adds the override `key` = `value` (`None`: a key given alone, which means true); a key
+    /// git would refuse is refused with git's words.
+    fn push_parameter(&mut self, key: &str, value: Option<String>) -> Result<(), ConfigError> {
+        ConfigKey::parse(key)?;
+        let key = normalize_key(key).ok_or_else(|| ConfigError::Parameter(key.to_owned()))?;
         self.entries.push(Entry { key, value });
         Ok(())
     }
@@ -428,53 +436,6 @@ fn parse_value(raw: &str) -> Option<String> {
     Some(out)
 }
 
-/// `GIT_CONFIG_PARAMETERS` with the `-c` settings `items` appended, as git hands them to every
-/// configuration read after the repository's files, in this process and those it starts:
-/// space-separated, each key and value quoted for the shell. A setting git would refuse is
-/// refused here.
-pub fn with_parameters(existing: &str, items: &[String]) -> Result<String, ConfigError> {
-    let mut params = existing.to_owned();
-    for item in items {
-        Config::default().set_parameter(item)?;
-        if !params.is_empty() {
-            params.push(' ');
-        }
-        match item.split_once('=') {
-            Some((key, value)) => params.push_str(&format!("{}={}", quote(key), quote(value))),
-            None => params.push_str(&quote(item)),
-        }
-    }
-    Ok(params)
-}
-
-/// Splits `GIT_CONFIG_PARAMETERS`: space-separated, single-quoted `'key=value'` items.
-fn split_parameters(params: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let mut in_quote = false;
-    let mut chars = params.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => in_quote = !in_quote,
-            '\\' if !in_quote => {
-                if let Some(next) = chars.next() {
-                    current.push(next);
-                }
-            }
-            ' ' if !in_quote => {
-                if !current.is_empty() {
-                    out.push(std::mem::take(&mut current));
-                }
-            }
-            c => current.push(c),
-        }
-    }
-    if !current.is_empty() {
-        out.push(current);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -500,10 +461,6 @@ mod tests {
         config.set_parameter("pack.threads=3").unwrap();
         assert_eq!(config.get_int("pack.threads").unwrap(), Some(3));
         assert!(config.parse("key = 1\n", Path::new("t")).is_err());
-        assert_eq!(
-            split_parameters("'a.b=1' 'c.d=x y'"),
-            vec!["a.b=1", "c.d=x y"]
-        );
     }
 
     #[test]

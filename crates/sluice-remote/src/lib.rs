@@ -101,7 +101,7 @@ pub enum FetchError {
     /// The host name could not be looked up.
     #[error(
         "unable to look up {host} (port {port}) ({})",
-        transport::system_words(source)
+        sluice_object::errno::system_words(source)
     )]
     Lookup {
         /// The host.

@@ -25,5 +25,5 @@ pub mod shallow;
 pub use refs::{
     Expected, Peeled, RefError, RefTarget, RefUpdate, Refs, Transaction, TransactionError,
 };
-pub use repository::{RepoError, Repository};
+pub use repository::{RepoError, Repository, LOCAL_REPO_ENV};
 pub use roots::{Roots, RootsError};

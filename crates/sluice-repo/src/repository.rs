@@ -12,6 +12,9 @@ pub enum RepoError {
     /// No repository at or above the directory.
     #[error("not a git repository (or any of the parent directories): {0}")]
     NotFound(PathBuf),
+    /// `GIT_DIR` (or `--git-dir`, `--bare`) names no git directory: the path as given.
+    #[error("not a git repository: '{}'", .0.display())]
+    NotAGitDir(PathBuf),
     /// A `.git` file that does not name a directory.
     #[error("invalid gitfile format: {0}")]
     BadGitFile(PathBuf),
@@ -36,6 +39,27 @@ pub enum RepoError {
     #[error(transparent)]
     Shallow(#[from] crate::shallow::ShallowError),
 }
+
+/// The variables that say which repository a process works on and how (git's
+/// `local_repo_env`): a program started for another repository (an upload-pack or
+/// receive-pack at the other end of a local or ssh transport) must not inherit them.
+pub const LOCAL_REPO_ENV: [&str; 15] = [
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_GRAFT_FILE",
+    "GIT_INDEX_FILE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_PREFIX",
+    "GIT_SHALLOW_FILE",
+    "GIT_COMMON_DIR",
+];
 
 /// An open repository.
 #[derive(Debug)]
@@ -62,37 +86,65 @@ fn read_git_file(file: &Path) -> Option<PathBuf> {
 }
 
 impl Repository {
-    /// Finds the repository containing `start`, honouring `GIT_DIR` and `GIT_WORK_TREE`.
+    /// Finds the repository containing `start`, honouring `GIT_DIR` and `GIT_WORK_TREE` as
+    /// git does: with `GIT_DIR` and neither `GIT_WORK_TREE` nor `core.worktree`, the work tree
+    /// is `start` itself (unless the repository is bare).
     pub fn discover(start: &Path) -> Result<Repository, RepoError> {
+        let env_tree =
+            (std::env::var_os("GIT_WORK_TREE").filter(|w| !w.is_empty())).map(|w| start.join(w));
         if let Some(dir) = std::env::var_os("GIT_DIR").filter(|d| !d.is_empty()) {
-            let git_dir = start.join(dir);
+            let git_dir = start.join(&dir);
             if !is_git_dir(&git_dir) {
-                return Err(RepoError::NotFound(git_dir));
+                return Err(RepoError::NotAGitDir(dir.into()));
             }
-            let work_tree = std::env::var_os("GIT_WORK_TREE").map(|w| start.join(w));
-            return Self::open_git_dir(git_dir, work_tree);
+            return Self::open_found(git_dir, env_tree, Some(start.to_owned()));
         }
         let start = std::path::absolute(start).unwrap_or_else(|_| start.to_owned());
         let mut dir: &Path = &start;
         loop {
             let dot_git = dir.join(".git");
             if dot_git.is_dir() && is_git_dir(&dot_git) {
-                return Self::open_git_dir(dot_git, Some(dir.to_owned()));
+                return Self::open_found(dot_git, env_tree, Some(dir.to_owned()));
             }
             if dot_git.is_file() {
                 let git_dir = read_git_file(&dot_git)
                     .filter(|git_dir| is_git_dir(git_dir))
                     .ok_or_else(|| RepoError::BadGitFile(dot_git.clone()))?;
-                return Self::open_git_dir(git_dir, Some(dir.to_owned()));
+                return Self::open_found(git_dir, env_tree, Some(dir.to_owned()));
             }
             if is_git_dir(dir) {
-                return Self::open_git_dir(dir.to_owned(), None);
+                return Self::open_found(dir.to_owned(), env_tree, None);
             }
             match dir.parent() {
                 Some(parent) => dir = parent,
                 None => return Err(RepoError::NotFound(start)),
             }
         }
+    }
+
+    /// `git_dir` with its work tree: `GIT_WORK_TREE` (`env_tree`) when given, else
+    /// `core.worktree` (relative to the git directory), else `default`; none in a bare
+    /// repository (`core.bare`).
+    fn open_found(
+        git_dir: PathBuf,
+        env_tree: Option<PathBuf>,
+        default: Option<PathBuf>,
+    ) -> Result<Repository, RepoError> {
+        let mut repo = Self::open_git_dir(git_dir, default)?;
+        if repo.config.get_bool("core.bare")?.unwrap_or(false) {
+            return Ok(repo);
+        }
+        let configured = repo.config.get_path("core.worktree");
+        if let Some(tree) = env_tree.or_else(|| configured.map(|w| repo.git_dir.join(w))) {
+            repo.work_tree = Some(tree);
+        }
+        Ok(repo)
+    }
+
+    /// This repository without its work tree, as `git --bare` treats it.
+    pub fn without_work_tree(mut self) -> Repository {
+        self.work_tree = None;
+        self
     }
 
     /// Opens the repository checked out at `dir`, from its `.git` directory or file only: a

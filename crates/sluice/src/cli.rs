@@ -24,20 +24,12 @@ use std::process::ExitCode;
 #[derive(Debug, Parser)]
 #[command(name = "sluice", version, about)]
 pub struct Cli {
-    /// Run as if started in <path>.
-    #[arg(short = 'C', value_name = "path", global = true)]
-    pub directory: Option<PathBuf>,
-    /// Set a configuration value for this command (<name>=<value>); before the command's name,
-    /// as git takes it (`clone -c` writes the new repository's configuration instead).
-    #[arg(short = 'c', value_name = "name=value")]
-    pub config: Vec<String>,
-    /// The shallow file to use instead of `$GIT_DIR/shallow` (git passes it to the index-pack
-    /// of a shallow fetch; empty: none).
-    #[arg(long, value_name = "file", value_parser = clap::builder::OsStringValueParser::new())]
-    pub shallow_file: Option<std::ffi::OsString>,
-    /// The command to run.
+    /// The options before the command's name.
+    #[command(flatten)]
+    pub global: crate::global::GlobalArgs,
+    /// The command to run (none: `--exec-path` alone, or the usage).
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 impl Command {
@@ -115,24 +107,6 @@ pub enum Command {
         #[arg(value_name = "dir")]
         dir: PathBuf,
     },
-}
-
-/// The arguments after the command's name, as given: past the global options this module
-/// declares (`-C <dir>`, `-c <setting>`, either also attached) and the name itself.
-pub fn command_arguments() -> Vec<String> {
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "-C" | "-c" | "--shallow-file" => {
-                args.next();
-            }
-            _ if ["-C", "-c", "--shallow-file="]
-                .iter()
-                .any(|p| arg.starts_with(p)) => {}
-            _ => break,
-        }
-    }
-    args.collect()
 }
 
 /// Parses argv; on a usage error prints it and returns git's exit code for usage (129).

@@ -26,9 +26,11 @@ mod allocator;
 mod cleanup;
 mod cli;
 mod commands;
+mod global;
 mod log;
 mod progress;
 
+use cli::Command;
 use sluice_remote::FetchError;
 use std::process::ExitCode;
 
@@ -37,7 +39,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(code) => return code,
     };
-    if cli.command.receives_packs() {
+    if cli.command.as_ref().is_some_and(Command::receives_packs) {
         allocator::keep_thresholds_fixed();
     }
     let cancel = sluice_object::cancel::Cancel::new();

@@ -11,33 +11,45 @@ use crate::util::{gits, list_dir, stderr, stdout, Env, FastImport};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-/// An exec path for `git` whose index-pack is Sluice's; it logs each call's arguments.
+/// An exec path for `git` whose index-pack is Sluice's (and, with `upload_pack`, whose
+/// upload-pack is too); it logs each call's arguments.
 fn stand_in(env: &Env) -> PathBuf {
+    stand_in_with(env, false)
+}
+
+fn stand_in_with(env: &Env, upload_pack: bool) -> PathBuf {
     let real = stdout(&env.git_with_input(env.path(), &["--exec-path"], b""));
     let real = Path::new(real.trim());
     let exec = env.path().join("exec");
     std::fs::create_dir(&exec).unwrap();
+    let ours = |name: &std::ffi::OsStr| name == "git" || (upload_pack && name == "git-upload-pack");
     for entry in std::fs::read_dir(real).unwrap() {
         let entry = entry.unwrap();
-        if entry.file_name() != "git" {
+        if !ours(&entry.file_name()) {
             std::os::unix::fs::symlink(entry.path(), exec.join(entry.file_name())).unwrap();
         }
     }
-    // `index-pack`, or `--shallow-file <file> index-pack` (a shallow fetch's): Sluice's, with
-    // the global option passed on as git passes it.
+    let (log, sluice) = (env.path().join("calls"), env!("CARGO_BIN_EXE_sluice"));
+    // The command's name is the first word past git's global options (and their values):
+    // `index-pack`, or `--shallow-file <file> index-pack` for a shallow fetch, is Sluice's, with
+    // every global option passed on as git passes it.
     let script = format!(
-        "#!/bin/sh\nif [ \"$1\" = index-pack ]; then\n  echo \"$*\" >> '{log}'\n  shift\n  \
-         exec '{sluice}' index-pack \"$@\"\nfi\n\
-         if [ \"$1\" = --shallow-file ] && [ \"$3\" = index-pack ]; then\n  \
-         echo \"$*\" >> '{log}'\n  file=\"$2\"\n  shift 3\n  \
-         exec '{sluice}' --shallow-file \"$file\" index-pack \"$@\"\nfi\n\
-         exec '{git}' \"$@\"\n",
-        log = env.path().join("calls").display(),
-        sluice = env!("CARGO_BIN_EXE_sluice"),
+        "#!/bin/sh\nskip=\nfor arg; do\n  case \"$skip$arg\" in\n    1*) skip= ;;\n    \
+         -C|-c|--shallow-file|--git-dir|--work-tree|--namespace|--config-env) skip=1 ;;\n    \
+         -*) ;;\n    *) name=$arg; break ;;\n  esac\ndone\n\
+         if [ \"$name\" = index-pack ]; then\n  echo \"$*\" >> '{log}'\n  \
+         exec '{sluice}' \"$@\"\nfi\nexec '{git}' \"$@\"\n",
+        log = log.display(),
         git = real.join("git").display(),
     );
-    let git = exec.join("git");
-    crate::util::script(&git, &script);
+    crate::util::script(&exec.join("git"), &script);
+    if upload_pack {
+        let script = format!(
+            "#!/bin/sh\necho \"upload-pack $*\" >> '{log}'\nexec '{sluice}' upload-pack \"$@\"\n",
+            log = log.display(),
+        );
+        crate::util::script(&exec.join("git-upload-pack"), &script);
+    }
     exec
 }
 
@@ -296,59 +308,125 @@ fn shallow_state(env: &Env, repo: &Path) -> String {
 #[test]
 fn shallow_fetches_reach_sluice_with_their_shallow_file() {
     for git_bin in gits() {
-        let env = Env::with_git(git_bin.clone());
-        let exec = stand_in(&env);
-        let src = source(&env);
-        for (count, tag) in [(110, "two"), (110, "three"), (110, "four")] {
-            grow(&env, &src, count, tag);
-        }
-        let url = format!("file://{}", src.display());
-        for (name, exec) in [("plain", None), ("sluice", Some(&*exec))] {
-            let args = [
-                "clone",
-                "-q",
-                "--depth",
-                "2",
-                "--no-single-branch",
-                &url,
-                name,
-            ];
-            git(&env, exec, env.path(), &args);
-        }
-        let (plain, ours) = (env.path().join("plain"), env.path().join("sluice"));
-        let steps: [&[&str]; 4] = [
-            &["fetch", "-q", "--deepen", "1", "origin"],
-            &["fetch", "-q", "--shallow-exclude", "side", "origin", "main"],
-            &["fetch", "-q", "--depth", "1", "origin"],
-            &["fetch", "-q", "--unshallow", "origin"],
-        ];
-        for (i, step) in steps.iter().enumerate() {
-            grow(&env, &src, 110, &format!("grown{i}"));
-            git(&env, None, &plain, step);
-            git(&env, Some(&exec), &ours, step);
-            let what = format!("{step:?} with {git_bin:?}");
-            assert_same(
-                &shallow_state(&env, &ours),
-                &shallow_state(&env, &plain),
-                &what,
-            );
-            git(&env, None, &ours, &["fsck", "--strict", "--no-dangling"]);
-        }
-        // A clone cut by date, through the same stand-in.
-        for (name, exec) in [("since-plain", None), ("since-sluice", Some(&*exec))] {
-            let args = ["clone", "-q", "--shallow-since", "2001-01-01", &url, name];
-            git(&env, exec, env.path(), &args);
-        }
-        let (plain, ours) = (
-            env.path().join("since-plain"),
-            env.path().join("since-sluice"),
-        );
-        assert_same(
-            &shallow_state(&env, &ours),
-            &shallow_state(&env, &plain),
-            "since",
-        );
-        let calls = std::fs::read_to_string(env.path().join("calls")).unwrap();
-        assert!(calls.contains("--shallow-file"), "{calls}");
+        shallow_series(&git_bin, &[], false);
     }
+}
+
+/// The same series with settings given to git on its command line (`git -c …`), which reach
+/// its children through `GIT_CONFIG_PARAMETERS`: objects checked (`fetch.fsckObjects`, passed
+/// to index-pack as `--strict`), a version 1 `.idx` (`pack.indexVersion`, read by index-pack
+/// itself) and both protocol versions (`GIT_PROTOCOL` for upload-pack), with Sluice as the
+/// index-pack and the upload-pack.
+#[test]
+fn git_settings_reach_sluices_index_pack_and_upload_pack() {
+    let settings: [&[&str]; 2] = [
+        &[
+            "-c",
+            "fetch.fsckObjects=true",
+            "-c",
+            "pack.indexVersion=1",
+            "-c",
+            "protocol.version=0",
+        ],
+        &["-c", "protocol.version=2", "-c", "fetch.fsckObjects=false"],
+    ];
+    for git_bin in gits() {
+        for settings in settings {
+            shallow_series(&git_bin, settings, true);
+        }
+    }
+}
+
+/// The `.idx` versions of the pack directory, sorted (names differ: a thin pack completed with
+/// its bases is named by its bytes).
+fn idx_versions(repo: &Path) -> Vec<&'static str> {
+    let pack_dir = repo.join(".git/objects/pack");
+    let mut versions: Vec<&str> = (list_dir(&pack_dir).iter())
+        .filter(|name| name.ends_with(".idx"))
+        .map(|name| {
+            match std::fs::read(pack_dir.join(name))
+                .unwrap()
+                .starts_with(b"\xfftOc")
+            {
+                true => "v2",
+                false => "v1",
+            }
+        })
+        .collect();
+    versions.sort_unstable();
+    versions
+}
+
+/// Clones and fetches of shallow histories, git's alone in one repository and with Sluice's
+/// stand-ins in its twin, each git command run with `settings` before its name.
+fn shallow_series(git_bin: &Path, settings: &[&str], upload_pack: bool) {
+    let env = Env::with_git(git_bin.to_owned());
+    let exec = stand_in_with(&env, upload_pack);
+    let src = source(&env);
+    for (count, tag) in [(110, "two"), (110, "three"), (110, "four")] {
+        grow(&env, &src, count, tag);
+    }
+    let url = format!("file://{}", src.display());
+    let with = |args: &[&str]| -> Vec<String> {
+        (settings.iter().chain(args))
+            .map(|a| a.to_string())
+            .collect()
+    };
+    let run = |exec: Option<&Path>, cwd: &Path, args: &[&str]| {
+        let args = with(args);
+        git(
+            &env,
+            exec,
+            cwd,
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        );
+    };
+    let check = |ours: &Path, plain: &Path, what: &str| {
+        let what = format!("{what} with {git_bin:?} and {settings:?}");
+        assert_same(
+            &shallow_state(&env, ours),
+            &shallow_state(&env, plain),
+            &what,
+        );
+        assert_eq!(idx_versions(ours), idx_versions(plain), "{what}");
+        git(&env, None, ours, &["fsck", "--strict", "--no-dangling"]);
+    };
+    for (name, exec) in [("plain", None), ("sluice", Some(&*exec))] {
+        let args = [
+            "clone",
+            "-q",
+            "--depth",
+            "2",
+            "--no-single-branch",
+            &url,
+            name,
+        ];
+        run(exec, env.path(), &args);
+    }
+    let (plain, ours) = (env.path().join("plain"), env.path().join("sluice"));
+    let steps: [&[&str]; 4] = [
+        &["fetch", "-q", "--deepen", "1", "origin"],
+        &["fetch", "-q", "--shallow-exclude", "side", "origin", "main"],
+        &["fetch", "-q", "--depth", "1", "origin"],
+        &["fetch", "-q", "--unshallow", "origin"],
+    ];
+    for (i, step) in steps.iter().enumerate() {
+        grow(&env, &src, 110, &format!("grown{i}"));
+        run(None, &plain, step);
+        run(Some(&exec), &ours, step);
+        check(&ours, &plain, &format!("{step:?}"));
+    }
+    // A clone cut by date, through the same stand-ins.
+    for (name, exec) in [("since-plain", None), ("since-sluice", Some(&*exec))] {
+        run(
+            exec,
+            env.path(),
+            &["clone", "-q", "--shallow-since", "2001-01-01", &url, name],
+        );
+    }
+    let since = |name: &str| env.path().join(name);
+    check(&since("since-sluice"), &since("since-plain"), "since");
+    let calls = std::fs::read_to_string(env.path().join("calls")).unwrap();
+    assert!(calls.contains("--shallow-file"), "{calls}");
+    assert_eq!(calls.contains("upload-pack"), upload_pack, "{calls}");
 }

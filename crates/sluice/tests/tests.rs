@@ -20,6 +20,7 @@ mod fetch_pack;
 mod fetch_refs;
 mod fsck;
 mod git_plumbing;
+mod global_options;
 mod help_pages;
 mod hostile_packs;
 mod http_client;

@@ -331,7 +331,9 @@ pub fn update_refs(
                 Ok(()) => true,
                 Err(failed) => {
                     refused = refused.max(match failed {
-                        RefError::NameConflict { .. } => Refused::InTheWay,
+                        // git's ref transaction fails in quarantine with the code of a name
+                        // conflict, so its fetch gives the same advice: so does this one.
+                        RefError::NameConflict { .. } | RefError::Quarantined => Refused::InTheWay,
                         _ => Refused::Rejected,
                     });
                     code = '!';

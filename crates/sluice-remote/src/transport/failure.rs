@@ -2,6 +2,7 @@
 //! without Rust's "(os error N)", and each address tried on a line of its own, as git's
 //! git:// transport lists them.
 
+use sluice_object::errno::system_words;
 use std::net::IpAddr;
 
 /// One address a connection was tried at, and why it failed.
@@ -11,15 +12,6 @@ pub struct Attempt {
     pub address: IpAddr,
     /// Why it failed.
     pub error: std::io::Error,
-}
-
-/// The system's words for `error` (`Connection refused`), as `strerror` gives them.
-pub fn system_words(error: &std::io::Error) -> String {
-    let text = error.to_string();
-    match text.rfind(" (os error ") {
-        Some(at) => text[..at].to_owned(),
-        None => text,
-    }
 }
 
 /// git's lines for the addresses of `host` tried: `<host>[<i>: <address>]: errno=<why>`.

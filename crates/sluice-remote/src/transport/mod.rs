@@ -13,7 +13,7 @@ mod spill;
 mod tcp;
 mod tls;
 
-pub use failure::{attempts_text, system_words, Attempt};
+pub use failure::{attempts_text, Attempt};
 pub use http::HttpFailure;
 pub use process::stop_servers;
 pub use settings::SettingsError;

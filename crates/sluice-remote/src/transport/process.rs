@@ -91,6 +91,9 @@ fn spawn(
     if options.protocol == ProtocolVersion::V2 {
         command.env("GIT_PROTOCOL", "version=2");
     }
+    for name in sluice_repo::LOCAL_REPO_ENV {
+        command.env_remove(name);
+    }
     let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -24,6 +24,10 @@ use std::path::{Path, PathBuf};
 /// Why a reference could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum RefError {
+    /// A ref update in a push's quarantine (a hook's environment, `GIT_QUARANTINE_PATH`):
+    /// objects there may yet be refused, so no ref may name them, as git refuses.
+    #[error("ref updates forbidden inside quarantine environment")]
+    Quarantined,
     /// A branch (or `HEAD`) would name an object that is not a commit: git refuses it.
     #[error(
         "cannot update ref '{name}': trying to write non-commit object {id} to branch '{name}'"
@@ -90,6 +94,15 @@ impl From<sluice_odb::LockError> for RefError {
             sluice_odb::LockError::Locked(lock) => RefError::Locked(lock.display().to_string()),
             sluice_odb::LockError::Io { path, source } => RefError::Io { path, source },
         }
+    }
+}
+
+/// `Err` inside a push's quarantine (`GIT_QUARANTINE_PATH` set, as for the hooks of a push):
+/// every ref writer asks first.
+pub(crate) fn refuse_in_quarantine() -> Result<(), RefError> {
+    match std::env::var_os("GIT_QUARANTINE_PATH") {
+        Some(_) => Err(RefError::Quarantined),
+        None => Ok(()),
     }
 }
 
@@ -340,6 +353,7 @@ impl Refs {
 
     /// Writes `target` to `name` through `<name>.lock`.
     pub fn write(&self, name: &str, target: &RefTarget) -> Result<(), RefError> {
+        refuse_in_quarantine()?;
         if !is_valid_ref_name(name) {
             return Err(RefError::BadName(name.to_owned()));
         }
@@ -381,6 +395,7 @@ impl Refs {
     /// Deletes `name`: its loose file, its line in `packed-refs` (rewritten through its lock)
     /// and its reflog.
     pub fn delete(&self, name: &str) -> Result<(), RefError> {
+        refuse_in_quarantine()?;
         if !is_valid_ref_name(name) || !name.starts_with("refs/") {
             return Err(RefError::BadName(name.to_owned()));
         }

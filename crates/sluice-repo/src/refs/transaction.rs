@@ -42,6 +42,9 @@ pub struct RefUpdate {
 /// Why a transaction changed nothing. The messages are git's.
 #[derive(Debug, thiserror::Error)]
 pub enum TransactionError {
+    /// Inside a push's quarantine (`GIT_QUARANTINE_PATH`), as git refuses.
+    #[error("ref updates forbidden inside quarantine environment")]
+    Quarantined,
     /// Another writer holds the ref's lock.
     #[error("cannot lock ref '{name}': Unable to create '{}': File exists.", lock.display())]
     Locked {
@@ -174,6 +177,7 @@ impl Transaction {
         refs: &'a Refs,
         observer: &'a dyn TransactionObserver,
     ) -> Result<Prepared<'a>, TransactionError> {
+        super::refuse_in_quarantine().map_err(|_| TransactionError::Quarantined)?;
         self.updates.sort_by(|a, b| a.name.cmp(&b.name));
         if let Some(pair) = self.updates.windows(2).find(|p| p[0].name == p[1].name) {
             return Err(TransactionError::Duplicate(pair[0].name.clone()));

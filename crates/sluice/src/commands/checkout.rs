@@ -38,7 +38,7 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let given = checkout_name(&repo, &args.target)
         .ok_or_else(|| anyhow!("invalid reference: {}", args.target))?;
     let target = resolve(&repo, &given)?;
-    if let Some(remote) = &target.created_from {
+    if let (Some(remote), false) = (&target.created_from, args.quiet) {
         // git prints this line on standard output.
         println!("branch '{given}' set up to track '{remote}/{given}'.");
     }

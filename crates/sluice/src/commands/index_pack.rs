@@ -103,7 +103,14 @@ fn options(
     options.index.max_input_size = args.max_input_size.filter(|&n| n > 0);
     options.index.fix_thin = args.fix_thin;
     if args.check_self_contained_and_connected || args.strict.is_some() {
-        options.index.links = Some(LinkCheck::default());
+        // A shallow repository's cut (`--shallow-file`'s, for a shallow fetch): the parents of
+        // those commits are not links.
+        let shallow = repo.map(Repository::shallow_commits).transpose()?;
+        let shallow = shallow.unwrap_or_default();
+        options.index.links = Some(LinkCheck {
+            shallow,
+            ..LinkCheck::default()
+        });
     }
     if let Some((version, offset)) = args.index_version {
         options.idx.version = version;

@@ -35,12 +35,15 @@ use std::process::ExitCode;
 pub struct Context {
     pub cwd: PathBuf,
     pub cancel: Cancel,
+    /// `--bare`: the repository is opened without its work tree.
+    pub bare: bool,
 }
 
 impl Context {
     /// The repository around the working directory, if there is one.
     pub fn repository(&self) -> anyhow::Result<Option<Repository>> {
         match Repository::discover(&self.cwd) {
+            Ok(repo) if self.bare => Ok(Some(repo.without_work_tree())),
             Ok(repo) => Ok(Some(repo)),
             Err(RepoError::NotFound(_)) => Ok(None),
             Err(e) => Err(e.into()),
@@ -74,23 +77,6 @@ impl Context {
     }
 }
 
-/// Hands the `-c` settings to every configuration read from here on, this process's and those
-/// of the programs it starts (upload-pack, `git credential`), as git does: appended to
-/// `GIT_CONFIG_PARAMETERS`, which is read after the repository's own files.
-fn export_settings(items: &[String]) -> anyhow::Result<()> {
-    if items.is_empty() {
-        return Ok(());
-    }
-    let existing = std::env::var_os("GIT_CONFIG_PARAMETERS")
-        .map(|v| v.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    // Refused here, before anything runs, as git refuses a bad `-c`.
-    let params = sluice_odb::config::with_parameters(&existing, items)
-        .map_err(|e| anyhow::anyhow!("unable to parse command-line config: {e}"))?;
-    std::env::set_var("GIT_CONFIG_PARAMETERS", params);
-    Ok(())
-}
-
 /// A flag and its `--no-` form (the last given wins, as clap's overrides keep it):
 /// `Some(true)`, `Some(false)`, or `None` for neither.
 pub(crate) fn either(on: bool, off: bool) -> Option<bool> {
@@ -99,20 +85,22 @@ pub(crate) fn either(on: bool, off: bool) -> Option<bool> {
 
 /// Runs the command line's command; `cancel` is set when a signal asks it to stop.
 pub fn run(cli: Cli, cancel: Cancel) -> anyhow::Result<ExitCode> {
-    let cwd = match &cli.directory {
-        Some(dir) => std::path::absolute(dir)?,
-        None => std::env::current_dir()?,
+    if let Some(path) = cli.global.exec_path_query() {
+        println!("{}", path.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let cwd = cli.global.apply()?;
+    let Some(command) = cli.command else {
+        // git's usage on standard output, and 1, for `git` alone.
+        <Cli as clap::CommandFactory>::command().print_help()?;
+        return Ok(ExitCode::from(1));
     };
-    if let Some(dir) = &cli.directory {
-        std::env::set_current_dir(dir)
-            .map_err(|e| anyhow::anyhow!("cannot change to '{}': {e}", dir.display()))?;
-    }
-    export_settings(&cli.config)?;
-    if let Some(file) = cli.shallow_file {
-        sluice_repo::shallow::use_file(file.into());
-    }
-    let context = Context { cwd, cancel };
-    match cli.command {
+    let context = Context {
+        cwd,
+        cancel,
+        bare: cli.global.bare,
+    };
+    match command {
         Command::IndexPack(args) => index_pack::run(args, &context),
         Command::VerifyPack(args) => verify_pack::run(args, &context),
         Command::Checkout(args) => checkout::run(args, &context),

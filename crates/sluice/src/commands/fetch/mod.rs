@@ -171,7 +171,7 @@ const INFINITE_DEPTH: u32 = 0x7fff_ffff;
 /// included (but not the options before the command's name).
 fn reflog_action() -> String {
     std::iter::once("fetch".to_owned())
-        .chain(crate::cli::command_arguments())
+        .chain(crate::global::command_arguments())
         .collect::<Vec<_>>()
         .join(" ")
 }
