@@ -4,6 +4,7 @@
 use crate::ServeError;
 use sluice_object::parse::parse_tag;
 use sluice_object::{ObjectId, ObjectKind};
+use sluice_repo::refs::namespace::Namespace;
 use sluice_repo::{Peeled, Repository};
 
 /// One advertised ref.
@@ -60,22 +61,49 @@ pub(crate) fn hidden_by(patterns: &[String], name: &str) -> bool {
     hidden
 }
 
-/// The refs to advertise.
+/// The refs to advertise: in a namespace (`GIT_NAMESPACE`), only those under it, named as
+/// its clients name them, and its own `HEAD`.
 pub(crate) fn list_refs(repo: &Repository) -> Result<RefList, ServeError> {
     let hide = hide_patterns(repo.config(), "uploadpack");
+    let namespace = Namespace::from_env();
+    let shown = |full: &str| -> Option<String> {
+        match &namespace {
+            Some(namespace) => namespace.strip(full).map(str::to_owned),
+            None => Some(full.to_owned()),
+        }
+    };
     let refs = repo.refs();
     let mut list = RefList::default();
-    let (head_target, head_id) = refs.resolve("HEAD")?;
-    match head_id {
-        Some(id) => list.refs.push(Advertised {
+    let head = namespace
+        .as_ref()
+        .map_or("HEAD".to_owned(), |n| n.full("HEAD"));
+    let (head_target, head_id) = match refs.resolve(&head) {
+        // A namespace without a HEAD of its own shows none.
+        Err(_) if namespace.is_some() => (head.clone(), None),
+        resolved => resolved?,
+    };
+    let head_target = (head_target != head).then(|| shown(&head_target)).flatten();
+    match (head_id, head_target) {
+        (Some(id), target) => list.refs.push(Advertised {
             name: "HEAD".into(),
             id,
             peeled: peel(repo, &id)?,
-            symref_target: (head_target != "HEAD").then_some(head_target),
+            symref_target: target,
         }),
-        None => list.unborn_head = Some(head_target),
+        (None, target) => list.unborn_head = target,
     }
-    for (name, id, peeled) in refs.list_peeled()? {
+    // A namespace's own `HEAD` is a file among its refs: git lists it again with them, first
+    // (its protocol v2 ls-refs shows it twice; v0 sends it once).
+    if let (Some(_), Some(head)) = (&namespace, list.head().cloned()) {
+        list.refs.push(head);
+    }
+    for (full, id, peeled) in refs.list_peeled()? {
+        let Some(name) = shown(&full) else {
+            continue;
+        };
+        if name == "HEAD" {
+            continue;
+        }
         if hidden_by(&hide, &name) {
             continue;
         }

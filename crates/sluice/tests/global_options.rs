@@ -37,7 +37,9 @@ fn state(env: &Env, repo: &Path, work_tree: &Path) -> String {
         true => repo.join(".git"),
         false => repo.to_owned(),
     };
-    let refs = stdout(&env.git_with_input(&git_dir, &["for-each-ref"], b""));
+    // Names and ids only: the objects may live elsewhere (GIT_OBJECT_DIRECTORY).
+    let format = ["for-each-ref", "--format=%(objectname) %(refname)"];
+    let refs = stdout(&env.git_with_input(&git_dir, &format, b""));
     let head = std::fs::read_to_string(git_dir.join("HEAD")).unwrap();
     format!("{refs}{head}{:?}", list_dir(work_tree))
 }
@@ -187,6 +189,41 @@ fn global_options_before_the_command_as_git_takes_them() {
     }
 }
 
+/// Objects elsewhere than `.git/objects`: in the directory `GIT_OBJECT_DIRECTORY` names, or
+/// borrowed through `GIT_ALTERNATE_OBJECT_DIRECTORIES`, as a push's hooks see a quarantine.
+#[test]
+fn objects_where_the_environment_says_as_git_finds_them() {
+    for git_bin in gits() {
+        let env = Env::with_git(git_bin.clone());
+        let (_src, repos) = twins(&env);
+        for repo in &repos {
+            let objects = repo.join(".git/objects");
+            let name = repo.file_name().unwrap().to_str().unwrap();
+            std::fs::rename(&objects, env.path().join(format!("{name}-objects"))).unwrap();
+            std::fs::create_dir(&objects).unwrap();
+        }
+        let cases = [
+            Case {
+                what: "GIT_OBJECT_DIRECTORY",
+                inside: true,
+                args: &["checkout", "-q", "side"],
+                vars: &[("GIT_OBJECT_DIRECTORY", "../{repo}-objects")],
+                tree: false,
+            },
+            Case {
+                what: "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+                inside: true,
+                args: &["checkout", "-q", "main"],
+                vars: &[("GIT_ALTERNATE_OBJECT_DIRECTORIES", "../{repo}-objects")],
+                tree: false,
+            },
+        ];
+        for case in &cases {
+            run_case(&env, &repos, case, &git_bin);
+        }
+    }
+}
+
 /// Settings on the command line (`-c`, `--config-env`) and in the environment
 /// (`GIT_CONFIG_PARAMETERS` in both of git's forms, `GIT_CONFIG_COUNT`), taken and refused as
 /// git takes and refuses them; a fetch in a push's quarantine refused as git's.
@@ -298,5 +335,117 @@ fn the_programs_started_see_the_environment_git_gives_them() {
         let out = run(&env, true, env.path(), &["--exec-path"], &[]);
         assert!(out.status.success());
         assert!(Path::new(stdout(&out).trim()).is_dir(), "{}", stdout(&out));
+    }
+}
+
+/// `GIT_NAMESPACE` where Sluice serves: an upload-pack in a namespace shows only the refs
+/// under it, named without the prefix, and the namespace's own `HEAD`; git's and Sluice's give
+/// the same advertisement and the same clone, in both protocol versions.
+#[test]
+fn an_upload_pack_in_a_namespace_serves_its_refs_only() {
+    for git_bin in gits() {
+        let env = Env::with_git(git_bin.clone());
+        let (src, _) = twins(&env);
+        let head = stdout(&env.git_with_input(&src, &["rev-parse", "side"], b""));
+        let ns = |name: &str| format!("refs/namespaces/ns/{name}");
+        env.git(&src, &["update-ref", &ns("refs/heads/inside"), head.trim()]);
+        env.git(&src, &["update-ref", &ns("refs/tags/t"), head.trim()]);
+        env.git(
+            &src,
+            &["symbolic-ref", &ns("HEAD"), &ns("refs/heads/inside")],
+        );
+        let url = format!("file://{}", src.display());
+        let sluice = env!("CARGO_BIN_EXE_sluice");
+        for version in ["0", "2"] {
+            let protocol = format!("protocol.version={version}");
+            let mut seen = Vec::new();
+            for (name, program) in [
+                ("by-git", "git-upload-pack".to_owned()),
+                ("by-sluice", format!("{sluice} upload-pack")),
+            ] {
+                let upload_pack = format!("--upload-pack=env GIT_NAMESPACE=ns {program}");
+                let listed = env.git(
+                    env.path(),
+                    &["-c", &protocol, "ls-remote", "--symref", &upload_pack, &url],
+                );
+                let dir = format!("{name}-{version}");
+                env.git(
+                    env.path(),
+                    &["-c", &protocol, "clone", "-q", &upload_pack, &url, &dir],
+                );
+                let cloned = env.git(&env.path().join(&dir), &["for-each-ref"]);
+                let head =
+                    std::fs::read_to_string(env.path().join(&dir).join(".git/HEAD")).unwrap();
+                seen.push((
+                    String::from_utf8_lossy(&listed).into_owned(),
+                    String::from_utf8_lossy(&cloned).into_owned(),
+                    head,
+                ));
+            }
+            assert_eq!(seen[1], seen[0], "protocol {version} with {git_bin:?}");
+            assert!(
+                seen[1].0.contains("refs/heads/inside") && !seen[1].0.contains("refs/heads/side"),
+                "{}",
+                seen[1].0
+            );
+        }
+    }
+}
+
+/// `GIT_NAMESPACE` where Sluice receives: a receive-pack in a namespace shows the refs under
+/// it by their short names and the others' ids as `.have`, and creates, moves and deletes refs
+/// under it only; git's and Sluice's leave the same refs and tell the client the same.
+#[test]
+fn a_receive_pack_in_a_namespace_moves_its_refs_only() {
+    for git_bin in gits() {
+        let env = Env::with_git(git_bin.clone());
+        let (src, [client, _]) = twins(&env);
+        env.git(&client, &["checkout", "-q", "main"]);
+        env.git(&client, &["commit", "-q", "--allow-empty", "-m", "mine"]);
+        let sluice = env!("CARGO_BIN_EXE_sluice");
+        let mut seen = Vec::new();
+        for (name, program) in [
+            ("server-git", "git-receive-pack".to_owned()),
+            ("server-sluice", format!("{sluice} receive-pack")),
+        ] {
+            let server = env.path().join(name);
+            let source = src.to_str().unwrap();
+            env.git(env.path(), &["clone", "-q", "--mirror", source, name]);
+            let side = stdout(&env.git_with_input(&server, &["rev-parse", "side"], b""));
+            env.git(
+                &server,
+                &[
+                    "update-ref",
+                    "refs/namespaces/ns/refs/heads/inside",
+                    side.trim(),
+                ],
+            );
+            let receive_pack = format!("--receive-pack=env GIT_NAMESPACE=ns {program}");
+            let url = server.to_str().unwrap();
+            let pushes: [&[&str]; 3] = [
+                &["main:refs/heads/fromclient"],
+                &["+main:refs/heads/inside"],
+                &[":refs/heads/inside"],
+            ];
+            for refspecs in pushes {
+                let mut args = vec!["push", "--porcelain", &receive_pack, url];
+                args.extend_from_slice(refspecs);
+                let out = env.git_with_input(&client, &args, b"");
+                let refs = env.git(&server, &["for-each-ref"]);
+                let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).replace(url, "{server}");
+                seen.push((
+                    out.status.code(),
+                    text(&out.stdout),
+                    text(&out.stderr),
+                    text(&refs),
+                ));
+            }
+        }
+        let (by_git, by_sluice) = seen.split_at(3);
+        assert_eq!(by_sluice, by_git, "with {git_bin:?}");
+        assert!(by_sluice[0]
+            .3
+            .contains("refs/namespaces/ns/refs/heads/fromclient"));
+        assert!(!by_sluice[0].3.contains("\trefs/heads/fromclient"));
     }
 }

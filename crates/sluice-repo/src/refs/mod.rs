@@ -4,6 +4,7 @@
 
 mod directories;
 mod identity;
+pub mod namespace;
 mod pack_refs;
 mod packed;
 pub mod reflog;

@@ -26,6 +26,7 @@ use objects::receive_objects;
 use sluice_odb::quarantine::Quarantine;
 
 use sluice_object::{HashKind, ObjectId};
+use sluice_repo::refs::namespace::Namespace;
 use sluice_repo::Repository;
 use sluice_wire::pktline::{write_flush, write_packet, Packet, PktReader};
 use sluice_wire::sideband::{Band, Sideband};
@@ -266,10 +267,7 @@ fn advertise(
         HashKind::Sha1 => "sha1",
     };
     caps.push_str(&format!(" object-format={format} agent={agent}"));
-    let hide = crate::advertise::hide_patterns(config, "receive");
-    let mut refs = repo.refs().list()?;
-    refs.retain(|(name, _)| !crate::advertise::hidden_by(&hide, name));
-    refs.sort();
+    let mut refs = advertised_refs(repo)?;
     refs.extend(alternate_haves(repo, &refs));
     if refs.is_empty() {
         let null = repo.hash().null_id();
@@ -287,6 +285,36 @@ fn advertise(
     }
     write_flush(out)?;
     Ok(())
+}
+
+/// The refs a push may move, in name order, less those `receive.hideRefs` hides; in a
+/// namespace (`GIT_NAMESPACE`), those under it with the prefix taken off, the others' ids shown
+/// once each as `.have` (the client need not send what they reach), as git's receive-pack.
+fn advertised_refs(repo: &Repository) -> Result<Vec<(String, ObjectId)>, ReceiveError> {
+    let hide = crate::advertise::hide_patterns(repo.config(), "receive");
+    let namespace = Namespace::from_env();
+    let mut all = repo.refs().list()?;
+    all.sort();
+    let mut seen = std::collections::HashSet::new();
+    let mut refs = Vec::new();
+    for (full, id) in all {
+        let name = match &namespace {
+            Some(namespace) => namespace.strip(&full).map(str::to_owned),
+            None => Some(full.clone()),
+        };
+        if crate::advertise::hidden_by(&hide, name.as_deref().unwrap_or(&full)) {
+            continue;
+        }
+        match name {
+            Some(name) => {
+                seen.insert(id);
+                refs.push((name, id));
+            }
+            None if seen.insert(id) => refs.push((".have".to_owned(), id)),
+            None => {}
+        }
+    }
+    Ok(refs)
 }
 
 /// The tips of the repositories whose objects this one borrows (`objects/info/alternates`),

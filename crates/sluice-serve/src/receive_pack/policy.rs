@@ -5,6 +5,7 @@
 
 use super::Command;
 use sluice_odb::ConfigError;
+use sluice_repo::refs::namespace::Namespace;
 use sluice_repo::{RefTarget, Repository};
 
 /// One of git's `receive.deny*` actions.
@@ -74,8 +75,14 @@ enum LogRefs {
 impl Policy {
     pub(super) fn of(repo: &Repository) -> Result<Policy, ConfigError> {
         let config = repo.config();
+        // In a namespace, commands name refs inside it: HEAD's branch is the current one only
+        // when HEAD points in there, as git compares them.
+        let namespace = Namespace::from_env();
         let head = match repo.refs().read("HEAD") {
-            Ok(Some(RefTarget::Symbolic(target))) => Some(target),
+            Ok(Some(RefTarget::Symbolic(target))) => match &namespace {
+                Some(namespace) => namespace.strip(&target).map(str::to_owned),
+                None => Some(target),
+            },
             _ => None,
         };
         // Served repositories are opened by their git directory: whether one has a work tree is

@@ -15,6 +15,7 @@ use super::policy::Policy;
 use super::{deploy, Command, Pusher, ReceiveError, Request};
 use sluice_odb::quarantine::Quarantine;
 use sluice_odb::ObjectDb;
+use sluice_repo::refs::namespace::Namespace;
 use sluice_repo::{Expected, RefUpdate, Repository, Transaction, TransactionError};
 use std::ffi::OsString;
 
@@ -256,8 +257,13 @@ fn updater<'a>(
     let pushed = pusher.map(Pusher::identity);
     let pushed = (pushed.as_ref()).map(|(name, email)| (name.as_str(), email.as_str()));
     let who = sluice_repo::refs::reflog_identity_for(repo.config(), pushed);
+    // In a namespace (`GIT_NAMESPACE`) the refs moved are under it; hooks and the report keep
+    // the names the client gave.
+    let namespace = Namespace::from_env();
     move |c: &Command| RefUpdate {
-        name: c.name.clone(),
+        name: namespace
+            .as_ref()
+            .map_or(c.name.clone(), |n| n.full(&c.name)),
         expected: match c.old.is_null() {
             true => Expected::Absent,
             false => Expected::Id(c.old),

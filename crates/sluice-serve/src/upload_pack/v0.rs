@@ -48,6 +48,10 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
         let caps = self.capabilities_v0()?;
         let mut lines = Vec::new();
         for (i, r) in self.refs.refs.iter().enumerate() {
+            // A namespace's HEAD listed again among its refs goes out once here, as git's.
+            if i > 0 && r.name == "HEAD" {
+                continue;
+            }
             if i == 0 {
                 lines.push(format!("{} {}\0{caps}\n", r.id, r.name));
             } else {
