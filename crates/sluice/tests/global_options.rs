@@ -224,6 +224,19 @@ fn objects_where_the_environment_says_as_git_finds_them() {
     }
 }
 
+/// `fetch` in each twin with the options and variables `given`.
+fn fetch_given(env: &Env, repos: &[PathBuf; 2], (given, vars): Given<'_>, git_bin: &Path) {
+    let args: Vec<&str> = given.iter().copied().chain(["fetch"]).collect();
+    let case = Case {
+        what: &format!("{given:?} {vars:?}"),
+        inside: true,
+        args: &args,
+        vars,
+        tree: false,
+    };
+    run_case(env, repos, &case, git_bin);
+}
+
 /// Settings on the command line (`-c`, `--config-env`) and in the environment
 /// (`GIT_CONFIG_PARAMETERS` in both of git's forms, `GIT_CONFIG_COUNT`), taken and refused as
 /// git takes and refuses them; a fetch in a push's quarantine refused as git's.
@@ -250,15 +263,7 @@ fn settings_given_outside_the_files_as_git_takes_them() {
         for (given, vars) in prunes {
             let env = Env::with_git(git_bin.clone());
             let (_src, repos) = twins(&env);
-            let args: Vec<&str> = given.iter().copied().chain(["fetch"]).collect();
-            let case = Case {
-                what: &format!("{given:?} {vars:?}"),
-                inside: true,
-                args: &args,
-                vars,
-                tree: false,
-            };
-            run_case(&env, &repos, &case, &git_bin);
+            fetch_given(&env, &repos, (given, vars), &git_bin);
             let branches = env.git(&repos[1], &["branch", "-r"]);
             assert!(!String::from_utf8_lossy(&branches).contains("gone"));
         }
@@ -276,15 +281,7 @@ fn settings_given_outside_the_files_as_git_takes_them() {
         let env = Env::with_git(git_bin.clone());
         let (_src, repos) = twins(&env);
         for (given, vars) in refused {
-            let args: Vec<&str> = given.iter().copied().chain(["fetch"]).collect();
-            let case = Case {
-                what: &format!("{given:?} {vars:?}"),
-                inside: true,
-                args: &args,
-                vars,
-                tree: false,
-            };
-            run_case(&env, &repos, &case, &git_bin);
+            fetch_given(&env, &repos, (given, vars), &git_bin);
         }
     }
 }
