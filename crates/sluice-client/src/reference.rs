@@ -97,7 +97,7 @@ fn objects_of(cwd: &Path, given: &str) -> Result<PathBuf, ReferenceError> {
     if !objects.is_dir() {
         return Err(not_local());
     }
-    if common_dir.join("shallow").exists() {
+    if sluice_repo::shallow::is_shallow(&common_dir) {
         return Err(ReferenceError::Shallow {
             given: given_owned(),
         });

@@ -45,7 +45,7 @@ pub fn expire_all(repo: &Repository, options: &ExpireOptions) -> Result<(), Refl
     let refs = repo.refs();
     let all_tips: Vec<ObjectId> = refs.list()?.into_iter().map(|(_, id)| id).collect();
     let odb = repo.objects();
-    let head_log = repo.git_dir().join("logs").join("HEAD");
+    let head_log = refs.log_path("HEAD");
     expire_one(odb, repo.hash(), &head_log, &all_tips, options)?;
     let root = repo.common_dir().join("logs");
     let mut dirs = vec![root.join("refs")];

@@ -1,13 +1,14 @@
 //! A new, empty repository as `git init` makes it: the directories, `HEAD` on an unborn branch,
 //! and the `core` settings.
 
+use crate::RefTarget;
 use sluice_odb::config::{ConfigError, ConfigFile, ConfigKey};
 use std::path::{Path, PathBuf};
 
 /// Why the repository could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum InitError {
-    /// A directory or `HEAD` could not be written.
+    /// A directory could not be made.
     #[error("cannot create '{}'", path.display())]
     Create {
         /// The file or directory.
@@ -16,6 +17,9 @@ pub enum InitError {
         #[source]
         source: std::io::Error,
     },
+    /// `HEAD` could not be written.
+    #[error(transparent)]
+    Head(crate::RefError),
     /// The configuration could not be written.
     #[error(transparent)]
     Config(#[from] ConfigError),
@@ -59,8 +63,9 @@ pub fn init(git_dir: &Path, options: InitOptions<'_>) -> Result<(), InitError> {
         let path = git_dir.join(dir);
         std::fs::create_dir_all(&path).map_err(create(path.clone()))?;
     }
-    let head = git_dir.join("HEAD");
-    std::fs::write(&head, format!("ref: {}\n", options.initial)).map_err(create(head.clone()))?;
+    let head = RefTarget::Symbolic(options.initial.to_owned());
+    let refs = crate::Refs::new(git_dir, git_dir, sluice_object::HashKind::default());
+    refs.write("HEAD", &head).map_err(InitError::Head)?;
     let bare = if options.bare { "true" } else { "false" };
     let version = if options.extensions { "1" } else { "0" };
     let mut core = vec![

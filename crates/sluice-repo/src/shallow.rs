@@ -29,6 +29,12 @@ fn file_of(dir: &Path) -> Option<PathBuf> {
     }
 }
 
+/// Whether the repository whose (common) git directory is `dir` is shallow: another
+/// repository's, read as it is (this process's `--shallow-file` is not about it).
+pub fn is_shallow(dir: &Path) -> bool {
+    dir.join("shallow").exists()
+}
+
 /// Why the shallow file could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum ShallowError {

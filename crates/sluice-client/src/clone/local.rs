@@ -35,7 +35,7 @@ pub fn local_source(remote: &Remote, choice: &LocalChoice) -> (Option<LocalSourc
         _ => None,
     };
     let source = source.filter(|common_dir| {
-        let shallow = common_dir.join("shallow").exists();
+        let shallow = sluice_repo::shallow::is_shallow(common_dir);
         if shallow && choice.local {
             warnings.push("source repository is shallow, ignoring --local".to_owned());
         }

@@ -234,8 +234,13 @@ impl Refs {
         Ok(None)
     }
 
+    /// Whether `name` has a reflog.
+    pub fn has_log(&self, name: &str) -> bool {
+        self.log_path(name).is_file()
+    }
+
     /// Where the reflog of `name` is kept (per worktree unless under `refs/`).
-    fn log_path(&self, name: &str) -> PathBuf {
+    pub fn log_path(&self, name: &str) -> PathBuf {
         match name.starts_with("refs/") {
             true => self.common_dir.join("logs").join(name),
             false => self.git_dir.join("logs").join(name),

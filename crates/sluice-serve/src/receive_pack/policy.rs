@@ -127,7 +127,7 @@ impl Policy {
             {
                 true
             }
-            _ => repo.common_dir().join("logs").join(name).is_file(),
+            _ => repo.refs().has_log(name),
         }
     }
 
