@@ -91,3 +91,52 @@ fn maintenance_tasks_leave_what_gits_leave() {
         }
     }
 }
+
+/// git runs `git maintenance run --auto --no-quiet` after a commit (and `gc --auto` after a
+/// fetch, with `--no-quiet` where asked): with Sluice standing in for `maintenance` and `gc`
+/// (an exec path whose `git` runs Sluice for them), git's commands give what they give with
+/// git's own, and Sluice is reached with git's flags.
+#[test]
+fn git_commands_run_sluices_maintenance_with_their_flags() {
+    for git_bin in gits() {
+        let env = Env::with_git(git_bin.clone());
+        let real = crate::util::stdout(&env.git_with_input(env.path(), &["--exec-path"], b""));
+        let real = Path::new(real.trim());
+        let exec = env.path().join("exec");
+        std::fs::create_dir(&exec).unwrap();
+        for entry in std::fs::read_dir(real).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_name() != "git" {
+                std::os::unix::fs::symlink(entry.path(), exec.join(entry.file_name())).unwrap();
+            }
+        }
+        let log = env.path().join("calls");
+        let script = format!(
+            "#!/bin/sh\ncase \"$1\" in\n  maintenance|gc)\n    echo \"$*\" >> '{log}'\n    \
+             exec '{sluice}' \"$@\" ;;\nesac\nexec '{git}' \"$@\"\n",
+            log = log.display(),
+            sluice = env!("CARGO_BIN_EXE_sluice"),
+            git = real.join("git").display(),
+        );
+        crate::util::script(&exec.join("git"), &script);
+        let mut said = Vec::new();
+        for stand_in in [false, true] {
+            let repo = env.init(&format!("repo-{stand_in}"), false);
+            std::fs::write(repo.join("f"), "f\n").unwrap();
+            env.git(&repo, &["add", "f"]);
+            let mut command = env.git_command(&repo, &["commit", "-m", "one"]);
+            if stand_in {
+                command.env("GIT_EXEC_PATH", &exec);
+            }
+            let out = crate::util::run_with_input(command, b"");
+            let out_text = crate::util::stdout(&out).replace(&format!("repo-{stand_in}"), "repo");
+            said.push((out.status.code(), out_text, stderr(&out)));
+        }
+        assert_eq!(said[1], said[0], "with {git_bin:?}");
+        let calls = std::fs::read_to_string(&log).unwrap();
+        assert!(
+            calls.contains("maintenance run --auto --no-quiet"),
+            "{calls}"
+        );
+    }
+}

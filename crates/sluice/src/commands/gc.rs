@@ -24,8 +24,11 @@ pub struct GcArgs {
     #[arg(long)]
     aggressive: bool,
     /// Say nothing.
-    #[arg(short, long)]
+    #[arg(short, long, overrides_with = "no_quiet")]
     quiet: bool,
+    /// Show progress on a terminal.
+    #[arg(long, overrides_with = "quiet")]
+    no_quiet: bool,
 }
 
 /// Runs gc.
@@ -36,7 +39,8 @@ pub fn run(args: GcArgs, context: &Context) -> anyhow::Result<ExitCode> {
         false => args.prune.as_deref(),
     };
     // As git's gc: its repack's and commit-graph's progress on a terminal, none with -q.
-    let progress = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
+    let quiet = super::either(args.quiet, args.no_quiet).unwrap_or(false);
+    let progress = TerminalProgress::new(crate::progress::enabled(!quiet, false));
     let mut options = GcOptions::from_config(repo.config(), args.auto, prune)?;
     options.cancel = context.cancel.clone();
     if args.aggressive {

@@ -27,15 +27,31 @@ enum Action {
         #[arg(long)]
         auto: bool,
         /// Say nothing.
-        #[arg(short, long)]
+        #[arg(short, long, overrides_with = "no_quiet")]
         quiet: bool,
+        /// Show progress on a terminal (as git's commands ask after a commit or a fetch).
+        #[arg(long, overrides_with = "quiet")]
+        no_quiet: bool,
+        /// Taken as git 2.47 passes it after a commit; the tasks run in the foreground.
+        #[arg(long, overrides_with = "no_detach")]
+        detach: bool,
+        /// Run in the foreground.
+        #[arg(long, overrides_with = "detach", hide = true)]
+        no_detach: bool,
     },
 }
 
 /// Runs maintenance.
 pub fn run(args: MaintenanceArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context.require_repository()?;
-    let Action::Run { task, auto, quiet } = args.action;
+    let Action::Run {
+        task,
+        auto,
+        quiet,
+        no_quiet,
+        ..
+    } = args.action;
+    let quiet = super::either(quiet, no_quiet).unwrap_or(false);
     let mut tasks = Vec::new();
     for name in &task {
         let Some(task) = Task::named(name) else {
