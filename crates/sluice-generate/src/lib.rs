@@ -57,6 +57,9 @@ pub enum GenerateError {
     /// The objects to pack could not be walked.
     #[error(transparent)]
     Walk(Box<sluice_graph::WalkError>),
+    /// A pack named on the input (`--stdin-packs`) is not in the repository.
+    #[error("could not find pack '{0}'")]
+    NoSuchPack(String),
     /// An object the walk counted is not in the repository.
     #[error("missing object {0}")]
     MissingObject(ObjectId),

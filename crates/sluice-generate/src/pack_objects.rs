@@ -12,6 +12,7 @@ use sluice_object::{IdSet, ObjectId, ObjectKind};
 use sluice_odb::ObjectDb;
 use sluice_repo::Repository;
 use std::io::BufRead;
+use std::path::Path;
 
 /// The objects asked for.
 #[derive(Debug)]
@@ -26,6 +27,15 @@ pub enum Selection {
     /// These objects, each with the path it was found at when given (which groups versions
     /// of one file for the delta search).
     Listed(Vec<(ObjectId, Option<Vec<u8>>)>),
+    /// The objects of the packs named, by file name, less those of the packs excluded
+    /// (`--stdin-packs`, as git's geometric repack asks); with `--unpacked`, the loose objects
+    /// too.
+    Packs {
+        /// Packs whose objects go.
+        include: Vec<String>,
+        /// Packs whose objects stay out.
+        exclude: Vec<String>,
+    },
 }
 
 impl Selection {
@@ -140,6 +150,21 @@ impl Selection {
         }
         Ok(Selection::Revs { include, exclude })
     }
+
+    /// `--stdin-packs`: pack file names (`pack-<checksum>.pack`), each line one, `^` before a
+    /// pack whose objects stay out.
+    pub fn read_packs(input: impl BufRead) -> Result<Selection, SelectionError> {
+        let (mut include, mut exclude) = (Vec::new(), Vec::new());
+        for line in input.lines() {
+            let line = line?;
+            match line.strip_prefix('^') {
+                Some(name) => exclude.push(name.to_owned()),
+                None if !line.is_empty() => include.push(line),
+                None => {}
+            }
+        }
+        Ok(Selection::Packs { include, exclude })
+    }
 }
 
 /// Objects left out although asked for.
@@ -170,6 +195,9 @@ pub fn select(
             walk_objects(odb, &request, progress).map_err(|e| GenerateError::Walk(Box::new(e)))?
         }
         Selection::Listed(listed) => listed_objects(odb, listed)?,
+        Selection::Packs { include, exclude } => {
+            return packs_objects(odb, include, exclude, filters.unpacked);
+        }
     };
     let kept = kept_packs(odb, filters);
     let before = walked.objects.len();
@@ -185,6 +213,44 @@ pub fn select(
         walked.located = None;
     }
     Ok(walked)
+}
+
+/// The objects of the packs `include` less those of `exclude` (by file name), and the loose
+/// objects with `loose`.
+fn packs_objects(
+    odb: &ObjectDb,
+    include: &[String],
+    exclude: &[String],
+    loose: bool,
+) -> Result<Walked, GenerateError> {
+    let find = |name: &String| {
+        let named = |p: &&std::sync::Arc<sluice_odb::Pack>| {
+            p.path()
+                .file_name()
+                .is_some_and(|n| n.to_str() == Some(name.as_str()))
+        };
+        odb.packs()
+            .iter()
+            .find(named)
+            .ok_or_else(|| GenerateError::NoSuchPack(name.clone()))
+    };
+    let mut excluded = IdSet::default();
+    for name in exclude {
+        let pack = find(name)?;
+        excluded.extend((0..pack.index().len()).map(|i| pack.index().id(i)));
+    }
+    let mut listed = Vec::new();
+    for name in include {
+        let pack = find(name)?;
+        let ids = (0..pack.index().len()).map(|i| pack.index().id(i));
+        listed.extend(ids.filter(|id| !excluded.contains(id)).map(|id| (id, None)));
+    }
+    if loose {
+        let files = odb.loose().list().map_err(GenerateError::Io)?;
+        let unpacked = files.into_iter().filter(|f| odb.locate(&f.id).is_none());
+        listed.extend(unpacked.map(|f| (f.id, None)));
+    }
+    listed_objects(odb, &listed)
 }
 
 /// The listed objects, each once, with their kinds read and their paths hashed.
@@ -230,4 +296,28 @@ fn kept_packs(odb: &ObjectDb, filters: &Filters<'_>) -> Vec<bool> {
             named || filters.honor_pack_keep && path.with_extension("keep").exists()
         })
         .collect()
+}
+
+/// `--unpack-unreachable[=<date>]`: the objects of the repository's other packs that the pack
+/// just written at `new_pack` leaves out (unreachable, since it holds all that is reachable)
+/// written loose and dated as their pack, for packs written after `since`; packs `filters`
+/// leave alone keep theirs. git's `repack -A` deletes the old packs next, so that what only
+/// they held survives until a prune judges it.
+pub fn loosen_unreachable(
+    repo: &Repository,
+    new_pack: &Path,
+    since: std::time::SystemTime,
+    filters: &Filters<'_>,
+) -> Result<(), crate::RepackError> {
+    let objects_dir = repo.objects().dir();
+    let packed = sluice_odb::Pack::open(&new_pack.with_extension("idx"), repo.hash())?;
+    for old in crate::repack::pack_files(&objects_dir.join("pack"))? {
+        let name = old.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let named = filters.keep_packs.iter().any(|k| k == name);
+        let kept = filters.honor_pack_keep && old.with_extension("keep").exists();
+        if old != new_pack && !named && !kept {
+            crate::repack::loosen_left_out(&old, &packed, objects_dir, repo, since)?;
+        }
+    }
+    Ok(())
 }

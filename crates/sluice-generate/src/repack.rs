@@ -421,7 +421,7 @@ pub fn write_stored(
 
 /// Writes the objects of the old pack `old` that `packed` leaves out as loose objects dated as
 /// the pack, if the pack was written after `since` (git's `--unpack-unreachable`).
-fn loosen_left_out(
+pub(crate) fn loosen_left_out(
     old: &Path,
     packed: &Pack,
     objects_dir: &Path,

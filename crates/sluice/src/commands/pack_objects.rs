@@ -6,7 +6,7 @@ use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::bail;
 use clap::Args;
-use sluice_generate::pack_objects::{select, Filters, RootKinds, Selection};
+use sluice_generate::pack_objects::{loosen_unreachable, select, Filters, RootKinds, Selection};
 use sluice_generate::{write_pack, write_stored_at, PackOptions};
 use sluice_graph::bitmap::write_bitmap;
 use sluice_odb::Pack;
@@ -46,9 +46,19 @@ pub struct PackObjectsArgs {
     no_reuse_object: bool,
     #[command(flatten)]
     search: super::repack::SearchArgs,
-    /// Only objects not in a pack yet.
-    #[arg(long, alias = "incremental")]
+    /// Only objects not in a pack yet (with --stdin-packs: the loose objects too).
+    #[arg(long)]
     unpacked: bool,
+    /// As --unpacked.
+    #[arg(long)]
+    incremental: bool,
+    /// Standard input names packs (`pack-….pack`, `^` before those left out): their objects.
+    #[arg(long)]
+    stdin_packs: bool,
+    /// Objects of the other packs the new one leaves out are kept loose (those of packs newer
+    /// than <date>, else all), for git's `repack -A`.
+    #[arg(long, value_name = "date", num_args = 0..=1, require_equals = true)]
+    unpack_unreachable: Option<Option<String>>,
     /// Leave out objects only an alternate has.
     #[arg(long)]
     local: bool,
@@ -91,9 +101,12 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
         reflogs: args.reflog,
         indexed: args.indexed_objects,
     };
-    let selection = Selection::read(&repo, input, args.revs, roots)?;
+    let selection = match args.stdin_packs {
+        true => Selection::read_packs(input)?,
+        false => Selection::read(&repo, input, args.revs, roots)?,
+    };
     let filters = Filters {
-        unpacked: args.unpacked,
+        unpacked: args.unpacked || args.incremental,
         local: args.local,
         honor_pack_keep: args.honor_pack_keep,
         keep_packs: &args.keep_pack,
@@ -128,6 +141,14 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
             .as_deref()
             .expect("required without --stdout");
         let (stored, stats) = write_stored_at(&repo, &odb, &walked, &options, base)?;
+        if let Some(when) = &args.unpack_unreachable {
+            let since = when
+                .as_deref()
+                .map(sluice_maintain::gc::time_of)
+                .transpose()?;
+            let since = since.unwrap_or(std::time::UNIX_EPOCH);
+            loosen_unreachable(&repo, &stored.pack, since, &filters)?;
+        }
         match selection.bitmap_tips().filter(|_| args.write_bitmap_index) {
             Some(tips) => {
                 let packed = Pack::open(&stored.pack.with_extension("idx"), repo.hash())?;
