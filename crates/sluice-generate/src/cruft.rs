@@ -29,6 +29,24 @@ pub(crate) fn write_cruft_pack(
     cruft_options: &CruftOptions,
     cancel: &Cancel,
 ) -> Result<Option<PathBuf>, RepackError> {
+    let Some((walked, times)) = cruft_of(repo, odb, (&[packed], before), cruft_options)? else {
+        return Ok(None);
+    };
+    let (stored, _) = write_into(repo, odb, &walked, None, &Discard, cancel)?;
+    sluice_odb::mtimes::write_mtimes(&stored.pack, &stored.checksum, &times, repo.hash())?;
+    Ok(Some(stored.pack))
+}
+
+/// The cruft of a repack: what the packs `survivors` leave out of the packs `before` and of
+/// the loose objects, less what is older than the expiration (unless a younger one reaches
+/// it); in id order, with each object's date for the `.mtimes` file. `None`: nothing.
+pub(crate) fn cruft_of(
+    repo: &Repository,
+    odb: &ObjectDb,
+    (survivors, before): (&[&Pack], &[PathBuf]),
+    cruft_options: &CruftOptions,
+) -> Result<Option<(Walked, Vec<u32>)>, RepackError> {
+    let survives = |id: &ObjectId| survivors.iter().any(|pack| pack.contains(id));
     let expiration = cruft_options.expiration;
     let mut cruft: IdMap<Cruft> = IdMap::default();
     let mut keep = |id: ObjectId, kind: ObjectKind, time: u32| {
@@ -43,7 +61,7 @@ pub(crate) fn write_cruft_pack(
         let pack_time = seconds(std::fs::metadata(old).and_then(|m| m.modified()).ok());
         for position in 0..index.len() {
             let id = index.id(position);
-            if packed.contains(&id) {
+            if survives(&id) {
                 continue;
             }
             let time = recorded.as_ref().map_or(pack_time, |t| t[position]);
@@ -54,7 +72,7 @@ pub(crate) fn write_cruft_pack(
     }
     let dir = repo.objects().dir();
     for file in odb.loose().list().map_err(file_error("list", dir))? {
-        if packed.contains(&file.id) {
+        if survives(&file.id) {
             continue;
         }
         let modified = std::fs::metadata(&file.path)
@@ -86,11 +104,9 @@ pub(crate) fn write_cruft_pack(
             .collect(),
         ..Walked::default()
     };
-    let (stored, _) = write_into(repo, odb, &walked, None, &Discard, cancel)?;
     // The pack's index lists the ids sorted, as `ids` is.
     let times: Vec<u32> = ids.iter().map(|id| cruft[id].time).collect();
-    sluice_odb::mtimes::write_mtimes(&stored.pack, &stored.checksum, &times, repo.hash())?;
-    Ok(Some(stored.pack))
+    Ok(Some((walked, times)))
 }
 
 /// Seconds since the epoch, as the `.mtimes` file records them (0 when unknown).

@@ -321,3 +321,39 @@ pub fn loosen_unreachable(
     }
     Ok(())
 }
+
+/// `--cruft` (as git's `repack --cruft` and gc call it): standard input names packs that stay
+/// (`pack-….pack`) and packs about to be deleted (`-pack-….pack`); the objects of the latter
+/// and the loose objects that none of the former holds, less those older than `expiration`
+/// (unless a younger one reaches them), written at `base` as a cruft pack with its `.mtimes`.
+/// `None` when there is nothing to keep.
+pub fn write_cruft_at(
+    repo: &Repository,
+    odb: &ObjectDb,
+    input: impl BufRead,
+    expiration: Option<std::time::SystemTime>,
+    (options, base): (&crate::PackOptions, &Path),
+) -> Result<Option<(sluice_odb::pack_store::Stored, crate::PackStats)>, crate::RepackError> {
+    let pack_dir = repo.objects().dir().join("pack");
+    let (mut survivors, mut before) = (Vec::new(), Vec::new());
+    for line in input.lines() {
+        let line = line.map_err(crate::repack::file_error("read", Path::new("-")))?;
+        match line.strip_prefix('-') {
+            Some(name) => before.push(pack_dir.join(name)),
+            None if !line.is_empty() => {
+                let idx = pack_dir.join(&line).with_extension("idx");
+                survivors.push(sluice_odb::Pack::open(&idx, repo.hash())?);
+            }
+            None => {}
+        }
+    }
+    let survivors: Vec<&sluice_odb::Pack> = survivors.iter().collect();
+    let cruft = crate::CruftOptions { expiration };
+    let Some((walked, times)) = crate::cruft::cruft_of(repo, odb, (&survivors, &before), &cruft)?
+    else {
+        return Ok(None);
+    };
+    let (stored, stats) = crate::write_stored_at(repo, odb, &walked, options, base)?;
+    sluice_odb::mtimes::write_mtimes(&stored.pack, &stored.checksum, &times, repo.hash())?;
+    Ok(Some((stored, stats)))
+}

@@ -217,8 +217,8 @@ fn pack_objects_stand_in(env: &Env) -> std::path::PathBuf {
     exec
 }
 
-/// What a repository holds after a repack: its refs, every object, how many are loose and
-/// how many packs there are.
+/// What a repository holds after a repack: its refs, every object, how many are loose, how
+/// many packs there are and of which kinds.
 fn held(env: &Env, repo: &Path) -> String {
     let objects = env.git(repo, &["cat-file", "--batch-all-objects", "--batch-check"]);
     let refs = env.git(repo, &["for-each-ref"]);
@@ -227,23 +227,35 @@ fn held(env: &Env, repo: &Path) -> String {
     let kept: Vec<&str> = (count.lines())
         .filter(|l| l.starts_with("count:") || l.starts_with("packs:"))
         .collect();
+    // Which kinds of pack files there are (`.mtimes` of a cruft pack, `.bitmap`, `.keep`);
+    // `.rev` left out: Sluice writes it by default, as git does since 2.41.
+    let mut kinds: Vec<String> = crate::util::list_dir(&repo.join(".git/objects/pack"))
+        .iter()
+        .filter_map(|name| name.rsplit_once('.').map(|(_, ext)| ext.to_owned()))
+        .filter(|ext| ext != "rev")
+        .collect();
+    kinds.sort();
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    format!("{}{}{kept:?}", text(&objects), text(&refs))
+    format!("{}{}{kept:?}{kinds:?}", text(&objects), text(&refs))
 }
 
 /// git's repack and gc run with Sluice as their pack-objects, with every option they pass
 /// (`--incremental` with `--unpacked`, `--unpack-unreachable[=<date>]`, `--stdin-packs`,
-/// `--keep-true-parents`, `--honor-pack-keep`, `--non-empty`, `--write-bitmap-index`), leave
+/// `--cruft`, `--cruft-expiration`, `--max-pack-size=0`, `--keep-true-parents`,
+/// `--honor-pack-keep`, `--non-empty`, `--write-bitmap-index`), leave
 /// the same refs and objects, loose and packed, as with git's own, and fsck finds them whole.
 #[test]
 fn gits_repack_and_gc_run_with_sluices_pack_objects() {
-    let commands: [&[&str]; 6] = [
+    let commands: [&[&str]; 9] = [
         &["repack", "-q"],
         &["repack", "-a", "-d", "-q"],
         &["repack", "-A", "-d", "-q"],
         &["repack", "-a", "-d", "-b", "-q"],
         &["repack", "--geometric=2", "-d", "-q"],
         &["-c", "gc.cruftPacks=false", "gc", "-q"],
+        &["repack", "--cruft", "-d", "-q"],
+        &["repack", "--cruft", "--cruft-expiration=now", "-d", "-q"],
+        &["-c", "gc.cruftPacks=true", "gc", "-q"],
     ];
     for git_bin in gits() {
         let env = Env::with_git(git_bin.clone());

@@ -6,7 +6,9 @@ use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::bail;
 use clap::Args;
-use sluice_generate::pack_objects::{loosen_unreachable, select, Filters, RootKinds, Selection};
+use sluice_generate::pack_objects::{
+    loosen_unreachable, select, write_cruft_at, Filters, RootKinds, Selection,
+};
 use sluice_generate::{write_pack, write_stored_at, PackOptions};
 use sluice_graph::bitmap::write_bitmap;
 use sluice_odb::Pack;
@@ -59,6 +61,16 @@ pub struct PackObjectsArgs {
     /// than <date>, else all), for git's `repack -A`.
     #[arg(long, value_name = "date", num_args = 0..=1, require_equals = true)]
     unpack_unreachable: Option<Option<String>>,
+    /// Standard input names the packs that stay and, after `-`, those about to go: a cruft
+    /// pack of what only the latter and loose objects hold, dated in its `.mtimes`.
+    #[arg(long, conflicts_with_all = ["stdin_packs", "unpack_unreachable", "revs"])]
+    cruft: bool,
+    /// With --cruft: leave out what is older than this (`never`: nothing).
+    #[arg(long, value_name = "date", requires = "cruft")]
+    cruft_expiration: Option<String>,
+    /// The largest pack to write (0: no limit, the only one Sluice writes).
+    #[arg(long, value_name = "n")]
+    max_pack_size: Option<String>,
     /// Leave out objects only an alternate has.
     #[arg(long)]
     local: bool,
@@ -94,8 +106,27 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
     if args.stdout && args.base_name.is_some() {
         bail!("--stdout cannot be used with a base name");
     }
+    if args.max_pack_size.as_deref().is_some_and(|n| n != "0") {
+        bail!("--max-pack-size with a limit is not supported yet");
+    }
     let odb = repo.objects_now()?.with_alternate_packs();
     let input = std::io::stdin().lock();
+    if let (true, Some(base)) = (args.cruft, &args.base_name) {
+        let expiration = match args.cruft_expiration.as_deref() {
+            None | Some("never") => None,
+            Some(when) => Some(sluice_maintain::gc::time_of(when)?),
+        };
+        let options = PackOptions {
+            compression: PackOptions::compression_of(repo.config())?,
+            cancel: context.cancel.clone(),
+            ..PackOptions::default()
+        };
+        if let Some((stored, _)) = write_cruft_at(&repo, &odb, input, expiration, (&options, base))?
+        {
+            println!("{}", stored.checksum);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let roots = RootKinds {
         refs: args.all,
         reflogs: args.reflog,
