@@ -100,25 +100,8 @@ fn maintenance_tasks_leave_what_gits_leave() {
 fn git_commands_run_sluices_maintenance_with_their_flags() {
     for git_bin in gits() {
         let env = Env::with_git(git_bin.clone());
-        let real = crate::util::stdout(&env.git_with_input(env.path(), &["--exec-path"], b""));
-        let real = Path::new(real.trim());
-        let exec = env.path().join("exec");
-        std::fs::create_dir(&exec).unwrap();
-        for entry in std::fs::read_dir(real).unwrap() {
-            let entry = entry.unwrap();
-            if entry.file_name() != "git" {
-                std::os::unix::fs::symlink(entry.path(), exec.join(entry.file_name())).unwrap();
-            }
-        }
+        let exec = crate::util::stand_in(&env, &["maintenance", "gc"]);
         let log = env.path().join("calls");
-        let script = format!(
-            "#!/bin/sh\ncase \"$1\" in\n  maintenance|gc)\n    echo \"$*\" >> '{log}'\n    \
-             exec '{sluice}' \"$@\" ;;\nesac\nexec '{git}' \"$@\"\n",
-            log = log.display(),
-            sluice = env!("CARGO_BIN_EXE_sluice"),
-            git = real.join("git").display(),
-        );
-        crate::util::script(&exec.join("git"), &script);
         let mut said = Vec::new();
         for stand_in in [false, true] {
             let repo = env.init(&format!("repo-{stand_in}"), false);
@@ -138,5 +121,63 @@ fn git_commands_run_sluices_maintenance_with_their_flags() {
             calls.contains("maintenance run --auto --no-quiet"),
             "{calls}"
         );
+    }
+}
+
+/// git's gc and maintenance tasks run their helpers (`pack-refs --all --prune`, `reflog
+/// expire --all`, `repack -d -l -A --unpack-unreachable=<date>` or `--cruft`, `prune --expire
+/// <date> --no-progress`, `commit-graph write`, `pack-objects`): with Sluice standing in for
+/// every one, they leave the same refs and objects, loose and packed, as with git's own.
+#[test]
+fn gits_gc_and_maintenance_run_with_sluices_helpers() {
+    let helpers = [
+        "pack-refs",
+        "reflog",
+        "repack",
+        "prune",
+        "pack-objects",
+        "commit-graph",
+    ];
+    let commands: [&[&str]; 6] = [
+        &["gc", "-q"],
+        &["gc", "--aggressive", "-q"],
+        &["gc", "--prune=now", "-q"],
+        &["-c", "gc.auto=1", "gc", "--auto", "-q"],
+        &[
+            "maintenance",
+            "run",
+            "--task=loose-objects",
+            "--task=pack-refs",
+            "--quiet",
+        ],
+        &["maintenance", "run", "--task=gc", "--quiet"],
+    ];
+    for git_bin in gits() {
+        let env = Env::with_git(git_bin.clone());
+        let exec = crate::util::stand_in(&env, &helpers);
+        let seed = twins(&env).remove(0);
+        let blob = env.git_with_input(&seed, &["hash-object", "-w", "--stdin"], b"alone\n");
+        assert!(blob.status.success());
+        env.git(&seed, &["branch", "gone"]);
+        env.git(&seed, &["branch", "-D", "gone"]);
+        for command in commands {
+            let mut seen = Vec::new();
+            for stand_in in [false, true] {
+                let repo = env.path().join(format!("gc-{stand_in}"));
+                let _ = std::fs::remove_dir_all(&repo);
+                crate::util::copy_tree(&seed, &repo);
+                let mut run = env.git_command(&repo, command);
+                if stand_in {
+                    run.env("GIT_EXEC_PATH", &exec);
+                }
+                let out = crate::util::run_with_input(run, b"");
+                assert!(out.status.success(), "{command:?}: {}", stderr(&out));
+                env.git(&repo, &["fsck", "--strict", "--no-progress"]);
+                seen.push(crate::pack_objects::held(&env, &repo));
+            }
+            assert_eq!(seen[1], seen[0], "{command:?} with {git_bin:?}");
+        }
+        let calls = std::fs::read_to_string(env.path().join("calls")).unwrap();
+        assert!(calls.contains("prune --expire"), "{calls}");
     }
 }

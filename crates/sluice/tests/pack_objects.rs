@@ -196,30 +196,9 @@ fn bad_input_is_refused_as_git_refuses_it() {
     }
 }
 
-/// An exec path whose `git` runs Sluice for pack-objects, as git's repack and gc call it.
-fn pack_objects_stand_in(env: &Env) -> std::path::PathBuf {
-    let real = crate::util::stdout(&env.git_with_input(env.path(), &["--exec-path"], b""));
-    let real = Path::new(real.trim());
-    let exec = env.path().join("exec");
-    std::fs::create_dir(&exec).unwrap();
-    for entry in std::fs::read_dir(real).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_name() != "git" {
-            std::os::unix::fs::symlink(entry.path(), exec.join(entry.file_name())).unwrap();
-        }
-    }
-    let script = format!(
-        "#!/bin/sh\nif [ \"$1\" = pack-objects ]; then exec '{sluice}' \"$@\"; fi\nexec '{git}' \"$@\"\n",
-        sluice = env!("CARGO_BIN_EXE_sluice"),
-        git = real.join("git").display(),
-    );
-    crate::util::script(&exec.join("git"), &script);
-    exec
-}
-
 /// What a repository holds after a repack: its refs, every object, how many are loose, how
 /// many packs there are and of which kinds.
-fn held(env: &Env, repo: &Path) -> String {
+pub(crate) fn held(env: &Env, repo: &Path) -> String {
     let objects = env.git(repo, &["cat-file", "--batch-all-objects", "--batch-check"]);
     let refs = env.git(repo, &["for-each-ref"]);
     let count = env.git(repo, &["count-objects", "-v"]);
@@ -259,7 +238,7 @@ fn gits_repack_and_gc_run_with_sluices_pack_objects() {
     ];
     for git_bin in gits() {
         let env = Env::with_git(git_bin.clone());
-        let exec = pack_objects_stand_in(&env);
+        let exec = crate::util::stand_in(&env, &["pack-objects"]);
         let seed = history(&env);
         // An unreachable blob in a pack of its own, and another pack: work for -A and for the
         // geometric roll.

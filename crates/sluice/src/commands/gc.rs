@@ -29,6 +29,12 @@ pub struct GcArgs {
     /// Show progress on a terminal.
     #[arg(long, overrides_with = "quiet")]
     no_quiet: bool,
+    /// Taken as git passes it (`gc.autoDetach`); gc runs in the foreground.
+    #[arg(long, overrides_with = "no_detach")]
+    detach: bool,
+    /// Run in the foreground.
+    #[arg(long, overrides_with = "detach", hide = true)]
+    no_detach: bool,
 }
 
 /// Runs gc.

@@ -14,12 +14,13 @@ use std::process::ExitCode;
 #[derive(Debug, Args)]
 pub struct MultiPackIndexArgs {
     /// The object directory (default: the repository's).
-    #[arg(long, value_name = "dir")]
+    #[arg(long, value_name = "dir", global = true)]
     object_dir: Option<PathBuf>,
-    /// Accepted as git takes them; the file is written in well under a second.
-    #[arg(long, overrides_with = "no_progress")]
+    /// Accepted as git takes them, before or after the subcommand (git's maintenance passes
+    /// `write --no-progress`); the file is written in well under a second.
+    #[arg(long, overrides_with = "no_progress", global = true)]
     progress: bool,
-    #[arg(long, hide = true)]
+    #[arg(long, hide = true, global = true)]
     no_progress: bool,
     #[command(subcommand)]
     action: Action,

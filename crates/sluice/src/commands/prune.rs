@@ -18,6 +18,11 @@ pub struct PruneArgs {
     /// Only objects older than this (`2.weeks.ago`, `now`, a date).
     #[arg(long, value_name = "time")]
     expire: Option<String>,
+    /// Taken as git's gc passes it; a prune shows no progress.
+    #[arg(long, overrides_with = "no_progress")]
+    progress: bool,
+    #[arg(long, hide = true, overrides_with = "progress")]
+    no_progress: bool,
 }
 
 /// Runs prune.

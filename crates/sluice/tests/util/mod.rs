@@ -404,3 +404,29 @@ pub fn said_by_push(out: &Output) -> (Option<i32>, String, String) {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     (out.status.code(), stdout, stderr)
 }
+
+/// An exec path for git (`GIT_EXEC_PATH`) whose `git` runs Sluice for the commands `ours`, as
+/// git's own commands call them (`git pack-objects …`, `git maintenance run …`), and git for
+/// the rest; each call routed to Sluice is logged, a line each, in `<env>/calls`.
+pub fn stand_in(env: &Env, ours: &[&str]) -> PathBuf {
+    let real = stdout(&env.git_with_input(env.path(), &["--exec-path"], b""));
+    let real = Path::new(real.trim());
+    let exec = env.path().join("exec");
+    std::fs::create_dir(&exec).unwrap();
+    for entry in std::fs::read_dir(real).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_name() != "git" {
+            std::os::unix::fs::symlink(entry.path(), exec.join(entry.file_name())).unwrap();
+        }
+    }
+    let text = format!(
+        "#!/bin/sh\ncase \"$1\" in\n  {ours})\n    echo \"$*\" >> '{log}'\n    \
+         exec '{sluice}' \"$@\" ;;\nesac\nexec '{git}' \"$@\"\n",
+        ours = ours.join("|"),
+        log = env.path().join("calls").display(),
+        sluice = env!("CARGO_BIN_EXE_sluice"),
+        git = real.join("git").display(),
+    );
+    script(&exec.join("git"), &text);
+    exec
+}
