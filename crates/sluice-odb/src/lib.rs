@@ -26,6 +26,7 @@ mod located;
 pub mod lockfile;
 mod loose;
 pub mod midx;
+pub mod midx_maintain;
 pub mod mmap;
 pub mod mtimes;
 mod odb;

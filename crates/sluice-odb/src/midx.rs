@@ -10,10 +10,10 @@ use crate::{OdbError, Pack};
 use sluice_object::{HashKind, ObjectId};
 use std::path::{Path, PathBuf};
 
-const PACK_NAMES: [u8; 4] = *b"PNAM";
+pub(crate) const PACK_NAMES: [u8; 4] = *b"PNAM";
 const OID_FANOUT: [u8; 4] = *b"OIDF";
-const OID_LOOKUP: [u8; 4] = *b"OIDL";
-const OBJECT_OFFSETS: [u8; 4] = *b"OOFF";
+pub(crate) const OID_LOOKUP: [u8; 4] = *b"OIDL";
+pub(crate) const OBJECT_OFFSETS: [u8; 4] = *b"OOFF";
 const LARGE_OFFSETS: [u8; 4] = *b"LOFF";
 const REVERSE_INDEX: [u8; 4] = *b"RIDX";
 const BITMAPPED_PACKS: [u8; 4] = *b"BTMP";

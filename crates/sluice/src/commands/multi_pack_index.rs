@@ -32,6 +32,14 @@ enum Action {
     Write(WriteArgs),
     /// Check the multi-pack-index against its packs.
     Verify,
+    /// Delete the packs it finds no object in (but `.keep` ones), and write it again.
+    Expire,
+    /// Write the objects it finds in a batch of its smaller packs as one new pack.
+    Repack {
+        /// The batch's size in bytes (k, m, g); 0: every pack.
+        #[arg(long, value_name = "size", default_value = "0")]
+        batch_size: String,
+    },
 }
 
 /// `multi-pack-index write`'s options.
@@ -70,6 +78,16 @@ pub fn run(args: MultiPackIndexArgs, context: &Context) -> anyhow::Result<ExitCo
                 bitmap: false,
             };
             write_midx_with(&pack_dir, repo.hash(), &options)?;
+        }
+        Action::Expire => {
+            sluice_odb::midx_maintain::expire_midx(&pack_dir, repo.hash())?;
+        }
+        Action::Repack { batch_size } => {
+            let size = sluice_odb::config::parse_int(&batch_size)
+                .and_then(|n| u64::try_from(n).ok())
+                .ok_or_else(|| anyhow::anyhow!("invalid --batch-size '{batch_size}'"))?;
+            let progress = crate::progress::TerminalProgress::new(false);
+            sluice_generate::repack_midx(&repo, size, &progress, &context.cancel)?;
         }
         Action::Verify => {
             if let Err(e) = verify_midx(&pack_dir, repo.hash()) {
