@@ -71,10 +71,19 @@ pub fn prune(repo: &Repository, options: &PruneOptions) -> Result<Pruned, PruneE
         source,
     })?;
     let mut kept = reach(&odb, &Roots::read(repo)?.all(), &options.cancel)?;
-    // Younger than the grace period: kept, with everything they reach.
+    // Younger than the grace period: kept, with everything they reach. Whole seconds, as git
+    // compares a file's date with it: one written in the second `--expire=now` names goes.
+    let seconds = |t: SystemTime| {
+        t.duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    };
     let recent: Vec<ObjectId> = (loose.iter())
         .filter(|l| !kept.contains(&l.id))
-        .filter(|l| options.expire.is_some_and(|expire| l.modified > expire))
+        .filter(|l| {
+            options
+                .expire
+                .is_some_and(|expire| seconds(l.modified) > seconds(expire))
+        })
         .map(|l| l.id)
         .collect();
     if !recent.is_empty() {
