@@ -273,3 +273,56 @@ fn walks_through_the_graph_count_what_git_counts() {
         assert_eq!(ids, expected(&env), "split: {split}");
     }
 }
+
+/// `commit-graph verify` judges as git's does: a sound graph (whole, and split) passes; a
+/// damaged checksum alone exits 2; a commit whose recorded tree is wrong exits 1, each
+/// problem named in git's words; and git's fsck, which runs `git commit-graph verify
+/// --object-dir <dir>`, gives the same with Sluice standing in.
+#[test]
+fn verify_judges_the_graph_as_git_does() {
+    for git_bin in gits() {
+        let env = Env::with_git(git_bin.clone());
+        let repo = history(&env);
+        let exec = crate::util::stand_in(&env, &["commit-graph"]);
+        let file = repo.join(".git/objects/info/commit-graph");
+        let verify = |what: &str| {
+            let mut said = Vec::new();
+            for sluice in [false, true] {
+                let out = env.sluice_or_git(sluice, &repo, &["commit-graph", "verify"]);
+                said.push((out.status.code(), stderr(&out)));
+            }
+            assert_eq!(said[1], said[0], "{what} with {git_bin:?}");
+            let mut fsck = Vec::new();
+            for stand_in in [false, true] {
+                let mut run = env.git_command(&repo, &["fsck", "--no-progress"]);
+                if stand_in {
+                    run.env("GIT_EXEC_PATH", &exec);
+                }
+                fsck.push(crate::util::run_with_input(run, b"").status.code());
+            }
+            assert_eq!(fsck[1], fsck[0], "fsck, {what} with {git_bin:?}");
+            said[0].0
+        };
+        env.git(&repo, &["commit-graph", "write", "--reachable"]);
+        assert_eq!(verify("sound"), Some(0));
+        let sound = std::fs::read(&file).unwrap();
+        let mut damaged = sound.clone();
+        *damaged.last_mut().unwrap() ^= 1;
+        let write = |bytes: &[u8]| {
+            let _ = std::fs::remove_file(&file);
+            std::fs::write(&file, bytes).unwrap();
+        };
+        write(&damaged);
+        assert_eq!(verify("checksum"), Some(2));
+        // The first commit's tree, a byte off, in the commit data chunk.
+        let mut damaged = sound.clone();
+        let at = damaged.windows(4).position(|w| w == b"CDAT").unwrap();
+        let offset = u64::from_be_bytes(damaged[at + 4..at + 12].try_into().unwrap()) as usize;
+        damaged[offset + 2] ^= 1;
+        write(&damaged);
+        assert_eq!(verify("tree"), Some(1));
+        std::fs::remove_file(&file).unwrap();
+        env.git(&repo, &["commit-graph", "write", "--reachable", "--split"]);
+        assert_eq!(verify("split"), Some(0));
+    }
+}

@@ -1,7 +1,7 @@
 //! The commit-graph file (`gitformat-commit-graph`): every commit's tree, parents, commit
 //! time, topological level and corrected commit date, by position in a sorted id list, so
 //! that walks need not inflate commits. This module is its one home: the layout below, the
-//! reader (`read`) and the writer (`write`).
+//! reader (`read`), the writer (`write`) and the checks (`verify`).
 //!
 //! Layout: a header (`CGPH`, version 1, hash version, chunk count, base graph count), a table
 //! of chunks (4-byte id, 8-byte offset; a zero id ends it at the end of the last chunk), the
@@ -13,10 +13,12 @@
 
 mod read;
 mod split;
+mod verify;
 mod write;
 
 pub use read::{GraphCommit, GraphReader};
 pub use split::{write_split, SplitOptions, SplitStrategy};
+pub use verify::{verify, Verified};
 pub use write::{
     commits_newest_first, write_reachable, CommitGraphError, ReachableCommit, Written,
 };

@@ -11,6 +11,9 @@ use std::process::ExitCode;
 /// `git commit-graph`'s arguments.
 #[derive(Debug, Args)]
 pub struct CommitGraphArgs {
+    /// The object directory (default: the repository's), as git's fsck passes it.
+    #[arg(long, value_name = "dir", global = true)]
+    object_dir: Option<std::path::PathBuf>,
     #[command(subcommand)]
     action: Action,
 }
@@ -40,25 +43,67 @@ enum Action {
         #[arg(long, value_name = "n")]
         max_commits: Option<usize>,
     },
+    /// Check the commit-graph against the commits it describes.
+    Verify {
+        /// Show progress even when not on a terminal.
+        #[arg(long, overrides_with = "no_progress")]
+        progress: bool,
+        /// Show no progress.
+        #[arg(long)]
+        no_progress: bool,
+    },
 }
 
 /// Runs commit-graph.
 pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context.require_repository()?;
-    let Action::Write {
-        reachable,
-        progress,
-        no_progress,
-        split,
-        size_multiple,
-        max_commits,
-    } = args.action;
-    if !reachable {
-        bail!("commit-graph write: only --reachable is supported");
+    match args.action {
+        Action::Verify {
+            progress,
+            no_progress,
+        } => {
+            let objects = match &args.object_dir {
+                Some(dir) => sluice_odb::ObjectDb::open(&context.cwd.join(dir), repo.hash())?,
+                None => repo.objects_now()?,
+            };
+            let shown = TerminalProgress::new(crate::progress::enabled(!no_progress, progress));
+            let verified = sluice_graph::commit_graph::verify(&objects, &shown);
+            // git's words alone, each on a line, as its verify reports them.
+            verified.problems.iter().for_each(|p| eprintln!("{p}"));
+            Ok(ExitCode::from(
+                match (verified.problems.len(), verified.checksums_only) {
+                    (0, _) => 0,
+                    (_, true) => 2,
+                    (_, false) => 1,
+                },
+            ))
+        }
+        Action::Write {
+            reachable,
+            progress,
+            no_progress,
+            split,
+            size_multiple,
+            max_commits,
+        } => {
+            if !reachable {
+                bail!("commit-graph write: only --reachable is supported");
+            }
+            let shown = TerminalProgress::new(crate::progress::enabled(!no_progress, progress));
+            write(&repo, split, (size_multiple, max_commits), &shown)
+        }
     }
-    let shown = TerminalProgress::new(crate::progress::enabled(!no_progress, progress));
+}
+
+/// `write --reachable`, whole or as a layer of a split graph.
+fn write(
+    repo: &sluice_repo::Repository,
+    split: Option<String>,
+    (size_multiple, max_commits): (usize, Option<usize>),
+    shown: &TerminalProgress,
+) -> anyhow::Result<ExitCode> {
     let Some(strategy) = split else {
-        sluice_graph::commit_graph::write_reachable(&repo, &shown)?;
+        sluice_graph::commit_graph::write_reachable(repo, shown)?;
         return Ok(ExitCode::SUCCESS);
     };
     let strategy = match strategy.as_str() {
@@ -72,6 +117,6 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
         size_multiple: size_multiple.max(1),
         max_commits,
     };
-    sluice_graph::commit_graph::write_split(&repo, &options, &shown)?;
+    sluice_graph::commit_graph::write_split(repo, &options, shown)?;
     Ok(ExitCode::SUCCESS)
 }
