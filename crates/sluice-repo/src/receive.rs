@@ -29,6 +29,8 @@ pub struct Receiving<'a> {
     pub fsck: Option<&'a dyn ObjectCheck>,
     /// Stops the indexing between two objects; the pack is then not put in place.
     pub cancel: Cancel,
+    /// Refuse a pack larger than this many bytes (`--max-input-size`).
+    pub max_input_size: Option<u64>,
 }
 
 impl Default for Receiving<'_> {
@@ -41,6 +43,7 @@ impl Default for Receiving<'_> {
             connectivity: None,
             fsck: None,
             cancel: Cancel::default(),
+            max_input_size: None,
         }
     }
 }
@@ -52,18 +55,80 @@ pub fn receive_into(
     repo: &Repository,
     receiving: Receiving<'_>,
 ) -> Result<Stored, StoreError> {
+    let destination = Destination {
+        keep: receiving.keep.clone(),
+        ..Destination::default()
+    };
+    receive_at(input, repo, receiving, &destination)
+}
+
+/// Why a pack could not be unpacked.
+#[derive(Debug, thiserror::Error)]
+pub enum UnpackError {
+    /// The pack could not be read or indexed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// An object of it could not be read back or written loose.
+    #[error(transparent)]
+    Odb(#[from] sluice_odb::OdbError),
+}
+
+/// `unpack-objects`: the pack arriving on `input` written as loose objects of `repo` (those it
+/// has already are not written again; its deltas may name them as bases), the pack itself kept
+/// only in a temporary directory while it is read. Returns how many objects it held; with
+/// `dry_run`, nothing is written.
+pub fn unpack_into(
+    input: &mut dyn Read,
+    repo: &Repository,
+    receiving: Receiving<'_>,
+    dry_run: bool,
+) -> Result<usize, UnpackError> {
+    let dir =
+        (repo.objects().dir().join("pack")).join(format!("tmp_unpack_{}", std::process::id()));
+    let _removed_after = sluice_odb::tempfiles::NewDirectory::new(dir.clone(), false);
+    std::fs::create_dir_all(&dir).map_err(|source| StoreError::CreateDir {
+        path: dir.clone(),
+        source,
+    })?;
+    let destination = Destination {
+        pack_file: Some(dir.join("unpack.pack")),
+        ..Destination::default()
+    };
+    let stored = receive_at(input, repo, receiving, &destination)?;
+    let count = sluice_odb::Pack::open(&stored.pack.with_extension("idx"), repo.hash())?
+        .index()
+        .len();
+    if !dry_run {
+        let level =
+            sluice_odb::pack_store::loose_compression(repo.config()).map_err(StoreError::from)?;
+        let had = |id: &sluice_object::ObjectId| repo.objects().contains(id);
+        let objects = repo.objects().dir();
+        sluice_odb::pack_store::unpack_to_loose(&stored.pack, objects, repo.hash(), level, &had)?;
+    }
+    Ok(count)
+}
+
+/// Indexes the pack arriving on `input` into `destination`, with the repository's settings.
+fn receive_at(
+    input: &mut dyn Read,
+    repo: &Repository,
+    receiving: Receiving<'_>,
+    destination: &Destination,
+) -> Result<Stored, StoreError> {
     let Receiving {
         progress,
-        keep,
+        keep: _,
         alongside,
         objects,
         connectivity,
         fsck,
         cancel,
+        max_input_size,
     } = receiving;
     let mut options = StoreOptions::from_config(repo.config(), repo.hash())?;
     options.index.fix_thin = alongside.is_none();
     options.index.links = connectivity;
+    options.index.max_input_size = max_input_size.or(options.index.max_input_size);
     let objects = objects.unwrap_or(repo.objects());
     let mut indexer = PackIndexer::new(options.index.clone())
         .progress(progress)
@@ -73,14 +138,10 @@ pub fn receive_into(
         indexer = indexer.check(fsck);
     }
     let connected = links_present(objects, |missing| StoreError::NotConnected { missing });
-    let destination = Destination {
-        keep,
-        ..Destination::default()
-    };
     receive(
         input,
         repo.objects().dir(),
-        &destination,
+        destination,
         &indexer,
         &options,
         alongside,

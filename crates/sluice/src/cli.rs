@@ -11,6 +11,7 @@ use crate::commands::prune::PruneArgs;
 use crate::commands::push::{send_pack::SendPackArgs, PushArgs};
 use crate::commands::reflog::ReflogArgs;
 use crate::commands::repack::RepackArgs;
+use crate::commands::unpack_objects::UnpackObjectsArgs;
 use crate::commands::update_server_info::UpdateServerInfoArgs;
 use crate::commands::upload_pack::{ServiceArgs, UploadPackArgs};
 use crate::commands::{checkout::CheckoutArgs, checkout_index::CheckoutIndexArgs};
@@ -40,6 +41,7 @@ impl Command {
         matches!(
             self,
             Command::IndexPack(_)
+                | Command::UnpackObjects(_)
                 | Command::ReceivePack(_)
                 | Command::FetchPack(_)
                 | Command::Fetch(_)
@@ -93,6 +95,8 @@ pub enum Command {
     Gc(GcArgs),
     /// Write the files dumb HTTP clients read (info/refs, objects/info/packs).
     UpdateServerInfo(UpdateServerInfoArgs),
+    /// Write a pack from standard input as loose objects.
+    UnpackObjects(UnpackObjectsArgs),
     /// Serve every repository under a directory over smart HTTP and git://.
     Serve(ServeArgs),
     /// Print a shell's completion script for sluice.

@@ -430,3 +430,78 @@ fn shallow_series(git_bin: &Path, settings: &[&str], upload_pack: bool) {
     assert!(calls.contains("--shallow-file"), "{calls}");
     assert_eq!(calls.contains("upload-pack"), upload_pack, "{calls}");
 }
+
+/// git's fetch and receive-pack store a pack of fewer than `fetch.unpackLimit` /
+/// `receive.unpackLimit` objects with `git unpack-objects -q --pack_header=<v>,<n>`: with
+/// Sluice as its unpack-objects, the same refs and the same objects, all loose, as with git's
+/// own, with and without the objects checked.
+#[test]
+fn git_unpacks_small_packs_with_sluices_unpack_objects() {
+    for git_bin in gits() {
+        let env = Env::with_git(git_bin.clone());
+        let exec = crate::util::stand_in(&env, &["unpack-objects"]);
+        let src = source(&env);
+        let url = format!("file://{}", src.display());
+        for name in ["plain", "sluice"] {
+            git(&env, None, env.path(), &["clone", "-q", &url, name]);
+            git(
+                &env,
+                None,
+                env.path(),
+                &["init", "-q", "--bare", &format!("{name}.git")],
+            );
+        }
+        grow(&env, &src, 5, "small");
+        let checked: [&[&str]; 2] = [
+            &[],
+            &[
+                "-c",
+                "fetch.fsckObjects=true",
+                "-c",
+                "receive.fsckObjects=true",
+            ],
+        ];
+        for settings in checked {
+            grow(&env, &src, 3, &format!("more{}", settings.len()));
+            let mut seen = Vec::new();
+            for (name, exec) in [("plain", None), ("sluice", Some(&*exec))] {
+                let repo = env.path().join(name);
+                let with = |args: &[&str]| -> Vec<String> {
+                    (settings.iter().chain(args))
+                        .map(|a| a.to_string())
+                        .collect()
+                };
+                let fetch = with(&["fetch", "-q", "origin"]);
+                git(
+                    &env,
+                    exec,
+                    &repo,
+                    &fetch.iter().map(String::as_str).collect::<Vec<_>>(),
+                );
+                let bare = env.path().join(format!("{name}.git"));
+                let push = with(&[
+                    "push",
+                    "-q",
+                    bare.to_str().unwrap(),
+                    "origin/main:refs/heads/main",
+                ]);
+                git(
+                    &env,
+                    exec,
+                    &repo,
+                    &push.iter().map(String::as_str).collect::<Vec<_>>(),
+                );
+                let mut state = Vec::new();
+                for repo in [&repo, &bare] {
+                    git(&env, None, repo, &["fsck", "--strict", "--no-dangling"]);
+                    state.push(shallow_state(&env, repo));
+                    state.push(stdout(&git(&env, None, repo, &["count-objects"])));
+                }
+                seen.push(state);
+            }
+            assert_eq!(seen[1], seen[0], "{settings:?} with {git_bin:?}");
+        }
+        let calls = std::fs::read_to_string(env.path().join("calls")).unwrap();
+        assert!(calls.matches("--pack_header=").count() >= 2, "{calls}");
+    }
+}

@@ -229,7 +229,7 @@ fn index(
 }
 
 /// `--pack_header=<version>,<count>`: the 12 bytes the caller read, rebuilt.
-fn parse_header(value: &str) -> Result<[u8; 12], String> {
+pub(super) fn parse_header(value: &str) -> Result<[u8; 12], String> {
     let bad = || format!("bad --pack_header: {value}");
     let (version, count) = value.split_once(',').ok_or_else(bad)?;
     let version: u32 = version.parse().map_err(|_| bad())?;

@@ -19,6 +19,7 @@ pub mod reflog;
 mod remote;
 pub mod repack;
 pub mod serve;
+pub mod unpack_objects;
 pub mod update_server_info;
 pub mod upload_pack;
 pub mod verify_pack;
@@ -121,6 +122,7 @@ pub fn run(cli: Cli, cancel: Cancel) -> anyhow::Result<ExitCode> {
         Command::Reflog(args) => reflog::run(args, &context),
         Command::Gc(args) => gc::run(args, &context),
         Command::UpdateServerInfo(args) => update_server_info::run(args, &context),
+        Command::UnpackObjects(args) => unpack_objects::run(args, &context),
         Command::SendPack(args) => push::send_pack::run(args, &context),
         Command::Serve(args) => serve::run(args, &context),
         Command::Completions { shell } => docs::completions(shell),
