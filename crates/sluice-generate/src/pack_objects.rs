@@ -357,3 +357,46 @@ pub fn write_cruft_at(
     sluice_odb::mtimes::write_mtimes(&stored.pack, &stored.checksum, &times, repo.hash())?;
     Ok(Some((stored, stats)))
 }
+
+/// `--include-tag`: the annotated tags whose object (through a chain of tags) is in `walked`,
+/// added to it, as git sends a fetch the tags of what it sends. Returns how many were added.
+pub fn include_tags(
+    repo: &Repository,
+    odb: &ObjectDb,
+    walked: &mut Walked,
+) -> Result<usize, crate::RepackError> {
+    let mut packed: IdSet = walked.objects.iter().map(|o| o.id).collect();
+    let mut added = 0;
+    for (name, id) in repo.refs().list()? {
+        if !name.starts_with("refs/tags/") || packed.contains(&id) {
+            continue;
+        }
+        // The tags of the chain, outermost first, and what the chain ends at.
+        let mut chain = Vec::new();
+        let mut current = id;
+        while let Some((ObjectKind::Tag, data)) = odb.read(&current)? {
+            chain.push(current);
+            match sluice_object::parse::parse_tag(repo.hash(), &data) {
+                Ok(tag) if chain.len() < 64 => current = tag.object,
+                _ => break,
+            }
+        }
+        if chain.is_empty() || !packed.contains(&current) {
+            continue;
+        }
+        for tag in chain.into_iter().rev().filter(|t| packed.insert(*t)) {
+            walked.objects.push(WalkedObject {
+                id: tag,
+                kind: ObjectKind::Tag,
+                name_hash: 0,
+                previous: None,
+            });
+            added += 1;
+        }
+    }
+    if added > 0 {
+        // The positions a bitmap gave no longer cover every object.
+        walked.located = None;
+    }
+    Ok(added)
+}

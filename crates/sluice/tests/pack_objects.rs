@@ -266,3 +266,41 @@ fn gits_repack_and_gc_run_with_sluices_pack_objects() {
         }
     }
 }
+
+/// git's upload-pack runs `pack-objects --revs --thin --stdout --delta-base-offset
+/// --include-tag` for a fetch: with Sluice as that pack-objects, clones and fetches get the
+/// same refs and objects as from git's own, the annotated tags of what they fetch included.
+#[test]
+fn gits_upload_pack_serves_with_sluices_pack_objects() {
+    for git_bin in gits() {
+        let env = Env::with_git(git_bin.clone());
+        let exec = crate::util::stand_in(&env, &["pack-objects"]);
+        let src = history(&env);
+        let url = format!("file://{}", src.display());
+        let run = |stand_in: bool, cwd: &Path, args: &[&str]| {
+            let mut command = env.git_command(cwd, args);
+            if stand_in {
+                command.env("GIT_EXEC_PATH", &exec);
+            }
+            let out = run_with_input(command, b"");
+            assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        };
+        for stand_in in [false, true] {
+            let name = format!("client-{stand_in}");
+            run(stand_in, env.path(), &["clone", "-q", &url, &name]);
+        }
+        // New history and an annotated tag on it, for both clients to fetch.
+        env.git(&src, &["commit", "-q", "--allow-empty", "-m", "tagged"]);
+        env.git(&src, &["tag", "-a", "-m", "a tag", "v9"]);
+        let mut seen = Vec::new();
+        for stand_in in [false, true] {
+            let client = env.path().join(format!("client-{stand_in}"));
+            run(stand_in, &client, &["fetch", "-q", "origin"]);
+            seen.push(crate::pack_objects::held(&env, &client));
+        }
+        assert_eq!(seen[1], seen[0], "with {git_bin:?}");
+        assert!(seen[1].contains("refs/tags/v9"), "{}", seen[1]);
+        let calls = std::fs::read_to_string(env.path().join("calls")).unwrap();
+        assert!(calls.contains("--include-tag"), "{calls}");
+    }
+}

@@ -7,7 +7,7 @@ use crate::progress::TerminalProgress;
 use anyhow::bail;
 use clap::Args;
 use sluice_generate::pack_objects::{
-    loosen_unreachable, select, write_cruft_at, Filters, RootKinds, Selection,
+    include_tags, loosen_unreachable, select, write_cruft_at, Filters, RootKinds, Selection,
 };
 use sluice_generate::{write_pack, write_stored_at, PackOptions};
 use sluice_graph::bitmap::write_bitmap;
@@ -54,6 +54,9 @@ pub struct PackObjectsArgs {
     /// As --unpacked.
     #[arg(long)]
     incremental: bool,
+    /// Add the annotated tags whose object goes in the pack.
+    #[arg(long)]
+    include_tag: bool,
     /// Standard input names packs (`pack-….pack`, `^` before those left out): their objects.
     #[arg(long)]
     stdin_packs: bool,
@@ -145,7 +148,10 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
     };
     let shown = crate::progress::enabled(!args.quiet, args.progress);
     let progress = TerminalProgress::new(shown);
-    let walked = select(&odb, &selection, &filters, &progress)?;
+    let mut walked = select(&odb, &selection, &filters, &progress)?;
+    if args.include_tag {
+        include_tags(&repo, &odb, &mut walked)?;
+    }
     let full_search = match args.no_reuse_delta || args.no_reuse_object {
         true => Some(args.search.limits(repo.config(), !args.no_reuse_object)?),
         false => None,
