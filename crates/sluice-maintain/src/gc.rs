@@ -62,6 +62,9 @@ pub struct GcOptions {
     pub cruft: bool,
     /// Stops the repack and the prune between two objects.
     pub cancel: Cancel,
+    /// Leave the largest pack (in bytes; not a cruft or `.keep` pack) as it is
+    /// (`--keep-largest-pack`).
+    pub keep_largest_pack: bool,
 }
 
 impl GcOptions {
@@ -89,6 +92,7 @@ impl GcOptions {
             full_search: None,
             cruft: config.get_bool("gc.cruftpacks")?.unwrap_or(true),
             cancel: Cancel::default(),
+            keep_largest_pack: false,
         })
     }
 }
@@ -148,6 +152,10 @@ pub fn gc(
         cruft: options.cruft.then_some(CruftOptions {
             expiration: options.prune_expire,
         }),
+        keep_packs: match options.keep_largest_pack {
+            true => largest_pack(&repo).into_iter().collect(),
+            false => Vec::new(),
+        },
         cancel: options.cancel.clone(),
         ..RepackOptions::default()
     };
@@ -239,4 +247,22 @@ fn needs_gc(repo: &Repository) -> Result<bool, GcError> {
         })
         .unwrap_or(0) as i64;
     Ok(pack_limit > 0 && packs > pack_limit)
+}
+
+/// The file name of `repo`'s largest pack in bytes, cruft and `.keep` packs aside, as git's
+/// `gc --keep-largest-pack` picks it.
+fn largest_pack(repo: &Repository) -> Option<String> {
+    let dir = repo.objects().dir().join("pack");
+    let packs = std::fs::read_dir(&dir)
+        .ok()?
+        .flatten()
+        .map(|entry| entry.path());
+    let candidates = packs.filter(|path| {
+        path.extension().is_some_and(|e| e == "pack")
+            && !path.with_extension("keep").exists()
+            && !path.with_extension(sluice_odb::mtimes::EXTENSION).exists()
+    });
+    let sized = candidates.filter_map(|path| Some((std::fs::metadata(&path).ok()?.len(), path)));
+    let (_, largest) = sized.max()?;
+    Some(largest.file_name()?.to_str()?.to_owned())
 }

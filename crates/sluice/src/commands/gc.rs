@@ -35,6 +35,15 @@ pub struct GcArgs {
     /// Run in the foreground.
     #[arg(long, overrides_with = "detach", hide = true)]
     no_detach: bool,
+    /// Repack everything but the largest pack, which stays as it is.
+    #[arg(long)]
+    keep_largest_pack: bool,
+    /// Unreachable objects go into a cruft pack (`gc.cruftPacks`).
+    #[arg(long, overrides_with = "no_cruft")]
+    cruft: bool,
+    /// Unreachable objects stay loose until pruned.
+    #[arg(long, overrides_with = "cruft")]
+    no_cruft: bool,
 }
 
 /// Runs gc.
@@ -49,6 +58,8 @@ pub fn run(args: GcArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let progress = TerminalProgress::new(crate::progress::enabled(!quiet, false));
     let mut options = GcOptions::from_config(repo.config(), args.auto, prune)?;
     options.cancel = context.cancel.clone();
+    options.keep_largest_pack = args.keep_largest_pack;
+    options.cruft = super::either(args.cruft, args.no_cruft).unwrap_or(options.cruft);
     if args.aggressive {
         let config = repo.config();
         let int = |key: &str, default: i64| -> anyhow::Result<i64> {
