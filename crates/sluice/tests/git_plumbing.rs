@@ -18,17 +18,12 @@ fn stand_in(env: &Env) -> PathBuf {
 }
 
 fn stand_in_with(env: &Env, upload_pack: bool) -> PathBuf {
-    let real = stdout(&env.git_with_input(env.path(), &["--exec-path"], b""));
-    let real = Path::new(real.trim());
-    let exec = env.path().join("exec");
-    std::fs::create_dir(&exec).unwrap();
-    let ours = |name: &std::ffi::OsStr| name == "git" || (upload_pack && name == "git-upload-pack");
-    for entry in std::fs::read_dir(real).unwrap() {
-        let entry = entry.unwrap();
-        if !ours(&entry.file_name()) {
-            std::os::unix::fs::symlink(entry.path(), exec.join(entry.file_name())).unwrap();
-        }
-    }
+    let ours: &[&str] = if upload_pack {
+        &["git-upload-pack"]
+    } else {
+        &[]
+    };
+    let (exec, real) = crate::util::exec_dir(env, ours);
     let (log, sluice) = (env.path().join("calls"), env!("CARGO_BIN_EXE_sluice"));
     // The command's name is the first word past git's global options (and their values):
     // `index-pack`, or `--shallow-file <file> index-pack` for a shallow fetch, is Sluice's, with

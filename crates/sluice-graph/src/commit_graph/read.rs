@@ -9,6 +9,19 @@ use sluice_object::{HashKind, ObjectId};
 use sluice_odb::mmap::{map, Mapped};
 use std::path::Path;
 
+/// The graph files of the object directory `objects`: a split chain's layers, bottom first,
+/// or the one file.
+pub(super) fn graph_files(objects: &Path) -> Vec<std::path::PathBuf> {
+    let info = objects.join("info");
+    let dir = info.join("commit-graphs");
+    match std::fs::read_to_string(dir.join("commit-graph-chain")) {
+        Ok(chain) => (chain.lines())
+            .map(|line| dir.join(format!("graph-{}.graph", line.trim())))
+            .collect(),
+        Err(_) => vec![info.join("commit-graph")],
+    }
+}
+
 /// An opened commit-graph: one file, or the layers of a split one.
 pub struct GraphReader {
     files: Vec<GraphFile>,
@@ -52,15 +65,7 @@ impl GraphReader {
     /// The graph of the object directory `objects`, if it has a usable one: the split chain
     /// (`info/commit-graphs/commit-graph-chain`) if there is one, else `info/commit-graph`.
     pub fn open(objects: &Path, hash: HashKind) -> Option<GraphReader> {
-        let info = objects.join("info");
-        let dir = info.join("commit-graphs");
-        let paths: Vec<std::path::PathBuf> =
-            match std::fs::read_to_string(dir.join("commit-graph-chain")) {
-                Ok(chain) => (chain.lines())
-                    .map(|line| dir.join(format!("graph-{}.graph", line.trim())))
-                    .collect(),
-                Err(_) => vec![info.join("commit-graph")],
-            };
+        let paths = graph_files(objects);
         let mut files: Vec<GraphFile> = Vec::with_capacity(paths.len());
         for (layer, path) in paths.iter().enumerate() {
             let data = map(&std::fs::File::open(path).ok()?).ok()?;

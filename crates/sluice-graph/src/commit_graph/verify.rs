@@ -2,24 +2,13 @@
 //! every commit's tree, parents and date as the object itself has them, its generation above
 //! its parents'. Each problem is named, with the commit, as git names it.
 
+use super::read::graph_files;
 use super::GraphReader;
 use sluice_object::parse::parse_commit;
 use sluice_object::progress::Progress;
 use sluice_object::ObjectKind;
 use sluice_odb::ObjectDb;
-use std::path::{Path, PathBuf};
-
-/// The graph files of the object directory `objects`: a split chain's layers, or the one file.
-fn graph_files(objects: &Path) -> Vec<PathBuf> {
-    let info = objects.join("info");
-    let dir = info.join("commit-graphs");
-    match std::fs::read_to_string(dir.join("commit-graph-chain")) {
-        Ok(chain) => (chain.lines())
-            .map(|line| dir.join(format!("graph-{}.graph", line.trim())))
-            .collect(),
-        Err(_) => vec![info.join("commit-graph")],
-    }
-}
+use std::path::PathBuf;
 
 /// What `verify` found: each problem in git's words, and whether every one is a file's
 /// checksum (git's verify then exits 2, else 1).

@@ -405,20 +405,28 @@ pub fn said_by_push(out: &Output) -> (Option<i32>, String, String) {
     (out.status.code(), stdout, stderr)
 }
 
+/// `<env>/exec`, holding links to git's programs but `git` and those `except` (for the caller
+/// to write), and git's own exec path.
+pub fn exec_dir(env: &Env, except: &[&str]) -> (PathBuf, PathBuf) {
+    let real = stdout(&env.git_with_input(env.path(), &["--exec-path"], b""));
+    let real = PathBuf::from(real.trim());
+    let exec = env.path().join("exec");
+    std::fs::create_dir(&exec).unwrap();
+    for entry in std::fs::read_dir(&real).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name();
+        if name != "git" && !except.iter().any(|e| name == *e) {
+            std::os::unix::fs::symlink(entry.path(), exec.join(&name)).unwrap();
+        }
+    }
+    (exec, real)
+}
+
 /// An exec path for git (`GIT_EXEC_PATH`) whose `git` runs Sluice for the commands `ours`, as
 /// git's own commands call them (`git pack-objects …`, `git maintenance run …`), and git for
 /// the rest; each call routed to Sluice is logged, a line each, in `<env>/calls`.
 pub fn stand_in(env: &Env, ours: &[&str]) -> PathBuf {
-    let real = stdout(&env.git_with_input(env.path(), &["--exec-path"], b""));
-    let real = Path::new(real.trim());
-    let exec = env.path().join("exec");
-    std::fs::create_dir(&exec).unwrap();
-    for entry in std::fs::read_dir(real).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_name() != "git" {
-            std::os::unix::fs::symlink(entry.path(), exec.join(entry.file_name())).unwrap();
-        }
-    }
+    let (exec, real) = exec_dir(env, &[]);
     let text = format!(
         "#!/bin/sh\ncase \"$1\" in\n  {ours})\n    echo \"$*\" >> '{log}'\n    \
          exec '{sluice}' \"$@\" ;;\nesac\nexec '{git}' \"$@\"\n",
