@@ -5,37 +5,16 @@
 use crate::receive_pack::{receive_pack, ReceivePackOptions};
 use crate::request_error::RequestError;
 use crate::server::{accept_loop, Counted, Exchange, ServerOptions, Shutdown, Traffic};
-use crate::{upload_pack, Protocol, ServeError, UploadPackOptions};
-use sluice_repo::Repository;
+use crate::{upload_pack, Protocol, Repositories, ServeError, UploadPackOptions};
 use sluice_wire::pktline::{write_packet, Packet, PktReader};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Component, Path, PathBuf};
 use std::time::Instant;
-
-/// The repository a request path names under `base`, refusing any path that leaves it.
-pub fn resolve_path(base: &Path, requested: &str) -> Result<PathBuf, ServeError> {
-    let relative = requested.trim_start_matches('/');
-    let mut path = base.to_owned();
-    for component in Path::new(relative).components() {
-        match component {
-            Component::Normal(part) => path.push(part),
-            Component::CurDir => {}
-            _ => {
-                return Err(RequestError::OutsideServedDir {
-                    requested: requested.to_owned(),
-                }
-                .into())
-            }
-        }
-    }
-    Ok(path)
-}
 
 /// Serves git:// connections on `listener` until `shutdown` is requested; each runs on its own
 /// thread, and each request is an access-log event.
 pub fn serve_git(
     listener: TcpListener,
-    base: PathBuf,
+    base: Repositories,
     options: ServerOptions,
     shutdown: &Shutdown,
 ) -> std::io::Result<()> {
@@ -59,7 +38,7 @@ pub fn serve_git(
 
 fn serve_connection(
     stream: TcpStream,
-    base: &Path,
+    base: &Repositories,
     server: &ServerOptions,
     traffic: std::sync::Arc<Traffic>,
     exchange: &mut Exchange,
@@ -118,13 +97,8 @@ fn serve_connection(
         let _ = write_packet(out, b"ERR access denied or repository not exported\n");
         why
     };
-    let dir = resolve_path(base, path).map_err(|e| denied(&mut out, e))?;
-    let repo = Repository::open_served(&dir, false).map_err(|_| {
-        let why = RequestError::NoRepository {
-            path: path.to_owned(),
-        };
-        denied(&mut out, why.into())
-    })?;
+    let opened = base.open(path, receive).map_err(|e| denied(&mut out, e))?;
+    let repo = opened.repo;
     if receive {
         let enabled = repo.config().get_bool("daemon.receivepack")?;
         if !enabled.unwrap_or(server.git_receive_pack) {
@@ -135,7 +109,9 @@ fn serve_connection(
             .into());
         }
         let options = ReceivePackOptions {
-            memory: Some(std::sync::Arc::clone(&server.memory)),
+            // A store's push is received into a private copy: nothing there to warm.
+            memory: (opened.gate.is_none()).then(|| std::sync::Arc::clone(&server.memory)),
+            gate: opened.gate,
             ..ReceivePackOptions::default()
         };
         let out = std::io::BufWriter::new(out);

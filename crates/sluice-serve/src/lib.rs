@@ -17,14 +17,16 @@ mod negotiate;
 pub mod pack_cache;
 pub mod receive_pack;
 mod remote_progress;
+mod repositories;
 mod request_error;
 mod server;
 mod shallow;
 mod upload_pack;
 
-pub use daemon::{resolve_path, serve_git};
+pub use daemon::serve_git;
 pub use http::{serve_http, tls_config, AuthFileError, Credentials, TlsError};
 pub use pack_cache::PackCache;
+pub use repositories::{resolve_path, Repositories};
 pub use request_error::RequestError;
 pub use server::{ServerMemory, ServerOptions, Shutdown};
 pub use upload_pack::{upload_pack, Protocol, UploadPackOptions};

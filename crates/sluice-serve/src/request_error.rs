@@ -28,6 +28,14 @@ pub enum RequestError {
         /// The request's command.
         command: String,
     },
+    /// The store behind the served repositories failed.
+    #[error("'{path}': {source}")]
+    Store {
+        /// The path asked for.
+        path: String,
+        /// Why.
+        source: Box<sluice_store::StoreError>,
+    },
     /// A path that holds no repository.
     #[error("'{path}': no repository")]
     NoRepository {

@@ -97,8 +97,10 @@ pub enum Command {
     UpdateServerInfo(UpdateServerInfoArgs),
     /// Write a pack from standard input as loose objects.
     UnpackObjects(UnpackObjectsArgs),
-    /// Serve every repository under a directory over smart HTTP and git://.
+    /// Serve every repository under a directory (or in a store) over smart HTTP and git://.
     Serve(ServeArgs),
+    /// Repositories in object storage: init, import, export.
+    Store(crate::commands::store::StoreArgs),
     /// Print a shell's completion script for sluice.
     Completions {
         /// The shell (bash, zsh, fish, elvish, powershell).

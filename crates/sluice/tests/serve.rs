@@ -20,10 +20,17 @@ pub(crate) struct Server {
 impl Server {
     /// Serves `dir` (under `env`) with both front ends on free ports and `extra` options.
     pub(crate) fn start(env: &Env, dir: &str, extra: &[&str]) -> Server {
-        let mut args = vec!["serve", "--http", "127.0.0.1:0", "--git", "127.0.0.1:0"];
-        args.extend_from_slice(extra);
+        let mut args = extra.to_vec();
         args.push(dir);
-        let mut command = env.sluice_command(env.path(), &args);
+        Server::start_with(env, &args, &[])
+    }
+
+    /// Serves as `args` say (after the front ends' options), with more environment variables.
+    pub(crate) fn start_with(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Server {
+        let mut all = vec!["serve", "--http", "127.0.0.1:0", "--git", "127.0.0.1:0"];
+        all.extend_from_slice(args);
+        let mut command = env.sluice_command(env.path(), &all);
+        command.envs(vars.iter().copied());
         // A server is not run as the tests' committer (git's servers are not either).
         command
             .env_remove("GIT_COMMITTER_NAME")

@@ -51,6 +51,7 @@ mod repack_search;
 mod serve;
 mod server_log;
 mod shallow_servers;
+mod store;
 mod thin_and_collisions;
 mod transports;
 mod upload_filters;

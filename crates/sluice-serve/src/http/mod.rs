@@ -18,7 +18,7 @@ pub use stream::{tls_config, TlsError};
 use crate::receive_pack::{receive_pack, Pusher, ReceivePackOptions};
 use crate::request_error::RequestError;
 use crate::server::{accept_loop, Exchange, RequestLog, ServerOptions, Shutdown};
-use crate::{resolve_path, upload_pack, Protocol, ServeError, UploadPackOptions};
+use crate::{upload_pack, Protocol, Repositories, ServeError, UploadPackOptions};
 use auth::{push_access, PushAccess};
 use body::{ChunkedReader, ChunkedWriter};
 use flate2::read::GzDecoder;
@@ -26,7 +26,6 @@ use sluice_repo::Repository;
 use sluice_wire::pktline::{write_flush, write_packet};
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
 use std::time::Instant;
 use stream::Stream;
 
@@ -39,7 +38,7 @@ const MAX_HEADERS: usize = 64;
 /// own thread, and each request is an access-log event.
 pub fn serve_http(
     listener: TcpListener,
-    base: PathBuf,
+    base: Repositories,
     options: ServerOptions,
     shutdown: &Shutdown,
 ) -> io::Result<()> {
@@ -112,7 +111,7 @@ impl Refusal {
 
 fn serve_connection(
     socket: TcpStream,
-    base: &Path,
+    base: &Repositories,
     options: &ServerOptions,
     log: &RequestLog<'_>,
 ) -> Result<(), ServeError> {
@@ -208,7 +207,7 @@ fn protocol(refusal: &Refusal) -> ServeError {
 fn serve_request(
     stream: &Stream,
     reader: &mut BufReader<Stream>,
-    base: &Path,
+    base: &Repositories,
     options: &ServerOptions,
     head: &Head,
     exchange: &mut Exchange,
@@ -233,31 +232,31 @@ fn serve_request(
         Service::UploadPack => "git-upload-pack",
         Service::ReceivePack => "git-receive-pack",
     });
-    let repo = resolve_path(base, &percent_decode(repo_path))
-        .ok()
-        .and_then(|dir| Repository::open_served(&dir, false).ok());
-    let Some(repo) = repo else {
+    let push = service == Service::ReceivePack;
+    let opened = base.open(&percent_decode(repo_path), push);
+    let Ok(opened) = opened else {
         return refused(
             Refusal::new("404 Not Found", "Repository not found"),
             exchange,
         );
     };
-    if service == Service::ReceivePack {
+    let repo = opened.repo;
+    if push {
         let pusher = match receive_pack_access(&repo, options, head, stream) {
             Ok(pusher) => pusher,
             Err(refusal) => return refused(refusal, exchange),
         };
         exchange.user = pusher.user.clone();
         let advertise = matches!(route, Route::Advertise { .. });
-        return serve_receive_pack(
-            stream,
-            reader,
-            &repo,
-            head,
-            advertise,
-            pusher,
-            &options.memory,
-        );
+        let session = ReceivePackOptions {
+            stateless_rpc: true,
+            advertise_refs: advertise,
+            pusher: Some(pusher),
+            // A store's push is received into a private copy: nothing there to warm.
+            memory: (opened.gate.is_none()).then(|| std::sync::Arc::clone(&options.memory)),
+            gate: opened.gate,
+        };
+        return serve_receive_pack(stream, reader, &repo, head, &session);
     }
     let mut upload_options = UploadPackOptions {
         protocol: head.git_protocol,
@@ -332,21 +331,13 @@ fn serve_receive_pack(
     reader: &mut BufReader<Stream>,
     repo: &Repository,
     head: &Head,
-    advertise: bool,
-    pusher: Pusher,
-    memory: &std::sync::Arc<crate::ServerMemory>,
+    options: &ReceivePackOptions,
 ) -> Result<bool, ServeError> {
-    let options = ReceivePackOptions {
-        stateless_rpc: true,
-        advertise_refs: advertise,
-        pusher: Some(pusher),
-        memory: Some(std::sync::Arc::clone(memory)),
-    };
-    if advertise {
+    if options.advertise_refs {
         let mut out = start_response(stream, head, "application/x-git-receive-pack-advertisement")?;
         write_packet(&mut out, b"# service=git-receive-pack\n")?;
         write_flush(&mut out)?;
-        receive_pack(repo, io::empty(), out, &options)?;
+        receive_pack(repo, io::empty(), out, options)?;
         return Ok(true);
     }
     if head.expect_continue {
@@ -354,7 +345,7 @@ fn serve_receive_pack(
     }
     let mut body = body_reader(reader, head);
     let out = start_response(stream, head, "application/x-git-receive-pack-result")?;
-    receive_pack(repo, &mut body, out, &options)?;
+    receive_pack(repo, &mut body, out, options)?;
     // The pack ends at its trailer; the body's own end (the last chunk) may follow.
     let rest = io::copy(&mut (&mut body).take(64 << 10), &mut io::sink());
     Ok(rest.is_ok() && body.read(&mut [0]).is_ok_and(|n| n == 0))

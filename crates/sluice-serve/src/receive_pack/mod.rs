@@ -45,6 +45,24 @@ pub struct ReceivePackOptions {
     /// clone now reaches and the checksum of the pack it gets are computed into it, in the
     /// background.
     pub memory: Option<std::sync::Arc<crate::ServerMemory>>,
+    /// Where the refs are committed before they move here: a store's manifest, for a push
+    /// received into a node's private copy of one generation.
+    pub gate: Option<std::sync::Arc<dyn RefGate>>,
+}
+
+/// What must accept a push's ref updates before they are applied and reported `ok`: a store
+/// shared by many nodes commits them to its manifest. Called once per transaction (each ref,
+/// or all at once when atomic), after the objects are in, with the refs locked here.
+pub trait RefGate: Send + Sync {
+    /// Commits `changes`, or says why not (a ref moved: another push landed first), in
+    /// words for the client.
+    fn commit(&self, changes: &[sluice_store::RefChange]) -> Result<(), String>;
+}
+
+impl std::fmt::Debug for dyn RefGate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RefGate")
+    }
 }
 
 /// Who pushes over HTTP. As git http-backend, the reflog entries of their push name them
@@ -511,7 +529,8 @@ fn accept(
         quarantine,
         env: quarantined,
     };
-    let results = update::update_refs(repo, request, &hooks, pusher, incoming, messenger)?;
+    let gate = session.gate.as_deref();
+    let results = update::update_refs(repo, request, &hooks, pusher, incoming, messenger, gate)?;
     let applied: Vec<&Command> = (request.commands.iter().zip(&results))
         .filter(|(_, result)| result.is_none())
         .map(|(command, _)| command)

@@ -12,11 +12,12 @@
 use super::hooks::{Hooks, TransactionHook};
 use super::messenger::Messenger;
 use super::policy::Policy;
-use super::{deploy, Command, Pusher, ReceiveError, Request};
+use super::{deploy, Command, Pusher, ReceiveError, RefGate, Request};
 use sluice_odb::quarantine::Quarantine;
 use sluice_odb::ObjectDb;
 use sluice_repo::refs::namespace::Namespace;
 use sluice_repo::{Expected, RefUpdate, Repository, Transaction, TransactionError};
+use sluice_store::RefChange;
 use std::ffi::OsString;
 
 /// Per command: `None` when it was applied, else git's word for why not.
@@ -40,6 +41,7 @@ pub(super) fn update_refs(
     pusher: Option<&Pusher>,
     incoming: Incoming,
     messenger: &Messenger<'_>,
+    gate: Option<&dyn RefGate>,
 ) -> Result<Results, ReceiveError> {
     let policy = Policy::of(repo)?;
     let objects = match &incoming.quarantine {
@@ -71,6 +73,7 @@ pub(super) fn update_refs(
         request,
         hooks,
         messenger,
+        gate,
     };
     let mut waiting = Waiting {
         quarantine: incoming.quarantine,
@@ -116,6 +119,7 @@ struct Push<'a, 'm> {
     request: &'a Request,
     hooks: &'a Hooks,
     messenger: &'a Messenger<'m>,
+    gate: Option<&'a dyn RefGate>,
 }
 
 /// The pushed objects until the first transaction is prepared; dropped unmoved if none is.
@@ -178,6 +182,22 @@ fn apply(
             // Its own reason, which an atomic push's others do not overwrite.
             results[i] = Some(why.to_owned());
             refuse(why, results);
+            return Ok(());
+        }
+    }
+    if let Some(gate) = push.gate {
+        let changes: Vec<RefChange> = (group.iter())
+            .map(|&i| &push.request.commands[i])
+            .map(|c| RefChange {
+                name: c.name.clone(),
+                old: (!c.old.is_null()).then_some(c.old),
+                new: (!c.new.is_null()).then_some(c.new),
+            })
+            .collect();
+        // Refused there, nothing moves here: the locks go with `ready`.
+        if let Err(why) = gate.commit(&changes) {
+            push.messenger.say(format!("error: {why}"));
+            refuse("failed to update ref", results);
             return Ok(());
         }
     }

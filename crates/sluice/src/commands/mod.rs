@@ -19,6 +19,7 @@ pub mod reflog;
 mod remote;
 pub mod repack;
 pub mod serve;
+pub mod store;
 pub mod unpack_objects;
 pub mod update_server_info;
 pub mod upload_pack;
@@ -125,6 +126,7 @@ pub fn run(cli: Cli, cancel: Cancel) -> anyhow::Result<ExitCode> {
         Command::UnpackObjects(args) => unpack_objects::run(args, &context),
         Command::SendPack(args) => push::send_pack::run(args, &context),
         Command::Serve(args) => serve::run(args, &context),
+        Command::Store(args) => store::run(args, &context),
         Command::Completions { shell } => docs::completions(shell),
         Command::Man { dir } => docs::man(&dir),
     }

@@ -9,7 +9,7 @@ use crate::log::LogFormat;
 use anyhow::{anyhow, bail};
 use clap::Args;
 use sluice_serve::{serve_git, serve_http, tls_config, Credentials};
-use sluice_serve::{ServerOptions, Shutdown};
+use sluice_serve::{Repositories, ServerOptions, Shutdown};
 use std::io::Write;
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -57,21 +57,41 @@ pub struct ServeArgs {
     log_format: LogFormat,
     #[command(flatten)]
     cache: PackCacheArgs,
+    /// Serve every repository of this store (`s3://<bucket>/<prefix>`), many nodes on one
+    /// store; credentials and endpoint from the standard `AWS_*` variables.
+    #[arg(long, value_name = "url", conflicts_with = "base")]
+    store: Option<String>,
+    /// With --store: where this node caches packs (safe to wipe while it is stopped).
+    #[arg(long, value_name = "dir", requires = "store")]
+    cache_dir: Option<PathBuf>,
     /// The directory whose repositories are served.
     #[arg(value_name = "dir")]
     base: Option<PathBuf>,
 }
 
-type FrontEnd = fn(TcpListener, PathBuf, ServerOptions, &Shutdown) -> std::io::Result<()>;
+type FrontEnd = fn(TcpListener, Repositories, ServerOptions, &Shutdown) -> std::io::Result<()>;
 
-/// Runs the server until it is stopped by a signal.
-pub fn run(args: ServeArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let base = context
-        .cwd
-        .join(args.base.unwrap_or_else(|| PathBuf::from(".")));
+/// The repositories `args` names: a store's, or those under a directory.
+fn repositories(args: &ServeArgs, context: &Context) -> anyhow::Result<Repositories> {
+    if let Some(url) = &args.store {
+        let bucket = sluice_store::Bucket::open(&url.parse()?)?;
+        let cache = match &args.cache_dir {
+            Some(dir) => context.cwd.join(dir),
+            None => std::env::temp_dir().join(format!("sluice-cache-{}", std::process::id())),
+        };
+        let node = sluice_store::Node::new(bucket, cache);
+        return Ok(Repositories::Stored(Arc::new(node)));
+    }
+    let base = (context.cwd).join(args.base.clone().unwrap_or_else(|| PathBuf::from(".")));
     let base = base
         .canonicalize()
         .map_err(|e| anyhow!("cannot serve '{}': {e}", base.display()))?;
+    Ok(Repositories::Local(base))
+}
+
+/// Runs the server until it is stopped by a signal.
+pub fn run(args: ServeArgs, context: &Context) -> anyhow::Result<ExitCode> {
+    let base = repositories(&args, context)?;
     crate::log::init(args.log_format);
     let http = ["http", "https"][usize::from(args.tls_cert.is_some())];
     let mut front_ends: Vec<(TcpListener, &str, FrontEnd)> = Vec::new();
@@ -121,7 +141,7 @@ pub fn run(args: ServeArgs, context: &Context) -> anyhow::Result<ExitCode> {
     });
     let mut out = std::io::stdout().lock();
     for ((_, scheme, _), address) in front_ends.iter().zip(&addresses) {
-        writeln!(out, "Serving {} on {scheme}://{address}", base.display())?;
+        writeln!(out, "Serving {} on {scheme}://{address}", base.describe())?;
     }
     out.flush()?;
     drop(out);

@@ -82,9 +82,8 @@ pub fn receive(args: ServiceArgs, context: &Context) -> anyhow::Result<ExitCode>
     let options = ReceivePackOptions {
         stateless_rpc: args.stateless_rpc,
         advertise_refs: args.advertise_refs,
-        pusher: None,
         // One push per process: no server to remember anything for.
-        memory: None,
+        ..ReceivePackOptions::default()
     };
     let output = std::io::BufWriter::new(std::io::stdout());
     let unrelayed = receive_pack(

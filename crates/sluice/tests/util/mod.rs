@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod pack_builder;
+pub mod seaweed;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -1,0 +1,207 @@
+//! The manifest: the one object of a stored repository that changes, and the only commit
+//! point. It names a generation (a number that only grows), the transaction that wrote it,
+//! HEAD, the live packs, the packs removed (with when) and the refs. Every write of it is
+//! conditional on the version just read, so two writers never both win.
+//!
+//! The format is text, one record a line, so that a person can read it with any S3 client:
+//!
+//! ```text
+//! sluice-manifest 1
+//! generation 12
+//! transaction 1c9f…
+//! head refs/heads/main
+//! pack pack-<hex> <bytes>
+//! removed pack-<hex> <unix seconds>
+//! ref <object id> <name>
+//! ```
+
+use sluice_object::{HashKind, ObjectId};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// The first line of every manifest this version writes and reads.
+const MAGIC: &str = "sluice-manifest 1";
+
+/// One generation of a stored repository.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Manifest {
+    /// Grows by one with every committed write.
+    pub generation: u64,
+    /// Who wrote this generation: a push or a maintenance run looks for its own id after a
+    /// write whose answer was lost.
+    pub transaction: String,
+    /// What HEAD names (`refs/heads/main`).
+    pub head: String,
+    /// The live packs, by name (`pack-<hex>`), with their sizes.
+    pub packs: Vec<PackEntry>,
+    /// Packs taken out of the list, with when: deleted only after a grace period, since
+    /// requests pinned to an older generation may still read them.
+    pub removed: Vec<(String, u64)>,
+    /// Every ref but HEAD.
+    pub refs: BTreeMap<String, ObjectId>,
+}
+
+/// One live pack.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackEntry {
+    /// `pack-<hex>`: the files are `<name>.pack`, `.idx`, and `.rev` and `.bitmap` where
+    /// [`PackEntry::files`] says.
+    pub name: String,
+    /// The `.pack` file's size.
+    pub size: u64,
+    /// The extensions stored beside `.pack` and `.idx`.
+    pub extras: Vec<String>,
+}
+
+impl PackEntry {
+    /// Every file of the pack, by extension, `.idx` before `.pack`'s companions.
+    pub fn files(&self) -> impl Iterator<Item = &str> {
+        ["idx", "pack"]
+            .into_iter()
+            .chain(self.extras.iter().map(String::as_str))
+    }
+}
+
+/// A manifest that could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("manifest line {line}: {why}")]
+pub struct ManifestError {
+    /// The line (from 1).
+    pub line: usize,
+    /// What is wrong with it.
+    pub why: String,
+}
+
+impl Manifest {
+    /// The text stored.
+    pub fn write(&self) -> Vec<u8> {
+        let mut out = String::new();
+        let _ = writeln!(out, "{MAGIC}");
+        let _ = writeln!(out, "generation {}", self.generation);
+        let _ = writeln!(out, "transaction {}", self.transaction);
+        let _ = writeln!(out, "head {}", self.head);
+        for pack in &self.packs {
+            let _ = write!(out, "pack {} {}", pack.name, pack.size);
+            for extra in &pack.extras {
+                let _ = write!(out, " {extra}");
+            }
+            out.push('\n');
+        }
+        for (name, when) in &self.removed {
+            let _ = writeln!(out, "removed {name} {when}");
+        }
+        for (name, id) in &self.refs {
+            let _ = writeln!(out, "ref {id} {name}");
+        }
+        out.into_bytes()
+    }
+
+    /// Reads what [`Manifest::write`] wrote.
+    pub fn parse(bytes: &[u8], hash: HashKind) -> Result<Manifest, ManifestError> {
+        let text = std::str::from_utf8(bytes).map_err(|e| ManifestError {
+            line: 0,
+            why: format!("not UTF-8: {e}"),
+        })?;
+        let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
+        if lines.next().map(|(_, l)| l) != Some(MAGIC) {
+            return Err(ManifestError {
+                line: 1,
+                why: format!("expected '{MAGIC}'"),
+            });
+        }
+        let mut manifest = Manifest::default();
+        for (line, text) in lines {
+            let bad = |why: &str| ManifestError {
+                line,
+                why: format!("{why}: '{text}'"),
+            };
+            let (word, rest) = text.split_once(' ').ok_or_else(|| bad("no value"))?;
+            match word {
+                "generation" => {
+                    manifest.generation = rest.parse().map_err(|_| bad("bad number"))?
+                }
+                "transaction" => manifest.transaction = rest.to_owned(),
+                "head" => manifest.head = rest.to_owned(),
+                "pack" => {
+                    let mut words = rest.split(' ');
+                    let name = words.next().filter(|n| pack_name_ok(n));
+                    let name = name.ok_or_else(|| bad("bad pack name"))?;
+                    let size = words.next().and_then(|s| s.parse().ok());
+                    let size = size.ok_or_else(|| bad("bad pack size"))?;
+                    let extras: Vec<String> = words.map(str::to_owned).collect();
+                    if !extras.iter().all(|e| e == "rev" || e == "bitmap") {
+                        return Err(bad("unknown pack file"));
+                    }
+                    manifest.packs.push(PackEntry {
+                        name: name.to_owned(),
+                        size,
+                        extras,
+                    });
+                }
+                "removed" => {
+                    let (name, when) = rest.split_once(' ').ok_or_else(|| bad("no time"))?;
+                    let when = when.parse().map_err(|_| bad("bad time"))?;
+                    manifest.removed.push((name.to_owned(), when));
+                }
+                "ref" => {
+                    let (id, name) = rest.split_once(' ').ok_or_else(|| bad("no name"))?;
+                    let id = ObjectId::from_hex(hash, id.as_bytes())
+                        .map_err(|_| bad("bad object id"))?;
+                    if !sluice_object::ref_name::is_valid_ref_name(name) {
+                        return Err(bad("bad ref name"));
+                    }
+                    manifest.refs.insert(name.to_owned(), id);
+                }
+                _ => return Err(bad("unknown record")),
+            }
+        }
+        Ok(manifest)
+    }
+
+    /// Whether a pack of this name is live.
+    pub fn has_pack(&self, name: &str) -> bool {
+        self.packs.iter().any(|p| p.name == name)
+    }
+}
+
+/// `pack-` and hexadecimal digits: nothing that could name a path elsewhere.
+pub fn pack_name_ok(name: &str) -> bool {
+    name.strip_prefix("pack-")
+        .is_some_and(|hex| !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_manifest_reads_back_as_written() {
+        let id = ObjectId::from_hex(HashKind::Sha1, "ab".repeat(20).as_bytes()).unwrap();
+        let mut manifest = Manifest {
+            generation: 7,
+            transaction: "t1".to_owned(),
+            head: "refs/heads/main".to_owned(),
+            packs: vec![PackEntry {
+                name: format!("pack-{}", "cd".repeat(20)),
+                size: 1234,
+                extras: vec!["rev".to_owned(), "bitmap".to_owned()],
+            }],
+            removed: vec![(format!("pack-{}", "ef".repeat(20)), 1_700_000_000)],
+            refs: BTreeMap::new(),
+        };
+        manifest.refs.insert("refs/heads/main".to_owned(), id);
+        manifest.refs.insert("refs/tags/v1".to_owned(), id);
+        let text = manifest.write();
+        assert_eq!(Manifest::parse(&text, HashKind::Sha1).unwrap(), manifest);
+    }
+
+    #[test]
+    fn a_damaged_manifest_is_refused_with_its_line() {
+        let text = b"sluice-manifest 1\ngeneration 3\npack ../../etc 12\n";
+        let e = Manifest::parse(text, HashKind::Sha1).unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        let text = b"sluice-manifest 1\nref 1234 refs/heads/main\n";
+        assert_eq!(Manifest::parse(text, HashKind::Sha1).unwrap_err().line, 2);
+        assert!(Manifest::parse(b"something else\n", HashKind::Sha1).is_err());
+    }
+}

@@ -1,0 +1,302 @@
+//! A serving node's view of the store: the manifest read once per request (conditionally),
+//! the packs it names downloaded once into the node's cache, and each generation materialised
+//! as an ordinary bare repository (hard links to the cached packs, `packed-refs`, HEAD) that
+//! the upload-pack and receive-pack of a repository on disk serve unchanged.
+//!
+//! Cache layout, under `<cache>/<name>.git/`: `packs/` (the downloaded packs, immutable),
+//! `gen/<generation>-<transaction>/` (one directory per generation served, the newest few
+//! kept), and `push/` (a push's private copy while it runs). Every file is written under a
+//! temporary name and renamed, so the cache can be wiped at any moment and refilled.
+
+use crate::bucket::Fetched;
+use crate::import::upload_packs;
+use crate::manifest::Manifest;
+use crate::scratch::Scratch;
+use crate::stored::{Read, StoredRepo};
+use crate::{Bucket, StoreError, Version};
+use sluice_object::ObjectId;
+use sluice_odb::config::{ConfigFile, ConfigKey};
+use sluice_repo::init::{init, InitOptions};
+use sluice_repo::refs::Peeled;
+use sluice_repo::Repository;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// How many generations of one repository stay materialised: requests pinned to an older one
+/// may still be running.
+const GENERATIONS_KEPT: usize = 4;
+
+/// One node's access to a store, with its cache.
+#[derive(Debug)]
+pub struct Node {
+    bucket: Bucket,
+    cache: PathBuf,
+    /// Per repository: the generation last pinned.
+    pinned: Mutex<HashMap<String, Arc<Slot>>>,
+}
+
+/// The generation of one repository last pinned; its lock also serialises materialising it.
+type Slot = Mutex<Option<Arc<Pinned>>>;
+
+/// One generation of a repository, materialised on this node's disk.
+#[derive(Debug)]
+pub struct Pinned {
+    /// The repository in the store.
+    pub repo: StoredRepo,
+    /// Its manifest at this generation.
+    pub manifest: Manifest,
+    version: Version,
+    /// The bare repository that serves it.
+    pub dir: PathBuf,
+}
+
+/// A push's private copy of a generation, removed when dropped.
+#[derive(Debug)]
+pub struct Workspace {
+    scratch: Scratch,
+}
+
+impl Workspace {
+    /// The bare repository to receive the push into.
+    pub fn dir(&self) -> &Path {
+        self.scratch.path()
+    }
+}
+
+/// One ref a push moves: its name, the value the client saw, the new value (`None`: deleted).
+#[derive(Debug, Clone)]
+pub struct RefChange {
+    /// The ref.
+    pub name: String,
+    /// What the client expects it to be (`None`: absent).
+    pub old: Option<ObjectId>,
+    /// What it becomes (`None`: deleted).
+    pub new: Option<ObjectId>,
+}
+
+/// Why a push's refs did not land.
+#[derive(Debug, thiserror::Error)]
+pub enum PushRefused {
+    /// A ref is no longer what the client saw: another push landed first.
+    #[error("cannot lock ref '{name}': is at {current} but expected {expected}")]
+    Moved {
+        /// The ref.
+        name: String,
+        /// What it is now (the null id: absent).
+        current: ObjectId,
+        /// What the client expected.
+        expected: ObjectId,
+    },
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl Node {
+    /// A node on `bucket` with its cache in `cache`.
+    pub fn new(bucket: Bucket, cache: PathBuf) -> Node {
+        Node {
+            bucket,
+            cache,
+            pinned: Mutex::default(),
+        }
+    }
+
+    /// The bucket.
+    pub fn bucket(&self) -> &Bucket {
+        &self.bucket
+    }
+
+    /// Pins the current generation of `name` for one request: `None` when there is no such
+    /// repository. Costs the store one conditional GET when this node is up to date.
+    pub fn pin(&self, name: &str) -> Result<Option<Arc<Pinned>>, StoreError> {
+        let repo = StoredRepo::new(&self.bucket, name)?;
+        let slot = {
+            let mut all = self.pinned.lock().unwrap_or_else(|e| e.into_inner());
+            Arc::clone(all.entry(repo.folder().to_owned()).or_default())
+        };
+        let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
+        let known = slot.as_ref().filter(|p| p.dir.join("HEAD").exists());
+        let read = match repo.read_if_changed(known.map(|p| &p.version))? {
+            Fetched::Unchanged => return Ok(known.cloned()),
+            Fetched::Missing => {
+                *slot = None;
+                return Ok(None);
+            }
+            Fetched::Changed(read) => read,
+        };
+        let pinned = Arc::new(self.materialise(repo, read)?);
+        *slot = Some(Arc::clone(&pinned));
+        Ok(Some(pinned))
+    }
+
+    /// The repository's folder in the cache.
+    fn folder(&self, repo: &StoredRepo) -> PathBuf {
+        self.cache.join(repo.folder())
+    }
+
+    /// Downloads the packs `read` names that the cache lacks, and makes (or finds) the
+    /// generation's directory.
+    fn materialise(&self, repo: StoredRepo, read: Read) -> Result<Pinned, StoreError> {
+        let folder = self.folder(&repo);
+        let packs = folder.join("packs");
+        std::fs::create_dir_all(&packs).map_err(StoreError::file(&packs))?;
+        for pack in &read.manifest.packs {
+            for extension in pack.files() {
+                let file = packs.join(format!("{}.{extension}", pack.name));
+                if !file.exists() {
+                    let key = repo.pack_key(&pack.name, extension);
+                    self.bucket.download(&key, &file)?;
+                }
+            }
+        }
+        let generations = folder.join("gen");
+        let manifest = read.manifest;
+        let dir = generations.join(format!("{}-{}", manifest.generation, manifest.transaction));
+        if !dir.join("HEAD").exists() {
+            let scratch =
+                Scratch::new(&generations, "gen").map_err(StoreError::file(&generations))?;
+            write_generation(scratch.path(), &manifest, &packs)?;
+            match scratch.keep_as(&dir) {
+                Ok(()) => {}
+                // Another request made it first.
+                Err(_) if dir.join("HEAD").exists() => {}
+                Err(e) => return Err(StoreError::file(&dir)(e)),
+            }
+            forget_old_generations(&generations);
+        }
+        Ok(Pinned {
+            repo,
+            manifest,
+            version: read.version,
+            dir,
+        })
+    }
+
+    /// A private copy of `pinned` to receive a push into.
+    pub fn workspace(&self, pinned: &Pinned) -> Result<Workspace, StoreError> {
+        let pushes = self.folder(&pinned.repo).join("push");
+        let scratch = Scratch::new(&pushes, "push").map_err(StoreError::file(&pushes))?;
+        let packs = self.folder(&pinned.repo).join("packs");
+        write_generation(scratch.path(), &pinned.manifest, &packs)?;
+        Ok(Workspace { scratch })
+    }
+
+    /// Lands a push received into `workspace`: uploads the packs it brought (its loose
+    /// objects packed first), then commits the manifest with the refs moved, conditionally on
+    /// each ref still being what the client saw. Only then may the client be told `ok`.
+    pub fn commit_push(
+        &self,
+        pinned: &Pinned,
+        workspace: &Workspace,
+        changes: &[RefChange],
+    ) -> Result<Manifest, PushRefused> {
+        let received = Repository::open_served(workspace.dir(), true).map_err(StoreError::from)?;
+        let no_progress = sluice_object::progress::Discard;
+        let cancel = sluice_object::cancel::Cancel::default();
+        sluice_generate::pack_loose_objects(&received, usize::MAX, &no_progress, &cancel)
+            .map_err(StoreError::from)?;
+        let pack_dir = workspace.dir().join("objects/pack");
+        let new = upload_packs(&pinned.repo, &pack_dir, |n| !pinned.manifest.has_pack(n))?;
+        // The node keeps what it uploaded: the next generation needs no download.
+        let cached = self.folder(&pinned.repo).join("packs");
+        for pack in &new {
+            for extension in pack.files() {
+                let name = format!("{}.{extension}", pack.name);
+                let _ = std::fs::hard_link(pack_dir.join(&name), cached.join(&name));
+            }
+        }
+        let committed = pinned.repo.commit(|current| {
+            if let Some(refused) = moved(current, changes) {
+                return Err(refused);
+            }
+            let mut next = current.clone();
+            for change in changes {
+                match change.new {
+                    Some(id) => next.refs.insert(change.name.clone(), id),
+                    None => next.refs.remove(&change.name),
+                };
+            }
+            let fresh = new.iter().filter(|p| !next.has_pack(&p.name));
+            next.packs.extend(fresh.cloned().collect::<Vec<_>>());
+            Ok(next)
+        })?;
+        committed
+    }
+}
+
+/// The first change whose ref is not what its client saw.
+fn moved(current: &Manifest, changes: &[RefChange]) -> Option<PushRefused> {
+    changes.iter().find_map(|change| {
+        let now = current.refs.get(&change.name).copied();
+        (now != change.old).then(|| {
+            let null = sluice_object::HashKind::Sha1.null_id();
+            PushRefused::Moved {
+                name: change.name.clone(),
+                current: now.unwrap_or(null),
+                expected: change.old.unwrap_or(null),
+            }
+        })
+    })
+}
+
+/// Writes a bare repository for `manifest` at `dir`: HEAD, a configuration fit for serving
+/// from the store, hard links to the cached packs, `packed-refs`.
+fn write_generation(dir: &Path, manifest: &Manifest, packs: &Path) -> Result<(), StoreError> {
+    init(
+        dir,
+        InitOptions {
+            initial: &manifest.head,
+            bare: true,
+            extensions: false,
+        },
+    )?;
+    let mut config = ConfigFile::open(&dir.join("config"))?;
+    // A push keeps its pack (never loose objects), and no maintenance runs on a copy: the
+    // store's maintenance is its own.
+    for (section, name, value) in [
+        ("receive", "unpackLimit", "1"),
+        ("receive", "autogc", "false"),
+        ("gc", "auto", "0"),
+    ] {
+        config.add(&ConfigKey::new(section, None, name), value);
+    }
+    config.write()?;
+    let pack_dir = dir.join("objects/pack");
+    for pack in &manifest.packs {
+        for extension in pack.files() {
+            let name = format!("{}.{extension}", pack.name);
+            let (from, to) = (packs.join(&name), pack_dir.join(&name));
+            if std::fs::hard_link(&from, &to).is_err() {
+                std::fs::copy(&from, &to).map_err(StoreError::file(&to))?;
+            }
+        }
+    }
+    let repo = Repository::open_served(dir, true)?;
+    let refs = (manifest.refs.iter())
+        .map(|(name, id)| (name.clone(), *id, Peeled::Unknown))
+        .collect();
+    repo.refs().write_packed(refs)?;
+    Ok(())
+}
+
+/// Removes all but the newest [`GENERATIONS_KEPT`] generation directories.
+fn forget_old_generations(generations: &Path) {
+    let Ok(listing) = std::fs::read_dir(generations) else {
+        return;
+    };
+    let mut numbered: Vec<(u64, PathBuf)> = listing
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let number = name.split('-').next()?.parse().ok()?;
+            Some((number, e.path()))
+        })
+        .collect();
+    numbered.sort();
+    let old = numbered.len().saturating_sub(GENERATIONS_KEPT);
+    for (_, dir) in numbered.into_iter().take(old) {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

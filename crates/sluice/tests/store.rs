@@ -1,0 +1,315 @@
+//! Repositories in object storage, on a real one (SeaweedFS): `sluice store import` and
+//! `export`, three `sluice serve --store` nodes on one bucket serving real git clients, pushes
+//! through one node seen at once through the others, racing pushes of which exactly one lands,
+//! and bad input refused with the store left as it was. Judged by git: `fsck --strict` of
+//! every clone and export, refs compared with the source's.
+
+use crate::serve::Server;
+use crate::util::seaweed::seaweed;
+use crate::util::{gits, stderr, stdout, Env, FastImport};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// A source repository made by git: two branches, a lightweight and an annotated tag.
+fn source(env: &Env) -> PathBuf {
+    let repo = env.init("source", false);
+    let mut stream = FastImport::new();
+    for i in 0..6 {
+        let text = crate::util::text(i, 40);
+        stream.commit("main", &format!("c{i}"), &[("f.txt", "100644", &text)]);
+    }
+    let side = stream.commit("side", "side", &[("side.txt", "100644", b"side\n")]);
+    stream.tag("light", side);
+    env.fast_import(&repo, stream.finish());
+    env.git(&repo, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+    env.git(&repo, &["reset", "-q", "--hard"]);
+    env.git(&repo, &["tag", "-a", "-m", "v1", "v1", "main~2"]);
+    repo
+}
+
+/// Runs `sluice` with the store's environment.
+fn sluice(env: &Env, cwd: &Path, args: &[&str]) -> Output {
+    let mut command = env.sluice_command(cwd, args);
+    command.envs(seaweed().vars());
+    crate::util::run_with_input(command, b"")
+}
+
+/// The refs of a repository, as git lists them.
+fn refs(env: &Env, repo: &Path) -> String {
+    String::from_utf8(env.git(repo, &["for-each-ref", "--format=%(objectname) %(refname)"]))
+        .unwrap()
+}
+
+/// The refs a remote advertises, as `git ls-remote` shows them.
+fn remote_refs(env: &Env, url: &str) -> String {
+    String::from_utf8(env.git(env.path(), &["ls-remote", url])).unwrap()
+}
+
+/// `n` nodes serving the store at `url`, each with its own cache, taking pushes over git://.
+fn nodes(env: &Env, url: &str, n: usize) -> Vec<Server> {
+    let vars = seaweed().vars();
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    (0..n)
+        .map(|i| {
+            let cache = env.path().join(format!("cache{i}"));
+            let cache = cache.to_str().unwrap();
+            let args = [
+                "--store",
+                url,
+                "--cache-dir",
+                cache,
+                "--enable",
+                "receive-pack",
+            ];
+            Server::start_with(env, &args, &vars)
+        })
+        .collect()
+}
+
+fn git_url(node: &Server, name: &str) -> String {
+    format!("git://{}/{name}", node.git.as_deref().unwrap())
+}
+
+#[test]
+fn an_imported_repository_clones_from_every_node_and_exports_whole() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let src = source(&env);
+        let store = format!("s3://{}/repos", seaweed().new_bucket());
+        let repo_url = format!("{store}/project.git");
+        let out = sluice(&env, env.path(), &["store", "import", &repo_url, "source"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let nodes = nodes(&env, &store, 3);
+        for (i, node) in nodes.iter().enumerate() {
+            let name = format!("clone{i}");
+            env.git(
+                env.path(),
+                &["clone", "-q", &git_url(node, "project.git"), &name],
+            );
+            let clone = env.path().join(&name);
+            env.git(&clone, &["fsck", "--strict"]);
+            let head = env.git(&clone, &["rev-parse", "HEAD", "origin/side"]);
+            assert_eq!(head, env.git(&src, &["rev-parse", "main", "side"]));
+        }
+        let http = format!("http://{}/project.git", nodes[1].http());
+        assert_eq!(
+            remote_refs(&env, &http),
+            remote_refs(&env, &src.to_string_lossy())
+        );
+        let out = sluice(
+            &env,
+            env.path(),
+            &["store", "export", &repo_url, "exported.git"],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        let exported = env.path().join("exported.git");
+        env.git(&exported, &["fsck", "--strict"]);
+        assert_eq!(refs(&env, &exported), refs(&env, &src));
+        let head = env.git(&exported, &["symbolic-ref", "HEAD"]);
+        assert_eq!(head, b"refs/heads/main\n");
+    }
+}
+
+/// A clone through `url` (made once) with one new commit on `branch`, made on the remote's
+/// `main` as it is now, in the file `<label>.txt`: ready to push.
+fn with_commit(env: &Env, url: &str, name: &str, branch: &str, label: &str) -> PathBuf {
+    let dir = env.path().join(name);
+    if !dir.exists() {
+        env.git(env.path(), &["clone", "-q", url, name]);
+    }
+    env.git(&dir, &["fetch", "-q", "origin"]);
+    env.git(&dir, &["checkout", "-q", "-B", branch, "origin/main"]);
+    std::fs::write(dir.join(format!("{label}.txt")), label).unwrap();
+    env.git(&dir, &["add", "."]);
+    env.git(&dir, &["commit", "-q", "-m", label]);
+    dir
+}
+
+#[test]
+fn pushes_land_on_every_node_and_of_racing_pushes_exactly_one_wins() {
+    let env = Env::new();
+    source(&env);
+    let store = format!("s3://{}/repos", seaweed().new_bucket());
+    let out = sluice(
+        &env,
+        env.path(),
+        &["store", "import", &format!("{store}/p.git"), "source"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let nodes = nodes(&env, &store, 3);
+    let urls: Vec<String> = nodes.iter().map(|n| git_url(n, "p.git")).collect();
+    // One push through the first node: the others see it at once.
+    let one = with_commit(&env, &urls[0], "one", "main", "one");
+    env.git(&one, &["push", "-q", "origin", "main"]);
+    let pushed = env.git(&one, &["rev-parse", "main"]);
+    for url in &urls[1..] {
+        let listed = remote_refs(&env, url);
+        let line = format!(
+            "{}\trefs/heads/main",
+            String::from_utf8_lossy(pushed.trim_ascii())
+        );
+        assert!(listed.contains(&line), "{url}: {listed}");
+    }
+    // Rounds of three pushes to one branch, one through each node, at once.
+    for round in 0..3 {
+        let clients: Vec<PathBuf> = (0..3)
+            .map(|i| {
+                let label = format!("racer{i}-round{round}");
+                with_commit(&env, &urls[i], &format!("racer{i}"), "main", &label)
+            })
+            .collect();
+        let outcomes: Vec<Output> = std::thread::scope(|scope| {
+            let running: Vec<_> = (clients.iter().zip(&urls))
+                .map(|(dir, url)| {
+                    let command = env.git_command(dir, &["push", url, "main"]);
+                    scope.spawn(move || crate::util::run_with_input(command, b""))
+                })
+                .collect();
+            running.into_iter().map(|r| r.join().unwrap()).collect()
+        });
+        let won: Vec<&Output> = outcomes.iter().filter(|o| o.status.success()).collect();
+        assert_eq!(
+            won.len(),
+            1,
+            "round {round}: {:?}",
+            outcomes.iter().map(stderr).collect::<Vec<_>>()
+        );
+        for lost in outcomes.iter().filter(|o| !o.status.success()) {
+            let said = stderr(lost);
+            // git's words for a push that lost a race for the ref (or, had it come later,
+            // for a ref that moved).
+            assert!(
+                said.contains("[remote rejected] main -> main (failed to update ref)")
+                    || said.contains("[rejected]"),
+                "{said}"
+            );
+        }
+        let winner = outcomes.iter().position(|o| o.status.success()).unwrap();
+        let tip = env.git(&clients[winner], &["rev-parse", "main"]);
+        for url in &urls {
+            assert!(
+                remote_refs(&env, url).contains(String::from_utf8_lossy(tip.trim_ascii()).as_ref())
+            );
+        }
+    }
+    // Twelve pushes at once to twelve branches, spread over the nodes: all land.
+    let clients: Vec<(PathBuf, String)> = (0..12)
+        .map(|i| {
+            let branch = format!("topic{i}");
+            (
+                with_commit(&env, &urls[i % 3], &format!("many{i}"), &branch, &branch),
+                branch,
+            )
+        })
+        .collect();
+    std::thread::scope(|scope| {
+        for (i, (dir, branch)) in clients.iter().enumerate() {
+            let command = env.git_command(dir, &["push", &urls[(i + 1) % 3], branch]);
+            scope.spawn(move || {
+                let out = crate::util::run_with_input(command, b"");
+                assert!(out.status.success(), "{}", stderr(&out));
+            });
+        }
+    });
+    let listed = remote_refs(&env, &urls[2]);
+    for (dir, branch) in &clients {
+        let tip = env.git(dir, &["rev-parse", branch]);
+        let line = format!(
+            "{}\trefs/heads/{branch}",
+            String::from_utf8_lossy(tip.trim_ascii())
+        );
+        assert!(listed.contains(&line), "{line} not in {listed}");
+    }
+    // What the store holds is whole: every ref, every object, as git judges.
+    let out = sluice(
+        &env,
+        env.path(),
+        &["store", "export", &format!("{store}/p.git"), "backup.git"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let backup = env.path().join("backup.git");
+    env.git(&backup, &["fsck", "--strict"]);
+    assert_eq!(
+        String::from_utf8(env.git(
+            &backup,
+            &["for-each-ref", "--format=%(objectname)\t%(refname)"]
+        ))
+        .unwrap(),
+        listed
+            .lines()
+            .filter(|l| !l.ends_with("HEAD") && !l.ends_with("^{}"))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+    );
+}
+
+#[test]
+fn bad_store_input_is_refused_and_changes_nothing() {
+    let env = Env::new();
+    source(&env);
+    let store = format!("s3://{}/repos", seaweed().new_bucket());
+    let url = format!("{store}/p.git");
+    let out = sluice(&env, env.path(), &["store", "import", &url, "source"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let before = sluice(&env, env.path(), &["store", "export", &url, "before.git"]);
+    assert!(before.status.success(), "{}", stderr(&before));
+    // Importing over an existing repository.
+    let out = sluice(&env, env.path(), &["store", "import", &url, "source"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("already exists"), "{}", stderr(&out));
+    // Exporting into a directory that holds something: refused, left as it was.
+    std::fs::create_dir(env.path().join("busy")).unwrap();
+    std::fs::write(env.path().join("busy/file"), "mine").unwrap();
+    let out = sluice(&env, env.path(), &["store", "export", &url, "busy"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("already exists and is not an empty directory"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(crate::util::list_dir(&env.path().join("busy")), ["file"]);
+    // URLs that name no store, or a name that climbs out of the prefix.
+    for bad in [
+        "http://example.com/x.git",
+        "s3:///x.git",
+        "s3://bucket/../x.git",
+        "s3://bucket/",
+    ] {
+        let out = sluice(&env, env.path(), &["store", "export", bad, "never.git"]);
+        assert!(!out.status.success(), "{bad}");
+        assert!(
+            stderr(&out).starts_with("fatal: "),
+            "{bad}: {}",
+            stderr(&out)
+        );
+        assert!(!env.path().join("never.git").exists());
+    }
+    // A node asked for a repository the store does not have: git daemon's one answer.
+    let nodes = nodes(&env, &store, 1);
+    let missing = env.git_command(
+        env.path(),
+        &["ls-remote", &git_url(&nodes[0], "nothing.git")],
+    );
+    let out = crate::util::run_with_input(missing, b"");
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("access denied or repository not exported"),
+        "{}",
+        stderr(&out)
+    );
+    let escape = env.git_command(env.path(), &["ls-remote", &git_url(&nodes[0], "../p.git")]);
+    assert!(!crate::util::run_with_input(escape, b"").status.success());
+    // The repository is as it was, and no temporary file was left beside the exports.
+    let after = sluice(&env, env.path(), &["store", "export", &url, "after.git"]);
+    assert!(after.status.success());
+    assert_eq!(
+        refs(&env, &env.path().join("after.git")),
+        refs(&env, &env.path().join("before.git"))
+    );
+    let leftovers: Vec<String> = crate::util::list_dir(env.path())
+        .into_iter()
+        .filter(|n| n.starts_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let _ = stdout;
+}
