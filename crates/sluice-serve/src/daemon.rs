@@ -123,6 +123,7 @@ fn serve_connection(
         protocol,
         pack_cache: server.pack_cache.clone(),
         memory: Some(std::sync::Arc::clone(&server.memory)),
+        bundles: opened.bundles,
         ..UploadPackOptions::default()
     };
     upload_pack(

@@ -17,7 +17,13 @@ pub enum Repositories {
     /// Every repository under this directory.
     Local(PathBuf),
     /// Every repository of a store, through this node's cache.
-    Stored(Arc<Node>),
+    Stored {
+        /// The node.
+        node: Arc<Node>,
+        /// Where clients download the store's bundles from (`--bundle-uri`): the base URL
+        /// under which the store's keys are public. None: no bundle-uri advertised.
+        bundle_base: Option<String>,
+    },
 }
 
 /// What a request is served from.
@@ -26,6 +32,8 @@ pub(crate) struct Opened {
     pub(crate) repo: Repository,
     /// For a push into a store: what commits its refs there.
     pub(crate) gate: Option<Arc<dyn RefGate>>,
+    /// The bundle list protocol v2's `bundle-uri` answers with, if any (`key=value`).
+    pub(crate) bundles: Option<Arc<Vec<(String, String)>>>,
 }
 
 impl Repositories {
@@ -33,7 +41,7 @@ impl Repositories {
     pub fn describe(&self) -> String {
         match self {
             Repositories::Local(base) => base.display().to_string(),
-            Repositories::Stored(node) => format!("{:?}", node.bucket()),
+            Repositories::Stored { node, .. } => format!("{:?}", node.bucket()),
         }
     }
 
@@ -48,15 +56,25 @@ impl Repositories {
             Repositories::Local(base) => {
                 let dir = resolve_path(base, path)?;
                 let repo = Repository::open_served(&dir, false).map_err(|_| none())?;
-                Ok(Opened { repo, gate: None })
+                Ok(Opened {
+                    repo,
+                    gate: None,
+                    bundles: None,
+                })
             }
-            Repositories::Stored(node) => {
+            Repositories::Stored { node, bundle_base } => {
                 let name = path.trim_matches('/');
                 let pinned = node.pin(name).map_err(|e| store_error(path, e))?;
                 let pinned = pinned.ok_or_else(none)?;
                 if !push {
                     let repo = Repository::open_served(&pinned.dir, true)?;
-                    return Ok(Opened { repo, gate: None });
+                    let bundles =
+                        (bundle_base.as_deref()).map(|base| Arc::new(bundle_list(base, &pinned)));
+                    return Ok(Opened {
+                        repo,
+                        gate: None,
+                        bundles,
+                    });
                 }
                 let workspace = node.workspace(&pinned).map_err(|e| store_error(path, e))?;
                 let repo = Repository::open_served(workspace.dir(), true)?;
@@ -68,10 +86,33 @@ impl Repositories {
                 Ok(Opened {
                     repo,
                     gate: Some(Arc::new(gate)),
+                    bundles: None,
                 })
             }
         }
     }
+}
+
+/// The bundle list of one generation, as `bundle.*` keys (git-config's `bundle.<id>.*`):
+/// every node gives the same list for one generation, since it is made from the manifest
+/// alone. An empty list when the store has no bundle yet.
+fn bundle_list(base: &str, pinned: &Pinned) -> Vec<(String, String)> {
+    if pinned.manifest.bundles.is_empty() {
+        return Vec::new();
+    }
+    let mut list = vec![
+        ("bundle.version".to_owned(), "1".to_owned()),
+        ("bundle.mode".to_owned(), "all".to_owned()),
+        ("bundle.heuristic".to_owned(), "creationToken".to_owned()),
+    ];
+    for (name, token) in &pinned.manifest.bundles {
+        let key = sluice_store::bundle_key(&pinned.repo, name);
+        let uri = format!("{}/{key}", base.trim_end_matches('/'));
+        list.push((format!("bundle.{name}.uri"), uri));
+        // Keys as git's config hands them over: lower case (git's client matches them so).
+        list.push((format!("bundle.{name}.creationtoken"), token.to_string()));
+    }
+    list
 }
 
 fn store_error(path: &str, e: sluice_store::StoreError) -> ServeError {

@@ -295,8 +295,8 @@ impl Bucket {
         Ok(written)
     }
 
-    /// The names (relative to the prefix) of every object under `under`.
-    pub fn list(&self, under: &str) -> Result<Vec<String>, StoreError> {
+    /// Every object under `under`: its name (relative to the prefix) and when it was written.
+    pub fn list(&self, under: &str) -> Result<Vec<(String, std::time::SystemTime)>, StoreError> {
         let key = self.key(under);
         self.count(&self.counts.others, 1);
         let strip = match self.prefix.is_empty() {
@@ -308,7 +308,9 @@ impl Bucket {
                 let mut listing = self.store.list(Some(&key));
                 let mut names = Vec::new();
                 while let Some(meta) = listing.next().await {
-                    names.push(meta?.location.as_ref()[strip..].to_owned());
+                    let meta = meta?;
+                    let name = meta.location.as_ref()[strip..].to_owned();
+                    names.push((name, std::time::SystemTime::from(meta.last_modified)));
                 }
                 Ok(names)
             })

@@ -83,8 +83,7 @@ pub(crate) fn upload_packs(
         let size = std::fs::metadata(&pack)
             .map_err(StoreError::file(&pack))?
             .len();
-        let extras: Vec<String> = ["rev", "bitmap"]
-            .into_iter()
+        let extras: Vec<String> = (crate::manifest::PACK_EXTRAS.into_iter())
             .filter(|e| pack.with_extension(e).exists())
             .map(str::to_owned)
             .collect();

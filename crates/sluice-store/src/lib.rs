@@ -16,9 +16,13 @@
 #![deny(missing_docs)]
 
 mod bucket;
+mod bundle;
 mod export;
+mod gc;
 mod import;
+mod lease;
 mod location;
+mod maintain;
 pub mod manifest;
 mod node;
 mod scratch;
@@ -29,8 +33,11 @@ mod commit_tests;
 
 pub use bucket::{Bucket, Fetched, RequestCounts, Version, Versioned, WriteRefused};
 pub use export::export;
+pub use gc::{gc, Swept};
 pub use import::import;
+pub use lease::Lease;
 pub use location::{Backend, StoreUrl};
+pub use maintain::{bundle_key, maintain, Maintained};
 pub use manifest::{Manifest, PackEntry};
 pub use node::{Node, Pinned, PushRefused, RefChange, Workspace};
 pub use stored::{transaction_id, Read, StoredRepo};
@@ -97,6 +104,9 @@ pub enum StoreError {
         /// What is wrong with it.
         source: manifest::ManifestError,
     },
+    /// Another node holds the repository's maintenance lease (until this Unix time).
+    #[error("'{0}' is being maintained by another node (its lease runs to {1})")]
+    Leased(String, u64),
     /// Other writers kept winning: the commit was given up.
     #[error("the manifest of '{0}' kept changing; gave up")]
     Contended(String),

@@ -10,8 +10,9 @@
 //! generation 12
 //! transaction 1c9f…
 //! head refs/heads/main
-//! pack pack-<hex> <bytes>
+//! pack pack-<hex> <bytes> [rev] [bitmap] [mtimes]
 //! removed pack-<hex> <unix seconds>
+//! bundle <name> <creation token>
 //! ref <object id> <name>
 //! ```
 
@@ -37,6 +38,9 @@ pub struct Manifest {
     /// Packs taken out of the list, with when: deleted only after a grace period, since
     /// requests pinned to an older generation may still read them.
     pub removed: Vec<(String, u64)>,
+    /// The bundles clients may download instead of asking a node for the objects
+    /// (bundle-uri), each with its creation token.
+    pub bundles: Vec<(String, u64)>,
     /// Every ref but HEAD.
     pub refs: BTreeMap<String, ObjectId>,
 }
@@ -90,6 +94,9 @@ impl Manifest {
         for (name, when) in &self.removed {
             let _ = writeln!(out, "removed {name} {when}");
         }
+        for (name, token) in &self.bundles {
+            let _ = writeln!(out, "bundle {name} {token}");
+        }
         for (name, id) in &self.refs {
             let _ = writeln!(out, "ref {id} {name}");
         }
@@ -129,7 +136,7 @@ impl Manifest {
                     let size = words.next().and_then(|s| s.parse().ok());
                     let size = size.ok_or_else(|| bad("bad pack size"))?;
                     let extras: Vec<String> = words.map(str::to_owned).collect();
-                    if !extras.iter().all(|e| e == "rev" || e == "bitmap") {
+                    if !extras.iter().all(|e| PACK_EXTRAS.contains(&e.as_str())) {
                         return Err(bad("unknown pack file"));
                     }
                     manifest.packs.push(PackEntry {
@@ -142,6 +149,14 @@ impl Manifest {
                     let (name, when) = rest.split_once(' ').ok_or_else(|| bad("no time"))?;
                     let when = when.parse().map_err(|_| bad("bad time"))?;
                     manifest.removed.push((name.to_owned(), when));
+                }
+                "bundle" => {
+                    let (name, token) = rest.split_once(' ').ok_or_else(|| bad("no token"))?;
+                    if !bundle_name_ok(name) {
+                        return Err(bad("bad bundle name"));
+                    }
+                    let token = token.parse().map_err(|_| bad("bad token"))?;
+                    manifest.bundles.push((name.to_owned(), token));
                 }
                 "ref" => {
                     let (id, name) = rest.split_once(' ').ok_or_else(|| bad("no name"))?;
@@ -162,6 +177,14 @@ impl Manifest {
     pub fn has_pack(&self, name: &str) -> bool {
         self.packs.iter().any(|p| p.name == name)
     }
+}
+
+/// The files a pack may have beside `.pack` and `.idx`.
+pub const PACK_EXTRAS: [&str; 3] = ["rev", "bitmap", "mtimes"];
+
+/// Letters, digits and `-`: nothing that could name a path elsewhere.
+pub fn bundle_name_ok(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
 }
 
 /// `pack-` and hexadecimal digits: nothing that could name a path elsewhere.
@@ -187,6 +210,7 @@ mod tests {
                 extras: vec!["rev".to_owned(), "bitmap".to_owned()],
             }],
             removed: vec![(format!("pack-{}", "ef".repeat(20)), 1_700_000_000)],
+            bundles: vec![("7-full".to_owned(), 7)],
             refs: BTreeMap::new(),
         };
         manifest.refs.insert("refs/heads/main".to_owned(), id);

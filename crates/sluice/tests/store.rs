@@ -313,3 +313,103 @@ fn bad_store_input_is_refused_and_changes_nothing() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
     let _ = stdout;
 }
+
+#[test]
+fn maintenance_and_gc_during_pushes_lose_nothing_and_clients_clone_from_the_bundle() {
+    let env = Env::new();
+    source(&env);
+    let bucket = seaweed().new_bucket();
+    let store = format!("s3://{bucket}/repos");
+    let url = format!("{store}/p.git");
+    let out = sluice(&env, env.path(), &["store", "import", &url, "source"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let nodes = nodes(&env, &store, 2);
+    let urls: Vec<String> = nodes.iter().map(|n| git_url(n, "p.git")).collect();
+    // Pushes through both nodes while maintenance and a sweep run; then, with nothing in
+    // flight, a sweep with no grace deletes what the compaction replaced.
+    let clients: Vec<(PathBuf, String)> = (0..6)
+        .map(|i| {
+            let branch = format!("work{i}");
+            let dir = with_commit(&env, &urls[i % 2], &format!("w{i}"), &branch, &branch);
+            (dir, branch)
+        })
+        .collect();
+    std::thread::scope(|scope| {
+        for (i, (dir, branch)) in clients.iter().enumerate() {
+            let command = env.git_command(dir, &["push", &urls[i % 2], branch]);
+            scope.spawn(move || {
+                let out = crate::util::run_with_input(command, b"");
+                assert!(out.status.success(), "{}", stderr(&out));
+            });
+        }
+        scope.spawn(|| {
+            for args in [
+                ["store", "maintain", "-q", &url],
+                ["store", "gc", "--grace=0", &url],
+            ] {
+                let out = sluice(&env, env.path(), &args);
+                // Another run holding the lease is the only acceptable refusal.
+                let said = stderr(&out);
+                assert!(out.status.success() || said.contains("lease"), "{said}");
+            }
+        });
+    });
+    let out = sluice(&env, env.path(), &["store", "maintain", "-q", &url]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sluice(&env, env.path(), &["store", "gc", "--grace=0", &url]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let listed = remote_refs(&env, &urls[1]);
+    for (dir, branch) in &clients {
+        let tip = env.git(dir, &["rev-parse", branch]);
+        let line = format!(
+            "{}\trefs/heads/{branch}",
+            String::from_utf8_lossy(tip.trim_ascii())
+        );
+        assert!(listed.contains(&line), "{line} not in {listed}");
+    }
+    let out = sluice(&env, env.path(), &["store", "export", &url, "backup.git"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    env.git(&env.path().join("backup.git"), &["fsck", "--strict"]);
+    // A node that advertises the bundle: git's client takes the history from the store and
+    // asks the node only for what the bundle lacks.
+    let base = format!("http://{}/{bucket}/repos", seaweed().s3);
+    let vars = seaweed().vars();
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let cache = env.path().join("bundle-cache");
+    let args = [
+        "--store",
+        &store,
+        "--cache-dir",
+        cache.to_str().unwrap(),
+        "--bundle-uri",
+        &base,
+    ];
+    let node = Server::start_with(&env, &args, &vars);
+    let http = format!("http://{}/p.git", node.http());
+    let newest = Env::new();
+    let clone = newest.path().join("bundled");
+    let cloned = newest.git_command(
+        newest.path(),
+        &[
+            "-c",
+            "transfer.bundleURI=true",
+            "clone",
+            "-q",
+            &http,
+            "bundled",
+        ],
+    );
+    let out = crate::util::run_with_input(cloned, b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("failed"), "{}", stderr(&out));
+    let bundled = newest.git(&clone, &["for-each-ref", "refs/bundles/"]);
+    assert!(String::from_utf8_lossy(&bundled).contains("refs/bundles/work0"));
+    newest.git(&clone, &["fsck", "--strict"]);
+    assert_eq!(
+        remote_refs(&newest, &clone.to_string_lossy())
+            .lines()
+            .filter(|l| l.contains("refs/remotes/") && !l.ends_with("/HEAD"))
+            .count(),
+        listed.lines().filter(|l| l.contains("refs/heads/")).count()
+    );
+}

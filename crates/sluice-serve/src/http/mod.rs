@@ -264,6 +264,7 @@ fn serve_request(
         advertise_refs: false,
         pack_cache: options.pack_cache.clone(),
         memory: Some(std::sync::Arc::clone(&options.memory)),
+        bundles: opened.bundles,
     };
     if let Route::Advertise { .. } = route {
         upload_options.advertise_refs = true;

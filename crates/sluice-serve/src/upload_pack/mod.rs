@@ -63,6 +63,9 @@ pub struct UploadPackOptions {
     /// What a server remembers between its requests (the checksums of copied packs, what
     /// sets of tips reach); none by default.
     pub memory: Option<Arc<crate::ServerMemory>>,
+    /// The bundle list for protocol v2's `bundle-uri` command (`bundle.*` keys and values);
+    /// `None`: the command is not advertised.
+    pub bundles: Option<Arc<Vec<(String, String)>>>,
 }
 
 /// The most `want`, `have` and `shallow` lines one request may carry.

@@ -29,6 +29,9 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
             fetch.push_str(" ref-in-want");
         }
         self.send(&format!("{fetch}\n"))?;
+        if self.options.bundles.is_some() {
+            self.send("bundle-uri\n")?;
+        }
         self.send("server-option\n")?;
         self.send(&format!("object-format={}\n", self.hash().name()))?;
         if self.bool_config("transfer.advertisesid")? {
@@ -45,7 +48,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
             return Ok(());
         }
         loop {
-            let command = match self.read_line() {
+            let first = match self.read_line() {
                 // Between requests, a stream that ends, even inside a packet's length, is
                 // the end of the conversation, as git takes it.
                 Ok(None | Some(Line::Flush)) | Err(ServeError::Request(RequestError::HungUp)) => {
@@ -54,41 +57,37 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                 Err(error) => return Err(error),
                 Ok(Some(line)) => line,
             };
-            let command = match command {
-                Line::Text(text) => match text.strip_prefix("command=") {
-                    Some(command) => command.to_owned(),
-                    None => {
-                        return Err(RequestError::ExpectedCommand {
-                            got: text.to_owned(),
-                        }
-                        .into())
-                    }
-                },
-                _ => return Err(RequestError::NoCommand.into()),
-            };
-            // Capabilities up to the delimiter (or the flush that ends an argument-less request).
+            // The command and the capabilities, in any order (git's client names the command
+            // last for bundle-uri), up to the delimiter or the flush that ends an
+            // argument-less request.
+            let mut command = None;
+            let mut first_text = None;
             let mut has_args = false;
+            let mut line = Some(first);
             loop {
-                match self.read_line()? {
+                match line.take() {
                     Some(Line::Delimiter) => {
                         has_args = true;
                         break;
                     }
                     Some(Line::Flush) => break,
-                    Some(Line::Text(cap)) => {
-                        if let Some(format) = cap.strip_prefix("object-format=") {
-                            if format != self.hash().name() {
-                                return Err(RequestError::ObjectFormat {
-                                    server: self.hash().name(),
-                                    client: format.to_owned(),
-                                }
-                                .into());
-                            }
+                    Some(Line::Text(text)) => {
+                        first_text.get_or_insert_with(|| text.to_owned());
+                        match text.strip_prefix("command=") {
+                            Some(name) => command = Some(name.to_owned()),
+                            None => self.check_capability(&text)?,
                         }
                     }
                     _ => return Err(RequestError::UnexpectedEndOfCommand.into()),
                 }
+                line = self.read_line()?;
             }
+            let Some(command) = command else {
+                return Err(match first_text {
+                    Some(got) => RequestError::ExpectedCommand { got }.into(),
+                    None => RequestError::NoCommand.into(),
+                });
+            };
             let mut args = Vec::new();
             if has_args {
                 loop {
@@ -107,6 +106,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
             match command.as_str() {
                 "ls-refs" => self.ls_refs(&args)?,
                 "fetch" => self.fetch_v2(&args)?,
+                "bundle-uri" if self.options.bundles.is_some() => self.bundle_uri()?,
                 other => {
                     return Err(RequestError::InvalidCommand {
                         name: other.to_owned(),
@@ -132,6 +132,27 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                 value: value.to_owned(),
             }),
         }
+    }
+
+    /// A capability of the request: an object format other than the repository's is refused.
+    fn check_capability(&self, capability: &str) -> Result<(), ServeError> {
+        match capability.strip_prefix("object-format=") {
+            Some(format) if format != self.hash().name() => Err(RequestError::ObjectFormat {
+                server: self.hash().name(),
+                client: format.to_owned(),
+            }
+            .into()),
+            _ => Ok(()),
+        }
+    }
+
+    /// `bundle-uri`: the bundle list, one `key=value` a line.
+    fn bundle_uri(&mut self) -> Result<(), ServeError> {
+        let list = self.options.bundles.clone().unwrap_or_default();
+        for (key, value) in list.iter() {
+            self.send(&format!("{key}={value}\n"))?;
+        }
+        self.flush()
     }
 
     fn ls_refs(&mut self, args: &[String]) -> Result<(), ServeError> {

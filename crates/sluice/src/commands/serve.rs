@@ -64,6 +64,11 @@ pub struct ServeArgs {
     /// With --store: where this node caches packs (safe to wipe while it is stopped).
     #[arg(long, value_name = "dir", requires = "store")]
     cache_dir: Option<PathBuf>,
+    /// With --store: answer protocol v2's bundle-uri with the store's bundles (`sluice store
+    /// maintain` writes them), as URLs under this base, where the store's keys are readable
+    /// (`http://<endpoint>/<bucket>/<prefix>`, or a CDN in front of it).
+    #[arg(long, value_name = "url", requires = "store")]
+    bundle_uri: Option<String>,
     /// The directory whose repositories are served.
     #[arg(value_name = "dir")]
     base: Option<PathBuf>,
@@ -79,8 +84,9 @@ fn repositories(args: &ServeArgs, context: &Context) -> anyhow::Result<Repositor
             Some(dir) => context.cwd.join(dir),
             None => std::env::temp_dir().join(format!("sluice-cache-{}", std::process::id())),
         };
-        let node = sluice_store::Node::new(bucket, cache);
-        return Ok(Repositories::Stored(Arc::new(node)));
+        let node = Arc::new(sluice_store::Node::new(bucket, cache));
+        let bundle_base = args.bundle_uri.clone();
+        return Ok(Repositories::Stored { node, bundle_base });
     }
     let base = (context.cwd).join(args.base.clone().unwrap_or_else(|| PathBuf::from(".")));
     let base = base

@@ -40,6 +40,30 @@ enum StoreCommand {
         #[arg(long)]
         progress: bool,
     },
+    /// Compact a stored repository into one pack with a bitmap (what no ref reaches into a
+    /// cruft pack) and write the full bundle that clients may download (bundle-uri).
+    Maintain {
+        /// The repository's URL.
+        url: String,
+        /// No progress.
+        #[arg(short, long)]
+        quiet: bool,
+        /// Progress even when stderr is not a terminal.
+        #[arg(long)]
+        progress: bool,
+    },
+    /// Delete the packs and bundles no generation younger than the grace period needs.
+    Gc {
+        /// The repository's URL.
+        url: String,
+        /// Seconds a pack stays after it left the manifest (longer than the longest request
+        /// and than the life of the bundle URLs handed out).
+        #[arg(long, value_name = "seconds", default_value_t = 7200)]
+        grace: u64,
+        /// Say nothing.
+        #[arg(short, long)]
+        quiet: bool,
+    },
     /// Copy a stored repository into a new local bare repository.
     Export {
         /// The repository's URL.
@@ -49,19 +73,18 @@ enum StoreCommand {
     },
 }
 
-/// Runs a `store` subcommand.
+/// Runs a `store` subcommand; each says what it did on stderr unless `-q`.
 pub fn run(args: StoreArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let (url, manifest) = match args.command {
+    let said = match args.command {
         StoreCommand::Init {
             url,
             initial_branch,
         } => {
-            let repo = open(&url)?;
             let manifest = Manifest {
                 head: format!("refs/heads/{initial_branch}"),
                 ..Manifest::default()
             };
-            (url, repo.create(manifest)?)
+            Some(summary(&url, &open(&url)?.create(manifest)?))
         }
         StoreCommand::Import {
             url,
@@ -73,20 +96,53 @@ pub fn run(args: StoreArgs, context: &Context) -> anyhow::Result<ExitCode> {
             let local = sluice_repo::Repository::open_served(&context.cwd.join(&dir), false)?;
             let shown = TerminalProgress::new(crate::progress::enabled(!quiet, progress));
             let staging = std::env::temp_dir();
-            (url, sluice_store::import(&local, &repo, &staging, &shown)?)
+            let manifest = sluice_store::import(&local, &repo, &staging, &shown)?;
+            (!quiet).then(|| summary(&url, &manifest))
+        }
+        StoreCommand::Maintain {
+            url,
+            quiet,
+            progress,
+        } => {
+            let repo = open(&url)?;
+            let shown = TerminalProgress::new(crate::progress::enabled(!quiet, progress));
+            let work = std::env::temp_dir().join(format!("sluice-maintain-{}", std::process::id()));
+            let done = sluice_store::maintain(&repo, &work, &shown);
+            let _ = std::fs::remove_dir_all(&work);
+            let done = done?;
+            let bundle = done.bundle.as_deref().unwrap_or("none");
+            let replaced = format!("{} packs replaced, bundle {bundle}", done.replaced);
+            (!quiet).then(|| format!("{}; {replaced}", summary(&url, &done.manifest)))
+        }
+        StoreCommand::Gc { url, grace, quiet } => {
+            let repo = open(&url)?;
+            let swept = sluice_store::gc(&repo, std::time::Duration::from_secs(grace))?;
+            (!quiet).then(|| {
+                format!(
+                    "{url}: {} objects deleted, {} unnamed but younger than the grace period",
+                    swept.deleted, swept.young
+                )
+            })
         }
         StoreCommand::Export { url, dest } => {
-            let repo = open(&url)?;
-            (url, sluice_store::export(&repo, &context.cwd.join(dest))?)
+            let manifest = sluice_store::export(&open(&url)?, &context.cwd.join(dest))?;
+            Some(summary(&url, &manifest))
         }
     };
-    eprintln!(
+    if let Some(said) = said {
+        eprintln!("{said}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What a repository now is, in one line.
+fn summary(url: &str, manifest: &Manifest) -> String {
+    format!(
         "{url}: generation {}, {} refs, {} packs",
         manifest.generation,
         manifest.refs.len(),
         manifest.packs.len()
-    );
-    Ok(ExitCode::SUCCESS)
+    )
 }
 
 /// The stored repository a URL names.

@@ -110,7 +110,7 @@ pub fn run(args: UploadPackArgs, context: &Context) -> anyhow::Result<ExitCode> 
         advertise_refs: args.service.advertise_refs,
         pack_cache: args.cache.open(context)?,
         // One request per process: nothing to remember.
-        memory: None,
+        ..UploadPackOptions::default()
     };
     let input = std::io::stdin().lock();
     let output = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());

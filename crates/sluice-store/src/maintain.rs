@@ -1,0 +1,134 @@
+//! `sluice store maintain`: a stored repository compacted, under its lease, into one pack
+//! with a bitmap of everything the refs reach (what no ref reaches into a cruft pack, so
+//! nothing is lost to a push that moved a ref meanwhile), and a full bundle of that pack for
+//! clients to download straight from the store. The packs it replaces are taken out of the
+//! manifest with the time, and deleted only by a later sweep, after a grace period.
+
+use crate::bundle::write_bundle;
+use crate::import::upload_packs;
+use crate::lease::Lease;
+use crate::manifest::Manifest;
+use crate::node::Node;
+use crate::stored::StoredRepo;
+use crate::StoreError;
+use sluice_object::progress::Progress;
+use sluice_repo::Repository;
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// How long one maintenance run may hold the lease.
+const LEASE: Duration = Duration::from_secs(3600);
+
+/// What a maintenance run did.
+#[derive(Debug)]
+pub struct Maintained {
+    /// The manifest it committed (or found, when there was nothing to do).
+    pub manifest: Manifest,
+    /// The packs it took out of the manifest.
+    pub replaced: usize,
+    /// The bundle it wrote, if any.
+    pub bundle: Option<String>,
+}
+
+/// Maintains `repo`, working in `work` (a directory of this machine's).
+pub fn maintain(
+    repo: &StoredRepo,
+    work: &Path,
+    progress: &dyn Progress,
+) -> Result<Maintained, StoreError> {
+    let lease = Lease::acquire(repo, LEASE)?;
+    let done = compact(repo, work, progress);
+    // The lease expires by itself if this fails; a failure to compact is the one to report.
+    let released = lease.release();
+    let done = done?;
+    released?;
+    Ok(done)
+}
+
+fn compact(
+    repo: &StoredRepo,
+    work: &Path,
+    progress: &dyn Progress,
+) -> Result<Maintained, StoreError> {
+    let node = Node::new(repo.bucket().clone(), work.to_owned());
+    let Some(pinned) = node.pin(repo.folder())? else {
+        return Err(StoreError::NoRepository(repo.folder().to_owned()));
+    };
+    let before = &pinned.manifest;
+    let token = before.generation;
+    // One pack with a bitmap (and the cruft pack), and a bundle: no push came since.
+    let with_bitmap = before
+        .packs
+        .iter()
+        .any(|p| p.extras.iter().any(|e| e == "bitmap"));
+    let compacted = before.packs.len() <= 2 && with_bitmap && !before.bundles.is_empty();
+    if compacted || before.refs.is_empty() {
+        return Ok(Maintained {
+            manifest: before.clone(),
+            replaced: 0,
+            bundle: None,
+        });
+    }
+    let workspace = node.workspace(&pinned)?;
+    let staged = Repository::open_served(workspace.dir(), true)?;
+    let options = sluice_generate::RepackOptions {
+        write_bitmap: true,
+        cruft: Some(sluice_generate::CruftOptions { expiration: None }),
+        ..Default::default()
+    };
+    sluice_generate::repack_all_with(&staged, &options, progress)?;
+    let pack_dir = workspace.dir().join("objects/pack");
+    let after: Vec<String> = crate::import::packs_in(&pack_dir)?
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    let uploaded = upload_packs(repo, &pack_dir, |n| !before.has_pack(n))?;
+    // The pack with the bitmap holds every object the refs reach: the full bundle's pack.
+    let full = after
+        .iter()
+        .find(|name| pack_dir.join(format!("{name}.bitmap")).exists());
+    let bundle = match full {
+        Some(pack) => {
+            let name = format!("full-{token}");
+            let file = work.join(format!("{name}.bundle"));
+            let refs = before.refs.iter().map(|(n, id)| (n.as_str(), id));
+            let pack = pack_dir.join(format!("{pack}.pack"));
+            write_bundle(&file, refs, &[], &pack).map_err(StoreError::file(&file))?;
+            let uploaded = repo.bucket().upload(&bundle_key(repo, &name), &file);
+            let _ = std::fs::remove_file(&file);
+            uploaded?;
+            Some(name)
+        }
+        None => None,
+    };
+    let replaced: Vec<String> = (before.packs.iter())
+        .filter(|p| !after.contains(&p.name))
+        .map(|p| p.name.clone())
+        .collect();
+    let now = SystemTime::now().duration_since(UNIX_EPOCH);
+    let now = now.map(|d| d.as_secs()).unwrap_or_default();
+    let committed = repo.commit(|current| {
+        let mut next = current.clone();
+        next.packs.retain(|p| !replaced.contains(&p.name));
+        let fresh = uploaded.iter().filter(|p| !next.has_pack(&p.name));
+        next.packs.extend(fresh.cloned().collect::<Vec<_>>());
+        next.removed
+            .extend(replaced.iter().map(|name| (name.clone(), now)));
+        if let Some(name) = &bundle {
+            // A newer full bundle makes the older ones useless to a new clone.
+            next.bundles = vec![(name.clone(), token)];
+        }
+        Ok::<_, std::convert::Infallible>(next)
+    })?;
+    let Ok(manifest) = committed;
+    Ok(Maintained {
+        manifest,
+        replaced: replaced.len(),
+        bundle,
+    })
+}
+
+/// The key of a bundle.
+pub fn bundle_key(repo: &StoredRepo, name: &str) -> String {
+    repo.key(&format!("bundles/{name}.bundle"))
+}
