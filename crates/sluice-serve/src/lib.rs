@@ -13,6 +13,7 @@ mod clone_warmup;
 pub mod daemon;
 mod filter_policy;
 mod http;
+pub mod metrics;
 mod negotiate;
 pub mod pack_cache;
 pub mod receive_pack;

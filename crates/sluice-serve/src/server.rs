@@ -67,6 +67,8 @@ pub struct ServerMemory {
     /// Repositories whose warm-up after a push is running, each with whether another push
     /// came in meanwhile (then it runs once more).
     pub(crate) warming: std::sync::Mutex<std::collections::HashMap<std::path::PathBuf, bool>>,
+    /// What `GET /metrics` reports.
+    pub metrics: crate::metrics::Metrics,
 }
 
 impl ServerMemory {
@@ -76,6 +78,7 @@ impl ServerMemory {
             checksums: Arc::new(MemoryMemo::new(CHECKSUMS_KEPT)),
             reaches: ReachMemo::new(),
             warming: Default::default(),
+            metrics: crate::metrics::Metrics::new(),
         }
     }
 }
@@ -181,6 +184,8 @@ pub(crate) struct RequestLog<'a> {
     traffic: Arc<Traffic>,
     /// The totals when the last request was logged (a connection may carry several).
     logged: std::cell::Cell<(u64, u64)>,
+    /// Where the request is counted for `/metrics`.
+    memory: Arc<ServerMemory>,
 }
 
 impl RequestLog<'_> {
@@ -214,6 +219,18 @@ impl RequestLog<'_> {
         let received = totals.1 - before_received;
         // Milliseconds to the microsecond.
         let duration_ms = (start.elapsed().as_micros() as f64) / 1000.0;
+        self.memory.metrics.served(&crate::metrics::Served {
+            scheme,
+            service: exchange.service,
+            status: match (exchange.status, outcome) {
+                (Some(code), _) => code.to_string(),
+                (None, Ok(())) => "ok".to_owned(),
+                (None, Err(_)) => "error".to_owned(),
+            },
+            sent,
+            received,
+            seconds: duration_ms / 1000.0,
+        });
         match outcome {
             Ok(()) => tracing::info!(
                 target: "sluice::access",
@@ -269,6 +286,7 @@ where
                 scheme,
                 traffic: Arc::default(),
                 logged: Default::default(),
+                memory: Arc::clone(&options.memory),
             };
             let (done, finished) = mpsc::channel::<()>();
             if let Ok(watched) = stream.try_clone() {

@@ -45,6 +45,10 @@ pub struct RequestCounts {
     pub bytes_in: AtomicU64,
     /// Bytes uploaded.
     pub bytes_out: AtomicU64,
+    /// Conditional GETs answered "not modified" (a node already up to date).
+    pub not_modified: AtomicU64,
+    /// Conditional writes refused because another writer got there first.
+    pub conflicts: AtomicU64,
 }
 
 /// An object's content with the version a conditional write names.
@@ -154,7 +158,10 @@ impl Bucket {
                     version,
                 }))
             }
-            Err(object_store::Error::NotModified { .. }) => Ok(Fetched::Unchanged),
+            Err(object_store::Error::NotModified { .. }) => {
+                self.count(&self.counts.not_modified, 1);
+                Ok(Fetched::Unchanged)
+            }
             Err(object_store::Error::NotFound { .. }) => Ok(Fetched::Missing),
             Err(e) => Err(StoreError::request("GET", &key, e)),
         }
@@ -206,7 +213,10 @@ impl Bucket {
                 version: done.version,
             }),
             Err(object_store::Error::AlreadyExists { .. })
-            | Err(object_store::Error::Precondition { .. }) => Err(WriteRefused::Conflict),
+            | Err(object_store::Error::Precondition { .. }) => {
+                self.count(&self.counts.conflicts, 1);
+                Err(WriteRefused::Conflict)
+            }
             Err(e) => Err(WriteRefused::Unknown(StoreError::request("PUT", &key, e))),
         }
     }

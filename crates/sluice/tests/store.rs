@@ -66,6 +66,23 @@ fn nodes(env: &Env, url: &str, n: usize) -> Vec<Server> {
         .collect()
 }
 
+/// A value of the node's `GET /metrics` (0 when absent).
+fn metric(node: &Server, name: &str) -> f64 {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(node.http()).unwrap();
+    let request = format!(
+        "GET /metrics HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        node.http()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    (answer.lines())
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or(0.0)
+}
+
 fn git_url(node: &Server, name: &str) -> String {
     format!("git://{}/{name}", node.git.as_deref().unwrap())
 }
@@ -96,6 +113,18 @@ fn an_imported_repository_clones_from_every_node_and_exports_whole() {
             remote_refs(&env, &http),
             remote_refs(&env, &src.to_string_lossy())
         );
+        // An up-to-date fetch costs the store at most one conditional GET per HTTP request,
+        // each answered "not modified".
+        env.git(env.path(), &["clone", "-q", &http, "over-http"]);
+        let gets = metric(&nodes[1], "sluice_store_gets_total");
+        let unchanged = metric(&nodes[1], "sluice_store_not_modified_total");
+        env.git(&env.path().join("over-http"), &["fetch", "-q"]);
+        let fetch_gets = metric(&nodes[1], "sluice_store_gets_total") - gets;
+        assert!(fetch_gets <= 2.0, "{fetch_gets}");
+        let fetch_unchanged = metric(&nodes[1], "sluice_store_not_modified_total") - unchanged;
+        assert_eq!(fetch_gets, fetch_unchanged);
+        let ok = r#"sluice_requests_total{scheme="http",service="git-upload-pack",status="200"}"#;
+        assert!(metric(&nodes[1], ok) >= 5.0);
         let out = sluice(
             &env,
             env.path(),
@@ -411,5 +440,58 @@ fn maintenance_and_gc_during_pushes_lose_nothing_and_clients_clone_from_the_bund
             .filter(|l| l.contains("refs/remotes/") && !l.ends_with("/HEAD"))
             .count(),
         listed.lines().filter(|l| l.contains("refs/heads/")).count()
+    );
+}
+
+#[test]
+fn a_node_killed_during_pushes_loses_no_acknowledged_push() {
+    let env = Env::new();
+    source(&env);
+    let store = format!("s3://{}/repos", seaweed().new_bucket());
+    let url = format!("{store}/p.git");
+    let out = sluice(&env, env.path(), &["store", "import", &url, "source"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut acknowledged = Vec::new();
+    for attempt in 0..10u64 {
+        let node = nodes(&env, &store, 1).pop().unwrap();
+        let node_url = git_url(&node, "p.git");
+        let branch = format!("killed{attempt}");
+        let pusher = env.path().join("pusher");
+        if pusher.exists() {
+            env.git(&pusher, &["remote", "set-url", "origin", &node_url]);
+        }
+        let dir = with_commit(&env, &node_url, "pusher", &branch, &branch);
+        // Enough data that the kill lands in the middle of some pushes.
+        std::fs::write(dir.join("big.bin"), crate::util::noise(attempt, 3 << 20)).unwrap();
+        env.git(&dir, &["add", "big.bin"]);
+        env.git(&dir, &["commit", "-q", "-m", "big"]);
+        let push = env.git_command(&dir, &["push", &node_url, &branch]);
+        let pushing = std::thread::spawn(move || crate::util::run_with_input(push, b""));
+        std::thread::sleep(std::time::Duration::from_millis(attempt * 40));
+        drop(node); // SIGKILL
+        if pushing.join().unwrap().status.success() {
+            acknowledged.push((branch.clone(), env.git(&dir, &["rev-parse", &branch])));
+        }
+    }
+    // Every push the client was told landed is there, and every ref names what it needs.
+    let node = nodes(&env, &store, 1).pop().unwrap();
+    let listed = remote_refs(&env, &git_url(&node, "p.git"));
+    for (branch, tip) in &acknowledged {
+        let line = format!(
+            "{}\trefs/heads/{branch}",
+            String::from_utf8_lossy(tip.trim_ascii())
+        );
+        assert!(listed.contains(&line), "{line} not in {listed}");
+    }
+    let out = sluice(
+        &env,
+        env.path(),
+        &["store", "export", &url, "after-kills.git"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    env.git(&env.path().join("after-kills.git"), &["fsck", "--strict"]);
+    eprintln!(
+        "{} of 10 pushes acknowledged before the kill",
+        acknowledged.len()
     );
 }

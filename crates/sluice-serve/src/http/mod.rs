@@ -83,9 +83,18 @@ enum Service {
 /// What a request asks for.
 #[derive(Debug, PartialEq, Eq)]
 enum Route<'a> {
-    Advertise { repo: &'a str, service: Service },
-    UploadPack { repo: &'a str },
-    ReceivePack { repo: &'a str },
+    /// `GET /metrics`.
+    Metrics,
+    Advertise {
+        repo: &'a str,
+        service: Service,
+    },
+    UploadPack {
+        repo: &'a str,
+    },
+    ReceivePack {
+        repo: &'a str,
+    },
 }
 
 /// An answer other than success: status line and a short text body.
@@ -223,6 +232,18 @@ fn serve_request(
         Err(refusal) => return refused(refusal, exchange),
     };
     let (repo_path, service) = match route {
+        Route::Metrics => {
+            let text = options.memory.metrics.encode();
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n\
+                 Content-Length: {}\r\nCache-Control: no-cache\r\n\r\n",
+                text.len()
+            );
+            let mut out = stream.clone();
+            out.write_all(head.as_bytes())?;
+            out.write_all(text.as_bytes())?;
+            return Ok(true);
+        }
         Route::Advertise { repo, service } => (repo, service),
         Route::UploadPack { repo } => (repo, Service::UploadPack),
         Route::ReceivePack { repo } => (repo, Service::ReceivePack),
@@ -460,6 +481,9 @@ fn route(head: &Head) -> Result<Route<'_>, Refusal> {
         .target
         .split_once('?')
         .unwrap_or((head.target.as_str(), ""));
+    if path == "/metrics" && head.method == "GET" {
+        return Ok(Route::Metrics);
+    }
     if let Some(repo) = path.strip_suffix("/info/refs") {
         if head.method != "GET" {
             return Err(Refusal::new("405 Method Not Allowed", "use GET"));

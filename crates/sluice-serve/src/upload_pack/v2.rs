@@ -149,6 +149,9 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
     /// `bundle-uri`: the bundle list, one `key=value` a line.
     fn bundle_uri(&mut self) -> Result<(), ServeError> {
         let list = self.options.bundles.clone().unwrap_or_default();
+        if let Some(memory) = &self.options.memory {
+            memory.metrics.bundle_list();
+        }
         for (key, value) in list.iter() {
             self.send(&format!("{key}={value}\n"))?;
         }

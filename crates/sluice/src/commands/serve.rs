@@ -98,6 +98,10 @@ fn repositories(args: &ServeArgs, context: &Context) -> anyhow::Result<Repositor
 /// Runs the server until it is stopped by a signal.
 pub fn run(args: ServeArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let base = repositories(&args, context)?;
+    let memory = Arc::new(sluice_serve::ServerMemory::new());
+    if let Repositories::Stored { node, .. } = &base {
+        memory.metrics.watch_store(Arc::clone(node));
+    }
     crate::log::init(args.log_format);
     let http = ["http", "https"][usize::from(args.tls_cert.is_some())];
     let mut front_ends: Vec<(TcpListener, &str, FrontEnd)> = Vec::new();
@@ -131,7 +135,7 @@ pub fn run(args: ServeArgs, context: &Context) -> anyhow::Result<ExitCode> {
             _ => None,
         },
         git_receive_pack: !args.enable.is_empty(),
-        ..ServerOptions::default()
+        memory,
     };
     let shutdown = Shutdown::new();
     let addresses = front_ends

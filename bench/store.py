@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""Serving from object storage: `sluice serve --store` nodes on a real store (SeaweedFS's
+`weed mini`, started here on ports of its own) beside `sluice serve` on a local copy of the
+same repository, in one run.
+
+Each round times, over smart HTTP with git's client:
+  local      a clone from `sluice serve <dir>`;
+  warm       a clone from a store-backed node that has served the repository before;
+  cold       a clone from a new node with an empty cache (its first request);
+  bundle     `git -c transfer.bundleURI=true clone` from a node that advertises the store's
+             bundle (`--bundle-uri`): the bytes the node sent against a full clone's;
+  push       a one-commit push to the local server and to a store-backed node;
+  fetch      an up-to-date `git fetch` from a node, with the store requests it cost (from the
+             node's /metrics).
+Reported: median client wall, the server's CPU per operation, the bytes the server sent, and
+the ratios the store-backed node must meet (issue 49).
+
+    python3 bench/store.py <bare repo> [--runs 3] [--sluice target/release/sluice] [--git git]
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from common import process_cpu  # noqa: E402
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_store(work):
+    """weed mini on ports of its own; returns (process, s3 address)."""
+    base = 21000 + (os.getpid() % 400) * 10
+    data = os.path.join(work, "weed")
+    os.mkdir(data)
+    log = open(os.path.join(work, "weed.log"), "w")
+    proc = subprocess.Popen(
+        ["weed", "mini", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+         "-admin.ui=false", f"-s3.port={base}", f"-master.port={base + 1}",
+         f"-filer.port={base + 2}", f"-volume.port={base + 3}", f"-admin.port={base + 4}",
+         f"-webdav.port={base + 5}"], stdout=log, stderr=log)
+    address = f"127.0.0.1:{base}"
+    for _ in range(300):
+        if subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PUT",
+                           f"http://{address}/bench"], capture_output=True,
+                          text=True).stdout == "200":
+            return proc, address
+        time.sleep(0.2)
+    sys.exit("weed mini did not start")
+
+
+class Server:
+    """A `sluice serve` with its access log, whose `sent=` fields count the bytes sent."""
+
+    def __init__(self, sluice, args, env, work, name):
+        self.log_path = os.path.join(work, f"{name}.log")
+        self.log = open(self.log_path, "w")
+        port, git_port = free_port(), free_port()
+        self.proc = subprocess.Popen([sluice, "serve", "--http", f"127.0.0.1:{port}", "--git",
+                                      f"127.0.0.1:{git_port}", "--enable", "receive-pack", *args],
+                                     stdout=subprocess.PIPE, stderr=self.log, env=env)
+        self.proc.stdout.readline()
+        self.proc.stdout.readline()
+        self.address = f"127.0.0.1:{port}"
+        self.git_address = f"127.0.0.1:{git_port}"
+
+    def cpu(self):
+        return process_cpu(self.proc.pid)
+
+    def sent(self):
+        total = 0
+        for line in open(self.log_path):
+            for field in line.split():
+                if field.startswith("sent="):
+                    total += int(field[5:])
+        return total
+
+    def metric(self, name):
+        out = subprocess.run(["curl", "-s", f"http://{self.address}/metrics"],
+                             capture_output=True, text=True).stdout
+        return sum(float(line.split()[-1]) for line in out.splitlines()
+                   if line.startswith(name) and not line.startswith("#"))
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait()
+
+
+def timed(server, argv, cwd=None, env=None):
+    """Runs a client command; returns (wall, server CPU, bytes the server sent)."""
+    cpu, sent = server.cpu(), server.sent()
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True)
+    wall = time.perf_counter() - start
+    time.sleep(0.1)  # the log line of the last request
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(argv)} failed: {done.stderr.decode()}")
+    return wall, server.cpu() - cpu, server.sent() - sent
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("repo")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--git", default="git")
+    parser.add_argument("--sluice", default="target/release/sluice")
+    parser.add_argument("--results", default="bench/results/store.jsonl")
+    args = parser.parse_args()
+    sluice = os.path.abspath(args.sluice)
+    work = tempfile.mkdtemp(prefix="bench-store-")
+    weed, s3 = start_store(work)
+    env = dict(os.environ, AWS_ENDPOINT_URL=f"http://{s3}", AWS_ALLOW_HTTP="true")
+    try:
+        rows = run(args, sluice, work, s3, env)
+    finally:
+        weed.send_signal(signal.SIGTERM)
+        weed.wait()
+    with open(args.results, "a") as f:
+        for row in rows:
+            row["time"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+            f.write(json.dumps(row) + "\n")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def run(args, sluice, work, s3, env):
+    git = args.git
+    served = os.path.join(work, "served")
+    os.mkdir(served)
+    store = "s3://bench/repos"
+    url = f"{store}/repo.git"
+    start = time.perf_counter()
+    subprocess.run([sluice, "store", "import", "-q", url, args.repo], env=env, check=True)
+    subprocess.run([sluice, "store", "maintain", "-q", url], env=env, check=True)
+    print(f"import and maintain: {time.perf_counter() - start:.1f} s")
+    # The local copy is the store's export: the same pack and bitmap, served from disk.
+    local_repo = os.path.join(served, "repo.git")
+    subprocess.run([sluice, "store", "export", url, local_repo], env=env, check=True,
+                   capture_output=True)
+    local = Server(sluice, [served], env, work, "local")
+    warm = Server(sluice, ["--store", store, "--cache-dir", os.path.join(work, "warm")], env,
+                  work, "warm")
+    bundled = Server(sluice, ["--store", store, "--cache-dir", os.path.join(work, "bundled"),
+                              "--bundle-uri", f"http://{s3}/bench/repos"], env, work, "bundled")
+    results = {k: [] for k in ["local", "warm", "cold", "bundle", "push-local", "push-store"]}
+    clones = os.path.join(work, "clones")
+    os.mkdir(clones)
+    n = 0
+
+    def clone(server, extra=()):
+        nonlocal n
+        n += 1
+        dest = os.path.join(clones, f"c{n}")
+        got = timed(server, [git, *extra, "clone", "-q", "--bare",
+                             f"http://{server.address}/repo.git", dest])
+        shutil.rmtree(dest)
+        return got
+
+    clone(warm)  # warms the node's cache
+    for r in range(args.runs):
+        results["local"].append(clone(local))
+        results["warm"].append(clone(warm))
+        cold = Server(sluice, ["--store", store, "--cache-dir",
+                               os.path.join(work, f"cold{r}")], env, work, f"cold{r}")
+        results["cold"].append(clone(cold))
+        cold.stop()
+        results["bundle"].append(clone(bundled, ["-c", "transfer.bundleURI=true"]))
+        for name, server in [("push-local", local), ("push-store", warm)]:
+            dest = os.path.join(clones, f"p{name}{r}")
+            subprocess.run([git, "clone", "-q", f"http://{server.address}/repo.git", dest],
+                           check=True)
+            subprocess.run([git, "-C", dest, "commit", "-q", "--allow-empty", "-m", name],
+                           check=True)
+            target = f"git://{server.git_address}/repo.git"
+            results[name].append(timed(server, [git, "-C", dest, "push", "-q", target,
+                                                f"HEAD:refs/heads/bench-{name}-{r}"]))
+    rows = []
+    print(f"{'operation':<12} {'wall s':>8} {'server CPU s':>13} {'sent MB':>9}")
+    for name, values in results.items():
+        wall = statistics.median(v[0] for v in values)
+        cpu = statistics.median(v[1] for v in values)
+        sent = statistics.median(v[2] for v in values)
+        rows.append({"repo": os.path.basename(args.repo.rstrip("/")), "operation": name,
+                     "wall_s": round(wall, 3), "server_cpu_s": round(cpu, 3),
+                     "sent_bytes": sent, "runs": args.runs})
+        print(f"{name:<12} {wall:>8.2f} {cpu:>13.2f} {sent / 1e6:>9.2f}")
+    by = {row["operation"]: row for row in rows}
+    print(f"warm node / local: wall {by['warm']['wall_s'] / by['local']['wall_s']:.2f}x, "
+          f"CPU {by['warm']['server_cpu_s'] / max(by['local']['server_cpu_s'], 1e-9):.2f}x")
+    print(f"cold / warm wall: {by['cold']['wall_s'] / by['warm']['wall_s']:.2f}x")
+    print(f"bundle clone: {by['bundle']['sent_bytes'] / by['warm']['sent_bytes'] * 100:.1f}% of "
+          f"a full clone's bytes from the node")
+    print(f"push store / local wall: "
+          f"{by['push-store']['wall_s'] / by['push-local']['wall_s']:.2f}x")
+    for server in [local, warm, bundled]:
+        server.stop()
+    return rows
+
+
+if __name__ == "__main__":
+    main()
