@@ -186,7 +186,19 @@ def run(args, sluice, work, s3, env):
             target = f"git://{server.git_address}/repo.git"
             results[name].append(timed(server, [git, "-C", dest, "push", "-q", target,
                                                 f"HEAD:refs/heads/bench-{name}-{r}"]))
-    rows = []
+    # An up-to-date fetch: what it costs the store, from the node's /metrics.
+    dest = os.path.join(clones, "fetcher")
+    subprocess.run([git, "clone", "-q", f"http://{warm.address}/repo.git", dest], check=True)
+    before = {k: warm.metric(k) for k in ["sluice_store_gets_total",
+                                          "sluice_store_not_modified_total"]}
+    subprocess.run([git, "-C", dest, "fetch", "-q"], check=True)
+    fetch_requests = warm.metric("sluice_store_gets_total") - before["sluice_store_gets_total"]
+    fetch_unchanged = (warm.metric("sluice_store_not_modified_total")
+                       - before["sluice_store_not_modified_total"])
+    rows = [{"repo": os.path.basename(args.repo.rstrip("/")), "operation": "fetch-up-to-date",
+             "store_requests": fetch_requests, "not_modified": fetch_unchanged}]
+    print(f"up-to-date fetch over HTTP: {fetch_requests:.0f} store requests "
+          f"({fetch_unchanged:.0f} answered 'not modified')")
     print(f"{'operation':<12} {'wall s':>8} {'server CPU s':>13} {'sent MB':>9}")
     for name, values in results.items():
         wall = statistics.median(v[0] for v in values)

@@ -109,8 +109,7 @@ fn serve_connection(
             .into());
         }
         let options = ReceivePackOptions {
-            // A store's push is received into a private copy: nothing there to warm.
-            memory: (opened.gate.is_none()).then(|| std::sync::Arc::clone(&server.memory)),
+            memory: Some(std::sync::Arc::clone(&server.memory)),
             gate: opened.gate,
             ..ReceivePackOptions::default()
         };

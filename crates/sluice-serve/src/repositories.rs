@@ -157,4 +157,9 @@ impl RefGate for StoreGate {
             .map(|_| ())
             .map_err(|e| e.to_string())
     }
+
+    fn serving_dir(&self) -> Option<PathBuf> {
+        let name = self.pinned.repo.folder();
+        Some(self.node.pin(name).ok()??.dir.clone())
+    }
 }

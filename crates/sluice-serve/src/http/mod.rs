@@ -273,8 +273,7 @@ fn serve_request(
             stateless_rpc: true,
             advertise_refs: advertise,
             pusher: Some(pusher),
-            // A store's push is received into a private copy: nothing there to warm.
-            memory: (opened.gate.is_none()).then(|| std::sync::Arc::clone(&options.memory)),
+            memory: Some(std::sync::Arc::clone(&options.memory)),
             gate: opened.gate,
         };
         return serve_receive_pack(stream, reader, &repo, head, &session);

@@ -57,6 +57,10 @@ pub trait RefGate: Send + Sync {
     /// Commits `changes`, or says why not (a ref moved: another push landed first), in
     /// words for the client.
     fn commit(&self, changes: &[sluice_store::RefChange]) -> Result<(), String>;
+
+    /// After a push that moved refs: the repository that now serves them (the new
+    /// generation), for the warm-up that readies the next clone's pack.
+    fn serving_dir(&self) -> Option<std::path::PathBuf>;
 }
 
 impl std::fmt::Debug for dyn RefGate {
@@ -238,7 +242,12 @@ pub fn receive_pack(
     if results.iter().any(Option::is_none) {
         auto_gc(repo);
         if let Some(memory) = &options.memory {
-            crate::clone_warmup::after_push(repo.git_dir(), memory);
+            let gate = options.gate.as_ref();
+            match gate.map(|gate| gate.serving_dir()) {
+                None => crate::clone_warmup::after_push(repo.git_dir(), memory),
+                Some(Some(dir)) => crate::clone_warmup::after_push(&dir, memory),
+                Some(None) => {}
+            }
         }
     }
     Ok(messages)
