@@ -32,6 +32,8 @@ const GENERATIONS_KEPT: usize = 4;
 pub struct Node {
     bucket: Bucket,
     cache: PathBuf,
+    /// The hooks every repository's pushes run (`core.hooksPath` of each generation).
+    hooks: Option<PathBuf>,
     /// Per repository: the generation last pinned.
     pinned: Mutex<HashMap<String, Arc<Slot>>>,
 }
@@ -99,8 +101,16 @@ impl Node {
         Node {
             bucket,
             cache,
+            hooks: None,
             pinned: Mutex::default(),
         }
+    }
+
+    /// Runs the hooks in `dir` (pre-receive, update, post-receive, …) for every push, as a
+    /// repository's own hooks run on disk.
+    pub fn with_hooks(mut self, dir: PathBuf) -> Node {
+        self.hooks = Some(dir);
+        self
     }
 
     /// The bucket.
@@ -157,7 +167,7 @@ impl Node {
         if !dir.join("HEAD").exists() {
             let scratch =
                 Scratch::new(&generations, "gen").map_err(StoreError::file(&generations))?;
-            write_generation(scratch.path(), &manifest, &packs)?;
+            write_generation(scratch.path(), &manifest, &packs, self.hooks.as_deref())?;
             match scratch.keep_as(&dir) {
                 Ok(()) => {}
                 // Another request made it first.
@@ -179,7 +189,12 @@ impl Node {
         let pushes = self.folder(&pinned.repo).join("push");
         let scratch = Scratch::new(&pushes, "push").map_err(StoreError::file(&pushes))?;
         let packs = self.folder(&pinned.repo).join("packs");
-        write_generation(scratch.path(), &pinned.manifest, &packs)?;
+        write_generation(
+            scratch.path(),
+            &pinned.manifest,
+            &packs,
+            self.hooks.as_deref(),
+        )?;
         Ok(Workspace { scratch })
     }
 
@@ -242,8 +257,13 @@ fn moved(current: &Manifest, changes: &[RefChange]) -> Option<PushRefused> {
 }
 
 /// Writes a bare repository for `manifest` at `dir`: HEAD, a configuration fit for serving
-/// from the store, hard links to the cached packs, `packed-refs`.
-fn write_generation(dir: &Path, manifest: &Manifest, packs: &Path) -> Result<(), StoreError> {
+/// from the store (with the node's hooks), hard links to the cached packs, `packed-refs`.
+fn write_generation(
+    dir: &Path,
+    manifest: &Manifest,
+    packs: &Path,
+    hooks: Option<&Path>,
+) -> Result<(), StoreError> {
     init(
         dir,
         InitOptions {
@@ -261,6 +281,10 @@ fn write_generation(dir: &Path, manifest: &Manifest, packs: &Path) -> Result<(),
         ("gc", "auto", "0"),
     ] {
         config.add(&ConfigKey::new(section, None, name), value);
+    }
+    if let Some(hooks) = hooks {
+        let hooks = hooks.to_string_lossy();
+        config.add(&ConfigKey::new("core", None, "hooksPath"), &hooks);
     }
     config.write()?;
     let pack_dir = dir.join("objects/pack");

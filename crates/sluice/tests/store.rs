@@ -495,3 +495,79 @@ fn a_node_killed_during_pushes_loses_no_acknowledged_push() {
         acknowledged.len()
     );
 }
+
+/// How many objects the store holds under `prefix` of `bucket` (its S3 listing).
+fn stored_keys(bucket: &str, prefix: &str) -> usize {
+    use std::io::{Read, Write};
+    let s3 = &seaweed().s3;
+    let mut stream = std::net::TcpStream::connect(s3).unwrap();
+    let request = format!(
+        "GET /{bucket}?list-type=2&prefix={prefix} HTTP/1.1\r\nHost: {s3}\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer.matches("<Key>").count()
+}
+
+#[test]
+fn the_nodes_hooks_judge_store_pushes_and_a_refused_push_leaves_nothing() {
+    let env = Env::new();
+    source(&env);
+    let bucket = seaweed().new_bucket();
+    let store = format!("s3://{bucket}/repos");
+    let out = sluice(
+        &env,
+        env.path(),
+        &["store", "import", &format!("{store}/p.git"), "source"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hooks = env.path().join("hooks");
+    std::fs::create_dir(&hooks).unwrap();
+    let log = env.path().join("post-receive.log");
+    crate::util::script(
+        &hooks.join("pre-receive"),
+        "#!/bin/sh\nwhile read old new name; do\n  case $name in refs/heads/blocked) echo \"no pushes to $name\" >&2; exit 1;; esac\ndone\n",
+    );
+    crate::util::script(
+        &hooks.join("post-receive"),
+        &format!("#!/bin/sh\ncat >> '{}'\n", log.display()),
+    );
+    let vars = seaweed().vars();
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let cache = env.path().join("cache");
+    let args = [
+        "--store",
+        &store,
+        "--cache-dir",
+        cache.to_str().unwrap(),
+        "--enable",
+        "receive-pack",
+        "--hooks",
+        hooks.to_str().unwrap(),
+    ];
+    let node = Server::start_with(&env, &args, &vars);
+    let url = git_url(&node, "p.git");
+    let dir = with_commit(&env, &url, "client", "allowed", "allowed");
+    env.git(&dir, &["push", "-q", &url, "allowed"]);
+    let tip = String::from_utf8(env.git(&dir, &["rev-parse", "allowed"])).unwrap();
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.ends_with(&format!("{} refs/heads/allowed\n", tip.trim())),
+        "{logged}"
+    );
+    let packs = stored_keys(&bucket, "repos/p.git/packs/");
+    let dir = with_commit(&env, &url, "client", "blocked", "blocked");
+    let push = env.git_command(&dir, &["push", &url, "blocked"]);
+    let out = crate::util::run_with_input(push, b"");
+    assert!(!out.status.success());
+    let said = stderr(&out);
+    assert!(said.contains("no pushes to refs/heads/blocked"), "{said}");
+    assert!(said.contains("(pre-receive hook declined)"), "{said}");
+    assert!(!remote_refs(&env, &url).contains("refs/heads/blocked"));
+    assert_eq!(
+        stored_keys(&bucket, "repos/p.git/packs/"),
+        packs,
+        "a refused push uploaded"
+    );
+}

@@ -69,6 +69,10 @@ pub struct ServeArgs {
     /// (`http://<endpoint>/<bucket>/<prefix>`, or a CDN in front of it).
     #[arg(long, value_name = "url", requires = "store")]
     bundle_uri: Option<String>,
+    /// With --store: the hooks every push runs (pre-receive, update, post-receive,
+    /// post-update, reference-transaction), as a repository's `core.hooksPath`.
+    #[arg(long, value_name = "dir", requires = "store")]
+    hooks: Option<PathBuf>,
     /// The directory whose repositories are served.
     #[arg(value_name = "dir")]
     base: Option<PathBuf>,
@@ -84,7 +88,11 @@ fn repositories(args: &ServeArgs, context: &Context) -> anyhow::Result<Repositor
             Some(dir) => context.cwd.join(dir),
             None => std::env::temp_dir().join(format!("sluice-cache-{}", std::process::id())),
         };
-        let node = Arc::new(sluice_store::Node::new(bucket, cache));
+        let mut node = sluice_store::Node::new(bucket, cache);
+        if let Some(hooks) = &args.hooks {
+            node = node.with_hooks(context.cwd.join(hooks));
+        }
+        let node = Arc::new(node);
         let bundle_base = args.bundle_uri.clone();
         return Ok(Repositories::Stored { node, bundle_base });
     }
