@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod bundle_uri;
 pub mod clone;
 pub mod fetch;
 pub mod fetch_pack;

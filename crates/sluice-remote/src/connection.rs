@@ -287,6 +287,15 @@ impl Connection {
         }
     }
 
+    /// The server's bundle list (protocol v2's `bundle-uri`), as `bundle.*` keys and values;
+    /// `None` when it offers none.
+    pub fn bundle_list(&mut self) -> Result<Option<Vec<(String, String)>>, FetchError> {
+        if self.version != ProtocolVersion::V2 || !self.has_capability("bundle-uri") {
+            return Ok(None);
+        }
+        self.bundle_uri_v2().map(Some)
+    }
+
     /// The branch an empty remote's HEAD points to, if it said (after `ls_refs`).
     pub fn unborn_head(&self) -> Option<&str> {
         self.unborn_head.as_deref()

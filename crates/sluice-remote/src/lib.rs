@@ -22,8 +22,8 @@ pub use protocol_error::{Got, ProtocolError};
 pub use remote::Remote;
 pub use request::{Deepen, FetchRequest, Fetched, Negotiator, NoHaves, RemoteRef};
 pub use transport::{
-    stop_servers, ConnectOptions, HttpFailure, IpVersion, Producer, ProtocolVersion, Response,
-    Service, SettingsError, TlsTrust,
+    download, stop_servers, ConnectOptions, HttpFailure, IpVersion, Producer, ProtocolVersion,
+    Response, Service, SettingsError, TlsTrust,
 };
 pub use url::{anonymized, RemoteUrl};
 

@@ -104,6 +104,29 @@ impl Connection {
         }
     }
 
+    /// `bundle-uri`: the server's bundle list, its `key=value` lines as pairs (lines of
+    /// another shape are skipped, as the protocol says clients should).
+    pub(crate) fn bundle_uri_v2(&mut self) -> Result<Vec<(String, String)>, FetchError> {
+        self.command_v2("bundle-uri", &[])?;
+        let mut pairs = Vec::new();
+        loop {
+            match next_line(&mut self.input, "the bundle list")? {
+                Ok(line) => {
+                    if let Some((key, value)) = line.split_once('=') {
+                        pairs.push((key.to_owned(), value.to_owned()));
+                    }
+                }
+                Err(Packet::Flush) => return Ok(pairs),
+                Err(_) => {
+                    return Err(ProtocolError::UnexpectedPacket {
+                        place: "the bundle list",
+                    }
+                    .into())
+                }
+            }
+        }
+    }
+
     /// The arguments every round of a fetch repeats: features, wants, shallow and filter.
     fn fetch_arguments(
         &self,

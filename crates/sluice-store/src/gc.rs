@@ -1,9 +1,10 @@
 //! `sluice store gc`: deletes, under the repository's lease, what no generation younger than
-//! the grace period needs: packs taken out of the manifest longer ago than that, bundles no
-//! longer listed, and uploads no manifest ever named (a push that lost its race, an import or
-//! a maintenance run that died). The grace period must be longer than the longest request and
-//! than the life of the bundle URLs handed out: a request pinned to an older generation may
-//! still read what it names.
+//! the grace period needs: packs taken out of the manifest longer ago than that, and uploads
+//! no manifest names (a push that lost its race, an import or a maintenance run that died,
+//! bundles no longer listed) once older than any push can take. The grace period should be
+//! longer than the longest request and than the life of the bundle URLs handed out: a request
+//! pinned to an older generation may still read what it names. However short it is, nothing a
+//! manifest names or a push in flight uploaded is deleted.
 
 use crate::lease::Lease;
 use crate::manifest::Manifest;
@@ -11,13 +12,19 @@ use crate::stored::StoredRepo;
 use crate::StoreError;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+/// How old an upload that no manifest names must be before it is deleted, whatever grace the
+/// sweep is given: longer than any push may take (a node ends a connection after an hour by
+/// default), so that a push whose pack is uploaded but whose manifest write is still to come
+/// never loses it. The grace period applies to packs the manifest removed.
+const UPLOAD_AGE: Duration = Duration::from_secs(2 * 3600);
+
 /// What a sweep deleted.
 #[derive(Debug, Default)]
 pub struct Swept {
     /// Objects deleted (pack files and bundles).
     pub deleted: usize,
-    /// Objects kept because they are younger than the grace period though no manifest names
-    /// them (yet).
+    /// Objects no manifest names that were kept: removed within the grace period, or
+    /// uploaded too recently for a push or maintenance run to have finished.
     pub young: usize,
 }
 
@@ -39,14 +46,20 @@ fn sweep(repo: &StoredRepo, grace: Duration) -> Result<Swept, StoreError> {
     let now = SystemTime::now();
     let cutoff = now.checked_sub(grace).unwrap_or(UNIX_EPOCH);
     let cutoff_secs = cutoff.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let upload_cutoff = now.checked_sub(UPLOAD_AGE.max(grace)).unwrap_or(UNIX_EPOCH);
     let mut swept = Swept::default();
     for (key, written) in repo.bucket().list(&repo.key("packs/"))? {
         let name = pack_of(&key);
-        let live = manifest.has_pack(name);
-        let removed_recently =
-            (manifest.removed.iter()).any(|(removed, when)| removed == name && *when > cutoff_secs);
-        if live || removed_recently || written > cutoff {
-            swept.young += usize::from(!live && !removed_recently);
+        if manifest.has_pack(name) {
+            continue;
+        }
+        let removed = manifest.removed.iter().find(|(removed, _)| removed == name);
+        let expired = match removed {
+            Some((_, when)) => *when <= cutoff_secs && written <= cutoff,
+            None => written <= upload_cutoff,
+        };
+        if !expired {
+            swept.young += 1;
             continue;
         }
         repo.bucket().delete(&key)?;
@@ -55,7 +68,8 @@ fn sweep(repo: &StoredRepo, grace: Duration) -> Result<Swept, StoreError> {
     for (key, written) in repo.bucket().list(&repo.key("bundles/"))? {
         let listed =
             (manifest.bundles.iter()).any(|(name, _)| key.ends_with(&format!("/{name}.bundle")));
-        if listed || written > cutoff {
+        // A bundle is uploaded before the manifest lists it, as a pack is.
+        if listed || written > upload_cutoff {
             continue;
         }
         repo.bucket().delete(&key)?;

@@ -177,6 +177,7 @@ fn clone_with_the_library(env: &Env, source: &Path, into: &Path) -> Vec<String> 
         reject_shallow: false,
         connect,
         local: None,
+        bundle_uri: true,
         remote_progress: false,
         receive_progress: &Discard,
         early_checkout_progress: &Discard,

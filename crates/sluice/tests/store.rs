@@ -354,8 +354,8 @@ fn maintenance_and_gc_during_pushes_lose_nothing_and_clients_clone_from_the_bund
     assert!(out.status.success(), "{}", stderr(&out));
     let nodes = nodes(&env, &store, 2);
     let urls: Vec<String> = nodes.iter().map(|n| git_url(n, "p.git")).collect();
-    // Pushes through both nodes while maintenance and a sweep run; then, with nothing in
-    // flight, a sweep with no grace deletes what the compaction replaced.
+    // Pushes through both nodes while maintenance and a sweep with no grace run: the sweep
+    // deletes what compaction replaced, never what a push in flight uploaded.
     let clients: Vec<(PathBuf, String)> = (0..6)
         .map(|i| {
             let branch = format!("work{i}");
@@ -434,6 +434,13 @@ fn maintenance_and_gc_during_pushes_lose_nothing_and_clients_clone_from_the_bund
     let bundled = newest.git(&clone, &["for-each-ref", "refs/bundles/"]);
     assert!(String::from_utf8_lossy(&bundled).contains("refs/bundles/work0"));
     newest.git(&clone, &["fsck", "--strict"]);
+    // Sluice's clone takes the bundle by default, and ends as git's client did.
+    let ours = newest.sluice(newest.path(), &["clone", "-q", &http, "ours"], b"");
+    assert!(ours.status.success(), "{}", stderr(&ours));
+    let ours = newest.path().join("ours");
+    newest.git(&ours, &["fsck", "--strict"]);
+    assert_eq!(refs(&newest, &ours), refs(&newest, &clone));
+    assert!(newest.git(&ours, &["status", "--porcelain"]).is_empty());
     assert_eq!(
         remote_refs(&newest, &clone.to_string_lossy())
             .lines()

@@ -71,6 +71,9 @@ pub struct CloneOptions<'a> {
     pub connect: ConnectOptions,
     /// A clone from a path: the objects come as files.
     pub local: Option<LocalSource>,
+    /// Use the bundles the server advertises (bundle-uri; `transfer.bundleURI`, on by
+    /// default in Sluice): the history comes from where they are, the server sends the rest.
+    pub bundle_uri: bool,
     /// Whether the server is asked for its progress.
     pub remote_progress: bool,
     /// index-pack's progress.
@@ -117,6 +120,15 @@ pub fn clone_into(
         let branch = unborn.filter(|name| name.starts_with("refs/heads/"));
         plan.head_branch = Some(branch.unwrap_or(initial).to_owned());
     }
+    let bundled = bundles(&mut connection, repo, options, messages);
+    let reopened;
+    let repo = match bundled.is_empty() {
+        true => repo,
+        false => {
+            reopened = reopen(repo)?;
+            &reopened
+        }
+    };
     let wants = plan.wants();
     let request = request(repo, &wants, options);
     if wants.is_empty() {
@@ -125,7 +137,7 @@ pub fn clone_into(
     let early = early_checkout(repo, plan.checkout_id(&advertised), options)?;
     let received = receive(
         &mut connection,
-        repo,
+        (repo, &bundled),
         &request,
         early.as_ref(),
         options,
@@ -154,6 +166,32 @@ pub fn clone_into(
         head,
         checked_out_early: false,
     })
+}
+
+/// The bundles the server advertises, brought in before the fetch where they can serve
+/// (not for a clone from a path, a partial or a shallow one): the tips they gave. A bundle
+/// that fails only means the server sends its objects, as git's client does.
+fn bundles(
+    connection: &mut Connection,
+    repo: &Repository,
+    options: &CloneOptions,
+    messages: &dyn CloneMessages,
+) -> Vec<ObjectId> {
+    let usable = options.bundle_uri
+        && options.local.is_none()
+        && options.filter.is_none()
+        && !options.deepen.is_set();
+    if !usable {
+        return Vec::new();
+    }
+    match crate::bundle_uri::fetch_bundles(connection, repo, &options.connect) {
+        Ok(tips) => tips,
+        Err(e) => {
+            let warning = format!("failed to fetch advertised bundles: {e}");
+            messages.tell(CloneNotice::Warning(&warning));
+            Vec::new()
+        }
+    }
 }
 
 /// What the clone asks the remote for: `wants` less what a reference repository already has
@@ -197,11 +235,11 @@ fn early_checkout<'r>(
 }
 
 /// Brings the objects in: the source's files for a local clone, else the pack for `request`,
-/// offering what the references' refs reach as haves, and the shallow file the server's cut
-/// makes. Returns the pack received, if one was.
+/// offering what the references' refs and the bundles' tips reach as haves, and the shallow
+/// file the server's cut makes. Returns the pack received, if one was.
 fn receive(
     connection: &mut Connection,
-    repo: &Repository,
+    (repo, bundled): (&Repository, &[ObjectId]),
     request: &FetchRequest,
     early: Option<&EarlyCheckout>,
     options: &CloneOptions,
@@ -233,7 +271,8 @@ fn receive(
         alongside: early.is_some().then_some(&alongside as _),
         ..Receiving::default()
     };
-    let borrowed = alternate_tips(repo.objects());
+    let mut borrowed = alternate_tips(repo.objects());
+    borrowed.extend_from_slice(bundled);
     let mut history;
     let negotiator: &mut dyn Negotiator = if borrowed.is_empty() {
         &mut NoHaves

@@ -479,12 +479,8 @@ fn http_agent(
     Ok(Agent::with_parts(config, connector, resolver))
 }
 
-pub(super) fn connect(
-    url: &str,
-    options: &ConnectOptions,
-) -> Result<(Box<dyn Link>, Response), FetchError> {
-    let (stripped, userinfo) = split_credentials(url);
-    let base = stripped.trim_end_matches('/').to_owned();
+/// The HTTP client `options` ask for: TLS trust, timeouts, IP family, user agent.
+fn agent(options: &ConnectOptions, shown: &str) -> Result<Agent, FetchError> {
     let tls = match options.tls_trust {
         TlsTrust::Anyone => TlsConfig::builder().disable_verification(true).build(),
         _ => TlsConfig::builder().build(),
@@ -505,7 +501,52 @@ pub(super) fn connect(
             env!("CARGO_PKG_VERSION")
         )))
         .build();
-    let agent = http_agent(config, &options.tls_trust, &stripped)?;
+    http_agent(config, &options.tls_trust, shown)
+}
+
+/// Downloads `url` into `out`, refusing more than `limit` bytes: a bundle a server named.
+pub(crate) fn download(
+    url: &str,
+    out: &mut dyn std::io::Write,
+    options: &ConnectOptions,
+    limit: u64,
+) -> Result<u64, FetchError> {
+    let (stripped, _) = split_credentials(url);
+    let agent = agent(options, &stripped)?;
+    let started = Instant::now();
+    let response =
+        (agent.get(url).call()).map_err(|e| request_failure(&stripped, url, e, started))?;
+    let status = response.status().as_u16();
+    if status != 200 {
+        let message = server_text(response);
+        return Err(failure(
+            &stripped,
+            HttpFailure::Status {
+                code: status,
+                message,
+            },
+        ));
+    }
+    let mut body = response
+        .into_body()
+        .into_reader()
+        .take(limit.saturating_add(1));
+    let copied = std::io::copy(&mut body, out).map_err(FetchError::Io)?;
+    if copied > limit {
+        return Err(FetchError::Unsupported(
+            "the bundle is larger than the limit",
+        ));
+    }
+    Ok(copied)
+}
+
+pub(super) fn connect(
+    url: &str,
+    options: &ConnectOptions,
+) -> Result<(Box<dyn Link>, Response), FetchError> {
+    let (stripped, userinfo) = split_credentials(url);
+    let base = stripped.trim_end_matches('/').to_owned();
+    let agent = agent(options, &stripped)?;
     let mut headers = Vec::new();
     if options.protocol == ProtocolVersion::V2 {
         headers.push(("Git-Protocol".to_owned(), "version=2".to_owned()));

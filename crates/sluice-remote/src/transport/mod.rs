@@ -15,6 +15,17 @@ mod tls;
 
 pub use failure::{attempts_text, Attempt};
 pub use http::HttpFailure;
+
+/// Downloads `url` (http or https) into `out`, at most `limit` bytes, with the TLS trust,
+/// timeouts and IP family `options` give: a bundle a server advertised.
+pub fn download(
+    url: &str,
+    out: &mut dyn std::io::Write,
+    options: &crate::ConnectOptions,
+    limit: u64,
+) -> Result<u64, crate::FetchError> {
+    http::download(url, out, options, limit)
+}
 pub use process::stop_servers;
 pub use settings::SettingsError;
 
