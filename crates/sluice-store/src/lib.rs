@@ -17,6 +17,7 @@
 
 mod bucket;
 mod bundle;
+mod cache;
 mod export;
 mod gc;
 mod import;
@@ -37,7 +38,7 @@ pub use gc::{gc, Swept};
 pub use import::import;
 pub use lease::Lease;
 pub use location::{Backend, StoreUrl};
-pub use maintain::{bundle_key, maintain, Maintained};
+pub use maintain::{bundle_key, maintain, maintain_on, Maintained};
 pub use manifest::{Manifest, PackEntry};
 pub use node::{Node, Pinned, PushRefused, RefChange, Workspace};
 pub use stored::{transaction_id, Read, StoredRepo};

@@ -36,8 +36,19 @@ pub fn maintain(
     work: &Path,
     progress: &dyn Progress,
 ) -> Result<Maintained, StoreError> {
+    let node = Node::new(repo.bucket().clone(), work.to_owned());
+    maintain_on(&node, repo, progress)
+}
+
+/// Maintains `repo` with the packs of `node`'s cache (a serving node after pushes): only what
+/// the cache lacks is downloaded, and the new packs stay in it.
+pub fn maintain_on(
+    node: &Node,
+    repo: &StoredRepo,
+    progress: &dyn Progress,
+) -> Result<Maintained, StoreError> {
     let lease = Lease::acquire(repo, LEASE)?;
-    let done = compact(repo, work, progress);
+    let done = compact(node, repo, progress);
     // The lease expires by itself if this fails; a failure to compact is the one to report.
     let released = lease.release();
     let done = done?;
@@ -46,11 +57,10 @@ pub fn maintain(
 }
 
 fn compact(
+    node: &Node,
     repo: &StoredRepo,
-    work: &Path,
     progress: &dyn Progress,
 ) -> Result<Maintained, StoreError> {
-    let node = Node::new(repo.bucket().clone(), work.to_owned());
     let Some(pinned) = node.pin(repo.folder())? else {
         return Err(StoreError::NoRepository(repo.folder().to_owned()));
     };
@@ -83,6 +93,7 @@ fn compact(
         .map(|(name, _)| name)
         .collect();
     let uploaded = upload_packs(repo, &pack_dir, |n| !before.has_pack(n))?;
+    node.keep_packs(repo, &pack_dir, &uploaded);
     // The pack with the bitmap holds every object the refs reach: the full bundle's pack.
     let full = after
         .iter()
@@ -90,7 +101,7 @@ fn compact(
     let bundle = match full {
         Some(pack) => {
             let name = format!("full-{token}");
-            let file = work.join(format!("{name}.bundle"));
+            let file = workspace.dir().join(format!("{name}.bundle"));
             let refs = before.refs.iter().map(|(n, id)| (n.as_str(), id));
             let pack = pack_dir.join(format!("{pack}.pack"));
             write_bundle(&file, refs, &[], &pack).map_err(StoreError::file(&file))?;

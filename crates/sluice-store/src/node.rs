@@ -10,7 +10,7 @@
 
 use crate::bucket::Fetched;
 use crate::import::upload_packs;
-use crate::manifest::Manifest;
+use crate::manifest::{Manifest, PackEntry};
 use crate::scratch::Scratch;
 use crate::stored::{Read, StoredRepo};
 use crate::{Bucket, StoreError, Version};
@@ -21,6 +21,7 @@ use sluice_repo::refs::Peeled;
 use sluice_repo::Repository;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// How many generations of one repository stay materialised: requests pinned to an older one
@@ -36,6 +37,12 @@ pub struct Node {
     hooks: Option<PathBuf>,
     /// Per repository: the generation last pinned.
     pinned: Mutex<HashMap<String, Arc<Slot>>>,
+    /// Maintain a repository after a push once it has more packs than this.
+    maintain_after: Option<usize>,
+    /// Whether this node's background maintenance is running.
+    maintaining: Arc<AtomicBool>,
+    /// The most bytes of packs the cache keeps (as far as the newest generations allow).
+    cache_limit: Option<u64>,
 }
 
 /// The generation of one repository last pinned; its lock also serialises materialising it.
@@ -103,7 +110,24 @@ impl Node {
             cache,
             hooks: None,
             pinned: Mutex::default(),
+            maintain_after: None,
+            maintaining: Arc::default(),
+            cache_limit: None,
         }
+    }
+
+    /// Keeps the cache's packs under `bytes`, evicting the oldest that no repository's newest
+    /// generation names (they are downloaded again if asked for).
+    pub fn with_cache_limit(mut self, bytes: u64) -> Node {
+        self.cache_limit = Some(bytes);
+        self
+    }
+
+    /// Maintains a repository in the background after a push that leaves it with more than
+    /// `packs` packs (`sluice store maintain` on this node's cache).
+    pub fn with_maintenance_after(mut self, packs: usize) -> Node {
+        self.maintain_after = Some(packs);
+        self
     }
 
     /// Runs the hooks in `dir` (pre-receive, update, post-receive, …) for every push, as a
@@ -175,6 +199,9 @@ impl Node {
                 Err(e) => return Err(StoreError::file(&dir)(e)),
             }
             forget_old_generations(&generations);
+            if let Some(limit) = self.cache_limit {
+                crate::cache::trim(&self.cache, limit);
+            }
         }
         Ok(Pinned {
             repo,
@@ -214,14 +241,7 @@ impl Node {
             .map_err(StoreError::from)?;
         let pack_dir = workspace.dir().join("objects/pack");
         let new = upload_packs(&pinned.repo, &pack_dir, |n| !pinned.manifest.has_pack(n))?;
-        // The node keeps what it uploaded: the next generation needs no download.
-        let cached = self.folder(&pinned.repo).join("packs");
-        for pack in &new {
-            for extension in pack.files() {
-                let name = format!("{}.{extension}", pack.name);
-                let _ = std::fs::hard_link(pack_dir.join(&name), cached.join(&name));
-            }
-        }
+        self.keep_packs(&pinned.repo, &pack_dir, &new);
         let committed = pinned.repo.commit(|current| {
             if let Some(refused) = moved(current, changes) {
                 return Err(refused);
@@ -237,7 +257,43 @@ impl Node {
             next.packs.extend(fresh.cloned().collect::<Vec<_>>());
             Ok(next)
         })?;
+        if let Ok(manifest) = &committed {
+            self.maintain_if_due(&pinned.repo, manifest);
+        }
         committed
+    }
+
+    /// Keeps in the cache the packs this node uploaded from `dir`: the next generation
+    /// needs no download. (A link that fails only means a download later.)
+    pub(crate) fn keep_packs(&self, repo: &StoredRepo, dir: &Path, packs: &[PackEntry]) {
+        let cached = self.folder(repo).join("packs");
+        for pack in packs {
+            for extension in pack.files() {
+                let name = format!("{}.{extension}", pack.name);
+                let _ = std::fs::hard_link(dir.join(&name), cached.join(&name));
+            }
+        }
+    }
+
+    /// After a push: maintenance in the background (as a push on disk runs `gc --auto`) once
+    /// the repository has more packs than [`Node::with_maintenance_after`] allows, on this
+    /// node's cache. Another node holding the lease, or any failure, only means it waits
+    /// for the next push.
+    fn maintain_if_due(&self, repo: &StoredRepo, manifest: &Manifest) {
+        let Some(limit) = self.maintain_after else {
+            return;
+        };
+        let running = Arc::clone(&self.maintaining);
+        if manifest.packs.len() <= limit || running.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let node = Node::new(self.bucket.clone(), self.cache.clone());
+        let repo = repo.clone();
+        std::thread::spawn(move || {
+            let progress = sluice_object::progress::Discard;
+            let _ = crate::maintain::maintain_on(&node, &repo, &progress);
+            running.store(false, Ordering::SeqCst);
+        });
     }
 }
 

@@ -578,3 +578,125 @@ fn the_nodes_hooks_judge_store_pushes_and_a_refused_push_leaves_nothing() {
         "a refused push uploaded"
     );
 }
+
+/// The manifest of `repo` (`repos/<name>.git`) in `bucket`, as stored.
+fn manifest_text(bucket: &str, repo: &str) -> String {
+    use std::io::{Read, Write};
+    let s3 = &seaweed().s3;
+    let mut stream = std::net::TcpStream::connect(s3).unwrap();
+    let request = format!(
+        "GET /{bucket}/{repo}/manifest HTTP/1.1\r\nHost: {s3}\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_node_maintains_a_repository_after_pushes_leave_it_many_packs() {
+    let env = Env::new();
+    source(&env);
+    let bucket = seaweed().new_bucket();
+    let store = format!("s3://{bucket}/repos");
+    let out = sluice(
+        &env,
+        env.path(),
+        &["store", "import", &format!("{store}/p.git"), "source"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let vars = seaweed().vars();
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let cache = env.path().join("cache");
+    let args = [
+        "--store",
+        &store,
+        "--cache-dir",
+        cache.to_str().unwrap(),
+        "--enable",
+        "receive-pack",
+        "--maintain-after-packs",
+        "2",
+    ];
+    let node = Server::start_with(&env, &args, &vars);
+    let url = git_url(&node, "p.git");
+    for i in 0..3 {
+        let dir = with_commit(&env, &url, "client", "main", &format!("push{i}"));
+        env.git(&dir, &["push", "-q", &url, "main"]);
+    }
+    // The third push left four packs: the node compacts them and writes a bundle.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut manifest = manifest_text(&bucket, "repos/p.git");
+    while !manifest.contains("\nbundle ") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no maintenance: {manifest}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        manifest = manifest_text(&bucket, "repos/p.git");
+    }
+    let packs = manifest.lines().filter(|l| l.starts_with("pack ")).count();
+    assert!(packs <= 2, "{manifest}");
+    let client = env.path().join("client");
+    let tip = env.git(&client, &["rev-parse", "main"]);
+    assert!(remote_refs(&env, &url).contains(String::from_utf8_lossy(tip.trim_ascii()).as_ref()));
+    env.git(env.path(), &["clone", "-q", &url, "after"]);
+    env.git(&env.path().join("after"), &["fsck", "--strict"]);
+}
+
+#[test]
+fn a_nodes_cache_keeps_under_its_bound_what_the_current_generation_does_not_need() {
+    let env = Env::new();
+    source(&env);
+    let bucket = seaweed().new_bucket();
+    let store = format!("s3://{bucket}/repos");
+    let url = format!("{store}/p.git");
+    let out = sluice(&env, env.path(), &["store", "import", &url, "source"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let vars = seaweed().vars();
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let cache = env.path().join("cache");
+    let args = [
+        "--store",
+        &store,
+        "--cache-dir",
+        cache.to_str().unwrap(),
+        "--enable",
+        "receive-pack",
+        "--cache-size",
+        "1",
+        "--maintain-after-packs",
+        "0",
+    ];
+    let node = Server::start_with(&env, &args, &vars);
+    let node_url = git_url(&node, "p.git");
+    let dir = with_commit(&env, &node_url, "client", "main", "one");
+    env.git(&dir, &["push", "-q", &node_url, "main"]);
+    let cached = |what: &str| -> Vec<String> {
+        let names = crate::util::list_dir(&cache.join("p.git/packs"));
+        names.into_iter().filter(|n| n.ends_with(what)).collect()
+    };
+    assert_eq!(
+        cached(".pack").len(),
+        2,
+        "the imported pack and the pushed one"
+    );
+    let out = sluice(&env, env.path(), &["store", "maintain", "-q", &url]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The next request pins the compacted generation; the replaced packs leave the cache.
+    env.git(env.path(), &["clone", "-q", &node_url, "after"]);
+    env.git(&env.path().join("after"), &["fsck", "--strict"]);
+    let manifest = manifest_text(&bucket, "repos/p.git");
+    let live: Vec<String> = (manifest.lines())
+        .filter_map(|l| {
+            Some(format!(
+                "{}.pack",
+                l.strip_prefix("pack ")?.split(' ').next()?
+            ))
+        })
+        .collect();
+    assert_eq!(cached(".pack"), live, "{manifest}");
+}

@@ -64,6 +64,10 @@ pub struct ServeArgs {
     /// With --store: where this node caches packs (safe to wipe while it is stopped).
     #[arg(long, value_name = "dir", requires = "store")]
     cache_dir: Option<PathBuf>,
+    /// With --store: the most bytes of packs the cache keeps; the oldest that no repository's
+    /// current generation needs go first (none by default).
+    #[arg(long, value_name = "bytes", requires = "store")]
+    cache_size: Option<u64>,
     /// With --store: answer protocol v2's bundle-uri with the store's bundles (`sluice store
     /// maintain` writes them), as URLs under this base, where the store's keys are readable
     /// (`http://<endpoint>/<bucket>/<prefix>`, or a CDN in front of it).
@@ -73,6 +77,10 @@ pub struct ServeArgs {
     /// post-update, reference-transaction), as a repository's `core.hooksPath`.
     #[arg(long, value_name = "dir", requires = "store")]
     hooks: Option<PathBuf>,
+    /// With --store: after a push that leaves a repository with more packs than this, the node
+    /// maintains it in the background (`sluice store maintain`); 0: never.
+    #[arg(long, value_name = "packs", default_value_t = 16, requires = "store")]
+    maintain_after_packs: usize,
     /// The directory whose repositories are served.
     #[arg(value_name = "dir")]
     base: Option<PathBuf>,
@@ -91,6 +99,12 @@ fn repositories(args: &ServeArgs, context: &Context) -> anyhow::Result<Repositor
         let mut node = sluice_store::Node::new(bucket, cache);
         if let Some(hooks) = &args.hooks {
             node = node.with_hooks(context.cwd.join(hooks));
+        }
+        if let Some(bytes) = args.cache_size {
+            node = node.with_cache_limit(bytes);
+        }
+        if args.maintain_after_packs > 0 {
+            node = node.with_maintenance_after(args.maintain_after_packs);
         }
         let node = Arc::new(node);
         let bundle_base = args.bundle_uri.clone();
