@@ -221,6 +221,18 @@ impl Bucket {
         }
     }
 
+    /// Writes `bytes` as `name`, an immutable object (written whatever is there).
+    pub fn put_immutable(&self, name: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
+        let key = self.key(name);
+        self.count(&self.counts.puts, 1);
+        self.count(&self.counts.bytes_out, bytes.len() as u64);
+        let put = self
+            .runtime
+            .block_on(self.store.put(&key, PutPayload::from(bytes)));
+        put.map(|_| ())
+            .map_err(|e| StoreError::request("PUT", &key, e))
+    }
+
     /// Uploads the file at `path` as `name` (an immutable object: written whatever is there).
     pub fn upload(&self, name: &str, path: &Path) -> Result<(), StoreError> {
         let key = self.key(name);
@@ -229,17 +241,11 @@ impl Bucket {
             source,
         };
         let size = std::fs::metadata(path).map_err(io)?.len();
+        if size <= PART_SIZE as u64 {
+            return self.put_immutable(name, std::fs::read(path).map_err(io)?);
+        }
         self.count(&self.counts.puts, 1);
         self.count(&self.counts.bytes_out, size);
-        if size <= PART_SIZE as u64 {
-            let bytes = std::fs::read(path).map_err(io)?;
-            let put = self
-                .runtime
-                .block_on(self.store.put(&key, PutPayload::from(bytes)));
-            return put
-                .map(|_| ())
-                .map_err(|e| StoreError::request("PUT", &key, e));
-        }
         let mut file = std::fs::File::open(path).map_err(io)?;
         self.runtime
             .block_on(async {

@@ -198,3 +198,52 @@ fn a_name_that_could_leave_the_prefix_is_refused() {
         "group/p.git"
     );
 }
+
+#[test]
+fn many_refs_live_in_a_snapshot_and_the_manifest_holds_what_changed() {
+    let (repo, _) = repository();
+    let id = |n: u32| {
+        let mut bytes = [0u8; 20];
+        bytes[..4].copy_from_slice(&n.to_be_bytes());
+        bytes[19] = 1;
+        sluice_object::ObjectId::from_bytes(sluice_object::HashKind::Sha1, &bytes).unwrap()
+    };
+    let many = 3000;
+    let written = repo
+        .commit(|current| {
+            let mut next = current.clone();
+            for n in 0..many {
+                next.refs.insert(format!("refs/heads/b{n}"), id(n));
+            }
+            Ok::<_, ()>(next)
+        })
+        .unwrap()
+        .unwrap();
+    let snapshot = written.snapshot.clone().expect("a snapshot");
+    assert_eq!(snapshot.refs.len(), many as usize);
+    // One ref moved and one deleted: the manifest carries two lines of refs.
+    let moved = repo
+        .commit(|current| {
+            let mut next = current.clone();
+            next.refs.insert("refs/heads/b7".to_owned(), id(99_999));
+            next.refs.remove("refs/heads/b8");
+            Ok::<_, ()>(next)
+        })
+        .unwrap()
+        .unwrap();
+    let text = String::from_utf8(moved.write()).unwrap();
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("ref ")).count(),
+        2,
+        "{text}"
+    );
+    assert_eq!(
+        moved.snapshot.as_ref().map(|s| &s.name),
+        Some(&snapshot.name)
+    );
+    let read = repo.read().unwrap().unwrap().manifest;
+    assert_eq!(read.refs, moved.refs);
+    assert_eq!(read.refs.len(), many as usize - 1);
+    assert_eq!(read.refs["refs/heads/b7"], id(99_999));
+    assert!(!read.refs.contains_key("refs/heads/b8"));
+}

@@ -75,6 +75,16 @@ fn sweep(repo: &StoredRepo, grace: Duration) -> Result<Swept, StoreError> {
         repo.bucket().delete(&key)?;
         swept.deleted += 1;
     }
+    let snapshot = manifest.snapshot.as_ref().map(|s| s.name.as_str());
+    for (key, written) in repo.bucket().list(&repo.key("refs/"))? {
+        let named = snapshot.is_some_and(|name| key.ends_with(&format!("/{name}")));
+        // A snapshot is written before the manifest that names it, as a pack is.
+        if named || written > upload_cutoff {
+            continue;
+        }
+        repo.bucket().delete(&key)?;
+        swept.deleted += 1;
+    }
     // The records of packs now gone go too (only those: a pack removed meanwhile stays).
     let forgotten = |m: &Manifest| m.removed.iter().any(|(_, when)| *when <= cutoff_secs);
     if forgotten(&manifest) {

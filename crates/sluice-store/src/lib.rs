@@ -26,6 +26,7 @@ mod location;
 mod maintain;
 pub mod manifest;
 mod node;
+mod ref_snapshot;
 mod scratch;
 mod stored;
 
@@ -39,7 +40,7 @@ pub use import::import;
 pub use lease::Lease;
 pub use location::{Backend, StoreUrl};
 pub use maintain::{bundle_key, maintain, maintain_on, Maintained};
-pub use manifest::{Manifest, PackEntry};
+pub use manifest::{Manifest, PackEntry, RefSnapshot};
 pub use node::{Node, Pinned, PushRefused, RefChange, Workspace};
 pub use stored::{transaction_id, Read, StoredRepo};
 

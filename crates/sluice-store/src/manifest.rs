@@ -13,12 +13,23 @@
 //! pack pack-<hex> <bytes> [rev] [bitmap] [mtimes]
 //! removed pack-<hex> <unix seconds>
 //! bundle <name> <creation token>
+//! snapshot <name> <refs in it>
 //! ref <object id> <name>
 //! ```
+//!
+//! A repository with many refs keeps most of them in an immutable snapshot object
+//! (`refs/<name>`, written by `ref_snapshot`) that the manifest names; its `ref` lines are
+//! then only what changed since (a null id: deleted), so that a push rewrites a small
+//! manifest, and a new snapshot is written once the changes grow past [`INLINE_REFS`].
 
 use sluice_object::{HashKind, ObjectId};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::sync::Arc;
+
+/// How many refs (or changes since the snapshot) a manifest holds before they go into a new
+/// snapshot object.
+pub const INLINE_REFS: usize = 1024;
 
 /// The first line of every manifest this version writes and reads.
 const MAGIC: &str = "sluice-manifest 1";
@@ -41,8 +52,19 @@ pub struct Manifest {
     /// The bundles clients may download instead of asking a node for the objects
     /// (bundle-uri), each with its creation token.
     pub bundles: Vec<(String, u64)>,
-    /// Every ref but HEAD.
+    /// The snapshot most refs are in, if the repository has many.
+    pub snapshot: Option<RefSnapshot>,
+    /// Every ref but HEAD (with the snapshot's applied, once resolved).
     pub refs: BTreeMap<String, ObjectId>,
+}
+
+/// A snapshot object of refs, by name, with its refs once read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefSnapshot {
+    /// Its name: the object is `refs/<name>` in the repository's folder.
+    pub name: String,
+    /// Its refs.
+    pub refs: Arc<BTreeMap<String, ObjectId>>,
 }
 
 /// One live pack.
@@ -97,10 +119,48 @@ impl Manifest {
         for (name, token) in &self.bundles {
             let _ = writeln!(out, "bundle {name} {token}");
         }
-        for (name, id) in &self.refs {
+        let Some(snapshot) = &self.snapshot else {
+            for (name, id) in &self.refs {
+                let _ = writeln!(out, "ref {id} {name}");
+            }
+            return out.into_bytes();
+        };
+        let _ = writeln!(out, "snapshot {} {}", snapshot.name, snapshot.refs.len());
+        for (name, id) in self.changed_refs(&snapshot.refs) {
             let _ = writeln!(out, "ref {id} {name}");
         }
         out.into_bytes()
+    }
+
+    /// The refs that differ from `snapshot`'s: changed or new, and deleted (with the null id).
+    pub fn changed_refs<'a>(
+        &'a self,
+        snapshot: &'a BTreeMap<String, ObjectId>,
+    ) -> impl Iterator<Item = (&'a str, ObjectId)> + 'a {
+        let null = self.refs.values().next().map(|id| id.kind().null_id());
+        let changed = (self.refs.iter())
+            .filter(|(name, id)| snapshot.get(*name) != Some(*id))
+            .map(|(name, id)| (name.as_str(), *id));
+        let deleted = (snapshot.iter())
+            .filter(|(name, _)| !self.refs.contains_key(*name))
+            .map(move |(name, id)| (name.as_str(), null.unwrap_or_else(|| id.kind().null_id())));
+        changed.chain(deleted)
+    }
+
+    /// With the snapshot's refs read: every ref, the manifest's changes applied to them.
+    pub fn resolve(mut self, refs: Arc<BTreeMap<String, ObjectId>>) -> Manifest {
+        let mut all = (*refs).clone();
+        for (name, id) in std::mem::take(&mut self.refs) {
+            match id.is_null() {
+                true => all.remove(&name),
+                false => all.insert(name, id),
+            };
+        }
+        if let Some(snapshot) = &mut self.snapshot {
+            snapshot.refs = refs;
+        }
+        self.refs = all;
+        self
     }
 
     /// Reads what [`Manifest::write`] wrote.
@@ -158,6 +218,14 @@ impl Manifest {
                     let token = token.parse().map_err(|_| bad("bad token"))?;
                     manifest.bundles.push((name.to_owned(), token));
                 }
+                "snapshot" => {
+                    let name = rest.split(' ').next().filter(|n| bundle_name_ok(n));
+                    let name = name.ok_or_else(|| bad("bad snapshot name"))?;
+                    manifest.snapshot = Some(RefSnapshot {
+                        name: name.to_owned(),
+                        refs: Arc::default(),
+                    });
+                }
                 "ref" => {
                     let (id, name) = rest.split_once(' ').ok_or_else(|| bad("no name"))?;
                     let id = ObjectId::from_hex(hash, id.as_bytes())
@@ -211,6 +279,7 @@ mod tests {
             }],
             removed: vec![(format!("pack-{}", "ef".repeat(20)), 1_700_000_000)],
             bundles: vec![("7-full".to_owned(), 7)],
+            snapshot: None,
             refs: BTreeMap::new(),
         };
         manifest.refs.insert("refs/heads/main".to_owned(), id);

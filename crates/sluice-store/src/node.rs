@@ -152,7 +152,8 @@ impl Node {
         };
         let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
         let known = slot.as_ref().filter(|p| p.dir.join("HEAD").exists());
-        let read = match repo.read_if_changed(known.map(|p| &p.version))? {
+        let previous = known.and_then(|p| p.manifest.snapshot.as_ref());
+        let read = match repo.read_if_changed(known.map(|p| &p.version), previous)? {
             Fetched::Unchanged => return Ok(known.cloned()),
             Fetched::Missing => {
                 *slot = None;

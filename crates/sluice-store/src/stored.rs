@@ -4,9 +4,11 @@
 //! immutable and named by their content, uploaded before any manifest names them.
 
 use crate::bucket::{Bucket, Fetched, Version, WriteRefused};
-use crate::manifest::Manifest;
+use crate::manifest::{Manifest, RefSnapshot, INLINE_REFS};
+use crate::ref_snapshot;
 use crate::StoreError;
 use sluice_object::HashKind;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How many times a commit is tried when other writers keep winning.
@@ -73,36 +75,82 @@ impl StoredRepo {
 
     /// Reads the manifest; `None` when the repository does not exist.
     pub fn read(&self) -> Result<Option<Read>, StoreError> {
-        match self.read_if_changed(None)? {
+        self.read_after(None)
+    }
+
+    /// Reads the manifest, taking the refs of `previous` (a snapshot read before) if it
+    /// names the same snapshot.
+    fn read_after(&self, previous: Option<&RefSnapshot>) -> Result<Option<Read>, StoreError> {
+        match self.read_if_changed(None, previous)? {
             Fetched::Changed(read) => Ok(Some(read)),
             _ => Ok(None),
         }
     }
 
     /// Reads the manifest unless it is still `known`: an up-to-date reader costs the store one
-    /// request that moves no data.
-    pub fn read_if_changed(&self, known: Option<&Version>) -> Result<Fetched<Read>, StoreError> {
-        Ok(
-            match self.bucket.get_if_changed(&self.key("manifest"), known)? {
-                Fetched::Unchanged => Fetched::Unchanged,
-                Fetched::Missing => Fetched::Missing,
-                Fetched::Changed(v) => Fetched::Changed(Read {
-                    manifest: Manifest::parse(&v.bytes, HashKind::Sha1).map_err(|e| {
-                        StoreError::Manifest {
-                            repo: self.folder.clone(),
-                            source: e,
-                        }
-                    })?,
-                    version: v.version,
-                }),
-            },
-        )
+    /// request that moves no data. A snapshot of refs it names is read too, unless it is
+    /// `previous` (immutable: the same name, the same refs).
+    pub fn read_if_changed(
+        &self,
+        known: Option<&Version>,
+        previous: Option<&RefSnapshot>,
+    ) -> Result<Fetched<Read>, StoreError> {
+        let v = match self.bucket.get_if_changed(&self.key("manifest"), known)? {
+            Fetched::Unchanged => return Ok(Fetched::Unchanged),
+            Fetched::Missing => return Ok(Fetched::Missing),
+            Fetched::Changed(v) => v,
+        };
+        let damaged = |source| StoreError::Manifest {
+            repo: self.folder.clone(),
+            source,
+        };
+        let mut manifest = Manifest::parse(&v.bytes, HashKind::Sha1).map_err(damaged)?;
+        if let Some(name) = manifest.snapshot.as_ref().map(|s| s.name.clone()) {
+            let refs = match previous.filter(|p| p.name == name) {
+                Some(previous) => Arc::clone(&previous.refs),
+                None => {
+                    let key = self.key(&format!("refs/{name}"));
+                    let Some(stored) = self.bucket.get(&key)? else {
+                        return Err(StoreError::NoRepository(key));
+                    };
+                    let refs = ref_snapshot::parse(&stored.bytes, HashKind::Sha1);
+                    Arc::new(refs.map_err(damaged)?)
+                }
+            };
+            manifest = manifest.resolve(refs);
+        }
+        Ok(Fetched::Changed(Read {
+            manifest,
+            version: v.version,
+        }))
+    }
+
+    /// When `manifest` carries more ref lines than [`INLINE_REFS`], writes its refs as a new
+    /// snapshot object (before the manifest that names it), so that the manifest stays small.
+    fn fold_refs(&self, manifest: &mut Manifest) -> Result<(), StoreError> {
+        let inline = match &manifest.snapshot {
+            None => manifest.refs.len(),
+            Some(snapshot) => manifest.changed_refs(&snapshot.refs).count(),
+        };
+        if inline <= INLINE_REFS {
+            return Ok(());
+        }
+        let name = format!("{}-{}", manifest.generation, manifest.transaction);
+        let key = self.key(&format!("refs/{name}"));
+        self.bucket
+            .put_immutable(&key, ref_snapshot::write(&manifest.refs))?;
+        manifest.snapshot = Some(RefSnapshot {
+            name,
+            refs: Arc::new(manifest.refs.clone()),
+        });
+        Ok(())
     }
 
     /// Writes the first manifest; refused if the repository exists.
     pub fn create(&self, mut manifest: Manifest) -> Result<Manifest, StoreError> {
         manifest.generation = 1;
         manifest.transaction = transaction_id();
+        self.fold_refs(&mut manifest)?;
         match self.bucket.create(&self.key("manifest"), manifest.write()) {
             Ok(_) => Ok(manifest),
             Err(WriteRefused::Conflict) => Err(StoreError::Exists(self.folder.clone())),
@@ -122,16 +170,19 @@ impl StoredRepo {
         let transaction = transaction_id();
         let mut pause = Duration::from_millis(10);
         let mut failed = None;
+        let mut previous: Option<RefSnapshot> = None;
         for _ in 0..COMMIT_ATTEMPTS {
-            let Some(read) = self.read()? else {
+            let Some(read) = self.read_after(previous.as_ref())? else {
                 return Err(StoreError::NoRepository(self.folder.clone()));
             };
+            previous.clone_from(&read.manifest.snapshot);
             let mut next = match change(&read.manifest) {
                 Ok(next) => next,
                 Err(refused) => return Ok(Err(refused)),
             };
             next.generation = read.manifest.generation + 1;
             next.transaction.clone_from(&transaction);
+            self.fold_refs(&mut next)?;
             match self
                 .bucket
                 .replace(&self.key("manifest"), next.write(), &read.version)
