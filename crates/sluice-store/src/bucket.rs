@@ -119,6 +119,11 @@ impl Bucket {
         &self.counts
     }
 
+    /// The key of `name` in the store, prefix included, as messages name it.
+    pub fn full_key(&self, name: &str) -> String {
+        self.key(name).to_string()
+    }
+
     fn key(&self, name: &str) -> Key {
         match self.prefix.is_empty() {
             true => Key::from(name),

@@ -19,6 +19,7 @@ mod bucket;
 mod bundle;
 mod cache;
 mod export;
+mod fsck;
 mod gc;
 mod import;
 mod lease;
@@ -35,6 +36,7 @@ mod commit_tests;
 
 pub use bucket::{Bucket, Fetched, RequestCounts, Version, Versioned, WriteRefused};
 pub use export::export;
+pub use fsck::{fsck, Checked};
 pub use gc::{gc, Swept};
 pub use import::import;
 pub use lease::Lease;
@@ -121,6 +123,9 @@ pub enum StoreError {
     /// Making a repository.
     #[error(transparent)]
     Init(#[from] sluice_repo::init::InitError),
+    /// Its objects.
+    #[error(transparent)]
+    Odb(#[from] sluice_odb::OdbError),
     /// Its configuration.
     #[error(transparent)]
     Config(#[from] sluice_odb::config::ConfigError),

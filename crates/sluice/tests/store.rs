@@ -340,6 +340,25 @@ fn bad_store_input_is_refused_and_changes_nothing() {
         .filter(|n| n.starts_with(".tmp"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+    // fsck finds the repository whole, then names the file a damaged store lost.
+    let out = sluice(&env, env.path(), &["store", "fsck", &url]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let bucket = store.trim_start_matches("s3://").split('/').next().unwrap();
+    let manifest = manifest_text(bucket, "repos/p.git");
+    let pack = (manifest.lines())
+        .find_map(|l| l.strip_prefix("pack ")?.split(' ').next())
+        .unwrap();
+    let key = format!("repos/p.git/packs/{pack}.idx");
+    delete_key(bucket, &key);
+    let out = sluice(&env, env.path(), &["store", "fsck", &url]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(&format!(
+            "error: {key}: named by the manifest, not in the store"
+        )),
+        "{}",
+        stderr(&out)
+    );
     let _ = stdout;
 }
 
@@ -699,4 +718,17 @@ fn a_nodes_cache_keeps_under_its_bound_what_the_current_generation_does_not_need
         })
         .collect();
     assert_eq!(cached(".pack"), live, "{manifest}");
+}
+
+/// Deletes one object of the store, as a damaged or mismanaged store would lose it.
+fn delete_key(bucket: &str, key: &str) {
+    use std::io::{Read, Write};
+    let s3 = &seaweed().s3;
+    let mut stream = std::net::TcpStream::connect(s3).unwrap();
+    let request =
+        format!("DELETE /{bucket}/{key} HTTP/1.1\r\nHost: {s3}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 204"), "{answer}");
 }

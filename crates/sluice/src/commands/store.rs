@@ -64,6 +64,15 @@ enum StoreCommand {
         #[arg(short, long)]
         quiet: bool,
     },
+    /// Check a stored repository: every file the manifest names is there, every pack matches
+    /// its index, everything the refs reach is present.
+    Fsck {
+        /// The repository's URL.
+        url: String,
+        /// Progress even when stderr is not a terminal.
+        #[arg(long)]
+        progress: bool,
+    },
     /// Copy a stored repository into a new local bare repository.
     Export {
         /// The repository's URL.
@@ -123,6 +132,24 @@ pub fn run(args: StoreArgs, context: &Context) -> anyhow::Result<ExitCode> {
                     swept.deleted, swept.young
                 )
             })
+        }
+        StoreCommand::Fsck { url, progress } => {
+            let repo = open(&url)?;
+            let shown = TerminalProgress::new(crate::progress::enabled(true, progress));
+            let work = std::env::temp_dir().join(format!("sluice-fsck-{}", std::process::id()));
+            let checked = sluice_store::fsck(&repo, &work, &shown);
+            let _ = std::fs::remove_dir_all(&work);
+            let checked = checked?;
+            for problem in &checked.problems {
+                eprintln!("error: {problem}");
+            }
+            if !checked.problems.is_empty() {
+                return Ok(ExitCode::from(1));
+            }
+            Some(format!(
+                "{url}: {} packs and {} objects checked, no problem",
+                checked.packs, checked.objects
+            ))
         }
         StoreCommand::Export { url, dest } => {
             let manifest = sluice_store::export(&open(&url)?, &context.cwd.join(dest))?;
