@@ -5,9 +5,6 @@ use crate::manifest::Manifest;
 use crate::scratch::Scratch;
 use crate::stored::StoredRepo;
 use crate::StoreError;
-use sluice_repo::init::{init, InitOptions};
-use sluice_repo::refs::Peeled;
-use sluice_repo::Repository;
 use std::path::Path;
 
 /// Exports the current generation of `source` to `dest`, which must not exist or be an empty
@@ -31,14 +28,7 @@ pub fn export(source: &StoredRepo, dest: &Path) -> Result<Manifest, StoreError> 
     };
     let scratch = Scratch::new(parent, "export").map_err(StoreError::file(parent))?;
     let dir = scratch.path();
-    init(
-        dir,
-        InitOptions {
-            initial: &manifest.head,
-            bare: true,
-            extensions: false,
-        },
-    )?;
+    crate::local::make(dir, &manifest)?;
     let pack_dir = dir.join("objects/pack");
     for pack in &manifest.packs {
         let mut files: Vec<&str> = pack.files().collect();
@@ -50,11 +40,7 @@ pub fn export(source: &StoredRepo, dest: &Path) -> Result<Manifest, StoreError> 
             source.bucket().download(&key, &file)?;
         }
     }
-    let repo = Repository::open_served(dir, true)?;
-    let refs = (manifest.refs.iter())
-        .map(|(name, id)| (name.clone(), *id, Peeled::Unknown))
-        .collect();
-    repo.refs().write_packed(refs)?;
+    crate::local::write_refs(dir, &manifest)?;
     if replace_empty {
         std::fs::remove_dir(dest).map_err(StoreError::file(dest))?;
     }

@@ -23,6 +23,7 @@ mod fsck;
 mod gc;
 mod import;
 mod lease;
+mod local;
 mod location;
 mod maintain;
 pub mod manifest;

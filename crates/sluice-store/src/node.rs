@@ -16,8 +16,6 @@ use crate::stored::{Read, StoredRepo};
 use crate::{Bucket, StoreError, Version};
 use sluice_object::ObjectId;
 use sluice_odb::config::{ConfigFile, ConfigKey};
-use sluice_repo::init::{init, InitOptions};
-use sluice_repo::refs::Peeled;
 use sluice_repo::Repository;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -321,14 +319,7 @@ fn write_generation(
     packs: &Path,
     hooks: Option<&Path>,
 ) -> Result<(), StoreError> {
-    init(
-        dir,
-        InitOptions {
-            initial: &manifest.head,
-            bare: true,
-            extensions: false,
-        },
-    )?;
+    crate::local::make(dir, manifest)?;
     let mut config = ConfigFile::open(&dir.join("config"))?;
     // A push keeps its pack (never loose objects), and no maintenance runs on a copy: the
     // store's maintenance is its own.
@@ -354,12 +345,7 @@ fn write_generation(
             }
         }
     }
-    let repo = Repository::open_served(dir, true)?;
-    let refs = (manifest.refs.iter())
-        .map(|(name, id)| (name.clone(), *id, Peeled::Unknown))
-        .collect();
-    repo.refs().write_packed(refs)?;
-    Ok(())
+    crate::local::write_refs(dir, manifest)
 }
 
 /// Removes all but the newest [`GENERATIONS_KEPT`] generation directories.

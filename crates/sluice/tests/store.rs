@@ -45,24 +45,41 @@ fn remote_refs(env: &Env, url: &str) -> String {
     String::from_utf8(env.git(env.path(), &["ls-remote", url])).unwrap()
 }
 
-/// `n` nodes serving the store at `url`, each with its own cache, taking pushes over git://.
-fn nodes(env: &Env, url: &str, n: usize) -> Vec<Server> {
+/// A bucket of its own with the source imported as `repos/p.git`: the bucket, the store's
+/// URL and the repository's.
+fn imported(env: &Env) -> (String, String, String) {
+    source(env);
+    let bucket = seaweed().new_bucket();
+    let store = format!("s3://{bucket}/repos");
+    let url = format!("{store}/p.git");
+    let out = sluice(env, env.path(), &["store", "import", &url, "source"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    (bucket, store, url)
+}
+
+/// A node serving `store` with its cache in `cache` (under `env`), taking pushes over git://,
+/// with `extra` options.
+fn node(env: &Env, store: &str, cache: &str, extra: &[&str]) -> Server {
     let vars = seaweed().vars();
     let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let cache = env.path().join(cache);
+    let cache = cache.to_str().unwrap();
+    let mut args = vec![
+        "--store",
+        store,
+        "--cache-dir",
+        cache,
+        "--enable",
+        "receive-pack",
+    ];
+    args.extend_from_slice(extra);
+    Server::start_with(env, &args, &vars)
+}
+
+/// `n` nodes serving the store at `url`, each with its own cache, taking pushes over git://.
+fn nodes(env: &Env, url: &str, n: usize) -> Vec<Server> {
     (0..n)
-        .map(|i| {
-            let cache = env.path().join(format!("cache{i}"));
-            let cache = cache.to_str().unwrap();
-            let args = [
-                "--store",
-                url,
-                "--cache-dir",
-                cache,
-                "--enable",
-                "receive-pack",
-            ];
-            Server::start_with(env, &args, &vars)
-        })
+        .map(|i| node(env, url, &format!("cache{i}"), &[]))
         .collect()
 }
 
@@ -139,6 +156,16 @@ fn an_imported_repository_clones_from_every_node_and_exports_whole() {
     }
 }
 
+/// That `listed` (`git ls-remote`'s output) has each client's branch at the client's tip.
+fn assert_listed(env: &Env, listed: &str, clients: &[(PathBuf, String)]) {
+    for (dir, branch) in clients {
+        let tip = env.git(dir, &["rev-parse", branch]);
+        let tip = String::from_utf8_lossy(tip.trim_ascii()).into_owned();
+        let line = format!("{tip}\trefs/heads/{branch}");
+        assert!(listed.contains(&line), "{line} not in {listed}");
+    }
+}
+
 /// A clone through `url` (made once) with one new commit on `branch`, made on the remote's
 /// `main` as it is now, in the file `<label>.txt`: ready to push.
 fn with_commit(env: &Env, url: &str, name: &str, branch: &str, label: &str) -> PathBuf {
@@ -157,14 +184,7 @@ fn with_commit(env: &Env, url: &str, name: &str, branch: &str, label: &str) -> P
 #[test]
 fn pushes_land_on_every_node_and_of_racing_pushes_exactly_one_wins() {
     let env = Env::new();
-    source(&env);
-    let store = format!("s3://{}/repos", seaweed().new_bucket());
-    let out = sluice(
-        &env,
-        env.path(),
-        &["store", "import", &format!("{store}/p.git"), "source"],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, store, url) = imported(&env);
     let nodes = nodes(&env, &store, 3);
     let urls: Vec<String> = nodes.iter().map(|n| git_url(n, "p.git")).collect();
     // One push through the first node: the others see it at once.
@@ -241,20 +261,9 @@ fn pushes_land_on_every_node_and_of_racing_pushes_exactly_one_wins() {
         }
     });
     let listed = remote_refs(&env, &urls[2]);
-    for (dir, branch) in &clients {
-        let tip = env.git(dir, &["rev-parse", branch]);
-        let line = format!(
-            "{}\trefs/heads/{branch}",
-            String::from_utf8_lossy(tip.trim_ascii())
-        );
-        assert!(listed.contains(&line), "{line} not in {listed}");
-    }
+    assert_listed(&env, &listed, &clients);
     // What the store holds is whole: every ref, every object, as git judges.
-    let out = sluice(
-        &env,
-        env.path(),
-        &["store", "export", &format!("{store}/p.git"), "backup.git"],
-    );
+    let out = sluice(&env, env.path(), &["store", "export", &url, "backup.git"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let backup = env.path().join("backup.git");
     env.git(&backup, &["fsck", "--strict"]);
@@ -275,11 +284,7 @@ fn pushes_land_on_every_node_and_of_racing_pushes_exactly_one_wins() {
 #[test]
 fn bad_store_input_is_refused_and_changes_nothing() {
     let env = Env::new();
-    source(&env);
-    let store = format!("s3://{}/repos", seaweed().new_bucket());
-    let url = format!("{store}/p.git");
-    let out = sluice(&env, env.path(), &["store", "import", &url, "source"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, store, url) = imported(&env);
     let before = sluice(&env, env.path(), &["store", "export", &url, "before.git"]);
     assert!(before.status.success(), "{}", stderr(&before));
     // Importing over an existing repository.
@@ -365,12 +370,7 @@ fn bad_store_input_is_refused_and_changes_nothing() {
 #[test]
 fn maintenance_and_gc_during_pushes_lose_nothing_and_clients_clone_from_the_bundle() {
     let env = Env::new();
-    source(&env);
-    let bucket = seaweed().new_bucket();
-    let store = format!("s3://{bucket}/repos");
-    let url = format!("{store}/p.git");
-    let out = sluice(&env, env.path(), &["store", "import", &url, "source"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (bucket, store, url) = imported(&env);
     let nodes = nodes(&env, &store, 2);
     let urls: Vec<String> = nodes.iter().map(|n| git_url(n, "p.git")).collect();
     // Pushes through both nodes while maintenance and a sweep with no grace run: the sweep
@@ -407,32 +407,14 @@ fn maintenance_and_gc_during_pushes_lose_nothing_and_clients_clone_from_the_bund
     let out = sluice(&env, env.path(), &["store", "gc", "--grace=0", &url]);
     assert!(out.status.success(), "{}", stderr(&out));
     let listed = remote_refs(&env, &urls[1]);
-    for (dir, branch) in &clients {
-        let tip = env.git(dir, &["rev-parse", branch]);
-        let line = format!(
-            "{}\trefs/heads/{branch}",
-            String::from_utf8_lossy(tip.trim_ascii())
-        );
-        assert!(listed.contains(&line), "{line} not in {listed}");
-    }
+    assert_listed(&env, &listed, &clients);
     let out = sluice(&env, env.path(), &["store", "export", &url, "backup.git"]);
     assert!(out.status.success(), "{}", stderr(&out));
     env.git(&env.path().join("backup.git"), &["fsck", "--strict"]);
     // A node that advertises the bundle: git's client takes the history from the store and
     // asks the node only for what the bundle lacks.
     let base = format!("http://{}/{bucket}/repos", seaweed().s3);
-    let vars = seaweed().vars();
-    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let cache = env.path().join("bundle-cache");
-    let args = [
-        "--store",
-        &store,
-        "--cache-dir",
-        cache.to_str().unwrap(),
-        "--bundle-uri",
-        &base,
-    ];
-    let node = Server::start_with(&env, &args, &vars);
+    let node = node(&env, &store, "bundle-cache", &["--bundle-uri", &base]);
     let http = format!("http://{}/p.git", node.http());
     let newest = Env::new();
     let clone = newest.path().join("bundled");
@@ -472,11 +454,7 @@ fn maintenance_and_gc_during_pushes_lose_nothing_and_clients_clone_from_the_bund
 #[test]
 fn a_node_killed_during_pushes_loses_no_acknowledged_push() {
     let env = Env::new();
-    source(&env);
-    let store = format!("s3://{}/repos", seaweed().new_bucket());
-    let url = format!("{store}/p.git");
-    let out = sluice(&env, env.path(), &["store", "import", &url, "source"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, store, url) = imported(&env);
     let mut acknowledged = Vec::new();
     for attempt in 0..10u64 {
         let node = nodes(&env, &store, 1).pop().unwrap();
@@ -539,15 +517,7 @@ fn stored_keys(bucket: &str, prefix: &str) -> usize {
 #[test]
 fn the_nodes_hooks_judge_store_pushes_and_a_refused_push_leaves_nothing() {
     let env = Env::new();
-    source(&env);
-    let bucket = seaweed().new_bucket();
-    let store = format!("s3://{bucket}/repos");
-    let out = sluice(
-        &env,
-        env.path(),
-        &["store", "import", &format!("{store}/p.git"), "source"],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (bucket, store, _) = imported(&env);
     let hooks = env.path().join("hooks");
     std::fs::create_dir(&hooks).unwrap();
     let log = env.path().join("post-receive.log");
@@ -559,20 +529,7 @@ fn the_nodes_hooks_judge_store_pushes_and_a_refused_push_leaves_nothing() {
         &hooks.join("post-receive"),
         &format!("#!/bin/sh\ncat >> '{}'\n", log.display()),
     );
-    let vars = seaweed().vars();
-    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let cache = env.path().join("cache");
-    let args = [
-        "--store",
-        &store,
-        "--cache-dir",
-        cache.to_str().unwrap(),
-        "--enable",
-        "receive-pack",
-        "--hooks",
-        hooks.to_str().unwrap(),
-    ];
-    let node = Server::start_with(&env, &args, &vars);
+    let node = node(&env, &store, "cache", &["--hooks", hooks.to_str().unwrap()]);
     let url = git_url(&node, "p.git");
     let dir = with_commit(&env, &url, "client", "allowed", "allowed");
     env.git(&dir, &["push", "-q", &url, "allowed"]);
@@ -618,29 +575,8 @@ fn manifest_text(bucket: &str, repo: &str) -> String {
 #[test]
 fn a_node_maintains_a_repository_after_pushes_leave_it_many_packs() {
     let env = Env::new();
-    source(&env);
-    let bucket = seaweed().new_bucket();
-    let store = format!("s3://{bucket}/repos");
-    let out = sluice(
-        &env,
-        env.path(),
-        &["store", "import", &format!("{store}/p.git"), "source"],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let vars = seaweed().vars();
-    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let cache = env.path().join("cache");
-    let args = [
-        "--store",
-        &store,
-        "--cache-dir",
-        cache.to_str().unwrap(),
-        "--enable",
-        "receive-pack",
-        "--maintain-after-packs",
-        "2",
-    ];
-    let node = Server::start_with(&env, &args, &vars);
+    let (bucket, store, _) = imported(&env);
+    let node = node(&env, &store, "cache", &["--maintain-after-packs", "2"]);
     let url = git_url(&node, "p.git");
     for i in 0..3 {
         let dir = with_commit(&env, &url, "client", "main", &format!("push{i}"));
@@ -669,28 +605,10 @@ fn a_node_maintains_a_repository_after_pushes_leave_it_many_packs() {
 #[test]
 fn a_nodes_cache_keeps_under_its_bound_what_the_current_generation_does_not_need() {
     let env = Env::new();
-    source(&env);
-    let bucket = seaweed().new_bucket();
-    let store = format!("s3://{bucket}/repos");
-    let url = format!("{store}/p.git");
-    let out = sluice(&env, env.path(), &["store", "import", &url, "source"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let vars = seaweed().vars();
-    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (bucket, store, url) = imported(&env);
+    let args = ["--cache-size", "1", "--maintain-after-packs", "0"];
+    let node = node(&env, &store, "cache", &args);
     let cache = env.path().join("cache");
-    let args = [
-        "--store",
-        &store,
-        "--cache-dir",
-        cache.to_str().unwrap(),
-        "--enable",
-        "receive-pack",
-        "--cache-size",
-        "1",
-        "--maintain-after-packs",
-        "0",
-    ];
-    let node = Server::start_with(&env, &args, &vars);
     let node_url = git_url(&node, "p.git");
     let dir = with_commit(&env, &node_url, "client", "main", "one");
     env.git(&dir, &["push", "-q", &node_url, "main"]);
