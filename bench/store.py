@@ -154,16 +154,17 @@ def run(args, sluice, work, s3, env):
                   work, "warm")
     bundled = Server(sluice, ["--store", store, "--cache-dir", os.path.join(work, "bundled"),
                               "--bundle-uri", f"http://{s3}/bench/repos"], env, work, "bundled")
-    results = {k: [] for k in ["local", "warm", "cold", "bundle", "push-local", "push-store"]}
+    results = {k: [] for k in ["local", "warm", "cold", "bundle", "bundle-sluice", "push-local",
+                               "push-store"]}
     clones = os.path.join(work, "clones")
     os.mkdir(clones)
     n = 0
 
-    def clone(server, extra=()):
+    def clone(server, extra=(), client=None):
         nonlocal n
         n += 1
         dest = os.path.join(clones, f"c{n}")
-        got = timed(server, [git, *extra, "clone", "-q", "--bare",
+        got = timed(server, [client or git, *extra, "clone", "-q", "--bare",
                              f"http://{server.address}/repo.git", dest])
         shutil.rmtree(dest)
         return got
@@ -177,6 +178,7 @@ def run(args, sluice, work, s3, env):
         results["cold"].append(clone(cold))
         cold.stop()
         results["bundle"].append(clone(bundled, ["-c", "transfer.bundleURI=true"]))
+        results["bundle-sluice"].append(clone(bundled, client=sluice))
         for name, server in [("push-local", local), ("push-store", warm)]:
             dest = os.path.join(clones, f"p{name}{r}")
             subprocess.run([git, "clone", "-q", f"http://{server.address}/repo.git", dest],
@@ -212,8 +214,9 @@ def run(args, sluice, work, s3, env):
     print(f"warm node / local: wall {by['warm']['wall_s'] / by['local']['wall_s']:.2f}x, "
           f"CPU {by['warm']['server_cpu_s'] / max(by['local']['server_cpu_s'], 1e-9):.2f}x")
     print(f"cold / warm wall: {by['cold']['wall_s'] / by['warm']['wall_s']:.2f}x")
-    print(f"bundle clone: {by['bundle']['sent_bytes'] / by['warm']['sent_bytes'] * 100:.1f}% of "
-          f"a full clone's bytes from the node")
+    for name in ["bundle", "bundle-sluice"]:
+        print(f"{name} clone: {by[name]['sent_bytes'] / by['warm']['sent_bytes'] * 100:.1f}% of "
+              f"a full clone's bytes from the node")
     print(f"push store / local wall: "
           f"{by['push-store']['wall_s'] / by['push-local']['wall_s']:.2f}x")
     for server in [local, warm, bundled]:
