@@ -153,7 +153,7 @@ def run(args, sluice, work, s3, env):
     warm = Server(sluice, ["--store", store, "--cache-dir", os.path.join(work, "warm")], env,
                   work, "warm")
     bundled = Server(sluice, ["--store", store, "--cache-dir", os.path.join(work, "bundled"),
-                              "--bundle-uri", f"http://{s3}/bench/repos"], env, work, "bundled")
+                              f"--bundle-uri=http://{s3}/bench"], env, work, "bundled")
     results = {k: [] for k in ["local", "warm", "cold", "bundle", "bundle-sluice", "push-local",
                                "push-store"]}
     clones = os.path.join(work, "clones")

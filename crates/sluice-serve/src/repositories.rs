@@ -20,11 +20,25 @@ pub enum Repositories {
     Stored {
         /// The node.
         node: Arc<Node>,
-        /// Where clients download the store's bundles from (`--bundle-uri`): the base URL
-        /// under which the store's keys are public. None: no bundle-uri advertised.
-        bundle_base: Option<String>,
+        /// Where clients download the store's bundles from (`--bundle-uri`); none: no
+        /// bundle-uri advertised.
+        bundle_uris: Option<BundleUris>,
     },
 }
+
+/// How a node hands out its bundles' URLs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BundleUris {
+    /// Under this base URL, where the store's keys are public (or a CDN in front of it): the
+    /// same list on every node for one generation.
+    Public(String),
+    /// Pre-signed GETs, valid for two hours (the store's credentials sign them).
+    Presigned,
+}
+
+/// How long a pre-signed bundle URL is valid: over an hour, as a clone may start its download
+/// late, and less than the sweep's default grace, so a listed bundle outlives its URLs.
+const PRESIGNED_FOR: std::time::Duration = std::time::Duration::from_secs(5400);
 
 /// What a request is served from.
 pub(crate) struct Opened {
@@ -62,14 +76,16 @@ impl Repositories {
                     bundles: None,
                 })
             }
-            Repositories::Stored { node, bundle_base } => {
+            Repositories::Stored { node, bundle_uris } => {
                 let name = path.trim_matches('/');
                 let pinned = node.pin(name).map_err(|e| store_error(path, e))?;
                 let pinned = pinned.ok_or_else(none)?;
                 if !push {
                     let repo = Repository::open_served(&pinned.dir, true)?;
-                    let bundles =
-                        (bundle_base.as_deref()).map(|base| Arc::new(bundle_list(base, &pinned)));
+                    let bundles = match bundle_uris {
+                        Some(uris) => Some(Arc::new(bundle_list(uris, &pinned, node)?)),
+                        None => None,
+                    };
                     return Ok(Opened {
                         repo,
                         gate: None,
@@ -93,12 +109,16 @@ impl Repositories {
     }
 }
 
-/// The bundle list of one generation, as `bundle.*` keys (git-config's `bundle.<id>.*`):
-/// every node gives the same list for one generation, since it is made from the manifest
-/// alone. An empty list when the store has no bundle yet.
-fn bundle_list(base: &str, pinned: &Pinned) -> Vec<(String, String)> {
+/// The bundle list of one generation, as `bundle.*` keys (git-config's `bundle.<id>.*`),
+/// made from the manifest alone: with a public base, every node gives the same list for one
+/// generation. An empty list when the store has no bundle yet (or cannot sign its URLs).
+fn bundle_list(
+    uris: &BundleUris,
+    pinned: &Pinned,
+    node: &Node,
+) -> Result<Vec<(String, String)>, ServeError> {
     if pinned.manifest.bundles.is_empty() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     let mut list = vec![
         ("bundle.version".to_owned(), "1".to_owned()),
@@ -107,12 +127,24 @@ fn bundle_list(base: &str, pinned: &Pinned) -> Vec<(String, String)> {
     ];
     for (name, token) in &pinned.manifest.bundles {
         let key = sluice_store::bundle_key(&pinned.repo, name);
-        let uri = format!("{}/{key}", base.trim_end_matches('/'));
+        let uri = match uris {
+            BundleUris::Public(base) => {
+                let full = node.bucket().full_key(&key);
+                format!("{}/{full}", base.trim_end_matches('/'))
+            }
+            BundleUris::Presigned => {
+                let signed = node.bucket().presigned_get(&key, PRESIGNED_FOR);
+                match signed.map_err(|e| store_error(&key, e))? {
+                    Some(url) => url,
+                    None => return Ok(Vec::new()),
+                }
+            }
+        };
         list.push((format!("bundle.{name}.uri"), uri));
         // Keys as git's config hands them over: lower case (git's client matches them so).
         list.push((format!("bundle.{name}.creationtoken"), token.to_string()));
     }
-    list
+    Ok(list)
 }
 
 fn store_error(path: &str, e: sluice_store::StoreError) -> ServeError {

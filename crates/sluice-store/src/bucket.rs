@@ -21,6 +21,8 @@ const PART_SIZE: usize = 16 << 20;
 #[derive(Clone)]
 pub struct Bucket {
     store: Arc<dyn ObjectStore>,
+    /// What signs URLs clients can read objects from, where the store has credentials.
+    signer: Option<Arc<dyn object_store::signer::Signer>>,
     prefix: String,
     runtime: Arc<tokio::runtime::Runtime>,
     counts: Arc<RequestCounts>,
@@ -91,11 +93,40 @@ impl Bucket {
     /// Opens the bucket a URL names, with credentials and endpoint from the environment (the
     /// standard `AWS_*` variables).
     pub fn open(url: &StoreUrl) -> Result<Bucket, StoreError> {
-        let store: Arc<dyn ObjectStore> = match &url.backend {
-            Backend::S3 { bucket } => Arc::new(crate::location::s3_from_env(bucket)?),
-            Backend::Memory => Arc::new(object_store::memory::InMemory::new()),
+        let (store, signer): (
+            Arc<dyn ObjectStore>,
+            Option<Arc<dyn object_store::signer::Signer>>,
+        ) = match &url.backend {
+            Backend::S3 { bucket } => {
+                let s3 = Arc::new(crate::location::s3_from_env(bucket)?);
+                let signs = std::env::var_os("AWS_ACCESS_KEY_ID").is_some();
+                let signer =
+                    signs.then(|| Arc::clone(&s3) as Arc<dyn object_store::signer::Signer>);
+                (s3, signer)
+            }
+            Backend::Memory => (Arc::new(object_store::memory::InMemory::new()), None),
         };
-        Bucket::with_store(store, &url.prefix)
+        let mut bucket = Bucket::with_store(store, &url.prefix)?;
+        bucket.signer = signer;
+        Ok(bucket)
+    }
+
+    /// A URL anyone holding it can GET `name` from for `valid` (a pre-signed URL); `None`
+    /// where the store has no credentials to sign with.
+    pub fn presigned_get(
+        &self,
+        name: &str,
+        valid: std::time::Duration,
+    ) -> Result<Option<String>, StoreError> {
+        let Some(signer) = &self.signer else {
+            return Ok(None);
+        };
+        let key = self.key(name);
+        let signed = self
+            .runtime
+            .block_on(signer.signed_url(http::Method::GET, &key, valid));
+        let url = signed.map_err(|e| StoreError::request("SIGN", &key, e))?;
+        Ok(Some(url.to_string()))
     }
 
     /// A bucket on `store` (a test's in-memory store, or one wrapped to inject faults).
@@ -108,6 +139,7 @@ impl Bucket {
             .map_err(StoreError::Runtime)?;
         Ok(Bucket {
             store,
+            signer: None,
             prefix: prefix.trim_matches('/').to_owned(),
             runtime: Arc::new(runtime),
             counts: Arc::default(),

@@ -413,8 +413,9 @@ fn maintenance_and_gc_during_pushes_lose_nothing_and_clients_clone_from_the_bund
     env.git(&env.path().join("backup.git"), &["fsck", "--strict"]);
     // A node that advertises the bundle: git's client takes the history from the store and
     // asks the node only for what the bundle lacks.
-    let base = format!("http://{}/{bucket}/repos", seaweed().s3);
-    let node = node(&env, &store, "bundle-cache", &["--bundle-uri", &base]);
+    let base = format!("http://{}/{bucket}", seaweed().s3);
+    let bundle_uri = format!("--bundle-uri={base}");
+    let node = node(&env, &store, "bundle-cache", &[&bundle_uri]);
     let http = format!("http://{}/p.git", node.http());
     let newest = Env::new();
     let clone = newest.path().join("bundled");
@@ -435,6 +436,37 @@ fn maintenance_and_gc_during_pushes_lose_nothing_and_clients_clone_from_the_bund
     let bundled = newest.git(&clone, &["for-each-ref", "refs/bundles/"]);
     assert!(String::from_utf8_lossy(&bundled).contains("refs/bundles/work0"));
     newest.git(&clone, &["fsck", "--strict"]);
+    // The same through pre-signed URLs, which a node with the store's credentials signs.
+    let mut vars = seaweed().vars();
+    vars.push(("AWS_ACCESS_KEY_ID", "tests".to_owned()));
+    vars.push(("AWS_SECRET_ACCESS_KEY", "tests".to_owned()));
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let cache = env.path().join("signing-cache");
+    let args = [
+        "--store",
+        &store,
+        "--cache-dir",
+        cache.to_str().unwrap(),
+        "--bundle-uri",
+    ];
+    let signing = Server::start_with(&env, &args, &vars);
+    let signed_url = format!("http://{}/p.git", signing.http());
+    let args = [
+        "-c",
+        "transfer.bundleURI=true",
+        "clone",
+        "-q",
+        &signed_url,
+        "signed",
+    ];
+    let out = crate::util::run_with_input(newest.git_command(newest.path(), &args), b"");
+    assert!(
+        out.status.success() && !stderr(&out).contains("failed"),
+        "{}",
+        stderr(&out)
+    );
+    let signed = newest.path().join("signed");
+    assert_eq!(refs(&newest, &signed), refs(&newest, &clone));
     // Sluice's clone takes the bundle by default, and ends as git's client did.
     let ours = newest.sluice(newest.path(), &["clone", "-q", &http, "ours"], b"");
     assert!(ours.status.success(), "{}", stderr(&ours));

@@ -9,7 +9,7 @@ use crate::log::LogFormat;
 use anyhow::{anyhow, bail};
 use clap::Args;
 use sluice_serve::{serve_git, serve_http, tls_config, Credentials};
-use sluice_serve::{Repositories, ServerOptions, Shutdown};
+use sluice_serve::{BundleUris, Repositories, ServerOptions, Shutdown};
 use std::io::Write;
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -69,9 +69,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "bytes", requires = "store")]
     cache_size: Option<u64>,
     /// With --store: answer protocol v2's bundle-uri with the store's bundles (`sluice store
-    /// maintain` writes them), as URLs under this base, where the store's keys are readable
-    /// (`http://<endpoint>/<bucket>/<prefix>`, or a CDN in front of it).
-    #[arg(long, value_name = "url", requires = "store")]
+    /// maintain` writes them): alone, as pre-signed URLs (the store's credentials sign them);
+    /// with a value, under that base URL, where the store's keys are readable
+    /// (`http://<endpoint>/<bucket>`, or a CDN in front of it).
+    #[arg(long, value_name = "url", requires = "store", num_args = 0..=1, require_equals = true,
+          default_missing_value = "")]
     bundle_uri: Option<String>,
     /// With --store: the hooks every push runs (pre-receive, update, post-receive,
     /// post-update, reference-transaction), as a repository's `core.hooksPath`.
@@ -107,8 +109,11 @@ fn repositories(args: &ServeArgs, context: &Context) -> anyhow::Result<Repositor
             node = node.with_maintenance_after(args.maintain_after_packs);
         }
         let node = Arc::new(node);
-        let bundle_base = args.bundle_uri.clone();
-        return Ok(Repositories::Stored { node, bundle_base });
+        let bundle_uris = args.bundle_uri.as_deref().map(|base| match base {
+            "" => BundleUris::Presigned,
+            base => BundleUris::Public(base.to_owned()),
+        });
+        return Ok(Repositories::Stored { node, bundle_uris });
     }
     let base = (context.cwd).join(args.base.clone().unwrap_or_else(|| PathBuf::from(".")));
     let base = base
