@@ -40,10 +40,12 @@ pub struct Metrics {
     store: Arc<StoreMetrics>,
 }
 
-/// The store's counts, read from the node at each scrape.
+/// Counts kept elsewhere, read at each scrape: the store's (from the node) and the pack
+/// cache's.
 #[derive(Debug, Default)]
 struct StoreMetrics {
     node: OnceLock<Arc<Node>>,
+    pack_cache: OnceLock<Arc<crate::PackCache>>,
 }
 
 /// One request, as the access log has it.
@@ -103,6 +105,11 @@ impl Metrics {
         let _ = self.store.node.set(node);
     }
 
+    /// Reports the hits and misses of `cache` from now on.
+    pub fn watch_pack_cache(&self, cache: Arc<crate::PackCache>) {
+        let _ = self.store.pack_cache.set(cache);
+    }
+
     /// Counts one request.
     pub(crate) fn served(&self, request: &Served<'_>) {
         let service = request.service.unwrap_or("-").to_owned();
@@ -148,6 +155,17 @@ impl Default for Metrics {
 
 impl Collector for StoreMetrics {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        if let Some(cache) = self.pack_cache.get() {
+            let (hits, misses) = cache.counts();
+            for (name, help, value) in [
+                ("pack_cache_hits", "Packs served from the pack cache", hits),
+                ("pack_cache_misses", "Packs made anew (and kept in the cache)", misses),
+            ] {
+                let counter = ConstCounter::new(value);
+                let metric = encoder.encode_descriptor(name, help, None, counter.metric_type())?;
+                counter.encode(metric)?;
+            }
+        }
         let Some(node) = self.node.get() else {
             return Ok(());
         };

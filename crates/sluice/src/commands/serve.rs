@@ -129,6 +129,10 @@ pub fn run(args: ServeArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if let Repositories::Stored { node, .. } = &base {
         memory.metrics.watch_store(Arc::clone(node));
     }
+    let pack_cache = args.cache.open(context)?;
+    if let Some(cache) = &pack_cache {
+        memory.metrics.watch_pack_cache(Arc::clone(cache));
+    }
     crate::log::init(args.log_format);
     let http = ["http", "https"][usize::from(args.tls_cert.is_some())];
     let mut front_ends: Vec<(TcpListener, &str, FrontEnd)> = Vec::new();
@@ -151,7 +155,7 @@ pub fn run(args: ServeArgs, context: &Context) -> anyhow::Result<ExitCode> {
         idle_timeout: Duration::from_secs(args.timeout.max(1)),
         max_connection_time: Duration::from_secs(args.max_request_time.max(1)),
         max_request_bytes: args.max_request_size,
-        pack_cache: args.cache.open(context)?,
+        pack_cache,
         credentials: (args.auth_file.as_ref())
             .map(|file| Credentials::load(&context.cwd.join(file)).map(Arc::new))
             .transpose()?,

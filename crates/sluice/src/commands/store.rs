@@ -79,6 +79,12 @@ enum StoreCommand {
         url: String,
         /// The new bare repository.
         dest: PathBuf,
+        /// No progress.
+        #[arg(short, long)]
+        quiet: bool,
+        /// Progress even when stderr is not a terminal.
+        #[arg(long)]
+        progress: bool,
     },
 }
 
@@ -151,9 +157,16 @@ pub fn run(args: StoreArgs, context: &Context) -> anyhow::Result<ExitCode> {
                 checked.packs, checked.objects
             ))
         }
-        StoreCommand::Export { url, dest } => {
-            let manifest = sluice_store::export(&open(&url)?, &context.cwd.join(dest))?;
-            Some(summary(&url, &manifest))
+        StoreCommand::Export {
+            url,
+            dest,
+            quiet,
+            progress,
+        } => {
+            let shown = TerminalProgress::new(crate::progress::enabled(!quiet, progress));
+            let dest = context.cwd.join(dest);
+            let manifest = sluice_store::export(&open(&url)?, &dest, &shown)?;
+            (!quiet).then(|| summary(&url, &manifest))
         }
     };
     if let Some(said) = said {
