@@ -123,6 +123,7 @@ fn serve_connection(
         pack_cache: server.pack_cache.clone(),
         memory: Some(std::sync::Arc::clone(&server.memory)),
         bundles: opened.bundles,
+        shared_as: opened.shared_as,
         ..UploadPackOptions::default()
     };
     upload_pack(

@@ -26,8 +26,8 @@ mod upload_pack;
 
 pub use daemon::serve_git;
 pub use http::{serve_http, tls_config, AuthFileError, Credentials, TlsError};
-pub use pack_cache::PackCache;
-pub use repositories::{resolve_path, BundleUris, Repositories};
+pub use pack_cache::{PackCache, SharedPacks};
+pub use repositories::{resolve_path, BundleUris, Repositories, StorePacks};
 pub use request_error::RequestError;
 pub use server::{ServerMemory, ServerOptions, Shutdown};
 pub use upload_pack::{upload_pack, Protocol, UploadPackOptions};

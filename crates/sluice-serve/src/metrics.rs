@@ -159,7 +159,11 @@ impl Collector for StoreMetrics {
             let (hits, misses) = cache.counts();
             for (name, help, value) in [
                 ("pack_cache_hits", "Packs served from the pack cache", hits),
-                ("pack_cache_misses", "Packs made anew (and kept in the cache)", misses),
+                (
+                    "pack_cache_misses",
+                    "Packs made anew (and kept in the cache)",
+                    misses,
+                ),
             ] {
                 let counter = ConstCounter::new(value);
                 let metric = encoder.encode_descriptor(name, help, None, counter.metric_type())?;

@@ -6,6 +6,10 @@
 //! common haves, the shallow boundary, the filter, the capabilities that shape the pack, and
 //! with include-tag the refs. Entries are written under a temporary name and renamed, so a
 //! reader never sees half a pack; the least recently used go when the cache outgrows its bound.
+//!
+//! Nodes serving one store share a second tier ([`SharedPacks`]): a pack a node served twice
+//! is offered to the store, and a node that lacks a pack looks there before making it, so the
+//! third identical request anywhere is a copy.
 
 use sluice_generate::PackStats;
 use sluice_object::{HashKind, TrailerHasher};
@@ -31,6 +35,20 @@ pub struct PackCache {
     /// than making it a second time (sixteen CI jobs cloning at once cost one pack).
     in_flight: Mutex<std::collections::HashSet<String>>,
     landed: Condvar,
+    /// The tier every node shares, if any.
+    shared: std::sync::OnceLock<std::sync::Arc<dyn SharedPacks>>,
+    /// The packs offered to it already.
+    offered: Mutex<std::collections::HashSet<String>>,
+}
+
+/// A tier of packs every node shares (a store): what one node made, the others copy.
+pub trait SharedPacks: Send + Sync + std::fmt::Debug {
+    /// Copies the shared entry `name` of `scope` (a repository) to `dest`; false when there is
+    /// none (or it could not be read).
+    fn fetch(&self, scope: &str, name: &str, dest: &Path) -> bool;
+    /// Offers the local entry at `file` as `name` of `scope` (in the background: a failure
+    /// only means the others make it too).
+    fn offer(&self, scope: &str, name: &str, file: &Path);
 }
 
 impl std::fmt::Debug for PackCache {
@@ -42,24 +60,31 @@ impl std::fmt::Debug for PackCache {
     }
 }
 
-/// The identity of a request's pack, built from its parts.
+/// The identity of a request's pack, built from its parts, and the repository it is shared
+/// under (for a store's repositories).
 #[derive(Debug)]
-pub(crate) struct CacheKey(TrailerHasher);
+pub(crate) struct CacheKey {
+    hash: TrailerHasher,
+    scope: Option<String>,
+}
 
 impl CacheKey {
-    pub(crate) fn new() -> Self {
-        CacheKey(TrailerHasher::new(HashKind::Sha1))
+    pub(crate) fn new(scope: Option<String>) -> Self {
+        CacheKey {
+            hash: TrailerHasher::new(HashKind::Sha1),
+            scope,
+        }
     }
 
     /// Adds one part; parts are length-prefixed so that no two lists of parts collide.
     pub(crate) fn add(&mut self, part: &[u8]) -> &mut Self {
-        self.0.update(&(part.len() as u64).to_be_bytes());
-        self.0.update(part);
+        self.hash.update(&(part.len() as u64).to_be_bytes());
+        self.hash.update(part);
         self
     }
 
-    fn name(self) -> String {
-        self.0.finalize().to_string()
+    fn name(self) -> (String, Option<String>) {
+        (self.hash.finalize().to_string(), self.scope)
     }
 }
 
@@ -82,7 +107,37 @@ impl PackCache {
             evicting: Mutex::new(()),
             in_flight: Mutex::new(std::collections::HashSet::new()),
             landed: Condvar::new(),
+            shared: std::sync::OnceLock::new(),
+            offered: Mutex::default(),
         })
+    }
+
+    /// Shares packs with the other nodes through `tier` from now on.
+    pub fn share_with(&self, tier: std::sync::Arc<dyn SharedPacks>) {
+        let _ = self.shared.set(tier);
+    }
+
+    /// A local hit of a shared repository's pack: offered to the others, once.
+    fn offer(&self, scope: Option<&str>, name: &str, path: &Path) {
+        let (Some(tier), Some(scope)) = (self.shared.get(), scope) else {
+            return;
+        };
+        let first =
+            (self.offered.lock().unwrap_or_else(|e| e.into_inner())).insert(name.to_owned());
+        if first {
+            tier.offer(scope, name, path);
+        }
+    }
+
+    /// A local miss: the shared tier's copy, if it has one, put in place under `path`.
+    fn fetch_shared(&self, scope: Option<&str>, name: &str, path: &Path) -> bool {
+        let (Some(tier), Some(scope)) = (self.shared.get(), scope) else {
+            return false;
+        };
+        let temp = self.dir.join(format!("tmp-shared-{name}"));
+        let fetched = tier.fetch(scope, name, &temp) && std::fs::rename(&temp, path).is_ok();
+        let _ = std::fs::remove_file(&temp);
+        fetched
     }
 
     /// Hits and misses so far.
@@ -109,8 +164,9 @@ impl PackCache {
         key: CacheKey,
         out: &mut dyn Write,
     ) -> io::Result<Result<PackStats, CacheWriter<'_>>> {
-        let name = key.name();
+        let (name, scope) = key.name();
         let path = self.dir.join(&name);
+        let mut looked_shared = false;
         loop {
             if let Ok(mut file) = File::open(&path) {
                 let mut header = [0u8; HEADER];
@@ -118,7 +174,17 @@ impl PackCache {
                     self.note(true, &name);
                     let _ = file.set_modified(SystemTime::now());
                     io::copy(&mut file, out)?;
+                    if !looked_shared {
+                        // Served twice here: worth sharing.
+                        self.offer(scope.as_deref(), &name, &path);
+                    }
                     return Ok(Ok(decode_stats(&header)));
+                }
+            }
+            if !looked_shared {
+                looked_shared = true;
+                if self.fetch_shared(scope.as_deref(), &name, &path) {
+                    continue;
                 }
             }
             let mut flying = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());

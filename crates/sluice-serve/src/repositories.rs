@@ -48,6 +48,8 @@ pub(crate) struct Opened {
     pub(crate) gate: Option<Arc<dyn RefGate>>,
     /// The bundle list protocol v2's `bundle-uri` answers with, if any (`key=value`).
     pub(crate) bundles: Option<Arc<Vec<(String, String)>>>,
+    /// For a store's repository: the name and generation its packs are shared under.
+    pub(crate) shared_as: Option<String>,
 }
 
 impl Repositories {
@@ -74,6 +76,7 @@ impl Repositories {
                     repo,
                     gate: None,
                     bundles: None,
+                    shared_as: None,
                 })
             }
             Repositories::Stored { node, bundle_uris } => {
@@ -86,10 +89,13 @@ impl Repositories {
                         Some(uris) => Some(Arc::new(bundle_list(uris, &pinned, node)?)),
                         None => None,
                     };
+                    let manifest = &pinned.manifest;
+                    let generation = format!("{}-{}", manifest.generation, manifest.transaction);
                     return Ok(Opened {
                         repo,
                         gate: None,
                         bundles,
+                        shared_as: Some(format!("{}@{generation}", pinned.repo.folder())),
                     });
                 }
                 let workspace = node.workspace(&pinned).map_err(|e| store_error(path, e))?;
@@ -103,6 +109,7 @@ impl Repositories {
                     repo,
                     gate: Some(Arc::new(gate)),
                     bundles: None,
+                    shared_as: None,
                 })
             }
         }
@@ -193,5 +200,42 @@ impl RefGate for StoreGate {
     fn serving_dir(&self) -> Option<PathBuf> {
         let name = self.pinned.repo.folder();
         Some(self.node.pin(name).ok()??.dir.clone())
+    }
+}
+
+/// The pack cache's shared tier in a store: `<repository>/pack-cache/<name>`, what one node
+/// served twice, for every node to copy (the sweep removes entries by age).
+#[derive(Debug)]
+pub struct StorePacks {
+    bucket: sluice_store::Bucket,
+}
+
+impl StorePacks {
+    /// The tier in `bucket`.
+    pub fn new(bucket: sluice_store::Bucket) -> StorePacks {
+        StorePacks { bucket }
+    }
+
+    /// The key of `name` for the repository and generation `scope` (`<name>@<generation>`).
+    fn key(scope: &str, name: &str) -> String {
+        let folder = scope.split('@').next().unwrap_or(scope);
+        format!("{folder}/{}{name}", sluice_store::PACK_CACHE)
+    }
+}
+
+impl crate::pack_cache::SharedPacks for StorePacks {
+    fn fetch(&self, scope: &str, name: &str, dest: &Path) -> bool {
+        self.bucket.download(&Self::key(scope, name), dest).is_ok()
+    }
+
+    fn offer(&self, scope: &str, name: &str, file: &Path) {
+        // A copy, so the local cache may evict the file meanwhile.
+        let Ok(bytes) = std::fs::read(file) else {
+            return;
+        };
+        let (bucket, key) = (self.bucket.clone(), Self::key(scope, name));
+        std::thread::spawn(move || {
+            let _ = bucket.put_immutable(&key, bytes);
+        });
     }
 }

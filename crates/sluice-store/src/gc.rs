@@ -18,6 +18,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// never loses it. The grace period applies to packs the manifest removed.
 const UPLOAD_AGE: Duration = Duration::from_secs(2 * 3600);
 
+/// How long a pack the nodes shared stays (by when it was made): requests repeat within a
+/// day, and a generation older than that is rarely asked for again.
+const SHARED_PACK_AGE: Duration = Duration::from_secs(24 * 3600);
+
 /// What a sweep deleted.
 #[derive(Debug, Default)]
 pub struct Swept {
@@ -74,6 +78,13 @@ fn sweep(repo: &StoredRepo, grace: Duration) -> Result<Swept, StoreError> {
         }
         repo.bucket().delete(&key)?;
         swept.deleted += 1;
+    }
+    let shared_cutoff = now.checked_sub(SHARED_PACK_AGE).unwrap_or(UNIX_EPOCH);
+    for (key, written) in repo.bucket().list(&repo.key(crate::PACK_CACHE))? {
+        if written <= shared_cutoff {
+            repo.bucket().delete(&key)?;
+            swept.deleted += 1;
+        }
     }
     let snapshot = manifest.snapshot.as_ref().map(|s| s.name.as_str());
     for (key, written) in repo.bucket().list(&repo.key("refs/"))? {

@@ -156,6 +156,10 @@ impl StoreError {
     }
 }
 
+/// Where, in a repository's folder, nodes share the packs they generated (`<name>`s of the
+/// pack cache), removed by age by the sweep.
+pub const PACK_CACHE: &str = "pack-cache/";
+
 /// A name beside `path` for a file written then renamed onto it.
 fn temporary_beside(path: &Path) -> PathBuf {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());

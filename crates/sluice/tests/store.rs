@@ -682,3 +682,48 @@ fn delete_key(bucket: &str, key: &str) {
     stream.read_to_string(&mut answer).unwrap();
     assert!(answer.starts_with("HTTP/1.1 204"), "{answer}");
 }
+
+#[test]
+fn a_pack_one_node_served_twice_is_copied_by_the_others() {
+    let env = Env::new();
+    let (bucket, store, _) = imported(&env);
+    let cache_a = env.path().join("packs-a");
+    let cache_b = env.path().join("packs-b");
+    let a = node(
+        &env,
+        &store,
+        "a",
+        &["--pack-cache", cache_a.to_str().unwrap()],
+    );
+    let b = node(
+        &env,
+        &store,
+        "b",
+        &["--pack-cache", cache_b.to_str().unwrap()],
+    );
+    let clone = |node: &Server, name: &str| {
+        let url = format!("http://{}/p.git", node.http());
+        env.git(env.path(), &["clone", "-q", "--bare", &url, name]);
+        env.git(&env.path().join(name), &["fsck", "--strict"]);
+    };
+    clone(&a, "first");
+    assert_eq!(
+        stored_keys(&bucket, "repos/p.git/pack-cache/"),
+        0,
+        "shared after one request"
+    );
+    clone(&a, "second");
+    // The second identical request was a hit on node a, which offers the pack to the store.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while stored_keys(&bucket, "repos/p.git/pack-cache/") == 0 {
+        assert!(std::time::Instant::now() < deadline, "never shared");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    clone(&b, "third");
+    assert_eq!(metric(&b, "sluice_pack_cache_hits_total"), 1.0);
+    assert_eq!(metric(&b, "sluice_pack_cache_misses_total"), 0.0);
+    assert_eq!(
+        refs(&env, &env.path().join("third")),
+        refs(&env, &env.path().join("first"))
+    );
+}

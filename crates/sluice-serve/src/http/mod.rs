@@ -285,6 +285,7 @@ fn serve_request(
         pack_cache: options.pack_cache.clone(),
         memory: Some(std::sync::Arc::clone(&options.memory)),
         bundles: opened.bundles,
+        shared_as: opened.shared_as,
     };
     if let Route::Advertise { .. } = route {
         upload_options.advertise_refs = true;

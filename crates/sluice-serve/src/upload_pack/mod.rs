@@ -63,6 +63,9 @@ pub struct UploadPackOptions {
     /// What a server remembers between its requests (the checksums of copied packs, what
     /// sets of tips reach); none by default.
     pub memory: Option<Arc<crate::ServerMemory>>,
+    /// For a store's repository: its name and generation (`<name>@<generation>-<transaction>`),
+    /// under which generated packs are shared with the other nodes; `None` for a directory.
+    pub shared_as: Option<String>,
     /// The bundle list for protocol v2's `bundle-uri` command (`bundle.*` keys and values);
     /// `None`: the command is not advertised.
     pub bundles: Option<Arc<Vec<(String, String)>>>,

@@ -186,8 +186,13 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
 
     /// The identity of the pack `request` gets, for the pack cache.
     fn cache_key(&self, request: &Request, shallow: &IdSet) -> CacheKey {
-        let mut key = CacheKey::new();
-        key.add(self.repo.git_dir().as_os_str().as_encoded_bytes());
+        // A store's repository is named by its generation, the same on every node; a
+        // directory's by its path.
+        let mut key = CacheKey::new(self.options.shared_as.clone());
+        match &self.options.shared_as {
+            Some(scope) => key.add(scope.as_bytes()),
+            None => key.add(self.repo.git_dir().as_os_str().as_encoded_bytes()),
+        };
         for id in &request.wants {
             key.add(id.as_bytes());
         }

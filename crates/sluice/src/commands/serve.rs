@@ -132,6 +132,10 @@ pub fn run(args: ServeArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let pack_cache = args.cache.open(context)?;
     if let Some(cache) = &pack_cache {
         memory.metrics.watch_pack_cache(Arc::clone(cache));
+        if let Repositories::Stored { node, .. } = &base {
+            let shared = sluice_serve::StorePacks::new(node.bucket().clone());
+            cache.share_with(Arc::new(shared));
+        }
     }
     crate::log::init(args.log_format);
     let http = ["http", "https"][usize::from(args.tls_cert.is_some())];
