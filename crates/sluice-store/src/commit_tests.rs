@@ -24,6 +24,13 @@ enum Fault {
     Overtaken,
     /// The store fails without writing (a 500).
     Fails,
+    /// The write is refused as a conflict (S3's 409 ConditionalRequestConflict) without
+    /// another writer having won.
+    Conflict409,
+    /// The write lands after a delay.
+    Latency,
+    /// No answer before the client gives up, and nothing written.
+    Timeout,
 }
 
 #[derive(Debug)]
@@ -74,6 +81,21 @@ impl ObjectStore for Faulty {
                 other.transaction = "someone-else".to_owned();
                 self.inner.put(key, PutPayload::from(other.write())).await?;
                 self.inner.put_opts(key, payload, opts).await
+            }
+            Fault::Conflict409 => Err(object_store::Error::AlreadyExists {
+                path: key.to_string(),
+                source: "409 ConditionalRequestConflict".into(),
+            }),
+            Fault::Latency => {
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                self.inner.put_opts(key, payload, opts).await
+            }
+            Fault::Timeout => {
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                Err(object_store::Error::Generic {
+                    store: "faulty",
+                    source: "operation timed out".into(),
+                })
             }
             Fault::Fails | Fault::None => Err(failure()),
         }
@@ -246,4 +268,17 @@ fn many_refs_live_in_a_snapshot_and_the_manifest_holds_what_changed() {
     assert_eq!(read.refs.len(), many as usize - 1);
     assert_eq!(read.refs["refs/heads/b7"], id(99_999));
     assert!(!read.refs.contains_key("refs/heads/b8"));
+}
+
+#[test]
+fn conflicts_without_a_winner_slow_writes_and_timeouts_are_retried_to_one_write() {
+    for fault in [Fault::Conflict409, Fault::Latency, Fault::Timeout] {
+        let (repo, store) = repository();
+        arm(&store, fault, 2);
+        let written = add_ref(&repo, "refs/heads/main", 1).unwrap();
+        let now = repo.read().unwrap().unwrap().manifest;
+        assert_eq!(now, written, "{fault:?}");
+        // However many attempts the faults cost, exactly one write landed.
+        assert_eq!(now.generation, 2, "{fault:?}");
+    }
 }
