@@ -50,6 +50,9 @@ pub(crate) struct Opened {
     pub(crate) bundles: Option<Arc<Vec<(String, String)>>>,
     /// For a store's repository: the name and generation its packs are shared under.
     pub(crate) shared_as: Option<String>,
+    /// For a store's repository: the generation, held for the whole request so that its
+    /// directory stays.
+    pub(crate) _pinned: Option<Arc<Pinned>>,
 }
 
 impl Repositories {
@@ -77,6 +80,7 @@ impl Repositories {
                     gate: None,
                     bundles: None,
                     shared_as: None,
+                    _pinned: None,
                 })
             }
             Repositories::Stored { node, bundle_uris } => {
@@ -96,6 +100,7 @@ impl Repositories {
                         gate: None,
                         bundles,
                         shared_as: Some(format!("{}@{generation}", pinned.repo.folder())),
+                        _pinned: Some(pinned),
                     });
                 }
                 let workspace = node.workspace(&pinned).map_err(|e| store_error(path, e))?;
@@ -110,6 +115,7 @@ impl Repositories {
                     gate: Some(Arc::new(gate)),
                     bundles: None,
                     shared_as: None,
+                    _pinned: None,
                 })
             }
         }

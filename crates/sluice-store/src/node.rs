@@ -41,6 +41,8 @@ pub struct Node {
     maintaining: Arc<AtomicBool>,
     /// The most bytes of packs the cache keeps (as far as the newest generations allow).
     cache_limit: Option<u64>,
+    /// Every generation pinned, while some request holds it: its directory stays.
+    in_use: Mutex<Vec<std::sync::Weak<Pinned>>>,
 }
 
 /// The generation of one repository last pinned; its lock also serialises materialising it.
@@ -111,7 +113,16 @@ impl Node {
             maintain_after: None,
             maintaining: Arc::default(),
             cache_limit: None,
+            in_use: Mutex::default(),
         }
+    }
+
+    /// Whether a request still holds the generation in `dir`.
+    fn in_use(&self, dir: &Path) -> bool {
+        let mut pins = self.in_use.lock().unwrap_or_else(|e| e.into_inner());
+        pins.retain(|pin| pin.strong_count() > 0);
+        pins.iter()
+            .any(|pin| pin.upgrade().is_some_and(|p| p.dir == dir))
     }
 
     /// Keeps the cache's packs under `bytes`, evicting the oldest that no repository's newest
@@ -160,6 +171,9 @@ impl Node {
             Fetched::Changed(read) => read,
         };
         let pinned = Arc::new(self.materialise(repo, read)?);
+        let mut pins = self.in_use.lock().unwrap_or_else(|e| e.into_inner());
+        pins.push(Arc::downgrade(&pinned));
+        drop(pins);
         *slot = Some(Arc::clone(&pinned));
         Ok(Some(pinned))
     }
@@ -197,9 +211,9 @@ impl Node {
                 Err(_) if dir.join("HEAD").exists() => {}
                 Err(e) => return Err(StoreError::file(&dir)(e)),
             }
-            forget_old_generations(&generations);
+            forget_old_generations(&generations, &|dir| self.in_use(dir));
             if let Some(limit) = self.cache_limit {
-                crate::cache::trim(&self.cache, limit);
+                crate::cache::trim(&self.cache, limit, &|dir| self.in_use(dir));
             }
         }
         Ok(Pinned {
@@ -348,8 +362,9 @@ fn write_generation(
     crate::local::write_refs(dir, manifest)
 }
 
-/// Removes all but the newest [`GENERATIONS_KEPT`] generation directories.
-fn forget_old_generations(generations: &Path) {
+/// Removes all but the newest [`GENERATIONS_KEPT`] generation directories, and those a
+/// request still holds.
+fn forget_old_generations(generations: &Path, in_use: &dyn Fn(&Path) -> bool) {
     let Ok(listing) = std::fs::read_dir(generations) else {
         return;
     };
@@ -364,6 +379,8 @@ fn forget_old_generations(generations: &Path) {
     numbered.sort();
     let old = numbered.len().saturating_sub(GENERATIONS_KEPT);
     for (_, dir) in numbered.into_iter().take(old) {
-        let _ = std::fs::remove_dir_all(dir);
+        if !in_use(&dir) {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
