@@ -123,7 +123,9 @@ pub fn fetch_bundles(
     };
     let mut tips = Vec::new();
     for bundle in bundles(&pairs)? {
-        tips.extend(apply(repo, &bundle.uri, options)?);
+        // Opened again for each: the next bundle's prerequisites are in the last one's pack.
+        let current = repo.reopen()?;
+        tips.extend(apply(&current, &bundle.uri, options)?);
     }
     Ok(tips)
 }

@@ -13,6 +13,18 @@ pub fn write_bundle<'a>(
     prerequisites: &[ObjectId],
     pack: &Path,
 ) -> std::io::Result<u64> {
+    write_bundle_with(dest, refs, prerequisites, |out| {
+        std::io::copy(&mut std::fs::File::open(pack)?, out).map(|_| ())
+    })
+}
+
+/// Writes a bundle at `dest` whose pack `pack` writes after the header.
+pub fn write_bundle_with<'a>(
+    dest: &Path,
+    refs: impl IntoIterator<Item = (&'a str, &'a ObjectId)>,
+    prerequisites: &[ObjectId],
+    pack: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<u64> {
     let mut out = std::io::BufWriter::new(std::fs::File::create(dest)?);
     out.write_all(b"# v2 git bundle\n")?;
     for id in prerequisites {
@@ -22,7 +34,7 @@ pub fn write_bundle<'a>(
         writeln!(out, "{id} {name}")?;
     }
     out.write_all(b"\n")?;
-    std::io::copy(&mut std::fs::File::open(pack)?, &mut out)?;
+    pack(&mut out)?;
     let file = out.into_inner().map_err(|e| e.into_error())?;
     file.sync_all()?;
     file.metadata().map(|m| m.len())

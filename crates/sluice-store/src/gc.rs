@@ -70,8 +70,10 @@ fn sweep(repo: &StoredRepo, grace: Duration) -> Result<Swept, StoreError> {
         swept.deleted += 1;
     }
     for (key, written) in repo.bucket().list(&repo.key("bundles/"))? {
-        let listed =
-            (manifest.bundles.iter()).any(|(name, _)| key.ends_with(&format!("/{name}.bundle")));
+        // A listed bundle's file, or the refs kept beside it.
+        let listed = (manifest.bundles.iter()).any(|(name, _)| {
+            key.ends_with(&format!("/{name}.bundle")) || key.ends_with(&format!("/{name}.refs"))
+        });
         // A bundle is uploaded before the manifest lists it, as a pack is.
         if listed || written > upload_cutoff {
             continue;

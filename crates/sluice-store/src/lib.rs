@@ -22,6 +22,7 @@ mod export;
 mod fsck;
 mod gc;
 mod import;
+mod increment;
 mod lease;
 mod local;
 mod location;
@@ -40,6 +41,7 @@ pub use export::export;
 pub use fsck::{fsck, Checked};
 pub use gc::{gc, Swept};
 pub use import::import;
+pub use increment::bundle_increment;
 pub use lease::Lease;
 pub use location::{Backend, StoreUrl};
 pub use maintain::{bundle_key, maintain, maintain_on, Maintained};
@@ -130,6 +132,9 @@ pub enum StoreError {
     /// Its configuration.
     #[error(transparent)]
     Config(#[from] sluice_odb::config::ConfigError),
+    /// Walking what an incremental bundle holds.
+    #[error(transparent)]
+    Walk(Box<sluice_graph::WalkError>),
     /// Writing the pack of an import, or of a push's loose objects.
     #[error(transparent)]
     Repack(#[from] sluice_generate::RepackError),

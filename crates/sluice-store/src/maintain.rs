@@ -108,6 +108,7 @@ fn compact(
             let uploaded = repo.bucket().upload(&bundle_key(repo, &name), &file);
             let _ = std::fs::remove_file(&file);
             uploaded?;
+            crate::increment::keep_refs(repo, &name, &before.refs)?;
             Some(name)
         }
         None => None,

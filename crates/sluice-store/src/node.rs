@@ -288,23 +288,31 @@ impl Node {
         }
     }
 
-    /// After a push: maintenance in the background (as a push on disk runs `gc --auto`) once
-    /// the repository has more packs than [`Node::with_maintenance_after`] allows, on this
-    /// node's cache. Another node holding the lease, or any failure, only means it waits
-    /// for the next push.
+    /// After a push, in the background, on this node's cache (as a push on disk runs `gc
+    /// --auto`): maintenance once the repository has more packs than
+    /// [`Node::with_maintenance_after`] allows, else, where it has bundles, the increment the
+    /// push made. Another node holding the lease, or any failure, only means it waits for the
+    /// next push.
     fn maintain_if_due(&self, repo: &StoredRepo, manifest: &Manifest) {
         let Some(limit) = self.maintain_after else {
             return;
         };
+        let compact = manifest.packs.len() > limit;
+        if !compact && manifest.bundles.is_empty() {
+            return;
+        }
         let running = Arc::clone(&self.maintaining);
-        if manifest.packs.len() <= limit || running.swap(true, Ordering::SeqCst) {
+        if running.swap(true, Ordering::SeqCst) {
             return;
         }
         let node = Node::new(self.bucket.clone(), self.cache.clone());
         let repo = repo.clone();
         std::thread::spawn(move || {
             let progress = sluice_object::progress::Discard;
-            let _ = crate::maintain::maintain_on(&node, &repo, &progress);
+            let _ = match compact {
+                true => crate::maintain::maintain_on(&node, &repo, &progress).map(|_| ()),
+                false => crate::increment::bundle_increment(&node, &repo, &progress).map(|_| ()),
+            };
             running.store(false, Ordering::SeqCst);
         });
     }

@@ -727,3 +727,58 @@ fn a_pack_one_node_served_twice_is_copied_by_the_others() {
         refs(&env, &env.path().join("first"))
     );
 }
+
+#[test]
+fn pushes_after_a_full_bundle_become_incremental_bundles_clients_apply_in_order() {
+    let env = Env::new();
+    let (bucket, store, url) = imported(&env);
+    let out = sluice(&env, env.path(), &["store", "maintain", "-q", &url]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let base = format!("--bundle-uri=http://{}/{bucket}", seaweed().s3);
+    let node = node(&env, &store, "cache", &[&base]);
+    let node_url = git_url(&node, "p.git");
+    for i in 0..2 {
+        let dir = with_commit(&env, &node_url, "client", "main", &format!("after{i}"));
+        env.git(&dir, &["push", "-q", &node_url, "main"]);
+        // Each push's increment is written in the background; the next builds on it.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while manifest_text(&bucket, "repos/p.git")
+            .matches("\nbundle inc-")
+            .count()
+            <= i
+        {
+            assert!(std::time::Instant::now() < deadline, "no increment");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+    let tip = env.git(&env.path().join("client"), &["rev-parse", "main"]);
+    let http = format!("http://{}/p.git", node.http());
+    let newest = Env::new();
+    let args = [
+        "-c",
+        "transfer.bundleURI=true",
+        "clone",
+        "-q",
+        &http,
+        "theirs",
+    ];
+    let out = crate::util::run_with_input(newest.git_command(newest.path(), &args), b"");
+    assert!(
+        out.status.success() && !stderr(&out).contains("failed"),
+        "{}",
+        stderr(&out)
+    );
+    let theirs = newest.path().join("theirs");
+    // The newest increment's branch is what the bundles gave.
+    assert_eq!(
+        newest.git(&theirs, &["rev-parse", "refs/bundles/main"]),
+        tip
+    );
+    newest.git(&theirs, &["fsck", "--strict"]);
+    let ours = newest.sluice(newest.path(), &["clone", "-q", &http, "ours"], b"");
+    assert!(ours.status.success(), "{}", stderr(&ours));
+    assert!(stderr(&ours).is_empty(), "{}", stderr(&ours));
+    let ours = newest.path().join("ours");
+    assert_eq!(refs(&newest, &ours), refs(&newest, &theirs));
+    newest.git(&ours, &["fsck", "--strict"]);
+}

@@ -45,6 +45,9 @@ enum StoreCommand {
     Maintain {
         /// The repository's URL.
         url: String,
+        /// Only an incremental bundle of what changed since the newest bundle, no compaction.
+        #[arg(long)]
+        incremental: bool,
         /// No progress.
         #[arg(short, long)]
         quiet: bool,
@@ -116,6 +119,22 @@ pub fn run(args: StoreArgs, context: &Context) -> anyhow::Result<ExitCode> {
         }
         StoreCommand::Maintain {
             url,
+            incremental: true,
+            quiet,
+            progress,
+        } => {
+            let repo = open(&url)?;
+            let shown = TerminalProgress::new(crate::progress::enabled(!quiet, progress));
+            let work = std::env::temp_dir().join(format!("sluice-maintain-{}", std::process::id()));
+            let node = sluice_store::Node::new(repo.bucket().clone(), work.clone());
+            let done = sluice_store::bundle_increment(&node, &repo, &shown);
+            let _ = std::fs::remove_dir_all(&work);
+            let bundle = done?.unwrap_or_else(|| "none: nothing changed".to_owned());
+            (!quiet).then(|| format!("{url}: incremental bundle {bundle}"))
+        }
+        StoreCommand::Maintain {
+            url,
+            incremental: false,
             quiet,
             progress,
         } => {
