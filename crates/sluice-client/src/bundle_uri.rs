@@ -130,6 +130,16 @@ pub fn fetch_bundles(
     Ok(tips)
 }
 
+/// Brings the bundle at `uri` (a URL or a path: `clone --bundle-uri`) into `repo`; returns
+/// its tips.
+pub fn fetch_bundle(
+    repo: &Repository,
+    uri: &str,
+    options: &ConnectOptions,
+) -> Result<Vec<ObjectId>, BundleError> {
+    apply(&repo.reopen()?, uri, options)
+}
+
 /// Downloads one bundle, stores its pack and writes its refs; returns their ids.
 fn apply(
     repo: &Repository,
@@ -138,7 +148,17 @@ fn apply(
 ) -> Result<Vec<ObjectId>, BundleError> {
     let dir = repo.objects().dir().join("pack");
     let mut file = tempfile_in(&dir)?;
-    sluice_remote::download(uri, &mut file, options, MAX_BUNDLE)?;
+    match uri.starts_with("http://") || uri.starts_with("https://") {
+        true => {
+            sluice_remote::download(uri, &mut file, options, MAX_BUNDLE)?;
+        }
+        // A path (`--bundle-uri=<path>`, `file://<path>`), as git takes one too.
+        false => {
+            let path = uri.strip_prefix("file://").unwrap_or(uri);
+            let source = std::fs::File::open(path)?;
+            std::io::copy(&mut source.take(MAX_BUNDLE), &mut file)?;
+        }
+    }
     file.rewind()?;
     let mut reader = std::io::BufReader::new(file);
     let not_a_bundle = |why: &str| BundleError::NotABundle {
@@ -226,7 +246,10 @@ fn read_header(reader: &mut impl BufRead) -> Result<Header, String> {
             continue;
         }
         let (hex, name) = text.split_once(' ').ok_or("a ref line without a name")?;
-        if !sluice_object::ref_name::is_valid_ref_name(name) || !name.starts_with("refs/") {
+        // `git bundle create --all` names HEAD too.
+        let valid = name == "HEAD"
+            || (name.starts_with("refs/") && sluice_object::ref_name::is_valid_ref_name(name));
+        if !valid {
             return Err(format!("bad ref name '{name}'"));
         }
         refs.push((name.to_owned(), id(hex)?));

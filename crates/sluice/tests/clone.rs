@@ -541,3 +541,55 @@ fn progress_and_remote_lines_are_drawn_as_git_draws_them() {
         assert_eq!(finals[1], finals[0], "the server's final lines");
     }
 }
+
+/// `clone --bundle-uri=<path>`: the bundle first (its branches as refs/bundles/*), then what
+/// it lacks from the server, as git's clone does; a bundle that cannot be read is a warning
+/// and the server sends everything.
+#[test]
+fn clone_takes_a_given_bundle_first_as_git_does() {
+    for git in crate::util::gits() {
+        let env = crate::util::Env::with_git(git);
+        let served = env.path().join("served");
+        std::fs::create_dir(&served).unwrap();
+        let repo = env.init("served/repo.git", true);
+        let work = env.init("work", false);
+        for i in 0..3 {
+            std::fs::write(work.join("f.txt"), format!("{i}\n")).unwrap();
+            env.git(&work, &["add", "."]);
+            env.git(&work, &["commit", "-q", "-m", &format!("c{i}")]);
+            if i == 1 {
+                env.git(&work, &["bundle", "create", "-q", "../b.bundle", "--all"]);
+            }
+        }
+        env.git(
+            &work,
+            &["push", "-q", repo.to_str().unwrap(), "HEAD:refs/heads/main"],
+        );
+        env.git(&repo, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+        let server = crate::serve::Server::start(&env, "served", &[]);
+        let url = format!("git://{}/repo.git", server.git.as_deref().unwrap());
+        let bundle = env.path().join("b.bundle");
+        let given = format!("--bundle-uri={}", bundle.display());
+        let missing = format!("--bundle-uri={}", env.path().join("none.bundle").display());
+        for (name, flag) in [("given", &given), ("missing", &missing)] {
+            let theirs = format!("{name}-git");
+            let ours = format!("{name}-sluice");
+            let git_out =
+                env.git_with_input(env.path(), &["clone", "-q", flag, &url, &theirs], b"");
+            let our_out = env.sluice(env.path(), &["clone", "-q", flag, &url, &ours], b"");
+            assert_eq!(our_out.status.code(), git_out.status.code(), "{name}");
+            let said = |out: &std::process::Output| {
+                crate::util::stderr(out).contains("failed to fetch objects from bundle URI")
+            };
+            assert_eq!(
+                said(&our_out),
+                said(&git_out),
+                "{name}: {}",
+                crate::util::stderr(&our_out)
+            );
+            let refs = |dir: &str| env.git(&env.path().join(dir), &["for-each-ref"]);
+            assert_eq!(refs(&ours), refs(&theirs), "{name}");
+            env.git(&env.path().join(&ours), &["fsck", "--strict"]);
+        }
+    }
+}

@@ -178,6 +178,7 @@ fn clone_with_the_library(env: &Env, source: &Path, into: &Path) -> Vec<String> 
         connect,
         local: None,
         bundle_uri: true,
+        bundle_from: None,
         remote_progress: false,
         receive_progress: &Discard,
         early_checkout_progress: &Discard,

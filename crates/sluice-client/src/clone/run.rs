@@ -74,6 +74,8 @@ pub struct CloneOptions<'a> {
     /// Use the bundles the server advertises (bundle-uri; `transfer.bundleURI`, on by
     /// default in Sluice): the history comes from where they are, the server sends the rest.
     pub bundle_uri: bool,
+    /// `--bundle-uri=<uri>`: this bundle first (a URL or a path), and not the server's list.
+    pub bundle_from: Option<String>,
     /// Whether the server is asked for its progress.
     pub remote_progress: bool,
     /// index-pack's progress.
@@ -177,12 +179,22 @@ fn bundles(
     options: &CloneOptions,
     messages: &dyn CloneMessages,
 ) -> Vec<ObjectId> {
-    let usable = options.bundle_uri
+    let usable = (options.bundle_uri || options.bundle_from.is_some())
         && options.local.is_none()
         && options.filter.is_none()
         && !options.deepen.is_set();
     if !usable {
         return Vec::new();
+    }
+    if let Some(uri) = &options.bundle_from {
+        return match crate::bundle_uri::fetch_bundle(repo, uri, &options.connect) {
+            Ok(tips) => tips,
+            Err(e) => {
+                let warning = format!("failed to fetch objects from bundle URI '{uri}': {e}");
+                messages.tell(CloneNotice::Warning(&warning));
+                Vec::new()
+            }
+        };
     }
     match crate::bundle_uri::fetch_bundles(connection, repo, &options.connect) {
         Ok(tips) => tips,

@@ -30,6 +30,10 @@ pub struct CloneArgs {
     /// Make a bare repository.
     #[arg(long)]
     bare: bool,
+    /// Before fetching, bring in the bundle at this URL or path (its branches as
+    /// refs/bundles/*), instead of the bundles the server advertises.
+    #[arg(long, value_name = "uri")]
+    bundle_uri: Option<String>,
     /// Make a bare mirror: every ref of the remote, as it is named there.
     #[arg(long)]
     mirror: bool,
@@ -269,6 +273,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
             .config()
             .get_bool("transfer.bundleuri")?
             .unwrap_or(true),
+        bundle_from: args.bundle_uri.clone(),
         remote_progress: show_progress,
         receive_progress: &receiving,
         early_checkout_progress: &checkout,
