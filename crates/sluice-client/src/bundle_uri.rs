@@ -9,6 +9,7 @@
 //! sends those objects: the clone goes on and the caller is told why.
 
 use sluice_object::ObjectId;
+use sluice_odb::config::{ConfigFile, ConfigKey};
 use sluice_remote::{ConnectOptions, Connection, FetchError};
 use sluice_repo::receive::{receive_into, Receiving};
 use sluice_repo::{RefTarget, Repository};
@@ -59,6 +60,9 @@ pub enum BundleError {
     /// The repository could not be opened again to see the bundle's objects.
     #[error(transparent)]
     Repo(#[from] sluice_repo::RepoError),
+    /// The creation token taken could not be recorded.
+    #[error(transparent)]
+    Config(#[from] sluice_odb::config::ConfigError),
 }
 
 /// A bundle's header: the commits it needs, and its refs.
@@ -111,8 +115,9 @@ fn bundles(pairs: &[(String, String)]) -> Result<Vec<Listed>, BundleError> {
     Ok(bundles)
 }
 
-/// Asks the server for its bundles and brings them into `repo`; returns the tips they gave
-/// (empty when the server offers none). `work` is a directory for the downloads.
+/// Asks the server for its bundles and brings into `repo` those newer than the last it took
+/// (`fetch.bundleCreationToken`, which is then moved on, as git's client records it); returns
+/// the tips they gave (empty when the server offers none, or none newer).
 pub fn fetch_bundles(
     connection: &mut Connection,
     repo: &Repository,
@@ -121,11 +126,27 @@ pub fn fetch_bundles(
     let Some(pairs) = connection.bundle_list()? else {
         return Ok(Vec::new());
     };
+    let taken = repo
+        .config()
+        .get_int("fetch.bundlecreationtoken")
+        .ok()
+        .flatten();
+    let taken = taken.and_then(|t| u64::try_from(t).ok()).unwrap_or(0);
     let mut tips = Vec::new();
-    for bundle in bundles(&pairs)? {
+    let mut newest = None;
+    for bundle in bundles(&pairs)?.into_iter().filter(|b| b.token > taken) {
         // Opened again for each: the next bundle's prerequisites are in the last one's pack.
         let current = repo.reopen()?;
         tips.extend(apply(&current, &bundle.uri, options)?);
+        newest = Some(bundle.token);
+    }
+    if let Some(token) = newest.filter(|t| *t > 0) {
+        let mut config = ConfigFile::open(&repo.common_dir().join("config"))?;
+        config.set(
+            &ConfigKey::new("fetch", None, "bundleCreationToken"),
+            &token.to_string(),
+        )?;
+        config.write()?;
     }
     Ok(tips)
 }

@@ -737,6 +737,13 @@ fn pushes_after_a_full_bundle_become_incremental_bundles_clients_apply_in_order(
     let base = format!("--bundle-uri=http://{}/{bucket}", seaweed().s3);
     let node = node(&env, &store, "cache", &[&base]);
     let node_url = git_url(&node, "p.git");
+    // A Sluice clone from the full bundle, which later fetches take the increments into.
+    let http = format!("http://{}/p.git", node.http());
+    let early = env.sluice(env.path(), &["clone", "-q", &http, "early"], b"");
+    assert!(early.status.success(), "{}", stderr(&early));
+    let early = env.path().join("early");
+    let token = |dir: &Path| env.git(dir, &["config", "fetch.bundleCreationToken"]);
+    let full_token = token(&early);
     for i in 0..2 {
         let dir = with_commit(&env, &node_url, "client", "main", &format!("after{i}"));
         env.git(&dir, &["push", "-q", &node_url, "main"]);
@@ -752,7 +759,15 @@ fn pushes_after_a_full_bundle_become_incremental_bundles_clients_apply_in_order(
         }
     }
     let tip = env.git(&env.path().join("client"), &["rev-parse", "main"]);
-    let http = format!("http://{}/p.git", node.http());
+    let fetched = env.sluice(&early, &["fetch", "-q"], b"");
+    assert!(
+        fetched.status.success() && stderr(&fetched).is_empty(),
+        "{}",
+        stderr(&fetched)
+    );
+    assert_eq!(env.git(&early, &["rev-parse", "refs/bundles/main"]), tip);
+    assert_ne!(token(&early), full_token, "the increments' token recorded");
+    env.git(&early, &["fsck", "--strict"]);
     let newest = Env::new();
     let args = [
         "-c",

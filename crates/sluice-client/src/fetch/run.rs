@@ -90,6 +90,9 @@ pub trait FetchMessages {
 pub struct FetchOptions<'a> {
     /// The refspecs in force and what shapes them.
     pub refs: RefPlan,
+    /// Take the newer bundles the server advertises first (`transfer.bundleURI`, on by
+    /// default in Sluice).
+    pub bundle_uri: bool,
     /// The filter sent (a partial clone's fetch, or `--filter`).
     pub filter: Option<String>,
     /// `--prune`, and the refspecs whose destinations it cleans.
@@ -207,6 +210,14 @@ pub fn fetch_remote(
         messages.warning(&warning);
     }
     plan.check_destinations(repo, &updates)?;
+    let reopened;
+    let repo = match bundles(&mut connection, repo, options, messages) {
+        true => {
+            reopened = repo.reopen()?;
+            &reopened
+        }
+        false => repo,
+    };
     let cut = match receive_missing(&mut connection, repo, &updates, options, messages)? {
         Ok(cut) => cut,
         Err(missing) => return Ok(FetchOutcome::NotConnected(missing)),
@@ -219,6 +230,34 @@ pub fn fetch_remote(
     };
     let moved = move_refs(remote, repo, fetched, &advertised, options)?;
     Ok(FetchOutcome::Moved(moved))
+}
+
+/// The bundles the server advertises that are newer than those taken before, brought in
+/// before the fetch (their branches as refs/bundles/*, so their tips are offered as haves);
+/// not for a fetch that cuts history, filters or refetches. Whether any came; a bundle that
+/// fails only means the server sends its objects.
+fn bundles(
+    connection: &mut Connection,
+    repo: &Repository,
+    options: &FetchOptions,
+    messages: &dyn FetchMessages,
+) -> bool {
+    let usable = options.bundle_uri
+        && options.filter.is_none()
+        && !options.refetch
+        && !options.deepen.is_set()
+        && !options.unshallow;
+    if !usable {
+        return false;
+    }
+    match crate::bundle_uri::fetch_bundles(connection, repo, &options.connect) {
+        Ok(tips) => !tips.is_empty(),
+        Err(e) => {
+            messages.warning(&format!("failed to fetch advertised bundles: {e}"));
+            // Some may have come before the one that failed.
+            true
+        }
+    }
 }
 
 /// Where history is cut after a fetch: this repository's cut before it, and the server's own
