@@ -119,34 +119,30 @@ pub fn run(args: StoreArgs, context: &Context) -> anyhow::Result<ExitCode> {
         }
         StoreCommand::Maintain {
             url,
-            incremental: true,
+            incremental,
             quiet,
             progress,
         } => {
             let repo = open(&url)?;
             let shown = TerminalProgress::new(crate::progress::enabled(!quiet, progress));
-            let work = std::env::temp_dir().join(format!("sluice-maintain-{}", std::process::id()));
-            let node = sluice_store::Node::new(repo.bucket().clone(), work.clone());
-            let done = sluice_store::bundle_increment(&node, &repo, &shown);
+            let work = work_dir("maintain");
+            let said = match incremental {
+                true => {
+                    let node = sluice_store::Node::new(repo.bucket().clone(), work.clone());
+                    sluice_store::bundle_increment(&node, &repo, &shown).map(|bundle| {
+                        let bundle = bundle.unwrap_or_else(|| "none: nothing changed".into());
+                        format!("{url}: incremental bundle {bundle}")
+                    })
+                }
+                false => sluice_store::maintain(&repo, &work, &shown).map(|done| {
+                    let bundle = done.bundle.as_deref().unwrap_or("none");
+                    let replaced = format!("{} packs replaced, bundle {bundle}", done.replaced);
+                    format!("{}; {replaced}", summary(&url, &done.manifest))
+                }),
+            };
             let _ = std::fs::remove_dir_all(&work);
-            let bundle = done?.unwrap_or_else(|| "none: nothing changed".to_owned());
-            (!quiet).then(|| format!("{url}: incremental bundle {bundle}"))
-        }
-        StoreCommand::Maintain {
-            url,
-            incremental: false,
-            quiet,
-            progress,
-        } => {
-            let repo = open(&url)?;
-            let shown = TerminalProgress::new(crate::progress::enabled(!quiet, progress));
-            let work = std::env::temp_dir().join(format!("sluice-maintain-{}", std::process::id()));
-            let done = sluice_store::maintain(&repo, &work, &shown);
-            let _ = std::fs::remove_dir_all(&work);
-            let done = done?;
-            let bundle = done.bundle.as_deref().unwrap_or("none");
-            let replaced = format!("{} packs replaced, bundle {bundle}", done.replaced);
-            (!quiet).then(|| format!("{}; {replaced}", summary(&url, &done.manifest)))
+            let said = said?;
+            (!quiet).then_some(said)
         }
         StoreCommand::Gc { url, grace, quiet } => {
             let repo = open(&url)?;
@@ -161,7 +157,7 @@ pub fn run(args: StoreArgs, context: &Context) -> anyhow::Result<ExitCode> {
         StoreCommand::Fsck { url, progress } => {
             let repo = open(&url)?;
             let shown = TerminalProgress::new(crate::progress::enabled(true, progress));
-            let work = std::env::temp_dir().join(format!("sluice-fsck-{}", std::process::id()));
+            let work = work_dir("fsck");
             let checked = sluice_store::fsck(&repo, &work, &shown);
             let _ = std::fs::remove_dir_all(&work);
             let checked = checked?;
@@ -192,6 +188,11 @@ pub fn run(args: StoreArgs, context: &Context) -> anyhow::Result<ExitCode> {
         eprintln!("{said}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A directory of this machine's for a store command's work (removed when it is done).
+fn work_dir(what: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("sluice-{what}-{}", std::process::id()))
 }
 
 /// What a repository now is, in one line.
