@@ -797,3 +797,39 @@ fn pushes_after_a_full_bundle_become_incremental_bundles_clients_apply_in_order(
     assert_eq!(refs(&newest, &ours), refs(&newest, &theirs));
     newest.git(&ours, &["fsck", "--strict"]);
 }
+
+#[test]
+fn clones_during_maintenance_and_the_sweep_are_whole() {
+    let env = Env::new();
+    let (_, store, url) = imported(&env);
+    let nodes = nodes(&env, &store, 2);
+    let urls: Vec<String> = nodes.iter().map(|n| git_url(n, "p.git")).collect();
+    for i in 0..3 {
+        let dir = with_commit(&env, &urls[i % 2], "pusher", "main", &format!("p{i}"));
+        env.git(&dir, &["push", "-q", &urls[i % 2], "main"]);
+    }
+    std::thread::scope(|scope| {
+        for (i, url) in urls.iter().cycle().take(6).enumerate() {
+            let env = &env;
+            scope.spawn(move || {
+                let name = format!("during{i}");
+                env.git(env.path(), &["clone", "-q", "--bare", url, &name]);
+                env.git(&env.path().join(&name), &["fsck", "--strict"]);
+            });
+        }
+        scope.spawn(|| {
+            for args in [
+                ["store", "maintain", "-q", &url],
+                ["store", "gc", "-q", &url],
+            ] {
+                let out = sluice(&env, env.path(), &args);
+                assert!(out.status.success(), "{}", stderr(&out));
+            }
+        });
+    });
+    let tip = env.git(&env.path().join("pusher"), &["rev-parse", "main"]);
+    for i in 0..6 {
+        let clone = env.path().join(format!("during{i}"));
+        assert_eq!(env.git(&clone, &["rev-parse", "main"]), tip);
+    }
+}
