@@ -44,7 +44,7 @@ pub use import::import;
 pub use increment::bundle_increment;
 pub use lease::Lease;
 pub use location::{Backend, StoreUrl};
-pub use maintain::{bundle_key, maintain, maintain_on, Maintained};
+pub use maintain::{bundle_key, maintain, maintain_on, Compaction, Maintained};
 pub use manifest::{Manifest, PackEntry, RefSnapshot};
 pub use node::{Node, Pinned, PushRefused, RefChange, Workspace};
 pub use stored::{transaction_id, Read, StoredRepo};

@@ -1,8 +1,10 @@
 //! `sluice store maintain`: a stored repository compacted, under its lease, into one pack
 //! with a bitmap of everything the refs reach (what no ref reaches into a cruft pack, so
 //! nothing is lost to a push that moved a ref meanwhile), and a full bundle of that pack for
-//! clients to download straight from the store. The packs it replaces are taken out of the
-//! manifest with the time, and deleted only by a later sweep, after a grace period.
+//! clients to download straight from the store. A node after pushes rolls the small packs
+//! geometrically instead (the big pack and its bitmap kept), compacting fully only when the
+//! roll would take the big pack in. The packs replaced are taken out of the manifest with the
+//! time, and deleted only by a later sweep, after a grace period.
 
 use crate::bundle::write_bundle;
 use crate::import::upload_packs;
@@ -37,7 +39,17 @@ pub fn maintain(
     progress: &dyn Progress,
 ) -> Result<Maintained, StoreError> {
     let node = Node::new(repo.bucket().clone(), work.to_owned());
-    maintain_on(&node, repo, progress)
+    maintain_on(&node, repo, Compaction::Full, progress)
+}
+
+/// How a maintenance run packs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compaction {
+    /// Everything into one pack with a bitmap, and a full bundle.
+    Full,
+    /// The small packs rolled into one so that every pack holds at least twice the next
+    /// smaller; fully when that would take the largest in.
+    Geometric,
 }
 
 /// Maintains `repo` with the packs of `node`'s cache (a serving node after pushes): only what
@@ -45,10 +57,11 @@ pub fn maintain(
 pub fn maintain_on(
     node: &Node,
     repo: &StoredRepo,
+    how: Compaction,
     progress: &dyn Progress,
 ) -> Result<Maintained, StoreError> {
     let lease = Lease::acquire(repo, LEASE)?;
-    let done = compact(node, repo, progress);
+    let done = compact(node, repo, how, progress);
     // The lease expires by itself if this fails; a failure to compact is the one to report.
     let released = lease.release();
     let done = done?;
@@ -59,6 +72,7 @@ pub fn maintain_on(
 fn compact(
     node: &Node,
     repo: &StoredRepo,
+    how: Compaction,
     progress: &dyn Progress,
 ) -> Result<Maintained, StoreError> {
     let Some(pinned) = node.pin(repo.folder())? else {
@@ -81,12 +95,15 @@ fn compact(
     }
     let workspace = node.workspace(&pinned)?;
     let staged = Repository::open_served(workspace.dir(), true)?;
-    let options = sluice_generate::RepackOptions {
-        write_bitmap: true,
-        cruft: Some(sluice_generate::CruftOptions { expiration: None }),
-        ..Default::default()
-    };
-    sluice_generate::repack_all_with(&staged, &options, progress)?;
+    let full_repack = how == Compaction::Full || !rolled(&staged)?;
+    if full_repack {
+        let options = sluice_generate::RepackOptions {
+            write_bitmap: true,
+            cruft: Some(sluice_generate::CruftOptions { expiration: None }),
+            ..Default::default()
+        };
+        sluice_generate::repack_all_with(&staged, &options, progress)?;
+    }
     let pack_dir = workspace.dir().join("objects/pack");
     let after: Vec<String> = crate::import::packs_in(&pack_dir)?
         .into_iter()
@@ -94,9 +111,10 @@ fn compact(
         .collect();
     let uploaded = upload_packs(repo, &pack_dir, |n| !before.has_pack(n))?;
     node.keep_packs(repo, &pack_dir, &uploaded);
-    // The pack with the bitmap holds every object the refs reach: the full bundle's pack.
-    let full = after
-        .iter()
+    // After a full repack, the pack with the bitmap holds every object the refs reach: the
+    // full bundle's pack. (A geometric roll leaves the old big pack's bitmap: no bundle.)
+    let full = (after.iter())
+        .filter(|_| full_repack)
         .find(|name| pack_dir.join(format!("{name}.bitmap")).exists());
     let bundle = match full {
         Some(pack) => {
@@ -138,6 +156,18 @@ fn compact(
         replaced: replaced.len(),
         bundle,
     })
+}
+
+/// Rolls the small packs of `staged` geometrically, sparing the largest; whether it did.
+fn rolled(staged: &Repository) -> Result<bool, StoreError> {
+    let options = sluice_generate::GeometricOptions {
+        factor: 2,
+        spare_largest: true,
+        loose: false,
+    };
+    let cancel = sluice_object::cancel::Cancel::default();
+    let rolled = sluice_generate::repack_geometric(staged, &options, &cancel)?;
+    Ok(matches!(rolled, sluice_generate::Rolled::Into { .. }))
 }
 
 /// The key of a bundle.

@@ -310,7 +310,10 @@ impl Node {
         std::thread::spawn(move || {
             let progress = sluice_object::progress::Discard;
             let _ = match compact {
-                true => crate::maintain::maintain_on(&node, &repo, &progress).map(|_| ()),
+                true => {
+                    let geometric = crate::maintain::Compaction::Geometric;
+                    crate::maintain::maintain_on(&node, &repo, geometric, &progress).map(|_| ())
+                }
                 false => crate::increment::bundle_increment(&node, &repo, &progress).map(|_| ()),
             };
             running.store(false, Ordering::SeqCst);
