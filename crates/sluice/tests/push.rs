@@ -335,3 +335,22 @@ fn abbreviations_grow_with_the_repository_as_gits() {
         &[vec!["!commit", "b"], vec!["origin", "main"]],
     );
 }
+
+/// Command lines git refuses before it pushes anything, and `--no-force`: the same refusals,
+/// exit codes and (untouched) remote refs.
+#[test]
+fn command_lines_git_refuses_are_refused_alike() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let sides = twins(&env);
+        let steps: Vec<Vec<&str>> = vec![
+            vec!["--delete"],
+            vec!["--delete", "origin"],
+            vec!["origin", "HEAD:"],
+            vec!["origin", "+main:"],
+            vec!["--force", "--no-force", "origin", "main:refs/heads/copy"],
+            vec!["--delete", "origin", "copy"],
+        ];
+        compare(&env, &git, &sides, &steps);
+    }
+}

@@ -57,6 +57,9 @@ pub enum PushError {
     /// No remote given and none configured.
     #[error("No configured push destination.\nEither specify the URL from the command-line or configure a remote repository using\n\n    git remote add <name> <url>\n\nand then push using the remote name\n\n    git push <name>\n")]
     NoDestination,
+    /// `--delete` with no ref to delete.
+    #[error("--delete doesn't make sense without any refs")]
+    DeleteWithoutRefs,
     /// `push.default=nothing` and no refspec.
     #[error("You didn't specify any refspecs to push, and push.default is \"nothing\".")]
     PushDefaultNothing,

@@ -65,6 +65,9 @@ impl PushPlan {
         cwd: &Path,
         choice: &PushChoice,
     ) -> Result<Vec<PushPlan>, PushError> {
+        if choice.delete && choice.refspecs.is_empty() {
+            return Err(PushError::DeleteWithoutRefs);
+        }
         let config = repo.config();
         let branch = current_branch(repo)?;
         let short = branch

@@ -39,6 +39,10 @@ impl PushRefspec {
         if dst.is_some_and(|d| !d.is_empty() && !valid_name(d)) {
             return Err(invalid());
         }
+        // `<src>:` names no destination: git refuses it for a push (a fetch takes it).
+        if !src.is_empty() && dst == Some("") {
+            return Err(invalid());
+        }
         Ok(PushRefspec {
             force,
             src: (!src.is_empty()).then(|| src.to_owned()),

@@ -34,8 +34,11 @@ pub struct PushArgs {
     #[arg(short, long)]
     delete: bool,
     /// Allow updates that lose history.
-    #[arg(short, long)]
+    #[arg(short, long, overrides_with = "no_force")]
     force: bool,
+    /// Do not force (undoes an earlier `--force`).
+    #[arg(long, overrides_with = "force")]
+    no_force: bool,
     /// Force, but only where the remote is where we saw it (`<ref>[:<expect>]`).
     #[arg(long, value_name = "ref[:expect]", num_args = 0..=1, require_equals = true)]
     #[arg(default_missing_value = "")]
