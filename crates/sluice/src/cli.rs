@@ -99,7 +99,7 @@ pub enum Command {
     UnpackObjects(UnpackObjectsArgs),
     /// Serve every repository under a directory (or in a store) over smart HTTP and git://.
     Serve(ServeArgs),
-    /// Repositories in object storage: init, import, export.
+    /// Repositories in object storage: init, import, export, maintain, fsck, gc.
     Store(crate::commands::store::StoreArgs),
     /// Print a shell's completion script for sluice.
     Completions {
@@ -115,9 +115,20 @@ pub enum Command {
     },
 }
 
-/// Parses argv; on a usage error prints it and returns git's exit code for usage (129).
+/// Parses argv; on a usage error prints it and returns git's exit code for usage (129). An
+/// unknown option is named first in git's words (``error: unknown option `no-ipv4'``).
 pub fn parse() -> Result<Cli, ExitCode> {
     Cli::try_parse().map_err(|e| {
+        if e.kind() == clap::error::ErrorKind::UnknownArgument {
+            if let Some(clap::error::ContextValue::String(arg)) =
+                e.get(clap::error::ContextKind::InvalidArg)
+            {
+                match arg.strip_prefix("--") {
+                    Some(long) => eprintln!("error: unknown option `{long}'"),
+                    None => eprintln!("error: unknown switch `{}'", arg.trim_start_matches('-')),
+                }
+            }
+        }
         let _ = e.print();
         match e.kind() {
             clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {

@@ -352,5 +352,26 @@ fn command_lines_git_refuses_are_refused_alike() {
             vec!["--delete", "origin", "copy"],
         ];
         compare(&env, &git, &sides, &steps);
+        // Options git 2.47 does not have (2.39 still takes --no-ipv4): the newest git's
+        // usage error, first line and exit code alike (the option list after it is each
+        // tool's own).
+        if git != crate::util::git_bin() {
+            continue;
+        }
+        for option in ["--no-ipv4", "--no-ipv6"] {
+            let args = ["push", option, "origin", "main"];
+            let work = |side: &PathBuf| side.join("work");
+            let theirs = env.git_with_input(&work(&sides[0]), &args, b"");
+            let ours = env.sluice(&work(&sides[1]), &args, b"");
+            assert_eq!(ours.status.code(), theirs.status.code(), "{option}");
+            let first = |out: &std::process::Output| {
+                crate::util::stderr(out)
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            assert_eq!(first(&ours), first(&theirs), "{option}");
+        }
     }
 }
