@@ -750,3 +750,38 @@ fn small_packs_grown_to_half_the_largest_bring_a_full_gc() {
         String::from_utf8(env.git(&work, &["rev-parse", "HEAD"])).unwrap()
     );
 }
+
+/// A deletion of a ref that does not exist: git's warning, and no line for it in
+/// post-receive's or post-update's input (neither runs for it alone); beside an update, the
+/// hooks see the update only.
+#[test]
+fn deleting_a_ref_that_does_not_exist_is_left_out_of_the_hooks_as_git_does() {
+    for git in crate::util::gits() {
+        let env = Env::with_git(git);
+        let work = work_with_a_commit(&env);
+        let servers = twin_servers(&env, |server| {
+            hook(
+                server,
+                "post-receive",
+                "while read old new ref; do echo \"post-receive: $old $new $ref\"; done\n",
+            );
+            hook(server, "post-update", "echo \"post-update: $*\"\n");
+        });
+        for server in &servers {
+            env.git(
+                &work,
+                &["push", "-q", server.to_str().unwrap(), "HEAD:main"],
+            );
+        }
+        for step in [
+            vec![":refs/heads/never"],
+            vec![":refs/heads/never", "HEAD:refs/heads/new"],
+            vec![":refs/heads/new", ":refs/heads/never"],
+        ] {
+            let theirs_said = push(&env, &work, &servers[0], false, &step);
+            let ours_said = push(&env, &work, &servers[1], true, &step);
+            assert_eq!(ours_said, theirs_said, "{step:?}");
+            assert_eq!(refs(&env, &servers[1]), refs(&env, &servers[0]), "{step:?}");
+        }
+    }
+}

@@ -538,11 +538,25 @@ fn accept(
         quarantine,
         env: quarantined,
     };
+    // Deletions of refs that do not exist (and whose old value names no object): git warns,
+    // and leaves them out of post-receive and post-update, which do not run for them alone.
+    let did_not_exist: Vec<bool> = (request.commands.iter())
+        .map(|c| {
+            c.new.is_null()
+                && !repo.objects().contains(&c.old)
+                && repo.refs().read(&c.name).ok().flatten().is_none()
+        })
+        .collect();
     let gate = session.gate.as_deref();
     let results = update::update_refs(repo, request, &hooks, pusher, incoming, messenger, gate)?;
+    let gone = (results.iter().zip(&did_not_exist)).filter(|(r, gone)| r.is_none() && **gone);
+    for _ in gone {
+        messenger.say("warning: deleting a non-existent ref".to_owned());
+    }
     let applied: Vec<&Command> = (request.commands.iter().zip(&results))
-        .filter(|(_, result)| result.is_none())
-        .map(|(command, _)| command)
+        .zip(&did_not_exist)
+        .filter(|((_, result), gone)| result.is_none() && !**gone)
+        .map(|((command, _), _)| command)
         .collect();
     if !applied.is_empty() {
         let input = lines(&applied);
