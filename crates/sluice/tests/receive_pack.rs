@@ -785,3 +785,57 @@ fn deleting_a_ref_that_does_not_exist_is_left_out_of_the_hooks_as_git_does() {
         }
     }
 }
+
+/// `receive.denyCurrentBranch` guards the branches linked worktrees have checked out, in a
+/// repository with a work tree and in a bare one, as git's does.
+#[test]
+fn branches_checked_out_in_linked_worktrees_are_refused_as_git_refuses_them() {
+    for git in crate::util::gits() {
+        let env = Env::with_git(git);
+        let work = work_with_a_commit(&env);
+        for bare in [false, true] {
+            let servers: Vec<std::path::PathBuf> = ["theirs", "ours"]
+                .iter()
+                .map(|side| {
+                    let name = format!("{side}-{bare}");
+                    let server = env.init(&name, bare);
+                    env.git(
+                        &work,
+                        &[
+                            "push",
+                            "-q",
+                            server.to_str().unwrap(),
+                            "HEAD:main",
+                            "HEAD:wt",
+                        ],
+                    );
+                    if !bare {
+                        env.git(&server, &["checkout", "-q", "main"]);
+                    }
+                    let linked = env.path().join(format!("{name}-wt"));
+                    env.git(
+                        &server,
+                        &["worktree", "add", "-q", linked.to_str().unwrap(), "wt"],
+                    );
+                    server
+                })
+                .collect();
+            env.git(
+                &work,
+                &[
+                    "commit",
+                    "-q",
+                    "--allow-empty",
+                    "-m",
+                    &format!("next {bare}"),
+                ],
+            );
+            for step in [["HEAD:refs/heads/wt"], ["HEAD:refs/heads/other"]] {
+                let theirs_said = push(&env, &work, &servers[0], false, &step);
+                let ours_said = push(&env, &work, &servers[1], true, &step);
+                assert_eq!(ours_said, theirs_said, "bare {bare}: {step:?}");
+                assert_eq!(refs(&env, &servers[1]), refs(&env, &servers[0]));
+            }
+        }
+    }
+}

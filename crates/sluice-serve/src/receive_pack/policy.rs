@@ -49,10 +49,45 @@ pub(super) struct Verdict {
     pub(super) deploy: bool,
 }
 
+/// The branches the linked worktrees of `repo` have checked out (`worktrees/*/HEAD`).
+fn linked_branches(repo: &Repository) -> Vec<String> {
+    let Ok(listing) = std::fs::read_dir(repo.common_dir().join("worktrees")) else {
+        return Vec::new();
+    };
+    (listing.filter_map(Result::ok))
+        .filter_map(|entry| {
+            let refs = sluice_repo::Refs::new(&entry.path(), repo.common_dir(), repo.hash());
+            match refs.read("HEAD") {
+                Ok(Some(RefTarget::Symbolic(branch))) => Some(branch),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// What git adds when it refuses to update a checked-out branch and
+/// `receive.denyCurrentBranch` is not set (git's words).
+const CURRENT_BRANCH_ADVICE: &str = "\
+By default, updating the current branch in a non-bare repository
+is denied, because it will make the index and work tree inconsistent
+with what you pushed, and will require 'git reset --hard' to match
+the work tree to HEAD.
+
+You can set the 'receive.denyCurrentBranch' configuration variable
+to 'ignore' or 'warn' in the remote repository to allow pushing into
+its current branch; however, this is not recommended unless you
+arranged to update its work tree to match what you pushed in some
+other way.
+
+To squelch this message and still keep the default behaviour, set
+'receive.denyCurrentBranch' configuration variable to 'refuse'.";
+
 /// The repository's `receive.*` settings.
 #[derive(Debug)]
 pub(super) struct Policy {
     current_branch: Deny,
+    /// Whether `receive.denyCurrentBranch` is set (unset, a refusal comes with git's advice).
+    current_branch_set: bool,
     delete_current: Deny,
     deletes: bool,
     non_fast_forwards: bool,
@@ -60,6 +95,9 @@ pub(super) struct Policy {
     head: Option<String>,
     /// Whether a branch is checked out at all (a repository with a work tree).
     checked_out: bool,
+    /// The branches the linked worktrees have checked out (a bare repository may have them
+    /// too).
+    linked: Vec<String>,
     log_all: LogRefs,
 }
 
@@ -105,6 +143,7 @@ impl Policy {
         };
         Ok(Policy {
             current_branch: Deny::read(repo, "receive.denycurrentbranch", Deny::Refuse)?,
+            current_branch_set: config.get("receive.denycurrentbranch").is_some(),
             delete_current: Deny::read(repo, "receive.denydeletecurrent", Deny::Refuse)?,
             deletes: config.get_bool("receive.denydeletes")?.unwrap_or(false),
             non_fast_forwards: config
@@ -112,6 +151,7 @@ impl Policy {
                 .unwrap_or(false),
             head,
             checked_out,
+            linked: linked_branches(repo),
             log_all,
         })
     }
@@ -142,11 +182,20 @@ impl Policy {
             warnings: Vec::new(),
             deploy: false,
         };
-        if current && self.checked_out {
+        let in_linked = self.linked.iter().any(|branch| branch == name);
+        if (current && self.checked_out) || in_linked {
             match self.current_branch {
                 Deny::Ignore => {}
                 Deny::Warn => verdict.warnings.push("updating the current branch".into()),
                 Deny::Refuse => {
+                    let mut message = format!("refusing to update checked out branch: {name}");
+                    if !self.current_branch_set {
+                        message.push_str(&format!("\nerror: {CURRENT_BRANCH_ADVICE}"));
+                    }
+                    return refuse("branch is currently checked out", message);
+                }
+                // A linked worktree is not moved here: refused rather than left behind.
+                Deny::UpdateInstead if in_linked && !current => {
                     let message = format!("refusing to update checked out branch: {name}");
                     return refuse("branch is currently checked out", message);
                 }
