@@ -839,3 +839,67 @@ fn branches_checked_out_in_linked_worktrees_are_refused_as_git_refuses_them() {
         }
     }
 }
+
+/// Pushes into a symbolic ref and its target (aliased refs): advertised at the target's
+/// value, a lone update moves the target, a consistent pair moves it once, an inconsistent
+/// pair is refused whole, in git's words.
+#[test]
+fn pushes_into_symbolic_refs_and_their_targets_are_taken_as_git_takes_them() {
+    for git in crate::util::gits() {
+        let env = Env::with_git(git);
+        let work = work_with_a_commit(&env);
+        let servers = twin_servers(&env, |_| {});
+        for server in &servers {
+            env.git(
+                &work,
+                &["push", "-q", server.to_str().unwrap(), "HEAD:main"],
+            );
+            env.git(
+                server,
+                &["symbolic-ref", "refs/heads/alias", "refs/heads/main"],
+            );
+        }
+        let commit = |message: &str| {
+            env.git(&work, &["commit", "-q", "--allow-empty", "-m", message]);
+        };
+        commit("two");
+        let steps: Vec<Vec<&str>> = vec![
+            vec!["HEAD:refs/heads/main", "HEAD:refs/heads/alias"],
+            vec!["HEAD~1:refs/heads/other"],
+        ];
+        for step in &steps {
+            let theirs_said = push(&env, &work, &servers[0], false, step);
+            let ours_said = push(&env, &work, &servers[1], true, step);
+            assert_eq!(ours_said, theirs_said, "{step:?}");
+            assert_eq!(refs(&env, &servers[1]), refs(&env, &servers[0]), "{step:?}");
+            commit("next");
+        }
+        let theirs_said = push(&env, &work, &servers[0], false, &["HEAD:refs/heads/alias"]);
+        let ours_said = push(&env, &work, &servers[1], true, &["HEAD:refs/heads/alias"]);
+        assert_eq!(ours_said, theirs_said);
+        // Two new commits, one for the symbolic ref and one for its target.
+        env.git(&work, &["checkout", "-q", "-b", "a"]);
+        commit("for the alias");
+        env.git(&work, &["checkout", "-q", "-b", "b", "HEAD~1"]);
+        commit("for the target");
+        let step = ["--force", "a:refs/heads/alias", "b:refs/heads/main"];
+        let theirs_said = push(&env, &work, &servers[0], false, &step);
+        let ours_said = push(&env, &work, &servers[1], true, &step);
+        assert_eq!(ours_said, theirs_said);
+        assert!(
+            ours_said.1.contains("inconsistent aliased update"),
+            "{}",
+            ours_said.1
+        );
+        let symbolic = |server: &Path| {
+            env.git(
+                server,
+                &[
+                    "for-each-ref",
+                    "--format=%(refname) %(objectname) %(symref)",
+                ],
+            )
+        };
+        assert_eq!(symbolic(&servers[1]), symbolic(&servers[0]));
+    }
+}

@@ -325,6 +325,19 @@ impl Refs {
             .collect())
     }
 
+    /// The symbolic refs under `refs/` (loose files `ref: <target>`), with their targets;
+    /// [`Refs::list`] leaves them out.
+    pub fn list_symbolic(&self) -> Vec<(String, String)> {
+        (self
+            .loose_names_in(&self.common_dir.join("refs"))
+            .into_iter())
+        .filter_map(|name| match self.read(&name) {
+            Ok(Some(RefTarget::Symbolic(to))) => Some((name, to)),
+            _ => None,
+        })
+        .collect()
+    }
+
     /// [`Refs::list`] with what `packed-refs` says each peels to (loose refs: unknown).
     pub fn list_peeled(&self) -> Result<Vec<(String, ObjectId, Peeled)>, RefError> {
         let mut map: std::collections::BTreeMap<String, (ObjectId, Peeled)> = self

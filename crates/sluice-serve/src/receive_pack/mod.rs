@@ -12,6 +12,7 @@
 //! around each ref transaction. What they say reaches the client as it comes, with
 //! `receive.keepAlive` packets while they are silent (`messenger`).
 
+mod aliased;
 mod certificate;
 mod deploy;
 mod hooks;
@@ -321,6 +322,12 @@ fn advertised_refs(repo: &Repository) -> Result<Vec<(String, ObjectId)>, Receive
     let hide = crate::advertise::hide_patterns(repo.config(), "receive");
     let namespace = Namespace::from_env();
     let mut all = repo.refs().list()?;
+    // Symbolic refs too, at their targets' values, as git's receive-pack lists them.
+    for (name, _) in repo.refs().list_symbolic() {
+        if let Ok((_, Some(id))) = repo.refs().resolve(&name) {
+            all.push((name, id));
+        }
+    }
     all.sort();
     let mut seen = std::collections::HashSet::new();
     let mut refs = Vec::new();

@@ -9,6 +9,7 @@
 //! an object the repository lacks, and a push with no ref to move drops its quarantine whole.
 //! `updateInstead` moves the work tree after the objects are in, before the branch moves.
 
+use super::aliased::Target;
 use super::hooks::{Hooks, TransactionHook};
 use super::messenger::Messenger;
 use super::policy::Policy;
@@ -67,6 +68,7 @@ pub(super) fn update_refs(
         said: Default::default(),
         env: std::sync::Mutex::new(incoming.env.clone()),
     };
+    let targets = super::aliased::targets(repo, request, &mut results, messenger);
     let update = updater(repo, &policy, pusher);
     let push = Push {
         repo,
@@ -86,16 +88,22 @@ pub(super) fn update_refs(
             fail_atomic(&mut results);
             Vec::new()
         }
-        true => vec![(0..request.commands.len()).collect()],
+        true => vec![(0..request.commands.len())
+            .filter(|&i| targets[i] != Target::Alongside)
+            .collect()],
         false => (0..request.commands.len())
-            .filter(|&i| results[i].is_none())
+            .filter(|&i| results[i].is_none() && targets[i] != Target::Alongside)
             .map(|i| vec![i])
             .collect(),
     };
     for group in groups {
         let mut transaction = Transaction::new();
         for &i in &group {
-            transaction.update(update(&request.commands[i]));
+            let mut change = update(&request.commands[i]);
+            if let Target::Through(to) = &targets[i] {
+                change.name.clone_from(to);
+            }
+            transaction.update(change);
         }
         if let Err(Stop) = apply(
             &push,
