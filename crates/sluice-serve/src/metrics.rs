@@ -153,22 +153,32 @@ impl Default for Metrics {
     }
 }
 
+/// Writes counters read elsewhere: name, help, value.
+fn counters(
+    encoder: &mut DescriptorEncoder,
+    all: &[(&str, &str, u64)],
+) -> Result<(), std::fmt::Error> {
+    for &(name, help, value) in all {
+        let counter = ConstCounter::new(value);
+        let metric = encoder.encode_descriptor(name, help, None, counter.metric_type())?;
+        counter.encode(metric)?;
+    }
+    Ok(())
+}
+
 impl Collector for StoreMetrics {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         if let Some(cache) = self.pack_cache.get() {
             let (hits, misses) = cache.counts();
-            for (name, help, value) in [
+            let all = [
                 ("pack_cache_hits", "Packs served from the pack cache", hits),
                 (
                     "pack_cache_misses",
                     "Packs made anew (and kept in the cache)",
                     misses,
                 ),
-            ] {
-                let counter = ConstCounter::new(value);
-                let metric = encoder.encode_descriptor(name, help, None, counter.metric_type())?;
-                counter.encode(metric)?;
-            }
+            ];
+            counters(&mut encoder, &all)?;
         }
         let Some(node) = self.node.get() else {
             return Ok(());
@@ -208,11 +218,7 @@ impl Collector for StoreMetrics {
                 read(&counts.conflicts),
             ),
         ];
-        for (name, help, value) in all {
-            let counter = ConstCounter::new(value);
-            let metric = encoder.encode_descriptor(name, help, None, counter.metric_type())?;
-            counter.encode(metric)?;
-        }
+        counters(&mut encoder, &all)?;
         Ok(())
     }
 }
