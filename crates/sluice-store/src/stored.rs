@@ -111,7 +111,10 @@ impl StoredRepo {
                 None => {
                     let key = self.key(&format!("refs/{name}"));
                     let Some(stored) = self.bucket.get(&key)? else {
-                        return Err(StoreError::NoRepository(key));
+                        return Err(damaged(crate::manifest::ManifestError {
+                            line: 0,
+                            why: format!("its ref snapshot '{key}' is not in the store"),
+                        }));
                     };
                     let refs = ref_snapshot::parse(&stored.bytes, HashKind::Sha1);
                     Arc::new(refs.map_err(damaged)?)

@@ -83,6 +83,16 @@ fn nodes(env: &Env, url: &str, n: usize) -> Vec<Server> {
         .collect()
 }
 
+/// `git -c transfer.bundleURI=true clone` of `url` into `name` under `env`, which must
+/// succeed with no bundle failing; returns the clone.
+fn git_bundle_clone(env: &Env, url: &str, name: &str) -> PathBuf {
+    let args = ["-c", "transfer.bundleURI=true", "clone", "-q", url, name];
+    let out = crate::util::run_with_input(env.git_command(env.path(), &args), b"");
+    let said = stderr(&out);
+    assert!(out.status.success() && !said.contains("failed"), "{said}");
+    env.path().join(name)
+}
+
 /// A value of the node's `GET /metrics` (0 when absent).
 fn metric(node: &Server, name: &str) -> f64 {
     use std::io::{Read, Write};
@@ -418,21 +428,7 @@ fn maintenance_and_gc_during_pushes_lose_nothing_and_clients_clone_from_the_bund
     let node = node(&env, &store, "bundle-cache", &[&bundle_uri]);
     let http = format!("http://{}/p.git", node.http());
     let newest = Env::new();
-    let clone = newest.path().join("bundled");
-    let cloned = newest.git_command(
-        newest.path(),
-        &[
-            "-c",
-            "transfer.bundleURI=true",
-            "clone",
-            "-q",
-            &http,
-            "bundled",
-        ],
-    );
-    let out = crate::util::run_with_input(cloned, b"");
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(!stderr(&out).contains("failed"), "{}", stderr(&out));
+    let clone = git_bundle_clone(&newest, &http, "bundled");
     let bundled = newest.git(&clone, &["for-each-ref", "refs/bundles/"]);
     assert!(String::from_utf8_lossy(&bundled).contains("refs/bundles/work0"));
     newest.git(&clone, &["fsck", "--strict"]);
@@ -451,21 +447,7 @@ fn maintenance_and_gc_during_pushes_lose_nothing_and_clients_clone_from_the_bund
     ];
     let signing = Server::start_with(&env, &args, &vars);
     let signed_url = format!("http://{}/p.git", signing.http());
-    let args = [
-        "-c",
-        "transfer.bundleURI=true",
-        "clone",
-        "-q",
-        &signed_url,
-        "signed",
-    ];
-    let out = crate::util::run_with_input(newest.git_command(newest.path(), &args), b"");
-    assert!(
-        out.status.success() && !stderr(&out).contains("failed"),
-        "{}",
-        stderr(&out)
-    );
-    let signed = newest.path().join("signed");
+    let signed = git_bundle_clone(&newest, &signed_url, "signed");
     assert_eq!(refs(&newest, &signed), refs(&newest, &clone));
     // Sluice's clone takes the bundle by default, and ends as git's client did.
     let ours = newest.sluice(newest.path(), &["clone", "-q", &http, "ours"], b"");
@@ -775,21 +757,7 @@ fn pushes_after_a_full_bundle_become_incremental_bundles_clients_apply_in_order(
     assert_ne!(token(&early), full_token, "the increments' token recorded");
     env.git(&early, &["fsck", "--strict"]);
     let newest = Env::new();
-    let args = [
-        "-c",
-        "transfer.bundleURI=true",
-        "clone",
-        "-q",
-        &http,
-        "theirs",
-    ];
-    let out = crate::util::run_with_input(newest.git_command(newest.path(), &args), b"");
-    assert!(
-        out.status.success() && !stderr(&out).contains("failed"),
-        "{}",
-        stderr(&out)
-    );
-    let theirs = newest.path().join("theirs");
+    let theirs = git_bundle_clone(&newest, &http, "theirs");
     // The newest increment's branch is what the bundles gave.
     assert_eq!(
         newest.git(&theirs, &["rev-parse", "refs/bundles/main"]),

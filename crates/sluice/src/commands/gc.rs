@@ -1,7 +1,6 @@
 //! `sluice gc [--auto] [--aggressive] [--prune=<date>|--no-prune] [-q]`.
 
 use super::Context;
-use crate::progress::TerminalProgress;
 use clap::Args;
 use sluice_generate::{GivenLimits, SearchLimits};
 use sluice_maintain::{gc, GcOptions};
@@ -23,18 +22,8 @@ pub struct GcArgs {
     /// `gc.aggressiveDepth`, 50): slow, for a smaller pack.
     #[arg(long)]
     aggressive: bool,
-    /// Say nothing.
-    #[arg(short, long, overrides_with = "no_quiet")]
-    quiet: bool,
-    /// Show progress on a terminal.
-    #[arg(long, overrides_with = "quiet")]
-    no_quiet: bool,
-    /// Taken as git passes it (`gc.autoDetach`); gc runs in the foreground.
-    #[arg(long, overrides_with = "no_detach")]
-    detach: bool,
-    /// Run in the foreground.
-    #[arg(long, overrides_with = "detach", hide = true)]
-    no_detach: bool,
+    #[command(flatten)]
+    foreground: super::Foreground,
     /// Repack everything but the largest pack, which stays as it is.
     #[arg(long)]
     keep_largest_pack: bool,
@@ -54,8 +43,7 @@ pub fn run(args: GcArgs, context: &Context) -> anyhow::Result<ExitCode> {
         false => args.prune.as_deref(),
     };
     // As git's gc: its repack's and commit-graph's progress on a terminal, none with -q.
-    let quiet = super::either(args.quiet, args.no_quiet).unwrap_or(false);
-    let progress = TerminalProgress::new(crate::progress::enabled(!quiet, false));
+    let progress = args.foreground.progress();
     let mut options = GcOptions::from_config(repo.config(), args.auto, prune)?;
     options.cancel = context.cancel.clone();
     options.keep_largest_pack = args.keep_largest_pack;

@@ -2,7 +2,6 @@
 //! `commit-graph`, `loose-objects`, `pack-refs`), named or as configured.
 
 use super::Context;
-use crate::progress::TerminalProgress;
 use anyhow::bail;
 use clap::{Args, Subcommand};
 use sluice_maintain::{configured_tasks, run_tasks, Task};
@@ -26,18 +25,8 @@ enum Action {
         /// Each task only when there is enough for it to do.
         #[arg(long)]
         auto: bool,
-        /// Say nothing.
-        #[arg(short, long, overrides_with = "no_quiet")]
-        quiet: bool,
-        /// Show progress on a terminal (as git's commands ask after a commit or a fetch).
-        #[arg(long, overrides_with = "quiet")]
-        no_quiet: bool,
-        /// Taken as git 2.47 passes it after a commit; the tasks run in the foreground.
-        #[arg(long, overrides_with = "no_detach")]
-        detach: bool,
-        /// Run in the foreground.
-        #[arg(long, overrides_with = "detach", hide = true)]
-        no_detach: bool,
+        #[command(flatten)]
+        foreground: super::Foreground,
     },
 }
 
@@ -47,11 +36,8 @@ pub fn run(args: MaintenanceArgs, context: &Context) -> anyhow::Result<ExitCode>
     let Action::Run {
         task,
         auto,
-        quiet,
-        no_quiet,
-        ..
+        foreground,
     } = args.action;
-    let quiet = super::either(quiet, no_quiet).unwrap_or(false);
     let mut tasks = Vec::new();
     for name in &task {
         let Some(task) = Task::named(name) else {
@@ -65,7 +51,7 @@ pub fn run(args: MaintenanceArgs, context: &Context) -> anyhow::Result<ExitCode>
     if tasks.is_empty() {
         tasks = configured_tasks(&repo)?;
     }
-    let progress = TerminalProgress::new(crate::progress::enabled(!quiet, false));
+    let progress = foreground.progress();
     run_tasks(&repo, &tasks, auto, &progress, &context.cancel)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -79,6 +79,35 @@ impl Context {
     }
 }
 
+/// `-q`/`--no-quiet` and `--[no-]detach`, as git's gc and maintenance take them (git's own
+/// commands pass `--no-quiet` and, from 2.47, `--detach` after a commit or a fetch). Sluice
+/// runs them in the foreground: detaching is taken and changes nothing.
+#[derive(Debug, clap::Args)]
+pub struct Foreground {
+    /// Say nothing.
+    #[arg(short, long, overrides_with = "no_quiet")]
+    quiet: bool,
+    /// Show progress on a terminal.
+    #[arg(long, overrides_with = "quiet")]
+    no_quiet: bool,
+    /// Taken as git passes it; the work runs in the foreground.
+    #[arg(long, overrides_with = "no_detach")]
+    #[allow(dead_code)] // Taken for git's callers; there is nothing to detach.
+    detach: bool,
+    /// Run in the foreground.
+    #[arg(long, overrides_with = "detach", hide = true)]
+    #[allow(dead_code)]
+    no_detach: bool,
+}
+
+impl Foreground {
+    /// The progress to show: on a terminal, none with `-q`.
+    pub fn progress(&self) -> crate::progress::TerminalProgress {
+        let quiet = either(self.quiet, self.no_quiet).unwrap_or(false);
+        crate::progress::TerminalProgress::new(crate::progress::enabled(!quiet, false))
+    }
+}
+
 /// A flag and its `--no-` form (the last given wins, as clap's overrides keep it):
 /// `Some(true)`, `Some(false)`, or `None` for neither.
 pub(crate) fn either(on: bool, off: bool) -> Option<bool> {
