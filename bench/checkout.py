@@ -18,6 +18,11 @@ Cases, each timed for every tool in turn, several rounds:
           the switch floor: bench/floor --from, which only makes the file system calls a forced
           switch must (an lstat of each file both trees share, an unlink and a create, write
           and fstat of each that changes), no object or index read
+  after-delete
+          a fresh checkout right after deleting (`rm -rf`) a checkout of the same tree that
+          the same tool made, on the machine's own file system, as a CI agent does between
+          jobs: ext4 skips inodes freed in the last half minute when it allocates, and how a
+          checkout orders its directories and files decides how many it skips
   floor   bench/floor: only create and write the same files, contiguous halves on <workers>
           threads, one fstat each, no object read: the file system's own cost
 
@@ -58,7 +63,7 @@ def main():
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--sluice", default=str(ROOT / "target" / "release" / "sluice"))
     parser.add_argument("--git", default=shutil.which("git") or "git")
-    parser.add_argument("--cases", default="fresh,switch,floor")
+    parser.add_argument("--cases", default="fresh,switch,floor,after-delete")
     parser.add_argument("--workdir", help="where work trees go (default: the system's temp dir)")
     parser.add_argument("--drop-caches", action="store_true",
                         help="before each fresh checkout, drop the page cache (root) and read the "
@@ -73,6 +78,19 @@ def main():
             args.workdir = mount
             return measure(args)
     return measure(args)
+
+
+def after_delete(fresh_clone, command):
+    """Times `command` in a new work tree right after deleting one it checked out before."""
+    previous = fresh_clone()
+    subprocess.run(command, cwd=previous, check=True, capture_output=True)
+    repo = fresh_clone()
+    # The last job's files are long written when an agent deletes them.
+    os.sync()
+    shutil.rmtree(previous)
+    sample = run(command, cwd=repo)
+    shutil.rmtree(repo)
+    return sample
 
 
 def measure(args):
@@ -94,8 +112,9 @@ def measure(args):
     objects = source / "objects" if (source / "objects").is_dir() else source / ".git" / "objects"
     results = []
     # Every timed run writes into a directory of its own, and nothing is deleted until all runs
-    # are done: ext4 skips inodes freed in the last minutes when it allocates new ones, so a
-    # run right after a large deletion measured the deletion (up to 10x the system time).
+    # are done (but in the after-delete case, which measures just that, so it runs last):
+    # ext4 skips inodes freed in the last minutes when it allocates new ones, so a run right
+    # after a large deletion measured the deletion (up to 10x the system time).
     with tempfile.TemporaryDirectory(prefix="sluice-bench-", dir=args.workdir) as tmp:
         tmp = Path(tmp)
         counter = iter(range(1_000_000))
@@ -138,6 +157,11 @@ def measure(args):
         for case in cases:
             samples = {}
             for round_number in range(args.runs):
+                if case == "after-delete":
+                    turn = round_number % len(tools)
+                    for label, command in tools[turn:] + tools[:turn]:
+                        samples.setdefault(label, []).append(after_delete(fresh_clone, command(branch)))
+                    continue
                 if case == "floor":
                     dest = tmp / f"floor{next(counter)}"
                     dest.mkdir()
