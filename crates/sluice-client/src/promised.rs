@@ -83,7 +83,7 @@ impl<'a> Promised<'a> {
         let config = self.repo.config();
         let key = |name: &str| format!("remote.{}.{name}", self.remote);
         let url = config.get(&key("url")).unwrap_or(&self.remote);
-        let remote = Remote::resolve(self.cwd, url)?;
+        let remote = Remote::resolve(self.cwd, &sluice_remote::fetch_url(config, url))?;
         let options = ConnectOptions::from_config(config, config.get(&key("uploadpack")))?;
         let mut connection = remote.connect(&options)?;
         let request = FetchRequest {

@@ -288,6 +288,20 @@ impl Config {
         out
     }
 
+    /// Every value of `<section>.<subsection>.<key>`, as (subsection, value) in the order read
+    /// (`url.<base>.insteadOf` takes several per base).
+    pub fn subsection_values(&self, section: &str, key: &str) -> Vec<(&str, &str)> {
+        let section = section.to_ascii_lowercase();
+        let key = key.to_ascii_lowercase();
+        (self.entries.iter())
+            .filter_map(|entry| {
+                let rest = entry.key.strip_prefix(&section)?.strip_prefix('.')?;
+                let (sub, name) = rest.rsplit_once('.')?;
+                (name == key).then(|| (sub, entry.value.as_deref().unwrap_or("")))
+            })
+            .collect()
+    }
+
     /// A boolean as git reads it: true/yes/on/1 (or no value), false/no/off/0/empty.
     pub fn get_bool(&self, key: &str) -> Result<Option<bool>, ConfigError> {
         let Some(normalized) = normalize_key(key) else {

@@ -11,6 +11,7 @@ mod connection;
 mod protocol_error;
 mod remote;
 mod request;
+mod rewrite;
 mod rounds;
 mod transport;
 mod url;
@@ -21,6 +22,7 @@ pub use connection::Connection;
 pub use protocol_error::{Got, ProtocolError};
 pub use remote::Remote;
 pub use request::{Deepen, FetchRequest, Fetched, Negotiator, NoHaves, RemoteRef};
+pub use rewrite::{fetch_url, push_urls};
 pub use transport::{
     download, stop_servers, ConnectOptions, HttpFailure, IpVersion, Producer, ProtocolVersion,
     Response, Service, SettingsError, TlsTrust,

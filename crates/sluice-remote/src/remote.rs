@@ -1,7 +1,8 @@
 //! A remote repository as a fetch or clone names it: where it is, how git records it in
 //! `remote.<name>.url`, and how messages and `FETCH_HEAD` show it.
 
-use crate::{anonymized, ConnectOptions, Connection, FetchError, RemoteUrl};
+use crate::{anonymized, fetch_url, ConnectOptions, Connection, FetchError, RemoteUrl};
+use sluice_odb::config::Config;
 use std::path::Path;
 
 /// A remote repository.
@@ -42,6 +43,20 @@ impl Remote {
                 recorded: text.to_owned(),
                 shown: anonymized(text),
             },
+        })
+    }
+
+    /// The repository a clone of `text` reaches: `text` rewritten by `url.<base>.insteadOf`,
+    /// but recorded as given, as `git clone` writes `remote.origin.url`.
+    pub fn to_clone(cwd: &Path, config: &Config, text: &str) -> Result<Remote, FetchError> {
+        let rewritten = fetch_url(config, text);
+        if rewritten == text {
+            return Self::resolve(cwd, text);
+        }
+        let recorded = Self::resolve(cwd, text).map_or_else(|_| text.to_owned(), |r| r.recorded);
+        Ok(Remote {
+            recorded,
+            ..Self::resolve(cwd, &rewritten)?
         })
     }
 

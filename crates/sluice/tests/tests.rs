@@ -56,5 +56,6 @@ mod thin_and_collisions;
 mod transports;
 mod upload_filters;
 mod upload_pack;
+mod url_rewrites;
 mod v2_request_end;
 mod verify_pack;

@@ -161,8 +161,14 @@ pub fn clone_into(
             checked_out_early: true,
         });
     }
-    if let (Some(id), true) = (head, options.check_out) {
-        check_out(remote, &repo, &id, &advertised, options, messages)?;
+    match (head, options.check_out) {
+        (Some(id), true) => check_out(remote, &repo, &id, &advertised, options, messages)?,
+        // The remote's HEAD names a branch it has not (git says so, `-q` or not); an empty
+        // remote has said why already.
+        (None, true) if !wants.is_empty() => messages.tell(CloneNotice::Warning(
+            "remote HEAD refers to nonexistent ref, unable to checkout",
+        )),
+        _ => {}
     }
     Ok(Cloned {
         head,

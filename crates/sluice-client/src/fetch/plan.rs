@@ -113,7 +113,7 @@ impl FetchPlan {
             (None, None) if choice.repository.is_some() => (remote_name.clone(), false),
             (None, None) => return Err(FetchPlanError::NoSuchRemote { name: remote_name }),
         };
-        let remote = Remote::resolve(cwd, &url_text)?;
+        let remote = Remote::resolve(cwd, &sluice_remote::fetch_url(config, &url_text))?;
         let filter = fetch_filter(repo, &remote_name, choice.filter, choice.no_filter)?;
         let mut configured: Vec<Refspec> = match (&legacy, named) {
             (Some(legacy), _) => (legacy.fetch.iter())

@@ -404,7 +404,7 @@ fn judge_refs(
     };
     if options.verify {
         let url = &plan.url;
-        hook::pre_push(repo, plan.remote_name.as_deref().unwrap_or(url), url, &refs)?;
+        hook::pre_push(repo, &plan.named, url, &refs)?;
     }
     Ok((refs, atomic_failure))
 }

@@ -33,10 +33,13 @@ pub struct PushPlan {
     pub remote: Remote,
     /// The remote's name when it is a configured one (its tracking refs are updated).
     pub remote_name: Option<String>,
-    /// What the report calls it (`To <shown>`): the URL as configured or given, without
-    /// credentials.
+    /// The remote as the command named it: a configured remote's name, or the URL as given
+    /// (the `pre-push` hook's first argument).
+    pub named: String,
+    /// What the report calls it (`To <shown>`): the URL pushed to, without credentials.
     pub shown: String,
-    /// The URL as configured or given (the `pre-push` hook's second argument).
+    /// The URL pushed to, as configured or given and rewritten by `url.<base>.pushInsteadOf`
+    /// or `insteadOf` (the `pre-push` hook's second argument).
     pub url: String,
     /// The refspecs in force.
     pub specs: Vec<PushRefspec>,
@@ -82,18 +85,15 @@ impl PushPlan {
                 .unwrap_or("origin")
                 .to_owned(),
         };
-        let mut urls = config.get_all(&format!("remote.{name}.pushurl"));
-        if urls.is_empty() {
-            urls = config.get_all(&format!("remote.{name}.url"));
-        }
-        let (urls, remote_name): (Vec<String>, _) = match urls.is_empty() {
-            false => (
-                urls.into_iter().map(str::to_owned).collect(),
-                Some(name.clone()),
-            ),
-            true if choice.repository.is_some() => (vec![name.clone()], None),
-            true => return Err(PushError::NoDestination),
+        let pushurls = config.get_all(&format!("remote.{name}.pushurl"));
+        let configured = config.get_all(&format!("remote.{name}.url"));
+        // A name that is no remote is a URL, rewritten as a remote's `url` is.
+        let (urls, remote_name) = match (pushurls.is_empty(), configured.is_empty()) {
+            (true, true) if choice.repository.is_some() => (vec![name.as_str()], None),
+            (true, true) => return Err(PushError::NoDestination),
+            _ => (configured, Some(name.clone())),
         };
+        let urls = sluice_remote::push_urls(config, &pushurls, &urls);
         let receive_pack = (remote_name.as_ref())
             .and_then(|n| config.get(&format!("remote.{n}.receivepack")))
             .map(str::to_owned);
@@ -128,6 +128,7 @@ impl PushPlan {
             .map(|url| {
                 let remote = Remote::resolve(cwd, &url)?;
                 Ok(PushPlan {
+                    named: name.clone(),
                     shown: remote.shown.clone(),
                     url,
                     remote,

@@ -199,14 +199,15 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if let Some(spec) = &args.filter {
         args.filter = Some(filter_spec(spec)?);
     }
-    let remote = Remote::resolve(&context.cwd, &args.repository)?;
+    let user_config = context.config(None)?;
+    let remote = Remote::to_clone(&context.cwd, &user_config, &args.repository)?;
     // Before "Cloning into", and in clone's words (fetch says it another way), as git does.
     if let RemoteUrl::Local(path) = &remote.url {
         if !path.exists() {
             bail!("repository '{}' does not exist", remote.shown);
         }
     }
-    let initial = initial_branch(&context.config(None)?)?;
+    let initial = initial_branch(&user_config)?;
     if args.depth == Some(0) {
         bail!("depth 0 is not a positive number");
     }
