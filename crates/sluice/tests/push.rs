@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 /// `env`'s `git/` and `sluice/` directories, each with `server.git` and `work` (a repository
 /// with two commits and an annotated tag, `origin` = `../server.git`).
-fn twins(env: &Env) -> [PathBuf; 2] {
+pub(crate) fn twins(env: &Env) -> [PathBuf; 2] {
     let seed = env.init("seed", false);
     for name in ["one", "two"] {
         std::fs::write(seed.join(name), format!("{name}\n")).unwrap();
@@ -68,8 +68,9 @@ fn state(env: &Env, side: &Path) -> Vec<String> {
     state
 }
 
-/// Runs `steps` on both sides, comparing after each.
-fn compare(env: &Env, git: &Path, sides: &[PathBuf; 2], steps: &[Vec<&str>]) {
+/// Runs `steps` on both sides, comparing after each; `!commit <file>` commits a file and
+/// `!git <args>` runs git, alike on both sides.
+pub(crate) fn compare(env: &Env, git: &Path, sides: &[PathBuf; 2], steps: &[Vec<&str>]) {
     let newest = git.starts_with("/usr/local");
     let without_hints = |said: Said| -> Said {
         match newest {
@@ -95,6 +96,12 @@ fn compare(env: &Env, git: &Path, sides: &[PathBuf; 2], steps: &[Vec<&str>]) {
                 std::fs::write(work.join(step[1]), step[1]).unwrap();
                 env.git(&work, &["add", step[1]]);
                 env.git(&work, &["commit", "-q", "-m", step[1]]);
+            }
+            continue;
+        }
+        if step.first() == Some(&"!git") {
+            for side in sides {
+                env.git(&side.join("work"), &step[1..]);
             }
             continue;
         }

@@ -36,6 +36,7 @@ mod pack_objects;
 mod pipelined_clone;
 mod prune;
 mod push;
+mod push_defaults;
 mod push_signed;
 mod push_submodules;
 mod push_transports;

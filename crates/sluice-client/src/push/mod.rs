@@ -69,7 +69,7 @@ pub enum PushError {
     /// The default push needs a branch checked out.
     #[error("You are not currently on a branch.\nTo push the history leading to the current (detached HEAD)\nstate now, use\n\n    git push <remote> HEAD:<name-of-remote-branch>\n")]
     Detached,
-    /// `simple`/`upstream` with no upstream configured.
+    /// `simple`/`upstream` with no upstream configured (and no `push.autoSetupRemote`).
     #[error("The current branch {branch} has no upstream branch.\nTo push the current branch and set the remote as upstream, use\n\n    git push --set-upstream {remote} {branch}\n\nTo have this happen automatically for branches without a tracking\nupstream, see 'push.autoSetupRemote' in 'git help config'.\n")]
     NoUpstream {
         /// The branch checked out.
@@ -78,13 +78,27 @@ pub enum PushError {
         remote: String,
     },
     /// `simple` where the upstream has another name.
-    #[error("The upstream branch of your current branch does not match\nthe name of your current branch.  To push to the upstream branch\non the remote, use\n\n    git push origin HEAD:{merge}\n\nTo push to the branch of the same name on the remote, use\n\n    git push origin HEAD\n")]
+    #[error("The upstream branch of your current branch does not match\nthe name of your current branch.  To push to the upstream branch\non the remote, use\n\n    git push {remote} HEAD:{upstream}\n\nTo push to the branch of the same name on the remote, use\n\n    git push {remote} HEAD\n{advice}")]
     UpstreamNameDiffers {
+        /// Where the push goes.
+        remote: String,
+        /// The upstream branch's short name.
+        upstream: String,
+        /// git's advice, for those who have not set `push.default` and whose
+        /// `branch.autoSetupMerge` is not `simple`.
+        advice: String,
+    },
+    /// `upstream` to a remote that is not the branch's.
+    #[error("You are pushing to remote '{remote}', which is not the upstream of\nyour current branch '{branch}', without telling me what to push\nto update which remote branch.")]
+    NotTheUpstreamRemote {
+        /// Where the push goes.
+        remote: String,
         /// The branch checked out.
         branch: String,
-        /// Its upstream.
-        merge: String,
     },
+    /// `simple`/`upstream` with several `branch.<name>.merge`.
+    #[error("The current branch {0} has multiple upstream branches, refusing to push.")]
+    SeveralUpstreams(String),
     /// `--atomic` to a server without it.
     #[error("the receiving end does not support --atomic push")]
     AtomicUnsupported,
@@ -488,9 +502,8 @@ pub fn push(
         if let Some(name) = &plan.remote_name {
             tracked = tracking::update(repo, name, &refs)?;
         }
-        if options.set_upstream {
-            let remote = plan.remote_name.as_deref().unwrap_or(&plan.remote.recorded);
-            upstreams = tracking::set_upstreams(repo, remote, &refs)?;
+        if options.set_upstream || plan.set_upstream {
+            upstreams = tracking::set_upstreams(repo, &plan.named, &refs)?;
         }
     }
     Ok(PushOutcome {

@@ -5,6 +5,7 @@
 
 use super::spec::PushRefspec;
 use super::PushError;
+use sluice_odb::config::Config;
 use sluice_remote::Remote;
 use sluice_repo::{RefTarget, Repository};
 use std::path::Path;
@@ -47,6 +48,8 @@ pub struct PushPlan {
     pub prune: bool,
     /// `remote.<name>.receivepack`, if set.
     pub receive_pack: Option<String>,
+    /// `push.autoSetupRemote` has this push set the branch's upstream, as `--set-upstream`.
+    pub set_upstream: bool,
 }
 
 impl PushPlan {
@@ -113,6 +116,7 @@ impl PushPlan {
         if choice.tags {
             specs.push(pattern("refs/tags/*:refs/tags/*")?);
         }
+        let mut set_upstream = false;
         if specs.is_empty() {
             let configured = (remote_name.as_ref())
                 .map(|n| config.get_all(&format!("remote.{n}.push")))
@@ -121,7 +125,12 @@ impl PushPlan {
                 false => (configured.into_iter())
                     .map(PushRefspec::parse)
                     .collect::<Result<_, _>>()?,
-                true => default_specs(repo, branch.as_deref(), remote_name.as_deref(), &name)?,
+                true => {
+                    let (specs, auto) =
+                        default_specs(repo, branch.as_deref(), remote_name.as_deref(), &name)?;
+                    set_upstream = auto;
+                    specs
+                }
             };
         }
         (urls.into_iter())
@@ -136,6 +145,7 @@ impl PushPlan {
                     specs: specs.clone(),
                     prune: choice.mirror,
                     receive_pack: receive_pack.clone(),
+                    set_upstream,
                 })
             })
             .collect()
@@ -150,52 +160,83 @@ fn current_branch(repo: &Repository) -> Result<Option<String>, PushError> {
     })
 }
 
-/// What `push.default` pushes: `simple` (the default) and `current` push the branch checked out
-/// to its name (`simple` insists on its upstream when pushing back to the remote it fetches
-/// from), `upstream` to its upstream, `matching` every branch both sides have.
+/// What `push.default` pushes, when neither the command nor the remote names refspecs, and
+/// whether `push.autoSetupRemote` has the push set the branch's upstream (a branch without
+/// one). `simple` (the default) and `current` push the branch checked out to its own name
+/// (`simple` insists on an upstream of that name when pushing to the remote the branch
+/// fetches from), `upstream` to its upstream on that remote only, `matching` every branch
+/// both sides have.
 fn default_specs(
     repo: &Repository,
     branch: Option<&str>,
     remote_name: Option<&str>,
     given: &str,
-) -> Result<Vec<PushRefspec>, PushError> {
+) -> Result<(Vec<PushRefspec>, bool), PushError> {
     let config = repo.config();
-    let mode = config.get("push.default").unwrap_or("simple");
-    if mode == "matching" {
-        return Ok(vec![PushRefspec::parse(":")?]);
-    }
-    if mode == "nothing" {
-        return Err(PushError::PushDefaultNothing);
+    let mode = config.get("push.default");
+    match mode.unwrap_or("simple") {
+        "matching" => return Ok((vec![PushRefspec::parse(":")?], false)),
+        "nothing" => return Err(PushError::PushDefaultNothing),
+        "simple" | "upstream" | "current" => {}
+        other => return Err(PushError::BadPushDefault(other.to_owned())),
     }
     let Some(branch) = branch.and_then(|b| b.strip_prefix("refs/heads/")) else {
         return Err(PushError::Detached);
     };
+    let remote = remote_name.unwrap_or(given);
     let upstream_remote = config.get(&format!("branch.{branch}.remote"));
-    let merge = config.get(&format!("branch.{branch}.merge"));
-    // Pushing elsewhere than where the branch is fetched from (git's "triangular" workflow).
-    let fetches_from = upstream_remote.unwrap_or("origin");
-    let triangular = remote_name.unwrap_or(given) != fetches_from;
-    let current = || PushRefspec::parse(&format!("refs/heads/{branch}:refs/heads/{branch}"));
-    match mode {
-        "current" => Ok(vec![current()?]),
-        "simple" if triangular => Ok(vec![current()?]),
-        "simple" | "upstream" => {
-            let (Some(_), Some(merge)) = (upstream_remote, merge) else {
-                return Err(PushError::NoUpstream {
-                    branch: branch.to_owned(),
-                    remote: remote_name.unwrap_or(given).to_owned(),
-                });
-            };
-            if mode == "simple" && merge != format!("refs/heads/{branch}") {
-                return Err(PushError::UpstreamNameDiffers {
-                    branch: branch.to_owned(),
-                    merge: merge.to_owned(),
-                });
-            }
-            Ok(vec![PushRefspec::parse(&format!(
-                "refs/heads/{branch}:{merge}"
-            ))?])
+    let merges = config.get_all(&format!("branch.{branch}.merge"));
+    let auto = merges.is_empty() && config.get_bool("push.autosetupremote")?.unwrap_or(false);
+    // Pushing where the branch is fetched from (else git's "triangular" workflow).
+    let same_remote = remote == upstream_remote.unwrap_or("origin");
+    let head = format!("refs/heads/{branch}");
+    let upstream = || -> Result<String, PushError> {
+        match (&merges[..], upstream_remote) {
+            // To be set up by this push, under the branch's own name.
+            ([], _) if auto => Ok(head.clone()),
+            ([], _) | (_, None) => Err(PushError::NoUpstream {
+                branch: branch.to_owned(),
+                remote: remote.to_owned(),
+            }),
+            ([merge], Some(_)) => Ok((*merge).to_owned()),
+            _ => Err(PushError::SeveralUpstreams(branch.to_owned())),
         }
-        other => Err(PushError::BadPushDefault(other.to_owned())),
+    };
+    let destination = match mode.unwrap_or("simple") {
+        "upstream" if !same_remote => {
+            return Err(PushError::NotTheUpstreamRemote {
+                remote: remote.to_owned(),
+                branch: branch.to_owned(),
+            })
+        }
+        "upstream" => upstream()?,
+        "simple" if same_remote => match upstream()? {
+            merge if merge == head => merge,
+            merge => return Err(simple_refused(config, mode.is_none(), remote, &merge)),
+        },
+        _ => head.clone(),
+    };
+    let spec = PushRefspec::parse(&format!("{head}:{destination}"))?;
+    Ok((vec![spec], auto))
+}
+
+/// `simple`'s refusal of an upstream of another name, with git's advice: how to choose for
+/// good where `push.default` is not set, how to stop such upstreams where
+/// `branch.autoSetupMerge` is not `simple`.
+fn simple_refused(config: &Config, unset: bool, remote: &str, merge: &str) -> PushError {
+    let mut advice = String::new();
+    if unset {
+        advice += "\nTo choose either option permanently, see push.default in 'git help config'.\n";
+    }
+    if config.get("branch.autosetupmerge") != Some("simple") {
+        advice += "\nTo avoid automatically configuring an upstream branch when its name\nwon't match the local branch, see option 'simple' of branch.autoSetupMerge\nin 'git help config'.\n";
+    }
+    PushError::UpstreamNameDiffers {
+        remote: remote.to_owned(),
+        upstream: merge
+            .strip_prefix("refs/heads/")
+            .unwrap_or(merge)
+            .to_owned(),
+        advice,
     }
 }
