@@ -40,39 +40,22 @@ pub struct ExpireOptions {
     pub expire_unreachable: i64,
 }
 
-/// Expires every reflog of the repository (`HEAD`'s and every ref's).
+/// Expires every reflog of the repository, in every worktree (`HEAD`'s and every ref's), as
+/// git's `--all` does.
 pub fn expire_all(repo: &Repository, options: &ExpireOptions) -> Result<(), ReflogError> {
-    let refs = repo.refs();
-    let all_tips: Vec<ObjectId> = refs.list()?.into_iter().map(|(_, id)| id).collect();
+    let all_tips: Vec<ObjectId> = repo.refs().list()?.into_iter().map(|(_, id)| id).collect();
     let odb = repo.objects();
-    let head_log = refs.log_path("HEAD");
-    expire_one(odb, repo.hash(), &head_log, &all_tips, options)?;
-    let root = repo.common_dir().join("logs");
-    let mut dirs = vec![root.join("refs")];
-    while let Some(dir) = dirs.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                dirs.push(path);
-                continue;
-            }
-            let Ok(name) = path.strip_prefix(&root) else {
-                continue;
+    for worktree in repo.worktrees()? {
+        for reflog in worktree.reflogs()? {
+            // HEAD's entries must be reachable from some ref, a ref's from that ref.
+            let tip = match reflog.name.as_str() {
+                "HEAD" => all_tips.clone(),
+                name => (worktree.refs().resolve(name).ok())
+                    .and_then(|(_, id)| id)
+                    .into_iter()
+                    .collect(),
             };
-            let name = name.to_string_lossy();
-            if name.ends_with(".lock") {
-                continue;
-            }
-            let tip: Vec<ObjectId> = refs
-                .resolve(&name)
-                .ok()
-                .and_then(|(_, id)| id)
-                .into_iter()
-                .collect();
-            expire_one(odb, repo.hash(), &path, &tip, options)?;
+            expire_one(odb, repo.hash(), &reflog.path, &tip, options)?;
         }
     }
     Ok(())

@@ -21,9 +21,11 @@ pub mod revision;
 pub mod roots;
 pub mod server_info;
 pub mod shallow;
+mod worktrees;
 
 pub use refs::{
     Expected, Peeled, RefError, RefTarget, RefUpdate, Refs, Transaction, TransactionError,
 };
 pub use repository::{RepoError, Repository, LOCAL_REPO_ENV};
 pub use roots::{Roots, RootsError};
+pub use worktrees::{Reflog, Worktree};

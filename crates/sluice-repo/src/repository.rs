@@ -270,7 +270,7 @@ impl Repository {
     pub fn index_path(&self) -> PathBuf {
         match std::env::var_os("GIT_INDEX_FILE") {
             Some(file) => PathBuf::from(file),
-            None => self.git_dir.join("index"),
+            None => crate::worktrees::default_index(&self.git_dir),
         }
     }
 

@@ -10,7 +10,6 @@
 //! `.keep` or `.promisor` files and unreachable objects younger than the expiry are the other
 //! half of "alive"; the commands that delete apply those to their packs and dates.
 
-use crate::refs::Refs;
 use crate::{RefError, Repository};
 use sluice_object::{HashKind, ObjectId};
 use std::path::{Path, PathBuf};
@@ -66,30 +65,28 @@ impl Roots {
     /// Reads every root of `repo` and of each of its linked worktrees.
     pub fn read(repo: &Repository) -> Result<Roots, RootsError> {
         let hash = repo.hash();
-        let common = repo.common_dir();
         let mut roots = Roots {
             refs: repo.refs().list()?.into_iter().map(|(_, id)| id).collect(),
             ..Roots::default()
         };
-        for git_dir in worktree_git_dirs(common)? {
-            let refs = Refs::new(&git_dir, common, hash);
-            roots
-                .refs
-                .extend(refs.resolve("HEAD").ok().and_then(|(_, id)| id));
-            if git_dir != common {
-                // Refs of this worktree alone, under its own `refs/`.
-                per_worktree_refs(&git_dir, &refs, hash, &mut roots.refs)?;
-                reflogs_under(&git_dir.join("logs").join("refs"), hash, &mut roots.reflogs)?;
+        let worktrees = repo.worktrees()?;
+        for worktree in &worktrees {
+            let head = worktree.refs().resolve("HEAD").ok().and_then(|(_, id)| id);
+            roots.refs.extend(head);
+            roots.refs.extend(worktree.own_ref_ids()?);
+            for reflog in worktree.reflogs()? {
+                reflog_ids(&reflog.path, hash, &mut roots.reflogs)?;
             }
-            reflog_ids(&git_dir.join("logs").join("HEAD"), hash, &mut roots.reflogs)?;
-            index_objects(&git_dir.join("index"), hash, &mut roots.indexed)?;
+            index_objects(&worktree.index_path(), hash, &mut roots.indexed)?;
         }
         // A temporary index (`GIT_INDEX_FILE`, as `git commit -a` uses) keeps its objects too.
         let current = repo.index_path();
-        if current != repo.git_dir().join("index") {
+        if !worktrees
+            .iter()
+            .any(|worktree| worktree.index_path() == current)
+        {
             index_objects(&current, hash, &mut roots.indexed)?;
         }
-        reflogs_under(&common.join("logs").join("refs"), hash, &mut roots.reflogs)?;
         for list in [&mut roots.refs, &mut roots.reflogs, &mut roots.indexed] {
             list.retain(|id| !id.is_null());
             list.sort_unstable();
@@ -111,76 +108,9 @@ impl Roots {
     }
 }
 
-/// The git directory of the main worktree (the common one) and of every linked worktree.
-fn worktree_git_dirs(common: &Path) -> Result<Vec<PathBuf>, RootsError> {
-    let mut dirs = vec![common.to_owned()];
-    let linked = common.join("worktrees");
-    match std::fs::read_dir(&linked) {
-        Ok(entries) => {
-            for entry in entries {
-                let path = entry.map_err(read_error(&linked))?.path();
-                if path.join("HEAD").is_file() {
-                    dirs.push(path);
-                }
-            }
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(read_error(&linked)(e)),
-    }
-    Ok(dirs)
-}
-
 fn read_error(path: &Path) -> impl FnOnce(std::io::Error) -> RootsError {
     let path = path.to_owned();
     move |source| RootsError::Read { path, source }
-}
-
-/// The loose refs under a linked worktree's own `refs/` (git keeps `refs/bisect/`,
-/// `refs/worktree/` and `refs/rewritten/` per worktree).
-fn per_worktree_refs(
-    git_dir: &Path,
-    refs: &Refs,
-    hash: HashKind,
-    out: &mut Vec<ObjectId>,
-) -> Result<(), RootsError> {
-    for path in files_under(&git_dir.join("refs"))? {
-        let text = std::fs::read_to_string(&path).map_err(read_error(&path))?;
-        let text = text.trim_end();
-        let id = match text.strip_prefix("ref: ") {
-            Some(name) => refs.resolve(name).ok().and_then(|(_, id)| id),
-            None => ObjectId::from_hex(hash, text.as_bytes()).ok(),
-        };
-        out.extend(id);
-    }
-    Ok(())
-}
-
-/// The ids of every reflog under `dir`, recursively.
-fn reflogs_under(dir: &Path, hash: HashKind, out: &mut Vec<ObjectId>) -> Result<(), RootsError> {
-    for path in files_under(dir)? {
-        reflog_ids(&path, hash, out)?;
-    }
-    Ok(())
-}
-
-/// Every file under `dir`, however deep (none when it does not exist).
-fn files_under(dir: &Path) -> Result<Vec<PathBuf>, RootsError> {
-    let (mut files, mut dirs) = (Vec::new(), vec![dir.to_owned()]);
-    while let Some(dir) = dirs.pop() {
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(read_error(&dir)(e)),
-        };
-        for entry in entries {
-            let entry = entry.map_err(read_error(&dir))?;
-            match entry.file_type() {
-                Ok(t) if t.is_dir() => dirs.push(entry.path()),
-                _ => files.push(entry.path()),
-            }
-        }
-    }
-    Ok(files)
 }
 
 /// The bytes of the file at `path`; `None` when there is none (no reflog, no index).

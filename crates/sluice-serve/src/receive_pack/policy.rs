@@ -51,17 +51,9 @@ pub(super) struct Verdict {
 
 /// The branches the linked worktrees of `repo` have checked out (`worktrees/*/HEAD`).
 fn linked_branches(repo: &Repository) -> Vec<String> {
-    let Ok(listing) = std::fs::read_dir(repo.common_dir().join("worktrees")) else {
-        return Vec::new();
-    };
-    (listing.filter_map(Result::ok))
-        .filter_map(|entry| {
-            let refs = sluice_repo::Refs::new(&entry.path(), repo.common_dir(), repo.hash());
-            match refs.read("HEAD") {
-                Ok(Some(RefTarget::Symbolic(branch))) => Some(branch),
-                _ => None,
-            }
-        })
+    (repo.worktrees().unwrap_or_default().iter())
+        .filter(|worktree| worktree.is_linked())
+        .filter_map(|worktree| worktree.branch())
         .collect()
 }
 
