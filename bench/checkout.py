@@ -3,6 +3,7 @@
 
 Usage: bench/checkout.py <bare-repository> [--rev main] [--from REV] [--runs 3] [--workers 2]
                          [--sluice PATH] [--git PATH] [--workdir DIR | --fresh-fs GIB]
+                         [--cases fresh,switch,floor,after-delete] [--settle 60]
 
 The tools take turns in a different order each round. `--fresh-fs 8` (root) measures on a new
 ext4 file system, so that no earlier deletion on the machine weighs on one tool's result.
@@ -64,6 +65,9 @@ def main():
     parser.add_argument("--sluice", default=str(ROOT / "target" / "release" / "sluice"))
     parser.add_argument("--git", default=shutil.which("git") or "git")
     parser.add_argument("--cases", default="fresh,switch,floor,after-delete")
+    parser.add_argument("--settle", type=float, default=60,
+                        help="after-delete: seconds to wait before each deletion, so that no "
+                             "earlier one still weighs on the run")
     parser.add_argument("--workdir", help="where work trees go (default: the system's temp dir)")
     parser.add_argument("--drop-caches", action="store_true",
                         help="before each fresh checkout, drop the page cache (root) and read the "
@@ -80,17 +84,20 @@ def main():
     return measure(args)
 
 
-def after_delete(fresh_clone, command):
-    """Times `command` in a new work tree right after deleting one it checked out before."""
+def after_delete(fresh_clone, command, settle):
+    """Times `command` in a new work tree right after deleting one it checked out before.
+
+    The timed tree stays (the temporary directory goes at the end), and `settle` seconds pass
+    before the deletion, so that the deletion timed against is this one alone: ext4 counts an
+    inode as recently deleted for 30 s, more while its inode table block is dirty."""
     previous = fresh_clone()
     subprocess.run(command, cwd=previous, check=True, capture_output=True)
     repo = fresh_clone()
     # The last job's files are long written when an agent deletes them.
     os.sync()
+    time.sleep(settle)
     shutil.rmtree(previous)
-    sample = run(command, cwd=repo)
-    shutil.rmtree(repo)
-    return sample
+    return run(command, cwd=repo)
 
 
 def measure(args):
@@ -160,7 +167,8 @@ def measure(args):
                 if case == "after-delete":
                     turn = round_number % len(tools)
                     for label, command in tools[turn:] + tools[:turn]:
-                        samples.setdefault(label, []).append(after_delete(fresh_clone, command(branch)))
+                        sample = after_delete(fresh_clone, command(branch), args.settle)
+                        samples.setdefault(label, []).append(sample)
                     continue
                 if case == "floor":
                     dest = tmp / f"floor{next(counter)}"
