@@ -37,6 +37,7 @@ mod pipelined_clone;
 mod prune;
 mod push;
 mod push_defaults;
+mod push_negotiate;
 mod push_signed;
 mod push_submodules;
 mod push_transports;

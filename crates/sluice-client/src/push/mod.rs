@@ -6,6 +6,7 @@
 
 mod certificate;
 mod hook;
+mod negotiate;
 mod plan;
 mod send;
 mod settings;
@@ -353,6 +354,9 @@ impl<'a> PushOptions<'a> {
 pub trait PushMessages: Sync {
     /// Bytes of band 2: the server's progress and the messages of its hooks.
     fn remote_progress(&self, bytes: &[u8]);
+
+    /// `push.negotiate` failed for this reason; the push goes on without it.
+    fn negotiation_failed(&self, error: &crate::fetch::RunError);
 }
 
 /// Pairs the refspecs with the refs on both sides and judges each update; under `--atomic`
@@ -477,7 +481,9 @@ pub fn push(
         (_, None) => None,
     };
     if pending && !options.dry_run {
+        let commons = negotiate::commons(repo, plan, &options.connect, &refs, messages);
         let request = send::Request {
+            commons: &commons,
             certificate,
             atomic: options.atomic,
             push_options: &options.push_options,

@@ -28,6 +28,8 @@ pub(crate) struct Certificate {
 /// What the request asks of the server beside the commands.
 pub(crate) struct Request<'a> {
     pub(crate) certificate: Option<Certificate>,
+    /// Commits `push.negotiate` found the server has, beside those it advertised.
+    pub(crate) commons: &'a [ObjectId],
     pub(crate) atomic: bool,
     pub(crate) push_options: &'a [String],
     pub(crate) thin: bool,
@@ -119,6 +121,7 @@ pub(crate) fn send(
     let mut haves: Vec<ObjectId> = (connection.advertised().iter())
         .map(|r| r.id)
         .chain(connection.advertised_haves().iter().copied())
+        .chain(request.commons.iter().copied())
         .filter(|id| odb.contains(id))
         .collect();
     haves.sort_unstable();

@@ -8,6 +8,7 @@ use super::remote::RemoteLines;
 use super::Context;
 use crate::progress::TerminalProgress;
 use clap::Args;
+use sluice_client::fetch::RunError;
 use sluice_client::push::{
     push, GivenSettings, Lease, PushChoice, PushError, PushMessages, PushOptions, PushPlan,
     Settings,
@@ -121,6 +122,17 @@ struct PushStderr(RemoteLines);
 impl PushMessages for PushStderr {
     fn remote_progress(&self, bytes: &[u8]) {
         self.0.show(bytes);
+    }
+
+    fn negotiation_failed(&self, error: &RunError) {
+        // What git's `fetch --negotiate-only` says in its send-pack's place, then the warning.
+        match error {
+            RunError::NegotiateOnlyNeedsV2 => {
+                eprintln!("warning: {error}\nfatal: the remote end hung up unexpectedly")
+            }
+            error => eprintln!("fatal: {error}"),
+        }
+        eprintln!("warning: push negotiation failed; proceeding anyway with push");
     }
 }
 
