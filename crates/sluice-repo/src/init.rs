@@ -53,6 +53,8 @@ pub struct InitOptions<'a> {
     /// `core.repositoryformatversion=1`, which extensions (a partial clone's promisor remote)
     /// need.
     pub extensions: bool,
+    /// The template directory copied in first ([`crate::template::template_dir`]).
+    pub template: Option<&'a Path>,
 }
 
 /// Makes an empty repository at `git_dir`: the directories, `HEAD` and the `core` settings
@@ -62,6 +64,9 @@ pub fn init(git_dir: &Path, options: InitOptions<'_>) -> Result<(), InitError> {
     for dir in ["objects/pack", "objects/info", "refs/heads", "refs/tags"] {
         let path = git_dir.join(dir);
         std::fs::create_dir_all(&path).map_err(create(path.clone()))?;
+    }
+    if let Some(template) = options.template {
+        crate::template::copy_template(template, git_dir)?;
     }
     let head = RefTarget::Symbolic(options.initial.to_owned());
     let refs = crate::Refs::new(git_dir, git_dir, sluice_object::HashKind::default());

@@ -21,6 +21,7 @@ pub mod revision;
 pub mod roots;
 pub mod server_info;
 pub mod shallow;
+pub mod template;
 mod worktrees;
 
 pub use refs::{

@@ -32,6 +32,7 @@ pub fn import(
             initial: &head,
             bare: true,
             extensions: false,
+            template: None,
         },
     )?;
     let alternates = dir.join("objects/info/alternates");

@@ -15,6 +15,7 @@ pub(crate) fn make(dir: &Path, manifest: &Manifest) -> Result<(), StoreError> {
         initial: &manifest.head,
         bare: true,
         extensions: false,
+        template: None,
     };
     Ok(init(dir, options)?)
 }

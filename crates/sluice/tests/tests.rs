@@ -54,6 +54,7 @@ mod serve;
 mod server_log;
 mod shallow_servers;
 mod store;
+mod templates;
 mod thin_and_collisions;
 mod transports;
 mod upload_filters;

@@ -20,6 +20,7 @@ use sluice_object::progress::Deferred;
 use sluice_remote::{ConnectOptions, Deepen, IpVersion, Remote, RemoteUrl};
 use sluice_repo::date::parse_since;
 use sluice_repo::init::{initial_branch, InitOptions};
+use sluice_repo::template::template_dir;
 use sluice_repo::Repository;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -105,6 +106,10 @@ pub struct CloneArgs {
     /// (`<key>=<value>`; a key alone is true). Repeatable.
     #[arg(short = 'c', long = "config", value_name = "key=value")]
     config: Vec<String>,
+    /// Copy this template directory into the new repository (else `GIT_TEMPLATE_DIR`, else
+    /// `init.templateDir`).
+    #[arg(long, value_name = "template-directory")]
+    template: Option<PathBuf>,
     /// Name the remote <name> instead of `origin` (or `clone.defaultRemoteName`).
     #[arg(short = 'o', long, value_name = "name")]
     origin: Option<String>,
@@ -224,10 +229,12 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     check_ref_format(args.ref_format.as_deref())?;
     let work_tree_env = std::env::var_os("GIT_WORK_TREE").map(PathBuf::from);
     let extensions = args.filter.is_some();
+    let template = template_dir(args.template.as_deref(), &user_config);
     let kind = InitOptions {
         initial: &initial,
         bare,
         extensions,
+        template: template.as_deref(),
     };
     // Refused before "Cloning into", as git does.
     let (env_tree, git_dir) = (work_tree_env.as_deref(), args.separate_git_dir.as_deref());
