@@ -6,7 +6,7 @@
 
 use crate::refs::Refs;
 use crate::{RefError, RefTarget, Repository};
-use sluice_object::{HashKind, ObjectId};
+use sluice_object::ObjectId;
 use std::path::{Path, PathBuf};
 
 /// One worktree of a repository.
@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 pub struct Worktree {
     git_dir: PathBuf,
     linked: bool,
-    hash: HashKind,
     refs: Refs,
 }
 
@@ -35,7 +34,6 @@ impl Repository {
             refs: Refs::new(&git_dir, common, self.hash()),
             git_dir,
             linked,
-            hash: self.hash(),
         };
         let mut all = vec![worktree(common.to_owned(), false)];
         let dir = common.join("worktrees");
@@ -87,11 +85,13 @@ impl Worktree {
         let dir = self.git_dir.join("refs");
         let mut ids = Vec::new();
         for path in files_under(&dir)? {
-            let text = std::fs::read_to_string(&path).map_err(io(&path))?;
-            let text = text.trim_end();
-            let id = match text.strip_prefix("ref: ") {
-                Some(name) => self.refs.resolve(name).ok().and_then(|(_, id)| id),
-                None => ObjectId::from_hex(self.hash, text.as_bytes()).ok(),
+            let bytes = std::fs::read(&path).map_err(io(&path))?;
+            let name = path.strip_prefix(&self.git_dir).unwrap_or(&path);
+            // A file that is no ref keeps nothing alive (and stops nothing).
+            let id = match self.refs.parse_loose(&name.to_string_lossy(), &bytes) {
+                Ok(RefTarget::Symbolic(to)) => self.refs.resolve(&to).ok().and_then(|(_, id)| id),
+                Ok(RefTarget::Id(id)) => Some(id),
+                Err(_) => None,
             };
             ids.extend(id);
         }

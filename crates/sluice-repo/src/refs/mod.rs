@@ -171,17 +171,7 @@ impl Refs {
         }
         let path = self.file(name);
         match std::fs::read(&path) {
-            Ok(bytes) => {
-                let text = String::from_utf8_lossy(&bytes);
-                let text = text.trim_end();
-                if let Some(target) = text.strip_prefix("ref:") {
-                    return Ok(Some(RefTarget::Symbolic(target.trim().to_owned())));
-                }
-                let hex = text.get(..self.hash.len_in_hex()).unwrap_or(text);
-                ObjectId::from_hex(self.hash, hex.as_bytes())
-                    .map(|id| Some(RefTarget::Id(id)))
-                    .map_err(|_| RefError::Corrupt(name.to_owned()))
-            }
+            Ok(bytes) => self.parse_loose(name, &bytes).map(Some),
             Err(e)
                 if e.kind() == std::io::ErrorKind::NotFound
                     || e.kind() == std::io::ErrorKind::IsADirectory =>
@@ -193,6 +183,19 @@ impl Refs {
             }
             Err(source) => Err(RefError::Io { path, source }),
         }
+    }
+
+    /// The content of the loose ref file of `name`: `ref: <target>` or an id.
+    pub(crate) fn parse_loose(&self, name: &str, bytes: &[u8]) -> Result<RefTarget, RefError> {
+        let text = String::from_utf8_lossy(bytes);
+        let text = text.trim_end();
+        if let Some(target) = text.strip_prefix("ref:") {
+            return Ok(RefTarget::Symbolic(target.trim().to_owned()));
+        }
+        let hex = text.get(..self.hash.len_in_hex()).unwrap_or(text);
+        ObjectId::from_hex(self.hash, hex.as_bytes())
+            .map(RefTarget::Id)
+            .map_err(|_| RefError::Corrupt(name.to_owned()))
     }
 
     /// Follows symbolic refs to an id; returns the final ref name too (None if unborn).
