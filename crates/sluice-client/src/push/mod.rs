@@ -307,6 +307,8 @@ pub struct PushOptions<'a> {
     pub prune: bool,
     /// `--set-upstream`.
     pub set_upstream: bool,
+    /// `push.negotiate`: negotiate over upload-pack before sending.
+    pub negotiate: bool,
     /// Run the `pre-push` hook (not under `--no-verify`).
     pub verify: bool,
     /// `--signed` (`push.gpgSign`).
@@ -339,6 +341,7 @@ impl<'a> PushOptions<'a> {
             follow_tags: false,
             prune: false,
             set_upstream: false,
+            negotiate: false,
             verify: false,
             signed: SignedPush::No,
             recurse_submodules: RecurseSubmodules::No,
@@ -481,7 +484,10 @@ pub fn push(
         (_, None) => None,
     };
     if pending && !options.dry_run {
-        let commons = negotiate::commons(repo, plan, &options.connect, &refs, messages);
+        let commons = match options.negotiate {
+            true => negotiate::commons(repo, plan, &options.connect, &refs, messages),
+            false => Vec::new(),
+        };
         let request = send::Request {
             commons: &commons,
             certificate,

@@ -10,9 +10,8 @@ use sluice_object::ObjectId;
 use sluice_remote::{ConnectOptions, Service};
 use sluice_repo::Repository;
 
-/// The commits the server has in common with the new values of `refs`, by negotiation when
-/// `push.negotiate` is set; none otherwise, when nothing new is pushed, or when the
-/// negotiation fails (told to `messages`).
+/// The commits the server has in common with the new values of `refs`, by negotiation; none
+/// when nothing new is pushed, or when the negotiation fails (told to `messages`).
 pub(super) fn commons(
     repo: &Repository,
     plan: &PushPlan,
@@ -20,9 +19,6 @@ pub(super) fn commons(
     refs: &[PushedRef],
     messages: &dyn PushMessages,
 ) -> Vec<ObjectId> {
-    if repo.config().get_bool("push.negotiate").ok().flatten() != Some(true) {
-        return Vec::new();
-    }
     let tips: Vec<String> = (refs.iter())
         .filter_map(|r| r.new)
         .map(|id| id.to_string())

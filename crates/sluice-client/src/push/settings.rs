@@ -1,6 +1,7 @@
 //! What a push takes from the configuration when no option says: `push.followTags`,
 //! `push.gpgSign`, `push.useForceIfIncludes`, `push.recurseSubmodules` (else
-//! `submodule.recurse`: true is on-demand). Options given on the command line win.
+//! `submodule.recurse`: true is on-demand), `push.negotiate`. Options given on the command
+//! line win.
 
 use super::{PushError, RecurseSubmodules, SignedPush};
 use sluice_odb::Config;
@@ -29,6 +30,8 @@ pub struct Settings {
     pub force_if_includes: bool,
     /// What happens to submodule commits the push needs.
     pub recurse_submodules: RecurseSubmodules,
+    /// Commits in common are found by a fetch negotiation first (`push.negotiate`).
+    pub negotiate: bool,
 }
 
 impl Settings {
@@ -54,6 +57,12 @@ impl Settings {
                 None => config.get_bool("push.useforceifincludes")?.unwrap_or(false),
             },
             recurse_submodules,
+            negotiate: Self::negotiate(config)?,
         })
+    }
+
+    /// `push.negotiate`, which send-pack reads too.
+    pub fn negotiate(config: &Config) -> Result<bool, PushError> {
+        Ok(config.get_bool("push.negotiate")?.unwrap_or(false))
     }
 }

@@ -208,6 +208,7 @@ fn push_to(
         follow_tags: settings.follow_tags,
         prune: args.prune,
         set_upstream: args.set_upstream,
+        negotiate: settings.negotiate,
         verify: !args.no_verify,
         signed: settings.signed,
         recurse_submodules: settings.recurse_submodules,

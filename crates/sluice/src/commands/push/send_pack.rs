@@ -7,7 +7,7 @@ use super::PushStderr;
 use crate::commands::remote::RemoteLines;
 use crate::commands::Context;
 use clap::Args;
-use sluice_client::push::{push, PushChoice, PushOptions, PushPlan, SignedPush};
+use sluice_client::push::{push, PushChoice, PushOptions, PushPlan, Settings, SignedPush};
 use std::process::ExitCode;
 
 /// `git send-pack`'s arguments.
@@ -85,6 +85,7 @@ pub fn run(args: SendPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         thin: args.thin,
         push_options: args.push_option.clone(),
         signed: (args.signed.as_deref()).map_or(Ok(SignedPush::No), SignedPush::parse)?,
+        negotiate: Settings::negotiate(repo.config())?,
         ..PushOptions::new(connect, &progress)
     };
     let outcome = push(&repo, &plan, &options, &PushStderr(RemoteLines::new()))?;
