@@ -57,9 +57,6 @@ pub enum BundleError {
     /// A ref could not be written.
     #[error(transparent)]
     Ref(#[from] sluice_repo::RefError),
-    /// The repository could not be opened again to see the bundle's objects.
-    #[error(transparent)]
-    Repo(#[from] sluice_repo::RepoError),
     /// The creation token taken could not be recorded.
     #[error(transparent)]
     Config(#[from] sluice_odb::config::ConfigError),
@@ -135,9 +132,9 @@ pub fn fetch_bundles(
     let mut tips = Vec::new();
     let mut newest = None;
     for bundle in bundles(&pairs)?.into_iter().filter(|b| b.token > taken) {
-        // Opened again for each: the next bundle's prerequisites are in the last one's pack.
-        let current = repo.reopen()?;
-        tips.extend(apply(&current, &bundle.uri, options)?);
+        // The next bundle's prerequisites are in the last one's pack, which the repository's
+        // objects show once it is stored.
+        tips.extend(apply(repo, &bundle.uri, options)?);
         newest = Some(bundle.token);
     }
     if let Some(token) = newest.filter(|t| *t > 0) {
@@ -158,7 +155,7 @@ pub fn fetch_bundle(
     uri: &str,
     options: &ConnectOptions,
 ) -> Result<Vec<ObjectId>, BundleError> {
-    apply(&repo.reopen()?, uri, options)
+    apply(repo, uri, options)
 }
 
 /// Downloads one bundle, stores its pack and writes its refs; returns their ids.
@@ -210,7 +207,6 @@ fn apply(
             source,
         }
     })?;
-    let repo = repo.reopen()?;
     // A branch refs/heads/main is refs/bundles/main, as git's client writes them (its
     // other refs are not written).
     for (name, id) in &refs {

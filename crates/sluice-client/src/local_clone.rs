@@ -183,6 +183,7 @@ pub fn transfer_objects(
                 .map_err(|source| LocalCloneError::Copy { path: to, source })?;
         }
     }
+    sluice_odb::written::note_written();
     Ok(warnings)
 }
 
@@ -261,7 +262,9 @@ pub fn add_alternate(dest_objects: &Path, alternate: &str) -> Result<(), LocalCl
     text.push('\n');
     fs::create_dir_all(dest_objects.join("info"))
         .and_then(|()| fs::write(&file, text))
-        .map_err(|source| LocalCloneError::WriteAlternates { path: file, source })
+        .map_err(|source| LocalCloneError::WriteAlternates { path: file, source })?;
+    sluice_odb::written::note_written();
+    Ok(())
 }
 
 #[cfg(test)]

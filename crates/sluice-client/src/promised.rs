@@ -6,12 +6,11 @@
 use crate::partial::is_promisor;
 use crate::receive::{self, ReceiveError, Receiving};
 use sluice_object::{ObjectId, ObjectKind};
-use sluice_odb::{ConfigError, ObjectDb, OdbError};
+use sluice_odb::ConfigError;
 use sluice_pack::{LookupError, ObjectLookup};
 use sluice_remote::{ConnectOptions, FetchError, FetchRequest, NoHaves, Remote, SettingsError};
 use sluice_repo::Repository;
 use std::path::Path;
-use std::sync::RwLock;
 
 /// Why the promisor remote could not give the objects asked for.
 #[derive(Debug, thiserror::Error)]
@@ -27,9 +26,6 @@ pub enum LazyFetchError {
     /// The pack could not be stored.
     #[error(transparent)]
     Receive(#[from] ReceiveError),
-    /// The object database could not be opened again.
-    #[error(transparent)]
-    Odb(#[from] OdbError),
 }
 
 /// A repository's objects, with what its promisor remote sent on request.
@@ -39,8 +35,6 @@ pub struct Promised<'a> {
     repo: &'a Repository,
     /// The promisor remote: a remote's name, or a URL fetched from with `--filter`.
     remote: String,
-    /// The object database again once a fetch added a pack to it.
-    fetched: RwLock<Option<ObjectDb>>,
 }
 
 impl<'a> Promised<'a> {
@@ -69,12 +63,7 @@ impl<'a> Promised<'a> {
             cwd,
             repo,
             remote: remote.to_owned(),
-            fetched: RwLock::new(None),
         }
-    }
-
-    fn fetched(&self) -> std::sync::RwLockReadGuard<'_, Option<ObjectDb>> {
-        self.fetched.read().unwrap_or_else(|e| e.into_inner())
     }
 
     /// One fetch of exactly `missing`, as git's lazy fetch asks: no haves, no blobs beyond
@@ -101,9 +90,8 @@ impl<'a> Promised<'a> {
             |_| {},
         )?;
         connection.finish()?;
+        // The repository's next view of its objects has the pack just stored.
         got.mark_promisor(&[])?;
-        let odb = self.repo.objects_now()?;
-        *self.fetched.write().unwrap_or_else(|e| e.into_inner()) = Some(odb);
         Ok(())
     }
 }
@@ -126,17 +114,10 @@ fn with_causes(error: &dyn std::error::Error) -> String {
 impl ObjectLookup for Promised<'_> {
     fn contains(&self, id: &ObjectId) -> bool {
         self.repo.objects().contains(id)
-            || self.fetched().as_ref().is_some_and(|db| db.contains(id))
     }
 
     fn read(&self, id: &ObjectId) -> Result<Option<(ObjectKind, Vec<u8>)>, LookupError> {
-        if let Some(found) = self.repo.objects().read(id).map_err(LookupError::new)? {
-            return Ok(Some(found));
-        }
-        match self.fetched().as_ref() {
-            Some(db) => db.read(id).map_err(LookupError::new),
-            None => Ok(None),
-        }
+        self.repo.objects().read(id).map_err(LookupError::new)
     }
 
     fn prefetch(&self, missing: &[ObjectId]) -> Result<(), LookupError> {

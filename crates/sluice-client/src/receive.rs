@@ -6,7 +6,7 @@ use sluice_object::ObjectId;
 use sluice_odb::fsck::{Checker, Finding, FsckError, Severity};
 use sluice_odb::pack_store::{self, StoreError};
 use sluice_odb::{ConfigError, OdbError, Pack};
-use sluice_pack::{IndexError, LinkCheck, ObjectLookup};
+use sluice_pack::{IndexError, LinkCheck};
 use sluice_remote::{Connection, FetchError, FetchRequest, Negotiator, RemoteRef};
 use sluice_repo::receive::receive_into;
 pub use sluice_repo::receive::Receiving;
@@ -145,7 +145,7 @@ pub fn fetch_into<'a, F: FnMut(&[u8]) + 'a>(
         remote_shallow,
         fsck_warnings: checker.map(|c| c.findings()).unwrap_or_default(),
     };
-    let odb = repo.objects_now()?;
+    let odb = repo.objects();
     if let Some(&missing) = request.wants.iter().find(|id| !odb.contains(id)) {
         received.remove();
         return Err(ReceiveError::Incomplete { missing });
@@ -155,13 +155,9 @@ pub fn fetch_into<'a, F: FnMut(&[u8]) + 'a>(
 
 /// Writes a small received pack's objects as loose objects and removes the pack, as git does
 /// for fetches of fewer than `fetch.unpackLimit` (else `transfer.unpackLimit`) objects, but for
-/// those `had` holds already (the repository's, or delta bases a partial clone fetched for this
-/// pack). Returns whether it did.
-pub fn unpack_if_small(
-    received: &Received,
-    repo: &Repository,
-    had: &dyn ObjectLookup,
-) -> Result<bool, ReceiveError> {
+/// those the repository holds outside this pack (its own, or delta bases a partial clone
+/// fetched for this pack). Returns whether it did.
+pub fn unpack_if_small(received: &Received, repo: &Repository) -> Result<bool, ReceiveError> {
     let config = repo.config();
     let limit = pack_store::unpack_limit(config, "fetch")?;
     let count = Pack::open(&received.pack.with_extension("idx"), repo.hash())?
@@ -170,19 +166,15 @@ pub fn unpack_if_small(
     if limit <= 0 || count as i64 >= limit {
         return Ok(false);
     }
-    // What the repository had before this pack is not written again, as git's unpack-objects
-    // does not write it. Only objects opened before the pack arrived can say so.
-    let opened_before = repo
-        .objects()
-        .packs()
-        .iter()
-        .all(|p| p.path() != received.pack);
+    // What the repository had besides this pack is not written again, as git's unpack-objects
+    // does not write it.
+    let had = repo.objects().without_pack(&received.pack);
     pack_store::unpack_to_loose(
         &received.pack,
-        repo.objects().dir(),
+        had.dir(),
         repo.hash(),
         pack_store::loose_compression(config)?,
-        &|id| opened_before && had.contains(id),
+        &|id| had.contains(id),
     )?;
     received.remove();
     Ok(true)

@@ -62,9 +62,6 @@ pub enum ReferenceError {
     /// `--dissociate` could not copy the borrowed objects in.
     #[error("cannot repack to clean up")]
     Repack(#[from] sluice_generate::RepackError),
-    /// The repository could not be opened again.
-    #[error(transparent)]
-    Reopen(#[from] sluice_repo::RepoError),
     /// `--dissociate` could not remove the alternates file.
     #[error("cannot unlink temporary alternates file")]
     Unlink(#[source] std::io::Error),
@@ -77,10 +74,10 @@ pub fn dissociate(repo: &Repository) -> Result<(), ReferenceError> {
     if !alternates.exists() {
         return Ok(());
     }
-    // Opened again: the clone's pack is there now.
-    let repo = repo.reopen()?;
-    sluice_generate::repack_all(&repo)?;
-    std::fs::remove_file(&alternates).map_err(ReferenceError::Unlink)
+    sluice_generate::repack_all(repo)?;
+    std::fs::remove_file(&alternates).map_err(ReferenceError::Unlink)?;
+    sluice_odb::written::note_written();
+    Ok(())
 }
 
 /// The object directory of the reference repository `given`, made absolute and real, as git

@@ -77,7 +77,7 @@ pub fn repack_geometric(
     cancel: &Cancel,
 ) -> Result<Rolled, RepackError> {
     let objects_dir = repo.objects().dir().to_owned();
-    let odb = repo.objects_now()?;
+    let odb = repo.objects();
     let mut packs: Vec<&Pack> = (odb.packs().iter())
         .map(|pack| &**pack)
         .filter(|pack| {
@@ -102,13 +102,13 @@ pub fn repack_geometric(
         return Ok(Rolled::WouldTakeLargest);
     }
     let rolled: Vec<PathBuf> = packs[..roll].iter().map(|p| p.path().to_owned()).collect();
-    let walked = list_objects(&odb, &packs[..roll], &packs[roll..], &loose)?;
-    let (stored, _) = write_into(repo, &odb, &walked, None, &Discard, cancel)?;
+    let walked = list_objects(odb, &packs[..roll], &packs[roll..], &loose)?;
+    let (stored, _) = write_into(repo, odb, &walked, None, &Discard, cancel)?;
     let packed = Pack::open(&stored.pack.with_extension("idx"), repo.hash())?;
     for old in rolled.iter().filter(|old| **old != stored.pack) {
         remove_pack(old)?;
     }
-    prune_packed(&odb, |id| packed.contains(id))?;
+    prune_packed(odb, |id| packed.contains(id))?;
     sluice_repo::server_info::update_server_info(repo)?;
     Ok(Rolled::Into {
         into: stored.pack,

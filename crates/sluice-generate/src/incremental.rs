@@ -23,7 +23,7 @@ pub fn repack_loose(
 ) -> Result<Option<PackStats>, RepackError> {
     // Roots first, then the objects: what they name is in place before they are read.
     let roots = sluice_repo::Roots::read(repo)?;
-    let odb = repo.objects_now()?.with_alternate_packs();
+    let odb = repo.objects().with_alternate_packs();
     let tips = crate::repack::walk_tips(&roots, &odb);
     let request = WalkRequest::reachable(&tips, &[], cancel.clone());
     let mut walked = walk_objects(&odb, &request, progress)?;
@@ -55,8 +55,8 @@ pub fn pack_loose_objects(
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<Option<std::path::PathBuf>, RepackError> {
-    let odb = repo.objects_now()?;
-    prune_packed(&odb, |id| odb.locate(id).is_some())?;
+    let odb = repo.objects();
+    prune_packed(odb, |id| odb.locate(id).is_some())?;
     let dir = repo.objects().dir();
     let loose = (odb.loose().list()).map_err(crate::repack::file_error("list", dir))?;
     let mut objects = Vec::new();
@@ -85,6 +85,6 @@ pub fn pack_loose_objects(
     };
     let pack_dir = dir.join("pack");
     let named = |checksum: ObjectId| pack_dir.join(format!("loose-{checksum}.pack"));
-    let (stored, _) = crate::write_stored(repo, &odb, &walked, &options, &named, progress)?;
+    let (stored, _) = crate::write_stored(repo, odb, &walked, &options, &named, progress)?;
     Ok(Some(stored.pack))
 }

@@ -26,7 +26,7 @@ pub fn write_midx_bitmap(
         bitmap: true,
     };
     let (summary, layout) = write_midx_with(&pack_dir, repo.hash(), &options)?;
-    let odb = repo.objects_now()?;
+    let odb = repo.objects();
     let branches = branch_tips(&refs, head);
     // A bitmap answers fetches, which start from refs: what else is alive is in the packs.
     let mut tips: Vec<_> = refs.into_iter().map(|(_, id)| id).chain(head).collect();
@@ -41,14 +41,14 @@ pub fn write_midx_bitmap(
         .map(|(pack, _)| &*odb.packs()[pack]);
     let replaced = first.filter(|pack| pack.path().with_extension("bitmap").exists());
     let (at, tips) = ((&*pack_dir, &layout), (&tips[..], &branches[..]));
-    sluice_graph::bitmap::write_midx_bitmap(at, &odb, tips, replaced, progress, cancel)?;
+    sluice_graph::bitmap::write_midx_bitmap(at, odb, tips, replaced, progress, cancel)?;
     Ok(summary)
 }
 
 /// The name of `repo`'s pack with the most objects: a geometric series' largest, which a
 /// multi-pack-index bitmap puts first.
 pub fn largest_pack(repo: &Repository) -> Result<Option<String>, RepackError> {
-    let odb = repo.objects_now()?;
+    let odb = repo.objects();
     Ok((odb.packs().iter())
         .max_by_key(|pack| pack.index().len())
         .and_then(|pack| pack.path().file_name())

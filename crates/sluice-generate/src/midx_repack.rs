@@ -31,7 +31,7 @@ pub fn repack_midx(
         .get_bool("repack.packkeptobjects")?
         .unwrap_or(false);
     let counts = attribution.counts();
-    let odb = repo.objects_now()?;
+    let odb = repo.objects();
     // Each pack: its number in the file, its date, and the bytes its found objects take.
     let mut candidates = Vec::new();
     for (number, name) in attribution.packs.iter().enumerate() {
@@ -94,7 +94,7 @@ pub fn repack_midx(
         objects,
         ..Walked::default()
     };
-    let (stored, _) = write_into(repo, &odb, &walked, None, progress, cancel)?;
+    let (stored, _) = write_into(repo, odb, &walked, None, progress, cancel)?;
     sluice_odb::midx::write_midx(&pack_dir, repo.hash())?;
     Ok(Some(stored.pack))
 }

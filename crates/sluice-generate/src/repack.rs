@@ -159,7 +159,7 @@ pub fn repack_all_with(
     let split =
         crate::left_alone::split_packs(pack_files(&objects_dir.join("pack"))?, &options.keep_packs);
     let before = split.replaced.clone();
-    let odb = repo.objects_now()?.with_alternate_packs();
+    let odb = repo.objects().with_alternate_packs();
     let branches = branch_tips(&refs, head);
     let tips = walk_tips(&roots, &odb);
     // With one pack and no bitmap to carry over, the new pack is most likely that pack again
@@ -332,10 +332,10 @@ fn early_bitmaps(
     branches: &[ObjectId],
 ) -> Option<sluice_graph::bitmap::CommitBitmaps> {
     let commits = sluice_graph::commit_graph::commits_newest_first(repo).ok()?;
-    let objects = repo.objects_now().ok()?;
+    let objects = repo.objects();
     let commits = sluice_graph::bitmap::CommitsIn::Read(&commits);
     let target = sluice_graph::bitmap::BitmapTarget::Pack(pack);
-    sluice_graph::bitmap::build_commit_bitmaps(&target, &objects, commits, branches, None, &Discard)
+    sluice_graph::bitmap::build_commit_bitmaps(&target, objects, commits, branches, None, &Discard)
         .ok()
 }
 
@@ -486,6 +486,7 @@ pub(crate) fn remove_pack(pack: &Path) -> Result<(), RepackError> {
             Err(e) => return Err(file_error("remove", &file)(e)),
         }
     }
+    sluice_odb::written::note_written();
     Ok(())
 }
 
@@ -505,5 +506,6 @@ pub(crate) fn prune_packed(
         // Only an empty directory goes; one with other files stays.
         let _ = std::fs::remove_dir(dir.join(format!("{fanout:02x}")));
     }
+    sluice_odb::written::note_written();
     Ok(())
 }

@@ -40,9 +40,6 @@ pub enum GcError {
     /// A date in the configuration cannot be read.
     #[error(transparent)]
     Date(#[from] sluice_repo::date::DateError),
-    /// The repository could not be opened again after its reflogs were expired.
-    #[error(transparent)]
-    Repo(#[from] sluice_repo::RepoError),
 }
 
 /// How gc runs.
@@ -139,10 +136,8 @@ pub fn gc(
     };
     repo.refs().pack(prune_refs, repo.objects())?;
     expire_all(repo, &options.reflog)?;
-    // Fresh views: the reflogs just expired change what is reachable.
-    let repo = repo.reopen()?;
     let repack = RepackOptions {
-        write_bitmap: sluice_generate::writes_bitmaps(&repo)?,
+        write_bitmap: sluice_generate::writes_bitmaps(repo)?,
         // Kept loose until prune judges them; everything when nothing is ever pruned.
         unpack_unreachable: Some(options.prune_expire.unwrap_or(std::time::UNIX_EPOCH)),
         // As git's gc (`repack -l`): what an alternate has stays there.
@@ -153,27 +148,27 @@ pub fn gc(
             expiration: options.prune_expire,
         }),
         keep_packs: match options.keep_largest_pack {
-            true => largest_pack(&repo).into_iter().collect(),
+            true => largest_pack(repo).into_iter().collect(),
             false => Vec::new(),
         },
         cancel: options.cancel.clone(),
         ..RepackOptions::default()
     };
-    repack_all_with(&repo, &repack, progress)?;
+    repack_all_with(repo, &repack, progress)?;
     if let Some(expire) = options.prune_expire {
         let prune_options = PruneOptions {
             expire: Some(expire),
             dry_run: false,
             cancel: options.cancel.clone(),
         };
-        prune(&repo, &prune_options)?;
+        prune(repo, &prune_options)?;
     }
     if repo
         .config()
         .get_bool("gc.writecommitgraph")?
         .unwrap_or(true)
     {
-        sluice_graph::commit_graph::write_reachable(&repo, progress)?;
+        sluice_graph::commit_graph::write_reachable(repo, progress)?;
     }
     Ok(GcOutcome::Done)
 }

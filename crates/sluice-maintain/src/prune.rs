@@ -64,13 +64,13 @@ pub struct Pruned {
 /// Prunes `repo`'s loose objects as `options` say.
 pub fn prune(repo: &Repository, options: &PruneOptions) -> Result<Pruned, PruneError> {
     let dir = repo.objects().dir().to_owned();
-    let odb = repo.objects_now()?;
+    let odb = repo.objects();
     let loose = (odb.loose().list()).map_err(|source| PruneError::File {
         action: "list",
         path: dir.clone(),
         source,
     })?;
-    let mut kept = reach(&odb, &Roots::read(repo)?.all(), &options.cancel)?;
+    let mut kept = reach(odb, &Roots::read(repo)?.all(), &options.cancel)?;
     // Younger than the grace period: kept, with everything they reach. Whole seconds, as git
     // compares a file's date with it: one written in the second `--expire=now` names goes.
     let seconds = |t: SystemTime| {
@@ -87,7 +87,7 @@ pub fn prune(repo: &Repository, options: &PruneOptions) -> Result<Pruned, PruneE
         .map(|l| l.id)
         .collect();
     if !recent.is_empty() {
-        kept.extend(reach(&odb, &recent, &options.cancel)?);
+        kept.extend(reach(odb, &recent, &options.cancel)?);
     }
     let in_pack = |id: &ObjectId| odb.packs().iter().any(|p| p.contains(id));
     let mut pruned = Pruned::default();

@@ -39,6 +39,7 @@ pub mod tempfiles;
 #[cfg(any(test, feature = "testing"))]
 #[doc(hidden)]
 pub mod testing;
+pub mod written;
 
 pub use config::{Config, ConfigError, ConfigFile, ConfigKey};
 pub use located::PackedObject;

@@ -100,6 +100,7 @@ pub fn expire_midx(pack_dir: &Path, hash: HashKind) -> Result<usize, MidxError> 
             }
         }
         removed += 1;
+        crate::written::note_written();
     }
     if removed > 0 {
         write_midx(pack_dir, hash)?;

@@ -78,10 +78,24 @@ pub struct ObjectDb {
     late: std::sync::Mutex<Vec<Arc<Pack>>>,
 }
 
+/// Another view of the same directory: the same open packs, a loose-object cache of its own.
+impl Clone for ObjectDb {
+    fn clone(&self) -> ObjectDb {
+        ObjectDb {
+            dir: self.dir.clone(),
+            hash: self.hash,
+            packs: self.packs.clone(),
+            loose: LooseObjects::new(&self.dir, self.hash),
+            alternates: self.alternates.clone(),
+            late: std::sync::Mutex::new(self.late_packs()),
+        }
+    }
+}
+
 impl ObjectDb {
     /// Opens the object directory `dir` with its packs and alternates.
     pub fn open(dir: &Path, hash: HashKind) -> Result<ObjectDb, OdbError> {
-        Self::open_at_depth(dir, hash, &[], 0)
+        Self::open_at_depth(dir, hash, &[], 0, &[])
     }
 
     /// Opens `dir`, adding `extra` alternate directories (`GIT_ALTERNATE_OBJECT_DIRECTORIES`).
@@ -90,7 +104,15 @@ impl ObjectDb {
         hash: HashKind,
         extra: &[PathBuf],
     ) -> Result<ObjectDb, OdbError> {
-        Self::open_at_depth(dir, hash, extra, 0)
+        Self::open_at_depth(dir, hash, extra, 0, &[])
+    }
+
+    /// Opens this view's directory again, as [`Self::open_with_alternates`] with `extra`, to
+    /// see the packs written since: the packs still there are shared with this view rather
+    /// than mapped again (a pack file never changes under its name).
+    pub fn reopened(&self, extra: &[PathBuf]) -> Result<ObjectDb, OdbError> {
+        let open = self.packs.iter().cloned().chain(self.late_packs());
+        Self::open_at_depth(&self.dir, self.hash, extra, 0, &open.collect::<Vec<_>>())
     }
 
     fn open_at_depth(
@@ -98,6 +120,7 @@ impl ObjectDb {
         hash: HashKind,
         extra: &[PathBuf],
         depth: usize,
+        open: &[Arc<Pack>],
     ) -> Result<ObjectDb, OdbError> {
         let mut packs = Vec::new();
         if let Ok(entries) = std::fs::read_dir(dir.join("pack")) {
@@ -109,6 +132,11 @@ impl ObjectDb {
                 .collect();
             names.sort();
             for name in names {
+                let data = name.with_extension("pack");
+                if let Some(pack) = open.iter().find(|p| p.path() == data) {
+                    packs.push(pack.clone());
+                    continue;
+                }
                 match Pack::open_shared(&name, hash) {
                     Ok(pack) => packs.push(pack),
                     // Removed since it was listed (a repack installed its replacement first;
@@ -132,7 +160,7 @@ impl ObjectDb {
             }
             for alternate in dirs {
                 if alternate.is_dir() {
-                    alternates.push(Self::open_at_depth(&alternate, hash, &[], depth + 1)?);
+                    alternates.push(Self::open_at_depth(&alternate, hash, &[], depth + 1, &[])?);
                 }
             }
         }
@@ -150,15 +178,26 @@ impl ObjectDb {
     /// (after them): [`Self::locate`] then finds stored entries there too, so that a pack
     /// written from here can copy their deltas as they are. The alternates stay, for their
     /// loose objects.
-    pub fn with_alternate_packs(mut self) -> ObjectDb {
+    pub fn with_alternate_packs(&self) -> ObjectDb {
+        let mut view = self.clone();
         let mut pending: Vec<&ObjectDb> = self.alternates.iter().collect();
-        let mut borrowed = Vec::new();
         while let Some(alternate) = pending.pop() {
-            borrowed.extend(alternate.packs.iter().cloned());
+            view.packs.extend(alternate.packs.iter().cloned());
             pending.extend(alternate.alternates.iter());
         }
-        self.packs.extend(borrowed);
-        self
+        view
+    }
+
+    /// This view without the pack at `pack` (its `.pack` file): what the directory holds
+    /// besides a pack just stored.
+    pub fn without_pack(&self, pack: &Path) -> ObjectDb {
+        let mut view = self.clone();
+        view.packs.retain(|p| p.path() != pack);
+        view.late
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|p| p.path() != pack);
+        view
     }
 
     /// The object directory.
@@ -335,6 +374,11 @@ impl ObjectDb {
             }
         }
         Ok(None)
+    }
+
+    /// The packs found by rescans so far.
+    fn late_packs(&self) -> Vec<Arc<Pack>> {
+        self.late.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// The packs of the pack directory not open when this view was made, opened now.

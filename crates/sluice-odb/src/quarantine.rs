@@ -81,8 +81,10 @@ impl Quarantine {
 
     /// Moves every object into the repository, then removes the quarantine.
     pub fn migrate(self) -> Result<(), QuarantineError> {
-        migrate_dir(&self.dir, &self.objects)?;
-        Ok(())
+        let migrated = migrate_dir(&self.dir, &self.objects);
+        // Even a migration that failed halfway has moved some objects in.
+        crate::written::note_written();
+        migrated
     }
 }
 

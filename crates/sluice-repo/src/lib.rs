@@ -14,6 +14,7 @@
 pub mod abbrev;
 pub mod date;
 pub mod init;
+mod object_views;
 pub mod receive;
 pub mod refs;
 mod repository;

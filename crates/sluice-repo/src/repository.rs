@@ -1,6 +1,7 @@
 //! Finding a repository as git does: `GIT_DIR`, or walking up from a directory to a `.git`
 //! directory, a `.git` file (`gitdir: …`), or a bare repository.
 
+use crate::object_views::ObjectViews;
 use sluice_object::{HashKind, ObjectId};
 use sluice_odb::config::{Config, ConfigError};
 use sluice_odb::{ObjectDb, OdbError};
@@ -69,7 +70,7 @@ pub struct Repository {
     work_tree: Option<PathBuf>,
     config: Config,
     hash: HashKind,
-    objects: ObjectDb,
+    objects: ObjectViews,
 }
 
 fn is_git_dir(dir: &Path) -> bool {
@@ -226,7 +227,7 @@ impl Repository {
         let extra: Vec<PathBuf> = std::env::var_os("GIT_ALTERNATE_OBJECT_DIRECTORIES")
             .map(|dirs| std::env::split_paths(&dirs).collect())
             .unwrap_or_default();
-        let objects = ObjectDb::open_with_alternates(&objects_dir, hash, &extra)?;
+        let objects = ObjectViews::open(&objects_dir, hash, extra)?;
         Ok(Repository {
             git_dir,
             common_dir,
@@ -235,19 +236,6 @@ impl Repository {
             hash,
             objects,
         })
-    }
-
-    /// The same repository opened again: its configuration, refs and objects as they are now,
-    /// seeing the packs written since this handle was opened (by this process or another).
-    pub fn reopen(&self) -> Result<Repository, RepoError> {
-        Self::open_git_dir(self.git_dir.clone(), self.work_tree.clone())
-    }
-
-    /// The objects of this repository's own object directory as they are now, alternates left
-    /// out: a fresh view that sees packs written since the handle was opened, for work that
-    /// must see what it has just stored, or must not touch what other repositories hold.
-    pub fn objects_now(&self) -> Result<ObjectDb, OdbError> {
-        ObjectDb::open(self.objects.dir(), self.hash)
     }
 
     /// The git directory (`.git`, or the repository itself when bare).
@@ -284,9 +272,12 @@ impl Repository {
         self.hash
     }
 
-    /// The object database.
+    /// The object database, as this process left it: a view opened after the process's last
+    /// write into an object directory (a pack installed or removed, objects unpacked), so
+    /// what was just stored is there. A view once handed out stays as it is, packs numbered
+    /// as they were, for as long as the handle lives.
     pub fn objects(&self) -> &ObjectDb {
-        &self.objects
+        self.objects.current()
     }
 
     /// The commits whose parents this repository lacks: a shallow repository's cut.

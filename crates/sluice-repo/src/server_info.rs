@@ -70,7 +70,7 @@ fn info_refs(repo: &Repository) -> Result<String, ServerInfoError> {
     let mut refs = repo.refs().list()?;
     refs.sort();
     // Opened afresh: the repository's own view predates the objects a push just brought.
-    let objects = repo.objects_now()?;
+    let objects = repo.objects();
     let mut text = String::new();
     for (name, id) in refs {
         text.push_str(&format!("{id}\t{name}\n"));

@@ -71,10 +71,10 @@ pub fn fsck(
         }
     }
     let served = Repository::open_served(&pinned.dir, true)?;
-    let odb = served.objects_now()?;
+    let odb = served.objects();
     let tips: Vec<_> = pinned.manifest.refs.values().copied().collect();
     let request = sluice_graph::WalkRequest::reachable(&tips, &[], Default::default());
-    match sluice_graph::traverse_objects(&odb, &request, progress) {
+    match sluice_graph::traverse_objects(odb, &request, progress) {
         Ok(walked) => {
             checked.objects = walked.objects.len();
             let missing = walked.objects.iter().filter(|o| !odb.contains(&o.id));

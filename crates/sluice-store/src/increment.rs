@@ -74,7 +74,7 @@ fn increment(
         return Ok(None);
     }
     let served = Repository::open_served(&pinned.dir, true)?;
-    let odb = served.objects_now()?;
+    let odb = served.objects();
     let mut haves: Vec<ObjectId> = before.values().copied().collect();
     haves.sort_unstable();
     haves.dedup();
@@ -84,7 +84,7 @@ fn increment(
         .collect();
     let cancel = sluice_object::cancel::Cancel::default();
     let request = sluice_graph::WalkRequest::reachable(&wants, &haves, cancel.clone());
-    let walked = sluice_graph::walk_objects(&odb, &request, progress)
+    let walked = sluice_graph::walk_objects(odb, &request, progress)
         .map_err(|e| StoreError::Walk(Box::new(e)))?;
     // Prerequisites are commits: the haves peeled, as git's bundles name them.
     let mut prerequisites: Vec<ObjectId> = haves
@@ -105,7 +105,7 @@ fn increment(
     };
     let refs = manifest.refs.iter().map(|(n, id)| (n.as_str(), id));
     write_bundle_with(&file, refs, &prerequisites, |out| {
-        sluice_generate::write_pack(&odb, &walked, &options, out, progress)
+        sluice_generate::write_pack(odb, &walked, &options, out, progress)
             .map(|_| ())
             .map_err(std::io::Error::other)
     })

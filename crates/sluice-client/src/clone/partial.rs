@@ -20,8 +20,8 @@ pub(super) fn fetch_missing_blobs(
     progress: (bool, &dyn Progress),
     remote_progress: impl FnMut(&[u8]),
 ) -> Result<(), CloneError> {
-    let odb = repo.objects_now()?;
-    let flat = flatten(&odb, tree)?;
+    let odb = repo.objects();
+    let flat = flatten(odb, tree)?;
     let mut missing: Vec<ObjectId> = flat
         .files
         .iter()

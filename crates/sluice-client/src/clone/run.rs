@@ -123,14 +123,6 @@ pub fn clone_into(
         plan.head_branch = Some(branch.unwrap_or(initial).to_owned());
     }
     let bundled = bundles(&mut connection, repo, options, messages);
-    let reopened;
-    let repo = match bundled.is_empty() {
-        true => repo,
-        false => {
-            reopened = reopen(repo)?;
-            &reopened
-        }
-    };
     let wants = plan.wants();
     let request = request(repo, &wants, options);
     if wants.is_empty() {
@@ -149,9 +141,7 @@ pub fn clone_into(
     if let (Some(received), Some(_)) = (&received, &options.filter) {
         received.mark_promisor(&advertised)?;
     }
-    // The new pack is there now: open again to see it.
-    let repo = reopen(repo)?;
-    let head = refs_and_config(remote, origin, &repo, &plan, &advertised, options)?;
+    let head = refs_and_config(remote, origin, repo, &plan, &advertised, options)?;
     if let Some(outcome) = early.and_then(EarlyCheckout::finish) {
         for warning in outcome? {
             messages.tell(CloneNotice::Warning(&warning));
@@ -162,7 +152,7 @@ pub fn clone_into(
         });
     }
     match (head, options.check_out) {
-        (Some(id), true) => check_out(remote, &repo, &id, &advertised, options, messages)?,
+        (Some(id), true) => check_out(remote, repo, &id, &advertised, options, messages)?,
         // The remote's HEAD names a branch it has not (git says so, `-q` or not); an empty
         // remote has said why already.
         (None, true) if !wants.is_empty() => messages.tell(CloneNotice::Warning(
@@ -313,20 +303,11 @@ fn receive(
     // A shallow server's cut is this clone's too, where the pack reached it.
     let mut shallow = got.shallow.clone();
     if !got.remote_shallow.is_empty() {
-        let odb = repo.objects_now()?;
-        shallow.extend(remote_shallow::arrived(&odb, &got.remote_shallow));
+        let odb = repo.objects();
+        shallow.extend(remote_shallow::arrived(odb, &got.remote_shallow));
     }
     repo.update_shallow(&shallow, &got.unshallow)?;
     Ok(Some(got))
-}
-
-/// The repository opened again, to see the objects that arrived since it was opened.
-fn reopen(repo: &Repository) -> Result<Repository, CloneError> {
-    let work_tree = repo.work_tree().map(std::path::Path::to_owned);
-    Ok(Repository::open_git_dir(
-        repo.git_dir().to_owned(),
-        work_tree,
-    )?)
 }
 
 /// The refs (with the tags that came along and, outside a bare clone, reflogs) and the
@@ -383,11 +364,9 @@ fn check_out(
             remote_progress,
         )?;
     }
-    // Open again: a partial clone has a second pack now.
-    let repo = reopen(repo)?;
     let mut checkout = CheckoutOptions::from_config(repo.config())?;
     checkout.write.cancel = options.connect.cancel.clone();
-    for warning in checkout_fresh(&repo, &tree, &checkout, options.checkout_progress)? {
+    for warning in checkout_fresh(repo, &tree, &checkout, options.checkout_progress)? {
         messages.tell(CloneNotice::Warning(&warning));
     }
     Ok(())

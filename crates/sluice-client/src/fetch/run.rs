@@ -210,14 +210,7 @@ pub fn fetch_remote(
         messages.warning(&warning);
     }
     plan.check_destinations(repo, &updates)?;
-    let reopened;
-    let repo = match bundles(&mut connection, repo, options, messages) {
-        true => {
-            reopened = repo.reopen()?;
-            &reopened
-        }
-        false => repo,
-    };
+    bundles(&mut connection, repo, options, messages);
     let cut = match receive_missing(&mut connection, repo, &updates, options, messages)? {
         Ok(cut) => cut,
         Err(missing) => return Ok(FetchOutcome::NotConnected(missing)),
@@ -234,29 +227,24 @@ pub fn fetch_remote(
 
 /// The bundles the server advertises that are newer than those taken before, brought in
 /// before the fetch (their branches as refs/bundles/*, so their tips are offered as haves);
-/// not for a fetch that cuts history, filters or refetches. Whether any came; a bundle that
-/// fails only means the server sends its objects.
+/// not for a fetch that cuts history, filters or refetches. A bundle that fails only means the
+/// server sends its objects.
 fn bundles(
     connection: &mut Connection,
     repo: &Repository,
     options: &FetchOptions,
     messages: &dyn FetchMessages,
-) -> bool {
+) {
     let usable = options.bundle_uri
         && options.filter.is_none()
         && !options.refetch
         && !options.deepen.is_set()
         && !options.unshallow;
     if !usable {
-        return false;
+        return;
     }
-    match crate::bundle_uri::fetch_bundles(connection, repo, &options.connect) {
-        Ok(tips) => !tips.is_empty(),
-        Err(e) => {
-            messages.warning(&format!("failed to fetch advertised bundles: {e}"));
-            // Some may have come before the one that failed.
-            true
-        }
+    if let Err(e) = crate::bundle_uri::fetch_bundles(connection, repo, &options.connect) {
+        messages.warning(&format!("failed to fetch advertised bundles: {e}"));
     }
 }
 
@@ -361,7 +349,7 @@ fn receive_missing(
     if promisor {
         received.mark_promisor(&[])?;
     } else {
-        unpack_if_small(&received, repo, objects)?;
+        unpack_if_small(&received, repo)?;
     }
     Ok(Ok(cut))
 }
@@ -382,8 +370,8 @@ fn move_refs(
     advertised: &[RemoteRef],
     options: &FetchOptions,
 ) -> Result<Moved, RunError> {
-    let odb = repo.objects_now()?;
-    let updates = in_order(repo, &odb, fetched, options.update_shallow)?;
+    let odb = repo.objects();
+    let updates = in_order(repo, odb, fetched, options.update_shallow)?;
     // With --atomic, one refused update keeps every ref (pruned ones included) and FETCH_HEAD
     // as they were; the report still says what each would have been, as git's does.
     let stale = match &options.prune {
@@ -391,11 +379,10 @@ fn move_refs(
         None => Vec::new(),
     };
     let in_the_way = match options.atomic && !options.dry_run {
-        true => conflicts(repo, &odb, &updates, &stale)?,
+        true => conflicts(repo, odb, &updates, &stale)?,
         false => Vec::new(),
     };
-    let held_back =
-        options.atomic && (!in_the_way.is_empty() || any_rejected(repo, &odb, &updates));
+    let held_back = options.atomic && (!in_the_way.is_empty() || any_rejected(repo, odb, &updates));
     let dry_run = options.dry_run || held_back;
     // git prunes before it updates (a branch `a` pruned makes room for a new `a/b`), and says
     // so first.
@@ -407,7 +394,7 @@ fn move_refs(
         action: &options.action,
         who: &who,
     };
-    let refused = update_refs(repo, &odb, &updates, &changes, &mut lines)?;
+    let refused = update_refs(repo, odb, &updates, &changes, &mut lines)?;
     if let Some(append) = options.fetch_head {
         let recorded: &[Update] = if held_back { &[] } else { &updates };
         write_fetch_head(repo, recorded, display_url(&remote.shown), append)?;

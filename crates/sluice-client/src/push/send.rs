@@ -116,7 +116,7 @@ pub(crate) fn send(
         .collect();
     // The packs of alternates too, so that their stored deltas are copied as they are (a
     // clone made with --shared or --reference keeps its history there).
-    let borrowed = repo.objects_now()?.with_alternate_packs();
+    let borrowed = repo.objects().with_alternate_packs();
     let odb = &borrowed;
     let mut haves: Vec<ObjectId> = (connection.advertised().iter())
         .map(|r| r.id)

@@ -166,7 +166,7 @@ pub(super) fn read_commits(
     progress: &dyn Progress,
 ) -> Result<IdMap<Node>, CommitGraphError> {
     progress.phase("Expanding reachable commits in commit graph", None);
-    let objects = repo.objects_now()?.with_alternate_packs();
+    let objects = repo.objects().with_alternate_packs();
     let mut packed = read_packed_commits(&objects)?;
     let mut nodes: IdMap<Node> = IdMap::default();
     let mut pending = tips;

@@ -103,6 +103,7 @@ impl Staged {
             });
         }
         tempfiles::forget(&path);
+        crate::written::note_written();
         Ok(())
     }
 }

@@ -42,5 +42,6 @@ pub fn unpack_to_loose(
         let (kind, data) = pack.read_position(position)?;
         loose.write(kind, &data, level)?;
     }
+    crate::written::note_written();
     Ok(())
 }

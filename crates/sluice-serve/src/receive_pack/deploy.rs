@@ -36,7 +36,7 @@ pub(super) fn update_instead(
             false => Err("push-to-checkout hook declined"),
         };
     }
-    // Opened afresh: the pushed objects came in after the repository was opened.
+    // Opened with its work tree: receive-pack serves the repository as a git directory alone.
     let deployed = Repository::open_git_dir(git_dir, Some(work_tree))
         .map_err(|_| "Up-to-date check failed")?;
     let options =

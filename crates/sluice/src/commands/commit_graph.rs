@@ -64,7 +64,7 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
         } => {
             let objects = match &args.object_dir {
                 Some(dir) => sluice_odb::ObjectDb::open(&context.cwd.join(dir), repo.hash())?,
-                None => repo.objects_now()?,
+                None => repo.objects().clone(),
             };
             let shown = TerminalProgress::new(crate::progress::enabled(!no_progress, progress));
             let verified = sluice_graph::commit_graph::verify(&objects, &shown);

@@ -112,7 +112,7 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
     if args.max_pack_size.as_deref().is_some_and(|n| n != "0") {
         bail!("--max-pack-size with a limit is not supported yet");
     }
-    let odb = repo.objects_now()?.with_alternate_packs();
+    let odb = repo.objects().with_alternate_packs();
     let input = std::io::stdin().lock();
     if let (true, Some(base)) = (args.cruft, &args.base_name) {
         let expiration = match args.cruft_expiration.as_deref() {

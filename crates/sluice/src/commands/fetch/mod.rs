@@ -255,9 +255,7 @@ fn fetch_each(
             append: true,
             action: each_action(args, name),
         };
-        // Opened afresh, so that what the last remote brought counts as here.
-        let repo = repo.reopen()?;
-        let fetched = match fetch_one(args, context, &repo, &one) {
+        let fetched = match fetch_one(args, context, repo, &one) {
             Ok(code) => code == ExitCode::SUCCESS,
             Err(error) => {
                 eprintln!("fatal: {}", crate::describe(&error));
