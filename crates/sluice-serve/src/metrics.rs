@@ -217,6 +217,11 @@ impl Collector for StoreMetrics {
                 "Manifest writes another writer won (then retried or refused)",
                 read(&counts.conflicts),
             ),
+            (
+                "store_manifest_retries",
+                "Manifest commits tried again after a conflict or a write whose outcome was lost",
+                read(&counts.retries),
+            ),
         ];
         counters(&mut encoder, &all)?;
         Ok(())

@@ -51,6 +51,9 @@ pub struct RequestCounts {
     pub not_modified: AtomicU64,
     /// Conditional writes refused because another writer got there first.
     pub conflicts: AtomicU64,
+    /// Manifest commits tried again: after a conflict, or after a write whose outcome was
+    /// unknown and had not landed.
+    pub retries: AtomicU64,
 }
 
 /// An object's content with the version a conditional write names.
@@ -161,6 +164,11 @@ impl Bucket {
             true => Key::from(name),
             false => Key::from(format!("{}/{name}", self.prefix)),
         }
+    }
+
+    /// Records that a manifest commit is being tried again.
+    pub fn count_retry(&self) {
+        self.count(&self.counts.retries, 1);
     }
 
     fn count(&self, counter: &AtomicU64, n: u64) {

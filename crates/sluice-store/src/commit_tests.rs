@@ -280,5 +280,20 @@ fn conflicts_without_a_winner_slow_writes_and_timeouts_are_retried_to_one_write(
         assert_eq!(now, written, "{fault:?}");
         // However many attempts the faults cost, exactly one write landed.
         assert_eq!(now.generation, 2, "{fault:?}");
+        let counts = repo.bucket().counts();
+        let (conflicts, retries) = (&counts.conflicts, &counts.retries);
+        let expected = match fault {
+            // Two refused, the third lands: two retries, each after a conflict.
+            Fault::Conflict409 => (2, 2),
+            // Slow, but each write lands: nothing tried again.
+            Fault::Latency => (0, 0),
+            // Two lost without a write: two retries, no conflict.
+            _ => (0, 2),
+        };
+        let seen = (
+            conflicts.load(Ordering::SeqCst),
+            retries.load(Ordering::SeqCst),
+        );
+        assert_eq!(seen, expected, "{fault:?}");
     }
 }

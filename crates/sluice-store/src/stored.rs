@@ -174,7 +174,10 @@ impl StoredRepo {
         let mut pause = Duration::from_millis(10);
         let mut failed = None;
         let mut previous: Option<RefSnapshot> = None;
-        for _ in 0..COMMIT_ATTEMPTS {
+        for attempt in 0..COMMIT_ATTEMPTS {
+            if attempt > 0 {
+                self.bucket.count_retry();
+            }
             let Some(read) = self.read_after(previous.as_ref())? else {
                 return Err(StoreError::NoRepository(self.folder.clone()));
             };
