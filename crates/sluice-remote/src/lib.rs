@@ -74,17 +74,12 @@ pub enum FetchError {
         /// The program.
         what: String,
     },
-    /// The ssh program is of a kind that cannot be given a port.
-    #[error("ssh variant of '{program}' does not support setting a port")]
-    SshPort {
-        /// The ssh program.
-        program: String,
-    },
-    /// `-4` or `-6` for an ssh program whose options are not known.
-    #[error("ssh variant '{variant}' does not support {flag}")]
+    /// A port for an ssh program of the "simple" kind, which takes none.
+    #[error("ssh variant 'simple' does not support setting port")]
+    SshPort,
+    /// `-4` or `-6` for an ssh program of the "simple" kind.
+    #[error("ssh variant 'simple' does not support {flag}")]
     SshIpVersion {
-        /// The variant.
-        variant: &'static str,
         /// `-4` or `-6`.
         flag: &'static str,
     },

@@ -77,7 +77,9 @@ impl Remote {
             | FetchError::Http { .. }
             | FetchError::Unreachable { .. }
             | FetchError::Lookup { .. }
-            | FetchError::Remote(_) => source,
+            | FetchError::Remote(_)
+            | FetchError::SshPort
+            | FetchError::SshIpVersion { .. } => source,
             source => FetchError::Unreadable {
                 shown: self.shown.clone(),
                 source: Box::new(source),

@@ -23,7 +23,9 @@ use std::process::ExitCode;
 
 /// A Git-compatible engine that moves repositories fast.
 #[derive(Debug, Parser)]
-#[command(name = "sluice", version, about)]
+// git takes an option given twice (`-q -q`, `--force --force`): the last one counts. Counted
+// and repeated options (`-v -v`, `-c a -c b`) still add up.
+#[command(name = "sluice", version, about, args_override_self = true)]
 pub struct Cli {
     /// The options before the command's name.
     #[command(flatten)]

@@ -62,11 +62,15 @@ fn clone_lays_out_repositories_as_git_does() {
             if *detach_at == "t1" {
                 env.git(&src, &["commit", "-q", "--allow-empty", "-m", "loose"]);
             }
-            for (m, mode) in [&[][..], &["--bare"], &["--mirror"]].iter().enumerate() {
+            // Options given twice are taken as git takes them (the last one counts).
+            for (m, mode) in [&[][..], &["--bare", "--bare"], &["--mirror"]]
+                .iter()
+                .enumerate()
+            {
                 let mut states = Vec::new();
                 for sluice in [false, true] {
                     let dir = env.path().join(format!("d{n}-{m}-{sluice}"));
-                    let mut args = vec!["-c", "init.defaultBranch=main", "clone", "-q"];
+                    let mut args = vec!["-c", "init.defaultBranch=main", "clone", "-q", "-q"];
                     args.extend_from_slice(mode);
                     args.extend([url.as_str(), dir.to_str().unwrap()]);
                     let out = run(&env, sluice, env.path(), &args, &[]);

@@ -53,6 +53,7 @@ mod repack_search;
 mod serve;
 mod server_log;
 mod shallow_servers;
+mod ssh_variants;
 mod store;
 mod templates;
 mod thin_and_collisions;

@@ -10,6 +10,7 @@ mod pinned;
 mod process;
 mod settings;
 mod spill;
+mod ssh;
 mod tcp;
 mod tls;
 
@@ -230,7 +231,7 @@ pub(crate) fn open(
             host,
             port,
             path,
-        } => process::ssh(user.as_deref(), host, *port, path, options),
+        } => ssh::connect(user.as_deref(), host, *port, path, options),
         RemoteUrl::Git { host, port, path } => tcp::connect(host, *port, path, options),
         RemoteUrl::Http(url) => http::connect(url, options),
     }

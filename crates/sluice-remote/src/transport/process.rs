@@ -1,7 +1,7 @@
 //! upload-pack as a child process: run through the shell for local repositories, as git runs
 //! `git-upload-pack '<path>'`, or through ssh for `ssh://` and scp-like URLs.
 
-use super::{ConnectOptions, IdleTimeout, IpVersion, Link, Producer, ProtocolVersion, Response};
+use super::{ConnectOptions, IdleTimeout, Link, Producer, ProtocolVersion, Response};
 use crate::FetchError;
 use sluice_object::shell;
 use std::io::{BufWriter, Write};
@@ -83,7 +83,7 @@ impl Drop for ProcessLink {
     }
 }
 
-fn spawn(
+pub(super) fn spawn(
     mut command: Command,
     options: &ConnectOptions,
     what: String,
@@ -149,94 +149,4 @@ pub(super) fn local(
     let mut command = Command::new("sh");
     command.arg("-c").arg(&script);
     spawn(command, options, format!("'{}'", options.program()))
-}
-
-/// Which command-line dialect the ssh program speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SshVariant {
-    /// OpenSSH: `-o SendEnv=GIT_PROTOCOL`, `-p <port>`.
-    OpenSsh,
-    /// PuTTY's plink: `-P <port>`.
-    Plink,
-    /// Only `[user@]host command`.
-    Simple,
-}
-
-fn variant(options: &ConnectOptions, program: &str) -> SshVariant {
-    let named = options.ssh_variant.clone().unwrap_or_else(|| {
-        let first = program.split_whitespace().next().unwrap_or(program);
-        let base = first.rsplit('/').next().unwrap_or(first);
-        base.strip_suffix(".exe")
-            .unwrap_or(base)
-            .to_ascii_lowercase()
-    });
-    match named.as_str() {
-        "ssh" => SshVariant::OpenSsh,
-        "plink" | "putty" | "tortoiseplink" => SshVariant::Plink,
-        _ => SshVariant::Simple,
-    }
-}
-
-/// upload-pack on `host`, through ssh.
-pub(super) fn ssh(
-    user: Option<&str>,
-    host: &str,
-    port: Option<u16>,
-    path: &str,
-    options: &ConnectOptions,
-) -> Result<(Box<dyn Link>, Response), FetchError> {
-    let (mut command, program) = match (&options.ssh_command, &options.ssh_program) {
-        (Some(shell_command), _) => {
-            let mut command = Command::new("sh");
-            command
-                .arg("-c")
-                .arg(format!("{shell_command} \"$@\""))
-                .arg(shell_command);
-            (command, shell_command.clone())
-        }
-        (None, Some(program)) => (Command::new(program), program.clone()),
-        (None, None) => (Command::new("ssh"), "ssh".to_owned()),
-    };
-    let variant = variant(options, &program);
-    let family = match options.ip_version {
-        IpVersion::Any => None,
-        IpVersion::V4 => Some("-4"),
-        IpVersion::V6 => Some("-6"),
-    };
-    match variant {
-        SshVariant::OpenSsh => {
-            if options.protocol == ProtocolVersion::V2 {
-                command.args(["-o", "SendEnv=GIT_PROTOCOL"]);
-            }
-            command.args(family);
-            if let Some(port) = port {
-                command.arg("-p").arg(port.to_string());
-            }
-        }
-        SshVariant::Plink => {
-            command.args(family);
-            if let Some(port) = port {
-                command.arg("-P").arg(port.to_string());
-            }
-        }
-        SshVariant::Simple => {
-            if let Some(flag) = family {
-                return Err(FetchError::SshIpVersion {
-                    variant: "simple",
-                    flag,
-                });
-            }
-            if port.is_some() {
-                return Err(FetchError::SshPort {
-                    program: program.to_string(),
-                });
-            }
-        }
-    }
-    match user {
-        Some(user) => command.arg(format!("{user}@{host}")),
-        None => command.arg(host),
-    };
-    command.arg(format!("{} {}", options.program(), shell::quote(path)));
-    spawn(command, options, format!("'{program}'"))
 }

@@ -54,7 +54,9 @@ impl ConnectOptions {
             ssh_command: env("GIT_SSH_COMMAND")
                 .or_else(|| config.get("core.sshCommand").map(str::to_owned)),
             ssh_program: env("GIT_SSH"),
-            ssh_variant: env("GIT_SSH_VARIANT")
+            // Set even to nothing, it overrides (and, naming no variant, means OpenSSH).
+            ssh_variant: std::env::var("GIT_SSH_VARIANT")
+                .ok()
                 .or_else(|| config.get("ssh.variant").map(str::to_owned)),
             http_extra_headers: extra_headers(config.get_all("http.extraHeader")),
             http_post_buffer: (config.get_int("http.postBuffer")?)
