@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod color;
 mod edit;
 pub mod environment;
 pub use edit::{ConfigFile, ConfigKey, KeyProblem};

@@ -1,6 +1,8 @@
 //! The receiving half of the side band (`gitprotocol-pack`, "side-band"): band 1 is handed on
 //! as a plain byte stream, band 2 (progress) goes to a callback, band 3 is the remote's fatal
-//! error. The stream ends at a flush packet.
+//! error. The stream ends at a flush packet, and the callback is then called once with nothing,
+//! so that a last line the server did not end is shown where the band ends, as git shows it
+//! (an empty band-2 packet is passed over, never handed on).
 
 use crate::pktline::{Packet, PktLineError, PktReader};
 use std::io::{self, Read};
@@ -21,7 +23,8 @@ impl<R, F> std::fmt::Debug for Demux<R, F> {
 }
 
 impl<R: Read, F: FnMut(&[u8])> Demux<R, F> {
-    /// Reads side-band packets from `packets`, passing band 2 to `progress`.
+    /// Reads side-band packets from `packets`, passing band 2 to `progress` (and, at the end,
+    /// an empty slice).
     pub fn new(packets: PktReader<R>, progress: F) -> Self {
         Demux {
             packets,
@@ -53,13 +56,17 @@ impl<R: Read, F: FnMut(&[u8])> Read for Demux<R, F> {
                         "the remote hung up before the end of the side band",
                     ))
                 }
-                Some(Packet::Flush) => self.done = true,
+                Some(Packet::Flush) => {
+                    self.done = true;
+                    (self.progress)(&[]);
+                }
                 Some(Packet::Data(data)) => match data.split_first() {
                     Some((1, rest)) => {
                         self.pending.clear();
                         self.pending.extend_from_slice(rest);
                         self.taken = 0;
                     }
+                    Some((2, [])) => {}
                     Some((2, rest)) => (self.progress)(rest),
                     Some((3, rest)) => {
                         let message = String::from_utf8_lossy(rest);

@@ -47,6 +47,7 @@ mod receive_pack;
 mod ref_transactions;
 mod references;
 mod refused_push;
+mod remote_colors;
 mod repack;
 mod repack_keep;
 mod repack_search;

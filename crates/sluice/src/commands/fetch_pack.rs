@@ -53,7 +53,7 @@ pub fn run(args: FetchPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         remote_progress: show_progress,
         receive_progress: &progress,
     };
-    let lines = RemoteLines::new();
+    let lines = RemoteLines::new(repo.config())?;
     let fetched = fetch_pack(&mut connection, &repo, &options, |text| lines.show(text))?;
     connection.finish()?;
     let mut out = std::io::stdout().lock();

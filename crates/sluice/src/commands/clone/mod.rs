@@ -287,7 +287,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         early_checkout_progress: &checkout,
         checkout_progress: &after,
     };
-    let messages = CloneStderr::new(args.quiet);
+    let messages = CloneStderr::new(args.quiet, repo.config())?;
     let cloned = clone_into(&remote, &origin, &repo, &initial, &options, &messages)?;
     if args.dissociate {
         dissociate(&repo)?;
@@ -306,11 +306,11 @@ struct CloneStderr {
 }
 
 impl CloneStderr {
-    fn new(quiet: bool) -> CloneStderr {
-        CloneStderr {
+    fn new(quiet: bool, config: &sluice_odb::Config) -> anyhow::Result<CloneStderr> {
+        Ok(CloneStderr {
             quiet,
-            remote: RemoteLines::new(),
-        }
+            remote: RemoteLines::new(config)?,
+        })
     }
 }
 

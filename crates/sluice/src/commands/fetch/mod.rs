@@ -383,7 +383,7 @@ fn fetch_one(
         receive_progress: &progress,
         cwd: &context.cwd,
     };
-    let said = FetchStderr(RemoteLines::new());
+    let said = FetchStderr(RemoteLines::new(repo.config())?);
     let shown = display_url(&plan.remote.shown);
     let moved = match fetch_remote(&plan.remote, repo, &options, &said)? {
         FetchOutcome::Moved(moved) => moved,

@@ -221,7 +221,8 @@ fn push_to(
         eprintln!("Pushing to {}", plan.shown);
     }
     let shown = plan.shown.clone();
-    match push(repo, plan, &options, &PushStderr(RemoteLines::new())) {
+    let lines = RemoteLines::new(config)?;
+    match push(repo, plan, &options, &PushStderr(lines)) {
         Ok(outcome) => {
             let said = report::ReportStyle {
                 verbose: args.verbose > 0,

@@ -88,7 +88,8 @@ pub fn run(args: SendPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         negotiate: Settings::negotiate(repo.config())?,
         ..PushOptions::new(connect, &progress)
     };
-    let outcome = push(&repo, &plan, &options, &PushStderr(RemoteLines::new()))?;
+    let lines = RemoteLines::new(repo.config())?;
+    let outcome = push(&repo, &plan, &options, &PushStderr(lines))?;
     let shown = ReportStyle {
         verbose: args.verbose,
         quiet: false,
