@@ -316,7 +316,7 @@ fn fetch_settings_and_many_remotes_match_git() {
         let help = env.git_with_input(env.path(), &["fetch", "-h"], b"");
         let porcelain = String::from_utf8_lossy(&help.stdout).contains("--porcelain");
         // (settings as `key=value`, the fetch's arguments)
-        let cases: [(&[&str], &[&str]); 33] = [
+        let cases: [(&[&str], &[&str]); 34] = [
             (&["fetch.prune=true"], &["origin"]),
             (
                 &["fetch.prune=true", "remote.origin.prune=false"],
@@ -333,6 +333,7 @@ fn fetch_settings_and_many_remotes_match_git() {
             (&[], &["origin", "main:main"]),
             (&[], &["--update-head-ok", "origin", "main:main"]),
             (&[], &["--all", "-v"]),
+            (&[], &["--all", "-k", "-4", "-v"]),
             (&["remote.origin.skipFetchAll=true"], &["--all", "--prune"]),
             (&["remote.bad.url=/nonexistent"], &["--all", "--no-tags"]),
             (&["remotes.both=up origin"], &["both"]),

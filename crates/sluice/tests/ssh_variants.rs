@@ -82,3 +82,33 @@ fn every_ssh_variant_gets_gits_command_line() {
         }
     }
 }
+
+/// `fetch -4`/`-6` and `push -4`/`-6` reach ssh as git's do.
+#[test]
+fn fetch_and_push_give_ssh_the_address_family() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let log = env.path().join("ssh.log");
+        let ssh = fake_ssh(&env, "ssh", &log);
+        let repo = env.init("repo", false);
+        env.git(&repo, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        env.git(&repo, &["remote", "add", "origin", "host:repo"]);
+        for args in [
+            &["fetch", "-4", "origin"][..],
+            &["fetch", "--ipv6", "origin"],
+            &["push", "-6", "origin", "HEAD:main"],
+            &["push", "--ipv4", "origin", "HEAD:main"],
+        ] {
+            let mut said = Vec::new();
+            for sluice in [false, true] {
+                let _ = std::fs::remove_file(&log);
+                let mut command = env.sluice_or_git_command(sluice, &repo, args);
+                command.env("GIT_SSH", &ssh);
+                let out = crate::util::run_with_input(command, b"");
+                let logged = std::fs::read_to_string(&log).unwrap_or_default();
+                said.push((out.status.code(), logged));
+            }
+            assert_eq!(said[1], said[0], "{} {args:?}", git.display());
+        }
+    }
+}

@@ -16,6 +16,7 @@ mod commit_graph;
 mod connectivity;
 mod cruft;
 mod fetch_head;
+mod fetch_options;
 mod fetch_pack;
 mod fetch_refs;
 mod fsck;

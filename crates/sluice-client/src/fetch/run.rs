@@ -103,6 +103,8 @@ pub struct FetchOptions<'a> {
     pub unshallow: bool,
     /// `--refetch`: offer nothing, as if the repository had nothing.
     pub refetch: bool,
+    /// `--keep`: the pack stays a pack, however small (`fetch.unpackLimit` does not apply).
+    pub keep: bool,
     /// `--negotiation-tip`: offer only these refs' (or objects') history.
     pub negotiation_tips: Vec<String>,
     /// `--update-shallow`.
@@ -348,7 +350,7 @@ fn receive_missing(
     cut.remote = received.remote_shallow.clone();
     if promisor {
         received.mark_promisor(&[])?;
-    } else {
+    } else if !options.keep {
         unpack_if_small(&received, repo)?;
     }
     Ok(Ok(cut))

@@ -23,7 +23,7 @@ use sluice_client::fetch::{
     display_url, fetch_remote, negotiate_only, remotes_to_fetch, FetchChoice, FetchMessages,
     FetchOptions, FetchOutcome, FetchPlan, Recursion, Refused, Selection,
 };
-use sluice_remote::Deepen;
+use sluice_remote::{Deepen, IpVersion};
 use sluice_repo::date::parse_since;
 
 /// `git fetch`'s arguments (those this version supports).
@@ -59,6 +59,18 @@ pub struct FetchArgs {
     /// Allow updating the branch checked out.
     #[arg(short, long)]
     update_head_ok: bool,
+    /// Keep the downloaded pack, however few objects it holds (no loose objects).
+    #[arg(short, long, overrides_with = "no_keep")]
+    keep: bool,
+    /// Unpack a small pack into loose objects as usual (undoes an earlier `--keep`).
+    #[arg(long, overrides_with = "keep")]
+    no_keep: bool,
+    /// Use IPv4 addresses only.
+    #[arg(short = '4', long, overrides_with = "ipv6")]
+    ipv4: bool,
+    /// Use IPv6 addresses only.
+    #[arg(short = '6', long, overrides_with = "ipv4")]
+    ipv6: bool,
     /// Update refs even when the update is not a fast-forward.
     #[arg(short, long)]
     force: bool,
@@ -290,12 +302,15 @@ fn each_action(args: &FetchArgs, name: &str) -> String {
         (args.no_prune_tags, "--no-prune-tags"),
         (args.update_head_ok, "--update-head-ok"),
         (args.force, "--force"),
+        (args.keep, "--keep"),
         (recurse.is_some(), recurse.unwrap_or_default()),
         (args.tags, "--tags"),
         (args.no_tags, "--no-tags"),
         (args.verbose >= 2, "-v"),
         (args.verbose >= 1, "-v"),
         (args.verbose == 0 && args.quiet, "-q"),
+        (args.ipv4, "--ipv4"),
+        (args.ipv6, "--ipv6"),
         (!writes_fetch_head(args), "--no-write-fetch-head"),
         (args.porcelain, "--porcelain"),
     ];
@@ -341,6 +356,7 @@ fn fetch_one(
     let upload_pack = args.upload_pack.as_deref().or(plan.upload_pack.as_deref());
     let mut connect = context.connect_options(repo.config(), upload_pack)?;
     connect.server_options.clone_from(&args.server_option);
+    connect.ip_version = IpVersion::from_flags(args.ipv4, args.ipv6);
     if args.negotiate_only {
         for id in negotiate_only(&plan.remote, repo, &args.negotiation_tip, &connect)? {
             println!("{id}");
@@ -370,6 +386,7 @@ fn fetch_one(
         deepen,
         unshallow: args.unshallow,
         refetch: args.refetch,
+        keep: args.keep,
         negotiation_tips: args.negotiation_tip.clone(),
         update_shallow: args.update_shallow,
         atomic: args.atomic,

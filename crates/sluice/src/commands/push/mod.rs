@@ -108,6 +108,12 @@ pub struct PushArgs {
     recurse_submodules: Option<String>,
     #[arg(long, hide = true, overrides_with = "recurse_submodules")]
     no_recurse_submodules: bool,
+    /// Use IPv4 addresses only.
+    #[arg(short = '4', long, overrides_with = "ipv6")]
+    ipv4: bool,
+    /// Use IPv6 addresses only.
+    #[arg(short = '6', long, overrides_with = "ipv4")]
+    ipv6: bool,
     /// A remote's name or a URL.
     #[arg(value_name = "repository")]
     repository: Option<String>,
@@ -167,6 +173,7 @@ fn push_to(
 ) -> anyhow::Result<ExitCode> {
     let config = repo.config();
     let mut connect = context.connect_options(config, None)?;
+    connect.ip_version = sluice_remote::IpVersion::from_flags(args.ipv4, args.ipv6);
     match args.receive_pack.clone().or(plan.receive_pack.clone()) {
         Some(command) => connect.receive_pack = command,
         // Into a local path, Sluice's own receive-pack takes the push (git's runs its own):

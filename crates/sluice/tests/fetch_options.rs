@@ -1,0 +1,43 @@
+//! Fetch options that change how objects are stored, against git's: `-k`/`--keep` keeps a
+//! small pack as a pack (no loose objects), `--no-keep` undoes it.
+
+use crate::util::{gits, stderr, Env};
+
+#[test]
+fn keep_keeps_a_small_pack_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let src = env.init("src", false);
+        env.git(&src, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        for args in [&["-k"][..], &["--keep"], &["-k", "--no-keep"], &[]] {
+            let mut stored = Vec::new();
+            for sluice in [false, true] {
+                let repo = env.path().join(format!("repo-{sluice}"));
+                let _ = std::fs::remove_dir_all(&repo);
+                env.git(
+                    env.path(),
+                    &[
+                        "clone",
+                        "-q",
+                        "--no-local",
+                        src.to_str().unwrap(),
+                        repo.to_str().unwrap(),
+                    ],
+                );
+                env.git(&src, &["commit", "-q", "--allow-empty", "-m", "more"]);
+                let mut fetch = vec!["fetch", "-q"];
+                fetch.extend(args);
+                let out = env.sluice_or_git(sluice, &repo, &fetch);
+                assert!(out.status.success(), "{}", stderr(&out));
+                // Loose objects and packs, as git counts them (sizes left out).
+                let counted = String::from_utf8(env.git(&repo, &["count-objects", "-v"])).unwrap();
+                let counts: Vec<&str> = (counted.lines())
+                    .filter(|l| l.starts_with("count:") || l.starts_with("packs:"))
+                    .collect();
+                stored.push((counts.join(" "), env.git(&repo, &["fsck", "--strict"])));
+                env.git(&src, &["reset", "-q", "--hard", "HEAD~1"]);
+            }
+            assert_eq!(stored[1], stored[0], "{} {args:?}", git.display());
+        }
+    }
+}
