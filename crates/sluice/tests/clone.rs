@@ -206,6 +206,11 @@ fn clone_config_and_remote_name_match_git() {
                 &["--single-branch", "-c", notes, "-c", pulls][..],
             ),
             ("refspecs-tag", &["-b", "v1.0", "-c", pulls][..]),
+            // The branch set to track its remote one is set to rebase, as git sets it.
+            (
+                "autosetuprebase",
+                &["-c", "branch.autoSetupRebase=remote"][..],
+            ),
             (
                 "origin",
                 &[

@@ -48,6 +48,9 @@ pub fn write_config(
         let key = |name| ConfigKey::new("branch", Some(short), name);
         config.set(&key("remote"), &origin.name)?;
         config.set(&key("merge"), branch)?;
+        if crate::upstream::rebases_remote_branches(repo.config()) {
+            config.set(&key("rebase"), "true")?;
+        }
     }
     config.write()
 }

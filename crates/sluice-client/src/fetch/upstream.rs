@@ -46,11 +46,7 @@ pub fn set_upstream(
         return Ok(Some("unknown branch type".to_owned()));
     }
     let config = repo.config();
-    // `branch.autoSetupRebase` asks for `pull --rebase` on branches that track a remote.
-    let rebase = matches!(
-        config.get("branch.autosetuprebase"),
-        Some("always" | "remote")
-    );
+    let rebase = crate::upstream::rebases_remote_branches(config);
     let mut file = ConfigFile::open(&repo.common_dir().join("config"))?;
     file.set(&ConfigKey::new("branch", Some(branch), "remote"), remote)?;
     file.set(&ConfigKey::new("branch", Some(branch), "merge"), name)?;
