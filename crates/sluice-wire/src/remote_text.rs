@@ -1,9 +1,9 @@
 //! What a client shows of band 2 (the server's progress and messages), as git shows it: each
-//! line after `remote: `, written when its end (`\n` or `\r`) comes, the last piece of a
-//! non-empty line followed by what clears the rest of the screen line: `ESC [K` on a terminal,
-//! eight spaces elsewhere (a log keeps them). With colours (`color.remote`), a keyword that
-//! starts a piece (after any blanks), as a whole word in any case, is coloured: `hint`,
-//! `warning`, `success`, `error`.
+//! line after `remote: `, written when its end (`\n` or `\r`) comes, a non-empty line followed
+//! by what clears the rest of the screen line: `ESC [K` on a terminal, eight spaces elsewhere (a
+//! log keeps them); a last line the server leaves open ends with no suffix. With colours
+//! (`color.remote`), a keyword that starts a piece (after any blanks), as a whole word in any
+//! case, is coloured: `hint`, `warning`, `success`, `error`.
 //!
 //! Like git, each packet's pieces are taken on their own: a line split across two packets has
 //! its second piece coloured as if it started a line, and a piece is judged without the bytes of
@@ -56,6 +56,11 @@ impl RemoteText {
         let mut rest = packet;
         while let Some(end) = rest.iter().position(|&b| b == b'\n' || b == b'\r') {
             let piece = &rest[..end];
+            // A line begun in an earlier packet and ended at this one's start still gets the
+            // suffix, to clear what was there.
+            if piece.is_empty() && !self.pending.is_empty() {
+                self.pending.extend_from_slice(self.suffix);
+            }
             self.start_line();
             if !piece.is_empty() {
                 self.add_piece(piece);
@@ -142,5 +147,8 @@ mod tests {
         );
         assert_eq!(text.finish(), b"remote: part\n");
         assert_eq!(text.finish(), b"");
+        // Ended by the next packet: the suffix comes before the end all the same.
+        assert_eq!(text.lines(b"Total 3"), b"");
+        assert_eq!(text.lines(b"\n"), b"remote: Total 3        \n");
     }
 }
