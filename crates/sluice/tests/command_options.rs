@@ -303,6 +303,38 @@ fn fetch_options_reach_the_server_as_gits_do() {
     }
 }
 
+/// `clone --server-option`: the options reach the server in every v2 command, as git's.
+#[test]
+fn clone_server_options_reach_the_server_as_gits_do() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let src = source(&env);
+        let url = format!("file://{}", src.display());
+        let (log, upload_pack) = logging_upload_pack(&env, &git);
+        let mut outcomes = Vec::new();
+        for sluice in [false, true] {
+            let _ = std::fs::remove_file(&log);
+            let dest = env.path().join(format!("clone-{sluice}"));
+            let args = [
+                "-c",
+                "protocol.version=2",
+                "clone",
+                "-q",
+                &upload_pack,
+                "--server-option=first",
+                "--server-option=second",
+                &url,
+                dest.to_str().unwrap(),
+            ];
+            let out = run(&env, sluice, env.path(), &args, &[]);
+            let refs = String::from_utf8(env.git(&dest, &["for-each-ref"])).unwrap();
+            outcomes.push((out.status.code(), refs, sent(&log, "server-option=")));
+        }
+        assert_eq!(outcomes[1], outcomes[0], "{}", git.display());
+        assert!(!outcomes[0].2.is_empty(), "no server options sent");
+    }
+}
+
 /// `transfer.advertiseSID` on the client: it names its session to a server that names its own,
 /// in v0's first want line and in every v2 command, as git's client does (compared by shape:
 /// every hexadecimal digit made `x`).

@@ -119,6 +119,9 @@ pub struct CloneArgs {
     /// How refs are stored: files (reftable is refused: Sluice does not read it).
     #[arg(long, value_name = "format")]
     ref_format: Option<String>,
+    /// Send this option to the server (protocol v2), in ls-refs and fetch.
+    #[arg(long, value_name = "option")]
+    server_option: Vec<String>,
     /// Use IPv4 addresses only.
     #[arg(short = '4', long, overrides_with = "ipv6")]
     ipv4: bool,
@@ -206,9 +209,10 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     }
     let user_config = context.config(None)?;
     let remote = Remote::to_clone(&context.cwd, &user_config, &args.repository)?;
-    // Before "Cloning into", and in clone's words (fetch says it another way), as git does.
+    // Before "Cloning into", and in clone's words (fetch says it another way), as git does;
+    // a name with a colon goes to the transport, which says it its own way.
     if let RemoteUrl::Local(path) = &remote.url {
-        if !path.exists() {
+        if !path.exists() && !args.repository.contains(':') {
             bail!("repository '{}' does not exist", remote.shown);
         }
     }
@@ -273,6 +277,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         reject_shallow: args.reject_shallow(repo.config())?,
         connect: ConnectOptions {
             ip_version: IpVersion::from_flags(args.ipv4, args.ipv6),
+            server_options: args.server_option.clone(),
             ..context.connect_options(repo.config(), args.upload_pack.as_deref())?
         },
         local,
