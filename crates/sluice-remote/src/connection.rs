@@ -126,7 +126,7 @@ impl Connection {
     /// before either.
     fn read_advertisement(&mut self) -> Result<(), FetchError> {
         let mut first = match next_line(&mut self.input, "the advertisement") {
-            Err(FetchError::Protocol(_)) => return Err(ProtocolError::NothingAdvertised.into()),
+            Err(FetchError::Protocol(_)) => return Err(FetchError::NoContact),
             other => other?,
         };
         if first.as_ref().is_ok_and(|l| l.starts_with("# service=")) {

@@ -74,6 +74,14 @@ pub enum FetchError {
         /// The program.
         what: String,
     },
+    /// The connection ended before the server said anything: it may refuse this client, or
+    /// have no such repository (git's words, said alone).
+    #[error(
+        "Could not read from remote repository.\n\n\
+         Please make sure you have the correct access rights\n\
+         and the repository exists."
+    )]
+    NoContact,
     /// A port for an ssh program of the "simple" kind, which takes none.
     #[error("ssh variant 'simple' does not support setting port")]
     SshPort,

@@ -105,9 +105,6 @@ pub enum ProtocolError {
         /// The section.
         place: &'static str,
     },
-    /// The connection ended before any advertisement.
-    #[error("the server hung up before advertising anything (is it a git repository?)")]
-    NothingAdvertised,
     /// Smart HTTP's service line is not followed by a flush.
     #[error("no flush after the service line")]
     NoFlushAfterService,

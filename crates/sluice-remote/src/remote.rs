@@ -79,7 +79,8 @@ impl Remote {
             | FetchError::Lookup { .. }
             | FetchError::Remote(_)
             | FetchError::SshPort
-            | FetchError::SshIpVersion { .. } => source,
+            | FetchError::SshIpVersion { .. }
+            | FetchError::NoContact => source,
             source => FetchError::Unreadable {
                 shown: self.shown.clone(),
                 source: Box::new(source),

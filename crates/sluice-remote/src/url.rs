@@ -105,9 +105,11 @@ impl RemoteUrl {
                 "file" => Ok(RemoteUrl::Local(PathBuf::from(percent_decode(url, rest)?))),
                 "http" | "https" => Ok(RemoteUrl::Http(url.to_owned())),
                 "ssh" | "git+ssh" | "ssh+git" => {
+                    // git decodes the whole URL, the host included (`[fe80::1%25eth0]`).
+                    let authority = percent_decode(url, authority)?;
                     let (user, host_port) = match authority.rsplit_once('@') {
                         Some((user, hp)) => (Some(user.to_owned()), hp),
-                        None => (None, authority),
+                        None => (None, authority.as_str()),
                     };
                     let (host, port) = host_and_port(url, host_port)?;
                     let mut path = percent_decode(url, path)?;
@@ -139,34 +141,61 @@ impl RemoteUrl {
                 other => Err(bad(url, format!("unsupported protocol '{other}'"))),
             };
         }
-        // scp-like: a colon before any slash (and not a bracketed IPv6 host's colon).
-        let colon = if url.starts_with('[') {
-            url.find("]:").map(|i| i + 1)
-        } else {
-            url.find(':')
-        };
-        if let Some(colon) = colon.filter(|&c| !url[..c].contains('/')) {
-            let (user_host, path) = (&url[..colon], &url[colon + 1..]);
-            let (user, host) = match user_host.rsplit_once('@') {
-                Some((user, host)) => (Some(user.to_owned()), host),
-                None => (None, user_host),
-            };
-            let host = host.trim_start_matches('[').trim_end_matches(']');
-            if host.is_empty() || host.starts_with('-') {
-                return Err(bad(url, "strange host name"));
-            }
-            if path.is_empty() {
-                return Err(bad(url, "no path"));
-            }
-            return Ok(RemoteUrl::Ssh {
-                user,
-                host: host.to_owned(),
-                port: None,
-                path: path.to_owned(),
-            });
+        // scp-like: a colon before any slash.
+        match url.find(':') {
+            Some(colon) if !url[..colon].contains('/') => scp_like(url),
+            _ => Ok(RemoteUrl::Local(PathBuf::from(url))),
         }
-        Ok(RemoteUrl::Local(PathBuf::from(url)))
     }
+}
+
+/// `[user@]host:path`, where the host may be bracketed (`[host:port]:path`,
+/// `[user@host:port]:path`, `user@[::1]:path`): the path starts after the first colon past the
+/// brackets, and a port is what follows the host's first colon when it is all digits.
+fn scp_like(url: &str) -> Result<RemoteUrl, FetchError> {
+    let open = match url.find("@[") {
+        Some(at) => Some(at + 1),
+        None => url.starts_with('[').then_some(0),
+    };
+    let close = open.and_then(|open| url[open..].find(']').map(|c| open + c));
+    let (host_part, rest) = match (open, close) {
+        (Some(open), Some(close)) => (
+            format!("{}{}", &url[..open], &url[open + 1..close]),
+            &url[close + 1..],
+        ),
+        _ => (String::new(), url),
+    };
+    let colon = rest.find(':').ok_or_else(|| bad(url, "no path"))?;
+    let host_part = format!("{host_part}{}", &rest[..colon]);
+    let path = &rest[colon + 1..];
+    let (user, host_port) = match host_part.rsplit_once('@') {
+        Some((user, host)) => (Some(user.to_owned()), host),
+        None => (None, host_part.as_str()),
+    };
+    let (host, port) = match host_port.split_once(':') {
+        Some((host, digits))
+            if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            match digits.parse::<u16>() {
+                Ok(port) => (host, Some(port)),
+                Err(_) => (host_port, None),
+            }
+        }
+        // Anything else stays in the host, as git leaves it (`[foo:]:path` asks ssh for `foo:`).
+        _ => (host_port, None),
+    };
+    if host.is_empty() || host.starts_with('-') {
+        return Err(bad(url, "strange host name"));
+    }
+    if path.is_empty() {
+        return Err(bad(url, "no path"));
+    }
+    Ok(RemoteUrl::Ssh {
+        user,
+        host: host.to_owned(),
+        port,
+        path: path.to_owned(),
+    })
 }
 
 /// Splits the `user[:password]` of a `scheme://user[:password]@host/path` URL from the rest,

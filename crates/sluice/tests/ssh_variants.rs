@@ -112,3 +112,48 @@ fn fetch_and_push_give_ssh_the_address_family() {
         }
     }
 }
+
+/// Which host, port, user and path ssh is given for scp-like and `ssh://` URLs (bracketed
+/// hosts and ports, IPv6, `%`-escapes, `~` paths), and what is said when the server says
+/// nothing: as git's.
+#[test]
+fn ssh_urls_are_taken_apart_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let log = env.path().join("ssh.log");
+        let ssh = fake_ssh(&env, "ssh", &log);
+        for url in [
+            "foo:bar",
+            "./foo:bar",
+            "[foo]:bar",
+            "[foo:2222]:bar",
+            "[u@foo:2222]:bar",
+            "u@[::1]:bar",
+            "u@[foo:22]:bar",
+            "[::1]:bar",
+            "[foo:]:bar",
+            "[foo]:/abs",
+            "foo:2222:bar",
+            "foo:~/bar",
+            "u@foo:bar",
+            "ssh://[::1]:22/bar",
+            "ssh://u@[fe80::1%25eth0]/bar",
+            "ssh://foo:/bar",
+            "ssh://[foo]:2222/bar",
+            "git+ssh://foo/bar",
+            "ssh+git://foo/~u/bar",
+        ] {
+            let mut said = Vec::new();
+            for sluice in [false, true] {
+                let _ = std::fs::remove_file(&log);
+                let mut command =
+                    env.sluice_or_git_command(sluice, env.path(), &["clone", url, "x"]);
+                command.env("GIT_SSH", &ssh);
+                let out = crate::util::run_with_input(command, b"");
+                let logged = std::fs::read_to_string(&log).unwrap_or_default();
+                said.push((out.status.code(), logged, stderr(&out)));
+            }
+            assert_eq!(said[1], said[0], "{} {url}", git.display());
+        }
+    }
+}
