@@ -213,9 +213,27 @@ pub fn after_push(repo: &Repository) -> Result<AfterPush, GcError> {
     })
 }
 
-/// `gc --auto`'s test: about more than `gc.auto` (6,700) loose objects, counted in one fan-out
-/// directory as git counts them, or more than `gc.autoPackLimit` (50) packs.
+/// `gc --auto`'s test: past its limits (see [`past_limits`]), and the `pre-auto-gc` hook, if
+/// there is one, agrees (exits 0), as git asks it.
 fn needs_gc(repo: &Repository) -> Result<bool, GcError> {
+    if !past_limits(repo)? {
+        return Ok(false);
+    }
+    let Some((hook, run_in)) = sluice_repo::hooks::find(repo, "pre-auto-gc") else {
+        return Ok(true);
+    };
+    // What the hook prints goes where git sends it: standard error, its output too.
+    let ran = std::process::Command::new(&hook)
+        .current_dir(run_in)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::io::stderr())
+        .status();
+    Ok(ran.is_ok_and(|status| status.success()))
+}
+
+/// About more than `gc.auto` (6,700) loose objects, counted in one fan-out directory as git
+/// counts them, or more than `gc.autoPackLimit` (50) packs.
+fn past_limits(repo: &Repository) -> Result<bool, GcError> {
     let config = repo.config();
     let limit = config.get_int("gc.auto")?.unwrap_or(6700);
     if limit <= 0 {

@@ -293,3 +293,46 @@ fn gc_options_leave_what_gits_leave() {
         }
     }
 }
+
+/// `gc --auto` past its limits asks the `pre-auto-gc` hook first, as git does: run in the work
+/// tree, its output on stderr; a refusal (non-zero) leaves everything loose and exits 0.
+#[test]
+fn pre_auto_gc_decides_as_in_git() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let seed = env.init("seed", false);
+        // Enough objects that objects/17 holds more than `gc.auto=1` allows, all reachable.
+        for i in 0..1200 {
+            std::fs::write(seed.join(format!("b{i}")), format!("b{i}\n")).unwrap();
+        }
+        env.git(&seed, &["add", "."]);
+        env.git(&seed, &["commit", "-q", "-m", "many"]);
+        for hook in [Some("exit 1"), Some("exit 0"), None] {
+            let mut seen = Vec::new();
+            for (sluice, name) in [(false, "theirs"), (true, "ours")] {
+                let repo = env.path().join(name);
+                let _ = std::fs::remove_dir_all(&repo);
+                crate::util::copy_tree(&seed, &repo);
+                if let Some(body) = hook {
+                    let text = format!("#!/bin/sh\necho said; pwd; echo warned >&2\n{body}\n");
+                    crate::util::script(&repo.join(".git/hooks/pre-auto-gc"), &text);
+                }
+                let args = [
+                    "-c",
+                    "gc.auto=1",
+                    "-c",
+                    "gc.autoDetach=false",
+                    "gc",
+                    "--auto",
+                    "--quiet",
+                ];
+                let out = env.sluice_or_git(sluice, &repo, &args);
+                let said = (out.status.code(), out.stdout.clone(), stderr(&out));
+                let said = (said.0, said.1, said.2.replace(name, "REPO"));
+                let (packs, loose, ..) = storage(&env, &repo);
+                seen.push((said, packs, loose));
+            }
+            assert_eq!(seen[1], seen[0], "{} hook {hook:?}", git.display());
+        }
+    }
+}

@@ -15,18 +15,9 @@ pub(crate) fn pre_push(
     url: &str,
     refs: &[PushedRef],
 ) -> Result<(), PushError> {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = match repo.config().get_path("core.hookspath") {
-        Some(path) if path.is_absolute() => path,
-        Some(path) => repo.work_tree().unwrap_or(repo.git_dir()).join(path),
-        None => repo.common_dir().join("hooks"),
-    };
-    let hook = dir.join("pre-push");
-    let runnable = std::fs::metadata(&hook)
-        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0);
-    if !runnable {
+    let Some((hook, run_in)) = sluice_repo::hooks::find(repo, "pre-push") else {
         return Ok(());
-    }
+    };
     let null = repo.hash().null_id();
     let mut input = String::new();
     for r in refs.iter().filter(|r| r.status == RefStatus::Pending) {
@@ -39,7 +30,7 @@ pub(crate) fn pre_push(
     }
     let mut child = Command::new(&hook)
         .args([name, url])
-        .current_dir(repo.work_tree().unwrap_or(repo.git_dir()))
+        .current_dir(run_in)
         .stdin(Stdio::piped())
         .spawn()?;
     if let Some(mut stdin) = child.stdin.take() {

@@ -37,12 +37,8 @@ pub(super) struct Ran {
 impl Hooks {
     pub(super) fn of(repo: &Repository, environment: Vec<(String, OsString)>) -> Hooks {
         let git_dir = repo.git_dir().to_owned();
-        let dir = match repo.config().get_path("core.hookspath") {
-            Some(path) if path.is_absolute() => path,
-            // A relative hooks path is taken from where hooks run: the git directory.
-            Some(path) => git_dir.join(path),
-            None => repo.common_dir().join("hooks"),
-        };
+        // receive-pack's hooks run in the git directory.
+        let dir = sluice_repo::hooks::dir(repo, &git_dir);
         Hooks {
             dir,
             git_dir,
@@ -88,10 +84,8 @@ impl Hooks {
         env: &[(String, OsString)],
         live: Option<&Messenger<'_>>,
     ) -> Option<Ran> {
-        use std::os::unix::fs::PermissionsExt;
         let path = self.dir.join(name);
-        let meta = std::fs::metadata(&path).ok()?;
-        if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
+        if !sluice_repo::hooks::runnable(&path) {
             return None;
         }
         let failed = |e: std::io::Error| Ran {
