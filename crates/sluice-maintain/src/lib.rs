@@ -2,7 +2,8 @@
 //! [`sluice_repo::Roots`] defines for every command that deletes (refs, `HEAD` and the index of
 //! every worktree, every reflog entry); `prune`, which removes the loose objects nothing reaches (older than a
 //! grace period, and not reached from a younger one either); and `reflog`, which expires old
-//! reflog entries as gc does; `maintenance`, git maintenance's tasks.
+//! reflog entries as gc does; `maintenance`, git maintenance's tasks; `register`, the list of
+//! repositories a scheduler visits.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -10,8 +11,10 @@ pub mod gc;
 pub mod maintenance;
 pub mod prune;
 pub mod reflog;
+pub mod register;
 
 pub use gc::{after_push, gc, AfterPush, GcError, GcOptions, GcOutcome};
 pub use maintenance::{configured_tasks, run_tasks, MaintenanceError, Task};
 pub use prune::{prune, PruneError, PruneOptions, Pruned};
 pub use reflog::{expire_all, ExpireOptions, ReflogError};
+pub use register::{register, unregister, RegisterError};

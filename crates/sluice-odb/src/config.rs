@@ -67,6 +67,26 @@ struct Entry {
     value: Option<String>,
 }
 
+/// The file git's `--global` settings are written to: `GIT_CONFIG_GLOBAL`; else
+/// `~/.gitconfig`, unless only `$XDG_CONFIG_HOME/git/config` (`~/.config/git/config`) exists.
+/// `None` with neither that variable nor `HOME`.
+pub fn global_file() -> Option<PathBuf> {
+    let env = |name| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(global) = env("GIT_CONFIG_GLOBAL") {
+        return Some(PathBuf::from(global));
+    }
+    let home = env("HOME").map(PathBuf::from);
+    let user = home.as_ref().map(|h| h.join(".gitconfig"));
+    let xdg = env("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".config")))
+        .map(|dir| dir.join("git/config"));
+    match (&user, xdg) {
+        (Some(user), Some(xdg)) if xdg.is_file() && !user.is_file() => Some(xdg),
+        _ => user,
+    }
+}
+
 /// All configuration values in the order they were read.
 #[derive(Debug, Clone, Default)]
 pub struct Config {

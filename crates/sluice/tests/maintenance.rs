@@ -336,3 +336,61 @@ fn pre_auto_gc_decides_as_in_git() {
         }
     }
 }
+
+/// `maintenance register` and `unregister` (`--force`, `--config-file`), in a work tree and a
+/// bare repository: the same global and repository configuration files as git's, byte for
+/// byte, the same exit codes and messages (a section left empty goes).
+#[test]
+fn register_and_unregister_write_what_git_writes() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let home = env.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let global = home.join(".gitconfig");
+        let steps: [&[&str]; 7] = [
+            &["maintenance", "register"],
+            &["maintenance", "register"],
+            &["maintenance", "unregister"],
+            &["maintenance", "unregister"],
+            &["maintenance", "unregister", "--force"],
+            &["maintenance", "register", "--config-file", "../list"],
+            &["maintenance", "unregister", "--config-file", "../list"],
+        ];
+        for (bare, before) in [
+            (false, ""),
+            (
+                true,
+                "# mine\n[user]\n\tname = x\n[maintenance]\n\trepo = /a\n",
+            ),
+        ] {
+            let mut seen = Vec::new();
+            for sluice in [false, true] {
+                let repo = env.path().join("repo");
+                let _ = std::fs::remove_dir_all(&repo);
+                let _ = std::fs::remove_file(env.path().join("list"));
+                let mut init = vec!["init", "-q"];
+                init.extend(bare.then_some("--bare"));
+                init.push(repo.to_str().unwrap());
+                env.git(env.path(), &init);
+                std::fs::write(&global, before).unwrap();
+                let config = match bare {
+                    true => repo.join("config"),
+                    false => repo.join(".git/config"),
+                };
+                let mut said = Vec::new();
+                for step in steps {
+                    let out = env.sluice_or_git(sluice, &repo, step);
+                    said.push((
+                        out.status.code(),
+                        stderr(&out),
+                        std::fs::read_to_string(&global).unwrap_or_default(),
+                        std::fs::read_to_string(&config).unwrap(),
+                        std::fs::read_to_string(env.path().join("list")).unwrap_or_default(),
+                    ));
+                }
+                seen.push(said);
+            }
+            assert_eq!(seen[1], seen[0], "{} bare {bare}", git.display());
+        }
+    }
+}

@@ -174,6 +174,14 @@ fn layout(text: &str) -> Vec<Span> {
     spans
 }
 
+/// The value a line of the file sets (the line read as the configuration reads it).
+fn line_value(line: &str) -> Option<String> {
+    let mut config = super::Config::default();
+    config.parse(&format!("[s]\n{line}"), Path::new("")).ok()?;
+    let value = config.entries.first()?.value.clone();
+    value
+}
+
 /// `value` as git writes it: backslash, double quote, newline and tab escaped; the whole in
 /// double quotes when it starts or ends with a space or holds a comment character or a
 /// carriage return, which would otherwise be lost on reading.
@@ -273,6 +281,37 @@ impl ConfigFile {
             (Some(_), Some(_)) => return Err(ConfigError::MultipleValues(key.to_string())),
         }
         Ok(())
+    }
+
+    /// Removes every value of `key` equal to `value` (`git config --unset --fixed-value`);
+    /// a section left with nothing in it goes too, as git removes it. Whether any went.
+    pub fn remove_value(&mut self, key: &ConfigKey, value: &str) -> bool {
+        let mut removed = false;
+        // One at a time, the layout read again after each.
+        while let Some((start, end)) = self.last_holding(key, value) {
+            self.text.replace_range(start..end, "");
+            removed = true;
+            let spans = layout(&self.text);
+            let headers = spans.iter().filter(|s| s.name.is_none());
+            let header = headers.clone().rev().find(|h| h.start < start);
+            let next = headers.clone().find(|h| h.start >= start);
+            if let Some(header) = header {
+                let until = next.map_or(self.text.len(), |n| n.start);
+                if self.text[header.end..until].trim().is_empty() {
+                    self.text.replace_range(header.start..until, "");
+                }
+            }
+        }
+        removed
+    }
+
+    /// The byte range of the last line setting `key` to `value`.
+    fn last_holding(&self, key: &ConfigKey, value: &str) -> Option<(usize, usize)> {
+        let spans = layout(&self.text);
+        let found = (spans.iter().rev())
+            .filter(|s| key.held_by(s) && !self.text[s.start..].trim_start().starts_with('['))
+            .find(|s| line_value(&self.text[s.start..s.end]).as_deref() == Some(value));
+        found.map(|s| (s.start, s.end))
     }
 
     /// Replaces the file with the changed text, through `<path>.lock`.
