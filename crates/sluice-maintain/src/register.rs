@@ -65,7 +65,7 @@ fn listed(
         None => repo.config(),
     };
     let values = config.get_all("maintenance.repo");
-    Ok(values.iter().any(|listed| *listed == path))
+    Ok(values.contains(&path))
 }
 
 /// `maintenance register [--config-file <file>]`.
