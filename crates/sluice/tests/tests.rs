@@ -43,6 +43,7 @@ mod push_signed;
 mod push_submodules;
 mod push_transports;
 mod quarantine;
+mod receive_fsck;
 mod receive_live;
 mod receive_pack;
 mod ref_transactions;

@@ -62,8 +62,8 @@ pub enum FsckError {
     /// An item of the list is not `<id>=<severity>`.
     #[error("invalid fsck option: '{0}'")]
     Malformed(String),
-    /// The skip list could not be read.
-    #[error("could not open skip list: {}", path.display())]
+    /// The skip list could not be read (git's words).
+    #[error("could not open object name list: {}", path.display())]
     SkipList {
         /// The file.
         path: PathBuf,
@@ -74,13 +74,15 @@ pub enum FsckError {
     /// A setting has a value of the wrong type.
     #[error(transparent)]
     Config(#[from] crate::ConfigError),
-    /// A line of the skip list is no object id.
-    #[error("invalid object name in skip list '{}' line {line}", path.display())]
+    /// A line of the skip list is no object id (git's words name the line's text).
+    #[error("invalid object name: {text}")]
     SkipListLine {
         /// The file.
         path: PathBuf,
         /// Its number, from 1.
         line: usize,
+        /// What it holds.
+        text: String,
     },
 }
 
@@ -135,6 +137,7 @@ impl FsckOptions {
                 ObjectId::from_hex(hash, line.as_bytes()).map_err(|_| FsckError::SkipListLine {
                     path: path.to_owned(),
                     line: number + 1,
+                    text: line.to_owned(),
                 })?;
             self.skip.insert(id);
         }

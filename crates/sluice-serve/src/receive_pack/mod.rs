@@ -133,6 +133,9 @@ pub enum ReceiveError {
     /// The repository's configuration is unreadable.
     #[error(transparent)]
     Config(#[from] sluice_odb::ConfigError),
+    /// The fsck settings (`receive.fsck.<msg-id>`, `receive.fsck.skipList`) are bad.
+    #[error(transparent)]
+    Fsck(#[from] sluice_odb::fsck::FsckError),
     /// The quarantined objects could not be opened to judge the commands.
     #[error(transparent)]
     Odb(#[from] sluice_odb::OdbError),
@@ -172,6 +175,13 @@ pub fn receive_pack(
     mut output: impl Write,
     options: &ReceivePackOptions,
 ) -> Result<Vec<String>, ReceiveError> {
+    // Bad fsck settings are refused before anything is advertised, as git refuses them; a
+    // skip list is read only with the pack (and its failure is the unpacker's).
+    use sluice_odb::fsck::{Checker, FsckError};
+    match Checker::for_transfer(repo.config(), "receive", repo.hash()) {
+        Err(FsckError::SkipList { .. } | FsckError::SkipListLine { .. }) | Ok(_) => {}
+        Err(settings) => return Err(settings.into()),
+    }
     // With receive.certNonceSeed, certificates are asked for with a nonce of now.
     let nonces = certificate::Nonces::of(repo);
     let issued = nonces.as_ref().map(certificate::Nonces::now);
@@ -192,24 +202,19 @@ pub fn receive_pack(
         return Ok(Vec::new());
     };
     let unpacked = match request.commands.iter().any(|c| !c.new.is_null()) {
-        true => receive_objects(repo, reader.get_mut(), &request).map(Some),
-        false => Ok(None),
+        true => receive_objects(repo, reader.get_mut(), &request).map(|(q, w)| (Some(q), w)),
+        false => Ok((None, Vec::new())),
     };
     let keepalive = repo.config().get_int("receive.keepalive")?;
     let band = request.side_band.then_some(&mut output as &mut dyn Write);
     let messenger = Messenger::new(band, keepalive);
     let (unpacked, results) = match unpacked {
-        Ok(quarantine) => (
-            Ok(()),
-            accept(
-                repo,
-                &request,
-                quarantine,
-                options,
-                &messenger,
-                nonces.as_ref().zip(issued.as_deref()),
-            )?,
-        ),
+        Ok((quarantine, warnings)) => {
+            warnings.into_iter().for_each(|w| messenger.say(w));
+            let nonce = nonces.as_ref().zip(issued.as_deref());
+            let results = accept(repo, &request, quarantine, options, &messenger, nonce)?;
+            (Ok(()), results)
+        }
         Err(failure) => {
             failure.messages.into_iter().for_each(|m| messenger.say(m));
             let refused = vec![Some("unpacker error".to_owned()); request.commands.len()];

@@ -29,17 +29,29 @@ impl UnpackFailure {
     }
 }
 
-/// Receives and checks the pack that follows the commands, into a quarantine.
+/// Receives and checks the pack that follows the commands, into a quarantine; with the
+/// warnings fsck found (`receive.fsck.<id>=warn`), for the client in git's words.
 pub(super) fn receive_objects(
     repo: &Repository,
     input: &mut dyn Read,
     request: &Request,
-) -> Result<Quarantine, UnpackFailure> {
+) -> Result<(Quarantine, Vec<String>), UnpackFailure> {
     let config = repo.config();
     let quarantine = Quarantine::create(repo.objects().dir()).map_err(UnpackFailure::plain)?;
     let store = StoreOptions::from_config(config, repo.hash()).map_err(UnpackFailure::plain)?;
-    let checker =
-        Checker::for_transfer(config, "receive", repo.hash()).map_err(UnpackFailure::plain)?;
+    let limit = pack_store::unpack_limit(config, "receive").map_err(UnpackFailure::plain)?;
+    let checker = match Checker::for_transfer(config, "receive", repo.hash()) {
+        Ok(checker) => checker,
+        // A skip list that cannot be read fails the unpacker git would have run.
+        Err(error) => {
+            let mut header = [0u8; 12];
+            let _ = input.read_exact(&mut header);
+            return Err(UnpackFailure {
+                status: format!("{} abnormal exit", unpacker(limit, &header)),
+                messages: vec![format!("fatal: {error}")],
+            });
+        }
+    };
     let tips = (request.commands.iter())
         .filter(|c| !c.new.is_null())
         .map(|c| c.new)
@@ -78,21 +90,12 @@ pub(super) fn receive_objects(
         None,
         &check,
     );
-    // git runs unpack-objects for a pack of fewer than receive.unpackLimit objects (else
-    // transfer.unpackLimit, 100) and index-pack for a larger one.
-    let limit = pack_store::unpack_limit(config, "receive").map_err(UnpackFailure::plain)?;
-    let header = counted.header;
-    let count = u32::from_be_bytes([header[8], header[9], header[10], header[11]]);
-    let small = limit > 0 && i64::from(count) < limit;
+    let tool = unpacker(limit, &counted.header);
+    let small = tool == "unpack-objects";
     let stored = match received {
         Ok(stored) => stored,
         Err(error) => {
             // The status names the program git would have run.
-            let tool = if small {
-                "unpack-objects"
-            } else {
-                "index-pack"
-            };
             let mut messages: Vec<String> = (checker.iter())
                 .flat_map(|c| c.findings())
                 .filter(|f| f.severity == Severity::Error)
@@ -108,7 +111,22 @@ pub(super) fn receive_objects(
     if small {
         explode(repo, &quarantine, &stored.pack).map_err(UnpackFailure::plain)?;
     }
-    Ok(quarantine)
+    let warnings = (checker.iter())
+        .flat_map(|c| c.findings())
+        .filter(|f| matches!(f.severity, Severity::Warn | Severity::Info))
+        .map(|f| format!("warning: {f}"))
+        .collect();
+    Ok((quarantine, warnings))
+}
+
+/// The program git runs for a pack with this header: unpack-objects for fewer than
+/// `receive.unpackLimit` objects (else `transfer.unpackLimit`, 100), index-pack for more.
+fn unpacker(limit: i64, header: &[u8; 12]) -> &'static str {
+    let count = u32::from_be_bytes([header[8], header[9], header[10], header[11]]);
+    match limit > 0 && i64::from(count) < limit {
+        true => "unpack-objects",
+        false => "index-pack",
+    }
 }
 
 /// Why a small pack could not be stored as loose objects.
