@@ -326,3 +326,60 @@ fn verify_judges_the_graph_as_git_does() {
         assert_eq!(verify("split"), Some(0));
     }
 }
+
+/// `commit-graph write` from each source git takes (every pack by default, `--stdin-commits`
+/// with tags peeled and trees passed over, `--stdin-packs`, `--append`) gives git's file byte
+/// for byte; bad input (a line that is no id, an object not there, a pack not there, two
+/// sources at once) is refused in git's words with git's exit code, and writes nothing.
+#[test]
+fn every_source_gives_gits_graph() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let repo = history(&env);
+        env.git(&repo, &["repack", "-q", "-d"]);
+        // One more commit, loose: every pack's commits leave it out.
+        commit(&env, &repo, "loose", "1000000300 +0000", &[]);
+        let rev = |name: &str| String::from_utf8(env.git(&repo, &["rev-parse", name])).unwrap();
+        let pack_dir = repo.join(".git/objects/pack");
+        let idx: String = std::fs::read_dir(&pack_dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".idx"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let named = format!("{}{}{}", rev("v1"), rev("side"), rev("HEAD^{tree}"));
+        let cases: [(&[&str], String, bool); 9] = [
+            (&[], String::new(), false),
+            (&["--reachable"], String::new(), false),
+            (&["--stdin-commits"], named.clone(), false),
+            (&["--stdin-packs"], idx.clone(), false),
+            (&["--stdin-commits", "--append"], rev("other"), true),
+            (&["--stdin-commits"], "zzz\n".to_owned(), false),
+            (&["--stdin-commits"], format!("{}\n", "1".repeat(40)), false),
+            (&["--stdin-packs"], "pack-nope.idx\n".to_owned(), false),
+            (&["--reachable", "--stdin-packs"], String::new(), false),
+        ];
+        let file = repo.join(".git/objects/info/commit-graph");
+        for (args, input, first_side) in &cases {
+            let mut seen = Vec::new();
+            for sluice in [false, true] {
+                let _ = std::fs::remove_file(&file);
+                if *first_side {
+                    // What --append keeps: a graph of `side` alone.
+                    let side = format!("{}\n", rev("side").trim());
+                    let write = ["commit-graph", "write", "--stdin-commits", "--no-progress"];
+                    assert!(env
+                        .git_with_input(&repo, &write, side.as_bytes())
+                        .status
+                        .success());
+                }
+                let mut command = vec!["commit-graph", "write", "--no-progress"];
+                command.extend(*args);
+                let run = env.sluice_or_git_command(sluice, &repo, &command);
+                let out = crate::util::run_with_input(run, input.as_bytes());
+                seen.push((out.status.code(), stderr(&out), std::fs::read(&file).ok()));
+            }
+            assert_eq!(seen[1], seen[0], "{} {args:?}", git.display());
+        }
+    }
+}

@@ -12,15 +12,17 @@
 //! (in a layer of a split graph: the graphs below it, bottom first; see `split`).
 
 mod read;
+mod sources;
 mod split;
 mod verify;
 mod write;
 
 pub use read::{GraphCommit, GraphReader};
+pub use sources::{GraphCommits, SourceError};
 pub use split::{write_split, SplitOptions, SplitStrategy};
 pub use verify::{verify, Verified};
 pub use write::{
-    commits_newest_first, write_reachable, CommitGraphError, ReachableCommit, Written,
+    commits_newest_first, write_graph, write_reachable, CommitGraphError, ReachableCommit, Written,
 };
 
 /// The chunk ids, as the format names them.

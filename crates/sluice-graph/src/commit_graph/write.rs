@@ -1,5 +1,6 @@
 //! Writing the commit-graph of every commit the refs reach (`git commit-graph write
-//! --reachable`), byte for byte as git writes it: the commits are read once, their levels and
+//! --reachable`), or that other commits reach (see [`super::GraphCommits`]), byte for byte as
+//! git writes it: the commits are read once, their levels and
 //! corrected commit dates computed parents first, and the file written to a lock beside its
 //! place and renamed there.
 
@@ -38,6 +39,9 @@ pub enum CommitGraphError {
     /// The file could not be written.
     #[error(transparent)]
     Lock(#[from] LockError),
+    /// A commit or pack the caller named is not there.
+    #[error(transparent)]
+    Source(#[from] super::SourceError),
 }
 
 /// What was written.
@@ -61,7 +65,18 @@ pub fn write_reachable(
     repo: &Repository,
     progress: &dyn Progress,
 ) -> Result<Written, CommitGraphError> {
-    let tips = commit_tips(repo)?;
+    write_graph(repo, &super::GraphCommits::Reachable, false, progress)
+}
+
+/// Writes `objects/info/commit-graph` for `commits` (and, with `append`, those of the graph
+/// there now), with every commit they reach.
+pub fn write_graph(
+    repo: &Repository,
+    commits: &super::GraphCommits,
+    append: bool,
+    progress: &dyn Progress,
+) -> Result<Written, CommitGraphError> {
+    let tips = super::sources::starting_commits(repo, commits, append)?;
     let nodes = read_commits(repo, tips, progress)?;
     let mut ids: Vec<ObjectId> = nodes.keys().copied().collect();
     ids.sort_unstable();

@@ -1,11 +1,15 @@
-//! `sluice commit-graph write --reachable [--split[=<strategy>]]`: the commit-graph of every
-//! commit the refs reach, whole or as a new layer of a split graph.
+//! `sluice commit-graph write [--reachable | --stdin-commits | --stdin-packs] [--append]
+//! [--split[=<strategy>]]`: the commit-graph of the commits the refs (or the commits or packs
+//! named on stdin, or else every pack) hold and reach, whole or as a new layer of a split graph.
 
 use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::bail;
 use clap::{Args, Subcommand};
-use sluice_graph::commit_graph::{SplitOptions, SplitStrategy};
+use sluice_graph::commit_graph::{
+    write_graph, CommitGraphError, GraphCommits, SourceError, SplitOptions, SplitStrategy,
+};
+use sluice_object::ObjectId;
 use std::process::ExitCode;
 
 /// `git commit-graph`'s arguments.
@@ -22,9 +26,19 @@ pub struct CommitGraphArgs {
 enum Action {
     /// Write the commit-graph file.
     Write {
-        /// The commits the refs reach (the only source this version reads).
+        /// The commits the refs reach.
         #[arg(long)]
         reachable: bool,
+        /// The commits reachable from those named on stdin (ids; tags peeled).
+        #[arg(long)]
+        stdin_commits: bool,
+        /// The commits stored in the packs named on stdin (`pack-<hash>.idx`), and those they
+        /// reach.
+        #[arg(long)]
+        stdin_packs: bool,
+        /// Keep the commits of the graph there now.
+        #[arg(long)]
+        append: bool,
         /// Show progress even when not on a terminal.
         #[arg(long, overrides_with = "no_progress")]
         progress: bool,
@@ -80,19 +94,79 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
         }
         Action::Write {
             reachable,
+            stdin_commits,
+            stdin_packs,
+            append,
             progress,
             no_progress,
             split,
             size_multiple,
             max_commits,
         } => {
-            if !reachable {
-                bail!("commit-graph write: only --reachable is supported");
+            if u8::from(reachable) + u8::from(stdin_commits) + u8::from(stdin_packs) > 1 {
+                bail!("use at most one of --reachable, --stdin-commits, or --stdin-packs");
             }
             let shown = TerminalProgress::new(crate::progress::enabled(!no_progress, progress));
+            let commits = match (reachable, stdin_commits, stdin_packs) {
+                (true, ..) => GraphCommits::Reachable,
+                (_, true, _) => match named_commits(&repo)? {
+                    Ok(ids) => GraphCommits::Commits(ids),
+                    Err(line) => {
+                        eprintln!("error: unexpected non-hex object ID: {line}");
+                        return Ok(ExitCode::from(1));
+                    }
+                },
+                (_, _, true) => GraphCommits::Packs(named_packs(&repo)?),
+                _ => GraphCommits::AllPacks,
+            };
+            if split.is_some() && (commits != GraphCommits::Reachable || append) {
+                bail!("--split is supported with --reachable alone");
+            }
+            if commits != GraphCommits::Reachable || append {
+                return match write_graph(&repo, &commits, append, &shown) {
+                    Ok(_) => Ok(ExitCode::SUCCESS),
+                    Err(CommitGraphError::Source(SourceError::NoPack(path))) => {
+                        // Named as git names it: from the top of the work tree.
+                        let top = repo.work_tree().unwrap_or(repo.git_dir());
+                        let shown = path.strip_prefix(top).unwrap_or(&path);
+                        eprintln!("error: error adding pack {}", shown.display());
+                        Ok(ExitCode::from(1))
+                    }
+                    Err(CommitGraphError::Source(e)) => {
+                        eprintln!("error: {e}");
+                        Ok(ExitCode::from(1))
+                    }
+                    Err(e) => Err(e.into()),
+                };
+            }
             write(&repo, split, (size_multiple, max_commits), &shown)
         }
     }
+}
+
+/// The lines of stdin.
+fn stdin_lines() -> anyhow::Result<Vec<String>> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
+    Ok(text.lines().map(str::to_owned).collect())
+}
+
+/// The ids on stdin (`--stdin-commits`); `Err` holds the first line that is none.
+fn named_commits(repo: &sluice_repo::Repository) -> anyhow::Result<Result<Vec<ObjectId>, String>> {
+    let mut ids = Vec::new();
+    for line in stdin_lines()? {
+        match ObjectId::from_hex(repo.hash(), line.trim().as_bytes()) {
+            Ok(id) => ids.push(id),
+            Err(_) => return Ok(Err(line)),
+        }
+    }
+    Ok(Ok(ids))
+}
+
+/// The pack indexes named on stdin (`--stdin-packs`), under the pack directory.
+fn named_packs(repo: &sluice_repo::Repository) -> anyhow::Result<Vec<std::path::PathBuf>> {
+    let dir = repo.objects().dir().join("pack");
+    Ok(stdin_lines()?.iter().map(|name| dir.join(name)).collect())
 }
 
 /// `write --reachable`, whole or as a layer of a split graph.
