@@ -158,8 +158,8 @@ pub fn gc(
     if let Some(expire) = options.prune_expire {
         let prune_options = PruneOptions {
             expire: Some(expire),
-            dry_run: false,
             cancel: options.cancel.clone(),
+            ..PruneOptions::default()
         };
         prune(repo, &prune_options)?;
     }

@@ -2,8 +2,9 @@
 //! (`reachable::roots`), and, with a grace period (`--expire`), also from any loose object
 //! younger than it: a push or a commit being written is never cut off from what it needs.
 //! Loose objects a pack holds too go as well (`prune-packed`), and so do the fan-out
-//! directories left empty. A root or object that cannot be read stops the prune before
-//! anything is removed.
+//! directories left empty, and the stale temporary files (`tmp_*`) of the object and pack
+//! directories older than the grace period. A root or object that cannot be read stops the
+//! prune before anything is removed.
 
 use sluice_graph::{walk_objects, WalkError, WalkRequest};
 use sluice_object::cancel::Cancel;
@@ -47,6 +48,8 @@ pub struct PruneOptions {
     pub expire: Option<SystemTime>,
     /// List, remove nothing (`-n`).
     pub dry_run: bool,
+    /// What these reach is kept too (`git prune <head>…`).
+    pub keep: Vec<ObjectId>,
     /// Stops the walk of what is reachable; nothing is removed then.
     pub cancel: Cancel,
 }
@@ -59,6 +62,15 @@ pub struct Pruned {
     pub unreachable: Vec<(ObjectId, &'static str)>,
     /// Loose objects a pack holds too.
     pub packed: usize,
+    /// Stale temporary files and directories (`tmp_*`), in the order the directories list
+    /// them (as git reports them), each with whether it is a directory.
+    pub temporary: Vec<(PathBuf, bool)>,
+}
+
+/// Whole seconds since the epoch, as git compares a file's date with a grace period.
+fn seconds(t: SystemTime) -> u64 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// Prunes `repo`'s loose objects as `options` say.
@@ -70,13 +82,11 @@ pub fn prune(repo: &Repository, options: &PruneOptions) -> Result<Pruned, PruneE
         path: dir.clone(),
         source,
     })?;
-    let mut kept = reach(odb, &Roots::read(repo)?.all(), &options.cancel)?;
-    // Younger than the grace period: kept, with everything they reach. Whole seconds, as git
-    // compares a file's date with it: one written in the second `--expire=now` names goes.
-    let seconds = |t: SystemTime| {
-        t.duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs())
-    };
+    let mut tips = Roots::read(repo)?.all();
+    tips.extend(&options.keep);
+    let mut kept = reach(odb, &tips, &options.cancel)?;
+    // Younger than the grace period: kept, with everything they reach (one written in the
+    // second `--expire=now` names goes).
     let recent: Vec<ObjectId> = (loose.iter())
         .filter(|l| !kept.contains(&l.id))
         .filter(|l| {
@@ -126,7 +136,52 @@ pub fn prune(repo: &Repository, options: &PruneOptions) -> Result<Pruned, PruneE
         }
     }
     pruned.unreachable.sort_unstable();
+    pruned.temporary = stale_temporary_files(&dir, options)?;
     Ok(pruned)
+}
+
+/// The `tmp_*` files and directories of the object directory and its `pack/` older than the
+/// grace period (all of them without one), removed unless this is a dry run. What a write
+/// that died left behind; one still being written is younger.
+fn stale_temporary_files(
+    objects: &std::path::Path,
+    options: &PruneOptions,
+) -> Result<Vec<(PathBuf, bool)>, PruneError> {
+    let mut stale = Vec::new();
+    for dir in [objects.to_owned(), objects.join("pack")] {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let found: Vec<PathBuf> = (entries.flatten())
+            .filter(|e| e.file_name().to_string_lossy().starts_with("tmp_"))
+            .map(|e| e.path())
+            .collect();
+        for path in found {
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            let modified = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
+            if options
+                .expire
+                .is_some_and(|e| seconds(modified) > seconds(e))
+            {
+                continue;
+            }
+            if !options.dry_run {
+                let removed = match meta.is_dir() {
+                    true => std::fs::remove_dir_all(&path),
+                    false => std::fs::remove_file(&path),
+                };
+                removed.map_err(|source| PruneError::File {
+                    action: "remove",
+                    path: path.clone(),
+                    source,
+                })?;
+            }
+            stale.push((path, meta.is_dir()));
+        }
+    }
+    Ok(stale)
 }
 
 /// Every object `tips` reach.

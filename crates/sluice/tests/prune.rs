@@ -223,3 +223,58 @@ fn gc_keeps_what_git_keeps() {
         env.git(&sides[1], &["fsck", "--strict", "--no-dangling"]);
     }
 }
+
+/// `prune <head>…` keeps what the heads reach (a name that is no revision refused in git's
+/// words); stale temporary files and directories (`tmp_*` in the object and pack directories)
+/// go once older than the grace period, and `-n`/`-v` name them as git does.
+#[test]
+fn prune_takes_heads_and_removes_stale_temporary_files_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let seed = env.init("seed", false);
+        env.git(&seed, &["commit", "-q", "--allow-empty", "-m", "kept"]);
+        env.git(&seed, &["commit", "-q", "--allow-empty", "-m", "orphan"]);
+        let orphan = String::from_utf8(env.git(&seed, &["rev-parse", "HEAD"])).unwrap();
+        let orphan = orphan.trim().to_owned();
+        env.git(&seed, &["reset", "-q", "--hard", "HEAD~1"]);
+        env.git(&seed, &["reflog", "expire", "--expire=now", "--all"]);
+        let objects = seed.join(".git/objects");
+        std::fs::create_dir_all(objects.join("pack/tmp_dir_z")).unwrap();
+        for file in ["tmp_obj_x", "pack/tmp_pack_y", "tmp_recent"] {
+            std::fs::write(objects.join(file), "partial").unwrap();
+        }
+        for old in ["tmp_obj_x", "pack/tmp_pack_y", "pack/tmp_dir_z"] {
+            let status = std::process::Command::new("touch")
+                .args(["-d", "2020-01-01"])
+                .arg(objects.join(old))
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+        let runs: [&[&str]; 6] = [
+            &["prune", "-n"],
+            &["prune", "-n", &orphan],
+            &["prune", "-n", "no-such-head"],
+            &["prune", "-v", "--expire=1.year.ago"],
+            &["prune", &orphan],
+            &["prune"],
+        ];
+        let mut seen = Vec::new();
+        for (sluice, repo) in [false, true].into_iter().zip(copies(&env, &seed)) {
+            let mut said = Vec::new();
+            for args in runs {
+                let out = env.sluice_or_git(sluice, &repo, args);
+                let stdout = String::from_utf8(out.stdout.clone()).unwrap();
+                said.push((out.status.code(), stdout, stderr(&out), loose(&repo)));
+            }
+            let mut left: Vec<String> = ["", "pack"]
+                .iter()
+                .flat_map(|dir| std::fs::read_dir(repo.join(".git/objects").join(dir)).unwrap())
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            left.sort();
+            seen.push((said, left));
+        }
+        assert_eq!(seen[1], seen[0], "{}", git.display());
+    }
+}

@@ -1,6 +1,8 @@
-//! `sluice prune [-n] [-v] [--expire <time>]`: the loose objects nothing reaches, removed.
+//! `sluice prune [-n] [-v] [--expire <time>] [<head>…]`: the loose objects nothing reaches (nor
+//! the heads named), and stale temporary files, removed.
 
 use super::Context;
+use anyhow::bail;
 use clap::Args;
 use sluice_maintain::{prune, PruneOptions};
 use std::process::ExitCode;
@@ -23,6 +25,9 @@ pub struct PruneArgs {
     progress: bool,
     #[arg(long, hide = true, overrides_with = "progress")]
     no_progress: bool,
+    /// Keep what these reach too.
+    #[arg(value_name = "head")]
+    heads: Vec<String>,
 }
 
 /// Runs prune.
@@ -35,15 +40,30 @@ pub fn run(args: PruneArgs, context: &Context) -> anyhow::Result<ExitCode> {
             Some(UNIX_EPOCH + Duration::from_secs(seconds.max(0) as u64))
         }
     };
+    let mut keep = Vec::new();
+    for head in &args.heads {
+        match sluice_repo::revision::resolve(&repo, head) {
+            Some(named) => keep.push(named.id),
+            None => bail!("unrecognized argument: {head}"),
+        }
+    }
     let options = PruneOptions {
         expire,
         dry_run: args.dry_run,
+        keep,
         cancel: context.cancel.clone(),
     };
     let pruned = prune(&repo, &options)?;
     if args.dry_run || args.verbose {
         for (id, kind) in &pruned.unreachable {
             println!("{id} {kind}");
+        }
+        // Named as git names them: from the top of the work tree.
+        let top = repo.work_tree().unwrap_or(repo.git_dir());
+        for (path, dir) in &pruned.temporary {
+            let shown = path.strip_prefix(top).unwrap_or(path);
+            let what = if *dir { "directory" } else { "file" };
+            println!("Removing stale temporary {what} {}", shown.display());
         }
     }
     Ok(ExitCode::SUCCESS)
