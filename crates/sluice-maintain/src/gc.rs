@@ -40,6 +40,17 @@ pub enum GcError {
     /// A date in the configuration cannot be read.
     #[error(transparent)]
     Date(#[from] sluice_repo::date::DateError),
+    /// `--prune=<date>` names no date (git's words).
+    #[error("failed to parse prune expiry value {0}")]
+    BadPrune(String),
+    /// A reflog age setting names no date (git's words).
+    #[error("failed to parse '{key}' value '{value}'")]
+    BadExpiry {
+        /// The setting, as git names it (lowercase).
+        key: &'static str,
+        /// Its value.
+        value: String,
+    },
 }
 
 /// How gc runs.
@@ -73,18 +84,26 @@ impl GcOptions {
         prune: Option<&str>,
     ) -> Result<GcOptions, GcError> {
         let setting = |key: &str, default: &str| config.get(key).unwrap_or(default).to_owned();
+        let given = prune.is_some();
         let prune = prune.map_or_else(|| setting("gc.pruneexpire", "2.weeks.ago"), str::to_owned);
         let prune_expire = match prune.as_str() {
             "never" | "false" => None,
             "now" => Some(SystemTime::now()),
+            date if given => Some(to_time(
+                seconds(date).map_err(|_| GcError::BadPrune(date.to_owned()))?,
+            )),
             date => Some(to_time(seconds(date)?)),
+        };
+        let age = |key: &'static str, default: &str| {
+            let value = setting(key, default);
+            seconds(&value).map_err(|_| GcError::BadExpiry { key, value })
         };
         Ok(GcOptions {
             auto,
             prune_expire,
             reflog: ExpireOptions {
-                expire: seconds(&setting("gc.reflogexpire", "90.days.ago"))?,
-                expire_unreachable: seconds(&setting("gc.reflogexpireunreachable", "30.days.ago"))?,
+                expire: age("gc.reflogexpire", "90.days.ago")?,
+                expire_unreachable: age("gc.reflogexpireunreachable", "30.days.ago")?,
             },
             full_search: None,
             cruft: config.get_bool("gc.cruftpacks")?.unwrap_or(true),

@@ -394,3 +394,34 @@ fn register_and_unregister_write_what_git_writes() {
         }
     }
 }
+
+/// gc's dates refused in git's words (`--prune=<bad>`, a bad `gc.reflogExpire`), nothing
+/// changed; `--force`, `--detach` and `--no-quiet` taken as git takes them.
+#[test]
+fn gc_takes_and_refuses_what_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let runs: [&[&str]; 5] = [
+            &["gc", "-q", "--prune=garbage"],
+            &["-c", "gc.reflogExpire=garbage", "gc", "-q"],
+            &["gc", "-q", "--force"],
+            &["gc", "--no-quiet", "-q"],
+            &["gc", "-q", "--no-detach"],
+        ];
+        for args in runs {
+            let mut seen = Vec::new();
+            let _ = std::fs::remove_dir_all(env.path().join("seed"));
+            for (sluice, repo) in [false, true].into_iter().zip(twins(&env)) {
+                let out = env.sluice_or_git(sluice, &repo, args);
+                let (packs, loose, ..) = storage(&env, &repo);
+                seen.push((out.status.code(), stderr(&out), packs, loose));
+                std::fs::remove_dir_all(&repo).unwrap();
+            }
+            // git 2.39 has no --detach.
+            if args.contains(&"--no-detach") && seen[0].0 == Some(129) {
+                continue;
+            }
+            assert_eq!(seen[1], seen[0], "{} {args:?}", git.display());
+        }
+    }
+}

@@ -33,6 +33,9 @@ pub struct GcArgs {
     /// Unreachable objects stay loose until pruned.
     #[arg(long, overrides_with = "cruft")]
     no_cruft: bool,
+    /// Taken as git takes it: Sluice's gc takes no lock another gc would hold.
+    #[arg(long)]
+    force: bool,
 }
 
 /// Runs gc.
