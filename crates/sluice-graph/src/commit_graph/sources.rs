@@ -4,8 +4,7 @@
 //! with `--append`, those of the graph already there too. The graph holds them and every
 //! commit they reach.
 
-use super::write::{commit_tips, CommitGraphError};
-use sluice_object::parse::parse_tag;
+use super::write::{commit_tips, peel_to_commit, CommitGraphError, Peeled};
 use sluice_object::{ObjectId, ObjectKind};
 use sluice_odb::OdbError;
 use sluice_repo::Repository;
@@ -76,22 +75,11 @@ fn peeled_commits(
     named: &[ObjectId],
 ) -> Result<Vec<ObjectId>, CommitGraphError> {
     let mut commits = Vec::new();
-    for &start in named {
-        let mut id = start;
-        loop {
-            match repo.objects().read(&id)? {
-                Some((ObjectKind::Commit, _)) => {
-                    commits.push(id);
-                    break;
-                }
-                Some((ObjectKind::Tag, data)) => {
-                    id = parse_tag(repo.hash(), &data)
-                        .map_err(|source| CommitGraphError::Malformed { id, source })?
-                        .object;
-                }
-                Some(_) => break,
-                None => return Err(SourceError::NoObject(id).into()),
-            }
+    for &named in named {
+        match peel_to_commit(repo, named)? {
+            Peeled::Commit(commit) => commits.push(commit),
+            Peeled::Other => {}
+            Peeled::Missing => return Err(SourceError::NoObject(named).into()),
         }
     }
     Ok(commits)

@@ -149,26 +149,46 @@ pub fn commits_newest_first(repo: &Repository) -> Result<Vec<ReachableCommit>, C
         .collect())
 }
 
-/// The commits the refs name, tags peeled (refs to trees or blobs count for nothing).
+/// The commits the refs name, tags peeled (refs to trees or blobs, or to objects not here,
+/// count for nothing).
 pub(super) fn commit_tips(repo: &Repository) -> Result<Vec<ObjectId>, CommitGraphError> {
     let mut tips = Vec::new();
-    for (_, mut id) in repo.refs().list()? {
-        for _ in 0..64 {
-            match repo.objects().read(&id)? {
-                Some((ObjectKind::Commit, _)) => {
-                    tips.push(id);
-                    break;
-                }
-                Some((ObjectKind::Tag, data)) => {
-                    id = parse_tag(repo.hash(), &data)
-                        .map_err(|source| CommitGraphError::Malformed { id, source })?
-                        .object;
-                }
-                _ => break,
-            }
+    for (_, id) in repo.refs().list()? {
+        if let Peeled::Commit(commit) = peel_to_commit(repo, id)? {
+            tips.push(commit);
         }
     }
     Ok(tips)
+}
+
+/// What an object is once its tags are peeled.
+pub(super) enum Peeled {
+    /// A commit: its id.
+    Commit(ObjectId),
+    /// Another kind of object (or tags nested past 64).
+    Other,
+    /// An object on the way is not in the repository.
+    Missing,
+}
+
+/// `id` with its tags peeled, as far as a commit.
+pub(super) fn peel_to_commit(
+    repo: &Repository,
+    mut id: ObjectId,
+) -> Result<Peeled, CommitGraphError> {
+    for _ in 0..64 {
+        match repo.objects().read(&id)? {
+            Some((ObjectKind::Commit, _)) => return Ok(Peeled::Commit(id)),
+            Some((ObjectKind::Tag, data)) => {
+                id = parse_tag(repo.hash(), &data)
+                    .map_err(|source| CommitGraphError::Malformed { id, source })?
+                    .object;
+            }
+            Some(_) => return Ok(Peeled::Other),
+            None => return Ok(Peeled::Missing),
+        }
+    }
+    Ok(Peeled::Other)
 }
 
 /// Every commit reachable from `tips`, read once. The walk itself is sequential (a commit's
