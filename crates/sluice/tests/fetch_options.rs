@@ -41,3 +41,65 @@ fn keep_keeps_a_small_pack_as_git_does() {
         }
     }
 }
+
+/// `fetch.writeCommitGraph` and `--[no-]write-commit-graph`: after the fetch, a layer of the
+/// split commit-graph, the files byte for byte as git writes them.
+#[test]
+fn fetch_writes_the_commit_graph_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let src = env.init("src", false);
+        env.git(&src, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        let runs: [&[&str]; 4] = [
+            &["-c", "fetch.writeCommitGraph=true", "fetch", "-q"],
+            &["fetch", "-q", "--write-commit-graph"],
+            &[
+                "-c",
+                "fetch.writeCommitGraph=true",
+                "fetch",
+                "-q",
+                "--no-write-commit-graph",
+            ],
+            &["fetch", "-q", "--all", "--write-commit-graph"],
+        ];
+        let mut seen = Vec::new();
+        for sluice in [false, true] {
+            let repo = env.path().join(format!("repo-{sluice}"));
+            let src_path = src.to_str().unwrap();
+            env.git(
+                env.path(),
+                &[
+                    "clone",
+                    "-q",
+                    "--no-local",
+                    src_path,
+                    repo.to_str().unwrap(),
+                ],
+            );
+            let mut graphs = Vec::new();
+            for (n, args) in runs.iter().enumerate() {
+                let message = format!("more {n}");
+                env.git(&src, &["commit", "-q", "--allow-empty", "-m", &message]);
+                let out = env.sluice_or_git(sluice, &repo, args);
+                assert!(out.status.success(), "{}", stderr(&out));
+                let dir = repo.join(".git/objects/info/commit-graphs");
+                let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|e| {
+                        (
+                            e.file_name().to_string_lossy().into_owned(),
+                            std::fs::read(e.path()).unwrap(),
+                        )
+                    })
+                    .collect();
+                files.sort();
+                graphs.push(files);
+            }
+            env.git(&src, &["reset", "-q", "--hard", "HEAD~4"]);
+            seen.push(graphs);
+        }
+        assert_eq!(seen[1], seen[0], "{}", git.display());
+    }
+}

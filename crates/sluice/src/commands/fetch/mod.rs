@@ -140,8 +140,11 @@ pub struct FetchArgs {
     /// Accepted for git's command lines: Sluice runs no maintenance after a fetch.
     #[arg(long)]
     no_auto_maintenance: bool,
-    /// Accepted for git's command lines: Sluice writes no commit-graph.
-    #[arg(long)]
+    /// After the fetch, add a layer to the split commit-graph (`fetch.writeCommitGraph`).
+    #[arg(long, overrides_with = "no_write_commit_graph")]
+    write_commit_graph: bool,
+    /// Write no commit-graph, whatever `fetch.writeCommitGraph` says.
+    #[arg(long, overrides_with = "write_commit_graph")]
     no_write_commit_graph: bool,
     /// Progress even when stderr is not a terminal.
     #[arg(long)]
@@ -211,7 +214,7 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         repository: args.repository.as_ref(),
         refspecs: &args.refspecs,
     };
-    match remotes_to_fetch(repo.config(), &selection)? {
+    let code = match remotes_to_fetch(repo.config(), &selection)? {
         None => {
             let mut refspecs = refspec::command_line(&args.refspecs)?;
             if args.stdin {
@@ -229,7 +232,18 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
             bail!("--filter can only be used with the remote configured in extensions.partialclone")
         }
         Some(names) => fetch_each(&args, context, &repo, &names),
+    }?;
+    // As git: once every remote is fetched, a layer of the split commit-graph when asked.
+    let graph = match either(args.write_commit_graph, args.no_write_commit_graph) {
+        Some(given) => given,
+        None => (repo.config().get_bool("fetch.writecommitgraph")?).unwrap_or(false),
+    };
+    if graph && code == ExitCode::SUCCESS {
+        let shown = TerminalProgress::new(crate::progress::enabled(!args.quiet, args.progress));
+        let options = sluice_graph::commit_graph::SplitOptions::default();
+        sluice_graph::commit_graph::write_split(&repo, &options, &shown)?;
     }
+    Ok(code)
 }
 
 /// RemoteFetch remote's fetch, and what it writes to FETCH_HEAD and the reflogs.
