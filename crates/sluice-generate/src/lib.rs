@@ -27,7 +27,7 @@ mod cancel_tests;
 pub use checksum_memo::{ChecksumMemo, MemoryMemo};
 pub use geometric::{repack_geometric, repack_geometric_with_midx, GeometricOptions, Rolled};
 pub use incremental::{pack_loose_objects, repack_loose, LOOSE_BATCH};
-pub use midx_bitmap::{largest_pack, write_midx_bitmap};
+pub use midx_bitmap::{largest_pack, write_midx_bitmap, write_midx_bitmap_of, MidxBitmap};
 pub use midx_repack::repack_midx;
 pub use repack::{
     repack_all, repack_all_with, write_stored, write_stored_at, writes_bitmaps, CruftOptions,

@@ -5,6 +5,7 @@
 use crate::repack::{branch_tips, RepackError};
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;
+use sluice_object::ObjectId;
 use sluice_odb::midx::{write_midx_with, MidxOptions, MidxSummary};
 use sluice_repo::Repository;
 
@@ -17,19 +18,58 @@ pub fn write_midx_bitmap(
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<MidxSummary, RepackError> {
+    let request = MidxBitmap {
+        preferred_pack,
+        ..MidxBitmap::default()
+    };
+    write_midx_bitmap_of(repo, request, progress, cancel)
+}
+
+/// What `multi-pack-index write --bitmap` is asked for beside the preferred pack.
+#[derive(Debug, Clone, Default)]
+pub struct MidxBitmap {
+    /// The pack whose objects come first (else the oldest).
+    pub preferred_pack: Option<String>,
+    /// Only these packs (`--stdin-packs`: their index files' names), not every one.
+    pub packs: Option<Vec<String>>,
+    /// The tips the bitmap covers, as a repack read them before it wrote its packs
+    /// (`--refs-snapshot`), instead of the refs as they are now.
+    pub refs_snapshot: Option<Vec<ObjectId>>,
+}
+
+/// [`write_midx_bitmap`] as `request` says.
+pub fn write_midx_bitmap_of(
+    repo: &Repository,
+    request: MidxBitmap,
+    progress: &dyn Progress,
+    cancel: &Cancel,
+) -> Result<MidxSummary, RepackError> {
     let pack_dir = repo.objects().dir().join("pack");
     // Refs before packs: every object a ref read here names is in a pack listed after it.
     let refs = repo.refs().list()?;
     let head = repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id);
     let options = MidxOptions {
-        preferred_pack,
+        preferred_pack: request.preferred_pack,
         bitmap: true,
+        packs: request.packs,
     };
     let (summary, layout) = write_midx_with(&pack_dir, repo.hash(), &options)?;
     let odb = repo.objects();
-    let branches = branch_tips(&refs, head);
     // A bitmap answers fetches, which start from refs: what else is alive is in the packs.
-    let mut tips: Vec<_> = refs.into_iter().map(|(_, id)| id).chain(head).collect();
+    let (branches, mut tips): (Vec<ObjectId>, Vec<ObjectId>) = match request.refs_snapshot {
+        // The snapshot names no refs: every commit in it is taken as a branch's tip.
+        Some(snapshot) => {
+            let commits = (snapshot.iter())
+                .filter(|id| odb.peel_to_commit(**id) == Some(**id))
+                .copied()
+                .collect();
+            (commits, snapshot)
+        }
+        None => (
+            branch_tips(&refs, head),
+            refs.into_iter().map(|(_, id)| id).chain(head).collect(),
+        ),
+    };
     tips.sort_unstable();
     tips.dedup();
     // The bitmap of the pack whose objects come first, when it has one.

@@ -175,6 +175,9 @@ pub struct MidxOptions {
     /// Add what a bitmap of the multi-pack-index needs: the reverse index in pseudo-pack
     /// order (RIDX) and where each pack's objects start in it (BTMP), as git 2.44+ writes them.
     pub bitmap: bool,
+    /// Only these packs (their index files' names, `pack-<hash>.idx`), not every pack of the
+    /// directory (`--stdin-packs`); names of no pack there count for nothing.
+    pub packs: Option<Vec<String>>,
 }
 
 /// A multi-pack-index as written: the objects in the order of its ids, with where each sits
@@ -212,7 +215,10 @@ pub fn write_midx_with(
     hash: HashKind,
     options: &MidxOptions,
 ) -> Result<(MidxSummary, MidxLayout), MidxError> {
-    let listed = index_names(pack_dir)?;
+    let mut listed = index_names(pack_dir)?;
+    if let Some(only) = &options.packs {
+        listed.retain(|name| only.contains(name));
+    }
     let mut names = listed.clone();
     names.sort();
     let pack_count =

@@ -248,3 +248,62 @@ fn remove_midx_files(work: &Path) {
         }
     }
 }
+
+/// `write --stdin-packs` indexes only the packs named, the file byte for byte as git's; and
+/// git's geometric `repack --write-midx -b`, which runs `multi-pack-index write --stdin-packs
+/// --bitmap --preferred-pack=… --refs-snapshot=…`, leaves with Sluice standing in for it what
+/// it leaves with git's own: the same packs, a multi-pack-index git verifies and a bitmap
+/// git's `rev-list --test-bitmap` accepts.
+#[test]
+fn only_the_packs_named_and_gits_geometric_repack_with_sluice_standing_in() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let work = many_packs(&env);
+        let mut names: Vec<String> = std::fs::read_dir(work.join(".git/objects/pack"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".idx"))
+            .collect();
+        names.sort();
+        let some = format!("{}\n{}\n", names[0], names[2]);
+        let mut files = Vec::new();
+        for sluice in [false, true] {
+            let _ = std::fs::remove_file(work.join(MIDX));
+            let args = ["multi-pack-index", "write", "--stdin-packs"];
+            let run = env.sluice_or_git_command(sluice, &work, &args);
+            let out = crate::util::run_with_input(run, some.as_bytes());
+            assert!(out.status.success(), "{}", stderr(&out));
+            files.push(std::fs::read(work.join(MIDX)).unwrap());
+        }
+        assert_eq!(files[1], files[0], "{} --stdin-packs", git.display());
+        env.git(&work, &["multi-pack-index", "verify"]);
+
+        let exec = crate::util::stand_in(&env, &["multi-pack-index"]);
+        let mut left = Vec::new();
+        for stand_in in [false, true] {
+            let repo = env.path().join(format!("geo-{stand_in}"));
+            crate::util::copy_tree(&work, &repo);
+            let _ = std::fs::remove_file(repo.join(MIDX));
+            let args = ["repack", "--write-midx", "-b", "--geometric=2", "-d", "-q"];
+            let mut command = env.git_command(&repo, &args);
+            if stand_in {
+                command.env("GIT_EXEC_PATH", &exec);
+            }
+            let out = crate::util::run_with_input(command, b"");
+            assert!(out.status.success(), "{}", stderr(&out));
+            env.git(&repo, &["multi-pack-index", "verify"]);
+            env.git(&repo, &["rev-list", "--test-bitmap", "HEAD"]);
+            env.git(&repo, &["fsck", "--strict"]);
+            let mut packs: Vec<String> = std::fs::read_dir(repo.join(".git/objects/pack"))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".pack"))
+                .collect();
+            packs.sort();
+            left.push(packs);
+        }
+        assert_eq!(left[1], left[0], "{} geometric repack", git.display());
+        let calls = std::fs::read_to_string(env.path().join("calls")).unwrap();
+        assert!(calls.contains("--stdin-packs"), "{calls}");
+    }
+}

@@ -56,8 +56,8 @@ fn counting_uses_the_multi_pack_index_bitmap() {
         .unwrap()
         .is_none());
     let options = MidxOptions {
-        preferred_pack: None,
         bitmap: true,
+        ..MidxOptions::default()
     };
     let (_, layout) = write_midx_with(&pack_dir, HashKind::Sha1, &options).unwrap();
     let (tips, cancel) = (&[head][..], Default::default());

@@ -5,7 +5,8 @@
 use super::Context;
 use anyhow::bail;
 use clap::{Args, Subcommand};
-use sluice_generate::write_midx_bitmap;
+use sluice_generate::{write_midx_bitmap_of, MidxBitmap};
+use sluice_object::ObjectId;
 use sluice_odb::midx::{verify_midx, write_midx_with, MidxOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -53,6 +54,39 @@ struct WriteArgs {
     /// The pack whose copy of an object wins, first in the bitmap's order.
     #[arg(long, value_name = "pack")]
     preferred_pack: Option<String>,
+    /// Only the packs named on stdin (`pack-<hash>.idx`), not every pack.
+    #[arg(long)]
+    stdin_packs: bool,
+    /// With `--bitmap`, the tips in this file (an id a line, `+` before a preferred one), as a
+    /// repack read them before writing its packs, not the refs as they are now.
+    #[arg(long, value_name = "path")]
+    refs_snapshot: Option<PathBuf>,
+}
+
+/// The lines of stdin.
+fn stdin_lines() -> anyhow::Result<Vec<String>> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
+    Ok(text.lines().map(str::to_owned).collect())
+}
+
+/// The ids of a refs snapshot (`+` marks a preferred tip, which Sluice's selection of
+/// bitmapped commits does not weigh).
+fn refs_snapshot(
+    path: &std::path::Path,
+    hash: sluice_object::HashKind,
+) -> anyhow::Result<Vec<ObjectId>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("could not open '{}': {e}", path.display()))?;
+    let mut ids = Vec::new();
+    for line in text.lines() {
+        let hex = line.strip_prefix('+').unwrap_or(line).trim();
+        match ObjectId::from_hex(hash, hex.as_bytes()) {
+            Ok(id) => ids.push(id),
+            Err(_) => bail!("could not parse line: {line}"),
+        }
+    }
+    Ok(ids)
 }
 
 /// Runs multi-pack-index.
@@ -70,12 +104,20 @@ pub fn run(args: MultiPackIndexArgs, context: &Context) -> anyhow::Result<ExitCo
             }
             let shown = crate::progress::enabled(!args.no_progress, args.progress);
             let progress = crate::progress::TerminalProgress::new(shown);
-            write_midx_bitmap(&repo, write.preferred_pack, &progress, &context.cancel)?;
+            let request = MidxBitmap {
+                preferred_pack: write.preferred_pack,
+                packs: write.stdin_packs.then(stdin_lines).transpose()?,
+                refs_snapshot: (write.refs_snapshot.as_deref())
+                    .map(|path| refs_snapshot(&context.cwd.join(path), repo.hash()))
+                    .transpose()?,
+            };
+            write_midx_bitmap_of(&repo, request, &progress, &context.cancel)?;
         }
         Action::Write(write) => {
             let options = MidxOptions {
                 preferred_pack: write.preferred_pack,
-                bitmap: false,
+                packs: write.stdin_packs.then(stdin_lines).transpose()?,
+                ..MidxOptions::default()
             };
             write_midx_with(&pack_dir, repo.hash(), &options)?;
         }
