@@ -39,6 +39,7 @@ mod prune;
 mod push;
 mod push_defaults;
 mod push_negotiate;
+mod push_porcelain;
 mod push_signed;
 mod push_submodules;
 mod push_transports;

@@ -239,8 +239,10 @@ fn push_to(
             };
             report::print(&outcome, repo, &shown, &said)
         }
-        Err(e @ (PushError::NoSource(_) | PushError::PrePushDeclined)) => {
-            if let PushError::NoSource(_) = e {
+        Err(
+            e @ (PushError::NoSource(_) | PushError::NoRemoteRef(_) | PushError::PrePushDeclined),
+        ) => {
+            if !matches!(e, PushError::PrePushDeclined) {
                 eprintln!("error: {e}");
             }
             eprintln!("error: failed to push some refs to '{shown}'");
