@@ -103,3 +103,40 @@ fn fetch_writes_the_commit_graph_as_git_does() {
         assert_eq!(seen[1], seen[0], "{}", git.display());
     }
 }
+
+/// `fetch --prune` that cannot delete a ref (`packed-refs` held by another process) says so in
+/// git's words, goes on, and fails, as git's does.
+#[test]
+fn a_prune_that_cannot_delete_goes_on_as_gits() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let src = env.init("src", false);
+        env.git(&src, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        let mut seen = Vec::new();
+        for sluice in [false, true] {
+            env.git(&src, &["branch", "-f", "gone", "HEAD"]);
+            let repo = env.path().join("repo");
+            let _ = std::fs::remove_dir_all(&repo);
+            let src_path = src.to_str().unwrap();
+            env.git(
+                env.path(),
+                &[
+                    "clone",
+                    "-q",
+                    "--no-local",
+                    src_path,
+                    repo.to_str().unwrap(),
+                ],
+            );
+            env.git(&src, &["branch", "-q", "-D", "gone"]);
+            env.git(&repo, &["pack-refs", "--all"]);
+            let lock = repo.join(".git/packed-refs.lock");
+            std::fs::write(&lock, "").unwrap();
+            let out = env.sluice_or_git(sluice, &repo, &["fetch", "--prune"]);
+            std::fs::remove_file(&lock).unwrap();
+            let refs = String::from_utf8(env.git(&repo, &["for-each-ref"])).unwrap();
+            seen.push((out.status.code(), stderr(&out), refs));
+        }
+        assert_eq!(seen[1], seen[0], "{}", git.display());
+    }
+}

@@ -182,9 +182,13 @@ pub fn prune_stale(
     let null = repo.hash().null_id();
     for local in stale {
         let old = repo.refs().resolve(local).ok().and_then(|(_, id)| id);
-        if !dry_run {
-            repo.refs().delete(local)?;
-        }
+        // A ref that cannot be deleted is said and the fetch goes on, as git's does (its
+        // line still reads as deleted, and the exit code stays 0).
+        let error = match dry_run {
+            true => None,
+            false => (repo.refs().delete(local).err())
+                .map(|e| format!("could not delete reference {local}: {e}")),
+        };
         lines.push(Report::Line(Summary {
             code: '-',
             summary: "[deleted]".to_owned(),
@@ -192,7 +196,7 @@ pub fn prune_stale(
             to: short_name(local).to_owned(),
             note: String::new(),
             widens: false,
-            error: None,
+            error,
             old: old.unwrap_or(null),
             new: null,
             local: local.clone(),

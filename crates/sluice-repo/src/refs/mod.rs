@@ -56,8 +56,15 @@ pub enum RefError {
     /// Symbolic refs that point at each other.
     #[error("symbolic ref loop at '{0}'")]
     Loop(String),
-    /// Another process holds the lock.
-    #[error("unable to lock '{0}': it exists (another git process running?)")]
+    /// Another process holds the lock (the lock file; git's words).
+    #[error(
+        "Unable to create '{0}': File exists.\n\n\
+         Another git process seems to be running in this repository, e.g.\n\
+         an editor opened by 'git commit'. Please make sure all processes\n\
+         are terminated then try again. If it still fails, a git process\n\
+         may have crashed in this repository earlier:\n\
+         remove the file manually to continue."
+    )]
     Locked(String),
     /// A ref whose name is a directory of this one's, or that lies in its directory: loose
     /// refs are files, so `refs/x` and `refs/x/y` cannot both exist.

@@ -449,12 +449,15 @@ fn fetch_one(
         // As git 2.47 advises; 2.39 gives the advice only when the ref in the way is loose.
         eprintln!("error: some local refs could not be updated; try running\n 'git remote prune {}' to remove any old, conflicting branches", options.refs.remote_name);
     }
-    Ok(
-        match moved.refused == Refused::None && moved.in_the_way.is_empty() {
-            true => ExitCode::SUCCESS,
-            false => ExitCode::from(1),
-        },
-    )
+    // A ref that could not be moved or deleted fails the fetch, as in git.
+    let failed_line = (moved.lines.iter()).any(
+        |report| matches!(report, sluice_client::fetch::Report::Line(line) if line.error.is_some()),
+    );
+    let clean = moved.refused == Refused::None && moved.in_the_way.is_empty() && !failed_line;
+    Ok(match clean {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::from(1),
+    })
 }
 
 /// A fetch's messages on stderr, as git words them.
