@@ -207,25 +207,32 @@ fn the_pre_push_hook_runs_as_gits() {
 }
 
 /// `sluice send-pack` beside `git send-pack`: the refs named, `--all`, a refusal (255, no
-/// hint), `--dry-run`; no remote-tracking ref moves.
+/// hint), `--dry-run`, refs read from stdin (`--stdin`, after those of the command line); no
+/// remote-tracking ref moves.
 #[test]
 fn send_pack_sends_as_gits() {
     for git in gits() {
         let env = Env::with_git(git.clone());
         let sides = twins(&env);
-        let steps: [&[&str]; 5] = [
-            &["../server.git", "main"],
-            &["../server.git", "main"],
-            &["../server.git", "main~1:refs/heads/main"],
-            &["--dry-run", "../server.git", "main:refs/heads/dry"],
-            &["--all", "../server.git"],
+        let steps: [(&[&str], &str); 7] = [
+            (&["../server.git", "main"], ""),
+            (&["../server.git", "main"], ""),
+            (&["../server.git", "main~1:refs/heads/main"], ""),
+            (&["--dry-run", "../server.git", "main:refs/heads/dry"], ""),
+            (&["--all", "../server.git"], ""),
+            (&["--stdin", "../server.git"], "main:refs/heads/read\n"),
+            (
+                &["--stdin", "../server.git", "main:refs/heads/named"],
+                "main:refs/heads/after\nmain~1:refs/heads/main\n",
+            ),
         ];
-        for step in steps {
+        for (step, input) in steps {
             let said: Vec<Said> = (sides.iter().zip([false, true]))
                 .map(|(side, sluice)| {
                     let mut all = vec!["send-pack"];
                     all.extend(step);
-                    let out = env.sluice_or_git(sluice, &side.join("work"), &all);
+                    let command = env.sluice_or_git_command(sluice, &side.join("work"), &all);
+                    let out = crate::util::run_with_input(command, input.as_bytes());
                     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
                     (out.status.code(), text(&out.stdout), text(&out.stderr))
                 })
