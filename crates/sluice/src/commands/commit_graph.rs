@@ -126,10 +126,8 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
                 return match write_graph(&repo, &commits, append, &shown) {
                     Ok(_) => Ok(ExitCode::SUCCESS),
                     Err(CommitGraphError::Source(SourceError::NoPack(path))) => {
-                        // Named as git names it: from the top of the work tree.
-                        let top = repo.work_tree().unwrap_or(repo.git_dir());
-                        let shown = path.strip_prefix(top).unwrap_or(&path);
-                        eprintln!("error: error adding pack {}", shown.display());
+                        let shown = super::shown_path(&repo, &path);
+                        eprintln!("error: error adding pack {shown}");
                         Ok(ExitCode::from(1))
                     }
                     Err(CommitGraphError::Source(e)) => {
@@ -144,17 +142,10 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
     }
 }
 
-/// The lines of stdin.
-fn stdin_lines() -> anyhow::Result<Vec<String>> {
-    let mut text = String::new();
-    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
-    Ok(text.lines().map(str::to_owned).collect())
-}
-
 /// The ids on stdin (`--stdin-commits`); `Err` holds the first line that is none.
 fn named_commits(repo: &sluice_repo::Repository) -> anyhow::Result<Result<Vec<ObjectId>, String>> {
     let mut ids = Vec::new();
-    for line in stdin_lines()? {
+    for line in super::stdin_lines()? {
         match ObjectId::from_hex(repo.hash(), line.trim().as_bytes()) {
             Ok(id) => ids.push(id),
             Err(_) => return Ok(Err(line)),
@@ -166,7 +157,10 @@ fn named_commits(repo: &sluice_repo::Repository) -> anyhow::Result<Result<Vec<Ob
 /// The pack indexes named on stdin (`--stdin-packs`), under the pack directory.
 fn named_packs(repo: &sluice_repo::Repository) -> anyhow::Result<Vec<std::path::PathBuf>> {
     let dir = repo.objects().dir().join("pack");
-    Ok(stdin_lines()?.iter().map(|name| dir.join(name)).collect())
+    Ok(super::stdin_lines()?
+        .iter()
+        .map(|name| dir.join(name))
+        .collect())
 }
 
 /// `write --reachable`, whole or as a layer of a split graph.

@@ -114,6 +114,23 @@ pub(crate) fn either(on: bool, off: bool) -> Option<bool> {
     (on || off).then_some(on)
 }
 
+/// The lines of standard input (refs, ids or pack names a command reads with `--stdin*`).
+pub(crate) fn stdin_lines() -> anyhow::Result<Vec<String>> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
+    Ok(text.lines().map(str::to_owned).collect())
+}
+
+/// `path` as git names it in messages: from the top of the work tree (of a bare repository,
+/// from its git directory).
+pub(crate) fn shown_path<'a>(
+    repo: &sluice_repo::Repository,
+    path: &'a std::path::Path,
+) -> std::path::Display<'a> {
+    let top = repo.work_tree().unwrap_or(repo.git_dir());
+    path.strip_prefix(top).unwrap_or(path).display()
+}
+
 /// Runs the command line's command; `cancel` is set when a signal asks it to stop.
 pub fn run(cli: Cli, cancel: Cancel) -> anyhow::Result<ExitCode> {
     if let Some(path) = cli.global.exec_path_query() {

@@ -63,13 +63,6 @@ struct WriteArgs {
     refs_snapshot: Option<PathBuf>,
 }
 
-/// The lines of stdin.
-fn stdin_lines() -> anyhow::Result<Vec<String>> {
-    let mut text = String::new();
-    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
-    Ok(text.lines().map(str::to_owned).collect())
-}
-
 /// The ids of a refs snapshot (`+` marks a preferred tip, which Sluice's selection of
 /// bitmapped commits does not weigh).
 fn refs_snapshot(
@@ -106,7 +99,7 @@ pub fn run(args: MultiPackIndexArgs, context: &Context) -> anyhow::Result<ExitCo
             let progress = crate::progress::TerminalProgress::new(shown);
             let request = MidxBitmap {
                 preferred_pack: write.preferred_pack,
-                packs: write.stdin_packs.then(stdin_lines).transpose()?,
+                packs: write.stdin_packs.then(super::stdin_lines).transpose()?,
                 refs_snapshot: (write.refs_snapshot.as_deref())
                     .map(|path| refs_snapshot(&context.cwd.join(path), repo.hash()))
                     .transpose()?,
@@ -116,7 +109,7 @@ pub fn run(args: MultiPackIndexArgs, context: &Context) -> anyhow::Result<ExitCo
         Action::Write(write) => {
             let options = MidxOptions {
                 preferred_pack: write.preferred_pack,
-                packs: write.stdin_packs.then(stdin_lines).transpose()?,
+                packs: write.stdin_packs.then(super::stdin_lines).transpose()?,
                 ..MidxOptions::default()
             };
             write_midx_with(&pack_dir, repo.hash(), &options)?;

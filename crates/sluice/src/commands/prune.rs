@@ -58,12 +58,12 @@ pub fn run(args: PruneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         for (id, kind) in &pruned.unreachable {
             println!("{id} {kind}");
         }
-        // Named as git names them: from the top of the work tree.
-        let top = repo.work_tree().unwrap_or(repo.git_dir());
         for (path, dir) in &pruned.temporary {
-            let shown = path.strip_prefix(top).unwrap_or(path);
             let what = if *dir { "directory" } else { "file" };
-            println!("Removing stale temporary {what} {}", shown.display());
+            println!(
+                "Removing stale temporary {what} {}",
+                super::shown_path(&repo, path)
+            );
         }
     }
     Ok(ExitCode::SUCCESS)
