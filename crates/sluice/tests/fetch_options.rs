@@ -2,28 +2,33 @@
 //! small pack as a pack (no loose objects), `--no-keep` undoes it.
 
 use crate::util::{gits, stderr, Env};
+use std::path::{Path, PathBuf};
+
+/// A repository with one commit to fetch from.
+fn source(env: &Env) -> PathBuf {
+    let src = env.init("src", false);
+    env.git(&src, &["commit", "-q", "--allow-empty", "-m", "one"]);
+    src
+}
+
+/// A fresh clone of `src` at `repo` (whatever was there removed), through the transport so
+/// that it starts with a pack, not links to `src`'s loose objects.
+fn clone_anew(env: &Env, src: &Path, repo: &Path) {
+    let _ = std::fs::remove_dir_all(repo);
+    let (from, to) = (src.to_str().unwrap(), repo.to_str().unwrap());
+    env.git(env.path(), &["clone", "-q", "--no-local", from, to]);
+}
 
 #[test]
 fn keep_keeps_a_small_pack_as_git_does() {
     for git in gits() {
         let env = Env::with_git(git.clone());
-        let src = env.init("src", false);
-        env.git(&src, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        let src = source(&env);
         for args in [&["-k"][..], &["--keep"], &["-k", "--no-keep"], &[]] {
             let mut stored = Vec::new();
             for sluice in [false, true] {
                 let repo = env.path().join(format!("repo-{sluice}"));
-                let _ = std::fs::remove_dir_all(&repo);
-                env.git(
-                    env.path(),
-                    &[
-                        "clone",
-                        "-q",
-                        "--no-local",
-                        src.to_str().unwrap(),
-                        repo.to_str().unwrap(),
-                    ],
-                );
+                clone_anew(&env, &src, &repo);
                 env.git(&src, &["commit", "-q", "--allow-empty", "-m", "more"]);
                 let mut fetch = vec!["fetch", "-q"];
                 fetch.extend(args);
@@ -48,8 +53,7 @@ fn keep_keeps_a_small_pack_as_git_does() {
 fn fetch_writes_the_commit_graph_as_git_does() {
     for git in gits() {
         let env = Env::with_git(git.clone());
-        let src = env.init("src", false);
-        env.git(&src, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        let src = source(&env);
         let runs: [&[&str]; 4] = [
             &["-c", "fetch.writeCommitGraph=true", "fetch", "-q"],
             &["fetch", "-q", "--write-commit-graph"],
@@ -65,17 +69,7 @@ fn fetch_writes_the_commit_graph_as_git_does() {
         let mut seen = Vec::new();
         for sluice in [false, true] {
             let repo = env.path().join(format!("repo-{sluice}"));
-            let src_path = src.to_str().unwrap();
-            env.git(
-                env.path(),
-                &[
-                    "clone",
-                    "-q",
-                    "--no-local",
-                    src_path,
-                    repo.to_str().unwrap(),
-                ],
-            );
+            clone_anew(&env, &src, &repo);
             let mut graphs = Vec::new();
             for (n, args) in runs.iter().enumerate() {
                 let message = format!("more {n}");
@@ -110,24 +104,12 @@ fn fetch_writes_the_commit_graph_as_git_does() {
 fn a_prune_that_cannot_delete_goes_on_as_gits() {
     for git in gits() {
         let env = Env::with_git(git.clone());
-        let src = env.init("src", false);
-        env.git(&src, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        let src = source(&env);
         let mut seen = Vec::new();
         for sluice in [false, true] {
             env.git(&src, &["branch", "-f", "gone", "HEAD"]);
             let repo = env.path().join("repo");
-            let _ = std::fs::remove_dir_all(&repo);
-            let src_path = src.to_str().unwrap();
-            env.git(
-                env.path(),
-                &[
-                    "clone",
-                    "-q",
-                    "--no-local",
-                    src_path,
-                    repo.to_str().unwrap(),
-                ],
-            );
+            clone_anew(&env, &src, &repo);
             env.git(&src, &["branch", "-q", "-D", "gone"]);
             env.git(&repo, &["pack-refs", "--all"]);
             let lock = repo.join(".git/packed-refs.lock");
