@@ -5,6 +5,7 @@ mod util;
 mod advertisement;
 mod bad_servers;
 mod bitmap_serving;
+mod changed_paths;
 mod checkout;
 mod checkout_detached;
 mod checkout_switch;

@@ -9,20 +9,24 @@
 //! (256 cumulative counts by first byte), `OIDL` (the sorted ids), `CDAT` (per commit: tree,
 //! two parent positions, level and time), `GDA2` (corrected commit date offsets), `GDO2`
 //! (offsets too large for 31 bits), `EDGE` (third and later parents of octopus merges), `BASE`
-//! (in a layer of a split graph: the graphs below it, bottom first; see `split`).
+//! (in a layer of a split graph: the graphs below it, bottom first; see `split`), and
+//! `BIDX` and `BDAT` (changed-path Bloom filters; see `bloom`), before `BASE`.
 
+mod bloom;
 mod read;
 mod sources;
 mod split;
 mod verify;
 mod write;
 
+pub use bloom::ChangedPaths;
 pub use read::{GraphCommit, GraphReader};
 pub use sources::{GraphCommits, SourceError};
 pub use split::{write_split, SplitOptions, SplitStrategy};
 pub use verify::{verify, Verified};
 pub use write::{
-    commits_newest_first, write_graph, write_reachable, CommitGraphError, ReachableCommit, Written,
+    commits_newest_first, write_graph, write_reachable, CommitGraphError, GraphOptions,
+    ReachableCommit, Written,
 };
 
 /// The chunk ids, as the format names them.

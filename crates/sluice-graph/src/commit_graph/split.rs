@@ -38,6 +38,8 @@ pub struct SplitOptions {
     pub size_multiple: usize,
     /// A new layer of more commits than this merges the layer below too (`--max-commits`).
     pub max_commits: Option<usize>,
+    /// Whether the new layer carries changed-path Bloom filters.
+    pub changed_paths: super::ChangedPaths,
 }
 
 impl Default for SplitOptions {
@@ -46,6 +48,7 @@ impl Default for SplitOptions {
             strategy: SplitStrategy::Merge,
             size_multiple: 2,
             max_commits: None,
+            changed_paths: super::ChangedPaths::default(),
         }
     }
 }
@@ -67,6 +70,12 @@ pub fn write_split(
     let hash = repo.hash();
     let info = repo.objects().dir().join("info");
     let dir = info.join("commit-graphs");
+    let bloom = super::bloom::settings_for(
+        repo.objects().dir(),
+        hash,
+        repo.config(),
+        options.changed_paths,
+    )?;
     let mut layers = read_chain(&info, hash)?;
     let held: IdSet = layers.iter().flat_map(|l| l.ids.iter().copied()).collect();
     let tips = commit_tips(repo)?;
@@ -114,7 +123,11 @@ pub fn write_split(
             nodes.insert(*id, node);
         }
     }
-    let bytes = encode_layer(hash, &layers, &new_ids, &nodes)?;
+    let filters = (bloom.map(|settings| {
+        super::bloom::filters(repo.objects(), &new_ids, &nodes, settings, progress)
+    }))
+    .transpose()?;
+    let bytes = encode_layer(hash, &layers, &new_ids, &nodes, filters.as_ref())?;
     let checksum = ObjectId::from_bytes(hash, &bytes[bytes.len() - hash.len_in_bytes()..])
         .expect("a checksum is an id's length");
     create_dir(&dir)?;
@@ -151,6 +164,7 @@ fn encode_layer(
     layers: &[Layer],
     ids: &[ObjectId],
     nodes: &IdMap<Node>,
+    filters: Option<&super::bloom::Filters>,
 ) -> Result<Vec<u8>, CommitGraphError> {
     let mut global: IdMap<u32> = IdMap::default();
     for id in layers.iter().flat_map(|l| l.ids.iter()).chain(ids) {
@@ -187,15 +201,14 @@ fn encode_layer(
     let layer_levels: Vec<u32> = ids.iter().map(|id| levels[at(id)]).collect();
     let layer_corrected: Vec<u64> = ids.iter().map(|id| corrected[at(id)]).collect();
     let bases: Vec<ObjectId> = layers.iter().map(|l| l.checksum).collect();
-    Ok(encode(
-        hash,
+    let graph = super::write::GraphBody {
         ids,
-        &layer,
-        &parents,
-        &layer_levels,
-        &layer_corrected,
-        &bases,
-    ))
+        nodes: &layer,
+        parents: &parents,
+        generations: (&layer_levels, &layer_corrected),
+        filters,
+    };
+    Ok(encode(hash, &graph, &bases))
 }
 
 /// The chain's layers, bottom first; or a whole `commit-graph` as the one layer; or none.

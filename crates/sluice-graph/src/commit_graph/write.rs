@@ -42,6 +42,17 @@ pub enum CommitGraphError {
     /// A commit or pack the caller named is not there.
     #[error(transparent)]
     Source(#[from] super::SourceError),
+    /// A setting could not be read.
+    #[error(transparent)]
+    Config(#[from] sluice_odb::ConfigError),
+    /// A tree has an entry that cannot be parsed.
+    #[error("malformed tree {}: bad entry at offset {offset}", .tree.map_or("(none)".to_owned(), |t| t.to_string()))]
+    BadTree {
+        /// The tree.
+        tree: Option<ObjectId>,
+        /// Where its bad entry starts.
+        offset: usize,
+    },
 }
 
 /// What was written.
@@ -65,7 +76,17 @@ pub fn write_reachable(
     repo: &Repository,
     progress: &dyn Progress,
 ) -> Result<Written, CommitGraphError> {
-    write_graph(repo, &super::GraphCommits::Reachable, false, progress)
+    let options = GraphOptions::default();
+    write_graph(repo, &super::GraphCommits::Reachable, &options, progress)
+}
+
+/// How a whole graph is written, beside which commits it holds.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GraphOptions {
+    /// Keep the commits of the graph there now too (`--append`).
+    pub append: bool,
+    /// Whether it carries changed-path Bloom filters.
+    pub changed_paths: super::ChangedPaths,
 }
 
 /// Writes `objects/info/commit-graph` for `commits` (and, with `append`, those of the graph
@@ -73,11 +94,23 @@ pub fn write_reachable(
 pub fn write_graph(
     repo: &Repository,
     commits: &super::GraphCommits,
-    append: bool,
+    options: &GraphOptions,
     progress: &dyn Progress,
 ) -> Result<Written, CommitGraphError> {
-    let tips = super::sources::starting_commits(repo, commits, append)?;
+    let objects_dir = repo.objects().dir().to_owned();
+    let bloom = super::bloom::settings_for(
+        &objects_dir,
+        repo.hash(),
+        repo.config(),
+        options.changed_paths,
+    )?;
+    let tips = super::sources::starting_commits(repo, commits, options.append)?;
     let nodes = read_commits(repo, tips, progress)?;
+    let path = objects_dir.join("info").join("commit-graph");
+    if nodes.is_empty() {
+        // As git: no commits, no file; a graph there stays as it is.
+        return Ok(Written { commits: 0, path });
+    }
     let mut ids: Vec<ObjectId> = nodes.keys().copied().collect();
     ids.sort_unstable();
     let position: IdMap<u32> = (ids.iter().enumerate())
@@ -87,17 +120,18 @@ pub fn write_graph(
     let parents: Vec<Vec<u32>> = (ordered.iter())
         .map(|node| node.parents.iter().map(|p| position[p]).collect())
         .collect();
-    let (levels, corrected) = generations(&ordered, &parents);
-    let bytes = encode(
-        repo.hash(),
-        &ids,
-        &ordered,
-        &parents,
-        &levels,
-        &corrected,
-        &[],
-    );
-    let path = repo.objects().dir().join("info").join("commit-graph");
+    let generations = generations(&ordered, &parents);
+    let filters = (bloom
+        .map(|settings| super::bloom::filters(repo.objects(), &ids, &nodes, settings, progress)))
+    .transpose()?;
+    let graph = GraphBody {
+        ids: &ids,
+        nodes: &ordered,
+        parents: &parents,
+        generations: (&generations.0, &generations.1),
+        filters: filters.as_ref(),
+    };
+    let bytes = encode(repo.hash(), &graph, &[]);
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|source| LockError::Io {
             path: dir.to_owned(),
@@ -106,7 +140,7 @@ pub fn write_graph(
     }
     write_graph_file(&path, &bytes)?;
     // A whole graph replaces a split one, as git's write does.
-    super::split::remove_layers(&repo.objects().dir().join("info"), &[])?;
+    super::split::remove_layers(&objects_dir.join("info"), &[])?;
     Ok(Written {
         commits: ids.len(),
         path,
@@ -355,17 +389,29 @@ fn corrected_date(time: u64, parents: &[u32], corrected: &[u64]) -> u64 {
     latest + 1
 }
 
+/// What one graph file holds, each slice in the order of `ids`.
+pub(super) struct GraphBody<'a> {
+    /// The commits, sorted.
+    pub(super) ids: &'a [ObjectId],
+    pub(super) nodes: &'a [&'a Node],
+    /// Each commit's parents, as positions (counting the layers below first).
+    pub(super) parents: &'a [Vec<u32>],
+    /// Each commit's topological level and corrected commit date.
+    pub(super) generations: (&'a [u32], &'a [u64]),
+    /// The changed-path filters, when written.
+    pub(super) filters: Option<&'a super::bloom::Filters>,
+}
+
 /// The file's bytes, checksum included: a layer over the graphs `bases` (bottom first) when
 /// there are any, whose commits' positions `parents` counts after theirs.
-pub(super) fn encode(
-    hash: HashKind,
-    ids: &[ObjectId],
-    nodes: &[&Node],
-    parents: &[Vec<u32>],
-    levels: &[u32],
-    corrected: &[u64],
-    bases: &[ObjectId],
-) -> Vec<u8> {
+pub(super) fn encode(hash: HashKind, graph: &GraphBody<'_>, bases: &[ObjectId]) -> Vec<u8> {
+    let GraphBody {
+        ids,
+        nodes,
+        parents,
+        generations: (levels, corrected),
+        filters,
+    } = *graph;
     let fanout = sluice_odb::chunk_file::fanout(ids);
     let lookup: Vec<u8> = ids.iter().flat_map(|id| id.as_bytes().to_vec()).collect();
     let (mut data, mut edges) = (Vec::new(), Vec::new());
@@ -415,6 +461,9 @@ pub(super) fn encode(
     }
     if !edges.is_empty() {
         chunks.push((EXTRA_EDGES, edges));
+    }
+    if let Some(filters) = filters {
+        chunks.extend(filters.chunks());
     }
     let hash_version = match hash {
         HashKind::Sha1 => 1u8,

@@ -1,5 +1,5 @@
 //! `sluice commit-graph write [--reachable | --stdin-commits | --stdin-packs] [--append]
-//! [--split[=<strategy>]]`: the commit-graph of the commits the refs (or the commits or packs
+//! [--split[=<strategy>]] [--[no-]changed-paths]`: the commit-graph of the commits the refs (or the commits or packs
 //! named on stdin, or else every pack) hold and reach, whole or as a new layer of a split graph.
 
 use super::Context;
@@ -7,7 +7,8 @@ use crate::progress::TerminalProgress;
 use anyhow::bail;
 use clap::{Args, Subcommand};
 use sluice_graph::commit_graph::{
-    write_graph, CommitGraphError, GraphCommits, SourceError, SplitOptions, SplitStrategy,
+    write_graph, ChangedPaths, CommitGraphError, GraphCommits, GraphOptions, SourceError,
+    SplitOptions, SplitStrategy,
 };
 use sluice_object::ObjectId;
 use std::process::ExitCode;
@@ -56,6 +57,12 @@ enum Action {
         /// Merge the layer below when the new one would hold more commits than this.
         #[arg(long, value_name = "n")]
         max_commits: Option<usize>,
+        /// Write changed-path Bloom filters (kept by later writes).
+        #[arg(long, overrides_with = "no_changed_paths")]
+        changed_paths: bool,
+        /// Write no changed-path Bloom filters, even if the graph there now has them.
+        #[arg(long, overrides_with = "changed_paths")]
+        no_changed_paths: bool,
     },
     /// Check the commit-graph against the commits it describes.
     Verify {
@@ -102,6 +109,8 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
             split,
             size_multiple,
             max_commits,
+            changed_paths,
+            no_changed_paths,
         } => {
             if u8::from(reachable) + u8::from(stdin_commits) + u8::from(stdin_packs) > 1 {
                 bail!("use at most one of --reachable, --stdin-commits, or --stdin-packs");
@@ -122,8 +131,17 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
             if split.is_some() && (commits != GraphCommits::Reachable || append) {
                 bail!("--split is supported with --reachable alone");
             }
-            if commits != GraphCommits::Reachable || append {
-                return match write_graph(&repo, &commits, append, &shown) {
+            let changed_paths = match super::either(changed_paths, no_changed_paths) {
+                Some(true) => ChangedPaths::Write,
+                Some(false) => ChangedPaths::Skip,
+                None => ChangedPaths::AsBefore,
+            };
+            if commits != GraphCommits::Reachable || append || split.is_none() {
+                let options = GraphOptions {
+                    append,
+                    changed_paths,
+                };
+                return match write_graph(&repo, &commits, &options, &shown) {
                     Ok(_) => Ok(ExitCode::SUCCESS),
                     Err(CommitGraphError::Source(SourceError::NoPack(path))) => {
                         let shown = super::shown_path(&repo, &path);
@@ -137,7 +155,8 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
                     Err(e) => Err(e.into()),
                 };
             }
-            write(&repo, split, (size_multiple, max_commits), &shown)
+            let layers = (size_multiple, max_commits, changed_paths);
+            write_split(&repo, split.unwrap_or_default(), layers, &shown)
         }
     }
 }
@@ -163,17 +182,13 @@ fn named_packs(repo: &sluice_repo::Repository) -> anyhow::Result<Vec<std::path::
         .collect())
 }
 
-/// `write --reachable`, whole or as a layer of a split graph.
-fn write(
+/// `write --reachable --split`: a layer of a split graph.
+fn write_split(
     repo: &sluice_repo::Repository,
-    split: Option<String>,
-    (size_multiple, max_commits): (usize, Option<usize>),
+    strategy: String,
+    (size_multiple, max_commits, changed_paths): (usize, Option<usize>, ChangedPaths),
     shown: &TerminalProgress,
 ) -> anyhow::Result<ExitCode> {
-    let Some(strategy) = split else {
-        sluice_graph::commit_graph::write_reachable(repo, shown)?;
-        return Ok(ExitCode::SUCCESS);
-    };
     let strategy = match strategy.as_str() {
         "" => SplitStrategy::Merge,
         "no-merge" => SplitStrategy::NoMerge,
@@ -184,6 +199,7 @@ fn write(
         strategy,
         size_multiple: size_multiple.max(1),
         max_commits,
+        changed_paths,
     };
     sluice_graph::commit_graph::write_split(repo, &options, shown)?;
     Ok(ExitCode::SUCCESS)
