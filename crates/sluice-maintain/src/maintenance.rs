@@ -5,7 +5,9 @@
 
 use crate::gc::{gc, GcError, GcOptions};
 use sluice_generate::{pack_loose_objects, RepackError, LOOSE_BATCH};
-use sluice_graph::commit_graph::{write_split, CommitGraphError, GraphReader, SplitOptions};
+use sluice_graph::commit_graph::{
+    write_split, CommitGraphError, GraphCommits, GraphReader, SplitOptions,
+};
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;
 use sluice_object::ObjectId;
@@ -109,7 +111,12 @@ pub fn run_tasks(
                 gc(repo, &options, progress)?;
             }
             Task::CommitGraph => {
-                write_split(repo, &SplitOptions::default(), progress)?;
+                write_split(
+                    repo,
+                    &GraphCommits::Reachable,
+                    &SplitOptions::default(),
+                    progress,
+                )?;
             }
             Task::LooseObjects => {
                 pack_loose_objects(repo, LOOSE_BATCH, progress, cancel)?;

@@ -383,3 +383,66 @@ fn every_source_gives_gits_graph() {
         }
     }
 }
+
+/// `--split` with each source git takes beside `--reachable` (`--stdin-commits`,
+/// `--stdin-packs`, every pack, `--append`), layer on layer, and `--split=replace` keeping only
+/// what its source reaches: the same files as git's, byte for byte, step by step.
+#[test]
+fn split_layers_from_every_source_are_gits() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let seed = history(&env);
+        let rev = |name: &str| String::from_utf8(env.git(&seed, &["rev-parse", name])).unwrap();
+        let write = |flags: &[&'static str]| -> Vec<&'static str> {
+            [&["commit-graph", "write", "--no-progress"][..], flags].concat()
+        };
+        let steps: Vec<(Vec<&str>, String)> = vec![
+            (write(&["--split"]), String::new()),
+            (write(&["--split", "--stdin-commits"]), rev("side")),
+            (write(&["--split=no-merge", "--stdin-commits"]), rev("v1")),
+            (
+                write(&["--split", "--append", "--stdin-commits"]),
+                rev("other"),
+            ),
+            (vec!["repack", "-q", "-d"], String::new()),
+            (write(&["--split=no-merge"]), String::new()),
+            (write(&["--split=replace", "--stdin-commits"]), rev("side")),
+            (write(&["--split", "--reachable"]), String::new()),
+            (write(&["--split=replace", "--stdin-packs"]), String::new()),
+        ];
+        let twins: Vec<std::path::PathBuf> = ["theirs", "ours"]
+            .iter()
+            .map(|name| {
+                let copy = env.path().join(name);
+                crate::util::copy_tree(&seed, &copy);
+                copy
+            })
+            .collect();
+        for (step, (args, input)) in steps.iter().enumerate() {
+            let mut said = Vec::new();
+            for (sluice, repo) in [false, true].into_iter().zip(&twins) {
+                // Packs are git's on both sides, so `--stdin-packs` names the same ones.
+                let sluice = sluice && args[0] != "repack";
+                let input = match args.contains(&"--stdin-packs") {
+                    true => crate::util::list_dir(&repo.join(".git/objects/pack"))
+                        .into_iter()
+                        .filter(|n| n.ends_with(".idx"))
+                        .map(|n| n + "\n")
+                        .collect(),
+                    false => input.clone(),
+                };
+                let run = env.sluice_or_git_command(sluice, repo, args);
+                let out = crate::util::run_with_input(run, input.as_bytes());
+                said.push((out.status.code(), stderr(&out)));
+            }
+            assert_eq!(said[1], said[0], "{} step {step}", git.display());
+            assert_eq!(
+                info_files(&twins[1]),
+                info_files(&twins[0]),
+                "{} step {step} {args:?}",
+                git.display()
+            );
+            env.git(&twins[1], &["commit-graph", "verify"]);
+        }
+    }
+}

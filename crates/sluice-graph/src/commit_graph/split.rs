@@ -6,9 +6,7 @@
 //! `size-multiple` times the commits on its way in (so layers stay few), a whole
 //! `objects/info/commit-graph` becomes the bottom layer, and files no chain names are removed.
 
-use super::write::{
-    commit_tips, encode, generations, node_of, read_commits, write_graph_file, Node,
-};
+use super::write::{encode, generations, node_of, read_commits, write_graph_file, Node};
 use super::{CommitGraphError, Written, OID_LOOKUP};
 use sluice_object::progress::Progress;
 use sluice_object::{HashKind, IdMap, IdSet, ObjectId, ObjectKind};
@@ -60,10 +58,11 @@ struct Layer {
     path: PathBuf,
 }
 
-/// Writes a new layer for the commits the refs reach that the chain lacks, merging layers as
-/// `options` say; returns the new layer.
+/// Writes a new layer for the commits `commits` names and reaches that the chain lacks,
+/// merging layers as `options` say; returns the new layer.
 pub fn write_split(
     repo: &Repository,
+    commits: &super::GraphCommits,
     options: &SplitOptions,
     progress: &dyn Progress,
 ) -> Result<Written, CommitGraphError> {
@@ -78,27 +77,32 @@ pub fn write_split(
     )?;
     let mut layers = read_chain(&info, hash)?;
     let held: IdSet = layers.iter().flat_map(|l| l.ids.iter().copied()).collect();
-    let tips = commit_tips(repo)?;
+    let tips = super::sources::starting_commits(repo, commits, false)?;
     // Nothing new: the graph stays as it is (a whole one too), as git leaves it. A graph holds
     // every parent of what it holds, so tips all in it mean nothing new, found without reading
-    // history.
+    // history. (No tips at all: nothing is written, as git writes nothing.)
     if options.strategy != SplitStrategy::Replace && tips.iter().all(|t| held.contains(t)) {
-        if let Some(top) = layers.last() {
-            return Ok(Written {
-                commits: 0,
-                path: top.path.clone(),
-            });
+        let path = layers
+            .last()
+            .map_or(dir.join("commit-graph-chain"), |top| top.path.clone());
+        if tips.is_empty() || !layers.is_empty() {
+            return Ok(Written { commits: 0, path });
         }
     }
     let mut nodes = read_commits(repo, tips, progress)?;
     let mut new_ids: Vec<ObjectId> = nodes
         .keys()
-        .filter(|id| !held.contains(id))
+        .filter(|id| options.strategy == SplitStrategy::Replace || !held.contains(id))
         .copied()
         .collect();
+    // `replace` drops every layer and keeps none of their commits but those the sources
+    // reach, as git does; the other strategies keep a merged layer's commits.
+    if options.strategy == SplitStrategy::Replace {
+        layers.clear();
+    }
     while let Some(top) = layers.last() {
         let merge = match options.strategy {
-            SplitStrategy::Replace => true,
+            SplitStrategy::Replace => unreachable!("no layers are left"),
             SplitStrategy::NoMerge => false,
             SplitStrategy::Merge => {
                 top.ids.len() <= options.size_multiple.saturating_mul(new_ids.len())

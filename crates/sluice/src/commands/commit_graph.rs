@@ -7,8 +7,8 @@ use crate::progress::TerminalProgress;
 use anyhow::bail;
 use clap::{Args, Subcommand};
 use sluice_graph::commit_graph::{
-    write_graph, ChangedPaths, CommitGraphError, GraphCommits, GraphOptions, SourceError,
-    SplitOptions, SplitStrategy,
+    write_graph, write_split, ChangedPaths, CommitGraphError, GraphCommits, GraphOptions,
+    SourceError, SplitOptions, SplitStrategy,
 };
 use sluice_object::ObjectId;
 use std::process::ExitCode;
@@ -128,35 +128,42 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
                 (_, _, true) => GraphCommits::Packs(named_packs(&repo)?),
                 _ => GraphCommits::AllPacks,
             };
-            if split.is_some() && (commits != GraphCommits::Reachable || append) {
-                bail!("--split is supported with --reachable alone");
-            }
             let changed_paths = match super::either(changed_paths, no_changed_paths) {
                 Some(true) => ChangedPaths::Write,
                 Some(false) => ChangedPaths::Skip,
                 None => ChangedPaths::AsBefore,
             };
-            if commits != GraphCommits::Reachable || append || split.is_none() {
-                let options = GraphOptions {
-                    append,
-                    changed_paths,
-                };
-                return match write_graph(&repo, &commits, &options, &shown) {
-                    Ok(_) => Ok(ExitCode::SUCCESS),
-                    Err(CommitGraphError::Source(SourceError::NoPack(path))) => {
-                        let shown = super::shown_path(&repo, &path);
-                        eprintln!("error: error adding pack {shown}");
-                        Ok(ExitCode::from(1))
-                    }
-                    Err(CommitGraphError::Source(e)) => {
-                        eprintln!("error: {e}");
-                        Ok(ExitCode::from(1))
-                    }
-                    Err(e) => Err(e.into()),
-                };
+            let written = match split {
+                None => {
+                    let options = GraphOptions {
+                        append,
+                        changed_paths,
+                    };
+                    write_graph(&repo, &commits, &options, &shown)
+                }
+                Some(strategy) => {
+                    let options = SplitOptions {
+                        strategy: split_strategy(&strategy)?,
+                        size_multiple: size_multiple.max(1),
+                        max_commits,
+                        changed_paths,
+                    };
+                    write_split(&repo, &commits, &options, &shown)
+                }
+            };
+            match written {
+                Ok(_) => Ok(ExitCode::SUCCESS),
+                Err(CommitGraphError::Source(SourceError::NoPack(path))) => {
+                    let shown = super::shown_path(&repo, &path);
+                    eprintln!("error: error adding pack {shown}");
+                    Ok(ExitCode::from(1))
+                }
+                Err(CommitGraphError::Source(e)) => {
+                    eprintln!("error: {e}");
+                    Ok(ExitCode::from(1))
+                }
+                Err(e) => Err(e.into()),
             }
-            let layers = (size_multiple, max_commits, changed_paths);
-            write_split(&repo, split.unwrap_or_default(), layers, &shown)
         }
     }
 }
@@ -182,25 +189,12 @@ fn named_packs(repo: &sluice_repo::Repository) -> anyhow::Result<Vec<std::path::
         .collect())
 }
 
-/// `write --reachable --split`: a layer of a split graph.
-fn write_split(
-    repo: &sluice_repo::Repository,
-    strategy: String,
-    (size_multiple, max_commits, changed_paths): (usize, Option<usize>, ChangedPaths),
-    shown: &TerminalProgress,
-) -> anyhow::Result<ExitCode> {
-    let strategy = match strategy.as_str() {
+/// `--split`'s strategy, from its value.
+fn split_strategy(given: &str) -> anyhow::Result<SplitStrategy> {
+    Ok(match given {
         "" => SplitStrategy::Merge,
         "no-merge" => SplitStrategy::NoMerge,
         "replace" => SplitStrategy::Replace,
         other => bail!("unrecognized --split argument, {other}"),
-    };
-    let options = SplitOptions {
-        strategy,
-        size_multiple: size_multiple.max(1),
-        max_commits,
-        changed_paths,
-    };
-    sluice_graph::commit_graph::write_split(repo, &options, shown)?;
-    Ok(ExitCode::SUCCESS)
+    })
 }

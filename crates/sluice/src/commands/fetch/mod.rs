@@ -241,7 +241,8 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if graph && code == ExitCode::SUCCESS {
         let shown = TerminalProgress::new(crate::progress::enabled(!args.quiet, args.progress));
         let options = sluice_graph::commit_graph::SplitOptions::default();
-        sluice_graph::commit_graph::write_split(&repo, &options, &shown)?;
+        let commits = sluice_graph::commit_graph::GraphCommits::Reachable;
+        sluice_graph::commit_graph::write_split(&repo, &commits, &options, &shown)?;
     }
     Ok(code)
 }
