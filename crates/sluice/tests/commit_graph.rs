@@ -446,3 +446,42 @@ fn split_layers_from_every_source_are_gits() {
         }
     }
 }
+
+/// `--object-dir`: the repository's own object directory (write and verify), an alternate's
+/// (verify, as git's fsck runs it), and a directory that is neither (refused in git's words,
+/// 128, nothing written): exit code, stderr and the files as git's.
+#[test]
+fn object_directories_are_taken_as_git_takes_them() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let seed = history(&env);
+        let borrowed = env.path().join("borrowed");
+        crate::util::copy_tree(&seed, &borrowed);
+        env.git(&borrowed, &["commit-graph", "write", "--reachable"]);
+        let alternate = borrowed.join(".git/objects");
+        let elsewhere = env.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        let (alternate, elsewhere) = (alternate.to_str().unwrap(), elsewhere.to_str().unwrap());
+        let cases: [&[&str]; 5] = [
+            &["write", "--reachable", "--object-dir", ".git/objects"],
+            &["write", "--reachable", "--object-dir", elsewhere],
+            &["verify", "--object-dir", ".git/objects"],
+            &["verify", "--object-dir", alternate],
+            &["verify", "--object-dir", elsewhere],
+        ];
+        for args in cases {
+            let mut seen = Vec::new();
+            for sluice in [false, true] {
+                let repo = env.path().join(format!("repo-{sluice}"));
+                let _ = std::fs::remove_dir_all(&repo);
+                crate::util::copy_tree(&seed, &repo);
+                let alternates = repo.join(".git/objects/info/alternates");
+                std::fs::write(&alternates, format!("{alternate}\n")).unwrap();
+                let command = [&["commit-graph"][..], args].concat();
+                let out = env.sluice_or_git(sluice, &repo, &command);
+                seen.push((out.status.code(), stderr(&out), info_files(&repo)));
+            }
+            assert_eq!(seen[1], seen[0], "{} {args:?}", git.display());
+        }
+    }
+}
