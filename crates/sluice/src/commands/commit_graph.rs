@@ -184,7 +184,7 @@ fn object_db(
 ) -> anyhow::Result<sluice_odb::ObjectDb> {
     let wanted = std::fs::canonicalize(cwd.join(given)).ok();
     let objects = repo.objects();
-    let candidates = std::iter::once(&*objects).chain(objects.alternates());
+    let candidates = std::iter::once(objects).chain(objects.alternates());
     for candidate in candidates {
         if wanted.is_some() && std::fs::canonicalize(candidate.dir()).ok() == wanted {
             return Ok(candidate.clone());
