@@ -53,6 +53,9 @@ pub enum MidxError {
     /// More packs than the file can name.
     #[error("too many packs for a multi-pack-index: {0}")]
     TooManyPacks(usize),
+    /// There is no pack to index (git's words): no file is written.
+    #[error("no pack files to index.")]
+    NoPacks,
     /// The file is damaged or does not match its packs.
     #[error("{}: {why}", path.display())]
     Corrupt {
@@ -221,6 +224,9 @@ pub fn write_midx_with(
     }
     let mut names = listed.clone();
     names.sort();
+    if names.is_empty() {
+        return Err(MidxError::NoPacks);
+    }
     let pack_count =
         u32::try_from(names.len()).map_err(|_| MidxError::TooManyPacks(names.len()))?;
     let mut packs = Vec::with_capacity(names.len());
@@ -372,10 +378,8 @@ fn index_names(pack_dir: &Path) -> Result<Vec<String>, MidxError> {
     for entry in std::fs::read_dir(pack_dir).map_err(io)? {
         let name = entry.map_err(io)?.file_name();
         let Some(name) = name.to_str() else { continue };
-        if name.starts_with("pack-")
-            && name.ends_with(".idx")
-            && pack_dir.join(name).with_extension("pack").exists()
-        {
+        // Any pack, whatever its name (the loose-objects task's are `loose-*`), as git's.
+        if name.ends_with(".idx") && pack_dir.join(name).with_extension("pack").exists() {
             names.push(name.to_owned());
         }
     }

@@ -62,6 +62,8 @@ pub struct FetchChoice<'a> {
     /// `--refmap`: what maps the command line's refs to remote-tracking refs in passing,
     /// instead of the remote's refspecs (an empty one: nothing); none given, the remote's.
     pub refmap: &'a [String],
+    /// `--prefetch`: every ref stored under `refs/prefetch/`, tags left out.
+    pub prefetch: bool,
 }
 
 /// One fetch, planned.
@@ -126,6 +128,10 @@ impl FetchPlan {
             (None, false) => Vec::new(),
         };
         let mut command_line = choice.refspecs.clone();
+        if choice.prefetch {
+            command_line = prefetch_refspecs(command_line);
+            configured = prefetch_refspecs(configured);
+        }
         // The command line first, then the remote's setting, then `fetch.*`.
         let setting = |key: &str, given: Option<bool>| -> Result<bool, ConfigError> {
             if let Some(given) = given {
@@ -207,4 +213,21 @@ impl FetchPlan {
             prune: prune.then_some(pruned_by),
         })
     }
+}
+
+/// `--prefetch`'s refspecs, as git rewrites them: a refspec that stores nothing or fetches
+/// tags is dropped; the others store under `refs/prefetch/` (`refs/remotes/origin/*` becomes
+/// `refs/prefetch/remotes/origin/*`), always forced. Negative refspecs stay as they are.
+fn prefetch_refspecs(specs: Vec<Refspec>) -> Vec<Refspec> {
+    (specs.into_iter())
+        .filter(|s| s.negative || (s.dst.is_some() && !s.src.starts_with("refs/tags/")))
+        .map(|mut spec| {
+            if let Some(dst) = spec.dst.take().filter(|_| !spec.negative) {
+                let rest = dst.strip_prefix("refs/").unwrap_or(&dst);
+                spec.dst = Some(format!("refs/prefetch/{rest}"));
+                spec.force = true;
+            }
+            spec
+        })
+        .collect()
 }

@@ -7,7 +7,7 @@ use anyhow::bail;
 use clap::{Args, Subcommand};
 use sluice_generate::{write_midx_bitmap_of, MidxBitmap};
 use sluice_object::ObjectId;
-use sluice_odb::midx::{verify_midx, write_midx_with, MidxOptions};
+use sluice_odb::midx::{verify_midx, write_midx_with, MidxError, MidxOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -112,7 +112,14 @@ pub fn run(args: MultiPackIndexArgs, context: &Context) -> anyhow::Result<ExitCo
                 packs: write.stdin_packs.then(super::stdin_lines).transpose()?,
                 ..MidxOptions::default()
             };
-            write_midx_with(&pack_dir, repo.hash(), &options)?;
+            match write_midx_with(&pack_dir, repo.hash(), &options) {
+                // git's words and exit code; nothing written.
+                Err(MidxError::NoPacks) => {
+                    eprintln!("error: {}", MidxError::NoPacks);
+                    return Ok(ExitCode::from(1));
+                }
+                written => written?,
+            };
         }
         Action::Expire => {
             sluice_odb::midx_maintain::expire_midx(&pack_dir, repo.hash())?;

@@ -80,6 +80,9 @@ pub struct FetchArgs {
     /// Fetch every object the refs reach, as a new clone would, not only what is missing.
     #[arg(long)]
     refetch: bool,
+    /// Store every ref under `refs/prefetch/` and leave tags out (maintenance's prefetch).
+    #[arg(long)]
+    prefetch: bool,
     /// From a shallow remote, take refs that reach its cut too (adding it to .git/shallow).
     #[arg(long)]
     update_shallow: bool,
@@ -366,6 +369,7 @@ fn fetch_one(
         filter: args.filter.as_deref(),
         no_filter: args.no_filter,
         refmap: &args.refmap,
+        prefetch: args.prefetch,
     };
     let plan = FetchPlan::from_config(repo, &context.cwd, &choice)?;
     let upload_pack = args.upload_pack.as_deref().or(plan.upload_pack.as_deref());
