@@ -14,7 +14,9 @@ pub mod reflog;
 pub mod register;
 
 pub use gc::{after_push, gc, AfterPush, GcError, GcOptions, GcOutcome};
-pub use maintenance::{configured_tasks, run_tasks, MaintenanceError, Task};
+pub use maintenance::{
+    run_tasks, select_tasks, MaintenanceError, Prefetch, Schedule, Task, TaskFailure, TasksRun,
+};
 pub use prune::{prune, PruneError, PruneOptions, Pruned};
 pub use reflog::{expire_all, ExpireOptions, ReflogError};
 pub use register::{register, unregister, RegisterError};

@@ -208,7 +208,8 @@ fn date_packs(repo: &Path, from: std::time::SystemTime) {
 /// git's incremental-repack task runs `multi-pack-index write`, `expire` and `repack
 /// --batch-size=<size>`, each with `--no-progress`: with Sluice as its multi-pack-index, runs
 /// one after another leave the same objects and packs as git's, and a multi-pack-index git
-/// verifies.
+/// verifies; Sluice's own task leaves what git's does with Sluice's multi-pack-index (the
+/// same batch sizes, from the same packs).
 #[test]
 fn gits_incremental_repack_runs_with_sluices_multi_pack_index() {
     for git_bin in gits() {
@@ -228,13 +229,17 @@ fn gits_incremental_repack_runs_with_sluices_multi_pack_index() {
         let day_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(86_400);
         date_packs(&seed, day_ago);
         let mut seen = Vec::new();
-        for stand_in in [false, true] {
-            let repo = env.path().join(format!("midx-{stand_in}"));
+        // git alone, git with Sluice's multi-pack-index, Sluice's own task.
+        for (n, (stand_in, sluice)) in [(false, false), (true, false), (false, true)]
+            .into_iter()
+            .enumerate()
+        {
+            let repo = env.path().join(format!("midx-{n}"));
             crate::util::copy_tree(&seed, &repo);
             let mut rounds = Vec::new();
             for round in 1..=3 {
-                let mut run =
-                    env.git_command(&repo, &["maintenance", "run", "--task=incremental-repack"]);
+                let task = ["maintenance", "run", "--task=incremental-repack"];
+                let mut run = env.sluice_or_git_command(sluice, &repo, &task);
                 if stand_in {
                     run.env("GIT_EXEC_PATH", &exec);
                 }
@@ -249,6 +254,7 @@ fn gits_incremental_repack_runs_with_sluices_multi_pack_index() {
             seen.push(rounds);
         }
         assert_eq!(seen[1], seen[0], "with {git_bin:?}");
+        assert_eq!(seen[2], seen[1], "Sluice's task, beside {git_bin:?}");
         let calls = std::fs::read_to_string(env.path().join("calls")).unwrap();
         assert!(
             calls.contains("repack --no-progress --batch-size="),
@@ -422,6 +428,69 @@ fn gc_takes_and_refuses_what_git_does() {
                 continue;
             }
             assert_eq!(seen[1], seen[0], "{} {args:?}", git.display());
+        }
+    }
+}
+
+/// Which tasks `maintenance run` picks, as git picks them: `gc` enabled unless turned off and
+/// others added to it, `--schedule` taking only tasks scheduled at least that often (by
+/// `maintenance.<task>.schedule` or the incremental strategy's defaults), `--task` under a
+/// schedule, named tasks run last-named first (as git sorts them: the prefetched refs are not
+/// packed), the prefetch task fetching every remote but those skipped into `refs/prefetch/`,
+/// and bad schedules refused in git's words. Compared: exit code, stderr, refs, storage.
+#[test]
+fn tasks_are_chosen_and_prefetched_as_gits() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let upstream = env.init("upstream", false);
+        for i in 0..3 {
+            std::fs::write(upstream.join("f"), format!("{i}\n")).unwrap();
+            env.git(&upstream, &["add", "f"]);
+            env.git(&upstream, &["commit", "-q", "-m", &format!("c{i}")]);
+        }
+        env.git(&upstream, &["tag", "v1"]);
+        let seed = env.path().join("seed");
+        let from = upstream.to_str().unwrap();
+        env.git(env.path(), &["clone", "-q", from, seed.to_str().unwrap()]);
+        env.git(&seed, &["remote", "add", "skipped", from]);
+        env.git(&seed, &["config", "remote.skipped.skipFetchAll", "true"]);
+        std::fs::write(seed.join("loose"), "loose\n").unwrap();
+        env.git(&seed, &["add", "loose"]);
+        env.git(&seed, &["commit", "-q", "-m", "loose"]);
+        env.git(&upstream, &["checkout", "-q", "-b", "topic"]);
+        env.git(&upstream, &["commit", "-q", "--allow-empty", "-m", "topic"]);
+        env.git(&upstream, &["tag", "v2"]);
+        let strategy = "maintenance.strategy=incremental";
+        let cases: [(&[&str], &[&str]); 10] = [
+            (&["maintenance.commit-graph.enabled=true"], &[]),
+            (&[], &["--schedule=hourly"]),
+            (&[strategy], &["--schedule=hourly"]),
+            (&[strategy], &["--schedule=DAILY"]),
+            (&[strategy], &["--schedule=weekly"]),
+            (
+                &[strategy, "maintenance.loose-objects.schedule=weekly"],
+                &["--schedule=daily"],
+            ),
+            (&[], &["--task=prefetch", "--task=pack-refs"]),
+            (&[], &["--task=prefetch", "--schedule=weekly"]),
+            (&[], &["--schedule=monthly"]),
+            (&[], &["--auto", "--schedule=daily"]),
+        ];
+        for (n, (settings, flags)) in cases.into_iter().enumerate() {
+            let mut seen = Vec::new();
+            for sluice in [false, true] {
+                let repo = env.path().join(format!("case-{n}-{sluice}"));
+                crate::util::copy_tree(&seed, &repo);
+                for setting in settings {
+                    let (key, value) = setting.split_once('=').unwrap();
+                    env.git(&repo, &["config", key, value]);
+                }
+                let args = [&["maintenance", "run"][..], flags].concat();
+                let out = env.sluice_or_git(sluice, &repo, &args);
+                let refs = String::from_utf8(env.git(&repo, &["for-each-ref"])).unwrap();
+                seen.push((out.status.code(), stderr(&out), refs, storage(&env, &repo)));
+            }
+            assert_eq!(seen[1], seen[0], "{} {settings:?} {flags:?}", git.display());
         }
     }
 }

@@ -1,11 +1,12 @@
-//! `sluice maintenance run [--task=<task>]… [--auto] [-q]`: git maintenance's tasks (`gc`,
-//! `commit-graph`, `loose-objects`, `pack-refs`), named or as configured; `register` and
-//! `unregister [--force]`, the user's list of repositories to maintain.
+//! `sluice maintenance run [--task=<task>]… [--auto | --schedule=<frequency>] [-q]`: git
+//! maintenance's tasks (`prefetch`, `loose-objects`, `incremental-repack`, `gc`,
+//! `commit-graph`, `pack-refs`), named or as configured; `register` and `unregister
+//! [--force]`, the user's list of repositories to maintain.
 
 use super::Context;
 use anyhow::bail;
 use clap::{Args, Subcommand};
-use sluice_maintain::{configured_tasks, register, run_tasks, unregister, Task};
+use sluice_maintain::{register, run_tasks, select_tasks, unregister, Prefetch, Schedule, Task};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -27,6 +28,9 @@ enum Action {
         /// Each task only when there is enough for it to do.
         #[arg(long)]
         auto: bool,
+        /// Only the tasks scheduled at least this often (`hourly`, `daily`, `weekly`).
+        #[arg(long, value_name = "frequency")]
+        schedule: Option<String>,
         #[command(flatten)]
         foreground: super::Foreground,
     },
@@ -51,12 +55,13 @@ enum Action {
 /// Runs maintenance.
 pub fn run(args: MaintenanceArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context.require_repository()?;
-    let (task, auto, foreground) = match args.action {
+    let (task, auto, schedule, foreground) = match args.action {
         Action::Run {
             task,
             auto,
+            schedule,
             foreground,
-        } => (task, auto, foreground),
+        } => (task, auto, schedule, foreground),
         Action::Register { config_file } => {
             let file = config_file.map(|f| context.cwd.join(f));
             register(&repo, file.as_deref())?;
@@ -68,20 +73,68 @@ pub fn run(args: MaintenanceArgs, context: &Context) -> anyhow::Result<ExitCode>
             return Ok(ExitCode::SUCCESS);
         }
     };
-    let mut tasks = Vec::new();
+    let schedule = match schedule.as_deref() {
+        Some(_) if auto => bail!("use at most one of --auto and --schedule=<frequency>"),
+        Some(given) => match Schedule::named(given) {
+            Some(schedule) => Some(schedule),
+            None => bail!("unrecognized --schedule argument '{given}'"),
+        },
+        None => None,
+    };
+    let mut named = Vec::new();
     for name in &task {
         let Some(task) = Task::named(name) else {
             bail!("'{name}' is not a valid task");
         };
-        if tasks.contains(&task) {
+        if named.contains(&task) {
             bail!("task '{name}' cannot be selected multiple times");
         }
-        tasks.push(task);
+        named.push(task);
     }
-    if tasks.is_empty() {
-        tasks = configured_tasks(&repo)?;
-    }
+    let tasks = select_tasks(&repo, &named, schedule)?;
     let progress = foreground.progress();
-    run_tasks(&repo, &tasks, auto, &progress, &context.cancel)?;
-    Ok(ExitCode::SUCCESS)
+    let prefetch = Fetch {
+        quiet: foreground.quiet(),
+        cwd: &context.cwd,
+    };
+    let run = run_tasks(&repo, &tasks, auto, &prefetch, &progress, &context.cancel)?;
+    for warning in &run.warnings {
+        eprintln!("warning: {warning}");
+    }
+    for failure in &run.failed {
+        for line in failure.error.lines() {
+            eprintln!("error: {line}");
+        }
+        eprintln!("error: task '{}' failed", failure.task.name());
+    }
+    Ok(ExitCode::from(u8::from(!run.failed.is_empty())))
+}
+
+/// The prefetch task's fetch: `sluice fetch` run as git runs `git fetch` for it, one process
+/// per remote.
+struct Fetch<'a> {
+    quiet: bool,
+    cwd: &'a std::path::Path,
+}
+
+impl Prefetch for Fetch<'_> {
+    fn prefetch(&self, remote: &str) -> bool {
+        let Ok(program) = std::env::current_exe() else {
+            return false;
+        };
+        let mut command = std::process::Command::new(program);
+        command.current_dir(self.cwd).args([
+            "fetch",
+            remote,
+            "--prefetch",
+            "--prune",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--recurse-submodules=no",
+        ]);
+        if self.quiet {
+            command.arg("--quiet");
+        }
+        command.status().is_ok_and(|status| status.success())
+    }
 }

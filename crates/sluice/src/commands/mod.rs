@@ -103,8 +103,20 @@ pub struct Foreground {
 impl Foreground {
     /// The progress to show: on a terminal, none with `-q`.
     pub fn progress(&self) -> crate::progress::TerminalProgress {
+        crate::progress::TerminalProgress::new(self.shows_progress())
+    }
+
+    /// Whether progress is shown: on a terminal, unless `-q`.
+    fn shows_progress(&self) -> bool {
         let quiet = either(self.quiet, self.no_quiet).unwrap_or(false);
-        crate::progress::TerminalProgress::new(crate::progress::enabled(!quiet, false))
+        crate::progress::enabled(!quiet, false)
+    }
+
+    /// Whether the commands run for the work are told `--quiet`: as given, else when stderr
+    /// is no terminal (git's maintenance).
+    pub fn quiet(&self) -> bool {
+        use std::io::IsTerminal as _;
+        either(self.quiet, self.no_quiet).unwrap_or(!std::io::stderr().is_terminal())
     }
 }
 
