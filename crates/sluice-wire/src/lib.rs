@@ -7,5 +7,6 @@ pub mod agent;
 pub mod demux;
 pub mod pktline;
 pub mod remote_text;
+pub mod report_status;
 pub mod session_id;
 pub mod sideband;

@@ -36,6 +36,7 @@ mod object_database;
 mod pack_hook;
 mod pack_objects;
 mod pipelined_clone;
+mod proc_receive;
 mod prune;
 mod push;
 mod push_defaults;

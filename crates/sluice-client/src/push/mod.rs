@@ -115,6 +115,9 @@ pub enum PushError {
     /// The server's report is not report-status.
     #[error("protocol error: bad report from the remote")]
     BadReport,
+    /// A line of the server's report is no status.
+    #[error(transparent)]
+    BadStatus(#[from] sluice_wire::report_status::ReportError),
     /// The framing of the server's answer is broken.
     #[error(transparent)]
     PktLine(#[from] sluice_wire::pktline::PktLineError),
@@ -262,6 +265,9 @@ pub struct PushedRef {
     pub status: RefStatus,
     /// The update loses history (and was forced).
     pub forced: bool,
+    /// What the server did instead of the update asked for (a `proc-receive` hook's refs,
+    /// told by report-status-v2), each its own line of the report.
+    pub rewrites: Vec<sluice_wire::report_status::Rewrite>,
 }
 
 /// The ref whose refusal failed an atomic push before anything was sent, and its status.
@@ -360,6 +366,9 @@ pub trait PushMessages: Sync {
 
     /// `push.negotiate` failed for this reason; the push goes on without it.
     fn negotiation_failed(&self, error: &crate::fetch::RunError);
+
+    /// The server's report broke the protocol in a way the push survives (git's words).
+    fn error(&self, message: &str);
 }
 
 /// Pairs the refspecs with the refs on both sides and judges each update; under `--atomic`

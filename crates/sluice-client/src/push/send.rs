@@ -14,6 +14,7 @@ use sluice_repo::Repository;
 use sluice_wire::demux::Demux;
 use sluice_wire::pktline::write_line;
 use sluice_wire::pktline::{write_flush, Packet, PktReader};
+use sluice_wire::report_status;
 use std::io::Read;
 
 /// A push certificate to send in place of the commands (`--signed`).
@@ -58,9 +59,12 @@ pub(crate) fn send(
         return Err(PushError::PushOptionsUnsupported);
     }
     let mut caps = Vec::new();
-    let report = has("report-status");
+    // v2 where the server has it, as git asks: it tells what a proc-receive hook did.
+    let report_v2 = has("report-status-v2");
+    let report = has("report-status") && !report_v2;
     let side_band = has("side-band-64k");
     for (wanted, cap) in [
+        (report_v2, "report-status-v2"),
         (report, "report-status"),
         (side_band, "side-band-64k"),
         (!request.remote_progress && has("quiet"), "quiet"),
@@ -152,21 +156,22 @@ pub(crate) fn send(
         Ok(())
     };
     connection.send_streamed(&mut produce)?;
-    if !report {
+    if !report && !report_v2 {
         for r in refs.iter_mut().filter(|r| r.status == RefStatus::Pending) {
             r.status = RefStatus::Ok;
         }
         return Ok(None);
     }
-    read_report(connection, refs, side_band, messages)
+    read_report(connection, refs, side_band, repo.hash(), messages)
 }
 
-/// report-status: `unpack ok` (or the reason it failed), then `ok <ref>` or `ng <ref> <why>`
-/// per command, up to a flush.
+/// The server's report (`sluice_wire::report_status`), into the refs' statuses and what was
+/// done instead of them.
 fn read_report(
     connection: &mut Connection,
     refs: &mut [PushedRef],
     side_band: bool,
+    hash: sluice_object::HashKind,
     messages: &dyn PushMessages,
 ) -> Result<Option<String>, PushError> {
     let lines = if side_band {
@@ -178,34 +183,23 @@ fn read_report(
     } else {
         report_lines(connection.input())?
     };
-    let mut lines = lines.into_iter();
-    let unpack = match lines
-        .next()
-        .as_deref()
-        .and_then(|l| l.strip_prefix("unpack "))
-    {
-        Some("ok") => None,
-        Some(reason) => Some(reason.to_owned()),
-        None => return Err(PushError::BadReport),
-    };
-    for line in lines {
-        let (ok, rest) = match (line.strip_prefix("ok "), line.strip_prefix("ng ")) {
-            (Some(name), _) => (true, name),
-            (_, Some(rest)) => (false, rest),
-            _ => return Err(PushError::BadReport),
-        };
-        let (name, why) = rest.split_once(' ').unwrap_or((rest, ""));
-        let Some(r) = refs
-            .iter_mut()
-            .find(|r| r.dst == name && r.status == RefStatus::Pending)
+    let report = report_status::parse(&lines, hash).map_err(PushError::BadStatus)?;
+    for complaint in &report.complaints {
+        messages.error(complaint);
+    }
+    for status in report.refs {
+        let Some(r) =
+            (refs.iter_mut()).find(|r| r.dst == status.name && r.status == RefStatus::Pending)
         else {
             continue;
         };
-        r.status = match ok {
-            true => RefStatus::Ok,
-            false => RefStatus::RemoteRejected(why.to_owned()),
+        r.status = match status.refused {
+            None => RefStatus::Ok,
+            Some(why) => RefStatus::RemoteRejected(why),
         };
+        r.rewrites = status.rewrites;
     }
+    let unpack = report.unpack_error;
     for r in refs.iter_mut().filter(|r| r.status == RefStatus::Pending) {
         // A command the server did not answer: git's words.
         r.status = RefStatus::RemoteRejected("no report from remote".to_owned());

@@ -38,6 +38,7 @@ pub(crate) fn judge(
                 new,
                 status,
                 forced,
+                rewrites: Vec::new(),
             }
         })
         .collect()

@@ -106,7 +106,7 @@ fn hmac_sha1(key: &[u8], message: &[u8]) -> String {
 }
 
 /// A certificate as received: its text (signature included).
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub(super) struct Certificate {
     pub(super) text: Vec<u8>,
 }

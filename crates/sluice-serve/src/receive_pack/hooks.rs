@@ -73,6 +73,25 @@ impl Hooks {
         self.run_in(&git_dir, name, args, input, &env, live)
     }
 
+    /// Starts hook `name` in the git directory with its standard input, output and error
+    /// piped, for a hook that talks with receive-pack in pkt-lines; `None` if the repository
+    /// has no such hook.
+    pub(super) fn spawn_piped(&self, name: &str) -> Option<std::io::Result<std::process::Child>> {
+        let path = self.dir.join(name);
+        if !sluice_repo::hooks::runnable(&path) {
+            return None;
+        }
+        let mut command = Command::new(&path);
+        command
+            .current_dir(&self.git_dir)
+            .env("GIT_DIR", ".")
+            .envs(self.environment.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        Some(command.spawn())
+    }
+
     /// [`Self::run`] in directory `dir` (a work tree's hook), with only `env` beside the
     /// push's own variables.
     pub(super) fn run_in(

@@ -9,9 +9,12 @@
 //! `updateInstead` moves a non-bare repository's work tree with its branch (`deploy`).
 //!
 //! Hooks run as git runs them (`hooks`), with push options, the reference-transaction hook
-//! around each ref transaction. What they say reaches the client as it comes, with
+//! around each ref transaction; the refs `receive.procReceiveRefs` names are the
+//! `proc-receive` hook's to update (`proc_receive`), and report-status-v2 tells the client
+//! what it did instead. What they say reaches the client as it comes, with
 //! `receive.keepAlive` packets while they are silent (`messenger`).
 
+mod accept;
 mod aliased;
 mod certificate;
 mod deploy;
@@ -19,17 +22,18 @@ mod hooks;
 mod messenger;
 mod objects;
 mod policy;
+mod proc_receive;
 mod update;
 
-use hooks::Hooks;
+use accept::accept;
 use messenger::Messenger;
 use objects::receive_objects;
-use sluice_odb::quarantine::Quarantine;
 
 use sluice_object::{HashKind, ObjectId};
 use sluice_repo::refs::namespace::Namespace;
 use sluice_repo::Repository;
 use sluice_wire::pktline::{write_flush, write_packet, Packet, PktReader};
+use sluice_wire::report_status::write_ref_status;
 use sluice_wire::sideband::{Band, Sideband};
 use std::io::{Read, Write};
 
@@ -154,10 +158,12 @@ struct Command {
 }
 
 /// What the client asked for.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct Request {
     commands: Vec<Command>,
     report_status: bool,
+    /// report-status-v2: `option` lines after an `ok` tell what a proc-receive hook did.
+    report_v2: bool,
     side_band: bool,
     atomic: bool,
     /// The client sends push options after the commands.
@@ -208,17 +214,18 @@ pub fn receive_pack(
     let keepalive = repo.config().get_int("receive.keepalive")?;
     let band = request.side_band.then_some(&mut output as &mut dyn Write);
     let messenger = Messenger::new(band, keepalive);
-    let (unpacked, results) = match unpacked {
+    let (unpacked, results, reports) = match unpacked {
         Ok((quarantine, warnings)) => {
             warnings.into_iter().for_each(|w| messenger.say(w));
             let nonce = nonces.as_ref().zip(issued.as_deref());
-            let results = accept(repo, &request, quarantine, options, &messenger, nonce)?;
-            (Ok(()), results)
+            let (results, reports) =
+                accept(repo, &request, quarantine, options, &messenger, nonce)?;
+            (Ok(()), results, reports)
         }
         Err(failure) => {
             failure.messages.into_iter().for_each(|m| messenger.say(m));
             let refused = vec![Some("unpacker error".to_owned()); request.commands.len()];
-            (Err(failure.status), refused)
+            (Err(failure.status), refused, Vec::new())
         }
     };
     let messages = messenger.into_lines();
@@ -229,12 +236,12 @@ pub fn receive_pack(
             Err(status) => format!("unpack {status}\n"),
         };
         write_packet(&mut report, unpack.as_bytes())?;
-        for (command, result) in request.commands.iter().zip(&results) {
-            let line = match result {
-                None => format!("ok {}\n", command.name),
-                Some(why) => format!("ng {} {why}\n", command.name),
+        for (i, (command, result)) in request.commands.iter().zip(&results).enumerate() {
+            let done = match request.report_v2 {
+                true => reports.get(i).map_or(&[][..], Vec::as_slice),
+                false => &[],
             };
-            write_packet(&mut report, line.as_bytes())?;
+            write_ref_status(&mut report, &command.name, result.as_deref(), done)?;
         }
         write_flush(&mut report)?;
         if request.side_band {
@@ -420,9 +427,11 @@ fn read_request<R: Read>(
         if let Some(caps) = caps {
             for cap in String::from_utf8_lossy(caps).split(' ') {
                 match cap.trim_end() {
-                    // v2 adds `option` lines after a ref's status only where a proc-receive
-                    // hook rewrote the update, which Sluice does not run: the same lines.
-                    "report-status" | "report-status-v2" => request.report_status = true,
+                    "report-status" => request.report_status = true,
+                    "report-status-v2" => {
+                        request.report_status = true;
+                        request.report_v2 = true;
+                    }
                     "side-band-64k" => request.side_band = true,
                     "atomic" => request.atomic = true,
                     "push-options" => request.push_options_follow = true,
@@ -489,115 +498,4 @@ fn read_certificate<R: Read>(
         }
     }
     Ok(certificate::Certificate { text })
-}
-
-/// The objects are in (in `quarantine`, if the push brought any): runs pre-receive, then moves
-/// the objects in and the refs (`update`: only if a ref is to move), then runs post-receive and
-/// post-update.
-fn accept(
-    repo: &Repository,
-    request: &Request,
-    quarantine: Option<Quarantine>,
-    session: &ReceivePackOptions,
-    messenger: &Messenger<'_>,
-    nonces: Option<(&certificate::Nonces, &str)>,
-) -> Result<Vec<Option<String>>, ReceiveError> {
-    let pusher = session.pusher.as_ref();
-    let hooks = Hooks::of(repo, pusher.map(Pusher::environment).unwrap_or_default());
-    let lines = |commands: &[&Command]| -> String {
-        (commands.iter())
-            .map(|c| format!("{} {} {}\n", c.old, c.new, c.name))
-            .collect()
-    };
-    let all: Vec<&Command> = request.commands.iter().collect();
-    let refuse_all = |why: &str| vec![Some(why.to_owned()); request.commands.len()];
-    // A ref named twice cannot be judged once: the whole push is refused, before any hook.
-    let mut names: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
-    names.sort_unstable();
-    if let Some(twice) = names.windows(2).find(|pair| pair[0] == pair[1]) {
-        messenger.say(format!(
-            "error: multiple updates for ref '{}' not allowed",
-            twice[0]
-        ));
-        return Ok(refuse_all("multiple updates for the same ref"));
-    }
-    let mut options = push_option_environment(request);
-    // A certificate is stored (in the quarantine, if any: a refused push keeps nothing) and
-    // judged once; pre-receive and post-receive both see the verdict, as in git.
-    if let (Some(cert), Some((nonces, issued))) = (&request.certificate, nonces) {
-        let objects = match &quarantine {
-            Some(quarantine) => sluice_odb::LooseObjects::new(quarantine.dir(), repo.hash()),
-            None => sluice_odb::LooseObjects::new(repo.objects().dir(), repo.hash()),
-        };
-        options.extend(cert.environment(&objects, nonces, issued, session.stateless_rpc));
-    }
-    let quarantined = (quarantine.as_ref())
-        .map(Quarantine::hook_environment)
-        .unwrap_or_default();
-    let mut env = quarantined.clone();
-    env.extend(options.iter().cloned());
-    let ran = hooks.run_live(
-        "pre-receive",
-        &[],
-        lines(&all).as_bytes(),
-        &env,
-        Some(messenger),
-    );
-    if ran.is_some_and(|ran| !ran.success) {
-        return Ok(refuse_all("pre-receive hook declined"));
-    }
-    let incoming = update::Incoming {
-        quarantine,
-        env: quarantined,
-    };
-    // Deletions of refs that do not exist (and whose old value names no object): git warns,
-    // and leaves them out of post-receive and post-update, which do not run for them alone.
-    let did_not_exist: Vec<bool> = (request.commands.iter())
-        .map(|c| {
-            c.new.is_null()
-                && !repo.objects().contains(&c.old)
-                && repo.refs().read(&c.name).ok().flatten().is_none()
-        })
-        .collect();
-    let gate = session.gate.as_deref();
-    let results = update::update_refs(repo, request, &hooks, pusher, incoming, messenger, gate)?;
-    let gone = (results.iter().zip(&did_not_exist)).filter(|(r, gone)| r.is_none() && **gone);
-    for _ in gone {
-        messenger.say("warning: deleting a non-existent ref".to_owned());
-    }
-    let applied: Vec<&Command> = (request.commands.iter().zip(&results))
-        .zip(&did_not_exist)
-        .filter(|((_, result), gone)| result.is_none() && !**gone)
-        .map(|((command, _), _)| command)
-        .collect();
-    if !applied.is_empty() {
-        let input = lines(&applied);
-        hooks.run_live(
-            "post-receive",
-            &[],
-            input.as_bytes(),
-            &options,
-            Some(messenger),
-        );
-        let names: Vec<&str> = applied.iter().map(|c| c.name.as_str()).collect();
-        hooks.run_live("post-update", &names, b"", &[], Some(messenger));
-        // receive.updateServerInfo: the files dumb HTTP clients read, as git refreshes them.
-        if repo.config().get_bool("receive.updateserverinfo")? == Some(true) {
-            if let Err(e) = sluice_repo::server_info::update_server_info(repo) {
-                messenger.say(format!("error: {e}"));
-            }
-        }
-    }
-    Ok(results)
-}
-
-/// What pre-receive and post-receive are told of push options, as git tells them:
-/// `GIT_PUSH_OPTION_COUNT` (0 when there are none) and `GIT_PUSH_OPTION_<i>`.
-fn push_option_environment(request: &Request) -> Vec<(String, std::ffi::OsString)> {
-    let count = request.push_options.len().to_string();
-    let mut env = vec![("GIT_PUSH_OPTION_COUNT".to_owned(), count.into())];
-    for (i, option) in request.push_options.iter().enumerate() {
-        env.push((format!("GIT_PUSH_OPTION_{i}"), option.into()));
-    }
-    env
 }

@@ -140,6 +140,10 @@ impl PushMessages for PushStderr {
         }
         eprintln!("warning: push negotiation failed; proceeding anyway with push");
     }
+
+    fn error(&self, message: &str) {
+        eprintln!("error: {message}");
+    }
 }
 
 /// Runs push.

@@ -47,6 +47,24 @@ fn describe(repo: &Repository, r: &PushedRef) -> (char, String, String) {
     }
 }
 
+/// The lines of a ref: itself, or, where the server did something else instead (a
+/// `proc-receive` hook's refs), each of those, what it leaves out taken from the ref.
+fn as_reported(r: &PushedRef) -> Vec<PushedRef> {
+    if r.rewrites.is_empty() || r.status != RefStatus::Ok {
+        return vec![r.clone()];
+    }
+    (r.rewrites.iter())
+        .map(|rewrite| PushedRef {
+            dst: rewrite.name.clone().unwrap_or_else(|| r.dst.clone()),
+            old: rewrite.old.or(r.old),
+            new: rewrite.new.or(r.new),
+            forced: rewrite.forced,
+            rewrites: Vec::new(),
+            ..r.clone()
+        })
+        .collect()
+}
+
 /// How much the report says, and for which command.
 pub(super) struct ReportStyle {
     pub(super) verbose: bool,
@@ -89,7 +107,8 @@ pub(super) fn print(
     let ids = refs.iter().flat_map(|r| [r.old, r.new]).flatten();
     let width = sluice_repo::abbrev::summary_width(repo, ids);
     let mut headed = false;
-    for r in order {
+    for r in order.flat_map(as_reported) {
+        let r = &r;
         if args.quiet && !r.status.refused() {
             continue;
         }
