@@ -58,6 +58,7 @@ mod repack_keep;
 mod repack_search;
 mod serve;
 mod server_log;
+mod shallow_push;
 mod shallow_servers;
 mod ssh_variants;
 mod store;

@@ -115,6 +115,9 @@ pub enum PushError {
     /// The server's report is not report-status.
     #[error("protocol error: bad report from the remote")]
     BadReport,
+    /// The repository's shallow file could not be read.
+    #[error(transparent)]
+    Repo(#[from] sluice_repo::RepoError),
     /// A line of the server's report is no status.
     #[error(transparent)]
     BadStatus(#[from] sluice_wire::report_status::ReportError),

@@ -80,7 +80,13 @@ pub(crate) fn send(
         sluice_wire::agent::user_agent(concat!("git/sluice-", env!("CARGO_PKG_VERSION")))
     ));
     let null = repo.hash().null_id();
+    // A shallow repository names its cut first, as git's send-pack does: the server judges
+    // what the pushed history needs of it, and the pack stops there.
+    let shallow = repo.shallow_commits()?;
     let mut head = Vec::new();
+    for id in &shallow {
+        write_line(&mut head, &format!("shallow {id}"));
+    }
     if let Some(cert) = &request.certificate {
         let signed = super::certificate::signed_request(
             &cert.signer,
@@ -91,7 +97,7 @@ pub(crate) fn send(
             null,
             &caps.join(" "),
         )?;
-        head = signed.unwrap_or_default();
+        head.extend(signed.unwrap_or_default());
     }
     let pending = refs.iter().filter(|r| r.status == RefStatus::Pending);
     for (i, r) in pending
@@ -143,7 +149,11 @@ pub(crate) fn send(
         // Only deletions: no pack is sent.
         true => None,
         false => {
-            let walk = WalkRequest::reachable(&wants, &haves, request.cancel.clone());
+            let cut: sluice_object::IdSet = shallow.iter().copied().collect();
+            let walk = WalkRequest {
+                shallow: &cut,
+                ..WalkRequest::reachable(&wants, &haves, request.cancel.clone())
+            };
             Some(walk_objects(odb, &walk, request.progress)?)
         }
     };

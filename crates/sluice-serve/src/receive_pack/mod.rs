@@ -23,6 +23,7 @@ mod messenger;
 mod objects;
 mod policy;
 mod proc_receive;
+mod shallow;
 mod update;
 
 use accept::accept;
@@ -171,6 +172,8 @@ struct Request {
     push_options: Vec<String>,
     /// The push certificate the commands came in (`--signed`).
     certificate: Option<certificate::Certificate>,
+    /// A shallow client's cut (`shallow <id>` before the commands).
+    shallow: Vec<ObjectId>,
 }
 
 /// Serves one push on `input`/`output`. Returns what hooks and refusals said when the client
@@ -438,6 +441,13 @@ fn read_request<R: Read>(
                     _ => {}
                 }
             }
+        }
+        if let Some(hex) = command.strip_prefix(b"shallow ") {
+            let hex = String::from_utf8_lossy(hex);
+            let id = ObjectId::from_hex(hash, hex.trim_end().as_bytes());
+            let bad = || ReceiveError::BadCommand(format!("shallow {hex}"));
+            request.shallow.push(id.map_err(|_| bad())?);
+            continue;
         }
         if command == b"push-cert" {
             request.certificate = Some(read_certificate(reader, &mut count)?);

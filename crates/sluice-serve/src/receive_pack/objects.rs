@@ -64,9 +64,10 @@ pub(super) fn receive_objects(
         fix_thin: true,
         stream_stays_open: true,
         max_input_size,
+        // A shallow client's history stops at its cut: the parents there are no links.
         links: Some(LinkCheck {
             tips,
-            shallow: Vec::new(),
+            shallow: request.shallow.clone(),
         }),
         ..store.index.clone()
     };

@@ -91,6 +91,8 @@ pub(super) struct Policy {
     /// too).
     linked: Vec<String>,
     log_all: LogRefs,
+    /// `receive.shallowUpdate`: a push may add to the repository's cut.
+    pub(super) shallow_update: bool,
 }
 
 /// Which refs get a reflog entry (`core.logAllRefUpdates`).
@@ -145,6 +147,7 @@ impl Policy {
             checked_out,
             linked: linked_branches(repo),
             log_all,
+            shallow_update: config.get_bool("receive.shallowupdate")?.unwrap_or(false),
         })
     }
 

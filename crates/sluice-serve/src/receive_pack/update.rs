@@ -53,7 +53,7 @@ pub(super) fn update_refs(
         }
         None => repo.objects(),
     };
-    let (mut results, deploys) = judge(
+    let (mut results, deploys, cuts) = judge(
         repo,
         request,
         &policy,
@@ -118,6 +118,16 @@ pub(super) fn update_refs(
     }
     drop(waiting);
     messenger.relay(&observer.said.into_inner().unwrap_or_default());
+    // `receive.shallowUpdate`: the cuts the refs that moved now need join the repository's.
+    let mut new_cuts: Vec<_> = (results.iter().zip(&cuts))
+        .filter(|(result, _)| result.is_none())
+        .flat_map(|(_, cuts)| cuts.iter().copied())
+        .collect();
+    new_cuts.sort_unstable();
+    new_cuts.dedup();
+    if let Err(e) = repo.update_shallow(&new_cuts, &[]) {
+        messenger.say(format!("error: {e}"));
+    }
     Ok(results)
 }
 
@@ -224,8 +234,9 @@ fn refusal(e: &TransactionError) -> &'static str {
     }
 }
 
-/// The verdict on each command before any ref moves: hidden refs, `receive.*`, the `update`
-/// hook. Returns the refusals and, per command, whether it moves the work tree.
+/// The verdict on each command before any ref moves: a shallow client's history with a hole
+/// here, hidden refs, `receive.*`, the `update` hook. Returns the refusals and, per command,
+/// whether it moves the work tree and the cut it adds (`receive.shallowUpdate`).
 fn judge(
     repo: &Repository,
     request: &Request,
@@ -234,11 +245,21 @@ fn judge(
     hooks: &Hooks,
     env: &[(String, OsString)],
     messenger: &Messenger<'_>,
-) -> (Results, Vec<bool>) {
+) -> (Results, Vec<bool>, Vec<Vec<sluice_object::ObjectId>>) {
     let hide = crate::advertise::hide_patterns(repo.config(), "receive");
     let mut results = Vec::with_capacity(request.commands.len());
     let mut deploys = Vec::with_capacity(request.commands.len());
+    let cut: sluice_object::IdSet = request.shallow.iter().copied().collect();
+    let mut added = Vec::with_capacity(request.commands.len());
     for command in &request.commands {
+        let cuts = super::shallow::cuts_needed(repo, objects, command, &cut);
+        if !cuts.is_empty() && !policy.shallow_update {
+            results.push(Some("shallow update not allowed".to_owned()));
+            deploys.push(false);
+            added.push(Vec::new());
+            continue;
+        }
+        added.push(cuts);
         if crate::advertise::hidden_by(&hide, &command.name) {
             results.push(Some(match command.new.is_null() {
                 true => "deny deleting a hidden ref".to_owned(),
@@ -273,7 +294,7 @@ fn judge(
         results.push(refused);
         deploys.push(verdict.deploy);
     }
-    (results, deploys)
+    (results, deploys, added)
 }
 
 /// The ref update a command asks for, logged as `receive.*` and the pusher say.
