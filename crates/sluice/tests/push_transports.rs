@@ -3,7 +3,8 @@
 //! command), git daemon with `--enable=receive-pack`, git http-backend behind a web server
 //! (anonymous, and with Basic credentials), and `sluice serve` over HTTP and git://. Each push is
 //! made twice, by git and by Sluice, into twin repositories behind the same server: the same
-//! exit code, the same words, the same refs, and `git fsck --strict` clean.
+//! exit code, the same words (push options included, which the servers' `pre-receive` hook
+//! repeats), the same refs, and `git fsck --strict` clean.
 
 use crate::http_push::work_with_commits;
 use crate::serve::{fake_ssh, Server};
@@ -13,12 +14,15 @@ use std::path::Path;
 use std::process::Command;
 
 /// A work repository with two commits and a tag, and two empty bare repositories beside it
-/// that take pushes over HTTP.
+/// that take pushes over HTTP, and push options, which their `pre-receive` hook repeats.
 fn setup(env: &Env) -> std::path::PathBuf {
     let work = work_with_commits(env);
     for name in ["theirs.git", "ours.git"] {
         let repo = env.init(name, true);
         env.git(&repo, &["config", "http.receivepack", "true"]);
+        env.git(&repo, &["config", "receive.advertisePushOptions", "true"]);
+        let hook = "#!/bin/sh\ni=0\nwhile test \"$i\" -lt \"${GIT_PUSH_OPTION_COUNT:-0}\"; do\n  eval \"echo option: \\$GIT_PUSH_OPTION_$i\"\n  i=$((i + 1))\ndone\n";
+        crate::util::script(&repo.join("hooks/pre-receive"), hook);
     }
     work
 }
@@ -56,11 +60,17 @@ fn push(
 
 /// The same pushes by git and by Sluice to `url_of("theirs.git")` and `url_of("ours.git")`.
 fn twin_pushes(env: &Env, work: &Path, url_of: impl Fn(&str) -> String, extra: &[&str]) {
-    let steps: [&[&str]; 4] = [
+    let steps: [&[&str]; 5] = [
         &["HEAD:refs/heads/main", "v1"],
         &["HEAD~1:refs/heads/topic"],
         &["--force", "HEAD~1:refs/heads/main"],
         &[":refs/heads/topic", "HEAD:refs/heads/main"],
+        &[
+            "--push-option=ci.skip",
+            "-o",
+            "topic=a b",
+            "HEAD:refs/heads/options",
+        ],
     ];
     let (theirs, ours) = (env.path().join("theirs.git"), env.path().join("ours.git"));
     for step in steps {
@@ -78,6 +88,7 @@ fn twin_pushes(env: &Env, work: &Path, url_of: impl Fn(&str) -> String, extra: &
     for repo in [&theirs, &ours] {
         env.git(repo, &["update-ref", "-d", "refs/heads/main"]);
         env.git(repo, &["update-ref", "-d", "refs/tags/v1"]);
+        env.git(repo, &["update-ref", "-d", "refs/heads/options"]);
     }
 }
 
