@@ -29,3 +29,38 @@ pub fn find(repo: &Repository, name: &str) -> Option<(PathBuf, PathBuf)> {
     let hook = dir(repo, &run_in).join(name);
     runnable(&hook).then_some((hook, run_in))
 }
+
+/// The `reference-transaction` hook's input for `updates` (old, new, ref), as git gives it:
+/// `<old> <new> <ref>` a line, the null id for a ref created or deleted.
+pub fn transaction_lines<'a>(
+    updates: impl IntoIterator<Item = (sluice_object::ObjectId, sluice_object::ObjectId, &'a str)>,
+) -> String {
+    (updates.into_iter())
+        .map(|(old, new, name)| format!("{old} {new} {name}\n"))
+        .collect()
+}
+
+/// Runs `reference-transaction <state>` of a command run in `repo`'s work tree, if it has the
+/// hook, with `lines` ([`transaction_lines`]) on its input; what it prints goes to standard
+/// error, as a git hook's output does. Whether it agreed: true when there is no hook; only a
+/// `prepared` transaction heeds the answer.
+pub fn reference_transaction(repo: &Repository, state: &str, lines: &str) -> bool {
+    use std::io::Write as _;
+    let Some((hook, run_in)) = find(repo, "reference-transaction") else {
+        return true;
+    };
+    let started = std::process::Command::new(&hook)
+        .arg(state)
+        .current_dir(run_in)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::io::stderr())
+        .spawn();
+    let Ok(mut child) = started else {
+        return false;
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        // A hook that does not read its input must not fail the transaction for it.
+        let _ = stdin.write_all(lines.as_bytes());
+    }
+    child.wait().is_ok_and(|status| status.success())
+}

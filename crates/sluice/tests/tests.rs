@@ -20,6 +20,7 @@ mod fetch_head;
 mod fetch_options;
 mod fetch_pack;
 mod fetch_refs;
+mod fetch_transaction_hook;
 mod fsck;
 mod git_plumbing;
 mod global_options;

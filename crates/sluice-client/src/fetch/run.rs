@@ -154,6 +154,8 @@ pub struct Moved {
     pub refused: Refused,
     /// `--set-upstream`'s warning, where it set nothing.
     pub upstream_warning: Option<String>,
+    /// The `reference-transaction` hook refused a transaction: the fetch stopped there.
+    pub aborted_by_hook: bool,
 }
 
 /// `fetch --negotiate-only`: negotiates with `remote` from the history of `tips` alone (see
@@ -395,11 +397,22 @@ fn move_refs(
         verbose: options.verbose,
         action: &options.action,
         who: &who,
+        atomic: options.atomic,
     };
-    let refused = update_refs(repo, odb, &updates, &changes, &mut lines)?;
+    let updated = update_refs(repo, odb, &updates, &changes, &mut lines)?;
     if let Some(append) = options.fetch_head {
-        let recorded: &[Update] = if held_back { &[] } else { &updates };
+        // As git's: the refs the fetch took before a refusing reference-transaction hook
+        // stopped it, nothing under --atomic.
+        let recorded: &[Update] = match (held_back, updated.aborted_at) {
+            (true, _) | (_, Some(_)) if options.atomic => &[],
+            (_, Some(at)) => &updates[..=at],
+            _ => &updates,
+        };
         write_fetch_head(repo, recorded, display_url(&remote.shown), append)?;
+    }
+    if updated.aborted_at.is_some() && !options.atomic {
+        // git says nothing of the refs before the one refused.
+        lines.clear();
     }
     let mut upstream_warning = None;
     if options.set_upstream {
@@ -415,8 +428,9 @@ fn move_refs(
     Ok(Moved {
         lines,
         in_the_way,
-        refused,
+        refused: updated.refused,
         upstream_warning,
+        aborted_by_hook: updated.aborted_at.is_some(),
     })
 }
 

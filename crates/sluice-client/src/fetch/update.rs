@@ -27,6 +27,7 @@ pub enum UpdateError {
 }
 
 /// How an update ended, for the summary line and the exit code.
+#[derive(Debug, Clone)]
 pub enum Outcome {
     /// The ref has the value already.
     UpToDate,
@@ -215,6 +216,9 @@ pub struct Changes<'a> {
     pub action: &'a str,
     /// Who the reflog entries name (see `sluice_repo::refs::reflog_identity`).
     pub who: &'a str,
+    /// `--atomic`: the refs move as one transaction (the `reference-transaction` hook sees
+    /// them together), else each as its own.
+    pub atomic: bool,
 }
 
 /// What updating `local` to the remote ref's value would be: its old value and the outcome.
@@ -266,21 +270,68 @@ pub enum Refused {
     InTheWay,
 }
 
+/// How the updates ended: whether some did not happen, and whether the
+/// `reference-transaction` hook refused one (the update it refused, the first under
+/// `--atomic`, where nothing then moved).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Updated {
+    /// Whether some update did not happen, and the worst reason.
+    pub refused: Refused,
+    /// The update whose transaction the hook refused.
+    pub aborted_at: Option<usize>,
+}
+
+/// The hook's lines for the updates that move.
+fn moving_lines<'a>(
+    repo: &Repository,
+    updates: impl Iterator<Item = (&'a Update, Option<ObjectId>, &'a Outcome)>,
+) -> String {
+    let null = repo.hash().null_id();
+    let moving = updates.filter(|(_, _, o)| !matches!(o, Outcome::Rejected(_) | Outcome::UpToDate));
+    sluice_repo::hooks::transaction_lines(moving.map(|(update, old, _)| {
+        let local = update.local.as_deref().unwrap_or_default();
+        (old.unwrap_or(null), update.remote.id, local)
+    }))
+}
+
 /// Moves the local refs of `updates` that may move (fast-forwards, forced updates, new refs),
 /// logging them as git does, and adds a report line for each to `lines`. A ref that cannot be
-/// written is reported and the others still move, as in git.
+/// written is reported and the others still move, as in git. Each ref's transaction (all of
+/// them, under `--atomic`) goes by the `reference-transaction` hook; one it refuses stops
+/// the updates there (under `--atomic`, none moves).
 pub fn update_refs(
     repo: &Repository,
     odb: &ObjectDb,
     updates: &[Update],
     changes: &Changes,
     lines: &mut Vec<Report>,
-) -> Result<Refused, UpdateError> {
+) -> Result<Updated, UpdateError> {
     let config = repo.config();
     let bare = repo.work_tree().is_none();
     let log_updates = config.get_bool("core.logAllRefUpdates")?.unwrap_or(!bare);
     let mut refused = Refused::None;
-    for update in updates {
+    let decisions: Vec<Option<(Option<ObjectId>, Outcome)>> = (updates.iter())
+        .map(|update| match &update.local {
+            Some(local) if update.listed != Listed::CutOff => {
+                Some(decide(repo, odb, update, local))
+            }
+            _ => None,
+        })
+        .collect();
+    let decided = || {
+        (updates.iter().zip(&decisions))
+            .filter_map(|(update, decision)| decision.as_ref().map(|(old, o)| (update, *old, o)))
+    };
+    let all_lines = moving_lines(repo, decided());
+    let hook =
+        |state: &str, lines: &str| sluice_repo::hooks::reference_transaction(repo, state, lines);
+    let mut dry_run = changes.dry_run;
+    let mut aborted_at = None;
+    if changes.atomic && !dry_run && !all_lines.is_empty() && !hook("prepared", &all_lines) {
+        hook("aborted", &all_lines);
+        (dry_run, aborted_at) = (true, Some(0));
+    }
+    for (at, update) in updates.iter().enumerate() {
         if update.listed == Listed::CutOff {
             let name = update.local.as_deref().unwrap_or(&update.remote.name);
             lines.push(Report::Warning(format!(
@@ -298,7 +349,7 @@ pub fn update_refs(
             }
             continue;
         };
-        let (old, outcome) = decide(repo, odb, update, local);
+        let (old, outcome) = decisions[at].clone().expect("decided above");
         let new = update.remote.id;
         let (mut code, summary, mut note, reason) = match &outcome {
             Outcome::UpToDate if !changes.verbose => continue,
@@ -328,9 +379,16 @@ pub fn update_refs(
             }
         };
         let moves = !matches!(outcome, Outcome::Rejected(_) | Outcome::UpToDate);
+        // Each ref its own transaction, which the hook may refuse: the fetch stops there.
+        let one = moving_lines(repo, std::iter::once((update, old, &outcome)));
+        if moves && !dry_run && !changes.atomic && !hook("prepared", &one) {
+            hook("aborted", &one);
+            aborted_at = Some(at);
+            break;
+        }
         let mut error = None;
         let written = moves
-            && !changes.dry_run
+            && !dry_run
             && match repo.refs().write_checked(local, &RefTarget::Id(new), odb) {
                 Ok(()) => true,
                 Err(failed) => {
@@ -360,6 +418,9 @@ pub fn update_refs(
                     &format!("{}: {reason}", changes.action),
                 );
             }
+            if !changes.atomic {
+                hook("committed", &one);
+            }
         }
         lines.push(Report::Line(Summary {
             code,
@@ -374,5 +435,11 @@ pub fn update_refs(
             local: local.clone(),
         }));
     }
-    Ok(refused)
+    if changes.atomic && !dry_run && !all_lines.is_empty() {
+        hook("committed", &all_lines);
+    }
+    Ok(Updated {
+        refused,
+        aborted_at,
+    })
 }

@@ -444,6 +444,10 @@ fn fetch_one(
     });
     let summary_width = sluice_repo::abbrev::summary_width(repo, ids);
     print_report(shown, &moved.lines, args.quiet, format, summary_width)?;
+    if moved.aborted_by_hook {
+        eprintln!("fatal: ref updates aborted by hook");
+        return Ok(ExitCode::from(128));
+    }
     for error in &moved.in_the_way {
         eprintln!("error: {error}");
     }
