@@ -195,16 +195,14 @@ pub(super) struct TransactionHook<'a> {
 
 impl TransactionHook<'_> {
     fn run(&self, state: &str, updates: &[RefUpdate]) -> bool {
-        let mut input = String::new();
         let null = self.hash.null_id();
-        for update in updates {
+        let input = sluice_repo::hooks::transaction_lines(updates.iter().map(|update| {
             let old = match update.expected {
                 Expected::Id(id) => id,
                 _ => null,
             };
-            let new = update.new.unwrap_or(null);
-            input.push_str(&format!("{old} {new} {}\n", update.name));
-        }
+            (old, update.new.unwrap_or(null), update.name.as_str())
+        }));
         let env = self.env.lock().unwrap_or_else(|e| e.into_inner()).clone();
         match self
             .hooks
