@@ -7,7 +7,7 @@ use crate::receive_pack::RefGate;
 use crate::request_error::RequestError;
 use crate::ServeError;
 use sluice_repo::Repository;
-use sluice_store::{Node, Pinned, RefChange, Workspace};
+use sluice_store::{shared_presigned, Node, Pinned, RefChange, Workspace};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -39,6 +39,10 @@ pub enum BundleUris {
 /// How long a pre-signed bundle URL is valid: over an hour, as a clone may start its download
 /// late, and less than the sweep's default grace, so a listed bundle outlives its URLs.
 const PRESIGNED_FOR: std::time::Duration = std::time::Duration::from_secs(5400);
+
+/// How long a pre-signed URL handed out stays valid at least: a list signed earlier whose URLs
+/// expire sooner is signed anew.
+const VALID_AT_LEAST: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// What a request is served from.
 pub(crate) struct Opened {
@@ -124,7 +128,7 @@ impl Repositories {
 
 /// The bundle list of one generation, as `bundle.*` keys (git-config's `bundle.<id>.*`),
 /// made from the manifest alone: with a public base, every node gives the same list for one
-/// generation. An empty list when the store has no bundle yet (or cannot sign its URLs).
+/// generation, and pre-signed, every node gives the list the first one signed and stored. An empty list when the store has no bundle yet (or cannot sign its URLs).
 fn bundle_list(
     uris: &BundleUris,
     pinned: &Pinned,
@@ -138,21 +142,36 @@ fn bundle_list(
         ("bundle.mode".to_owned(), "all".to_owned()),
         ("bundle.heuristic".to_owned(), "creationToken".to_owned()),
     ];
-    for (name, token) in &pinned.manifest.bundles {
-        let key = sluice_store::bundle_key(&pinned.repo, name);
-        let uri = match uris {
-            BundleUris::Public(base) => {
-                let full = node.bucket().full_key(&key);
-                format!("{}/{full}", base.trim_end_matches('/'))
+    let keys: Vec<String> = (pinned.manifest.bundles.iter())
+        .map(|(name, _)| sluice_store::bundle_key(&pinned.repo, name))
+        .collect();
+    let uris: Vec<String> = match uris {
+        BundleUris::Public(base) => (keys.iter())
+            .map(|key| {
+                format!(
+                    "{}/{}",
+                    base.trim_end_matches('/'),
+                    node.bucket().full_key(key)
+                )
+            })
+            .collect(),
+        // The list the first node signed for this generation, the same from every node.
+        BundleUris::Presigned => {
+            let generation = pinned.manifest.generation;
+            let shared = shared_presigned(
+                &pinned.repo,
+                generation,
+                &keys,
+                PRESIGNED_FOR,
+                VALID_AT_LEAST,
+            );
+            match shared.map_err(|e| store_error(pinned.repo.folder(), e))? {
+                Some(urls) => urls,
+                None => return Ok(Vec::new()),
             }
-            BundleUris::Presigned => {
-                let signed = node.bucket().presigned_get(&key, PRESIGNED_FOR);
-                match signed.map_err(|e| store_error(&key, e))? {
-                    Some(url) => url,
-                    None => return Ok(Vec::new()),
-                }
-            }
-        };
+        }
+    };
+    for ((name, token), uri) in pinned.manifest.bundles.iter().zip(uris) {
         list.push((format!("bundle.{name}.uri"), uri));
         // Keys as git's config hands them over: lower case (git's client matches them so).
         list.push((format!("bundle.{name}.creationtoken"), token.to_string()));

@@ -82,6 +82,14 @@ fn sweep(repo: &StoredRepo, grace: Duration) -> Result<Swept, StoreError> {
         swept.deleted += 1;
     }
     let shared_cutoff = now.checked_sub(SHARED_PACK_AGE).unwrap_or(UNIX_EPOCH);
+    // Signed bundle lists (`signed::shared_presigned`) go by age as the shared packs do: a
+    // node whose list is gone signs a new one.
+    for (key, written) in repo.bucket().list(&repo.key("signed/"))? {
+        if written <= shared_cutoff {
+            repo.bucket().delete(&key)?;
+            swept.deleted += 1;
+        }
+    }
     for (key, written) in repo.bucket().list(&repo.key(crate::PACK_CACHE))? {
         if written <= shared_cutoff {
             repo.bucket().delete(&key)?;

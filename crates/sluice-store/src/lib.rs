@@ -31,6 +31,7 @@ pub mod manifest;
 mod node;
 mod ref_snapshot;
 mod scratch;
+mod signed;
 mod stored;
 
 #[cfg(test)]
@@ -47,6 +48,7 @@ pub use location::{Backend, StoreUrl};
 pub use maintain::{bundle_key, maintain, maintain_on, Compaction, Maintained};
 pub use manifest::{Manifest, PackEntry, RefSnapshot};
 pub use node::{Node, Pinned, PushRefused, RefChange, Workspace};
+pub use signed::shared_presigned;
 pub use stored::{transaction_id, Read, StoredRepo};
 
 use std::path::{Path, PathBuf};

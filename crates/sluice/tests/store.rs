@@ -110,6 +110,38 @@ fn metric(node: &Server, name: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// The answer of the node's protocol v2 `bundle-uri` command for `p.git`, a line each.
+fn bundle_list(node: &Server) -> Vec<String> {
+    use std::io::{Read, Write};
+    let pkt = |text: &str| format!("{:04x}{text}", text.len() + 4);
+    let mut stream = std::net::TcpStream::connect(node.git.as_deref().unwrap()).unwrap();
+    let hello = pkt("git-upload-pack /p.git\0host=localhost\0\0version=2\0");
+    let request = [
+        pkt("command=bundle-uri\n"),
+        "0001".to_owned(),
+        "0000".to_owned(),
+    ]
+    .concat();
+    stream.write_all(hello.as_bytes()).unwrap();
+    let read_until_flush = |stream: &mut std::net::TcpStream| {
+        let mut lines = Vec::new();
+        loop {
+            let mut size = [0u8; 4];
+            stream.read_exact(&mut size).unwrap();
+            let size = usize::from_str_radix(std::str::from_utf8(&size).unwrap(), 16).unwrap();
+            if size < 4 {
+                return lines;
+            }
+            let mut data = vec![0u8; size - 4];
+            stream.read_exact(&mut data).unwrap();
+            lines.push(String::from_utf8(data).unwrap().trim_end().to_owned());
+        }
+    };
+    read_until_flush(&mut stream);
+    stream.write_all(request.as_bytes()).unwrap();
+    read_until_flush(&mut stream)
+}
+
 fn git_url(node: &Server, name: &str) -> String {
     format!("git://{}/{name}", node.git.as_deref().unwrap())
 }
@@ -449,6 +481,18 @@ fn maintenance_and_gc_during_pushes_lose_nothing_and_clients_clone_from_the_bund
     let signed_url = format!("http://{}/p.git", signing.http());
     let signed = git_bundle_clone(&newest, &signed_url, "signed");
     assert_eq!(refs(&newest, &signed), refs(&newest, &clone));
+    // Every node hands out the list the first one signed, however much later it is asked.
+    let first = bundle_list(&signing);
+    assert!(
+        first.iter().any(|l| l.contains("X-Amz-Signature=")),
+        "{first:?}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let cache = env.path().join("signing-cache-2");
+    let args = [&args[..3], &[cache.to_str().unwrap(), "--bundle-uri"]].concat();
+    let other = Server::start_with(&env, &args, &vars);
+    assert_eq!(bundle_list(&other), first);
+    assert_eq!(bundle_list(&signing), first);
     // Sluice's clone takes the bundle by default, and ends as git's client did.
     let ours = newest.sluice(newest.path(), &["clone", "-q", &http, "ours"], b"");
     assert!(ours.status.success(), "{}", stderr(&ours));
