@@ -178,6 +178,8 @@ pub struct Filters<'a> {
     pub honor_pack_keep: bool,
     /// Not the objects of these packs, by file name (`--keep-pack=<pack-name>`).
     pub keep_packs: &'a [String],
+    /// With revisions: the objects a partial clone leaves out (`--filter=<spec>`).
+    pub object_filter: sluice_graph::ObjectFilter,
     /// Stops the walk between two objects.
     pub cancel: Cancel,
 }
@@ -191,7 +193,10 @@ pub fn select(
 ) -> Result<Walked, GenerateError> {
     let mut walked = match selection {
         Selection::Revs { include, exclude } => {
-            let request = WalkRequest::reachable(include, exclude, filters.cancel.clone());
+            let request = WalkRequest {
+                filter: filters.object_filter,
+                ..WalkRequest::reachable(include, exclude, filters.cancel.clone())
+            };
             walk_objects(odb, &request, progress).map_err(|e| GenerateError::Walk(Box::new(e)))?
         }
         Selection::Listed(listed) => listed_objects(odb, listed)?,

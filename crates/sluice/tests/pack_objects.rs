@@ -1,5 +1,6 @@
 //! `sluice pack-objects`, the plumbing, twinned with git's: the same input on standard input
-//! gives packs of the same objects, which git indexes, verifies and accepts.
+//! (and the same options: filters, and the flags git's own commands pass) gives packs of the
+//! same objects, which git indexes, verifies and accepts.
 
 use crate::util::{gits, run_with_input, stderr, Env};
 use std::path::Path;
@@ -84,6 +85,40 @@ fn packs_hold_what_gits_hold_for_the_same_input() {
             (
                 vec!["pack-objects", "--revs", "--stdout", "--no-reuse-object"],
                 "side\n".to_owned(),
+            ),
+            // Filters, and the flags git's send-pack, upload-pack and repack pass.
+            (
+                vec!["pack-objects", "--revs", "--stdout", "--filter=blob:none"],
+                "HEAD\n".to_owned(),
+            ),
+            (
+                vec![
+                    "pack-objects",
+                    "--revs",
+                    "--stdout",
+                    "--filter=blob:limit=2k",
+                ],
+                "HEAD\n^side\n".to_owned(),
+            ),
+            (
+                vec!["pack-objects", "--revs", "--stdout", "--filter=tree:0"],
+                "HEAD\n".to_owned(),
+            ),
+            (
+                vec![
+                    "pack-objects",
+                    "--all-progress-implied",
+                    "--revs",
+                    "--stdout",
+                    "--thin",
+                    "--delta-base-offset",
+                    "--shallow",
+                    "--sparse",
+                    "--index-version=2",
+                    "--compression=1",
+                    "-q",
+                ],
+                "HEAD\n".to_owned(),
             ),
         ];
         let version = String::from_utf8(env.git(&work, &["version"])).unwrap();
@@ -188,6 +223,16 @@ fn bad_input_is_refused_as_git_refuses_it() {
             &["pack-objects", "--stdout"][..],
             "not-an-id\n",
             "expected object ID",
+        ),
+        (
+            &["pack-objects", "--revs", "--stdout", "--filter=bogus"][..],
+            "HEAD\n",
+            "fatal: invalid filter-spec 'bogus'",
+        ),
+        (
+            &["pack-objects", "--revs", "--stdout", "--compression=12"][..],
+            "HEAD\n",
+            "fatal: bad pack compression level 12",
         ),
     ] {
         let out = run_with_input(env.sluice_command(&work, args), input.as_bytes());

@@ -92,6 +92,34 @@ pub struct PackObjectsArgs {
     /// Write no pack when there is nothing to pack.
     #[arg(long)]
     non_empty: bool,
+    /// With --revs: leave out what the filter excludes (`blob:none`, `blob:limit=<n>`,
+    /// `tree:<depth>`, `object:type=<type>`), as for a partial clone.
+    #[arg(long, value_name = "filter-spec")]
+    filter: Option<String>,
+    /// The `.idx` version to write (2, git's default; `2,<offset>` as git takes it).
+    #[arg(long, value_name = "version[,offset]")]
+    index_version: Option<String>,
+    /// The zlib level of what is compressed anew (`pack.compression`).
+    #[arg(long, value_name = "n")]
+    compression: Option<u32>,
+    /// Taken as git's send-pack passes them: progress is shown as it is.
+    #[arg(long)]
+    all_progress: bool,
+    /// Taken as git's send-pack passes them: progress is shown as it is.
+    #[arg(long)]
+    all_progress_implied: bool,
+    /// Taken as git passes it (how objects are counted; the pack holds the same objects).
+    #[arg(long, overrides_with = "no_sparse")]
+    sparse: bool,
+    /// Taken as git passes it.
+    #[arg(long, overrides_with = "sparse")]
+    no_sparse: bool,
+    /// Taken as git's send-pack passes it for a shallow client (deltas are chosen the same).
+    #[arg(long)]
+    shallow: bool,
+    /// Taken as git passes it: Sluice marks no delta islands.
+    #[arg(long)]
+    delta_islands: bool,
     /// Say nothing.
     #[arg(short, long)]
     quiet: bool,
@@ -111,6 +139,21 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
     }
     if args.max_pack_size.as_deref().is_some_and(|n| n != "0") {
         bail!("--max-pack-size with a limit is not supported yet");
+    }
+    let object_filter = match args.filter.as_deref() {
+        None => sluice_graph::ObjectFilter::None,
+        Some(spec) => match sluice_graph::ObjectFilter::parse(spec) {
+            Some(filter) => filter,
+            None => bail!("invalid filter-spec '{spec}'"),
+        },
+    };
+    // git writes version 2 unless told 1; Sluice writes 2 and says so for 1.
+    if let Some(version) = args.index_version.as_deref() {
+        match version.split(',').next() {
+            Some("2") => {}
+            Some("1") => bail!("--index-version=1 is not supported: Sluice writes version 2"),
+            _ => bail!("bad index version '{version}'"),
+        }
     }
     let odb = repo.objects().with_alternate_packs();
     let input = std::io::stdin().lock();
@@ -144,7 +187,13 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
         local: args.local,
         honor_pack_keep: args.honor_pack_keep,
         keep_packs: &args.keep_pack,
+        object_filter,
         cancel: context.cancel.clone(),
+    };
+    let compression = match args.compression {
+        Some(level) if level <= 9 => level,
+        Some(level) => bail!("bad pack compression level {level}"),
+        None => PackOptions::compression_of(repo.config())?,
     };
     let shown = crate::progress::enabled(!args.quiet, args.progress);
     let progress = TerminalProgress::new(shown);
@@ -159,7 +208,7 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
     let options = PackOptions {
         thin: args.thin && matches!(selection, Selection::Revs { .. }),
         ofs_delta: args.delta_base_offset,
-        compression: PackOptions::compression_of(repo.config())?,
+        compression,
         show_writing: true,
         full_search,
         cancel: context.cancel.clone(),
