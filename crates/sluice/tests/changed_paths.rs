@@ -1,7 +1,8 @@
 //! Changed-path Bloom filters in the commit-graph (`commit-graph write --changed-paths`),
 //! twinned with git 2.39 and 2.47 on copies of one history: the graph files byte for byte,
 //! exit code and stderr, for filters asked for, kept by a later write (whole, split, by gc and
-//! maintenance), dropped with `--no-changed-paths`, and (git 2.47) the hash version
+//! maintenance), dropped with `--no-changed-paths`, computed under a budget
+//! (`--max-new-filters`, `commitGraph.maxNewFilters`), and (git 2.47) the hash version
 //! `commitGraph.changedPathsVersion` names; git verifies each result.
 
 use crate::util::{gits, stderr, Env};
@@ -101,6 +102,19 @@ fn changed_path_filters_are_written_and_kept_as_gits() {
             vec![
                 with(&["--changed-paths"]),
                 vec!["commit-graph", "write", "--stdin-commits", "--no-progress"],
+            ],
+            // A budget of new filters: the earliest commits first; filters there are kept.
+            vec![
+                with(&["--changed-paths", "--max-new-filters=3"]),
+                with(&["--changed-paths", "--max-new-filters=2"]),
+            ],
+            vec![
+                [
+                    &["-c", "commitGraph.maxNewFilters=4"][..],
+                    &with(&["--changed-paths"]),
+                ]
+                .concat(),
+                with(&["--split", "--max-new-filters=-1"]),
             ],
         ];
         if newer {

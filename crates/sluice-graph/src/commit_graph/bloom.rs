@@ -49,6 +49,9 @@ pub(super) struct BloomSettings {
     pub(super) bits_per_entry: u32,
     /// More paths than this give the "everything changed" filter.
     pub(super) max_paths: usize,
+    /// At most this many filters computed anew (`--max-new-filters`,
+    /// `commitGraph.maxNewFilters`); the others are written empty, for a later write.
+    pub(super) max_new: Option<usize>,
 }
 
 impl Default for BloomSettings {
@@ -58,6 +61,7 @@ impl Default for BloomSettings {
             hashes: 7,
             bits_per_entry: 10,
             max_paths: 512,
+            max_new: None,
         }
     }
 }
@@ -93,7 +97,7 @@ pub(super) fn settings_for(
     objects: &Path,
     hash: HashKind,
     config: &sluice_odb::Config,
-    choice: ChangedPaths,
+    (choice, max_new): (ChangedPaths, Option<usize>),
 ) -> Result<Option<BloomSettings>, CommitGraphError> {
     if choice == ChangedPaths::Skip {
         return Ok(None);
@@ -112,6 +116,8 @@ pub(super) fn settings_for(
     if let 1 | 2 = wanted {
         settings.version = wanted as u32;
     }
+    let configured = config.get_int("commitGraph.maxNewFilters")?;
+    settings.max_new = max_new.or(configured.and_then(|n| usize::try_from(n).ok()));
     Ok(Some(settings))
 }
 
@@ -130,41 +136,50 @@ fn existing_settings(objects: &Path, hash: HashKind) -> Option<BloomSettings> {
             version: word(0)?,
             hashes: word(1)?,
             bits_per_entry: word(2)?,
-            max_paths: BloomSettings::default().max_paths,
+            ..BloomSettings::default()
         };
         let sound = len >= 12 && matches!(settings.version, 1 | 2) && settings.hashes > 0;
         sound.then_some(settings)
     })
 }
 
-/// The filters of `ids` (each in `nodes`, with its first parent), computed on every core.
+/// The filters of `ids` (each in `nodes`, with its first parent; `corrected` their corrected
+/// commit dates, in the same order). Those the graph there now holds with the same settings
+/// are reused; the others are computed on every core, under `settings.max_new` only that
+/// many, the earliest commits first (by corrected date, then commit time, then id) as git
+/// picks them, the rest written empty.
 pub(super) fn filters(
     objects: &ObjectDb,
     ids: &[ObjectId],
     nodes: &IdMap<Node>,
+    corrected: &[u64],
     settings: BloomSettings,
     progress: &dyn Progress,
 ) -> Result<Filters, CommitGraphError> {
+    let mut existing = existing_filters(objects.dir(), objects.hash(), settings);
+    let mut wanted: Vec<usize> = (0..ids.len())
+        .filter(|&i| !existing.contains_key(&ids[i]))
+        .collect();
+    if let Some(limit) = settings.max_new {
+        let time = |i: usize| nodes.get(&ids[i]).map_or(0, |n| n.time);
+        wanted.sort_by_key(|&i| (corrected.get(i).copied(), time(i), i));
+        wanted.truncate(limit);
+        wanted.sort_unstable();
+    }
     progress.phase(
         "Computing commit changed paths Bloom filters",
         Some(ids.len() as u64),
     );
+    progress.add((ids.len() - wanted.len()) as u64);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per_thread = ids.len().div_ceil(threads).max(1);
-    let parts: Vec<Result<Vec<Vec<u8>>, CommitGraphError>> = std::thread::scope(|scope| {
-        let running: Vec<_> = (ids.chunks(per_thread))
+    let per_thread = wanted.len().div_ceil(threads).max(1);
+    let parts: Vec<Result<Made, CommitGraphError>> = std::thread::scope(|scope| {
+        let running: Vec<_> = (wanted.chunks(per_thread))
             .map(|chunk| {
                 scope.spawn(move || {
                     let mut made = Vec::with_capacity(chunk.len());
-                    for id in chunk {
-                        let node = nodes.get(id).ok_or(CommitGraphError::Missing(*id))?;
-                        let parent = match node.parents.first() {
-                            Some(p) => Some(nodes.get(p).ok_or(CommitGraphError::Missing(*p))?),
-                            None => None,
-                        };
-                        let old = parent.map(|p| p.tree);
-                        let paths = changed_paths(objects, old, node.tree, settings.max_paths)?;
-                        made.push(filter_of(paths.as_ref(), settings));
+                    for &at in chunk {
+                        made.push((at, computed(objects, &ids[at], nodes, settings)?));
                         progress.add(1);
                     }
                     Ok(made)
@@ -175,12 +190,78 @@ pub(super) fn filters(
             .map(|t| t.join().unwrap_or_else(|_| Ok(Vec::new())))
             .collect()
     });
-    let mut filters = Vec::with_capacity(ids.len());
+    let mut filters: Vec<Vec<u8>> = (ids.iter())
+        .map(|id| existing.remove(id).unwrap_or_default())
+        .collect();
     for part in parts {
-        filters.extend(part?);
+        for (at, filter) in part? {
+            filters[at] = filter;
+        }
     }
     progress.finish();
     Ok(Filters { settings, filters })
+}
+
+/// Filters made on one thread, each with the position of its commit.
+type Made = Vec<(usize, Vec<u8>)>;
+
+/// The filter of commit `id`, against its first parent.
+fn computed(
+    objects: &ObjectDb,
+    id: &ObjectId,
+    nodes: &IdMap<Node>,
+    settings: BloomSettings,
+) -> Result<Vec<u8>, CommitGraphError> {
+    let node = nodes.get(id).ok_or(CommitGraphError::Missing(*id))?;
+    let old = match node.parents.first() {
+        Some(p) => Some(nodes.get(p).ok_or(CommitGraphError::Missing(*p))?.tree),
+        None => None,
+    };
+    let paths = changed_paths(objects, old, node.tree, settings.max_paths)?;
+    Ok(filter_of(paths.as_ref(), settings))
+}
+
+/// The filters the graph files there now hold, by commit, where written with `settings`
+/// (those written empty, not computed then, are left out).
+fn existing_filters(objects: &Path, hash: HashKind, settings: BloomSettings) -> IdMap<Vec<u8>> {
+    let mut found = IdMap::default();
+    for path in graph_files(objects) {
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        let Some(count) = bytes.get(6).map(|&c| usize::from(c)) else {
+            continue;
+        };
+        let Some(table) = sluice_odb::chunk_file::read_table(&bytes, 8, count, hash) else {
+            continue;
+        };
+        let chunk =
+            |id| sluice_odb::chunk_file::find(&table, id).map(|(at, len)| &bytes[at..at + len]);
+        let (Some(lookup), Some(index), Some(data)) =
+            (chunk(*b"OIDL"), chunk(BLOOM_INDEX), chunk(BLOOM_DATA))
+        else {
+            continue;
+        };
+        let header = [settings.version, settings.hashes, settings.bits_per_entry];
+        let same =
+            data.len() >= 12 && (0..3).all(|k| data[4 * k..4 * k + 4] == header[k].to_be_bytes());
+        let id_len = hash.len_in_bytes();
+        if !same || index.len() / 4 != lookup.len() / id_len {
+            continue;
+        }
+        let mut start = 0usize;
+        for (raw, end) in lookup.chunks_exact(id_len).zip(index.chunks_exact(4)) {
+            let end = u32::from_be_bytes(end.try_into().expect("four bytes")) as usize;
+            let filter = data.get(12 + start..12 + end);
+            if let (Ok(id), Some(filter)) = (ObjectId::from_bytes(hash, raw), filter) {
+                if !filter.is_empty() {
+                    found.insert(id, filter.to_vec());
+                }
+            }
+            start = end;
+        }
+    }
+    found
 }
 
 /// The filter of `paths`; `None` means more than the settings' maximum.

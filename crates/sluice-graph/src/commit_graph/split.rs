@@ -38,6 +38,8 @@ pub struct SplitOptions {
     pub max_commits: Option<usize>,
     /// Whether the new layer carries changed-path Bloom filters.
     pub changed_paths: super::ChangedPaths,
+    /// At most this many filters computed anew (`--max-new-filters`).
+    pub max_new_filters: Option<usize>,
 }
 
 impl Default for SplitOptions {
@@ -47,6 +49,7 @@ impl Default for SplitOptions {
             size_multiple: 2,
             max_commits: None,
             changed_paths: super::ChangedPaths::default(),
+            max_new_filters: None,
         }
     }
 }
@@ -73,7 +76,7 @@ pub fn write_split(
         repo.objects().dir(),
         hash,
         repo.config(),
-        options.changed_paths,
+        (options.changed_paths, options.max_new_filters),
     )?;
     let mut layers = read_chain(&info, hash)?;
     let held: IdSet = layers.iter().flat_map(|l| l.ids.iter().copied()).collect();
@@ -127,11 +130,8 @@ pub fn write_split(
             nodes.insert(*id, node);
         }
     }
-    let filters = (bloom.map(|settings| {
-        super::bloom::filters(repo.objects(), &new_ids, &nodes, settings, progress)
-    }))
-    .transpose()?;
-    let bytes = encode_layer(hash, &layers, &new_ids, &nodes, filters.as_ref())?;
+    let bloom = bloom.map(|settings| (repo.objects(), settings, progress));
+    let bytes = encode_layer(hash, &layers, &new_ids, &nodes, bloom)?;
     let checksum = ObjectId::from_bytes(hash, &bytes[bytes.len() - hash.len_in_bytes()..])
         .expect("a checksum is an id's length");
     create_dir(&dir)?;
@@ -168,7 +168,11 @@ fn encode_layer(
     layers: &[Layer],
     ids: &[ObjectId],
     nodes: &IdMap<Node>,
-    filters: Option<&super::bloom::Filters>,
+    bloom: Option<(
+        &sluice_odb::ObjectDb,
+        super::bloom::BloomSettings,
+        &dyn Progress,
+    )>,
 ) -> Result<Vec<u8>, CommitGraphError> {
     let mut global: IdMap<u32> = IdMap::default();
     for id in layers.iter().flat_map(|l| l.ids.iter()).chain(ids) {
@@ -205,12 +209,16 @@ fn encode_layer(
     let layer_levels: Vec<u32> = ids.iter().map(|id| levels[at(id)]).collect();
     let layer_corrected: Vec<u64> = ids.iter().map(|id| corrected[at(id)]).collect();
     let bases: Vec<ObjectId> = layers.iter().map(|l| l.checksum).collect();
+    let filters = (bloom.map(|(objects, settings, progress)| {
+        super::bloom::filters(objects, ids, nodes, &layer_corrected, settings, progress)
+    }))
+    .transpose()?;
     let graph = super::write::GraphBody {
         ids,
         nodes: &layer,
         parents: &parents,
         generations: (&layer_levels, &layer_corrected),
-        filters,
+        filters: filters.as_ref(),
     };
     Ok(encode(hash, &graph, &bases))
 }

@@ -87,6 +87,8 @@ pub struct GraphOptions {
     pub append: bool,
     /// Whether it carries changed-path Bloom filters.
     pub changed_paths: super::ChangedPaths,
+    /// At most this many filters computed anew (`--max-new-filters`).
+    pub max_new_filters: Option<usize>,
 }
 
 /// Writes `objects/info/commit-graph` for `commits` (and, with `append`, those of the graph
@@ -102,7 +104,7 @@ pub fn write_graph(
         &objects_dir,
         repo.hash(),
         repo.config(),
-        options.changed_paths,
+        (options.changed_paths, options.max_new_filters),
     )?;
     let tips = super::sources::starting_commits(repo, commits, options.append)?;
     let nodes = read_commits(repo, tips, progress)?;
@@ -121,8 +123,10 @@ pub fn write_graph(
         .map(|node| node.parents.iter().map(|p| position[p]).collect())
         .collect();
     let generations = generations(&ordered, &parents);
-    let filters = (bloom
-        .map(|settings| super::bloom::filters(repo.objects(), &ids, &nodes, settings, progress)))
+    let filters = (bloom.map(|settings| {
+        let corrected = &generations.1;
+        super::bloom::filters(repo.objects(), &ids, &nodes, corrected, settings, progress)
+    }))
     .transpose()?;
     let graph = GraphBody {
         ids: &ids,

@@ -63,6 +63,10 @@ enum Action {
         /// Write no changed-path Bloom filters, even if the graph there now has them.
         #[arg(long, overrides_with = "changed_paths")]
         no_changed_paths: bool,
+        /// Compute at most this many new filters (`commitGraph.maxNewFilters`); the rest are
+        /// left for a later write.
+        #[arg(long, value_name = "n", allow_negative_numbers = true)]
+        max_new_filters: Option<i64>,
     },
     /// Check the commit-graph against the commits it describes.
     Verify {
@@ -111,6 +115,7 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
             max_commits,
             changed_paths,
             no_changed_paths,
+            max_new_filters,
         } => {
             if let Some(dir) = &args.object_dir {
                 // Sluice writes the graph of the repository's own object directory only.
@@ -135,6 +140,8 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
                 (_, _, true) => GraphCommits::Packs(named_packs(&repo)?),
                 _ => GraphCommits::AllPacks,
             };
+            // A negative count is no limit, as git takes it.
+            let max_new_filters = max_new_filters.and_then(|n| usize::try_from(n).ok());
             let changed_paths = match super::either(changed_paths, no_changed_paths) {
                 Some(true) => ChangedPaths::Write,
                 Some(false) => ChangedPaths::Skip,
@@ -145,6 +152,7 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
                     let options = GraphOptions {
                         append,
                         changed_paths,
+                        max_new_filters,
                     };
                     write_graph(&repo, &commits, &options, &shown)
                 }
@@ -154,6 +162,7 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
                         size_multiple: size_multiple.max(1),
                         max_commits,
                         changed_paths,
+                        max_new_filters,
                     };
                     write_split(&repo, &commits, &options, &shown)
                 }
