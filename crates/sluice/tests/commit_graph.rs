@@ -62,6 +62,17 @@ fn history(env: &Env) -> std::path::PathBuf {
     repo
 }
 
+/// Copies of `seed` for git (`theirs`) and Sluice (`ours`) to work on side by side.
+fn twins(env: &Env, seed: &Path) -> Vec<std::path::PathBuf> {
+    (["theirs", "ours"].iter())
+        .map(|name| {
+            let copy = env.path().join(name);
+            crate::util::copy_tree(seed, &copy);
+            copy
+        })
+        .collect()
+}
+
 fn graph(repo: &Path) -> Vec<u8> {
     std::fs::read(repo.join(".git/objects/info/commit-graph")).unwrap()
 }
@@ -186,14 +197,7 @@ fn split_graphs_are_written_as_git_writes_them() {
     for git in gits() {
         let env = Env::with_git(git);
         let seed = history(&env);
-        let twins: Vec<std::path::PathBuf> = ["theirs", "ours"]
-            .iter()
-            .map(|name| {
-                let copy = env.path().join(name);
-                crate::util::copy_tree(&seed, &copy);
-                copy
-            })
-            .collect();
+        let twins = twins(&env, &seed);
         let steps: [(usize, &[&str]); 10] = [
             (0, &["--split"]),
             (0, &["--split"]),
@@ -410,14 +414,7 @@ fn split_layers_from_every_source_are_gits() {
             (write(&["--split", "--reachable"]), String::new()),
             (write(&["--split=replace", "--stdin-packs"]), String::new()),
         ];
-        let twins: Vec<std::path::PathBuf> = ["theirs", "ours"]
-            .iter()
-            .map(|name| {
-                let copy = env.path().join(name);
-                crate::util::copy_tree(&seed, &copy);
-                copy
-            })
-            .collect();
+        let twins = twins(&env, &seed);
         for (step, (args, input)) in steps.iter().enumerate() {
             let mut said = Vec::new();
             for (sluice, repo) in [false, true].into_iter().zip(&twins) {
