@@ -6,7 +6,7 @@
 //! `commitGraph.changedPathsVersion` names; git verifies each result.
 
 use crate::util::{gits, stderr, Env};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// A history whose first-parent diffs cover what a filter holds: nested directories (each
 /// leading directory is a key), names with bytes from 0x80 (where the two hash versions
@@ -56,22 +56,6 @@ fn git_path(env: &Env) -> std::ffi::OsString {
     let dir = env.git.parent().unwrap().to_owned();
     let rest = std::env::var_os("PATH").unwrap_or_default();
     std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&rest))).unwrap()
-}
-
-/// The commit-graph files of `repo`, by name (the whole graph, the chain and its layers).
-fn graph_files(repo: &Path) -> Vec<(String, Vec<u8>)> {
-    let info = repo.join(".git/objects/info");
-    let mut files = Vec::new();
-    for dir in [info.clone(), info.join("commit-graphs")] {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if entry.path().is_file() && name.contains("graph") {
-                files.push((name, std::fs::read(entry.path()).unwrap()));
-            }
-        }
-    }
-    files.sort();
-    files
 }
 
 #[test]
@@ -138,7 +122,7 @@ fn changed_path_filters_are_written_and_kept_as_gits() {
                 }
                 let verify = env.git_with_input(&repo, &["commit-graph", "verify"], b"");
                 assert!(verify.status.success(), "{}", stderr(&verify));
-                seen.push((said, graph_files(&repo)));
+                seen.push((said, crate::commit_graph::info_files(&repo)));
             }
             assert!(seen[1] == seen[0], "{} {steps:?}", git.display());
         }

@@ -168,7 +168,7 @@ fn check_reading(env: &Env, repo: &Path) {
 }
 
 /// The files of `objects/info` (the whole graph, the chain and its layers), by name.
-fn info_files(repo: &Path) -> Vec<(String, Vec<u8>)> {
+pub(crate) fn info_files(repo: &Path) -> Vec<(String, Vec<u8>)> {
     let info = repo.join(".git/objects/info");
     let mut files = Vec::new();
     for dir in [info.clone(), info.join("commit-graphs")] {
