@@ -322,12 +322,19 @@ pub fn update_refs(
         (updates.iter().zip(&decisions))
             .filter_map(|(update, decision)| decision.as_ref().map(|(old, o)| (update, *old, o)))
     };
-    let all_lines = moving_lines(repo, decided());
-    let hook =
-        |state: &str, lines: &str| sluice_repo::hooks::reference_transaction(repo, state, lines);
+    // Looked for once: without the hook (the usual case) no line is made for it.
+    let watched = sluice_repo::hooks::find(repo, "reference-transaction").is_some();
+    let all_lines = match watched {
+        true => moving_lines(repo, decided()),
+        false => String::new(),
+    };
+    let hook = |state: &str, lines: &str| {
+        !watched || sluice_repo::hooks::reference_transaction(repo, state, lines)
+    };
     let mut dry_run = changes.dry_run;
     let mut aborted_at = None;
-    if changes.atomic && !dry_run && !all_lines.is_empty() && !hook("prepared", &all_lines) {
+    let atomic_hook = watched && changes.atomic && !all_lines.is_empty();
+    if atomic_hook && !dry_run && !hook("prepared", &all_lines) {
         hook("aborted", &all_lines);
         (dry_run, aborted_at) = (true, Some(0));
     }
@@ -380,8 +387,11 @@ pub fn update_refs(
         };
         let moves = !matches!(outcome, Outcome::Rejected(_) | Outcome::UpToDate);
         // Each ref its own transaction, which the hook may refuse: the fetch stops there.
-        let one = moving_lines(repo, std::iter::once((update, old, &outcome)));
-        if moves && !dry_run && !changes.atomic && !hook("prepared", &one) {
+        let one = match watched {
+            true => moving_lines(repo, std::iter::once((update, old, &outcome))),
+            false => String::new(),
+        };
+        if watched && moves && !dry_run && !changes.atomic && !hook("prepared", &one) {
             hook("aborted", &one);
             aborted_at = Some(at);
             break;
@@ -418,7 +428,7 @@ pub fn update_refs(
                     &format!("{}: {reason}", changes.action),
                 );
             }
-            if !changes.atomic {
+            if watched && !changes.atomic {
                 hook("committed", &one);
             }
         }
@@ -435,7 +445,7 @@ pub fn update_refs(
             local: local.clone(),
         }));
     }
-    if changes.atomic && !dry_run && !all_lines.is_empty() {
+    if atomic_hook && !dry_run {
         hook("committed", &all_lines);
     }
     Ok(Updated {
