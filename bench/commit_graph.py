@@ -6,6 +6,10 @@ removed before each run) and checks that Sluice's file is byte for byte git's. R
 wall time, CPU time and peak memory, and the ratio to git.
 
     python3 bench/commit_graph.py <repository> [--runs 5] [--git /usr/bin/git --git /usr/local/bin/git]
+        [--changed-paths]
+
+`--changed-paths` writes the changed-path Bloom filters too (every filter computed: the file
+is removed before each run, so none is reused).
 """
 
 import argparse
@@ -28,16 +32,18 @@ def main():
     parser.add_argument("--git", action="append")
     parser.add_argument("--sluice", default="target/release/sluice")
     parser.add_argument("--results", default="bench/results/commit-graph.jsonl")
+    parser.add_argument("--changed-paths", action="store_true")
     args = parser.parse_args()
+    extra = ["--changed-paths"] if args.changed_paths else []
     gits = args.git or ["/usr/bin/git"]
     sluice = os.path.abspath(args.sluice)
     git_dir = subprocess.run(["git", "-C", args.repo, "rev-parse", "--absolute-git-dir"],
                              capture_output=True, text=True, check=True).stdout.strip()
     graph = os.path.join(git_dir, "objects", "info", "commit-graph")
     tools = [(f"git {subprocess.run([g, 'version'], capture_output=True, text=True).stdout.split()[-1]}",
-              [g, "-C", git_dir, "commit-graph", "write", "--reachable", "--no-progress"])
+              [g, "-C", git_dir, "commit-graph", "write", "--reachable", "--no-progress"] + extra)
              for g in gits]
-    tools.append(("sluice", [sluice, "-C", git_dir, "commit-graph", "write", "--reachable"]))
+    tools.append(("sluice", [sluice, "-C", git_dir, "commit-graph", "write", "--reachable"] + extra))
     results = {name: [] for name, _ in tools}
     written = {}
     for round_ in range(args.runs):
@@ -66,7 +72,8 @@ def main():
     with open(args.results, "a") as f:
         for row in rows:
             row.update(repo=os.path.basename(os.path.abspath(args.repo).rstrip("/")),
-                       runs=args.runs, time=time.strftime("%Y-%m-%dT%H:%M:%S"))
+                       runs=args.runs, changed_paths=args.changed_paths,
+                       time=time.strftime("%Y-%m-%dT%H:%M:%S"))
             f.write(json.dumps(row) + "\n")
 
 
