@@ -3,8 +3,13 @@
 # directive a line: `features <list>` (its version line's features), `version <n>`,
 # `say <payload>` (one pkt-line), `flush`, `run <shell command>`, `stderr <text>`,
 # `exit <code>`. `$NEW` stands for the first command's new id.
+import signal
 import subprocess
 import sys
+
+# A receive-pack that stops listening (a version it refuses) ends the hook as it would a C
+# program, quietly, rather than with a traceback that races the end of the push.
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 
 inp, out = sys.stdin.buffer, sys.stdout.buffer
 
