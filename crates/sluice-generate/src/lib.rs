@@ -30,8 +30,8 @@ pub use incremental::{pack_loose_objects, repack_loose, LOOSE_BATCH};
 pub use midx_bitmap::{largest_pack, write_midx_bitmap, write_midx_bitmap_of, MidxBitmap};
 pub use midx_repack::repack_midx;
 pub use repack::{
-    repack_all, repack_all_with, write_stored, write_stored_at, writes_bitmaps, CruftOptions,
-    RepackError, RepackOptions, RECENT_PACK,
+    pack_files, repack_all, repack_all_with, write_stored, write_stored_at, writes_bitmaps,
+    CruftOptions, RepackError, RepackOptions, RECENT_PACK,
 };
 pub use window_search::{GivenLimits, SearchLimits};
 pub use write::{

@@ -454,8 +454,8 @@ pub(crate) fn loosen_left_out(
     Ok(())
 }
 
-/// The `.pack` files of a pack directory.
-pub(crate) fn pack_files(dir: &Path) -> Result<Vec<PathBuf>, RepackError> {
+/// The packs of a pack directory, as git counts them: each `.pack` with its `.idx`.
+pub fn pack_files(dir: &Path) -> Result<Vec<PathBuf>, RepackError> {
     let mut packs = Vec::new();
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
@@ -464,7 +464,14 @@ pub(crate) fn pack_files(dir: &Path) -> Result<Vec<PathBuf>, RepackError> {
     };
     for entry in entries {
         let path = entry.map_err(file_error("read", dir))?.path();
-        if path.extension().is_some_and(|x| x == "pack") {
+        // A pack is a `.pack` with its `.idx`, as git counts them: a `.pack` alone, or a
+        // temporary one (`.tmp-…`, another repack still writing), is none of this repack's
+        // business, and is left as it is.
+        let temporary = path
+            .file_name()
+            .is_some_and(|name| name.as_encoded_bytes().starts_with(b"."));
+        let indexed = path.with_extension("idx").is_file();
+        if path.extension().is_some_and(|x| x == "pack") && indexed && !temporary {
             packs.push(path);
         }
     }

@@ -269,11 +269,9 @@ fn past_limits(repo: &Repository) -> Result<bool, GcError> {
     }
     let pack_limit = config.get_int("gc.autopacklimit")?.unwrap_or(50);
     // As git counts them: a pack kept by a `.keep` file is not one gc would repack.
-    let packs = std::fs::read_dir(objects.join("pack"))
-        .map(|entries| {
-            (entries.flatten())
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "pack"))
+    let packs = sluice_generate::pack_files(&objects.join("pack"))
+        .map(|packs| {
+            (packs.iter())
                 .filter(|p| !p.with_extension("keep").exists())
                 .count()
         })
@@ -285,13 +283,9 @@ fn past_limits(repo: &Repository) -> Result<bool, GcError> {
 /// `gc --keep-largest-pack` picks it.
 fn largest_pack(repo: &Repository) -> Option<String> {
     let dir = repo.objects().dir().join("pack");
-    let packs = std::fs::read_dir(&dir)
-        .ok()?
-        .flatten()
-        .map(|entry| entry.path());
-    let candidates = packs.filter(|path| {
-        path.extension().is_some_and(|e| e == "pack")
-            && !path.with_extension("keep").exists()
+    let packs = sluice_generate::pack_files(&dir).ok()?;
+    let candidates = packs.into_iter().filter(|path| {
+        !path.with_extension("keep").exists()
             && !path.with_extension(sluice_odb::mtimes::EXTENSION).exists()
     });
     let sized = candidates.filter_map(|path| Some((std::fs::metadata(&path).ok()?.len(), path)));

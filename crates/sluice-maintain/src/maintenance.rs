@@ -310,9 +310,8 @@ fn incremental_repack(
     (sluice_odb::midx_maintain::expire_midx(&pack_dir, repo.hash())
         .map_err(MaintenanceError::from))
     .map_err(step("'git multi-pack-index expire' failed"))?;
-    let mut sizes: Vec<u64> = (std::fs::read_dir(&pack_dir).into_iter().flatten().flatten())
-        .filter(|entry| entry.file_name().to_string_lossy().ends_with(".pack"))
-        .filter_map(|entry| entry.metadata().ok().map(|m| m.len()))
+    let mut sizes: Vec<u64> = (sluice_generate::pack_files(&pack_dir).into_iter().flatten())
+        .filter_map(|pack| std::fs::metadata(pack).ok().map(|m| m.len()))
         .collect();
     sizes.sort_unstable_by(|a, b| b.cmp(a));
     let batch = (sizes.get(1).copied().unwrap_or(0) + 1).min(i32::MAX as u64);
