@@ -28,6 +28,8 @@ pub struct GeometricOptions {
     /// Take the loose objects in too (`repack --geometric`); maintenance after a push leaves
     /// them to `gc.auto`, as git's receive-pack leaves them.
     pub loose: bool,
+    /// Leave the dumb-HTTP files as they are (`-n`).
+    pub skip_server_info: bool,
 }
 
 /// What a geometric repack did.
@@ -109,7 +111,7 @@ pub fn repack_geometric(
         remove_pack(old)?;
     }
     prune_packed(odb, |id| packed.contains(id))?;
-    sluice_repo::server_info::update_server_info(repo)?;
+    crate::repack::refresh_server_info(repo, options.skip_server_info)?;
     Ok(Rolled::Into {
         into: stored.pack,
         packs: rolled.len(),

@@ -17,7 +17,7 @@ use sluice_repo::Repository;
 /// when there were none.
 pub fn repack_loose(
     repo: &Repository,
-    delete: bool,
+    (delete, skip_server_info): (bool, bool),
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<Option<PackStats>, RepackError> {
@@ -38,7 +38,7 @@ pub fn repack_loose(
         let packed = Pack::open(&stored.pack.with_extension("idx"), repo.hash())?;
         prune_packed(&odb, |id| packed.contains(id))?;
     }
-    sluice_repo::server_info::update_server_info(repo)?;
+    crate::repack::refresh_server_info(repo, skip_server_info)?;
     Ok(Some(stats))
 }
 

@@ -117,6 +117,8 @@ pub struct RepackOptions {
     pub keep_unreachable: bool,
     /// Stops the walk, the delta search and the writing between two objects.
     pub cancel: Cancel,
+    /// Leave the dumb-HTTP files as they are (`-n`; see [`refresh_server_info`]).
+    pub skip_server_info: bool,
 }
 
 /// Whether a repack writes a bitmap when not told: `repack.writeBitmaps`, else in a bare
@@ -296,8 +298,7 @@ pub fn repack_all_with(
         }
         _ => {}
     }
-    // As git's repack (repack.updateServerInfo, on by default): the dumb HTTP files.
-    sluice_repo::server_info::update_server_info(repo)?;
+    refresh_server_info(repo, options.skip_server_info)?;
     Ok(stats)
 }
 
@@ -450,6 +451,16 @@ pub(crate) fn loosen_left_out(
         std::fs::File::open(&path)
             .and_then(|f| f.set_modified(modified))
             .map_err(file_error("date", &path))?;
+    }
+    Ok(())
+}
+
+/// After a repack, the dumb-HTTP files (`info/refs`, `objects/info/packs`), as git's repack
+/// refreshes them: unless `skip` (`-n`) or `repack.updateServerInfo` is false.
+pub(crate) fn refresh_server_info(repo: &Repository, skip: bool) -> Result<(), RepackError> {
+    let wanted = repo.config().get_bool("repack.updateserverinfo")?;
+    if !skip && wanted.unwrap_or(true) {
+        sluice_repo::server_info::update_server_info(repo)?;
     }
     Ok(())
 }

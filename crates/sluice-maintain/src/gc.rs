@@ -220,6 +220,7 @@ pub fn after_push(repo: &Repository) -> Result<AfterPush, GcError> {
         factor: 2,
         spare_largest: true,
         loose: false,
+        skip_server_info: false,
     };
     Ok(match repack_geometric(repo, &geometric, &options.cancel)? {
         Rolled::Nothing => AfterPush::Nothing,

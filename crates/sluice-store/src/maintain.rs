@@ -164,6 +164,7 @@ fn rolled(staged: &Repository) -> Result<bool, StoreError> {
         factor: 2,
         spare_largest: true,
         loose: false,
+        skip_server_info: false,
     };
     let cancel = sluice_object::cancel::Cancel::default();
     let rolled = sluice_generate::repack_geometric(staged, &options, &cancel)?;

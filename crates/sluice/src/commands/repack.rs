@@ -23,8 +23,19 @@ pub struct RepackArgs {
     #[arg(short = 'A', conflicts_with = "all")]
     all_loosen: bool,
     /// Leave out the objects an alternate has.
-    #[arg(short = 'l', long)]
+    #[arg(short = 'l', long, overrides_with = "no_local")]
     local: bool,
+    #[arg(long, hide = true, overrides_with = "local")]
+    no_local: bool,
+    /// Do not refresh the dumb-HTTP files (`info/refs`, `objects/info/packs`) afterwards, as
+    /// `repack.updateServerInfo=false`.
+    #[arg(short = 'n')]
+    no_update_server_info: bool,
+    /// Taken as git takes it: Sluice marks no delta islands.
+    #[arg(short = 'i', long, overrides_with = "no_delta_islands")]
+    delta_islands: bool,
+    #[arg(long, hide = true, overrides_with = "delta_islands")]
+    no_delta_islands: bool,
     /// With -A: only those of packs written after this date.
     #[arg(long, value_name = "when")]
     unpack_unreachable: Option<String>,
@@ -38,7 +49,7 @@ pub struct RepackArgs {
     no_bitmap: bool,
     /// Roll the smallest packs and the loose objects into one, so that each pack holds at
     /// least this many times the objects of the next smaller one.
-    #[arg(long, value_name = "factor", conflicts_with_all = ["all", "all_loosen"])]
+    #[arg(short = 'g', long, value_name = "factor", conflicts_with_all = ["all", "all_loosen"])]
     geometric: Option<u64>,
     /// Search every delta anew rather than reuse those stored (git's --no-reuse-delta).
     #[arg(short = 'f')]
@@ -68,11 +79,15 @@ pub struct RepackArgs {
     cruft_expiration: Option<String>,
     /// Write a multi-pack-index of the packs left; with -b, its multi-pack bitmap too (beside
     /// the new pack's own, which git reads second).
-    #[arg(long)]
+    #[arg(short = 'm', long, overrides_with = "no_write_midx")]
     write_midx: bool,
+    #[arg(long, hide = true, overrides_with = "write_midx")]
+    no_write_midx: bool,
     /// Say nothing.
-    #[arg(short, long)]
+    #[arg(short, long, overrides_with = "no_quiet")]
     quiet: bool,
+    #[arg(long, hide = true, overrides_with = "quiet")]
+    no_quiet: bool,
 }
 
 /// The delta search's limits, as `repack` and `pack-objects` take them.
@@ -134,6 +149,7 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
             factor,
             spare_largest: false,
             loose: true,
+            skip_server_info: args.no_update_server_info,
         };
         let (midx, bitmap, cancel) = (args.write_midx, args.bitmap, &context.cancel);
         repack_geometric_with_midx(&repo, &options, midx, bitmap, &progress, cancel)?;
@@ -141,7 +157,8 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     }
     if !(args.all || args.all_loosen || args.cruft) {
         // git's plain repack: the loose objects the roots reach into a new pack.
-        if repack_loose(&repo, args.delete, &progress, &context.cancel)?.is_none() && !args.quiet {
+        let steps = (args.delete, args.no_update_server_info);
+        if repack_loose(&repo, steps, &progress, &context.cancel)?.is_none() && !args.quiet {
             println!("Nothing new to pack.");
         }
         return Ok(ExitCode::SUCCESS);
@@ -186,6 +203,7 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         },
         keep_unreachable: args.keep_unreachable,
         cancel: context.cancel.clone(),
+        skip_server_info: args.no_update_server_info,
     };
     let stats = repack_all_with(&repo, &options, &progress)?;
     if crate::progress::enabled(!args.quiet, false) {
