@@ -117,7 +117,7 @@ pub struct RepackOptions {
     pub keep_unreachable: bool,
     /// Stops the walk, the delta search and the writing between two objects.
     pub cancel: Cancel,
-    /// Leave the dumb-HTTP files as they are (`-n`; see [`refresh_server_info`]).
+    /// Leave the dumb-HTTP files as they are (`-n`), whatever `repack.updateServerInfo` says.
     pub skip_server_info: bool,
 }
 
