@@ -239,16 +239,8 @@ fn needs_gc(repo: &Repository) -> Result<bool, GcError> {
     if !past_limits(repo)? {
         return Ok(false);
     }
-    let Some((hook, run_in)) = sluice_repo::hooks::find(repo, "pre-auto-gc") else {
-        return Ok(true);
-    };
-    // What the hook prints goes where git sends it: standard error, its output too.
-    let ran = std::process::Command::new(&hook)
-        .current_dir(run_in)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::io::stderr())
-        .status();
-    Ok(ran.is_ok_and(|status| status.success()))
+    // What the hook prints goes where git sends it: standard error.
+    Ok(sluice_repo::hooks::run(repo, "pre-auto-gc", &[], b"").unwrap_or(true))
 }
 
 /// About more than `gc.auto` (6,700) loose objects, counted in one fan-out directory as git

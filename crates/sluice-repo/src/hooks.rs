@@ -40,27 +40,31 @@ pub fn transaction_lines<'a>(
         .collect()
 }
 
-/// Runs `reference-transaction <state>` of a command run in `repo`'s work tree, if it has the
-/// hook, with `lines` ([`transaction_lines`]) on its input; what it prints goes to standard
-/// error, as a git hook's output does. Whether it agreed: true when there is no hook; only a
-/// `prepared` transaction heeds the answer.
-pub fn reference_transaction(repo: &Repository, state: &str, lines: &str) -> bool {
+/// Runs hook `name` of a command run in `repo`'s work tree (or git directory), if it has one,
+/// with `args` and `input` on its standard input; what it prints goes to standard error, as a
+/// git hook's output does. `None` when there is no such hook, else whether it succeeded.
+pub fn run(repo: &Repository, name: &str, args: &[&str], input: &[u8]) -> Option<bool> {
     use std::io::Write as _;
-    let Some((hook, run_in)) = find(repo, "reference-transaction") else {
-        return true;
-    };
+    let (hook, run_in) = find(repo, name)?;
     let started = std::process::Command::new(&hook)
-        .arg(state)
+        .args(args)
         .current_dir(run_in)
         .stdin(std::process::Stdio::piped())
         .stdout(std::io::stderr())
         .spawn();
     let Ok(mut child) = started else {
-        return false;
+        return Some(false);
     };
     if let Some(mut stdin) = child.stdin.take() {
-        // A hook that does not read its input must not fail the transaction for it.
-        let _ = stdin.write_all(lines.as_bytes());
+        // A hook that does not read its input must not fail for it.
+        let _ = stdin.write_all(input);
     }
-    child.wait().is_ok_and(|status| status.success())
+    Some(child.wait().is_ok_and(|status| status.success()))
+}
+
+/// Runs `reference-transaction <state>` with `lines` ([`transaction_lines`]) on its input:
+/// whether it agreed (true when there is no hook); only a `prepared` transaction heeds the
+/// answer.
+pub fn reference_transaction(repo: &Repository, state: &str, lines: &str) -> bool {
+    run(repo, "reference-transaction", &[state], lines.as_bytes()).unwrap_or(true)
 }
