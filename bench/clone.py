@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 
-from common import run
+from common import PORTABLE_LABEL, PORTABLE_SHA1_HELP, portable_sha1, run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -36,6 +36,8 @@ def tools(args, gix, url):
     if gix:
         out.append(("gix", [gix, "clone", url]))
     out.append(("sluice", [args.sluice, "clone", "-q", url]))
+    if args.portable_sha1:
+        out.append((PORTABLE_LABEL, portable_sha1([args.sluice, "clone", "-q", url])))
     return out
 
 
@@ -77,7 +79,7 @@ def bench(label, url, args, gix, work, expected_head, rows):
     git_wall = statistics.median(s[0] for s in samples["git"])
     git_cpu = statistics.median(s[1] for s in samples["git"])
     print(f"\n{label}: {url}")
-    print(f"{'tool':<8} {'wall s':>8} {'CPU s':>8} {'peak MB':>8} {'wall/git':>9} {'CPU/git':>8}")
+    print(f"{'tool':<17} {'wall s':>8} {'CPU s':>8} {'peak MB':>8} {'wall/git':>9} {'CPU/git':>8}")
     for name, runs in samples.items():
         wall = statistics.median(s[0] for s in runs)
         cpu = statistics.median(s[1] for s in runs)
@@ -87,7 +89,7 @@ def bench(label, url, args, gix, work, expected_head, rows):
                "wall_vs_git": round(wall / git_wall, 3), "cpu_vs_git": round(cpu / git_cpu, 3),
                "samples": [[round(x, 3) for x in s] for s in runs]}
         rows.append(row)
-        print(f"{name:<8} {wall:>8.2f} {cpu:>8.2f} {peak:>8.0f} {wall / git_wall:>8.2f}x "
+        print(f"{name:<17} {wall:>8.2f} {cpu:>8.2f} {peak:>8.0f} {wall / git_wall:>8.2f}x "
               f"{cpu / git_cpu:>7.2f}x")
 
 
@@ -98,6 +100,7 @@ def main():
     parser.add_argument("--git", default="/usr/bin/git")
     parser.add_argument("--sluice", default="target/release/sluice")
     parser.add_argument("--no-http", action="store_true")
+    parser.add_argument("--portable-sha1", action="store_true", help=PORTABLE_SHA1_HELP)
     parser.add_argument("--only", choices=["file", "path", "http"],
                         help="run one scenario instead of all")
     parser.add_argument("--results", default="bench/results/clone.jsonl")

@@ -14,6 +14,19 @@ from pathlib import Path
 # every command), while time's child is a small C process.
 TIME = shutil.which("time", path="/usr/bin:/bin")
 
+# `--portable-sha1` in the benchmarks that hash: Sluice run a second time with every SHA-1 on
+# the portable kernel (`SLUICE_SHA1=portable`), for the figures of a CPU without SHA-1
+# instructions (SHA-NI) measured on one that has them. An upper bound: such a CPU would get
+# sha1dc's SSE2 schedule and AVX2 collision filter, the switch the scalar ones.
+PORTABLE_SHA1_HELP = ("also run Sluice with SLUICE_SHA1=portable (hashing as on a CPU without "
+                      "SHA-1 instructions)")
+PORTABLE_LABEL = "sluice no-SHA-NI"
+
+
+def portable_sha1(argv):
+    """`argv` with every SHA-1 of Sluice's (its children's too) on the portable kernel."""
+    return ["env", "SLUICE_SHA1=portable", *argv]
+
 
 def traced_stages(stderr):
     """(title, seconds, peak MB) of each `trace: performance: <s> s: <title>, peak <MB> MB`."""

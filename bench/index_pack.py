@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import run  # noqa: E402
+from common import PORTABLE_LABEL, PORTABLE_SHA1_HELP, portable_sha1, run  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -75,12 +75,15 @@ def main():
     parser.add_argument("--git", action="append", help="git binaries (default: git on PATH)")
     parser.add_argument("--no-gix", action="store_true")
     parser.add_argument("--fix-thin", type=Path, help="repository holding the thin pack's bases")
+    parser.add_argument("--portable-sha1", action="store_true", help=PORTABLE_SHA1_HELP)
     args = parser.parse_args()
 
     pack = find_pack(args.source.resolve())
     tools = [(f"git {subprocess.run([g, '--version'], capture_output=True, text=True).stdout.split()[-1]}", "git", g)
              for g in (args.git or [shutil.which("git") or "git"])]
     tools.append(("sluice", "sluice", args.sluice))
+    if args.portable_sha1:
+        tools.append((PORTABLE_LABEL, "sluice", args.sluice))
     gix = shutil.which("gix")
     if gix and not args.no_gix:
         tools.append(("gix", "gix", gix))
@@ -102,13 +105,15 @@ def main():
                     argv, stdin, cwd = commands(tool, exe, pack, work, args.threads, mode, args.fix_thin)
                     if argv is None:
                         continue
-                    sluice = tool == "sluice"
+                    if label == PORTABLE_LABEL:
+                        argv = portable_sha1(argv)
+                    sluice = label == "sluice"
                     wall, user, system, rss = run(argv, stdin, cwd, env=traced if sluice else None,
                                                   stages=stages if sluice else None)
                     samples[label].append((wall, user + system, rss))
             base = None
             print(f"\nmode: {mode}")
-            print(f"{'tool':<12} {'wall s':>8} {'cpu s':>8} {'peak MiB':>9} {'wall/git':>9} {'cpu/git':>8} {'mem/git':>8}")
+            print(f"{'tool':<17} {'wall s':>8} {'cpu s':>8} {'peak MiB':>9} {'wall/git':>9} {'cpu/git':>8} {'mem/git':>8}")
             for label, _, _ in tools:
                 if not samples[label]:
                     continue
@@ -117,7 +122,7 @@ def main():
                 rss = statistics.median(s[2] for s in samples[label]) / 1024
                 if base is None:
                     base = (wall, cpu, rss)
-                print(f"{label:<12} {wall:8.2f} {cpu:8.2f} {rss:9.0f} {wall / base[0]:9.2f} {cpu / base[1]:8.2f} {rss / base[2]:8.2f}")
+                print(f"{label:<17} {wall:8.2f} {cpu:8.2f} {rss:9.0f} {wall / base[0]:9.2f} {cpu / base[1]:8.2f} {rss / base[2]:8.2f}")
                 results.append({"pack": str(pack), "bytes": size, "mode": mode, "tool": label,
                                 "threads": args.threads, "wall": wall, "cpu": cpu, "peak_mib": rss,
                                 "samples": samples[label]})

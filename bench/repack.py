@@ -25,7 +25,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from common import add_commit, git_out, run  # noqa: E402
+from common import (PORTABLE_LABEL, PORTABLE_SHA1_HELP, add_commit, git_out, portable_sha1,  # noqa: E402
+                    run)
 
 
 def add_pushes(repo, count):
@@ -57,6 +58,7 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--pushes", type=int, default=0)
     parser.add_argument("--full-search", action="store_true")
+    parser.add_argument("--portable-sha1", action="store_true", help=PORTABLE_SHA1_HELP)
     parser.add_argument("--git", action="append")
     parser.add_argument("--sluice", default="target/release/sluice")
     parser.add_argument("--scratch", default="/tmp")
@@ -74,6 +76,8 @@ def main():
     tools = [(f"git {subprocess.run([g, 'version'], capture_output=True, text=True).stdout.split()[-1]}",
               [g, "-C", work] + flags) for g in gits]
     tools.append(("sluice", [sluice, "-C", work] + flags))
+    if args.portable_sha1:
+        tools.append((PORTABLE_LABEL, portable_sha1([sluice, "-C", work] + flags)))
     results = {name: [] for name, _ in tools}
     sizes = {}
     try:
@@ -92,7 +96,7 @@ def main():
     label = os.path.basename(os.path.abspath(args.repo).rstrip("/"))
     mode = " ".join(f for f in flags[1:] if f != "-q")
     print(f"{label}, repack {mode}, {args.pushes} pushes since its repack: {args.runs} runs, medians")
-    print(f"{'tool':<12} {'wall s':>8} {'CPU s':>8} {'peak MB':>8} {'pack MB':>9}")
+    print(f"{'tool':<17} {'wall s':>8} {'CPU s':>8} {'peak MB':>8} {'pack MB':>9}")
     rows = []
     for name, runs in results.items():
         wall = statistics.median(r[0] for r in runs)
@@ -100,7 +104,7 @@ def main():
         peak = statistics.median(r[3] for r in runs) / 1024
         rows.append({"tool": name, "wall": wall, "cpu": cpu, "peak_mb": peak,
                      "pack_mb": sizes[name] / 1e6})
-        print(f"{name:<12} {wall:>8.3f} {cpu:>8.3f} {peak:>8.0f} {sizes[name] / 1e6:>9.2f}")
+        print(f"{name:<17} {wall:>8.3f} {cpu:>8.3f} {peak:>8.0f} {sizes[name] / 1e6:>9.2f}")
     ours = rows[-1]
     for row in rows[:-1]:
         print(f"sluice / {row['tool']}: wall {ours['wall'] / row['wall']:.2f}x, "

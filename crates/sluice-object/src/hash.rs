@@ -2,6 +2,43 @@
 
 use crate::{write_header, HashKind, ObjectId, ObjectKind, MAX_HEADER_LEN};
 use sha1::Digest as _;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Whether every SHA-1 is computed by the portable kernel, whatever the CPU offers.
+static PORTABLE_SHA1: AtomicBool = AtomicBool::new(false);
+
+/// Makes every hash from now on use the portable SHA-1 kernel, not the CPU's SHA-1 instructions
+/// (SHA-NI, ARMv8): so that a machine with them can measure what one without them does. The
+/// portable kernel is also the one the instructions are checked against. Set once, at start.
+///
+/// The figures it gives are an upper bound for a CPU without the instructions: such a CPU gets
+/// `sha1dc`'s SSE2 schedule and AVX2 collision filter where they exist, this switch the scalar
+/// ones.
+pub fn use_portable_sha1() {
+    PORTABLE_SHA1.store(true, Ordering::Relaxed);
+}
+
+/// Whether [`use_portable_sha1`] was called.
+pub fn portable_sha1() -> bool {
+    PORTABLE_SHA1.load(Ordering::Relaxed)
+}
+
+/// A collision-detecting hasher on the kernel chosen for this process.
+fn detecting_hasher() -> sha1dc::Hasher {
+    detecting_hasher_on(portable_sha1())
+}
+
+/// A collision-detecting hasher, on the portable kernel or on the fastest this CPU has.
+fn detecting_hasher_on(portable: bool) -> sha1dc::Hasher {
+    if portable {
+        // `internal_scalar_backend` is hidden from sha1dc's documentation and exempt from its
+        // semver (Cargo.lock pins the version); it is the crate's own way to run the portable
+        // path on a machine with the instructions, which is exactly this switch's purpose.
+        sha1dc::Hasher::builder().internal_scalar_backend().build()
+    } else {
+        sha1dc::Hasher::new()
+    }
+}
 
 /// Why hashing did not produce an id.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -31,7 +68,7 @@ impl ObjectHasher {
     pub fn raw(hash: HashKind) -> Self {
         match hash {
             HashKind::Sha1 => ObjectHasher {
-                inner: sha1dc::Hasher::new(),
+                inner: detecting_hasher(),
             },
         }
     }
@@ -170,9 +207,30 @@ pub fn hash_object_resuming(
 
 /// A plain hash for file trailers (pack, `.idx`, `.rev`, index files): these guard against
 /// corruption, not attacks, so the faster hash without collision detection is used.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct TrailerHasher {
-    inner: sha1::Sha1,
+    inner: Trailer,
+}
+
+/// The kernel a trailer is hashed with.
+#[derive(Clone)]
+enum Trailer {
+    /// The `sha1` crate, on the CPU's SHA-1 instructions where it finds them.
+    Plain(sha1::Sha1),
+    /// Under [`use_portable_sha1`]: `sha1dc`'s portable kernel, whose detection costs a
+    /// little here but keeps one portable kernel in the process.
+    Portable(sha1dc::Hasher),
+}
+
+impl Default for TrailerHasher {
+    fn default() -> Self {
+        let inner = if portable_sha1() {
+            Trailer::Portable(detecting_hasher())
+        } else {
+            Trailer::Plain(sha1::Sha1::default())
+        };
+        TrailerHasher { inner }
+    }
 }
 
 impl TrailerHasher {
@@ -185,12 +243,22 @@ impl TrailerHasher {
 
     /// Hashes more bytes.
     pub fn update(&mut self, data: &[u8]) {
-        self.inner.update(data);
+        match &mut self.inner {
+            Trailer::Plain(hasher) => hasher.update(data),
+            Trailer::Portable(hasher) => hasher.update(data),
+        }
     }
 
     /// Finishes the hash; the result has the same form as an object id.
     pub fn finalize(self) -> ObjectId {
-        let bytes: [u8; 20] = self.inner.finalize().into();
+        let bytes: [u8; 20] = match self.inner {
+            Trailer::Plain(hasher) => hasher.finalize().into(),
+            // A trailer is a checksum: a collision pattern in it changes nothing.
+            Trailer::Portable(hasher) => match hasher.finalize() {
+                Ok(digest) => digest.to_bytes(),
+                Err(collision) => collision.digest().to_bytes(),
+            },
+        };
         ObjectId::Sha1(bytes)
     }
 }
@@ -204,6 +272,93 @@ impl std::fmt::Debug for TrailerHasher {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The first 320 bytes of the two SHAttered PDFs (Stevens, Bursztein, Karpman, Albertini,
+    /// Markov, 2017; published at shattered.io): two different inputs with one plain SHA-1.
+    /// Every kernel must call both an attack, as git's sha1dc does.
+    const SHATTERED: [&[&str]; 2] = [
+        &[
+        "255044462d312e330a25e2e3cfd30a0a0a312030206f626a0a3c3c2f57696474682032203020522f48656967",
+        "68742033203020522f547970652034203020522f537562747970652035203020522f46696c74657220362030",
+        "20522f436f6c6f7253706163652037203020522f4c656e6774682038203020522f42697473506572436f6d70",
+        "6f6e656e7420383e3e0a73747265616d0affd8fffe00245348412d3120697320646561642121212121852fec",
+        "092339759c39b1a1c63c4c97e1fffe017f46dc93a6b67e013b029aaa1db2560b45ca67d688c7f84b8c4c791f",
+        "e02b3df614f86db1690901c56b45c1530afedfb76038e972722fe7ad728f0e4904e046c230570fe9d41398ab",
+        "e12ef5bc942be33542a4802d98b5d70f2a332ec37fac3514e74ddc0f2cc1a874cd0c78305a21566461309789",
+        "606bd0bf3f98cda8044629a1",
+        ],
+        &[
+        "255044462d312e330a25e2e3cfd30a0a0a312030206f626a0a3c3c2f57696474682032203020522f48656967",
+        "68742033203020522f547970652034203020522f537562747970652035203020522f46696c74657220362030",
+        "20522f436f6c6f7253706163652037203020522f4c656e6774682038203020522f42697473506572436f6d70",
+        "6f6e656e7420383e3e0a73747265616d0affd8fffe00245348412d3120697320646561642121212121852fec",
+        "092339759c39b1a1c63c4c97e1fffe017346dc9166b67e118f029ab621b2560ff9ca67cca8c7f85ba84c7903",
+        "0c2b3de218f86db3a90901d5df45c14f26fedfb3dc38e96ac22fe7bd728f0e45bce046d23c570feb141398bb",
+        "552ef5a0a82be331fea48037b8b5d71f0e332edf93ac3500eb4ddc0decc1a864790c782c76215660dd309791",
+        "d06bd0af3f98cda4bc4629b1",
+        ],
+    ];
+
+    fn from_hex(pieces: &[&str]) -> Vec<u8> {
+        let hex: String = pieces.concat();
+        (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn every_kernel_detects_the_shattered_collision() {
+        let [one, two] = SHATTERED.map(from_hex);
+        assert_ne!(one, two);
+        let plain = |data: &[u8]| -> [u8; 20] { sha1::Sha1::digest(data).into() };
+        assert_eq!(
+            plain(&one),
+            plain(&two),
+            "the inputs collide in plain SHA-1"
+        );
+        for portable in [false, true] {
+            for data in [&one, &two] {
+                let mut hasher = detecting_hasher_on(portable);
+                hasher.update(data);
+                assert!(hasher.finalize().is_err(), "portable: {portable}");
+            }
+        }
+        let mut object = ObjectHasher::raw(HashKind::Sha1);
+        object.update(&one);
+        assert_eq!(object.finalize(), Err(HashError::CollisionAttack));
+    }
+
+    /// The kernel the machine offers and the portable one give the same digests, and agree on
+    /// what is an attack (a random input never is), whatever the length and the split of the
+    /// updates.
+    #[test]
+    fn every_kernel_agrees_with_the_portable_one() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..300 {
+            let len = (next() % 5000) as usize;
+            let data: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            let split = if len == 0 { 0 } else { (next() as usize) % len };
+            let digest = |portable: bool| {
+                let mut hasher = detecting_hasher_on(portable);
+                hasher.update(&data[..split]);
+                hasher.update(&data[split..]);
+                hasher.finalize().map(|d| d.to_bytes())
+            };
+            let fastest = digest(false);
+            assert_eq!(fastest, digest(true), "{len} bytes split at {split}");
+            let mut plain = sha1::Sha1::default();
+            plain.update(&data);
+            let plain: [u8; 20] = plain.finalize().into();
+            assert_eq!(fastest, Ok(plain));
+        }
+    }
 
     #[test]
     fn object_and_trailer_hashes_agree_on_plain_input() {

@@ -29,8 +29,8 @@ pub mod shell;
 pub mod tree_diff;
 
 pub use hash::{
-    hash_object, hash_object_resuming, HashCheckpoints, HashError, ObjectHasher, SharedPrefix,
-    TrailerHasher,
+    hash_object, hash_object_resuming, portable_sha1, use_portable_sha1, HashCheckpoints,
+    HashError, ObjectHasher, SharedPrefix, TrailerHasher,
 };
 pub use header::{parse_header, write_header, HeaderError, MAX_HEADER_LEN};
 pub use id::{HashKind, ObjectId, ParseIdError};

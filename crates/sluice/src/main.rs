@@ -39,6 +39,11 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(code) => return code,
     };
+    // `SLUICE_SHA1=portable`: hash as a CPU without SHA-1 instructions does, so that a
+    // benchmark on a machine with them can give both figures.
+    if std::env::var_os("SLUICE_SHA1").is_some_and(|kernel| kernel == "portable") {
+        sluice_object::use_portable_sha1();
+    }
     if cli.command.as_ref().is_some_and(Command::receives_packs) {
         allocator::keep_thresholds_fixed();
     }
