@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod c_quote;
 pub mod cancel;
 pub mod errno;
 mod hash;

@@ -23,21 +23,31 @@ pub struct Rewrite {
     pub forced: bool,
 }
 
-/// Writes one command's lines: `ok <ref>` or `ng <ref> <why>`; with `rewrites` (v2 only),
-/// each as its `option` lines, a rewrite after the first behind an `ok` of its own.
+/// Writes one command's lines (see [`ref_status_lines`]), each a packet.
 pub fn write_ref_status(
     out: &mut Vec<u8>,
     name: &str,
     refused: Option<&str>,
     rewrites: &[Rewrite],
 ) -> std::io::Result<()> {
-    if let Some(why) = refused {
-        return write_packet(out, format!("ng {name} {why}\n").as_bytes());
+    for line in ref_status_lines(name, refused, rewrites) {
+        write_packet(out, line.as_bytes())?;
     }
-    write_packet(out, format!("ok {name}\n").as_bytes())?;
+    Ok(())
+}
+
+/// One command's lines, each ending in a newline: `ok <ref>` or `ng <ref> <why>`; with
+/// `rewrites` (v2 only), each as its `option` lines, a rewrite after the first behind an `ok` of
+/// its own. git's send-pack gives a remote helper the same lines for a ref taken
+/// (`--helper-status`).
+pub fn ref_status_lines(name: &str, refused: Option<&str>, rewrites: &[Rewrite]) -> Vec<String> {
+    if let Some(why) = refused {
+        return vec![format!("ng {name} {why}\n")];
+    }
+    let mut lines = vec![format!("ok {name}\n")];
     for (k, rewrite) in rewrites.iter().enumerate() {
         if k > 0 {
-            write_packet(out, format!("ok {name}\n").as_bytes())?;
+            lines.push(format!("ok {name}\n"));
         }
         let options = [
             rewrite.name.as_ref().map(|name| format!("refname {name}")),
@@ -45,11 +55,9 @@ pub fn write_ref_status(
             rewrite.new.map(|id| format!("new-oid {id}")),
             rewrite.forced.then(|| "forced-update".to_owned()),
         ];
-        for option in options.into_iter().flatten() {
-            write_packet(out, format!("option {option}\n").as_bytes())?;
-        }
+        lines.extend((options.into_iter().flatten()).map(|option| format!("option {option}\n")));
     }
-    Ok(())
+    lines
 }
 
 /// One command's status, as the report gives it.

@@ -53,6 +53,7 @@ mod receive_pack;
 mod ref_transactions;
 mod references;
 mod refused_push;
+mod relayed_send_pack;
 mod remote_colors;
 mod repack;
 mod repack_keep;

@@ -26,8 +26,10 @@ pub(super) fn commons(
     if tips.is_empty() {
         return Vec::new();
     }
+    // Its own connection to upload-pack, even when the push itself is relayed.
     let connect = ConnectOptions {
         service: Service::UploadPack,
+        stateless_rpc: false,
         ..connect.clone()
     };
     match negotiate_only(&plan.remote, repo, &tips, &connect) {

@@ -75,10 +75,16 @@ pub(crate) fn send(
             caps.push(cap.to_owned());
         }
     }
-    caps.push(format!(
-        "agent={}",
-        sluice_wire::agent::user_agent(concat!("git/sluice-", env!("CARGO_PKG_VERSION")))
-    ));
+    // As git: the hash is named to a server that names its own, and so is the agent.
+    if has("object-format") {
+        caps.push(format!("object-format={}", repo.hash().name()));
+    }
+    if has("agent") {
+        caps.push(format!(
+            "agent={}",
+            sluice_wire::agent::user_agent(concat!("git/sluice-", env!("CARGO_PKG_VERSION")))
+        ));
+    }
     let null = repo.hash().null_id();
     // A shallow repository names its cut first, as git's send-pack does: the server judges
     // what the pushed history needs of it, and the pack stops there.

@@ -8,6 +8,7 @@ mod http;
 mod idle;
 mod pinned;
 mod process;
+mod relayed;
 mod settings;
 mod spill;
 mod ssh;
@@ -101,6 +102,10 @@ pub struct ConnectOptions {
     pub advertise_sid: bool,
     /// Stops the transfer at the next buffer read from the server.
     pub cancel: Cancel,
+    /// git's `--stateless-rpc`: the program that started this one relays the conversation
+    /// through standard input and output (git's HTTP helper starting `send-pack`); the URL
+    /// only names the repository.
+    pub stateless_rpc: bool,
 }
 
 /// Which addresses a connection may use (`-4`, `-6`).
@@ -166,6 +171,7 @@ impl Default for ConnectOptions {
             server_options: Vec::new(),
             advertise_sid: false,
             cancel: Cancel::default(),
+            stateless_rpc: false,
         }
     }
 }
@@ -224,6 +230,9 @@ pub(crate) fn open(
             &pushing
         }
     };
+    if options.stateless_rpc {
+        return Ok(relayed::open());
+    }
     match url {
         RemoteUrl::Local(path) => process::local(path, options),
         RemoteUrl::Ssh {

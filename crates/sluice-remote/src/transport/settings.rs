@@ -69,6 +69,7 @@ impl ConnectOptions {
             server_options: Vec::new(),
             advertise_sid: config.get_bool("transfer.advertisesid")?.unwrap_or(false),
             cancel: sluice_object::cancel::Cancel::default(),
+            stateless_rpc: false,
         })
     }
 }

@@ -1,13 +1,19 @@
 //! `sluice send-pack`: the plumbing under push. The refs named (or `--all`, `--mirror`) go to
 //! the repository at a URL or path, with no remote-tracking refs, pre-push hook or defaults
-//! from configuration; a refusal ends it with git's 255.
+//! from configuration; a refusal ends it with git's 255. With `--stateless-rpc
+//! --helper-status`, as git's HTTP helper starts it, the conversation is relayed through
+//! standard input and output and each ref's fate is told on standard output for the helper.
 
 use super::report::{print, ReportStyle};
 use super::PushStderr;
 use crate::commands::remote::RemoteLines;
 use crate::commands::Context;
 use clap::Args;
-use sluice_client::push::{push, PushChoice, PushOptions, PushPlan, Settings, SignedPush};
+use sluice_client::push::{
+    push, Lease, PushChoice, PushOptions, PushOutcome, PushPlan, RefStatus, Settings, SignedPush,
+};
+use sluice_wire::pktline::{Packet, PktReader};
+use std::io::Write as _;
 use std::process::ExitCode;
 
 /// `git send-pack`'s arguments.
@@ -34,6 +40,30 @@ pub struct SendPackArgs {
     /// Say more.
     #[arg(short, long)]
     verbose: bool,
+    /// Say nothing but errors; the server is asked for no progress either.
+    #[arg(short, long)]
+    quiet: bool,
+    /// Progress even when standard error is not a terminal.
+    #[arg(long, overrides_with = "no_progress")]
+    progress: bool,
+    /// No progress (the server is asked for none).
+    #[arg(long, overrides_with = "progress")]
+    no_progress: bool,
+    /// Force, but only where the remote is where we saw it (`<ref>[:<expect>]`).
+    #[arg(long, value_name = "ref[:expect]", num_args = 0..=1, require_equals = true)]
+    #[arg(default_missing_value = "")]
+    force_with_lease: Vec<String>,
+    /// With --force-with-lease: force only where the remote-tracking ref's value is in the
+    /// local branch's history.
+    #[arg(long)]
+    force_if_includes: bool,
+    /// The conversation is relayed through standard input and output by the program that
+    /// started this one (git's HTTP helper); the refs `--stdin` reads come as pkt-lines first.
+    #[arg(long)]
+    stateless_rpc: bool,
+    /// Tell each ref's fate on standard output, a line each, for a remote helper.
+    #[arg(long)]
+    helper_status: bool,
     /// Send a thin pack.
     #[arg(long)]
     thin: bool,
@@ -60,8 +90,7 @@ pub fn run(args: SendPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context.require_repository()?;
     let mut refs = args.refs.clone();
     if args.stdin {
-        let text = std::io::read_to_string(std::io::stdin())?;
-        refs.extend(text.lines().filter(|l| !l.is_empty()).map(str::to_owned));
+        refs.extend(read_stdin_refs(args.stateless_rpc)?);
     }
     let choice = PushChoice {
         repository: Some(&args.repository),
@@ -77,19 +106,30 @@ pub fn run(args: SendPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if let Some(command) = &args.receive_pack {
         connect.receive_pack = command.clone();
     }
-    let progress = crate::progress::TerminalProgress::new(false);
+    connect.stateless_rpc = args.stateless_rpc;
+    let show_progress = crate::progress::enabled(!args.quiet && !args.no_progress, args.progress);
+    let progress = crate::progress::TerminalProgress::new(show_progress);
     let options = PushOptions {
         force: args.force,
         atomic: args.atomic,
         dry_run: args.dry_run,
         thin: args.thin,
+        leases: (args.force_with_lease.iter())
+            .map(|text| Lease::parse(&repo, text))
+            .collect::<Result<_, _>>()?,
+        force_if_includes: args.force_if_includes,
         push_options: args.push_option.clone(),
         signed: (args.signed.as_deref()).map_or(Ok(SignedPush::No), SignedPush::parse)?,
         negotiate: Settings::negotiate(repo.config())?,
+        remote_progress: show_progress,
         ..PushOptions::new(connect, &progress)
     };
     let lines = RemoteLines::new(repo.config())?;
     let outcome = push(&repo, &plan, &options, &PushStderr(lines))?;
+    if args.helper_status {
+        print_helper_status(&outcome)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let shown = ReportStyle {
         verbose: args.verbose,
         quiet: false,
@@ -97,4 +137,71 @@ pub fn run(args: SendPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         send_pack: true,
     };
     print(&outcome, &repo, &plan.shown, &shown)
+}
+
+/// The refs `--stdin` adds: a line each, or under `--stateless-rpc` a pkt-line each up to a
+/// flush (the relay's own bytes follow on the same stream, so not a byte more is read).
+fn read_stdin_refs(stateless_rpc: bool) -> anyhow::Result<Vec<String>> {
+    if !stateless_rpc {
+        let text = std::io::read_to_string(std::io::stdin())?;
+        return Ok(text
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(str::to_owned)
+            .collect());
+    }
+    let mut refs = Vec::new();
+    let mut reader = PktReader::new(std::io::stdin());
+    loop {
+        match reader.read()? {
+            Some(Packet::Data(line)) => {
+                let line = String::from_utf8_lossy(line);
+                refs.push(line.trim_end_matches('\n').to_owned());
+            }
+            Some(Packet::Flush) => return Ok(refs),
+            _ => anyhow::bail!("protocol error: expected the refs to push, then a flush"),
+        }
+    }
+}
+
+/// Each ref's fate for a remote helper, as git's send-pack tells it: `ok <ref>` (with what a
+/// `proc-receive` hook did instead, as report-status-v2's `option` lines), `ok <ref> up to
+/// date`, or `error <ref> [<why>]`, the reason C-quoted where it needs to be.
+fn print_helper_status(outcome: &PushOutcome) -> std::io::Result<()> {
+    let mut out = Vec::new();
+    for r in &outcome.refs {
+        let why = match &r.status {
+            RefStatus::Ok => {
+                let lines = sluice_wire::report_status::ref_status_lines(&r.dst, None, &r.rewrites);
+                out.extend(lines.concat().into_bytes());
+                continue;
+            }
+            RefStatus::UpToDate => {
+                out.extend(format!("ok {} up to date\n", r.dst).into_bytes());
+                continue;
+            }
+            RefStatus::Pending => Some("expecting report"),
+            RefStatus::NonFastForward => Some("non-fast forward"),
+            RefStatus::FetchFirst => Some("fetch first"),
+            RefStatus::NeedsForce => Some("needs force"),
+            RefStatus::Stale => Some("stale info"),
+            RefStatus::RemoteUpdated => Some("remote ref updated since checkout"),
+            RefStatus::AlreadyExists => Some("already exists"),
+            RefStatus::AtomicFailed => Some("atomic push failed"),
+            RefStatus::NoDelete => None,
+            RefStatus::RemoteRejected(why) => Some(why.as_str()),
+        };
+        let line = match why {
+            Some(why) => format!(
+                "error {} {}\n",
+                r.dst,
+                sluice_object::c_quote::quoted_or_plain(why)
+            ),
+            None => format!("error {}\n", r.dst),
+        };
+        out.extend(line.into_bytes());
+    }
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(&out)?;
+    stdout.flush()
 }
