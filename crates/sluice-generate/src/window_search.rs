@@ -213,6 +213,7 @@ fn search_segment(
     let mut found = Vec::new();
     // Most recent first.
     let mut window: VecDeque<Slot> = VecDeque::with_capacity(limits.window + 1);
+    let mut spare = Spare::default();
     let others = limits.window.saturating_sub(1);
     for &i in segment {
         progress.add(1);
@@ -228,10 +229,11 @@ fn search_segment(
             continue;
         }
         let mut depth = 0;
-        if let Some((at, delta)) = best_delta(&mut window, &data, limits) {
+        if let Some((at, delta)) = best_delta(&mut window, &data, limits, &mut spare) {
             let base = window.remove(at).expect("the base is in the window");
             depth = base.depth + 1;
             found.push((i, Made::Delta(NewDelta::new(base.id, &delta, level))));
+            spare.delta = delta;
             // The base just used stays longest: the next version of this file likely wants
             // it too (git keeps a used base in its window the same way).
             window.push_front(base);
@@ -257,16 +259,49 @@ fn search_segment(
                 index: None,
                 depth,
             });
-            window.truncate(others);
+            while window.len() > others {
+                spare.take(window.pop_back());
+            }
         }
         if limits.window_memory > 0 {
             let mut held: u64 = window.iter().map(Slot::memory).sum();
             while held > limits.window_memory && window.len() > 1 {
-                held -= window.pop_back().map_or(0, |s| s.memory());
+                let slot = window.pop_back();
+                held -= slot.as_ref().map_or(0, Slot::memory);
+                spare.take(slot);
             }
         }
     }
     found
+}
+
+/// What slots leaving the window leave behind for the next ones: an index's tables and a
+/// delta's buffer, reused rather than allocated per object.
+#[derive(Default)]
+struct Spare {
+    index: Option<BlockIndex>,
+    delta: Vec<u8>,
+}
+
+impl Spare {
+    /// Keeps the index of a slot leaving the window (the larger of two, whose tables fit more
+    /// bases).
+    fn take(&mut self, slot: Option<Slot>) {
+        let Some(index) = slot.and_then(|s| s.index) else {
+            return;
+        };
+        if self.index.as_ref().is_none_or(|i| i.memory() < index.memory()) {
+            self.index = Some(index);
+        }
+    }
+
+    /// An index of `base`, in spare tables when there are some.
+    fn index(&mut self, base: &[u8]) -> BlockIndex {
+        match self.index.take() {
+            Some(index) => index.rebuild(base),
+            None => BlockIndex::new(base),
+        }
+    }
 }
 
 /// The smallest delta of `target` against a base in `window`, if one is worth having; returns
@@ -275,6 +310,7 @@ fn best_delta(
     window: &mut VecDeque<Slot>,
     target: &[u8],
     limits: &SearchLimits,
+    spare: &mut Spare,
 ) -> Option<(usize, Vec<u8>)> {
     if target.len() < MIN_SIZE {
         return None;
@@ -296,17 +332,21 @@ fn best_delta(
             continue;
         }
         let Slot { data, index, .. } = slot;
-        let index = index.get_or_insert_with(|| BlockIndex::new(data));
-        let Some(delta) = index.delta(data, target, limit) else {
+        let index = index.get_or_insert_with(|| spare.index(data));
+        if !index.delta_into(data, target, limit, &mut spare.delta) {
             continue;
-        };
+        }
         // Of two deltas as small, the one on the shallower chain.
         let better = match &best {
-            Some((_, old, depth)) => delta.len() < old.len() || slot.depth + 1 < *depth,
+            Some((_, old, depth)) => spare.delta.len() < old.len() || slot.depth + 1 < *depth,
             None => true,
         };
         if better {
-            best = Some((at, delta, slot.depth + 1));
+            // The buffer the old best held becomes the next try's.
+            let delta = std::mem::take(&mut spare.delta);
+            if let Some((_, old, _)) = best.replace((at, delta, slot.depth + 1)) {
+                spare.delta = old;
+            }
         }
     }
     best.map(|(at, delta, _)| (at, delta))

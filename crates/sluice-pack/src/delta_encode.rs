@@ -11,6 +11,10 @@ use sluice_object::tree_diff::common_prefix;
 const BLOCK: usize = 16;
 /// Candidates looked at per hash hit: bounds the work on repetitive bases.
 const MAX_CHAIN: usize = 32;
+/// A match this long ends the look along the chain: a longer one would save a few bytes of
+/// copy instruction at the cost of comparing kilobytes more per candidate (git stops there
+/// too).
+const GOOD_MATCH: usize = 4096;
 /// The longest copy one instruction describes (three size bytes).
 const MAX_COPY: usize = 0xff_ffff;
 /// The longest insert one instruction carries.
@@ -86,27 +90,40 @@ pub struct BlockIndex {
 impl BlockIndex {
     /// Indexes `base` (see [`DeltaIndex::new`]).
     pub fn new(base: &[u8]) -> Self {
+        let empty = BlockIndex {
+            heads: Vec::new(),
+            next: Vec::new(),
+            shift: 0,
+        };
+        empty.rebuild(base)
+    }
+
+    /// Indexes `base` in this index's memory, which no longer serves its old base: a delta
+    /// search indexes a base per object, and fresh tables each time cost as much in page
+    /// faults and in returning memory to the system as the indexing itself.
+    pub fn rebuild(mut self, base: &[u8]) -> Self {
         let blocks = if base.len() >= u32::MAX as usize {
             0
         } else {
             base.len() / BLOCK
         };
-        // About one block per bucket: twice as many buckets found no more matches on
-        // rust-lang/cargo's history and cost a fifth more time to clear and to miss in cache.
-        let buckets = (blocks * 8).next_power_of_two().max(16);
-        let mut index = BlockIndex {
-            heads: vec![0; buckets],
-            next: vec![0; blocks],
-            shift: 32 - buckets.trailing_zeros(),
-        };
+        // Four to eight buckets per block: on rust-lang/cargo's history, twice as many found
+        // no more matches and cost more to clear and to miss in cache; a quarter as many
+        // made the chains longer and the search a tenth slower.
+        let buckets = (blocks * 4).next_power_of_two().max(16);
+        self.heads.clear();
+        self.heads.resize(buckets, 0);
+        self.next.clear();
+        self.next.resize(blocks, 0);
+        self.shift = 32 - buckets.trailing_zeros();
         // Each chain starts at the base's last block with that hash.
         for block in 0..blocks {
             let start = block * BLOCK;
-            let bucket = index.bucket(block_hash(&base[start..start + BLOCK]));
-            index.next[block] = index.heads[bucket];
-            index.heads[bucket] = start as u32 + 1;
+            let bucket = self.bucket(block_hash(&base[start..start + BLOCK]));
+            self.next[block] = self.heads[bucket];
+            self.heads[bucket] = start as u32 + 1;
         }
-        index
+        self
     }
 
     /// The bucket of a block's rolling hash: its top bits after one multiplication, which
@@ -117,18 +134,32 @@ impl BlockIndex {
 
     /// Bytes this index holds.
     pub fn memory(&self) -> usize {
-        (self.heads.len() + self.next.len()) * 4
+        (self.heads.capacity() + self.next.capacity()) * 4
     }
 
     /// A delta that turns `base` (the bytes this index was built from) into `target`, or
     /// `None` when it would be longer than `max_size` bytes (or the base is empty).
     pub fn delta(&self, base: &[u8], target: &[u8], max_size: usize) -> Option<Vec<u8>> {
-        if base.is_empty() || self.next.is_empty() && target.len() > max_size {
-            return None;
-        }
         let mut out = Vec::with_capacity(max_size.min(target.len() / 2 + 64));
-        push_varint(&mut out, base.len() as u64);
-        push_varint(&mut out, target.len() as u64);
+        self.delta_into(base, target, max_size, &mut out)
+            .then_some(out)
+    }
+
+    /// [`BlockIndex::delta`] into `out` (cleared first), whose memory a caller trying many
+    /// bases reuses: most tries fail. False when there is no delta within `max_size` bytes.
+    pub fn delta_into(
+        &self,
+        base: &[u8],
+        target: &[u8],
+        max_size: usize,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        out.clear();
+        if base.is_empty() || self.next.is_empty() && target.len() > max_size {
+            return false;
+        }
+        push_varint(out, base.len() as u64);
+        push_varint(out, target.len() as u64);
         let mut pending = 0; // start of bytes not yet covered by an instruction
         let mut pos = 0;
         let mut hash = target.get(..BLOCK).map_or(0, block_hash);
@@ -142,12 +173,12 @@ impl BlockIndex {
                     start -= 1;
                     base_start -= 1;
                 }
-                push_inserts(&mut out, &target[pending..start]);
-                push_copies(&mut out, base_start, pos + len - start);
+                push_inserts(out, &target[pending..start]);
+                push_copies(out, base_start, pos + len - start);
                 pos += len;
                 pending = pos;
                 if out.len() > max_size {
-                    return None;
+                    return false;
                 }
                 if pos + BLOCK <= target.len() {
                     hash = block_hash(&target[pos..pos + BLOCK]);
@@ -160,11 +191,11 @@ impl BlockIndex {
             pos += 1;
             // An insert already past the limit cannot come back under it.
             if pos - pending > max_size {
-                return None;
+                return false;
             }
         }
-        push_inserts(&mut out, &target[pending..]);
-        (out.len() <= max_size).then_some(out)
+        push_inserts(out, &target[pending..]);
+        out.len() <= max_size
     }
 
     /// The longest match of `base` for the block of `target` at `pos` (whose hash is `hash`),
@@ -186,7 +217,7 @@ impl BlockIndex {
             let len = common_prefix(&base[at..at + limit], &target[pos..pos + limit]);
             if len >= BLOCK && best.is_none_or(|(_, b)| len > b) {
                 best = Some((at, len));
-                if at + len == base.len() || pos + len == target.len() {
+                if len >= GOOD_MATCH || at + len == base.len() || pos + len == target.len() {
                     break;
                 }
             }
@@ -225,7 +256,9 @@ fn push_copies(out: &mut Vec<u8>, mut offset: usize, mut len: usize) {
 /// One copy instruction: a bit per non-zero byte of offset (4) and size (3); a size of
 /// 0x10000 is written as no size bytes at all.
 fn push_copy(out: &mut Vec<u8>, offset: u32, size: u32) {
+    // The opcode comes first but is known last: its place is kept and filled in after.
     let opcode_at = out.len();
+    out.push(0);
     let mut opcode = 0x80u8;
     for i in 0..4 {
         let byte = (offset >> (8 * i)) as u8;
@@ -242,7 +275,7 @@ fn push_copy(out: &mut Vec<u8>, offset: u32, size: u32) {
             out.push(byte);
         }
     }
-    out.insert(opcode_at, opcode);
+    out[opcode_at] = opcode;
 }
 
 #[cfg(test)]
