@@ -105,10 +105,11 @@ def main():
         rows.append({"tool": name, "wall": wall, "cpu": cpu, "peak_mb": peak,
                      "pack_mb": sizes[name] / 1e6})
         print(f"{name:<17} {wall:>8.3f} {cpu:>8.3f} {peak:>8.0f} {sizes[name] / 1e6:>9.2f}")
-    ours = rows[-1]
-    for row in rows[:-1]:
-        print(f"sluice / {row['tool']}: wall {ours['wall'] / row['wall']:.2f}x, "
-              f"CPU {ours['cpu'] / row['cpu']:.2f}x, pack {ours['pack_mb'] / row['pack_mb']:.4f}x")
+    gits = [row for row in rows if row["tool"].startswith("git")]
+    for ours in (row for row in rows if not row["tool"].startswith("git")):
+        for row in gits:
+            print(f"{ours['tool']} / {row['tool']}: wall {ours['wall'] / row['wall']:.2f}x, "
+                  f"CPU {ours['cpu'] / row['cpu']:.2f}x, pack {ours['pack_mb'] / row['pack_mb']:.4f}x")
     with open(args.results, "a") as f:
         for row in rows:
             row.update(repo=label, mode=mode, pushes=args.pushes, runs=args.runs,

@@ -244,7 +244,7 @@ impl Pack {
                     crate::ObjectContent::Stream(kind, header.size, Box::new(reader))
                 }
                 EntryKind::Base(kind) => {
-                    // Whole objects are never in the base cache (it holds built deltas only).
+                    // Read alone, a whole object is not cached: only as a chain's base.
                     INFLATER.with(|inflater| {
                         self.inflate_at(offset, access, &mut inflater.borrow_mut(), buffer)
                     })?;
@@ -477,7 +477,15 @@ impl Pack {
             }
             let mut data = Vec::new();
             match self.inflate_at(at, access, inflater, &mut data)? {
-                EntryKind::Base(kind) => break Arc::new((kind, data)),
+                EntryKind::Base(kind) => {
+                    let base = Arc::new((kind, data));
+                    // The whole object a chain starts from is the base most often shared:
+                    // the deltas against one version of a file mostly name it directly.
+                    if !deltas.is_empty() {
+                        self.remember(at, &base);
+                    }
+                    break base;
+                }
                 EntryKind::OfsDelta { distance } => {
                     deltas.push((at, data));
                     at -= distance;
