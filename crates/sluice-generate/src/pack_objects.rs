@@ -358,7 +358,7 @@ pub fn write_cruft_at(
     else {
         return Ok(None);
     };
-    let (stored, stats) = crate::write_stored_at(repo, odb, &walked, options, base)?;
+    let (stored, stats) = crate::write_stored_at(repo, odb, &walked, options, base, None)?;
     sluice_odb::mtimes::write_mtimes(&stored.pack, &stored.checksum, &times, repo.hash())?;
     Ok(Some((stored, stats)))
 }

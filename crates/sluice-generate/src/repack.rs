@@ -11,6 +11,7 @@ use sluice_object::progress::{Discard, Progress};
 use sluice_object::ObjectId;
 use sluice_odb::pack_store::{store_written_at, Staged, StoreError, StoreOptions, Stored};
 use sluice_odb::{ConfigError, LockError, ObjectDb, OdbError, Pack};
+use sluice_pack::idx::IdxWriteOptions;
 use sluice_repo::{RefError, Repository};
 use std::path::{Path, PathBuf};
 
@@ -372,13 +373,14 @@ pub fn write_stored_at(
     walked: &Walked,
     options: &PackOptions,
     base: &Path,
+    index: Option<&IdxWriteOptions>,
 ) -> Result<(Stored, PackStats), RepackError> {
     let named = |checksum: ObjectId| {
         let mut name = base.as_os_str().to_owned();
         name.push(format!("-{checksum}.pack"));
         PathBuf::from(name)
     };
-    write_stored(repo, odb, walked, options, &named, &Discard)
+    write_stored_indexed(repo, odb, walked, options, &named, &Discard, index)
 }
 
 /// Writes the objects of `walked` as a pack named by `named` from its checksum (its
@@ -392,7 +394,24 @@ pub fn write_stored(
     named: &dyn Fn(ObjectId) -> PathBuf,
     progress: &dyn Progress,
 ) -> Result<(Stored, PackStats), RepackError> {
-    let store_options = StoreOptions::from_config(repo.config(), repo.hash())?;
+    write_stored_indexed(repo, odb, walked, options, named, progress, None)
+}
+
+/// [`write_stored`], its `.idx` written as `index` says when given (pack-objects'
+/// `--index-version`), else as the configuration does.
+fn write_stored_indexed(
+    repo: &Repository,
+    odb: &ObjectDb,
+    walked: &Walked,
+    options: &PackOptions,
+    named: &dyn Fn(ObjectId) -> PathBuf,
+    progress: &dyn Progress,
+    index: Option<&IdxWriteOptions>,
+) -> Result<(Stored, PackStats), RepackError> {
+    let mut store_options = StoreOptions::from_config(repo.config(), repo.hash())?;
+    if let Some(index) = index {
+        store_options.idx = index.clone();
+    }
     // The temporary file goes where the pack will be (any name shows the directory).
     let probe = named(repo.hash().null_id());
     let dir = match probe.parent() {

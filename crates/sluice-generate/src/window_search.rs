@@ -290,7 +290,11 @@ impl Spare {
         let Some(index) = slot.and_then(|s| s.index) else {
             return;
         };
-        if self.index.as_ref().is_none_or(|i| i.memory() < index.memory()) {
+        if self
+            .index
+            .as_ref()
+            .is_none_or(|i| i.memory() < index.memory())
+        {
             self.index = Some(index);
         }
     }

@@ -204,20 +204,20 @@ pub fn write_idx_parts(
         running += count;
         *slot = running;
     }
+    // As git: version 1 cannot hold an offset past 31 bits (or past the limit asked for), and
+    // an index that needs one is written as version 2 instead.
+    let past_v1 = (0..count)
+        .map(|i| place(i).1)
+        .max()
+        .is_some_and(|last| last >> 31 != 0 || last > options.off32_limit);
     match options.version {
-        1 => {
+        1 if !past_v1 => {
             for value in fanout {
                 w.write_all(&value.to_be_bytes())?;
             }
             for i in 0..count {
                 let (_, offset) = place(i);
-                let offset = u32::try_from(offset).map_err(|_| {
-                    io::Error::new(
-                        io::ErrorKind::InvalidInput,
-                        "pack too large for index version 1",
-                    )
-                })?;
-                w.write_all(&offset.to_be_bytes())?;
+                w.write_all(&(offset as u32).to_be_bytes())?;
                 w.write_all(id(i).as_bytes())?;
             }
         }

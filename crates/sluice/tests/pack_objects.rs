@@ -209,6 +209,56 @@ fn a_thin_pack_completes_where_its_bases_are() {
     env.git(&receiver, &["fsck", "--strict"]);
 }
 
+/// `--index-version=1`, `1,<offset>` and `2,<offset>` (and `pack.indexVersion`): the `.idx` beside the pack
+/// is byte for byte the one git's index-pack writes for that pack with the same option.
+#[test]
+fn index_versions_are_written_as_git_writes_them() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let work = history(&env);
+        let cases: [(&[&str], &str); 5] = [
+            (&["--index-version=1"], "--index-version=1"),
+            // Offsets past the limit do not fit version 1: version 2 is written, as git does.
+            (&["--index-version=1,0x100"], "--index-version=1,0x100"),
+            (&["--index-version=2,0x100"], "--index-version=2,0x100"),
+            (&["--index-version=2"], "--index-version=2"),
+            (&["-c", "pack.indexVersion=1"], "--index-version=1"),
+        ];
+        for (k, (options, for_git)) in cases.into_iter().enumerate() {
+            let base = env.path().join(format!("out{k}"));
+            let base_str = base.to_str().unwrap();
+            let (config, flags) = match options[0] {
+                "-c" => (options, &[][..]),
+                _ => (&[][..], options),
+            };
+            let args = [config, &["pack-objects", "--all"], flags, &[base_str]].concat();
+            let out = run_with_input(env.sluice_command(&work, &args), b"");
+            assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+            let checksum = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+            let pack = env.path().join(format!("out{k}-{checksum}.pack"));
+            let ours = std::fs::read(pack.with_extension("idx")).unwrap();
+            let theirs = env.path().join(format!("git{k}.idx"));
+            let theirs_str = theirs.to_str().unwrap();
+            let args = [
+                "index-pack",
+                for_git,
+                "-o",
+                theirs_str,
+                pack.to_str().unwrap(),
+            ];
+            env.git(env.path(), &args);
+            assert!(ours == std::fs::read(&theirs).unwrap(), "{options:?}");
+            let idx = pack.with_extension("idx");
+            env.git(env.path(), &["verify-pack", idx.to_str().unwrap()]);
+        }
+        let out = run_with_input(
+            env.sluice_command(&work, &["pack-objects", "--all", "--index-version=3", "x"]),
+            b"",
+        );
+        assert_eq!(out.status.code(), Some(128), "{}", stderr(&out));
+    }
+}
+
 #[test]
 fn bad_input_is_refused_as_git_refuses_it() {
     let env = Env::new();

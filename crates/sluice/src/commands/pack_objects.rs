@@ -12,6 +12,7 @@ use sluice_generate::pack_objects::{
 use sluice_generate::{write_pack, write_stored_at, PackOptions};
 use sluice_graph::bitmap::write_bitmap;
 use sluice_odb::Pack;
+use sluice_pack::idx::IdxWriteOptions;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -96,7 +97,8 @@ pub struct PackObjectsArgs {
     /// `tree:<depth>`, `object:type=<type>`), as for a partial clone.
     #[arg(long, value_name = "filter-spec")]
     filter: Option<String>,
-    /// The `.idx` version to write (2, git's default; `2,<offset>` as git takes it).
+    /// The `.idx` version to write (2, git's default, or 1; `<version>,<offset>`: offsets past
+    /// it in version 2's 64-bit table), as git takes it.
     #[arg(long, value_name = "version[,offset]")]
     index_version: Option<String>,
     /// The zlib level of what is compressed anew (`pack.compression`).
@@ -147,14 +149,18 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
             None => bail!("invalid filter-spec '{spec}'"),
         },
     };
-    // git writes version 2 unless told 1; Sluice writes 2 and says so for 1.
-    if let Some(version) = args.index_version.as_deref() {
-        match version.split(',').next() {
-            Some("2") => {}
-            Some("1") => bail!("--index-version=1 is not supported: Sluice writes version 2"),
-            _ => bail!("bad index version '{version}'"),
+    // `<version>[,<offset>]`, as index-pack takes it; unset, the configuration decides.
+    let index = match args.index_version.as_deref() {
+        Some(value) => {
+            let (version, offset) = IdxWriteOptions::parse_version(value)?;
+            Some(IdxWriteOptions {
+                version,
+                off32_limit: offset.unwrap_or(0x7fff_ffff),
+                ..IdxWriteOptions::default()
+            })
         }
-    }
+        None => None,
+    };
     let odb = repo.objects().with_alternate_packs();
     let input = std::io::stdin().lock();
     if let (true, Some(base)) = (args.cruft, &args.base_name) {
@@ -226,7 +232,8 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
             .base_name
             .as_deref()
             .expect("required without --stdout");
-        let (stored, stats) = write_stored_at(&repo, &odb, &walked, &options, base)?;
+        let (stored, stats) =
+            write_stored_at(&repo, &odb, &walked, &options, base, index.as_ref())?;
         if let Some(when) = &args.unpack_unreachable {
             let since = when
                 .as_deref()
