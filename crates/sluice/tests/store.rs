@@ -28,14 +28,14 @@ fn source(env: &Env) -> PathBuf {
 }
 
 /// Runs `sluice` with the store's environment.
-fn sluice(env: &Env, cwd: &Path, args: &[&str]) -> Output {
+pub(crate) fn sluice(env: &Env, cwd: &Path, args: &[&str]) -> Output {
     let mut command = env.sluice_command(cwd, args);
     command.envs(seaweed().vars());
     crate::util::run_with_input(command, b"")
 }
 
 /// The refs of a repository, as git lists them.
-fn refs(env: &Env, repo: &Path) -> String {
+pub(crate) fn refs(env: &Env, repo: &Path) -> String {
     String::from_utf8(env.git(repo, &["for-each-ref", "--format=%(objectname) %(refname)"]))
         .unwrap()
 }
@@ -47,7 +47,7 @@ fn remote_refs(env: &Env, url: &str) -> String {
 
 /// A bucket of its own with the source imported as `repos/p.git`: the bucket, the store's
 /// URL and the repository's.
-fn imported(env: &Env) -> (String, String, String) {
+pub(crate) fn imported(env: &Env) -> (String, String, String) {
     source(env);
     let bucket = seaweed().new_bucket();
     let store = format!("s3://{bucket}/repos");
@@ -59,7 +59,7 @@ fn imported(env: &Env) -> (String, String, String) {
 
 /// A node serving `store` with its cache in `cache` (under `env`), taking pushes over git://,
 /// with `extra` options.
-fn node(env: &Env, store: &str, cache: &str, extra: &[&str]) -> Server {
+pub(crate) fn node(env: &Env, store: &str, cache: &str, extra: &[&str]) -> Server {
     let vars = seaweed().vars();
     let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let cache = env.path().join(cache);
@@ -142,7 +142,7 @@ fn bundle_list(node: &Server) -> Vec<String> {
     read_until_flush(&mut stream)
 }
 
-fn git_url(node: &Server, name: &str) -> String {
+pub(crate) fn git_url(node: &Server, name: &str) -> String {
     format!("git://{}/{name}", node.git.as_deref().unwrap())
 }
 

@@ -61,7 +61,8 @@ pub struct ServeArgs {
     /// store; credentials and endpoint from the standard `AWS_*` variables.
     #[arg(long, value_name = "url", conflicts_with = "base")]
     store: Option<String>,
-    /// With --store: where this node caches packs (safe to wipe while it is stopped).
+    /// With --store: where this node caches packs (safe to wipe at any moment: a push in flight
+    /// may fail, unacknowledged; nothing is lost).
     #[arg(long, value_name = "dir", requires = "store")]
     cache_dir: Option<PathBuf>,
     /// With --store: the most bytes of packs the cache keeps; the oldest that no repository's
