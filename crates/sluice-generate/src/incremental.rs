@@ -85,6 +85,6 @@ pub fn pack_loose_objects(
     };
     let pack_dir = dir.join("pack");
     let named = |checksum: ObjectId| pack_dir.join(format!("loose-{checksum}.pack"));
-    let (stored, _) = crate::write_stored(repo, odb, &walked, &options, &named, progress)?;
+    let (stored, _) = crate::write_stored(repo, odb, &walked, &options, &named, progress, None)?;
     Ok(Some(stored.pack))
 }

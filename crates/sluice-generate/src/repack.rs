@@ -361,7 +361,7 @@ pub(crate) fn write_into(
     };
     let pack_dir = repo.objects().dir().join("pack");
     let named = |checksum: ObjectId| pack_dir.join(format!("pack-{checksum}.pack"));
-    write_stored(repo, odb, walked, &pack_options, &named, progress)
+    write_stored(repo, odb, walked, &pack_options, &named, progress, None)
 }
 
 /// Writes the objects of `walked` as `<base>-<checksum>.pack` with its `.idx` and `.rev`, as
@@ -380,26 +380,15 @@ pub fn write_stored_at(
         name.push(format!("-{checksum}.pack"));
         PathBuf::from(name)
     };
-    write_stored_indexed(repo, odb, walked, options, &named, &Discard, index)
+    write_stored(repo, odb, walked, options, &named, &Discard, index)
 }
 
 /// Writes the objects of `walked` as a pack named by `named` from its checksum (its
 /// directory holds the temporary file), with its `.idx` and `.rev` written from what the
-/// writer recorded; returns the pack put in place and its statistics.
+/// writer recorded; returns the pack put in place and its statistics. The `.idx` is written
+/// as `index` says when given (pack-objects' `--index-version`), else as the configuration
+/// does.
 pub fn write_stored(
-    repo: &Repository,
-    odb: &ObjectDb,
-    walked: &Walked,
-    options: &PackOptions,
-    named: &dyn Fn(ObjectId) -> PathBuf,
-    progress: &dyn Progress,
-) -> Result<(Stored, PackStats), RepackError> {
-    write_stored_indexed(repo, odb, walked, options, named, progress, None)
-}
-
-/// [`write_stored`], its `.idx` written as `index` says when given (pack-objects'
-/// `--index-version`), else as the configuration does.
-fn write_stored_indexed(
     repo: &Repository,
     odb: &ObjectDb,
     walked: &Walked,

@@ -27,7 +27,7 @@ fn setup(env: &Env) -> std::path::PathBuf {
     work
 }
 
-fn refs(env: &Env, repo: &Path) -> String {
+pub(crate) fn refs(env: &Env, repo: &Path) -> String {
     let format = "--format=%(refname) %(objectname)";
     String::from_utf8(env.git(repo, &["for-each-ref", format])).unwrap()
 }

@@ -4,14 +4,10 @@
 //! behind the same git http-backend, the same exit code, the same words, the same refs.
 
 use crate::http_push::work_with_commits;
+use crate::push_transports::refs;
 use crate::transports::{serve_with, Kind};
 use crate::util::{gits, stand_in, stderr, Env};
 use std::path::Path;
-
-fn refs(env: &Env, repo: &Path) -> String {
-    let format = "--format=%(refname) %(objectname)";
-    String::from_utf8(env.git(repo, &["for-each-ref", format])).unwrap()
-}
 
 /// Pushes `args` from `work` to `url` with git, through `exec` when given; the exit code and
 /// what was said, the URL replaced.
