@@ -3,7 +3,7 @@
 //! every worktree, every reflog entry); `prune`, which removes the loose objects nothing reaches (older than a
 //! grace period, and not reached from a younger one either); and `reflog`, which expires old
 //! reflog entries as gc does; `maintenance`, git maintenance's tasks; `register`, the list of
-//! repositories a scheduler visits.
+//! repositories a scheduler visits; `schedule`, the scheduler that visits them.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -12,6 +12,7 @@ pub mod maintenance;
 pub mod prune;
 pub mod reflog;
 pub mod register;
+pub mod schedule;
 
 pub use gc::{after_push, gc, AfterPush, GcError, GcOptions, GcOutcome};
 pub use maintenance::{
@@ -20,3 +21,4 @@ pub use maintenance::{
 pub use prune::{prune, PruneError, PruneOptions, Pruned};
 pub use reflog::{expire_all, ExpireOptions, ReflogError};
 pub use register::{register, unregister, RegisterError};
+pub use schedule::{random_minute, start, stop, ScheduleError, Scheduled, Scheduler, Schedulers};

@@ -87,6 +87,8 @@ pub enum Command {
     MultiPackIndex(MultiPackIndexArgs),
     /// Run maintenance tasks (gc, commit-graph, loose-objects, pack-refs).
     Maintenance(MaintenanceArgs),
+    /// Run a command in every repository a setting lists (`maintenance.repo`).
+    ForEachRepo(crate::commands::for_each_repo::ForEachRepoArgs),
     /// Move loose refs into packed-refs.
     PackRefs(PackRefsArgs),
     /// Remove the loose objects nothing reaches.

@@ -1,11 +1,13 @@
 //! `sluice maintenance run [--task=<task>]… [--auto | --schedule=<frequency>] [-q]`: git
 //! maintenance's tasks (`prefetch`, `loose-objects`, `incremental-repack`, `gc`,
 //! `commit-graph`, `pack-refs`), named or as configured; `register` and `unregister
-//! [--force]`, the user's list of repositories to maintain.
+//! [--force]`, the user's list of repositories to maintain; `start [--scheduler=<scheduler>]`
+//! and `stop`, the scheduler that visits them.
 
 use super::Context;
 use anyhow::bail;
 use clap::{Args, Subcommand};
+use sluice_maintain::schedule::{self, Scheduled, Scheduler, Schedulers};
 use sluice_maintain::{register, run_tasks, select_tasks, unregister, Prefetch, Schedule, Task};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -41,6 +43,15 @@ enum Action {
         #[arg(long, value_name = "file")]
         config_file: Option<PathBuf>,
     },
+    /// Have the user's scheduler run maintenance hourly, daily and weekly (systemd timers
+    /// where they work, else cron), and register the repository.
+    Start {
+        /// `auto`, `crontab`, `systemd-timer` (or `launchctl`, `schtasks`, which are not here).
+        #[arg(long, value_name = "scheduler", default_value = "auto")]
+        scheduler: String,
+    },
+    /// Stop every scheduler here from running maintenance (the repositories stay registered).
+    Stop,
     /// Take the repository off the `maintenance.repo` list.
     Unregister {
         /// The list is in this file, not the user's global configuration.
@@ -65,6 +76,33 @@ pub fn run(args: MaintenanceArgs, context: &Context) -> anyhow::Result<ExitCode>
         Action::Register { config_file } => {
             let file = config_file.map(|f| context.cwd.join(f));
             register(&repo, file.as_deref())?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Action::Start { scheduler } => {
+            let schedulers = Schedulers::of_this_machine();
+            // A name git does not know is a usage error, said alone, as git says it.
+            let named = match Scheduler::named(&scheduler) {
+                Ok(named) => named,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return Ok(ExitCode::from(129));
+                }
+            };
+            let scheduler = schedule::resolve(named, &schedulers)?;
+            if let Err(e) = schedule::start(&repo, scheduler, &schedulers, &scheduled()?) {
+                eprintln!("error: {e}");
+                bail!("failed to set up maintenance schedule");
+            }
+            if let Err(e) = register(&repo, None) {
+                eprintln!("warning: failed to add repo to global config: {e}");
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        Action::Stop => {
+            if let Err(e) = schedule::stop(&repo, &Schedulers::of_this_machine(), &scheduled()?) {
+                eprintln!("error: {e}");
+                bail!("failed to stop maintenance schedule");
+            }
             return Ok(ExitCode::SUCCESS);
         }
         Action::Unregister { config_file, force } => {
@@ -108,6 +146,14 @@ pub fn run(args: MaintenanceArgs, context: &Context) -> anyhow::Result<ExitCode>
         eprintln!("error: task '{}' failed", failure.task.name());
     }
     Ok(ExitCode::from(u8::from(!run.failed.is_empty())))
+}
+
+/// What a scheduler runs: this program, at a minute picked at random.
+fn scheduled() -> anyhow::Result<Scheduled> {
+    Ok(Scheduled {
+        program: std::env::current_exe()?,
+        minute: schedule::random_minute(),
+    })
 }
 
 /// The prefetch task's fetch: `sluice fetch` run as git runs `git fetch` for it, one process

@@ -7,6 +7,7 @@ pub mod commit_graph;
 pub mod docs;
 pub mod fetch;
 pub mod fetch_pack;
+pub mod for_each_repo;
 pub mod gc;
 pub mod index_pack;
 pub mod maintenance;
@@ -176,6 +177,7 @@ pub fn run(cli: Cli, cancel: Cancel) -> anyhow::Result<ExitCode> {
         Command::PackObjects(args) => pack_objects::run(args, &context),
         Command::MultiPackIndex(args) => multi_pack_index::run(args, &context),
         Command::Maintenance(args) => maintenance::run(args, &context),
+        Command::ForEachRepo(args) => for_each_repo::run(args, &context),
         Command::PackRefs(args) => pack_refs::run(args, &context),
         Command::Prune(args) => prune::run(args, &context),
         Command::Reflog(args) => reflog::run(args, &context),
