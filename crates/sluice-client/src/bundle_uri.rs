@@ -18,6 +18,29 @@ use std::io::{BufRead, Read, Seek};
 /// The most bytes one bundle may have.
 const MAX_BUNDLE: u64 = 64 << 30;
 
+/// Why a bundle's header cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum HeaderError {
+    /// Reading it failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// The first line is not the signature.
+    #[error("no '# v2 git bundle' line")]
+    Signature,
+    /// No empty line ends it (within the bound on a line).
+    #[error("the header does not end")]
+    Unended,
+    /// A prerequisite or ref names no valid object id.
+    #[error("bad object id '{0}'")]
+    BadId(String),
+    /// A ref line has an id and nothing else.
+    #[error("a ref line without a name")]
+    NoName,
+    /// A ref's name is not one git takes.
+    #[error("bad ref name '{0}'")]
+    BadRefName(String),
+}
+
 /// Why the bundles were not (all) used.
 #[derive(Debug, thiserror::Error)]
 pub enum BundleError {
@@ -33,7 +56,7 @@ pub enum BundleError {
         /// Where it came from.
         uri: String,
         /// What is wrong.
-        why: String,
+        why: HeaderError,
     },
     /// A bundle needs a commit the repository does not have.
     #[error("'{uri}' needs {missing}, which this repository lacks")]
@@ -179,14 +202,13 @@ fn apply(
     }
     file.rewind()?;
     let mut reader = std::io::BufReader::new(file);
-    let not_a_bundle = |why: &str| BundleError::NotABundle {
-        uri: uri.to_owned(),
-        why: why.to_owned(),
-    };
     let Header {
         prerequisites,
         refs,
-    } = read_header(&mut reader).map_err(|why| not_a_bundle(&why))?;
+    } = read_header(&mut reader).map_err(|why| BundleError::NotABundle {
+        uri: uri.to_owned(),
+        why,
+    })?;
     if let Some(missing) = prerequisites.iter().find(|id| !repo.objects().contains(id)) {
         return Err(BundleError::Prerequisite {
             uri: uri.to_owned(),
@@ -233,23 +255,23 @@ fn tempfile_in(dir: &std::path::Path) -> std::io::Result<std::fs::File> {
 }
 
 /// The header of a bundle: its prerequisites and refs; `reader` is left at the pack.
-fn read_header(reader: &mut impl BufRead) -> Result<Header, String> {
+fn read_header(reader: &mut impl BufRead) -> Result<Header, HeaderError> {
     let mut line = String::new();
-    reader.read_line(&mut line).map_err(|e| e.to_string())?;
+    reader.read_line(&mut line)?;
     if line != "# v2 git bundle\n" {
-        return Err("no '# v2 git bundle' line".to_owned());
+        return Err(HeaderError::Signature);
     }
     let (mut prerequisites, mut refs) = (Vec::new(), Vec::new());
     let id = |hex: &str| {
         ObjectId::from_hex(sluice_object::HashKind::Sha1, hex.as_bytes())
-            .map_err(|_| format!("bad object id '{hex}'"))
+            .map_err(|_| HeaderError::BadId(hex.to_owned()))
     };
     loop {
         line.clear();
         // A header line is short; a bundle that sends a huge one is not read whole.
         let read = (reader.by_ref().take(4096)).read_line(&mut line);
-        if read.map_err(|e| e.to_string())? == 0 {
-            return Err("the header does not end".to_owned());
+        if read? == 0 {
+            return Err(HeaderError::Unended);
         }
         let text = line.trim_end_matches('\n');
         if text.is_empty() {
@@ -262,12 +284,12 @@ fn read_header(reader: &mut impl BufRead) -> Result<Header, String> {
             prerequisites.push(id(rest.split(' ').next().unwrap_or_default())?);
             continue;
         }
-        let (hex, name) = text.split_once(' ').ok_or("a ref line without a name")?;
+        let (hex, name) = text.split_once(' ').ok_or(HeaderError::NoName)?;
         // `git bundle create --all` names HEAD too.
         let valid = name == "HEAD"
             || (name.starts_with("refs/") && sluice_object::ref_name::is_valid_ref_name(name));
         if !valid {
-            return Err(format!("bad ref name '{name}'"));
+            return Err(HeaderError::BadRefName(name.to_owned()));
         }
         refs.push((name.to_owned(), id(hex)?));
     }

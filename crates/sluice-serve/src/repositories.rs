@@ -7,7 +7,7 @@ use crate::receive_pack::RefGate;
 use crate::request_error::RequestError;
 use crate::ServeError;
 use sluice_repo::Repository;
-use sluice_store::{shared_presigned, Node, Pinned, RefChange, Workspace};
+use sluice_store::{shared_presigned, Node, Pinned, PushRefused, RefChange, Workspace};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -215,11 +215,10 @@ struct StoreGate {
 }
 
 impl RefGate for StoreGate {
-    fn commit(&self, changes: &[RefChange]) -> Result<(), String> {
+    fn commit(&self, changes: &[RefChange]) -> Result<(), PushRefused> {
         (self.node)
             .commit_push(&self.pinned, &self.workspace, changes)
             .map(|_| ())
-            .map_err(|e| e.to_string())
     }
 
     fn serving_dir(&self) -> Option<PathBuf> {

@@ -60,9 +60,9 @@ pub struct ReceivePackOptions {
 /// shared by many nodes commits them to its manifest. Called once per transaction (each ref,
 /// or all at once when atomic), after the objects are in, with the refs locked here.
 pub trait RefGate: Send + Sync {
-    /// Commits `changes`, or says why not (a ref moved: another push landed first), in
-    /// words for the client.
-    fn commit(&self, changes: &[sluice_store::RefChange]) -> Result<(), String>;
+    /// Commits `changes`, or says why not (a ref moved: another push landed first; the
+    /// store failed), which the client is told.
+    fn commit(&self, changes: &[sluice_store::RefChange]) -> Result<(), sluice_store::PushRefused>;
 
     /// After a push that moved refs: the repository that now serves them (the new
     /// generation), for the warm-up that readies the next clone's pack.
