@@ -25,11 +25,11 @@ struct Cruft {
 pub(crate) fn write_cruft_pack(
     repo: &Repository,
     odb: &ObjectDb,
-    (packed, before): (&Pack, &[PathBuf]),
+    (survivors, before): (&[&Pack], &[PathBuf]),
     cruft_options: &CruftOptions,
     cancel: &Cancel,
 ) -> Result<Option<PathBuf>, RepackError> {
-    let Some((walked, times)) = cruft_of(repo, odb, (&[packed], before), cruft_options)? else {
+    let Some((walked, times)) = cruft_of(repo, odb, (survivors, before), cruft_options)? else {
         return Ok(None);
     };
     let (stored, _) = write_into(repo, odb, &walked, None, &Discard, cancel)?;

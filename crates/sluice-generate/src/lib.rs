@@ -9,6 +9,7 @@
 mod checksum_memo;
 mod cruft;
 mod delta_search;
+mod filtered;
 mod geometric;
 mod incremental;
 mod left_alone;
@@ -25,6 +26,7 @@ mod write;
 mod cancel_tests;
 
 pub use checksum_memo::{ChecksumMemo, MemoryMemo};
+pub use filtered::FilterOut;
 pub use geometric::{repack_geometric, repack_geometric_with_midx, GeometricOptions, Rolled};
 pub use incremental::{pack_loose_objects, repack_loose, LOOSE_BATCH};
 pub use midx_bitmap::{largest_pack, write_midx_bitmap, write_midx_bitmap_of, MidxBitmap};

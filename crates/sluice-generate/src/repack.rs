@@ -5,7 +5,7 @@
 use crate::window_search::SearchLimits;
 use crate::write::{write_pack_indexed, IndexedPack, PackOptions, PackStats};
 use crate::GenerateError;
-use sluice_graph::{walk_objects, WalkError, WalkRequest, Walked};
+use sluice_graph::{walk_objects, ObjectFilter, WalkError, WalkRequest, Walked};
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::{Discard, Progress};
 use sluice_object::ObjectId;
@@ -45,6 +45,10 @@ pub enum RepackError {
     /// `info/refs` or `objects/info/packs` could not be written.
     #[error(transparent)]
     ServerInfo(#[from] sluice_repo::server_info::ServerInfoError),
+    /// `--filter` with a bitmap asked for (or written by default): the new pack does not hold
+    /// everything its commits reach, so git fails too (before anything changes, here).
+    #[error("failed to write bitmap index")]
+    FilterWithBitmap,
     /// A file of the object directory could not be listed, removed or made.
     #[error("cannot {action} '{}'", path.display())]
     File {
@@ -87,6 +91,17 @@ pub fn repack_all(repo: &Repository) -> Result<PackStats, RepackError> {
     repack_all_with(repo, &RepackOptions::default(), &Discard)
 }
 
+/// Every object `tips` reach, unfiltered: what a cruft pack beside `--filter` must not take.
+fn reachable_ids(
+    odb: &ObjectDb,
+    tips: &[ObjectId],
+    cancel: &Cancel,
+) -> Result<sluice_object::IdSet, RepackError> {
+    let request = WalkRequest::reachable(tips, &[], cancel.clone());
+    let walked = walk_objects(odb, &request, &Discard)?;
+    Ok(walked.objects.iter().map(|o| o.id).collect())
+}
+
 /// How `repack -a -d` runs.
 #[derive(Debug, Clone, Default)]
 pub struct RepackOptions {
@@ -120,6 +135,9 @@ pub struct RepackOptions {
     pub cancel: Cancel,
     /// Leave the dumb-HTTP files as they are (`-n`), whatever `repack.updateServerInfo` says.
     pub skip_server_info: bool,
+    /// `--filter=<spec>`: what the filter leaves out goes into a pack of its own
+    /// ([`crate::FilterOut`]), not into the new one. No bitmap can then be written.
+    pub filter: Option<crate::FilterOut>,
 }
 
 /// Whether a repack writes a bitmap when not told: `repack.writeBitmaps`, else in a bare
@@ -153,6 +171,9 @@ pub fn repack_all_with(
     options: &RepackOptions,
     progress: &dyn Progress,
 ) -> Result<PackStats, RepackError> {
+    if options.filter.is_some() && options.write_bitmap {
+        return Err(RepackError::FilterWithBitmap);
+    }
     let objects_dir = repo.objects().dir().to_owned();
     // Refs first, then packs: every object a ref read here names is in a pack listed after
     // it (or loose), since a push moves its objects in before it updates its refs.
@@ -177,7 +198,10 @@ pub fn repack_all_with(
     let (walked, early) = std::thread::scope(|scope| {
         let early =
             speculate.then(|| scope.spawn(|| early_bitmaps(repo, &odb.packs()[0], &branches)));
-        let request = WalkRequest::reachable(&tips, &[], options.cancel.clone());
+        let request = WalkRequest {
+            filter: (options.filter.as_ref()).map_or(ObjectFilter::None, |f| f.filter),
+            ..WalkRequest::reachable(&tips, &[], options.cancel.clone())
+        };
         let walked = match options.full_search {
             None => walk_objects(&odb, &request, progress),
             Some(_) => sluice_graph::traverse_objects(&odb, &request, progress),
@@ -225,14 +249,42 @@ pub fn repack_all_with(
         .filter(|old| **old != new_pack)
         .cloned()
         .collect();
+    // What the filter left out of the new pack goes into a pack of its own first; beside a
+    // cruft pack, only what the roots reach (the rest is the cruft pack's to judge).
+    let filtered = match &options.filter {
+        Some(filter_out) => {
+            let reachable = match options.cruft {
+                Some(_) => Some(reachable_ids(&odb, &tips, &options.cancel)?),
+                None => None,
+            };
+            let written = [new_pack.as_path()];
+            let only = reachable.as_ref();
+            crate::filtered::write_filtered_pack(
+                repo,
+                (&old_packs, &written, only),
+                filter_out,
+                progress,
+                &options.cancel,
+            )?
+        }
+        None => None,
+    };
+    let filtered = (filtered.as_ref())
+        .map(|p| Pack::open(&p.with_extension("idx"), repo.hash()))
+        .transpose()?;
     let cruft_pack = match &options.cruft {
-        Some(cruft) => crate::cruft::write_cruft_pack(
-            repo,
-            &odb,
-            (&packed, &old_packs),
-            cruft,
-            &options.cancel,
-        )?,
+        Some(cruft) => {
+            let survivors: Vec<&Pack> = std::iter::once(&packed).chain(filtered.as_ref()).collect();
+            crate::cruft::write_cruft_pack(
+                repo,
+                &odb,
+                (&survivors, &old_packs),
+                cruft,
+                &options.cancel,
+            )?
+        }
+        // What the new pack leaves out is in the filtered pack: none is loosened.
+        None if options.filter.is_some() => None,
         None => {
             let since = (options.unpack_unreachable)
                 .unwrap_or_else(|| std::time::SystemTime::now() - RECENT_PACK);
@@ -282,8 +334,12 @@ pub fn repack_all_with(
     let cruft = (cruft_pack.as_ref())
         .map(|p| Pack::open(&p.with_extension("idx"), repo.hash()))
         .transpose()?;
+    // The filtered pack counts where it is the repository's own (beside the new one).
+    let filtered = filtered.filter(|f| f.path().parent() == new_pack.parent());
     prune_packed(&odb, |id| {
-        packed.contains(id) || cruft.as_ref().is_some_and(|c| c.contains(id))
+        packed.contains(id)
+            || cruft.as_ref().is_some_and(|c| c.contains(id))
+            || filtered.as_ref().is_some_and(|f| f.contains(id))
     })?;
     match (options.write_midx, write_bitmap) {
         // The new pack first in the bitmap's order: its own bitmap is carried over whole. It

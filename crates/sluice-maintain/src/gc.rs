@@ -40,6 +40,9 @@ pub enum GcError {
     /// A date in the configuration cannot be read.
     #[error(transparent)]
     Date(#[from] sluice_repo::date::DateError),
+    /// `gc.repackFilter` names no filter (git's words).
+    #[error("invalid filter-spec '{0}'")]
+    BadFilter(String),
     /// `--prune=<date>` names no date (git's words).
     #[error("failed to parse prune expiry value {0}")]
     BadPrune(String),
@@ -73,6 +76,9 @@ pub struct GcOptions {
     /// Leave the largest pack (in bytes; not a cruft or `.keep` pack) as it is
     /// (`--keep-largest-pack`).
     pub keep_largest_pack: bool,
+    /// `gc.repackFilter` (and `gc.repackFilterTo`): what the filter leaves out of the new pack
+    /// goes into a pack of its own.
+    pub repack_filter: Option<sluice_generate::FilterOut>,
 }
 
 impl GcOptions {
@@ -109,6 +115,16 @@ impl GcOptions {
             cruft: config.get_bool("gc.cruftpacks")?.unwrap_or(true),
             cancel: Cancel::default(),
             keep_largest_pack: false,
+            repack_filter: match config.get("gc.repackfilter") {
+                Some(spec) => Some(sluice_generate::FilterOut {
+                    filter: sluice_graph::ObjectFilter::parse(spec)
+                        .ok_or_else(|| GcError::BadFilter(spec.to_owned()))?,
+                    to: config
+                        .get("gc.repackfilterto")
+                        .map(std::path::PathBuf::from),
+                }),
+                None => None,
+            },
         })
     }
 }
@@ -171,6 +187,7 @@ pub fn gc(
             false => Vec::new(),
         },
         cancel: options.cancel.clone(),
+        filter: options.repack_filter.clone(),
         ..RepackOptions::default()
     };
     repack_all_with(repo, &repack, progress)?;

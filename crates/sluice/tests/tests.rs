@@ -57,6 +57,7 @@ mod refused_push;
 mod relayed_send_pack;
 mod remote_colors;
 mod repack;
+mod repack_filter;
 mod repack_keep;
 mod repack_search;
 mod serve;

@@ -690,7 +690,8 @@ impl<'a> Walker<'a> {
                     return Ok(false);
                 }
                 let (_, data) = self.read(id, "blob")?;
-                data.len() as u64 <= limit
+                // git omits blobs of `limit` bytes or more.
+                (data.len() as u64) < limit
             }
         })
     }

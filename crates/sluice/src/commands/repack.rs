@@ -83,6 +83,14 @@ pub struct RepackArgs {
     write_midx: bool,
     #[arg(long, hide = true, overrides_with = "write_midx")]
     no_write_midx: bool,
+    /// Leave what the filter excludes (`blob:none`, …) out of the new pack: it goes into a
+    /// pack of its own.
+    #[arg(long, value_name = "filter-spec")]
+    filter: Option<String>,
+    /// With --filter: write that pack as `<base>-<checksum>.pack` (for an object directory the
+    /// repository borrows from), not beside the new one.
+    #[arg(long, value_name = "base")]
+    filter_to: Option<std::path::PathBuf>,
     /// Say nothing.
     #[arg(short, long, overrides_with = "no_quiet")]
     quiet: bool,
@@ -181,6 +189,14 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         true => Some(args.search.limits(repo.config(), !args.no_reuse_object)?),
         false => None,
     };
+    let filter = match (args.filter.as_deref(), &args.filter_to) {
+        (Some(spec), to) => Some(filter_out(
+            spec,
+            to.as_ref().map(|to| context.cwd.join(to)),
+        )?),
+        (None, Some(_)) => bail!("option '--filter-to' can only be used along with '--filter'"),
+        (None, None) => None,
+    };
     let options = RepackOptions {
         write_bitmap,
         unpack_unreachable,
@@ -204,10 +220,23 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         keep_unreachable: args.keep_unreachable,
         cancel: context.cancel.clone(),
         skip_server_info: args.no_update_server_info,
+        filter,
     };
     let stats = repack_all_with(&repo, &options, &progress)?;
     if crate::progress::enabled(!args.quiet, false) {
         eprintln!("{stats}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--filter=<spec>` (and `--filter-to`, as `gc.repackFilter` and `gc.repackFilterTo` give
+/// them too), in git's words when the spec is not one.
+pub(super) fn filter_out(
+    spec: &str,
+    to: Option<std::path::PathBuf>,
+) -> anyhow::Result<sluice_generate::FilterOut> {
+    match sluice_graph::ObjectFilter::parse(spec) {
+        Some(filter) => Ok(sluice_generate::FilterOut { filter, to }),
+        None => bail!("invalid filter-spec '{spec}'"),
+    }
 }
