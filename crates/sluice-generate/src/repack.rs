@@ -249,80 +249,17 @@ pub fn repack_all_with(
         .filter(|old| **old != new_pack)
         .cloned()
         .collect();
-    // What the filter left out of the new pack goes into a pack of its own first; beside a
-    // cruft pack, only what the roots reach (the rest is the cruft pack's to judge).
-    let filtered = match &options.filter {
-        Some(filter_out) => {
-            let reachable = match options.cruft {
-                Some(_) => Some(reachable_ids(&odb, &tips, &options.cancel)?),
-                None => None,
-            };
-            let written = [new_pack.as_path()];
-            let only = reachable.as_ref();
-            crate::filtered::write_filtered_pack(
-                repo,
-                (&old_packs, &written, only),
-                filter_out,
-                progress,
-                &options.cancel,
-            )?
-        }
-        None => None,
-    };
-    let filtered = (filtered.as_ref())
-        .map(|p| Pack::open(&p.with_extension("idx"), repo.hash()))
-        .transpose()?;
-    let cruft_pack = match &options.cruft {
-        Some(cruft) => {
-            let survivors: Vec<&Pack> = std::iter::once(&packed).chain(filtered.as_ref()).collect();
-            crate::cruft::write_cruft_pack(
-                repo,
-                &odb,
-                (&survivors, &old_packs),
-                cruft,
-                &options.cancel,
-            )?
-        }
-        // What the new pack leaves out is in the filtered pack: none is loosened.
-        None if options.filter.is_some() => None,
-        None => {
-            let since = (options.unpack_unreachable)
-                .unwrap_or_else(|| std::time::SystemTime::now() - RECENT_PACK);
-            for old in &old_packs {
-                loosen_left_out(old, &packed, &objects_dir, repo, since)?;
-            }
-            None
-        }
-    };
+    let (filtered, cruft_pack) =
+        place_left_out(repo, &odb, (&packed, &old_packs), &tips, options, progress)?;
     // Before the old packs go, so that their bitmap can be carried over and a reader never
     // finds the new pack without one.
-    match early.filter(|bitmaps| bitmaps.describes(&packed)) {
-        Some(bitmaps) => {
-            // Built already: their phases are over.
-            progress.phase("Selecting bitmap commits", None);
-            progress.add(bitmaps.len() as u64);
-            progress.finish();
-            progress.phase("Building bitmaps", Some(bitmaps.len() as u64));
-            progress.add(bitmaps.len() as u64);
-            progress.finish();
-            let target = sluice_graph::bitmap::BitmapTarget::Pack(&packed);
-            sluice_graph::bitmap::write_bitmap_file(&target, &walked, &bitmaps)?;
-        }
-        None if write_bitmap => {
-            let replaced = (before.iter())
-                .find(|old| old.with_extension("bitmap").exists())
-                .map(|old| Pack::open(&old.with_extension("idx"), repo.hash()))
-                .transpose()?;
-            sluice_graph::bitmap::write_bitmap(
-                &packed,
-                &odb,
-                &walked,
-                &branches,
-                replaced.as_ref(),
-                progress,
-            )?;
-        }
-        None => {}
+    if write_bitmap || early.is_some() {
+        let new = NewPack {
+            packed: &packed,
+            walked: &walked,
+            branches: &branches,
+        };
+        write_new_bitmap(repo, &odb, &new, (early, write_bitmap), &before, progress)?;
     }
     // A cruft pack the same as an old one has that one's name: it stays.
     for old in old_packs
@@ -357,6 +294,112 @@ pub fn repack_all_with(
     }
     refresh_server_info(repo, options.skip_server_info)?;
     Ok(stats)
+}
+
+/// What the new pack `packed` leaves out of the packs it replaces: the filter's share into a
+/// pack of its own first; beside a cruft pack, only what the roots reach (the rest is the
+/// cruft pack's to judge); then what no ref reaches into a cruft pack, or loose (`-A`, and the
+/// packs of the last [`RECENT_PACK`]). Returns the filtered pack and the cruft pack.
+fn place_left_out(
+    repo: &Repository,
+    odb: &ObjectDb,
+    (packed, old_packs): (&Pack, &[PathBuf]),
+    tips: &[ObjectId],
+    options: &RepackOptions,
+    progress: &dyn Progress,
+) -> Result<(Option<Pack>, Option<PathBuf>), RepackError> {
+    let filtered = match &options.filter {
+        Some(filter_out) => {
+            let reachable = match options.cruft {
+                Some(_) => Some(reachable_ids(odb, tips, &options.cancel)?),
+                None => None,
+            };
+            let written = [packed.path()];
+            let only = reachable.as_ref();
+            crate::filtered::write_filtered_pack(
+                repo,
+                (old_packs, &written, only),
+                filter_out,
+                progress,
+                &options.cancel,
+            )?
+        }
+        None => None,
+    };
+    let filtered = (filtered.as_ref())
+        .map(|p| Pack::open(&p.with_extension("idx"), repo.hash()))
+        .transpose()?;
+    let cruft_pack = match &options.cruft {
+        Some(cruft) => {
+            let survivors: Vec<&Pack> = std::iter::once(packed).chain(filtered.as_ref()).collect();
+            crate::cruft::write_cruft_pack(
+                repo,
+                odb,
+                (&survivors, old_packs),
+                cruft,
+                &options.cancel,
+            )?
+        }
+        // What the new pack leaves out is in the filtered pack: none is loosened.
+        None if options.filter.is_some() => None,
+        None => {
+            let since = (options.unpack_unreachable)
+                .unwrap_or_else(|| std::time::SystemTime::now() - RECENT_PACK);
+            for old in old_packs {
+                loosen_left_out(old, packed, repo.objects().dir(), repo, since)?;
+            }
+            None
+        }
+    };
+    Ok((filtered, cruft_pack))
+}
+
+/// The new pack, what went into it, and the branch tips its bitmap favours.
+struct NewPack<'a> {
+    packed: &'a Pack,
+    walked: &'a Walked,
+    branches: &'a [ObjectId],
+}
+
+/// The new pack's bitmap: the one built early when it describes this pack, else built now
+/// when `write_bitmap` (carrying over what a replaced pack's bitmap had).
+fn write_new_bitmap(
+    repo: &Repository,
+    odb: &ObjectDb,
+    new: &NewPack<'_>,
+    (early, write_bitmap): (Option<sluice_graph::bitmap::CommitBitmaps>, bool),
+    before: &[PathBuf],
+    progress: &dyn Progress,
+) -> Result<(), RepackError> {
+    match early.filter(|bitmaps| bitmaps.describes(new.packed)) {
+        Some(bitmaps) => {
+            // Built already: their phases are over.
+            progress.phase("Selecting bitmap commits", None);
+            progress.add(bitmaps.len() as u64);
+            progress.finish();
+            progress.phase("Building bitmaps", Some(bitmaps.len() as u64));
+            progress.add(bitmaps.len() as u64);
+            progress.finish();
+            let target = sluice_graph::bitmap::BitmapTarget::Pack(new.packed);
+            sluice_graph::bitmap::write_bitmap_file(&target, new.walked, &bitmaps)?;
+        }
+        None if write_bitmap => {
+            let replaced = (before.iter())
+                .find(|old| old.with_extension("bitmap").exists())
+                .map(|old| Pack::open(&old.with_extension("idx"), repo.hash()))
+                .transpose()?;
+            sluice_graph::bitmap::write_bitmap(
+                new.packed,
+                odb,
+                new.walked,
+                new.branches,
+                replaced.as_ref(),
+                progress,
+            )?;
+        }
+        None => {}
+    }
+    Ok(())
 }
 
 /// The commits that get a bitmap each, besides git's spread of history: the branches and
