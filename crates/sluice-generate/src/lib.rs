@@ -17,6 +17,7 @@ mod midx_bitmap;
 mod midx_repack;
 pub mod pack_objects;
 mod place;
+mod promisor;
 mod repack;
 mod verbatim;
 mod window_search;

@@ -180,8 +180,9 @@ pub fn repack_all_with(
     let refs = repo.refs().list()?;
     let head = repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id);
     let roots = sluice_repo::Roots::read(repo)?;
-    let split =
+    let mut split =
         crate::left_alone::split_packs(pack_files(&objects_dir.join("pack"))?, &options.keep_packs);
+    let promised = crate::promisor::take_promised(&mut split.kept);
     let before = split.replaced.clone();
     let odb = repo.objects().with_alternate_packs();
     let branches = branch_tips(&refs, head);
@@ -228,6 +229,11 @@ pub fn repack_all_with(
     if !pack_kept {
         left_alone.extend(split.kept.iter().map(PathBuf::as_path));
     }
+    // A partial clone's promisor packs become one (as git's repack does); their objects stay
+    // out of the new pack of the repository's own.
+    let promisor =
+        crate::promisor::write_promisor_pack(repo, &promised, progress, &options.cancel)?;
+    left_alone.extend(promisor.as_ref().map(|(pack, _)| pack.as_path()));
     if crate::left_alone::leave_out(&mut walked, &left_alone, repo.hash())? {
         // A bitmap needs every object it reaches in its pack: git disables it too.
         write_bitmap = false;
@@ -235,15 +241,17 @@ pub fn repack_all_with(
     if options.keep_unreachable {
         crate::left_alone::keep_unreachable(&mut walked, &before, repo.hash())?;
     }
-    let (stored, stats) = write_into(
-        repo,
-        &odb,
-        &walked,
-        options.full_search,
-        progress,
-        &options.cancel,
-    )?;
-    let new_pack = stored.pack;
+    // Everything the roots reach came from the promisor remote: the promisor pack is the new
+    // pack, as git then writes no other.
+    let (new_pack, stats) = match promisor.clone() {
+        Some(promisor) if walked.objects.is_empty() => promisor,
+        _ => {
+            let search = options.full_search;
+            let (stored, stats) =
+                write_into(repo, &odb, &walked, search, progress, &options.cancel)?;
+            (stored.pack, stats)
+        }
+    };
     let packed = Pack::open(&new_pack.with_extension("idx"), repo.hash())?;
     let old_packs: Vec<PathBuf> = (before.iter())
         .filter(|old| **old != new_pack)
@@ -268,6 +276,7 @@ pub fn repack_all_with(
     {
         remove_pack(old)?;
     }
+    let promisor = crate::promisor::replace_promised(repo, &promised, promisor)?;
     let cruft = (cruft_pack.as_ref())
         .map(|p| Pack::open(&p.with_extension("idx"), repo.hash()))
         .transpose()?;
@@ -275,8 +284,10 @@ pub fn repack_all_with(
     let filtered = filtered.filter(|f| f.path().parent() == new_pack.parent());
     prune_packed(&odb, |id| {
         packed.contains(id)
-            || cruft.as_ref().is_some_and(|c| c.contains(id))
-            || filtered.as_ref().is_some_and(|f| f.contains(id))
+            || [&promisor, &cruft, &filtered]
+                .into_iter()
+                .flatten()
+                .any(|pack| pack.contains(id))
     })?;
     match (options.write_midx, write_bitmap) {
         // The new pack first in the bitmap's order: its own bitmap is carried over whole. It

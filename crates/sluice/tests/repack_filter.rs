@@ -17,8 +17,9 @@ use std::path::Path;
 type Case<'a> = (Vec<&'a str>, &'a [(&'a str, &'a str)]);
 
 /// Every pack under `dir` (its `.idx` files) as the sorted ids and kinds it holds, and whether
-/// it has an `.mtimes` (a cruft pack); the packs sorted too, so that names do not count.
-fn packs_in(env: &Env, dir: &Path) -> Vec<String> {
+/// it has an `.mtimes` (a cruft pack) or a `.promisor`; the packs sorted too, so that names do
+/// not count.
+pub(crate) fn packs_in(env: &Env, dir: &Path) -> Vec<String> {
     let mut packs: Vec<String> = list_dir(dir)
         .into_iter()
         .filter(|name| name.ends_with(".idx"))
@@ -36,7 +37,11 @@ fn packs_in(env: &Env, dir: &Path) -> Vec<String> {
                 .collect();
             objects.sort();
             let cruft = idx.with_extension("mtimes").exists();
-            format!("cruft: {cruft}\n{}", objects.join("\n"))
+            let promisor = idx.with_extension("promisor").exists();
+            format!(
+                "cruft: {cruft} promisor: {promisor}\n{}",
+                objects.join("\n")
+            )
         })
         .collect();
     packs.sort();

@@ -59,6 +59,7 @@ mod remote_colors;
 mod repack;
 mod repack_filter;
 mod repack_keep;
+mod repack_promisor;
 mod repack_search;
 mod serve;
 mod server_log;

@@ -1,0 +1,72 @@
+//! A partial clone's promisor packs (marked `.promisor`: their objects came from a promisor
+//! remote, and what they name may be missing by design), consolidated by `repack -a` into one
+//! new promisor pack as git does, so that the packs of lazy fetches do not pile up; the new
+//! pack of the repository's own objects leaves those objects out.
+
+use crate::pack_objects::{select, Filters, Selection};
+use crate::repack::{write_into, RepackError};
+use crate::write::PackStats;
+use sluice_object::cancel::Cancel;
+use sluice_object::progress::Progress;
+use sluice_odb::Pack;
+use sluice_repo::Repository;
+use std::path::PathBuf;
+
+/// Takes out of `kept` the packs kept only by a `.promisor` file (a `.keep` file keeps a
+/// pack as it is), for [`write_promisor_pack`] to replace.
+pub(crate) fn take_promised(kept: &mut Vec<PathBuf>) -> Vec<PathBuf> {
+    let (promised, still): (Vec<PathBuf>, Vec<PathBuf>) = std::mem::take(kept)
+        .into_iter()
+        .partition(|p| p.with_extension("promisor").exists() && !p.with_extension("keep").exists());
+    *kept = still;
+    promised
+}
+
+/// Writes every object of the packs `promised` into one pack with an empty `.promisor` file
+/// beside it (as git writes it); returns that pack and what went in (`None`: no such packs).
+pub(crate) fn write_promisor_pack(
+    repo: &Repository,
+    promised: &[PathBuf],
+    progress: &dyn Progress,
+    cancel: &Cancel,
+) -> Result<Option<(PathBuf, PackStats)>, RepackError> {
+    if promised.is_empty() {
+        return Ok(None);
+    }
+    let names = promised.iter().filter_map(|p| p.file_name());
+    let selection = Selection::Packs {
+        include: names.map(|n| n.to_string_lossy().into_owned()).collect(),
+        exclude: Vec::new(),
+    };
+    let odb = repo.objects().with_alternate_packs();
+    let filters = Filters {
+        cancel: cancel.clone(),
+        ..Filters::default()
+    };
+    let walked = select(&odb, &selection, &filters, progress)?;
+    let (stored, stats) = write_into(repo, &odb, &walked, None, progress, cancel)?;
+    let marker = stored.pack.with_extension("promisor");
+    if !marker.exists() {
+        std::fs::write(&marker, b"").map_err(crate::repack::file_error("write", &marker))?;
+    }
+    Ok(Some((stored.pack, stats)))
+}
+
+/// Removes the packs `promised` that `written` replaces (one written again with the same
+/// objects keeps its name, and stays); returns `written`, opened.
+pub(crate) fn replace_promised(
+    repo: &Repository,
+    promised: &[PathBuf],
+    written: Option<(PathBuf, PackStats)>,
+) -> Result<Option<Pack>, RepackError> {
+    let Some((written, _)) = written else {
+        return Ok(None);
+    };
+    for old in promised.iter().filter(|old| **old != written) {
+        crate::repack::remove_pack(old)?;
+    }
+    Ok(Some(Pack::open(
+        &written.with_extension("idx"),
+        repo.hash(),
+    )?))
+}
