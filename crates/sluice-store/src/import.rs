@@ -89,14 +89,23 @@ pub(crate) fn upload_packs(
             .map(str::to_owned)
             .collect();
         let entry = PackEntry { name, size, extras };
-        let mut files: Vec<&str> = entry.files().collect();
-        files.rotate_left(1);
-        for extension in files {
-            let key = target.pack_key(&entry.name, extension);
-            target
-                .bucket()
-                .upload(&key, &pack.with_extension(extension))?;
-        }
+        // The files of one pack at once: a push waits for each round trip to the store.
+        std::thread::scope(|scope| {
+            let uploads: Vec<_> = (entry.files())
+                .map(|extension| {
+                    let key = target.pack_key(&entry.name, extension);
+                    let path = pack.with_extension(extension);
+                    scope.spawn(move || target.bucket().upload(&key, &path))
+                })
+                .collect();
+            (uploads.into_iter())
+                .map(|upload| {
+                    upload
+                        .join()
+                        .unwrap_or_else(|e| std::panic::resume_unwind(e))
+                })
+                .collect::<Result<Vec<()>, StoreError>>()
+        })?;
         entries.push(entry);
     }
     Ok(entries)

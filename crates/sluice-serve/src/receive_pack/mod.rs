@@ -256,14 +256,25 @@ pub fn receive_pack(
     }
     output.flush()?;
     if results.iter().any(Option::is_none) {
-        auto_gc(repo);
-        if let Some(memory) = &options.memory {
-            let gate = options.gate.as_ref();
-            match gate.map(|gate| gate.serving_dir()) {
-                None => crate::clone_warmup::after_push(repo.git_dir(), memory),
-                Some(Some(dir)) => crate::clone_warmup::after_push(&dir, memory),
-                Some(None) => {}
+        match (&options.gate, &options.memory) {
+            (None, memory) => {
+                auto_gc(repo);
+                if let Some(memory) = memory {
+                    crate::clone_warmup::after_push(repo.git_dir(), memory);
+                }
             }
+            // A store's push landed through a private copy that goes with this request: the
+            // node maintains the store itself, and pinning the new generation (which
+            // materialises it) for the warm-up is kept off the client's path.
+            (Some(gate), Some(memory)) => {
+                let (gate, memory) = (std::sync::Arc::clone(gate), std::sync::Arc::clone(memory));
+                std::thread::spawn(move || {
+                    if let Some(dir) = gate.serving_dir() {
+                        crate::clone_warmup::after_push(&dir, &memory);
+                    }
+                });
+            }
+            (Some(_), None) => {}
         }
     }
     Ok(messages)
