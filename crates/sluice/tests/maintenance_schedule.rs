@@ -20,7 +20,7 @@ fn normalized(text: &str, twin: &str) -> String {
         if let Some(rest) = line.strip_prefix(|c: char| c.is_ascii_digit()) {
             line = format!("M{}", rest.trim_start_matches(|c: char| c.is_ascii_digit()));
         }
-        if let Some(at) = line.find(":00") {
+        if let Some(at) = line.rfind(":00") {
             if line.starts_with("OnCalendar=") && at >= 3 {
                 line.replace_range(at - 2..at, "MM");
             }
@@ -167,5 +167,24 @@ fn for_each_repo_runs_in_every_listed_repository_as_git_does() {
             outcomes.push(said);
         }
         assert_eq!(outcomes[1], outcomes[0], "{}", git.display());
+    }
+}
+
+/// The random minute is made alike whatever it is, 0 included (git and Sluice each pick one).
+#[test]
+fn every_minute_is_normalized_alike() {
+    for (a, b) in [
+        ("OnCalendar=Mon 0:00:00", "OnCalendar=Mon 0:13:00"),
+        (
+            "OnCalendar=*-*-* 1..23:00:00",
+            "OnCalendar=*-*-* 1..23:59:00",
+        ),
+        (
+            "OnCalendar=Tue..Sun *-*-* 0:10:00",
+            "OnCalendar=Tue..Sun *-*-* 0:00:00",
+        ),
+        ("0 1-23 * * * x", "47 1-23 * * * x"),
+    ] {
+        assert_eq!(normalized(a, "twin"), normalized(b, "twin"));
     }
 }
