@@ -60,6 +60,27 @@ pub struct Pinned {
     pub dir: PathBuf,
 }
 
+/// Whether what `pinned` names is all still on disk: its generation's directory, and each of
+/// its packs both there and in the cache `cached` a push's private copy links from (the cache
+/// may be wiped at any moment, even while a request fills it again).
+fn whole(pinned: &Pinned, cached: &Path) -> bool {
+    generation_whole(&pinned.dir, &pinned.manifest)
+        && (pinned.manifest.packs.iter()).all(|pack| {
+            pack.files()
+                .all(|e| cached.join(format!("{}.{e}", pack.name)).exists())
+        })
+}
+
+/// Whether the generation's directory `dir` holds its `HEAD` and every pack file of `manifest`.
+fn generation_whole(dir: &Path, manifest: &Manifest) -> bool {
+    let packs = dir.join("objects").join("pack");
+    dir.join("HEAD").exists()
+        && (manifest.packs.iter()).all(|pack| {
+            pack.files()
+                .all(|e| packs.join(format!("{}.{e}", pack.name)).exists())
+        })
+}
+
 /// A push's private copy of a generation, removed when dropped.
 #[derive(Debug)]
 pub struct Workspace {
@@ -160,7 +181,8 @@ impl Node {
             Arc::clone(all.entry(repo.folder().to_owned()).or_default())
         };
         let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
-        let known = slot.as_ref().filter(|p| p.dir.join("HEAD").exists());
+        let cached = self.folder(&repo).join("packs");
+        let known = slot.as_ref().filter(|p| whole(p, &cached));
         let previous = known.and_then(|p| p.manifest.snapshot.as_ref());
         let read = match repo.read_if_changed(known.map(|p| &p.version), previous)? {
             Fetched::Unchanged => return Ok(known.cloned()),
@@ -201,6 +223,10 @@ impl Node {
         let generations = folder.join("gen");
         let manifest = read.manifest;
         let dir = generations.join(format!("{}-{}", manifest.generation, manifest.transaction));
+        // Left incomplete by a cache wiped while it was made: made again.
+        if dir.exists() && !generation_whole(&dir, &manifest) {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
         if !dir.join("HEAD").exists() {
             let scratch =
                 Scratch::new(&generations, "gen").map_err(StoreError::file(&generations))?;

@@ -1,8 +1,8 @@
 //! A serving node's `--cache-dir` is a cache: wiped at any moment, while clones and pushes are
 //! in flight, it loses nothing. A clone in flight completes whole (its files stay open) or
 //! fails; a push in flight completes or fails unacknowledged; every request after a wipe is
-//! served (the node materialises the generation again); the store keeps every acknowledged
-//! push (export, `git fsck --strict`).
+//! served (the node materialises the generation again, also after a wipe that stopped half
+//! way); the store keeps every acknowledged push (export, `git fsck --strict`).
 
 use crate::store::{git_url, imported, node, refs, sluice};
 use crate::util::{stderr, Env};
@@ -59,6 +59,22 @@ fn a_nodes_cache_wiped_at_any_moment_loses_nothing() {
         assert!(out.status.success(), "round {round}: {}", stderr(&out));
         acknowledged.push((branch, head(&env)));
         let clone_dir = format!("after-{round}.git");
+        env.git(env.path(), &["clone", "-q", "--bare", &remote, &clone_dir]);
+        env.git(&env.path().join(&clone_dir), &["fsck", "--strict"]);
+    }
+    // A wipe that stopped half way: the packs gone, the generations left, or the other way.
+    for (round, part) in ["p.git/packs", "p.git/gen"].into_iter().enumerate() {
+        let _ = std::fs::remove_dir_all(cache.join(part));
+        env.git(
+            &work,
+            &["commit", "-q", "--allow-empty", "-m", &format!("h{round}")],
+        );
+        let branch = format!("refs/heads/half-{round}");
+        let out = env.git_command(&work, &["push", "-q", &remote, &format!("HEAD:{branch}")]);
+        let out = crate::util::run_with_input(out, b"");
+        assert!(out.status.success(), "{part}: {}", stderr(&out));
+        acknowledged.push((branch, head(&env)));
+        let clone_dir = format!("half-{round}.git");
         env.git(env.path(), &["clone", "-q", "--bare", &remote, &clone_dir]);
         env.git(&env.path().join(&clone_dir), &["fsck", "--strict"]);
     }
