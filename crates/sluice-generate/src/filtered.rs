@@ -3,7 +3,7 @@
 //! of the packs it replaces goes into a pack of its own, beside it or at `<base>-<checksum>.pack`
 //! (an object directory the repository borrows from), so that nothing is lost with them.
 
-use crate::pack_objects::{select, Filters, Selection};
+use crate::pack_objects::objects_of_packs;
 use crate::repack::{write_stored, RepackError};
 use crate::write::PackOptions;
 use sluice_graph::ObjectFilter;
@@ -33,18 +33,10 @@ pub(crate) fn write_filtered_pack(
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<Option<PathBuf>, RepackError> {
-    let name = |path: &Path| (path.file_name()).map(|n| n.to_string_lossy().into_owned());
-    let selection = Selection::Packs {
-        include: replaced.iter().filter_map(|p| name(p)).collect(),
-        exclude: written.iter().filter_map(|p| name(p)).collect(),
-    };
     // The view after the new packs went in: they are what stays out.
     let odb = repo.objects().with_alternate_packs();
-    let filters = Filters {
-        cancel: cancel.clone(),
-        ..Filters::default()
-    };
-    let mut walked = select(&odb, &selection, &filters, progress)?;
+    let replaced: Vec<&Path> = replaced.iter().map(PathBuf::as_path).collect();
+    let mut walked = objects_of_packs(&odb, &replaced, written)?;
     if let Some(only) = only {
         walked.objects.retain(|o| only.contains(&o.id));
         walked.located = None;

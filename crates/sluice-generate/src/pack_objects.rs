@@ -220,6 +220,22 @@ pub fn select(
     Ok(walked)
 }
 
+/// The objects of the pack files `include` less those of `exclude` (as `--stdin-packs` takes
+/// them by name): what a repack moves from the packs it replaces into a pack of their own.
+pub(crate) fn objects_of_packs(
+    odb: &ObjectDb,
+    include: &[&Path],
+    exclude: &[&Path],
+) -> Result<Walked, GenerateError> {
+    let names = |paths: &[&Path]| -> Vec<String> {
+        (paths.iter())
+            .filter_map(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .collect()
+    };
+    packs_objects(odb, &names(include), &names(exclude), false)
+}
+
 /// The objects of the packs `include` less those of `exclude` (by file name), and the loose
 /// objects with `loose`.
 fn packs_objects(

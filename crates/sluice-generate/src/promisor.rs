@@ -3,14 +3,14 @@
 //! new promisor pack as git does, so that the packs of lazy fetches do not pile up; the new
 //! pack of the repository's own objects leaves those objects out.
 
-use crate::pack_objects::{select, Filters, Selection};
+use crate::pack_objects::objects_of_packs;
 use crate::repack::{write_into, RepackError};
 use crate::write::PackStats;
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;
 use sluice_odb::Pack;
 use sluice_repo::Repository;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Takes out of `kept` the packs kept only by a `.promisor` file (a `.keep` file keeps a
 /// pack as it is), for [`write_promisor_pack`] to replace.
@@ -33,17 +33,9 @@ pub(crate) fn write_promisor_pack(
     if promised.is_empty() {
         return Ok(None);
     }
-    let names = promised.iter().filter_map(|p| p.file_name());
-    let selection = Selection::Packs {
-        include: names.map(|n| n.to_string_lossy().into_owned()).collect(),
-        exclude: Vec::new(),
-    };
     let odb = repo.objects().with_alternate_packs();
-    let filters = Filters {
-        cancel: cancel.clone(),
-        ..Filters::default()
-    };
-    let walked = select(&odb, &selection, &filters, progress)?;
+    let promised: Vec<&Path> = promised.iter().map(PathBuf::as_path).collect();
+    let walked = objects_of_packs(&odb, &promised, &[])?;
     let (stored, stats) = write_into(repo, &odb, &walked, None, progress, cancel)?;
     let marker = stored.pack.with_extension("promisor");
     if !marker.exists() {

@@ -304,11 +304,7 @@ impl Drop for Temporary {
 }
 
 fn temporary_file(prefix: &str, text: &str) -> Result<Temporary, ScheduleError> {
-    let unique = format!(
-        ".{prefix}{}-{}",
-        std::process::id(),
-        scheduled_minute_seed()
-    );
+    let unique = format!(".{prefix}{}-{}", std::process::id(), clock_nanos());
     let path = std::env::temp_dir().join(unique);
     std::fs::write(&path, text).map_err(|source| ScheduleError::File {
         path: path.clone(),
@@ -319,7 +315,7 @@ fn temporary_file(prefix: &str, text: &str) -> Result<Temporary, ScheduleError> 
 
 /// Nanoseconds of the clock: enough to tell apart two files of one process, and to pick a
 /// minute.
-fn scheduled_minute_seed() -> u32 {
+fn clock_nanos() -> u32 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos())
@@ -327,7 +323,7 @@ fn scheduled_minute_seed() -> u32 {
 
 /// A minute past the hour, at random, as git picks it.
 pub fn random_minute() -> u32 {
-    scheduled_minute_seed() % 60
+    clock_nanos() % 60
 }
 
 /// Where systemd looks for the user's units: `$XDG_CONFIG_HOME/systemd/user`, else

@@ -206,10 +206,12 @@ pub fn write_idx_parts(
     }
     // As git: version 1 cannot hold an offset past 31 bits (or past the limit asked for), and
     // an index that needs one is written as version 2 instead.
-    let past_v1 = (0..count)
-        .map(|i| place(i).1)
-        .max()
-        .is_some_and(|last| last >> 31 != 0 || last > options.off32_limit);
+    // Looked for only when version 1 is asked: every other index is written without the pass.
+    let past_v1 = options.version == 1
+        && (0..count)
+            .map(|i| place(i).1)
+            .max()
+            .is_some_and(|last| last >> 31 != 0 || last > options.off32_limit);
     match options.version {
         1 if !past_v1 => {
             for value in fanout {

@@ -64,21 +64,20 @@ pub struct Pinned {
 /// its packs both there and in the cache `cached` a push's private copy links from (the cache
 /// may be wiped at any moment, even while a request fills it again).
 fn whole(pinned: &Pinned, cached: &Path) -> bool {
-    generation_whole(&pinned.dir, &pinned.manifest)
-        && (pinned.manifest.packs.iter()).all(|pack| {
-            pack.files()
-                .all(|e| cached.join(format!("{}.{e}", pack.name)).exists())
-        })
+    generation_whole(&pinned.dir, &pinned.manifest) && has_packs(cached, &pinned.manifest)
 }
 
 /// Whether the generation's directory `dir` holds its `HEAD` and every pack file of `manifest`.
 fn generation_whole(dir: &Path, manifest: &Manifest) -> bool {
-    let packs = dir.join("objects").join("pack");
-    dir.join("HEAD").exists()
-        && (manifest.packs.iter()).all(|pack| {
-            pack.files()
-                .all(|e| packs.join(format!("{}.{e}", pack.name)).exists())
-        })
+    dir.join("HEAD").exists() && has_packs(&dir.join("objects").join("pack"), manifest)
+}
+
+/// Whether `dir` holds every file of every pack `manifest` names.
+fn has_packs(dir: &Path, manifest: &Manifest) -> bool {
+    (manifest.packs.iter()).all(|pack| {
+        pack.files()
+            .all(|e| dir.join(format!("{}.{e}", pack.name)).exists())
+    })
 }
 
 /// A push's private copy of a generation, removed when dropped.

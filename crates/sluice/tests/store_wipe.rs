@@ -6,6 +6,7 @@
 
 use crate::store::{git_url, imported, node, refs, sluice};
 use crate::util::{stderr, Env};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -15,6 +16,21 @@ fn spawn(mut command: Command) -> std::process::Child {
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     command.spawn().unwrap()
+}
+
+/// A commit pushed from `work` to `refs/heads/<name>` and a bare clone as `<name>.git`, both of
+/// which must succeed (the clone fsck-clean); returns the ref and the id pushed.
+fn served(env: &Env, work: &Path, remote: &str, name: &str) -> (String, String) {
+    env.git(work, &["commit", "-q", "--allow-empty", "-m", name]);
+    let branch = format!("refs/heads/{name}");
+    let push = env.git_command(work, &["push", "-q", remote, &format!("HEAD:{branch}")]);
+    let out = crate::util::run_with_input(push, b"");
+    assert!(out.status.success(), "{name}: {}", stderr(&out));
+    let id = String::from_utf8(env.git(work, &["rev-parse", "HEAD"])).unwrap();
+    let clone_dir = format!("{name}.git");
+    env.git(env.path(), &["clone", "-q", "--bare", remote, &clone_dir]);
+    env.git(&env.path().join(&clone_dir), &["fsck", "--strict"]);
+    (branch, id)
 }
 
 #[test]
@@ -49,34 +65,12 @@ fn a_nodes_cache_wiped_at_any_moment_loses_nothing() {
             env.git(&env.path().join(&clone_dir), &["fsck", "--strict"]);
         }
         // Right after a wipe, the node serves as before.
-        env.git(
-            &work,
-            &["commit", "-q", "--allow-empty", "-m", &format!("a{round}")],
-        );
-        let branch = format!("refs/heads/after-{round}");
-        let out = env.git_command(&work, &["push", "-q", &remote, &format!("HEAD:{branch}")]);
-        let out = crate::util::run_with_input(out, b"");
-        assert!(out.status.success(), "round {round}: {}", stderr(&out));
-        acknowledged.push((branch, head(&env)));
-        let clone_dir = format!("after-{round}.git");
-        env.git(env.path(), &["clone", "-q", "--bare", &remote, &clone_dir]);
-        env.git(&env.path().join(&clone_dir), &["fsck", "--strict"]);
+        acknowledged.push(served(&env, &work, &remote, &format!("after-{round}")));
     }
     // A wipe that stopped half way: the packs gone, the generations left, or the other way.
     for (round, part) in ["p.git/packs", "p.git/gen"].into_iter().enumerate() {
         let _ = std::fs::remove_dir_all(cache.join(part));
-        env.git(
-            &work,
-            &["commit", "-q", "--allow-empty", "-m", &format!("h{round}")],
-        );
-        let branch = format!("refs/heads/half-{round}");
-        let out = env.git_command(&work, &["push", "-q", &remote, &format!("HEAD:{branch}")]);
-        let out = crate::util::run_with_input(out, b"");
-        assert!(out.status.success(), "{part}: {}", stderr(&out));
-        acknowledged.push((branch, head(&env)));
-        let clone_dir = format!("half-{round}.git");
-        env.git(env.path(), &["clone", "-q", "--bare", &remote, &clone_dir]);
-        env.git(&env.path().join(&clone_dir), &["fsck", "--strict"]);
+        acknowledged.push(served(&env, &work, &remote, &format!("half-{round}")));
     }
     let out = sluice(
         &env,

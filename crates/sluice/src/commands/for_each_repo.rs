@@ -33,7 +33,7 @@ pub fn run(args: ForEachRepoArgs, context: &Context) -> anyhow::Result<ExitCode>
     let repo = context.repository()?;
     let config = context.config(repo.as_ref())?;
     let program = std::env::current_exe()?;
-    let mut failed = None;
+    let mut failed = false;
     for path in config.get_all(key) {
         let status = std::process::Command::new(&program)
             .arg("-C")
@@ -46,11 +46,8 @@ pub fn run(args: ForEachRepoArgs, context: &Context) -> anyhow::Result<ExitCode>
             if !args.keep_going {
                 return Ok(ExitCode::from(code));
             }
-            failed = Some(code);
+            failed = true;
         }
     }
-    Ok(match failed {
-        Some(_) => ExitCode::from(1),
-        None => ExitCode::SUCCESS,
-    })
+    Ok(ExitCode::from(u8::from(failed)))
 }
