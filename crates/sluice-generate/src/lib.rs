@@ -19,6 +19,7 @@ pub mod pack_objects;
 mod place;
 mod promisor;
 mod repack;
+mod split;
 mod verbatim;
 mod window_search;
 mod write;
@@ -33,9 +34,10 @@ pub use incremental::{pack_loose_objects, repack_loose, LOOSE_BATCH};
 pub use midx_bitmap::{largest_pack, write_midx_bitmap, write_midx_bitmap_of, MidxBitmap};
 pub use midx_repack::repack_midx;
 pub use repack::{
-    pack_files, repack_all, repack_all_with, write_stored, write_stored_at, writes_bitmaps,
-    CruftOptions, RepackError, RepackOptions, RECENT_PACK,
+    pack_files, repack_all, repack_all_with, write_stored, write_stored_at, write_stored_packs,
+    writes_bitmaps, CruftOptions, RepackError, RepackOptions, Repacked, StoredAs, RECENT_PACK,
 };
+pub use split::PackSizeLimit;
 pub use window_search::{GivenLimits, SearchLimits};
 pub use write::{
     write_pack, write_pack_indexed, write_pack_remembered, IndexedPack, PackOptions, PackStats,

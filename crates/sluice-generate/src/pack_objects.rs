@@ -12,7 +12,7 @@ use sluice_object::{IdSet, ObjectId, ObjectKind};
 use sluice_odb::ObjectDb;
 use sluice_repo::Repository;
 use std::io::BufRead;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The objects asked for.
 #[derive(Debug)]
@@ -319,24 +319,26 @@ fn kept_packs(odb: &ObjectDb, filters: &Filters<'_>) -> Vec<bool> {
         .collect()
 }
 
-/// `--unpack-unreachable[=<date>]`: the objects of the repository's other packs that the pack
-/// just written at `new_pack` leaves out (unreachable, since it holds all that is reachable)
+/// `--unpack-unreachable[=<date>]`: the objects of the repository's other packs that the packs
+/// just written at `new_packs` leave out (unreachable, since it holds all that is reachable)
 /// written loose and dated as their pack, for packs written after `since`; packs `filters`
 /// leave alone keep theirs. git's `repack -A` deletes the old packs next, so that what only
 /// they held survives until a prune judges it.
 pub fn loosen_unreachable(
     repo: &Repository,
-    new_pack: &Path,
+    new_packs: &[PathBuf],
     since: std::time::SystemTime,
     filters: &Filters<'_>,
 ) -> Result<(), crate::RepackError> {
     let objects_dir = repo.objects().dir();
-    let packed = sluice_odb::Pack::open(&new_pack.with_extension("idx"), repo.hash())?;
+    let packed = (new_packs.iter())
+        .map(|new| sluice_odb::Pack::open(&new.with_extension("idx"), repo.hash()))
+        .collect::<Result<Vec<_>, _>>()?;
     for old in crate::repack::pack_files(&objects_dir.join("pack"))? {
         let name = old.file_name().and_then(|n| n.to_str()).unwrap_or_default();
         let named = filters.keep_packs.iter().any(|k| k == name);
         let kept = filters.honor_pack_keep && old.with_extension("keep").exists();
-        if old != new_pack && !named && !kept {
+        if !new_packs.contains(&old) && !named && !kept {
             crate::repack::loosen_left_out(&old, &packed, objects_dir, repo, since)?;
         }
     }
@@ -374,7 +376,8 @@ pub fn write_cruft_at(
     else {
         return Ok(None);
     };
-    let (stored, stats) = crate::write_stored_at(repo, odb, &walked, options, base, None)?;
+    let (mut packs, stats) = crate::write_stored_at(repo, odb, &walked, options, base, None, None)?;
+    let stored = packs.pop().expect("an unlimited write stores one pack");
     sluice_odb::mtimes::write_mtimes(&stored.pack, &stored.checksum, &times, repo.hash())?;
     Ok(Some((stored, stats)))
 }

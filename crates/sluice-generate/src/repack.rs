@@ -2,6 +2,7 @@
 //! `git repack -a -d` leaves, which `clone --dissociate` needs before it stops borrowing from
 //! its alternates.
 
+use crate::split::{store_cut, CutOptions, WrittenPack};
 use crate::window_search::SearchLimits;
 use crate::write::{write_pack_indexed, IndexedPack, PackOptions, PackStats};
 use crate::GenerateError;
@@ -88,7 +89,7 @@ pub(crate) fn file_error(
 /// Stored deltas are copied as they are wherever their base goes in too, the alternates' packs
 /// included, so borrowed history is not compressed anew.
 pub fn repack_all(repo: &Repository) -> Result<PackStats, RepackError> {
-    repack_all_with(repo, &RepackOptions::default(), &Discard)
+    Ok(repack_all_with(repo, &RepackOptions::default(), &Discard)?.stats)
 }
 
 /// Every object `tips` reach, unfiltered: what a cruft pack beside `--filter` must not take.
@@ -135,6 +136,9 @@ pub struct RepackOptions {
     pub cancel: Cancel,
     /// Leave the dumb-HTTP files as they are (`-n`), whatever `repack.updateServerInfo` says.
     pub skip_server_info: bool,
+    /// The largest new pack, in bytes ([`crate::PackSizeLimit`]: `--max-pack-size`, else
+    /// `pack.packSizeLimit`); `None`: one pack however large.
+    pub max_pack_size: Option<u64>,
     /// `--filter=<spec>`: what the filter leaves out goes into a pack of its own
     /// ([`crate::FilterOut`]), not into the new one. No bitmap can then be written.
     pub filter: Option<crate::FilterOut>,
@@ -170,7 +174,7 @@ pub fn repack_all_with(
     repo: &Repository,
     options: &RepackOptions,
     progress: &dyn Progress,
-) -> Result<PackStats, RepackError> {
+) -> Result<Repacked, RepackError> {
     if options.filter.is_some() && options.write_bitmap {
         return Err(RepackError::FilterWithBitmap);
     }
@@ -243,27 +247,25 @@ pub fn repack_all_with(
     }
     // Everything the roots reach came from the promisor remote: the promisor pack is the new
     // pack, as git then writes no other.
-    let (new_pack, stats) = match promisor.clone() {
-        Some(promisor) if walked.objects.is_empty() => promisor,
-        _ => {
-            let search = options.full_search;
-            let (stored, stats) =
-                write_into(repo, &odb, &walked, search, progress, &options.cancel)?;
-            (stored.pack, stats)
-        }
+    let (new_packs, stats) = match promisor.clone() {
+        Some((pack, stats)) if walked.objects.is_empty() => (vec![pack], stats),
+        _ => write_new_packs(repo, &odb, &walked, options, progress)?,
     };
-    let packed = Pack::open(&new_pack.with_extension("idx"), repo.hash())?;
+    let packed = (new_packs.iter())
+        .map(|new| Pack::open(&new.with_extension("idx"), repo.hash()))
+        .collect::<Result<Vec<_>, _>>()?;
     let old_packs: Vec<PathBuf> = (before.iter())
-        .filter(|old| **old != new_pack)
+        .filter(|old| !new_packs.contains(old))
         .cloned()
         .collect();
     let (filtered, cruft_pack) =
         place_left_out(repo, &odb, (&packed, &old_packs), &tips, options, progress)?;
     // Before the old packs go, so that their bitmap can be carried over and a reader never
-    // finds the new pack without one.
-    if write_bitmap || early.is_some() {
+    // finds the new pack without one. Packs cut by a size limit get none, as in git.
+    let split = packed.len() > 1;
+    if let ([packed], true) = (&packed[..], write_bitmap || early.is_some()) {
         let new = NewPack {
-            packed: &packed,
+            packed,
             walked: &walked,
             branches: &branches,
         };
@@ -281,9 +283,9 @@ pub fn repack_all_with(
         .map(|p| Pack::open(&p.with_extension("idx"), repo.hash()))
         .transpose()?;
     // The filtered pack counts where it is the repository's own (beside the new one).
-    let filtered = filtered.filter(|f| f.path().parent() == new_pack.parent());
+    let filtered = filtered.filter(|f| f.path().parent() == new_packs[0].parent());
     prune_packed(&odb, |id| {
-        packed.contains(id)
+        packed.iter().any(|new| new.contains(id))
             || [&promisor, &cruft, &filtered]
                 .into_iter()
                 .flatten()
@@ -293,7 +295,7 @@ pub fn repack_all_with(
         // The new pack first in the bitmap's order: its own bitmap is carried over whole. It
         // stays beside the multi-pack-index's, which git reads first.
         (true, true) => {
-            let name = new_pack
+            let name = new_packs[0]
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned());
             crate::write_midx_bitmap(repo, name, progress, &options.cancel)?;
@@ -304,7 +306,47 @@ pub fn repack_all_with(
         _ => {}
     }
     refresh_server_info(repo, options.skip_server_info)?;
-    Ok(stats)
+    Ok(Repacked {
+        stats,
+        bitmap_dropped: split && write_bitmap,
+    })
+}
+
+/// What a repack wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Repacked {
+    /// What went into the new packs, for git's "Total" line.
+    pub stats: PackStats,
+    /// A bitmap was asked for but the new pack was cut by `pack.packSizeLimit`: none was
+    /// written (git warns "disabling bitmap writing, packs are split due to
+    /// pack.packSizeLimit").
+    pub bitmap_dropped: bool,
+}
+
+/// The new packs of everything in `walked`, cut under `options.max_pack_size`.
+fn write_new_packs(
+    repo: &Repository,
+    odb: &ObjectDb,
+    walked: &Walked,
+    options: &RepackOptions,
+    progress: &dyn Progress,
+) -> Result<(Vec<PathBuf>, PackStats), RepackError> {
+    let pack_options = PackOptions {
+        compression: PackOptions::compression_of(repo.config())?,
+        show_writing: true,
+        full_search: options.full_search,
+        cancel: options.cancel.clone(),
+        ..PackOptions::default()
+    };
+    let pack_dir = repo.objects().dir().join("pack");
+    let named = |checksum: ObjectId| pack_dir.join(format!("pack-{checksum}.pack"));
+    let to = StoredAs {
+        named: &named,
+        index: None,
+        limit: options.max_pack_size,
+    };
+    let (stored, stats) = write_stored_packs(repo, odb, walked, &pack_options, &to, progress)?;
+    Ok((stored.into_iter().map(|s| s.pack).collect(), stats))
 }
 
 /// What the new pack `packed` leaves out of the packs it replaces: the filter's share into a
@@ -314,7 +356,7 @@ pub fn repack_all_with(
 fn place_left_out(
     repo: &Repository,
     odb: &ObjectDb,
-    (packed, old_packs): (&Pack, &[PathBuf]),
+    (packed, old_packs): (&[Pack], &[PathBuf]),
     tips: &[ObjectId],
     options: &RepackOptions,
     progress: &dyn Progress,
@@ -325,7 +367,7 @@ fn place_left_out(
                 Some(_) => Some(reachable_ids(odb, tips, &options.cancel)?),
                 None => None,
             };
-            let written = [packed.path()];
+            let written: Vec<&Path> = packed.iter().map(Pack::path).collect();
             let only = reachable.as_ref();
             crate::filtered::write_filtered_pack(
                 repo,
@@ -342,7 +384,7 @@ fn place_left_out(
         .transpose()?;
     let cruft_pack = match &options.cruft {
         Some(cruft) => {
-            let survivors: Vec<&Pack> = std::iter::once(packed).chain(filtered.as_ref()).collect();
+            let survivors: Vec<&Pack> = packed.iter().chain(filtered.as_ref()).collect();
             crate::cruft::write_cruft_pack(
                 repo,
                 odb,
@@ -475,8 +517,8 @@ pub(crate) fn write_into(
 }
 
 /// Writes the objects of `walked` as `<base>-<checksum>.pack` with its `.idx` and `.rev`, as
-/// `pack-objects <base-name>` names them, quietly; returns the pack put in place and its
-/// statistics.
+/// `pack-objects <base-name>` names them, quietly, in packs under `limit` bytes when given;
+/// returns the packs put in place, in order, and their statistics.
 pub fn write_stored_at(
     repo: &Repository,
     odb: &ObjectDb,
@@ -484,20 +526,35 @@ pub fn write_stored_at(
     options: &PackOptions,
     base: &Path,
     index: Option<&IdxWriteOptions>,
-) -> Result<(Stored, PackStats), RepackError> {
+    limit: Option<u64>,
+) -> Result<(Vec<Stored>, PackStats), RepackError> {
     let named = |checksum: ObjectId| {
         let mut name = base.as_os_str().to_owned();
         name.push(format!("-{checksum}.pack"));
         PathBuf::from(name)
     };
-    write_stored(repo, odb, walked, options, &named, &Discard, index)
+    let to = StoredAs {
+        named: &named,
+        index,
+        limit,
+    };
+    write_stored_packs(repo, odb, walked, options, &to, &Discard)
 }
 
-/// Writes the objects of `walked` as a pack named by `named` from its checksum (its
-/// directory holds the temporary file), with its `.idx` and `.rev` written from what the
-/// writer recorded; returns the pack put in place and its statistics. The `.idx` is written
-/// as `index` says when given (pack-objects' `--index-version`), else as the configuration
-/// does.
+/// Where [`write_stored_packs`] puts what it writes.
+pub struct StoredAs<'a> {
+    /// A pack's path from its checksum (its directory holds the temporary files).
+    pub named: &'a dyn Fn(ObjectId) -> PathBuf,
+    /// How the `.idx` is written (pack-objects' `--index-version`); `None`: as configured.
+    pub index: Option<&'a IdxWriteOptions>,
+    /// The largest pack, in bytes ([`crate::PackSizeLimit`]); `None`: one pack, however large.
+    pub limit: Option<u64>,
+}
+
+/// Writes the objects of `walked` as one pack named by `named` from its checksum, with its
+/// `.idx` and `.rev` written from what the writer recorded; returns the pack put in place and
+/// its statistics. The `.idx` is written as `index` says when given (pack-objects'
+/// `--index-version`), else as the configuration does.
 pub fn write_stored(
     repo: &Repository,
     odb: &ObjectDb,
@@ -507,12 +564,32 @@ pub fn write_stored(
     progress: &dyn Progress,
     index: Option<&IdxWriteOptions>,
 ) -> Result<(Stored, PackStats), RepackError> {
+    let to = StoredAs {
+        named,
+        index,
+        limit: None,
+    };
+    let (mut packs, stats) = write_stored_packs(repo, odb, walked, options, &to, progress)?;
+    let stored = packs.pop().expect("an unlimited write stores one pack");
+    Ok((stored, stats))
+}
+
+/// [`write_stored`], cut into packs under `to.limit` bytes where git cuts them (a delta whose
+/// base went into an earlier pack goes whole): the packs in order, and what went into them.
+pub fn write_stored_packs(
+    repo: &Repository,
+    odb: &ObjectDb,
+    walked: &Walked,
+    options: &PackOptions,
+    to: &StoredAs<'_>,
+    progress: &dyn Progress,
+) -> Result<(Vec<Stored>, PackStats), RepackError> {
     let mut store_options = StoreOptions::from_config(repo.config(), repo.hash())?;
-    if let Some(index) = index {
+    if let Some(index) = to.index {
         store_options.idx = index.clone();
     }
     // The temporary file goes where the pack will be (any name shows the directory).
-    let probe = named(repo.hash().null_id());
+    let probe = (to.named)(repo.hash().null_id());
     let dir = match probe.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
         _ => PathBuf::from("."),
@@ -523,26 +600,44 @@ pub fn write_stored(
         out,
         checksum,
         entries,
-        stats,
+        mut stats,
     } = write_pack_indexed(odb, walked, options, out, progress)?;
     out.into_inner()
         .map_err(|e| GenerateError::Io(e.into_error()))?;
-    let stored = store_written_at(
-        named(checksum),
-        staged,
-        checksum,
-        entries,
-        repo.hash(),
-        &store_options,
-    )?;
-    Ok((stored, stats))
+    let size = (staged.file().metadata()).map_err(GenerateError::Io)?.len();
+    match to.limit.filter(|limit| size >= *limit) {
+        None => {
+            let named = (to.named)(checksum);
+            let stored = store_written_at(
+                named,
+                staged,
+                checksum,
+                entries,
+                repo.hash(),
+                &store_options,
+            )?;
+            Ok((vec![stored], stats))
+        }
+        Some(limit) => {
+            let written = WrittenPack { staged, entries };
+            let cut = CutOptions {
+                limit,
+                compression: options.compression,
+                store: &store_options,
+                cancel: &options.cancel,
+            };
+            let (packs, made_whole) = store_cut(odb, written, to.named, &cut)?;
+            stats.deltas -= made_whole.min(stats.deltas);
+            Ok((packs, stats))
+        }
+    }
 }
 
 /// Writes the objects of the old pack `old` that `packed` leaves out as loose objects dated as
 /// the pack, if the pack was written after `since` (git's `--unpack-unreachable`).
 pub(crate) fn loosen_left_out(
     old: &Path,
-    packed: &Pack,
+    packed: &[Pack],
     objects_dir: &Path,
     repo: &Repository,
     since: std::time::SystemTime,
@@ -558,7 +653,7 @@ pub(crate) fn loosen_left_out(
     let loose = sluice_odb::LooseObjects::new(objects_dir, repo.hash());
     for position in 0..pack.index().len() {
         let id = pack.index().id(position);
-        if packed.contains(&id) {
+        if packed.iter().any(|new| new.contains(&id)) {
             continue;
         }
         let (kind, data) = pack.read_position(position)?;

@@ -7,8 +7,8 @@
 use crate::prune::{prune, PruneError, PruneOptions};
 use crate::reflog::{expire_all, ExpireOptions, ReflogError};
 use sluice_generate::{
-    repack_all_with, repack_geometric, CruftOptions, GeometricOptions, RepackError, RepackOptions,
-    Rolled, SearchLimits,
+    repack_all_with, repack_geometric, CruftOptions, GeometricOptions, PackSizeLimit, RepackError,
+    RepackOptions, Rolled, SearchLimits,
 };
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::{Discard, Progress};
@@ -188,6 +188,8 @@ pub fn gc(
         },
         cancel: options.cancel.clone(),
         filter: options.repack_filter.clone(),
+        // What git's gc gets from its pack-objects.
+        max_pack_size: PackSizeLimit::resolve(None, repo.config())?.map(|limit| limit.bytes),
         ..RepackOptions::default()
     };
     repack_all_with(repo, &repack, progress)?;

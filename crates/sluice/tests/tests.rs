@@ -37,6 +37,7 @@ mod multi_pack_index;
 mod object_database;
 mod pack_hook;
 mod pack_objects;
+mod pack_size_limit;
 mod pipelined_clone;
 mod proc_receive;
 mod prune;

@@ -191,3 +191,20 @@ pub fn run(cli: Cli, cancel: Cancel) -> anyhow::Result<ExitCode> {
         Command::Man { dir } => docs::man(&dir),
     }
 }
+
+/// A size option's value as git takes it (`--max-pack-size`): a non-negative integer with k,
+/// m or g; `Err` once git's refusal is said, with its exit code.
+fn size_option(option: &str, value: Option<&str>) -> Result<Option<u64>, ExitCode> {
+    let Some(text) = value else {
+        return Ok(None);
+    };
+    match sluice_odb::config::parse_int(text).and_then(|n| u64::try_from(n).ok()) {
+        Some(bytes) => Ok(Some(bytes)),
+        None => {
+            eprintln!(
+                "error: option `{option}' expects a non-negative integer value with an optional k/m/g suffix"
+            );
+            Err(ExitCode::from(129))
+        }
+    }
+}

@@ -9,7 +9,7 @@ use clap::Args;
 use sluice_generate::pack_objects::{
     include_tags, loosen_unreachable, select, write_cruft_at, Filters, RootKinds, Selection,
 };
-use sluice_generate::{write_pack, write_stored_at, PackOptions};
+use sluice_generate::{write_pack, write_stored_at, PackOptions, PackSizeLimit};
 use sluice_graph::bitmap::write_bitmap;
 use sluice_odb::Pack;
 use sluice_pack::idx::IdxWriteOptions;
@@ -72,7 +72,8 @@ pub struct PackObjectsArgs {
     /// With --cruft: leave out what is older than this (`never`: nothing).
     #[arg(long, value_name = "date", requires = "cruft")]
     cruft_expiration: Option<String>,
-    /// The largest pack to write (0: no limit, the only one Sluice writes).
+    /// The largest pack to write, with k, m or g (0: no limit; else `pack.packSizeLimit`):
+    /// more packs are written as needed.
     #[arg(long, value_name = "n")]
     max_pack_size: Option<String>,
     /// Leave out objects only an alternate has.
@@ -139,8 +140,18 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
     if args.stdout && args.base_name.is_some() {
         bail!("--stdout cannot be used with a base name");
     }
-    if args.max_pack_size.as_deref().is_some_and(|n| n != "0") {
-        bail!("--max-pack-size with a limit is not supported yet");
+    let given_limit = match super::size_option("max-pack-size", args.max_pack_size.as_deref()) {
+        Ok(bytes) => bytes,
+        Err(code) => return Ok(code),
+    };
+    // The configured limit is for packs written to files; a bad one is refused either way.
+    let limit = PackSizeLimit::resolve(given_limit.filter(|_| !args.stdout), repo.config())?;
+    if args.stdout && given_limit.is_some_and(|bytes| bytes != 0) {
+        bail!("--max-pack-size cannot be used to build a pack for transfer");
+    }
+    let limit = limit.filter(|_| !args.stdout);
+    if limit.is_some_and(|limit| limit.raised) {
+        eprintln!("warning: minimum pack size limit is 1 MiB");
     }
     let object_filter = match args.filter.as_deref() {
         None => sluice_graph::ObjectFilter::None,
@@ -232,27 +243,35 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
             .base_name
             .as_deref()
             .expect("required without --stdout");
-        let (stored, stats) =
-            write_stored_at(&repo, &odb, &walked, &options, base, index.as_ref())?;
+        let limit = limit.map(|limit| limit.bytes);
+        let (packs, stats) =
+            write_stored_at(&repo, &odb, &walked, &options, base, index.as_ref(), limit)?;
+        let paths: Vec<PathBuf> = packs.iter().map(|stored| stored.pack.clone()).collect();
         if let Some(when) = &args.unpack_unreachable {
             let since = when
                 .as_deref()
                 .map(sluice_maintain::gc::time_of)
                 .transpose()?;
             let since = since.unwrap_or(std::time::UNIX_EPOCH);
-            loosen_unreachable(&repo, &stored.pack, since, &filters)?;
+            loosen_unreachable(&repo, &paths, since, &filters)?;
         }
-        match selection.bitmap_tips().filter(|_| args.write_bitmap_index) {
-            Some(tips) => {
+        // As git: a bitmap of `--all` only (silently none otherwise).
+        match (selection.bitmap_tips(), &packs[..]) {
+            _ if !args.write_bitmap_index || !args.all => {}
+            (Some(tips), [stored]) => {
                 let packed = Pack::open(&stored.pack.with_extension("idx"), repo.hash())?;
                 write_bitmap(&packed, &odb, &walked, tips, None, &progress)?;
             }
-            None if args.write_bitmap_index => {
+            (Some(_), _) => eprintln!(
+                "warning: disabling bitmap writing, packs are split due to pack.packSizeLimit"
+            ),
+            (None, _) => {
                 eprintln!("warning: disabling bitmap writing, as some objects are not being packed")
             }
-            None => {}
         }
-        println!("{}", stored.checksum);
+        for stored in &packs {
+            println!("{}", stored.checksum);
+        }
         stats
     };
     if shown {

@@ -8,7 +8,7 @@ use anyhow::{anyhow, bail};
 use clap::Args;
 use sluice_generate::{
     repack_all_with, repack_geometric_with_midx, repack_loose, writes_bitmaps, CruftOptions,
-    GeometricOptions, GivenLimits, RepackOptions, SearchLimits,
+    GeometricOptions, GivenLimits, PackSizeLimit, RepackOptions, SearchLimits,
 };
 use std::process::ExitCode;
 
@@ -91,6 +91,10 @@ pub struct RepackArgs {
     /// repository borrows from), not beside the new one.
     #[arg(long, value_name = "base")]
     filter_to: Option<std::path::PathBuf>,
+    /// The largest new pack, with k, m or g (else `pack.packSizeLimit`): more packs are
+    /// written as needed, without a bitmap.
+    #[arg(long, value_name = "n")]
+    max_pack_size: Option<String>,
     /// Say nothing.
     #[arg(short, long, overrides_with = "no_quiet")]
     quiet: bool,
@@ -197,8 +201,17 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         (None, Some(_)) => bail!("option '--filter-to' can only be used along with '--filter'"),
         (None, None) => None,
     };
+    let given_limit = match super::size_option("max-pack-size", args.max_pack_size.as_deref()) {
+        Ok(bytes) => bytes,
+        Err(code) => return Ok(code),
+    };
+    let max_pack_size = PackSizeLimit::resolve(given_limit, repo.config())?;
+    if max_pack_size.is_some_and(|limit| limit.raised) {
+        eprintln!("warning: minimum pack size limit is 1 MiB");
+    }
     let options = RepackOptions {
         write_bitmap,
+        max_pack_size: max_pack_size.map(|limit| limit.bytes),
         unpack_unreachable,
         local: args.local,
         full_search,
@@ -222,9 +235,14 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         skip_server_info: args.no_update_server_info,
         filter,
     };
-    let stats = repack_all_with(&repo, &options, &progress)?;
+    let repacked = repack_all_with(&repo, &options, &progress)?;
+    // Said when the bitmap was asked for, not when it is only a bare repository's default.
+    let asked = args.bitmap || repo.config().get_bool("repack.writebitmaps")? == Some(true);
+    if repacked.bitmap_dropped && asked {
+        eprintln!("warning: disabling bitmap writing, packs are split due to pack.packSizeLimit");
+    }
     if crate::progress::enabled(!args.quiet, false) {
-        eprintln!("{stats}");
+        eprintln!("{}", repacked.stats);
     }
     Ok(ExitCode::SUCCESS)
 }

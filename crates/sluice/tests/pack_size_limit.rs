@@ -1,0 +1,189 @@
+//! `--max-pack-size` and `pack.packSizeLimit` (pack-objects, repack, gc), twinned with git's:
+//! a history of about 2 MiB of incompressible blobs with deltas, cut at 1 MiB.
+//!
+//! Where the packs are cut depends on the order objects are written in, which is each tool's
+//! own, so the packs are judged by git's rule rather than by name: every pack under the limit
+//! unless it holds one object, the objects of all packs together exactly git's, none twice,
+//! every pack whole for `git verify-pack`, no bitmap, later packs dated older (git dates each
+//! a second before the one before it). Exit codes and messages are compared as they are.
+
+use crate::util::{gits, list_dir, noise, stderr, Env, FastImport};
+use std::path::{Path, PathBuf};
+
+const LIMIT: u64 = 1 << 20;
+
+/// Four files of 200 KB of noise, each version changing a kilobyte and adding 20 KB.
+fn history(env: &Env, repo: &Path) {
+    let mut import = FastImport::new();
+    let mut files: Vec<Vec<u8>> = (0..4).map(|f| noise(f + 1, 200_000)).collect();
+    for version in 0..6u64 {
+        for (f, data) in files.iter_mut().enumerate() {
+            let at = (version as usize * 7_919 + f * 1_000) % (data.len() - 1_000);
+            let seed = 100 * (f as u64 + 1) + version;
+            data[at..at + 1_000].copy_from_slice(&noise(seed, 1_000));
+            data.extend_from_slice(&noise(seed + 50, 20_000));
+        }
+        let named: Vec<(String, &[u8])> = (files.iter().enumerate())
+            .map(|(f, data)| (format!("f{f}.bin"), &data[..]))
+            .collect();
+        let entries: Vec<(&str, &str, &[u8])> = (named.iter())
+            .map(|(name, data)| (name.as_str(), "100644", *data))
+            .collect();
+        import.commit("main", &format!("v{version}"), &entries);
+    }
+    env.fast_import(repo, import.finish());
+    env.git(repo, &["checkout", "-q", "main"]);
+}
+
+/// The packs under `dir` in the order `names` gives (pack-objects' output), else by name:
+/// each pack's size and sorted objects. Checks each with `git verify-pack`, and with git's
+/// rule when `cut`.
+fn judged_packs(
+    env: &Env,
+    dir: &Path,
+    names: Option<Vec<PathBuf>>,
+    cut: bool,
+) -> Vec<(u64, Vec<String>)> {
+    let names = names.unwrap_or_else(|| {
+        (list_dir(dir).into_iter())
+            .filter(|name| name.ends_with(".pack"))
+            .map(|name| dir.join(name))
+            .collect()
+    });
+    assert!(!list_dir(dir).iter().any(|n| n.ends_with(".bitmap")));
+    let mut packs = Vec::new();
+    for pack in names {
+        let idx = pack.with_extension("idx");
+        let listing = env.git(dir, &["verify-pack", "-v", idx.to_str().unwrap()]);
+        let mut objects: Vec<String> = (String::from_utf8(listing).unwrap().lines())
+            .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+            .filter(|id| id.len() == 40)
+            .collect();
+        objects.sort();
+        let size = std::fs::metadata(&pack).unwrap().len();
+        assert!(
+            !cut || size < LIMIT || objects.len() == 1,
+            "{} holds {} objects in {size} bytes",
+            pack.display(),
+            objects.len()
+        );
+        packs.push((size, objects));
+    }
+    packs
+}
+
+/// Every object of `packs`, sorted; none may be in two packs.
+fn all_objects(packs: &[(u64, Vec<String>)]) -> Vec<String> {
+    let mut all: Vec<String> = packs.iter().flat_map(|(_, ids)| ids.clone()).collect();
+    all.sort();
+    let count = all.len();
+    all.dedup();
+    assert_eq!(all.len(), count, "an object in two packs");
+    all
+}
+
+/// The modification times of `packs`, which must fall from each to the next.
+fn assert_dated_older(packs: &[PathBuf]) {
+    let times: Vec<_> = (packs.iter())
+        .map(|p| std::fs::metadata(p).unwrap().modified().unwrap())
+        .collect();
+    assert!(times.windows(2).all(|w| w[1] < w[0]), "{times:?}");
+}
+
+#[test]
+fn pack_objects_cuts_packs_at_the_limit_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let repo = env.init("repo", false);
+        history(&env, &repo);
+        let mut seen = Vec::new();
+        for sluice in [false, true] {
+            let out_dir = env.path().join(format!("out-{sluice}"));
+            std::fs::create_dir(&out_dir).unwrap();
+            let base = out_dir.join("p");
+            let args = [
+                "pack-objects",
+                "--all",
+                "-q",
+                "--delta-base-offset",
+                "--write-bitmap-index",
+                "--max-pack-size=1m",
+                base.to_str().unwrap(),
+            ];
+            let out = env.sluice_or_git(sluice, &repo, &args);
+            let names: Vec<PathBuf> = (String::from_utf8(out.stdout.clone()).unwrap().lines())
+                .map(|sum| out_dir.join(format!("p-{sum}.pack")))
+                .collect();
+            assert!(names.len() >= 2, "{}: {:?}", git.display(), names);
+            assert_dated_older(&names);
+            let packs = judged_packs(&env, &out_dir, Some(names), true);
+            seen.push((out.status.code(), stderr(&out), all_objects(&packs)));
+        }
+        assert_eq!(seen[1], seen[0], "{}", git.display());
+
+        // Refused as git refuses them, and the smallest limit raised as git raises it.
+        for args in [
+            &["pack-objects", "--all", "--stdout", "--max-pack-size=1m"][..],
+            &["pack-objects", "--all", "--max-pack-size=zz", "x"],
+            &[
+                "pack-objects",
+                "--all",
+                "-q",
+                "--max-pack-size=10k",
+                "small",
+            ],
+            &[
+                "-c",
+                "pack.packSizeLimit=zz",
+                "pack-objects",
+                "--all",
+                "-q",
+                "y",
+            ],
+        ] {
+            let said: Vec<_> = [false, true]
+                .map(|sluice| {
+                    let out = env.sluice_or_git(sluice, &repo, args);
+                    (out.status.code(), stderr(&out))
+                })
+                .into();
+            assert_eq!(said[1], said[0], "{} {args:?}", git.display());
+        }
+    }
+}
+
+#[test]
+fn repack_and_gc_cut_packs_at_the_limit_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let repo = env.init("repo", false);
+        history(&env, &repo);
+        let mut seen = Vec::new();
+        for sluice in [false, true] {
+            let mut said = Vec::new();
+            for (step, args) in [
+                (
+                    "repack",
+                    &["repack", "-a", "-d", "-q", "-b", "--max-pack-size=1m"][..],
+                ),
+                ("gc", &["-c", "pack.packSizeLimit=1m", "gc", "-q"]),
+                ("bad", &["repack", "-a", "-d", "--max-pack-size=1q"]),
+            ] {
+                let twin = env.path().join(format!("{step}-{sluice}"));
+                let twin_str = twin.to_str().unwrap();
+                env.git(
+                    env.path(),
+                    &["clone", "-q", "--bare", "--no-local", "repo", twin_str],
+                );
+                let out = env.sluice_or_git(sluice, &twin, args);
+                env.git(&twin, &["fsck", "--strict", "--no-dangling"]);
+                let cut = step != "bad";
+                let packs = judged_packs(&env, &twin.join("objects/pack"), None, cut);
+                assert!(!cut || packs.len() >= 2, "{step}: {packs:?}");
+                said.push((out.status.code(), stderr(&out), all_objects(&packs)));
+            }
+            seen.push(said);
+        }
+        assert_eq!(seen[1], seen[0], "{}", git.display());
+    }
+}
