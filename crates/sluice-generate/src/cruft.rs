@@ -3,11 +3,15 @@
 //! until it is older than the expiration. An object's date is that of its loose file, its
 //! old cruft pack's record, or its old pack's file; the newest wins when there are several.
 
-use crate::repack::{file_error, write_into, CruftOptions, RepackError};
+use crate::repack::{
+    file_error, stored_pack_options, write_stored_packs, CruftOptions, RepackError, StoredAs,
+};
+use crate::write::{PackOptions, PackStats};
 use sluice_graph::{Walked, WalkedObject};
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::Discard;
 use sluice_object::{IdMap, ObjectId, ObjectKind};
+use sluice_odb::pack_store::Stored;
 use sluice_odb::{ObjectDb, Pack};
 use sluice_repo::Repository;
 use std::path::PathBuf;
@@ -19,22 +23,87 @@ struct Cruft {
     time: u32,
 }
 
-/// Writes the cruft pack of what `packed` (the repack's new pack) leaves out of the packs
-/// `before` and of the loose objects, less what is older than the cruft's expiration; returns
-/// the new pack, if there was anything to keep.
-pub(crate) fn write_cruft_pack(
+/// Writes the cruft packs of what `survivors` (the repack's new packs, and the cruft packs it
+/// keeps) leave out of the packs `before` and of the loose objects, less what is older than
+/// the cruft's expiration, cut under its `max_size`; returns the new packs (none when there
+/// was nothing to keep).
+pub(crate) fn write_cruft_packs(
     repo: &Repository,
     odb: &ObjectDb,
     (survivors, before): (&[&Pack], &[PathBuf]),
     cruft_options: &CruftOptions,
     cancel: &Cancel,
-) -> Result<Option<PathBuf>, RepackError> {
-    let Some((walked, times)) = cruft_of(repo, odb, (survivors, before), cruft_options)? else {
-        return Ok(None);
+) -> Result<Vec<PathBuf>, RepackError> {
+    let Some(cruft) = cruft_of(repo, odb, (survivors, before), cruft_options)? else {
+        return Ok(Vec::new());
     };
-    let (stored, _) = write_into(repo, odb, &walked, None, &Discard, cancel)?;
-    sluice_odb::mtimes::write_mtimes(&stored.pack, &stored.checksum, &times, repo.hash())?;
-    Ok(Some(stored.pack))
+    let options = stored_pack_options(repo, None, cancel)?;
+    let pack_dir = repo.objects().dir().join("pack");
+    let named = |checksum: ObjectId| pack_dir.join(format!("pack-{checksum}.pack"));
+    let to = StoredAs {
+        named: &named,
+        index: None,
+        limit: cruft_options.max_size,
+    };
+    let (packs, _) = store_cruft(repo, odb, &cruft, &options, &to)?;
+    Ok(packs.into_iter().map(|stored| stored.pack).collect())
+}
+
+/// Writes `cruft` (in id order, with each object's date) as packs named by `to`, each with the
+/// `.mtimes` of its own objects.
+pub(crate) fn store_cruft(
+    repo: &Repository,
+    odb: &ObjectDb,
+    (walked, times): &(Walked, Vec<u32>),
+    options: &PackOptions,
+    to: &StoredAs<'_>,
+) -> Result<(Vec<Stored>, PackStats), RepackError> {
+    let (packs, stats) = write_stored_packs(repo, odb, walked, options, to, &Discard)?;
+    let dated: IdMap<u32> = (walked.objects.iter().zip(times))
+        .map(|(object, time)| (object.id, *time))
+        .collect();
+    for stored in &packs {
+        let times: Vec<u32> = match &packs[..] {
+            // One pack: its index lists the ids sorted, as `walked` does.
+            [_] => times.clone(),
+            _ => {
+                let pack = Pack::open(&stored.pack.with_extension("idx"), repo.hash())?;
+                let index = pack.index();
+                (0..index.len()).map(|i| dated[&index.id(i)]).collect()
+            }
+        };
+        sluice_odb::mtimes::write_mtimes(&stored.pack, &stored.checksum, &times, repo.hash())?;
+    }
+    Ok((packs, stats))
+}
+
+/// git 2.47's `--max-cruft-size=<n>` without an expiration: the cruft packs among `before`,
+/// smallest first, are combined (rewritten into the new cruft pack) while together they stay
+/// within `n` bytes; the rest are kept as they are. Returns those kept.
+pub(crate) fn retained_cruft_packs(
+    before: &[PathBuf],
+    n: u64,
+) -> Result<Vec<PathBuf>, RepackError> {
+    let mut cruft = Vec::new();
+    for pack in before
+        .iter()
+        .filter(|p| p.with_extension("mtimes").exists())
+    {
+        let size = std::fs::metadata(pack)
+            .map_err(file_error("read", pack))?
+            .len();
+        cruft.push((size, pack.clone()));
+    }
+    cruft.sort();
+    let mut total = 0u64;
+    let mut retained = Vec::new();
+    for (size, pack) in cruft {
+        match total.checked_add(size).filter(|sum| *sum <= n) {
+            Some(sum) => total = sum,
+            None => retained.push(pack),
+        }
+    }
+    Ok(retained)
 }
 
 /// The cruft of a repack: what the packs `survivors` leave out of the packs `before` and of

@@ -348,15 +348,15 @@ pub fn loosen_unreachable(
 /// `--cruft` (as git's `repack --cruft` and gc call it): standard input names packs that stay
 /// (`pack-….pack`) and packs about to be deleted (`-pack-….pack`); the objects of the latter
 /// and the loose objects that none of the former holds, less those older than `expiration`
-/// (unless a younger one reaches them), written at `base` as a cruft pack with its `.mtimes`.
-/// `None` when there is nothing to keep.
+/// (unless a younger one reaches them), written at `base` as cruft packs (under `limit` bytes
+/// each when given), each with its `.mtimes`. None when there is nothing to keep.
 pub fn write_cruft_at(
     repo: &Repository,
     odb: &ObjectDb,
     input: impl BufRead,
     expiration: Option<std::time::SystemTime>,
-    (options, base): (&crate::PackOptions, &Path),
-) -> Result<Option<(sluice_odb::pack_store::Stored, crate::PackStats)>, crate::RepackError> {
+    (options, base, limit): (&crate::PackOptions, &Path, Option<u64>),
+) -> Result<(Vec<sluice_odb::pack_store::Stored>, crate::PackStats), crate::RepackError> {
     let pack_dir = repo.objects().dir().join("pack");
     let (mut survivors, mut before) = (Vec::new(), Vec::new());
     for line in input.lines() {
@@ -371,15 +371,20 @@ pub fn write_cruft_at(
         }
     }
     let survivors: Vec<&sluice_odb::Pack> = survivors.iter().collect();
-    let cruft = crate::CruftOptions { expiration };
-    let Some((walked, times)) = crate::cruft::cruft_of(repo, odb, (&survivors, &before), &cruft)?
-    else {
-        return Ok(None);
+    let cruft = crate::CruftOptions {
+        expiration,
+        ..crate::CruftOptions::default()
     };
-    let (mut packs, stats) = crate::write_stored_at(repo, odb, &walked, options, base, None, None)?;
-    let stored = packs.pop().expect("an unlimited write stores one pack");
-    sluice_odb::mtimes::write_mtimes(&stored.pack, &stored.checksum, &times, repo.hash())?;
-    Ok(Some((stored, stats)))
+    let Some(cruft) = crate::cruft::cruft_of(repo, odb, (&survivors, &before), &cruft)? else {
+        return Ok((Vec::new(), crate::PackStats::default()));
+    };
+    let named = crate::repack::named_at(base);
+    let to = crate::StoredAs {
+        named: &named,
+        index: None,
+        limit,
+    };
+    crate::cruft::store_cruft(repo, odb, &cruft, options, &to)
 }
 
 /// `--include-tag`: the annotated tags whose object (through a chain of tags) is in `walked`,

@@ -159,6 +159,13 @@ pub fn writes_bitmaps(repo: &Repository) -> Result<bool, ConfigError> {
 pub struct CruftOptions {
     /// Objects older than this are left out (`--cruft-expiration`); `None`: none expire.
     pub expiration: Option<std::time::SystemTime>,
+    /// The largest new cruft pack, in bytes (`--max-cruft-size`, else the new packs' limit);
+    /// `None`: one pack however large.
+    pub max_size: Option<u64>,
+    /// `Some(n)`: the existing cruft packs that together stay within n bytes, smallest
+    /// first, are combined into the new one; the others stay as they are (git 2.47's
+    /// `--max-cruft-size` given without `--cruft-expiration`). `None`: every one is combined.
+    pub combine_below: Option<u64>,
 }
 
 /// How recent a pack must be for its objects to be kept (loose) although no ref reaches them:
@@ -254,12 +261,20 @@ pub fn repack_all_with(
     let packed = (new_packs.iter())
         .map(|new| Pack::open(&new.with_extension("idx"), repo.hash()))
         .collect::<Result<Vec<_>, _>>()?;
+    let retained = match options.cruft.and_then(|cruft| cruft.combine_below) {
+        Some(n) => crate::cruft::retained_cruft_packs(&before, n)?,
+        None => Vec::new(),
+    };
     let old_packs: Vec<PathBuf> = (before.iter())
-        .filter(|old| !new_packs.contains(old))
+        .filter(|old| !new_packs.contains(old) && !retained.contains(old))
         .cloned()
         .collect();
-    let (filtered, cruft_pack) =
-        place_left_out(repo, &odb, (&packed, &old_packs), &tips, options, progress)?;
+    let left_out = LeftOut {
+        new: &packed,
+        old: &old_packs,
+        retained: &retained,
+    };
+    let (filtered, cruft_packs) = place_left_out(repo, &odb, &left_out, &tips, options, progress)?;
     // Before the old packs go, so that their bitmap can be carried over and a reader never
     // finds the new pack without one. Packs cut by a size limit get none, as in git.
     let split = packed.len() > 1;
@@ -272,24 +287,22 @@ pub fn repack_all_with(
         write_new_bitmap(repo, &odb, &new, (early, write_bitmap), &before, progress)?;
     }
     // A cruft pack the same as an old one has that one's name: it stays.
-    for old in old_packs
-        .iter()
-        .filter(|old| Some(*old) != cruft_pack.as_ref())
-    {
+    for old in old_packs.iter().filter(|old| !cruft_packs.contains(old)) {
         remove_pack(old)?;
     }
     let promisor = crate::promisor::replace_promised(repo, &promised, promisor)?;
-    let cruft = (cruft_pack.as_ref())
+    let cruft = (cruft_packs.iter())
         .map(|p| Pack::open(&p.with_extension("idx"), repo.hash()))
-        .transpose()?;
+        .collect::<Result<Vec<_>, _>>()?;
     // The filtered pack counts where it is the repository's own (beside the new one).
     let filtered = filtered.filter(|f| f.path().parent() == new_packs[0].parent());
     prune_packed(&odb, |id| {
-        packed.iter().any(|new| new.contains(id))
-            || [&promisor, &cruft, &filtered]
-                .into_iter()
-                .flatten()
-                .any(|pack| pack.contains(id))
+        (packed
+            .iter()
+            .chain(&cruft)
+            .chain(&promisor)
+            .chain(&filtered))
+        .any(|pack| pack.contains(id))
     })?;
     match (options.write_midx, write_bitmap) {
         // The new pack first in the bitmap's order: its own bitmap is carried over whole. It
@@ -331,13 +344,7 @@ fn write_new_packs(
     options: &RepackOptions,
     progress: &dyn Progress,
 ) -> Result<(Vec<PathBuf>, PackStats), RepackError> {
-    let pack_options = PackOptions {
-        compression: PackOptions::compression_of(repo.config())?,
-        show_writing: true,
-        full_search: options.full_search,
-        cancel: options.cancel.clone(),
-        ..PackOptions::default()
-    };
+    let pack_options = stored_pack_options(repo, options.full_search, &options.cancel)?;
     let pack_dir = repo.objects().dir().join("pack");
     let named = |checksum: ObjectId| pack_dir.join(format!("pack-{checksum}.pack"));
     let to = StoredAs {
@@ -349,18 +356,27 @@ fn write_new_packs(
     Ok((stored.into_iter().map(|s| s.pack).collect(), stats))
 }
 
-/// What the new pack `packed` leaves out of the packs it replaces: the filter's share into a
-/// pack of its own first; beside a cruft pack, only what the roots reach (the rest is the
-/// cruft pack's to judge); then what no ref reaches into a cruft pack, or loose (`-A`, and the
-/// packs of the last [`RECENT_PACK`]). Returns the filtered pack and the cruft pack.
+/// The new packs, the old ones they replace, and the cruft packs kept as they are.
+struct LeftOut<'a> {
+    new: &'a [Pack],
+    old: &'a [PathBuf],
+    retained: &'a [PathBuf],
+}
+
+/// What the new packs leave out of the packs they replace: the filter's share into a pack of
+/// its own first; beside cruft packs, only what the roots reach (the rest is the cruft packs'
+/// to judge); then what no ref reaches into cruft packs (but what the cruft packs kept hold),
+/// or loose (`-A`, and the packs of the last [`RECENT_PACK`]). Returns the filtered pack and
+/// the new cruft packs.
 fn place_left_out(
     repo: &Repository,
     odb: &ObjectDb,
-    (packed, old_packs): (&[Pack], &[PathBuf]),
+    left_out: &LeftOut<'_>,
     tips: &[ObjectId],
     options: &RepackOptions,
     progress: &dyn Progress,
-) -> Result<(Option<Pack>, Option<PathBuf>), RepackError> {
+) -> Result<(Option<Pack>, Vec<PathBuf>), RepackError> {
+    let (packed, old_packs) = (left_out.new, left_out.old);
     let filtered = match &options.filter {
         Some(filter_out) => {
             let reachable = match options.cruft {
@@ -382,10 +398,15 @@ fn place_left_out(
     let filtered = (filtered.as_ref())
         .map(|p| Pack::open(&p.with_extension("idx"), repo.hash()))
         .transpose()?;
-    let cruft_pack = match &options.cruft {
+    let cruft_packs = match &options.cruft {
         Some(cruft) => {
-            let survivors: Vec<&Pack> = packed.iter().chain(filtered.as_ref()).collect();
-            crate::cruft::write_cruft_pack(
+            let retained = (left_out.retained.iter())
+                .map(|p| Pack::open(&p.with_extension("idx"), repo.hash()))
+                .collect::<Result<Vec<_>, _>>()?;
+            let survivors: Vec<&Pack> = (packed.iter().chain(filtered.as_ref()))
+                .chain(&retained)
+                .collect();
+            crate::cruft::write_cruft_packs(
                 repo,
                 odb,
                 (&survivors, old_packs),
@@ -394,17 +415,17 @@ fn place_left_out(
             )?
         }
         // What the new pack leaves out is in the filtered pack: none is loosened.
-        None if options.filter.is_some() => None,
+        None if options.filter.is_some() => Vec::new(),
         None => {
             let since = (options.unpack_unreachable)
                 .unwrap_or_else(|| std::time::SystemTime::now() - RECENT_PACK);
             for old in old_packs {
                 loosen_left_out(old, packed, repo.objects().dir(), repo, since)?;
             }
-            None
+            Vec::new()
         }
     };
-    Ok((filtered, cruft_pack))
+    Ok((filtered, cruft_packs))
 }
 
 /// The new pack, what went into it, and the branch tips its bitmap favours.
@@ -504,16 +525,26 @@ pub(crate) fn write_into(
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<(Stored, PackStats), RepackError> {
-    let pack_options = PackOptions {
+    let pack_options = stored_pack_options(repo, full_search, cancel)?;
+    let pack_dir = repo.objects().dir().join("pack");
+    let named = |checksum: ObjectId| pack_dir.join(format!("pack-{checksum}.pack"));
+    write_stored(repo, odb, walked, &pack_options, &named, progress, None)
+}
+
+/// How a repack writes a pack of the repository's own: at its configured compression, its
+/// writing shown, deltas searched anew within `full_search` when given.
+pub(crate) fn stored_pack_options(
+    repo: &Repository,
+    full_search: Option<SearchLimits>,
+    cancel: &Cancel,
+) -> Result<PackOptions, RepackError> {
+    Ok(PackOptions {
         compression: PackOptions::compression_of(repo.config())?,
         show_writing: true,
         full_search,
         cancel: cancel.clone(),
         ..PackOptions::default()
-    };
-    let pack_dir = repo.objects().dir().join("pack");
-    let named = |checksum: ObjectId| pack_dir.join(format!("pack-{checksum}.pack"));
-    write_stored(repo, odb, walked, &pack_options, &named, progress, None)
+    })
 }
 
 /// Writes the objects of `walked` as `<base>-<checksum>.pack` with its `.idx` and `.rev`, as
@@ -528,17 +559,22 @@ pub fn write_stored_at(
     index: Option<&IdxWriteOptions>,
     limit: Option<u64>,
 ) -> Result<(Vec<Stored>, PackStats), RepackError> {
-    let named = |checksum: ObjectId| {
-        let mut name = base.as_os_str().to_owned();
-        name.push(format!("-{checksum}.pack"));
-        PathBuf::from(name)
-    };
+    let named = named_at(base);
     let to = StoredAs {
         named: &named,
         index,
         limit,
     };
     write_stored_packs(repo, odb, walked, options, &to, &Discard)
+}
+
+/// A pack's path as `pack-objects <base-name>` names it: `<base>-<checksum>.pack`.
+pub(crate) fn named_at(base: &Path) -> impl Fn(ObjectId) -> PathBuf + '_ {
+    move |checksum| {
+        let mut name = base.as_os_str().to_owned();
+        name.push(format!("-{checksum}.pack"));
+        PathBuf::from(name)
+    }
 }
 
 /// Where [`write_stored_packs`] puts what it writes.

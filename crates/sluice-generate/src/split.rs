@@ -46,15 +46,7 @@ impl PackSizeLimit {
     pub fn resolve(given: Option<u64>, config: &Config) -> Result<Option<Self>, ConfigError> {
         let bytes = match given {
             Some(bytes) => bytes,
-            None => {
-                let configured = config.get_int("pack.packsizelimit")?.unwrap_or(0);
-                u64::try_from(configured).map_err(|_| ConfigError::Value {
-                    key: "pack.packsizelimit".to_owned(),
-                    value: configured.to_string(),
-                    kind: "numeric",
-                    why: ": out of range",
-                })?
-            }
+            None => config.get_size("pack.packsizelimit")?.unwrap_or(0),
         };
         Ok((bytes != 0).then(|| PackSizeLimit {
             bytes: bytes.max(SMALLEST_LIMIT),

@@ -79,6 +79,9 @@ pub struct GcOptions {
     /// `gc.repackFilter` (and `gc.repackFilterTo`): what the filter leaves out of the new pack
     /// goes into a pack of its own.
     pub repack_filter: Option<sluice_generate::FilterOut>,
+    /// The largest new cruft pack (`--max-cruft-size`, `gc.maxCruftSize`); with nothing ever
+    /// pruned, the smaller cruft packs are combined up to it and the larger ones kept.
+    pub max_cruft_size: Option<u64>,
 }
 
 impl GcOptions {
@@ -113,6 +116,7 @@ impl GcOptions {
             },
             full_search: None,
             cruft: config.get_bool("gc.cruftpacks")?.unwrap_or(true),
+            max_cruft_size: config.get_size("gc.maxcruftsize")?,
             cancel: Cancel::default(),
             keep_largest_pack: false,
             repack_filter: match config.get("gc.repackfilter") {
@@ -181,6 +185,12 @@ pub fn gc(
         write_midx: false,
         cruft: options.cruft.then_some(CruftOptions {
             expiration: options.prune_expire,
+            max_size: PackSizeLimit::resolve(options.max_cruft_size, repo.config())?
+                .map(|limit| limit.bytes),
+            // As git's repack, given no expiration (here: nothing is ever pruned).
+            combine_below: options
+                .max_cruft_size
+                .filter(|_| options.prune_expire.is_none()),
         }),
         keep_packs: match options.keep_largest_pack {
             true => largest_pack(repo).into_iter().collect(),

@@ -370,6 +370,22 @@ impl Config {
                 },
             })
     }
+
+    /// A size: a non-negative integer with git's optional k, m, g suffixes, as git reads
+    /// unsigned settings (`pack.packSizeLimit`); a negative one is out of range.
+    pub fn get_size(&self, key: &str) -> Result<Option<u64>, ConfigError> {
+        match self.get_int(key)? {
+            None => Ok(None),
+            Some(size) => u64::try_from(size)
+                .map(Some)
+                .map_err(|_| ConfigError::Value {
+                    key: key.to_owned(),
+                    value: self.get(key).unwrap_or_default().to_owned(),
+                    kind: "numeric",
+                    why: ": out of range",
+                }),
+        }
+    }
 }
 
 /// Parses an integer with an optional k, m or g suffix.

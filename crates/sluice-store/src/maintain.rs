@@ -99,7 +99,7 @@ fn compact(
     if full_repack {
         let options = sluice_generate::RepackOptions {
             write_bitmap: true,
-            cruft: Some(sluice_generate::CruftOptions { expiration: None }),
+            cruft: Some(sluice_generate::CruftOptions::default()),
             ..Default::default()
         };
         sluice_generate::repack_all_with(&staged, &options, progress)?;

@@ -187,3 +187,102 @@ fn repack_and_gc_cut_packs_at_the_limit_as_git_does() {
         assert_eq!(seen[1], seen[0], "{}", git.display());
     }
 }
+
+/// A repository whose unreachable history lies in three cruft packs of about 300, 600 and
+/// 900 KB (three branches of noise, each deleted and its reflog expired, then `repack --cruft`
+/// by git with every earlier cruft pack kept).
+fn cruft_history(env: &Env) -> PathBuf {
+    let repo = env.init("cruft", false);
+    env.git(&repo, &["commit", "-q", "--allow-empty", "-m", "base"]);
+    for round in 1..=3u64 {
+        let branch = format!("tmp{round}");
+        env.git(&repo, &["checkout", "-q", "-b", &branch]);
+        let file = format!("big{round}");
+        std::fs::write(
+            repo.join(&file),
+            noise(round + 40, round as usize * 300_000),
+        )
+        .unwrap();
+        env.git(&repo, &["add", &file]);
+        env.git(&repo, &["commit", "-q", "-m", &file]);
+        env.git(&repo, &["checkout", "-q", "-"]);
+        env.git(&repo, &["branch", "-q", "-D", &branch]);
+        env.git(
+            &repo,
+            &["reflog", "expire", "--expire-unreachable=now", "--all"],
+        );
+        // Every cruft pack written before is kept as it is (git 2.47's rule below 1 KiB).
+        let args = ["repack", "--cruft", "-d", "-q", "--max-cruft-size=1k"];
+        let out = env.git_command(&repo, &args).output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    repo
+}
+
+#[test]
+fn max_cruft_size_combines_and_cuts_cruft_packs_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let version = String::from_utf8(env.git(env.path(), &["version"])).unwrap();
+        if version.contains(" 2.39.") {
+            // `--max-cruft-size` came with git 2.43.
+            continue;
+        }
+        let repo = cruft_history(&env);
+        let mut seen = Vec::new();
+        for sluice in [false, true] {
+            let mut said = Vec::new();
+            for (step, args) in [
+                // 300 and 600 KB combine, 900 KB is kept.
+                (
+                    "combine",
+                    &["repack", "--cruft", "-d", "-q", "--max-cruft-size=1200k"][..],
+                ),
+                // With an expiration nothing is combined by size: all three (1.8 MB) go into
+                // new cruft packs, cut at 1 MiB.
+                (
+                    "expiring",
+                    &[
+                        "repack",
+                        "--cruft",
+                        "-d",
+                        "-q",
+                        "--cruft-expiration=1.day.ago",
+                        "--max-cruft-size=1m",
+                    ],
+                ),
+                ("gc", &["-c", "gc.maxCruftSize=1m", "gc", "-q"]),
+                ("bad", &["gc", "-q", "--max-cruft-size=x"]),
+            ] {
+                let twin = env.path().join(format!("{step}-{sluice}"));
+                crate::util::copy_tree(&repo, &twin);
+                let out = env.sluice_or_git(sluice, &twin, args);
+                env.git(&twin, &["fsck", "--strict", "--no-dangling"]);
+                let dir = twin.join(".git/objects/pack");
+                let cut = matches!(step, "expiring" | "gc");
+                let packs = match step {
+                    "combine" => crate::repack_filter::packs_in(&env, &dir),
+                    _ => vec![format!(
+                        "{:?}",
+                        all_objects(&judged_packs(&env, &dir, None, cut))
+                    )],
+                };
+                let cruft_packs = (list_dir(&dir).iter())
+                    .filter(|name| name.ends_with(".mtimes"))
+                    .count();
+                assert!(
+                    !cut || cruft_packs >= 2,
+                    "{step}: {cruft_packs} cruft packs"
+                );
+                // git reads the cruft packs' dates back and writes them again.
+                let again = ["repack", "--cruft", "-d", "-q"];
+                let out_again = env.git_command(&twin, &again).output().unwrap();
+                assert!(out_again.status.success(), "{}", stderr(&out_again));
+                env.git(&twin, &["fsck", "--strict", "--no-dangling"]);
+                said.push((step, out.status.code(), stderr(&out), packs));
+            }
+            seen.push(said);
+        }
+        assert_eq!(seen[1], seen[0], "{}", git.display());
+    }
+}

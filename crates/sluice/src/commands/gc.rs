@@ -33,6 +33,9 @@ pub struct GcArgs {
     /// Unreachable objects stay loose until pruned.
     #[arg(long, overrides_with = "cruft")]
     no_cruft: bool,
+    /// The largest new cruft pack, with k, m or g (`gc.maxCruftSize`).
+    #[arg(long, value_name = "n")]
+    max_cruft_size: Option<String>,
     /// Taken as git takes it: Sluice's gc takes no lock another gc would hold.
     #[arg(long)]
     force: bool,
@@ -51,6 +54,10 @@ pub fn run(args: GcArgs, context: &Context) -> anyhow::Result<ExitCode> {
     options.cancel = context.cancel.clone();
     options.keep_largest_pack = args.keep_largest_pack;
     options.cruft = super::either(args.cruft, args.no_cruft).unwrap_or(options.cruft);
+    match super::size_option("max-cruft-size", args.max_cruft_size.as_deref()) {
+        Ok(given) => options.max_cruft_size = given.or(options.max_cruft_size),
+        Err(code) => return Ok(code),
+    }
     if args.aggressive {
         let config = repo.config();
         let int = |key: &str, default: i64| -> anyhow::Result<i64> {

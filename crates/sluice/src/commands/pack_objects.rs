@@ -184,8 +184,9 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
             cancel: context.cancel.clone(),
             ..PackOptions::default()
         };
-        if let Some((stored, _)) = write_cruft_at(&repo, &odb, input, expiration, (&options, base))?
-        {
+        let limit = limit.map(|limit| limit.bytes);
+        let (packs, _) = write_cruft_at(&repo, &odb, input, expiration, (&options, base, limit))?;
+        for stored in packs {
             println!("{}", stored.checksum);
         }
         return Ok(ExitCode::SUCCESS);

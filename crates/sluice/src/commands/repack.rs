@@ -95,6 +95,10 @@ pub struct RepackArgs {
     /// written as needed, without a bitmap.
     #[arg(long, value_name = "n")]
     max_pack_size: Option<String>,
+    /// With --cruft: the largest new cruft pack, with k, m or g (else --max-pack-size); without
+    /// --cruft-expiration, the smaller cruft packs are combined up to it, the larger kept.
+    #[arg(long, value_name = "n")]
+    max_cruft_size: Option<String>,
     /// Say nothing.
     #[arg(short, long, overrides_with = "no_quiet")]
     quiet: bool,
@@ -205,6 +209,11 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         Ok(bytes) => bytes,
         Err(code) => return Ok(code),
     };
+    let max_cruft_size = match super::size_option("max-cruft-size", args.max_cruft_size.as_deref())
+    {
+        Ok(bytes) => bytes.or(given_limit),
+        Err(code) => return Ok(code),
+    };
     let max_pack_size = PackSizeLimit::resolve(given_limit, repo.config())?;
     if max_pack_size.is_some_and(|limit| limit.raised) {
         eprintln!("warning: minimum pack size limit is 1 MiB");
@@ -221,6 +230,10 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
                 expiration: (args.cruft_expiration.as_deref())
                     .map(sluice_maintain::gc::time_of)
                     .transpose()?,
+                max_size: PackSizeLimit::resolve(max_cruft_size, repo.config())?
+                    .map(|limit| limit.bytes),
+                // git 2.47: the cruft packs combined up to the size, without an expiration.
+                combine_below: max_cruft_size.filter(|_| args.cruft_expiration.is_none()),
             }),
             false => None,
         },
