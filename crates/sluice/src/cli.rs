@@ -119,26 +119,87 @@ pub enum Command {
     },
 }
 
-/// Parses argv; on a usage error prints it and returns git's exit code for usage (129). An
-/// unknown option is named first in git's words (``error: unknown option `no-ipv4'``).
+/// Parses argv; on a usage error says it as git does and returns git's exit code for usage
+/// (129): the first line in git's words (``error: unknown option `no-ipv4'``, ``error: option
+/// `depth' requires a value``, ``error: unknown subcommand: `bogus'``), then the usage line.
+/// Errors git has no words for are clap's.
 pub fn parse() -> Result<Cli, ExitCode> {
     Cli::try_parse().map_err(|e| {
-        if e.kind() == clap::error::ErrorKind::UnknownArgument {
-            if let Some(clap::error::ContextValue::String(arg)) =
-                e.get(clap::error::ContextKind::InvalidArg)
-            {
-                match arg.strip_prefix("--") {
-                    Some(long) => eprintln!("error: unknown option `{long}'"),
-                    None => eprintln!("error: unknown switch `{}'", arg.trim_start_matches('-')),
-                }
-            }
-        }
-        let _ = e.print();
+        use clap::error::ErrorKind;
         match e.kind() {
-            clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
-                ExitCode::SUCCESS
+            ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
             }
-            _ => ExitCode::from(129),
+            _ => {}
         }
+        if let Some(name) = unknown_command(&e) {
+            eprintln!("sluice: '{name}' is not a sluice command. See 'sluice --help'.");
+            return ExitCode::from(1);
+        }
+        match (git_words(&e), e.get(clap::error::ContextKind::Usage)) {
+            (Some(words), Some(usage)) => {
+                let usage = usage.to_string();
+                let usage = usage.trim().trim_start_matches("Usage: ");
+                eprintln!("{words}\nusage: {usage}\n\nFor more information, try '--help'.");
+            }
+            // As git: a value missing is said in one line.
+            (Some(words), None) => eprintln!("{words}"),
+            (None, _) => {
+                let _ = e.print();
+            }
+        }
+        ExitCode::from(129)
     })
+}
+
+/// The command named on the command line when Sluice has none of that name (git says so in
+/// its own words, exit code 1), as against an unknown subcommand of a command.
+fn unknown_command(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue};
+    let Some(ContextValue::String(name)) = e.get(ContextKind::InvalidSubcommand) else {
+        return None;
+    };
+    // The usage of the program itself, not of one of its commands: `sluice [OPTIONS] …`.
+    let usage = e.get(ContextKind::Usage)?.to_string();
+    let after = usage
+        .trim()
+        .trim_start_matches("Usage: ")
+        .split_whitespace()
+        .nth(1)?;
+    after.starts_with('[').then(|| name.clone())
+}
+
+/// The first line git's option parser gives for `e`, when it has one.
+fn git_words(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if let Some(ContextValue::String(name)) = e.get(ContextKind::InvalidSubcommand) {
+        return Some(format!("error: unknown subcommand: `{name}'"));
+    }
+    let ContextValue::String(arg) = e.get(ContextKind::InvalidArg)? else {
+        return None;
+    };
+    match e.kind() {
+        ErrorKind::UnknownArgument => match arg.strip_prefix("--") {
+            Some(long) => Some(format!("error: unknown option `{long}'")),
+            None if arg.starts_with('-') => Some(format!(
+                "error: unknown switch `{}'",
+                arg.trim_start_matches('-')
+            )),
+            None => None,
+        },
+        // A value missing: clap names the option as `--depth <depth>`.
+        ErrorKind::InvalidValue if matches!(e.get(ContextKind::InvalidValue), Some(ContextValue::String(v)) if v.is_empty()) =>
+        {
+            let option = arg.split_whitespace().next()?;
+            match option.strip_prefix("--") {
+                Some(long) => Some(format!("error: option `{long}' requires a value")),
+                None => Some(format!(
+                    "error: switch `{}' requires a value",
+                    option.trim_start_matches('-')
+                )),
+            }
+        }
+        _ => None,
+    }
 }

@@ -75,5 +75,6 @@ mod transports;
 mod upload_filters;
 mod upload_pack;
 mod url_rewrites;
+mod usage_errors;
 mod v2_request_end;
 mod verify_pack;

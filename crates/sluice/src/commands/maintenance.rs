@@ -121,13 +121,19 @@ pub fn run(args: MaintenanceArgs, context: &Context) -> anyhow::Result<ExitCode>
     };
     let mut named = Vec::new();
     for name in &task {
-        let Some(task) = Task::named(name) else {
-            bail!("'{name}' is not a valid task");
+        // Usage errors to git's option parser: said as errors, exit code 129.
+        let refusal = match Task::named(name) {
+            None => format!("'{name}' is not a valid task"),
+            Some(task) if named.contains(&task) => {
+                format!("task '{name}' cannot be selected multiple times")
+            }
+            Some(task) => {
+                named.push(task);
+                continue;
+            }
         };
-        if named.contains(&task) {
-            bail!("task '{name}' cannot be selected multiple times");
-        }
-        named.push(task);
+        eprintln!("error: {refusal}");
+        return Ok(ExitCode::from(129));
     }
     let tasks = select_tasks(&repo, &named, schedule)?;
     let progress = foreground.progress();
