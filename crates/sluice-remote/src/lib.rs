@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod allowed;
 mod connection;
 mod protocol_error;
 mod remote;
@@ -18,6 +19,7 @@ mod url;
 mod v0;
 mod v2;
 
+pub use allowed::{BadPolicy, Policy, ProtocolPolicy};
 pub use connection::Connection;
 pub use protocol_error::{Got, ProtocolError};
 pub use remote::Remote;
@@ -82,6 +84,13 @@ pub enum FetchError {
          and the repository exists."
     )]
     NoContact,
+    /// The transport is turned off here (`protocol.allow`, `protocol.<name>.allow`,
+    /// `GIT_ALLOW_PROTOCOL`, or a submodule's URL reaching local files).
+    #[error("transport '{name}' not allowed")]
+    TransportNotAllowed {
+        /// git's name for it: `file`, `ssh`, `git`, `http`, `https`.
+        name: &'static str,
+    },
     /// A port for an ssh program of the "simple" kind, which takes none.
     #[error("ssh variant 'simple' does not support setting port")]
     SshPort,

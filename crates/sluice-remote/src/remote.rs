@@ -80,6 +80,7 @@ impl Remote {
             | FetchError::Remote(_)
             | FetchError::SshPort
             | FetchError::SshIpVersion { .. }
+            | FetchError::TransportNotAllowed { .. }
             | FetchError::NoContact => source,
             source => FetchError::Unreadable {
                 shown: self.shown.clone(),

@@ -34,6 +34,19 @@ pub enum RemoteUrl {
     Http(String),
 }
 
+impl RemoteUrl {
+    /// git's name for the transport that reaches it, as `protocol.<name>.allow` names it.
+    pub fn transport_name(&self) -> &'static str {
+        match self {
+            RemoteUrl::Local(_) => "file",
+            RemoteUrl::Ssh { .. } => "ssh",
+            RemoteUrl::Git { .. } => "git",
+            RemoteUrl::Http(url) if url.starts_with("https:") => "https",
+            RemoteUrl::Http(_) => "http",
+        }
+    }
+}
+
 fn bad(url: &str, why: impl Into<std::borrow::Cow<'static, str>>) -> FetchError {
     FetchError::Url {
         url: url.to_owned(),

@@ -71,6 +71,7 @@ mod store;
 mod store_wipe;
 mod templates;
 mod thin_and_collisions;
+mod transport_policy;
 mod transports;
 mod upload_filters;
 mod upload_pack;

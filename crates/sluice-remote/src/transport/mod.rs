@@ -102,6 +102,8 @@ pub struct ConnectOptions {
     pub advertise_sid: bool,
     /// Stops the transfer at the next buffer read from the server.
     pub cancel: Cancel,
+    /// Which transports may be used; checked before any connection is made.
+    pub protocols: crate::ProtocolPolicy,
     /// git's `--stateless-rpc`: the program that started this one relays the conversation
     /// through standard input and output (git's HTTP helper starting `send-pack`); the URL
     /// only names the repository.
@@ -171,6 +173,7 @@ impl Default for ConnectOptions {
             server_options: Vec::new(),
             advertise_sid: false,
             cancel: Cancel::default(),
+            protocols: crate::ProtocolPolicy::default(),
             stateless_rpc: false,
         }
     }
@@ -233,6 +236,7 @@ pub(crate) fn open(
     if options.stateless_rpc {
         return Ok(relayed::open());
     }
+    options.protocols.check(url)?;
     match url {
         RemoteUrl::Local(path) => process::local(path, options),
         RemoteUrl::Ssh {

@@ -18,6 +18,9 @@ pub enum SettingsError {
     /// A setting has a value of the wrong type.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// A `protocol.allow` setting names no policy.
+    #[error(transparent)]
+    Policy(#[from] crate::BadPolicy),
     /// `protocol.version` is none of 0, 1 and 2.
     #[error("unknown value for config 'protocol.version': {value}")]
     ProtocolVersion {
@@ -70,6 +73,7 @@ impl ConnectOptions {
             advertise_sid: config.get_bool("transfer.advertisesid")?.unwrap_or(false),
             cancel: sluice_object::cancel::Cancel::default(),
             stateless_rpc: false,
+            protocols: crate::ProtocolPolicy::from_config(config)?,
         })
     }
 }
