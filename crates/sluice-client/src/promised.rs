@@ -96,6 +96,31 @@ impl<'a> Promised<'a> {
     }
 }
 
+/// Before a checkout of `tree` in a partial clone: the blobs it names that the repository
+/// lacks, fetched from its promisor remote in one request, as git's checkout fetches them.
+/// Nothing happens in a repository without a promisor remote.
+pub fn fetch_blobs_of_tree(
+    cwd: &Path,
+    repo: &Repository,
+    tree: &ObjectId,
+) -> Result<(), LookupError> {
+    let Some(promised) = Promised::of(cwd, repo, "origin").map_err(LookupError::new)? else {
+        return Ok(());
+    };
+    let odb = repo.objects();
+    let flat = sluice_checkout::tree::flatten(odb, tree).map_err(LookupError::new)?;
+    let mut missing: Vec<ObjectId> = (flat.files.iter())
+        .filter(|file| file.mode != 0o160000 && !odb.contains(&file.id))
+        .map(|file| file.id)
+        .collect();
+    missing.sort_unstable();
+    missing.dedup();
+    match missing.is_empty() {
+        true => Ok(()),
+        false => promised.prefetch(&missing),
+    }
+}
+
 /// `error` and its causes on one line, each once, as git prints a chain of reasons.
 fn with_causes(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();

@@ -12,6 +12,7 @@ mod checkout_switch;
 mod checkout_upstream;
 mod client_errors;
 mod clone;
+mod clone_submodules;
 mod command_options;
 mod commit_graph;
 mod connectivity;

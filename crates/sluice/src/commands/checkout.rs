@@ -43,6 +43,7 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
         println!("branch '{given}' set up to track '{remote}/{given}'.");
     }
     let tree = commit_tree(repo.objects(), &target.id)?;
+    sluice_client::promised::fetch_blobs_of_tree(&context.cwd, &repo, &tree)?;
     let mut options = CheckoutOptions::from_config(repo.config())?;
     options.write.cancel = context.cancel.clone();
     let show = !args.quiet && !args.no_progress;

@@ -25,6 +25,8 @@ use sluice_repo::Repository;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod submodules;
+
 /// `git clone`'s arguments (those this version supports).
 #[derive(Debug, Args)]
 pub struct CloneArgs {
@@ -122,6 +124,22 @@ pub struct CloneArgs {
     /// Send this option to the server (protocol v2), in ls-refs and fetch.
     #[arg(long, value_name = "option")]
     server_option: Vec<String>,
+    /// After the checkout, clone the submodules too, and theirs (git's `submodule update
+    /// --init --recursive`); the pathspec, `.` by default, becomes `submodule.active`.
+    #[arg(long, value_name = "pathspec", num_args = 0..=1, require_equals = true,
+          default_missing_value = ".")]
+    recurse_submodules: Option<String>,
+    /// The submodules' clones take one commit each.
+    #[arg(long, overrides_with = "no_shallow_submodules")]
+    shallow_submodules: bool,
+    #[arg(long, hide = true, overrides_with = "shallow_submodules")]
+    no_shallow_submodules: bool,
+    /// The submodules' clones take `--filter` too.
+    #[arg(long)]
+    also_filter_submodules: bool,
+    /// How many submodules to clone at once (taken; Sluice clones them one after another).
+    #[arg(short = 'j', long, value_name = "n")]
+    jobs: Option<u32>,
     /// Use IPv4 addresses only.
     #[arg(short = '4', long, overrides_with = "ipv6")]
     ipv4: bool,
@@ -207,6 +225,13 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if let Some(spec) = &args.filter {
         args.filter = Some(filter_spec(spec)?);
     }
+    match args.recurse_submodules.as_deref() {
+        Some(".") => args.config.insert(0, "submodule.active=.".to_owned()),
+        Some(pathspec) => {
+            bail!("sluice clone: --recurse-submodules takes no pathspec but '.' ('{pathspec}')")
+        }
+        None => {}
+    }
     let user_config = context.config(None)?;
     let remote = Remote::to_clone(&context.cwd, &user_config, &args.repository)?;
     // Before "Cloning into", and in clone's words (fetch says it another way), as git does;
@@ -246,6 +271,13 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if !args.quiet {
         let into = if bare { "bare repository " } else { "" };
         eprintln!("Cloning into {into}'{}'...", directory.display());
+    }
+    // After "Cloning into", as git checks them.
+    if args.also_filter_submodules && args.filter.is_none() {
+        bail!("the option '--also-filter-submodules' requires '--filter'");
+    }
+    if args.also_filter_submodules && args.recurse_submodules.is_none() {
+        bail!("the option '--also-filter-submodules' requires '--recurse-submodules'");
     }
     let (local, warnings) = local_source(&remote, &args.local_choice());
     for warning in warnings {
@@ -301,6 +333,19 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         checkout.replay(&TerminalProgress::new(show_progress));
     }
     layout.keep();
+    if args.recurse_submodules.is_some() && options.check_out {
+        let recursion = submodules::Recursion {
+            quiet: args.quiet,
+            progress: args.progress,
+            shallow: args.shallow_submodules,
+            filter: args.filter.clone().filter(|_| args.also_filter_submodules),
+            single_branch: args.single_branch,
+        };
+        let repo = Repository::open_git_dir(git_dir, layout.work_tree.clone())?;
+        if !submodules::update(&repo, &recursion, "")? {
+            return Ok(ExitCode::from(1));
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 

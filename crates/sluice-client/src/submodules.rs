@@ -1,0 +1,246 @@
+//! A superproject's submodules as `clone --recurse-submodules` (git's `submodule update --init
+//! --recursive`) finds and registers them: each gitlink of the index, named and located by
+//! `.gitmodules`; a relative URL resolved against the superproject's remote; the submodule's
+//! repository kept in `<git-dir>/modules/<name>`, tied to its work tree by relative paths.
+
+use sluice_object::ObjectId;
+use sluice_odb::config::{ConfigFile, ConfigKey};
+use sluice_odb::{Config, ConfigError};
+use sluice_repo::Repository;
+use std::path::{Component, Path, PathBuf};
+
+/// A gitlink's mode in the index.
+const GITLINK: u32 = 0o160000;
+
+/// A submodule checked out in a superproject's index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Submodule {
+    /// Its name in `.gitmodules` (its repository is `modules/<name>`).
+    pub name: String,
+    /// Where it is in the work tree, `/`-separated.
+    pub path: String,
+    /// Its URL as `.gitmodules` gives it.
+    pub url: String,
+    /// The commit the superproject records.
+    pub commit: ObjectId,
+}
+
+/// Why the submodules cannot be found or registered.
+#[derive(Debug, thiserror::Error)]
+pub enum SubmoduleError {
+    /// The index could not be read.
+    #[error("cannot read the index '{}'", path.display())]
+    Index {
+        /// The index file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// `.gitmodules` or a configuration file could not be read or written.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A gitlink `.gitmodules` gives no URL for (git's words).
+    #[error("No url found for submodule path '{0}' in .gitmodules")]
+    NoUrl(String),
+    /// A name that could escape `modules/` (git refuses such names).
+    #[error("ignoring suspicious submodule name: {0}")]
+    SuspiciousName(String),
+    /// A file tying the submodule to its repository could not be written.
+    #[error("cannot write '{}'", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The submodules of `repo`'s index, in index order, with their names and URLs from the work
+/// tree's `.gitmodules`. A gitlink `.gitmodules` does not name is named by its path.
+pub fn checked_out_submodules(repo: &Repository) -> Result<Vec<Submodule>, SubmoduleError> {
+    let Some(work_tree) = repo.work_tree() else {
+        return Ok(Vec::new());
+    };
+    let index_path = repo.index_path();
+    let index_error = |source: Box<dyn std::error::Error + Send + Sync>| SubmoduleError::Index {
+        path: index_path.clone(),
+        source,
+    };
+    let data = match std::fs::read(&index_path) {
+        Ok(data) => data,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(index_error(Box::new(e))),
+    };
+    let index =
+        sluice_index::read_index(&data, repo.hash()).map_err(|e| index_error(Box::new(e)))?;
+    let gitlinks: Vec<_> = (index.entries.iter())
+        .filter(|entry| entry.mode == GITLINK)
+        .collect();
+    if gitlinks.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut modules = Config::default();
+    let file = work_tree.join(".gitmodules");
+    if let Ok(text) = std::fs::read_to_string(&file) {
+        modules.parse(&text, &file)?;
+    }
+    let named = modules.subsection_values("submodule", "path");
+    let mut found = Vec::new();
+    for entry in gitlinks {
+        let path = String::from_utf8_lossy(&entry.path).into_owned();
+        let name = (named.iter().rev())
+            .find(|(_, at)| *at == path)
+            .map_or_else(|| path.clone(), |(name, _)| (*name).to_owned());
+        if !valid_name(&name) {
+            return Err(SubmoduleError::SuspiciousName(name));
+        }
+        let url = modules.get(&format!("submodule.{name}.url"));
+        let url = url.ok_or_else(|| SubmoduleError::NoUrl(path.clone()))?;
+        found.push(Submodule {
+            name,
+            url: url.to_owned(),
+            path,
+            commit: entry.id,
+        });
+    }
+    Ok(found)
+}
+
+/// git's rule for a submodule's name: no `..` component (it would leave `modules/`).
+fn valid_name(name: &str) -> bool {
+    !name.is_empty() && !name.split(['/', '\\']).any(|part| part == "..")
+}
+
+/// `url` as `submodule init` records it: a relative one (`./…`, `../…`) taken from `base`
+/// (the superproject's remote URL, else its work tree), each `../` one component up.
+pub fn absolute_url(url: &str, base: &str) -> String {
+    if !(url.starts_with("./") || url.starts_with("../")) {
+        return url.to_owned();
+    }
+    let mut base = base.trim_end_matches('/').to_owned();
+    let mut rest = url;
+    loop {
+        if let Some(after) = rest.strip_prefix("./") {
+            rest = after;
+        } else if let Some(after) = rest.strip_prefix("../") {
+            rest = after;
+            // One component up: after the last `/`, or an scp-style `host:path`'s `:`.
+            let cut = match (base.rfind('/'), base.rfind(':')) {
+                (Some(slash), _) => slash,
+                (None, Some(colon)) => colon + 1,
+                (None, None) => 0,
+            };
+            base.truncate(cut);
+        } else {
+            break;
+        }
+    }
+    let separator = match base.is_empty() || base.ends_with(':') {
+        true => "",
+        false => "/",
+    };
+    format!("{base}{separator}{rest}")
+}
+
+/// The URL a relative submodule URL of `repo` is taken from: its default remote's URL
+/// (`branch.<current>.remote`, else `origin`), else its work tree.
+pub fn url_base(repo: &Repository) -> String {
+    let config = repo.config();
+    let branch = (repo.refs().resolve("HEAD").ok())
+        .and_then(|(target, _)| target.strip_prefix("refs/heads/").map(str::to_owned));
+    let remote = (branch
+        .and_then(|b| config.get(&format!("branch.{b}.remote")).map(str::to_owned)))
+    .unwrap_or_else(|| "origin".to_owned());
+    match config.get(&format!("remote.{remote}.url")) {
+        Some(url) => url.to_owned(),
+        None => (repo.work_tree())
+            .map(|tree| tree.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    }
+}
+
+/// Registers `submodule` in `repo`'s configuration as `submodule init` does: its URL (made
+/// absolute) and, unless `submodule.active` already covers it, `active = true`. Returns the
+/// URL recorded.
+pub fn register(repo: &Repository, submodule: &Submodule) -> Result<String, SubmoduleError> {
+    let url = absolute_url(&submodule.url, &url_base(repo));
+    let mut config = ConfigFile::open(&repo.git_dir().join("config"))?;
+    let name = Some(submodule.name.as_str());
+    if repo.config().get("submodule.active").is_none() {
+        config.set(&ConfigKey::new("submodule", name, "active"), "true")?;
+    }
+    config.set(&ConfigKey::new("submodule", name, "url"), &url)?;
+    config.write()?;
+    Ok(url)
+}
+
+/// Ties the work tree `work_tree` and the repository `git_dir` of a submodule to each other
+/// with relative paths, as git does: `<work_tree>/.git` says `gitdir: <path>`, and the
+/// repository's `core.worktree` names the work tree.
+pub fn connect(git_dir: &Path, work_tree: &Path) -> Result<(), SubmoduleError> {
+    let write_error = |path: &Path| {
+        let path = path.to_owned();
+        move |source| SubmoduleError::Write { path, source }
+    };
+    // Real paths, as git takes them, so that `..` and links do not lengthen the way between.
+    let git_dir = std::fs::canonicalize(git_dir).map_err(write_error(git_dir))?;
+    let work_tree = std::fs::canonicalize(work_tree).map_err(write_error(work_tree))?;
+    let dot_git = work_tree.join(".git");
+    let to_git_dir = relative(&git_dir, &work_tree);
+    let line = format!("gitdir: {}\n", to_git_dir.display());
+    std::fs::write(&dot_git, line).map_err(write_error(&dot_git))?;
+    let mut config = ConfigFile::open(&git_dir.join("config"))?;
+    let to_work_tree = relative(&work_tree, &git_dir);
+    let key = ConfigKey::new("core", None, "worktree");
+    config.set(&key, &to_work_tree.to_string_lossy())?;
+    Ok(config.write()?)
+}
+
+/// `to` from the directory `from`, both real paths.
+fn relative(to: &Path, from: &Path) -> PathBuf {
+    let to: Vec<Component<'_>> = to.components().collect();
+    let from: Vec<Component<'_>> = from.components().collect();
+    let common = to.iter().zip(&from).take_while(|(a, b)| a == b).count();
+    let mut path = PathBuf::new();
+    for _ in common..from.len() {
+        path.push("..");
+    }
+    for part in &to[common..] {
+        path.push(part);
+    }
+    path
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_urls_are_taken_from_the_remote() {
+        assert_eq!(absolute_url("../lib", "/srv/super"), "/srv/lib");
+        assert_eq!(absolute_url("../lib", "/srv/super/"), "/srv/lib");
+        assert_eq!(absolute_url("./lib", "/srv/super"), "/srv/super/lib");
+        assert_eq!(absolute_url("../../x", "https://h/a/b"), "https://h/x");
+        assert_eq!(absolute_url("../x", "host:a"), "host:x");
+        assert_eq!(absolute_url("https://h/x", "/srv/super"), "https://h/x");
+    }
+
+    #[test]
+    fn paths_between_a_work_tree_and_its_repository() {
+        let (git_dir, tree) = (Path::new("/r/.git/modules/a/b"), Path::new("/r/a/b"));
+        assert_eq!(
+            relative(git_dir, tree),
+            PathBuf::from("../../.git/modules/a/b")
+        );
+        assert_eq!(relative(tree, git_dir), PathBuf::from("../../../../a/b"));
+    }
+
+    #[test]
+    fn names_that_leave_the_modules_directory_are_refused() {
+        assert!(valid_name("libs/lib"));
+        assert!(!valid_name("../evil"));
+        assert!(!valid_name("a/../../b"));
+    }
+}

@@ -1,0 +1,151 @@
+//! `clone --recurse-submodules`: after the checkout, what git's clone runs as `submodule update
+//! --init --recursive`: each submodule of the index registered in the configuration, cloned
+//! (by Sluice, as a transport the repository rather than the user chose:
+//! `GIT_PROTOCOL_FROM_USER=0`) into `modules/<name>` of the superproject's repository without a
+//! checkout, its commit checked out detached, and the same again inside it.
+
+use sluice_client::submodules::{checked_out_submodules, connect, register, Submodule};
+use sluice_repo::Repository;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What the clones of submodules are given, from the superproject's clone.
+pub(super) struct Recursion {
+    pub(super) quiet: bool,
+    pub(super) progress: bool,
+    /// `--shallow-submodules`: one commit each.
+    pub(super) shallow: bool,
+    /// `--also-filter-submodules`: the superproject's `--filter`.
+    pub(super) filter: Option<String>,
+    /// `--single-branch` given to the superproject's clone: the submodules' take one branch
+    /// too; otherwise every branch, even shallow, as git clones them.
+    pub(super) single_branch: bool,
+}
+
+/// A submodule with where it goes, as the messages show it.
+struct Placed {
+    submodule: Submodule,
+    url: String,
+    git_dir: PathBuf,
+    work_tree: PathBuf,
+    shown: String,
+}
+
+/// Registers, clones and checks out every submodule of `repo`, then theirs; `prefix` puts the
+/// paths shown under the top superproject's. `Ok(false)` once a clone failed twice (git's
+/// words said; the rest is left as it is, as git leaves it).
+pub(super) fn update(
+    repo: &Repository,
+    recursion: &Recursion,
+    prefix: &str,
+) -> anyhow::Result<bool> {
+    let Some(work_tree) = repo.work_tree() else {
+        return Ok(true);
+    };
+    let mut placed = Vec::new();
+    for submodule in checked_out_submodules(repo)? {
+        let url = register(repo, &submodule)?;
+        let shown = format!("{prefix}{}", submodule.path);
+        if !recursion.quiet {
+            eprintln!(
+                "Submodule '{}' ({url}) registered for path '{shown}'",
+                submodule.name
+            );
+        }
+        placed.push(Placed {
+            git_dir: repo.common_dir().join("modules").join(&submodule.name),
+            work_tree: work_tree.join(&submodule.path),
+            submodule,
+            url,
+            shown,
+        });
+    }
+    // As git: every clone once, then those that failed once more; a second failure ends it.
+    let mut failed = Vec::new();
+    for sub in placed.iter().filter(|sub| !sub.git_dir.exists()) {
+        match clone(sub, recursion)? {
+            true => connect(&sub.git_dir, &sub.work_tree)?,
+            false => {
+                eprintln!("Failed to clone '{}'. Retry scheduled", sub.shown);
+                failed.push(sub);
+            }
+        }
+    }
+    for sub in failed {
+        if !clone(sub, recursion)? {
+            eprintln!("Failed to clone '{}' a second time, aborting", sub.shown);
+            return Ok(false);
+        }
+        connect(&sub.git_dir, &sub.work_tree)?;
+    }
+    for sub in &placed {
+        let commit = sub.submodule.commit.to_string();
+        let checked_out = own_command(&sub.work_tree)?
+            .args(["checkout", "-q", &commit])
+            .status()?;
+        if !checked_out.success() {
+            anyhow::bail!(
+                "Unable to checkout '{commit}' in submodule path '{}'",
+                sub.shown
+            );
+        }
+        if !recursion.quiet {
+            println!("Submodule path '{}': checked out '{commit}'", sub.shown);
+        }
+        let inner = Repository::open_git_dir(sub.git_dir.clone(), Some(sub.work_tree.clone()))?;
+        if !update(&inner, recursion, &format!("{}/", sub.shown))? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Clones `sub` without a checkout; false when that failed (git's words said).
+fn clone(sub: &Placed, recursion: &Recursion) -> anyhow::Result<bool> {
+    let mut command = own_command(Path::new("."))?;
+    command.args(["clone", "--no-checkout", "--separate-git-dir"]);
+    command.arg(&sub.git_dir);
+    if recursion.quiet {
+        command.arg("-q");
+    }
+    if recursion.progress {
+        command.arg("--progress");
+    }
+    if recursion.shallow {
+        command.arg("--depth=1");
+    }
+    if let Some(filter) = &recursion.filter {
+        command.arg(format!("--filter={filter}"));
+    }
+    command.arg(match recursion.single_branch {
+        true => "--single-branch",
+        false => "--no-single-branch",
+    });
+    command.arg(&sub.url).arg(&sub.work_tree);
+    if command.status()?.success() {
+        return Ok(true);
+    }
+    eprintln!(
+        "fatal: clone of '{}' into submodule path '{}' failed",
+        sub.url,
+        sub.work_tree.display()
+    );
+    // What a failed clone left must not be taken for a repository the second time.
+    let _ = std::fs::remove_dir_all(&sub.git_dir);
+    Ok(false)
+}
+
+/// Sluice itself, run in `cwd` as git runs itself for a submodule: without the variables that
+/// name the superproject's repository, but with the settings given on the command line (`-c`),
+/// and with the transport the repository's choice, not the user's.
+fn own_command(cwd: &Path) -> anyhow::Result<Command> {
+    let mut command = Command::new(std::env::current_exe()?);
+    command.current_dir(cwd).env("GIT_PROTOCOL_FROM_USER", "0");
+    let settings = ["GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"];
+    for variable in sluice_repo::LOCAL_REPO_ENV {
+        if !settings.contains(&variable) {
+            command.env_remove(variable);
+        }
+    }
+    Ok(command)
+}

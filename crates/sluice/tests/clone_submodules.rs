@@ -1,0 +1,136 @@
+//! `clone --recurse-submodules` beside git's: a superproject with two submodules (one named
+//! apart from its path) and one nested in another, all by relative URLs. Compared for git 2.39
+//! and 2.47: exit code, stdout and stderr (the clones' own directories written alike), and in
+//! the superproject and every submodule the `.git` file, the local configuration, refs, HEAD,
+//! reflog messages, status, shallowness and `submodule status --recursive`.
+
+use crate::util::{gits, stderr, stdout, Env};
+use std::path::{Path, PathBuf};
+
+/// `inner`; `lib` holding `inner` at `deep/inner`; `super` holding `lib` at `libs/lib` and
+/// `inner` again at `extra/inner2` under the name `other`.
+fn sources(env: &Env) -> PathBuf {
+    let file_allowed = ["-c", "protocol.file.allow=always"];
+    let commit = |repo: &Path, file: &str| {
+        std::fs::write(repo.join(file), format!("{file}\n")).unwrap();
+        env.git(repo, &["add", file]);
+        env.git(repo, &["commit", "-q", "-m", file]);
+    };
+    let add = |repo: &Path, extra: &[&str]| {
+        let mut args = file_allowed.to_vec();
+        args.extend(["submodule", "add", "-q"]);
+        args.extend(extra);
+        env.git(repo, &args);
+    };
+    let inner = env.init("inner", false);
+    commit(&inner, "i");
+    let lib = env.init("lib", false);
+    commit(&lib, "l");
+    add(&lib, &["../inner", "deep/inner"]);
+    env.git(&lib, &["commit", "-q", "-m", "with inner"]);
+    let top = env.init("super", false);
+    commit(&top, "s");
+    add(&top, &["../lib", "libs/lib"]);
+    add(&top, &["--name", "other", "../inner", "extra/inner2"]);
+    env.git(&top, &["commit", "-q", "-m", "with submodules"]);
+    for repo in [&inner, &lib, &top] {
+        env.git(repo, &["config", "uploadpack.allowFilter", "true"]);
+    }
+    top
+}
+
+/// What a clone left at `dir`, with `root` written `<root>`.
+fn state(env: &Env, dir: &Path, root: &Path) -> String {
+    let mut text = String::new();
+    for path in ["", "libs/lib", "libs/lib/deep/inner", "extra/inner2"] {
+        let at = dir.join(path);
+        let dot_git = at.join(".git");
+        if !dot_git.exists() {
+            text.push_str(&format!("{path}: none\n"));
+            continue;
+        }
+        let git = |args: &[&str]| {
+            let out = env.git_command(&at, args).output().unwrap();
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let gitfile = std::fs::read_to_string(&dot_git).unwrap_or_else(|_| "a directory".into());
+        text.push_str(&format!(
+            "{path}: {gitfile}\n{}{}{}{}{}{}",
+            git(&["config", "--local", "--list"]),
+            git(&["for-each-ref"]),
+            git(&["rev-parse", "HEAD", "--is-shallow-repository"]),
+            git(&["reflog", "--format=%gs"]),
+            git(&["status", "--porcelain"]),
+            git(&["submodule", "status", "--recursive"]),
+        ));
+    }
+    text.replace(&root.display().to_string(), "<root>")
+}
+
+#[test]
+fn clone_recurse_submodules_as_git_does() {
+    let cases: &[&[&str]] = &[
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "clone",
+            "--recurse-submodules",
+        ],
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "clone",
+            "-q",
+            "--recurse-submodules",
+        ],
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "clone",
+            "--recurse-submodules",
+            "--shallow-submodules",
+            "--no-local",
+        ],
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "clone",
+            "-q",
+            "--recurse-submodules",
+            "--no-local",
+            "--filter=blob:none",
+            "--also-filter-submodules",
+        ],
+        // A submodule's URL may not reach local files unless configured so.
+        &["clone", "--recurse-submodules"],
+        &["clone", "--also-filter-submodules"],
+        &["clone", "--filter=blob:none", "--also-filter-submodules"],
+    ];
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let top = sources(&env);
+        for (i, case) in cases.iter().enumerate() {
+            let mut seen = Vec::new();
+            for sluice in [false, true] {
+                let root = env.path().join(format!("case{i}-{sluice}"));
+                std::fs::create_dir(&root).unwrap();
+                let url = format!("file://{}", top.display());
+                let source = match case.contains(&"--no-local") {
+                    true => url.as_str(),
+                    false => top.to_str().unwrap(),
+                };
+                let mut args = case.to_vec();
+                args.extend([source, "clone"]);
+                let out = env.sluice_or_git(sluice, &root, &args);
+                let said = format!(
+                    "{:?}\n{}\n{}",
+                    out.status.code(),
+                    stdout(&out),
+                    stderr(&out).replace(&root.display().to_string(), "<root>")
+                );
+                seen.push((said, state(&env, &root.join("clone"), &root)));
+            }
+            assert_eq!(seen[1], seen[0], "case {i} {case:?} with {}", git.display());
+        }
+    }
+}
