@@ -108,6 +108,41 @@ pub fn checked_out_submodules(repo: &Repository) -> Result<Vec<Submodule>, Submo
     Ok(found)
 }
 
+/// The commits `tips` record for the submodule at `path` (the gitlink there in each tip's
+/// tree), each once: what a fetch "on demand" needs the submodule to have. A tip that is not
+/// a readable commit, or has no gitlink there, records none.
+pub fn recorded_at(repo: &Repository, tips: &[ObjectId], path: &str) -> Vec<ObjectId> {
+    let odb = repo.objects();
+    let mut found = Vec::new();
+    for tip in tips {
+        let Ok(tree) = sluice_checkout::commit_tree(odb, tip) else {
+            continue;
+        };
+        if let Some(id) = gitlink_at(repo, tree, path) {
+            if !found.contains(&id) {
+                found.push(id);
+            }
+        }
+    }
+    found
+}
+
+/// The gitlink at `path` under `tree`, if there is one.
+fn gitlink_at(repo: &Repository, mut tree: ObjectId, path: &str) -> Option<ObjectId> {
+    let mut parts = path.split('/').peekable();
+    while let Some(part) = parts.next() {
+        let (_, data) = repo.objects().read(&tree).ok()??;
+        let entries = sluice_object::parse::tree_entries(repo.hash(), &data);
+        let entry = entries.flatten().find(|e| e.name == part.as_bytes())?;
+        match parts.peek() {
+            None => return entry.is_gitlink().then_some(entry.id),
+            Some(_) if entry.is_tree() => tree = entry.id,
+            Some(_) => return None,
+        }
+    }
+    None
+}
+
 /// git's rule for a submodule's name: no `..` component (it would leave `modules/`).
 fn valid_name(name: &str) -> bool {
     !name.is_empty() && !name.split(['/', '\\']).any(|part| part == "..")
@@ -147,18 +182,22 @@ pub fn absolute_url(url: &str, base: &str) -> String {
 /// The URL a relative submodule URL of `repo` is taken from: its default remote's URL
 /// (`branch.<current>.remote`, else `origin`), else its work tree.
 pub fn url_base(repo: &Repository) -> String {
-    let config = repo.config();
-    let branch = (repo.refs().resolve("HEAD").ok())
-        .and_then(|(target, _)| target.strip_prefix("refs/heads/").map(str::to_owned));
-    let remote = (branch
-        .and_then(|b| config.get(&format!("branch.{b}.remote")).map(str::to_owned)))
-    .unwrap_or_else(|| "origin".to_owned());
-    match config.get(&format!("remote.{remote}.url")) {
+    let remote = default_remote(repo);
+    match repo.config().get(&format!("remote.{remote}.url")) {
         Some(url) => url.to_owned(),
         None => (repo.work_tree())
             .map(|tree| tree.to_string_lossy().into_owned())
             .unwrap_or_default(),
     }
+}
+
+/// The remote a fetch that names none uses: the current branch's (`branch.<name>.remote`),
+/// else `origin`.
+pub fn default_remote(repo: &Repository) -> String {
+    let branch = (repo.refs().resolve("HEAD").ok())
+        .and_then(|(target, _)| target.strip_prefix("refs/heads/").map(str::to_owned));
+    let configured = branch.and_then(|b| repo.config().get(&format!("branch.{b}.remote")));
+    configured.unwrap_or("origin").to_owned()
 }
 
 /// Registers `submodule` in `repo`'s configuration as `submodule init` does: its URL (made

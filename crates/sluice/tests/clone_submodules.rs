@@ -134,3 +134,66 @@ fn clone_recurse_submodules_as_git_does() {
         }
     }
 }
+
+/// A fetch in a superproject cloned with its submodules, after the sources moved on (`lib`
+/// has a new commit, which `super` now records): on demand by default, every submodule with
+/// `yes`, none when told so, and a submodule whose remote is gone reported as git reports it.
+#[test]
+fn fetch_recurses_into_submodules_as_git_does() {
+    let cases: &[(&[&str], bool)] = &[
+        (&["fetch"], false),
+        (&["fetch", "-q"], false),
+        (&["fetch", "--recurse-submodules=yes"], false),
+        (&["fetch", "--no-recurse-submodules"], false),
+        (&["-c", "fetch.recurseSubmodules=false", "fetch"], false),
+        (&["-c", "submodule.recurse=true", "fetch"], false),
+        (&["fetch"], true),
+    ];
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let top = sources(&env);
+        let seed = env.path().join("seed");
+        let args = [
+            "-c",
+            "protocol.file.allow=always",
+            "clone",
+            "-q",
+            "--recurse-submodules",
+        ];
+        let mut clone = args.to_vec();
+        clone.extend([top.to_str().unwrap(), seed.to_str().unwrap()]);
+        env.git(env.path(), &clone);
+        let lib = env.path().join("lib");
+        std::fs::write(lib.join("l2"), "l2\n").unwrap();
+        env.git(&lib, &["add", "l2"]);
+        env.git(&lib, &["commit", "-q", "-m", "l2"]);
+        let allowed = ["-c", "protocol.file.allow=always"];
+        let mut update = allowed.to_vec();
+        update.extend(["submodule", "-q", "update", "--remote", "libs/lib"]);
+        env.git(&top, &update);
+        env.git(&top, &["commit", "-q", "-a", "-m", "lib moved"]);
+        for (i, (args, gone)) in cases.iter().enumerate() {
+            let mut seen = Vec::new();
+            for sluice in [false, true] {
+                let root = env.path().join(format!("fetch{i}-{sluice}"));
+                crate::util::copy_tree(&seed, &root);
+                if *gone {
+                    let config = root.join(".git/modules/libs/lib/config");
+                    let text = std::fs::read_to_string(&config).unwrap();
+                    let url = format!("url = {}", lib.display());
+                    let gone = format!("url = {}", env.path().join("gone").display());
+                    std::fs::write(&config, text.replace(&url, &gone)).unwrap();
+                }
+                let out = env.sluice_or_git(sluice, &root, args);
+                let said = format!(
+                    "{:?}\n{}\n{}",
+                    out.status.code(),
+                    stdout(&out),
+                    stderr(&out)
+                );
+                seen.push((said, state(&env, &root, &root)));
+            }
+            assert_eq!(seen[1], seen[0], "case {i} {args:?} with {}", git.display());
+        }
+    }
+}

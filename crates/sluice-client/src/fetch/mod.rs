@@ -23,7 +23,7 @@ pub use mapping::{
     Update, TAG_REFSPEC,
 };
 pub use plan::{FetchChoice, FetchPlan, FetchPlanError};
-pub use recursion::{BadRecursion, Recursion, SubmodulesUnsupported};
+pub use recursion::{BadRecursion, Recursion};
 pub use remotes::{remotes_to_fetch, Selection, SelectionError};
 pub use report::{kind_of, short_name, Report, Summary};
 pub use run::{

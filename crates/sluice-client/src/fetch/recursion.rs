@@ -5,13 +5,6 @@
 #[error("bad recurse-submodules argument: {0}")]
 pub struct BadRecursion(pub String);
 
-/// A recursion into submodules Sluice cannot do: the repository has submodules.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "sluice fetch cannot fetch submodules (--recurse-submodules={0}); use --no-recurse-submodules"
-)]
-pub struct SubmodulesUnsupported(pub String);
-
 /// How a fetch treats submodules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Recursion {
@@ -51,24 +44,6 @@ impl Recursion {
             Recursion::Off => "--no-recurse-submodules",
             Recursion::On => "--recurse-submodules",
             Recursion::OnDemand => "--recurse-submodules=on-demand",
-        }
-    }
-
-    /// Refuses a recursion Sluice cannot do, asked for as `mode`: into the submodules of
-    /// `repo`, when it has some (their repositories live under `.git/modules`). Without any,
-    /// every mode is the same as `no`.
-    pub fn check_supported(
-        recursion: Option<Recursion>,
-        mode: Option<&str>,
-        repo: &sluice_repo::Repository,
-    ) -> Result<(), SubmodulesUnsupported> {
-        match (recursion, mode) {
-            (Some(Recursion::On | Recursion::OnDemand), Some(mode))
-                if repo.common_dir().join("modules").is_dir() =>
-            {
-                Err(SubmodulesUnsupported(mode.to_owned()))
-            }
-            _ => Ok(()),
         }
     }
 }

@@ -17,6 +17,7 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 mod report;
+mod submodules;
 
 use report::{print_report, ReportFormat};
 use sluice_client::fetch::{
@@ -174,6 +175,9 @@ pub struct FetchArgs {
     /// Do not fetch submodules.
     #[arg(long, overrides_with = "recurse_submodules")]
     no_recurse_submodules: bool,
+    /// The path shown before a submodule's own (as the superproject's fetch runs this one).
+    #[arg(long, hide = true, value_name = "path")]
+    submodule_prefix: Option<String>,
     /// A configured remote's name, or a URL.
     #[arg(value_name = "repository")]
     repository: Option<String>,
@@ -201,10 +205,14 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
     }
     let repo = context.require_repository()?;
     let recursion = recursion(&args)?;
-    Recursion::check_supported(recursion, args.recurse_submodules.as_deref(), &repo)?;
     if args.porcelain && recursion != Some(Recursion::Off) {
         bail!("options '--porcelain' and '--recurse-submodules' cannot be used together");
     }
+    let recursion = submodules::mode_of(recursion, &repo)?;
+    let before = match recursion {
+        Recursion::Off => Vec::new(),
+        _ => repo.refs().list()?,
+    };
     let one = |repository: Option<&str>, refspecs: Vec<Refspec>| RemoteFetch {
         repository: repository.map(str::to_owned),
         refspecs,
@@ -236,6 +244,17 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         }
         Some(names) => fetch_each(&args, context, &repo, &names),
     }?;
+    if code == ExitCode::SUCCESS {
+        let prefix = args.submodule_prefix.as_deref().unwrap_or_default();
+        let failed = submodules::fetch_submodules(&repo, recursion, &before, args.quiet, prefix)?;
+        if !failed.is_empty() {
+            eprintln!("Errors during submodule fetch:");
+            for path in failed {
+                eprintln!("\t{path}");
+            }
+            return Ok(ExitCode::from(1));
+        }
+    }
     // As git: once every remote is fetched, a layer of the split commit-graph when asked.
     let graph = match either(args.write_commit_graph, args.no_write_commit_graph) {
         Some(given) => given,

@@ -1,0 +1,103 @@
+//! The submodule part of a fetch, after the superproject's refs moved: git's
+//! `--recurse-submodules[=yes|on-demand|no]` (else `fetch.recurseSubmodules`, else
+//! `submodule.recurse`, else on demand). On demand, a checked-out submodule is fetched when a
+//! tip the fetch moved records a commit of it that its repository lacks; with `yes`, every
+//! checked-out submodule is. Each is fetched by Sluice run inside it, which goes on into its own.
+//!
+//! "On demand" looks at the tips the fetch moved, not at every commit between the old and new
+//! tips as git does: a submodule commit only an intermediate commit records is not fetched.
+
+use sluice_client::fetch::Recursion;
+use sluice_client::submodules::{checked_out_submodules, default_remote, recorded_at};
+use sluice_object::ObjectId;
+use sluice_repo::Repository;
+use std::process::Command;
+
+/// The recursion in effect: the command line's, else the configuration's, else on demand.
+pub(super) fn mode_of(given: Option<Recursion>, repo: &Repository) -> anyhow::Result<Recursion> {
+    if let Some(given) = given {
+        return Ok(given);
+    }
+    let config = repo.config();
+    if let Some(value) = config.get("fetch.recursesubmodules") {
+        let mode = Recursion::from_flags(false, Some(value), false)?;
+        return Ok(mode.unwrap_or(Recursion::OnDemand));
+    }
+    Ok(match config.get_bool("submodule.recurse")? {
+        Some(true) => Recursion::On,
+        _ => Recursion::OnDemand,
+    })
+}
+
+/// Fetches the submodules of `repo` that `mode` asks for, given the refs `before` the fetch;
+/// `prefix` puts the paths shown under the top superproject's. Returns the paths whose fetch
+/// failed.
+pub(super) fn fetch_submodules(
+    repo: &Repository,
+    mode: Recursion,
+    before: &[(String, ObjectId)],
+    quiet: bool,
+    prefix: &str,
+) -> anyhow::Result<Vec<String>> {
+    let (Some(work_tree), false) = (repo.work_tree(), mode == Recursion::Off) else {
+        return Ok(Vec::new());
+    };
+    let moved: Vec<ObjectId> = (repo.refs().list()?.into_iter())
+        .filter(|(name, id)| !before.iter().any(|(was, old)| was == name && old == id))
+        .map(|(_, id)| id)
+        .collect();
+    let mut failed = Vec::new();
+    for submodule in checked_out_submodules(repo)? {
+        let git_dir = repo.common_dir().join("modules").join(&submodule.name);
+        let tree = work_tree.join(&submodule.path);
+        if !git_dir.is_dir() || !tree.join(".git").exists() {
+            continue;
+        }
+        let needed = recorded_at(repo, &moved, &submodule.path);
+        // A fresh view of the submodule's objects each time: its fetch adds packs.
+        let missing = || -> anyhow::Result<Vec<String>> {
+            let inner = Repository::open_git_dir(git_dir.clone(), Some(tree.clone()))?;
+            Ok((needed.iter())
+                .filter(|id| !inner.objects().contains(id))
+                .map(ObjectId::to_string)
+                .collect())
+        };
+        if mode == Recursion::OnDemand && missing()?.is_empty() {
+            continue;
+        }
+        let shown = format!("{prefix}{}", submodule.path);
+        if !quiet {
+            eprintln!("Fetching submodule {shown}");
+        }
+        let run = |extra: &[String]| -> anyhow::Result<bool> {
+            let mut command = Command::new(std::env::current_exe()?);
+            command.current_dir(&tree).arg("fetch");
+            if quiet {
+                command.arg("-q");
+            }
+            command.arg(mode.option());
+            command.arg(format!("--submodule-prefix={shown}/"));
+            command.args(extra);
+            for variable in sluice_repo::LOCAL_REPO_ENV {
+                if !["GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"].contains(&variable) {
+                    command.env_remove(variable);
+                }
+            }
+            Ok(command.status()?.success())
+        };
+        if !run(&[])? {
+            failed.push(shown.clone());
+        }
+        // As git: commits still missing are asked for by id, from the default remote.
+        let still = missing()?;
+        if !still.is_empty() {
+            let inner = Repository::open_git_dir(git_dir.clone(), Some(tree.clone()))?;
+            let mut by_id = vec![default_remote(&inner)];
+            by_id.extend(still);
+            if !run(&by_id)? {
+                failed.push(shown);
+            }
+        }
+    }
+    Ok(failed)
+}
