@@ -121,7 +121,8 @@ fn clone(sub: &Placed, recursion: &Recursion) -> anyhow::Result<bool> {
         true => "--single-branch",
         false => "--no-single-branch",
     });
-    command.arg(&sub.url).arg(&sub.work_tree);
+    // After `--`: a URL a repository chose must not be taken for an option.
+    command.arg("--").arg(&sub.url).arg(&sub.work_tree);
     if command.status()?.success() {
         return Ok(true);
     }

@@ -13,8 +13,13 @@ use sluice_object::ObjectId;
 use sluice_repo::Repository;
 use std::process::Command;
 
-/// The recursion in effect: the command line's, else the configuration's, else on demand.
+/// The recursion in effect: the command line's, else the configuration's, else on demand;
+/// off where no submodule has a repository (`modules/`), so that a fetch elsewhere neither
+/// lists its refs twice nor reads its index for nothing.
 pub(super) fn mode_of(given: Option<Recursion>, repo: &Repository) -> anyhow::Result<Recursion> {
+    if !repo.common_dir().join("modules").is_dir() {
+        return Ok(Recursion::Off);
+    }
     if let Some(given) = given {
         return Ok(given);
     }
