@@ -20,9 +20,33 @@ pub struct Submodule {
     /// Where it is in the work tree, `/`-separated.
     pub path: String,
     /// Its URL as `.gitmodules` gives it.
-    pub url: String,
+    pub url: ModuleUrl,
     /// The commit the superproject records.
     pub commit: ObjectId,
+}
+
+/// A submodule's URL in `.gitmodules`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModuleUrl {
+    /// As given.
+    Given(String),
+    /// None given.
+    Missing,
+    /// One a program would take for an option (`-…`): ignored, as git ignores it.
+    OptionLike(String),
+}
+
+impl Submodule {
+    /// The warning git gives on reading `.gitmodules`, for a URL it ignores.
+    pub fn warning(&self) -> Option<String> {
+        match &self.url {
+            ModuleUrl::OptionLike(url) => Some(format!(
+                "ignoring 'submodule.{}.url' which may be interpreted as a command-line option: {url}",
+                self.name
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// Why the submodules cannot be found or registered.
@@ -58,7 +82,8 @@ pub enum SubmoduleError {
 }
 
 /// The submodules of `repo`'s index, in index order, with their names and URLs from the work
-/// tree's `.gitmodules`. A gitlink `.gitmodules` does not name is named by its path.
+/// tree's `.gitmodules`. A gitlink `.gitmodules` does not name is named by its path; a URL
+/// missing or ignored is refused when the submodule is registered, as git refuses it.
 pub fn checked_out_submodules(repo: &Repository) -> Result<Vec<Submodule>, SubmoduleError> {
     let Some(work_tree) = repo.work_tree() else {
         return Ok(Vec::new());
@@ -96,11 +121,14 @@ pub fn checked_out_submodules(repo: &Repository) -> Result<Vec<Submodule>, Submo
         if !valid_name(&name) {
             return Err(SubmoduleError::SuspiciousName(name));
         }
-        let url = modules.get(&format!("submodule.{name}.url"));
-        let url = url.ok_or_else(|| SubmoduleError::NoUrl(path.clone()))?;
+        let url = match modules.get(&format!("submodule.{name}.url")) {
+            None => ModuleUrl::Missing,
+            Some(url) if url.starts_with('-') => ModuleUrl::OptionLike(url.to_owned()),
+            Some(url) => ModuleUrl::Given(url.to_owned()),
+        };
         found.push(Submodule {
             name,
-            url: url.to_owned(),
+            url,
             path,
             commit: entry.id,
         });
@@ -204,7 +232,10 @@ pub fn default_remote(repo: &Repository) -> String {
 /// absolute) and, unless `submodule.active` already covers it, `active = true`. Returns the
 /// URL recorded.
 pub fn register(repo: &Repository, submodule: &Submodule) -> Result<String, SubmoduleError> {
-    let url = absolute_url(&submodule.url, &url_base(repo));
+    let ModuleUrl::Given(given) = &submodule.url else {
+        return Err(SubmoduleError::NoUrl(submodule.path.clone()));
+    };
+    let url = absolute_url(given, &url_base(repo));
     let mut config = ConfigFile::open(&repo.git_dir().join("config"))?;
     let name = Some(submodule.name.as_str());
     if repo.config().get("submodule.active").is_none() {

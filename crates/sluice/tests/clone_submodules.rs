@@ -197,3 +197,49 @@ fn fetch_recurses_into_submodules_as_git_does() {
         }
     }
 }
+
+/// A `.gitmodules` whose URL a program would take for an option (`--upload-pack=<command>`):
+/// ignored with git's warning, the clone stops where git's does, and nothing runs.
+#[test]
+fn a_submodule_url_like_an_option_is_ignored_as_git_ignores_it() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let top = sources(&env);
+        let marker = env.path().join("pwned");
+        let evil = format!("--upload-pack=touch {}", marker.display());
+        env.git(
+            &top,
+            &[
+                "config",
+                "-f",
+                ".gitmodules",
+                "submodule.libs/lib.url",
+                &evil,
+            ],
+        );
+        env.git(&top, &["commit", "-q", "-a", "-m", "evil"]);
+        let mut seen = Vec::new();
+        for sluice in [false, true] {
+            let root = env.path().join(format!("evil-{sluice}"));
+            std::fs::create_dir(&root).unwrap();
+            let args = [
+                "-c",
+                "protocol.file.allow=always",
+                "clone",
+                "--recurse-submodules",
+                top.to_str().unwrap(),
+                "clone",
+            ];
+            let out = env.sluice_or_git(sluice, &root, &args);
+            let said = format!(
+                "{:?}\n{}\n{}",
+                out.status.code(),
+                stdout(&out),
+                stderr(&out)
+            );
+            seen.push((said, state(&env, &root.join("clone"), &root)));
+            assert!(!marker.exists(), "sluice: {sluice}");
+        }
+        assert_eq!(seen[1], seen[0], "{}", git.display());
+    }
+}

@@ -42,8 +42,12 @@ pub(super) fn update(
     let Some(work_tree) = repo.work_tree() else {
         return Ok(true);
     };
+    let submodules = checked_out_submodules(repo)?;
+    for warning in submodules.iter().filter_map(Submodule::warning) {
+        eprintln!("warning: {warning}");
+    }
     let mut placed = Vec::new();
-    for submodule in checked_out_submodules(repo)? {
+    for submodule in submodules {
         let url = register(repo, &submodule)?;
         let shown = format!("{prefix}{}", submodule.path);
         if !recursion.quiet {
