@@ -107,18 +107,27 @@ pub fn fetch_blobs_of_tree(
     let Some(promised) = Promised::of(cwd, repo, "origin").map_err(LookupError::new)? else {
         return Ok(());
     };
+    let missing = missing_blobs(repo, tree).map_err(LookupError::new)?;
+    match missing.is_empty() {
+        true => Ok(()),
+        false => promised.prefetch(&missing),
+    }
+}
+
+/// The blobs `tree` names (submodules aside) that `repo` lacks, each once, in id order.
+pub(crate) fn missing_blobs(
+    repo: &Repository,
+    tree: &ObjectId,
+) -> Result<Vec<ObjectId>, sluice_checkout::CheckoutError> {
     let odb = repo.objects();
-    let flat = sluice_checkout::tree::flatten(odb, tree).map_err(LookupError::new)?;
+    let flat = sluice_checkout::tree::flatten(odb, tree)?;
     let mut missing: Vec<ObjectId> = (flat.files.iter())
         .filter(|file| file.mode != 0o160000 && !odb.contains(&file.id))
         .map(|file| file.id)
         .collect();
     missing.sort_unstable();
     missing.dedup();
-    match missing.is_empty() {
-        true => Ok(()),
-        false => promised.prefetch(&missing),
-    }
+    Ok(missing)
 }
 
 /// `error` and its causes on one line, each once, as git prints a chain of reasons.

@@ -3,10 +3,7 @@
 //! until it is older than the expiration. An object's date is that of its loose file, its
 //! old cruft pack's record, or its old pack's file; the newest wins when there are several.
 
-use crate::repack::{
-    file_error, stored_pack_options, write_stored_packs, CruftOptions, RepackError, StoredAs,
-};
-use crate::write::{PackOptions, PackStats};
+use crate::repack::{file_error, write_packs_into, CruftOptions, RepackError};
 use sluice_graph::{Walked, WalkedObject};
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::Discard;
@@ -37,33 +34,24 @@ pub(crate) fn write_cruft_packs(
     let Some(cruft) = cruft_of(repo, odb, (survivors, before), cruft_options)? else {
         return Ok(Vec::new());
     };
-    let options = stored_pack_options(repo, None, cancel)?;
-    let pack_dir = repo.objects().dir().join("pack");
-    let named = |checksum: ObjectId| pack_dir.join(format!("pack-{checksum}.pack"));
-    let to = StoredAs {
-        named: &named,
-        index: None,
-        limit: cruft_options.max_size,
-    };
-    let (packs, _) = store_cruft(repo, odb, &cruft, &options, &to)?;
+    let limits = (None, cruft_options.max_size);
+    let (packs, _) = write_packs_into(repo, odb, &cruft.0, limits, &Discard, cancel)?;
+    date_cruft(repo, &cruft, &packs)?;
     Ok(packs.into_iter().map(|stored| stored.pack).collect())
 }
 
-/// Writes `cruft` (in id order, with each object's date) as packs named by `to`, each with the
-/// `.mtimes` of its own objects.
-pub(crate) fn store_cruft(
+/// Writes the `.mtimes` of each of the cruft `packs` made of `walked` (in id order, with each
+/// object's date in `times`): the dates of its own objects.
+pub(crate) fn date_cruft(
     repo: &Repository,
-    odb: &ObjectDb,
     (walked, times): &(Walked, Vec<u32>),
-    options: &PackOptions,
-    to: &StoredAs<'_>,
-) -> Result<(Vec<Stored>, PackStats), RepackError> {
-    let (packs, stats) = write_stored_packs(repo, odb, walked, options, to, &Discard)?;
+    packs: &[Stored],
+) -> Result<(), RepackError> {
     let dated: IdMap<u32> = (walked.objects.iter().zip(times))
         .map(|(object, time)| (object.id, *time))
         .collect();
-    for stored in &packs {
-        let times: Vec<u32> = match &packs[..] {
+    for stored in packs {
+        let times: Vec<u32> = match packs {
             // One pack: its index lists the ids sorted, as `walked` does.
             [_] => times.clone(),
             _ => {
@@ -74,7 +62,7 @@ pub(crate) fn store_cruft(
         };
         sluice_odb::mtimes::write_mtimes(&stored.pack, &stored.checksum, &times, repo.hash())?;
     }
-    Ok((packs, stats))
+    Ok(())
 }
 
 /// git 2.47's `--max-cruft-size=<n>` without an expiration: the cruft packs among `before`,

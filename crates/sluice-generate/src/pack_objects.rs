@@ -378,13 +378,9 @@ pub fn write_cruft_at(
     let Some(cruft) = crate::cruft::cruft_of(repo, odb, (&survivors, &before), &cruft)? else {
         return Ok((Vec::new(), crate::PackStats::default()));
     };
-    let named = crate::repack::named_at(base);
-    let to = crate::StoredAs {
-        named: &named,
-        index: None,
-        limit,
-    };
-    crate::cruft::store_cruft(repo, odb, &cruft, options, &to)
+    let (packs, stats) = crate::write_stored_at(repo, odb, &cruft.0, options, base, None, limit)?;
+    crate::cruft::date_cruft(repo, &cruft, &packs)?;
+    Ok((packs, stats))
 }
 
 /// `--include-tag`: the annotated tags whose object (through a chain of tags) is in `walked`,

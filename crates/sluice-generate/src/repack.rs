@@ -344,15 +344,8 @@ fn write_new_packs(
     options: &RepackOptions,
     progress: &dyn Progress,
 ) -> Result<(Vec<PathBuf>, PackStats), RepackError> {
-    let pack_options = stored_pack_options(repo, options.full_search, &options.cancel)?;
-    let pack_dir = repo.objects().dir().join("pack");
-    let named = |checksum: ObjectId| pack_dir.join(format!("pack-{checksum}.pack"));
-    let to = StoredAs {
-        named: &named,
-        index: None,
-        limit: options.max_pack_size,
-    };
-    let (stored, stats) = write_stored_packs(repo, odb, walked, &pack_options, &to, progress)?;
+    let limits = (options.full_search, options.max_pack_size);
+    let (stored, stats) = write_packs_into(repo, odb, walked, limits, progress, &options.cancel)?;
     Ok((stored.into_iter().map(|s| s.pack).collect(), stats))
 }
 
@@ -525,10 +518,31 @@ pub(crate) fn write_into(
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<(Stored, PackStats), RepackError> {
+    let limits = (full_search, None);
+    let (mut packs, stats) = write_packs_into(repo, odb, walked, limits, progress, cancel)?;
+    let stored = packs.pop().expect("an unlimited write stores one pack");
+    Ok((stored, stats))
+}
+
+/// [`write_into`], in packs under `limit` bytes when given (`(full_search, limit)`): the packs
+/// in order, and what went into them.
+pub(crate) fn write_packs_into(
+    repo: &Repository,
+    odb: &ObjectDb,
+    walked: &Walked,
+    (full_search, limit): (Option<SearchLimits>, Option<u64>),
+    progress: &dyn Progress,
+    cancel: &Cancel,
+) -> Result<(Vec<Stored>, PackStats), RepackError> {
     let pack_options = stored_pack_options(repo, full_search, cancel)?;
     let pack_dir = repo.objects().dir().join("pack");
     let named = |checksum: ObjectId| pack_dir.join(format!("pack-{checksum}.pack"));
-    write_stored(repo, odb, walked, &pack_options, &named, progress, None)
+    let to = StoredAs {
+        named: &named,
+        index: None,
+        limit,
+    };
+    write_stored_packs(repo, odb, walked, &pack_options, &to, progress)
 }
 
 /// How a repack writes a pack of the repository's own: at its configured compression, its

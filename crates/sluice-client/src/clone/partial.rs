@@ -3,7 +3,6 @@
 
 use super::CloneError;
 use crate::receive::{self, Receiving};
-use sluice_checkout::tree::flatten;
 use sluice_object::progress::Progress;
 use sluice_object::ObjectId;
 use sluice_remote::{ConnectOptions, FetchRequest, NoHaves, Remote, RemoteRef};
@@ -20,16 +19,7 @@ pub(super) fn fetch_missing_blobs(
     progress: (bool, &dyn Progress),
     remote_progress: impl FnMut(&[u8]),
 ) -> Result<(), CloneError> {
-    let odb = repo.objects();
-    let flat = flatten(odb, tree)?;
-    let mut missing: Vec<ObjectId> = flat
-        .files
-        .iter()
-        .filter(|f| f.mode != 0o160000 && !odb.contains(&f.id))
-        .map(|f| f.id)
-        .collect();
-    missing.sort_unstable();
-    missing.dedup();
+    let missing = crate::promised::missing_blobs(repo, tree)?;
     if missing.is_empty() {
         return Ok(());
     }
