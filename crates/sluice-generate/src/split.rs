@@ -98,6 +98,8 @@ pub(crate) fn store_cut(
     let mut start = 0;
     while start < source.entries.len() {
         let (planned, next) = cut.plan(start, stored.len() as u32)?;
+        let whole = planned.iter().filter(|p| matches!(p.form, Form::Whole(..)));
+        cut.made_whole += whole.count() as u32;
         let staged = Staged::create(&dir, "tmp_pack_")?;
         let (checksum, entries) = cut.write(&planned, &staged)?;
         // Later packs a second older each, in whole seconds from the first, as git dates them.
@@ -217,7 +219,8 @@ struct Cut<'a> {
 
 impl Cut<'_> {
     /// The entries of pack number `pack`, from entry `start` on, and the first entry of the
-    /// next pack.
+    /// next pack. The deltas made whole are held until the pack is written: in memory, at
+    /// most about the limit.
     fn plan(&mut self, start: usize, pack: u32) -> Result<(Vec<Planned>, usize), RepackError> {
         let trailer = self.odb.hash().len_in_bytes() as u64;
         let mut offset = PACK_HEADER_LEN as u64;
@@ -256,7 +259,6 @@ impl Cut<'_> {
         let (kind, data) = (self.odb.read(&id))
             .map_err(GenerateError::from)?
             .ok_or(GenerateError::MissingObject(id))?;
-        self.made_whole += 1;
         let compressed = deflate(&data, self.options.compression);
         Ok(Form::Whole(kind, data.len() as u64, compressed))
     }
