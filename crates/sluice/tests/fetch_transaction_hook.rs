@@ -67,3 +67,44 @@ fn the_reference_transaction_hook_sees_and_stops_a_fetch_as_gits() {
         }
     }
 }
+
+/// `fetch --prune` and the hook, as git 2.47 runs it (2.39 nests the transactions otherwise):
+/// a stale ref that is packed, one that is loose, both, and a hook refusing each, which stops
+/// the fetch before anything moves.
+#[test]
+fn a_prune_goes_by_the_reference_transaction_hook_as_git_2_47s() {
+    let git = std::path::PathBuf::from("/usr/local/bin/git");
+    let env = Env::with_git(git.clone());
+    let version = String::from_utf8(env.git(env.path(), &["version"])).unwrap();
+    if !version.contains(" 2.47.") {
+        return;
+    }
+    let (up, clone) = setup(&env);
+    // b3 is fetched loose; b2 stays packed, as the clone wrote it.
+    env.git(&clone, &["fetch", "-q", "origin"]);
+    let log = "echo \"== $1\" >>.git/hook.log\ncat >>.git/hook.log\n";
+    let hooks = [
+        format!("#!/bin/sh\n{log}exit 0\n"),
+        format!("#!/bin/sh\n{log}test \"$1\" != prepared\n"),
+    ];
+    let gone: [&[&str]; 3] = [&["b2"], &["b3"], &["b2", "b3"]];
+    for (g, branches) in gone.iter().enumerate() {
+        let upstream = env.path().join(format!("up-{g}"));
+        crate::util::copy_tree(&up, &upstream);
+        let mut delete = vec!["branch", "-q", "-D"];
+        delete.extend(branches.iter());
+        env.git(&upstream, &delete);
+        let url = upstream.to_str().unwrap();
+        for (n, hook) in hooks.iter().enumerate() {
+            let mut seen = Vec::new();
+            for sluice in [false, true] {
+                let repo = env.path().join(format!("prune-{g}-{n}-{sluice}"));
+                crate::util::copy_tree(&clone, &repo);
+                env.git(&repo, &["remote", "set-url", "origin", url]);
+                crate::util::script(&repo.join(".git/hooks/reference-transaction"), hook);
+                seen.push(fetched(&env, &repo, sluice, &["--prune", "origin"]));
+            }
+            assert_eq!(seen[1], seen[0], "{branches:?} gone, hook {n}");
+        }
+    }
+}

@@ -3,7 +3,7 @@
 //! repository lacks, then move the refs, prune, write FETCH_HEAD and `--set-upstream`, with the
 //! report as data for the command line to print.
 
-use super::fetch_head::{display_url, write_fetch_head};
+use super::fetch_head::{clear_fetch_head, display_url, write_fetch_head};
 use super::mapping::{
     drop_duplicates, follow_known_tags, track_in_passing, Listed, Mapping, MappingError, RefPlan,
     Update,
@@ -390,7 +390,20 @@ fn move_refs(
     let dry_run = options.dry_run || held_back;
     // git prunes before it updates (a branch `a` pruned makes room for a new `a/b`), and says
     // so first.
-    let mut lines = prune_stale(repo, &stale, dry_run)?;
+    let Some(mut lines) = prune_stale(repo, &stale, dry_run)? else {
+        // git dies there: nothing else moves, and FETCH_HEAD stays as the fetch's start left
+        // it (emptied, unless appended to).
+        if options.fetch_head == Some(false) {
+            clear_fetch_head(repo)?;
+        }
+        return Ok(Moved {
+            lines: Vec::new(),
+            in_the_way: Vec::new(),
+            refused: Refused::None,
+            upstream_warning: None,
+            aborted_by_hook: true,
+        });
+    };
     let who = reflog_identity(repo.config());
     let changes = Changes {
         dry_run,

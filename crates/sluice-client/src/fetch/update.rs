@@ -173,14 +173,49 @@ pub fn conflicts(
     Ok(found)
 }
 
-/// Deletes the `stale` refs (none under `dry_run`), and returns their report lines.
+/// Deletes the `stale` refs (none under `dry_run`), and returns their report lines; `None`
+/// when the `reference-transaction` hook refused the deletion (nothing deleted).
+///
+/// The hook hears the deletion as git 2.47 tells it: one transaction of every stale ref (old
+/// and new values null), inside which git's files backend opens one on `packed-refs` — run
+/// through (`prepared` twice, then `committed` twice) when a stale ref is packed, else
+/// dropped first (`aborted`, then `prepared`, `committed`). git 2.39 nests them otherwise.
 pub fn prune_stale(
     repo: &Repository,
     stale: &[String],
     dry_run: bool,
-) -> Result<Vec<Report>, UpdateError> {
+) -> Result<Option<Vec<Report>>, UpdateError> {
     let mut lines = Vec::new();
     let null = repo.hash().null_id();
+    let watched = sluice_repo::hooks::find(repo, "reference-transaction").is_some();
+    let hook_lines = match watched && !dry_run && !stale.is_empty() {
+        true => {
+            let mut sorted: Vec<&str> = stale.iter().map(String::as_str).collect();
+            sorted.sort_unstable();
+            sluice_repo::hooks::transaction_lines(sorted.into_iter().map(|name| (null, null, name)))
+        }
+        false => String::new(),
+    };
+    let hook = |state: &str| sluice_repo::hooks::reference_transaction(repo, state, &hook_lines);
+    let packed = !hook_lines.is_empty() && {
+        let packed = repo.refs().packed()?;
+        stale
+            .iter()
+            .any(|name| packed.iter().any(|(p, _, _)| p == name))
+    };
+    if !hook_lines.is_empty() {
+        // The packed-refs transaction, then the loose one.
+        let phases: &[&str] = match packed {
+            true => &["prepared", "prepared"],
+            false => &["aborted", "prepared"],
+        };
+        for state in phases {
+            if !hook(state) {
+                hook("aborted");
+                return Ok(None);
+            }
+        }
+    }
     for local in stale {
         let old = repo.refs().resolve(local).ok().and_then(|(_, id)| id);
         // A ref that cannot be deleted is said and the fetch goes on, as git's does (its
@@ -203,7 +238,12 @@ pub fn prune_stale(
             local: local.clone(),
         }));
     }
-    Ok(lines)
+    if !hook_lines.is_empty() {
+        for _ in 0..1 + usize::from(packed) {
+            hook("committed");
+        }
+    }
+    Ok(Some(lines))
 }
 
 /// How ref updates are carried out and told.
