@@ -171,6 +171,52 @@ fn gitlink_at(repo: &Repository, mut tree: ObjectId, path: &str) -> Option<Objec
     None
 }
 
+/// Whether `submodule` is active in `repo`, by git's rule: `submodule.<name>.active` when set,
+/// else whether a `submodule.active` pathspec matches its path, else yes.
+pub fn is_active(repo: &Repository, submodule: &Submodule) -> Result<bool, SubmoduleError> {
+    let config = repo.config();
+    if let Some(active) = config.get_bool(&format!("submodule.{}.active", submodule.name))? {
+        return Ok(active);
+    }
+    let specs = config.get_all("submodule.active");
+    if specs.is_empty() {
+        return Ok(true);
+    }
+    let path = submodule.path.as_str();
+    fn excluded(spec: &str) -> Option<&str> {
+        [":(exclude)", ":!", ":^"]
+            .iter()
+            .find_map(|magic| spec.strip_prefix(magic))
+    }
+    let mut included = false;
+    for spec in specs {
+        match excluded(spec) {
+            Some(spec) if pathspec_matches(spec, path) => return Ok(false),
+            Some(_) => {}
+            None => included |= pathspec_matches(spec, path),
+        }
+    }
+    Ok(included)
+}
+
+/// Whether the pathspec `spec` matches `path`: `.` everything, a directory what is under it,
+/// a glob by git's wildmatch.
+fn pathspec_matches(spec: &str, path: &str) -> bool {
+    let spec = spec.trim_end_matches('/');
+    if spec == "." || spec.is_empty() {
+        return true;
+    }
+    if path == spec
+        || path
+            .strip_prefix(spec)
+            .is_some_and(|rest| rest.starts_with('/'))
+    {
+        return true;
+    }
+    spec.contains(['*', '?', '['])
+        && sluice_checkout::wildmatch::wildmatch(spec.as_bytes(), path.as_bytes())
+}
+
 /// git's rule for a submodule's name: no `..` component (it would leave `modules/`).
 fn valid_name(name: &str) -> bool {
     !name.is_empty() && !name.split(['/', '\\']).any(|part| part == "..")
@@ -305,6 +351,17 @@ mod tests {
             PathBuf::from("../../.git/modules/a/b")
         );
         assert_eq!(relative(tree, git_dir), PathBuf::from("../../../../a/b"));
+    }
+
+    #[test]
+    fn pathspecs_match_as_git_matches_them() {
+        assert!(pathspec_matches(".", "a/b"));
+        assert!(pathspec_matches("libs", "libs/lib"));
+        assert!(pathspec_matches("libs/", "libs/lib"));
+        assert!(!pathspec_matches("lib", "libs/lib"));
+        assert!(pathspec_matches("libs/lib", "libs/lib"));
+        assert!(pathspec_matches("*/inner*", "extra/inner2"));
+        assert!(!pathspec_matches("extra", "libs/lib"));
     }
 
     #[test]

@@ -101,6 +101,22 @@ fn clone_recurse_submodules_as_git_does() {
             "--filter=blob:none",
             "--also-filter-submodules",
         ],
+        // Only the submodules the pathspecs make active.
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "clone",
+            "-q",
+            "--recurse-submodules=libs",
+        ],
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "clone",
+            "-q",
+            "--recurse-submodules=*/inner*",
+            "--recurse-submodules=:(exclude)libs",
+        ],
         // A submodule's URL may not reach local files unless configured so.
         &["clone", "--recurse-submodules"],
         &["clone", "--also-filter-submodules"],

@@ -127,8 +127,8 @@ pub struct CloneArgs {
     /// After the checkout, clone the submodules too, and theirs (git's `submodule update
     /// --init --recursive`); the pathspec, `.` by default, becomes `submodule.active`.
     #[arg(long, value_name = "pathspec", num_args = 0..=1, require_equals = true,
-          default_missing_value = ".")]
-    recurse_submodules: Option<String>,
+          default_missing_value = ".", action = clap::ArgAction::Append)]
+    recurse_submodules: Vec<String>,
     /// The submodules' clones take one commit each.
     #[arg(long, overrides_with = "no_shallow_submodules")]
     shallow_submodules: bool,
@@ -225,12 +225,13 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if let Some(spec) = &args.filter {
         args.filter = Some(filter_spec(spec)?);
     }
-    match args.recurse_submodules.as_deref() {
-        Some(".") => args.config.insert(0, "submodule.active=.".to_owned()),
-        Some(pathspec) => {
-            bail!("sluice clone: --recurse-submodules takes no pathspec but '.' ('{pathspec}')")
-        }
-        None => {}
+    // Each pathspec once, sorted, as git writes them, before `-c`'s settings.
+    let mut active = args.recurse_submodules.clone();
+    active.sort();
+    active.dedup();
+    for (at, pathspec) in active.iter().enumerate() {
+        args.config
+            .insert(at, format!("submodule.active={pathspec}"));
     }
     let user_config = context.config(None)?;
     let remote = Remote::to_clone(&context.cwd, &user_config, &args.repository)?;
@@ -276,7 +277,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if args.also_filter_submodules && args.filter.is_none() {
         bail!("the option '--also-filter-submodules' requires '--filter'");
     }
-    if args.also_filter_submodules && args.recurse_submodules.is_none() {
+    if args.also_filter_submodules && args.recurse_submodules.is_empty() {
         bail!("the option '--also-filter-submodules' requires '--recurse-submodules'");
     }
     let (local, warnings) = local_source(&remote, &args.local_choice());
@@ -333,7 +334,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         checkout.replay(&TerminalProgress::new(show_progress));
     }
     layout.keep();
-    if args.recurse_submodules.is_some() && options.check_out {
+    if !args.recurse_submodules.is_empty() && options.check_out {
         let recursion = submodules::Recursion {
             quiet: args.quiet,
             progress: args.progress,

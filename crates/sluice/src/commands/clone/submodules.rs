@@ -4,7 +4,7 @@
 //! `GIT_PROTOCOL_FROM_USER=0`) into `modules/<name>` of the superproject's repository without a
 //! checkout, its commit checked out detached, and the same again inside it.
 
-use sluice_client::submodules::{checked_out_submodules, connect, register, Submodule};
+use sluice_client::submodules::{checked_out_submodules, connect, is_active, register, Submodule};
 use sluice_repo::Repository;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -48,6 +48,10 @@ pub(super) fn update(
     }
     let mut placed = Vec::new();
     for submodule in submodules {
+        // As `submodule update --init`: only those `submodule.active` and the rest say.
+        if !is_active(repo, &submodule)? {
+            continue;
+        }
         let url = register(repo, &submodule)?;
         let shown = format!("{prefix}{}", submodule.path);
         if !recursion.quiet {
