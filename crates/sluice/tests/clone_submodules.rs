@@ -259,3 +259,52 @@ fn a_submodule_url_like_an_option_is_ignored_as_git_ignores_it() {
         assert_eq!(seen[1], seen[0], "{}", git.display());
     }
 }
+
+/// A fetch on demand looks through every commit it brought, not only the new tips: `super`
+/// records a new commit of `lib`, then the old one again; the submodule is fetched, as git
+/// fetches it.
+#[test]
+fn fetch_on_demand_looks_through_every_commit_brought() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let top = sources(&env);
+        let seed = env.path().join("seed");
+        let mut clone = vec!["-c", "protocol.file.allow=always", "clone", "-q"];
+        clone.extend([
+            "--recurse-submodules",
+            top.to_str().unwrap(),
+            seed.to_str().unwrap(),
+        ]);
+        env.git(env.path(), &clone);
+        let lib = env.path().join("lib");
+        let old = String::from_utf8(env.git(&lib, &["rev-parse", "HEAD"])).unwrap();
+        std::fs::write(lib.join("l2"), "l2\n").unwrap();
+        env.git(&lib, &["add", "l2"]);
+        env.git(&lib, &["commit", "-q", "-m", "l2"]);
+        let new = String::from_utf8(env.git(&lib, &["rev-parse", "HEAD"])).unwrap();
+        for (id, message) in [(new.trim(), "lib moved"), (old.trim(), "lib back")] {
+            let cacheinfo = format!("160000,{id},libs/lib");
+            env.git(&top, &["update-index", "--cacheinfo", &cacheinfo]);
+            env.git(&top, &["commit", "-q", "-m", message]);
+        }
+        let mut seen = Vec::new();
+        for sluice in [false, true] {
+            let root = env.path().join(format!("fetch-{sluice}"));
+            crate::util::copy_tree(&seed, &root);
+            let out = env.sluice_or_git(sluice, &root, &["fetch"]);
+            let said = format!(
+                "{:?}\n{}\n{}",
+                out.status.code(),
+                stdout(&out),
+                stderr(&out)
+            );
+            seen.push((said, state(&env, &root, &root)));
+        }
+        assert!(
+            seen[0].0.contains("Fetching submodule libs/lib"),
+            "{}",
+            seen[0].0
+        );
+        assert_eq!(seen[1], seen[0], "{}", git.display());
+    }
+}

@@ -1,14 +1,11 @@
 //! The submodule part of a fetch, after the superproject's refs moved: git's
 //! `--recurse-submodules[=yes|on-demand|no]` (else `fetch.recurseSubmodules`, else
 //! `submodule.recurse`, else on demand). On demand, a checked-out submodule is fetched when a
-//! tip the fetch moved records a commit of it that its repository lacks; with `yes`, every
+//! commit the fetch brought records a commit of it that its repository lacks; with `yes`, every
 //! checked-out submodule is. Each is fetched by Sluice run inside it, which goes on into its own.
-//!
-//! "On demand" looks at the tips the fetch moved, not at every commit between the old and new
-//! tips as git does: a submodule commit only an intermediate commit records is not fetched.
 
 use sluice_client::fetch::Recursion;
-use sluice_client::submodules::{checked_out_submodules, default_remote, recorded_at};
+use sluice_client::submodules::{checked_out_submodules, default_remote, new_commits, recorded_at};
 use sluice_object::ObjectId;
 use sluice_repo::Repository;
 use std::process::Command;
@@ -51,6 +48,11 @@ pub(super) fn fetch_submodules(
         .filter(|(name, id)| !before.iter().any(|(was, old)| was == name && old == id))
         .map(|(_, id)| id)
         .collect();
+    let known: Vec<ObjectId> = before.iter().map(|(_, id)| *id).collect();
+    let brought = match moved.is_empty() {
+        true => Vec::new(),
+        false => new_commits(repo, &moved, &known),
+    };
     let mut failed = Vec::new();
     for submodule in checked_out_submodules(repo)? {
         let git_dir = repo.common_dir().join("modules").join(&submodule.name);
@@ -58,7 +60,7 @@ pub(super) fn fetch_submodules(
         if !git_dir.is_dir() || !tree.join(".git").exists() {
             continue;
         }
-        let needed = recorded_at(repo, &moved, &submodule.path);
+        let needed = recorded_at(repo, &brought, &submodule.path);
         // A fresh view of the submodule's objects each time: its fetch adds packs.
         let missing = || -> anyhow::Result<Vec<String>> {
             let inner = Repository::open_git_dir(git_dir.clone(), Some(tree.clone()))?;
