@@ -214,6 +214,44 @@ fn gitlink_at(
     found
 }
 
+/// A submodule with where its repository and its work tree are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placed {
+    /// The submodule.
+    pub submodule: Submodule,
+    /// Its repository: `modules/<name>` of the superproject's (common) git directory.
+    pub git_dir: PathBuf,
+    /// Its work tree: its path in the superproject's.
+    pub work_tree: PathBuf,
+}
+
+impl Placed {
+    /// Where `submodule` of `repo` is; `None` in a repository without a work tree.
+    pub fn of(repo: &Repository, submodule: Submodule) -> Option<Placed> {
+        Some(Placed {
+            git_dir: repo.common_dir().join("modules").join(&submodule.name),
+            work_tree: repo.work_tree()?.join(&submodule.path),
+            submodule,
+        })
+    }
+
+    /// Whether it is checked out: its repository there and its work tree tied to it.
+    pub fn is_populated(&self) -> bool {
+        self.git_dir.is_dir() && self.work_tree.join(".git").exists()
+    }
+
+    /// Of `wanted`, the commits its repository lacks (read afresh: a fetch adds packs).
+    pub fn lacking(&self, wanted: &[ObjectId]) -> Result<Vec<ObjectId>, sluice_repo::RepoError> {
+        let repo = Repository::open_git_dir(self.git_dir.clone(), Some(self.work_tree.clone()))?;
+        let objects = repo.objects();
+        Ok(wanted
+            .iter()
+            .filter(|id| !objects.contains(id))
+            .copied()
+            .collect())
+    }
+}
+
 /// Whether `submodule` is active in `repo`, by git's rule: `submodule.<name>.active` when set,
 /// else whether a `submodule.active` pathspec matches its path, else yes.
 pub fn is_active(repo: &Repository, submodule: &Submodule) -> Result<bool, SubmoduleError> {

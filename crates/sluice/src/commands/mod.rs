@@ -192,6 +192,20 @@ pub fn run(cli: Cli, cancel: Cancel) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// Sluice itself, run in `cwd` as git runs itself in a submodule: without the variables that
+/// name the superproject's repository, but with the settings given on the command line (`-c`).
+fn sluice_in_submodule(cwd: &std::path::Path) -> anyhow::Result<std::process::Command> {
+    let mut command = std::process::Command::new(std::env::current_exe()?);
+    command.current_dir(cwd);
+    let settings = ["GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"];
+    for variable in sluice_repo::LOCAL_REPO_ENV {
+        if !settings.contains(&variable) {
+            command.env_remove(variable);
+        }
+    }
+    Ok(command)
+}
+
 /// A size option's value as git takes it (`--max-pack-size`): a non-negative integer with k,
 /// m or g; `Err` once git's refusal is said, with its exit code.
 fn size_option(option: &str, value: Option<&str>) -> Result<Option<u64>, ExitCode> {

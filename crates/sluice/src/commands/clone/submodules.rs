@@ -4,9 +4,11 @@
 //! `GIT_PROTOCOL_FROM_USER=0`) into `modules/<name>` of the superproject's repository without a
 //! checkout, its commit checked out detached, and the same again inside it.
 
-use sluice_client::submodules::{checked_out_submodules, connect, is_active, register, Submodule};
+use sluice_client::submodules::{
+    checked_out_submodules, connect, is_active, register, Placed, Submodule,
+};
 use sluice_repo::Repository;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 /// What the clones of submodules are given, from the superproject's clone.
@@ -22,12 +24,10 @@ pub(super) struct Recursion {
     pub(super) single_branch: bool,
 }
 
-/// A submodule with where it goes, as the messages show it.
-struct Placed {
-    submodule: Submodule,
+/// A submodule with where it goes, its URL and its path as the messages show it.
+struct Registered {
+    placed: Placed,
     url: String,
-    git_dir: PathBuf,
-    work_tree: PathBuf,
     shown: String,
 }
 
@@ -39,9 +39,6 @@ pub(super) fn update(
     recursion: &Recursion,
     prefix: &str,
 ) -> anyhow::Result<bool> {
-    let Some(work_tree) = repo.work_tree() else {
-        return Ok(true);
-    };
     let submodules = checked_out_submodules(repo)?;
     for warning in submodules.iter().filter_map(Submodule::warning) {
         eprintln!("warning: {warning}");
@@ -60,19 +57,19 @@ pub(super) fn update(
                 submodule.name
             );
         }
-        placed.push(Placed {
-            git_dir: repo.common_dir().join("modules").join(&submodule.name),
-            work_tree: work_tree.join(&submodule.path),
-            submodule,
-            url,
-            shown,
-        });
+        if let Some(at) = Placed::of(repo, submodule) {
+            placed.push(Registered {
+                placed: at,
+                url,
+                shown,
+            });
+        }
     }
     // As git: every clone once, then those that failed once more; a second failure ends it.
     let mut failed = Vec::new();
-    for sub in placed.iter().filter(|sub| !sub.git_dir.exists()) {
+    for sub in placed.iter().filter(|sub| !sub.placed.git_dir.exists()) {
         match clone(sub, recursion)? {
-            true => connect(&sub.git_dir, &sub.work_tree)?,
+            true => connect(&sub.placed.git_dir, &sub.placed.work_tree)?,
             false => {
                 eprintln!("Failed to clone '{}'. Retry scheduled", sub.shown);
                 failed.push(sub);
@@ -84,11 +81,11 @@ pub(super) fn update(
             eprintln!("Failed to clone '{}' a second time, aborting", sub.shown);
             return Ok(false);
         }
-        connect(&sub.git_dir, &sub.work_tree)?;
+        connect(&sub.placed.git_dir, &sub.placed.work_tree)?;
     }
     for sub in &placed {
-        let commit = sub.submodule.commit.to_string();
-        let checked_out = own_command(&sub.work_tree)?
+        let commit = sub.placed.submodule.commit.to_string();
+        let checked_out = own_command(&sub.placed.work_tree)?
             .args(["checkout", "-q", &commit])
             .status()?;
         if !checked_out.success() {
@@ -100,7 +97,10 @@ pub(super) fn update(
         if !recursion.quiet {
             println!("Submodule path '{}': checked out '{commit}'", sub.shown);
         }
-        let inner = Repository::open_git_dir(sub.git_dir.clone(), Some(sub.work_tree.clone()))?;
+        let inner = Repository::open_git_dir(
+            sub.placed.git_dir.clone(),
+            Some(sub.placed.work_tree.clone()),
+        )?;
         if !update(&inner, recursion, &format!("{}/", sub.shown))? {
             return Ok(false);
         }
@@ -109,10 +109,10 @@ pub(super) fn update(
 }
 
 /// Clones `sub` without a checkout; false when that failed (git's words said).
-fn clone(sub: &Placed, recursion: &Recursion) -> anyhow::Result<bool> {
+fn clone(sub: &Registered, recursion: &Recursion) -> anyhow::Result<bool> {
     let mut command = own_command(Path::new("."))?;
     command.args(["clone", "--no-checkout", "--separate-git-dir"]);
-    command.arg(&sub.git_dir);
+    command.arg(&sub.placed.git_dir);
     if recursion.quiet {
         command.arg("-q");
     }
@@ -130,31 +130,24 @@ fn clone(sub: &Placed, recursion: &Recursion) -> anyhow::Result<bool> {
         false => "--no-single-branch",
     });
     // After `--`: a URL a repository chose must not be taken for an option.
-    command.arg("--").arg(&sub.url).arg(&sub.work_tree);
+    command.arg("--").arg(&sub.url).arg(&sub.placed.work_tree);
     if command.status()?.success() {
         return Ok(true);
     }
     eprintln!(
         "fatal: clone of '{}' into submodule path '{}' failed",
         sub.url,
-        sub.work_tree.display()
+        sub.placed.work_tree.display()
     );
     // What a failed clone left must not be taken for a repository the second time.
-    let _ = std::fs::remove_dir_all(&sub.git_dir);
+    let _ = std::fs::remove_dir_all(&sub.placed.git_dir);
     Ok(false)
 }
 
-/// Sluice itself, run in `cwd` as git runs itself for a submodule: without the variables that
-/// name the superproject's repository, but with the settings given on the command line (`-c`),
-/// and with the transport the repository's choice, not the user's.
+/// Sluice itself, run in `cwd` for a submodule's clone or checkout, the transport being the
+/// repository's choice, not the user's.
 fn own_command(cwd: &Path) -> anyhow::Result<Command> {
-    let mut command = Command::new(std::env::current_exe()?);
-    command.current_dir(cwd).env("GIT_PROTOCOL_FROM_USER", "0");
-    let settings = ["GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"];
-    for variable in sluice_repo::LOCAL_REPO_ENV {
-        if !settings.contains(&variable) {
-            command.env_remove(variable);
-        }
-    }
+    let mut command = crate::commands::sluice_in_submodule(cwd)?;
+    command.env("GIT_PROTOCOL_FROM_USER", "0");
     Ok(command)
 }

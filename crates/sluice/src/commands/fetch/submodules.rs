@@ -5,10 +5,11 @@
 //! checked-out submodule is. Each is fetched by Sluice run inside it, which goes on into its own.
 
 use sluice_client::fetch::Recursion;
-use sluice_client::submodules::{checked_out_submodules, default_remote, new_commits, recorded_at};
+use sluice_client::submodules::{
+    checked_out_submodules, default_remote, new_commits, recorded_at, Placed,
+};
 use sluice_object::ObjectId;
 use sluice_repo::Repository;
-use std::process::Command;
 
 /// The recursion in effect: the command line's, else the configuration's, else on demand;
 /// off where no submodule has a repository (`modules/`), so that a fetch elsewhere neither
@@ -41,9 +42,9 @@ pub(super) fn fetch_submodules(
     quiet: bool,
     prefix: &str,
 ) -> anyhow::Result<Vec<String>> {
-    let (Some(work_tree), false) = (repo.work_tree(), mode == Recursion::Off) else {
+    if repo.work_tree().is_none() || mode == Recursion::Off {
         return Ok(Vec::new());
-    };
+    }
     let moved: Vec<ObjectId> = (repo.refs().list()?.into_iter())
         .filter(|(name, id)| !before.iter().any(|(was, old)| was == name && old == id))
         .map(|(_, id)| id)
@@ -55,52 +56,37 @@ pub(super) fn fetch_submodules(
     };
     let mut failed = Vec::new();
     for submodule in checked_out_submodules(repo)? {
-        let git_dir = repo.common_dir().join("modules").join(&submodule.name);
-        let tree = work_tree.join(&submodule.path);
-        if !git_dir.is_dir() || !tree.join(".git").exists() {
+        let Some(placed) = Placed::of(repo, submodule).filter(Placed::is_populated) else {
             continue;
-        }
-        let needed = recorded_at(repo, &brought, &submodule.path);
-        // A fresh view of the submodule's objects each time: its fetch adds packs.
-        let missing = || -> anyhow::Result<Vec<String>> {
-            let inner = Repository::open_git_dir(git_dir.clone(), Some(tree.clone()))?;
-            Ok((needed.iter())
-                .filter(|id| !inner.objects().contains(id))
-                .map(ObjectId::to_string)
-                .collect())
         };
-        if mode == Recursion::OnDemand && missing()?.is_empty() {
+        let needed = recorded_at(repo, &brought, &placed.submodule.path);
+        if mode == Recursion::OnDemand && placed.lacking(&needed)?.is_empty() {
             continue;
         }
-        let shown = format!("{prefix}{}", submodule.path);
+        let shown = format!("{prefix}{}", placed.submodule.path);
         if !quiet {
             eprintln!("Fetching submodule {shown}");
         }
         let run = |extra: &[String]| -> anyhow::Result<bool> {
-            let mut command = Command::new(std::env::current_exe()?);
-            command.current_dir(&tree).arg("fetch");
+            let mut command = crate::commands::sluice_in_submodule(&placed.work_tree)?;
+            command.arg("fetch");
             if quiet {
                 command.arg("-q");
             }
             command.arg(mode.option());
             command.arg(format!("--submodule-prefix={shown}/"));
             command.args(extra);
-            for variable in sluice_repo::LOCAL_REPO_ENV {
-                if !["GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"].contains(&variable) {
-                    command.env_remove(variable);
-                }
-            }
             Ok(command.status()?.success())
         };
         if !run(&[])? {
             failed.push(shown.clone());
         }
         // As git: commits still missing are asked for by id, from the default remote.
-        let still = missing()?;
+        let still = placed.lacking(&needed)?;
         if !still.is_empty() {
-            let inner = Repository::open_git_dir(git_dir.clone(), Some(tree.clone()))?;
+            let inner = Repository::open_git_dir(placed.git_dir.clone(), None)?;
             let mut by_id = vec![default_remote(&inner)];
-            by_id.extend(still);
+            by_id.extend(still.iter().map(ObjectId::to_string));
             if !run(&by_id)? {
                 failed.push(shown);
             }
