@@ -308,3 +308,66 @@ fn fetch_on_demand_looks_through_every_commit_brought() {
         assert_eq!(seen[1], seen[0], "{}", git.display());
     }
 }
+
+/// A superproject recording a submodule commit that no branch of the submodule's remote holds
+/// (fetched by id after the clone, as git does), or one the remote does not have at all (git's
+/// failure), over `file://` so that nothing is copied whole.
+#[test]
+fn a_submodule_commit_on_no_branch_is_fetched_by_id_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let lib = env.init("lib", false);
+        env.git(&lib, &["commit", "-q", "--allow-empty", "-m", "a"]);
+        env.git(&lib, &["checkout", "-q", "-b", "tmp"]);
+        env.git(&lib, &["commit", "-q", "--allow-empty", "-m", "b"]);
+        let hidden = String::from_utf8(env.git(&lib, &["rev-parse", "HEAD"])).unwrap();
+        env.git(&lib, &["checkout", "-q", "-"]);
+        env.git(&lib, &["branch", "-q", "-D", "tmp"]);
+        let absent = "1234567890123456789012345678901234567890";
+        for (case, commit) in [hidden.trim(), absent].into_iter().enumerate() {
+            let top = env.init(&format!("super{case}"), false);
+            env.git(&top, &["commit", "-q", "--allow-empty", "-m", "s"]);
+            let url = format!("file://{}", lib.display());
+            let add = [
+                "-c",
+                "protocol.file.allow=always",
+                "submodule",
+                "add",
+                "-q",
+                &url,
+                "lib",
+            ];
+            env.git(&top, &add);
+            env.git(
+                &top,
+                &[
+                    "update-index",
+                    "--cacheinfo",
+                    &format!("160000,{commit},lib"),
+                ],
+            );
+            env.git(&top, &["commit", "-q", "-m", "sub"]);
+            let mut seen = Vec::new();
+            for sluice in [false, true] {
+                let root = env.path().join(format!("case{case}-{sluice}"));
+                std::fs::create_dir(&root).unwrap();
+                let source = format!("file://{}", top.display());
+                let args = [
+                    "-c",
+                    "protocol.file.allow=always",
+                    "clone",
+                    "--recurse-submodules",
+                    &source,
+                    "clone",
+                ];
+                let out = env.sluice_or_git(sluice, &root, &args);
+                let text = stderr(&out).replace(&root.display().to_string(), "<root>");
+                let said = format!("{:?}\n{}\n{text}", out.status.code(), stdout(&out));
+                let mut lib_head = env.git_command(&root.join("clone/lib"), &["rev-parse", "HEAD"]);
+                let head = lib_head.output().map(|o| o.stdout).unwrap_or_default();
+                seen.push((said, head));
+            }
+            assert_eq!(seen[1], seen[0], "case {case} with {}", git.display());
+        }
+    }
+}

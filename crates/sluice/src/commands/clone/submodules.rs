@@ -5,7 +5,7 @@
 //! checkout, its commit checked out detached, and the same again inside it.
 
 use sluice_client::submodules::{
-    checked_out_submodules, connect, is_active, register, Placed, Submodule,
+    checked_out_submodules, connect, default_remote, is_active, register, Placed, Submodule,
 };
 use sluice_repo::Repository;
 use std::path::Path;
@@ -85,6 +85,32 @@ pub(super) fn update(
     }
     for sub in &placed {
         let commit = sub.placed.submodule.commit.to_string();
+        // A commit no branch of the submodule's remote holds: asked for by id, as git does.
+        if !sub
+            .placed
+            .lacking(&[sub.placed.submodule.commit])?
+            .is_empty()
+        {
+            let inner = Repository::open_git_dir(sub.placed.git_dir.clone(), None)?;
+            let mut fetch = own_command(&sub.placed.work_tree)?;
+            fetch.arg("fetch");
+            if recursion.quiet {
+                fetch.arg("-q");
+            }
+            fetch.args([default_remote(&inner), commit.clone()]);
+            let fetched = fetch.status()?.success();
+            if !fetched
+                || !sub
+                    .placed
+                    .lacking(&[sub.placed.submodule.commit])?
+                    .is_empty()
+            {
+                anyhow::bail!(
+                    "Fetched in submodule path '{}', but it did not contain {commit}. Direct fetching of that commit failed.",
+                    sub.shown
+                );
+            }
+        }
         let checked_out = own_command(&sub.placed.work_tree)?
             .args(["checkout", "-q", &commit])
             .status()?;
