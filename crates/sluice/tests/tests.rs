@@ -63,6 +63,7 @@ mod repack_filter;
 mod repack_keep;
 mod repack_promisor;
 mod repack_search;
+mod repack_stand_in;
 mod serve;
 mod server_log;
 mod shallow_push;
