@@ -362,7 +362,11 @@ fn a_submodule_commit_on_no_branch_is_fetched_by_id_as_git_does() {
                 ];
                 let out = env.sluice_or_git(sluice, &root, &args);
                 let text = stderr(&out).replace(&root.display().to_string(), "<root>");
-                let said = format!("{:?}\n{}\n{text}", out.status.code(), stdout(&out));
+                // The server's own line races the client's (in git's runs too): the lines
+                // are compared, not their order.
+                let mut lines: Vec<&str> = text.lines().collect();
+                lines.sort_unstable();
+                let said = format!("{:?}\n{}\n{lines:?}", out.status.code(), stdout(&out));
                 let mut lib_head = env.git_command(&root.join("clone/lib"), &["rev-parse", "HEAD"]);
                 let head = lib_head.output().map(|o| o.stdout).unwrap_or_default();
                 seen.push((said, head));

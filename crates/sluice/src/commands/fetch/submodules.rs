@@ -45,8 +45,12 @@ pub(super) fn fetch_submodules(
     if repo.work_tree().is_none() || mode == Recursion::Off {
         return Ok(Vec::new());
     }
+    let was: std::collections::HashMap<&str, ObjectId> = before
+        .iter()
+        .map(|(name, id)| (name.as_str(), *id))
+        .collect();
     let moved: Vec<ObjectId> = (repo.refs().list()?.into_iter())
-        .filter(|(name, id)| !before.iter().any(|(was, old)| was == name && old == id))
+        .filter(|(name, id)| was.get(name.as_str()) != Some(id))
         .map(|(_, id)| id)
         .collect();
     let known: Vec<ObjectId> = before.iter().map(|(_, id)| *id).collect();
