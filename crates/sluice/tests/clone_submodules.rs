@@ -159,6 +159,8 @@ fn fetch_recurses_into_submodules_as_git_does() {
     let cases: &[(&[&str], bool)] = &[
         (&["fetch"], false),
         (&["fetch", "-q"], false),
+        (&["fetch", "--dry-run"], false),
+        (&["fetch", "-v", "--prune"], false),
         (&["fetch", "--recurse-submodules=yes"], false),
         (&["fetch", "--no-recurse-submodules"], false),
         (&["-c", "fetch.recurseSubmodules=false", "fetch"], false),

@@ -26,6 +26,7 @@ use sluice_client::fetch::{
 };
 use sluice_remote::{Deepen, IpVersion};
 use sluice_repo::date::parse_since;
+use submodules::Brought;
 
 /// `git fetch`'s arguments (those this version supports).
 #[derive(Debug, Args)]
@@ -209,10 +210,7 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         bail!("options '--porcelain' and '--recurse-submodules' cannot be used together");
     }
     let recursion = submodules::mode_of(recursion, &repo)?;
-    let before = match recursion {
-        Recursion::Off => Vec::new(),
-        _ => repo.refs().list()?,
-    };
+    let mut brought = Brought::default();
     let one = |repository: Option<&str>, refspecs: Vec<Refspec>| RemoteFetch {
         repository: repository.map(str::to_owned),
         refspecs,
@@ -234,19 +232,25 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
                 refspecs.extend(refspec::lines(&text)?);
             }
             let one = one(args.repository.as_deref(), refspecs);
-            fetch_one(&args, context, &repo, &one)
+            fetch_one(&args, context, &repo, &one, &mut brought)
         }
-        Some(names) if names.len() == 1 => {
-            fetch_one(&args, context, &repo, &one(Some(&names[0]), Vec::new()))
-        }
+        Some(names) if names.len() == 1 => fetch_one(
+            &args,
+            context,
+            &repo,
+            &one(Some(&names[0]), Vec::new()),
+            &mut brought,
+        ),
         Some(_) if args.filter.is_some() => {
             bail!("--filter can only be used with the remote configured in extensions.partialclone")
         }
-        Some(names) => fetch_each(&args, context, &repo, &names),
+        Some(names) => fetch_each(&args, context, &repo, &names, &mut brought),
     }?;
     if code == ExitCode::SUCCESS {
         let prefix = args.submodule_prefix.as_deref().unwrap_or_default();
-        let failed = submodules::fetch_submodules(&repo, recursion, &before, args.quiet, prefix)?;
+        let passed = passed_on(&args, Some(recursion.option()));
+        let said = (args.quiet, prefix);
+        let failed = submodules::fetch_submodules(&repo, recursion, &brought, &passed, said)?;
         if !failed.is_empty() {
             eprintln!("Errors during submodule fetch:");
             for path in failed {
@@ -288,6 +292,7 @@ fn fetch_each(
     context: &Context,
     repo: &Repository,
     names: &[String],
+    brought: &mut Brought,
 ) -> anyhow::Result<ExitCode> {
     if writes_fetch_head(args) && !args.append {
         sluice_client::fetch::clear_fetch_head(repo)?;
@@ -304,7 +309,7 @@ fn fetch_each(
             append: true,
             action: each_action(args, name),
         };
-        let fetched = match fetch_one(args, context, repo, &one) {
+        let fetched = match fetch_one(args, context, repo, &one, brought) {
             Ok(code) => code == ExitCode::SUCCESS,
             Err(error) => {
                 eprintln!("fatal: {}", crate::describe(&error));
@@ -331,6 +336,14 @@ fn each_action(args: &FetchArgs, name: &str) -> String {
     ];
     // A bad value was refused in `run`.
     let recurse = recursion(args).ok().flatten().map(Recursion::option);
+    words.extend(passed_on(args, recurse));
+    words.push(name);
+    words.join(" ")
+}
+
+/// The options a fetch passes on to the fetches it runs (of each remote under `--all`, in each
+/// submodule), in git's order, with `recurse` for the submodule recursion.
+fn passed_on(args: &FetchArgs, recurse: Option<&'static str>) -> Vec<&'static str> {
     let flags = [
         (args.dry_run, "--dry-run"),
         (args.prune, "--prune"),
@@ -351,9 +364,11 @@ fn each_action(args: &FetchArgs, name: &str) -> String {
         (!writes_fetch_head(args), "--no-write-fetch-head"),
         (args.porcelain, "--porcelain"),
     ];
-    words.extend(flags.iter().filter(|(on, _)| *on).map(|(_, flag)| *flag));
-    words.push(name);
-    words.join(" ")
+    flags
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, flag)| *flag)
+        .collect()
 }
 
 /// The submodule recursion the command line asks for.
@@ -376,6 +391,7 @@ fn fetch_one(
     context: &Context,
     repo: &Repository,
     one: &RemoteFetch,
+    brought: &mut Brought,
 ) -> anyhow::Result<ExitCode> {
     let choice = FetchChoice {
         repository: one.repository.as_deref(),
@@ -462,6 +478,7 @@ fn fetch_one(
         sluice_client::fetch::Report::Warning(_) => Vec::new(),
     });
     let summary_width = sluice_repo::abbrev::summary_width(repo, ids);
+    brought.note(&moved.lines);
     print_report(shown, &moved.lines, args.quiet, format, summary_width)?;
     if moved.aborted_by_hook {
         eprintln!("fatal: ref updates aborted by hook");

@@ -4,7 +4,7 @@
 //! commit the fetch brought records a commit of it that its repository lacks; with `yes`, every
 //! checked-out submodule is. Each is fetched by Sluice run inside it, which goes on into its own.
 
-use sluice_client::fetch::Recursion;
+use sluice_client::fetch::{Recursion, Report};
 use sluice_client::submodules::{
     checked_out_submodules, default_remote, new_commits, recorded_at, Placed,
 };
@@ -32,31 +32,48 @@ pub(super) fn mode_of(given: Option<Recursion>, repo: &Repository) -> anyhow::Re
     })
 }
 
-/// Fetches the submodules of `repo` that `mode` asks for, given the refs `before` the fetch;
-/// `prefix` puts the paths shown under the top superproject's. Returns the paths whose fetch
-/// failed.
+/// What the fetches of the superproject brought, from their reports: the new values of the
+/// refs they moved (or, under `--dry-run`, would have moved) and the old ones.
+#[derive(Default)]
+pub(super) struct Brought {
+    tips: Vec<ObjectId>,
+    olds: Vec<ObjectId>,
+}
+
+impl Brought {
+    /// Takes in one remote's report.
+    pub(super) fn note(&mut self, lines: &[Report]) {
+        for report in lines {
+            let Report::Line(line) = report else {
+                continue;
+            };
+            if line.code == '!' || line.new == line.old || line.new.is_null() {
+                continue;
+            }
+            self.tips.push(line.new);
+            if !line.old.is_null() {
+                self.olds.push(line.old);
+            }
+        }
+    }
+}
+
+/// Fetches the submodules of `repo` that `mode` asks for, given what the fetch `brought`, each
+/// with the options `passed` on (git's: `--dry-run`, `--prune`, `-q`, …); `prefix` puts the
+/// paths shown under the top superproject's. Returns the paths whose fetch failed.
 pub(super) fn fetch_submodules(
     repo: &Repository,
     mode: Recursion,
-    before: &[(String, ObjectId)],
-    quiet: bool,
-    prefix: &str,
+    brought: &Brought,
+    passed: &[&str],
+    (quiet, prefix): (bool, &str),
 ) -> anyhow::Result<Vec<String>> {
     if repo.work_tree().is_none() || mode == Recursion::Off {
         return Ok(Vec::new());
     }
-    let was: std::collections::HashMap<&str, ObjectId> = before
-        .iter()
-        .map(|(name, id)| (name.as_str(), *id))
-        .collect();
-    let moved: Vec<ObjectId> = (repo.refs().list()?.into_iter())
-        .filter(|(name, id)| was.get(name.as_str()) != Some(id))
-        .map(|(_, id)| id)
-        .collect();
-    let known: Vec<ObjectId> = before.iter().map(|(_, id)| *id).collect();
-    let brought = match moved.is_empty() {
+    let brought = match brought.tips.is_empty() {
         true => Vec::new(),
-        false => new_commits(repo, &moved, &known),
+        false => new_commits(repo, &brought.tips, &brought.olds),
     };
     let mut failed = Vec::new();
     for submodule in checked_out_submodules(repo)? {
@@ -73,11 +90,7 @@ pub(super) fn fetch_submodules(
         }
         let run = |extra: &[String]| -> anyhow::Result<bool> {
             let mut command = crate::commands::sluice_in_submodule(&placed.work_tree)?;
-            command.arg("fetch");
-            if quiet {
-                command.arg("-q");
-            }
-            command.arg(mode.option());
+            command.arg("fetch").args(passed);
             command.arg(format!("--submodule-prefix={shown}/"));
             command.args(extra);
             Ok(command.status()?.success())
