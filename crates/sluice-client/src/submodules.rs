@@ -23,6 +23,9 @@ pub struct Submodule {
     pub url: ModuleUrl,
     /// The commit the superproject records.
     pub commit: ObjectId,
+    /// `submodule.<name>.fetchRecurseSubmodules` as `.gitmodules` gives it (the repository's
+    /// configuration, read by [`fetch_recursion`], comes first).
+    pub fetch_recurse: Option<String>,
 }
 
 /// A submodule's URL in `.gitmodules`.
@@ -126,7 +129,9 @@ pub fn checked_out_submodules(repo: &Repository) -> Result<Vec<Submodule>, Submo
             Some(url) if url.starts_with('-') => ModuleUrl::OptionLike(url.to_owned()),
             Some(url) => ModuleUrl::Given(url.to_owned()),
         };
+        let fetch_recurse = modules.get(&format!("submodule.{name}.fetchrecursesubmodules"));
         found.push(Submodule {
+            fetch_recurse: fetch_recurse.map(str::to_owned),
             name,
             url,
             path,
@@ -250,6 +255,15 @@ impl Placed {
             .copied()
             .collect())
     }
+}
+
+/// `submodule.<name>.fetchRecurseSubmodules` for `submodule`: the repository's configuration,
+/// else `.gitmodules`; `None` when neither sets it.
+pub fn fetch_recursion<'a>(repo: &'a Repository, submodule: &'a Submodule) -> Option<&'a str> {
+    let key = format!("submodule.{}.fetchrecursesubmodules", submodule.name);
+    repo.config()
+        .get(&key)
+        .or(submodule.fetch_recurse.as_deref())
 }
 
 /// Whether `submodule` is active in `repo`, by git's rule: `submodule.<name>.active` when set,

@@ -165,6 +165,33 @@ fn fetch_recurses_into_submodules_as_git_does() {
         (&["fetch", "--no-recurse-submodules"], false),
         (&["-c", "fetch.recurseSubmodules=false", "fetch"], false),
         (&["-c", "submodule.recurse=true", "fetch"], false),
+        (
+            &[
+                "-c",
+                "submodule.libs/lib.fetchRecurseSubmodules=false",
+                "fetch",
+            ],
+            false,
+        ),
+        (
+            &[
+                "-c",
+                "fetch.recurseSubmodules=false",
+                "-c",
+                "submodule.libs/lib.fetchRecurseSubmodules=on-demand",
+                "fetch",
+            ],
+            false,
+        ),
+        (
+            &[
+                "-c",
+                "submodule.libs/lib.fetchRecurseSubmodules=false",
+                "fetch",
+                "--recurse-submodules",
+            ],
+            false,
+        ),
         (&["fetch"], true),
     ];
     for git in gits() {

@@ -248,7 +248,7 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
     }?;
     if code == ExitCode::SUCCESS {
         let prefix = args.submodule_prefix.as_deref().unwrap_or_default();
-        let passed = passed_on(&args, Some(recursion.option()));
+        let passed = passed_on(&args, None);
         let said = (args.quiet, prefix);
         let failed = submodules::fetch_submodules(&repo, recursion, &brought, &passed, said)?;
         if !failed.is_empty() {

@@ -6,21 +6,51 @@
 
 use sluice_client::fetch::{Recursion, Report};
 use sluice_client::submodules::{
-    checked_out_submodules, default_remote, new_commits, recorded_at, Placed,
+    checked_out_submodules, default_remote, fetch_recursion, new_commits, recorded_at, Placed,
 };
 use sluice_object::ObjectId;
 use sluice_repo::Repository;
 
 /// The recursion in effect: the command line's, else the configuration's, else on demand;
-/// off where no submodule has a repository (`modules/`), so that a fetch elsewhere neither
-/// lists its refs twice nor reads its index for nothing.
-pub(super) fn mode_of(given: Option<Recursion>, repo: &Repository) -> anyhow::Result<Recursion> {
+/// off where no submodule has a repository (`modules/`), so that a fetch elsewhere reads no
+/// index for nothing.
+pub(super) fn mode_of(given: Option<Recursion>, repo: &Repository) -> anyhow::Result<Mode> {
     if !repo.common_dir().join("modules").is_dir() {
-        return Ok(Recursion::Off);
+        return Ok(Mode::Given(Recursion::Off));
     }
     if let Some(given) = given {
-        return Ok(given);
+        return Ok(Mode::Given(given));
     }
+    // Configured off, as git: no submodule is looked at, whatever its own setting.
+    Ok(match configured(repo)? {
+        Recursion::Off => Mode::Given(Recursion::Off),
+        mode => Mode::Default(mode),
+    })
+}
+
+/// The recursion for a submodule: the command line's, else its own
+/// `submodule.<name>.fetchRecurseSubmodules`, else the default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Mode {
+    /// Said on the command line: for every submodule.
+    Given(Recursion),
+    /// From the configuration, or on demand: a submodule's own setting comes first.
+    Default(Recursion),
+}
+
+impl Mode {
+    fn for_submodule(self, own: Option<&str>) -> anyhow::Result<Recursion> {
+        Ok(match (self, own) {
+            (Mode::Default(mode), Some(value)) => {
+                Recursion::from_flags(false, Some(value), false)?.unwrap_or(mode)
+            }
+            (Mode::Given(mode) | Mode::Default(mode), _) => mode,
+        })
+    }
+}
+
+/// `fetch.recurseSubmodules`, else `submodule.recurse`, else on demand.
+fn configured(repo: &Repository) -> anyhow::Result<Recursion> {
     let config = repo.config();
     if let Some(value) = config.get("fetch.recursesubmodules") {
         let mode = Recursion::from_flags(false, Some(value), false)?;
@@ -63,12 +93,12 @@ impl Brought {
 /// paths shown under the top superproject's. Returns the paths whose fetch failed.
 pub(super) fn fetch_submodules(
     repo: &Repository,
-    mode: Recursion,
+    modes: Mode,
     brought: &Brought,
     passed: &[&str],
     (quiet, prefix): (bool, &str),
 ) -> anyhow::Result<Vec<String>> {
-    if repo.work_tree().is_none() || mode == Recursion::Off {
+    if repo.work_tree().is_none() || modes == Mode::Given(Recursion::Off) {
         return Ok(Vec::new());
     }
     let brought = match brought.tips.is_empty() {
@@ -80,6 +110,10 @@ pub(super) fn fetch_submodules(
         let Some(placed) = Placed::of(repo, submodule).filter(Placed::is_populated) else {
             continue;
         };
+        let mode = modes.for_submodule(fetch_recursion(repo, &placed.submodule))?;
+        if mode == Recursion::Off {
+            continue;
+        }
         let needed = recorded_at(repo, &brought, &placed.submodule.path);
         if mode == Recursion::OnDemand && placed.lacking(&needed)?.is_empty() {
             continue;
@@ -90,7 +124,7 @@ pub(super) fn fetch_submodules(
         }
         let run = |extra: &[String]| -> anyhow::Result<bool> {
             let mut command = crate::commands::sluice_in_submodule(&placed.work_tree)?;
-            command.arg("fetch").args(passed);
+            command.arg("fetch").args(passed).arg(mode.option());
             command.arg(format!("--submodule-prefix={shown}/"));
             command.args(extra);
             Ok(command.status()?.success())
