@@ -234,7 +234,7 @@ impl Placed {
     /// Where `submodule` of `repo` is; `None` in a repository without a work tree.
     pub fn of(repo: &Repository, submodule: Submodule) -> Option<Placed> {
         Some(Placed {
-            git_dir: repo.common_dir().join("modules").join(&submodule.name),
+            git_dir: repo.common_dir().join(modules_dir(&submodule.name)),
             work_tree: repo.work_tree()?.join(&submodule.path),
             submodule,
         })
@@ -310,6 +310,13 @@ fn pathspec_matches(spec: &str, path: &str) -> bool {
     }
     spec.contains(['*', '?', '['])
         && sluice_checkout::wildmatch::wildmatch(spec.as_bytes(), path.as_bytes())
+}
+
+/// Where the repository of the submodule named `name` is, under the superproject's git
+/// directory: `modules/<name>`, joined as text as git joins it, so that a name beginning with
+/// `/` stays inside (a path joined to an absolute one would be that one).
+fn modules_dir(name: &str) -> PathBuf {
+    PathBuf::from(format!("modules/{name}"))
 }
 
 /// git's rule for a submodule's name: no `..` component (it would leave `modules/`).
@@ -457,6 +464,12 @@ mod tests {
         assert!(pathspec_matches("libs/lib", "libs/lib"));
         assert!(pathspec_matches("*/inner*", "extra/inner2"));
         assert!(!pathspec_matches("extra", "libs/lib"));
+    }
+
+    #[test]
+    fn a_name_beginning_with_a_slash_stays_under_modules() {
+        let dir = Path::new("/r/.git").join(modules_dir("/etc"));
+        assert!(dir.starts_with("/r/.git/modules"), "{}", dir.display());
     }
 
     #[test]
