@@ -404,3 +404,53 @@ fn a_submodule_commit_on_no_branch_is_fetched_by_id_as_git_does() {
         }
     }
 }
+
+/// A submodule named with a leading `/` (which git takes): its repository goes under
+/// `.git/modules/` as git puts it, never at the root of the file system.
+#[test]
+fn a_submodule_named_like_an_absolute_path_stays_under_modules() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let lib = env.init("lib", false);
+        env.git(&lib, &["commit", "-q", "--allow-empty", "-m", "a"]);
+        let top = env.init("super", false);
+        env.git(&top, &["commit", "-q", "--allow-empty", "-m", "s"]);
+        let name = format!("{}/escaped", env.path().join("outside").display());
+        let add = [
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            "--name",
+        ];
+        let mut args = add.to_vec();
+        args.extend([name.as_str(), "../lib", "sub"]);
+        env.git(&top, &args);
+        env.git(&top, &["commit", "-q", "-m", "sub"]);
+        let mut seen = Vec::new();
+        for sluice in [false, true] {
+            let root = env.path().join(format!("named-{sluice}"));
+            std::fs::create_dir(&root).unwrap();
+            let args = [
+                "-c",
+                "protocol.file.allow=always",
+                "clone",
+                "-q",
+                "--recurse-submodules",
+                top.to_str().unwrap(),
+                "clone",
+            ];
+            let out = env.sluice_or_git(sluice, &root, &args);
+            let said = format!(
+                "{:?}\n{}\n{}",
+                out.status.code(),
+                stdout(&out),
+                stderr(&out)
+            );
+            seen.push((said, state(&env, &root.join("clone"), &root)));
+            assert!(!env.path().join("outside").exists(), "sluice: {sluice}");
+        }
+        assert_eq!(seen[1], seen[0], "{}", git.display());
+    }
+}
