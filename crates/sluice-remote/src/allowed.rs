@@ -117,10 +117,11 @@ impl ProtocolPolicy {
         let configured = (self.named.iter().rev())
             .find(|(named, _)| named == name)
             .map(|(_, policy)| *policy);
-        let known_safe = matches!(name, "http" | "https" | "git" | "ssh");
-        let policy = configured.or(self.default).unwrap_or(match known_safe {
-            true => Policy::Always,
-            false => Policy::User,
+        let policy = configured.or(self.default).unwrap_or(match name {
+            "http" | "https" | "git" | "ssh" => Policy::Always,
+            // git's known-dangerous transport: it runs a command the URL names.
+            "ext" => Policy::Never,
+            _ => Policy::User,
         });
         match policy {
             Policy::Always => true,
@@ -134,7 +135,9 @@ impl ProtocolPolicy {
         let name = url.transport_name();
         match self.allows(name) {
             true => Ok(()),
-            false => Err(FetchError::TransportNotAllowed { name }),
+            false => Err(FetchError::TransportNotAllowed {
+                name: name.to_owned(),
+            }),
         }
     }
 }

@@ -88,8 +88,14 @@ pub enum FetchError {
     /// `GIT_ALLOW_PROTOCOL`, or a submodule's URL reaching local files).
     #[error("transport '{name}' not allowed")]
     TransportNotAllowed {
-        /// git's name for it: `file`, `ssh`, `git`, `http`, `https`.
-        name: &'static str,
+        /// git's name for it: `file`, `ssh`, `git`, `http`, `https`, a helper's.
+        name: String,
+    },
+    /// `<transport>::<address>` names a remote helper, which Sluice does not run.
+    #[error("unable to find remote helper for '{name}'")]
+    NoHelper {
+        /// The helper's name.
+        name: String,
     },
     /// A port for an ssh program of the "simple" kind, which takes none.
     #[error("ssh variant 'simple' does not support setting port")]

@@ -81,6 +81,7 @@ impl Remote {
             | FetchError::SshPort
             | FetchError::SshIpVersion { .. }
             | FetchError::TransportNotAllowed { .. }
+            | FetchError::NoHelper { .. }
             | FetchError::NoContact => source,
             source => FetchError::Unreadable {
                 shown: self.shown.clone(),

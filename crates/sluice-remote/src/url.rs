@@ -32,17 +32,24 @@ pub enum RemoteUrl {
     },
     /// A smart HTTP server; the URL as given.
     Http(String),
+    /// `<transport>::<address>`: git's remote helper `git-remote-<transport>`, which Sluice
+    /// does not run (`ext::` among them, which git refuses unless allowed).
+    Helper {
+        /// The helper's name.
+        transport: String,
+    },
 }
 
 impl RemoteUrl {
     /// git's name for the transport that reaches it, as `protocol.<name>.allow` names it.
-    pub fn transport_name(&self) -> &'static str {
+    pub fn transport_name(&self) -> &str {
         match self {
             RemoteUrl::Local(_) => "file",
             RemoteUrl::Ssh { .. } => "ssh",
             RemoteUrl::Git { .. } => "git",
             RemoteUrl::Http(url) if url.starts_with("https:") => "https",
             RemoteUrl::Http(_) => "http",
+            RemoteUrl::Helper { transport } => transport,
         }
     }
 }
@@ -108,6 +115,16 @@ impl RemoteUrl {
     pub fn parse(url: &str) -> Result<RemoteUrl, FetchError> {
         if url.is_empty() {
             return Err(bad(url, "empty repository name"));
+        }
+        // git's `<transport>::<address>`: a letter, then letters, digits, `+`, `-` or `.`.
+        if let Some((transport, _)) = url.split_once("::") {
+            let mut chars = transport.chars();
+            let scheme_like = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+                && chars.all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
+            if scheme_like {
+                let transport = transport.to_owned();
+                return Ok(RemoteUrl::Helper { transport });
+            }
         }
         if let Some((scheme, rest)) = url.split_once("://") {
             let (authority, path) = match rest.find('/') {

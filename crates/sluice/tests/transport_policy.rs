@@ -59,6 +59,14 @@ fn transports_are_allowed_and_refused_as_git_allows_them() {
                     said.push((i, j, out.status.code(), stderr(&out), left));
                 }
             }
+            // `ext::`, git's transport that runs the command its URL names: refused by default.
+            let marker = env.path().join("ran");
+            let ext = format!("ext::sh -c touch% {}", marker.display());
+            let name = format!("ext-{sluice}");
+            let out = env.sluice_or_git(sluice, env.path(), &["clone", "-q", &ext, &name]);
+            assert!(!marker.exists());
+            let left = env.path().join(&name).exists();
+            said.push((99, 0, out.status.code(), stderr(&out), left));
             // A fetch and a push from a clone, each refused.
             let clone = env.path().join(format!("work-{sluice}"));
             env.git(env.path(), &["clone", "-q", "src", clone.to_str().unwrap()]);

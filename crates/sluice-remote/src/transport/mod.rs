@@ -247,5 +247,8 @@ pub(crate) fn open(
         } => ssh::connect(user.as_deref(), host, *port, path, options),
         RemoteUrl::Git { host, port, path } => tcp::connect(host, *port, path, options),
         RemoteUrl::Http(url) => http::connect(url, options),
+        RemoteUrl::Helper { transport } => Err(FetchError::NoHelper {
+            name: transport.clone(),
+        }),
     }
 }
