@@ -3,7 +3,7 @@
 //! directories, then `$GIT_DIR/info/attributes`; within a file, later lines win. Macros (the
 //! built-in `binary`, and `[attr]` lines of top-level files) expand where they match.
 
-use crate::wildmatch::wildmatch;
+use sluice_index::wildmatch::wildmatch;
 use std::collections::HashMap;
 
 /// The state of one attribute for a path.

@@ -24,7 +24,6 @@ pub mod path_check;
 pub mod revision;
 mod switch;
 pub mod tree;
-pub mod wildmatch;
 pub mod writer;
 
 pub use checkout::{

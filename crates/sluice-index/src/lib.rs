@@ -11,6 +11,7 @@ mod alive;
 mod entry;
 mod read;
 mod tree_ext;
+pub mod wildmatch;
 mod write;
 
 pub use entry::{IndexEntry, Stat};

@@ -3,7 +3,7 @@
 //! negotiates faster; git's docs). A glob names refs (under `refs/` unless it starts there),
 //! anything else a ref or an object id.
 
-use sluice_checkout::wildmatch::wildmatch;
+use sluice_index::wildmatch::wildmatch;
 use sluice_object::ObjectId;
 use sluice_repo::{RefError, Repository};
 

@@ -4,7 +4,7 @@
 //! `GIT_PROTOCOL_FROM_USER=0`) into `modules/<name>` of the superproject's repository without a
 //! checkout, its commit checked out detached, and the same again inside it.
 
-use sluice_client::submodules::{
+use sluice_repo::submodules::{
     checked_out_submodules, connect, default_remote, is_active, register, Placed, Submodule,
 };
 use sluice_repo::Repository;

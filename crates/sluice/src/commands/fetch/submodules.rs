@@ -5,10 +5,9 @@
 //! checked-out submodule is. Each is fetched by Sluice run inside it, which goes on into its own.
 
 use sluice_client::fetch::{Recursion, Report};
-use sluice_client::submodules::{
-    checked_out_submodules, default_remote, fetch_recursion, new_commits, recorded_at, Placed,
-};
+use sluice_client::submodules::{new_commits, recorded_at};
 use sluice_object::ObjectId;
+use sluice_repo::submodules::{checked_out_submodules, default_remote, fetch_recursion, Placed};
 use sluice_repo::Repository;
 
 /// The recursion in effect: the command line's, else the configuration's, else on demand;
