@@ -263,28 +263,9 @@ fn a_submodule_url_like_an_option_is_ignored_as_git_ignores_it() {
             ],
         );
         env.git(&top, &["commit", "-q", "-a", "-m", "evil"]);
-        let mut seen = Vec::new();
-        for sluice in [false, true] {
-            let root = env.path().join(format!("evil-{sluice}"));
-            std::fs::create_dir(&root).unwrap();
-            let args = [
-                "-c",
-                "protocol.file.allow=always",
-                "clone",
-                "--recurse-submodules",
-                top.to_str().unwrap(),
-                "clone",
-            ];
-            let out = env.sluice_or_git(sluice, &root, &args);
-            let said = format!(
-                "{:?}\n{}\n{}",
-                out.status.code(),
-                stdout(&out),
-                stderr(&out)
-            );
-            seen.push((said, state(&env, &root.join("clone"), &root)));
+        let seen = cloned_twins(&env, &top, ("evil", &[]), |sluice| {
             assert!(!marker.exists(), "sluice: {sluice}");
-        }
+        });
         assert_eq!(seen[1], seen[0], "{}", git.display());
     }
 }
@@ -428,29 +409,37 @@ fn a_submodule_named_like_an_absolute_path_stays_under_modules() {
         args.extend([name.as_str(), "../lib", "sub"]);
         env.git(&top, &args);
         env.git(&top, &["commit", "-q", "-m", "sub"]);
-        let mut seen = Vec::new();
-        for sluice in [false, true] {
-            let root = env.path().join(format!("named-{sluice}"));
-            std::fs::create_dir(&root).unwrap();
-            let args = [
-                "-c",
-                "protocol.file.allow=always",
-                "clone",
-                "-q",
-                "--recurse-submodules",
-                top.to_str().unwrap(),
-                "clone",
-            ];
-            let out = env.sluice_or_git(sluice, &root, &args);
-            let said = format!(
-                "{:?}\n{}\n{}",
-                out.status.code(),
-                stdout(&out),
-                stderr(&out)
-            );
-            seen.push((said, state(&env, &root.join("clone"), &root)));
+        let seen = cloned_twins(&env, &top, ("named", &["-q"]), |sluice| {
             assert!(!env.path().join("outside").exists(), "sluice: {sluice}");
-        }
+        });
         assert_eq!(seen[1], seen[0], "{}", git.display());
     }
+}
+
+/// `clone --recurse-submodules` of `top` by git and by Sluice, each in `<name>-<sluice>`, with
+/// `options` before the URL: what each said and left, `check` run after each.
+fn cloned_twins(
+    env: &Env,
+    top: &Path,
+    (name, options): (&str, &[&str]),
+    check: impl Fn(bool),
+) -> Vec<(String, String)> {
+    let mut seen = Vec::new();
+    for sluice in [false, true] {
+        let root = env.path().join(format!("{name}-{sluice}"));
+        std::fs::create_dir(&root).unwrap();
+        let mut args = vec!["-c", "protocol.file.allow=always", "clone"];
+        args.extend(options);
+        args.extend(["--recurse-submodules", top.to_str().unwrap(), "clone"]);
+        let out = env.sluice_or_git(sluice, &root, &args);
+        let said = format!(
+            "{:?}\n{}\n{}",
+            out.status.code(),
+            stdout(&out),
+            stderr(&out)
+        );
+        seen.push((said, state(env, &root.join("clone"), &root)));
+        check(sluice);
+    }
+    seen
 }

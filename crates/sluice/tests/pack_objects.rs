@@ -313,6 +313,29 @@ pub(crate) fn held(env: &Env, repo: &Path) -> String {
     format!("{}{}{kept:?}{kinds:?}", text(&objects), text(&refs))
 }
 
+/// What git's `command` leaves in a copy of `seed`, run with its own helpers and then with the
+/// stand-ins of the exec path `exec`; each run must succeed and leave a repository git's fsck
+/// finds whole.
+pub(crate) fn held_with_and_without(
+    env: &Env,
+    (seed, exec): (&Path, &Path),
+    command: &[&str],
+) -> [String; 2] {
+    [false, true].map(|stand_in| {
+        let repo = env.path().join(format!("copy-{stand_in}"));
+        let _ = std::fs::remove_dir_all(&repo);
+        crate::util::copy_tree(seed, &repo);
+        let mut run = env.git_command(&repo, command);
+        if stand_in {
+            run.env("GIT_EXEC_PATH", exec);
+        }
+        let out = run_with_input(run, b"");
+        assert!(out.status.success(), "{command:?}: {}", stderr(&out));
+        env.git(&repo, &["fsck", "--strict", "--no-progress"]);
+        held(env, &repo)
+    })
+}
+
 /// git's repack and gc run with Sluice as their pack-objects, with every option they pass
 /// (`--incremental` with `--unpacked`, `--unpack-unreachable[=<date>]`, `--stdin-packs`,
 /// `--cruft`, `--cruft-expiration`, `--max-pack-size=0`, `--keep-true-parents`,
@@ -343,20 +366,7 @@ fn gits_repack_and_gc_run_with_sluices_pack_objects() {
         env.git(&seed, &["commit", "-q", "--allow-empty", "-m", "more"]);
         env.git(&seed, &["repack", "-q"]);
         for command in commands {
-            let mut seen = Vec::new();
-            for stand_in in [false, true] {
-                let repo = env.path().join(format!("copy-{stand_in}"));
-                let _ = std::fs::remove_dir_all(&repo);
-                crate::util::copy_tree(&seed, &repo);
-                let mut run = env.git_command(&repo, command);
-                if stand_in {
-                    run.env("GIT_EXEC_PATH", &exec);
-                }
-                let out = run_with_input(run, b"");
-                assert!(out.status.success(), "{command:?}: {}", stderr(&out));
-                env.git(&repo, &["fsck", "--strict", "--no-progress"]);
-                seen.push(held(&env, &repo));
-            }
+            let seen = held_with_and_without(&env, (&seed, &exec), command);
             assert_eq!(seen[1], seen[0], "{command:?} with {git_bin:?}");
         }
     }

@@ -3,8 +3,8 @@
 //! for `--aggressive`, `--keep-pack` for `--keep-largest-pack`): the same refs and objects,
 //! loose and packed, as with git's own repack, and fsck finds them whole.
 
-use crate::pack_objects::held;
-use crate::util::{gits, run_with_input, stderr, Env};
+use crate::pack_objects::held_with_and_without;
+use crate::util::{gits, Env};
 
 #[test]
 fn gits_gc_runs_with_sluices_repack() {
@@ -37,20 +37,7 @@ fn gits_gc_runs_with_sluices_repack() {
         let loose = env.git_with_input(&seed, &["hash-object", "-w", "--stdin"], b"loose\n");
         assert!(loose.status.success());
         for command in commands {
-            let mut seen = Vec::new();
-            for stand_in in [false, true] {
-                let repo = env.path().join(format!("copy-{stand_in}"));
-                let _ = std::fs::remove_dir_all(&repo);
-                crate::util::copy_tree(&seed, &repo);
-                let mut run = env.git_command(&repo, command);
-                if stand_in {
-                    run.env("GIT_EXEC_PATH", &exec);
-                }
-                let out = run_with_input(run, b"");
-                assert!(out.status.success(), "{command:?}: {}", stderr(&out));
-                env.git(&repo, &["fsck", "--strict", "--no-progress"]);
-                seen.push(held(&env, &repo));
-            }
+            let seen = held_with_and_without(&env, (&seed, &exec), command);
             assert_eq!(seen[1], seen[0], "{command:?} with {}", git_bin.display());
         }
         let calls = std::fs::read_to_string(env.path().join("calls")).unwrap();
