@@ -26,6 +26,8 @@ pub struct Submodule {
     /// `submodule.<name>.fetchRecurseSubmodules` as `.gitmodules` gives it (the repository's
     /// configuration, read by [`fetch_recursion`], comes first).
     pub fetch_recurse: Option<String>,
+    /// `submodule.<name>.branch` as `.gitmodules` gives it: what `--remote` follows.
+    pub branch: Option<String>,
 }
 
 /// A submodule's URL in `.gitmodules`.
@@ -130,8 +132,10 @@ pub fn checked_out_submodules(repo: &Repository) -> Result<Vec<Submodule>, Submo
             Some(url) => ModuleUrl::Given(url.to_owned()),
         };
         let fetch_recurse = modules.get(&format!("submodule.{name}.fetchrecursesubmodules"));
+        let branch = modules.get(&format!("submodule.{name}.branch"));
         found.push(Submodule {
             fetch_recurse: fetch_recurse.map(str::to_owned),
+            branch: branch.map(str::to_owned),
             name,
             url,
             path,

@@ -432,14 +432,28 @@ fn cloned_twins(
         args.extend(options);
         args.extend(["--recurse-submodules", top.to_str().unwrap(), "clone"]);
         let out = env.sluice_or_git(sluice, &root, &args);
-        let said = format!(
-            "{:?}\n{}\n{}",
-            out.status.code(),
-            stdout(&out),
-            stderr(&out)
-        );
+        let text = stderr(&out).replace(&root.display().to_string(), "<root>");
+        let said = format!("{:?}\n{}\n{text}", out.status.code(), stdout(&out));
         seen.push((said, state(env, &root.join("clone"), &root)));
         check(sluice);
     }
     seen
+}
+
+/// `clone --remote-submodules`: each submodule checked out at its remote's HEAD, not at the
+/// commit the superproject records (`lib` has moved on since), as git checks it out.
+#[test]
+fn remote_submodules_follow_the_remotes_head_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let top = sources(&env);
+        let lib = env.path().join("lib");
+        std::fs::write(lib.join("l3"), "l3\n").unwrap();
+        env.git(&lib, &["add", "l3"]);
+        env.git(&lib, &["commit", "-q", "-m", "l3"]);
+        let seen = cloned_twins(&env, &top, ("remote", &["--remote-submodules"]), |_| {});
+        let moved = String::from_utf8(env.git(&lib, &["rev-parse", "HEAD"])).unwrap();
+        assert!(seen[0].1.contains(moved.trim()), "{}", seen[0].1);
+        assert_eq!(seen[1], seen[0], "{}", git.display());
+    }
 }

@@ -137,6 +137,12 @@ pub struct CloneArgs {
     /// The submodules' clones take `--filter` too.
     #[arg(long)]
     also_filter_submodules: bool,
+    /// Check each submodule out at its remote's branch (`submodule.<name>.branch`, else the
+    /// remote's HEAD) rather than at the commit the superproject records.
+    #[arg(long, overrides_with = "no_remote_submodules")]
+    remote_submodules: bool,
+    #[arg(long, hide = true, overrides_with = "remote_submodules")]
+    no_remote_submodules: bool,
     /// How many submodules to clone at once (taken; Sluice clones them one after another).
     #[arg(short = 'j', long, value_name = "n")]
     jobs: Option<u32>,
@@ -341,6 +347,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
             shallow: args.shallow_submodules,
             filter: args.filter.clone().filter(|_| args.also_filter_submodules),
             single_branch: args.single_branch,
+            remote: args.remote_submodules,
         };
         let repo = Repository::open_git_dir(git_dir, layout.work_tree.clone())?;
         if !submodules::update(&repo, &recursion, "")? {

@@ -22,6 +22,9 @@ pub(super) struct Recursion {
     /// `--single-branch` given to the superproject's clone: the submodules' take one branch
     /// too; otherwise every branch, even shallow, as git clones them.
     pub(super) single_branch: bool,
+    /// `--remote-submodules`: each submodule checked out at its remote's branch
+    /// (`submodule.<name>.branch`, else the remote's HEAD), not at the recorded commit.
+    pub(super) remote: bool,
 }
 
 /// A submodule with where it goes, its URL and its path as the messages show it.
@@ -84,33 +87,13 @@ pub(super) fn update(
         connect(&sub.placed.git_dir, &sub.placed.work_tree)?;
     }
     for sub in &placed {
-        let commit = sub.placed.submodule.commit.to_string();
-        // A commit no branch of the submodule's remote holds: asked for by id, as git does.
-        if !sub
-            .placed
-            .lacking(&[sub.placed.submodule.commit])?
-            .is_empty()
-        {
-            let inner = Repository::open_git_dir(sub.placed.git_dir.clone(), None)?;
-            let mut fetch = own_command(&sub.placed.work_tree)?;
-            fetch.arg("fetch");
-            if recursion.quiet {
-                fetch.arg("-q");
+        let commit = match recursion.remote {
+            true => remote_tip(repo, sub)?.to_string(),
+            false => {
+                fetch_if_lacking(sub, recursion)?;
+                sub.placed.submodule.commit.to_string()
             }
-            fetch.args([default_remote(&inner), commit.clone()]);
-            let fetched = fetch.status()?.success();
-            if !fetched
-                || !sub
-                    .placed
-                    .lacking(&[sub.placed.submodule.commit])?
-                    .is_empty()
-            {
-                anyhow::bail!(
-                    "Fetched in submodule path '{}', but it did not contain {commit}. Direct fetching of that commit failed.",
-                    sub.shown
-                );
-            }
-        }
+        };
         let checked_out = own_command(&sub.placed.work_tree)?
             .args(["checkout", "-q", &commit])
             .status()?;
@@ -132,6 +115,57 @@ pub(super) fn update(
         }
     }
     Ok(true)
+}
+
+/// Fetches the recorded commit of `sub` by id when no branch of its remote held it, as git
+/// does; fails in git's words when the remote lacks it.
+fn fetch_if_lacking(sub: &Registered, recursion: &Recursion) -> anyhow::Result<()> {
+    let wanted = [sub.placed.submodule.commit];
+    if sub.placed.lacking(&wanted)?.is_empty() {
+        return Ok(());
+    }
+    let commit = wanted[0].to_string();
+    let inner = Repository::open_git_dir(sub.placed.git_dir.clone(), None)?;
+    let mut fetch = own_command(&sub.placed.work_tree)?;
+    fetch.arg("fetch");
+    if recursion.quiet {
+        fetch.arg("-q");
+    }
+    fetch.args([default_remote(&inner), commit.clone()]);
+    let fetched = fetch.status()?.success();
+    if !fetched || !sub.placed.lacking(&wanted)?.is_empty() {
+        anyhow::bail!(
+            "Fetched in submodule path '{}', but it did not contain {commit}. Direct fetching of that commit failed.",
+            sub.shown
+        );
+    }
+    Ok(())
+}
+
+/// Where `--remote-submodules` checks `sub` out: its remote's `submodule.<name>.branch` (the
+/// superproject's configuration, else `.gitmodules`; `.` for the superproject's own branch),
+/// else the remote's HEAD.
+fn remote_tip(repo: &Repository, sub: &Registered) -> anyhow::Result<sluice_object::ObjectId> {
+    let submodule = &sub.placed.submodule;
+    let key = format!("submodule.{}.branch", submodule.name);
+    let branch = (repo.config().get(&key)).or(submodule.branch.as_deref());
+    let branch = match branch {
+        Some(".") => (repo.refs().resolve("HEAD").ok())
+            .and_then(|(target, _)| target.strip_prefix("refs/heads/").map(str::to_owned))
+            .unwrap_or_else(|| "HEAD".to_owned()),
+        Some(branch) => branch.to_owned(),
+        None => "HEAD".to_owned(),
+    };
+    let inner = Repository::open_git_dir(sub.placed.git_dir.clone(), None)?;
+    let remote = default_remote(&inner);
+    let name = format!("refs/remotes/{remote}/{branch}");
+    match inner.refs().resolve(&name).ok().and_then(|(_, id)| id) {
+        Some(id) => Ok(id),
+        None => anyhow::bail!(
+            "Unable to find current {remote}/{branch} revision in submodule path '{}'",
+            sub.shown
+        ),
+    }
 }
 
 /// Clones `sub` without a checkout; false when that failed (git's words said).
