@@ -11,11 +11,7 @@ use std::path::{Path, PathBuf};
 /// `inner` again at `extra/inner2` under the name `other`.
 fn sources(env: &Env) -> PathBuf {
     let file_allowed = ["-c", "protocol.file.allow=always"];
-    let commit = |repo: &Path, file: &str| {
-        std::fs::write(repo.join(file), format!("{file}\n")).unwrap();
-        env.git(repo, &["add", file]);
-        env.git(repo, &["commit", "-q", "-m", file]);
-    };
+    let commit = |repo: &Path, file: &str| commit_file(env, repo, file);
     let add = |repo: &Path, extra: &[&str]| {
         let mut args = file_allowed.to_vec();
         args.extend(["submodule", "add", "-q"]);
@@ -197,21 +193,9 @@ fn fetch_recurses_into_submodules_as_git_does() {
     for git in gits() {
         let env = Env::with_git(git.clone());
         let top = sources(&env);
-        let seed = env.path().join("seed");
-        let args = [
-            "-c",
-            "protocol.file.allow=always",
-            "clone",
-            "-q",
-            "--recurse-submodules",
-        ];
-        let mut clone = args.to_vec();
-        clone.extend([top.to_str().unwrap(), seed.to_str().unwrap()]);
-        env.git(env.path(), &clone);
+        let seed = seed_clone(&env, &top);
         let lib = env.path().join("lib");
-        std::fs::write(lib.join("l2"), "l2\n").unwrap();
-        env.git(&lib, &["add", "l2"]);
-        env.git(&lib, &["commit", "-q", "-m", "l2"]);
+        commit_file(&env, &lib, "l2");
         let allowed = ["-c", "protocol.file.allow=always"];
         let mut update = allowed.to_vec();
         update.extend(["submodule", "-q", "update", "--remote", "libs/lib"]);
@@ -278,19 +262,10 @@ fn fetch_on_demand_looks_through_every_commit_brought() {
     for git in gits() {
         let env = Env::with_git(git.clone());
         let top = sources(&env);
-        let seed = env.path().join("seed");
-        let mut clone = vec!["-c", "protocol.file.allow=always", "clone", "-q"];
-        clone.extend([
-            "--recurse-submodules",
-            top.to_str().unwrap(),
-            seed.to_str().unwrap(),
-        ]);
-        env.git(env.path(), &clone);
+        let seed = seed_clone(&env, &top);
         let lib = env.path().join("lib");
         let old = String::from_utf8(env.git(&lib, &["rev-parse", "HEAD"])).unwrap();
-        std::fs::write(lib.join("l2"), "l2\n").unwrap();
-        env.git(&lib, &["add", "l2"]);
-        env.git(&lib, &["commit", "-q", "-m", "l2"]);
+        commit_file(&env, &lib, "l2");
         let new = String::from_utf8(env.git(&lib, &["rev-parse", "HEAD"])).unwrap();
         for (id, message) in [(new.trim(), "lib moved"), (old.trim(), "lib back")] {
             let cacheinfo = format!("160000,{id},libs/lib");
@@ -448,12 +423,27 @@ fn remote_submodules_follow_the_remotes_head_as_git_does() {
         let env = Env::with_git(git.clone());
         let top = sources(&env);
         let lib = env.path().join("lib");
-        std::fs::write(lib.join("l3"), "l3\n").unwrap();
-        env.git(&lib, &["add", "l3"]);
-        env.git(&lib, &["commit", "-q", "-m", "l3"]);
+        commit_file(&env, &lib, "l3");
         let seen = cloned_twins(&env, &top, ("remote", &["--remote-submodules"]), |_| {});
         let moved = String::from_utf8(env.git(&lib, &["rev-parse", "HEAD"])).unwrap();
         assert!(seen[0].1.contains(moved.trim()), "{}", seen[0].1);
         assert_eq!(seen[1], seen[0], "{}", git.display());
     }
+}
+
+/// A file `<file>` holding its name, added and committed in `repo`.
+fn commit_file(env: &Env, repo: &Path, file: &str) {
+    std::fs::write(repo.join(file), format!("{file}\n")).unwrap();
+    env.git(repo, &["add", file]);
+    env.git(repo, &["commit", "-q", "-m", file]);
+}
+
+/// `top` cloned by git with its submodules, at `seed`: the start of the fetch tests.
+fn seed_clone(env: &Env, top: &Path) -> PathBuf {
+    let seed = env.path().join("seed");
+    let mut clone = vec!["-c", "protocol.file.allow=always", "clone", "-q"];
+    clone.extend(["--recurse-submodules", top.to_str().unwrap()]);
+    clone.push(seed.to_str().unwrap());
+    env.git(env.path(), &clone);
+    seed
 }
