@@ -46,7 +46,7 @@ fn a_cancelled_repack_stops_at_every_stage_and_changes_nothing() {
         let before = listing(dir.path());
         let cancel = Cancel::new();
         let options = RepackOptions {
-            full_search: Some(SearchLimits::default()),
+            window_search: Some(SearchLimits::default()),
             cancel: cancel.clone(),
             ..RepackOptions::default()
         };

@@ -38,7 +38,7 @@ pub use repack::{
     writes_bitmaps, CruftOptions, RepackError, RepackOptions, Repacked, StoredAs, RECENT_PACK,
 };
 pub use split::PackSizeLimit;
-pub use window_search::{GivenLimits, SearchLimits};
+pub use window_search::{GivenLimits, Reuse, SearchLimits};
 pub use write::{
     write_pack, write_pack_indexed, write_pack_remembered, IndexedPack, PackOptions, PackStats,
 };

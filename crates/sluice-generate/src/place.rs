@@ -5,6 +5,7 @@
 
 use crate::checksum_memo::ChecksumMemo;
 use crate::verbatim;
+use crate::window_search::Reuse;
 use crate::write::{PackOptions, PackStats, Planned, Sent, Source};
 use crate::GenerateError;
 use sluice_graph::KnownObjects;
@@ -200,8 +201,11 @@ impl<'a, W: Write> Job<'a, W> {
                 self.write_raw(i, EntryKind::Base(kind), &raw)?;
                 return Ok(Placed::Written);
             }
-            // A full search found this one no delta: it goes whole.
-            _ if self.options.full_search.is_some() => {
+            // A search that reuses no stored delta, or searched this one, found it no delta:
+            // it goes whole.
+            _ if self.plan[i as usize].whole.is_some()
+                || (self.options.window_search).is_some_and(|l| l.reuse != Reuse::Deltas) =>
+            {
                 self.write_whole(i)?;
                 return Ok(Placed::Written);
             }

@@ -3,7 +3,7 @@
 //! its alternates.
 
 use crate::split::{store_cut, CutOptions, WrittenPack};
-use crate::window_search::SearchLimits;
+use crate::window_search::{Reuse, SearchLimits};
 use crate::write::{write_pack_indexed, IndexedPack, PackOptions, PackStats};
 use crate::GenerateError;
 use sluice_graph::{walk_objects, ObjectFilter, WalkError, WalkRequest, Walked};
@@ -118,7 +118,7 @@ pub struct RepackOptions {
     /// pack), as git skips it.
     pub local: bool,
     /// `Some`: every delta searched anew within these limits (`-f`), none reused.
-    pub full_search: Option<SearchLimits>,
+    pub window_search: Option<SearchLimits>,
     /// Write a multi-pack-index of the packs left (`--write-midx`).
     pub write_midx: bool,
     /// `Some`: what no ref reaches goes into a cruft pack (`--cruft`), not loose; then
@@ -201,9 +201,12 @@ pub fn repack_all_with(
     // With one pack and no bitmap to carry over, the new pack is most likely that pack again
     // (a fresh clone holds only what its refs reach): its bitmaps are built on another core
     // while the objects are counted, and used if the pack written is indeed the same.
-    // Not beside a full delta search, which wants every core and writes another pack.
+    // Not beside a search of every delta anew, which wants every core and writes another
+    // pack. (Reusing stored deltas, a search of one pack's objects tries nothing: each was
+    // tried against its neighbours when that pack was written.)
+    let research = (options.window_search).is_some_and(|l| l.reuse != Reuse::Deltas);
     let speculate = options.write_bitmap
-        && options.full_search.is_none()
+        && !research
         && odb.packs().len() == 1
         && odb.alternates().is_empty()
         && !before.iter().any(|p| p.with_extension("bitmap").exists());
@@ -214,9 +217,9 @@ pub fn repack_all_with(
             filter: (options.filter.as_ref()).map_or(ObjectFilter::None, |f| f.filter),
             ..WalkRequest::reachable(&tips, &[], options.cancel.clone())
         };
-        let walked = match options.full_search {
-            None => walk_objects(&odb, &request, progress),
-            Some(_) => sluice_graph::traverse_objects(&odb, &request, progress),
+        let walked = match research {
+            false => walk_objects(&odb, &request, progress),
+            true => sluice_graph::traverse_objects(&odb, &request, progress),
         };
         (
             walked,
@@ -344,7 +347,7 @@ fn write_new_packs(
     options: &RepackOptions,
     progress: &dyn Progress,
 ) -> Result<(Vec<PathBuf>, PackStats), RepackError> {
-    let limits = (options.full_search, options.max_pack_size);
+    let limits = (options.window_search, options.max_pack_size);
     let (stored, stats) = write_packs_into(repo, odb, walked, limits, progress, &options.cancel)?;
     Ok((stored.into_iter().map(|s| s.pack).collect(), stats))
 }
@@ -514,27 +517,27 @@ pub(crate) fn write_into(
     repo: &Repository,
     odb: &ObjectDb,
     walked: &Walked,
-    full_search: Option<SearchLimits>,
+    window_search: Option<SearchLimits>,
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<(Stored, PackStats), RepackError> {
-    let limits = (full_search, None);
+    let limits = (window_search, None);
     let (mut packs, stats) = write_packs_into(repo, odb, walked, limits, progress, cancel)?;
     let stored = packs.pop().expect("an unlimited write stores one pack");
     Ok((stored, stats))
 }
 
-/// [`write_into`], in packs under `limit` bytes when given (`(full_search, limit)`): the packs
+/// [`write_into`], in packs under `limit` bytes when given (`(window_search, limit)`): the packs
 /// in order, and what went into them.
 pub(crate) fn write_packs_into(
     repo: &Repository,
     odb: &ObjectDb,
     walked: &Walked,
-    (full_search, limit): (Option<SearchLimits>, Option<u64>),
+    (window_search, limit): (Option<SearchLimits>, Option<u64>),
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<(Vec<Stored>, PackStats), RepackError> {
-    let pack_options = stored_pack_options(repo, full_search, cancel)?;
+    let pack_options = stored_pack_options(repo, window_search, cancel)?;
     let pack_dir = repo.objects().dir().join("pack");
     let named = |checksum: ObjectId| pack_dir.join(format!("pack-{checksum}.pack"));
     let to = StoredAs {
@@ -546,16 +549,16 @@ pub(crate) fn write_packs_into(
 }
 
 /// How a repack writes a pack of the repository's own: at its configured compression, its
-/// writing shown, deltas searched anew within `full_search` when given.
+/// writing shown, deltas searched anew within `window_search` when given.
 pub(crate) fn stored_pack_options(
     repo: &Repository,
-    full_search: Option<SearchLimits>,
+    window_search: Option<SearchLimits>,
     cancel: &Cancel,
 ) -> Result<PackOptions, RepackError> {
     Ok(PackOptions {
         compression: PackOptions::compression_of(repo.config())?,
         show_writing: true,
-        full_search,
+        window_search,
         cancel: cancel.clone(),
         ..PackOptions::default()
     })

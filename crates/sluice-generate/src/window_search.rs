@@ -1,6 +1,7 @@
-//! The full delta search (`repack -f`, `pack-objects --no-reuse-delta`): every tree and blob
-//! tried against the objects just before it in git's order (kind, hash of the path, largest
-//! first), a window of them at a time, on every core.
+//! The window search of `repack` and `pack-objects`: every tree and blob that is not kept as a
+//! stored delta (with `-f`, `--no-reuse-delta`: every one) tried against the objects just
+//! before it in git's order (kind, hash of the path, largest first), a window of them at a
+//! time, on every core.
 //!
 //! The sorted list is cut into segments where the path's hash changes, and the segments are
 //! handed out by rayon's work stealing: a thread that finishes early takes segments another
@@ -30,9 +31,24 @@ pub struct SearchLimits {
     pub window_memory: u64,
     /// Threads; 0 for one per core (git's `pack.threads`).
     pub threads: usize,
-    /// A stored whole object that stays whole is copied as stored; `false`: compressed anew
-    /// (git's `--no-reuse-object`, `repack -F`).
-    pub reuse_whole: bool,
+    /// What of the stored packs is kept as it is.
+    pub reuse: Reuse,
+}
+
+/// What of the stored packs a search keeps as it is (git's `--no-reuse-delta` and
+/// `--no-reuse-object`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reuse {
+    /// A stored delta whose base goes into the pack too is copied as it is; every other tree
+    /// and blob is searched, and one that stays whole and is stored whole is copied (git's
+    /// default: a pack made without a search, or cut at a size limit, gets its deltas).
+    Deltas,
+    /// Every tree and blob is searched anew; one that stays whole is copied as stored (`-f`,
+    /// `--no-reuse-delta`).
+    Objects,
+    /// Every tree and blob is searched, and every object compressed, anew (`-F`,
+    /// `--no-reuse-object`).
+    Nothing,
 }
 
 impl Default for SearchLimits {
@@ -42,7 +58,7 @@ impl Default for SearchLimits {
             depth: 50,
             window_memory: 0,
             threads: 0,
-            reuse_whole: true,
+            reuse: Reuse::Deltas,
         }
     }
 }
@@ -66,7 +82,7 @@ impl SearchLimits {
     pub fn from_config(
         config: &sluice_odb::Config,
         given: &GivenLimits,
-        reuse_whole: bool,
+        reuse: Reuse,
     ) -> Result<SearchLimits, sluice_odb::ConfigError> {
         let defaults = SearchLimits::default();
         let int = |key: &str| config.get_int(key);
@@ -91,7 +107,7 @@ impl SearchLimits {
             depth: depth.clamp(1, 4095),
             window_memory,
             threads,
-            reuse_whole,
+            reuse,
         })
     }
 }
@@ -106,6 +122,24 @@ pub(crate) struct Sized {
     /// Stored whole: if no delta is found, its stored entry is copied; otherwise the search,
     /// which has its data at hand, compresses it for the writer.
     pub stored_whole: bool,
+    /// The longest chain of stored deltas kept on it: its own chain may be only that much
+    /// shorter than the depth limit (git counts a base's delta children the same way).
+    pub headroom: u32,
+    /// The pack it is stored in, whole or as a delta.
+    pub pack: Option<u32>,
+}
+
+impl Sized {
+    /// The pack whose objects this one is not tried against: with stored deltas reused, an
+    /// object stored whole was tried against its pack's neighbours by whoever wrote that pack
+    /// and found no delta (git's rule too). So a repack of one well-packed pack searches
+    /// nothing, and one of many tries each object against the other packs' objects only.
+    fn tried_in(&self, reuse: Reuse) -> Option<u32> {
+        match reuse {
+            Reuse::Deltas if self.stored_whole => self.pack,
+            _ => None,
+        }
+    }
 }
 
 /// What the search made for an object.
@@ -187,18 +221,33 @@ fn cut<'a>(order: &'a [usize], objects: &[Sized]) -> Vec<&'a [usize]> {
     segments
 }
 
-/// One object in a window: its data, the index of its blocks once it serves as a base, and
-/// the length of the delta chain it ends.
+/// One object in a window: its data (read when first tried as a base), the index of its
+/// blocks once it serves as one, the length of the delta chain it ends, and where it is stored.
 struct Slot {
     id: ObjectId,
-    data: Vec<u8>,
+    kind: ObjectKind,
+    size: u64,
+    pack: Option<u32>,
+    data: Option<Vec<u8>>,
     index: Option<BlockIndex>,
     depth: u32,
 }
 
 impl Slot {
     fn memory(&self) -> u64 {
-        (self.data.len() + self.index.as_ref().map_or(0, BlockIndex::memory)) as u64
+        let data = self.data.as_ref().map_or(0, Vec::len);
+        (data + self.index.as_ref().map_or(0, BlockIndex::memory)) as u64
+    }
+
+    /// Reads its data if not yet read; false if it cannot be read as the kind the walk gave.
+    fn load(&mut self, odb: &ObjectDb) -> bool {
+        if self.data.is_none() {
+            match odb.read(&self.id) {
+                Ok(Some((kind, data))) if kind == self.kind => self.data = Some(data),
+                _ => return false,
+            }
+        }
+        true
     }
 }
 
@@ -221,15 +270,26 @@ fn search_segment(
         if object.size > MAX_SIZE as u64 || others == 0 {
             continue;
         }
-        // An unreadable object is left to the writer, which reads it again and says why.
-        let Ok(Some((kind, data))) = odb.read(&object.id) else {
-            continue;
+        let tried_in = object.tried_in(limits.reuse);
+        let any_base = window
+            .iter()
+            .any(|slot| tried_in.is_none() || slot.pack != tried_in);
+        let data = match object.stored_whole && !any_base {
+            // Neither searched nor compressed now: read only if a later object tries it.
+            true => None,
+            // An unreadable object is left to the writer, which reads it again and says why.
+            false => match odb.read(&object.id) {
+                Ok(Some((kind, data))) if kind == object.kind => Some(data),
+                _ => continue,
+            },
         };
-        if kind != object.kind {
-            continue;
-        }
         let mut depth = 0;
-        if let Some((at, delta)) = best_delta(&mut window, &data, limits, &mut spare) {
+        let target = Target {
+            data: data.as_deref().unwrap_or_default(),
+            max_depth: limits.depth.saturating_sub(object.headroom),
+            tried_in,
+        };
+        if let Some((at, delta)) = best_delta(odb, &mut window, &target, &mut spare) {
             let base = window.remove(at).expect("the base is in the window");
             depth = base.depth + 1;
             found.push((i, Made::Delta(NewDelta::new(base.id, &delta, level))));
@@ -237,16 +297,13 @@ fn search_segment(
             // The base just used stays longest: the next version of this file likely wants
             // it too (git keeps a used base in its window the same way).
             window.push_front(base);
-        } else if !object.stored_whole {
-            let compressed = deflate(&data, level);
-            let size = data.len() as u64;
-            let kind = object.kind;
+        } else if let Some(data) = data.as_ref().filter(|_| !object.stored_whole) {
             found.push((
                 i,
                 Made::Whole {
-                    kind,
-                    size,
-                    compressed,
+                    kind: object.kind,
+                    size: data.len() as u64,
+                    compressed: deflate(data, level),
                 },
             ));
         }
@@ -255,6 +312,9 @@ fn search_segment(
         if depth < limits.depth {
             window.push_front(Slot {
                 id: object.id,
+                kind: object.kind,
+                size: object.size,
+                pack: object.pack,
                 data,
                 index: None,
                 depth,
@@ -273,6 +333,14 @@ fn search_segment(
         }
     }
     found
+}
+
+/// The object a delta is looked for: its data, the longest chain it may end, and the pack
+/// whose objects it is not tried against.
+struct Target<'a> {
+    data: &'a [u8],
+    max_depth: u32,
+    tried_in: Option<u32>,
 }
 
 /// What slots leaving the window leave behind for the next ones: an index's tables and a
@@ -308,15 +376,20 @@ impl Spare {
     }
 }
 
-/// The smallest delta of `target` against a base in `window`, if one is worth having; returns
-/// the base's place in the window and the delta.
+/// The smallest delta of `target` against a base in `window`, if one is worth having;
+/// returns the base's place in the window and the delta.
 fn best_delta(
+    odb: &ObjectDb,
     window: &mut VecDeque<Slot>,
-    target: &[u8],
-    limits: &SearchLimits,
+    target: &Target<'_>,
     spare: &mut Spare,
 ) -> Option<(usize, Vec<u8>)> {
-    if target.len() < MIN_SIZE {
+    let Target {
+        data: target,
+        max_depth,
+        tried_in,
+    } = *target;
+    if target.len() < MIN_SIZE || max_depth == 0 {
         return None;
     }
     // The best so far: its place in the window, the delta, and the depth it would give.
@@ -324,18 +397,31 @@ fn best_delta(
     for (at, slot) in window.iter_mut().enumerate() {
         // A target far smaller than the base rarely shares enough with it to pay for indexing
         // the base (git's filter too).
-        if slot.depth >= limits.depth || target.len() < slot.data.len() / 32 {
+        if slot.depth >= max_depth
+            || (target.len() as u64) < slot.size / 32
+            || (tried_in.is_some() && slot.pack == tried_in)
+        {
             continue;
         }
         let limit = match &best {
-            Some((_, delta, depth)) => worth(delta.len(), *depth, slot.depth, limits.depth),
-            None => worth(half(target.len()), 1, slot.depth, limits.depth),
+            Some((_, delta, depth)) => worth(delta.len(), *depth, slot.depth, max_depth),
+            None => worth(half(target.len()), 1, slot.depth, max_depth),
         };
         // A delta inserts at least the bytes the target has beyond its base.
-        if limit == 0 || target.len().saturating_sub(slot.data.len()) >= limit {
+        if limit == 0 || (target.len() as u64).saturating_sub(slot.size) >= limit as u64 {
             continue;
         }
-        let Slot { data, index, .. } = slot;
+        if !slot.load(odb) {
+            continue;
+        }
+        let Slot {
+            data: Some(data),
+            index,
+            ..
+        } = slot
+        else {
+            continue;
+        };
         let index = index.get_or_insert_with(|| spare.index(data));
         if !index.delta_into(data, target, limit, &mut spare.delta) {
             continue;

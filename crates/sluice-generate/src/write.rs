@@ -6,13 +6,16 @@
 //! base is sent too (as an ofs-delta once the base is written, a delta waiting for a base that
 //! comes later is held back until it is) or, in a thin pack, when the client has the base. For
 //! the rest, and for stored whole objects whose previous version the client has, the delta
-//! search looks for a base; what finds none is sent whole.
+//! search looks for a base; what finds none is sent whole. A pack the repository stores
+//! (repack, gc, pack-objects) gets git's window search too: every stored whole object tried
+//! against the objects of the other packs and the loose ones (or, with `-f`, every object
+//! anew), so packs written without a search, or cut at a size limit, get their deltas.
 
 use crate::checksum_memo::{ChecksumMemo, CopyKey};
 use crate::delta_search::{search_deltas, Candidate, NewDelta, Role};
 use crate::place::{CopyCheck, Job};
 use crate::verbatim;
-use crate::window_search::{search_all, Made, SearchLimits, Sized};
+use crate::window_search::{search_all, Made, Reuse, SearchLimits, Sized};
 use crate::GenerateError;
 use sluice_graph::{KnownObjects, Walked};
 use sluice_object::cancel::Cancel;
@@ -35,9 +38,10 @@ pub struct PackOptions {
     /// Show the "Writing objects" phase: git shows it when the pack goes to a file (repack),
     /// not when it goes to a client.
     pub show_writing: bool,
-    /// `Some`: no stored delta is reused, every tree and blob is searched anew within these
-    /// limits (git's `--no-reuse-delta`, `repack -f`); stored whole objects are still copied.
-    pub full_search: Option<SearchLimits>,
+    /// `Some`: the window search of repack and pack-objects, within these limits, of every tree
+    /// and blob the limits' [`Reuse`](crate::Reuse) does not keep as stored. `None`: only what
+    /// cannot go as stored is searched (a pack served to a client, where time counts more).
+    pub window_search: Option<SearchLimits>,
     /// Stops the delta search and the writing between two objects.
     pub cancel: Cancel,
 }
@@ -49,7 +53,7 @@ impl Default for PackOptions {
             ofs_delta: true,
             compression: 6,
             show_writing: false,
-            full_search: None,
+            window_search: None,
             cancel: Cancel::default(),
         }
     }
@@ -292,9 +296,12 @@ fn write<'a, W: Write>(
             sent_per_pack[pack] += 1;
         }
     }
-    let whole = match options.full_search {
-        None => verbatim::whole_pack(odb, &sent_per_pack, count, options),
-        Some(_) => None,
+    // One stored pack holding exactly what goes is copied as it is, unless stored deltas are
+    // searched anew: reusing them, a search tries none of its objects against another (each
+    // was tried against its neighbours when the pack was written).
+    let whole = match options.window_search {
+        Some(limits) if limits.reuse != Reuse::Deltas => None,
+        _ => verbatim::whole_pack(odb, &sent_per_pack, count, options),
     };
     if let Some(pack) = whole {
         progress.add(count.into());
@@ -310,7 +317,7 @@ fn write<'a, W: Write>(
             entries: Entries::Copied(pack),
         });
     }
-    let verbatim = match options.full_search {
+    let verbatim = match options.window_search {
         None => verbatim::choose(odb, &sent_per_pack, options.ofs_delta),
         Some(_) => None,
     };
@@ -426,7 +433,7 @@ fn plan_of(
 }
 
 /// The memo key of a pack that `plan` writes: stored entries copied, loose objects compressed
-/// whole, the search's deltas (each a function of its two objects); `None` for a full search
+/// whole, the search's deltas (each a function of its two objects); `None` for a window search
 /// (objects compressed anew in bulk), or when what the client has could change what is sent.
 fn copy_key(
     odb: &ObjectDb,
@@ -436,7 +443,7 @@ fn copy_key(
     verbatim: Option<usize>,
     count: u32,
 ) -> Option<ObjectId> {
-    if options.full_search.is_some() || (options.thin && !walked.known_to_other_side.is_empty()) {
+    if options.window_search.is_some() || (options.thin && !walked.known_to_other_side.is_empty()) {
         return None;
     }
     let mut key = CopyKey::new(odb, options, count, verbatim);
@@ -455,8 +462,9 @@ fn copy_key(
     Some(key.finish())
 }
 
-/// Finds deltas for the plan: every tree and blob anew with a full search, else the objects
-/// that cannot go as stored (and a thin pack's candidates); records them in `plan`.
+/// Finds deltas for the plan: with a window search, every tree and blob its reuse does not keep
+/// as stored; else the objects that cannot go as stored (and a thin pack's candidates);
+/// records them in `plan`.
 fn search(
     odb: &ObjectDb,
     walked: &Walked,
@@ -466,9 +474,9 @@ fn search(
     progress: &dyn Progress,
 ) -> Result<(), GenerateError> {
     let index = &sent.index;
-    match &options.full_search {
+    match &options.window_search {
         Some(limits) => {
-            let made = full_search(odb, walked, plan, index, limits, options, progress)?;
+            let made = search_window(odb, walked, plan, sent, limits, options, progress)?;
             for (id, made) in made {
                 let planned = &mut plan[index[&id] as usize];
                 match made {
@@ -599,38 +607,45 @@ fn delta_candidates(
     Ok(candidates)
 }
 
-/// The full search: every tree and blob of the walk, sized without being read, searched
-/// within `limits`; the deltas found, by target.
-fn full_search(
+/// The window search: every tree and blob of the walk but the stored deltas `limits` keep,
+/// sized without being read, searched within `limits`; the deltas found, by target.
+fn search_window(
     odb: &ObjectDb,
     walked: &Walked,
     plan: &[Planned],
-    index: &IdMap<u32>,
+    sent: &Sent<'_>,
     limits: &SearchLimits,
     options: &PackOptions,
     progress: &dyn Progress,
 ) -> Result<Vec<(ObjectId, Made)>, GenerateError> {
     use rayon::prelude::*;
+    let index = &sent.index;
+    let kept = match limits.reuse {
+        Reuse::Deltas => KeptDeltas::of(odb, plan, sent)?,
+        Reuse::Objects | Reuse::Nothing => KeptDeltas::default(),
+    };
     let searched: Vec<_> = (walked.objects.iter())
         .filter(|o| matches!(o.kind, ObjectKind::Tree | ObjectKind::Blob))
+        .filter(|o| !kept.base.contains_key(&o.id))
         .collect();
+    let reuse_whole = limits.reuse != Reuse::Nothing;
     // A delta's size is in its first bytes, which must be inflated: on every core.
     let objects = (searched.par_iter())
         .map(|object| {
-            let (size, stored_whole) = match plan[index[&object.id] as usize].source {
-                Source::Packed { pack, position, .. } => {
-                    let pack = &odb.packs()[pack as usize];
+            let (size, stored_whole, in_pack) = match plan[index[&object.id] as usize].source {
+                Source::Packed {
+                    pack: at, position, ..
+                } => {
+                    let pack = &odb.packs()[at as usize];
                     let whole = matches!(
                         pack.entry_header(position as usize)?.kind,
                         EntryKind::Base(_)
                     );
-                    (
-                        pack.object_size(position as usize)?,
-                        whole && limits.reuse_whole,
-                    )
+                    let size = pack.object_size(position as usize)?;
+                    (size, whole && reuse_whole, Some(at))
                 }
                 Source::Elsewhere => match odb.read(&object.id)? {
-                    Some((_, data)) => (data.len() as u64, false),
+                    Some((_, data)) => (data.len() as u64, false, None),
                     None => return Err(GenerateError::MissingObject(object.id)),
                 },
             };
@@ -640,6 +655,8 @@ fn full_search(
                 name_hash: object.name_hash,
                 size,
                 stored_whole,
+                headroom: kept.headroom.get(&object.id).copied().unwrap_or(0),
+                pack: in_pack,
             })
         })
         .collect::<Result<Vec<_>, GenerateError>>()?;
@@ -656,6 +673,48 @@ fn full_search(
         .collect())
 }
 
+/// The stored deltas a search keeps ([`Reuse::Deltas`]): each with its base, and for every
+/// object searched that such deltas are built on, the longest chain of them.
+#[derive(Default)]
+struct KeptDeltas {
+    base: IdMap<ObjectId>,
+    headroom: IdMap<u32>,
+}
+
+impl KeptDeltas {
+    /// The stored deltas of `plan` whose base is sent too, and the chains they make.
+    fn of(odb: &ObjectDb, plan: &[Planned], sent: &Sent<'_>) -> Result<Self, GenerateError> {
+        let mut base = IdMap::default();
+        for planned in plan {
+            if let StoredEntry::Delta { base: Some(of), .. } = stored_entry(odb, planned)? {
+                if sent.contains(&of) {
+                    base.insert(planned.id, of);
+                }
+            }
+        }
+        // Each chain's length, from the delta up to the first object searched (its root);
+        // a cycle (copies of one object stored in two packs as deltas of each other) is
+        // written whole by the writer and gives no root.
+        let mut headroom: IdMap<u32> = IdMap::default();
+        for &start in base.keys() {
+            let mut at = start;
+            let mut length = 0u32;
+            while let Some(&next) = base.get(&at) {
+                length += 1;
+                at = next;
+                if length as usize > base.len() {
+                    break;
+                }
+            }
+            if !base.contains_key(&at) {
+                let room = headroom.entry(at).or_default();
+                *room = (*room).max(length);
+            }
+        }
+        Ok(KeptDeltas { base, headroom })
+    }
+}
+
 /// Stored thin deltas smaller than this are kept without a search.
 const MIN_STORED_DELTA: u64 = 1024;
 
@@ -668,29 +727,49 @@ fn stored_form(
     known: &KnownObjects,
     options: &PackOptions,
 ) -> Result<Stored, GenerateError> {
+    Ok(match stored_entry(odb, planned)? {
+        StoredEntry::Whole => Stored::Whole,
+        StoredEntry::Delta {
+            base: Some(base), ..
+        } if sent.contains(&base) => Stored::ReusableDelta,
+        StoredEntry::Delta {
+            base: Some(base),
+            size,
+        } if options.thin && known.contains(odb, &base) => Stored::ThinDelta { size },
+        StoredEntry::Delta { .. } | StoredEntry::NotPacked => Stored::Rebuilt,
+    })
+}
+
+/// What a planned object's stored entry is.
+enum StoredEntry {
+    /// It is not in a pack.
+    NotPacked,
+    /// A whole object.
+    Whole,
+    /// A delta against `base` (`None`: an offset that starts no entry), `size` bytes long.
+    Delta { base: Option<ObjectId>, size: u64 },
+}
+
+fn stored_entry(odb: &ObjectDb, planned: &Planned) -> Result<StoredEntry, GenerateError> {
     let Source::Packed {
         pack,
         position,
         offset,
     } = planned.source
     else {
-        return Ok(Stored::Rebuilt);
+        return Ok(StoredEntry::NotPacked);
     };
     let pack = &odb.packs()[pack as usize];
     let header = pack.entry_header(position as usize)?;
     let base = match header.kind {
-        EntryKind::Base(_) => return Ok(Stored::Whole),
-        EntryKind::OfsDelta { distance } => match pack.position_at(offset - distance) {
-            Some(position) => pack.index().id(position),
-            None => return Ok(Stored::Rebuilt),
-        },
-        EntryKind::RefDelta { base } => base,
+        EntryKind::Base(_) => return Ok(StoredEntry::Whole),
+        EntryKind::OfsDelta { distance } => (offset.checked_sub(distance))
+            .and_then(|at| pack.position_at(at))
+            .map(|position| pack.index().id(position)),
+        EntryKind::RefDelta { base } => Some(base),
     };
-    Ok(if sent.contains(&base) {
-        Stored::ReusableDelta
-    } else if options.thin && known.contains(odb, &base) {
-        Stored::ThinDelta { size: header.size }
-    } else {
-        Stored::Rebuilt
+    Ok(StoredEntry::Delta {
+        base,
+        size: header.size,
     })
 }

@@ -7,8 +7,8 @@
 use crate::prune::{prune, PruneError, PruneOptions};
 use crate::reflog::{expire_all, ExpireOptions, ReflogError};
 use sluice_generate::{
-    repack_all_with, repack_geometric, CruftOptions, GeometricOptions, PackSizeLimit, RepackError,
-    RepackOptions, Rolled, SearchLimits,
+    repack_all_with, repack_geometric, CruftOptions, GeometricOptions, GivenLimits, PackSizeLimit,
+    RepackError, RepackOptions, Reuse, Rolled, SearchLimits,
 };
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::{Discard, Progress};
@@ -66,8 +66,9 @@ pub struct GcOptions {
     pub prune_expire: Option<SystemTime>,
     /// The reflog ages (`gc.reflogExpire`, `gc.reflogExpireUnreachable`).
     pub reflog: ExpireOptions,
-    /// `Some`: the repack searches every delta anew within these limits (`--aggressive`).
-    pub full_search: Option<SearchLimits>,
+    /// The repack's delta search: `pack.window`, `pack.depth` and the rest, stored deltas
+    /// reused; with `--aggressive`, every delta searched anew within git's wider limits.
+    pub window_search: Option<SearchLimits>,
     /// What no ref reaches but is younger than the prune date goes into a cruft pack
     /// (`gc.cruftPacks`, on by default as in git 2.38 and later), not loose.
     pub cruft: bool,
@@ -114,7 +115,11 @@ impl GcOptions {
                 expire: age("gc.reflogexpire", "90.days.ago")?,
                 expire_unreachable: age("gc.reflogexpireunreachable", "30.days.ago")?,
             },
-            full_search: None,
+            window_search: Some(SearchLimits::from_config(
+                config,
+                &GivenLimits::default(),
+                Reuse::Deltas,
+            )?),
             cruft: config.get_bool("gc.cruftpacks")?.unwrap_or(true),
             max_cruft_size: config.get_size("gc.maxcruftsize")?,
             cancel: Cancel::default(),
@@ -181,7 +186,7 @@ pub fn gc(
         unpack_unreachable: Some(options.prune_expire.unwrap_or(std::time::UNIX_EPOCH)),
         // As git's gc (`repack -l`): what an alternate has stays there.
         local: true,
-        full_search: options.full_search,
+        window_search: options.window_search,
         write_midx: false,
         cruft: options.cruft.then_some(CruftOptions {
             expiration: options.prune_expire,

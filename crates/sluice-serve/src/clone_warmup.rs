@@ -86,7 +86,7 @@ fn warm(dir: &Path, memory: &ServerMemory) -> Result<(), ServeError> {
         ofs_delta: true,
         compression: PackOptions::compression_of(repo.config())?,
         show_writing: false,
-        full_search: None,
+        window_search: None,
         cancel: Default::default(),
     };
     let memo = &*memory.checksums;

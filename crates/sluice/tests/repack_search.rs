@@ -1,6 +1,7 @@
 //! `sluice repack -a -d -f` (and `gc --aggressive`): every delta searched anew, twinned with
 //! git's: a pack git verifies and accepts, no deeper than `--depth`, about the size git's own
-//! search makes, with its bitmap, and the same objects.
+//! search makes, with its bitmap, and the same objects. Without `-f`, stored deltas are kept
+//! and whole objects searched against the other packs' objects, as git's repack and gc do.
 
 use crate::util::{gits, stderr, Env};
 use std::path::Path;
@@ -36,6 +37,34 @@ fn undeltified_copy(env: &Env, name: &str) -> std::path::PathBuf {
         &["clone", "-q", "--bare", "--no-local", "work", target],
     );
     env.git(&bare, &["repack", "-q", "-a", "-d", "-F", "--window=0"]);
+    bare
+}
+
+/// A bare copy of `work` whose history is in two packs without a delta, the commits up to
+/// `HEAD~newer` in one and the rest in the other, as packs written without a search (or
+/// cut at a size limit) leave a repository.
+fn two_whole_packs(env: &Env, name: &str, newer: usize) -> std::path::PathBuf {
+    let bare = undeltified_copy(env, name);
+    let pack_dir = bare.join("objects/pack");
+    let old = crate::util::list_dir(&pack_dir);
+    let cut = format!("HEAD~{newer}");
+    for range in [
+        vec![cut.clone()],
+        vec!["HEAD".to_owned(), format!("^{cut}")],
+    ] {
+        let mut args = vec!["rev-list", "--objects"];
+        args.extend(range.iter().map(String::as_str));
+        let listed = env.git(&bare, &args);
+        let packed = env.git_with_input(
+            &bare,
+            &["pack-objects", "-q", "--window=0", "objects/pack/pack"],
+            &listed,
+        );
+        assert!(packed.status.success(), "{}", stderr(&packed));
+    }
+    for file in old {
+        std::fs::remove_file(pack_dir.join(file)).unwrap();
+    }
     bare
 }
 
@@ -117,6 +146,57 @@ fn repack_f_searches_every_delta_anew_as_git_does() {
         assert_bitmaps_pass(&env, &ours);
         crate::util::sluice_clone_checked(&env, &ours, "clone");
     }
+}
+
+#[test]
+fn repack_and_gc_search_whole_objects_against_other_packs_as_git_does() {
+    let commands: [&[&str]; 2] = [&["repack", "-a", "-d", "-q"], &["gc", "-q"]];
+    for git in gits() {
+        let env = Env::with_git(git);
+        evolving_work(&env, 40);
+        for (n, command) in commands.iter().enumerate() {
+            let theirs = two_whole_packs(&env, &format!("theirs{n}.git"), 20);
+            let ours = two_whole_packs(&env, &format!("ours{n}.git"), 20);
+            env.git(&theirs, command);
+            let out = env.sluice(&ours, command, b"");
+            assert!(out.status.success(), "{command:?}: {}", stderr(&out));
+            assert_searched_as(&env, (&ours, &theirs), &format!("{command:?}"));
+        }
+        // git's repack, its pack-objects Sluice's.
+        let exec = crate::util::stand_in(&env, &["pack-objects"]);
+        let stood = two_whole_packs(&env, "stood.git", 20);
+        let out = (env.git_command(&stood, commands[0]))
+            .env("GIT_EXEC_PATH", &exec)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let theirs = env.path().join("theirs0.git");
+        assert_searched_as(&env, (&stood, &theirs), "pack-objects");
+        // A bare repository's bitmap, asked for quietly (`--write-bitmap-index-quiet`).
+        let bitmaps = |repo: &Path| crate::util::pack_files(repo, "bitmap");
+        assert_eq!((bitmaps(&stood), bitmaps(&theirs)), (1, 1));
+    }
+}
+
+/// `ours` holds what `theirs` holds, git finds it whole, and about as many deltas made it as
+/// small as git's search made `theirs`.
+fn assert_searched_as(env: &Env, (ours, theirs): (&Path, &Path), what: &str) {
+    env.git(ours, &["fsck", "--strict"]);
+    assert_eq!(objects(env, ours), objects(env, theirs));
+    let (ours_deltas, longest) = chains(env, ours);
+    let (theirs_deltas, _) = chains(env, theirs);
+    // Each pack's objects were tried against each other when it was written (here, with no
+    // window): git finds deltas across the two packs only.
+    assert!(theirs_deltas > 20, "{what}: git made {theirs_deltas}");
+    assert!(
+        ours_deltas * 10 >= theirs_deltas * 9 && longest <= 50,
+        "{what}: {ours_deltas} deltas (git {theirs_deltas}), chain {longest}"
+    );
+    let (ours_size, theirs_size) = (pack_size(ours), pack_size(theirs));
+    assert!(
+        ours_size * 100 <= theirs_size * 110,
+        "{what}: {ours_size} bytes against git's {theirs_size}"
+    );
 }
 
 #[test]

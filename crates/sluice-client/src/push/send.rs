@@ -148,7 +148,7 @@ pub(crate) fn send(
         compression: PackOptions::compression_of(repo.config())?,
         // git push shows it too (send-pack asks pack-objects for all its progress).
         show_writing: true,
-        full_search: None,
+        window_search: None,
         cancel: request.cancel.clone(),
     };
     let walked = match wants.is_empty() {

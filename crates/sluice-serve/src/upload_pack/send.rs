@@ -171,7 +171,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
             ofs_delta: request.ofs_delta,
             compression: self.compression()?,
             show_writing: false,
-            full_search: None,
+            window_search: None,
             cancel: Default::default(),
         };
         let (_, stats) = match &self.options.memory {

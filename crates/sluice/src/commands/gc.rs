@@ -2,7 +2,7 @@
 
 use super::Context;
 use clap::Args;
-use sluice_generate::{GivenLimits, SearchLimits};
+use sluice_generate::{GivenLimits, Reuse, SearchLimits};
 use sluice_maintain::{gc, GcOptions};
 use std::process::ExitCode;
 
@@ -68,7 +68,7 @@ pub fn run(args: GcArgs, context: &Context) -> anyhow::Result<ExitCode> {
             depth: Some(int("gc.aggressivedepth", 50)? as u32),
             ..GivenLimits::default()
         };
-        options.full_search = Some(SearchLimits::from_config(config, &given, true)?);
+        options.window_search = Some(SearchLimits::from_config(config, &given, Reuse::Objects)?);
     }
     gc(&repo, &options, &progress)?;
     Ok(ExitCode::SUCCESS)

@@ -89,8 +89,12 @@ pub struct PackObjectsArgs {
     #[arg(long)]
     keep_true_parents: bool,
     /// Write a reachability bitmap beside the pack (with --all).
-    #[arg(long)]
+    #[arg(long, overrides_with = "write_bitmap_index_quiet")]
     write_bitmap_index: bool,
+    /// Write a bitmap if one can be written, without a warning if not (git's repack passes
+    /// it when bitmaps are only the default).
+    #[arg(long, hide = true, overrides_with = "write_bitmap_index")]
+    write_bitmap_index_quiet: bool,
     /// Write no pack when there is nothing to pack.
     #[arg(long)]
     non_empty: bool,
@@ -219,16 +223,14 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
     if args.include_tag {
         include_tags(&repo, &odb, &mut walked)?;
     }
-    let full_search = match args.no_reuse_delta || args.no_reuse_object {
-        true => Some(args.search.limits(repo.config(), !args.no_reuse_object)?),
-        false => None,
-    };
+    let reuse = super::repack::reuse_of(args.no_reuse_delta, args.no_reuse_object);
+    let window_search = Some(args.search.limits(repo.config(), reuse)?);
     let options = PackOptions {
         thin: args.thin && matches!(selection, Selection::Revs { .. }),
         ofs_delta: args.delta_base_offset,
         compression,
         show_writing: true,
-        full_search,
+        window_search,
         cancel: context.cancel.clone(),
     };
     let stats = if args.stdout {
@@ -257,18 +259,19 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
             loosen_unreachable(&repo, &paths, since, &filters)?;
         }
         // As git: a bitmap of `--all` only (silently none otherwise).
+        let wanted = args.write_bitmap_index || args.write_bitmap_index_quiet;
+        let warn = |text: &str| match args.write_bitmap_index_quiet {
+            true => {}
+            false => eprintln!("warning: disabling bitmap writing, {text}"),
+        };
         match (selection.bitmap_tips(), &packs[..]) {
-            _ if !args.write_bitmap_index || !args.all => {}
+            _ if !wanted || !args.all => {}
             (Some(tips), [stored]) => {
                 let packed = Pack::open(&stored.pack.with_extension("idx"), repo.hash())?;
                 write_bitmap(&packed, &odb, &walked, tips, None, &progress)?;
             }
-            (Some(_), _) => eprintln!(
-                "warning: disabling bitmap writing, packs are split due to pack.packSizeLimit"
-            ),
-            (None, _) => {
-                eprintln!("warning: disabling bitmap writing, as some objects are not being packed")
-            }
+            (Some(_), _) => warn("packs are split due to pack.packSizeLimit"),
+            (None, _) => warn("as some objects are not being packed"),
         }
         for stored in &packs {
             println!("{}", stored.checksum);

@@ -8,7 +8,7 @@ use anyhow::{anyhow, bail};
 use clap::Args;
 use sluice_generate::{
     repack_all_with, repack_geometric_with_midx, repack_loose, writes_bitmaps, CruftOptions,
-    GeometricOptions, GivenLimits, PackSizeLimit, RepackOptions, SearchLimits,
+    GeometricOptions, GivenLimits, PackSizeLimit, RepackOptions, Reuse, SearchLimits,
 };
 use std::process::ExitCode;
 
@@ -124,12 +124,12 @@ pub(super) struct SearchArgs {
 }
 
 impl SearchArgs {
-    /// The limits from the arguments given, else the config, else git's defaults;
-    /// `reuse_whole` false compresses every object anew.
+    /// The limits from the arguments given, else the config, else git's defaults, keeping
+    /// what `reuse` says of the stored packs.
     pub(super) fn limits(
         &self,
         config: &sluice_odb::Config,
-        reuse_whole: bool,
+        reuse: Reuse,
     ) -> anyhow::Result<SearchLimits> {
         let window_memory = match &self.window_memory {
             Some(text) => Some(
@@ -145,7 +145,17 @@ impl SearchArgs {
             window_memory,
             threads: self.threads,
         };
-        Ok(SearchLimits::from_config(config, &given, reuse_whole)?)
+        Ok(SearchLimits::from_config(config, &given, reuse)?)
+    }
+}
+
+/// What of the stored packs a repack keeps as it is: `-f`, `-F` (pack-objects'
+/// `--no-reuse-delta`, `--no-reuse-object`), else git's default.
+pub(super) fn reuse_of(no_reuse_delta: bool, no_reuse_object: bool) -> Reuse {
+    match (no_reuse_delta, no_reuse_object) {
+        (_, true) => Reuse::Nothing,
+        (true, false) => Reuse::Objects,
+        (false, false) => Reuse::Deltas,
     }
 }
 
@@ -193,10 +203,8 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         (_, true) => false,
         _ => writes_bitmaps(&repo)?,
     };
-    let full_search = match args.no_reuse_delta || args.no_reuse_object {
-        true => Some(args.search.limits(repo.config(), !args.no_reuse_object)?),
-        false => None,
-    };
+    let reuse = reuse_of(args.no_reuse_delta, args.no_reuse_object);
+    let window_search = Some(args.search.limits(repo.config(), reuse)?);
     let filter = match (args.filter.as_deref(), &args.filter_to) {
         (Some(spec), to) => Some(filter_out(
             spec,
@@ -223,7 +231,7 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         max_pack_size: max_pack_size.map(|limit| limit.bytes),
         unpack_unreachable,
         local: args.local,
-        full_search,
+        window_search,
         write_midx: args.write_midx,
         cruft: match args.cruft {
             true => Some(CruftOptions {
