@@ -298,7 +298,8 @@ pub fn repack_all_with(
         .map(|p| Pack::open(&p.with_extension("idx"), repo.hash()))
         .collect::<Result<Vec<_>, _>>()?;
     // The filtered pack counts where it is the repository's own (beside the new one).
-    let filtered = filtered.filter(|f| f.path().parent() == new_packs[0].parent());
+    let own = objects_dir.join("pack");
+    let filtered = filtered.filter(|f| f.path().parent() == Some(own.as_path()));
     prune_packed(&odb, |id| {
         (packed
             .iter()
@@ -311,8 +312,8 @@ pub fn repack_all_with(
         // The new pack first in the bitmap's order: its own bitmap is carried over whole. It
         // stays beside the multi-pack-index's, which git reads first.
         (true, true) => {
-            let name = new_packs[0]
-                .file_name()
+            let name = (new_packs.first())
+                .and_then(|pack| pack.file_name())
                 .map(|n| n.to_string_lossy().into_owned());
             crate::write_midx_bitmap(repo, name, progress, &options.cancel)?;
         }
@@ -325,6 +326,7 @@ pub fn repack_all_with(
     Ok(Repacked {
         stats,
         bitmap_dropped: split && write_bitmap,
+        nothing_new: new_packs.is_empty(),
     })
 }
 
@@ -337,6 +339,9 @@ pub struct Repacked {
     /// written (git warns "disabling bitmap writing, packs are split due to
     /// pack.packSizeLimit").
     pub bitmap_dropped: bool,
+    /// The roots reach nothing to pack (an empty repository, or everything in packs left
+    /// alone): no new pack was written, and git says "Nothing new to pack.".
+    pub nothing_new: bool,
 }
 
 /// The new packs of everything in `walked`, cut under `options.max_pack_size`.
@@ -347,6 +352,10 @@ fn write_new_packs(
     options: &RepackOptions,
     progress: &dyn Progress,
 ) -> Result<(Vec<PathBuf>, PackStats), RepackError> {
+    // git's pack-objects writes no pack of nothing (`--non-empty`).
+    if walked.objects.is_empty() {
+        return Ok((Vec::new(), PackStats::default()));
+    }
     let limits = (options.window_search, options.max_pack_size);
     let (stored, stats) = write_packs_into(repo, odb, walked, limits, progress, &options.cancel)?;
     Ok((stored.into_iter().map(|s| s.pack).collect(), stats))

@@ -312,3 +312,52 @@ fn repack_takes_gits_short_flags_and_switches() {
         }
     }
 }
+
+/// `repack -a -d` with nothing the roots reach (an empty repository; one whose only pack holds
+/// objects no ref reaches, written long ago): no new pack, "Nothing new to pack." on stdout
+/// (nothing with `-q`), the old pack gone; `gc` of an empty repository writes nothing either.
+/// Twinned with git's.
+#[test]
+fn repack_with_nothing_to_pack_writes_no_pack_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let said = |sluice: bool, repo: &Path, args: &[&str]| {
+            let out = env.sluice_or_git(sluice, repo, args);
+            assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let mut seen = Vec::new();
+        for sluice in [false, true] {
+            let repo = env.init(&format!("empty-{sluice}"), false);
+            let mut told = vec![said(sluice, &repo, &["repack", "-a", "-d"])];
+            told.push(said(sluice, &repo, &["repack", "-a", "-d", "-q"]));
+            told.push(said(sluice, &repo, &["gc", "-q"]));
+            let emptied = env.init(&format!("dangling-{sluice}"), false);
+            let out =
+                env.git_with_input(&emptied, &["hash-object", "-w", "--stdin"], b"dangling\n");
+            assert!(out.status.success());
+            let packed = env.git_with_input(
+                &emptied,
+                &["pack-objects", "-q", ".git/objects/pack/pack"],
+                &out.stdout,
+            );
+            assert!(packed.status.success());
+            let written = crate::util::list_dir(&emptied.join(".git/objects/pack"));
+            assert!(!written.is_empty());
+            for pack in written {
+                let path = emptied.join(".git/objects/pack").join(pack);
+                let old = std::time::SystemTime::now() - std::time::Duration::from_secs(86_400);
+                let file = std::fs::File::open(&path).unwrap();
+                file.set_modified(old).unwrap();
+            }
+            env.git(&emptied, &["prune-packed"]);
+            told.push(said(sluice, &emptied, &["repack", "-a", "-d"]));
+            let listed = |repo: &Path| crate::util::list_dir(&repo.join(".git/objects/pack"));
+            seen.push((told, listed(&repo), listed(&emptied)));
+            env.git(&repo, &["fsck", "--strict"]);
+        }
+        assert_eq!(seen[1], seen[0]);
+        assert_eq!(seen[0].0[0], "Nothing new to pack.\n");
+        assert!(seen[0].2.is_empty(), "{:?}", seen[0]);
+    }
+}

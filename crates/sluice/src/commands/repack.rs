@@ -262,7 +262,11 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if repacked.bitmap_dropped && asked {
         eprintln!("warning: disabling bitmap writing, packs are split due to pack.packSizeLimit");
     }
-    if crate::progress::enabled(!args.quiet, false) {
+    if repacked.nothing_new {
+        if !args.quiet {
+            println!("Nothing new to pack.");
+        }
+    } else if crate::progress::enabled(!args.quiet, false) {
         eprintln!("{}", repacked.stats);
     }
     Ok(ExitCode::SUCCESS)
