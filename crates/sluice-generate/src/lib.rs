@@ -21,6 +21,7 @@ mod promisor;
 mod repack;
 mod split;
 mod verbatim;
+mod window_plan;
 mod window_search;
 mod write;
 

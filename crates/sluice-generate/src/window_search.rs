@@ -271,9 +271,7 @@ fn search_segment(
             continue;
         }
         let tried_in = object.tried_in(limits.reuse);
-        let any_base = window
-            .iter()
-            .any(|slot| tried_in.is_none() || slot.pack != tried_in);
+        let any_base = (window.iter()).any(|slot| tried_in.is_none() || slot.pack != tried_in);
         let data = match object.stored_whole && !any_base {
             // Neither searched nor compressed now: read only if a later object tries it.
             true => None,

@@ -15,14 +15,14 @@ use crate::checksum_memo::{ChecksumMemo, CopyKey};
 use crate::delta_search::{search_deltas, Candidate, NewDelta, Role};
 use crate::place::{CopyCheck, Job};
 use crate::verbatim;
-use crate::window_search::{search_all, Made, Reuse, SearchLimits, Sized};
+use crate::window_plan::{search_window, stored_entry, StoredEntry};
+use crate::window_search::{Made, Reuse, SearchLimits};
 use crate::GenerateError;
 use sluice_graph::{KnownObjects, Walked};
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::{Discard, Progress};
 use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
 use sluice_odb::{Config, ConfigError, ObjectDb, Pack};
-use sluice_pack::entry::EntryKind;
 use sluice_pack::{IdxEntry, PackWriter};
 use std::io::Write;
 
@@ -317,6 +317,8 @@ fn write<'a, W: Write>(
             entries: Entries::Copied(pack),
         });
     }
+    // Not beside a window search: git's tries a pack's whole objects against the other packs'
+    // (the larger, newer versions first), which a pack copied in one piece would keep whole.
     let verbatim = match options.window_search {
         None => verbatim::choose(odb, &sent_per_pack, options.ofs_delta),
         Some(_) => None,
@@ -476,7 +478,7 @@ fn search(
     let index = &sent.index;
     match &options.window_search {
         Some(limits) => {
-            let made = search_window(odb, walked, plan, sent, limits, options, progress)?;
+            let made = search_window(odb, (walked, plan, sent), limits, options, progress)?;
             for (id, made) in made {
                 let planned = &mut plan[index[&id] as usize];
                 match made {
@@ -607,114 +609,6 @@ fn delta_candidates(
     Ok(candidates)
 }
 
-/// The window search: every tree and blob of the walk but the stored deltas `limits` keep,
-/// sized without being read, searched within `limits`; the deltas found, by target.
-fn search_window(
-    odb: &ObjectDb,
-    walked: &Walked,
-    plan: &[Planned],
-    sent: &Sent<'_>,
-    limits: &SearchLimits,
-    options: &PackOptions,
-    progress: &dyn Progress,
-) -> Result<Vec<(ObjectId, Made)>, GenerateError> {
-    use rayon::prelude::*;
-    let index = &sent.index;
-    let kept = match limits.reuse {
-        Reuse::Deltas => KeptDeltas::of(odb, plan, sent)?,
-        Reuse::Objects | Reuse::Nothing => KeptDeltas::default(),
-    };
-    let searched: Vec<_> = (walked.objects.iter())
-        .filter(|o| matches!(o.kind, ObjectKind::Tree | ObjectKind::Blob))
-        .filter(|o| !kept.base.contains_key(&o.id))
-        .collect();
-    let reuse_whole = limits.reuse != Reuse::Nothing;
-    // A delta's size is in its first bytes, which must be inflated: on every core.
-    let objects = (searched.par_iter())
-        .map(|object| {
-            let (size, stored_whole, in_pack) = match plan[index[&object.id] as usize].source {
-                Source::Packed {
-                    pack: at, position, ..
-                } => {
-                    let pack = &odb.packs()[at as usize];
-                    let whole = matches!(
-                        pack.entry_header(position as usize)?.kind,
-                        EntryKind::Base(_)
-                    );
-                    let size = pack.object_size(position as usize)?;
-                    (size, whole && reuse_whole, Some(at))
-                }
-                Source::Elsewhere => match odb.read(&object.id)? {
-                    Some((_, data)) => (data.len() as u64, false, None),
-                    None => return Err(GenerateError::MissingObject(object.id)),
-                },
-            };
-            Ok(Sized {
-                id: object.id,
-                kind: object.kind,
-                name_hash: object.name_hash,
-                size,
-                stored_whole,
-                headroom: kept.headroom.get(&object.id).copied().unwrap_or(0),
-                pack: in_pack,
-            })
-        })
-        .collect::<Result<Vec<_>, GenerateError>>()?;
-    let found = search_all(
-        odb,
-        &objects,
-        limits,
-        (options.compression, &options.cancel),
-        progress,
-    );
-    Ok(found
-        .into_iter()
-        .map(|(at, made)| (objects[at].id, made))
-        .collect())
-}
-
-/// The stored deltas a search keeps ([`Reuse::Deltas`]): each with its base, and for every
-/// object searched that such deltas are built on, the longest chain of them.
-#[derive(Default)]
-struct KeptDeltas {
-    base: IdMap<ObjectId>,
-    headroom: IdMap<u32>,
-}
-
-impl KeptDeltas {
-    /// The stored deltas of `plan` whose base is sent too, and the chains they make.
-    fn of(odb: &ObjectDb, plan: &[Planned], sent: &Sent<'_>) -> Result<Self, GenerateError> {
-        let mut base = IdMap::default();
-        for planned in plan {
-            if let StoredEntry::Delta { base: Some(of), .. } = stored_entry(odb, planned)? {
-                if sent.contains(&of) {
-                    base.insert(planned.id, of);
-                }
-            }
-        }
-        // Each chain's length, from the delta up to the first object searched (its root);
-        // a cycle (copies of one object stored in two packs as deltas of each other) is
-        // written whole by the writer and gives no root.
-        let mut headroom: IdMap<u32> = IdMap::default();
-        for &start in base.keys() {
-            let mut at = start;
-            let mut length = 0u32;
-            while let Some(&next) = base.get(&at) {
-                length += 1;
-                at = next;
-                if length as usize > base.len() {
-                    break;
-                }
-            }
-            if !base.contains_key(&at) {
-                let room = headroom.entry(at).or_default();
-                *room = (*room).max(length);
-            }
-        }
-        Ok(KeptDeltas { base, headroom })
-    }
-}
-
 /// Stored thin deltas smaller than this are kept without a search.
 const MIN_STORED_DELTA: u64 = 1024;
 
@@ -737,39 +631,5 @@ fn stored_form(
             size,
         } if options.thin && known.contains(odb, &base) => Stored::ThinDelta { size },
         StoredEntry::Delta { .. } | StoredEntry::NotPacked => Stored::Rebuilt,
-    })
-}
-
-/// What a planned object's stored entry is.
-enum StoredEntry {
-    /// It is not in a pack.
-    NotPacked,
-    /// A whole object.
-    Whole,
-    /// A delta against `base` (`None`: an offset that starts no entry), `size` bytes long.
-    Delta { base: Option<ObjectId>, size: u64 },
-}
-
-fn stored_entry(odb: &ObjectDb, planned: &Planned) -> Result<StoredEntry, GenerateError> {
-    let Source::Packed {
-        pack,
-        position,
-        offset,
-    } = planned.source
-    else {
-        return Ok(StoredEntry::NotPacked);
-    };
-    let pack = &odb.packs()[pack as usize];
-    let header = pack.entry_header(position as usize)?;
-    let base = match header.kind {
-        EntryKind::Base(_) => return Ok(StoredEntry::Whole),
-        EntryKind::OfsDelta { distance } => (offset.checked_sub(distance))
-            .and_then(|at| pack.position_at(at))
-            .map(|position| pack.index().id(position)),
-        EntryKind::RefDelta { base } => Some(base),
-    };
-    Ok(StoredEntry::Delta {
-        base,
-        size: header.size,
     })
 }

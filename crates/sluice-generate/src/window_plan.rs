@@ -1,0 +1,159 @@
+//! What the window search of a repack or pack-objects gets from the plan: every tree and blob
+//! of the walk but the stored deltas kept as they are, each sized without being read, with
+//! where it is stored (an object is not tried against its own pack's, when that pack's writer
+//! tried them) and how many kept deltas hang below it.
+
+use crate::window_search::{search_all, Made, Reuse, SearchLimits, Sized};
+use crate::write::{PackOptions, Planned, Sent, Source};
+use crate::GenerateError;
+use sluice_graph::Walked;
+use sluice_object::progress::Progress;
+use sluice_object::{IdMap, ObjectId, ObjectKind};
+use sluice_odb::ObjectDb;
+use sluice_pack::entry::EntryKind;
+
+/// The plan as the search sees it: the walk, the plan, what is sent.
+pub(crate) type Searched<'a, 'p> = (&'a Walked, &'a [Planned], &'a Sent<'p>);
+
+/// The window search of `searched` within `limits`; the deltas found, and the objects
+/// compressed whole, by target.
+pub(crate) fn search_window(
+    odb: &ObjectDb,
+    (walked, plan, sent): Searched<'_, '_>,
+    limits: &SearchLimits,
+    options: &PackOptions,
+    progress: &dyn Progress,
+) -> Result<Vec<(ObjectId, Made)>, GenerateError> {
+    use rayon::prelude::*;
+    let kept = match limits.reuse {
+        Reuse::Deltas => KeptDeltas::of(odb, plan, sent)?,
+        Reuse::Objects | Reuse::Nothing => KeptDeltas::default(),
+    };
+    let searched: Vec<_> = (walked.objects.iter())
+        .filter(|o| matches!(o.kind, ObjectKind::Tree | ObjectKind::Blob))
+        .filter(|o| !kept.base.contains_key(&o.id))
+        .collect();
+    let reuse_whole = limits.reuse != Reuse::Nothing;
+    // A delta's size is in its first bytes, which must be inflated: on every core.
+    let objects = (searched.par_iter())
+        .map(|object| {
+            let (size, stored_whole, pack) = match plan[sent.index[&object.id] as usize].source {
+                Source::Packed { pack, position, .. } => {
+                    let (size, whole) = stored_size(odb, pack as usize, position as usize)?;
+                    (size, whole && reuse_whole, Some(pack))
+                }
+                Source::Elsewhere => match odb.read(&object.id)? {
+                    Some((_, data)) => (data.len() as u64, false, None),
+                    None => return Err(GenerateError::MissingObject(object.id)),
+                },
+            };
+            Ok(Sized {
+                id: object.id,
+                kind: object.kind,
+                name_hash: object.name_hash,
+                size,
+                stored_whole,
+                headroom: kept.headroom.get(&object.id).copied().unwrap_or(0),
+                pack,
+            })
+        })
+        .collect::<Result<Vec<_>, GenerateError>>()?;
+    let found = search_all(
+        odb,
+        &objects,
+        limits,
+        (options.compression, &options.cancel),
+        progress,
+    );
+    Ok(found
+        .into_iter()
+        .map(|(at, made)| (objects[at].id, made))
+        .collect())
+}
+
+/// The size of the object stored at `position` of pack number `pack`, and whether it is
+/// stored whole.
+fn stored_size(odb: &ObjectDb, pack: usize, position: usize) -> Result<(u64, bool), GenerateError> {
+    let pack = &odb.packs()[pack];
+    let whole = matches!(pack.entry_header(position)?.kind, EntryKind::Base(_));
+    Ok((pack.object_size(position)?, whole))
+}
+
+/// The stored deltas a search keeps ([`Reuse::Deltas`]): each with its base, and for every
+/// object searched that such deltas are built on, the longest chain of them.
+#[derive(Default)]
+struct KeptDeltas {
+    base: IdMap<ObjectId>,
+    headroom: IdMap<u32>,
+}
+
+impl KeptDeltas {
+    /// The stored deltas of `plan` whose base is sent too, and the chains they make.
+    fn of(odb: &ObjectDb, plan: &[Planned], sent: &Sent<'_>) -> Result<Self, GenerateError> {
+        let mut base = IdMap::default();
+        for planned in plan {
+            if let StoredEntry::Delta { base: Some(of), .. } = stored_entry(odb, planned)? {
+                if sent.contains(&of) {
+                    base.insert(planned.id, of);
+                }
+            }
+        }
+        // Each chain's length, from the delta up to the first object searched (its root);
+        // a cycle (copies of one object stored in two packs as deltas of each other) is
+        // written whole by the writer and gives no root.
+        let mut headroom: IdMap<u32> = IdMap::default();
+        for &start in base.keys() {
+            let mut at = start;
+            let mut length = 0u32;
+            while let Some(&next) = base.get(&at) {
+                length += 1;
+                at = next;
+                if length as usize > base.len() {
+                    break;
+                }
+            }
+            if !base.contains_key(&at) {
+                let room = headroom.entry(at).or_default();
+                *room = (*room).max(length);
+            }
+        }
+        Ok(KeptDeltas { base, headroom })
+    }
+}
+
+/// What a planned object's stored entry is.
+pub(crate) enum StoredEntry {
+    /// It is not in a pack.
+    NotPacked,
+    /// A whole object.
+    Whole,
+    /// A delta against `base` (`None`: an offset that starts no entry), `size` bytes long.
+    Delta { base: Option<ObjectId>, size: u64 },
+}
+
+pub(crate) fn stored_entry(
+    odb: &ObjectDb,
+    planned: &Planned,
+) -> Result<StoredEntry, GenerateError> {
+    let Source::Packed {
+        pack,
+        position,
+        offset,
+    } = planned.source
+    else {
+        return Ok(StoredEntry::NotPacked);
+    };
+    let pack = &odb.packs()[pack as usize];
+    let header = pack.entry_header(position as usize)?;
+    let base = match header.kind {
+        EntryKind::Base(_) => return Ok(StoredEntry::Whole),
+        EntryKind::OfsDelta { distance } => (offset.checked_sub(distance))
+            .and_then(|at| pack.position_at(at))
+            .map(|position| pack.index().id(position)),
+        EntryKind::RefDelta { base } => Some(base),
+    };
+    Ok(StoredEntry::Delta {
+        base,
+        size: header.size,
+    })
+}
