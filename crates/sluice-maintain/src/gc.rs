@@ -64,6 +64,9 @@ pub struct GcOptions {
     /// Unreachable objects older than this go (`--prune`, `gc.pruneExpire`, 2 weeks);
     /// `None`: none (`never`).
     pub prune_expire: Option<SystemTime>,
+    /// `--no-prune`: no expiry at all, not even `never`. git then gives its repack no cruft
+    /// expiration, and so the cruft packs are combined up to `gc.maxCruftSize`.
+    pub no_prune: bool,
     /// The reflog ages (`gc.reflogExpire`, `gc.reflogExpireUnreachable`).
     pub reflog: ExpireOptions,
     /// The repack's delta search: `pack.window`, `pack.depth` and the rest, stored deltas
@@ -111,6 +114,7 @@ impl GcOptions {
         Ok(GcOptions {
             auto,
             prune_expire,
+            no_prune: false,
             reflog: ExpireOptions {
                 expire: age("gc.reflogexpire", "90.days.ago")?,
                 expire_unreachable: age("gc.reflogexpireunreachable", "30.days.ago")?,
@@ -192,10 +196,8 @@ pub fn gc(
             expiration: options.prune_expire,
             max_size: PackSizeLimit::resolve(options.max_cruft_size, repo.config())?
                 .map(|limit| limit.bytes),
-            // As git's repack, given no expiration (here: nothing is ever pruned).
-            combine_below: options
-                .max_cruft_size
-                .filter(|_| options.prune_expire.is_none()),
+            // As git's repack, given no expiration: `--no-prune` (`never` is one).
+            combine_below: options.max_cruft_size.filter(|_| options.no_prune),
         }),
         keep_packs: match options.keep_largest_pack {
             true => largest_pack(repo).into_iter().collect(),

@@ -158,17 +158,38 @@ fn repack_and_gc_cut_packs_at_the_limit_as_git_does() {
         let env = Env::with_git(git.clone());
         let repo = env.init("repo", false);
         history(&env, &repo);
+        let mut steps: Vec<(&str, &[&str])> = vec![
+            (
+                "repack",
+                &["repack", "-a", "-d", "-q", "-b", "--max-pack-size=1m"],
+            ),
+            ("gc", &["-c", "pack.packSizeLimit=1m", "gc", "-q"]),
+            // Raised to 1 MiB, with git's warning from each pack-objects gc runs.
+            (
+                "raised",
+                &[
+                    "-c",
+                    "pack.packSizeLimit=100k",
+                    "-c",
+                    "gc.cruftPacks=false",
+                    "gc",
+                    "-q",
+                ],
+            ),
+            ("bad", &["repack", "-a", "-d", "--max-pack-size=1q"]),
+        ];
+        // git 2.39's cruft pack-objects is given no limit, and says nothing.
+        let version = String::from_utf8(env.git(env.path(), &["version"])).unwrap();
+        if !version.contains(" 2.39.") {
+            steps.push((
+                "raised-cruft",
+                &["-c", "pack.packSizeLimit=100k", "gc", "-q"],
+            ));
+        }
         let mut seen = Vec::new();
         for sluice in [false, true] {
             let mut said = Vec::new();
-            for (step, args) in [
-                (
-                    "repack",
-                    &["repack", "-a", "-d", "-q", "-b", "--max-pack-size=1m"][..],
-                ),
-                ("gc", &["-c", "pack.packSizeLimit=1m", "gc", "-q"]),
-                ("bad", &["repack", "-a", "-d", "--max-pack-size=1q"]),
-            ] {
+            for &(step, args) in &steps {
                 let twin = env.path().join(format!("{step}-{sluice}"));
                 let twin_str = twin.to_str().unwrap();
                 env.git(
@@ -180,6 +201,13 @@ fn repack_and_gc_cut_packs_at_the_limit_as_git_does() {
                 let cut = step != "bad";
                 let packs = judged_packs(&env, &twin.join("objects/pack"), None, cut);
                 assert!(!cut || packs.len() >= 2, "{step}: {packs:?}");
+                let warned = stderr(&out).contains("minimum pack size limit is 1 MiB");
+                assert_eq!(
+                    warned,
+                    step.starts_with("raised"),
+                    "{step}: {}",
+                    stderr(&out)
+                );
                 said.push((out.status.code(), stderr(&out), all_objects(&packs)));
             }
             seen.push(said);
@@ -257,6 +285,23 @@ fn max_cruft_size_combines_and_cuts_cruft_packs_as_git_does() {
                     ],
                 ),
                 ("gc", &["-c", "gc.maxCruftSize=1m", "gc", "-q"]),
+                // `--no-prune` gives the repack no expiration: combined as above.
+                (
+                    "no-prune",
+                    &["-c", "gc.maxCruftSize=1m", "gc", "-q", "--no-prune"],
+                ),
+                // `never` is an expiration: nothing combined by size.
+                (
+                    "never",
+                    &[
+                        "-c",
+                        "gc.maxCruftSize=1m",
+                        "-c",
+                        "gc.pruneExpire=never",
+                        "gc",
+                        "-q",
+                    ],
+                ),
                 ("bad", &["gc", "-q", "--max-cruft-size=x"]),
             ] {
                 let twin = env.path().join(format!("{step}-{sluice}"));
@@ -264,9 +309,9 @@ fn max_cruft_size_combines_and_cuts_cruft_packs_as_git_does() {
                 let out = env.sluice_or_git(sluice, &twin, args);
                 env.git(&twin, &["fsck", "--strict", "--no-dangling"]);
                 let dir = twin.join(".git/objects/pack");
-                let cut = matches!(step, "expiring" | "gc");
+                let cut = matches!(step, "expiring" | "gc" | "never");
                 let packs = match step {
-                    "combine" => crate::repack_filter::packs_in(&env, &dir),
+                    "combine" | "no-prune" => crate::repack_filter::packs_in(&env, &dir),
                     _ => vec![format!(
                         "{:?}",
                         all_objects(&judged_packs(&env, &dir, None, cut))

@@ -2,8 +2,8 @@
 
 use super::Context;
 use clap::Args;
-use sluice_generate::{GivenLimits, Reuse, SearchLimits};
-use sluice_maintain::{gc, GcOptions};
+use sluice_generate::{GivenLimits, PackSizeLimit, Reuse, SearchLimits};
+use sluice_maintain::{gc, GcOptions, GcOutcome};
 use std::process::ExitCode;
 
 /// `git gc`'s arguments.
@@ -52,6 +52,7 @@ pub fn run(args: GcArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let progress = args.foreground.progress();
     let mut options = GcOptions::from_config(repo.config(), args.auto, prune)?;
     options.cancel = context.cancel.clone();
+    options.no_prune = args.no_prune;
     options.keep_largest_pack = args.keep_largest_pack;
     options.cruft = super::either(args.cruft, args.no_cruft).unwrap_or(options.cruft);
     match super::size_option("max-cruft-size", args.max_cruft_size.as_deref()) {
@@ -70,6 +71,14 @@ pub fn run(args: GcArgs, context: &Context) -> anyhow::Result<ExitCode> {
         };
         options.window_search = Some(SearchLimits::from_config(config, &given, Reuse::Objects)?);
     }
-    gc(&repo, &options, &progress)?;
+    if gc(&repo, &options, &progress)? == GcOutcome::Done {
+        // What git's pack-objects says, run for the new pack and (git 2.47) the cruft pack.
+        let limit = PackSizeLimit::resolve(None, repo.config())?;
+        if limit.is_some_and(|limit| limit.raised) {
+            for _ in 0..1 + usize::from(options.cruft) {
+                eprintln!("warning: minimum pack size limit is 1 MiB");
+            }
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
