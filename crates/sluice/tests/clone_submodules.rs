@@ -97,6 +97,28 @@ fn clone_recurse_submodules_as_git_does() {
             "--filter=blob:none",
             "--also-filter-submodules",
         ],
+        // The same filter from `clone.filterSubmodules`.
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "-c",
+            "clone.filterSubmodules=true",
+            "clone",
+            "-q",
+            "--recurse-submodules",
+            "--no-local",
+            "--filter=blob:none",
+        ],
+        // `submodule.recurse=true` written for the commands after.
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "-c",
+            "submodule.stickyRecursiveClone=true",
+            "clone",
+            "-q",
+            "--recurse-submodules",
+        ],
         // Only the submodules the pathspecs make active.
         &[
             "-c",

@@ -231,15 +231,22 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if let Some(spec) = &args.filter {
         args.filter = Some(filter_spec(spec)?);
     }
-    // Each pathspec once, sorted, as git writes them, before `-c`'s settings.
-    let mut active = args.recurse_submodules.clone();
+    let user_config = context.config(None)?;
+    // Each pathspec once, sorted, as git writes them, before `-c`'s settings; and with
+    // `submodule.stickyRecursiveClone`, `submodule.recurse` so that later commands recurse.
+    let mut active: Vec<String> = (args.recurse_submodules.iter())
+        .map(|pathspec| format!("submodule.active={pathspec}"))
+        .collect();
     active.sort();
     active.dedup();
-    for (at, pathspec) in active.iter().enumerate() {
-        args.config
-            .insert(at, format!("submodule.active={pathspec}"));
+    let sticky = user_config.get_bool("submodule.stickyrecursiveclone")?;
+    if !active.is_empty() && sticky == Some(true) {
+        active.push("submodule.recurse=true".to_owned());
     }
-    let user_config = context.config(None)?;
+    args.config.splice(0..0, active);
+    // `--also-filter-submodules`, else `clone.filterSubmodules`.
+    let filter_submodules = args.also_filter_submodules
+        || user_config.get_bool("clone.filtersubmodules")? == Some(true);
     let remote = Remote::to_clone(&context.cwd, &user_config, &args.repository)?;
     // Before "Cloning into", and in clone's words (fetch says it another way), as git does;
     // a name with a colon goes to the transport, which says it its own way.
@@ -345,7 +352,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
             quiet: args.quiet,
             progress: args.progress,
             shallow: args.shallow_submodules,
-            filter: args.filter.clone().filter(|_| args.also_filter_submodules),
+            filter: args.filter.clone().filter(|_| filter_submodules),
             single_branch: args.single_branch,
             remote: args.remote_submodules,
         };
