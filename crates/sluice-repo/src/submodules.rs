@@ -238,6 +238,71 @@ fn pathspec_matches(spec: &str, path: &str) -> bool {
         && sluice_index::wildmatch::wildmatch(spec.as_bytes(), path.as_bytes())
 }
 
+/// A repository a submodule may borrow objects from, as `submodule.alternateLocation=
+/// superproject` looks for one: `modules/<name>/` of a repository the superproject borrows
+/// from (its path written as git writes it, `/` at the end).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModuleAlternate {
+    /// It is a repository: the submodule's clone takes it as a `--reference`.
+    Found(PathBuf),
+    /// Nothing is there.
+    Missing(PathBuf),
+    /// Something is there, but no repository.
+    NotARepository(PathBuf),
+}
+
+impl ModuleAlternate {
+    /// Why it cannot be borrowed from, in git's words; `None` when it can.
+    pub fn problem(&self) -> Option<String> {
+        match self {
+            ModuleAlternate::Found(_) => None,
+            ModuleAlternate::Missing(path) => {
+                Some(format!("path '{}' does not exist", path.display()))
+            }
+            ModuleAlternate::NotARepository(path) => Some(format!(
+                "reference repository '{}' is not a local repository.",
+                path.display()
+            )),
+        }
+    }
+}
+
+/// For the submodule named `name`, `modules/<name>/` of every repository `repo` borrows from
+/// (an alternate object directory `<repository>/objects`; others are no repository).
+pub fn superproject_alternates(repo: &Repository, name: &str) -> Vec<ModuleAlternate> {
+    let odb = repo.objects();
+    (odb.alternates().iter())
+        .filter_map(|alternate| {
+            let dir = alternate.dir().to_str()?;
+            let repository = dir.trim_end_matches('/').strip_suffix("/objects")?;
+            let path = PathBuf::from(format!("{repository}/{}/", modules_dir(name).display()));
+            Some(match std::fs::metadata(&path) {
+                Err(_) => ModuleAlternate::Missing(path),
+                Ok(_) if path.join("objects").is_dir() => ModuleAlternate::Found(path),
+                Ok(_) => ModuleAlternate::NotARepository(path),
+            })
+        })
+        .collect()
+}
+
+/// Passes `repo`'s `submodule.alternateLocation` and `submodule.alternateErrorStrategy` on to
+/// the submodule repository just cloned at `git_dir`, as git does, so that its own submodules
+/// borrow alike.
+pub fn pass_on_alternates(repo: &Repository, git_dir: &Path) -> Result<(), SubmoduleError> {
+    let keys = ["alternateLocation", "alternateErrorStrategy"];
+    let settings: Vec<(&str, &str)> = (keys.iter())
+        .filter_map(|&key| Some((key, repo.config().get(&format!("submodule.{key}"))?)))
+        .collect();
+    if settings.is_empty() {
+        return Ok(());
+    }
+    let mut config = ConfigFile::open(&git_dir.join("config"))?;
+    for (key, value) in settings {
+        config.set(&ConfigKey::new("submodule", None, key), value)?;
+    }
+    Ok(config.write()?)
+}
+
 /// Where the repository of the submodule named `name` is, under the superproject's git
 /// directory: `modules/<name>`, joined as text as git joins it, so that a name beginning with
 /// `/` stays inside (a path joined to an absolute one would be that one).

@@ -469,3 +469,61 @@ fn seed_clone(env: &Env, top: &Path) -> PathBuf {
     env.git(env.path(), &clone);
     seed
 }
+
+/// `clone --recurse-submodules --reference <repo>` (and `--reference-if-able`): the submodules
+/// borrow from the reference's own submodules (`submodule.alternateLocation=superproject`); one
+/// the reference lacks fails the clone with `--reference` and is said and skipped with
+/// `--reference-if-able`; both at once are refused. As git: what was said, what was left, and
+/// every repository's `objects/info/alternates`.
+#[test]
+fn submodules_borrow_from_the_references_submodules_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let top = sources(&env);
+        let full = seed_clone(&env, &top);
+        let plain = env.path().join("plain");
+        env.git(env.path(), &["clone", "-q", top.to_str().unwrap(), "plain"]);
+        let (full, plain) = (full.to_str().unwrap(), plain.to_str().unwrap());
+        let cases: [(&str, &[&str]); 5] = [
+            ("full", &["--reference", full]),
+            ("full-if-able", &["--reference-if-able", full]),
+            ("plain", &["--reference", plain]),
+            ("plain-if-able", &["--reference-if-able", plain]),
+            ("both", &["--reference", full, "--reference-if-able", plain]),
+        ];
+        for (name, options) in cases {
+            let seen = cloned_twins(&env, &top, (name, options), |_| {});
+            let borrowed: Vec<String> = [false, true]
+                .iter()
+                .map(|sluice| alternates(&env.path().join(format!("{name}-{sluice}/clone/.git"))))
+                .collect();
+            assert_eq!(seen[1], seen[0], "{name} with {}", git.display());
+            assert_eq!(borrowed[1], borrowed[0], "{name} with {}", git.display());
+        }
+        let borrowed = alternates(&env.path().join("full-true/clone/.git"));
+        assert!(borrowed.contains("modules/libs/lib/objects"), "{borrowed}");
+    }
+}
+
+/// Every `objects/info/alternates` under `git_dir`, with its path there.
+fn alternates(git_dir: &Path) -> String {
+    let mut found = String::new();
+    let mut dirs = vec![git_dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut entries: Vec<PathBuf> = entries.map(|e| e.unwrap().path()).collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.ends_with("objects/info/alternates") {
+                let at = path.strip_prefix(git_dir).unwrap().display().to_string();
+                let text = std::fs::read_to_string(&path).unwrap();
+                found.push_str(&format!("{at}: {text}"));
+            }
+        }
+    }
+    found
+}

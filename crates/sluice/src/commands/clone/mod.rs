@@ -243,6 +243,20 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if !active.is_empty() && sticky == Some(true) {
         active.push("submodule.recurse=true".to_owned());
     }
+    // The submodules borrow from the references' own submodules (`modules/<name>`).
+    let recursing = !active.is_empty();
+    let both_references = !args.reference.is_empty() && !args.reference_if_able.is_empty();
+    if recursing {
+        let strategy = match (args.reference.is_empty(), args.reference_if_able.is_empty()) {
+            (false, false) | (true, true) => None,
+            (false, true) => Some("die"),
+            (true, false) => Some("info"),
+        };
+        if let Some(strategy) = strategy {
+            active.push("submodule.alternateLocation=superproject".to_owned());
+            active.push(format!("submodule.alternateErrorStrategy={strategy}"));
+        }
+    }
     args.config.splice(0..0, active);
     // `--also-filter-submodules`, else `clone.filterSubmodules`.
     let filter_submodules = args.also_filter_submodules
@@ -287,6 +301,9 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         eprintln!("Cloning into {into}'{}'...", directory.display());
     }
     // After "Cloning into", as git checks them.
+    if recursing && both_references {
+        bail!("clone --recursive is not compatible with both --reference and --reference-if-able");
+    }
     if args.also_filter_submodules && args.filter.is_none() {
         bail!("the option '--also-filter-submodules' requires '--filter'");
     }

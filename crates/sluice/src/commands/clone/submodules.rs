@@ -5,10 +5,11 @@
 //! checkout, its commit checked out detached, and the same again inside it.
 
 use sluice_repo::submodules::{
-    checked_out_submodules, connect, default_remote, is_active, register, Placed, Submodule,
+    checked_out_submodules, connect, default_remote, is_active, pass_on_alternates, register,
+    superproject_alternates, ModuleAlternate, Placed, Submodule,
 };
 use sluice_repo::Repository;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// What the clones of submodules are given, from the superproject's clone.
@@ -71,8 +72,8 @@ pub(super) fn update(
     // As git: every clone once, then those that failed once more; a second failure ends it.
     let mut failed = Vec::new();
     for sub in placed.iter().filter(|sub| !sub.placed.git_dir.exists()) {
-        match clone(sub, recursion)? {
-            true => connect(&sub.placed.git_dir, &sub.placed.work_tree)?,
+        match clone(repo, sub, recursion)? {
+            true => cloned(repo, sub)?,
             false => {
                 eprintln!("Failed to clone '{}'. Retry scheduled", sub.shown);
                 failed.push(sub);
@@ -80,11 +81,11 @@ pub(super) fn update(
         }
     }
     for sub in failed {
-        if !clone(sub, recursion)? {
+        if !clone(repo, sub, recursion)? {
             eprintln!("Failed to clone '{}' a second time, aborting", sub.shown);
             return Ok(false);
         }
-        connect(&sub.placed.git_dir, &sub.placed.work_tree)?;
+        cloned(repo, sub)?;
     }
     for sub in &placed {
         let commit = match recursion.remote {
@@ -115,6 +116,13 @@ pub(super) fn update(
         }
     }
     Ok(true)
+}
+
+/// Ties the clone of `sub` to its work tree, and gives it the superproject's alternate
+/// settings.
+fn cloned(repo: &Repository, sub: &Registered) -> anyhow::Result<()> {
+    connect(&sub.placed.git_dir, &sub.placed.work_tree)?;
+    Ok(pass_on_alternates(repo, &sub.placed.git_dir)?)
 }
 
 /// Fetches the recorded commit of `sub` by id when no branch of its remote held it, as git
@@ -169,10 +177,16 @@ fn remote_tip(repo: &Repository, sub: &Registered) -> anyhow::Result<sluice_obje
 }
 
 /// Clones `sub` without a checkout; false when that failed (git's words said).
-fn clone(sub: &Registered, recursion: &Recursion) -> anyhow::Result<bool> {
+fn clone(repo: &Repository, sub: &Registered, recursion: &Recursion) -> anyhow::Result<bool> {
+    let Some(references) = references(repo, &sub.placed.submodule.name)? else {
+        return Ok(false);
+    };
     let mut command = own_command(Path::new("."))?;
     command.args(["clone", "--no-checkout", "--separate-git-dir"]);
     command.arg(&sub.placed.git_dir);
+    for reference in references {
+        command.arg("--reference").arg(reference);
+    }
     if recursion.quiet {
         command.arg("-q");
     }
@@ -202,6 +216,58 @@ fn clone(sub: &Registered, recursion: &Recursion) -> anyhow::Result<bool> {
     // What a failed clone left must not be taken for a repository the second time.
     let _ = std::fs::remove_dir_all(&sub.placed.git_dir);
     Ok(false)
+}
+
+/// git's hint when an alternate a submodule must borrow from is none.
+const DIE_ADVICE: &str = "\
+hint: An alternate computed from a superproject's alternate is invalid.
+hint: To allow Git to clone without an alternate in such a case, set
+hint: submodule.alternateErrorStrategy to 'info' or, equivalently, clone with
+hint: '--reference-if-able' instead of '--reference'.
+";
+
+/// The repositories the clone of the submodule `name` borrows from: with
+/// `submodule.alternateLocation=superproject`, the superproject's alternates' own
+/// `modules/<name>/`. One that is none is said and skipped (`alternateErrorStrategy=info`),
+/// passed over (`ignore`), or, by default (`die`), fails the clone: `None`.
+fn references(repo: &Repository, name: &str) -> anyhow::Result<Option<Vec<PathBuf>>> {
+    let config = repo.config();
+    match config.get("submodule.alternatelocation") {
+        None | Some("no") => return Ok(Some(Vec::new())),
+        Some("superproject") => {}
+        Some(other) => {
+            anyhow::bail!("Value '{other}' for submodule.alternateLocation is not recognized")
+        }
+    }
+    let strategy = config
+        .get("submodule.alternateerrorstrategy")
+        .unwrap_or("die");
+    if !matches!(strategy, "die" | "info" | "ignore") {
+        anyhow::bail!("Value '{strategy}' for submodule.alternateErrorStrategy is not recognized");
+    }
+    let mut found = Vec::new();
+    for alternate in superproject_alternates(repo, name) {
+        let problem = match alternate {
+            ModuleAlternate::Found(path) => {
+                found.push(path);
+                continue;
+            }
+            other => other.problem().unwrap_or_default(),
+        };
+        match strategy {
+            "die" => {
+                let advice = config.get_bool("advice.submodulealternateerrorstrategydie")?;
+                if advice != Some(false) {
+                    eprint!("{DIE_ADVICE}");
+                }
+                eprintln!("fatal: submodule '{name}' cannot add alternate: {problem}");
+                return Ok(None);
+            }
+            "info" => eprintln!("submodule '{name}' cannot add alternate: {problem}"),
+            _ => {}
+        }
+    }
+    Ok(Some(found))
 }
 
 /// Sluice itself, run in `cwd` for a submodule's clone or checkout, the transport being the
