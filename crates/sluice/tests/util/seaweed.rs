@@ -33,10 +33,13 @@ fn start() -> Seaweed {
     let port = |offset: u32| (base + offset).to_string();
     let dir = std::env::temp_dir().join(format!("sluice-weed-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    // weed keeps sockets, logs and index files in the temporary directory too: this one's, so
+    // that nothing of it outlives the test run.
     let script = format!(
-        "'{weed}' mini -dir='{dir}' -ip=127.0.0.1 -ip.bind=127.0.0.1 -admin.ui=false \
+        "TMPDIR='{dir}' '{weed}' mini -dir='{dir}' -ip=127.0.0.1 -ip.bind=127.0.0.1 -admin.ui=false \
          -s3.port={s3} -master.port={master} -filer.port={filer} -volume.port={volume} \
-         -admin.port={admin} -webdav.port={webdav} >'{dir}/log' 2>&1 & w=$!; \
+         -admin.port={admin} -webdav.port={webdav} -s3.localSocket='{dir}/s3.sock' \
+         -filer.localSocket='{dir}/filer.sock' >'{dir}/log' 2>&1 & w=$!; \
          cat >/dev/null; kill $w; wait $w; rm -rf '{dir}'",
         weed = weed.display(),
         dir = dir.display(),
