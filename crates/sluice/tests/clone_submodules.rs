@@ -527,3 +527,28 @@ fn alternates(git_dir: &Path) -> String {
     }
     found
 }
+
+/// `clone --recurse-submodules -j 2` (and `submodule.fetchJobs=2`): the submodules cloned two
+/// at a time, each clone's messages said whole when it ends; the same lines as git's, in an
+/// order that depends on which clone ends first, and the same clones left.
+#[test]
+fn submodules_cloned_in_parallel_as_git_clones_them() {
+    let cases: [(&str, &[&str]); 2] = [
+        ("jobs", &["-j", "2"]),
+        ("fetch-jobs", &["-c", "submodule.fetchJobs=2"]),
+    ];
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let top = sources(&env);
+        for (name, options) in cases {
+            let seen = cloned_twins(&env, &top, (name, options), |_| {});
+            let lines = |said: &str| {
+                let mut lines: Vec<String> = said.lines().map(str::to_owned).collect();
+                lines.sort();
+                lines
+            };
+            assert_eq!(lines(&seen[1].0), lines(&seen[0].0), "{name}");
+            assert_eq!(seen[1].1, seen[0].1, "{name} with {}", git.display());
+        }
+    }
+}

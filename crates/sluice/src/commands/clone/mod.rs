@@ -143,7 +143,8 @@ pub struct CloneArgs {
     remote_submodules: bool,
     #[arg(long, hide = true, overrides_with = "remote_submodules")]
     no_remote_submodules: bool,
-    /// How many submodules to clone at once (taken; Sluice clones them one after another).
+    /// How many submodules to clone at once (`submodule.fetchJobs` by default, 1; 0: one per
+    /// core).
     #[arg(short = 'j', long, value_name = "n")]
     jobs: Option<u32>,
     /// Use IPv4 addresses only.
@@ -232,7 +233,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         args.filter = Some(filter_spec(spec)?);
     }
     let user_config = context.config(None)?;
-    // Each pathspec once, sorted, as git writes them, before `-c`'s settings; and with
+    // Each pathspec once, sorted, as git writes them, after `-c`'s settings; and with
     // `submodule.stickyRecursiveClone`, `submodule.recurse` so that later commands recurse.
     let mut active: Vec<String> = (args.recurse_submodules.iter())
         .map(|pathspec| format!("submodule.active={pathspec}"))
@@ -257,7 +258,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
             active.push(format!("submodule.alternateErrorStrategy={strategy}"));
         }
     }
-    args.config.splice(0..0, active);
+    args.config.extend(active);
     // `--also-filter-submodules`, else `clone.filterSubmodules`.
     let filter_submodules = args.also_filter_submodules
         || user_config.get_bool("clone.filtersubmodules")? == Some(true);
@@ -372,6 +373,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
             filter: args.filter.clone().filter(|_| filter_submodules),
             single_branch: args.single_branch,
             remote: args.remote_submodules,
+            jobs: args.jobs,
         };
         let repo = Repository::open_git_dir(git_dir, layout.work_tree.clone())?;
         if !submodules::update(&repo, &recursion, "")? {

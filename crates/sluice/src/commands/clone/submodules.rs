@@ -9,6 +9,7 @@ use sluice_repo::submodules::{
     superproject_alternates, ModuleAlternate, Placed, Submodule,
 };
 use sluice_repo::Repository;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -26,6 +27,8 @@ pub(super) struct Recursion {
     /// `--remote-submodules`: each submodule checked out at its remote's branch
     /// (`submodule.<name>.branch`, else the remote's HEAD), not at the recorded commit.
     pub(super) remote: bool,
+    /// `--jobs`: how many clones at once, else `submodule.fetchJobs`, else one.
+    pub(super) jobs: Option<u32>,
 }
 
 /// A submodule with where it goes, its URL and its path as the messages show it.
@@ -70,22 +73,33 @@ pub(super) fn update(
         }
     }
     // As git: every clone once, then those that failed once more; a second failure ends it.
+    let first: Vec<&Registered> = (placed.iter())
+        .filter(|sub| !sub.placed.git_dir.exists())
+        .collect();
     let mut failed = Vec::new();
-    for sub in placed.iter().filter(|sub| !sub.placed.git_dir.exists()) {
-        match clone(repo, sub, recursion)? {
+    for_each_clone(repo, &first, recursion, |sub, done| {
+        match done {
             true => cloned(repo, sub)?,
             false => {
                 eprintln!("Failed to clone '{}'. Retry scheduled", sub.shown);
                 failed.push(sub);
             }
         }
-    }
-    for sub in failed {
-        if !clone(repo, sub, recursion)? {
-            eprintln!("Failed to clone '{}' a second time, aborting", sub.shown);
-            return Ok(false);
+        Ok(true)
+    })?;
+    let mut aborted = false;
+    for_each_clone(repo, &failed, recursion, |sub, done| {
+        match done {
+            true => cloned(repo, sub)?,
+            false => {
+                eprintln!("Failed to clone '{}' a second time, aborting", sub.shown);
+                aborted = true;
+            }
         }
-        cloned(repo, sub)?;
+        Ok(!aborted)
+    })?;
+    if aborted {
+        return Ok(false);
     }
     for sub in &placed {
         let commit = match recursion.remote {
@@ -176,10 +190,97 @@ fn remote_tip(repo: &Repository, sub: &Registered) -> anyhow::Result<sluice_obje
     }
 }
 
-/// Clones `sub` without a checkout; false when that failed (git's words said).
-fn clone(repo: &Repository, sub: &Registered, recursion: &Recursion) -> anyhow::Result<bool> {
+/// Clones each of `subs`, as many at once as `--jobs` or `submodule.fetchJobs` say, and calls
+/// `then` with each and whether its clone succeeded, in the order they end, until it says to
+/// stop (`false`: no clone starts after). One at a time, a clone's messages go straight to
+/// the terminal; beside others, each clone's are held and said when it ends, as git holds
+/// them.
+fn for_each_clone<'a>(
+    repo: &Repository,
+    subs: &[&'a Registered],
+    recursion: &Recursion,
+    mut then: impl FnMut(&'a Registered, bool) -> anyhow::Result<bool>,
+) -> anyhow::Result<()> {
+    let jobs = match recursion.jobs {
+        Some(jobs) => jobs as usize,
+        None => (repo.config().get_int("submodule.fetchjobs")?).map_or(1, |n| n.max(0) as usize),
+    };
+    let jobs = match jobs {
+        0 => std::thread::available_parallelism().map_or(1, usize::from),
+        n => n,
+    };
+    if jobs == 1 || subs.len() < 2 {
+        for &sub in subs {
+            let done = match clone_command(repo, sub, recursion)? {
+                Some(mut command) => Some(command.status()?.success()),
+                None => None,
+            };
+            if !then(sub, cloned_or_cleaned(sub, done))? {
+                break;
+            }
+        }
+        return Ok(());
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let (sender, ended) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.min(subs.len()) {
+            let (next, sender) = (&next, sender.clone());
+            scope.spawn(move || loop {
+                let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&sub) = subs.get(at) else { break };
+                let ran = match clone_command(repo, sub, recursion) {
+                    Ok(Some(mut command)) => command.output().map(Some).map_err(Into::into),
+                    other => other.map(|_| None),
+                };
+                if sender.send((sub, ran)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(sender);
+        let mut going = true;
+        for (sub, ran) in ended {
+            let done = match ran? {
+                Some(output) => {
+                    std::io::stdout().write_all(&output.stdout)?;
+                    std::io::stderr().write_all(&output.stderr)?;
+                    Some(output.status.success())
+                }
+                None => None,
+            };
+            if going && !then(sub, cloned_or_cleaned(sub, done))? {
+                going = false;
+                next.store(subs.len(), std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// After the clone of `sub` (`None`: it could not start, as said): when it failed, git's
+/// words, and what it left removed, so that it is not taken for a repository the second time.
+fn cloned_or_cleaned(sub: &Registered, done: Option<bool>) -> bool {
+    if done == Some(false) {
+        eprintln!(
+            "fatal: clone of '{}' into submodule path '{}' failed",
+            sub.url,
+            sub.placed.work_tree.display()
+        );
+        let _ = std::fs::remove_dir_all(&sub.placed.git_dir);
+    }
+    done == Some(true)
+}
+
+/// The clone of `sub` without a checkout; `None` when the clone cannot start (git's words
+/// said).
+fn clone_command(
+    repo: &Repository,
+    sub: &Registered,
+    recursion: &Recursion,
+) -> anyhow::Result<Option<Command>> {
     let Some(references) = references(repo, &sub.placed.submodule.name)? else {
-        return Ok(false);
+        return Ok(None);
     };
     let mut command = own_command(Path::new("."))?;
     command.args(["clone", "--no-checkout", "--separate-git-dir"]);
@@ -205,17 +306,7 @@ fn clone(repo: &Repository, sub: &Registered, recursion: &Recursion) -> anyhow::
     });
     // After `--`: a URL a repository chose must not be taken for an option.
     command.arg("--").arg(&sub.url).arg(&sub.placed.work_tree);
-    if command.status()?.success() {
-        return Ok(true);
-    }
-    eprintln!(
-        "fatal: clone of '{}' into submodule path '{}' failed",
-        sub.url,
-        sub.placed.work_tree.display()
-    );
-    // What a failed clone left must not be taken for a repository the second time.
-    let _ = std::fs::remove_dir_all(&sub.placed.git_dir);
-    Ok(false)
+    Ok(Some(command))
 }
 
 /// git's hint when an alternate a submodule must borrow from is none.
