@@ -6,7 +6,7 @@
 use crate::write::{PackOptions, PackStats};
 use crate::GenerateError;
 use sluice_odb::{ObjectDb, Pack};
-use sluice_pack::entry::PACK_HEADER_LEN;
+use sluice_pack::entry::{EntryKind, PACK_HEADER_LEN};
 use std::io::Write;
 
 /// The pack whose every entry is sent, given how many entries each pack contributes; only a
@@ -75,6 +75,42 @@ pub(crate) fn whole_pack<'a>(
     let (pack, _) = (sent_per_pack.iter().enumerate()).find(|&(_, &sent)| sent == count)?;
     let found = &odb.packs()[pack];
     (options.ofs_delta && count > 0 && found.index().len() == count as usize).then_some(found)
+}
+
+/// Whether every delta chain of `pack` is at most `depth` deltas long: one pass over its
+/// entries in pack order, where a delta comes after its base. Stops at the first too long.
+pub(crate) fn chains_within(pack: &Pack, depth: u32) -> Result<bool, GenerateError> {
+    let index = pack.index();
+    // The chain length of each entry, by rank (pack order).
+    let mut lengths: Vec<u32> = Vec::with_capacity(index.len());
+    let mut offsets: Vec<u64> = Vec::with_capacity(index.len());
+    for rank in 0..index.len() {
+        let Some(position) = pack.at_rank(rank) else {
+            return Ok(false);
+        };
+        let offset = index.offset(position);
+        let base_rank = match pack.entry_header(position)?.kind {
+            EntryKind::Base(_) => None,
+            EntryKind::OfsDelta { distance } => {
+                Some((offset.checked_sub(distance)).and_then(|at| offsets.binary_search(&at).ok()))
+            }
+            EntryKind::RefDelta { base } => Some(index.lookup(&base).and_then(|p| pack.rank_of(p))),
+        };
+        let length = match base_rank {
+            None => 0,
+            Some(base) => match base.and_then(|base| lengths.get(base)) {
+                Some(below) => below + 1,
+                // A base later in the pack, or none: judged by the writer, not copied whole.
+                None => return Ok(false),
+            },
+        };
+        if length > depth {
+            return Ok(false);
+        }
+        lengths.push(length);
+        offsets.push(offset);
+    }
+    Ok(true)
 }
 
 /// Copies a stored pack as it is, trailer included: the receiver checks every entry and the

@@ -26,7 +26,7 @@ pub(crate) fn search_window(
 ) -> Result<Vec<(ObjectId, Made)>, GenerateError> {
     use rayon::prelude::*;
     let kept = match limits.reuse {
-        Reuse::Deltas => KeptDeltas::of(odb, plan, sent)?,
+        Reuse::Deltas => KeptDeltas::of(odb, plan, sent, limits.depth)?,
         Reuse::Objects | Reuse::Nothing => KeptDeltas::default(),
     };
     let searched: Vec<_> = (walked.objects.iter())
@@ -88,8 +88,15 @@ struct KeptDeltas {
 }
 
 impl KeptDeltas {
-    /// The stored deltas of `plan` whose base is sent too, and the chains they make.
-    fn of(odb: &ObjectDb, plan: &[Planned], sent: &Sent<'_>) -> Result<Self, GenerateError> {
+    /// The stored deltas of `plan` whose base is sent too, and the chains they make; as git
+    /// breaks them, every `depth + 1`-th delta of a longer chain is searched again instead,
+    /// so that no chain in the new pack is deeper than `depth`.
+    fn of(
+        odb: &ObjectDb,
+        plan: &[Planned],
+        sent: &Sent<'_>,
+        depth: u32,
+    ) -> Result<Self, GenerateError> {
         let mut base = IdMap::default();
         for planned in plan {
             if let StoredEntry::Delta { base: Some(of), .. } = stored_entry(odb, planned)? {
@@ -98,27 +105,67 @@ impl KeptDeltas {
                 }
             }
         }
-        // Each chain's length, from the delta up to the first object searched (its root);
-        // a cycle (copies of one object stored in two packs as deltas of each other) is
-        // written whole by the writer and gives no root.
-        let mut headroom: IdMap<u32> = IdMap::default();
-        for &start in base.keys() {
-            let mut at = start;
-            let mut length = 0u32;
-            while let Some(&next) = base.get(&at) {
-                length += 1;
-                at = next;
-                if length as usize > base.len() {
-                    break;
-                }
-            }
-            if !base.contains_key(&at) {
-                let room = headroom.entry(at).or_default();
-                *room = (*room).max(length);
-            }
+        let too_deep: Vec<ObjectId> = (chain_depths(&base).into_iter())
+            .filter(|&(_, d)| d % (depth + 1) == 0)
+            .map(|(id, _)| id)
+            .collect();
+        for id in too_deep {
+            base.remove(&id);
         }
+        let headroom = chain_depths(&base).into_iter().fold(
+            IdMap::default(),
+            |mut headroom: IdMap<u32>, (id, d)| {
+                let root = root_of(&base, id);
+                let room = headroom.entry(root).or_default();
+                *room = (*room).max(d);
+                headroom
+            },
+        );
         Ok(KeptDeltas { base, headroom })
     }
+}
+
+/// How far each delta of `base` is from the first object that is no kept delta (its root):
+/// 1 for a delta of a root. A cycle (copies of one object stored in two packs as deltas of
+/// each other, which the writer writes whole) gives its members 0.
+fn chain_depths(base: &IdMap<ObjectId>) -> IdMap<u32> {
+    let mut depths: IdMap<u32> = IdMap::default();
+    for &start in base.keys() {
+        let mut path = Vec::new();
+        let mut at = start;
+        let below = loop {
+            if let Some(&known) = depths.get(&at) {
+                break known;
+            }
+            let Some(&next) = base.get(&at) else {
+                break 0;
+            };
+            if path.contains(&at) || path.len() > base.len() {
+                path.clear();
+                break 0;
+            }
+            path.push(at);
+            at = next;
+        };
+        for (from_bottom, id) in path.into_iter().rev().enumerate() {
+            depths.insert(id, below + from_bottom as u32 + 1);
+        }
+        depths.entry(start).or_insert(0);
+    }
+    depths
+}
+
+/// The first object down `id`'s chain of kept deltas that is none.
+fn root_of(base: &IdMap<ObjectId>, mut id: ObjectId) -> ObjectId {
+    let mut steps = 0;
+    while let Some(&next) = base.get(&id) {
+        id = next;
+        steps += 1;
+        if steps > base.len() {
+            break;
+        }
+    }
+    id
 }
 
 /// What a planned object's stored entry is.

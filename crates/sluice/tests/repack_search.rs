@@ -289,3 +289,68 @@ fn a_killed_full_search_or_cruft_repack_loses_nothing() {
         crate::util::kill_and_recover(&env, &bare, args, delay_ms);
     }
 }
+
+/// A work repository with one file of noise that drifts a few bytes at a time over `count`
+/// commits: each version is nearest the one before, so a search deep enough chains them all.
+fn drifting_work(env: &Env, count: usize) {
+    let work = env.init("work", false);
+    let mut data = crate::util::noise(7, 20_000);
+    let mut seed: u64 = 1;
+    for i in 0..count {
+        for _ in 0..20 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let at = (seed >> 33) as usize % (data.len() - 8);
+            data[at..at + 8].copy_from_slice(&seed.to_le_bytes());
+        }
+        std::fs::write(work.join("drift.bin"), &data).unwrap();
+        env.git(&work, &["add", "."]);
+        env.git(&work, &["commit", "-q", "-m", &format!("c{i}")]);
+    }
+}
+
+/// A pack whose delta chains run deeper than `pack.depth` (written by an old aggressive gc):
+/// `repack -a -d` cuts them as git does, every 51st delta of a chain made whole or a delta
+/// anew, so that no chain of the new pack is deeper than 50; about git's size.
+#[test]
+fn repack_cuts_stored_chains_deeper_than_the_depth_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        drifting_work(&env, 120);
+        let mut repos = Vec::new();
+        for name in ["theirs.git", "ours.git"] {
+            let bare = undeltified_copy(&env, name);
+            let deep = [
+                "repack",
+                "-q",
+                "-a",
+                "-d",
+                "-f",
+                "--depth=200",
+                "--window=250",
+            ];
+            env.git(&bare, &deep);
+            repos.push(bare);
+        }
+        let (theirs, ours) = (&repos[0], &repos[1]);
+        assert!(chains(&env, ours).1 > 50, "{:?}", chains(&env, ours));
+        env.git(theirs, &["repack", "-q", "-a", "-d"]);
+        let out = env.sluice(ours, &["repack", "-a", "-d", "-q"], b"");
+        assert!(out.status.success(), "{}", stderr(&out));
+        env.git(ours, &["fsck", "--strict"]);
+        assert_eq!(objects(&env, ours), objects(&env, theirs));
+        let ((deltas, longest), (git_deltas, git_longest)) =
+            (chains(&env, ours), chains(&env, theirs));
+        assert!(
+            longest <= 50 && git_longest <= 50,
+            "{longest}, git {git_longest}"
+        );
+        assert!(
+            deltas * 10 >= git_deltas * 9,
+            "{deltas} deltas, git {git_deltas}"
+        );
+        let (size, git_size) = (pack_size(ours), pack_size(theirs));
+        assert!(size * 100 <= git_size * 110, "{size} bytes, git {git_size}");
+    }
+}
