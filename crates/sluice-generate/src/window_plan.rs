@@ -8,7 +8,7 @@ use crate::write::{PackOptions, Planned, Sent, Source};
 use crate::GenerateError;
 use sluice_graph::Walked;
 use sluice_object::progress::Progress;
-use sluice_object::{IdMap, ObjectId, ObjectKind};
+use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
 use sluice_odb::ObjectDb;
 use sluice_pack::entry::EntryKind;
 
@@ -99,73 +99,91 @@ impl KeptDeltas {
     ) -> Result<Self, GenerateError> {
         let mut base = IdMap::default();
         for planned in plan {
-            if let StoredEntry::Delta { base: Some(of), .. } = stored_entry(odb, planned)? {
-                if sent.contains(&of) {
-                    base.insert(planned.id, of);
-                }
+            if let Some(of) = sent_base(odb, plan, planned)?.filter(|of| sent.contains(of)) {
+                base.insert(planned.id, of);
             }
         }
-        let too_deep: Vec<ObjectId> = (chain_depths(&base).into_iter())
-            .filter(|&(_, d)| d % (depth + 1) == 0)
+        let too_deep: Vec<ObjectId> = (chains(&base).into_iter())
+            .filter(|&(_, (d, _))| d % (depth + 1) == 0)
             .map(|(id, _)| id)
             .collect();
         for id in too_deep {
             base.remove(&id);
         }
-        let headroom = chain_depths(&base).into_iter().fold(
-            IdMap::default(),
-            |mut headroom: IdMap<u32>, (id, d)| {
-                let root = root_of(&base, id);
-                let room = headroom.entry(root).or_default();
-                *room = (*room).max(d);
-                headroom
-            },
-        );
+        let mut headroom: IdMap<u32> = IdMap::default();
+        for (d, root) in chains(&base).into_values() {
+            let room = headroom.entry(root).or_default();
+            *room = (*room).max(d);
+        }
         Ok(KeptDeltas { base, headroom })
     }
 }
 
-/// How far each delta of `base` is from the first object that is no kept delta (its root):
-/// 1 for a delta of a root. A cycle (copies of one object stored in two packs as deltas of
-/// each other, which the writer writes whole) gives its members 0.
-fn chain_depths(base: &IdMap<ObjectId>) -> IdMap<u32> {
-    let mut depths: IdMap<u32> = IdMap::default();
+/// For each delta of `base`, how far it is from the first object down its chain that is no
+/// kept delta (1 for a delta of it), and that object, its root. A cycle (copies of one object
+/// stored in two packs as deltas of each other, which the writer writes whole) gives its
+/// members 0, and themselves as roots.
+fn chains(base: &IdMap<ObjectId>) -> IdMap<(u32, ObjectId)> {
+    let mut chains: IdMap<(u32, ObjectId)> = IdMap::default();
     for &start in base.keys() {
         let mut path = Vec::new();
+        let mut on_path = IdSet::default();
         let mut at = start;
-        let below = loop {
-            if let Some(&known) = depths.get(&at) {
+        let (below, root) = loop {
+            if let Some(&known) = chains.get(&at) {
                 break known;
             }
             let Some(&next) = base.get(&at) else {
-                break 0;
+                break (0, at);
             };
-            if path.contains(&at) || path.len() > base.len() {
+            if !on_path.insert(at) {
                 path.clear();
-                break 0;
+                break (0, start);
             }
             path.push(at);
             at = next;
         };
         for (from_bottom, id) in path.into_iter().rev().enumerate() {
-            depths.insert(id, below + from_bottom as u32 + 1);
+            chains.insert(id, (below + from_bottom as u32 + 1, root));
         }
-        depths.entry(start).or_insert(0);
+        chains.entry(start).or_insert((0, start));
     }
-    depths
+    chains
 }
 
-/// The first object down `id`'s chain of kept deltas that is none.
-fn root_of(base: &IdMap<ObjectId>, mut id: ObjectId) -> ObjectId {
-    let mut steps = 0;
-    while let Some(&next) = base.get(&id) {
-        id = next;
-        steps += 1;
-        if steps > base.len() {
-            break;
-        }
-    }
-    id
+/// The base of `planned` if it is stored as a delta. The plan lists packed objects in pack
+/// order, so an ofs-delta's base, when it is sent, is found there by its offset (cheaper than
+/// through the pack's reverse index).
+fn sent_base(
+    odb: &ObjectDb,
+    plan: &[Planned],
+    planned: &Planned,
+) -> Result<Option<ObjectId>, GenerateError> {
+    let Source::Packed {
+        pack,
+        position,
+        offset,
+    } = planned.source
+    else {
+        return Ok(None);
+    };
+    Ok(
+        match odb.packs()[pack as usize]
+            .entry_header(position as usize)?
+            .kind
+        {
+            EntryKind::Base(_) => None,
+            EntryKind::OfsDelta { distance } => offset.checked_sub(distance).and_then(|at| {
+                let key = |p: &Planned| match p.source {
+                    Source::Packed { pack, offset, .. } => (0, pack, offset),
+                    Source::Elsewhere => (1, 0, 0),
+                };
+                let found = plan.binary_search_by_key(&(0, pack, at), key).ok();
+                found.map(|i| plan[i].id)
+            }),
+            EntryKind::RefDelta { base } => Some(base),
+        },
+    )
 }
 
 /// What a planned object's stored entry is.
