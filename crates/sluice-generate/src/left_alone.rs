@@ -1,12 +1,14 @@
 //! What a repack leaves alone or adds beyond the refs: packs with a `.keep` file and those
 //! named by `--keep-pack` stay as they are (never deleted, their objects left out of the new
 //! pack unless `--pack-kept-objects`, which bitmaps need); and with `-k` the objects of the
-//! replaced packs that no ref reaches go into the new pack instead of away.
+//! replaced packs that no ref reaches go into the new pack instead of away; otherwise those
+//! of packs written lately (or older, with `--unpack-unreachable`) are kept loose.
 
-use crate::repack::RepackError;
+use crate::repack::{file_error, RepackError};
 use sluice_graph::{Walked, WalkedObject};
 use sluice_object::{HashKind, IdSet};
 use sluice_odb::Pack;
+use sluice_repo::Repository;
 use std::path::{Path, PathBuf};
 
 /// The packs a repack finds, split by what it may do with them.
@@ -91,6 +93,41 @@ pub(crate) fn keep_unreachable(
                 });
             }
         }
+    }
+    Ok(())
+}
+
+/// Writes the objects of the old pack `old` that `packed` leaves out as loose objects dated as
+/// the pack, if the pack was written after `since` (git's `--unpack-unreachable`).
+pub(crate) fn loosen_left_out(
+    old: &Path,
+    packed: &[Pack],
+    objects_dir: &Path,
+    repo: &Repository,
+    since: std::time::SystemTime,
+) -> Result<(), RepackError> {
+    let modified = std::fs::metadata(old)
+        .and_then(|m| m.modified())
+        .map_err(file_error("read", old))?;
+    if modified <= since {
+        return Ok(());
+    }
+    let pack = Pack::open(&old.with_extension("idx"), repo.hash())?;
+    let level = sluice_odb::pack_store::loose_compression(repo.config())?;
+    let loose = sluice_odb::LooseObjects::new(objects_dir, repo.hash());
+    for position in 0..pack.index().len() {
+        let id = pack.index().id(position);
+        if packed.iter().any(|new| new.contains(&id)) {
+            continue;
+        }
+        let (kind, data) = pack.read_position(position)?;
+        loose.write(kind, &data, level)?;
+        let hex = id.to_string();
+        let path = objects_dir.join(&hex[..2]).join(&hex[2..]);
+        // An owner may date a file it can only read.
+        std::fs::File::open(&path)
+            .and_then(|f| f.set_modified(modified))
+            .map_err(file_error("date", &path))?;
     }
     Ok(())
 }

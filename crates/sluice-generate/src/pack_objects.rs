@@ -339,7 +339,7 @@ pub fn loosen_unreachable(
         let named = filters.keep_packs.iter().any(|k| k == name);
         let kept = filters.honor_pack_keep && old.with_extension("keep").exists();
         if !new_packs.contains(&old) && !named && !kept {
-            crate::repack::loosen_left_out(&old, &packed, objects_dir, repo, since)?;
+            crate::left_alone::loosen_left_out(&old, &packed, objects_dir, repo, since)?;
         }
     }
     Ok(())

@@ -425,7 +425,7 @@ fn place_left_out(
             let since = (options.unpack_unreachable)
                 .unwrap_or_else(|| std::time::SystemTime::now() - RECENT_PACK);
             for old in old_packs {
-                loosen_left_out(old, packed, repo.objects().dir(), repo, since)?;
+                crate::left_alone::loosen_left_out(old, packed, repo.objects().dir(), repo, since)?;
             }
             Vec::new()
         }
@@ -693,41 +693,6 @@ pub fn write_stored_packs(
             Ok((packs, stats))
         }
     }
-}
-
-/// Writes the objects of the old pack `old` that `packed` leaves out as loose objects dated as
-/// the pack, if the pack was written after `since` (git's `--unpack-unreachable`).
-pub(crate) fn loosen_left_out(
-    old: &Path,
-    packed: &[Pack],
-    objects_dir: &Path,
-    repo: &Repository,
-    since: std::time::SystemTime,
-) -> Result<(), RepackError> {
-    let modified = std::fs::metadata(old)
-        .and_then(|m| m.modified())
-        .map_err(file_error("read", old))?;
-    if modified <= since {
-        return Ok(());
-    }
-    let pack = Pack::open(&old.with_extension("idx"), repo.hash())?;
-    let level = sluice_odb::pack_store::loose_compression(repo.config())?;
-    let loose = sluice_odb::LooseObjects::new(objects_dir, repo.hash());
-    for position in 0..pack.index().len() {
-        let id = pack.index().id(position);
-        if packed.iter().any(|new| new.contains(&id)) {
-            continue;
-        }
-        let (kind, data) = pack.read_position(position)?;
-        loose.write(kind, &data, level)?;
-        let hex = id.to_string();
-        let path = objects_dir.join(&hex[..2]).join(&hex[2..]);
-        // An owner may date a file it can only read.
-        std::fs::File::open(&path)
-            .and_then(|f| f.set_modified(modified))
-            .map_err(file_error("date", &path))?;
-    }
-    Ok(())
 }
 
 /// After a repack, the dumb-HTTP files (`info/refs`, `objects/info/packs`), as git's repack
