@@ -105,9 +105,14 @@ fn packs_hold_what_gits_hold_for_the_same_input() {
                 "HEAD\n".to_owned(),
             ),
             (
+                vec!["pack-objects", "--revs", "--stdout", "--use-bitmap-index"],
+                "HEAD\n".to_owned(),
+            ),
+            (
                 vec![
                     "pack-objects",
                     "--all-progress-implied",
+                    "--no-use-bitmap-index",
                     "--revs",
                     "--stdout",
                     "--thin",

@@ -121,6 +121,13 @@ pub struct PackObjectsArgs {
     /// Taken as git passes it.
     #[arg(long, overrides_with = "sparse")]
     no_sparse: bool,
+    /// Count with a reachability bitmap where there is one (as Sluice does anyway).
+    #[arg(long, overrides_with = "no_use_bitmap_index")]
+    use_bitmap_index: bool,
+    /// Taken as git's send-pack passes it (`push.useBitmaps=false`): how objects are counted,
+    /// not which; the pack holds the same objects.
+    #[arg(long, overrides_with = "use_bitmap_index")]
+    no_use_bitmap_index: bool,
     /// Taken as git's send-pack passes it for a shallow client (deltas are chosen the same).
     #[arg(long)]
     shallow: bool,
