@@ -10,7 +10,7 @@ use sluice_graph::Walked;
 use sluice_object::progress::Progress;
 use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
 use sluice_odb::ObjectDb;
-use sluice_pack::entry::EntryKind;
+use sluice_pack::entry::{EntryHeader, EntryKind};
 
 /// The plan as the search sees it: the walk, the plan, what is sent.
 pub(crate) type Searched<'a, 'p> = (&'a Walked, &'a [Planned], &'a Sent<'p>);
@@ -159,31 +159,20 @@ fn sent_base(
     plan: &[Planned],
     planned: &Planned,
 ) -> Result<Option<ObjectId>, GenerateError> {
-    let Source::Packed {
-        pack,
-        position,
-        offset,
-    } = planned.source
-    else {
+    let Some((pack, offset, header)) = stored_header(odb, planned)? else {
         return Ok(None);
     };
-    Ok(
-        match odb.packs()[pack as usize]
-            .entry_header(position as usize)?
-            .kind
-        {
-            EntryKind::Base(_) => None,
-            EntryKind::OfsDelta { distance } => offset.checked_sub(distance).and_then(|at| {
-                let key = |p: &Planned| match p.source {
-                    Source::Packed { pack, offset, .. } => (0, pack, offset),
-                    Source::Elsewhere => (1, 0, 0),
-                };
-                let found = plan.binary_search_by_key(&(0, pack, at), key).ok();
-                found.map(|i| plan[i].id)
-            }),
-            EntryKind::RefDelta { base } => Some(base),
-        },
-    )
+    let key = |p: &Planned| match p.source {
+        Source::Packed { pack, offset, .. } => (0, pack, offset),
+        Source::Elsewhere => (1, 0, 0),
+    };
+    Ok(match header.kind {
+        EntryKind::Base(_) => None,
+        EntryKind::OfsDelta { distance } => (offset.checked_sub(distance))
+            .and_then(|at| plan.binary_search_by_key(&(0, pack, at), key).ok())
+            .map(|i| plan[i].id),
+        EntryKind::RefDelta { base } => Some(base),
+    })
 }
 
 /// What a planned object's stored entry is.
@@ -200,16 +189,10 @@ pub(crate) fn stored_entry(
     odb: &ObjectDb,
     planned: &Planned,
 ) -> Result<StoredEntry, GenerateError> {
-    let Source::Packed {
-        pack,
-        position,
-        offset,
-    } = planned.source
-    else {
+    let Some((pack, offset, header)) = stored_header(odb, planned)? else {
         return Ok(StoredEntry::NotPacked);
     };
     let pack = &odb.packs()[pack as usize];
-    let header = pack.entry_header(position as usize)?;
     let base = match header.kind {
         EntryKind::Base(_) => return Ok(StoredEntry::Whole),
         EntryKind::OfsDelta { distance } => (offset.checked_sub(distance))
@@ -221,4 +204,21 @@ pub(crate) fn stored_entry(
         base,
         size: header.size,
     })
+}
+
+/// The pack number, offset and stored header of `planned`, if it is in a pack.
+fn stored_header(
+    odb: &ObjectDb,
+    planned: &Planned,
+) -> Result<Option<(u32, u64, EntryHeader)>, GenerateError> {
+    let Source::Packed {
+        pack,
+        position,
+        offset,
+    } = planned.source
+    else {
+        return Ok(None);
+    };
+    let header = odb.packs()[pack as usize].entry_header(position as usize)?;
+    Ok(Some((pack, offset, header)))
 }

@@ -301,12 +301,12 @@ fn write<'a, W: Write>(
     // was tried against its neighbours when the pack was written).
     let whole = match options.window_search {
         Some(limits) if limits.reuse != Reuse::Deltas => None,
-        // Unless its chains are deeper than the search's depth: git cuts those.
-        Some(limits) => verbatim::whole_pack(odb, &sent_per_pack, count, options)
-            .map(|pack| verbatim::chains_within(pack, limits.depth).map(|ok| ok.then_some(pack)))
-            .transpose()?
-            .flatten(),
-        None => verbatim::whole_pack(odb, &sent_per_pack, count, options),
+        _ => verbatim::whole_pack(odb, &sent_per_pack, count, options),
+    };
+    // Not a pack whose chains run deeper than the search's depth: git cuts those.
+    let whole = match (whole, options.window_search) {
+        (Some(pack), Some(limits)) if !verbatim::chains_within(pack, limits.depth)? => None,
+        (whole, _) => whole,
     };
     if let Some(pack) = whole {
         progress.add(count.into());
