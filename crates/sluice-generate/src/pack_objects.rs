@@ -5,7 +5,7 @@
 
 use crate::GenerateError;
 use sluice_graph::walk::name_hash;
-use sluice_graph::{walk_objects, WalkRequest, Walked, WalkedObject};
+use sluice_graph::{walk_objects, Missing, WalkRequest, Walked, WalkedObject};
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;
 use sluice_object::{IdSet, ObjectId, ObjectKind};
@@ -180,8 +180,38 @@ pub struct Filters<'a> {
     pub keep_packs: &'a [String],
     /// With revisions: the objects a partial clone leaves out (`--filter=<spec>`).
     pub object_filter: sluice_graph::ObjectFilter,
+    /// With revisions: not the objects of promisor packs, nor missing objects that a promisor
+    /// remote has (`--exclude-promisor-objects`, as git's repack asks in a partial clone).
+    pub exclude_promisor: bool,
+    /// With revisions: what a missing tree or blob does (`--missing=<action>`).
+    pub missing: MissingAction,
     /// Stops the walk between two objects.
     pub cancel: Cancel,
+}
+
+/// What pack-objects does with an object the revisions reach but the repository lacks
+/// (`--missing`), as git: a partial clone lacks some by design.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum MissingAction {
+    /// Fail (`error`, the default).
+    #[default]
+    Error,
+    /// Leave out any missing object (`allow-any`).
+    AllowAny,
+    /// Leave out those a promisor remote has, fail on others (`allow-promisor`).
+    AllowPromisor,
+}
+
+impl MissingAction {
+    /// The action named `name` as `--missing` takes it.
+    pub fn parse(name: &str) -> Option<MissingAction> {
+        match name {
+            "error" => Some(MissingAction::Error),
+            "allow-any" => Some(MissingAction::AllowAny),
+            "allow-promisor" => Some(MissingAction::AllowPromisor),
+            _ => None,
+        }
+    }
 }
 
 /// The walk of what `selection` asks for, less what `filters` leave out.
@@ -193,11 +223,7 @@ pub fn select(
 ) -> Result<Walked, GenerateError> {
     let mut walked = match selection {
         Selection::Revs { include, exclude } => {
-            let request = WalkRequest {
-                filter: filters.object_filter,
-                ..WalkRequest::reachable(include, exclude, filters.cancel.clone())
-            };
-            walk_objects(odb, &request, progress).map_err(|e| GenerateError::Walk(Box::new(e)))?
+            revs_objects(odb, (include, exclude), filters, progress)?
         }
         Selection::Listed(listed) => listed_objects(odb, listed)?,
         Selection::Packs { include, exclude } => {
@@ -216,6 +242,42 @@ pub fn select(
     if walked.objects.len() != before {
         // The positions a bitmap gave no longer line up with the objects.
         walked.located = None;
+    }
+    Ok(walked)
+}
+
+/// What the revisions `include` reach and `exclude` do not, less what a partial clone's
+/// promisor remote has when `filters` say so; a missing object fails as `filters.missing` says.
+fn revs_objects(
+    odb: &ObjectDb,
+    (include, exclude): (&[ObjectId], &[ObjectId]),
+    filters: &Filters<'_>,
+    progress: &dyn Progress,
+) -> Result<Walked, GenerateError> {
+    let walk_error = |e| GenerateError::Walk(Box::new(e));
+    let lenient = filters.exclude_promisor || filters.missing != MissingAction::Error;
+    let request = WalkRequest {
+        filter: filters.object_filter,
+        missing: match lenient {
+            true => Missing::SetAside,
+            false => Missing::Fail,
+        },
+        ..WalkRequest::reachable(include, exclude, filters.cancel.clone())
+    };
+    let mut walked = walk_objects(odb, &request, progress).map_err(walk_error)?;
+    if filters.exclude_promisor {
+        // The objects themselves, not what they reach: git marks each one seen and walks on,
+        // and so does Sluice, so that a local object only a promisor object leads to is
+        // still packed (git 2.47 would leave it out, and its repack then lose it).
+        let promisor = sluice_graph::promised::promisor_packs(odb);
+        walked
+            .objects
+            .retain(|o| !promisor.iter().any(|pack| pack.contains(&o.id)));
+        walked.located = None;
+    }
+    if filters.missing != MissingAction::AllowAny {
+        let (missing, cancel) = (&walked.missing, &filters.cancel);
+        sluice_graph::promised::only_promised_missing(odb, missing, cancel).map_err(walk_error)?;
     }
     Ok(walked)
 }

@@ -6,7 +6,8 @@ use crate::split::{store_cut, CutOptions, WrittenPack};
 use crate::window_search::{Reuse, SearchLimits};
 use crate::write::{write_pack_indexed, IndexedPack, PackOptions, PackStats};
 use crate::GenerateError;
-use sluice_graph::{walk_objects, ObjectFilter, WalkError, WalkRequest, Walked};
+use sluice_graph::promised::only_promised_missing;
+use sluice_graph::{walk_objects, Missing, ObjectFilter, WalkError, WalkRequest, Walked};
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::{Discard, Progress};
 use sluice_object::ObjectId;
@@ -67,6 +68,38 @@ pub enum RepackError {
     /// The multi-pack-index could not be written or removed.
     #[error(transparent)]
     Midx(#[from] sluice_odb::midx::MidxError),
+}
+
+/// What a repack walks: everything `tips` reach, less what `options`' filter leaves out. In a
+/// partial clone (`partial`: it has promisor packs) what the promisor remote has may be
+/// missing: set aside for the caller to check that nothing else is.
+fn repack_walk<'a>(
+    tips: &'a [ObjectId],
+    options: &RepackOptions,
+    partial: bool,
+) -> WalkRequest<'a> {
+    WalkRequest {
+        filter: (options.filter.as_ref()).map_or(ObjectFilter::None, |f| f.filter),
+        missing: match partial {
+            true => Missing::SetAside,
+            false => Missing::Fail,
+        },
+        ..WalkRequest::reachable(tips, &[], options.cancel.clone())
+    }
+}
+
+/// `--local`: leaves out of `walked` the objects only an alternate has; returns whether any
+/// was (a bitmap then cannot be written).
+fn leave_out_borrowed(odb: &ObjectDb, walked: &mut Walked) -> bool {
+    let borrowed = |id: &ObjectId| odb.alternates().iter().any(|a| a.contains(id));
+    let before = walked.objects.len();
+    walked.objects.retain(|o| !borrowed(&o.id));
+    let removed = walked.objects.len() != before;
+    if removed {
+        // The positions no longer line up with the objects.
+        walked.located = None;
+    }
+    removed
 }
 
 /// A file error, naming the file and what was done to it.
@@ -213,10 +246,7 @@ pub fn repack_all_with(
     let (walked, early) = std::thread::scope(|scope| {
         let early =
             speculate.then(|| scope.spawn(|| early_bitmaps(repo, &odb.packs()[0], &branches)));
-        let request = WalkRequest {
-            filter: (options.filter.as_ref()).map_or(ObjectFilter::None, |f| f.filter),
-            ..WalkRequest::reachable(&tips, &[], options.cancel.clone())
-        };
+        let request = repack_walk(&tips, options, !promised.is_empty());
         let walked = match research {
             false => walk_objects(&odb, &request, progress),
             true => sluice_graph::traverse_objects(&odb, &request, progress),
@@ -227,16 +257,10 @@ pub fn repack_all_with(
         )
     });
     let mut walked = walked?;
+    only_promised_missing(&odb, &walked.missing, &options.cancel)?;
     let mut write_bitmap = options.write_bitmap;
-    if options.local {
-        let borrowed = |id: &ObjectId| odb.alternates().iter().any(|a| a.contains(id));
-        let before_count = walked.objects.len();
-        walked.objects.retain(|o| !borrowed(&o.id));
-        if walked.objects.len() != before_count {
-            // The positions no longer line up with the objects.
-            walked.located = None;
-            write_bitmap = false;
-        }
+    if options.local && leave_out_borrowed(&odb, &mut walked) {
+        write_bitmap = false;
     }
     let pack_kept = options.pack_kept_objects.unwrap_or(options.write_bitmap);
     let mut left_alone: Vec<&Path> = split.named.iter().map(PathBuf::as_path).collect();

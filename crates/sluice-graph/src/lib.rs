@@ -8,9 +8,10 @@
 pub mod ancestry;
 pub mod bitmap;
 pub mod commit_graph;
+pub mod promised;
 pub mod walk;
 
 pub use walk::{
-    traverse_objects, walk_objects, KnownObjects, Located, ObjectFilter, WalkCores, WalkError,
-    WalkRequest, Walked, WalkedObject,
+    traverse_objects, walk_objects, KnownObjects, Located, Missing, ObjectFilter, WalkCores,
+    WalkError, WalkRequest, Walked, WalkedObject,
 };

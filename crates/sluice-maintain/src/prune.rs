@@ -6,7 +6,7 @@
 //! directories older than the grace period. A root or object that cannot be read stops the
 //! prune before anything is removed.
 
-use sluice_graph::{walk_objects, WalkError, WalkRequest};
+use sluice_graph::{promised, walk_objects, Missing, WalkError, WalkRequest};
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::Discard;
 use sluice_object::{IdSet, ObjectId, ObjectKind};
@@ -184,9 +184,18 @@ fn stale_temporary_files(
     Ok(stale)
 }
 
-/// Every object `tips` reach.
+/// Every object `tips` reach (that the repository has: a partial clone lacks what its
+/// promisor remote has, and nothing else).
 fn reach(odb: &ObjectDb, tips: &[ObjectId], cancel: &Cancel) -> Result<IdSet, PruneError> {
-    let request = WalkRequest::reachable(tips, &[], cancel.clone());
+    let partial = !promised::promisor_packs(odb).is_empty();
+    let request = WalkRequest {
+        missing: match partial {
+            true => Missing::SetAside,
+            false => Missing::Fail,
+        },
+        ..WalkRequest::reachable(tips, &[], cancel.clone())
+    };
     let walked = walk_objects(odb, &request, &Discard)?;
+    promised::only_promised_missing(odb, &walked.missing, cancel)?;
     Ok(walked.objects.iter().map(|o| o.id).collect())
 }

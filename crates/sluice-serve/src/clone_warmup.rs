@@ -78,6 +78,7 @@ fn warm(dir: &Path, memory: &ServerMemory) -> Result<(), ServeError> {
         reach_memo: Some(&memory.reaches),
         cores: sluice_graph::WalkCores::One,
         // A request runs to its end: a client that leaves fails the next write.
+        missing: Default::default(),
         cancel: Default::default(),
     };
     let walked = walk_objects(odb, &request, &Discard)?;

@@ -4,7 +4,9 @@
 //! Compared: exit code, and every pack's objects and markers (names aside).
 
 use crate::repack_filter::packs_in;
-use crate::util::{gits, Env};
+use crate::util::{copy_tree, gits, stderr, stdout, Env};
+use std::path::{Path, PathBuf};
+use std::process::Output;
 
 #[test]
 fn a_partial_clones_promisor_packs_become_one_as_in_git() {
@@ -47,5 +49,136 @@ fn a_partial_clones_promisor_packs_become_one_as_in_git() {
             said.push(text);
         }
         assert_eq!(said[1], said[0], "{}", git.display());
+    }
+}
+
+/// A partial clone of a history whose files changed (so that old versions are missing), with a
+/// commit of its own, filtered by `filter`: each tool's `repack -a -d` and `gc` must see that
+/// what is missing is the promisor remote's, and leave it so.
+fn partial_clone_lacking_history(env: &Env, filter: &str) -> PathBuf {
+    let up = env.path().join("up");
+    if !up.exists() {
+        env.init("up", false);
+        for i in 0..4 {
+            std::fs::create_dir_all(up.join(format!("d{i}"))).unwrap();
+            std::fs::write(up.join(format!("d{i}/x")), format!("{i}\n")).unwrap();
+            std::fs::write(up.join("f"), format!("{i}\n").repeat(40 + i)).unwrap();
+            env.git(&up, &["add", "."]);
+            env.git(&up, &["commit", "-q", "-m", &format!("c{i}")]);
+        }
+        env.git(&up, &["config", "uploadpack.allowFilter", "true"]);
+    }
+    let name = format!("clone-{}", filter.replace(':', "-"));
+    let url = format!("file://{}", up.display());
+    let args = ["clone", "-q", "--no-local", "--filter", filter, &url, &name];
+    env.git(env.path(), &args);
+    let repo = env.path().join(&name);
+    std::fs::write(repo.join("d0/mine"), "mine\n").unwrap();
+    env.git(&repo, &["add", "."]);
+    env.git(&repo, &["commit", "-q", "-m", "mine"]);
+    repo
+}
+
+/// Exit code, every pack's objects and markers, and git's fsck of `repo` after `run`.
+fn packs_after(env: &Env, repo: &Path, out: Output) -> String {
+    let fsck = env.git_with_input(repo, &["fsck", "--strict"], b"");
+    let packs = packs_in(env, &repo.join(".git/objects/pack"));
+    format!(
+        "{:?} fsck {:?}\n{}\n{packs:?}",
+        out.status.code(),
+        fsck.status.code(),
+        stderr(&out)
+    )
+}
+
+#[test]
+fn partial_clones_lacking_old_blobs_and_trees_repack_as_in_git() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let exec = crate::util::stand_in(&env, &["pack-objects"]);
+        for filter in ["blob:none", "tree:0"] {
+            let clone = partial_clone_lacking_history(&env, filter);
+            for command in [&["repack", "-a", "-d", "-q"][..], &["gc", "-q"]] {
+                let twin = |name: &str| {
+                    let repo = env
+                        .path()
+                        .join(format!("{name}-{}", filter.replace(':', "-")));
+                    let _ = std::fs::remove_dir_all(&repo);
+                    copy_tree(&clone, &repo);
+                    repo
+                };
+                let theirs = twin("theirs");
+                let theirs = packs_after(&env, &theirs, env.sluice_or_git(false, &theirs, command));
+                let ours = twin("ours");
+                let ours = packs_after(&env, &ours, env.sluice_or_git(true, &ours, command));
+                let what = format!("{} {filter} {command:?}", git.display());
+                assert_eq!(ours, theirs, "{what}");
+                assert!(
+                    theirs.starts_with("Some(0) fsck Some(0)"),
+                    "{what}: {theirs}"
+                );
+                // git's own repack, Sluice its pack-objects (`--exclude-promisor-objects`).
+                let stood = twin("stood");
+                let mut run = env.git_command(&stood, command);
+                let out = run.env("GIT_EXEC_PATH", &exec).output().unwrap();
+                assert_eq!(packs_after(&env, &stood, out), theirs, "{what}, stood in");
+            }
+        }
+        let calls = std::fs::read_to_string(env.path().join("calls")).unwrap();
+        assert!(calls.contains("--exclude-promisor-objects"), "{calls}");
+    }
+}
+
+/// `pack-objects --missing=<action>` and `--exclude-promisor-objects` in a partial clone whose
+/// promisor remote is gone (git would fetch what is missing from it otherwise), and with a
+/// ref to a tree whose blob nothing promised: exit code, and the objects packed.
+#[test]
+fn pack_objects_missing_actions_as_in_git() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let repo = partial_clone_lacking_history(&env, "blob:none");
+        env.git(&repo, &["config", "remote.origin.url", "file:///nowhere"]);
+        let cases: [&[&str]; 5] = [
+            &["--missing=allow-any"],
+            &["--missing=allow-promisor"],
+            &["--exclude-promisor-objects"],
+            &["--missing=allow-promisor", "--exclude-promisor-objects"],
+            &["--missing=bogus"],
+        ];
+        for broken in [false, true] {
+            if broken {
+                let entry = format!("100644 blob {}\tghost\n", "12".repeat(20));
+                let tree = env.git_with_input(&repo, &["mktree", "--missing"], entry.as_bytes());
+                let tree = stdout(&tree);
+                let commit = stdout(&env.git_with_input(
+                    &repo,
+                    &["commit-tree", "-m", "g", tree.trim()],
+                    b"",
+                ));
+                env.git(&repo, &["update-ref", "refs/heads/ghost", commit.trim()]);
+            }
+            for case in cases {
+                let mut said = Vec::new();
+                for sluice in [false, true] {
+                    let out_dir = env.path().join(format!("out-{sluice}"));
+                    let _ = std::fs::remove_dir_all(&out_dir);
+                    std::fs::create_dir(&out_dir).unwrap();
+                    let base = out_dir.join("p");
+                    let mut args = vec!["pack-objects", "--revs", "--all"];
+                    args.extend(case);
+                    args.push(base.to_str().unwrap());
+                    let out = env.sluice_or_git(sluice, &repo, &args);
+                    let refused = case[0] == "--missing=bogus";
+                    let text = match refused {
+                        true => stderr(&out),
+                        false => String::new(),
+                    };
+                    let packs = packs_in(&env, &out_dir);
+                    said.push(format!("{:?} {text} {packs:?}", out.status.code()));
+                }
+                let what = format!("{} broken {broken} {case:?}", git.display());
+                assert_eq!(said[1], said[0], "{what}");
+            }
+        }
     }
 }

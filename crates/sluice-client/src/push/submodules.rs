@@ -155,6 +155,7 @@ fn commits_between(
         reach_memo: None,
         cores: sluice_graph::WalkCores::All,
         // A few commits of one branch: not worth stopping.
+        missing: Default::default(),
         cancel: Default::default(),
     };
     let walked = walk_objects(odb, &request, &Discard)?;

@@ -31,6 +31,7 @@ fn counting_uses_the_multi_pack_index_bitmap() {
         filter: ObjectFilter::None,
         reach_memo: None,
         cores: crate::walk::WalkCores::All,
+        missing: Default::default(),
         cancel: Default::default(),
     };
     let counted = walk_with_bitmap(&odb, &request, &Discard).unwrap().unwrap();

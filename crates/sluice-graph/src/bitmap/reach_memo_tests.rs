@@ -28,6 +28,7 @@ fn counted(odb: &ObjectDb, wants: &[ObjectId], memo: Option<&ReachMemo>) -> Vec<
         filter: ObjectFilter::None,
         reach_memo: memo,
         cores: crate::walk::WalkCores::All,
+        missing: Default::default(),
         cancel: Default::default(),
     };
     let walked = walk_with_bitmap(odb, &request, &Discard).unwrap().unwrap();

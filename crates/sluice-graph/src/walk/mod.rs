@@ -78,8 +78,24 @@ pub struct WalkRequest<'a> {
     pub reach_memo: Option<&'a crate::bitmap::ReachMemo>,
     /// The cores a walk without a bitmap may read trees on.
     pub cores: WalkCores,
+    /// What a reachable tree or blob the repository lacks does to the walk.
+    pub missing: Missing,
     /// Stops the walk between two objects read.
     pub cancel: Cancel,
+}
+
+/// What a walk does with a reachable tree or blob the repository lacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Missing {
+    /// A missing tree fails the walk; a missing blob (never read by the walk) is listed, for
+    /// whoever reads it next to find.
+    #[default]
+    Fail,
+    /// Trees and blobs missing go to [`Walked::missing`] rather than into the objects, a
+    /// missing tree read as empty: a partial clone's objects, missing by design, for the
+    /// caller to judge (git's `--missing=allow-*`, `--exclude-promisor-objects`). Every
+    /// object listed is then looked up once more, and no bitmap is used.
+    SetAside,
 }
 
 impl<'a> WalkRequest<'a> {
@@ -94,6 +110,7 @@ impl<'a> WalkRequest<'a> {
             filter: ObjectFilter::None,
             reach_memo: None,
             cores: WalkCores::All,
+            missing: Missing::Fail,
             cancel,
         }
     }
@@ -142,6 +159,9 @@ pub struct Walked {
     /// the index position of each of the first objects, in the order of `objects`; those after
     /// them are stored elsewhere.
     pub located: Option<Located>,
+    /// With [`Missing::SetAside`]: the reachable trees and blobs the repository lacks, left
+    /// out of `objects`.
+    pub missing: Vec<WalkedObject>,
 }
 
 /// Where a walk's objects are stored.
@@ -212,7 +232,7 @@ pub(crate) fn known_paths(
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<Vec<WalkedObject>, WalkError> {
-    let mut walker = Walker::new(odb, progress, cancel);
+    let mut walker = Walker::new(odb, progress, cancel, Missing::Fail);
     let mut ids = IdSet::default();
     let mut named = Vec::new();
     let mut path = Vec::new();
@@ -292,7 +312,9 @@ pub fn walk_objects(
     request: &WalkRequest<'_>,
     progress: &dyn Progress,
 ) -> Result<Walked, WalkError> {
-    let plain = request.shallow.is_empty() && request.filter == ObjectFilter::None;
+    let plain = request.shallow.is_empty()
+        && request.filter == ObjectFilter::None
+        && request.missing == Missing::Fail;
     if plain {
         if let Some(walked) = crate::bitmap::walk_with_bitmap(odb, request, progress)? {
             return Ok(walked);
@@ -319,7 +341,7 @@ pub(crate) fn traverse_objects_listing(
     progress: &dyn Progress,
     listing: TreeListing,
 ) -> Result<Walked, WalkError> {
-    let mut walker = Walker::new(odb, progress, &request.cancel);
+    let mut walker = Walker::new(odb, progress, &request.cancel, request.missing);
     let mut out = Walked::default();
     let Wants {
         tags,
@@ -414,7 +436,15 @@ pub(crate) fn traverse_objects_listing(
         Some((threads, run)) => {
             let (seen, out) = (&mut walker.seen, &mut out.objects);
             let cancel = &request.cancel;
-            trees::list_in_parallel(odb, &jobs, (threads, run), (seen, out), progress, cancel)?;
+            let reading = (odb, request.missing);
+            trees::list_in_parallel(
+                reading,
+                &jobs,
+                (threads, run),
+                (seen, out),
+                progress,
+                cancel,
+            )?;
         }
         None => {
             for job in &jobs {
@@ -458,6 +488,12 @@ pub(crate) fn traverse_objects_listing(
             .retain(|o| o.kind == kind || provided.contains(&o.id));
         out.objects.iter_mut().for_each(|o| o.previous = None);
     }
+    if request.missing == Missing::SetAside {
+        let (present, missing) = std::mem::take(&mut out.objects)
+            .into_iter()
+            .partition(|o| o.kind == ObjectKind::Commit || odb.contains(&o.id));
+        (out.objects, out.missing) = (present, missing);
+    }
     progress.finish();
     Ok(out)
 }
@@ -471,13 +507,18 @@ struct Wants {
 }
 
 impl<'a> Walker<'a> {
-    fn new(odb: &'a ObjectDb, progress: &'a dyn Progress, cancel: &'a Cancel) -> Self {
+    fn new(
+        odb: &'a ObjectDb,
+        progress: &'a dyn Progress,
+        cancel: &'a Cancel,
+        missing: Missing,
+    ) -> Self {
         Walker {
             odb,
             cancel,
             commits: IdMap::default(),
             seen: IdSet::default(),
-            trees: TreeCache::new(TREE_CACHE_ENTRIES),
+            trees: TreeCache::new(TREE_CACHE_ENTRIES, missing),
             graph: crate::commit_graph::GraphReader::open(odb.dir(), odb.hash()),
             progress,
         }

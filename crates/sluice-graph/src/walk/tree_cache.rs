@@ -2,7 +2,7 @@
 //! compared with its parent's, which the walk has usually just read, and each subtree with
 //! the parent's subtree at the same path. Also what a walk makes of a changed tree entry.
 
-use super::{name_hash, WalkError, WalkedObject};
+use super::{name_hash, Missing, WalkError, WalkedObject};
 use sluice_object::parse::TreeEntry;
 use sluice_object::{IdMap, ObjectId, ObjectKind};
 use sluice_odb::ObjectDb;
@@ -12,17 +12,20 @@ use std::rc::Rc;
 pub(super) struct TreeCache {
     trees: IdMap<Rc<Vec<u8>>>,
     capacity: usize,
+    missing: Missing,
 }
 
 impl TreeCache {
-    pub(super) fn new(capacity: usize) -> TreeCache {
+    pub(super) fn new(capacity: usize, missing: Missing) -> TreeCache {
         TreeCache {
             trees: IdMap::default(),
             capacity,
+            missing,
         }
     }
 
-    /// A tree to list: missing, or not a tree, is an error.
+    /// A tree to list: not a tree is an error; missing, an error too, or with
+    /// [`Missing::SetAside`] an empty tree (the walk sets the tree aside at its end).
     pub(super) fn read_tree(
         &mut self,
         odb: &ObjectDb,
@@ -31,10 +34,16 @@ impl TreeCache {
         if let Some(data) = self.trees.get(id) {
             return Ok(Rc::clone(data));
         }
-        let (kind, data) = (odb.read(id)?).ok_or(WalkError::Missing {
-            kind: "tree",
-            id: *id,
-        })?;
+        let (kind, data) = match (odb.read(id)?, self.missing) {
+            (Some(found), _) => found,
+            (None, Missing::SetAside) => return Ok(self.remember(id, Vec::new())),
+            (None, Missing::Fail) => {
+                return Err(WalkError::Missing {
+                    kind: "tree",
+                    id: *id,
+                })
+            }
+        };
         if kind != ObjectKind::Tree {
             let (found, expected) = (kind, ObjectKind::Tree);
             return Err(WalkError::WrongKind {

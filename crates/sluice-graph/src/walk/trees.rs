@@ -16,7 +16,7 @@
 //! turns out to be seen after all; what comes out is exactly the one-threaded walk's list.
 
 use super::tree_cache::{below, changed_blob, old_subtree, TreeCache};
-use super::{name_hash, ObjectFilter, WalkError, WalkedObject, MAX_TREE_DEPTH};
+use super::{name_hash, Missing, ObjectFilter, WalkError, WalkedObject, MAX_TREE_DEPTH};
 use sluice_object::cancel::Cancel;
 use sluice_object::parse::ParseError;
 use sluice_object::progress::Progress;
@@ -102,7 +102,7 @@ enum Met {
 /// Lists `jobs` (in walk order) into `out`, marking what is listed in `seen`, as
 /// `Walker::list_tree` does for each in turn; `threads` workers read the trees.
 pub(super) fn list_in_parallel(
-    odb: &ObjectDb,
+    (odb, missing): (&ObjectDb, Missing),
     jobs: &[TreeJob],
     (threads, run): (usize, Option<usize>),
     (seen, out): (&mut IdSet, &mut Vec<WalkedObject>),
@@ -122,7 +122,7 @@ pub(super) fn list_in_parallel(
             let sender = sender.clone();
             let (lister, next) = (&lister, &next);
             scope.spawn(move || {
-                let mut cache = TreeCache::new(CACHE_ENTRIES);
+                let mut cache = TreeCache::new(CACHE_ENTRIES, missing);
                 loop {
                     let index = next.fetch_add(1, Ordering::Relaxed);
                     if index >= runs {

@@ -67,6 +67,7 @@ fn walk(odb: &ObjectDb, wants: &[ObjectId], haves: &[ObjectId], listing: TreeLis
         filter: ObjectFilter::None,
         reach_memo: None,
         cores: crate::walk::WalkCores::All,
+        missing: Default::default(),
         cancel: Default::default(),
     };
     traverse_objects_listing(odb, &request, &Discard, listing).unwrap()
@@ -119,6 +120,7 @@ fn a_missing_tree_fails_both_walks_alike() {
         filter: ObjectFilter::None,
         reach_memo: None,
         cores: crate::walk::WalkCores::All,
+        missing: Default::default(),
         cancel: Default::default(),
     };
     let error = |listing| {

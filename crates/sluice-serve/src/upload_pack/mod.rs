@@ -311,6 +311,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                 reach_memo: None,
                 cores: sluice_graph::WalkCores::One,
                 // A request runs to its end: a client that leaves fails the next write.
+                missing: Default::default(),
                 cancel: Default::default(),
             },
             &sluice_object::progress::Discard,

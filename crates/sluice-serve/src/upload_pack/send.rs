@@ -146,6 +146,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                 reach_memo: self.options.memory.as_ref().map(|m| &m.reaches),
                 cores: sluice_graph::WalkCores::One,
                 // A request runs to its end: a client that leaves fails the next write.
+                missing: Default::default(),
                 cancel: Default::default(),
             },
             progress,

@@ -7,7 +7,8 @@ use crate::progress::TerminalProgress;
 use anyhow::bail;
 use clap::Args;
 use sluice_generate::pack_objects::{
-    include_tags, loosen_unreachable, select, write_cruft_at, Filters, RootKinds, Selection,
+    include_tags, loosen_unreachable, select, write_cruft_at, Filters, MissingAction, RootKinds,
+    Selection,
 };
 use sluice_generate::{write_pack, write_stored_at, PackOptions, PackSizeLimit};
 use sluice_graph::bitmap::write_bitmap;
@@ -102,6 +103,14 @@ pub struct PackObjectsArgs {
     /// `tree:<depth>`, `object:type=<type>`), as for a partial clone.
     #[arg(long, value_name = "filter-spec")]
     filter: Option<String>,
+    /// Leave out the objects of promisor packs and the missing objects a promisor remote has
+    /// (with revisions, as git's repack asks in a partial clone).
+    #[arg(long)]
+    exclude_promisor_objects: bool,
+    /// What a missing object does: `error`, `allow-any` (left out), `allow-promisor` (left out
+    /// when a promisor remote has it).
+    #[arg(long, value_name = "action")]
+    missing: Option<String>,
     /// The `.idx` version to write (2, git's default, or 1; `<version>,<offset>`: offsets past
     /// it in version 2's 64-bit table), as git takes it.
     #[arg(long, value_name = "version[,offset]")]
@@ -171,6 +180,13 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
             None => bail!("invalid filter-spec '{spec}'"),
         },
     };
+    let missing = match args.missing.as_deref() {
+        None => MissingAction::Error,
+        Some(name) => match MissingAction::parse(name) {
+            Some(action) => action,
+            None => bail!("invalid value for '--missing': '{name}'"),
+        },
+    };
     // `<version>[,<offset>]`, as index-pack takes it; unset, the configuration decides.
     let index = match args.index_version.as_deref() {
         Some(value) => {
@@ -217,6 +233,8 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
         honor_pack_keep: args.honor_pack_keep,
         keep_packs: &args.keep_pack,
         object_filter,
+        exclude_promisor: args.exclude_promisor_objects,
+        missing,
         cancel: context.cancel.clone(),
     };
     let compression = match args.compression {
