@@ -182,3 +182,79 @@ fn pack_objects_missing_actions_as_in_git() {
         }
     }
 }
+
+/// A commit of the clone's own that, once pushed, built on upstream and fetched back, only a
+/// promisor commit leads to (the branch reset to the fetched one, reflogs expired). git's
+/// `pack-objects --exclude-promisor-objects` leaves it out and git's repack then deletes the
+/// pack that held it (the remote has it; the clone no longer does); Sluice's `repack -a -d`,
+/// and git's repack with Sluice's pack-objects, keep it in a pack of the clone's own.
+#[test]
+fn a_local_commit_only_a_promisor_commit_reaches_survives_repack() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let up = env.init("up.git", true);
+        env.git(&up, &["config", "uploadpack.allowFilter", "true"]);
+        let work = env.init("work", false);
+        let commit = |repo: &Path, name: &str| {
+            std::fs::write(repo.join(name), format!("{name}\n")).unwrap();
+            env.git(repo, &["add", name]);
+            env.git(repo, &["commit", "-q", "-m", name]);
+        };
+        commit(&work, "base");
+        env.git(
+            &work,
+            &["push", "-q", up.to_str().unwrap(), "HEAD:refs/heads/main"],
+        );
+        let url = format!("file://{}", up.display());
+        env.git(
+            env.path(),
+            &[
+                "clone",
+                "-q",
+                "--filter=blob:none",
+                "-b",
+                "main",
+                &url,
+                "lazy",
+            ],
+        );
+        let lazy = env.path().join("lazy");
+        commit(&lazy, "local");
+        env.git(&lazy, &["repack", "-q", "-d"]);
+        env.git(&lazy, &["push", "-q", "origin", "HEAD:main"]);
+        let local = stdout(&env.git_with_input(&lazy, &["rev-parse", "HEAD"], b""));
+        env.git(
+            &work,
+            &["pull", "-q", "--no-rebase", up.to_str().unwrap(), "main"],
+        );
+        commit(&work, "upstream");
+        env.git(
+            &work,
+            &["push", "-q", up.to_str().unwrap(), "HEAD:refs/heads/main"],
+        );
+        env.git(&lazy, &["fetch", "-q"]);
+        env.git(&lazy, &["reset", "-q", "--hard", "origin/main"]);
+        env.git(&lazy, &["reflog", "expire", "--expire=now", "--all"]);
+        let exec = crate::util::stand_in(&env, &["pack-objects"]);
+        for stood in [false, true] {
+            let repo = env.path().join(format!("lazy-{stood}"));
+            copy_tree(&lazy, &repo);
+            let out = match stood {
+                false => env.sluice(&repo, &["repack", "-a", "-d", "-q"], b""),
+                true => (env.git_command(&repo, &["repack", "-a", "-d", "-q"]))
+                    .env("GIT_EXEC_PATH", &exec)
+                    .output()
+                    .unwrap(),
+            };
+            let what = format!("{} stood in: {stood}", git.display());
+            assert!(out.status.success(), "{what}: {}", stderr(&out));
+            env.git(&repo, &["fsck", "--strict"]);
+            let packs = packs_in(&env, &repo.join(".git/objects/pack"));
+            let own = packs
+                .iter()
+                .find(|p| p.starts_with("cruft: false promisor: false"));
+            let kept = format!("{} commit", local.trim());
+            assert!(own.is_some_and(|p| p.contains(&kept)), "{what}: {packs:?}");
+        }
+    }
+}
