@@ -552,3 +552,62 @@ fn submodules_cloned_in_parallel_as_git_clones_them() {
         }
     }
 }
+
+/// `fetch --recurse-submodules=yes` with `-j 2`, else `submodule.fetchJobs`, else
+/// `fetch.parallel`: both submodules fetched at once, each one's messages held and said whole
+/// when it ends (lines compared as sets: their order depends on which fetch ends first, for
+/// git too), one whose remote is gone reported as git reports it (by its name, here not its
+/// path), one at a time too.
+#[test]
+fn submodules_fetched_in_parallel_as_git_fetches_them() {
+    let cases: [&[&str]; 5] = [
+        &["fetch", "--recurse-submodules=yes"],
+        &["fetch", "-v", "--recurse-submodules=yes", "-j", "2"],
+        &[
+            "-c",
+            "submodule.fetchJobs=2",
+            "fetch",
+            "--recurse-submodules=yes",
+        ],
+        &[
+            "-c",
+            "fetch.parallel=0",
+            "fetch",
+            "--recurse-submodules=yes",
+        ],
+        &["fetch", "--recurse-submodules=yes", "--jobs=2", "--dry-run"],
+    ];
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let top = sources(&env);
+        let seed = seed_clone(&env, &top);
+        for (name, repo) in [("lib", "lib"), ("inner", "inner")] {
+            commit_file(&env, &env.path().join(repo), &format!("{name}2"));
+        }
+        for gone in [false, true] {
+            for (i, args) in cases.iter().enumerate() {
+                let mut seen = Vec::new();
+                for sluice in [false, true] {
+                    let root = env.path().join(format!("jobs{i}-{gone}-{sluice}"));
+                    crate::util::copy_tree(&seed, &root);
+                    if gone {
+                        let config = root.join(".git/modules/other/config");
+                        let text = std::fs::read_to_string(&config).unwrap();
+                        let inner = env.path().join("inner");
+                        let url = format!("url = {}", inner.display());
+                        let gone = format!("url = {}", env.path().join("gone").display());
+                        std::fs::write(&config, text.replace(&url, &gone)).unwrap();
+                    }
+                    let out = env.sluice_or_git(sluice, &root, args);
+                    let mut lines: Vec<String> = (stdout(&out).lines().chain(stderr(&out).lines()))
+                        .map(|line| line.replace(&root.display().to_string(), "<root>"))
+                        .collect();
+                    lines.sort();
+                    seen.push((out.status.code(), lines, state(&env, &root, &root)));
+                }
+                let what = format!("case {i} {args:?} gone {gone} with {}", git.display());
+                assert_eq!(seen[1], seen[0], "{what}");
+            }
+        }
+    }
+}

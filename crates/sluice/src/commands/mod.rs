@@ -10,6 +10,7 @@ pub mod fetch_pack;
 pub mod for_each_repo;
 pub mod gc;
 pub mod index_pack;
+mod jobs;
 pub mod maintenance;
 pub mod multi_pack_index;
 pub mod pack_objects;

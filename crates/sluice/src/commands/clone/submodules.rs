@@ -4,12 +4,12 @@
 //! `GIT_PROTOCOL_FROM_USER=0`) into `modules/<name>` of the superproject's repository without a
 //! checkout, its commit checked out detached, and the same again inside it.
 
+use crate::commands::jobs;
 use sluice_repo::submodules::{
     checked_out_submodules, connect, default_remote, is_active, pass_on_alternates, register,
     superproject_alternates, ModuleAlternate, Placed, Submodule,
 };
 use sluice_repo::Repository;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -192,69 +192,22 @@ fn remote_tip(repo: &Repository, sub: &Registered) -> anyhow::Result<sluice_obje
 
 /// Clones each of `subs`, as many at once as `--jobs` or `submodule.fetchJobs` say, and calls
 /// `then` with each and whether its clone succeeded, in the order they end, until it says to
-/// stop (`false`: no clone starts after). One at a time, a clone's messages go straight to
-/// the terminal; beside others, each clone's are held and said when it ends, as git holds
-/// them.
+/// stop (`false`: no clone starts after).
 fn for_each_clone<'a>(
     repo: &Repository,
     subs: &[&'a Registered],
     recursion: &Recursion,
     mut then: impl FnMut(&'a Registered, bool) -> anyhow::Result<bool>,
 ) -> anyhow::Result<()> {
-    let jobs = match recursion.jobs {
-        Some(jobs) => jobs as usize,
-        None => (repo.config().get_int("submodule.fetchjobs")?).map_or(1, |n| n.max(0) as usize),
+    let jobs = jobs::job_count(recursion.jobs, repo.config(), &["submodule.fetchjobs"])?;
+    let clone = |sub: &Registered, said: &mut jobs::Said| -> anyhow::Result<Option<bool>> {
+        match clone_command(repo, sub, recursion)? {
+            Some(mut command) => Ok(Some(said.run(&mut command)?)),
+            None => Ok(None),
+        }
     };
-    let jobs = match jobs {
-        0 => std::thread::available_parallelism().map_or(1, usize::from),
-        n => n,
-    };
-    if jobs == 1 || subs.len() < 2 {
-        for &sub in subs {
-            let done = match clone_command(repo, sub, recursion)? {
-                Some(mut command) => Some(command.status()?.success()),
-                None => None,
-            };
-            if !then(sub, cloned_or_cleaned(sub, done))? {
-                break;
-            }
-        }
-        return Ok(());
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let (sender, ended) = std::sync::mpsc::channel();
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.min(subs.len()) {
-            let (next, sender) = (&next, sender.clone());
-            scope.spawn(move || loop {
-                let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&sub) = subs.get(at) else { break };
-                let ran = match clone_command(repo, sub, recursion) {
-                    Ok(Some(mut command)) => command.output().map(Some).map_err(Into::into),
-                    other => other.map(|_| None),
-                };
-                if sender.send((sub, ran)).is_err() {
-                    break;
-                }
-            });
-        }
-        drop(sender);
-        let mut going = true;
-        for (sub, ran) in ended {
-            let done = match ran? {
-                Some(output) => {
-                    std::io::stdout().write_all(&output.stdout)?;
-                    std::io::stderr().write_all(&output.stderr)?;
-                    Some(output.status.success())
-                }
-                None => None,
-            };
-            if going && !then(sub, cloned_or_cleaned(sub, done))? {
-                going = false;
-                next.store(subs.len(), std::sync::atomic::Ordering::Relaxed);
-            }
-        }
-        Ok(())
+    jobs::for_each(subs, jobs, clone, |sub, done| {
+        then(sub, cloned_or_cleaned(sub, done))
     })
 }
 

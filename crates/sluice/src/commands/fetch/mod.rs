@@ -136,7 +136,8 @@ pub struct FetchArgs {
     /// Report ref updates for people (the default; undoes an earlier `--porcelain`).
     #[arg(long, overrides_with = "porcelain")]
     no_porcelain: bool,
-    /// How many remotes to fetch at once (accepted; Sluice fetches one after another).
+    /// How many submodules to fetch at once (else `submodule.fetchJobs`, else
+    /// `fetch.parallel`; 0: one a core). Remotes are fetched one after another.
     #[arg(short, long, value_name = "n")]
     jobs: Option<u32>,
     /// Accepted for git's command lines: Sluice runs no maintenance after a fetch.
@@ -250,7 +251,10 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         let prefix = args.submodule_prefix.as_deref().unwrap_or_default();
         let passed = passed_on(&args, None);
         let said = (args.quiet, prefix);
-        let failed = submodules::fetch_submodules(&repo, recursion, &brought, &passed, said)?;
+        let keys = ["submodule.fetchjobs", "fetch.parallel"];
+        let jobs = crate::commands::jobs::job_count(args.jobs, repo.config(), &keys)?;
+        let modes = (recursion, jobs);
+        let failed = submodules::fetch_submodules(&repo, modes, &brought, &passed, said)?;
         if !failed.is_empty() {
             eprintln!("Errors during submodule fetch:");
             for path in failed {

@@ -4,6 +4,7 @@
 //! commit the fetch brought records a commit of it that its repository lacks; with `yes`, every
 //! checked-out submodule is. Each is fetched by Sluice run inside it, which goes on into its own.
 
+use crate::commands::jobs::{self, Said};
 use sluice_client::fetch::{Recursion, Report};
 use sluice_client::submodules::{new_commits, recorded_at};
 use sluice_object::ObjectId;
@@ -88,11 +89,12 @@ impl Brought {
 }
 
 /// Fetches the submodules of `repo` that `mode` asks for, given what the fetch `brought`, each
-/// with the options `passed` on (git's: `--dry-run`, `--prune`, `-q`, …); `prefix` puts the
-/// paths shown under the top superproject's. Returns the paths whose fetch failed.
+/// with the options `passed` on (git's: `--dry-run`, `--prune`, `-q`, …), `jobs` at a time;
+/// `prefix` puts the paths shown under the top superproject's. Returns the names of those whose
+/// fetch failed.
 pub(super) fn fetch_submodules(
     repo: &Repository,
-    modes: Mode,
+    (modes, jobs): (Mode, usize),
     brought: &Brought,
     passed: &[&str],
     (quiet, prefix): (bool, &str),
@@ -104,7 +106,7 @@ pub(super) fn fetch_submodules(
         true => Vec::new(),
         false => new_commits(repo, &brought.tips, &brought.olds),
     };
-    let mut failed = Vec::new();
+    let mut wanted = Vec::new();
     for submodule in checked_out_submodules(repo)? {
         let Some(placed) = Placed::of(repo, submodule).filter(Placed::is_populated) else {
             continue;
@@ -118,29 +120,63 @@ pub(super) fn fetch_submodules(
             continue;
         }
         let shown = format!("{prefix}{}", placed.submodule.path);
+        wanted.push(Wanted {
+            placed,
+            mode,
+            needed,
+            shown,
+        });
+    }
+    let mut failed = Vec::new();
+    let wanted: Vec<&Wanted> = wanted.iter().collect();
+    let fetch = |one: &Wanted, said: &mut Said| one.fetch(passed, quiet, said);
+    jobs::for_each(&wanted, jobs, fetch, |_, mut paths| {
+        failed.append(&mut paths);
+        Ok(true)
+    })?;
+    Ok(failed)
+}
+
+/// A submodule to fetch.
+struct Wanted {
+    placed: Placed,
+    mode: Recursion,
+    /// The commits of it that the superproject's fetch brought.
+    needed: Vec<ObjectId>,
+    /// Its path as said, under the top superproject's.
+    shown: String,
+}
+
+impl Wanted {
+    /// Fetches it, then the commits still missing by id; returns its name (as git lists it,
+    /// not its path) once for each fetch that failed.
+    fn fetch(&self, passed: &[&str], quiet: bool, said: &mut Said) -> anyhow::Result<Vec<String>> {
         if !quiet {
-            eprintln!("Fetching submodule {shown}");
+            said.line(&format!("Fetching submodule {}", self.shown));
         }
-        let run = |extra: &[String]| -> anyhow::Result<bool> {
+        let placed = &self.placed;
+        let mut run = |extra: &[String]| -> anyhow::Result<bool> {
             let mut command = crate::commands::sluice_in_submodule(&placed.work_tree)?;
-            command.arg("fetch").args(passed).arg(mode.option());
-            command.arg(format!("--submodule-prefix={shown}/"));
+            command.arg("fetch").args(passed).arg(self.mode.option());
+            command.arg(format!("--submodule-prefix={}/", self.shown));
             command.args(extra);
-            Ok(command.status()?.success())
+            Ok(said.run(&mut command)?)
         };
+        let mut failed = Vec::new();
+        let name = &placed.submodule.name;
         if !run(&[])? {
-            failed.push(shown.clone());
+            failed.push(name.clone());
         }
         // As git: commits still missing are asked for by id, from the default remote.
-        let still = placed.lacking(&needed)?;
+        let still = placed.lacking(&self.needed)?;
         if !still.is_empty() {
             let inner = Repository::open_git_dir(placed.git_dir.clone(), None)?;
             let mut by_id = vec![default_remote(&inner)];
             by_id.extend(still.iter().map(ObjectId::to_string));
             if !run(&by_id)? {
-                failed.push(shown);
+                failed.push(name.clone());
             }
         }
+        Ok(failed)
     }
-    Ok(failed)
 }

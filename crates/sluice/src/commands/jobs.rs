@@ -1,0 +1,121 @@
+//! Sluice run in many repositories at once, as git runs its submodule clones and fetches:
+//! `--jobs` (else the configuration) at a time. One at a time, a job's messages go straight to
+//! the terminal; beside others, each job's are held and said whole when it ends, as git holds
+//! them, so that two jobs' lines never interleave.
+
+use sluice_odb::Config;
+use std::io::Write;
+use std::process::Command;
+
+/// Where a job's messages go: straight out, or held until it ends.
+pub(crate) struct Said {
+    held: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+impl Said {
+    /// Says `line` on standard error.
+    pub(crate) fn line(&mut self, line: &str) {
+        match &mut self.held {
+            None => eprintln!("{line}"),
+            Some((_, err)) => {
+                err.extend_from_slice(line.as_bytes());
+                err.push(b'\n');
+            }
+        }
+    }
+
+    /// Runs `command` to its end, its output said as this job's; whether it succeeded.
+    pub(crate) fn run(&mut self, command: &mut Command) -> std::io::Result<bool> {
+        match &mut self.held {
+            None => Ok(command.status()?.success()),
+            Some((out, err)) => {
+                let ran = command.output()?;
+                out.extend_from_slice(&ran.stdout);
+                err.extend_from_slice(&ran.stderr);
+                Ok(ran.status.success())
+            }
+        }
+    }
+
+    /// Says what was held.
+    fn flush(self) -> std::io::Result<()> {
+        if let Some((out, err)) = self.held {
+            std::io::stdout().write_all(&out)?;
+            std::io::stderr().write_all(&err)?;
+        }
+        Ok(())
+    }
+}
+
+/// How many jobs at once: `given` (`-j`), else the first of the settings `keys` that is set,
+/// else one; zero is one a core, as git.
+pub(crate) fn job_count(
+    given: Option<u32>,
+    config: &Config,
+    keys: &[&str],
+) -> anyhow::Result<usize> {
+    let mut jobs = given.map(|n| n as usize);
+    for key in keys {
+        if jobs.is_none() {
+            jobs = config.get_int(key)?.map(|n| n.max(0) as usize);
+        }
+    }
+    Ok(match jobs.unwrap_or(1) {
+        0 => std::thread::available_parallelism().map_or(1, usize::from),
+        n => n,
+    })
+}
+
+/// Runs `job` on each of `items`, `jobs` at a time, and gives `then` each item with what its
+/// job returned, in the order they end, until `then` says to stop (`false`: no job starts
+/// after, those running end).
+pub(crate) fn for_each<'a, T: Sync, R: Send>(
+    items: &[&'a T],
+    jobs: usize,
+    job: impl Fn(&'a T, &mut Said) -> anyhow::Result<R> + Sync,
+    mut then: impl FnMut(&'a T, R) -> anyhow::Result<bool>,
+) -> anyhow::Result<()> {
+    if jobs <= 1 || items.len() < 2 {
+        for &item in items {
+            let done = job(item, &mut Said { held: None })?;
+            if !then(item, done)? {
+                break;
+            }
+        }
+        return Ok(());
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let (sender, ended) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.min(items.len()) {
+            let (next, sender, job) = (&next, sender.clone(), &job);
+            scope.spawn(move || loop {
+                let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&item) = items.get(at) else { break };
+                let mut said = Said {
+                    held: Some((Vec::new(), Vec::new())),
+                };
+                let done = job(item, &mut said);
+                if sender.send((item, said, done)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(sender);
+        let mut going = true;
+        for (item, said, done) in ended {
+            let told = said.flush().map_err(Into::into);
+            let carry_on = told.and(done).and_then(|done| match going {
+                true => then(item, done),
+                false => Ok(false),
+            });
+            // On an error or a stop, no job starts after; those running end.
+            if !matches!(carry_on, Ok(true)) {
+                going = false;
+                next.store(items.len(), std::sync::atomic::Ordering::Relaxed);
+            }
+            carry_on?;
+        }
+        Ok(())
+    })
+}
