@@ -203,14 +203,15 @@ pub(crate) fn search_all(
     found
 }
 
-/// Cuts the sorted `order` into segments of at least [`SEGMENT`] objects, each ending where
-/// the kind or the path hash changes.
+/// Cuts the sorted `order` into segments of one kind each, of at least [`SEGMENT`] objects
+/// where there are enough, each ending where the kind or the path hash changes.
 fn cut<'a>(order: &'a [usize], objects: &[Sized]) -> Vec<&'a [usize]> {
     let mut segments = Vec::new();
     let mut start = 0;
     for at in 1..order.len() {
         let (a, b) = (&objects[order[at - 1]], &objects[order[at]]);
-        if at - start >= SEGMENT && (a.kind, a.name_hash) != (b.kind, b.name_hash) {
+        // Every kind its own segments: a delta is of its base's kind.
+        if a.kind != b.kind || at - start >= SEGMENT && a.name_hash != b.name_hash {
             segments.push(&order[start..at]);
             start = at;
         }
@@ -283,6 +284,7 @@ fn search_segment(
         };
         let mut depth = 0;
         let target = Target {
+            kind: object.kind,
             data: data.as_deref().unwrap_or_default(),
             max_depth: limits.depth.saturating_sub(object.headroom),
             tried_in,
@@ -336,6 +338,7 @@ fn search_segment(
 /// The object a delta is looked for: its data, the longest chain it may end, and the pack
 /// whose objects it is not tried against.
 struct Target<'a> {
+    kind: ObjectKind,
     data: &'a [u8],
     max_depth: u32,
     tried_in: Option<u32>,
@@ -383,6 +386,7 @@ fn best_delta(
     spare: &mut Spare,
 ) -> Option<(usize, Vec<u8>)> {
     let Target {
+        kind,
         data: target,
         max_depth,
         tried_in,
@@ -395,7 +399,9 @@ fn best_delta(
     for (at, slot) in window.iter_mut().enumerate() {
         // A target far smaller than the base rarely shares enough with it to pay for indexing
         // the base (git's filter too).
-        if slot.depth >= max_depth
+        // A delta is of its base's kind: a blob's against a tree would make a tree.
+        if slot.kind != kind
+            || slot.depth >= max_depth
             || (target.len() as u64) < slot.size / 32
             || (tried_in.is_some() && slot.pack == tried_in)
         {

@@ -354,3 +354,61 @@ fn repack_cuts_stored_chains_deeper_than_the_depth_as_git_does() {
         assert!(size * 100 <= git_size * 110, "{size} bytes, git {git_size}");
     }
 }
+
+/// A blob whose bytes are a tree's (plus a few), met right after that tree in git's order of
+/// the search (the last tree by path hash, the first blob): a delta of it against the tree
+/// would be tiny, and would make a tree of it, since a delta is of its base's kind. Each
+/// command's pack must hold the blob as a blob: `repack -a -d -f`, `gc --aggressive`, `repack
+/// -a -d` of two packs (the tree in one, the blob in the other, searched against each other),
+/// and git's repack with Sluice's pack-objects standing in. (Sluice's search once crossed the
+/// kinds here, and its repack deleted the good packs for the corrupt one.)
+#[test]
+fn no_delta_crosses_kinds_in_a_search() {
+    let commands: [&[&str]; 3] = [
+        &["repack", "-a", "-d", "-f", "-q"],
+        &["gc", "-q", "--aggressive"],
+        &["repack", "-a", "-d", "-q"],
+    ];
+    for git in gits() {
+        let env = Env::with_git(git);
+        let exec = crate::util::stand_in(&env, &["pack-objects"]);
+        let work = env.init("work", false);
+        std::fs::create_dir(work.join("dz")).unwrap();
+        for i in 0..20 {
+            let file = work.join(format!("dz/entry_{i}_z"));
+            std::fs::write(file, format!("file {i}\n")).unwrap();
+        }
+        env.git(&work, &["add", "dz"]);
+        env.git(&work, &["commit", "-q", "-m", "tree"]);
+        // Its own pack: the second commit's objects go into another.
+        env.git(&work, &["repack", "-q", "-a", "-d"]);
+        let mut blob = env.git(&work, &["cat-file", "tree", "HEAD:dz"]);
+        blob.extend_from_slice(b"more");
+        std::fs::write(work.join("a"), blob).unwrap();
+        env.git(&work, &["add", "a"]);
+        env.git(&work, &["commit", "-q", "-m", "blob"]);
+        env.git(&work, &["repack", "-q", "-d"]);
+        for (n, command) in commands.iter().enumerate() {
+            for stood in [false, true] {
+                let repo = env.path().join(format!("r{n}-{stood}"));
+                crate::util::copy_tree(&work, &repo);
+                let out = match stood {
+                    false => env.sluice(&repo, command, b""),
+                    true => (env.git_command(&repo, command))
+                        .env("GIT_EXEC_PATH", &exec)
+                        .output()
+                        .unwrap(),
+                };
+                assert!(out.status.success(), "{command:?}: {}", stderr(&out));
+                let fsck = env.git_with_input(&repo, &["fsck", "--strict"], b"");
+                assert!(
+                    fsck.status.success(),
+                    "{command:?} stood {stood}: {}",
+                    stderr(&fsck)
+                );
+                let kind = env.git(&repo, &["cat-file", "-t", "HEAD:a"]);
+                assert_eq!(kind, b"blob\n", "{command:?} stood {stood}");
+            }
+        }
+    }
+}
