@@ -5,13 +5,17 @@
 //! are left alone until the small ones together reach half its size.
 //!
 //! Every object of the rolled packs goes in, reachable or not (no walk decides): a pack that
-//! is kept (`.keep`) or promised (`.promisor`) is not rolled.
+//! is kept (`.keep`) or promised (`.promisor`) is not rolled. As git's `pack-objects
+//! --stdin-packs`, the stored deltas are kept and every other object is searched against the
+//! other rolled packs' objects (each pack's writer tried its own), its path found by a walk of
+//! the rolled commits: a push's pack completed with whole bases gets its deltas at the roll.
 
 use crate::repack::{file_error, prune_packed, remove_pack, write_into, RepackError};
-use sluice_graph::{Walked, WalkedObject};
+use crate::window_search::{Reuse, SearchLimits};
+use sluice_graph::{walk_objects, Missing, WalkRequest, Walked, WalkedObject};
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::Discard;
-use sluice_object::{IdSet, ObjectId, ObjectKind};
+use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
 use sluice_odb::{ObjectDb, Pack};
 use sluice_repo::Repository;
 use std::path::PathBuf;
@@ -104,8 +108,13 @@ pub fn repack_geometric(
         return Ok(Rolled::WouldTakeLargest);
     }
     let rolled: Vec<PathBuf> = packs[..roll].iter().map(|p| p.path().to_owned()).collect();
-    let walked = list_objects(odb, &packs[..roll], &packs[roll..], &loose)?;
-    let (stored, _) = write_into(repo, odb, &walked, None, &Discard, cancel)?;
+    let mut walked = list_objects(odb, &packs[..roll], &packs[roll..], &loose)?;
+    name_objects(odb, &mut walked, cancel)?;
+    // As git's pack-objects --stdin-packs: stored deltas kept, every other object tried
+    // against the other rolled packs' (each pack's writer tried its own).
+    let given = crate::window_search::GivenLimits::default();
+    let limits = SearchLimits::from_config(repo.config(), &given, Reuse::Deltas)?;
+    let (stored, _) = write_into(repo, odb, &walked, Some(limits), &Discard, cancel)?;
     let packed = Pack::open(&stored.pack.with_extension("idx"), repo.hash())?;
     for old in rolled.iter().filter(|old| **old != stored.pack) {
         remove_pack(old)?;
@@ -180,6 +189,39 @@ fn list_objects(
         objects,
         ..Walked::default()
     })
+}
+
+/// Gives the trees and blobs of `walked` the hash of the path they are found at, which groups
+/// versions of a file for the search, as git's `--stdin-packs` does: from a walk of the
+/// commits listed down to the commits they build on. What no such commit reaches keeps none.
+fn name_objects(odb: &ObjectDb, walked: &mut Walked, cancel: &Cancel) -> Result<(), RepackError> {
+    let commits: IdSet = (walked.objects.iter())
+        .filter(|o| o.kind == ObjectKind::Commit)
+        .map(|o| o.id)
+        .collect();
+    let mut before = Vec::new();
+    for id in &commits {
+        if let Some((ObjectKind::Commit, data)) = odb.read(id)? {
+            let parents = sluice_object::parse::parse_commit(odb.hash(), &data)
+                .map(|commit| commit.parents)
+                .unwrap_or_default();
+            before.extend(parents.into_iter().filter(|p| !commits.contains(p)));
+        }
+    }
+    let tips: Vec<ObjectId> = commits.into_iter().collect();
+    let request = WalkRequest {
+        missing: Missing::SetAside,
+        ..WalkRequest::reachable(&tips, &before, cancel.clone())
+    };
+    let named: IdMap<u32> = (walk_objects(odb, &request, &Discard)?.objects.into_iter())
+        .map(|o| (o.id, o.name_hash))
+        .collect();
+    for object in &mut walked.objects {
+        if let Some(&hash) = named.get(&object.id) {
+            object.name_hash = hash;
+        }
+    }
+    Ok(())
 }
 
 fn listed(id: ObjectId, kind: ObjectKind) -> WalkedObject {

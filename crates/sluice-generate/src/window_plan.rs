@@ -1,5 +1,5 @@
-//! What the window search of a repack or pack-objects gets from the plan: every tree and blob
-//! of the walk but the stored deltas kept as they are, each sized without being read, with
+//! What the window search of a repack or pack-objects gets from the plan: every object of the
+//! walk but the stored deltas kept as they are, each sized without being read, with
 //! where it is stored (an object is not tried against its own pack's, when that pack's writer
 //! tried them) and how many kept deltas hang below it.
 
@@ -8,7 +8,7 @@ use crate::write::{PackOptions, Planned, Sent, Source};
 use crate::GenerateError;
 use sluice_graph::Walked;
 use sluice_object::progress::Progress;
-use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
+use sluice_object::{IdMap, IdSet, ObjectId};
 use sluice_odb::ObjectDb;
 use sluice_pack::entry::{EntryHeader, EntryKind};
 
@@ -29,8 +29,8 @@ pub(crate) fn search_window(
         Reuse::Deltas => KeptDeltas::of(odb, plan, sent, limits.depth)?,
         Reuse::Objects | Reuse::Nothing => KeptDeltas::default(),
     };
+    // Every kind, as git: commits and tags delta against their own kind too.
     let searched: Vec<_> = (walked.objects.iter())
-        .filter(|o| matches!(o.kind, ObjectKind::Tree | ObjectKind::Blob))
         .filter(|o| !kept.base.contains_key(&o.id))
         .collect();
     let reuse_whole = limits.reuse != Reuse::Nothing;

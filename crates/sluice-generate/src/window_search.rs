@@ -1,12 +1,12 @@
-//! The window search of `repack` and `pack-objects`: every tree and blob that is not kept as a
-//! stored delta (with `-f`, `--no-reuse-delta`: every one) tried against the objects just
+//! The window search of `repack` and `pack-objects`: every object that is not kept as a stored
+//! delta (with `-f`, `--no-reuse-delta`: every one) tried against the objects of its kind just
 //! before it in git's order (kind, hash of the path, largest first), a window of them at a
 //! time, on every core.
 //!
-//! The sorted list is cut into segments where the path's hash changes, and the segments are
-//! handed out by rayon's work stealing: a thread that finishes early takes segments another
-//! would have done, so no static split leaves one core idle at the end. Deltas never cross a
-//! segment, which costs only the first window of each (a few hundred of hundreds of thousands
+//! The sorted list is cut into segments where the kind or the path's hash changes, and the
+//! segments are handed out by rayon's work stealing: a thread that finishes early takes
+//! segments another would have done, so no static split leaves one core idle at the end.
+//! Deltas never cross a segment, which costs only the first window of each (a few hundred of hundreds of thousands
 //! of objects), and makes every thread's chains its own, so depths need no locking.
 
 use crate::delta_search::{NewDelta, MAX_SIZE, MIN_SIZE};
@@ -39,14 +39,14 @@ pub struct SearchLimits {
 /// `--no-reuse-object`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reuse {
-    /// A stored delta whose base goes into the pack too is copied as it is; every other tree
-    /// and blob is searched, and one that stays whole and is stored whole is copied (git's
+    /// A stored delta whose base goes into the pack too is copied as it is; every other
+    /// object is searched, and one that stays whole and is stored whole is copied (git's
     /// default: a pack made without a search, or cut at a size limit, gets its deltas).
     Deltas,
-    /// Every tree and blob is searched anew; one that stays whole is copied as stored (`-f`,
+    /// Every object is searched anew; one that stays whole is copied as stored (`-f`,
     /// `--no-reuse-delta`).
     Objects,
-    /// Every tree and blob is searched, and every object compressed, anew (`-F`,
+    /// Every object is searched, and compressed, anew (`-F`,
     /// `--no-reuse-object`).
     Nothing,
 }

@@ -469,7 +469,7 @@ fn copy_key(
     Some(key.finish())
 }
 
-/// Finds deltas for the plan: with a window search, every tree and blob its reuse does not keep
+/// Finds deltas for the plan: with a window search, every object its reuse does not keep
 /// as stored; else the objects that cannot go as stored (and a thin pack's candidates);
 /// records them in `plan`.
 fn search(

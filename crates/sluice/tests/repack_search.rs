@@ -412,3 +412,94 @@ fn no_delta_crosses_kinds_in_a_search() {
         }
     }
 }
+
+/// A server after 24 pushes, each kept as its own pack (`receive.unpackLimit=1`), its objects
+/// whole where a push's pack was completed with its bases: `repack --geometric=2 -d` rolls the
+/// small packs into one, and searches, as git's `pack-objects --stdin-packs`, each whole object
+/// (commits too) against the other rolled packs'. The same objects, fsck clean, and a pack no
+/// more than a tenth larger than git's (copied as stored, Sluice's was 2.4 times git's).
+#[test]
+fn geometric_roll_searches_across_the_rolled_packs_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let server = env.init("server.git", true);
+        env.git(&server, &["config", "receive.unpackLimit", "1"]);
+        let work = env.init("pusher", false);
+        for i in 0..24 {
+            for f in 0..4 {
+                let lines: String = (0..200 + i * 3)
+                    .map(|l| {
+                        format!(
+                            "file {f} line {l}: value {}\n",
+                            if l % 10 == i % 10 { i } else { l }
+                        )
+                    })
+                    .collect();
+                std::fs::write(work.join(format!("f{f}.txt")), lines).unwrap();
+            }
+            env.git(&work, &["add", "."]);
+            // A message long enough that a commit is worth a delta against the one before.
+            let message = format!("c{i}\n\n{}", "The same long explanation.\n".repeat(12));
+            env.git(&work, &["commit", "-q", "-m", &message]);
+            env.git(
+                &work,
+                &[
+                    "push",
+                    "-q",
+                    server.to_str().unwrap(),
+                    "HEAD:refs/heads/main",
+                ],
+            );
+        }
+        let sizes: Vec<u64> = [false, true]
+            .iter()
+            .map(|&sluice| {
+                let repo = env.path().join(format!("rolled-{sluice}.git"));
+                crate::util::copy_tree(&server, &repo);
+                let out =
+                    env.sluice_or_git(sluice, &repo, &["repack", "--geometric=2", "-d", "-q"]);
+                assert!(out.status.success(), "{}", stderr(&out));
+                env.git(&repo, &["fsck", "--strict"]);
+                assert_eq!(
+                    crate::util::pack_files(&repo, "pack"),
+                    1,
+                    "sluice: {sluice}"
+                );
+                pack_size(&repo)
+            })
+            .collect();
+        let (theirs, ours) = (
+            env.path().join("rolled-false.git"),
+            env.path().join("rolled-true.git"),
+        );
+        assert_eq!(objects(&env, &ours), objects(&env, &theirs));
+        let what = format!(
+            "{}: Sluice {} bytes, git {}",
+            git.display(),
+            sizes[1],
+            sizes[0]
+        );
+        assert!(sizes[1] * 10 <= sizes[0] * 11, "{what}");
+        // Commits are searched too: git makes deltas of most of these.
+        let (ours, theirs) = (commit_deltas(&env, &ours), commit_deltas(&env, &theirs));
+        assert!(
+            theirs > 12 && ours * 10 >= theirs * 9,
+            "commit deltas: {ours}, git's {theirs}"
+        );
+    }
+}
+
+/// How many commits the one pack of `repo` holds as deltas.
+fn commit_deltas(env: &Env, repo: &Path) -> usize {
+    let pack_dir = repo.join("objects/pack");
+    let idx = (crate::util::list_dir(&pack_dir).into_iter())
+        .find(|name| name.ends_with(".idx"))
+        .unwrap();
+    let listing = env.git(
+        repo,
+        &["verify-pack", "-v", pack_dir.join(idx).to_str().unwrap()],
+    );
+    (String::from_utf8(listing).unwrap().lines())
+        .filter(|line| line.split_whitespace().count() == 7 && line.contains(" commit "))
+        .count()
+}
