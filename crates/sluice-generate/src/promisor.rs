@@ -12,14 +12,34 @@ use sluice_odb::Pack;
 use sluice_repo::Repository;
 use std::path::{Path, PathBuf};
 
+/// A partial clone's promisor packs, as a repack finds them.
+pub(crate) struct Promised {
+    /// Kept only by their `.promisor` file: replaced by the new promisor pack.
+    pub(crate) replaced: Vec<PathBuf>,
+    /// Kept by a `.keep` file too: they stay, and their objects go into the new promisor pack
+    /// as well (git's repack writes every promisor object anew).
+    pub(crate) kept: Vec<PathBuf>,
+}
+
+impl Promised {
+    /// Every promisor pack, replaced or kept.
+    pub(crate) fn all(&self) -> Vec<PathBuf> {
+        self.replaced.iter().chain(&self.kept).cloned().collect()
+    }
+}
+
 /// Takes out of `kept` the packs kept only by a `.promisor` file (a `.keep` file keeps a
-/// pack as it is), for [`write_promisor_pack`] to replace.
-pub(crate) fn take_promised(kept: &mut Vec<PathBuf>) -> Vec<PathBuf> {
-    let (promised, still): (Vec<PathBuf>, Vec<PathBuf>) = std::mem::take(kept)
+/// pack as it is), for [`write_promisor_pack`] to replace; notes the promisor packs it keeps.
+pub(crate) fn take_promised(kept: &mut Vec<PathBuf>) -> Promised {
+    let promisor = |p: &PathBuf| p.with_extension("promisor").exists();
+    let (replaced, still): (Vec<PathBuf>, Vec<PathBuf>) = std::mem::take(kept)
         .into_iter()
-        .partition(|p| p.with_extension("promisor").exists() && !p.with_extension("keep").exists());
+        .partition(|p| promisor(p) && !p.with_extension("keep").exists());
     *kept = still;
-    promised
+    Promised {
+        replaced,
+        kept: kept.iter().filter(|p| promisor(p)).cloned().collect(),
+    }
 }
 
 /// Writes every object of the packs `promised` into one pack with an empty `.promisor` file

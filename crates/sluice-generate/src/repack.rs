@@ -246,7 +246,9 @@ pub fn repack_all_with(
     let (walked, early) = std::thread::scope(|scope| {
         let early =
             speculate.then(|| scope.spawn(|| early_bitmaps(repo, &odb.packs()[0], &branches)));
-        let request = repack_walk(&tips, options, !promised.is_empty());
+        // Promisor packs kept by a `.keep` count too: what they name may be missing all the same.
+        let partial = !(promised.replaced.is_empty() && promised.kept.is_empty());
+        let request = repack_walk(&tips, options, partial);
         let walked = match research {
             false => walk_objects(&odb, &request, progress),
             true => sluice_graph::traverse_objects(&odb, &request, progress),
@@ -270,7 +272,7 @@ pub fn repack_all_with(
     // A partial clone's promisor packs become one (as git's repack does); their objects stay
     // out of the new pack of the repository's own.
     let promisor =
-        crate::promisor::write_promisor_pack(repo, &promised, progress, &options.cancel)?;
+        crate::promisor::write_promisor_pack(repo, &promised.all(), progress, &options.cancel)?;
     left_alone.extend(promisor.as_ref().map(|(pack, _)| pack.as_path()));
     if crate::left_alone::leave_out(&mut walked, &left_alone, repo.hash())? {
         // A bitmap needs every object it reaches in its pack: git disables it too.
@@ -317,7 +319,7 @@ pub fn repack_all_with(
     for old in old_packs.iter().filter(|old| !cruft_packs.contains(old)) {
         remove_pack(old)?;
     }
-    let promisor = crate::promisor::replace_promised(repo, &promised, promisor)?;
+    let promisor = crate::promisor::replace_promised(repo, &promised.replaced, promisor)?;
     let cruft = (cruft_packs.iter())
         .map(|p| Pack::open(&p.with_extension("idx"), repo.hash()))
         .collect::<Result<Vec<_>, _>>()?;

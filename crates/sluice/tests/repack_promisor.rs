@@ -53,9 +53,10 @@ fn a_partial_clones_promisor_packs_become_one_as_in_git() {
 }
 
 /// A partial clone of a history whose files changed (so that old versions are missing), with a
-/// commit of its own, filtered by `filter`: each tool's `repack -a -d` and `gc` must see that
-/// what is missing is the promisor remote's, and leave it so.
-fn partial_clone_lacking_history(env: &Env, filter: &str) -> PathBuf {
+/// commit of its own, filtered by `filter`, its promisor packs `kept` by `.keep` files or not:
+/// each tool's `repack -a -d` and `gc` must see that what is missing is the promisor remote's,
+/// and leave it so.
+fn partial_clone_lacking_history(env: &Env, filter: &str, kept: bool) -> PathBuf {
     let up = env.path().join("up");
     if !up.exists() {
         env.init("up", false);
@@ -68,11 +69,19 @@ fn partial_clone_lacking_history(env: &Env, filter: &str) -> PathBuf {
         }
         env.git(&up, &["config", "uploadpack.allowFilter", "true"]);
     }
-    let name = format!("clone-{}", filter.replace(':', "-"));
+    let name = format!("clone-{}-{kept}", filter.replace(':', "-"));
     let url = format!("file://{}", up.display());
     let args = ["clone", "-q", "--no-local", "--filter", filter, &url, &name];
     env.git(env.path(), &args);
     let repo = env.path().join(&name);
+    if kept {
+        let packs = repo.join(".git/objects/pack");
+        for name in crate::util::list_dir(&packs) {
+            if let Some(stem) = name.strip_suffix(".promisor") {
+                std::fs::write(packs.join(format!("{stem}.keep")), "").unwrap();
+            }
+        }
+    }
     std::fs::write(repo.join("d0/mine"), "mine\n").unwrap();
     env.git(&repo, &["add", "."]);
     env.git(&repo, &["commit", "-q", "-m", "mine"]);
@@ -96,13 +105,13 @@ fn partial_clones_lacking_old_blobs_and_trees_repack_as_in_git() {
     for git in gits() {
         let env = Env::with_git(git.clone());
         let exec = crate::util::stand_in(&env, &["pack-objects"]);
-        for filter in ["blob:none", "tree:0"] {
-            let clone = partial_clone_lacking_history(&env, filter);
+        for (filter, kept) in [("blob:none", false), ("tree:0", false), ("tree:0", true)] {
+            let clone = partial_clone_lacking_history(&env, filter, kept);
             for command in [&["repack", "-a", "-d", "-q"][..], &["gc", "-q"]] {
                 let twin = |name: &str| {
                     let repo = env
                         .path()
-                        .join(format!("{name}-{}", filter.replace(':', "-")));
+                        .join(format!("{name}-{}-{kept}", filter.replace(':', "-")));
                     let _ = std::fs::remove_dir_all(&repo);
                     copy_tree(&clone, &repo);
                     repo
@@ -111,7 +120,7 @@ fn partial_clones_lacking_old_blobs_and_trees_repack_as_in_git() {
                 let theirs = packs_after(&env, &theirs, env.sluice_or_git(false, &theirs, command));
                 let ours = twin("ours");
                 let ours = packs_after(&env, &ours, env.sluice_or_git(true, &ours, command));
-                let what = format!("{} {filter} {command:?}", git.display());
+                let what = format!("{} {filter} kept {kept} {command:?}", git.display());
                 assert_eq!(ours, theirs, "{what}");
                 assert!(
                     theirs.starts_with("Some(0) fsck Some(0)"),
@@ -136,7 +145,7 @@ fn partial_clones_lacking_old_blobs_and_trees_repack_as_in_git() {
 fn pack_objects_missing_actions_as_in_git() {
     for git in gits() {
         let env = Env::with_git(git.clone());
-        let repo = partial_clone_lacking_history(&env, "blob:none");
+        let repo = partial_clone_lacking_history(&env, "blob:none", false);
         env.git(&repo, &["config", "remote.origin.url", "file:///nowhere"]);
         let cases: [&[&str]; 5] = [
             &["--missing=allow-any"],
