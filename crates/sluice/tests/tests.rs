@@ -33,6 +33,7 @@ mod index_pack;
 mod keep_alive;
 mod ls_refs;
 mod maintenance;
+mod maintenance_random;
 mod maintenance_schedule;
 mod multi_pack_index;
 mod object_database;
