@@ -151,6 +151,9 @@ pub enum PushError {
     /// The objects to send could not be counted.
     #[error(transparent)]
     Walk(#[from] sluice_graph::WalkError),
+    /// A partial clone's promisor remote did not give what the push must send.
+    #[error(transparent)]
+    LazyFetch(#[from] sluice_pack::LookupError),
 }
 
 /// `--force-with-lease`: the ref moves only if the remote has it at `expected` (absent: `None`).

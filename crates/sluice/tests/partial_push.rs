@@ -1,0 +1,81 @@
+//! `push` from a partial clone to a repository that lacks what the clone lacks too: git's
+//! pack-objects fetches the missing trees and blobs from the promisor remote first, and so must
+//! Sluice, twin-wise with git 2.39 and 2.47: exit code, the objects the receiving repository
+//! ends with (fsck clean), the clone still whole for git. With lazy fetching off
+//! (`GIT_NO_LAZY_FETCH`, which git 2.39 does not read) both fail and the receiving repository
+//! gets nothing (git's send-pack after its pack-objects died mid-pack, exit code 1; Sluice's
+//! before it sends anything, 128).
+
+use crate::util::{copy_tree, gits, stderr, Env};
+
+#[test]
+fn a_push_from_a_partial_clone_fetches_what_it_lacks_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let up = env.init("up", false);
+        for i in 0..4 {
+            std::fs::create_dir_all(up.join(format!("d{i}"))).unwrap();
+            std::fs::write(up.join(format!("d{i}/x")), format!("{i}\n")).unwrap();
+            std::fs::write(up.join("f"), format!("{i}\n").repeat(40 + i)).unwrap();
+            env.git(&up, &["add", "."]);
+            env.git(&up, &["commit", "-q", "-m", &format!("c{i}")]);
+        }
+        env.git(&up, &["config", "uploadpack.allowFilter", "true"]);
+        let url = format!("file://{}", up.display());
+        let lazy_off = match git.starts_with("/usr/local") {
+            true => &[false, true][..],
+            false => &[false],
+        };
+        for filter in ["blob:none", "tree:0"] {
+            let name = format!("clone-{}", filter.replace(':', "-"));
+            env.git(
+                env.path(),
+                &["clone", "-q", "--no-local", "--filter", filter, &url, &name],
+            );
+            let clone = env.path().join(&name);
+            std::fs::write(clone.join("d0/mine"), "mine\n").unwrap();
+            env.git(&clone, &["add", "."]);
+            env.git(&clone, &["commit", "-q", "-m", "mine"]);
+            for &off in lazy_off {
+                let mut seen = Vec::new();
+                for sluice in [false, true] {
+                    let side = env.path().join(format!("{name}-{off}-{sluice}"));
+                    std::fs::create_dir(&side).unwrap();
+                    copy_tree(&clone, &side.join("work"));
+                    let target = side.join("target.git");
+                    env.git(
+                        env.path(),
+                        &["init", "-q", "--bare", target.to_str().unwrap()],
+                    );
+                    let args = ["push", "-q", "../target.git", "HEAD:refs/heads/main"];
+                    let mut push = env.sluice_or_git_command(sluice, &side.join("work"), &args);
+                    if off {
+                        push.env("GIT_NO_LAZY_FETCH", "1");
+                    }
+                    let out = crate::util::run_with_input(push, b"");
+                    let what = format!("{} {filter} lazy off {off} sluice {sluice}", git.display());
+                    if out.status.success() {
+                        env.git(&target, &["fsck", "--strict"]);
+                        env.git(&side.join("work"), &["fsck", "--strict"]);
+                    } else {
+                        assert!(off, "{what}: {}", stderr(&out));
+                    }
+                    let objects =
+                        env.git_with_input(&target, &["rev-list", "--objects", "--all"], b"");
+                    let mut objects: Vec<String> = (crate::util::stdout(&objects).lines())
+                        .map(str::to_owned)
+                        .collect();
+                    objects.sort();
+                    seen.push((out.status.success(), objects));
+                }
+                assert_eq!(
+                    seen[1],
+                    seen[0],
+                    "{} {filter} lazy off {off}",
+                    git.display()
+                );
+                assert!(off || seen[0].1.len() > 20, "{:?}", seen[0]);
+            }
+        }
+    }
+}
