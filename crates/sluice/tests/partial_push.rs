@@ -12,15 +12,7 @@ use crate::util::{copy_tree, gits, stderr, Env};
 fn a_push_from_a_partial_clone_fetches_what_it_lacks_as_git_does() {
     for git in gits() {
         let env = Env::with_git(git.clone());
-        let up = env.init("up", false);
-        for i in 0..4 {
-            std::fs::create_dir_all(up.join(format!("d{i}"))).unwrap();
-            std::fs::write(up.join(format!("d{i}/x")), format!("{i}\n")).unwrap();
-            std::fs::write(up.join("f"), format!("{i}\n").repeat(40 + i)).unwrap();
-            env.git(&up, &["add", "."]);
-            env.git(&up, &["commit", "-q", "-m", &format!("c{i}")]);
-        }
-        env.git(&up, &["config", "uploadpack.allowFilter", "true"]);
+        let up = crate::repack_promisor::changing_upstream(&env);
         let url = format!("file://{}", up.display());
         let lazy_off = match git.starts_with("/usr/local") {
             true => &[false, true][..],

@@ -59,15 +59,7 @@ fn a_partial_clones_promisor_packs_become_one_as_in_git() {
 fn partial_clone_lacking_history(env: &Env, filter: &str, kept: bool) -> PathBuf {
     let up = env.path().join("up");
     if !up.exists() {
-        env.init("up", false);
-        for i in 0..4 {
-            std::fs::create_dir_all(up.join(format!("d{i}"))).unwrap();
-            std::fs::write(up.join(format!("d{i}/x")), format!("{i}\n")).unwrap();
-            std::fs::write(up.join("f"), format!("{i}\n").repeat(40 + i)).unwrap();
-            env.git(&up, &["add", "."]);
-            env.git(&up, &["commit", "-q", "-m", &format!("c{i}")]);
-        }
-        env.git(&up, &["config", "uploadpack.allowFilter", "true"]);
+        changing_upstream(env);
     }
     let name = format!("clone-{}-{kept}", filter.replace(':', "-"));
     let url = format!("file://{}", up.display());
@@ -86,6 +78,21 @@ fn partial_clone_lacking_history(env: &Env, filter: &str, kept: bool) -> PathBuf
     env.git(&repo, &["add", "."]);
     env.git(&repo, &["commit", "-q", "-m", "mine"]);
     repo
+}
+
+/// `<env>/up`: four commits that change one file and add a directory each, filters allowed:
+/// a partial clone of it lacks the old versions.
+pub(crate) fn changing_upstream(env: &Env) -> PathBuf {
+    let up = env.init("up", false);
+    for i in 0..4 {
+        std::fs::create_dir_all(up.join(format!("d{i}"))).unwrap();
+        std::fs::write(up.join(format!("d{i}/x")), format!("{i}\n")).unwrap();
+        std::fs::write(up.join("f"), format!("{i}\n").repeat(40 + i)).unwrap();
+        env.git(&up, &["add", "."]);
+        env.git(&up, &["commit", "-q", "-m", &format!("c{i}")]);
+    }
+    env.git(&up, &["config", "uploadpack.allowFilter", "true"]);
+    up
 }
 
 /// Exit code, every pack's objects and markers, and git's fsck of `repo` after `run`.
