@@ -109,7 +109,13 @@ pub fn repack_geometric(
     }
     let rolled: Vec<PathBuf> = packs[..roll].iter().map(|p| p.path().to_owned()).collect();
     let mut walked = list_objects(odb, &packs[..roll], &packs[roll..], &loose)?;
-    name_objects(odb, &mut walked, cancel)?;
+    // A shallow repository's cut: those commits' parents are not walked.
+    let shallow: IdSet = repo
+        .shallow_commits()
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
+    name_objects(odb, (&mut walked, &shallow), cancel)?;
     // As git's pack-objects --stdin-packs: stored deltas kept, every other object tried
     // against the other rolled packs' (each pack's writer tried its own).
     let given = crate::window_search::GivenLimits::default();
@@ -193,8 +199,13 @@ fn list_objects(
 
 /// Gives the trees and blobs of `walked` the hash of the path they are found at, which groups
 /// versions of a file for the search, as git's `--stdin-packs` does: from a walk of the
-/// commits listed down to the commits they build on. What no such commit reaches keeps none.
-fn name_objects(odb: &ObjectDb, walked: &mut Walked, cancel: &Cancel) -> Result<(), RepackError> {
+/// commits listed down to the commits they build on (or the `shallow` cut). What no such
+/// commit reaches keeps none.
+fn name_objects(
+    odb: &ObjectDb,
+    (walked, shallow): (&mut Walked, &IdSet),
+    cancel: &Cancel,
+) -> Result<(), RepackError> {
     let commits: IdSet = (walked.objects.iter())
         .filter(|o| o.kind == ObjectKind::Commit)
         .map(|o| o.id)
@@ -211,9 +222,17 @@ fn name_objects(odb: &ObjectDb, walked: &mut Walked, cancel: &Cancel) -> Result<
     let tips: Vec<ObjectId> = commits.into_iter().collect();
     let request = WalkRequest {
         missing: Missing::SetAside,
+        shallow,
         ..WalkRequest::reachable(&tips, &before, cancel.clone())
     };
-    let named: IdMap<u32> = (walk_objects(odb, &request, &Discard)?.objects.into_iter())
+    // Names are hints: a walk that cannot finish (a shallow repository's missing parents, a
+    // damaged commit the roll copies as it is) leaves the objects unnamed, not the roll undone.
+    let walked_names = match walk_objects(odb, &request, &Discard) {
+        Ok(named) => named.objects,
+        Err(cancelled @ sluice_graph::WalkError::Cancelled(_)) => return Err(cancelled.into()),
+        Err(_) => return Ok(()),
+    };
+    let named: IdMap<u32> = (walked_names.into_iter())
         .map(|o| (o.id, o.name_hash))
         .collect();
     for object in &mut walked.objects {

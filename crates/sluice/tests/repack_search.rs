@@ -503,3 +503,45 @@ fn commit_deltas(env: &Env, repo: &Path) -> usize {
         .filter(|line| line.split_whitespace().count() == 7 && line.contains(" commit "))
         .count()
 }
+
+/// The same roll in a shallow repository (a `--depth 1` clone taking pushes): the walk that
+/// names the objects stops at the cut rather than failing on the parents the repository lacks
+/// (Sluice's roll died with "missing commit" when it first walked there).
+#[test]
+fn geometric_roll_of_a_shallow_repository_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let work = evolving_work(&env, 6);
+        let url = format!("file://{}", work.display());
+        let server = env.path().join("shallow.git");
+        let args = [
+            "clone",
+            "-q",
+            "--bare",
+            "--depth",
+            "1",
+            &url,
+            server.to_str().unwrap(),
+        ];
+        env.git(env.path(), &args);
+        env.git(&server, &["config", "receive.unpackLimit", "1"]);
+        for i in 0..4 {
+            std::fs::write(work.join("src/f0.txt"), format!("pushed {i}\n").repeat(50)).unwrap();
+            env.git(&work, &["commit", "-q", "-a", "-m", &format!("p{i}")]);
+            let branch = String::from_utf8(env.git(&work, &["branch", "--show-current"])).unwrap();
+            let spec = format!("HEAD:refs/heads/{}", branch.trim());
+            env.git(&work, &["push", "-q", server.to_str().unwrap(), &spec]);
+        }
+        let mut seen = Vec::new();
+        for sluice in [false, true] {
+            let repo = env.path().join(format!("shallow-{sluice}.git"));
+            crate::util::copy_tree(&server, &repo);
+            let out = env.sluice_or_git(sluice, &repo, &["repack", "--geometric=2", "-d", "-q"]);
+            assert!(out.status.success(), "sluice {sluice}: {}", stderr(&out));
+            env.git(&repo, &["fsck", "--strict"]);
+            let packs = crate::util::pack_files(&repo, "pack");
+            seen.push((packs, objects(&env, &repo)));
+        }
+        assert_eq!(seen[1], seen[0], "{}", git.display());
+    }
+}
