@@ -25,7 +25,11 @@ pub fn repack_loose(
     let roots = sluice_repo::Roots::read(repo)?;
     let odb = repo.objects().with_alternate_packs();
     let tips = crate::repack::walk_tips(&roots, &odb);
-    let request = WalkRequest::reachable(&tips, &[], cancel.clone());
+    let shallow = repo.shallow_set()?;
+    let request = WalkRequest {
+        shallow: &shallow,
+        ..WalkRequest::reachable(&tips, &[], cancel.clone())
+    };
     let mut walked = walk_objects(&odb, &request, progress)?;
     // Only what no pack (of this repository or an alternate) holds.
     walked.objects.retain(|o| odb.locate(&o.id).is_none());

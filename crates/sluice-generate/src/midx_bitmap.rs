@@ -80,7 +80,8 @@ pub fn write_midx_bitmap_of(
         .and_then(|index| odb.locate(&layout.ids[index]))
         .map(|(pack, _)| &*odb.packs()[pack]);
     let replaced = first.filter(|pack| pack.path().with_extension("bitmap").exists());
-    let (at, tips) = ((&*pack_dir, &layout), (&tips[..], &branches[..]));
+    let shallow = repo.shallow_set()?;
+    let (at, tips) = ((&*pack_dir, &layout), (&tips[..], &branches[..], &shallow));
     sluice_graph::bitmap::write_midx_bitmap(at, odb, tips, replaced, progress, cancel)?;
     Ok(summary)
 }

@@ -168,7 +168,7 @@ impl Selection {
 }
 
 /// Objects left out although asked for.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 pub struct Filters<'a> {
     /// Only loose objects (`--unpacked`, `--incremental`).
     pub unpacked: bool,
@@ -185,6 +185,8 @@ pub struct Filters<'a> {
     pub exclude_promisor: bool,
     /// With revisions: what a missing tree or blob does (`--missing=<action>`).
     pub missing: MissingAction,
+    /// With revisions: a shallow repository's cut, whose commits' parents are not walked.
+    pub shallow: &'a IdSet,
     /// Stops the walk between two objects.
     pub cancel: Cancel,
 }
@@ -258,6 +260,7 @@ fn revs_objects(
     let lenient = filters.exclude_promisor || filters.missing != MissingAction::Error;
     let request = WalkRequest {
         filter: filters.object_filter,
+        shallow: filters.shallow,
         missing: match lenient {
             true => Missing::SetAside,
             false => Missing::Fail,

@@ -10,7 +10,7 @@ use sluice_graph::promised::only_promised_missing;
 use sluice_graph::{walk_objects, Missing, ObjectFilter, WalkError, WalkRequest, Walked};
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::{Discard, Progress};
-use sluice_object::ObjectId;
+use sluice_object::{IdSet, ObjectId};
 use sluice_odb::pack_store::{store_written_at, Staged, StoreError, StoreOptions, Stored};
 use sluice_odb::{ConfigError, LockError, ObjectDb, OdbError, Pack};
 use sluice_pack::idx::IdxWriteOptions;
@@ -65,20 +65,25 @@ pub enum RepackError {
     /// The bitmap could not be written.
     #[error(transparent)]
     Bitmap(#[from] sluice_graph::bitmap::BitmapWriteError),
+    /// The repository's shallow file could not be read.
+    #[error(transparent)]
+    Repo(#[from] sluice_repo::RepoError),
     /// The multi-pack-index could not be written or removed.
     #[error(transparent)]
     Midx(#[from] sluice_odb::midx::MidxError),
 }
 
-/// What a repack walks: everything `tips` reach, less what `options`' filter leaves out. In a
-/// partial clone (`partial`: it has promisor packs) what the promisor remote has may be
-/// missing: set aside for the caller to check that nothing else is.
+/// What a repack walks: everything `tips` reach (down to a shallow repository's cut, the
+/// commits `shallow`), less what `options`' filter leaves out. In a partial clone (`partial`:
+/// it has promisor packs) what the promisor remote has may be missing: set aside for the
+/// caller to check that nothing else is.
 fn repack_walk<'a>(
-    tips: &'a [ObjectId],
+    (tips, shallow): (&'a [ObjectId], &'a IdSet),
     options: &RepackOptions,
     partial: bool,
 ) -> WalkRequest<'a> {
     WalkRequest {
+        shallow,
         filter: (options.filter.as_ref()).map_or(ObjectFilter::None, |f| f.filter),
         missing: match partial {
             true => Missing::SetAside,
@@ -128,10 +133,13 @@ pub fn repack_all(repo: &Repository) -> Result<PackStats, RepackError> {
 /// Every object `tips` reach, unfiltered: what a cruft pack beside `--filter` must not take.
 fn reachable_ids(
     odb: &ObjectDb,
-    tips: &[ObjectId],
+    (tips, shallow): (&[ObjectId], &IdSet),
     cancel: &Cancel,
 ) -> Result<sluice_object::IdSet, RepackError> {
-    let request = WalkRequest::reachable(tips, &[], cancel.clone());
+    let request = WalkRequest {
+        shallow,
+        ..WalkRequest::reachable(tips, &[], cancel.clone())
+    };
     let walked = walk_objects(odb, &request, &Discard)?;
     Ok(walked.objects.iter().map(|o| o.id).collect())
 }
@@ -224,6 +232,7 @@ pub fn repack_all_with(
     let refs = repo.refs().list()?;
     let head = repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id);
     let roots = sluice_repo::Roots::read(repo)?;
+    let shallow = repo.shallow_set()?;
     let mut split =
         crate::left_alone::split_packs(pack_files(&objects_dir.join("pack"))?, &options.keep_packs);
     let promised = crate::promisor::take_promised(&mut split.kept);
@@ -248,7 +257,7 @@ pub fn repack_all_with(
             speculate.then(|| scope.spawn(|| early_bitmaps(repo, &odb.packs()[0], &branches)));
         // Promisor packs kept by a `.keep` count too: what they name may be missing all the same.
         let partial = !(promised.replaced.is_empty() && promised.kept.is_empty());
-        let request = repack_walk(&tips, options, partial);
+        let request = repack_walk((&tips, &shallow), options, partial);
         let walked = match research {
             false => walk_objects(&odb, &request, progress),
             true => sluice_graph::traverse_objects(&odb, &request, progress),
@@ -411,7 +420,10 @@ fn place_left_out(
     let filtered = match &options.filter {
         Some(filter_out) => {
             let reachable = match options.cruft {
-                Some(_) => Some(reachable_ids(odb, tips, &options.cancel)?),
+                Some(_) => {
+                    let shallow = repo.shallow_set()?;
+                    Some(reachable_ids(odb, (tips, &shallow), &options.cancel)?)
+                }
                 None => None,
             };
             let written: Vec<&Path> = packed.iter().map(Pack::path).collect();

@@ -22,6 +22,9 @@ pub enum PruneError {
     /// The roots could not be listed.
     #[error(transparent)]
     Roots(#[from] RootsError),
+    /// The repository's shallow file could not be read.
+    #[error(transparent)]
+    Repo(#[from] sluice_repo::RepoError),
     /// The object database could not be opened.
     #[error(transparent)]
     Odb(#[from] OdbError),
@@ -84,7 +87,8 @@ pub fn prune(repo: &Repository, options: &PruneOptions) -> Result<Pruned, PruneE
     })?;
     let mut tips = Roots::read(repo)?.all();
     tips.extend(&options.keep);
-    let mut kept = reach(odb, &tips, &options.cancel)?;
+    let shallow = repo.shallow_set()?;
+    let mut kept = reach(odb, (&tips, &shallow), &options.cancel)?;
     // Younger than the grace period: kept, with everything they reach (one written in the
     // second `--expire=now` names goes).
     let recent: Vec<ObjectId> = (loose.iter())
@@ -97,7 +101,7 @@ pub fn prune(repo: &Repository, options: &PruneOptions) -> Result<Pruned, PruneE
         .map(|l| l.id)
         .collect();
     if !recent.is_empty() {
-        kept.extend(reach(odb, &recent, &options.cancel)?);
+        kept.extend(reach(odb, (&recent, &shallow), &options.cancel)?);
     }
     let in_pack = |id: &ObjectId| odb.packs().iter().any(|p| p.contains(id));
     let mut pruned = Pruned::default();
@@ -184,15 +188,20 @@ fn stale_temporary_files(
     Ok(stale)
 }
 
-/// Every object `tips` reach (that the repository has: a partial clone lacks what its
-/// promisor remote has, and nothing else).
-fn reach(odb: &ObjectDb, tips: &[ObjectId], cancel: &Cancel) -> Result<IdSet, PruneError> {
+/// Every object `tips` reach, down to a shallow repository's cut (`shallow`), that the
+/// repository has (a partial clone lacks what its promisor remote has, and nothing else).
+fn reach(
+    odb: &ObjectDb,
+    (tips, shallow): (&[ObjectId], &IdSet),
+    cancel: &Cancel,
+) -> Result<IdSet, PruneError> {
     let partial = !promised::promisor_packs(odb).is_empty();
     let request = WalkRequest {
         missing: match partial {
             true => Missing::SetAside,
             false => Missing::Fail,
         },
+        shallow,
         ..WalkRequest::reachable(tips, &[], cancel.clone())
     };
     let walked = walk_objects(odb, &request, &Discard)?;

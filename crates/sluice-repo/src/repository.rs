@@ -2,7 +2,7 @@
 //! directory, a `.git` file (`gitdir: …`), or a bare repository.
 
 use crate::object_views::ObjectViews;
-use sluice_object::{HashKind, ObjectId};
+use sluice_object::{HashKind, IdSet, ObjectId};
 use sluice_odb::config::{Config, ConfigError};
 use sluice_odb::{ObjectDb, OdbError};
 use std::path::{Path, PathBuf};
@@ -283,6 +283,12 @@ impl Repository {
     /// The commits whose parents this repository lacks: a shallow repository's cut.
     pub fn shallow_commits(&self) -> Result<Vec<ObjectId>, RepoError> {
         Ok(crate::shallow::read(&self.common_dir, self.hash)?)
+    }
+
+    /// [`Self::shallow_commits`] as a set, as a walk of the whole repository takes them: the
+    /// commits whose parents it does not walk.
+    pub fn shallow_set(&self) -> Result<IdSet, RepoError> {
+        Ok(self.shallow_commits()?.into_iter().collect())
     }
 
     /// Moves the repository's cut: adds `cut` to its shallow commits and takes `uncut` out.

@@ -4,8 +4,8 @@
 //! the roots must get right: blobs with a tree's or a commit's bytes (a search that crossed
 //! kinds made trees of them), files that change a little, packs and loose objects, annotated
 //! tags, a commit only a reflog holds, a file only the index holds, a worktree's branch and
-//! index, a `.keep` pack, and partial clones (`blob:none`, `tree:0`) that lack what their
-//! promisor remote has. The seeds are fixed: a failure names one to replay.
+//! index, a `.keep` pack, partial clones (`blob:none`, `tree:0`) that lack what their
+//! promisor remote has, and shallow ones. The seeds are fixed: a failure names one to replay.
 
 use crate::util::{copy_tree, gits, noise, stderr, stdout, Env};
 use std::path::{Path, PathBuf};
@@ -37,7 +37,7 @@ impl Dice {
 #[test]
 fn maintenance_keeps_every_object_of_random_repositories() {
     let git = gits().pop().expect("a git");
-    for seed in 1..=6u64 {
+    for seed in 1..=8u64 {
         let env = Env::with_git(git.clone());
         let mut dice = Dice(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
         let repo = random_repository(&env, &mut dice);
@@ -104,7 +104,7 @@ fn present(env: &Env, repo: &Path, ids: &str) -> Vec<(String, bool)> {
         .collect()
 }
 
-/// An upstream of a few commits, a clone of it (whole, `blob:none` or `tree:0`) with commits of
+/// An upstream of a few commits, a clone of it (whole, shallow, `blob:none` or `tree:0`) with commits of
 /// its own, and what only a reflog, the index, a worktree or a `.keep` holds.
 fn random_repository(env: &Env, dice: &mut Dice) -> PathBuf {
     let up = env.init("up", false);
@@ -119,9 +119,10 @@ fn random_repository(env: &Env, dice: &mut Dice) -> PathBuf {
     env.git(&up, &["config", "uploadpack.allowFilter", "true"]);
     let url = format!("file://{}", up.display());
     let mut clone = vec!["clone", "-q", "--no-local"];
-    clone.extend(match dice.below(3) {
+    clone.extend(match dice.below(4) {
         0 => &["--filter=blob:none"][..],
         1 => &["--filter=tree:0"],
+        2 => &["--depth=2"],
         _ => &[],
     });
     clone.extend([url.as_str(), "repo"]);

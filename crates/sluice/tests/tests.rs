@@ -68,6 +68,7 @@ mod repack_search;
 mod repack_stand_in;
 mod serve;
 mod server_log;
+mod shallow_maintenance;
 mod shallow_push;
 mod shallow_servers;
 mod ssh_variants;

@@ -65,7 +65,7 @@ fn counting_uses_the_multi_pack_index_bitmap() {
     super::write_midx_bitmap(
         (&pack_dir, &layout),
         &odb,
-        (tips, tips),
+        (tips, tips, &Default::default()),
         None,
         &Discard,
         &cancel,

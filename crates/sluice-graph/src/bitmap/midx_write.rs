@@ -16,18 +16,22 @@ use sluice_odb::Pack;
 use std::path::{Path, PathBuf};
 
 /// Writes the bitmap of the multi-pack-index just written in `pack_dir` (`layout`) for the
-/// objects `tips` reach (every tip, and the branches among them, which get a bitmap each);
+/// objects `tips` reach, down to a shallow repository's cut (`shallow`) (every tip, and the
+/// branches among them, which get a bitmap each);
 /// `replaced` is a pack whose bitmaps may be carried over. Bitmaps of earlier
 /// multi-pack-indexes are removed once it is in place.
 pub fn write_midx_bitmap(
     (pack_dir, layout): (&Path, &MidxLayout),
     odb: &ObjectDb,
-    (tips, branches): (&[ObjectId], &[ObjectId]),
+    (tips, branches, shallow): (&[ObjectId], &[ObjectId], &IdSet),
     replaced: Option<&Pack>,
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<PathBuf, BitmapWriteError> {
-    let request = WalkRequest::reachable(tips, &[], cancel.clone());
+    let request = WalkRequest {
+        shallow,
+        ..WalkRequest::reachable(tips, &[], cancel.clone())
+    };
     let mut walked = walk_objects(odb, &request, progress).map_err(BitmapWriteError::Walk)?;
     let target = BitmapTarget::Midx { pack_dir, layout };
     // Bitmaps are chosen among the commits the refs reach (a reached object outside the file

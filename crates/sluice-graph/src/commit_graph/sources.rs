@@ -34,12 +34,19 @@ pub enum SourceError {
     NoPack(PathBuf),
 }
 
-/// The commits a graph starts from: `commits`' and, with `append`, the present graph's.
+/// The commits a graph starts from: `commits`' and, with `append`, the present graph's; none
+/// in a shallow repository.
 pub(super) fn starting_commits(
     repo: &Repository,
     commits: &GraphCommits,
     append: bool,
 ) -> Result<Vec<ObjectId>, CommitGraphError> {
+    // As git: a shallow repository gets no graph (the parents of its cut commits are missing,
+    // and a graph records parents), so nothing is written, and that is no error. A shallow
+    // file that cannot be read counts as one: a graph only ever saves time.
+    if !repo.shallow_commits().is_ok_and(|cut| cut.is_empty()) {
+        return Ok(Vec::new());
+    }
     let mut tips = match commits {
         GraphCommits::Reachable => commit_tips(repo)?,
         GraphCommits::Commits(named) => peeled_commits(repo, named)?,

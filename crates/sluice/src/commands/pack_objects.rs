@@ -227,6 +227,7 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
         true => Selection::read_packs(input)?,
         false => Selection::read(&repo, input, args.revs, roots)?,
     };
+    let shallow = repo.shallow_set()?;
     let filters = Filters {
         unpacked: args.unpacked || args.incremental,
         local: args.local,
@@ -235,6 +236,7 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
         object_filter,
         exclude_promisor: args.exclude_promisor_objects,
         missing,
+        shallow: &shallow,
         cancel: context.cancel.clone(),
     };
     let compression = match args.compression {
