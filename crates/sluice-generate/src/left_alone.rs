@@ -2,12 +2,13 @@
 //! named by `--keep-pack` stay as they are (never deleted, their objects left out of the new
 //! pack unless `--pack-kept-objects`, which bitmaps need); and with `-k` the objects of the
 //! replaced packs that no ref reaches go into the new pack instead of away; otherwise those
-//! of packs written lately (or older, with `--unpack-unreachable`) are kept loose.
+//! of packs written lately (or older, with `--unpack-unreachable`) are kept loose. With
+//! `--local`, what only an alternate has stays out.
 
 use crate::repack::{file_error, RepackError};
 use sluice_graph::{Walked, WalkedObject};
-use sluice_object::{HashKind, IdSet};
-use sluice_odb::Pack;
+use sluice_object::{HashKind, IdSet, ObjectId};
+use sluice_odb::{ObjectDb, Pack};
 use sluice_repo::Repository;
 use std::path::{Path, PathBuf};
 
@@ -130,4 +131,18 @@ pub(crate) fn loosen_left_out(
             .map_err(file_error("date", &path))?;
     }
     Ok(())
+}
+
+/// `--local`: leaves out of `walked` the objects only an alternate has; returns whether any
+/// was (a bitmap then cannot be written).
+pub(crate) fn leave_out_borrowed(odb: &ObjectDb, walked: &mut Walked) -> bool {
+    let borrowed = |id: &ObjectId| odb.alternates().iter().any(|a| a.contains(id));
+    let before = walked.objects.len();
+    walked.objects.retain(|o| !borrowed(&o.id));
+    let removed = walked.objects.len() != before;
+    if removed {
+        // The positions no longer line up with the objects.
+        walked.located = None;
+    }
+    removed
 }

@@ -93,20 +93,6 @@ fn repack_walk<'a>(
     }
 }
 
-/// `--local`: leaves out of `walked` the objects only an alternate has; returns whether any
-/// was (a bitmap then cannot be written).
-fn leave_out_borrowed(odb: &ObjectDb, walked: &mut Walked) -> bool {
-    let borrowed = |id: &ObjectId| odb.alternates().iter().any(|a| a.contains(id));
-    let before = walked.objects.len();
-    walked.objects.retain(|o| !borrowed(&o.id));
-    let removed = walked.objects.len() != before;
-    if removed {
-        // The positions no longer line up with the objects.
-        walked.located = None;
-    }
-    removed
-}
-
 /// A file error, naming the file and what was done to it.
 pub(crate) fn file_error(
     action: &'static str,
@@ -270,7 +256,7 @@ pub fn repack_all_with(
     let mut walked = walked?;
     only_promised_missing(&odb, &walked.missing, &options.cancel)?;
     let mut write_bitmap = options.write_bitmap;
-    if options.local && leave_out_borrowed(&odb, &mut walked) {
+    if options.local && crate::left_alone::leave_out_borrowed(&odb, &mut walked) {
         write_bitmap = false;
     }
     let pack_kept = options.pack_kept_objects.unwrap_or(options.write_bitmap);
