@@ -204,14 +204,18 @@ pub(crate) fn search_all(
 }
 
 /// Cuts the sorted `order` into segments of one kind each, of at least [`SEGMENT`] objects
-/// where there are enough, each ending where the kind or the path hash changes.
+/// where there are enough, each ending where the kind or the path hash changes (or anywhere
+/// among objects with no path).
 fn cut<'a>(order: &'a [usize], objects: &[Sized]) -> Vec<&'a [usize]> {
     let mut segments = Vec::new();
     let mut start = 0;
     for at in 1..order.len() {
         let (a, b) = (&objects[order[at - 1]], &objects[order[at]]);
-        // Every kind its own segments: a delta is of its base's kind.
-        if a.kind != b.kind || at - start >= SEGMENT && a.name_hash != b.name_hash {
+        // Every kind its own segments: a delta is of its base's kind. Objects with no path
+        // (commits, tags) share no hash worth keeping together: a long run of them is cut like
+        // any other, or one thread would search all of a history's commits alone.
+        let one_path = a.name_hash == b.name_hash && a.name_hash != 0;
+        if a.kind != b.kind || at - start >= SEGMENT && !one_path {
             segments.push(&order[start..at]);
             start = at;
         }
