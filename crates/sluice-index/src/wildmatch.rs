@@ -3,10 +3,17 @@
 
 /// Whether `text` matches `pattern`.
 pub fn wildmatch(pattern: &[u8], text: &[u8]) -> bool {
-    matches(pattern, text, 0)
+    matches(pattern, text, 0, true)
 }
 
-fn matches(p: &[u8], t: &[u8], depth: usize) -> bool {
+/// Whether `text` matches `pattern` with `/` an ordinary character (git's `wildmatch` without
+/// `WM_PATHNAME`, as `gc.<pattern>.reflogExpire` matches ref names): `*`, `?` and classes
+/// match it too, and `**` is `*`.
+pub fn wildmatch_anywhere(pattern: &[u8], text: &[u8]) -> bool {
+    matches(pattern, text, 0, false)
+}
+
+fn matches(p: &[u8], t: &[u8], depth: usize, pathname: bool) -> bool {
     // Patterns come from .gitattributes files: bound the backtracking they can cause.
     if depth > 64 {
         return false;
@@ -16,7 +23,9 @@ fn matches(p: &[u8], t: &[u8], depth: usize) -> bool {
         match p[pi] {
             b'*' => {
                 let double = p.get(pi + 1) == Some(&b'*');
-                if double {
+                if double && !pathname {
+                    pi += 1;
+                } else if double {
                     let at_start = pi == 0 || p[pi - 1] == b'/';
                     let rest = &p[pi + 2..];
                     if at_start && (rest.is_empty() || rest[0] == b'/') {
@@ -26,12 +35,12 @@ fn matches(p: &[u8], t: &[u8], depth: usize) -> bool {
                         }
                         // "**/x" matches "x" and "a/b/x".
                         let after = &rest[1..];
-                        if matches(after, &t[ti..], depth + 1) {
+                        if matches(after, &t[ti..], depth + 1, pathname) {
                             return true;
                         }
                         let mut i = ti;
                         while i < t.len() {
-                            if t[i] == b'/' && matches(after, &t[i + 1..], depth + 1) {
+                            if t[i] == b'/' && matches(after, &t[i + 1..], depth + 1, pathname) {
                                 return true;
                             }
                             i += 1;
@@ -44,17 +53,17 @@ fn matches(p: &[u8], t: &[u8], depth: usize) -> bool {
                 let rest = &p[pi + 1..];
                 let mut i = ti;
                 loop {
-                    if matches(rest, &t[i..], depth + 1) {
+                    if matches(rest, &t[i..], depth + 1, pathname) {
                         return true;
                     }
-                    if i >= t.len() || t[i] == b'/' {
+                    if i >= t.len() || pathname && t[i] == b'/' {
                         return false;
                     }
                     i += 1;
                 }
             }
             b'?' => {
-                if ti >= t.len() || t[ti] == b'/' {
+                if ti >= t.len() || pathname && t[ti] == b'/' {
                     return false;
                 }
                 pi += 1;
@@ -63,7 +72,7 @@ fn matches(p: &[u8], t: &[u8], depth: usize) -> bool {
             b'[' => {
                 let Some(&c) = t.get(ti) else { return false };
                 match class(&p[pi..], c) {
-                    Some((true, len)) if c != b'/' => {
+                    Some((true, len)) if c != b'/' || !pathname => {
                         pi += len;
                         ti += 1;
                     }
@@ -153,7 +162,30 @@ fn class(p: &[u8], c: u8) -> Option<(bool, usize)> {
 
 #[cfg(test)]
 mod tests {
-    use super::wildmatch;
+    use super::{wildmatch, wildmatch_anywhere};
+
+    #[test]
+    fn slashes_are_ordinary_without_pathname() {
+        let yes = [
+            ("refs/remotes/*", "refs/remotes/origin/main"),
+            ("refs/stash", "refs/stash"),
+            ("*", "refs/heads/a"),
+            ("refs/?eads/a", "refs/heads/a"),
+            ("refs/**/a", "refs/heads/x/a"),
+            ("a[/]b", "a/b"),
+        ];
+        for (p, t) in yes {
+            assert!(wildmatch_anywhere(p.as_bytes(), t.as_bytes()), "{p} {t}");
+        }
+        // With WM_PATHNAME a `*` stops at `/`.
+        assert!(!wildmatch(b"refs/remotes/*", b"refs/remotes/origin/main"));
+        for (p, t) in [
+            ("refs/heads/*", "refs/tags/v1"),
+            ("refs/stash", "refs/stash2"),
+        ] {
+            assert!(!wildmatch_anywhere(p.as_bytes(), t.as_bytes()), "{p} {t}");
+        }
+    }
 
     #[test]
     fn globs() {

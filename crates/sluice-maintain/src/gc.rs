@@ -50,7 +50,7 @@ pub enum GcError {
     #[error("failed to parse '{key}' value '{value}'")]
     BadExpiry {
         /// The setting, as git names it (lowercase).
-        key: &'static str,
+        key: String,
         /// Its value.
         value: String,
     },
@@ -107,18 +107,16 @@ impl GcOptions {
             )),
             date => Some(to_time(seconds(date)?)),
         };
-        let age = |key: &'static str, default: &str| {
-            let value = setting(key, default);
-            seconds(&value).map_err(|_| GcError::BadExpiry { key, value })
-        };
         Ok(GcOptions {
             auto,
             prune_expire,
             no_prune: false,
-            reflog: ExpireOptions {
-                expire: age("gc.reflogexpire", "90.days.ago")?,
-                expire_unreachable: age("gc.reflogexpireunreachable", "30.days.ago")?,
-            },
+            reflog: ExpireOptions::from_config(config, (None, None)).map_err(|bad| {
+                GcError::BadExpiry {
+                    key: bad.key,
+                    value: bad.value,
+                }
+            })?,
             window_search: Some(SearchLimits::from_config(
                 config,
                 &GivenLimits::default(),

@@ -19,6 +19,6 @@ pub use maintenance::{
     run_tasks, select_tasks, MaintenanceError, Prefetch, Schedule, Task, TaskFailure, TasksRun,
 };
 pub use prune::{prune, PruneError, PruneOptions, Pruned};
-pub use reflog::{expire_all, ExpireOptions, ReflogError};
+pub use reflog::{expire_all, Ages, BadAge, ExpireOptions, ReflogError};
 pub use register::{register, unregister, RegisterError};
 pub use schedule::{random_minute, start, stop, ScheduleError, Scheduled, Scheduler, Schedulers};

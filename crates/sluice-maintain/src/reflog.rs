@@ -1,7 +1,9 @@
 //! `git reflog expire --all`: old reflog entries dropped, as gc drops them. An entry goes when
 //! it is older than `expire` (`gc.reflogExpire`, 90 days), or older than `expire_unreachable`
 //! (`gc.reflogExpireUnreachable`, 30 days) and its old or new commit is not reachable from the
-//! ref (for `HEAD`'s reflog: from any ref). An id that is not a commit never counts as
+//! ref (for `HEAD`'s reflog: from any ref). `gc.<pattern>.reflogExpire[Unreachable]` decide
+//! for the refs their pattern matches, and a stash's reflog (its older stashes) never expires
+//! unless a setting or the command line says so, as in git. An id that is not a commit never counts as
 //! unreachable; one that is missing does.
 
 use sluice_object::parse::{parse_commit, parse_tag};
@@ -31,13 +33,113 @@ pub enum ReflogError {
     Write(#[from] sluice_odb::LockError),
 }
 
-/// The two ages, as seconds since the epoch: entries older go.
-#[derive(Debug, Clone, Copy)]
-pub struct ExpireOptions {
+/// The two ages, as seconds since the epoch: entries older go (`0`: none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ages {
     /// Every entry older than this.
     pub expire: i64,
     /// Entries older than this whose commits the ref no longer reaches.
     pub expire_unreachable: i64,
+}
+
+/// How old the entries of each reflog may grow, as git's `reflog expire` decides it.
+#[derive(Debug, Clone)]
+pub struct ExpireOptions {
+    /// For a reflog nothing else decides: `gc.reflogExpire` (90 days) and
+    /// `gc.reflogExpireUnreachable` (30 days), or what the command line gave.
+    pub ages: Ages,
+    /// Which of the two the command line gave (`--expire`, `--expire-unreachable`): those hold
+    /// for every reflog.
+    pub given: (bool, bool),
+    /// `gc.<pattern>.reflogExpire` and `gc.<pattern>.reflogExpireUnreachable`, in the order
+    /// the patterns first appear: the first whose pattern matches a ref decides both of its
+    /// ages (one it does not set: never, as git).
+    pub patterns: Vec<(String, Ages)>,
+}
+
+/// A reflog age setting that names no date.
+#[derive(Debug, thiserror::Error)]
+#[error("failed to parse '{key}' value '{value}'")]
+pub struct BadAge {
+    /// The setting, as git names it (lowercase), or the option.
+    pub key: String,
+    /// Its value.
+    pub value: String,
+}
+
+impl ExpireOptions {
+    /// The ages `config` sets, `expire` and `expire_unreachable` (the command line's) first.
+    pub fn from_config(
+        config: &sluice_odb::Config,
+        (expire, expire_unreachable): (Option<&str>, Option<&str>),
+    ) -> Result<ExpireOptions, BadAge> {
+        let age = |key: &str, value: &str| {
+            let bad = || BadAge {
+                key: key.to_owned(),
+                value: value.to_owned(),
+            };
+            crate::gc::seconds(value).map_err(|_| bad())
+        };
+        let setting = |key: &str, given: Option<&str>, default: &str| match given {
+            Some(value) => age(key, value),
+            None => age(key, config.get(key).unwrap_or(default)),
+        };
+        let ages = Ages {
+            expire: setting("gc.reflogexpire", expire, "90.days.ago")?,
+            expire_unreachable: setting(
+                "gc.reflogexpireunreachable",
+                expire_unreachable,
+                "30.days.ago",
+            )?,
+        };
+        let mut patterns = Vec::new();
+        for pattern in config.subsection_names("gc") {
+            let key = |name: &str| format!("gc.{pattern}.{name}");
+            let (total, unreachable) = (key("reflogexpire"), key("reflogexpireunreachable"));
+            let (total_value, unreachable_value) = (config.get(&total), config.get(&unreachable));
+            if total_value.is_none() && unreachable_value.is_none() {
+                continue;
+            }
+            let pattern_ages = Ages {
+                expire: total_value.map_or(Ok(0), |v| age(&total, v))?,
+                expire_unreachable: unreachable_value.map_or(Ok(0), |v| age(&unreachable, v))?,
+            };
+            patterns.push((pattern, pattern_ages));
+        }
+        Ok(ExpireOptions {
+            ages,
+            given: (expire.is_some(), expire_unreachable.is_some()),
+            patterns,
+        })
+    }
+
+    /// The ages for the reflog of `name` (`HEAD` or a full ref name): the command line's, else
+    /// the first pattern's that matches it, else for `refs/stash` none (git never expires a
+    /// stash unless told to), else the defaults.
+    fn ages_of(&self, name: &str) -> Ages {
+        let matching = |(pattern, _): &&(String, Ages)| {
+            sluice_index::wildmatch::wildmatch_anywhere(pattern.as_bytes(), name.as_bytes())
+        };
+        let never = Ages {
+            expire: 0,
+            expire_unreachable: 0,
+        };
+        let configured = match self.patterns.iter().find(matching) {
+            Some((_, ages)) => *ages,
+            None if name == "refs/stash" => never,
+            None => self.ages,
+        };
+        Ages {
+            expire: match self.given.0 {
+                true => self.ages.expire,
+                false => configured.expire,
+            },
+            expire_unreachable: match self.given.1 {
+                true => self.ages.expire_unreachable,
+                false => configured.expire_unreachable,
+            },
+        }
+    }
 }
 
 /// Expires every reflog of the repository, in every worktree (`HEAD`'s and every ref's), as
@@ -55,7 +157,8 @@ pub fn expire_all(repo: &Repository, options: &ExpireOptions) -> Result<(), Refl
                     .into_iter()
                     .collect(),
             };
-            expire_one(odb, repo.hash(), &reflog.path, &tip, options)?;
+            let ages = options.ages_of(&reflog.name);
+            expire_one(odb, repo.hash(), &reflog.path, &tip, &ages)?;
         }
     }
     Ok(())
@@ -68,7 +171,7 @@ fn expire_one(
     hash: HashKind,
     path: &Path,
     tips: &[ObjectId],
-    options: &ExpireOptions,
+    options: &Ages,
 ) -> Result<(), ReflogError> {
     let text = match std::fs::read(path) {
         Ok(text) => text,
@@ -101,7 +204,7 @@ fn expire_one(
 
 /// Whether one reflog line goes. A line that cannot be read stays (git keeps what it cannot
 /// judge).
-fn expired(hash: HashKind, line: &[u8], reach: &mut Reach<'_>, options: &ExpireOptions) -> bool {
+fn expired(hash: HashKind, line: &[u8], reach: &mut Reach<'_>, options: &Ages) -> bool {
     let Some(entry) = sluice_repo::refs::reflog::parse_entry(line, hash) else {
         return false;
     };

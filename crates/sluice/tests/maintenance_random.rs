@@ -3,9 +3,9 @@
 //! (a worktree's too) held before, every one git's own command keeps is still there. The repositories mix what the delta search and
 //! the roots must get right: blobs with a tree's or a commit's bytes (a search that crossed
 //! kinds made trees of them), files that change a little, packs and loose objects, annotated
-//! tags, a commit only a reflog holds, a file only the index holds, a worktree's branch and
+//! tags, a commit only a reflog holds, stashes, a file only the index holds, a worktree's branch and
 //! index, a `.keep` pack, partial clones (`blob:none`, `tree:0`) that lack what their
-//! promisor remote has, and shallow ones. The seeds are fixed: a failure names one to replay.
+//! promisor remote has, shallow ones, and one borrowing its upstream's objects (`--shared`). The seeds are fixed: a failure names one to replay.
 
 use crate::util::{copy_tree, gits, noise, stderr, stdout, Env};
 use std::path::{Path, PathBuf};
@@ -37,7 +37,9 @@ impl Dice {
 #[test]
 fn maintenance_keeps_every_object_of_random_repositories() {
     let git = gits().pop().expect("a git");
-    for seed in 1..=8u64 {
+    // More seeds by hand: SLUICE_RANDOM_SEEDS=200.
+    let seeds: u64 = std::env::var("SLUICE_RANDOM_SEEDS").map_or(8, |n| n.parse().unwrap_or(8));
+    for seed in 1..=seeds {
         let env = Env::with_git(git.clone());
         let mut dice = Dice(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
         let repo = random_repository(&env, &mut dice);
@@ -104,8 +106,9 @@ fn present(env: &Env, repo: &Path, ids: &str) -> Vec<(String, bool)> {
         .collect()
 }
 
-/// An upstream of a few commits, a clone of it (whole, shallow, `blob:none` or `tree:0`) with commits of
-/// its own, and what only a reflog, the index, a worktree or a `.keep` holds.
+/// An upstream of a few commits, a clone of it (whole, shallow, `--shared`, `blob:none` or
+/// `tree:0`) with commits of its own, and what only a reflog, the index, a worktree or a
+/// `.keep` holds.
 fn random_repository(env: &Env, dice: &mut Dice) -> PathBuf {
     let up = env.init("up", false);
     for c in 0..3 + dice.below(5) {
@@ -119,13 +122,18 @@ fn random_repository(env: &Env, dice: &mut Dice) -> PathBuf {
     env.git(&up, &["config", "uploadpack.allowFilter", "true"]);
     let url = format!("file://{}", up.display());
     let mut clone = vec!["clone", "-q", "--no-local"];
-    clone.extend(match dice.below(4) {
+    let shared = ["--shared", up.to_str().unwrap(), "repo"];
+    clone.extend(match dice.below(5) {
         0 => &["--filter=blob:none"][..],
         1 => &["--filter=tree:0"],
         2 => &["--depth=2"],
+        // Borrowing the upstream's objects (objects/info/alternates).
+        3 => &shared[..],
         _ => &[],
     });
-    clone.extend([url.as_str(), "repo"]);
+    if !clone.contains(&"--shared") {
+        clone.extend([url.as_str(), "repo"]);
+    }
     env.git(env.path(), &clone);
     let repo = env.path().join("repo");
     for c in 0..1 + dice.below(5) {
@@ -150,6 +158,11 @@ fn random_repository(env: &Env, dice: &mut Dice) -> PathBuf {
         &["commit", "-q", "--allow-empty", "-m", "reset away"],
     );
     env.git(&repo, &["reset", "-q", "--hard", "HEAD~1"]);
+    // Two stashes: the older one only the reflog of refs/stash holds.
+    for n in 0..dice.below(3) {
+        std::fs::write(repo.join("stashed"), format!("stash {n}\n")).unwrap();
+        env.git(&repo, &["stash", "-q", "-u"]);
+    }
     std::fs::write(repo.join("staged"), noise(dice.below(1000), 300)).unwrap();
     env.git(&repo, &["add", "staged"]);
     if dice.below(2) == 0 {

@@ -57,6 +57,7 @@ mod receive_live;
 mod receive_pack;
 mod ref_transactions;
 mod references;
+mod reflog_expire;
 mod refused_push;
 mod relayed_send_pack;
 mod remote_colors;

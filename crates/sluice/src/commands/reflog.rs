@@ -41,19 +41,8 @@ pub fn run(args: ReflogArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if !all {
         bail!("reflog expire: only --all is supported");
     }
-    let config = repo.config();
-    let pick = |given: Option<String>, key: &str, default: &str| {
-        let text = given.or_else(|| config.get(key).map(str::to_owned));
-        sluice_maintain::gc::seconds(text.as_deref().unwrap_or(default))
-    };
-    let options = ExpireOptions {
-        expire: pick(expire, "gc.reflogexpire", "90.days.ago")?,
-        expire_unreachable: pick(
-            expire_unreachable,
-            "gc.reflogexpireunreachable",
-            "30.days.ago",
-        )?,
-    };
+    let given = (expire.as_deref(), expire_unreachable.as_deref());
+    let options = ExpireOptions::from_config(repo.config(), given)?;
     expire_all(&repo, &options)?;
     Ok(ExitCode::SUCCESS)
 }
