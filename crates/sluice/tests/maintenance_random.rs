@@ -1,11 +1,14 @@
 //! Every maintenance command over random repositories, judged by git: after each one `git fsck
 //! --strict` is clean, `git status` works, and of the objects that a ref, a reflog or an index
-//! (a worktree's too) held before, every one git's own command keeps is still there. The repositories mix what the delta search and
-//! the roots must get right: blobs with a tree's or a commit's bytes (a search that crossed
-//! kinds made trees of them), files that change a little, packs and loose objects, annotated
-//! tags, a commit only a reflog holds, stashes, a file only the index holds, a worktree's branch and
-//! index, a `.keep` pack, partial clones (`blob:none`, `tree:0`) that lack what their
-//! promisor remote has, shallow ones, and one borrowing its upstream's objects (`--shared`). The seeds are fixed: a failure names one to replay.
+//! (a worktree's too) held before, every one git's own command keeps is still there. The
+//! repositories mix what the delta search and the roots must get right: blobs with a tree's or
+//! a commit's bytes (a search that crossed kinds made trees of them), files that change a
+//! little, packs and loose objects, annotated tags (of blobs and trees too), notes, gitlinks,
+//! packed refs, a detached HEAD, a commit only a reflog holds, stashes, a file only the index
+//! holds, a worktree's branch and index, a `.keep` pack, partial clones (`blob:none`,
+//! `tree:0`) that lack what their promisor remote has, shallow ones, and one borrowing its
+//! upstream's objects (`--shared`). The seeds are fixed: a failure names one to replay
+//! (`SLUICE_RANDOM_SEEDS=<n>` runs seeds 1 to n).
 
 use crate::util::{copy_tree, gits, noise, stderr, stdout, Env};
 use std::path::{Path, PathBuf};
@@ -158,6 +161,25 @@ fn random_repository(env: &Env, dice: &mut Dice) -> PathBuf {
         &["commit", "-q", "--allow-empty", "-m", "reset away"],
     );
     env.git(&repo, &["reset", "-q", "--hard", "HEAD~1"]);
+    // Refs of other kinds: a note, tags of a blob and of a tree, a gitlink to a commit that is
+    // nowhere (a submodule's), packed refs, a detached HEAD.
+    if dice.below(2) == 0 {
+        env.git(&repo, &["notes", "add", "-m", "a note"]);
+        let blob = env.git_with_input(&repo, &["hash-object", "-w", "--stdin"], b"tagged blob\n");
+        let blob = stdout(&blob);
+        env.git(&repo, &["tag", "-a", "-m", "blob", "blob-tag", blob.trim()]);
+        env.git(&repo, &["tag", "tree-tag", "HEAD^{tree}"]);
+        let gitlink = format!("160000,{},sub", "ab".repeat(20));
+        env.git(&repo, &["update-index", "--add", "--cacheinfo", &gitlink]);
+        env.git(&repo, &["commit", "-q", "-m", "gitlink"]);
+    }
+    if dice.below(2) == 0 {
+        env.git(&repo, &["pack-refs", "--all"]);
+    }
+    if dice.below(3) == 0 {
+        env.git(&repo, &["checkout", "-q", "--detach", "HEAD"]);
+        env.git(&repo, &["commit", "-q", "--allow-empty", "-m", "detached"]);
+    }
     // Two stashes: the older one only the reflog of refs/stash holds.
     for n in 0..dice.below(3) {
         std::fs::write(repo.join("stashed"), format!("stash {n}\n")).unwrap();
