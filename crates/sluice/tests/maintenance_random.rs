@@ -13,7 +13,13 @@
 use crate::util::{copy_tree, gits, noise, stderr, stdout, Env};
 use std::path::{Path, PathBuf};
 
-const COMMANDS: [&[&str]; 9] = [
+const COMMANDS: [&[&str]; 15] = [
+    &["repack", "-a", "-d", "-q", "-b", "--write-midx"],
+    &["repack", "-a", "-d", "-q", "-k"],
+    &["repack", "-a", "-d", "-q", "-l"],
+    &["maintenance", "run", "--task=incremental-repack", "--task=loose-objects"],
+    &["repack", "-a", "-d", "-q", "--max-pack-size=1m"],
+    &["gc", "-q", "--cruft", "--prune=now"],
     &["repack", "-a", "-d", "-q"],
     &["repack", "-a", "-d", "-f", "-q"],
     &["gc", "-q"],
