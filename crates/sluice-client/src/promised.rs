@@ -5,6 +5,8 @@
 
 use crate::partial::is_promisor;
 use crate::receive::{self, ReceiveError, Receiving};
+use sluice_graph::{walk_objects, Missing, WalkRequest, Walked};
+use sluice_object::progress::Progress;
 use sluice_object::{ObjectId, ObjectKind};
 use sluice_odb::ConfigError;
 use sluice_pack::{LookupError, ObjectLookup};
@@ -129,6 +131,61 @@ pub(crate) fn missing_blobs(
     missing.dedup();
     Ok(missing)
 }
+
+/// Why a walk could not be completed with what the promisor remote sends.
+#[derive(Debug, thiserror::Error)]
+pub enum PromisedWalkError {
+    /// The walk failed (a missing object nothing promised, a damaged one).
+    #[error(transparent)]
+    Walk(#[from] sluice_graph::WalkError),
+    /// The promisor remote did not give what was missing.
+    #[error(transparent)]
+    Fetch(#[from] LookupError),
+    /// The promisor remote's settings could not be read.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+}
+
+/// Whether `repo` is a partial clone: it has a promisor remote.
+pub fn is_partial(repo: &Repository) -> Result<bool, ConfigError> {
+    let cwd = repo.work_tree().unwrap_or(repo.git_dir());
+    Ok(Promised::of(cwd, repo, "origin")?.is_some())
+}
+
+/// The walk `request` asks for. In a partial clone, what it meets missing (by design: the
+/// promisor remote has it) is fetched from the promisor remote first, as git's pack-objects
+/// fetches what it must send: each round's missing trees and blobs in one request, then the
+/// walk again for what those trees name, until nothing is missing. A promisor remote given by
+/// a relative path is taken from the work tree (else the repository).
+pub fn walk_fetching_missing(
+    repo: &Repository,
+    request: WalkRequest<'_>,
+    progress: &dyn Progress,
+) -> Result<Walked, PromisedWalkError> {
+    let cwd = repo.work_tree().unwrap_or(repo.git_dir()).to_owned();
+    let Some(promised) = Promised::of(&cwd, repo, "origin")? else {
+        let odb = repo.objects().with_alternate_packs();
+        return Ok(walk_objects(&odb, &request, progress)?);
+    };
+    let request = WalkRequest {
+        missing: Missing::SetAside,
+        ..request
+    };
+    // Each round fetches a level of trees at least: a history deeper than this is hostile.
+    for _ in 0..=MAX_ROUNDS {
+        let odb = repo.objects().with_alternate_packs();
+        let walked = walk_objects(&odb, &request, progress)?;
+        if walked.missing.is_empty() {
+            return Ok(walked);
+        }
+        let missing: Vec<ObjectId> = walked.missing.iter().map(|o| o.id).collect();
+        promised.prefetch(&missing)?;
+    }
+    Err(LookupError::new("the promisor remote did not send what was missing").into())
+}
+
+/// Rounds of fetching what a partial clone lacks before a walk gives up.
+const MAX_ROUNDS: usize = 64;
 
 /// `error` and its causes on one line, each once, as git prints a chain of reasons.
 fn with_causes(error: &dyn std::error::Error) -> String {

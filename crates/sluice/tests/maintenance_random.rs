@@ -17,7 +17,12 @@ const COMMANDS: [&[&str]; 15] = [
     &["repack", "-a", "-d", "-q", "-b", "--write-midx"],
     &["repack", "-a", "-d", "-q", "-k"],
     &["repack", "-a", "-d", "-q", "-l"],
-    &["maintenance", "run", "--task=incremental-repack", "--task=loose-objects"],
+    &[
+        "maintenance",
+        "run",
+        "--task=incremental-repack",
+        "--task=loose-objects",
+    ],
     &["repack", "-a", "-d", "-q", "--max-pack-size=1m"],
     &["gc", "-q", "--cruft", "--prune=now"],
     &["repack", "-a", "-d", "-q"],

@@ -71,3 +71,79 @@ fn a_push_from_a_partial_clone_fetches_what_it_lacks_as_git_does() {
         }
     }
 }
+
+/// `pack-objects --revs` in a partial clone fetches what the revisions reach and the clone
+/// lacks, as git's does by default, and so git's own push with Sluice standing in for its
+/// pack-objects works from a partial clone: exit code, the objects packed or received, fsck.
+#[test]
+fn pack_objects_fetches_what_it_lacks_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let up = crate::repack_promisor::changing_upstream(&env);
+        let url = format!("file://{}", up.display());
+        let exec = crate::util::stand_in(&env, &["pack-objects"]);
+        let mut seen = Vec::new();
+        for sluice in [false, true] {
+            let side = env.path().join(format!("side-{sluice}"));
+            std::fs::create_dir(&side).unwrap();
+            let args = [
+                "clone",
+                "-q",
+                "--no-local",
+                "--filter=blob:none",
+                &url,
+                "work",
+            ];
+            env.git(&side, &args);
+            let work = side.join("work");
+            let base = side.join("out/p");
+            std::fs::create_dir(side.join("out")).unwrap();
+            let args = [
+                "pack-objects",
+                "-q",
+                "--revs",
+                "--all",
+                base.to_str().unwrap(),
+            ];
+            let out = env.sluice_or_git(sluice, &work, &args);
+            assert!(out.status.success(), "sluice {sluice}: {}", stderr(&out));
+            env.git(&work, &["fsck", "--strict"]);
+            let packed = crate::repack_filter::packs_in(&env, &side.join("out"));
+            // git's push, its pack-objects Sluice's or git's, from a fresh partial clone.
+            env.git(
+                &side,
+                &[
+                    "clone",
+                    "-q",
+                    "--no-local",
+                    "--filter=blob:none",
+                    &url,
+                    "pusher",
+                ],
+            );
+            env.git(&side, &["init", "-q", "--bare", "target.git"]);
+            let mut push = env.git_command(
+                &side.join("pusher"),
+                &["push", "-q", "../target.git", "HEAD:refs/heads/main"],
+            );
+            if sluice {
+                push.env("GIT_EXEC_PATH", &exec);
+            }
+            let pushed = crate::util::run_with_input(push, b"");
+            assert!(
+                pushed.status.success(),
+                "sluice {sluice}: {}",
+                stderr(&pushed)
+            );
+            env.git(&side.join("target.git"), &["fsck", "--strict"]);
+            let received = env.git(
+                &side.join("target.git"),
+                &["rev-list", "--objects", "--all"],
+            );
+            seen.push((packed, String::from_utf8(received).unwrap()));
+        }
+        assert_eq!(seen[1], seen[0], "{}", git.display());
+        let calls = std::fs::read_to_string(env.path().join("calls")).unwrap();
+        assert!(calls.contains("--stdout"), "{calls}");
+    }
+}

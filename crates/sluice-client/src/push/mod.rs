@@ -153,7 +153,7 @@ pub enum PushError {
     Walk(#[from] sluice_graph::WalkError),
     /// A partial clone's promisor remote did not give what the push must send.
     #[error(transparent)]
-    LazyFetch(#[from] sluice_pack::LookupError),
+    Promised(#[from] crate::promised::PromisedWalkError),
 }
 
 /// `--force-with-lease`: the ref moves only if the remote has it at `expected` (absent: `None`).

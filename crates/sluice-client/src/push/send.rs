@@ -5,11 +5,10 @@
 
 use super::{PushError, PushMessages, PushedRef, RefStatus};
 use sluice_generate::{write_pack, PackOptions};
-use sluice_graph::{walk_objects, Missing, WalkRequest, Walked};
+use sluice_graph::WalkRequest;
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;
 use sluice_object::ObjectId;
-use sluice_pack::ObjectLookup as _;
 use sluice_remote::Connection;
 use sluice_repo::Repository;
 use sluice_wire::demux::Demux;
@@ -161,7 +160,11 @@ pub(crate) fn send(
                 shallow: &cut,
                 ..WalkRequest::reachable(&wants, &haves, request.cancel.clone())
             };
-            Some(walk_fetching_missing(repo, walk, request.progress)?)
+            Some(crate::promised::walk_fetching_missing(
+                repo,
+                walk,
+                request.progress,
+            )?)
         }
     };
     // What a partial clone's promisor remote just sent is in the repository's next view.
@@ -184,44 +187,6 @@ pub(crate) fn send(
     }
     read_report(connection, refs, side_band, repo.hash(), messages)
 }
-
-/// The walk `request` asks for. In a partial clone, what it meets missing (by design: the
-/// promisor remote has it) is fetched from the promisor remote first, as git's pack-objects
-/// fetches what it must send: each round's missing trees and blobs in one request, then the
-/// walk again for what those trees name, until nothing is missing. A promisor remote given by
-/// a relative path is taken from the work tree (else the repository).
-fn walk_fetching_missing(
-    repo: &Repository,
-    request: WalkRequest<'_>,
-    progress: &dyn Progress,
-) -> Result<Walked, PushError> {
-    let cwd = repo.work_tree().unwrap_or(repo.git_dir()).to_owned();
-    let Some(promised) = crate::promised::Promised::of(&cwd, repo, "origin")? else {
-        return Ok(walk_objects(
-            &repo.objects().with_alternate_packs(),
-            &request,
-            progress,
-        )?);
-    };
-    let request = WalkRequest {
-        missing: Missing::SetAside,
-        ..request
-    };
-    // Each round fetches a level of trees at least: a history deeper than this is hostile.
-    for _ in 0..=MAX_ROUNDS {
-        let odb = repo.objects().with_alternate_packs();
-        let walked = walk_objects(&odb, &request, progress)?;
-        if walked.missing.is_empty() {
-            return Ok(walked);
-        }
-        let missing: Vec<ObjectId> = walked.missing.iter().map(|o| o.id).collect();
-        promised.prefetch(&missing)?;
-    }
-    Err(sluice_pack::LookupError::new("the promisor remote did not send what was missing").into())
-}
-
-/// Rounds of fetching what a partial clone lacks before a push gives up.
-const MAX_ROUNDS: usize = 64;
 
 /// The server's report (`sluice_wire::report_status`), into the refs' statuses and what was
 /// done instead of them.

@@ -246,6 +246,22 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
     };
     let shown = crate::progress::enabled(!args.quiet, args.progress);
     let progress = TerminalProgress::new(shown);
+    // As git's: in a partial clone, what the revisions reach and the repository lacks comes
+    // from the promisor remote first, unless `--missing` or `--exclude-promisor-objects` say
+    // what to do without it.
+    let lazy = missing == MissingAction::Error && !args.exclude_promisor_objects;
+    if let (Selection::Revs { include, exclude }, true) = (&selection, lazy) {
+        if sluice_client::promised::is_partial(&repo)? {
+            let request = sluice_graph::WalkRequest {
+                filter: object_filter,
+                shallow: &shallow,
+                ..sluice_graph::WalkRequest::reachable(include, exclude, context.cancel.clone())
+            };
+            let discard = sluice_object::progress::Discard;
+            sluice_client::promised::walk_fetching_missing(&repo, request, &discard)?;
+        }
+    }
+    let odb = repo.objects().with_alternate_packs();
     let mut walked = select(&odb, &selection, &filters, &progress)?;
     if args.include_tag {
         include_tags(&repo, &odb, &mut walked)?;
