@@ -6,7 +6,7 @@
 use crate::partial::is_promisor;
 use crate::receive::{self, ReceiveError, Receiving};
 use sluice_graph::{walk_objects, Missing, WalkRequest, Walked};
-use sluice_object::progress::Progress;
+use sluice_object::progress::{Discard, Progress};
 use sluice_object::{ObjectId, ObjectKind};
 use sluice_odb::ConfigError;
 use sluice_pack::{LookupError, ObjectLookup};
@@ -146,27 +146,48 @@ pub enum PromisedWalkError {
     Config(#[from] ConfigError),
 }
 
-/// Whether `repo` is a partial clone: it has a promisor remote.
-pub fn is_partial(repo: &Repository) -> Result<bool, ConfigError> {
-    let cwd = repo.work_tree().unwrap_or(repo.git_dir());
-    Ok(Promised::of(cwd, repo, "origin")?.is_some())
+/// In a partial clone, fetches from the promisor remote what the walk `request` asks for meets
+/// missing, as git's pack-objects does before it packs; elsewhere nothing (and no walk).
+pub fn fetch_missing(repo: &Repository, request: WalkRequest<'_>) -> Result<(), PromisedWalkError> {
+    let cwd = relative_base(repo);
+    match Promised::of(&cwd, repo, "origin")? {
+        Some(promised) => walk_with(&promised, repo, request, &Discard).map(drop),
+        None => Ok(()),
+    }
 }
 
 /// The walk `request` asks for. In a partial clone, what it meets missing (by design: the
 /// promisor remote has it) is fetched from the promisor remote first, as git's pack-objects
-/// fetches what it must send: each round's missing trees and blobs in one request, then the
-/// walk again for what those trees name, until nothing is missing. A promisor remote given by
-/// a relative path is taken from the work tree (else the repository).
+/// fetches what it must send.
 pub fn walk_fetching_missing(
     repo: &Repository,
     request: WalkRequest<'_>,
     progress: &dyn Progress,
 ) -> Result<Walked, PromisedWalkError> {
-    let cwd = repo.work_tree().unwrap_or(repo.git_dir()).to_owned();
-    let Some(promised) = Promised::of(&cwd, repo, "origin")? else {
-        let odb = repo.objects().with_alternate_packs();
-        return Ok(walk_objects(&odb, &request, progress)?);
-    };
+    let cwd = relative_base(repo);
+    match Promised::of(&cwd, repo, "origin")? {
+        Some(promised) => walk_with(&promised, repo, request, progress),
+        None => {
+            let odb = repo.objects().with_alternate_packs();
+            Ok(walk_objects(&odb, &request, progress)?)
+        }
+    }
+}
+
+/// Where a promisor remote given by a relative path is taken from: the work tree, else the
+/// repository.
+fn relative_base(repo: &Repository) -> std::path::PathBuf {
+    repo.work_tree().unwrap_or(repo.git_dir()).to_owned()
+}
+
+/// The walk `request` asks for, each round's missing trees and blobs fetched from `promised`
+/// in one request, then the walk again for what those trees name, until nothing is missing.
+fn walk_with(
+    promised: &Promised<'_>,
+    repo: &Repository,
+    request: WalkRequest<'_>,
+    progress: &dyn Progress,
+) -> Result<Walked, PromisedWalkError> {
     let request = WalkRequest {
         missing: Missing::SetAside,
         ..request

@@ -47,13 +47,8 @@ pub enum GcError {
     #[error("failed to parse prune expiry value {0}")]
     BadPrune(String),
     /// A reflog age setting names no date (git's words).
-    #[error("failed to parse '{key}' value '{value}'")]
-    BadExpiry {
-        /// The setting, as git names it (lowercase).
-        key: String,
-        /// Its value.
-        value: String,
-    },
+    #[error(transparent)]
+    BadExpiry(#[from] crate::reflog::BadAge),
 }
 
 /// How gc runs.
@@ -111,12 +106,7 @@ impl GcOptions {
             auto,
             prune_expire,
             no_prune: false,
-            reflog: ExpireOptions::from_config(config, (None, None)).map_err(|bad| {
-                GcError::BadExpiry {
-                    key: bad.key,
-                    value: bad.value,
-                }
-            })?,
+            reflog: ExpireOptions::from_config(config, (None, None))?,
             window_search: Some(SearchLimits::from_config(
                 config,
                 &GivenLimits::default(),

@@ -251,15 +251,12 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
     // what to do without it.
     let lazy = missing == MissingAction::Error && !args.exclude_promisor_objects;
     if let (Selection::Revs { include, exclude }, true) = (&selection, lazy) {
-        if sluice_client::promised::is_partial(&repo)? {
-            let request = sluice_graph::WalkRequest {
-                filter: object_filter,
-                shallow: &shallow,
-                ..sluice_graph::WalkRequest::reachable(include, exclude, context.cancel.clone())
-            };
-            let discard = sluice_object::progress::Discard;
-            sluice_client::promised::walk_fetching_missing(&repo, request, &discard)?;
-        }
+        let request = sluice_graph::WalkRequest {
+            filter: object_filter,
+            shallow: &shallow,
+            ..sluice_graph::WalkRequest::reachable(include, exclude, context.cancel.clone())
+        };
+        sluice_client::promised::fetch_missing(&repo, request)?;
     }
     let odb = repo.objects().with_alternate_packs();
     let mut walked = select(&odb, &selection, &filters, &progress)?;
