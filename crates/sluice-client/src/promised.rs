@@ -156,6 +156,23 @@ pub fn fetch_missing(repo: &Repository, request: WalkRequest<'_>) -> Result<(), 
     }
 }
 
+/// In a partial clone, fetches from the promisor remote those of `ids` the repository lacks, in
+/// one request, as git's pack-objects does for the objects its input lists; elsewhere nothing.
+pub fn fetch_absent(repo: &Repository, ids: &[ObjectId]) -> Result<(), PromisedWalkError> {
+    let cwd = relative_base(repo);
+    let Some(promised) = Promised::of(&cwd, repo, "origin")? else {
+        return Ok(());
+    };
+    let odb = repo.objects().with_alternate_packs();
+    let mut absent: Vec<ObjectId> = ids.iter().filter(|id| !odb.contains(id)).copied().collect();
+    absent.sort_unstable();
+    absent.dedup();
+    if !absent.is_empty() {
+        promised.prefetch(&absent)?;
+    }
+    Ok(())
+}
+
 /// The walk `request` asks for. In a partial clone, what it meets missing (by design: the
 /// promisor remote has it) is fetched from the promisor remote first, as git's pack-objects
 /// fetches what it must send.

@@ -16,6 +16,7 @@ mod left_alone;
 mod midx_bitmap;
 mod midx_repack;
 pub mod pack_objects;
+pub mod packfile_uris;
 mod place;
 mod promisor;
 mod repack;

@@ -232,6 +232,13 @@ pub fn select(
             return packs_objects(odb, include, exclude, filters.unpacked);
         }
     };
+    leave_out_filtered(odb, &mut walked, filters);
+    Ok(walked)
+}
+
+/// Leaves out of `walked` what `filters` keep out: packed objects with `--unpacked`, what only
+/// an alternate has with `--local`, what a kept pack holds.
+fn leave_out_filtered(odb: &ObjectDb, walked: &mut Walked, filters: &Filters<'_>) {
     let kept = kept_packs(odb, filters);
     let before = walked.objects.len();
     walked.objects.retain(|object| {
@@ -245,7 +252,72 @@ pub fn select(
         // The positions a bitmap gave no longer line up with the objects.
         walked.located = None;
     }
-    Ok(walked)
+}
+
+/// What pack-objects adds to what the revisions reach, so that a repack loses nothing no ref
+/// reaches (git's `repack -a -d -k` asks for both).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Unreachable {
+    /// Every object of the repository's own packs but those of packs kept by a `.keep` file
+    /// or named by `--keep-pack` (`--keep-unreachable`).
+    pub packed: bool,
+    /// Every loose object (`--pack-loose-unreachable`).
+    pub loose: bool,
+}
+
+/// Adds to `walked` what `unreachable` asks for and it lacks, less what `filters` leave out,
+/// as git adds them: unnamed, after what the walk found. Returns the loose files that could
+/// not be read, which are left out (git warns of each and goes on).
+pub fn add_unreachable(
+    repo: &Repository,
+    odb: &ObjectDb,
+    walked: &mut Walked,
+    unreachable: Unreachable,
+    filters: &Filters<'_>,
+) -> Result<Vec<PathBuf>, crate::RepackError> {
+    if !unreachable.packed && !unreachable.loose {
+        return Ok(Vec::new());
+    }
+    let objects_dir = repo.objects().dir().to_owned();
+    let mut added = Walked::default();
+    if unreachable.packed {
+        let own = crate::repack::pack_files(&objects_dir.join("pack"))?;
+        let named = |pack: &PathBuf| {
+            let name = pack.file_name().and_then(|n| n.to_str());
+            name.is_some_and(|name| filters.keep_packs.iter().any(|k| k == name))
+        };
+        let replaced: Vec<PathBuf> = (own.into_iter())
+            .filter(|pack| !pack.with_extension("keep").exists() && !named(pack))
+            .collect();
+        crate::left_alone::keep_unreachable(&mut added, &replaced, repo.hash())?;
+    }
+    let mut unreadable = Vec::new();
+    if unreachable.loose {
+        let loose = sluice_odb::LooseObjects::new(&objects_dir, repo.hash());
+        let files = loose
+            .list()
+            .map_err(crate::repack::file_error("read", &objects_dir))?;
+        for file in files {
+            match loose.read(&file.id) {
+                Ok(Some((kind, _))) => added.objects.push(WalkedObject {
+                    id: file.id,
+                    kind,
+                    name_hash: 0,
+                    previous: None,
+                }),
+                _ => unreadable.push(file.path),
+            }
+        }
+    }
+    leave_out_filtered(odb, &mut added, filters);
+    let mut listed: IdSet = walked.objects.iter().map(|o| o.id).collect();
+    let before = walked.objects.len();
+    let new = added.objects.into_iter().filter(|o| listed.insert(o.id));
+    walked.objects.extend(new);
+    if walked.objects.len() != before {
+        walked.located = None;
+    }
+    Ok(unreadable)
 }
 
 /// What the revisions `include` reach and `exclude` do not, less what a partial clone's

@@ -344,13 +344,15 @@ pub(crate) fn held_with_and_without(
 /// git's repack and gc run with Sluice as their pack-objects, with every option they pass
 /// (`--incremental` with `--unpacked`, `--unpack-unreachable[=<date>]`, `--stdin-packs`,
 /// `--cruft`, `--cruft-expiration`, `--max-pack-size=0`, `--keep-true-parents`,
-/// `--honor-pack-keep`, `--non-empty`, `--write-bitmap-index`), leave
+/// `--honor-pack-keep`, `--non-empty`, `--write-bitmap-index`, `--keep-unreachable` with
+/// `--pack-loose-unreachable`), leave
 /// the same refs and objects, loose and packed, as with git's own, and fsck finds them whole.
 #[test]
 fn gits_repack_and_gc_run_with_sluices_pack_objects() {
-    let commands: [&[&str]; 9] = [
+    let commands: [&[&str]; 10] = [
         &["repack", "-q"],
         &["repack", "-a", "-d", "-q"],
+        &["repack", "-a", "-d", "-k", "-q"],
         &["repack", "-A", "-d", "-q"],
         &["repack", "-a", "-d", "-b", "-q"],
         &["repack", "--geometric=2", "-d", "-q"],
@@ -370,10 +372,17 @@ fn gits_repack_and_gc_run_with_sluices_pack_objects() {
         env.git(&seed, &["repack", "-q"]);
         env.git(&seed, &["commit", "-q", "--allow-empty", "-m", "more"]);
         env.git(&seed, &["repack", "-q"]);
+        let loose = env.git_with_input(&seed, &["hash-object", "-w", "--stdin"], b"loose\n");
+        assert!(loose.status.success());
         for command in commands {
             let seen = held_with_and_without(&env, (&seed, &exec), command);
             assert_eq!(seen[1], seen[0], "{command:?} with {git_bin:?}");
         }
+        let calls = std::fs::read_to_string(env.path().join("calls")).unwrap();
+        assert!(
+            calls.contains("--keep-unreachable --pack-loose-unreachable"),
+            "{calls}"
+        );
     }
 }
 

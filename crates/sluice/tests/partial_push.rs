@@ -147,3 +147,41 @@ fn pack_objects_fetches_what_it_lacks_as_git_does() {
         assert!(calls.contains("--stdout"), "{calls}");
     }
 }
+
+/// pack-objects given object ids (not revisions) in a partial clone fetches those the clone
+/// lacks from the promisor remote, as git's does: exit code, the objects packed, fsck.
+#[test]
+fn pack_objects_fetches_listed_objects_it_lacks_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let up = crate::repack_promisor::changing_upstream(&env);
+        let url = format!("file://{}", up.display());
+        // An old version of `f`, which a blob:none clone lacks, and HEAD, which it has.
+        let old = env.git(&up, &["rev-parse", "HEAD~2:f"]);
+        let head = env.git(&up, &["rev-parse", "HEAD"]);
+        let input = [old, head].concat();
+        let mut seen = Vec::new();
+        for sluice in [false, true] {
+            let side = env.path().join(format!("side-{sluice}"));
+            std::fs::create_dir_all(side.join("out")).unwrap();
+            let args = [
+                "clone",
+                "-q",
+                "--no-local",
+                "--filter=blob:none",
+                &url,
+                "work",
+            ];
+            env.git(&side, &args);
+            let work = side.join("work");
+            let base = side.join("out/p");
+            let args = ["pack-objects", "-q", base.to_str().unwrap()];
+            let command = env.sluice_or_git_command(sluice, &work, &args);
+            let out = crate::util::run_with_input(command, &input);
+            assert!(out.status.success(), "sluice {sluice}: {}", stderr(&out));
+            env.git(&work, &["fsck", "--strict"]);
+            seen.push(crate::repack_filter::packs_in(&env, &side.join("out")));
+        }
+        assert_eq!(seen[1], seen[0], "{}", git.display());
+    }
+}

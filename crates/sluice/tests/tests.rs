@@ -40,6 +40,7 @@ mod object_database;
 mod pack_hook;
 mod pack_objects;
 mod pack_size_limit;
+mod packfile_uris;
 mod partial_push;
 mod pipelined_clone;
 mod proc_receive;

@@ -7,9 +7,10 @@ use crate::progress::TerminalProgress;
 use anyhow::bail;
 use clap::Args;
 use sluice_generate::pack_objects::{
-    include_tags, loosen_unreachable, select, write_cruft_at, Filters, MissingAction, RootKinds,
-    Selection,
+    add_unreachable, include_tags, loosen_unreachable, select, write_cruft_at, Filters,
+    MissingAction, RootKinds, Selection, Unreachable,
 };
+use sluice_generate::packfile_uris::PackfileUris;
 use sluice_generate::{write_pack, write_stored_at, PackOptions, PackSizeLimit};
 use sluice_graph::bitmap::write_bitmap;
 use sluice_odb::Pack;
@@ -66,6 +67,13 @@ pub struct PackObjectsArgs {
     /// than <date>, else all), for git's `repack -A`.
     #[arg(long, value_name = "date", num_args = 0..=1, require_equals = true)]
     unpack_unreachable: Option<Option<String>>,
+    /// Add the objects of the repository's packs that nothing asked for reaches (but those of
+    /// kept packs), for git's `repack -a -d -k`: implies --revs.
+    #[arg(long)]
+    keep_unreachable: bool,
+    /// Add every loose object too, reached or not: implies --revs.
+    #[arg(long)]
+    pack_loose_unreachable: bool,
     /// Standard input names the packs that stay and, after `-`, those about to go: a cruft
     /// pack of what only the latter and loose objects hold, dated in its `.mtimes`.
     #[arg(long, conflicts_with_all = ["stdin_packs", "unpack_unreachable", "revs"])]
@@ -101,8 +109,11 @@ pub struct PackObjectsArgs {
     non_empty: bool,
     /// With --revs: leave out what the filter excludes (`blob:none`, `blob:limit=<n>`,
     /// `tree:<depth>`, `object:type=<type>`), as for a partial clone.
-    #[arg(long, value_name = "filter-spec")]
+    #[arg(long, value_name = "filter-spec", overrides_with = "no_filter")]
     filter: Option<String>,
+    /// Undo an earlier --filter.
+    #[arg(long, overrides_with = "filter")]
+    no_filter: bool,
     /// Leave out the objects of promisor packs and the missing objects a promisor remote has
     /// (with revisions, as git's repack asks in a partial clone).
     #[arg(long)]
@@ -143,6 +154,11 @@ pub struct PackObjectsArgs {
     /// Taken as git passes it: Sluice marks no delta islands.
     #[arg(long)]
     delta_islands: bool,
+    /// Leave out the blobs `uploadpack.blobPackfileUri` offers at a URL of this scheme, and
+    /// name their packs and URLs before the pack (as git's upload-pack asks for a client that
+    /// downloads them).
+    #[arg(long, value_name = "protocol")]
+    uri_protocol: Vec<String>,
     /// Say nothing.
     #[arg(short, long)]
     quiet: bool,
@@ -157,6 +173,7 @@ pub struct PackObjectsArgs {
 /// Runs pack-objects.
 pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context.require_repository()?;
+    let offered = PackfileUris::from_config(repo.config(), repo.hash())?;
     if args.stdout && args.base_name.is_some() {
         bail!("--stdout cannot be used with a base name");
     }
@@ -173,7 +190,10 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
     if limit.is_some_and(|limit| limit.raised) {
         eprintln!("warning: minimum pack size limit is 1 MiB");
     }
-    let object_filter = match args.filter.as_deref() {
+    if args.keep_unreachable && args.unpack_unreachable.is_some() {
+        bail!("options '--keep-unreachable' and '--unpack-unreachable' cannot be used together");
+    }
+    let object_filter = match args.filter.as_deref().filter(|_| !args.no_filter) {
         None => sluice_graph::ObjectFilter::None,
         Some(spec) => match sluice_graph::ObjectFilter::parse(spec) {
             Some(filter) => filter,
@@ -223,9 +243,16 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
         reflogs: args.reflog,
         indexed: args.indexed_objects,
     };
+    let unreachable = Unreachable {
+        packed: args.keep_unreachable,
+        loose: args.pack_loose_unreachable,
+    };
+    // As git: what adds or loosens unreachable objects walks revisions.
+    let revs =
+        args.revs || unreachable.packed || unreachable.loose || args.unpack_unreachable.is_some();
     let selection = match args.stdin_packs {
         true => Selection::read_packs(input)?,
-        false => Selection::read(&repo, input, args.revs, roots)?,
+        false => Selection::read(&repo, input, revs, roots)?,
     };
     let shallow = repo.shallow_set()?;
     let filters = Filters {
@@ -246,20 +273,37 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
     };
     let shown = crate::progress::enabled(!args.quiet, args.progress);
     let progress = TerminalProgress::new(shown);
-    // As git's: in a partial clone, what the revisions reach and the repository lacks comes
-    // from the promisor remote first, unless `--missing` or `--exclude-promisor-objects` say
-    // what to do without it.
+    // As git's: in a partial clone, what the revisions reach (or the input lists) and the
+    // repository lacks comes from the promisor remote first, unless `--missing` or
+    // `--exclude-promisor-objects` say what to do without it.
     let lazy = missing == MissingAction::Error && !args.exclude_promisor_objects;
-    if let (Selection::Revs { include, exclude }, true) = (&selection, lazy) {
-        let request = sluice_graph::WalkRequest {
-            filter: object_filter,
-            shallow: &shallow,
-            ..sluice_graph::WalkRequest::reachable(include, exclude, context.cancel.clone())
-        };
-        sluice_client::promised::fetch_missing(&repo, request)?;
+    match (&selection, lazy) {
+        (Selection::Revs { include, exclude }, true) => {
+            let request = sluice_graph::WalkRequest {
+                filter: object_filter,
+                shallow: &shallow,
+                ..sluice_graph::WalkRequest::reachable(include, exclude, context.cancel.clone())
+            };
+            sluice_client::promised::fetch_missing(&repo, request)?;
+        }
+        (Selection::Listed(listed), true) => {
+            let ids: Vec<_> = listed.iter().map(|(id, _)| *id).collect();
+            sluice_client::promised::fetch_absent(&repo, &ids)?;
+        }
+        _ => {}
     }
     let odb = repo.objects().with_alternate_packs();
     let mut walked = select(&odb, &selection, &filters, &progress)?;
+    let downloaded = offered.leave_out(&odb, &mut walked, &args.uri_protocol);
+    for line in downloaded {
+        println!("{line}");
+    }
+    for path in add_unreachable(&repo, &odb, &mut walked, unreachable, &filters)? {
+        eprintln!(
+            "warning: loose object at {} could not be examined",
+            path.display()
+        );
+    }
     if args.include_tag {
         include_tags(&repo, &odb, &mut walked)?;
     }
