@@ -135,15 +135,34 @@ impl Selection {
                 "--not" => negated = !negated,
                 _ if line.starts_with("--") => return Err(SelectionError::NotARev(line)),
                 _ => {
-                    let (name, excluded) = match line.strip_prefix('^') {
-                        Some(name) => (name, !negated),
-                        None => (line.as_str(), negated),
+                    let resolve = |name: &str| {
+                        sluice_repo::revision::resolve(repo, name)
+                            .map(|named| named.id)
+                            .ok_or_else(|| SelectionError::BadRevision(name.to_owned()))
                     };
-                    let named = sluice_repo::revision::resolve(repo, name)
-                        .ok_or_else(|| SelectionError::BadRevision(name.to_owned()))?;
+                    // `<from>..<to>`, either side HEAD when empty: what `to` reaches and
+                    // `from` does not, as git's bundle writes a range on this input.
+                    let range = line.split_once("..").filter(|(_, to)| !to.starts_with('.'));
+                    let (name, excluded) = match (range, line.strip_prefix('^')) {
+                        (Some((from, to)), _) => {
+                            let or_head = |side: &'_ str| {
+                                if side.is_empty() { "HEAD" } else { side }.to_owned()
+                            };
+                            let (from, to) = (resolve(&or_head(from))?, resolve(&or_head(to))?);
+                            let (ours, theirs) = match negated {
+                                true => (&mut exclude, &mut include),
+                                false => (&mut include, &mut exclude),
+                            };
+                            ours.push(to);
+                            theirs.push(from);
+                            continue;
+                        }
+                        (None, Some(name)) => (name, !negated),
+                        (None, None) => (line.as_str(), negated),
+                    };
                     match excluded {
-                        true => exclude.push(named.id),
-                        false => include.push(named.id),
+                        true => exclude.push(resolve(name)?),
+                        false => include.push(resolve(name)?),
                     }
                 }
             }

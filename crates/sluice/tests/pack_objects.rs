@@ -423,3 +423,88 @@ fn gits_upload_pack_serves_with_sluices_pack_objects() {
         assert!(calls.contains("--include-tag"), "{calls}");
     }
 }
+
+/// Options that imply `--revs` as in git (`--thin`, the roots, `--unpacked`, what keeps or
+/// loosens unreachable objects), and the combinations git refuses with them, twin-wise: exit
+/// code, stderr, and the objects of a range's pack (`<from>..<to>`, as a script may write).
+#[test]
+fn options_implying_revisions_and_their_refusals_are_gits() {
+    let cases: [&[&str]; 10] = [
+        &["--revs", "--stdout"],
+        &["--thin", "--stdout"],
+        &["--stdin-packs", "--thin", "--stdout"],
+        &["--stdin-packs", "--revs", "--stdout"],
+        &["--stdin-packs", "--filter=blob:none", "--stdout"],
+        &["--cruft", "--revs", "out/p"],
+        &["--cruft", "--stdin-packs", "out/p"],
+        &["--cruft", "--unpack-unreachable", "out/p"],
+        &["--thin", "out/p"],
+        &["--keep-unreachable", "--unpack-unreachable", "out/p"],
+    ];
+    for git_bin in gits() {
+        let env = Env::with_git(git_bin.clone());
+        let work = history(&env);
+        std::fs::create_dir(work.join("out")).unwrap();
+        for case in cases {
+            let args = [&["pack-objects"][..], case].concat();
+            let seen = [false, true].map(|sluice| {
+                let command = env.sluice_or_git_command(sluice, &work, &args);
+                let out = run_with_input(command, b"HEAD~2..HEAD\n");
+                let ids = match out.status.success() && case[0] == "--revs" {
+                    true => ids_in(&env, &out.stdout),
+                    false => Vec::new(),
+                };
+                (out.status.code(), stderr(&out), ids)
+            });
+            assert_eq!(seen[1], seen[0], "{case:?} with {git_bin:?}");
+        }
+        // The thin pack's revisions were walked: git indexes it with the bases it lacks.
+        let out = run_with_input(
+            env.sluice_command(&work, &["pack-objects", "--thin", "--stdout"]),
+            b"HEAD~2..HEAD\n",
+        );
+        let fixed =
+            env.git_with_input(&work, &["index-pack", "--stdin", "--fix-thin"], &out.stdout);
+        assert!(fixed.status.success(), "{}", stderr(&fixed));
+    }
+}
+
+/// git's `bundle create` runs `pack-objects --stdout --thin --delta-base-offset` with
+/// revisions on its input and no `--revs` (`--thin` implies it): with Sluice as that
+/// pack-objects, bundles verify, and a whole one clones to the same objects, as git's own.
+#[test]
+fn gits_bundle_create_runs_with_sluices_pack_objects() {
+    for git_bin in gits() {
+        let env = Env::with_git(git_bin.clone());
+        let exec = crate::util::stand_in(&env, &["pack-objects"]);
+        let work = history(&env);
+        let seen = [false, true].map(|stand_in| {
+            let bundle = |name: &str, revisions: &[&str]| {
+                let path = env.path().join(format!("{name}-{stand_in}.bundle"));
+                let path = path.to_str().unwrap().to_owned();
+                let args = [&["bundle", "create", &path][..], revisions].concat();
+                let mut command = env.git_command(&work, &args);
+                if stand_in {
+                    command.env("GIT_EXEC_PATH", &exec);
+                }
+                let out = run_with_input(command, b"");
+                assert!(out.status.success(), "{}", stderr(&out));
+                env.git(&work, &["bundle", "verify", "-q", &path]);
+                path
+            };
+            bundle("since", &["HEAD~3..HEAD", "side"]);
+            let bundle = bundle("whole", &["--all"]);
+            let target = env.path().join(format!("target-{stand_in}"));
+            let target_str = target.to_str().unwrap();
+            env.git(
+                env.path(),
+                &["clone", "-q", "--mirror", &bundle, target_str],
+            );
+            env.git(&target, &["fsck", "--strict", "--no-progress"]);
+            String::from_utf8(env.git(&target, &["rev-list", "--objects", "--all"])).unwrap()
+        });
+        assert_eq!(seen[1], seen[0], "with {git_bin:?}");
+        let calls = std::fs::read_to_string(env.path().join("calls")).unwrap();
+        assert!(calls.contains("--thin"), "{calls}");
+    }
+}

@@ -76,7 +76,7 @@ pub struct PackObjectsArgs {
     pack_loose_unreachable: bool,
     /// Standard input names the packs that stay and, after `-`, those about to go: a cruft
     /// pack of what only the latter and loose objects hold, dated in its `.mtimes`.
-    #[arg(long, conflicts_with_all = ["stdin_packs", "unpack_unreachable", "revs"])]
+    #[arg(long)]
     cruft: bool,
     /// With --cruft: leave out what is older than this (`never`: nothing).
     #[arg(long, value_name = "date", requires = "cruft")]
@@ -190,9 +190,7 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
     if limit.is_some_and(|limit| limit.raised) {
         eprintln!("warning: minimum pack size limit is 1 MiB");
     }
-    if args.keep_unreachable && args.unpack_unreachable.is_some() {
-        bail!("options '--keep-unreachable' and '--unpack-unreachable' cannot be used together");
-    }
+    let revs = walks_revisions(&args)?;
     let object_filter = match args.filter.as_deref().filter(|_| !args.no_filter) {
         None => sluice_graph::ObjectFilter::None,
         Some(spec) => match sluice_graph::ObjectFilter::parse(spec) {
@@ -247,9 +245,6 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
         packed: args.keep_unreachable,
         loose: args.pack_loose_unreachable,
     };
-    // As git: what adds or loosens unreachable objects walks revisions.
-    let revs =
-        args.revs || unreachable.packed || unreachable.loose || args.unpack_unreachable.is_some();
     let selection = match args.stdin_packs {
         true => Selection::read_packs(input)?,
         false => Selection::read(&repo, input, revs, roots)?,
@@ -366,4 +361,39 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
         eprintln!("{stats}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether standard input lists revisions: `--revs`, or an option that implies it as in git
+/// (`--thin`, the roots, `--unpacked`, what adds or loosens unreachable objects); the
+/// combinations git refuses are refused in its words, in its order.
+fn walks_revisions(args: &PackObjectsArgs) -> anyhow::Result<bool> {
+    let revs = args.revs
+        || args.thin
+        || args.all
+        || args.reflog
+        || args.indexed_objects
+        || (args.unpacked && !args.stdin_packs)
+        || args.exclude_promisor_objects
+        || args.unpack_unreachable.is_some()
+        || args.keep_unreachable
+        || args.pack_loose_unreachable;
+    if args.thin && !args.stdout {
+        bail!("--thin cannot be used to build an indexable pack");
+    }
+    if args.keep_unreachable && args.unpack_unreachable.is_some() {
+        bail!("options '--keep-unreachable' and '--unpack-unreachable' cannot be used together");
+    }
+    if args.stdin_packs && args.filter.is_some() && !args.no_filter {
+        bail!("cannot use --filter with --stdin-packs");
+    }
+    if args.stdin_packs && revs {
+        bail!("cannot use internal rev list with --stdin-packs");
+    }
+    if args.cruft && revs {
+        bail!("cannot use internal rev list with --cruft");
+    }
+    if args.cruft && args.stdin_packs {
+        bail!("cannot use --stdin-packs with --cruft");
+    }
+    Ok(revs)
 }
