@@ -303,15 +303,21 @@ fn max_cruft_size_combines_and_cuts_cruft_packs_as_git_does() {
                     ],
                 ),
                 ("bad", &["gc", "-q", "--max-cruft-size=x"]),
+                // Under 1 MiB, raised with the warning of the cruft pack's pack-objects.
+                (
+                    "raised",
+                    &["repack", "--cruft", "-d", "-q", "--max-cruft-size=100k"],
+                ),
+                ("raised-gc", &["gc", "-q", "--max-cruft-size=100k"]),
             ] {
                 let twin = env.path().join(format!("{step}-{sluice}"));
                 crate::util::copy_tree(&repo, &twin);
                 let out = env.sluice_or_git(sluice, &twin, args);
                 env.git(&twin, &["fsck", "--strict", "--no-dangling"]);
                 let dir = twin.join(".git/objects/pack");
-                let cut = matches!(step, "expiring" | "gc" | "never");
+                let cut = matches!(step, "expiring" | "gc" | "never" | "raised-gc");
                 let packs = match step {
-                    "combine" | "no-prune" => crate::repack_filter::packs_in(&env, &dir),
+                    "combine" | "no-prune" | "raised" => crate::repack_filter::packs_in(&env, &dir),
                     _ => vec![format!(
                         "{:?}",
                         all_objects(&judged_packs(&env, &dir, None, cut))

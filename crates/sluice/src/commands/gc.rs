@@ -72,12 +72,13 @@ pub fn run(args: GcArgs, context: &Context) -> anyhow::Result<ExitCode> {
         options.window_search = Some(SearchLimits::from_config(config, &given, Reuse::Objects)?);
     }
     if gc(&repo, &options, &progress)? == GcOutcome::Done {
-        // What git's pack-objects says, run for the new pack and (git 2.47) the cruft pack.
+        // What git's pack-objects says, run for the new pack and (git 2.47) the cruft pack,
+        // whose limit is the cruft size when there is one.
         let limit = PackSizeLimit::resolve(None, repo.config())?;
-        if limit.is_some_and(|limit| limit.raised) {
-            for _ in 0..1 + usize::from(options.cruft) {
-                eprintln!("warning: minimum pack size limit is 1 MiB");
-            }
+        let cruft = PackSizeLimit::resolve(options.max_cruft_size, repo.config())?;
+        let raised = [limit, cruft.filter(|_| options.cruft)];
+        for _ in raised.iter().flatten().filter(|limit| limit.raised) {
+            eprintln!("warning: minimum pack size limit is 1 MiB");
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -223,7 +223,10 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     let max_pack_size = PackSizeLimit::resolve(given_limit, repo.config())?;
-    if max_pack_size.is_some_and(|limit| limit.raised) {
+    let cruft_size = PackSizeLimit::resolve(max_cruft_size, repo.config())?;
+    // What git 2.47's pack-objects says, run for the new pack and for the cruft pack.
+    let raised = [max_pack_size, cruft_size.filter(|_| args.cruft)];
+    for _ in raised.iter().flatten().filter(|limit| limit.raised) {
         eprintln!("warning: minimum pack size limit is 1 MiB");
     }
     let options = RepackOptions {
@@ -238,8 +241,7 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
                 expiration: (args.cruft_expiration.as_deref())
                     .map(sluice_maintain::gc::time_of)
                     .transpose()?,
-                max_size: PackSizeLimit::resolve(max_cruft_size, repo.config())?
-                    .map(|limit| limit.bytes),
+                max_size: cruft_size.map(|limit| limit.bytes),
                 // git 2.47: the cruft packs combined up to the size, without an expiration.
                 combine_below: max_cruft_size.filter(|_| args.cruft_expiration.is_none()),
             }),
