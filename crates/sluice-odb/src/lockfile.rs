@@ -39,6 +39,39 @@ pub fn create_lock(path: &Path) -> (PathBuf, std::io::Result<std::fs::File>) {
     (lock, file)
 }
 
+/// [`create_lock`], trying again while someone else holds the lock, for up to `timeout`, as
+/// git waits for a ref's lock (`core.filesRefLockTimeout`): waits that grow about
+/// quadratically from 1 ms (to at most a second), each jittered by ±25% so that two waiting
+/// writers do not keep colliding.
+pub fn create_lock_waiting(
+    path: &Path,
+    timeout: std::time::Duration,
+) -> (PathBuf, std::io::Result<std::fs::File>) {
+    let start = std::time::Instant::now();
+    let (mut multiplier, mut n) = (1u64, 1u64);
+    loop {
+        let (lock, file) = create_lock(path);
+        match &file {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            _ => return (lock, file),
+        }
+        if start.elapsed() >= timeout {
+            return (lock, file);
+        }
+        // A jitter from the clock's nanoseconds: no generator needed for ±25%.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::from(d.subsec_nanos()));
+        let wait_us = multiplier * (750 + nanos % 500);
+        std::thread::sleep(std::time::Duration::from_micros(wait_us).min(timeout));
+        multiplier += 2 * n + 1;
+        match multiplier > 1000 {
+            true => multiplier = 1000,
+            false => n += 1,
+        }
+    }
+}
+
 /// Writes `bytes` to `path` through its lock file. With `stamp_now`, the file's mtime is set
 /// from the fine system clock after writing (see the index writer for why).
 pub fn write_locked(path: &Path, bytes: &[u8], stamp_now: bool) -> Result<(), LockError> {
@@ -52,7 +85,28 @@ pub fn write_locked_with(
     stamp_now: bool,
     write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
 ) -> Result<(), LockError> {
-    let (lock, file) = create_lock(path);
+    write_through(path, create_lock(path), stamp_now, write)
+}
+
+/// [`write_locked`], waiting up to `timeout` for a lock another writer holds (see
+/// [`create_lock_waiting`]).
+pub fn write_locked_waiting(
+    path: &Path,
+    bytes: &[u8],
+    timeout: std::time::Duration,
+) -> Result<(), LockError> {
+    let locked = create_lock_waiting(path, timeout);
+    write_through(path, locked, false, |out| out.write_all(bytes))
+}
+
+/// Writes through the lock file just created (`locked`: its path, and the file or why not),
+/// then renames it over `path`.
+fn write_through(
+    path: &Path,
+    (lock, file): (PathBuf, std::io::Result<std::fs::File>),
+    stamp_now: bool,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), LockError> {
     let mut file = match file {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {

@@ -303,6 +303,19 @@ impl Repository {
 
     /// The references.
     pub fn refs(&self) -> crate::refs::Refs {
-        crate::refs::Refs::new(&self.git_dir, &self.common_dir, self.hash)
+        let refs = crate::refs::Refs::new(&self.git_dir, &self.common_dir, self.hash);
+        // As git: negative waits for ever; a bad value as the default.
+        match self
+            .config
+            .get_int("core.filesreflocktimeout")
+            .ok()
+            .flatten()
+        {
+            Some(ms) => refs.with_lock_timeout(match u64::try_from(ms) {
+                Ok(ms) => std::time::Duration::from_millis(ms),
+                Err(_) => std::time::Duration::MAX,
+            }),
+            None => refs,
+        }
     }
 }

@@ -12,7 +12,9 @@ pub fn clear_fetch_head(repo: &Repository) -> Result<(), LockError> {
 }
 
 /// Writes `FETCH_HEAD` (or, with `append`, adds to it): the refs fetched, merge candidates
-/// first, each as `<id>\t[not-for-merge]\t<kind> '<name>' of <url>`.
+/// first, each as `<id>\t[not-for-merge]\t<kind> '<name>' of <url>`. Added in one write to
+/// the file opened for appending, as git adds: the fetches of several remotes at once
+/// (`fetch --all -j`) each add theirs, none lost.
 pub fn write_fetch_head(
     repo: &Repository,
     updates: &[Update],
@@ -20,10 +22,7 @@ pub fn write_fetch_head(
     append: bool,
 ) -> Result<(), LockError> {
     let path = repo.git_dir().join("FETCH_HEAD");
-    let mut text = match append {
-        true => std::fs::read_to_string(&path).unwrap_or_default(),
-        false => String::new(),
-    };
+    let mut text = String::new();
     for listed in [Listed::ForMerge, Listed::NotForMerge] {
         for update in updates.iter().filter(|u| u.listed == listed) {
             let name = &update.remote.name;
@@ -39,7 +38,17 @@ pub fn write_fetch_head(
             text.push_str(&format!("{}\t{flag}\t{what}{url}\n", update.remote.id));
         }
     }
-    sluice_odb::write_locked(&path, text.as_bytes(), false)
+    if !append {
+        return sluice_odb::write_locked(&path, text.as_bytes(), false);
+    }
+    let io = |source| LockError::Io {
+        path: path.clone(),
+        source,
+    };
+    let mut file = (std::fs::OpenOptions::new().append(true).create(true))
+        .open(&path)
+        .map_err(io)?;
+    std::io::Write::write_all(&mut file, text.as_bytes()).map_err(io)
 }
 
 /// The URL as FETCH_HEAD and the report name it: without a trailing `/` or `.git`.

@@ -142,6 +142,10 @@ pub fn check_branch_target(
     }
 }
 
+/// git's default wait for a ref's lock (`core.filesRefLockTimeout`): two writers of one ref
+/// (fetches of several remotes creating the same tag) wait for each other briefly.
+pub const DEFAULT_LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// The refs of one repository.
 #[derive(Debug, Clone)]
 pub struct Refs {
@@ -149,6 +153,8 @@ pub struct Refs {
     common_dir: PathBuf,
     hash: HashKind,
     packed: PackedCache,
+    /// How long a transaction waits for a ref's lock another writer holds.
+    lock_timeout: std::time::Duration,
 }
 
 impl Refs {
@@ -159,7 +165,15 @@ impl Refs {
             common_dir: common_dir.to_owned(),
             hash,
             packed: PackedCache::default(),
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
         }
+    }
+
+    /// These refs, a transaction waiting up to `timeout` for a ref's lock that another
+    /// writer holds (git's `core.filesRefLockTimeout`) before it fails.
+    pub fn with_lock_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.lock_timeout = timeout;
+        self
     }
 
     fn file(&self, name: &str) -> PathBuf {
@@ -412,7 +426,8 @@ impl Refs {
             RefTarget::Id(id) => format!("{id}\n"),
             RefTarget::Symbolic(to) => format!("ref: {to}\n"),
         };
-        sluice_odb::lockfile::write_locked(&path, text.as_bytes(), false).map_err(RefError::from)
+        sluice_odb::lockfile::write_locked_waiting(&path, text.as_bytes(), self.lock_timeout)
+            .map_err(RefError::from)
     }
 
     /// Replaces `packed-refs` with `entries` (name, id, what it peels to), as a clone records

@@ -11,7 +11,7 @@
 use super::directories::{clear_empty_directory, remove_empty_parents};
 use super::{is_valid_ref_name, RefError, RefTarget, Refs};
 use sluice_object::ObjectId;
-use sluice_odb::lockfile::create_lock;
+use sluice_odb::lockfile::create_lock_waiting;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -334,7 +334,7 @@ fn lock(refs: &Refs, update: &RefUpdate) -> Result<Held, TransactionError> {
             std::fs::create_dir_all(parent).map_err(io(parent))?;
         }
     }
-    let (lock, file) = create_lock(&path);
+    let (lock, file) = create_lock_waiting(&path, refs.lock_timeout);
     match file {
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
