@@ -124,7 +124,18 @@ pub enum Command {
 /// `depth' requires a value``, ``error: unknown subcommand: `bogus'``), then the usage line.
 /// Errors git has no words for are clap's.
 pub fn parse() -> Result<Cli, ExitCode> {
-    Cli::try_parse().map_err(|e| {
+    // git's `--end-of-options` ends the options as `--` does (git passes it to the fetches it
+    // runs for `fetch --all -j`).
+    let mut ended = false;
+    let args = std::env::args_os().map(|arg| {
+        let end = !ended && (arg == "--end-of-options" || arg == "--");
+        ended |= end;
+        match end {
+            true => std::ffi::OsString::from("--"),
+            false => arg,
+        }
+    });
+    Cli::try_parse_from(args).map_err(|e| {
         use clap::error::ErrorKind;
         match e.kind() {
             ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {

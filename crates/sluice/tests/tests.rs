@@ -20,6 +20,7 @@ mod cruft;
 mod fetch_head;
 mod fetch_options;
 mod fetch_pack;
+mod fetch_parallel;
 mod fetch_refs;
 mod fetch_transaction_hook;
 mod fsck;

@@ -5,7 +5,7 @@
 
 use sluice_odb::Config;
 use std::io::Write;
-use std::process::Command;
+use std::process::{Command, ExitStatus};
 
 /// Where a job's messages go: straight out, or held until it ends.
 pub(crate) struct Said {
@@ -24,15 +24,15 @@ impl Said {
         }
     }
 
-    /// Runs `command` to its end, its output said as this job's; whether it succeeded.
-    pub(crate) fn run(&mut self, command: &mut Command) -> std::io::Result<bool> {
+    /// Runs `command` to its end, its output said as this job's; how it ended.
+    pub(crate) fn run(&mut self, command: &mut Command) -> std::io::Result<ExitStatus> {
         match &mut self.held {
-            None => Ok(command.status()?.success()),
+            None => command.status(),
             Some((out, err)) => {
                 let ran = command.output()?;
                 out.extend_from_slice(&ran.stdout);
                 err.extend_from_slice(&ran.stderr);
-                Ok(ran.status.success())
+                Ok(ran.status)
             }
         }
     }

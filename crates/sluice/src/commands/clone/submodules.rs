@@ -202,7 +202,7 @@ fn for_each_clone<'a>(
     let jobs = jobs::job_count(recursion.jobs, repo.config(), &["submodule.fetchjobs"])?;
     let clone = |sub: &Registered, said: &mut jobs::Said| -> anyhow::Result<Option<bool>> {
         match clone_command(repo, sub, recursion)? {
-            Some(mut command) => Ok(Some(said.run(&mut command)?)),
+            Some(mut command) => Ok(Some(said.run(&mut command)?.success())),
             None => Ok(None),
         }
     };

@@ -136,8 +136,8 @@ pub struct FetchArgs {
     /// Report ref updates for people (the default; undoes an earlier `--porcelain`).
     #[arg(long, overrides_with = "porcelain")]
     no_porcelain: bool,
-    /// How many submodules to fetch at once (else `submodule.fetchJobs`, else
-    /// `fetch.parallel`; 0: one a core). Remotes are fetched one after another.
+    /// How many remotes (`--all`, `--multiple`; else `fetch.parallel`) or submodules (else
+    /// `submodule.fetchJobs`, else `fetch.parallel`) to fetch at once; 0: one a core.
     #[arg(short, long, value_name = "n")]
     jobs: Option<u32>,
     /// Accepted for git's command lines: Sluice runs no maintenance after a fetch.
@@ -245,7 +245,14 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         Some(_) if args.filter.is_some() => {
             bail!("--filter can only be used with the remote configured in extensions.partialclone")
         }
-        Some(names) => fetch_each(&args, context, &repo, &names, &mut brought),
+        Some(names) => {
+            let jobs =
+                crate::commands::jobs::job_count(args.jobs, repo.config(), &["fetch.parallel"])?;
+            match jobs {
+                1 => fetch_each(&args, context, &repo, &names, &mut brought),
+                _ => fetch_parallel(&args, context, &repo, &names, jobs),
+            }
+        }
     }?;
     if code == ExitCode::SUCCESS {
         let prefix = args.submodule_prefix.as_deref().unwrap_or_default();
@@ -329,9 +336,54 @@ fn fetch_each(
     Ok(ExitCode::from(u8::from(failed)))
 }
 
+/// Fetches `names` `jobs` at a time, as git's `--all` with `-j`/`fetch.parallel`: Sluice run
+/// for each with the command line git gives its own (whose reflog action it is), its messages
+/// held and said whole when it ends; a failed one said as git says it.
+fn fetch_parallel(
+    args: &FetchArgs,
+    context: &Context,
+    repo: &Repository,
+    names: &[String],
+    jobs: usize,
+) -> anyhow::Result<ExitCode> {
+    if writes_fetch_head(args) && !args.append {
+        sluice_client::fetch::clear_fetch_head(repo)?;
+    }
+    let fetch = |name: &String, said: &mut crate::commands::jobs::Said| {
+        if !args.quiet && !args.porcelain {
+            println!("Fetching {name}");
+            std::io::stdout().flush()?;
+        }
+        let mut words = each_words(args, name);
+        // As git's parallel fetches: the remote's name after `--end-of-options`.
+        words.insert(words.len() - 1, "--end-of-options");
+        let mut command = std::process::Command::new(std::env::current_exe()?);
+        command.current_dir(&context.cwd).args(words);
+        Ok(said.run(&mut command)?)
+    };
+    let mut failed = false;
+    let names: Vec<&String> = names.iter().collect();
+    crate::commands::jobs::for_each(&names, jobs, fetch, |name, status| {
+        if !status.success() {
+            let code = status.code().unwrap_or(-1);
+            eprintln!("could not fetch '{name}' (exit code: {code})");
+            failed = true;
+        }
+        Ok(true)
+    })?;
+    // 1 when any remote failed, as git's `fetch --all`.
+    Ok(ExitCode::from(u8::from(failed)))
+}
+
 /// The reflog action of one remote's fetch under `--all`: the command line git gives the
-/// `fetch` it runs for that remote, the options passed on in git's order.
+/// `fetch` it runs for that remote (see [`each_words`]).
 fn each_action(args: &FetchArgs, name: &str) -> String {
+    each_words(args, name).join(" ")
+}
+
+/// The command line git gives the `fetch` it runs for the remote `name` under `--all`, the
+/// options passed on in git's order.
+fn each_words<'a>(args: &FetchArgs, name: &'a str) -> Vec<&'a str> {
     let mut words = vec![
         "fetch",
         "--append",
@@ -342,7 +394,7 @@ fn each_action(args: &FetchArgs, name: &str) -> String {
     let recurse = recursion(args).ok().flatten().map(Recursion::option);
     words.extend(passed_on(args, recurse));
     words.push(name);
-    words.join(" ")
+    words
 }
 
 /// The options a fetch passes on to the fetches it runs (of each remote under `--all`, in each

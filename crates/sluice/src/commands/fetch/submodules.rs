@@ -160,7 +160,7 @@ impl Wanted {
             command.arg("fetch").args(passed).arg(self.mode.option());
             command.arg(format!("--submodule-prefix={}/", self.shown));
             command.args(extra);
-            Ok(said.run(&mut command)?)
+            Ok(said.run(&mut command)?.success())
         };
         let mut failed = Vec::new();
         let name = &placed.submodule.name;
