@@ -72,6 +72,52 @@ pub fn create_lock_waiting(
     }
 }
 
+/// A lock file held, so that what the file holds can be read under it before it is replaced
+/// (a read then a locked write would lose another writer's change made in between):
+/// [`HeldLock::commit`] writes the new content and renames it into place; dropped uncommitted,
+/// the lock is removed and the file stays as it was.
+#[derive(Debug)]
+pub struct HeldLock {
+    path: PathBuf,
+    lock: PathBuf,
+    file: Option<std::fs::File>,
+}
+
+impl HeldLock {
+    /// Takes `path`'s lock, waiting up to `timeout` for another writer's (see
+    /// [`create_lock_waiting`]).
+    pub fn take(path: &Path, timeout: std::time::Duration) -> Result<HeldLock, LockError> {
+        let (lock, file) = create_lock_waiting(path, timeout);
+        match file {
+            Ok(file) => Ok(HeldLock {
+                path: path.to_owned(),
+                lock,
+                file: Some(file),
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(LockError::Locked(lock)),
+            Err(source) => Err(LockError::Io { path: lock, source }),
+        }
+    }
+
+    /// Writes `bytes` and renames the lock over the file.
+    pub fn commit(mut self, bytes: &[u8]) -> Result<(), LockError> {
+        let file = self.file.take().ok_or_else(|| LockError::Io {
+            path: self.lock.clone(),
+            source: std::io::ErrorKind::NotFound.into(),
+        })?;
+        let held = (self.lock.clone(), Ok(file));
+        write_through(&self.path, held, false, |out| out.write_all(bytes))
+    }
+}
+
+impl Drop for HeldLock {
+    fn drop(&mut self) {
+        if self.file.take().is_some() {
+            let _ = std::fs::remove_file(&self.lock);
+        }
+    }
+}
+
 /// Writes `bytes` to `path` through its lock file. With `stamp_now`, the file's mtime is set
 /// from the fine system clock after writing (see the index writer for why).
 pub fn write_locked(path: &Path, bytes: &[u8], stamp_now: bool) -> Result<(), LockError> {

@@ -201,3 +201,57 @@ fn racing_transactions_never_both_win() {
         no_locks_left(&repo);
     }
 }
+
+/// Deletions of packed refs racing one another and `pack-refs`, as pushes deleting branches
+/// race while maintenance packs refs: `packed-refs` is read under its lock before it is
+/// rewritten, so no deleted ref comes back and no kept one is lost (a read before the lock let
+/// one writer's rewrite undo the other's). Judged by git's for-each-ref.
+#[test]
+fn racing_deletions_of_packed_refs_lose_nothing() {
+    let env = Env::new();
+    let (repo, [a, ..]) = repository(&env, "deletions");
+    let names: Vec<String> = (0..40).map(|i| format!("refs/heads/b{i:02}")).collect();
+    for name in &names {
+        env.git(&repo, &["update-ref", name, &a.to_string()]);
+    }
+    env.git(&repo, &["pack-refs", "--all"]);
+    std::thread::scope(|s| {
+        for half in names.chunks(20) {
+            let repo = &repo;
+            s.spawn(move || {
+                let repository = Repository::discover(repo).unwrap();
+                for name in half.iter().step_by(2) {
+                    let mut transaction = Transaction::new();
+                    transaction.update(update(name, Expected::Any, None));
+                    transaction.commit(&repository.refs()).unwrap();
+                }
+            });
+        }
+        s.spawn(|| {
+            let repository = Repository::discover(&repo).unwrap();
+            let options = sluice_repo::refs::PackRefsOptions {
+                all: true,
+                prune: true,
+            };
+            for _ in 0..10 {
+                let packed = repository.refs().pack(options, repository.objects());
+                // Another writer's lock held past the wait is a refusal, not a loss.
+                assert!(matches!(
+                    packed,
+                    Ok(()) | Err(sluice_repo::RefError::Locked(_))
+                ));
+            }
+        });
+    });
+    let listed = refs_of(&env, &repo);
+    for (i, name) in names.iter().enumerate() {
+        let deleted = i % 2 == 0;
+        assert_eq!(
+            listed.contains(&format!("{name} ")),
+            !deleted,
+            "{name}:\n{listed}"
+        );
+    }
+    env.git(&repo, &["fsck", "--strict"]);
+    no_locks_left(&repo);
+}

@@ -457,15 +457,29 @@ impl Refs {
 
     /// Rewrites `packed-refs` (through its lock) without `names`, if it has any of them.
     fn remove_packed(&self, names: &[&str]) -> Result<(), RefError> {
+        // Most deletions are of loose refs: the file is locked and rewritten only when the
+        // version read now has one of them, and then read again under the lock.
         let packed = self.packed_refs()?;
         if names.iter().any(|name| packed.find(name).is_some()) {
-            let kept = (packed.entries().iter())
-                .filter(|(n, _, _)| !names.contains(&n.as_str()))
-                .cloned()
-                .collect();
-            packed::write(&self.common_dir.join("packed-refs"), kept)?;
+            self.update_packed(|entries| {
+                let kept = entries
+                    .iter()
+                    .filter(|(n, _, _)| !names.contains(&n.as_str()));
+                Some(kept.cloned().collect())
+            })?;
         }
         Ok(())
+    }
+
+    /// Rewrites `packed-refs` with what `change` makes of it as read under its lock (waited
+    /// for up to `core.packedRefsTimeout`'s default, a second, as git waits).
+    fn update_packed(
+        &self,
+        change: impl FnOnce(&[packed::PackedRef]) -> Option<Vec<packed::PackedRef>>,
+    ) -> Result<(), RefError> {
+        let path = self.common_dir.join("packed-refs");
+        let timeout = std::time::Duration::from_secs(1);
+        packed::update(&path, self.hash, timeout, change)
     }
 
     /// Removes the reflog of `name` and the directories it leaves empty.

@@ -4,7 +4,7 @@
 //! meanwhile stays loose, and wins over its packed line, as git's).
 
 use super::directories::remove_empty_parents;
-use super::{packed, Peeled, RefError, RefTarget, Refs};
+use super::{Peeled, RefError, RefTarget, Refs};
 use sluice_object::ObjectId;
 use sluice_odb::lockfile::create_lock;
 use sluice_odb::ObjectDb;
@@ -23,30 +23,28 @@ impl Refs {
     /// Packs the loose refs `options` selects; `objects` tells what each peels to. A ref whose
     /// object is missing is left loose, as git leaves a broken ref.
     pub fn pack(&self, options: PackRefsOptions, objects: &ObjectDb) -> Result<(), RefError> {
-        let mut entries: BTreeMap<String, ObjectId> = (self.packed()?.into_iter())
-            .map(|(name, id, _)| (name, id))
-            .collect();
         let mut packed_now = Vec::new();
-        for name in self.loose_names_in(&self.common_dir.join("refs")) {
-            let Ok(Some(RefTarget::Id(id))) = self.read(&name) else {
-                continue;
-            };
-            let wanted =
-                options.all || name.starts_with("refs/tags/") || entries.contains_key(&name);
-            if !wanted || !objects.contains(&id) {
-                continue;
+        // Merged into packed-refs as read under its lock, so that a ref deleted from it
+        // meanwhile (a push) does not come back.
+        self.update_packed(|current| {
+            let mut entries: BTreeMap<String, ObjectId> = (current.iter())
+                .map(|(name, id, _)| (name.clone(), *id))
+                .collect();
+            for name in self.loose_names_in(&self.common_dir.join("refs")) {
+                let Ok(Some(RefTarget::Id(id))) = self.read(&name) else {
+                    continue;
+                };
+                let wanted =
+                    options.all || name.starts_with("refs/tags/") || entries.contains_key(&name);
+                if !wanted || !objects.contains(&id) {
+                    continue;
+                }
+                entries.insert(name.clone(), id);
+                packed_now.push((name, id));
             }
-            entries.insert(name.clone(), id);
-            packed_now.push((name, id));
-        }
-        let lines = entries
-            .into_iter()
-            .map(|(name, id)| {
-                let peeled = Peeled::Known(objects.peel_tags(id));
-                (name, id, peeled)
-            })
-            .collect();
-        packed::write(&self.common_dir.join("packed-refs"), lines)?;
+            let peeled = |(name, id)| (name, id, Peeled::Known(objects.peel_tags(id)));
+            Some(entries.into_iter().map(peeled).collect())
+        })?;
         if options.prune {
             for (name, id) in packed_now {
                 self.prune_loose(&name, &id)?;

@@ -182,6 +182,31 @@ fn render(entries: &mut [PackedRef]) -> String {
     text
 }
 
+/// Rewrites the file at `path` with what `change` makes of its entries as read under its lock
+/// (taken waiting up to `timeout`), as git rewrites it: no other writer's change made
+/// meanwhile is lost. `None` leaves the file as it was.
+pub(super) fn update(
+    path: &Path,
+    hash: HashKind,
+    timeout: std::time::Duration,
+    change: impl FnOnce(&[PackedRef]) -> Option<Vec<PackedRef>>,
+) -> Result<(), RefError> {
+    let held = sluice_odb::lockfile::HeldLock::take(path, timeout)?;
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(source) => {
+            let path = path.to_owned();
+            return Err(RefError::Io { path, source });
+        }
+    };
+    let current = parse(&text, hash)?;
+    match change(current.entries()) {
+        None => Ok(()),
+        Some(mut entries) => Ok(held.commit(render(&mut entries).as_bytes())?),
+    }
+}
+
 /// Replaces the file at `path` with `entries`, through its lock.
 pub(super) fn write(path: &Path, mut entries: Vec<PackedRef>) -> Result<(), RefError> {
     let text = render(&mut entries);
