@@ -207,14 +207,15 @@ fn the_pre_push_hook_runs_as_gits() {
 }
 
 /// `sluice send-pack` beside `git send-pack`: the refs named, `--all`, a refusal (255, no
-/// hint), `--dry-run`, refs read from stdin (`--stdin`, after those of the command line); no
-/// remote-tracking ref moves.
+/// hint), `--dry-run`, refs read from stdin (`--stdin`, after those of the command line),
+/// `--helper-status` (each ref of the remote the push left alone said `no match`, in the
+/// remote's order); no remote-tracking ref moves.
 #[test]
 fn send_pack_sends_as_gits() {
     for git in gits() {
         let env = Env::with_git(git.clone());
         let sides = twins(&env);
-        let steps: [(&[&str], &str); 7] = [
+        let steps: [(&[&str], &str); 9] = [
             (&["../server.git", "main"], ""),
             (&["../server.git", "main"], ""),
             (&["../server.git", "main~1:refs/heads/main"], ""),
@@ -224,6 +225,19 @@ fn send_pack_sends_as_gits() {
             (
                 &["--stdin", "../server.git", "main:refs/heads/named"],
                 "main:refs/heads/after\nmain~1:refs/heads/main\n",
+            ),
+            (
+                &["--helper-status", "../server.git", "main:refs/heads/read"],
+                "",
+            ),
+            (
+                &[
+                    "--helper-status",
+                    "../server.git",
+                    "main~1:refs/heads/main",
+                    "main:refs/heads/z",
+                ],
+                "",
             ),
         ];
         for (step, input) in steps {

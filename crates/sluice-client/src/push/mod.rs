@@ -282,8 +282,11 @@ pub type AtomicFailure = (String, RefStatus);
 /// What a push did.
 #[derive(Debug)]
 pub struct PushOutcome {
-    /// Each ref, in the order the refspecs named them.
+    /// Each ref, in git's order: those the remote has as it listed them, then the new ones.
     pub refs: Vec<PushedRef>,
+    /// The refs the remote listed, in its order (git's send-pack names each one the push
+    /// left alone to a remote helper: `error <ref> no match`).
+    pub advertised: Vec<String>,
     /// The server refused the pack: `unpack <reason>`.
     pub unpack_error: Option<String>,
     /// Under `--atomic`, the first ref refused before sending and why.
@@ -457,6 +460,9 @@ pub fn push(
         ..options.connect.clone()
     };
     let mut connection = plan.remote.connect(&connect)?;
+    let advertised = (connection.advertised().iter())
+        .map(|r| r.name.clone())
+        .collect();
     let judged = judge_refs(repo, plan, options, &connection);
     let (mut refs, atomic_failure) = match judged {
         Ok(judged) => judged,
@@ -535,6 +541,7 @@ pub fn push(
     }
     Ok(PushOutcome {
         refs,
+        advertised,
         unpack_error,
         atomic_failure,
         upstreams,

@@ -128,6 +128,15 @@ pub fn run(args: SendPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let outcome = push(&repo, &plan, &options, &PushStderr(lines))?;
     if args.helper_status {
         print_helper_status(&outcome)?;
+        // As git's: a refusal fails the command (the helper then says its report and fails
+        // too); nothing to push is said.
+        let refs = &outcome.refs;
+        if refs.iter().any(|r| r.status.refused()) {
+            return Ok(ExitCode::from(255));
+        }
+        if !refs.iter().any(|r| r.status == RefStatus::Ok) && !args.quiet {
+            eprintln!("Everything up-to-date");
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let shown = ReportStyle {
@@ -166,42 +175,57 @@ fn read_stdin_refs(stateless_rpc: bool) -> anyhow::Result<Vec<String>> {
 
 /// Each ref's fate for a remote helper, as git's send-pack tells it: `ok <ref>` (with what a
 /// `proc-receive` hook did instead, as report-status-v2's `option` lines), `ok <ref> up to
-/// date`, or `error <ref> [<why>]`, the reason C-quoted where it needs to be.
+/// date`, or `error <ref> [<why>]`, the reason C-quoted where it needs to be; and, in the
+/// remote's order, `error <ref> no match` for each ref of the remote the push left alone.
 fn print_helper_status(outcome: &PushOutcome) -> std::io::Result<()> {
     let mut out = Vec::new();
-    for r in &outcome.refs {
-        let why = match &r.status {
-            RefStatus::Ok => {
-                let lines = sluice_wire::report_status::ref_status_lines(&r.dst, None, &r.rewrites);
-                out.extend(lines.concat().into_bytes());
-                continue;
-            }
-            RefStatus::UpToDate => {
-                out.extend(format!("ok {} up to date\n", r.dst).into_bytes());
-                continue;
-            }
-            RefStatus::Pending => Some("expecting report"),
-            RefStatus::NonFastForward => Some("non-fast forward"),
-            RefStatus::FetchFirst => Some("fetch first"),
-            RefStatus::NeedsForce => Some("needs force"),
-            RefStatus::Stale => Some("stale info"),
-            RefStatus::RemoteUpdated => Some("remote ref updated since checkout"),
-            RefStatus::AlreadyExists => Some("already exists"),
-            RefStatus::AtomicFailed => Some("atomic push failed"),
-            RefStatus::NoDelete => None,
-            RefStatus::RemoteRejected(why) => Some(why.as_str()),
-        };
-        let line = match why {
-            Some(why) => format!(
-                "error {} {}\n",
-                r.dst,
-                sluice_object::c_quote::quoted_or_plain(why)
-            ),
-            None => format!("error {}\n", r.dst),
-        };
-        out.extend(line.into_bytes());
+    // Pushed refs come in the remote's order, then the new ones: the refs left alone go
+    // between them where the remote listed them.
+    let mut pushed = outcome.refs.iter().peekable();
+    for name in &outcome.advertised {
+        match pushed.next_if(|r| r.dst == *name) {
+            Some(r) => helper_line(r, &mut out),
+            None => out.extend(format!("error {name} no match\n").into_bytes()),
+        }
+    }
+    for r in pushed {
+        helper_line(r, &mut out);
     }
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(&out)?;
     stdout.flush()
+}
+
+/// One pushed ref's line (or lines) for a remote helper.
+fn helper_line(r: &sluice_client::push::PushedRef, out: &mut Vec<u8>) {
+    let why = match &r.status {
+        RefStatus::Ok => {
+            let lines = sluice_wire::report_status::ref_status_lines(&r.dst, None, &r.rewrites);
+            out.extend(lines.concat().into_bytes());
+            return;
+        }
+        RefStatus::UpToDate => {
+            out.extend(format!("ok {} up to date\n", r.dst).into_bytes());
+            return;
+        }
+        RefStatus::Pending => Some("expecting report"),
+        RefStatus::NonFastForward => Some("non-fast forward"),
+        RefStatus::FetchFirst => Some("fetch first"),
+        RefStatus::NeedsForce => Some("needs force"),
+        RefStatus::Stale => Some("stale info"),
+        RefStatus::RemoteUpdated => Some("remote ref updated since checkout"),
+        RefStatus::AlreadyExists => Some("already exists"),
+        RefStatus::AtomicFailed => Some("atomic push failed"),
+        RefStatus::NoDelete => None,
+        RefStatus::RemoteRejected(why) => Some(why.as_str()),
+    };
+    let line = match why {
+        Some(why) => format!(
+            "error {} {}\n",
+            r.dst,
+            sluice_object::c_quote::quoted_or_plain(why)
+        ),
+        None => format!("error {}\n", r.dst),
+    };
+    out.extend(line.into_bytes());
 }
