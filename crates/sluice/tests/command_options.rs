@@ -335,6 +335,83 @@ fn clone_server_options_reach_the_server_as_gits_do() {
     }
 }
 
+/// `remote.<name>.serverOption` (git 2.49's setting, newer than the gits installed here):
+/// Sluice's clone and fetch send a remote's configured server options, an empty value dropping
+/// those before it and `-o` replacing them all. Judged against git given the same options with
+/// `-o`: what upload-pack is sent.
+#[test]
+fn configured_server_options_reach_the_server_as_gits_given_ones_do() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let url = format!("file://{}", source(&env).display());
+        let (log, upload_pack) = logging_upload_pack(&env, &git);
+        let v2 = ["-c", "protocol.version=2"];
+        // (Sluice's settings and arguments, git's arguments), for a clone and then a fetch.
+        let configured = [
+            "remote.origin.serverOption=dropped",
+            "remote.origin.serverOption=",
+            "remote.origin.serverOption=first",
+            "remote.origin.serverOption=second",
+        ];
+        let mut sluice_clone: Vec<&str> = configured.iter().flat_map(|c| ["-c", c]).collect();
+        sluice_clone.extend(["clone", "-q", &upload_pack, &url, "clone-true"]);
+        let given = ["--server-option=first", "--server-option=second"];
+        let git_clone = [
+            "clone",
+            "-q",
+            &upload_pack,
+            given[0],
+            given[1],
+            &url,
+            "clone-false",
+        ];
+        let fetches: [(&[&str], &[&str]); 2] = [
+            (
+                &["fetch", "-q", &upload_pack, "origin"],
+                &[
+                    "fetch",
+                    "-q",
+                    &upload_pack,
+                    "-o",
+                    "first",
+                    "-o",
+                    "second",
+                    "origin",
+                ],
+            ),
+            (
+                &["fetch", "-q", &upload_pack, "-o", "given", "origin"],
+                &["fetch", "-q", &upload_pack, "-o", "given", "origin"],
+            ),
+        ];
+        let mut seen = [Vec::new(), Vec::new()];
+        for sluice in [false, true] {
+            let _ = std::fs::remove_file(&log);
+            let args = match sluice {
+                true => [&v2[..], &sluice_clone].concat(),
+                false => [&v2[..], &git_clone].concat(),
+            };
+            let out = run(&env, sluice, env.path(), &args, &[]);
+            assert!(out.status.success(), "{}", stderr(&out));
+            seen[usize::from(sluice)].push(sent(&log, "server-option="));
+            let clone = env.path().join(format!("clone-{sluice}"));
+            for setting in &configured[2..] {
+                let (key, value) = setting.split_once('=').unwrap();
+                env.git(&clone, &["config", "--add", key, value]);
+            }
+            for (ours, theirs) in fetches {
+                let _ = std::fs::remove_file(&log);
+                let args = [&v2[..], if sluice { ours } else { theirs }].concat();
+                let out = run(&env, sluice, &clone, &args, &[]);
+                assert!(out.status.success(), "{}", stderr(&out));
+                seen[usize::from(sluice)].push(sent(&log, "server-option="));
+            }
+        }
+        assert_eq!(seen[1], seen[0], "{}", git.display());
+        assert!(seen[0].iter().all(|s| !s.is_empty()), "{seen:?}");
+    }
+}
+
 /// `transfer.advertiseSID` on the client: it names its session to a server that names its own,
 /// in v0's first want line and in every v2 command, as git's client does (compared by shape:
 /// every hexadecimal digit made `x`).

@@ -61,7 +61,7 @@ impl ConnectOptions {
             ssh_variant: std::env::var("GIT_SSH_VARIANT")
                 .ok()
                 .or_else(|| config.get("ssh.variant").map(str::to_owned)),
-            http_extra_headers: extra_headers(config.get_all("http.extraHeader")),
+            http_extra_headers: reset_list(config.get_all("http.extraHeader")),
             http_post_buffer: (config.get_int("http.postBuffer")?)
                 .and_then(|n| usize::try_from(n).ok())
                 .filter(|&n| n > 0)
@@ -95,9 +95,16 @@ fn tls_trust(config: &Config) -> Result<TlsTrust, ConfigError> {
     })
 }
 
-/// `http.extraHeader`'s values in order; as in git, an empty one drops those before it (so a
-/// repository's config can undo a global header).
-fn extra_headers(values: Vec<&str>) -> Vec<String> {
+/// `remote.<name>.serverOption`'s values in order, an empty one dropping those before it: the
+/// server options a fetch from that remote sends unless `-o` gives its own (git 2.49's
+/// setting).
+pub fn configured_server_options(config: &Config, remote: &str) -> Vec<String> {
+    reset_list(config.get_all(&format!("remote.{remote}.serveroption")))
+}
+
+/// A multi-valued setting's values in order; as in git, an empty one drops those before it (so
+/// a repository's config can undo a global value).
+fn reset_list(values: Vec<&str>) -> Vec<String> {
     let mut headers = Vec::new();
     for value in values {
         if value.is_empty() {

@@ -341,7 +341,10 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         reject_shallow: args.reject_shallow(repo.config())?,
         connect: ConnectOptions {
             ip_version: IpVersion::from_flags(args.ipv4, args.ipv6),
-            server_options: args.server_option.clone(),
+            server_options: match args.server_option.is_empty() {
+                false => args.server_option.clone(),
+                true => sluice_remote::configured_server_options(repo.config(), &origin.name),
+            },
             ..context.connect_options(repo.config(), args.upload_pack.as_deref())?
         },
         local,
