@@ -69,3 +69,46 @@ fn push_default_modes_choose_as_gits() {
         compare(&env, &git, &sides, &steps);
     }
 }
+
+/// Which remote a push without one goes to, as git chooses: `branch.<name>.pushRemote`, else
+/// `remote.pushDefault`, else the branch's remote, else `origin`; a remote named on the
+/// command line over all of them; and what each `push.default` mode pushes to a push remote
+/// that is not the upstream's (`upstream` refuses it).
+#[test]
+fn push_remotes_are_chosen_as_gits() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let sides = twins(&env);
+        let steps: Vec<Vec<&str>> = vec![
+            vec!["-u", "origin", "main"],
+            vec!["!git", "init", "-q", "--bare", "../second.git"],
+            vec!["!git", "remote", "add", "other", "../second.git"],
+            vec!["!git", "config", "remote.pushDefault", "other"],
+            vec![],
+            vec!["!commit", "three"],
+            // pushRemote over pushDefault.
+            vec!["!git", "config", "branch.main.pushRemote", "origin"],
+            vec![],
+            vec!["!commit", "four"],
+            // The command line over both.
+            vec!["other"],
+            vec!["!git", "config", "push.default", "upstream"],
+            vec!["!git", "config", "branch.main.pushRemote", "other"],
+            vec![],
+            vec!["!git", "config", "push.default", "current"],
+            vec!["!commit", "five"],
+            vec![],
+            // A branch without a pushRemote of its own, nor an upstream.
+            vec!["!git", "checkout", "-q", "-b", "side"],
+            vec![],
+            vec!["!git", "config", "--unset", "remote.pushDefault"],
+            vec!["!commit", "six"],
+            vec![],
+            // A pushRemote given as a path rather than a remote's name.
+            vec!["!git", "config", "branch.side.pushRemote", "../second.git"],
+            vec!["!commit", "seven"],
+            vec![],
+        ];
+        compare(&env, &git, &sides, &steps);
+    }
+}

@@ -80,19 +80,17 @@ impl PushPlan {
             .as_deref()
             .and_then(|b| b.strip_prefix("refs/heads/"));
         let of_branch = |key: &str| short.and_then(|b| config.get(&format!("branch.{b}.{key}")));
-        let name = match choice.repository {
-            Some(name) => name.to_owned(),
-            None => (of_branch("pushremote"))
-                .or_else(|| config.get("remote.pushdefault"))
-                .or_else(|| of_branch("remote"))
-                .unwrap_or("origin")
-                .to_owned(),
-        };
+        let named = (choice.repository)
+            .or_else(|| of_branch("pushremote"))
+            .or_else(|| config.get("remote.pushdefault"))
+            .or_else(|| of_branch("remote"));
+        let name = named.unwrap_or("origin").to_owned();
         let pushurls = config.get_all(&format!("remote.{name}.pushurl"));
         let configured = config.get_all(&format!("remote.{name}.url"));
-        // A name that is no remote is a URL, rewritten as a remote's `url` is.
+        // A name given (on the command line or by a setting) that is no remote is a URL,
+        // rewritten as a remote's `url` is; only the `origin` of last resort must exist.
         let (urls, remote_name) = match (pushurls.is_empty(), configured.is_empty()) {
-            (true, true) if choice.repository.is_some() => (vec![name.as_str()], None),
+            (true, true) if named.is_some() => (vec![name.as_str()], None),
             (true, true) => return Err(PushError::NoDestination),
             _ => (configured, Some(name.clone())),
         };
