@@ -37,7 +37,8 @@ pub use midx_bitmap::{largest_pack, write_midx_bitmap, write_midx_bitmap_of, Mid
 pub use midx_repack::repack_midx;
 pub use repack::{
     pack_files, repack_all, repack_all_with, write_stored, write_stored_at, write_stored_packs,
-    writes_bitmaps, CruftOptions, RepackError, RepackOptions, Repacked, StoredAs, RECENT_PACK,
+    writes_bitmaps, BitmapChoice, CruftOptions, RepackError, RepackOptions, Repacked, StoredAs,
+    RECENT_PACK,
 };
 pub use split::PackSizeLimit;
 pub use window_search::{GivenLimits, Reuse, SearchLimits};

@@ -133,8 +133,8 @@ fn reachable_ids(
 /// How `repack -a -d` runs.
 #[derive(Debug, Clone, Default)]
 pub struct RepackOptions {
-    /// Write a reachability bitmap for the new pack (`-b`, `repack.writeBitmaps`).
-    pub write_bitmap: bool,
+    /// Whether the new pack gets a reachability bitmap.
+    pub bitmap: BitmapChoice,
     /// `-A --unpack-unreachable=<time>`: the objects of the old packs that the new one leaves
     /// out are kept as loose objects (dated as their pack) when the pack is younger than this,
     /// for a later prune to judge, rather than dropped with the pack (`-a`). Without it, the
@@ -155,7 +155,7 @@ pub struct RepackOptions {
     /// their objects are never repacked.
     pub keep_packs: Vec<String>,
     /// Whether the objects of `.keep` packs go into the new pack too (`--pack-kept-objects`);
-    /// `None`: when a bitmap is written (which needs every object it reaches), as git.
+    /// `None`: when a bitmap was asked for (which needs every object it reaches), as git.
     pub pack_kept_objects: Option<bool>,
     /// The objects of the replaced packs that no ref reaches go into the new pack (`-k`).
     pub keep_unreachable: bool,
@@ -171,14 +171,38 @@ pub struct RepackOptions {
     pub filter: Option<crate::FilterOut>,
 }
 
-/// Whether a repack writes a bitmap when not told: `repack.writeBitmaps`, else in a bare
-/// repository only, as git's repack and gc decide.
-pub fn writes_bitmaps(repo: &Repository) -> Result<bool, ConfigError> {
+/// Whether a repack writes a bitmap, as git's repack and gc settle it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum BitmapChoice {
+    /// None (`--no-write-bitmap-index`, `repack.writeBitmaps=false`, or not told in a
+    /// repository with a work tree).
+    #[default]
+    Never,
+    /// A bare repository's default: written when the new pack can have one, quietly not
+    /// otherwise; the objects of `.keep` packs stay out of the new pack (and so it has none).
+    IfPossible,
+    /// Asked for (`-b`, `repack.writeBitmaps=true`): the objects of `.keep` packs go into
+    /// the new pack too, so that it can have one.
+    Asked,
+}
+
+impl BitmapChoice {
+    /// Whether a bitmap is to be written at all.
+    pub fn wanted(self) -> bool {
+        self != BitmapChoice::Never
+    }
+}
+
+/// Whether a repack writes a bitmap when not told: as `repack.writeBitmaps` says, else in a
+/// bare repository if it can, as git's repack and gc decide.
+pub fn writes_bitmaps(repo: &Repository) -> Result<BitmapChoice, ConfigError> {
     let bare = repo.work_tree().is_none();
-    Ok(repo
-        .config()
-        .get_bool("repack.writebitmaps")?
-        .unwrap_or(bare))
+    Ok(match repo.config().get_bool("repack.writebitmaps")? {
+        Some(true) => BitmapChoice::Asked,
+        Some(false) => BitmapChoice::Never,
+        None if bare => BitmapChoice::IfPossible,
+        None => BitmapChoice::Never,
+    })
 }
 
 /// How a cruft pack is made (`--cruft`).
@@ -209,7 +233,7 @@ pub fn repack_all_with(
     options: &RepackOptions,
     progress: &dyn Progress,
 ) -> Result<Repacked, RepackError> {
-    if options.filter.is_some() && options.write_bitmap {
+    if options.filter.is_some() && options.bitmap.wanted() {
         return Err(RepackError::FilterWithBitmap);
     }
     let objects_dir = repo.objects().dir().to_owned();
@@ -233,7 +257,7 @@ pub fn repack_all_with(
     // pack. (Reusing stored deltas, a search of one pack's objects tries nothing: each was
     // tried against its neighbours when that pack was written.)
     let research = (options.window_search).is_some_and(|l| l.reuse != Reuse::Deltas);
-    let speculate = options.write_bitmap
+    let speculate = options.bitmap.wanted()
         && !research
         && odb.packs().len() == 1
         && odb.alternates().is_empty()
@@ -255,11 +279,12 @@ pub fn repack_all_with(
     });
     let mut walked = walked?;
     only_promised_missing(&odb, &walked.missing, &options.cancel)?;
-    let mut write_bitmap = options.write_bitmap;
+    let mut write_bitmap = options.bitmap.wanted();
     if options.local && crate::left_alone::leave_out_borrowed(&odb, &mut walked) {
         write_bitmap = false;
     }
-    let pack_kept = options.pack_kept_objects.unwrap_or(options.write_bitmap);
+    let asked = options.bitmap == BitmapChoice::Asked;
+    let pack_kept = options.pack_kept_objects.unwrap_or(asked);
     let mut left_alone: Vec<&Path> = split.named.iter().map(PathBuf::as_path).collect();
     if !pack_kept {
         left_alone.extend(split.kept.iter().map(PathBuf::as_path));

@@ -173,7 +173,7 @@ pub fn gc(
     repo.refs().pack(prune_refs, repo.objects())?;
     expire_all(repo, &options.reflog)?;
     let repack = RepackOptions {
-        write_bitmap: sluice_generate::writes_bitmaps(repo)?,
+        bitmap: sluice_generate::writes_bitmaps(repo)?,
         // Kept loose until prune judges them; everything when nothing is ever pruned.
         unpack_unreachable: Some(options.prune_expire.unwrap_or(std::time::UNIX_EPOCH)),
         // As git's gc (`repack -l`): what an alternate has stays there.

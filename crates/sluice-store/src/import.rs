@@ -43,7 +43,7 @@ pub fn import(
     let refs = repo.refs().list_peeled()?;
     staged.refs().write_packed(refs.clone())?;
     let options = sluice_generate::RepackOptions {
-        write_bitmap: true,
+        bitmap: sluice_generate::BitmapChoice::Asked,
         ..Default::default()
     };
     sluice_generate::repack_all_with(&staged, &options, progress)?;

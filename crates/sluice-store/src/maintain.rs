@@ -98,7 +98,7 @@ fn compact(
     let full_repack = how == Compaction::Full || !rolled(&staged)?;
     if full_repack {
         let options = sluice_generate::RepackOptions {
-            write_bitmap: true,
+            bitmap: sluice_generate::BitmapChoice::Asked,
             cruft: Some(sluice_generate::CruftOptions::default()),
             ..Default::default()
         };

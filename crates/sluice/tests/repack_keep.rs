@@ -361,3 +361,62 @@ fn repack_with_nothing_to_pack_writes_no_pack_as_git_does() {
         assert!(seen[0].2.is_empty(), "{:?}", seen[0]);
     }
 }
+
+/// Where git writes a bitmap and where it refuses one, twinned: a bare repository's default
+/// leaves a `.keep` pack's objects out and so writes none ("Nothing new to pack." when the
+/// kept pack holds everything), `-b` packs them too and writes one; `-b` or
+/// `repack.writeBitmaps=true` without `-a` (plain or geometric, no `--write-midx`) refused
+/// in git's words; gc beside a kept pack. Compared: exit code, stderr, how many packs,
+/// bitmaps and `.keep` files, the objects.
+#[test]
+fn bitmaps_are_written_and_refused_where_git_writes_and_refuses_them() {
+    let count = |repo: &Path, extension: &str| crate::util::pack_files(repo, extension);
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let (repos, _) = twins(&env, false);
+        let cases: [(bool, &[&str]); 8] = [
+            (true, &["repack", "-a", "-d"]),
+            (true, &["repack", "-a", "-d", "-b"]),
+            (
+                true,
+                &["-c", "repack.writeBitmaps=true", "repack", "-a", "-d", "-q"],
+            ),
+            (false, &["repack", "-d", "-b"]),
+            (false, &["-c", "repack.writeBitmaps=true", "repack", "-d"]),
+            (false, &["repack", "--geometric=2", "-d", "-b"]),
+            (
+                false,
+                &["repack", "--geometric=2", "-d", "-b", "--write-midx"],
+            ),
+            (true, &["gc", "-q"]),
+        ];
+        for (kept, args) in cases {
+            let mut seen = Vec::new();
+            for (sluice, seed) in [false, true].into_iter().zip(&repos) {
+                let repo = env.path().join(format!("bitmaps-{sluice}.git"));
+                let _ = std::fs::remove_dir_all(&repo);
+                let (seed, repo_str) = (seed.to_str().unwrap(), repo.to_str().unwrap());
+                env.git(
+                    env.path(),
+                    &["clone", "-q", "--bare", "--no-local", seed, repo_str],
+                );
+                if kept {
+                    let only = crate::util::list_dir(&repo.join("objects/pack"));
+                    let pack = only.iter().find(|n| n.ends_with(".pack")).unwrap();
+                    std::fs::write(
+                        repo.join("objects/pack")
+                            .join(pack.replace(".pack", ".keep")),
+                        "",
+                    )
+                    .unwrap();
+                }
+                let out = env.sluice_or_git(sluice, &repo, args);
+                env.git(&repo, &["fsck", "--strict", "--no-progress"]);
+                let counts = ["pack", "bitmap", "keep"].map(|x| count(&repo, x));
+                let said = (out.status.code(), stderr(&out));
+                seen.push((said, counts, all_objects(&env, &repo)));
+            }
+            assert_eq!(seen[1], seen[0], "{} {args:?}", git.display());
+        }
+    }
+}

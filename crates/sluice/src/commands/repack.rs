@@ -7,8 +7,8 @@ use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail};
 use clap::Args;
 use sluice_generate::{
-    repack_all_with, repack_geometric_with_midx, repack_loose, writes_bitmaps, CruftOptions,
-    GeometricOptions, GivenLimits, PackSizeLimit, RepackOptions, Reuse, SearchLimits,
+    repack_all_with, repack_geometric_with_midx, repack_loose, writes_bitmaps, BitmapChoice,
+    CruftOptions, GeometricOptions, GivenLimits, PackSizeLimit, RepackOptions, Reuse, SearchLimits,
 };
 use std::process::ExitCode;
 
@@ -163,6 +163,18 @@ pub(super) fn reuse_of(no_reuse_delta: bool, no_reuse_object: bool) -> Reuse {
 pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context.require_repository()?;
     let progress = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
+    let bitmap = match (args.bitmap, args.no_bitmap) {
+        (true, _) => BitmapChoice::Asked,
+        (_, true) => BitmapChoice::Never,
+        _ => writes_bitmaps(&repo)?,
+    };
+    let everything = args.all || args.all_loosen || args.cruft;
+    if bitmap == BitmapChoice::Asked && !everything && !args.write_midx {
+        bail!(
+            "Incremental repacks are incompatible with bitmap indexes.  Use\n\
+             --no-write-bitmap-index or disable the pack.writeBitmaps configuration."
+        );
+    }
     if let Some(factor) = args.geometric {
         if !args.delete {
             bail!("sluice repack: --geometric is supported with -d only");
@@ -181,7 +193,7 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         repack_geometric_with_midx(&repo, &options, midx, bitmap, &progress, cancel)?;
         return Ok(ExitCode::SUCCESS);
     }
-    if !(args.all || args.all_loosen || args.cruft) {
+    if !everything {
         // git's plain repack: the loose objects the roots reach into a new pack.
         let steps = (args.delete, args.no_update_server_info);
         if repack_loose(&repo, steps, &progress, &context.cancel)?.is_none() && !args.quiet {
@@ -197,11 +209,6 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         // Every unreachable object, whatever the age of its pack.
         (true, None) => Some(std::time::UNIX_EPOCH),
         (true, Some(when)) => Some(sluice_maintain::gc::time_of(when)?),
-    };
-    let write_bitmap = match (args.bitmap, args.no_bitmap) {
-        (true, _) => true,
-        (_, true) => false,
-        _ => writes_bitmaps(&repo)?,
     };
     let reuse = reuse_of(args.no_reuse_delta, args.no_reuse_object);
     let window_search = Some(args.search.limits(repo.config(), reuse)?);
@@ -230,7 +237,7 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         eprintln!("warning: minimum pack size limit is 1 MiB");
     }
     let options = RepackOptions {
-        write_bitmap,
+        bitmap,
         max_pack_size: max_pack_size.map(|limit| limit.bytes),
         unpack_unreachable,
         local: args.local,
@@ -260,8 +267,7 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     };
     let repacked = repack_all_with(&repo, &options, &progress)?;
     // Said when the bitmap was asked for, not when it is only a bare repository's default.
-    let asked = args.bitmap || repo.config().get_bool("repack.writebitmaps")? == Some(true);
-    if repacked.bitmap_dropped && asked {
+    if repacked.bitmap_dropped && bitmap == BitmapChoice::Asked {
         eprintln!("warning: disabling bitmap writing, packs are split due to pack.packSizeLimit");
     }
     if repacked.nothing_new {
