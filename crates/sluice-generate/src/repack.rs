@@ -71,6 +71,10 @@ pub enum RepackError {
     /// The multi-pack-index could not be written or removed.
     #[error(transparent)]
     Midx(#[from] sluice_odb::midx::MidxError),
+    /// A ref (or HEAD) names an object the repository lacks (a pack went missing): git's
+    /// words, before anything changes.
+    #[error("bad object {0}")]
+    BadObject(String),
 }
 
 /// What a repack walks: everything `tips` reach (down to a shallow repository's cut, the
@@ -248,6 +252,9 @@ pub fn repack_all_with(
     let promised = crate::promisor::take_promised(&mut split.kept);
     let before = split.replaced.clone();
     let odb = repo.objects().with_alternate_packs();
+    if let Some(name) = first_bad_ref(repo, &refs, head, &odb) {
+        return Err(RepackError::BadObject(name));
+    }
     let branches = branch_tips(&refs, head);
     let tips = walk_tips(&roots, &odb);
     // With one pack and no bitmap to carry over, the new pack is most likely that pack again
@@ -538,6 +545,28 @@ pub(crate) fn branch_tips(refs: &[(String, ObjectId)], head: Option<ObjectId>) -
         .map(|(_, id)| *id)
         .chain(head)
         .collect()
+}
+
+/// The first ref whose object `odb` lacks, as git's pack-objects `--all` meets them: every
+/// ref, symbolic ones as what they point at, in name order, then HEAD.
+fn first_bad_ref(
+    repo: &Repository,
+    refs: &[(String, ObjectId)],
+    head: Option<ObjectId>,
+    odb: &ObjectDb,
+) -> Option<String> {
+    let mut named: Vec<(&str, ObjectId)> = refs.iter().map(|(n, id)| (n.as_str(), *id)).collect();
+    let symbolic = repo.refs().list_symbolic();
+    for (name, target) in &symbolic {
+        if let Some((_, id)) = refs.iter().find(|(n, _)| n == target) {
+            named.push((name, *id));
+        }
+    }
+    named.sort_unstable_by_key(|(name, _)| *name);
+    let bad = named.into_iter().chain(head.map(|id| ("HEAD", id)));
+    bad.into_iter()
+        .find(|(_, id)| !odb.contains(id))
+        .map(|(name, _)| name.to_owned())
 }
 
 /// Where a walk that decides what stays starts: every root, each once; a ref must name an

@@ -420,3 +420,57 @@ fn bitmaps_are_written_and_refused_where_git_writes_and_refuses_them() {
         }
     }
 }
+
+/// A pack gone missing (its `.idx` left): `repack -a -d` fails as git's does and changes
+/// nothing: "bad object <ref>" for the first ref (symbolic ones as what they point at, in
+/// name order) whose object is gone; with those refs deleted, objects missing deeper in
+/// history fail it too (git's words for that case are its walk's own: only the exit code is
+/// compared).
+#[test]
+fn a_missing_pack_fails_the_repack_as_in_git() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let seed = env.init("seed", false);
+        for i in 0..3 {
+            std::fs::write(seed.join("f"), format!("{i}\n")).unwrap();
+            env.git(&seed, &["add", "f"]);
+            env.git(&seed, &["commit", "-q", "-m", &format!("c{i}")]);
+        }
+        env.git(&seed, &["repack", "-a", "-d", "-q"]);
+        env.git(&seed, &["update-ref", "refs/heads/old", "HEAD~1"]);
+        env.git(
+            &seed,
+            &["symbolic-ref", "refs/heads/alias", "refs/heads/old"],
+        );
+        std::fs::write(seed.join("g"), "new\n").unwrap();
+        env.git(&seed, &["add", "g"]);
+        env.git(&seed, &["commit", "-q", "-m", "new"]);
+        env.git(&seed, &["repack", "-q"]);
+        let pack_dir = seed.join(".git/objects/pack");
+        let first = packs(&seed)
+            .into_iter()
+            .max_by_key(|p| std::fs::metadata(pack_dir.join(p)).unwrap().len());
+        std::fs::remove_file(pack_dir.join(first.unwrap())).unwrap();
+        let mut seen = Vec::new();
+        for sluice in [false, true] {
+            let repo = env.path().join(format!("missing-{sluice}"));
+            crate::util::copy_tree(&seed, &repo);
+            let before = crate::util::list_dir(&repo.join(".git/objects/pack"));
+            let out = env.sluice_or_git(sluice, &repo, &["repack", "-a", "-d", "-q"]);
+            let tip = (out.status.code(), stderr(&out));
+            for name in ["refs/heads/alias", "refs/heads/old"] {
+                env.git(&repo, &["update-ref", "--no-deref", "-d", name]);
+            }
+            let out = env.sluice_or_git(sluice, &repo, &["repack", "-a", "-d", "-q"]);
+            let after = crate::util::list_dir(&repo.join(".git/objects/pack"));
+            seen.push((tip, out.status.code(), before == after));
+        }
+        assert_eq!(seen[1], seen[0], "{}", git.display());
+        assert_eq!(seen[0].1, Some(128));
+        assert!(
+            seen[0].0 .1.contains("bad object refs/heads/alias"),
+            "{:?}",
+            seen[0]
+        );
+    }
+}
