@@ -307,3 +307,73 @@ fn only_the_packs_named_and_gits_geometric_repack_with_sluice_standing_in() {
         assert!(calls.contains("--stdin-packs"), "{calls}");
     }
 }
+
+/// `--object-dir`: the repository's own object directory or one of its alternates, named from
+/// the repository or from one that borrows from it; another directory refused in git's words.
+/// Twinned: exit code, stderr, the packs left, and the file byte for byte until the batch
+/// repack (whose new pack's name is its writer's) and git's verify of it after.
+#[test]
+fn object_dir_names_the_repositorys_or_an_alternates_as_in_git() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let work = many_packs(&env);
+        let mut seen = Vec::new();
+        for sluice in [false, true] {
+            let lender = env.path().join(format!("lender-{sluice}"));
+            crate::util::copy_tree(&work, &lender);
+            // Older than the batch repack's pack, which then holds every object the
+            // multi-pack-index names (in one second, the packs' names would decide).
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+            let hour_ago = now.unwrap().as_secs() - 3600;
+            date_packs(&lender, |_| hour_ago);
+            let objects = lender.join(".git/objects");
+            let borrower = env.path().join(format!("borrower-{sluice}"));
+            env.git(
+                env.path(),
+                &["init", "-q", "--bare", borrower.to_str().unwrap()],
+            );
+            let alternates = borrower.join("objects/info/alternates");
+            std::fs::write(alternates, format!("{}\n", objects.display())).unwrap();
+            let dir = format!("--object-dir={}", objects.display());
+            let nowhere = format!("--object-dir={}", env.path().join("nowhere").display());
+            let mut said = Vec::new();
+            for (cwd, args) in [
+                (&lender, vec![dir.as_str(), "write"]),
+                (&borrower, vec![dir.as_str(), "verify"]),
+                (&borrower, vec![dir.as_str(), "write"]),
+                (&lender, vec![dir.as_str(), "repack", "--batch-size=0"]),
+                (&borrower, vec![dir.as_str(), "expire"]),
+                (&lender, vec![nowhere.as_str(), "write"]),
+            ] {
+                let args = [&["multi-pack-index"][..], &args].concat();
+                let out = env.sluice_or_git(sluice, cwd, &args);
+                let file = match args.contains(&"repack") || said.len() > 3 {
+                    true => Vec::new(),
+                    false => std::fs::read(lender.join(MIDX)).unwrap_or_default(),
+                };
+                let verify = ["multi-pack-index", "verify", "--no-progress"];
+                let verified = env.git_with_input(&lender, &verify, b"").status.code();
+                let packs = crate::util::pack_files(&lender.join(".git"), "pack");
+                said.push((
+                    out.status.code(),
+                    stderr(&out),
+                    file.len(),
+                    file,
+                    verified,
+                    packs,
+                ));
+            }
+            env.git(&lender, &["fsck", "--strict", "--no-progress"]);
+            seen.push(said);
+        }
+        for (ours, theirs) in seen[1].iter().zip(&seen[0]) {
+            let digest = |s: &Said| (s.0, s.1.clone(), s.2, s.4, s.5);
+            assert_eq!(digest(ours), digest(theirs), "{}", git.display());
+            assert!(ours.3 == theirs.3, "the files differ ({})", git.display());
+        }
+    }
+}
+
+/// One step of the `--object-dir` test: exit code, stderr, the file's length and bytes, git's
+/// verify's exit code, how many packs.
+type Said = (Option<i32>, String, usize, Vec<u8>, Option<i32>, usize);

@@ -88,7 +88,7 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
             no_progress,
         } => {
             let objects = match &args.object_dir {
-                Some(dir) => object_db(&repo, &context.cwd, dir)?,
+                Some(dir) => super::object_dir_db(&repo, &context.cwd, dir)?,
                 None => repo.objects().clone(),
             };
             let shown = TerminalProgress::new(crate::progress::enabled(!no_progress, progress));
@@ -119,7 +119,7 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
         } => {
             if let Some(dir) = &args.object_dir {
                 // Sluice writes the graph of the repository's own object directory only.
-                let found = object_db(&repo, &context.cwd, dir)?;
+                let found = super::object_dir_db(&repo, &context.cwd, dir)?;
                 if found.dir() != repo.objects().dir() {
                     bail!("writing the commit-graph of an alternate object directory ({}) is not supported", dir.display());
                 }
@@ -182,27 +182,6 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
             }
         }
     }
-}
-
-/// The object database `--object-dir` names: the repository's own or one of its alternates,
-/// as git requires.
-fn object_db(
-    repo: &sluice_repo::Repository,
-    cwd: &std::path::Path,
-    given: &std::path::Path,
-) -> anyhow::Result<sluice_odb::ObjectDb> {
-    let wanted = std::fs::canonicalize(cwd.join(given)).ok();
-    let objects = repo.objects();
-    let candidates = std::iter::once(objects).chain(objects.alternates());
-    for candidate in candidates {
-        if wanted.is_some() && std::fs::canonicalize(candidate.dir()).ok() == wanted {
-            return Ok(candidate.clone());
-        }
-    }
-    bail!(
-        "could not find object directory matching {}",
-        given.display()
-    )
 }
 
 /// The ids on stdin (`--stdin-commits`); `Err` holds the first line that is none.

@@ -86,7 +86,9 @@ fn refs_snapshot(
 pub fn run(args: MultiPackIndexArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context.require_repository()?;
     let objects = match &args.object_dir {
-        Some(dir) => context.cwd.join(dir),
+        Some(dir) => super::object_dir_db(&repo, &context.cwd, dir)?
+            .dir()
+            .to_owned(),
         None => repo.objects().dir().to_owned(),
     };
     let pack_dir = objects.join("pack");
