@@ -4,7 +4,7 @@
 //! go. Twins made by copying one repository, pruned by git and by Sluice, must hold the same
 //! objects afterwards.
 
-use crate::util::{gits, stderr, Env};
+use crate::util::{gits, stderr, stdout, Env};
 use std::path::Path;
 
 fn loose(repo: &Path) -> Vec<String> {
@@ -276,5 +276,42 @@ fn prune_takes_heads_and_removes_stale_temporary_files_as_git_does() {
             seen.push((said, left));
         }
         assert_eq!(seen[1], seen[0], "{}", git.display());
+    }
+}
+
+/// In a bare repository (no index to read, no work tree), prune keeps and removes what git's
+/// does and says the same: `-n -v` names each object it would remove, a plain prune nothing.
+#[test]
+fn prune_in_a_bare_repository_says_and_keeps_what_gits_does() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let seed = seed(&env);
+        let bare = env.path().join("bare.git");
+        let (seed_str, bare_str) = (seed.to_str().unwrap(), bare.to_str().unwrap());
+        env.git(
+            env.path(),
+            &["clone", "-q", "--bare", "--no-local", seed_str, bare_str],
+        );
+        for text in ["one\n", "two\n"] {
+            let args = ["hash-object", "-w", "--stdin"];
+            assert!(env
+                .git_with_input(&bare, &args, text.as_bytes())
+                .status
+                .success());
+        }
+        let sides = copies(&env, &bare);
+        for args in [
+            &["prune", "-n", "-v", "--expire=now"][..],
+            &["prune", "--progress"],
+            &["prune", "--expire=now"],
+        ] {
+            let said = [false, true].map(|sluice| {
+                let out = env.sluice_or_git(sluice, &sides[usize::from(sluice)], args);
+                let all = ["cat-file", "--batch-all-objects", "--batch-check"];
+                let objects = env.git(&sides[usize::from(sluice)], &all);
+                (out.status.code(), stdout(&out), stderr(&out), objects)
+            });
+            assert_eq!(said[1], said[0], "{args:?}");
+        }
     }
 }
