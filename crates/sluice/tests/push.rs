@@ -365,13 +365,19 @@ fn abbreviations_grow_with_the_repository_as_gits() {
 }
 
 /// Command lines git refuses before it pushes anything, and `--no-force`: the same refusals,
-/// exit codes and (untouched) remote refs.
+/// exit codes and (untouched) remote refs. Also what matches nothing in a repository with no
+/// refs (`:`, a pattern): git's words and failure.
 #[test]
 fn command_lines_git_refuses_are_refused_alike() {
     for git in gits() {
         let env = Env::with_git(git.clone());
         let sides = twins(&env);
         let steps: Vec<Vec<&str>> = vec![
+            vec!["origin", ":"],
+            vec!["origin", "nomatch*:refs/heads/*"],
+            vec!["origin", ""],
+            vec!["origin", "+"],
+            vec!["origin", "+:"],
             vec!["--delete"],
             vec!["--delete", "origin"],
             vec!["origin", "HEAD:"],

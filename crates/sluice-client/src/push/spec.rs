@@ -39,8 +39,9 @@ impl PushRefspec {
         if dst.is_some_and(|d| !d.is_empty() && !valid_name(d)) {
             return Err(invalid());
         }
-        // `<src>:` names no destination: git refuses it for a push (a fetch takes it).
-        if !src.is_empty() && dst == Some("") {
+        // `<src>:` names no destination: git refuses it for a push (a fetch takes it); an
+        // empty refspec (or `+` alone) names nothing at all.
+        if !src.is_empty() && dst == Some("") || src.is_empty() && dst.is_none() {
             return Err(invalid());
         }
         Ok(PushRefspec {

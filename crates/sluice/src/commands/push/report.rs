@@ -94,6 +94,14 @@ pub(super) fn print(
         eprintln!("error: remote unpack failed: {reason}");
     }
     let refs = &outcome.refs;
+    // As git's push to a repository with no refs when nothing matched (`:` or a pattern):
+    // its words, and a failure (git's receive-pack is left hanging up).
+    if refs.is_empty() && outcome.advertised.is_empty() && !args.send_pack {
+        eprintln!("No refs in common and none specified; doing nothing.");
+        eprintln!("Perhaps you should specify a branch.");
+        eprintln!("error: failed to push some refs to '{url}'");
+        return Ok(ExitCode::from(1));
+    }
     let verbose = args.verbose || args.porcelain;
     let order = (refs
         .iter()
