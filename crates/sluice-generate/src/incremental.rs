@@ -24,7 +24,7 @@ pub fn repack_loose(
     // Roots first, then the objects: what they name is in place before they are read.
     let roots = sluice_repo::Roots::read(repo)?;
     let odb = repo.objects().with_alternate_packs();
-    let tips = crate::repack::walk_tips(&roots, &odb);
+    let tips = crate::tips::walk_tips(&roots, &odb);
     let shallow = repo.shallow_set()?;
     let request = WalkRequest {
         shallow: &shallow,

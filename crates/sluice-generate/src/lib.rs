@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod bitmap_choice;
 mod checksum_memo;
 mod cruft;
 mod delta_search;
@@ -21,6 +22,7 @@ mod place;
 mod promisor;
 mod repack;
 mod split;
+mod tips;
 mod verbatim;
 mod window_plan;
 mod window_search;
@@ -29,6 +31,7 @@ mod write;
 #[cfg(test)]
 mod cancel_tests;
 
+pub use bitmap_choice::{local_bitmap, writes_bitmaps, BitmapChoice};
 pub use checksum_memo::{ChecksumMemo, MemoryMemo};
 pub use filtered::FilterOut;
 pub use geometric::{repack_geometric, repack_geometric_with_midx, GeometricOptions, Rolled};
@@ -37,8 +40,7 @@ pub use midx_bitmap::{largest_pack, write_midx_bitmap, write_midx_bitmap_of, Mid
 pub use midx_repack::repack_midx;
 pub use repack::{
     pack_files, repack_all, repack_all_with, write_stored, write_stored_at, write_stored_packs,
-    writes_bitmaps, BitmapChoice, CruftOptions, RepackError, RepackOptions, Repacked, StoredAs,
-    RECENT_PACK,
+    CruftOptions, RepackError, RepackOptions, Repacked, StoredAs, RECENT_PACK,
 };
 pub use split::PackSizeLimit;
 pub use window_search::{GivenLimits, Reuse, SearchLimits};

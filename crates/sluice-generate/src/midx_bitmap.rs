@@ -2,7 +2,8 @@
 //! --write-midx -b`): counting stays on bitmaps when history is spread over several packs,
 //! as after a geometric repack, without rewriting the big pack.
 
-use crate::repack::{branch_tips, RepackError};
+use crate::repack::RepackError;
+use crate::tips::branch_tips;
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;
 use sluice_object::ObjectId;

@@ -3,9 +3,10 @@
 //! its alternates.
 
 use crate::split::{store_cut, CutOptions, WrittenPack};
+use crate::tips::{branch_tips, first_bad_ref, walk_tips};
 use crate::window_search::{Reuse, SearchLimits};
 use crate::write::{write_pack_indexed, IndexedPack, PackOptions, PackStats};
-use crate::GenerateError;
+use crate::{BitmapChoice, GenerateError};
 use sluice_graph::promised::only_promised_missing;
 use sluice_graph::{walk_objects, Missing, ObjectFilter, WalkError, WalkRequest, Walked};
 use sluice_object::cancel::Cancel;
@@ -173,40 +174,6 @@ pub struct RepackOptions {
     /// `--filter=<spec>`: what the filter leaves out goes into a pack of its own
     /// ([`crate::FilterOut`]), not into the new one. No bitmap can then be written.
     pub filter: Option<crate::FilterOut>,
-}
-
-/// Whether a repack writes a bitmap, as git's repack and gc settle it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum BitmapChoice {
-    /// None (`--no-write-bitmap-index`, `repack.writeBitmaps=false`, or not told in a
-    /// repository with a work tree).
-    #[default]
-    Never,
-    /// A bare repository's default: written when the new pack can have one, quietly not
-    /// otherwise; the objects of `.keep` packs stay out of the new pack (and so it has none).
-    IfPossible,
-    /// Asked for (`-b`, `repack.writeBitmaps=true`): the objects of `.keep` packs go into
-    /// the new pack too, so that it can have one.
-    Asked,
-}
-
-impl BitmapChoice {
-    /// Whether a bitmap is to be written at all.
-    pub fn wanted(self) -> bool {
-        self != BitmapChoice::Never
-    }
-}
-
-/// Whether a repack writes a bitmap when not told: as `repack.writeBitmaps` says, else in a
-/// bare repository if it can, as git's repack and gc decide.
-pub fn writes_bitmaps(repo: &Repository) -> Result<BitmapChoice, ConfigError> {
-    let bare = repo.work_tree().is_none();
-    Ok(match repo.config().get_bool("repack.writebitmaps")? {
-        Some(true) => BitmapChoice::Asked,
-        Some(false) => BitmapChoice::Never,
-        None if bare => BitmapChoice::IfPossible,
-        None => BitmapChoice::Never,
-    })
 }
 
 /// How a cruft pack is made (`--cruft`).
@@ -535,50 +502,6 @@ fn write_new_bitmap(
         None => {}
     }
     Ok(())
-}
-
-/// The commits that get a bitmap each, besides git's spread of history: the branches and
-/// `HEAD`, what fetches ask for.
-pub(crate) fn branch_tips(refs: &[(String, ObjectId)], head: Option<ObjectId>) -> Vec<ObjectId> {
-    (refs.iter())
-        .filter(|(name, _)| name.starts_with("refs/heads/"))
-        .map(|(_, id)| *id)
-        .chain(head)
-        .collect()
-}
-
-/// The first ref whose object `odb` lacks, as git's pack-objects `--all` meets them: every
-/// ref, symbolic ones as what they point at, in name order, then HEAD.
-fn first_bad_ref(
-    repo: &Repository,
-    refs: &[(String, ObjectId)],
-    head: Option<ObjectId>,
-    odb: &ObjectDb,
-) -> Option<String> {
-    let mut named: Vec<(&str, ObjectId)> = refs.iter().map(|(n, id)| (n.as_str(), *id)).collect();
-    let symbolic = repo.refs().list_symbolic();
-    for (name, target) in &symbolic {
-        if let Some((_, id)) = refs.iter().find(|(n, _)| n == target) {
-            named.push((name, *id));
-        }
-    }
-    named.sort_unstable_by_key(|(name, _)| *name);
-    let bad = named.into_iter().chain(head.map(|id| ("HEAD", id)));
-    bad.into_iter()
-        .find(|(_, id)| !odb.contains(id))
-        .map(|(name, _)| name.to_owned())
-}
-
-/// Where a walk that decides what stays starts: every root, each once; a ref must name an
-/// object that is there (the walk fails otherwise, and nothing is removed), while a reflog or
-/// an index may name one that is gone.
-pub(crate) fn walk_tips(roots: &sluice_repo::Roots, odb: &ObjectDb) -> Vec<ObjectId> {
-    let mut tips = roots.refs.clone();
-    let logged_or_indexed = roots.reflogs.iter().chain(&roots.indexed);
-    tips.extend(logged_or_indexed.filter(|id| odb.contains(id)));
-    tips.sort_unstable();
-    tips.dedup();
-    tips
 }
 
 /// The bitmaps of `pack`'s selected commits (`branches` among them), built without counting

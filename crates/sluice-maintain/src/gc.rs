@@ -151,8 +151,13 @@ fn to_time(seconds: i64) -> SystemTime {
 /// Whether gc ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GcOutcome {
-    /// It did its work.
-    Done,
+    /// It did its work. `bitmap_dropped`: a bitmap was wanted but the repository borrows
+    /// objects, so none was written (git warns "disabling bitmap writing, as some objects are
+    /// not being packed").
+    Done {
+        /// See above.
+        bitmap_dropped: bool,
+    },
     /// `--auto` found too little to do.
     NothingToDo,
 }
@@ -172,8 +177,11 @@ pub fn gc(
     };
     repo.refs().pack(prune_refs, repo.objects())?;
     expire_all(repo, &options.reflog)?;
+    // As git's gc, whose repack takes `-l`.
+    let (bitmap, bitmap_dropped) =
+        sluice_generate::local_bitmap(sluice_generate::writes_bitmaps(repo)?, repo);
     let repack = RepackOptions {
-        bitmap: sluice_generate::writes_bitmaps(repo)?,
+        bitmap,
         // Kept loose until prune judges them; everything when nothing is ever pruned.
         unpack_unreachable: Some(options.prune_expire.unwrap_or(std::time::UNIX_EPOCH)),
         // As git's gc (`repack -l`): what an alternate has stays there.
@@ -213,7 +221,7 @@ pub fn gc(
     {
         sluice_graph::commit_graph::write_reachable(repo, progress)?;
     }
-    Ok(GcOutcome::Done)
+    Ok(GcOutcome::Done { bitmap_dropped })
 }
 
 /// What maintenance did after a push.

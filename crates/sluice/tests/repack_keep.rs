@@ -474,3 +474,64 @@ fn a_missing_pack_fails_the_repack_as_in_git() {
         );
     }
 }
+
+/// A repository that borrows objects (`objects/info/alternates`) repacked with `-l`, as git's
+/// gc repacks: no bitmap, and git's warning "disabling bitmap writing, as some objects are not
+/// being packed" whenever one was wanted, a bare repository's default included; none for an
+/// incremental repack, which wants none. Twinned: exit code, stderr, packs and bitmaps (git
+/// 2.39 has no such warning: its stderr is not compared).
+#[test]
+fn a_borrowing_repository_gets_no_bitmap_and_gits_warning() {
+    let count = |repo: &Path, extension: &str| crate::util::pack_files(repo, extension);
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let version = String::from_utf8(env.git(env.path(), &["version"])).unwrap();
+        let warns = !version.contains(" 2.39.");
+        let (repos, _) = twins(&env, false);
+        let cases: [&[&str]; 5] = [
+            &["repack", "-a", "-d", "-l"],
+            &["repack", "-a", "-d", "-l", "-b", "-q"],
+            &["repack", "-a", "-d", "-q"],
+            &["repack", "-d", "-l", "-q"],
+            // (Cruft packs named: git 2.39 makes none unless told.)
+            &["-c", "gc.cruftPacks=true", "gc", "-q"],
+        ];
+        for args in cases {
+            let mut seen = Vec::new();
+            for (sluice, seed) in [false, true].into_iter().zip(&repos) {
+                let lender = env.path().join(format!("lender-{sluice}.git"));
+                let borrower = env.path().join(format!("borrower-{sluice}.git"));
+                for dir in [&lender, &borrower] {
+                    let _ = std::fs::remove_dir_all(dir);
+                }
+                let (seed, lender_str) = (seed.to_str().unwrap(), lender.to_str().unwrap());
+                env.git(
+                    env.path(),
+                    &["clone", "-q", "--bare", "--no-local", seed, lender_str],
+                );
+                env.git(
+                    env.path(),
+                    &["init", "-q", "--bare", borrower.to_str().unwrap()],
+                );
+                let alternates = format!("{}/objects\n", lender.display());
+                std::fs::write(borrower.join("objects/info/alternates"), alternates).unwrap();
+                env.git(
+                    &borrower,
+                    &["fetch", "-q", lender_str, "refs/heads/*:refs/heads/*"],
+                );
+                let blob =
+                    env.git_with_input(&borrower, &["hash-object", "-w", "--stdin"], b"own\n");
+                assert!(blob.status.success());
+                let out = env.sluice_or_git(sluice, &borrower, args);
+                env.git(&borrower, &["fsck", "--strict", "--no-progress"]);
+                let counts = ["pack", "bitmap"].map(|x| count(&borrower, x));
+                let said = stderr(&out).replace(
+                    "warning: disabling bitmap writing, as some objects are not being packed\n",
+                    if warns { "(warned)\n" } else { "" },
+                );
+                seen.push((out.status.code(), said, counts));
+            }
+            assert_eq!(seen[1], seen[0], "{} {args:?}", git.display());
+        }
+    }
+}

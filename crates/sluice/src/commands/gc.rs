@@ -71,7 +71,10 @@ pub fn run(args: GcArgs, context: &Context) -> anyhow::Result<ExitCode> {
         };
         options.window_search = Some(SearchLimits::from_config(config, &given, Reuse::Objects)?);
     }
-    if gc(&repo, &options, &progress)? == GcOutcome::Done {
+    if let GcOutcome::Done { bitmap_dropped } = gc(&repo, &options, &progress)? {
+        if bitmap_dropped {
+            eprintln!("warning: disabling bitmap writing, as some objects are not being packed");
+        }
         // What git's pack-objects says, run for the new pack and (git 2.47) the cruft pack,
         // whose limit is the cruft size when there is one.
         let limit = PackSizeLimit::resolve(None, repo.config())?;

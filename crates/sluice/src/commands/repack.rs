@@ -7,8 +7,9 @@ use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail};
 use clap::Args;
 use sluice_generate::{
-    repack_all_with, repack_geometric_with_midx, repack_loose, writes_bitmaps, BitmapChoice,
-    CruftOptions, GeometricOptions, GivenLimits, PackSizeLimit, RepackOptions, Reuse, SearchLimits,
+    local_bitmap, repack_all_with, repack_geometric_with_midx, repack_loose, writes_bitmaps,
+    BitmapChoice, CruftOptions, GeometricOptions, GivenLimits, PackSizeLimit, RepackOptions, Reuse,
+    SearchLimits,
 };
 use std::process::ExitCode;
 
@@ -163,17 +164,27 @@ pub(super) fn reuse_of(no_reuse_delta: bool, no_reuse_object: bool) -> Reuse {
 pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context.require_repository()?;
     let progress = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
-    let bitmap = match (args.bitmap, args.no_bitmap) {
-        (true, _) => BitmapChoice::Asked,
-        (_, true) => BitmapChoice::Never,
-        _ => writes_bitmaps(&repo)?,
-    };
     let everything = args.all || args.all_loosen || args.cruft;
+    // As git: a bare repository's default is for repacks of everything (or with a
+    // multi-pack-index) only.
+    let mut bitmap = match (args.bitmap, args.no_bitmap, writes_bitmaps(&repo)?) {
+        (true, _, _) => BitmapChoice::Asked,
+        (_, true, _) => BitmapChoice::Never,
+        (_, _, BitmapChoice::IfPossible) if !everything && !args.write_midx => BitmapChoice::Never,
+        (_, _, configured) => configured,
+    };
     if bitmap == BitmapChoice::Asked && !everything && !args.write_midx {
         bail!(
             "Incremental repacks are incompatible with bitmap indexes.  Use\n\
              --no-write-bitmap-index or disable the pack.writeBitmaps configuration."
         );
+    }
+    if args.local {
+        let dropped;
+        (bitmap, dropped) = local_bitmap(bitmap, &repo);
+        if dropped {
+            eprintln!("warning: disabling bitmap writing, as some objects are not being packed");
+        }
     }
     if let Some(factor) = args.geometric {
         if !args.delete {
@@ -189,7 +200,8 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
             loose: true,
             skip_server_info: args.no_update_server_info,
         };
-        let (midx, bitmap, cancel) = (args.write_midx, args.bitmap, &context.cancel);
+        let asked = bitmap == BitmapChoice::Asked;
+        let (midx, bitmap, cancel) = (args.write_midx, asked, &context.cancel);
         repack_geometric_with_midx(&repo, &options, midx, bitmap, &progress, cancel)?;
         return Ok(ExitCode::SUCCESS);
     }
