@@ -443,11 +443,7 @@ fn tasks_are_chosen_and_prefetched_as_gits() {
     for git in gits() {
         let env = Env::with_git(git.clone());
         let upstream = env.init("upstream", false);
-        for i in 0..3 {
-            std::fs::write(upstream.join("f"), format!("{i}\n")).unwrap();
-            env.git(&upstream, &["add", "f"]);
-            env.git(&upstream, &["commit", "-q", "-m", &format!("c{i}")]);
-        }
+        env.commit_versions(&upstream, "f", 3);
         env.git(&upstream, &["tag", "v1"]);
         let seed = env.path().join("seed");
         let from = upstream.to_str().unwrap();

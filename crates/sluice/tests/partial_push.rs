@@ -84,20 +84,8 @@ fn pack_objects_fetches_what_it_lacks_as_git_does() {
         let exec = crate::util::stand_in(&env, &["pack-objects"]);
         let mut seen = Vec::new();
         for sluice in [false, true] {
-            let side = env.path().join(format!("side-{sluice}"));
-            std::fs::create_dir(&side).unwrap();
-            let args = [
-                "clone",
-                "-q",
-                "--no-local",
-                "--filter=blob:none",
-                &url,
-                "work",
-            ];
-            env.git(&side, &args);
-            let work = side.join("work");
+            let (side, work) = partial_side(&env, &url, sluice);
             let base = side.join("out/p");
-            std::fs::create_dir(side.join("out")).unwrap();
             let args = [
                 "pack-objects",
                 "-q",
@@ -162,18 +150,7 @@ fn pack_objects_fetches_listed_objects_it_lacks_as_git_does() {
         let input = [old, head].concat();
         let mut seen = Vec::new();
         for sluice in [false, true] {
-            let side = env.path().join(format!("side-{sluice}"));
-            std::fs::create_dir_all(side.join("out")).unwrap();
-            let args = [
-                "clone",
-                "-q",
-                "--no-local",
-                "--filter=blob:none",
-                &url,
-                "work",
-            ];
-            env.git(&side, &args);
-            let work = side.join("work");
+            let (side, work) = partial_side(&env, &url, sluice);
             let base = side.join("out/p");
             let args = ["pack-objects", "-q", base.to_str().unwrap()];
             let command = env.sluice_or_git_command(sluice, &work, &args);
@@ -184,4 +161,22 @@ fn pack_objects_fetches_listed_objects_it_lacks_as_git_does() {
         }
         assert_eq!(seen[1], seen[0], "{}", git.display());
     }
+}
+
+/// A directory for one side of a twin (`side-<sluice>`), with an empty `out/` and a blob:none
+/// clone of `url` at `work`: the directory and the clone.
+fn partial_side(env: &Env, url: &str, sluice: bool) -> (std::path::PathBuf, std::path::PathBuf) {
+    let side = env.path().join(format!("side-{sluice}"));
+    std::fs::create_dir_all(side.join("out")).unwrap();
+    let args = [
+        "clone",
+        "-q",
+        "--no-local",
+        "--filter=blob:none",
+        url,
+        "work",
+    ];
+    env.git(&side, &args);
+    let work = side.join("work");
+    (side, work)
 }

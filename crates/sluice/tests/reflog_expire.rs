@@ -41,11 +41,7 @@ fn reflogs_expire_as_git_expires_them() {
     for git in gits() {
         let env = Env::with_git(git.clone());
         let seed = env.init("seed", false);
-        for i in 0..3 {
-            std::fs::write(seed.join("f"), format!("{i}\n")).unwrap();
-            env.git(&seed, &["add", "f"]);
-            env.git(&seed, &["commit", "-q", "-m", &format!("c{i}")]);
-        }
+        env.commit_versions(&seed, "f", 3);
         // A commit only the branch's reflog holds, two stashes, a remote-tracking ref moved twice.
         env.git(&seed, &["reset", "-q", "--hard", "HEAD~1"]);
         for i in 0..2 {

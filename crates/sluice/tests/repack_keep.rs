@@ -431,11 +431,7 @@ fn a_missing_pack_fails_the_repack_as_in_git() {
     for git in gits() {
         let env = Env::with_git(git.clone());
         let seed = env.init("seed", false);
-        for i in 0..3 {
-            std::fs::write(seed.join("f"), format!("{i}\n")).unwrap();
-            env.git(&seed, &["add", "f"]);
-            env.git(&seed, &["commit", "-q", "-m", &format!("c{i}")]);
-        }
+        env.commit_versions(&seed, "f", 3);
         env.git(&seed, &["repack", "-a", "-d", "-q"]);
         env.git(&seed, &["update-ref", "refs/heads/old", "HEAD~1"]);
         env.git(

@@ -129,6 +129,16 @@ impl Env {
         path
     }
 
+    /// Commits `count` versions of the file `file` in the work repository `repo`, the i-th
+    /// holding `i` and a newline, each commit named `c<i>`.
+    pub fn commit_versions(&self, repo: &Path, file: &str, count: usize) {
+        for i in 0..count {
+            std::fs::write(repo.join(file), format!("{i}\n")).unwrap();
+            self.git(repo, &["add", file]);
+            self.git(repo, &["commit", "-q", "-m", &format!("c{i}")]);
+        }
+    }
+
     /// Feeds a fast-import stream to the repository at `repo`.
     pub fn fast_import(&self, repo: &Path, stream: &[u8]) {
         let output = self.git_with_input(repo, &["fast-import", "--quiet"], stream);
