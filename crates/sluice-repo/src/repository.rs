@@ -6,6 +6,7 @@ use sluice_object::{HashKind, IdSet, ObjectId};
 use sluice_odb::config::{Config, ConfigError};
 use sluice_odb::{ObjectDb, OdbError};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Why a repository could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -71,6 +72,9 @@ pub struct Repository {
     config: Config,
     hash: HashKind,
     objects: ObjectViews,
+    /// How long a ref's lock held by another writer is waited for (`core.filesRefLockTimeout`,
+    /// read once: every `refs()` hands it on).
+    ref_lock_timeout: Duration,
 }
 
 fn is_git_dir(dir: &Path) -> bool {
@@ -228,6 +232,11 @@ impl Repository {
             .map(|dirs| std::env::split_paths(&dirs).collect())
             .unwrap_or_default();
         let objects = ObjectViews::open(&objects_dir, hash, extra)?;
+        // As git: negative waits for ever; a bad value as the default.
+        let ref_lock_timeout = match config.get_int("core.filesreflocktimeout").ok().flatten() {
+            Some(ms) => u64::try_from(ms).map_or(Duration::MAX, Duration::from_millis),
+            None => crate::refs::DEFAULT_LOCK_TIMEOUT,
+        };
         Ok(Repository {
             git_dir,
             common_dir,
@@ -235,6 +244,7 @@ impl Repository {
             config,
             hash,
             objects,
+            ref_lock_timeout,
         })
     }
 
@@ -303,19 +313,7 @@ impl Repository {
 
     /// The references.
     pub fn refs(&self) -> crate::refs::Refs {
-        let refs = crate::refs::Refs::new(&self.git_dir, &self.common_dir, self.hash);
-        // As git: negative waits for ever; a bad value as the default.
-        match self
-            .config
-            .get_int("core.filesreflocktimeout")
-            .ok()
-            .flatten()
-        {
-            Some(ms) => refs.with_lock_timeout(match u64::try_from(ms) {
-                Ok(ms) => std::time::Duration::from_millis(ms),
-                Err(_) => std::time::Duration::MAX,
-            }),
-            None => refs,
-        }
+        crate::refs::Refs::new(&self.git_dir, &self.common_dir, self.hash)
+            .with_lock_timeout(self.ref_lock_timeout)
     }
 }
