@@ -56,6 +56,10 @@ pub enum GcError {
 pub struct GcOptions {
     /// Only when there is enough to do (`--auto`).
     pub auto: bool,
+    /// Only the loose objects the roots reach, into a new pack without a bitmap, the other
+    /// packs left as they are: git's `gc --auto` past `gc.auto` but not `gc.autoPackLimit`
+    /// (see [`past_auto_limits`]).
+    pub incremental: bool,
     /// Unreachable objects older than this go (`--prune`, `gc.pruneExpire`, 2 weeks);
     /// `None`: none (`never`).
     pub prune_expire: Option<SystemTime>,
@@ -104,6 +108,7 @@ impl GcOptions {
         };
         Ok(GcOptions {
             auto,
+            incremental: false,
             prune_expire,
             no_prune: false,
             reflog: ExpireOptions::from_config(config, (None, None))?,
@@ -157,6 +162,9 @@ pub enum GcOutcome {
     Done {
         /// See above.
         bitmap_dropped: bool,
+        /// Whether a cruft pack was written for what no ref reaches (git's second
+        /// pack-objects).
+        cruft: bool,
     },
     /// `--auto` found too little to do.
     NothingToDo,
@@ -168,15 +176,55 @@ pub fn gc(
     options: &GcOptions,
     progress: &dyn Progress,
 ) -> Result<GcOutcome, GcError> {
-    if options.auto && !needs_gc(repo)? {
-        return Ok(GcOutcome::NothingToDo);
-    }
+    let incremental = match options.auto {
+        true => match past_auto_limits(repo)? {
+            None => return Ok(GcOutcome::NothingToDo),
+            Some(past) => past == PastLimit::LooseObjects,
+        },
+        false => options.incremental,
+    };
     let prune_refs = PackRefsOptions {
         all: true,
         prune: true,
     };
     repo.refs().pack(prune_refs, repo.objects())?;
     expire_all(repo, &options.reflog)?;
+    let (bitmap_dropped, cruft) = match incremental {
+        true => {
+            let steps = (true, false);
+            sluice_generate::repack_loose(repo, steps, progress, &options.cancel)?;
+            (false, false)
+        }
+        false => (repack_everything(repo, options, progress)?, options.cruft),
+    };
+    if let Some(expire) = options.prune_expire {
+        let prune_options = PruneOptions {
+            expire: Some(expire),
+            cancel: options.cancel.clone(),
+            ..PruneOptions::default()
+        };
+        prune(repo, &prune_options)?;
+    }
+    if repo
+        .config()
+        .get_bool("gc.writecommitgraph")?
+        .unwrap_or(true)
+    {
+        sluice_graph::commit_graph::write_reachable(repo, progress)?;
+    }
+    Ok(GcOutcome::Done {
+        bitmap_dropped,
+        cruft,
+    })
+}
+
+/// gc's repack of everything (git's `repack -d -l` with `-A` or `--cruft`); whether a bitmap
+/// was wanted but dropped because the repository borrows objects.
+fn repack_everything(
+    repo: &Repository,
+    options: &GcOptions,
+    progress: &dyn Progress,
+) -> Result<bool, GcError> {
     // As git's gc, whose repack takes `-l`.
     let (bitmap, bitmap_dropped) =
         sluice_generate::local_bitmap(sluice_generate::writes_bitmaps(repo)?, repo);
@@ -206,22 +254,7 @@ pub fn gc(
         ..RepackOptions::default()
     };
     repack_all_with(repo, &repack, progress)?;
-    if let Some(expire) = options.prune_expire {
-        let prune_options = PruneOptions {
-            expire: Some(expire),
-            cancel: options.cancel.clone(),
-            ..PruneOptions::default()
-        };
-        prune(repo, &prune_options)?;
-    }
-    if repo
-        .config()
-        .get_bool("gc.writecommitgraph")?
-        .unwrap_or(true)
-    {
-        sluice_graph::commit_graph::write_reachable(repo, progress)?;
-    }
-    Ok(GcOutcome::Done { bitmap_dropped })
+    Ok(bitmap_dropped)
 }
 
 /// What maintenance did after a push.
@@ -243,8 +276,9 @@ pub enum AfterPush {
 /// as they are, and counting keeps using that bitmap for everything but the new objects. When the small packs together reach
 /// half the largest, everything is repacked with a bitmap (its old bitmaps carried over).
 pub fn after_push(repo: &Repository) -> Result<AfterPush, GcError> {
-    let mut options = GcOptions::from_config(repo.config(), true, None)?;
-    if needs_gc(repo)? {
+    let mut options = GcOptions::from_config(repo.config(), false, None)?;
+    if let Some(past) = past_auto_limits(repo)? {
+        options.incremental = past == PastLimit::LooseObjects;
         gc(repo, &options, &Discard)?;
         return Ok(AfterPush::Collected);
     }
@@ -258,30 +292,40 @@ pub fn after_push(repo: &Repository) -> Result<AfterPush, GcError> {
         Rolled::Nothing => AfterPush::Nothing,
         Rolled::Into { .. } => AfterPush::Rolled,
         Rolled::WouldTakeLargest => {
-            options.auto = false;
             gc(repo, &options, &Discard)?;
             AfterPush::Collected
         }
     })
 }
 
-/// `gc --auto`'s test: past its limits (see [`past_limits`]), and the `pre-auto-gc` hook, if
-/// there is one, agrees (exits 0), as git asks it.
-fn needs_gc(repo: &Repository) -> Result<bool, GcError> {
-    if !past_limits(repo)? {
-        return Ok(false);
-    }
-    // What the hook prints goes where git sends it: standard error.
-    Ok(sluice_repo::hooks::run(repo, "pre-auto-gc", &[], b"").unwrap_or(true))
+/// Which of `gc --auto`'s limits a repository is past.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PastLimit {
+    /// More than `gc.autoPackLimit` packs: everything is repacked.
+    Packs,
+    /// More than `gc.auto` loose objects only: they are packed (incrementally).
+    LooseObjects,
 }
 
-/// About more than `gc.auto` (6,700) loose objects, counted in one fan-out directory as git
-/// counts them, or more than `gc.autoPackLimit` (50) packs.
-fn past_limits(repo: &Repository) -> Result<bool, GcError> {
+/// `gc --auto`'s test: which limit the repository is past (see [`past_limits`]), if the
+/// `pre-auto-gc` hook, when there is one, agrees (exits 0), as git asks it.
+pub fn past_auto_limits(repo: &Repository) -> Result<Option<PastLimit>, GcError> {
+    let Some(past) = past_limits(repo)? else {
+        return Ok(None);
+    };
+    // What the hook prints goes where git sends it: standard error.
+    let agreed = sluice_repo::hooks::run(repo, "pre-auto-gc", &[], b"").unwrap_or(true);
+    Ok(agreed.then_some(past))
+}
+
+/// About more than `gc.autoPackLimit` (50) packs, else more than `gc.auto` (6,700) loose
+/// objects, counted in one fan-out directory as git counts them (git looks at the packs
+/// first: past both, everything is repacked).
+fn past_limits(repo: &Repository) -> Result<Option<PastLimit>, GcError> {
     let config = repo.config();
     let limit = config.get_int("gc.auto")?.unwrap_or(6700);
     if limit <= 0 {
-        return Ok(false);
+        return Ok(None);
     }
     let objects = repo.objects().dir();
     let sample = std::fs::read_dir(objects.join("17"))
@@ -289,9 +333,6 @@ fn past_limits(repo: &Repository) -> Result<bool, GcError> {
         .unwrap_or(0) as i64;
     // git: more than `limit` in all, estimated from one directory of 256, rounded up.
     let per_dir = (limit + 255) / 256;
-    if sample > per_dir {
-        return Ok(true);
-    }
     let pack_limit = config.get_int("gc.autopacklimit")?.unwrap_or(50);
     // As git counts them: a pack kept by a `.keep` file is not one gc would repack.
     let packs = sluice_generate::pack_files(&objects.join("pack"))
@@ -301,7 +342,13 @@ fn past_limits(repo: &Repository) -> Result<bool, GcError> {
                 .count()
         })
         .unwrap_or(0) as i64;
-    Ok(pack_limit > 0 && packs > pack_limit)
+    Ok(if pack_limit > 0 && packs > pack_limit {
+        Some(PastLimit::Packs)
+    } else if sample > per_dir {
+        Some(PastLimit::LooseObjects)
+    } else {
+        None
+    })
 }
 
 /// The file name of `repo`'s largest pack in bytes, cruft and `.keep` packs aside, as git's

@@ -14,7 +14,9 @@ pub mod reflog;
 pub mod register;
 pub mod schedule;
 
-pub use gc::{after_push, gc, AfterPush, GcError, GcOptions, GcOutcome};
+pub use gc::{
+    after_push, gc, past_auto_limits, AfterPush, GcError, GcOptions, GcOutcome, PastLimit,
+};
 pub use maintenance::{
     run_tasks, select_tasks, MaintenanceError, Prefetch, Schedule, Task, TaskFailure, TasksRun,
 };

@@ -343,6 +343,52 @@ fn pre_auto_gc_decides_as_in_git() {
     }
 }
 
+/// `gc --auto` in a bare repository, as git decides: past `gc.autoPackLimit`, everything
+/// repacked (with the bare repository's bitmap); past `gc.auto` only, the loose objects packed
+/// beside the other packs and no bitmap written; git's "Auto packing the repository…" said
+/// first, unless `-q`. Twinned: exit code, stderr, packs, bitmaps, loose objects.
+#[test]
+fn auto_gc_repacks_as_git_decides() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let seed = env.init("seed", false);
+        for round in 0..2 {
+            std::fs::write(seed.join("small"), format!("{round}\n")).unwrap();
+            env.git(&seed, &["add", "."]);
+            env.git(&seed, &["commit", "-q", "-m", "small"]);
+            env.git(&seed, &["repack", "-q"]);
+        }
+        // Enough loose objects that objects/17 holds more than `gc.auto=1` allows.
+        for i in 0..1200 {
+            std::fs::write(seed.join(format!("b{i}")), format!("b{i}\n")).unwrap();
+        }
+        env.git(&seed, &["add", "."]);
+        env.git(&seed, &["commit", "-q", "-m", "many"]);
+        let cases: [&[&str]; 3] = [
+            &["-c", "gc.autoPackLimit=1", "gc", "--auto"],
+            &["gc", "--auto"],
+            &["gc", "--auto", "-q"],
+        ];
+        for case in cases {
+            let mut seen = Vec::new();
+            for sluice in [false, true] {
+                let repo = env.path().join(format!("auto-{sluice}.git"));
+                let _ = std::fs::remove_dir_all(&repo);
+                crate::util::copy_tree(&seed.join(".git"), &repo);
+                env.git(&repo, &["config", "core.bare", "true"]);
+                let settings = ["-c", "gc.auto=1", "-c", "gc.autoDetach=false"];
+                let out = env.sluice_or_git(sluice, &repo, &[&settings[..], case].concat());
+                env.git(&repo, &["fsck", "--strict", "--no-progress"]);
+                let files = ["pack", "bitmap"].map(|x| crate::util::pack_files(&repo, x));
+                let counted = String::from_utf8(env.git(&repo, &["count-objects"])).unwrap();
+                let loose = counted.split(',').next().unwrap().to_owned();
+                seen.push((out.status.code(), stderr(&out), files, loose));
+            }
+            assert_eq!(seen[1], seen[0], "{} {case:?}", git.display());
+        }
+    }
+}
+
 /// `maintenance register` and `unregister` (`--force`, `--config-file`), in a work tree and a
 /// bare repository: the same global and repository configuration files as git's, byte for
 /// byte, the same exit codes and messages (a section left empty goes).

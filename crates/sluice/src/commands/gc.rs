@@ -3,7 +3,7 @@
 use super::Context;
 use clap::Args;
 use sluice_generate::{GivenLimits, PackSizeLimit, Reuse, SearchLimits};
-use sluice_maintain::{gc, GcOptions, GcOutcome};
+use sluice_maintain::{gc, past_auto_limits, GcOptions, GcOutcome, PastLimit};
 use std::process::ExitCode;
 
 /// `git gc`'s arguments.
@@ -71,15 +71,32 @@ pub fn run(args: GcArgs, context: &Context) -> anyhow::Result<ExitCode> {
         };
         options.window_search = Some(SearchLimits::from_config(config, &given, Reuse::Objects)?);
     }
-    if let GcOutcome::Done { bitmap_dropped } = gc(&repo, &options, &progress)? {
+    if options.auto {
+        // Decided here, so that git's words come before the work, as git says them.
+        let Some(past) = past_auto_limits(&repo)? else {
+            return Ok(ExitCode::SUCCESS);
+        };
+        if !args.foreground.is_quiet() {
+            eprintln!("Auto packing the repository for optimum performance.");
+            eprintln!("See \"git help gc\" for manual housekeeping.");
+        }
+        options.auto = false;
+        options.incremental = past == PastLimit::LooseObjects;
+    }
+    let done = gc(&repo, &options, &progress)?;
+    if let GcOutcome::Done {
+        bitmap_dropped,
+        cruft,
+    } = done
+    {
         if bitmap_dropped {
             eprintln!("warning: disabling bitmap writing, as some objects are not being packed");
         }
         // What git's pack-objects says, run for the new pack and (git 2.47) the cruft pack,
         // whose limit is the cruft size when there is one.
         let limit = PackSizeLimit::resolve(None, repo.config())?;
-        let cruft = PackSizeLimit::resolve(options.max_cruft_size, repo.config())?;
-        let raised = [limit, cruft.filter(|_| options.cruft)];
+        let cruft_limit = PackSizeLimit::resolve(options.max_cruft_size, repo.config())?;
+        let raised = [limit, cruft_limit.filter(|_| cruft)];
         for _ in raised.iter().flatten().filter(|limit| limit.raised) {
             eprintln!("warning: minimum pack size limit is 1 MiB");
         }

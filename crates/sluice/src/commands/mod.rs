@@ -110,8 +110,12 @@ impl Foreground {
 
     /// Whether progress is shown: on a terminal, unless `-q`.
     fn shows_progress(&self) -> bool {
-        let quiet = either(self.quiet, self.no_quiet).unwrap_or(false);
-        crate::progress::enabled(!quiet, false)
+        crate::progress::enabled(!self.is_quiet(), false)
+    }
+
+    /// Whether `-q` was given (last of `-q`/`--no-quiet`): git's gc then says nothing.
+    pub fn is_quiet(&self) -> bool {
+        either(self.quiet, self.no_quiet).unwrap_or(false)
     }
 
     /// Whether the commands run for the work are told `--quiet`: as given, else when stderr
