@@ -26,8 +26,8 @@ pub use remote::Remote;
 pub use request::{Deepen, FetchRequest, Fetched, Negotiator, NoHaves, RemoteRef};
 pub use rewrite::{fetch_url, push_urls};
 pub use transport::{
-    configured_server_options, download, stop_servers, ConnectOptions, HttpFailure, IpVersion,
-    Producer, ProtocolVersion, Response, Service, SettingsError, TlsTrust,
+    download, server_options, stop_servers, ConnectOptions, HttpFailure, IpVersion, Producer,
+    ProtocolVersion, Response, Service, SettingsError, TlsTrust,
 };
 pub use url::{anonymized, RemoteUrl};
 

@@ -334,6 +334,38 @@ fn moving_lines<'a>(
     }))
 }
 
+/// How a ref's update is reported (flag, summary, note) and logged (the reflog's reason), as
+/// git words each outcome.
+fn summary_of(
+    repo: &Repository,
+    outcome: &Outcome,
+    new: &ObjectId,
+) -> (char, String, String, &'static str) {
+    match outcome {
+        Outcome::UpToDate => ('=', "[up to date]".to_owned(), String::new(), ""),
+        Outcome::New(kind) => ('*', kind.summary().to_owned(), String::new(), kind.reason()),
+        Outcome::FastForward(old) => (
+            ' ',
+            format!("{}..{}", abbreviate(repo, old), abbreviate(repo, new)),
+            String::new(),
+            "fast-forward",
+        ),
+        Outcome::Forced(old) => (
+            '+',
+            format!("{}...{}", abbreviate(repo, old), abbreviate(repo, new)),
+            "  (forced update)".to_owned(),
+            "forced-update",
+        ),
+        Outcome::TagUpdate => (
+            't',
+            "[tag update]".to_owned(),
+            String::new(),
+            "updating tag",
+        ),
+        Outcome::Rejected(why) => ('!', "[rejected]".to_owned(), format!("  ({why})"), ""),
+    }
+}
+
 /// Moves the local refs of `updates` that may move (fast-forwards, forced updates, new refs),
 /// logging them as git does, and adds a report line for each to `lines`. A ref that cannot be
 /// written is reported and the others still move, as in git. Each ref's transaction (all of
@@ -398,33 +430,13 @@ pub fn update_refs(
         };
         let (old, outcome) = decisions[at].clone().expect("decided above");
         let new = update.remote.id;
-        let (mut code, summary, mut note, reason) = match &outcome {
-            Outcome::UpToDate if !changes.verbose => continue,
-            Outcome::UpToDate => ('=', "[up to date]".to_owned(), String::new(), ""),
-            Outcome::New(new) => ('*', new.summary().to_owned(), String::new(), new.reason()),
-            Outcome::FastForward(old) => (
-                ' ',
-                format!("{}..{}", abbreviate(repo, old), abbreviate(repo, &new)),
-                String::new(),
-                "fast-forward",
-            ),
-            Outcome::Forced(old) => (
-                '+',
-                format!("{}...{}", abbreviate(repo, old), abbreviate(repo, &new)),
-                "  (forced update)".to_owned(),
-                "forced-update",
-            ),
-            Outcome::TagUpdate => (
-                't',
-                "[tag update]".to_owned(),
-                String::new(),
-                "updating tag",
-            ),
-            Outcome::Rejected(why) => {
-                refused = refused.max(Refused::Rejected);
-                ('!', "[rejected]".to_owned(), format!("  ({why})"), "")
-            }
-        };
+        if matches!(outcome, Outcome::UpToDate) && !changes.verbose {
+            continue;
+        }
+        if matches!(outcome, Outcome::Rejected(_)) {
+            refused = refused.max(Refused::Rejected);
+        }
+        let (mut code, summary, mut note, reason) = summary_of(repo, &outcome, &new);
         let moves = !matches!(outcome, Outcome::Rejected(_) | Outcome::UpToDate);
         // Each ref its own transaction, which the hook may refuse: the fetch stops there.
         let one = match watched {

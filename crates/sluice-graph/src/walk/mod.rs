@@ -334,6 +334,29 @@ pub fn traverse_objects(
     traverse_objects_listing(odb, request, progress, TreeListing::Auto)
 }
 
+/// The commits `haves` name, each through a chain of tags (up to 64); what names no commit is
+/// passed over.
+fn have_commits(odb: &ObjectDb, haves: &[ObjectId]) -> Result<Vec<ObjectId>, WalkError> {
+    let mut commits = Vec::new();
+    for have in haves {
+        let mut id = *have;
+        for _ in 0..64 {
+            match odb.read(&id)? {
+                Some((ObjectKind::Tag, data)) => match parse_tag(odb.hash(), &data) {
+                    Ok(tag) => id = tag.object,
+                    Err(_) => break,
+                },
+                Some((ObjectKind::Commit, _)) => {
+                    commits.push(id);
+                    break;
+                }
+                _ => break,
+            }
+        }
+    }
+    Ok(commits)
+}
+
 /// [`traverse_objects`], its trees listed as `listing` says.
 pub(crate) fn traverse_objects_listing(
     odb: &ObjectDb,
@@ -348,24 +371,7 @@ pub(crate) fn traverse_objects_listing(
         commits: want_commits,
         others: pending_objects,
     } = walker.peel_wants(request.wants)?;
-    let mut have_commits = Vec::new();
-    for have in request.haves {
-        let mut id = *have;
-        for _ in 0..64 {
-            match odb.read(&id)? {
-                Some((ObjectKind::Tag, data)) => match parse_tag(odb.hash(), &data) {
-                    Ok(tag) => id = tag.object,
-                    Err(_) => break,
-                },
-                Some((ObjectKind::Commit, _)) => {
-                    have_commits.push(id);
-                    break;
-                }
-                _ => break,
-            }
-        }
-    }
-
+    let have_commits = have_commits(odb, request.haves)?;
     progress.phase("Enumerating objects", None);
     let commits = walker.limit(&want_commits, &have_commits, request.shallow)?;
     // The edge: uninteresting parents of the commits to send. The other side has their trees,

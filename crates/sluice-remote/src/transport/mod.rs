@@ -29,7 +29,7 @@ pub fn download(
     http::download(url, out, options, limit)
 }
 pub use process::stop_servers;
-pub use settings::{configured_server_options, SettingsError};
+pub use settings::{server_options, SettingsError};
 
 use crate::{FetchError, RemoteUrl};
 use sluice_object::cancel::Cancel;

@@ -95,11 +95,14 @@ fn tls_trust(config: &Config) -> Result<TlsTrust, ConfigError> {
     })
 }
 
-/// `remote.<name>.serverOption`'s values in order, an empty one dropping those before it: the
-/// server options a fetch from that remote sends unless `-o` gives its own (git 2.49's
-/// setting).
-pub fn configured_server_options(config: &Config, remote: &str) -> Vec<String> {
-    reset_list(config.get_all(&format!("remote.{remote}.serveroption")))
+/// The server options a fetch from `remote` sends: those given (`-o`), else
+/// `remote.<name>.serverOption`'s values in order, an empty one dropping those before it (git
+/// 2.49's setting).
+pub fn server_options(given: &[String], config: &Config, remote: &str) -> Vec<String> {
+    match given.is_empty() {
+        false => given.to_vec(),
+        true => reset_list(config.get_all(&format!("remote.{remote}.serveroption"))),
+    }
 }
 
 /// A multi-valued setting's values in order; as in git, an empty one drops those before it (so

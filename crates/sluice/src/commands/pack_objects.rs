@@ -191,50 +191,12 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
         eprintln!("warning: minimum pack size limit is 1 MiB");
     }
     let revs = walks_revisions(&args)?;
-    let object_filter = match args.filter.as_deref().filter(|_| !args.no_filter) {
-        None => sluice_graph::ObjectFilter::None,
-        Some(spec) => match sluice_graph::ObjectFilter::parse(spec) {
-            Some(filter) => filter,
-            None => bail!("invalid filter-spec '{spec}'"),
-        },
-    };
-    let missing = match args.missing.as_deref() {
-        None => MissingAction::Error,
-        Some(name) => match MissingAction::parse(name) {
-            Some(action) => action,
-            None => bail!("invalid value for '--missing': '{name}'"),
-        },
-    };
-    // `<version>[,<offset>]`, as index-pack takes it; unset, the configuration decides.
-    let index = match args.index_version.as_deref() {
-        Some(value) => {
-            let (version, offset) = IdxWriteOptions::parse_version(value)?;
-            Some(IdxWriteOptions {
-                version,
-                off32_limit: offset.unwrap_or(0x7fff_ffff),
-                ..IdxWriteOptions::default()
-            })
-        }
-        None => None,
-    };
-    let odb = repo.objects().with_alternate_packs();
+    let (object_filter, missing) = filter_and_missing(&args)?;
+    let index = index_options(&args)?;
+    let limit = limit.map(|limit| limit.bytes);
     let input = std::io::stdin().lock();
     if let (true, Some(base)) = (args.cruft, &args.base_name) {
-        let expiration = match args.cruft_expiration.as_deref() {
-            None | Some("never") => None,
-            Some(when) => Some(sluice_maintain::gc::time_of(when)?),
-        };
-        let options = PackOptions {
-            compression: PackOptions::compression_of(repo.config())?,
-            cancel: context.cancel.clone(),
-            ..PackOptions::default()
-        };
-        let limit = limit.map(|limit| limit.bytes);
-        let (packs, _) = write_cruft_at(&repo, &odb, input, expiration, (&options, base, limit))?;
-        for stored in packs {
-            println!("{}", stored.checksum);
-        }
-        return Ok(ExitCode::SUCCESS);
+        return write_cruft(&args, &repo, (input, base, limit), context);
     }
     let roots = RootKinds {
         refs: args.all,
@@ -271,21 +233,8 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
     // As git's: in a partial clone, what the revisions reach (or the input lists) and the
     // repository lacks comes from the promisor remote first, unless `--missing` or
     // `--exclude-promisor-objects` say what to do without it.
-    let lazy = missing == MissingAction::Error && !args.exclude_promisor_objects;
-    match (&selection, lazy) {
-        (Selection::Revs { include, exclude }, true) => {
-            let request = sluice_graph::WalkRequest {
-                filter: object_filter,
-                shallow: &shallow,
-                ..sluice_graph::WalkRequest::reachable(include, exclude, context.cancel.clone())
-            };
-            sluice_client::promised::fetch_missing(&repo, request)?;
-        }
-        (Selection::Listed(listed), true) => {
-            let ids: Vec<_> = listed.iter().map(|(id, _)| *id).collect();
-            sluice_client::promised::fetch_absent(&repo, &ids)?;
-        }
-        _ => {}
+    if missing == MissingAction::Error && !args.exclude_promisor_objects {
+        fetch_promised(&repo, &selection, &filters)?;
     }
     let odb = repo.objects().with_alternate_packs();
     let mut walked = select(&odb, &selection, &filters, &progress)?;
@@ -325,7 +274,6 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
             .base_name
             .as_deref()
             .expect("required without --stdout");
-        let limit = limit.map(|limit| limit.bytes);
         let (packs, stats) =
             write_stored_at(&repo, &odb, &walked, &options, base, index.as_ref(), limit)?;
         let paths: Vec<PathBuf> = packs.iter().map(|stored| stored.pack.clone()).collect();
@@ -337,21 +285,8 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
             let since = since.unwrap_or(std::time::UNIX_EPOCH);
             loosen_unreachable(&repo, &paths, since, &filters)?;
         }
-        // As git: a bitmap of `--all` only (silently none otherwise).
-        let wanted = args.write_bitmap_index || args.write_bitmap_index_quiet;
-        let warn = |text: &str| match args.write_bitmap_index_quiet {
-            true => {}
-            false => eprintln!("warning: disabling bitmap writing, {text}"),
-        };
-        match (selection.bitmap_tips(), &packs[..]) {
-            _ if !wanted || !args.all => {}
-            (Some(tips), [stored]) => {
-                let packed = Pack::open(&stored.pack.with_extension("idx"), repo.hash())?;
-                write_bitmap(&packed, &odb, &walked, tips, None, &progress)?;
-            }
-            (Some(_), _) => warn("packs are split due to pack.packSizeLimit"),
-            (None, _) => warn("as some objects are not being packed"),
-        }
+        let written = (&walked, &packs[..]);
+        bitmap_of_all(&args, &repo, (&odb, &selection), written, &progress)?;
         for stored in &packs {
             println!("{}", stored.checksum);
         }
@@ -361,6 +296,117 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
         eprintln!("{stats}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--filter` (unless `--no-filter`) and `--missing`, refused in git's words when bad.
+fn filter_and_missing(
+    args: &PackObjectsArgs,
+) -> anyhow::Result<(sluice_graph::ObjectFilter, MissingAction)> {
+    let object_filter = match args.filter.as_deref().filter(|_| !args.no_filter) {
+        None => sluice_graph::ObjectFilter::None,
+        Some(spec) => match sluice_graph::ObjectFilter::parse(spec) {
+            Some(filter) => filter,
+            None => bail!("invalid filter-spec '{spec}'"),
+        },
+    };
+    let missing = match args.missing.as_deref() {
+        None => MissingAction::Error,
+        Some(name) => match MissingAction::parse(name) {
+            Some(action) => action,
+            None => bail!("invalid value for '--missing': '{name}'"),
+        },
+    };
+    Ok((object_filter, missing))
+}
+
+/// `--index-version=<version>[,<offset>]`, as index-pack takes it; unset, the configuration
+/// decides.
+fn index_options(args: &PackObjectsArgs) -> anyhow::Result<Option<IdxWriteOptions>> {
+    let Some(value) = args.index_version.as_deref() else {
+        return Ok(None);
+    };
+    let (version, offset) = IdxWriteOptions::parse_version(value)?;
+    Ok(Some(IdxWriteOptions {
+        version,
+        off32_limit: offset.unwrap_or(0x7fff_ffff),
+        ..IdxWriteOptions::default()
+    }))
+}
+
+/// `--cruft`: the packs named on `input` decide, the cruft packs written at `base` (under
+/// `limit` bytes each), their names said.
+fn write_cruft(
+    args: &PackObjectsArgs,
+    repo: &sluice_repo::Repository,
+    (input, base, limit): (impl std::io::BufRead, &std::path::Path, Option<u64>),
+    context: &Context,
+) -> anyhow::Result<ExitCode> {
+    let expiration = match args.cruft_expiration.as_deref() {
+        None | Some("never") => None,
+        Some(when) => Some(sluice_maintain::gc::time_of(when)?),
+    };
+    let options = PackOptions {
+        compression: PackOptions::compression_of(repo.config())?,
+        cancel: context.cancel.clone(),
+        ..PackOptions::default()
+    };
+    let odb = repo.objects().with_alternate_packs();
+    let (packs, _) = write_cruft_at(repo, &odb, input, expiration, (&options, base, limit))?;
+    for stored in packs {
+        println!("{}", stored.checksum);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// In a partial clone, what `selection` names or reaches and the repository lacks, fetched
+/// from the promisor remote (the walk as `filters` say).
+fn fetch_promised(
+    repo: &sluice_repo::Repository,
+    selection: &Selection,
+    filters: &Filters<'_>,
+) -> anyhow::Result<()> {
+    match selection {
+        Selection::Revs { include, exclude } => {
+            let request = sluice_graph::WalkRequest {
+                filter: filters.object_filter,
+                shallow: filters.shallow,
+                ..sluice_graph::WalkRequest::reachable(include, exclude, filters.cancel.clone())
+            };
+            sluice_client::promised::fetch_missing(repo, request)?;
+        }
+        Selection::Listed(listed) => {
+            let ids: Vec<_> = listed.iter().map(|(id, _)| *id).collect();
+            sluice_client::promised::fetch_absent(repo, &ids)?;
+        }
+        Selection::Packs { .. } => {}
+    }
+    Ok(())
+}
+
+/// `--write-bitmap-index` beside the pack written: as git, a bitmap of `--all` only, in one
+/// pack (silently none otherwise, or with git's warning unless asked quietly).
+fn bitmap_of_all(
+    args: &PackObjectsArgs,
+    repo: &sluice_repo::Repository,
+    (odb, selection): (&sluice_odb::ObjectDb, &Selection),
+    (walked, packs): (&sluice_graph::Walked, &[sluice_odb::pack_store::Stored]),
+    progress: &TerminalProgress,
+) -> anyhow::Result<()> {
+    let wanted = args.write_bitmap_index || args.write_bitmap_index_quiet;
+    let warn = |text: &str| match args.write_bitmap_index_quiet {
+        true => {}
+        false => eprintln!("warning: disabling bitmap writing, {text}"),
+    };
+    match (selection.bitmap_tips(), packs) {
+        _ if !wanted || !args.all => {}
+        (Some(tips), [stored]) => {
+            let packed = Pack::open(&stored.pack.with_extension("idx"), repo.hash())?;
+            write_bitmap(&packed, odb, walked, tips, None, progress)?;
+        }
+        (Some(_), _) => warn("packs are split due to pack.packSizeLimit"),
+        (None, _) => warn("as some objects are not being packed"),
+    }
+    Ok(())
 }
 
 /// Whether standard input lists revisions: `--revs`, or an option that implies it as in git

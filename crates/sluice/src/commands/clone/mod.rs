@@ -17,7 +17,7 @@ use sluice_client::clone::{
 use sluice_client::partial::filter_spec;
 use sluice_client::reference::{add_references, dissociate, Need, Reference};
 use sluice_object::progress::Deferred;
-use sluice_remote::{ConnectOptions, Deepen, IpVersion, Remote, RemoteUrl};
+use sluice_remote::{server_options, ConnectOptions, Deepen, IpVersion, Remote, RemoteUrl};
 use sluice_repo::date::parse_since;
 use sluice_repo::init::{initial_branch, InitOptions};
 use sluice_repo::template::template_dir;
@@ -233,31 +233,9 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         args.filter = Some(filter_spec(spec)?);
     }
     let user_config = context.config(None)?;
-    // Each pathspec once, sorted, as git writes them, after `-c`'s settings; and with
-    // `submodule.stickyRecursiveClone`, `submodule.recurse` so that later commands recurse.
-    let mut active: Vec<String> = (args.recurse_submodules.iter())
-        .map(|pathspec| format!("submodule.active={pathspec}"))
-        .collect();
-    active.sort();
-    active.dedup();
-    let sticky = user_config.get_bool("submodule.stickyrecursiveclone")?;
-    if !active.is_empty() && sticky == Some(true) {
-        active.push("submodule.recurse=true".to_owned());
-    }
-    // The submodules borrow from the references' own submodules (`modules/<name>`).
+    let active = submodule_settings(&args, &user_config)?;
     let recursing = !active.is_empty();
     let both_references = !args.reference.is_empty() && !args.reference_if_able.is_empty();
-    if recursing {
-        let strategy = match (args.reference.is_empty(), args.reference_if_able.is_empty()) {
-            (false, false) | (true, true) => None,
-            (false, true) => Some("die"),
-            (true, false) => Some("info"),
-        };
-        if let Some(strategy) = strategy {
-            active.push("submodule.alternateLocation=superproject".to_owned());
-            active.push(format!("submodule.alternateErrorStrategy={strategy}"));
-        }
-    }
     args.config.extend(active);
     // `--also-filter-submodules`, else `clone.filterSubmodules`.
     let filter_submodules = args.also_filter_submodules
@@ -341,10 +319,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         reject_shallow: args.reject_shallow(repo.config())?,
         connect: ConnectOptions {
             ip_version: IpVersion::from_flags(args.ipv4, args.ipv6),
-            server_options: match args.server_option.is_empty() {
-                false => args.server_option.clone(),
-                true => sluice_remote::configured_server_options(repo.config(), &origin.name),
-            },
+            server_options: server_options(&args.server_option, repo.config(), &origin.name),
             ..context.connect_options(repo.config(), args.upload_pack.as_deref())?
         },
         local,
@@ -384,6 +359,37 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The settings `--recurse-submodules` writes after `-c`'s: each pathspec once, sorted, as
+/// git writes them; with `submodule.stickyRecursiveClone`, `submodule.recurse` so that later
+/// commands recurse; and where references are given, that the submodules borrow from the
+/// references' own submodules (`modules/<name>`). None without the option.
+fn submodule_settings(
+    args: &CloneArgs,
+    user_config: &sluice_odb::Config,
+) -> anyhow::Result<Vec<String>> {
+    let mut active: Vec<String> = (args.recurse_submodules.iter())
+        .map(|pathspec| format!("submodule.active={pathspec}"))
+        .collect();
+    active.sort();
+    active.dedup();
+    if active.is_empty() {
+        return Ok(active);
+    }
+    if user_config.get_bool("submodule.stickyrecursiveclone")? == Some(true) {
+        active.push("submodule.recurse=true".to_owned());
+    }
+    let strategy = match (args.reference.is_empty(), args.reference_if_able.is_empty()) {
+        (false, false) | (true, true) => None,
+        (false, true) => Some("die"),
+        (true, false) => Some("info"),
+    };
+    if let Some(strategy) = strategy {
+        active.push("submodule.alternateLocation=superproject".to_owned());
+        active.push(format!("submodule.alternateErrorStrategy={strategy}"));
+    }
+    Ok(active)
 }
 
 /// The clone's messages on stderr, as git words them; `-q` keeps only the warnings.

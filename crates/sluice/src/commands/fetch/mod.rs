@@ -465,10 +465,9 @@ fn fetch_one(
     let plan = FetchPlan::from_config(repo, &context.cwd, &choice)?;
     let upload_pack = args.upload_pack.as_deref().or(plan.upload_pack.as_deref());
     let mut connect = context.connect_options(repo.config(), upload_pack)?;
-    connect.server_options = match args.server_option.is_empty() {
-        false => args.server_option.clone(),
-        true => sluice_remote::configured_server_options(repo.config(), &plan.refs.remote_name),
-    };
+    let remote_name = &plan.refs.remote_name;
+    connect.server_options =
+        sluice_remote::server_options(&args.server_option, repo.config(), remote_name);
     connect.ip_version = IpVersion::from_flags(args.ipv4, args.ipv6);
     if args.negotiate_only {
         for id in negotiate_only(&plan.remote, repo, &args.negotiation_tip, &connect)? {
