@@ -307,8 +307,9 @@ pub enum PastLimit {
     LooseObjects,
 }
 
-/// `gc --auto`'s test: which limit the repository is past (see [`past_limits`]), if the
-/// `pre-auto-gc` hook, when there is one, agrees (exits 0), as git asks it.
+/// `gc --auto`'s test: which limit the repository is past (more than `gc.autoPackLimit` packs,
+/// else more than `gc.auto` loose objects), if the `pre-auto-gc` hook, when there is one,
+/// agrees (exits 0), as git asks it.
 pub fn past_auto_limits(repo: &Repository) -> Result<Option<PastLimit>, GcError> {
     let Some(past) = past_limits(repo)? else {
         return Ok(None);
