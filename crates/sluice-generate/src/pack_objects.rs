@@ -210,6 +210,20 @@ pub struct Filters<'a> {
     pub cancel: Cancel,
 }
 
+impl Filters<'_> {
+    /// Whether `--keep-pack` names the pack at `pack`.
+    fn names(&self, pack: &Path) -> bool {
+        let name = pack.file_name().and_then(|n| n.to_str());
+        name.is_some_and(|name| self.keep_packs.iter().any(|k| k == name))
+    }
+
+    /// Whether the objects of the pack at `pack` stay out: named by `--keep-pack`, or kept by
+    /// a `.keep` file under `--honor-pack-keep`.
+    fn leaves_alone(&self, pack: &Path) -> bool {
+        self.names(pack) || self.honor_pack_keep && pack.with_extension("keep").exists()
+    }
+}
+
 /// What pack-objects does with an object the revisions reach but the repository lacks
 /// (`--missing`), as git: a partial clone lacks some by design.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -258,7 +272,9 @@ pub fn select(
 /// Leaves out of `walked` what `filters` keep out: packed objects with `--unpacked`, what only
 /// an alternate has with `--local`, what a kept pack holds.
 fn leave_out_filtered(odb: &ObjectDb, walked: &mut Walked, filters: &Filters<'_>) {
-    let kept = kept_packs(odb, filters);
+    let kept: Vec<bool> = (odb.packs().iter())
+        .map(|pack| filters.leaves_alone(pack.path()))
+        .collect();
     let before = walked.objects.len();
     walked.objects.retain(|object| {
         let in_pack = odb.locate(&object.id);
@@ -301,12 +317,8 @@ pub fn add_unreachable(
     let mut added = Walked::default();
     if unreachable.packed {
         let own = crate::repack::pack_files(&objects_dir.join("pack"))?;
-        let named = |pack: &PathBuf| {
-            let name = pack.file_name().and_then(|n| n.to_str());
-            name.is_some_and(|name| filters.keep_packs.iter().any(|k| k == name))
-        };
         let replaced: Vec<PathBuf> = (own.into_iter())
-            .filter(|pack| !pack.with_extension("keep").exists() && !named(pack))
+            .filter(|pack| !pack.with_extension("keep").exists() && !filters.names(pack))
             .collect();
         crate::left_alone::keep_unreachable(&mut added, &replaced, repo.hash())?;
     }
@@ -461,20 +473,6 @@ fn listed_objects(
     })
 }
 
-/// For each of the odb's packs, whether `filters` keep its objects out.
-fn kept_packs(odb: &ObjectDb, filters: &Filters<'_>) -> Vec<bool> {
-    (odb.packs().iter())
-        .map(|pack| {
-            let path = pack.path();
-            let named = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|name| filters.keep_packs.iter().any(|k| k == name));
-            named || filters.honor_pack_keep && path.with_extension("keep").exists()
-        })
-        .collect()
-}
-
 /// `--unpack-unreachable[=<date>]`: the objects of the repository's other packs that the packs
 /// just written at `new_packs` leave out (unreachable, since it holds all that is reachable)
 /// written loose and dated as their pack, for packs written after `since`; packs `filters`
@@ -491,10 +489,7 @@ pub fn loosen_unreachable(
         .map(|new| sluice_odb::Pack::open(&new.with_extension("idx"), repo.hash()))
         .collect::<Result<Vec<_>, _>>()?;
     for old in crate::repack::pack_files(&objects_dir.join("pack"))? {
-        let name = old.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        let named = filters.keep_packs.iter().any(|k| k == name);
-        let kept = filters.honor_pack_keep && old.with_extension("keep").exists();
-        if !new_packs.contains(&old) && !named && !kept {
+        if !new_packs.contains(&old) && !filters.leaves_alone(&old) {
             crate::left_alone::loosen_left_out(&old, &packed, objects_dir, repo, since)?;
         }
     }

@@ -87,16 +87,12 @@ impl HeldLock {
     /// Takes `path`'s lock, waiting up to `timeout` for another writer's (see
     /// [`create_lock_waiting`]).
     pub fn take(path: &Path, timeout: std::time::Duration) -> Result<HeldLock, LockError> {
-        let (lock, file) = create_lock_waiting(path, timeout);
-        match file {
-            Ok(file) => Ok(HeldLock {
-                path: path.to_owned(),
-                lock,
-                file: Some(file),
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(LockError::Locked(lock)),
-            Err(source) => Err(LockError::Io { path: lock, source }),
-        }
+        let (lock, file) = opened(create_lock_waiting(path, timeout))?;
+        Ok(HeldLock {
+            path: path.to_owned(),
+            lock,
+            file: Some(file),
+        })
     }
 
     /// Writes `bytes` and renames the lock over the file.
@@ -105,7 +101,7 @@ impl HeldLock {
             path: self.lock.clone(),
             source: std::io::ErrorKind::NotFound.into(),
         })?;
-        let held = (self.lock.clone(), Ok(file));
+        let held = (self.lock.clone(), file);
         write_through(&self.path, held, false, |out| out.write_all(bytes))
     }
 }
@@ -131,7 +127,7 @@ pub fn write_locked_with(
     stamp_now: bool,
     write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
 ) -> Result<(), LockError> {
-    write_through(path, create_lock(path), stamp_now, write)
+    write_through(path, opened(create_lock(path))?, stamp_now, write)
 }
 
 /// [`write_locked`], waiting up to `timeout` for a lock another writer holds (see
@@ -141,25 +137,28 @@ pub fn write_locked_waiting(
     bytes: &[u8],
     timeout: std::time::Duration,
 ) -> Result<(), LockError> {
-    let locked = create_lock_waiting(path, timeout);
-    write_through(path, locked, false, |out| out.write_all(bytes))
+    HeldLock::take(path, timeout)?.commit(bytes)
 }
 
-/// Writes through the lock file just created (`locked`: its path, and the file or why not),
-/// then renames it over `path`.
+/// The lock file just created (its path, and the file or why not), or why it could not be.
+fn opened(
+    (lock, file): (PathBuf, std::io::Result<std::fs::File>),
+) -> Result<(PathBuf, std::fs::File), LockError> {
+    match file {
+        Ok(file) => Ok((lock, file)),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(LockError::Locked(lock)),
+        Err(source) => Err(LockError::Io { path: lock, source }),
+    }
+}
+
+/// Writes through the lock file just created (`locked`: its path and the file), then renames
+/// it over `path`.
 fn write_through(
     path: &Path,
-    (lock, file): (PathBuf, std::io::Result<std::fs::File>),
+    (lock, mut file): (PathBuf, std::fs::File),
     stamp_now: bool,
     write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
 ) -> Result<(), LockError> {
-    let mut file = match file {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            return Err(LockError::Locked(lock))
-        }
-        Err(source) => return Err(LockError::Io { path: lock, source }),
-    };
     let written = {
         let mut buffered = std::io::BufWriter::with_capacity(64 << 10, &mut file);
         write(&mut buffered).and_then(|_| buffered.flush())
