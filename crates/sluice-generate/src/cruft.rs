@@ -3,7 +3,7 @@
 //! until it is older than the expiration. An object's date is that of its loose file, its
 //! old cruft pack's record, or its old pack's file; the newest wins when there are several.
 
-use crate::repack::{file_error, write_packs_into, CruftOptions, RepackError};
+use crate::repack::{file_error, stored_pack_options, write_packs_into, CruftOptions, RepackError};
 use sluice_graph::{Walked, WalkedObject};
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::Discard;
@@ -34,8 +34,9 @@ pub(crate) fn write_cruft_packs(
     let Some(cruft) = cruft_of(repo, odb, (survivors, before), cruft_options)? else {
         return Ok(Vec::new());
     };
-    let limits = (None, cruft_options.max_size);
-    let (packs, _) = write_packs_into(repo, odb, &cruft.0, limits, &Discard, cancel)?;
+    let options = stored_pack_options(repo, None, cancel)?;
+    let limits = (&options, cruft_options.max_size);
+    let (packs, _) = write_packs_into(repo, odb, &cruft.0, limits, &Discard)?;
     date_cruft(repo, &cruft, &packs)?;
     Ok(packs.into_iter().map(|stored| stored.pack).collect())
 }

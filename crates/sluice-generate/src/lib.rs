@@ -13,6 +13,7 @@ mod delta_search;
 mod filtered;
 mod geometric;
 mod incremental;
+mod islands;
 mod left_alone;
 mod midx_bitmap;
 mod midx_repack;
@@ -36,6 +37,7 @@ pub use checksum_memo::{ChecksumMemo, MemoryMemo};
 pub use filtered::FilterOut;
 pub use geometric::{repack_geometric, repack_geometric_with_midx, GeometricOptions, Rolled};
 pub use incremental::{pack_loose_objects, repack_loose, LOOSE_BATCH};
+pub use islands::{mark as mark_islands, IslandError, IslandRules, Islands, Marked, MAX_CAPTURES};
 pub use midx_bitmap::{largest_pack, write_midx_bitmap, write_midx_bitmap_of, MidxBitmap};
 pub use midx_repack::repack_midx;
 pub use repack::{
@@ -93,6 +95,9 @@ pub enum GenerateError {
     /// The caller asked the generation to stop.
     #[error("interrupted")]
     Cancelled(#[from] sluice_object::cancel::Cancelled),
+    /// The delta islands' configuration cannot be used.
+    #[error(transparent)]
+    Islands(#[from] IslandError),
     /// A stored ofs-delta points at an offset where no entry starts: the pack is corrupt.
     #[error("{}: ofs-delta at {offset} has no base entry", pack.display())]
     NoBaseEntry {

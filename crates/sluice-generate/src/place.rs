@@ -220,6 +220,16 @@ impl<'a, W: Write> Job<'a, W> {
             }
             EntryKind::RefDelta { base } => base,
         };
+        // A stored delta across the islands' bounds goes whole (the search found it none
+        // within them, or could not try it).
+        let id = self.plan[i as usize].id;
+        if (self.options.islands)
+            .as_ref()
+            .is_some_and(|islands| !islands.allows(&id, &base))
+        {
+            self.write_whole(i)?;
+            return Ok(Placed::Written);
+        }
         let kind = match self.delta_against(base) {
             BaseState::Ready(kind) => kind,
             BaseState::Unwritten(b) => return Ok(Placed::WaitsFor(b)),

@@ -174,6 +174,8 @@ pub struct RepackOptions {
     /// `--filter=<spec>`: what the filter leaves out goes into a pack of its own
     /// ([`crate::FilterOut`]), not into the new one. No bitmap can then be written.
     pub filter: Option<crate::FilterOut>,
+    /// `Some`: no delta of the new pack crosses the bounds of these delta islands (`-i`).
+    pub islands: Option<crate::IslandRules>,
 }
 
 /// How a cruft pack is made (`--cruft`).
@@ -277,9 +279,9 @@ pub fn repack_all_with(
     }
     // Everything the roots reach came from the promisor remote: the promisor pack is the new
     // pack, as git then writes no other.
-    let (new_packs, stats) = match promisor.clone() {
-        Some((pack, stats)) if walked.objects.is_empty() => (vec![pack], stats),
-        _ => write_new_packs(repo, &odb, &walked, options, progress)?,
+    let (new_packs, stats, islands) = match promisor.clone() {
+        Some((pack, stats)) if walked.objects.is_empty() => (vec![pack], stats, None),
+        _ => write_new_packs(repo, (&odb, &refs), &walked, options, progress)?,
     };
     let packed = (new_packs.iter())
         .map(|new| Pack::open(&new.with_extension("idx"), repo.hash()))
@@ -347,6 +349,7 @@ pub fn repack_all_with(
         stats,
         bitmap_dropped: split && write_bitmap,
         nothing_new: new_packs.is_empty(),
+        islands,
     })
 }
 
@@ -362,23 +365,35 @@ pub struct Repacked {
     /// The roots reach nothing to pack (an empty repository, or everything in packs left
     /// alone): no new pack was written, and git says "Nothing new to pack.".
     pub nothing_new: bool,
+    /// With delta islands: what their marking found, for git's words.
+    pub islands: Option<crate::Marked>,
 }
 
-/// The new packs of everything in `walked`, cut under `options.max_pack_size`.
+/// The new packs of everything in `walked`, cut under `options.max_pack_size`, within the
+/// bounds of the delta islands of `refs` when asked; and what the islands' marking found.
 fn write_new_packs(
     repo: &Repository,
-    odb: &ObjectDb,
+    (odb, refs): (&ObjectDb, &[(String, ObjectId)]),
     walked: &Walked,
     options: &RepackOptions,
     progress: &dyn Progress,
-) -> Result<(Vec<PathBuf>, PackStats), RepackError> {
+) -> Result<(Vec<PathBuf>, PackStats, Option<crate::Marked>), RepackError> {
     // git's pack-objects writes no pack of nothing (`--non-empty`).
     if walked.objects.is_empty() {
-        return Ok((Vec::new(), PackStats::default()));
+        return Ok((Vec::new(), PackStats::default(), None));
     }
-    let limits = (options.window_search, options.max_pack_size);
-    let (stored, stats) = write_packs_into(repo, odb, walked, limits, progress, &options.cancel)?;
-    Ok((stored.into_iter().map(|s| s.pack).collect(), stats))
+    let mut pack_options = stored_pack_options(repo, options.window_search, &options.cancel)?;
+    if let Some(rules) = &options.islands {
+        let islands = crate::islands::mark(odb, rules, refs, walked, progress)?;
+        pack_options.islands = Some(std::sync::Arc::new(islands));
+    }
+    let marked = pack_options
+        .islands
+        .as_ref()
+        .map(|islands| islands.marked());
+    let limits = (&pack_options, options.max_pack_size);
+    let (stored, stats) = write_packs_into(repo, odb, walked, limits, progress)?;
+    Ok((stored.into_iter().map(|s| s.pack).collect(), stats, marked))
 }
 
 /// The new packs, the old ones they replace, and the cruft packs kept as they are.
@@ -531,23 +546,21 @@ pub(crate) fn write_into(
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<(Stored, PackStats), RepackError> {
-    let limits = (window_search, None);
-    let (mut packs, stats) = write_packs_into(repo, odb, walked, limits, progress, cancel)?;
+    let options = stored_pack_options(repo, window_search, cancel)?;
+    let (mut packs, stats) = write_packs_into(repo, odb, walked, (&options, None), progress)?;
     let stored = packs.pop().expect("an unlimited write stores one pack");
     Ok((stored, stats))
 }
 
-/// [`write_into`], in packs under `limit` bytes when given (`(window_search, limit)`): the packs
-/// in order, and what went into them.
+/// [`write_into`] as `pack_options` say, in packs under `limit` bytes when given: the packs in
+/// order, and what went into them.
 pub(crate) fn write_packs_into(
     repo: &Repository,
     odb: &ObjectDb,
     walked: &Walked,
-    (window_search, limit): (Option<SearchLimits>, Option<u64>),
+    (pack_options, limit): (&PackOptions, Option<u64>),
     progress: &dyn Progress,
-    cancel: &Cancel,
 ) -> Result<(Vec<Stored>, PackStats), RepackError> {
-    let pack_options = stored_pack_options(repo, window_search, cancel)?;
     let pack_dir = repo.objects().dir().join("pack");
     let named = |checksum: ObjectId| pack_dir.join(format!("pack-{checksum}.pack"));
     let to = StoredAs {
@@ -555,7 +568,7 @@ pub(crate) fn write_packs_into(
         index: None,
         limit,
     };
-    write_stored_packs(repo, odb, walked, &pack_options, &to, progress)
+    write_stored_packs(repo, odb, walked, pack_options, &to, progress)
 }
 
 /// How a repack writes a pack of the repository's own: at its configured compression, its

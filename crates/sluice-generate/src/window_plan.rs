@@ -4,6 +4,7 @@
 //! against its own pack's, when that pack's writer tried them) and how many kept deltas hang
 //! below it.
 
+use crate::islands::Islands;
 use crate::window_search::{search_all, Made, Reuse, SearchLimits, Sized};
 use crate::write::{PackOptions, Planned, Sent, Source};
 use crate::GenerateError;
@@ -26,8 +27,9 @@ pub(crate) fn search_window(
     progress: &dyn Progress,
 ) -> Result<Vec<(ObjectId, Made)>, GenerateError> {
     use rayon::prelude::*;
+    let islands = options.islands.as_deref();
     let kept = match limits.reuse {
-        Reuse::Deltas => KeptDeltas::of(odb, plan, sent, limits.depth)?,
+        Reuse::Deltas => KeptDeltas::of(odb, (plan, sent), limits.depth, islands)?,
         Reuse::Objects | Reuse::Nothing => KeptDeltas::default(),
     };
     // Commits and tags too, as git, where stored deltas are kept (a roll of pushed packs, a gc
@@ -61,13 +63,14 @@ pub(crate) fn search_window(
                 stored_whole,
                 headroom: kept.headroom.get(&object.id).copied().unwrap_or(0),
                 pack,
+                breadth: islands.map_or(0, |islands| islands.breadth(&object.id)),
             })
         })
         .collect::<Result<Vec<_>, GenerateError>>()?;
     let found = search_all(
         odb,
         &objects,
-        limits,
+        (limits, islands),
         (options.compression, &options.cancel),
         progress,
     );
@@ -94,18 +97,20 @@ struct KeptDeltas {
 }
 
 impl KeptDeltas {
-    /// The stored deltas of `plan` whose base is sent too, and the chains they make; as git
-    /// breaks them, every `depth + 1`-th delta of a longer chain is searched again instead,
-    /// so that no chain in the new pack is deeper than `depth`.
+    /// The stored deltas of `plan` whose base is sent too (and within the islands' bounds),
+    /// and the chains they make; as git breaks them, every `depth + 1`-th delta of a longer
+    /// chain is searched again instead, so that no chain in the new pack is deeper than `depth`.
     fn of(
         odb: &ObjectDb,
-        plan: &[Planned],
-        sent: &Sent<'_>,
+        (plan, sent): (&[Planned], &Sent<'_>),
         depth: u32,
+        islands: Option<&Islands>,
     ) -> Result<Self, GenerateError> {
         let mut base = IdMap::default();
         for planned in plan {
-            if let Some(of) = sent_base(odb, plan, planned)?.filter(|of| sent.contains(of)) {
+            let allowed = |of: &ObjectId| islands.is_none_or(|i| i.allows(&planned.id, of));
+            let kept = sent_base(odb, plan, planned)?.filter(|of| sent.contains(of) && allowed(of));
+            if let Some(of) = kept {
                 base.insert(planned.id, of);
             }
         }

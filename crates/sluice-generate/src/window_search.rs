@@ -10,6 +10,7 @@
 //! of objects), and makes every thread's chains its own, so depths need no locking.
 
 use crate::delta_search::{NewDelta, MAX_SIZE, MIN_SIZE};
+use crate::islands::Islands;
 use rayon::prelude::*;
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;
@@ -127,6 +128,9 @@ pub(crate) struct Sized {
     pub headroom: u32,
     /// The pack it is stored in, whole or as a delta.
     pub pack: Option<u32>,
+    /// How many delta islands reach it (0 without islands): the objects of more go first,
+    /// the bases of those of fewer (git's order too).
+    pub breadth: u32,
 }
 
 impl Sized {
@@ -167,14 +171,15 @@ const SEGMENT: usize = 1024;
 pub(crate) fn search_all(
     odb: &ObjectDb,
     objects: &[Sized],
-    limits: &SearchLimits,
+    (limits, islands): (&SearchLimits, Option<&Islands>),
     (level, cancel): (u32, &Cancel),
     progress: &dyn Progress,
 ) -> Vec<(usize, Made)> {
     let mut order: Vec<usize> = (0..objects.len()).collect();
     let key = |&i: &usize| {
         let o = &objects[i];
-        (o.kind as u8, o.name_hash, std::cmp::Reverse(o.size), i)
+        let (islands, size) = (std::cmp::Reverse(o.breadth), std::cmp::Reverse(o.size));
+        (o.kind as u8, o.name_hash, islands, size, i)
     };
     order.sort_unstable_by_key(key);
     let mut segments = cut(&order, objects);
@@ -188,7 +193,10 @@ pub(crate) fn search_all(
             .flat_map_iter(|segment| match cancel.is_cancelled() {
                 // The segments not started yet are left; the caller sees the flag.
                 true => Vec::new(),
-                false => search_segment(odb, objects, segment, limits, level, progress),
+                false => {
+                    let searched = (objects, &segment[..], islands);
+                    search_segment(odb, searched, limits, level, progress)
+                }
             })
             .collect::<Vec<_>>()
     };
@@ -256,10 +264,11 @@ impl Slot {
     }
 }
 
+/// The objects of `segment` (places in `objects`) searched in turn, each against the window
+/// of those before it, within the bounds of `islands` when given.
 fn search_segment(
     odb: &ObjectDb,
-    objects: &[Sized],
-    segment: &[usize],
+    (objects, segment, islands): (&[Sized], &[usize], Option<&Islands>),
     limits: &SearchLimits,
     level: u32,
     progress: &dyn Progress,
@@ -288,6 +297,8 @@ fn search_segment(
         };
         let mut depth = 0;
         let target = Target {
+            id: object.id,
+            islands,
             kind: object.kind,
             data: data.as_deref().unwrap_or_default(),
             max_depth: limits.depth.saturating_sub(object.headroom),
@@ -342,6 +353,9 @@ fn search_segment(
 /// The object a delta is looked for: its data, the longest chain it may end, and the pack
 /// whose objects it is not tried against.
 struct Target<'a> {
+    id: ObjectId,
+    /// The bounds no delta crosses.
+    islands: Option<&'a Islands>,
     kind: ObjectKind,
     data: &'a [u8],
     max_depth: u32,
@@ -390,6 +404,8 @@ fn best_delta(
     spare: &mut Spare,
 ) -> Option<(usize, Vec<u8>)> {
     let Target {
+        id,
+        islands,
         kind,
         data: target,
         max_depth,
@@ -408,6 +424,7 @@ fn best_delta(
             || slot.depth >= max_depth
             || (target.len() as u64) < slot.size / 32
             || (tried_in.is_some() && slot.pack == tried_in)
+            || islands.is_some_and(|islands| !islands.allows(&id, &slot.id))
         {
             continue;
         }

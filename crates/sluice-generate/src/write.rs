@@ -13,6 +13,7 @@
 
 use crate::checksum_memo::{ChecksumMemo, CopyKey};
 use crate::delta_search::{search_deltas, Candidate, NewDelta, Role};
+use crate::islands::Islands;
 use crate::place::{CopyCheck, Job};
 use crate::verbatim;
 use crate::window_plan::{search_window, stored_entry, StoredEntry};
@@ -44,6 +45,9 @@ pub struct PackOptions {
     pub window_search: Option<SearchLimits>,
     /// Stops the delta search and the writing between two objects.
     pub cancel: Cancel,
+    /// `Some`: no delta (new or stored) crosses the islands' bounds, and the core island's
+    /// objects are written first (`--delta-islands`).
+    pub islands: Option<std::sync::Arc<Islands>>,
 }
 
 impl Default for PackOptions {
@@ -55,6 +59,7 @@ impl Default for PackOptions {
             show_writing: false,
             window_search: None,
             cancel: Cancel::default(),
+            islands: None,
         }
     }
 }
@@ -303,9 +308,11 @@ fn write<'a, W: Write>(
         Some(limits) if limits.reuse != Reuse::Deltas => None,
         _ => verbatim::whole_pack(odb, &sent_per_pack, count, options),
     };
-    // Not a pack whose chains run deeper than the search's depth: git cuts those.
+    // Not a pack whose chains run deeper than the search's depth (git cuts those), nor one
+    // whose deltas were made without the islands' bounds.
     let whole = match (whole, options.window_search) {
         (Some(pack), Some(limits)) if !verbatim::chains_within(pack, limits.depth)? => None,
+        _ if options.islands.is_some() => None,
         (whole, _) => whole,
     };
     if let Some(pack) = whole {
@@ -331,10 +338,15 @@ fn write<'a, W: Write>(
     // The pack copied whole is not planned entry by entry: for a clone after pushes it is
     // nearly everything, and a plan of it tens of megabytes.
     let mut plan = plan_of(odb, walked, &locations, verbatim);
-    // Stored order for packed objects, walk order (stable) for the rest.
-    plan.sort_by_key(|p| match p.source {
-        Source::Packed { pack, offset, .. } => (0, pack, offset),
-        Source::Elsewhere => (1, 0, 0),
+    // Stored order for packed objects, walk order (stable) for the rest; the core island's
+    // objects before all others (its deltas' bases are in it too).
+    let core = (options.islands.as_deref()).filter(|islands| islands.has_core());
+    plan.sort_by_key(|p| {
+        let outside_core = core.is_some_and(|islands| !islands.in_core(&p.id));
+        match p.source {
+            Source::Packed { pack, offset, .. } => (outside_core, 0, pack, offset),
+            Source::Elsewhere => (outside_core, 1, 0, 0),
+        }
     });
     let copied = verbatim.map(|pack| (&*odb.packs()[pack], sent_per_pack[pack]));
     progress.add(count.into());
@@ -499,8 +511,12 @@ fn search(
         None => {
             let candidates = delta_candidates(odb, walked, plan, sent, options)?;
             let level = options.compression;
-            for (id, delta) in search_deltas(odb, &candidates, level, progress, &options.cancel) {
-                plan[index[&id] as usize].delta = Some(Box::new(delta));
+            let found = search_deltas(odb, &candidates, level, progress, &options.cancel);
+            let islands = options.islands.as_deref();
+            for (id, delta) in found {
+                if islands.is_none_or(|islands| islands.allows(&id, &delta.base)) {
+                    plan[index[&id] as usize].delta = Some(Box::new(delta));
+                }
             }
         }
     }

@@ -49,6 +49,9 @@ pub enum GcError {
     /// A reflog age setting names no date (git's words).
     #[error(transparent)]
     BadExpiry(#[from] crate::reflog::BadAge),
+    /// The delta islands' configuration cannot be used.
+    #[error(transparent)]
+    Islands(#[from] sluice_generate::IslandError),
 }
 
 /// How gc runs.
@@ -85,6 +88,9 @@ pub struct GcOptions {
     /// The largest new cruft pack (`--max-cruft-size`, `gc.maxCruftSize`); with nothing ever
     /// pruned, the smaller cruft packs are combined up to it and the larger ones kept.
     pub max_cruft_size: Option<u64>,
+    /// The repack keeps to the delta islands (`repack.useDeltaIslands`, which git's gc leaves
+    /// to its repack: a bad `pack.island` stops gc there, after the refs and reflogs).
+    pub delta_islands: bool,
 }
 
 impl GcOptions {
@@ -119,6 +125,7 @@ impl GcOptions {
             )?),
             cruft: config.get_bool("gc.cruftpacks")?.unwrap_or(true),
             max_cruft_size: config.get_size("gc.maxcruftsize")?,
+            delta_islands: config.get_bool("repack.usedeltaislands")?.unwrap_or(false),
             cancel: Cancel::default(),
             keep_largest_pack: false,
             repack_filter: match config.get("gc.repackfilter") {
@@ -251,6 +258,10 @@ fn repack_everything(
         filter: options.repack_filter.clone(),
         // What git's gc gets from its pack-objects.
         max_pack_size: PackSizeLimit::resolve(None, repo.config())?.map(|limit| limit.bytes),
+        islands: sluice_generate::IslandRules::for_repack(
+            repo.config(),
+            Some(options.delta_islands),
+        )?,
         ..RepackOptions::default()
     };
     repack_all_with(repo, &repack, progress)?;

@@ -89,6 +89,7 @@ fn warm(dir: &Path, memory: &ServerMemory) -> Result<(), ServeError> {
         show_writing: false,
         window_search: None,
         cancel: Default::default(),
+        islands: None,
     };
     let memo = &*memory.checksums;
     write_pack_remembered(odb, &walked, &options, memo, std::io::sink(), &Discard)?;

@@ -17,6 +17,7 @@ mod command_options;
 mod commit_graph;
 mod connectivity;
 mod cruft;
+mod delta_islands;
 mod fetch_head;
 mod fetch_options;
 mod fetch_pack;

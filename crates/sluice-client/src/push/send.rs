@@ -150,6 +150,7 @@ pub(crate) fn send(
         show_writing: true,
         window_search: None,
         cancel: request.cancel.clone(),
+        islands: None,
     };
     let walked = match wants.is_empty() {
         // Only deletions: no pack is sent.

@@ -174,6 +174,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
             show_writing: false,
             window_search: None,
             cancel: Default::default(),
+            islands: None,
         };
         let (_, stats) = match &self.options.memory {
             Some(memory) => {

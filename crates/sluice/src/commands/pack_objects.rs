@@ -11,7 +11,9 @@ use sluice_generate::pack_objects::{
     MissingAction, RootKinds, Selection, Unreachable,
 };
 use sluice_generate::packfile_uris::PackfileUris;
-use sluice_generate::{write_pack, write_stored_at, PackOptions, PackSizeLimit};
+use sluice_generate::{
+    write_pack, write_stored_at, IslandRules, Islands, PackOptions, PackSizeLimit,
+};
 use sluice_graph::bitmap::write_bitmap;
 use sluice_odb::Pack;
 use sluice_pack::idx::IdxWriteOptions;
@@ -151,9 +153,12 @@ pub struct PackObjectsArgs {
     /// Taken as git's send-pack passes it for a shallow client (deltas are chosen the same).
     #[arg(long)]
     shallow: bool,
-    /// Taken as git passes it: Sluice marks no delta islands.
-    #[arg(long)]
+    /// Make no delta across the bounds of the delta islands (`pack.island`), and write the
+    /// core island (`pack.islandCore`) first; with `--revs` only, as git.
+    #[arg(long, overrides_with = "no_delta_islands")]
     delta_islands: bool,
+    #[arg(long, hide = true, overrides_with = "delta_islands")]
+    no_delta_islands: bool,
     /// Leave out the blobs `uploadpack.blobPackfileUri` offers at a URL of this scheme, and
     /// name their packs and URLs before the pack (as git's upload-pack asks for a client that
     /// downloads them).
@@ -191,6 +196,11 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
         eprintln!("warning: minimum pack size limit is 1 MiB");
     }
     let revs = walks_revisions(&args)?;
+    // Before anything is walked: a bad expression stops it in git's words.
+    let island_rules = match args.delta_islands && revs {
+        true => Some(IslandRules::from_config(repo.config())?),
+        false => None,
+    };
     let (object_filter, missing) = filter_and_missing(&args)?;
     let index = index_options(&args)?;
     let limit = limit.map(|limit| limit.bytes);
@@ -251,6 +261,15 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
     if args.include_tag {
         include_tags(&repo, &odb, &mut walked)?;
     }
+    let islands = match &island_rules {
+        Some(rules) => Some(mark_islands(
+            &repo,
+            (&odb, rules),
+            &walked,
+            (&progress, shown),
+        )?),
+        None => None,
+    };
     let reuse = super::repack::reuse_of(args.no_reuse_delta, args.no_reuse_object);
     let window_search = Some(args.search.limits(repo.config(), reuse)?);
     let options = PackOptions {
@@ -260,6 +279,7 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
         show_writing: true,
         window_search,
         cancel: context.cancel.clone(),
+        islands,
     };
     let stats = if args.stdout {
         let out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
@@ -296,6 +316,34 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
         eprintln!("{stats}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The delta islands of `rules` over every ref of `repo`, marked on `walked`; with git's
+/// words for rules of too many capture groups, and on progress, how many islands there are.
+pub(super) fn mark_islands(
+    repo: &sluice_repo::Repository,
+    (odb, rules): (&sluice_odb::ObjectDb, &IslandRules),
+    walked: &sluice_graph::Walked,
+    (progress, shown): (&TerminalProgress, bool),
+) -> anyhow::Result<std::sync::Arc<Islands>> {
+    let refs = repo.refs().list()?;
+    let islands = sluice_generate::mark_islands(odb, rules, &refs, walked, progress)?;
+    say_marked(islands.marked(), shown);
+    Ok(std::sync::Arc::new(islands))
+}
+
+/// git's words on the islands marked: a warning per ref matched by a rule of too many capture
+/// groups; on progress, how many islands there are.
+pub(super) fn say_marked(marked: sluice_generate::Marked, shown: bool) {
+    for _ in 0..marked.over_captured {
+        eprintln!(
+            "warning: island regex from config has too many capture groups (max={})",
+            sluice_generate::MAX_CAPTURES
+        );
+    }
+    if shown {
+        eprintln!("Marked {} islands, done.", marked.islands);
+    }
 }
 
 /// `--filter` (unless `--no-filter`) and `--missing`, refused in git's words when bad.

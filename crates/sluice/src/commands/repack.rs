@@ -8,8 +8,8 @@ use anyhow::{anyhow, bail};
 use clap::Args;
 use sluice_generate::{
     local_bitmap, repack_all_with, repack_geometric_with_midx, repack_loose, writes_bitmaps,
-    BitmapChoice, CruftOptions, GeometricOptions, GivenLimits, PackSizeLimit, RepackOptions, Reuse,
-    SearchLimits,
+    BitmapChoice, CruftOptions, GeometricOptions, GivenLimits, IslandRules, PackSizeLimit,
+    RepackOptions, Reuse, SearchLimits,
 };
 use std::process::ExitCode;
 
@@ -32,7 +32,8 @@ pub struct RepackArgs {
     /// `repack.updateServerInfo=false`.
     #[arg(short = 'n')]
     no_update_server_info: bool,
-    /// Taken as git takes it: Sluice marks no delta islands.
+    /// Make no delta across the bounds of the delta islands (`pack.island`), and write the
+    /// core island (`pack.islandCore`) first; `repack.useDeltaIslands` when not given.
     #[arg(short = 'i', long, overrides_with = "no_delta_islands")]
     delta_islands: bool,
     #[arg(long, hide = true, overrides_with = "delta_islands")]
@@ -224,6 +225,8 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     };
     let reuse = reuse_of(args.no_reuse_delta, args.no_reuse_object);
     let window_search = Some(args.search.limits(repo.config(), reuse)?);
+    let islands_given = super::either(args.delta_islands, args.no_delta_islands);
+    let islands = IslandRules::for_repack(repo.config(), islands_given)?;
     let filter = match (args.filter.as_deref(), &args.filter_to) {
         (Some(spec), to) => Some(filter_out(
             spec,
@@ -276,8 +279,12 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         cancel: context.cancel.clone(),
         skip_server_info: args.no_update_server_info,
         filter,
+        islands,
     };
     let repacked = repack_all_with(&repo, &options, &progress)?;
+    if let Some(marked) = repacked.islands {
+        super::pack_objects::say_marked(marked, crate::progress::enabled(!args.quiet, false));
+    }
     // Said when the bitmap was asked for, not when it is only a bare repository's default.
     if repacked.bitmap_dropped && bitmap == BitmapChoice::Asked {
         eprintln!("warning: disabling bitmap writing, packs are split due to pack.packSizeLimit");
