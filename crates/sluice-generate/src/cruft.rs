@@ -3,7 +3,8 @@
 //! until it is older than the expiration. An object's date is that of its loose file, its
 //! old cruft pack's record, or its old pack's file; the newest wins when there are several.
 
-use crate::repack::{file_error, stored_pack_options, write_packs_into, CruftOptions, RepackError};
+use crate::repack::{file_error, CruftOptions, RepackError};
+use crate::stored::{stored_pack_options, write_packs_into};
 use sluice_graph::{Walked, WalkedObject};
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::Discard;

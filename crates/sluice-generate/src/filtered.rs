@@ -4,7 +4,8 @@
 //! (an object directory the repository borrows from), so that nothing is lost with them.
 
 use crate::pack_objects::objects_of_packs;
-use crate::repack::{write_stored, RepackError};
+use crate::repack::RepackError;
+use crate::stored::write_stored;
 use crate::write::PackOptions;
 use sluice_graph::ObjectFilter;
 use sluice_object::cancel::Cancel;

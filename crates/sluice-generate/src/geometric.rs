@@ -10,7 +10,8 @@
 //! other rolled packs' objects (each pack's writer tried its own), its path found by a walk of
 //! the rolled commits: a push's pack completed with whole bases gets its deltas at the roll.
 
-use crate::repack::{file_error, prune_packed, remove_pack, write_into, RepackError};
+use crate::repack::{file_error, prune_packed, remove_pack, RepackError};
+use crate::stored::write_into;
 use crate::window_search::{Reuse, SearchLimits};
 use sluice_graph::{walk_objects, Missing, WalkRequest, Walked, WalkedObject};
 use sluice_object::cancel::Cancel;

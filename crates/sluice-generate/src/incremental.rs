@@ -3,8 +3,9 @@
 //! packed are removed (`prune-packed`). What no ref reaches stays loose, for prune to judge.
 //! This is git's plain `repack`, what a script runs after a batch of pushes.
 
-use crate::repack::{prune_packed, write_into, RepackError};
-use crate::PackStats;
+use crate::repack::{prune_packed, RepackError};
+use crate::stored::{stored_pack_options, write_one};
+use crate::{IslandRules, PackStats};
 use sluice_graph::{walk_objects, WalkRequest};
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;
@@ -13,11 +14,13 @@ use sluice_odb::Pack;
 use sluice_repo::Repository;
 
 /// Packs the loose objects the repository's roots reach (refs, `HEAD`s, reflogs, indexes:
-/// [`sluice_repo::Roots`], as git's repack passes `--all --reflog --indexed-objects`); `None`
-/// when there were none.
+/// [`sluice_repo::Roots`], as git's repack passes `--all --reflog --indexed-objects`), no delta
+/// crossing the bounds of `islands` when given (marked over the loose objects alone, as git's
+/// `--unpacked` walk marks them); `None` when there were none.
 pub fn repack_loose(
     repo: &Repository,
     (delete, skip_server_info): (bool, bool),
+    islands: Option<&IslandRules>,
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<Option<PackStats>, RepackError> {
@@ -37,7 +40,13 @@ pub fn repack_loose(
     if walked.objects.is_empty() {
         return Ok(None);
     }
-    let (stored, stats) = write_into(repo, &odb, &walked, None, progress, cancel)?;
+    let mut options = stored_pack_options(repo, None, cancel)?;
+    if let Some(rules) = islands {
+        let refs = repo.refs().list()?;
+        let marked = crate::islands::mark(&odb, rules, &refs, &walked, progress)?;
+        options.islands = Some(std::sync::Arc::new(marked));
+    }
+    let (stored, stats) = write_one(repo, &odb, &walked, &options, progress)?;
     if delete {
         let packed = Pack::open(&stored.pack.with_extension("idx"), repo.hash())?;
         prune_packed(&odb, |id| packed.contains(id))?;

@@ -23,6 +23,7 @@ mod place;
 mod promisor;
 mod repack;
 mod split;
+mod stored;
 mod tips;
 mod verbatim;
 mod window_plan;
@@ -41,10 +42,11 @@ pub use islands::{mark as mark_islands, IslandError, IslandRules, Islands, Marke
 pub use midx_bitmap::{largest_pack, write_midx_bitmap, write_midx_bitmap_of, MidxBitmap};
 pub use midx_repack::repack_midx;
 pub use repack::{
-    pack_files, repack_all, repack_all_with, write_stored, write_stored_at, write_stored_packs,
-    CruftOptions, RepackError, RepackOptions, Repacked, StoredAs, RECENT_PACK,
+    pack_files, repack_all, repack_all_with, CruftOptions, RepackError, RepackOptions, Repacked,
+    RECENT_PACK,
 };
 pub use split::PackSizeLimit;
+pub use stored::{write_stored, write_stored_at, write_stored_packs, StoredAs};
 pub use window_search::{GivenLimits, Reuse, SearchLimits};
 pub use write::{
     write_pack, write_pack_indexed, write_pack_remembered, IndexedPack, PackOptions, PackStats,

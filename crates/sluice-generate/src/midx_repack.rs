@@ -3,7 +3,8 @@
 //! pack, the multi-pack-index written again; a later `expire` deletes the packs of the batch,
 //! which nothing is found in any more.
 
-use crate::repack::{write_into, RepackError};
+use crate::repack::RepackError;
+use crate::stored::write_into;
 use sluice_graph::{Walked, WalkedObject};
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;

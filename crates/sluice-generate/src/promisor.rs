@@ -4,7 +4,8 @@
 //! pack of the repository's own objects leaves those objects out.
 
 use crate::pack_objects::objects_of_packs;
-use crate::repack::{write_into, RepackError};
+use crate::repack::RepackError;
+use crate::stored::write_into;
 use crate::write::PackStats;
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;

@@ -7,8 +7,8 @@
 use crate::prune::{prune, PruneError, PruneOptions};
 use crate::reflog::{expire_all, ExpireOptions, ReflogError};
 use sluice_generate::{
-    repack_all_with, repack_geometric, CruftOptions, GeometricOptions, GivenLimits, PackSizeLimit,
-    RepackError, RepackOptions, Reuse, Rolled, SearchLimits,
+    repack_all_with, repack_geometric, CruftOptions, GeometricOptions, GivenLimits, IslandRules,
+    PackSizeLimit, RepackError, RepackOptions, Reuse, Rolled, SearchLimits,
 };
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::{Discard, Progress};
@@ -199,7 +199,9 @@ pub fn gc(
     let (bitmap_dropped, cruft) = match incremental {
         true => {
             let steps = (true, false);
-            sluice_generate::repack_loose(repo, steps, progress, &options.cancel)?;
+            let islands = IslandRules::for_repack(repo.config(), Some(options.delta_islands))?;
+            let cancel = &options.cancel;
+            sluice_generate::repack_loose(repo, steps, islands.as_ref(), progress, cancel)?;
             (false, false)
         }
         false => (repack_everything(repo, options, progress)?, options.cruft),
@@ -258,10 +260,7 @@ fn repack_everything(
         filter: options.repack_filter.clone(),
         // What git's gc gets from its pack-objects.
         max_pack_size: PackSizeLimit::resolve(None, repo.config())?.map(|limit| limit.bytes),
-        islands: sluice_generate::IslandRules::for_repack(
-            repo.config(),
-            Some(options.delta_islands),
-        )?,
+        islands: IslandRules::for_repack(repo.config(), Some(options.delta_islands))?,
         ..RepackOptions::default()
     };
     repack_all_with(repo, &repack, progress)?;

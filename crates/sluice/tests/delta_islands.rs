@@ -25,6 +25,17 @@ fn version(tag: &str, lines: usize) -> String {
 /// two forks under `refs/virtual/<n>/heads/` (islands "1" and "2"), each of the last three
 /// with larger versions of the main line's file; and which refs make each island.
 fn islands_repo(env: &Env, name: &str) -> (PathBuf, BTreeMap<&'static str, Vec<&'static str>>) {
+    let (repo, islands) = loose_islands_repo(env, name);
+    // Loose objects and small packs, as a repository between repacks holds them.
+    env.git(&repo, &["repack", "-d", "-q"]);
+    (repo, islands)
+}
+
+/// [`islands_repo`] with every object loose.
+fn loose_islands_repo(
+    env: &Env,
+    name: &str,
+) -> (PathBuf, BTreeMap<&'static str, Vec<&'static str>>) {
     let repo = env.init(name, false);
     env.git(&repo, &["symbolic-ref", "HEAD", "refs/heads/main"]);
     let write = |text: &str| std::fs::write(repo.join("data.txt"), text).unwrap();
@@ -56,8 +67,6 @@ fn islands_repo(env: &Env, name: &str) -> (PathBuf, BTreeMap<&'static str, Vec<&
         ("1", vec!["refs/virtual/1/heads/main"]),
         ("2", vec!["refs/virtual/2/heads/main"]),
     ]);
-    // Loose objects and small packs, as a repository between repacks holds them.
-    env.git(&repo, &["repack", "-d", "-q"]);
     (repo, islands)
 }
 
@@ -201,6 +210,65 @@ fn repacks_keep_every_delta_within_its_islands_as_gits_do() {
         }
         let calls = std::fs::read_to_string(env.path().join("calls")).unwrap();
         assert!(calls.contains("--delta-islands"), "{calls}");
+    }
+}
+
+/// `repack -d -i` without `-a` and gc's incremental repack with `repack.useDeltaIslands`: the
+/// new pack of the loose objects has no delta across the islands' bounds, as git's; Sluice's
+/// without islands has (the objects provoke it).
+#[test]
+fn incremental_repacks_keep_deltas_within_islands_as_gits_do() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let (seed, islands) = loose_islands_repo(&env, "seed");
+        // Enough loose objects that gc --auto sees some in the directory it samples.
+        let blobs = env.path().join("blobs");
+        std::fs::create_dir(&blobs).unwrap();
+        let mut paths = String::new();
+        for i in 0..600 {
+            let path = blobs.join(i.to_string());
+            std::fs::write(&path, format!("unreachable {i}\n")).unwrap();
+            paths.push_str(&format!("{}\n", path.display()));
+        }
+        let args = ["hash-object", "-w", "--stdin-paths"];
+        let out = env.git_with_input(&seed, &args, paths.as_bytes());
+        assert!(out.status.success(), "{}", stderr(&out));
+        let before = objects(&env, &seed);
+        let runs: [(&str, bool, &[&str]); 4] = [
+            ("git", false, &["repack", "-d", "-i", "-q"]),
+            ("plain", true, &["repack", "-d", "-q"]),
+            ("sluice", true, &["repack", "-d", "-i", "-q"]),
+            (
+                "gc",
+                true,
+                &[
+                    "-c",
+                    "gc.auto=1",
+                    "-c",
+                    "repack.useDeltaIslands=true",
+                    "gc",
+                    "--auto",
+                    "-q",
+                ],
+            ),
+        ];
+        for (name, sluice, args) in runs {
+            let repo = env.path().join(name);
+            copy_tree(&seed, &repo);
+            let out = env.sluice_or_git(sluice, &repo, args);
+            assert!(out.status.success(), "{name} {args:?}: {}", stderr(&out));
+            env.git(&repo, &["fsck", "--strict", "--no-progress"]);
+            assert_eq!(objects(&env, &repo), before, "{name}");
+            let crossing = crossing_deltas(&env, &repo, &islands);
+            match name {
+                "plain" => assert!(
+                    !crossing.is_empty(),
+                    "{}: no delta to forbid",
+                    git.display()
+                ),
+                _ => assert_eq!(crossing, [], "{} {name}", git.display()),
+            }
+        }
     }
 }
 

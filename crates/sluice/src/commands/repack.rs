@@ -206,10 +206,13 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         repack_geometric_with_midx(&repo, &options, midx, bitmap, &progress, cancel)?;
         return Ok(ExitCode::SUCCESS);
     }
+    let islands_given = super::either(args.delta_islands, args.no_delta_islands);
+    let islands = IslandRules::for_repack(repo.config(), islands_given)?;
     if !everything {
         // git's plain repack: the loose objects the roots reach into a new pack.
         let steps = (args.delete, args.no_update_server_info);
-        if repack_loose(&repo, steps, &progress, &context.cancel)?.is_none() && !args.quiet {
+        let packed = repack_loose(&repo, steps, islands.as_ref(), &progress, &context.cancel)?;
+        if packed.is_none() && !args.quiet {
             println!("Nothing new to pack.");
         }
         return Ok(ExitCode::SUCCESS);
@@ -225,8 +228,6 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     };
     let reuse = reuse_of(args.no_reuse_delta, args.no_reuse_object);
     let window_search = Some(args.search.limits(repo.config(), reuse)?);
-    let islands_given = super::either(args.delta_islands, args.no_delta_islands);
-    let islands = IslandRules::for_repack(repo.config(), islands_given)?;
     let filter = match (args.filter.as_deref(), &args.filter_to) {
         (Some(spec), to) => Some(filter_out(
             spec,
