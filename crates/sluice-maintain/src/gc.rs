@@ -52,6 +52,9 @@ pub enum GcError {
     /// The delta islands' configuration cannot be used.
     #[error(transparent)]
     Islands(#[from] sluice_generate::IslandError),
+    /// `gc.pid` could not be written.
+    #[error(transparent)]
+    Lock(#[from] sluice_odb::lockfile::LockError),
 }
 
 /// How gc runs.
@@ -88,6 +91,8 @@ pub struct GcOptions {
     /// The largest new cruft pack (`--max-cruft-size`, `gc.maxCruftSize`); with nothing ever
     /// pruned, the smaller cruft packs are combined up to it and the larger ones kept.
     pub max_cruft_size: Option<u64>,
+    /// Run even when `gc.pid` names a gc still running (`--force`).
+    pub force: bool,
     /// The repack keeps to the delta islands (`repack.useDeltaIslands`, which git's gc leaves
     /// to its repack: a bad `pack.island` stops gc there, after the refs and reflogs).
     pub delta_islands: bool,
@@ -126,6 +131,7 @@ impl GcOptions {
             cruft: config.get_bool("gc.cruftpacks")?.unwrap_or(true),
             max_cruft_size: config.get_size("gc.maxcruftsize")?,
             delta_islands: config.get_bool("repack.usedeltaislands")?.unwrap_or(false),
+            force: false,
             cancel: Cancel::default(),
             keep_largest_pack: false,
             repack_filter: match config.get("gc.repackfilter") {
@@ -161,7 +167,7 @@ fn to_time(seconds: i64) -> SystemTime {
 }
 
 /// Whether gc ran.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GcOutcome {
     /// It did its work. `bitmap_dropped`: a bitmap was wanted but the repository borrows
     /// objects, so none was written (git warns "disabling bitmap writing, as some objects are
@@ -175,6 +181,20 @@ pub enum GcOutcome {
     },
     /// `--auto` found too little to do.
     NothingToDo,
+    /// Another gc runs on the repository, as its `gc.pid` says: nothing was done.
+    Running(crate::gc_lock::Running),
+}
+
+/// What gc does before it repacks: the refs packed, the reflogs expired. A gc that detaches
+/// does it before it returns, as git's, and the gc in the background again (it finds nothing).
+pub fn before_repack(repo: &Repository, options: &GcOptions) -> Result<(), GcError> {
+    let prune_refs = PackRefsOptions {
+        all: true,
+        prune: true,
+    };
+    repo.refs().pack(prune_refs, repo.objects())?;
+    expire_all(repo, &options.reflog)?;
+    Ok(())
 }
 
 /// Runs gc on `repo`, showing the repack's and the commit-graph's phases on `progress`.
@@ -190,12 +210,13 @@ pub fn gc(
         },
         false => options.incremental,
     };
-    let prune_refs = PackRefsOptions {
-        all: true,
-        prune: true,
+    // Held until the end: another gc (an automatic one after a push, a scheduled one) waits
+    // for the next time.
+    let _lock = match crate::gc_lock::lock_for_gc(repo.common_dir(), options.force)? {
+        Ok(lock) => lock,
+        Err(running) => return Ok(GcOutcome::Running(running)),
     };
-    repo.refs().pack(prune_refs, repo.objects())?;
-    expire_all(repo, &options.reflog)?;
+    before_repack(repo, options)?;
     let (bitmap_dropped, cruft) = match incremental {
         true => {
             let steps = (true, false);
@@ -334,16 +355,10 @@ pub fn past_auto_limits(repo: &Repository) -> Result<Option<PastLimit>, GcError>
 /// first: past both, everything is repacked).
 fn past_limits(repo: &Repository) -> Result<Option<PastLimit>, GcError> {
     let config = repo.config();
-    let limit = config.get_int("gc.auto")?.unwrap_or(6700);
-    if limit <= 0 {
+    if config.get_int("gc.auto")?.unwrap_or(6700) <= 0 {
         return Ok(None);
     }
     let objects = repo.objects().dir();
-    let sample = std::fs::read_dir(objects.join("17"))
-        .map(|entries| entries.flatten().count())
-        .unwrap_or(0) as i64;
-    // git: more than `limit` in all, estimated from one directory of 256, rounded up.
-    let per_dir = (limit + 255) / 256;
     let pack_limit = config.get_int("gc.autopacklimit")?.unwrap_or(50);
     // As git counts them: a pack kept by a `.keep` file is not one gc would repack.
     let packs = sluice_generate::pack_files(&objects.join("pack"))
@@ -355,11 +370,26 @@ fn past_limits(repo: &Repository) -> Result<Option<PastLimit>, GcError> {
         .unwrap_or(0) as i64;
     Ok(if pack_limit > 0 && packs > pack_limit {
         Some(PastLimit::Packs)
-    } else if sample > per_dir {
+    } else if too_many_loose_objects(repo)? {
         Some(PastLimit::LooseObjects)
     } else {
         None
     })
+}
+
+/// Whether there are more than `gc.auto` (6,700) loose objects, counted in one fan-out
+/// directory as git counts them. After `gc --auto`, git warns that there are "too many
+/// unreachable loose objects" when there still are.
+pub fn too_many_loose_objects(repo: &Repository) -> Result<bool, GcError> {
+    let limit = repo.config().get_int("gc.auto")?.unwrap_or(6700);
+    if limit <= 0 {
+        return Ok(false);
+    }
+    let sample = std::fs::read_dir(repo.objects().dir().join("17"))
+        .map(|entries| entries.flatten().count())
+        .unwrap_or(0) as i64;
+    // git: more than `limit` in all, estimated from one directory of 256, rounded up.
+    Ok(sample > (limit + 255) / 256)
 }
 
 /// The file name of `repo`'s largest pack in bytes, cruft and `.keep` packs aside, as git's

@@ -8,6 +8,7 @@
 #![deny(missing_docs)]
 
 pub mod gc;
+pub mod gc_lock;
 pub mod maintenance;
 pub mod prune;
 pub mod reflog;

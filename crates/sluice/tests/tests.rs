@@ -25,6 +25,7 @@ mod fetch_parallel;
 mod fetch_refs;
 mod fetch_transaction_hook;
 mod fsck;
+mod gc_detach;
 mod git_plumbing;
 mod global_options;
 mod help_pages;

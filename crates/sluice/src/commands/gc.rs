@@ -1,9 +1,12 @@
 //! `sluice gc [--auto] [--aggressive] [--prune=<date>|--no-prune] [-q]`.
 
 use super::Context;
+use anyhow::bail;
 use clap::Args;
 use sluice_generate::{GivenLimits, PackSizeLimit, Reuse, SearchLimits};
+use sluice_maintain::gc_lock::{keep_gc_log, last_gc_error, lock_for_gc};
 use sluice_maintain::{gc, past_auto_limits, GcOptions, GcOutcome, PastLimit};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// `git gc`'s arguments.
@@ -36,14 +39,69 @@ pub struct GcArgs {
     /// The largest new cruft pack, with k, m or g (`gc.maxCruftSize`).
     #[arg(long, value_name = "n")]
     max_cruft_size: Option<String>,
-    /// Taken as git takes it: Sluice's gc takes no lock another gc would hold.
+    /// Run even when `gc.pid` says another gc is running.
     #[arg(long)]
     force: bool,
+    /// Set by a gc for the gc it detaches: its standard error, kept as `gc.log` when it says
+    /// anything, and which limit `--auto` found past (so that neither the test nor the
+    /// `pre-auto-gc` hook runs twice).
+    #[arg(long, hide = true, num_args = 2, value_names = ["log", "past"])]
+    detached: Vec<String>,
+}
+
+/// What a gc detached by another was told: where its standard error goes, and which limit
+/// `--auto` found past.
+struct Detached {
+    log: PathBuf,
+    past: Option<PastLimit>,
+}
+
+impl Detached {
+    fn of(args: &GcArgs) -> Option<Detached> {
+        let [log, past] = &args.detached[..] else {
+            return None;
+        };
+        let past = match past.as_str() {
+            "packs" => Some(PastLimit::Packs),
+            "loose" => Some(PastLimit::LooseObjects),
+            _ => None,
+        };
+        Some(Detached {
+            log: PathBuf::from(log),
+            past,
+        })
+    }
 }
 
 /// Runs gc.
 pub fn run(args: GcArgs, context: &Context) -> anyhow::Result<ExitCode> {
+    let Some(detached) = Detached::of(&args) else {
+        return run_here(args, None, context);
+    };
+    // No one waits for this process: what it says, a failure too, is for gc.log.
+    let code = match run_here(args, Some(&detached.past), context) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("fatal: {}", crate::describe(&error));
+            ExitCode::from(128)
+        }
+    };
+    let _ = keep_gc_log(&detached.log);
+    Ok(code)
+}
+
+/// gc, in this process (`detached`: as the background gc another started, with the limit
+/// `--auto` found past) or, when it detaches, in another.
+fn run_here(
+    args: GcArgs,
+    detached: Option<&Option<PastLimit>>,
+    context: &Context,
+) -> anyhow::Result<ExitCode> {
     let repo = context.require_repository()?;
+    let log_expiry = repo.config().get("gc.logexpiry").unwrap_or("1.day.ago");
+    let Ok(log_expiry) = sluice_maintain::gc::time_of(log_expiry) else {
+        bail!("failed to parse gc.logExpiry value {log_expiry}");
+    };
     let prune = match args.no_prune {
         true => Some("never"),
         false => args.prune.as_deref(),
@@ -52,6 +110,7 @@ pub fn run(args: GcArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let progress = args.foreground.progress();
     let mut options = GcOptions::from_config(repo.config(), args.auto, prune)?;
     options.cancel = context.cancel.clone();
+    options.force = args.force;
     options.no_prune = args.no_prune;
     options.keep_largest_pack = args.keep_largest_pack;
     options.cruft = super::either(args.cruft, args.no_cruft).unwrap_or(options.cruft);
@@ -71,19 +130,61 @@ pub fn run(args: GcArgs, context: &Context) -> anyhow::Result<ExitCode> {
         };
         options.window_search = Some(SearchLimits::from_config(config, &given, Reuse::Objects)?);
     }
+    // As git: in the background with `--auto` unless `gc.autoDetach` is false, and whenever
+    // `--detach` is given.
+    let detach = match (detached, args.foreground.detach()) {
+        (Some(_), _) => false,
+        (None, Some(given)) => given,
+        (None, None) => args.auto && repo.config().get_bool("gc.autodetach")?.unwrap_or(true),
+    };
+    let mut past = None;
     if options.auto {
         // Decided here, so that git's words come before the work, as git says them.
-        let Some(past) = past_auto_limits(&repo)? else {
+        past = match detached {
+            Some(past) => *past,
+            None => past_auto_limits(&repo)?,
+        };
+        let Some(past) = past else {
             return Ok(ExitCode::SUCCESS);
         };
-        if !args.foreground.is_quiet() {
-            eprintln!("Auto packing the repository for optimum performance.");
+        if !args.foreground.is_quiet() && detached.is_none() {
+            match detach {
+                true => {
+                    eprintln!("Auto packing the repository in background for optimum performance.")
+                }
+                false => eprintln!("Auto packing the repository for optimum performance."),
+            }
             eprintln!("See \"git help gc\" for manual housekeeping.");
         }
         options.auto = false;
         options.incremental = past == PastLimit::LooseObjects;
     }
+    if detach {
+        if let Some(code) = detach_gc(&repo, (&options, past), log_expiry)? {
+            return Ok(code);
+        }
+    }
     let done = gc(&repo, &options, &progress)?;
+    if let GcOutcome::Running(running) = &done {
+        // Quiet with `--auto`: the other gc does the work.
+        if args.auto {
+            return Ok(ExitCode::SUCCESS);
+        }
+        bail!(
+            "gc is already running on machine '{}' pid {} (use --force if not)",
+            running.host,
+            running.pid
+        );
+    }
+    if args.auto && sluice_maintain::gc::too_many_loose_objects(&repo)? {
+        eprintln!(
+            "warning: There are too many unreachable loose objects; run 'git prune' to remove them."
+        );
+    }
+    if detached.is_none() {
+        // A gc in the foreground that went through clears what an earlier detached one said.
+        let _ = std::fs::remove_file(repo.common_dir().join("gc.log"));
+    }
     if let GcOutcome::Done {
         bitmap_dropped,
         cruft,
@@ -102,4 +203,55 @@ pub fn run(args: GcArgs, context: &Context) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// gc started in the background, as git's `--detach`: unless the last detached gc failed (its
+/// `gc.log` younger than `log_expiry`, said as git says it) or another gc runs, the refs are
+/// packed and the reflogs expired here, then the rest runs in another process with its
+/// standard error in `gc.log.lock`. `Some(exit code)` when done here; `None` to go on in the
+/// foreground (the other process could not be started).
+fn detach_gc(
+    repo: &sluice_repo::Repository,
+    (options, past): (&GcOptions, Option<PastLimit>),
+    log_expiry: std::time::SystemTime,
+) -> anyhow::Result<Option<ExitCode>> {
+    let dir = repo.common_dir();
+    if let Some(said) = last_gc_error(dir, log_expiry)? {
+        eprintln!(
+            "warning: The last gc run reported the following. Please correct the root cause\n\
+             and remove {}\n\
+             Automatic cleanup will not be performed until the file is removed.\n\n{said}",
+            shown_path(&dir.join("gc.log")).display()
+        );
+        return Ok(Some(ExitCode::SUCCESS));
+    }
+    match lock_for_gc(dir, options.force)? {
+        Ok(lock) => drop(lock),
+        Err(_) => return Ok(Some(ExitCode::SUCCESS)),
+    }
+    sluice_maintain::gc::before_repack(repo, options)?;
+    let (log, file) = sluice_odb::lockfile::create_lock(&dir.join("gc.log"));
+    // Another detached gc is writing its log: it does the work.
+    let Ok(file) = file else {
+        return Ok(Some(ExitCode::SUCCESS));
+    };
+    let past = match past {
+        Some(PastLimit::Packs) => "packs",
+        Some(PastLimit::LooseObjects) => "loose",
+        None => "none",
+    };
+    let extra = ["--detached".into(), log.clone().into(), past.into()];
+    if super::detach::run_detached(file.into(), &extra) {
+        return Ok(Some(ExitCode::SUCCESS));
+    }
+    let _ = std::fs::remove_file(&log);
+    Ok(None)
+}
+
+/// `path` as git names a file of the repository: relative to the working directory when
+/// below it.
+pub(super) fn shown_path(path: &Path) -> PathBuf {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    path.strip_prefix(&cwd)
+        .map_or_else(|_| path.to_owned(), Path::to_owned)
 }

@@ -7,6 +7,7 @@
 use super::Context;
 use anyhow::bail;
 use clap::{Args, Subcommand};
+use sluice_maintain::gc_lock::lock_for_maintenance;
 use sluice_maintain::schedule::{self, Scheduled, Scheduler, Schedulers};
 use sluice_maintain::{register, run_tasks, select_tasks, unregister, Prefetch, Schedule, Task};
 use std::path::PathBuf;
@@ -136,12 +137,58 @@ pub fn run(args: MaintenanceArgs, context: &Context) -> anyhow::Result<ExitCode>
         return Ok(ExitCode::from(129));
     }
     let tasks = select_tasks(&repo, &named, schedule)?;
+    // As git: one run at a time; a second one says so (but with `--auto`, most likely run by
+    // a command the first one runs, or `-q`) and does nothing.
+    let _lock = match lock_for_maintenance(repo.objects().dir())? {
+        Ok(lock) => lock,
+        Err(path) => {
+            if !auto && !foreground.quiet() {
+                let path = super::gc::shown_path(&path);
+                eprintln!(
+                    "warning: lock file '{}' exists, skipping maintenance",
+                    path.display()
+                );
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
+    if foreground.detach() == Some(true) {
+        // The other run takes the lock once this one has let it go.
+        drop(_lock);
+        if super::detach::run_detached(std::process::Stdio::null(), &[]) {
+            return Ok(ExitCode::SUCCESS);
+        }
+        return run_locked_again(&repo, (&tasks, auto), &foreground, context);
+    }
+    run_selected(&repo, (&tasks, auto), &foreground, context)
+}
+
+/// The foreground's fallback when no background run could be started: the lock taken again.
+fn run_locked_again(
+    repo: &sluice_repo::Repository,
+    (tasks, auto): (&[Task], bool),
+    foreground: &super::Foreground,
+    context: &Context,
+) -> anyhow::Result<ExitCode> {
+    let Ok(_lock) = lock_for_maintenance(repo.objects().dir())? else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    run_selected(repo, (tasks, auto), foreground, context)
+}
+
+/// Runs `tasks`, saying what failed as git says it.
+fn run_selected(
+    repo: &sluice_repo::Repository,
+    (tasks, auto): (&[Task], bool),
+    foreground: &super::Foreground,
+    context: &Context,
+) -> anyhow::Result<ExitCode> {
     let progress = foreground.progress();
     let prefetch = Fetch {
         quiet: foreground.quiet(),
         cwd: &context.cwd,
     };
-    let run = run_tasks(&repo, &tasks, auto, &prefetch, &progress, &context.cancel)?;
+    let run = run_tasks(repo, tasks, auto, &prefetch, &progress, &context.cancel)?;
     for warning in &run.warnings {
         eprintln!("warning: {warning}");
     }

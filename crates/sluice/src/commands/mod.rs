@@ -4,6 +4,7 @@ pub mod checkout;
 pub mod checkout_index;
 pub mod clone;
 pub mod commit_graph;
+mod detach;
 pub mod docs;
 pub mod fetch;
 pub mod fetch_pack;
@@ -82,8 +83,7 @@ impl Context {
 }
 
 /// `-q`/`--no-quiet` and `--[no-]detach`, as git's gc and maintenance take them (git's own
-/// commands pass `--no-quiet` and, from 2.47, `--detach` after a commit or a fetch). Sluice
-/// runs them in the foreground: detaching is taken and changes nothing.
+/// commands pass `--no-quiet` and, from 2.47, `--detach` after a commit or a fetch).
 #[derive(Debug, clap::Args)]
 pub struct Foreground {
     /// Say nothing.
@@ -92,17 +92,21 @@ pub struct Foreground {
     /// Show progress on a terminal.
     #[arg(long, overrides_with = "quiet")]
     no_quiet: bool,
-    /// Taken as git passes it; the work runs in the foreground.
+    /// Run in the background: the command returns at once (gc's default with `--auto`,
+    /// unless `gc.autoDetach` is false).
     #[arg(long, overrides_with = "no_detach")]
-    #[allow(dead_code)] // Taken for git's callers; there is nothing to detach.
     detach: bool,
     /// Run in the foreground.
     #[arg(long, overrides_with = "detach", hide = true)]
-    #[allow(dead_code)]
     no_detach: bool,
 }
 
 impl Foreground {
+    /// `--detach` or `--no-detach`, the last given; `None` for neither.
+    pub fn detach(&self) -> Option<bool> {
+        either(self.detach, self.no_detach)
+    }
+
     /// The progress to show: on a terminal, none with `-q`.
     pub fn progress(&self) -> crate::progress::TerminalProgress {
         crate::progress::TerminalProgress::new(self.shows_progress())
