@@ -106,9 +106,13 @@ impl GcOptions {
         auto: bool,
         prune: Option<&str>,
     ) -> Result<GcOptions, GcError> {
-        let setting = |key: &str, default: &str| config.get(key).unwrap_or(default).to_owned();
+        // Checked whether or not `--prune` overrides it, as git reads it.
+        let configured = config_expiry(config, "gc.pruneexpire")?;
         let given = prune.is_some();
-        let prune = prune.map_or_else(|| setting("gc.pruneexpire", "2.weeks.ago"), str::to_owned);
+        let prune = prune.map_or_else(
+            || configured.unwrap_or("2.weeks.ago").to_owned(),
+            str::to_owned,
+        );
         let prune_expire = match prune.as_str() {
             "never" | "false" => None,
             "now" => Some(SystemTime::now()),
@@ -146,6 +150,28 @@ impl GcOptions {
             },
         })
     }
+}
+
+/// The value of the expiry setting `key` (`gc.pruneExpire`, `gc.logExpiry`), refused as git
+/// refuses it when it is no date in the past: `Invalid <key>: '<value>'`, with where it was
+/// set.
+pub fn config_expiry<'c>(
+    config: &'c sluice_odb::Config,
+    key: &str,
+) -> Result<Option<&'c str>, sluice_odb::ConfigError> {
+    let Some(value) = config.get(key) else {
+        return Ok(None);
+    };
+    let now = to_seconds(SystemTime::now());
+    match value == "now" || seconds(value).is_ok_and(|at| at < now) {
+        true => Ok(Some(value)),
+        false => Err(config.refuse(key, format!("Invalid {key}: '{value}'"))),
+    }
+}
+
+fn to_seconds(time: SystemTime) -> i64 {
+    time.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }
 
 /// A date as git reads `gc.*` and `--expire` values, in seconds since the epoch: `never` (and

@@ -57,6 +57,30 @@ pub enum ConfigError {
     /// Setting one value for a key that has several.
     #[error("{0} has multiple values")]
     MultipleValues(String),
+    /// A value its reader refuses (`why`, which git says first as an error), named by where
+    /// it was set: a file and line, or the command line.
+    #[error("{}", match origin {
+        Some((path, line)) => format!("bad config variable '{key}' in file '{}' at line {line}", path.display()),
+        None => format!("unable to parse '{key}' from command-line config"),
+    })]
+    BadVariable {
+        /// The key, as git names it (lowercase).
+        key: String,
+        /// What is wrong with the value, in the reader's words.
+        why: String,
+        /// The file (as shown: below the working directory, relative to it) and line.
+        origin: Option<(PathBuf, usize)>,
+    },
+}
+
+impl ConfigError {
+    /// What git says as an error before its fatal line, for a refused value.
+    pub fn said_first(&self) -> Option<&str> {
+        match self {
+            ConfigError::BadVariable { why, .. } => Some(why),
+            _ => None,
+        }
+    }
 }
 
 /// One `key = value` line, with its key normalised to `section.subsection.name` where section
@@ -65,6 +89,8 @@ pub enum ConfigError {
 struct Entry {
     key: String,
     value: Option<String>,
+    /// The file and line it was read from; `None` for the command line and the environment.
+    origin: Option<(std::sync::Arc<Path>, usize)>,
 }
 
 /// The file git's `--global` settings are written to: `GIT_CONFIG_GLOBAL`; else
@@ -153,7 +179,11 @@ impl Config {
     fn push_parameter(&mut self, key: &str, value: Option<String>) -> Result<(), ConfigError> {
         ConfigKey::parse(key)?;
         let key = normalize_key(key).ok_or_else(|| ConfigError::Parameter(key.to_owned()))?;
-        self.entries.push(Entry { key, value });
+        self.entries.push(Entry {
+            key,
+            value,
+            origin: None,
+        });
         Ok(())
     }
 
@@ -164,6 +194,7 @@ impl Config {
             line,
         };
         let mut section = String::new();
+        let file: std::sync::Arc<Path> = path.into();
         let lines: Vec<&str> = text.lines().collect();
         let mut i = 0;
         while i < lines.len() {
@@ -208,6 +239,7 @@ impl Config {
             self.entries.push(Entry {
                 key: format!("{section}.{}", name.to_ascii_lowercase()),
                 value,
+                origin: Some((std::sync::Arc::clone(&file), number)),
             });
         }
         Ok(())
@@ -222,6 +254,23 @@ impl Config {
             .rev()
             .find(|e| e.key == key)
             .map(|e| e.value.as_deref().unwrap_or(""))
+    }
+
+    /// The refusal of `key`'s value for `why`, naming where the value in force was set, as
+    /// git's "bad config variable" does.
+    pub fn refuse(&self, key: &str, why: String) -> ConfigError {
+        let normalized = normalize_key(key).unwrap_or_else(|| key.to_owned());
+        let entry = self.entries.iter().rev().find(|e| e.key == normalized);
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let origin = entry.and_then(|e| e.origin.as_ref()).map(|(path, line)| {
+            let shown = path.strip_prefix(&cwd).unwrap_or(path);
+            (shown.to_owned(), *line)
+        });
+        ConfigError::BadVariable {
+            key: normalized,
+            why,
+            origin,
+        }
     }
 
     /// The last value of `key` read as a path, as git reads path settings: a leading `~/`

@@ -31,6 +31,7 @@ mod log;
 mod progress;
 
 use cli::Command;
+use sluice_odb::ConfigError;
 use sluice_remote::FetchError;
 use std::process::ExitCode;
 
@@ -63,6 +64,11 @@ fn main() -> ExitCode {
             let said = error.chain().find_map(FetchError::server_message_in);
             for line in said.into_iter().flat_map(str::lines) {
                 eprintln!("remote: {line}");
+            }
+            // A refused setting: git's error line on the value before the fatal one.
+            let config = error.chain().find_map(|e| e.downcast_ref::<ConfigError>());
+            if let Some(why) = config.and_then(ConfigError::said_first) {
+                eprintln!("error: {why}");
             }
             eprintln!("fatal: {}", describe(&error));
             ExitCode::from(128)

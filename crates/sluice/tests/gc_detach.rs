@@ -131,8 +131,7 @@ fn gc_pid_holds_off_a_second_gc_as_in_git() {
 /// `gc --auto` in the background (`gc.autoDetach`'s default) and 2.47's `gc --detach`: the
 /// command returns at once with git's words; the gc in the background packs the repository and
 /// keeps what it said ("too many unreachable loose objects") in `gc.log`; the next `gc --auto`
-/// shows it in git's words and does nothing; a bad `gc.logExpiry` is refused (128). Against
-/// git.
+/// shows it in git's words and does nothing; a bad `gc.logExpiry` is refused. Against git.
 #[test]
 fn detached_gc_runs_in_the_background_and_keeps_its_log_as_git_does() {
     let settled = |repo: &Path| {
@@ -174,8 +173,8 @@ fn detached_gc_runs_in_the_background_and_keeps_its_log_as_git_does() {
                 let second = env.sluice_or_git(sluice, &repo, &again);
                 let second = (second.status.code(), stderr(&second));
                 let bad = ["-c", "gc.logExpiry=bogus", "gc", "--auto"];
-                // The exit code: git's words name where the value was set.
-                let refused = env.sluice_or_git(sluice, &repo, &bad).status.code();
+                let refused = env.sluice_or_git(sluice, &repo, &bad);
+                let refused = (refused.status.code(), stderr(&refused));
                 let packs = (list_dir(&repo.join(".git/objects/pack")).iter())
                     .filter(|name| name.ends_with(".pack"))
                     .count();
@@ -230,5 +229,43 @@ fn maintenance_runs_one_at_a_time_and_in_the_background_as_git() {
             seen.push((out.status.code(), stderr(&out), packed));
         }
         assert_eq!(seen[1], seen[0], "{}", git.display());
+    }
+}
+
+/// Expiry settings that are no date in the past (`gc.pruneExpire`, `gc.logExpiry`), set on the
+/// command line or in the repository's config file: refused in git's words (the value, then
+/// where it was set), exit 128, nothing changed.
+#[test]
+fn bad_expiry_settings_are_refused_as_git_refuses_them() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let seed = env.init("seed", false);
+        env.commit_versions(&seed, "f", 2);
+        // A setting written to the repository's config file, and the command.
+        type Case<'a> = (Option<(&'a str, &'a str)>, &'a [&'a str]);
+        let cases: [Case; 4] = [
+            (None, &["-c", "gc.pruneExpire=garbage", "gc", "-q"]),
+            (None, &["-c", "gc.logExpiry=bogus", "gc", "--auto"]),
+            (Some(("gc.pruneExpire", "tomorrow")), &["gc", "-q"]),
+            (
+                Some(("gc.logExpiry", "garbage")),
+                &["gc", "-q", "--prune=now"],
+            ),
+        ];
+        for (setting, args) in cases {
+            let mut seen = Vec::new();
+            for sluice in [false, true] {
+                let repo = env.path().join(format!("bad-{sluice}"));
+                let _ = std::fs::remove_dir_all(&repo);
+                copy_tree(&seed, &repo);
+                if let Some((key, value)) = setting {
+                    env.git(&repo, &["config", key, value]);
+                }
+                let out = env.sluice_or_git(sluice, &repo, args);
+                let packed = repo.join(".git/packed-refs").exists();
+                seen.push((out.status.code(), stderr(&out), packed));
+            }
+            assert_eq!(seen[1], seen[0], "{} {setting:?} {args:?}", git.display());
+        }
     }
 }

@@ -5,7 +5,7 @@ use anyhow::bail;
 use clap::Args;
 use sluice_generate::{GivenLimits, PackSizeLimit, Reuse, SearchLimits};
 use sluice_maintain::gc_lock::{keep_gc_log, last_gc_error, lock_for_gc};
-use sluice_maintain::{gc, past_auto_limits, GcOptions, GcOutcome, PastLimit};
+use sluice_maintain::{gc, past_auto_limits, GcError, GcOptions, GcOutcome, PastLimit};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -98,17 +98,21 @@ fn run_here(
     context: &Context,
 ) -> anyhow::Result<ExitCode> {
     let repo = context.require_repository()?;
-    let log_expiry = repo.config().get("gc.logexpiry").unwrap_or("1.day.ago");
-    let Ok(log_expiry) = sluice_maintain::gc::time_of(log_expiry) else {
-        bail!("failed to parse gc.logExpiry value {log_expiry}");
-    };
+    let config = repo.config();
+    let log_expiry = sluice_maintain::gc::config_expiry(config, "gc.logexpiry")?;
+    let log_expiry = sluice_maintain::gc::time_of(log_expiry.unwrap_or("1.day.ago"))?;
     let prune = match args.no_prune {
         true => Some("never"),
         false => args.prune.as_deref(),
     };
     // As git's gc: its repack's and commit-graph's progress on a terminal, none with -q.
     let progress = args.foreground.progress();
-    let mut options = GcOptions::from_config(repo.config(), args.auto, prune)?;
+    // A refused setting is said as the configuration's error (git's two lines).
+    let mut options = match GcOptions::from_config(repo.config(), args.auto, prune) {
+        Ok(options) => options,
+        Err(GcError::Config(error)) => return Err(error.into()),
+        Err(error) => return Err(error.into()),
+    };
     options.cancel = context.cancel.clone();
     options.force = args.force;
     options.no_prune = args.no_prune;
