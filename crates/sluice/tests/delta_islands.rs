@@ -152,7 +152,6 @@ fn repacks_keep_every_delta_within_its_islands_as_gits_do() {
     for git in gits() {
         let env = Env::with_git(git.clone());
         let (seed, islands) = islands_repo(&env, "seed");
-        let before = objects(&env, &seed);
         let exec = stand_in(&env, &["pack-objects"]);
         let runs: [(&str, bool, &[&str]); 6] = [
             ("git", false, &["repack", "-a", "-d", "-f", "-i", "-q"]),
@@ -187,27 +186,7 @@ fn repacks_keep_every_delta_within_its_islands_as_gits_do() {
                 &["repack", "-a", "-d", "-f", "-i", "-q"],
             ),
         ];
-        for (name, sluice, args) in runs {
-            let repo = env.path().join(name);
-            copy_tree(&seed, &repo);
-            let mut command = env.sluice_or_git_command(sluice, &repo, args);
-            if name == "standing-in" {
-                command.env("GIT_EXEC_PATH", &exec);
-            }
-            let out = crate::util::run_with_input(command, b"");
-            assert!(out.status.success(), "{name} {args:?}: {}", stderr(&out));
-            env.git(&repo, &["fsck", "--strict", "--no-progress"]);
-            assert_eq!(objects(&env, &repo), before, "{name}");
-            let crossing = crossing_deltas(&env, &repo, &islands);
-            match name {
-                "plain" => assert!(
-                    !crossing.is_empty(),
-                    "{}: no delta to forbid",
-                    git.display()
-                ),
-                _ => assert_eq!(crossing, [], "{} {name}", git.display()),
-            }
-        }
+        judge_runs(&env, (&seed, &islands), &runs, Some(&exec));
         let calls = std::fs::read_to_string(env.path().join("calls")).unwrap();
         assert!(calls.contains("--delta-islands"), "{calls}");
     }
@@ -222,18 +201,7 @@ fn incremental_repacks_keep_deltas_within_islands_as_gits_do() {
         let env = Env::with_git(git.clone());
         let (seed, islands) = loose_islands_repo(&env, "seed");
         // Enough loose objects that gc --auto sees some in the directory it samples.
-        let blobs = env.path().join("blobs");
-        std::fs::create_dir(&blobs).unwrap();
-        let mut paths = String::new();
-        for i in 0..600 {
-            let path = blobs.join(i.to_string());
-            std::fs::write(&path, format!("unreachable {i}\n")).unwrap();
-            paths.push_str(&format!("{}\n", path.display()));
-        }
-        let args = ["hash-object", "-w", "--stdin-paths"];
-        let out = env.git_with_input(&seed, &args, paths.as_bytes());
-        assert!(out.status.success(), "{}", stderr(&out));
-        let before = objects(&env, &seed);
+        crate::util::unreachable_blobs(&env, &seed, 600);
         let runs: [(&str, bool, &[&str]); 4] = [
             ("git", false, &["repack", "-d", "-i", "-q"]),
             ("plain", true, &["repack", "-d", "-q"]),
@@ -246,28 +214,44 @@ fn incremental_repacks_keep_deltas_within_islands_as_gits_do() {
                     "gc.auto=1",
                     "-c",
                     "repack.useDeltaIslands=true",
+                    "-c",
+                    "gc.autoDetach=false",
                     "gc",
                     "--auto",
                     "-q",
                 ],
             ),
         ];
-        for (name, sluice, args) in runs {
-            let repo = env.path().join(name);
-            copy_tree(&seed, &repo);
-            let out = env.sluice_or_git(sluice, &repo, args);
-            assert!(out.status.success(), "{name} {args:?}: {}", stderr(&out));
-            env.git(&repo, &["fsck", "--strict", "--no-progress"]);
-            assert_eq!(objects(&env, &repo), before, "{name}");
-            let crossing = crossing_deltas(&env, &repo, &islands);
-            match name {
-                "plain" => assert!(
-                    !crossing.is_empty(),
-                    "{}: no delta to forbid",
-                    git.display()
-                ),
-                _ => assert_eq!(crossing, [], "{} {name}", git.display()),
-            }
+        judge_runs(&env, (&seed, &islands), &runs, None);
+    }
+}
+
+/// Each of `runs` (a name, whether Sluice runs it, its arguments; "standing-in" runs with the
+/// exec path `exec`) on a copy of `seed`: it succeeds, the repository stays whole with the
+/// objects it had, and no delta crosses the bounds of `islands`; but for the run named
+/// "plain" (without islands), which must have such a delta.
+fn judge_runs(
+    env: &Env,
+    (seed, islands): (&Path, &BTreeMap<&str, Vec<&str>>),
+    runs: &[(&str, bool, &[&str])],
+    exec: Option<&Path>,
+) {
+    let before = objects(env, seed);
+    for &(name, sluice, args) in runs {
+        let repo = env.path().join(name);
+        copy_tree(seed, &repo);
+        let mut command = env.sluice_or_git_command(sluice, &repo, args);
+        if let Some(exec) = exec.filter(|_| name == "standing-in") {
+            command.env("GIT_EXEC_PATH", exec);
+        }
+        let out = crate::util::run_with_input(command, b"");
+        assert!(out.status.success(), "{name} {args:?}: {}", stderr(&out));
+        env.git(&repo, &["fsck", "--strict", "--no-progress"]);
+        assert_eq!(objects(env, &repo), before, "{name}");
+        let crossing = crossing_deltas(env, &repo, islands);
+        match name {
+            "plain" => assert!(!crossing.is_empty(), "{name}: no delta to forbid"),
+            _ => assert_eq!(crossing, [], "{name}"),
         }
     }
 }

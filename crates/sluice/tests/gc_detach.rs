@@ -13,17 +13,7 @@ use std::time::{Duration, Instant};
 fn crowded_repo(env: &Env, name: &str) -> std::path::PathBuf {
     let repo = env.init(name, false);
     env.commit_versions(&repo, "f", 3);
-    let blobs = env.path().join(format!("{name}-blobs"));
-    std::fs::create_dir(&blobs).unwrap();
-    let mut paths = String::new();
-    for i in 0..1500 {
-        let path = blobs.join(i.to_string());
-        std::fs::write(&path, format!("unreachable {i}\n")).unwrap();
-        paths.push_str(&format!("{}\n", path.display()));
-    }
-    let args = ["hash-object", "-w", "--stdin-paths"];
-    let out = env.git_with_input(&repo, &args, paths.as_bytes());
-    assert!(out.status.success(), "{}", stderr(&out));
+    crate::util::unreachable_blobs(env, &repo, 1500);
     repo
 }
 

@@ -449,3 +449,19 @@ pub fn stand_in(env: &Env, ours: &[&str]) -> PathBuf {
     script(&exec.join("git"), &text);
     exec
 }
+
+/// Writes `count` small blobs no ref reaches into `repo` as loose objects (with git), so that
+/// `gc --auto` finds loose objects in the fan-out directory it samples.
+pub fn unreachable_blobs(env: &Env, repo: &Path, count: usize) {
+    // `hash-object --stdin-paths` reads files: each blob is written to one first.
+    let dir = tempfile::tempdir_in(env.path()).unwrap();
+    let mut paths = String::new();
+    for i in 0..count {
+        let path = dir.path().join(i.to_string());
+        std::fs::write(&path, format!("unreachable {i}\n")).unwrap();
+        paths.push_str(&format!("{}\n", path.display()));
+    }
+    let args = ["hash-object", "-w", "--stdin-paths"];
+    let out = env.git_with_input(repo, &args, paths.as_bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+}
