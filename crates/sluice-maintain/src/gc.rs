@@ -52,6 +52,9 @@ pub enum GcError {
     /// The delta islands' configuration cannot be used.
     #[error(transparent)]
     Islands(#[from] sluice_generate::IslandError),
+    /// A step of gc beside the objects failed (git's words for the step it runs).
+    #[error("failed to run {0}: {1}")]
+    Housekeeping(&'static str, #[source] std::io::Error),
     /// `gc.pid` could not be written.
     #[error(transparent)]
     Lock(#[from] sluice_odb::lockfile::LockError),
@@ -93,6 +96,13 @@ pub struct GcOptions {
     pub max_cruft_size: Option<u64>,
     /// Run even when `gc.pid` names a gc still running (`--force`).
     pub force: bool,
+    /// Linked worktrees gone from disk whose index is older than this lose their
+    /// administrative files (`gc.worktreePruneExpire`, 3 months).
+    pub worktree_expire: SystemTime,
+    /// rerere's recorded resolutions last used before the first, and unresolved conflicts
+    /// recorded before the second, are removed (`gc.rerereResolved`, 60 days,
+    /// `gc.rerereUnresolved`, 15 days).
+    pub rerere: (SystemTime, SystemTime),
     /// The repack keeps to the delta islands (`repack.useDeltaIslands`, which git's gc leaves
     /// to its repack: a bad `pack.island` stops gc there, after the refs and reflogs).
     pub delta_islands: bool,
@@ -136,6 +146,14 @@ impl GcOptions {
             max_cruft_size: config.get_size("gc.maxcruftsize")?,
             delta_islands: config.get_bool("repack.usedeltaislands")?.unwrap_or(false),
             force: false,
+            worktree_expire: {
+                let configured = config_expiry(config, "gc.worktreepruneexpire")?;
+                time_of(configured.unwrap_or("3.months.ago"))?
+            },
+            rerere: (
+                expiry_in_days(config, "gc.rerereresolved", 60)?,
+                expiry_in_days(config, "gc.rerereunresolved", 15)?,
+            ),
             cancel: Cancel::default(),
             keep_largest_pack: false,
             repack_filter: match config.get("gc.repackfilter") {
@@ -167,6 +185,22 @@ pub fn config_expiry<'c>(
         true => Ok(Some(value)),
         false => Err(config.refuse(key, format!("Invalid {key}: '{value}'"))),
     }
+}
+
+/// A setting git reads as days or a date (`gc.rerereResolved`): `default` days ago unset.
+fn expiry_in_days(
+    config: &sluice_odb::Config,
+    key: &str,
+    default: u64,
+) -> Result<SystemTime, GcError> {
+    let days = |n: u64| SystemTime::now() - std::time::Duration::from_secs(n * 86_400);
+    Ok(match config.get(key) {
+        None => days(default),
+        Some(value) => match value.parse::<u64>() {
+            Ok(n) => days(n),
+            Err(_) => time_of(value)?,
+        },
+    })
 }
 
 fn to_seconds(time: SystemTime) -> i64 {
@@ -261,6 +295,12 @@ pub fn gc(
         };
         prune(repo, &prune_options)?;
     }
+    let (worktrees, rerere) = (&options.worktree_expire, options.rerere);
+    crate::worktree_prune::prune_worktrees(repo.common_dir(), *worktrees)
+        .map_err(|source| GcError::Housekeeping("worktree prune", source))?;
+    let enabled = repo.config().get_bool("rerere.enabled")?;
+    crate::worktree_prune::rerere_gc(repo.common_dir(), enabled, rerere)
+        .map_err(|source| GcError::Housekeeping("rerere gc", source))?;
     if repo
         .config()
         .get_bool("gc.writecommitgraph")?

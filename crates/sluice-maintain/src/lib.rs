@@ -14,6 +14,7 @@ pub mod prune;
 pub mod reflog;
 pub mod register;
 pub mod schedule;
+pub mod worktree_prune;
 
 pub use gc::{
     after_push, gc, past_auto_limits, AfterPush, GcError, GcOptions, GcOutcome, PastLimit,

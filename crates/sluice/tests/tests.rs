@@ -26,6 +26,7 @@ mod fetch_refs;
 mod fetch_transaction_hook;
 mod fsck;
 mod gc_detach;
+mod gc_housekeeping;
 mod git_plumbing;
 mod global_options;
 mod help_pages;
