@@ -135,35 +135,11 @@ impl Selection {
                 "--not" => negated = !negated,
                 _ if line.starts_with("--") => return Err(SelectionError::NotARev(line)),
                 _ => {
-                    let resolve = |name: &str| {
-                        sluice_repo::revision::resolve(repo, name)
-                            .map(|named| named.id)
-                            .ok_or_else(|| SelectionError::BadRevision(name.to_owned()))
+                    let (ours, theirs) = match negated {
+                        true => (&mut exclude, &mut include),
+                        false => (&mut include, &mut exclude),
                     };
-                    // `<from>..<to>`, either side HEAD when empty: what `to` reaches and
-                    // `from` does not, as git's bundle writes a range on this input.
-                    let range = line.split_once("..").filter(|(_, to)| !to.starts_with('.'));
-                    let (name, excluded) = match (range, line.strip_prefix('^')) {
-                        (Some((from, to)), _) => {
-                            let or_head = |side: &'_ str| {
-                                if side.is_empty() { "HEAD" } else { side }.to_owned()
-                            };
-                            let (from, to) = (resolve(&or_head(from))?, resolve(&or_head(to))?);
-                            let (ours, theirs) = match negated {
-                                true => (&mut exclude, &mut include),
-                                false => (&mut include, &mut exclude),
-                            };
-                            ours.push(to);
-                            theirs.push(from);
-                            continue;
-                        }
-                        (None, Some(name)) => (name, !negated),
-                        (None, None) => (line.as_str(), negated),
-                    };
-                    match excluded {
-                        true => exclude.push(resolve(name)?),
-                        false => include.push(resolve(name)?),
-                    }
+                    add_revision(repo, &line, (ours, theirs))?;
                 }
             }
         }
@@ -184,6 +160,38 @@ impl Selection {
         }
         Ok(Selection::Packs { include, exclude })
     }
+}
+
+/// One revision of pack-objects' input, its objects added to `ours` and those it leaves out to
+/// `theirs` (swapped by `--not`): `<rev>`, `^<rev>`, `<from>..<to>` (what `to` reaches and
+/// `from` does not, as git's bundle writes a range), `<a>...<b>` (what either reaches and not
+/// both: their common ancestors left out); an empty side of a range is `HEAD`.
+fn add_revision(
+    repo: &Repository,
+    line: &str,
+    (ours, theirs): (&mut Vec<ObjectId>, &mut Vec<ObjectId>),
+) -> Result<(), SelectionError> {
+    let resolve = |name: &str| {
+        let name = if name.is_empty() { "HEAD" } else { name };
+        sluice_repo::revision::resolve(repo, name)
+            .map(|named| named.id)
+            .ok_or_else(|| SelectionError::BadRevision(name.to_owned()))
+    };
+    if let Some((a, b)) = line.split_once("...") {
+        let (a, b) = (resolve(a)?, resolve(b)?);
+        let common = sluice_graph::ancestry::common_ancestors_met(repo.objects(), &a, &b)
+            .ok_or_else(|| SelectionError::BadRevision(line.to_owned()))?;
+        ours.extend([a, b]);
+        theirs.extend(common);
+    } else if let Some((from, to)) = line.split_once("..") {
+        ours.push(resolve(to)?);
+        theirs.push(resolve(from)?);
+    } else if let Some(name) = line.strip_prefix('^') {
+        theirs.push(resolve(name)?);
+    } else {
+        ours.push(resolve(line)?);
+    }
+    Ok(())
 }
 
 /// Objects left out although asked for.

@@ -69,6 +69,27 @@ fn is_ancestor_reading(odb: &ObjectDb, old: &ObjectId, new: &ObjectId) -> bool {
 /// merge bases, not the whole history. A side reaching a commit already walked is passed on to
 /// its ancestors, so commits of one date (or a skewed clock) are counted right too.
 pub fn ahead_behind(odb: &ObjectDb, ours: &ObjectId, theirs: &ObjectId) -> Option<(usize, usize)> {
+    let walk = walk_sides(odb, ours, theirs)?;
+    let count = |side| walk.flags.values().filter(|(f, _)| *f == side).count();
+    Some((count(OURS), count(THEIRS)))
+}
+
+/// Common ancestors of `a` and `b`, among them every merge base, and none that a commit
+/// reached from one side only could have (the walk of [`ahead_behind`] meets them): what they
+/// reach is what both reach, so they are what a symmetric range (`a...b`) leaves out. `None`
+/// when either tip cannot be read.
+pub fn common_ancestors_met(odb: &ObjectDb, a: &ObjectId, b: &ObjectId) -> Option<Vec<ObjectId>> {
+    let walk = walk_sides(odb, a, b)?;
+    let mut common: Vec<ObjectId> = (walk.flags.iter())
+        .filter(|(_, (side, _))| *side == BOTH)
+        .map(|(id, _)| *id)
+        .collect();
+    common.sort_unstable();
+    Some(common)
+}
+
+/// The walk from `ours` and `theirs` down to where every line is reached from both.
+fn walk_sides<'a>(odb: &'a ObjectDb, ours: &ObjectId, theirs: &ObjectId) -> Option<SideWalk<'a>> {
     let mut walk = SideWalk::new(odb);
     walk.reach(*ours, OURS, true)?;
     walk.reach(*theirs, THEIRS, true)?;
@@ -87,8 +108,7 @@ pub fn ahead_behind(odb: &ObjectDb, ours: &ObjectId, theirs: &ObjectId) -> Optio
             walk.reach(parent, flag, false)?;
         }
     }
-    let count = |side| walk.flags.values().filter(|(f, _)| *f == side).count();
-    Some((count(OURS), count(THEIRS)))
+    Some(walk)
 }
 
 const OURS: u8 = 1;

@@ -508,3 +508,55 @@ fn gits_bundle_create_runs_with_sluices_pack_objects() {
         assert!(calls.contains("--thin"), "{calls}");
     }
 }
+
+/// Symmetric ranges on the input (`<a>...<b>`, an empty side `HEAD`, under `--not` too): what
+/// either side reaches and not both, with one merge base and with two (criss-cross merges),
+/// as git's revision parser reads them: exit code, stderr and the pack's objects.
+#[test]
+fn symmetric_ranges_on_the_input_are_read_as_git_reads_them() {
+    for git_bin in gits() {
+        let env = Env::with_git(git_bin.clone());
+        let work = history(&env);
+        let commit = |file: &str, text: &str| {
+            std::fs::write(work.join(file), text).unwrap();
+            env.git(&work, &["add", "."]);
+            env.git(&work, &["commit", "-q", "-m", text]);
+        };
+        // `side` grows apart from the main line.
+        env.git(&work, &["checkout", "-q", "side"]);
+        commit("s", "side one\n");
+        commit("s", "side two\n");
+        // `p` and `q` merge each other: two merge bases.
+        for (branch, file) in [("p", "p"), ("q", "q")] {
+            env.git(&work, &["checkout", "-q", "-b", branch, "side~1"]);
+            commit(file, &format!("{branch} one\n"));
+        }
+        env.git(&work, &["branch", "p1", "p"]);
+        env.git(&work, &["checkout", "-q", "p"]);
+        env.git(&work, &["merge", "-q", "--no-edit", "q"]);
+        env.git(&work, &["checkout", "-q", "q"]);
+        env.git(&work, &["merge", "-q", "--no-edit", "p1"]);
+        env.git(&work, &["checkout", "-q", "-"]);
+        let inputs: [&[u8]; 5] = [
+            b"side...HEAD\n",
+            b"HEAD...side\n",
+            b"...side\n",
+            b"p...q\n",
+            b"HEAD\n--not\nside...HEAD~1\n",
+        ];
+        for input in inputs {
+            let seen = [false, true].map(|sluice| {
+                let args = ["pack-objects", "--revs", "--stdout"];
+                let out = run_with_input(env.sluice_or_git_command(sluice, &work, &args), input);
+                let ids = match out.status.success() {
+                    true => ids_in(&env, &out.stdout),
+                    false => Vec::new(),
+                };
+                (out.status.code(), stderr(&out), ids)
+            });
+            let shown = String::from_utf8_lossy(input);
+            assert_eq!(seen[1], seen[0], "{shown:?} with {git_bin:?}");
+            assert!(!seen[0].2.is_empty(), "{shown:?}");
+        }
+    }
+}
