@@ -60,12 +60,16 @@ def main():
     parser.add_argument("--full-search", action="store_true")
     parser.add_argument("--portable-sha1", action="store_true", help=PORTABLE_SHA1_HELP)
     parser.add_argument("--git", action="append")
-    parser.add_argument("--sluice", default="target/release/sluice")
+    parser.add_argument("--sluice", action="append",
+                        help="a Sluice binary (target/release/sluice); given twice or more, each "
+                             "is timed on the same repository, named by its path (a before/after "
+                             "comparison the per-run pushes of separate runs would blur)")
     parser.add_argument("--scratch", default="/tmp")
     parser.add_argument("--results", default="bench/results/repack.jsonl")
     args = parser.parse_args()
     gits = args.git or ["/usr/bin/git"]
-    sluice = os.path.abspath(args.sluice)
+    sluices = [os.path.abspath(path) for path in args.sluice or ["target/release/sluice"]]
+    sluice = sluices[0]
     scratch = os.path.join(args.scratch, f"bench-repack-{os.getpid()}")
     source = os.path.join(scratch, "source.git")
     shutil.copytree(args.repo, source, symlinks=True)
@@ -75,7 +79,9 @@ def main():
     flags = ["repack", "-a", "-d", "-b", "-q"] + (["-f"] if args.full_search else [])
     tools = [(f"git {subprocess.run([g, 'version'], capture_output=True, text=True).stdout.split()[-1]}",
               [g, "-C", work] + flags) for g in gits]
-    tools.append(("sluice", [sluice, "-C", work] + flags))
+    for path in sluices:
+        name = "sluice" if len(sluices) == 1 else f"sluice {path}"
+        tools.append((name, [path, "-C", work] + flags))
     if args.portable_sha1:
         tools.append((PORTABLE_LABEL, portable_sha1([sluice, "-C", work] + flags)))
     results = {name: [] for name, _ in tools}
@@ -89,7 +95,7 @@ def main():
                 os.sync()
                 results[name].append(run(argv))
                 sizes[name] = pack_bytes(work)
-                if name == "sluice" and round_ == 0:
+                if name.startswith("sluice") and round_ == 0:
                     check(work)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -47,14 +47,16 @@ pub fn bundle_increment(
     let released = lease.release();
     let done = done?;
     released?;
-    Ok(done)
+    Ok(done.map(|(name, _)| name))
 }
 
-fn increment(
+/// [`bundle_increment`] for a caller holding the lease: the increment's name and the manifest
+/// that lists it.
+pub(crate) fn increment(
     node: &Node,
     repo: &StoredRepo,
     progress: &dyn Progress,
-) -> Result<Option<String>, StoreError> {
+) -> Result<Option<(String, crate::manifest::Manifest)>, StoreError> {
     let Some(pinned) = node.pin(repo.folder())? else {
         return Err(StoreError::NoRepository(repo.folder().to_owned()));
     };
@@ -121,5 +123,5 @@ fn increment(
         next.bundles.push((name.clone(), token));
         Ok(next)
     })?;
-    Ok(committed.ok().map(|_| name))
+    Ok(committed.ok().map(|manifest| (name, manifest)))
 }

@@ -4,7 +4,8 @@
 //! clients to download straight from the store. A node after pushes rolls the small packs
 //! geometrically instead (the big pack and its bitmap kept), compacting fully only when the
 //! roll would take the big pack in. The packs replaced are taken out of the manifest with the
-//! time, and deleted only by a later sweep, after a grace period.
+//! time, and deleted only by a later sweep, after a grace period. Before the lease is let go,
+//! the refs the newest bundle lacks (pushes meanwhile) go into an increment.
 
 use crate::bundle::write_bundle;
 use crate::import::upload_packs;
@@ -28,7 +29,7 @@ pub struct Maintained {
     pub manifest: Manifest,
     /// The packs it took out of the manifest.
     pub replaced: usize,
-    /// The bundle it wrote, if any.
+    /// The bundle it wrote, if any (the full one when it wrote an increment too).
     pub bundle: Option<String>,
 }
 
@@ -61,7 +62,17 @@ pub fn maintain_on(
     progress: &dyn Progress,
 ) -> Result<Maintained, StoreError> {
     let lease = Lease::acquire(repo, LEASE)?;
-    let done = compact(node, repo, how, progress);
+    let done = compact(node, repo, how, progress).and_then(|mut done| {
+        // The refs of pushes that landed while the packs were compacted, or whose node could
+        // not write their increment (the lease was held, or the node was busy), go into an
+        // increment now: the bundles then cover the refs of the generation left behind (a
+        // geometric roll, or a repository already compacted, writes no full bundle).
+        if let Some((name, manifest)) = crate::increment::increment(node, repo, progress)? {
+            done.bundle = done.bundle.or(Some(name));
+            done.manifest = manifest;
+        }
+        Ok(done)
+    });
     // The lease expires by itself if this fails; a failure to compact is the one to report.
     let released = lease.release();
     let done = done?;
