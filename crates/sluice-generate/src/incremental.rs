@@ -5,7 +5,7 @@
 
 use crate::repack::{prune_packed, RepackError};
 use crate::stored::{stored_pack_options, write_one};
-use crate::{IslandRules, PackStats};
+use crate::{IslandRules, PackStats, SearchLimits};
 use sluice_graph::{walk_objects, WalkRequest};
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;
@@ -14,13 +14,14 @@ use sluice_odb::Pack;
 use sluice_repo::Repository;
 
 /// Packs the loose objects the repository's roots reach (refs, `HEAD`s, reflogs, indexes:
-/// [`sluice_repo::Roots`], as git's repack passes `--all --reflog --indexed-objects`), no delta
+/// [`sluice_repo::Roots`], as git's repack passes `--all --reflog --indexed-objects`), each
+/// tried against the others within `limits` as git's pack-objects tries them, no delta
 /// crossing the bounds of `islands` when given (marked over the loose objects alone, as git's
 /// `--unpacked` walk marks them); `None` when there were none.
 pub fn repack_loose(
     repo: &Repository,
     (delete, skip_server_info): (bool, bool),
-    islands: Option<&IslandRules>,
+    (limits, islands): (SearchLimits, Option<&IslandRules>),
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<Option<PackStats>, RepackError> {
@@ -40,7 +41,7 @@ pub fn repack_loose(
     if walked.objects.is_empty() {
         return Ok(None);
     }
-    let mut options = stored_pack_options(repo, None, cancel)?;
+    let mut options = stored_pack_options(repo, Some(limits), cancel)?;
     if let Some(rules) = islands {
         let refs = repo.refs().list()?;
         let marked = crate::islands::mark(&odb, rules, &refs, &walked, progress)?;

@@ -282,7 +282,16 @@ pub fn gc(
             let steps = (true, false);
             let islands = IslandRules::for_repack(repo.config(), Some(options.delta_islands))?;
             let cancel = &options.cancel;
-            sluice_generate::repack_loose(repo, steps, islands.as_ref(), progress, cancel)?;
+            let limits = match options.window_search {
+                Some(limits) => limits,
+                None => SearchLimits::from_config(
+                    repo.config(),
+                    &GivenLimits::default(),
+                    Reuse::Deltas,
+                )?,
+            };
+            let search = (limits, islands.as_ref());
+            sluice_generate::repack_loose(repo, steps, search, progress, cancel)?;
             (false, false)
         }
         false => (repack_everything(repo, options, progress)?, options.cruft),

@@ -545,3 +545,33 @@ fn geometric_roll_of_a_shallow_repository_as_git_does() {
         assert_eq!(seen[1], seen[0], "{}", git.display());
     }
 }
+
+/// A plain `repack -d` (no `-a`) of loose objects, as gc's incremental repack makes: each tried
+/// against the others as git's pack-objects tries them, so about as many deltas and a pack
+/// about as small as git's.
+#[test]
+fn a_plain_repack_searches_the_loose_objects_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        evolving_work(&env, 40);
+        let [theirs, ours] = ["theirs-loose.git", "ours-loose.git"].map(|name| {
+            let bare = undeltified_copy(&env, name);
+            let pack_dir = bare.join("objects/pack");
+            let moved = env.path().join(format!("{name}.pack"));
+            for file in crate::util::list_dir(&pack_dir) {
+                match file.ends_with(".pack") {
+                    true => std::fs::rename(pack_dir.join(&file), &moved).unwrap(),
+                    false => std::fs::remove_file(pack_dir.join(&file)).unwrap(),
+                }
+            }
+            let pack = std::fs::read(&moved).unwrap();
+            let out = env.git_with_input(&bare, &["unpack-objects", "-q"], &pack);
+            assert!(out.status.success(), "{}", stderr(&out));
+            bare
+        });
+        env.git(&theirs, &["repack", "-d", "-q"]);
+        let out = env.sluice(&ours, &["repack", "-d", "-q"], b"");
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_searched_as(&env, (&ours, &theirs), "repack -d");
+    }
+}

@@ -211,7 +211,10 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if !everything {
         // git's plain repack: the loose objects the roots reach into a new pack.
         let steps = (args.delete, args.no_update_server_info);
-        let packed = repack_loose(&repo, steps, islands.as_ref(), &progress, &context.cancel)?;
+        let reuse = reuse_of(args.no_reuse_delta, args.no_reuse_object);
+        let limits = args.search.limits(repo.config(), reuse)?;
+        let search = (limits, islands.as_ref());
+        let packed = repack_loose(&repo, steps, search, &progress, &context.cancel)?;
         if packed.is_none() && !args.quiet {
             println!("Nothing new to pack.");
         }
