@@ -52,12 +52,27 @@ pub enum GcError {
     /// The delta islands' configuration cannot be used.
     #[error(transparent)]
     Islands(#[from] sluice_generate::IslandError),
-    /// A step of gc beside the objects failed (git's words for the step it runs).
-    #[error("failed to run {0}: {1}")]
+    /// A step of gc beside the objects failed (the command git's gc runs for it, and why).
+    #[error("{1}")]
     Housekeeping(&'static str, #[source] std::io::Error),
     /// `gc.pid` could not be written.
     #[error(transparent)]
     Lock(#[from] sluice_odb::lockfile::LockError),
+}
+
+impl GcError {
+    /// The step of gc that failed, as git's gc names the command it ran for it ("failed to run
+    /// repack"); `None` for what git's gc does itself.
+    pub fn step(&self) -> Option<&'static str> {
+        match self {
+            GcError::Refs(_) => Some("pack-refs"),
+            GcError::Reflog(_) => Some("reflog"),
+            GcError::Repack(_) | GcError::Islands(_) => Some("repack"),
+            GcError::Prune(_) => Some("prune"),
+            GcError::Housekeeping(step, _) => Some(step),
+            _ => None,
+        }
+    }
 }
 
 /// How gc runs.

@@ -168,7 +168,17 @@ fn run_here(
             return Ok(code);
         }
     }
-    let done = gc(&repo, &options, &progress)?;
+    let done = match gc(&repo, &options, &progress) {
+        Ok(done) => done,
+        // As git's gc, whose steps are commands: the step's own error, then which failed.
+        Err(error) => match error.step() {
+            Some(step) => {
+                eprintln!("fatal: {}", crate::describe(&error.into()));
+                bail!("failed to run {step}");
+            }
+            None => return Err(error.into()),
+        },
+    };
     if let GcOutcome::Running(running) = &done {
         // Quiet with `--auto`: the other gc does the work.
         if args.auto {
