@@ -92,8 +92,10 @@ pub struct GcOptions {
     pub no_prune: bool,
     /// The reflog ages (`gc.reflogExpire`, `gc.reflogExpireUnreachable`).
     pub reflog: ExpireOptions,
-    /// The repack's delta search: `pack.window`, `pack.depth` and the rest, stored deltas
-    /// reused; with `--aggressive`, every delta searched anew within git's wider limits.
+    /// The repack's delta search: `Some` limits (`--aggressive`: every delta searched anew
+    /// within git's wider limits), or `None`: `pack.window`, `pack.depth` and the rest, stored
+    /// deltas reused, read when the repack runs (a bad value fails the repack, after the refs
+    /// and reflogs, as in git, whose repack's pack-objects reads them).
     pub window_search: Option<SearchLimits>,
     /// What no ref reaches but is younger than the prune date goes into a cruft pack
     /// (`gc.cruftPacks`, on by default as in git 2.38 and later), not loose.
@@ -152,11 +154,7 @@ impl GcOptions {
             prune_expire,
             no_prune: false,
             reflog: ExpireOptions::from_config(config, (None, None))?,
-            window_search: Some(SearchLimits::from_config(
-                config,
-                &GivenLimits::default(),
-                Reuse::Deltas,
-            )?),
+            window_search: None,
             cruft: config.get_bool("gc.cruftpacks")?.unwrap_or(true),
             max_cruft_size: config.get_size("gc.maxcruftsize")?,
             delta_islands: config.get_bool("repack.usedeltaislands")?.unwrap_or(false),
@@ -297,15 +295,7 @@ pub fn gc(
             let steps = (true, false);
             let islands = IslandRules::for_repack(repo.config(), Some(options.delta_islands))?;
             let cancel = &options.cancel;
-            let limits = match options.window_search {
-                Some(limits) => limits,
-                None => SearchLimits::from_config(
-                    repo.config(),
-                    &GivenLimits::default(),
-                    Reuse::Deltas,
-                )?,
-            };
-            let search = (limits, islands.as_ref());
+            let search = (search_limits(repo, options)?, islands.as_ref());
             sluice_generate::repack_loose(repo, steps, search, progress, cancel)?;
             (false, false)
         }
@@ -338,6 +328,16 @@ pub fn gc(
     })
 }
 
+/// The repack's delta search: as given, else as configured (a bad value is the repack's
+/// failure).
+fn search_limits(repo: &Repository, options: &GcOptions) -> Result<SearchLimits, GcError> {
+    match options.window_search {
+        Some(limits) => Ok(limits),
+        None => SearchLimits::from_config(repo.config(), &GivenLimits::default(), Reuse::Deltas)
+            .map_err(|e| GcError::Repack(e.into())),
+    }
+}
+
 /// gc's repack of everything (git's `repack -d -l` with `-A` or `--cruft`); whether a bitmap
 /// was wanted but dropped because the repository borrows objects.
 fn repack_everything(
@@ -354,7 +354,7 @@ fn repack_everything(
         unpack_unreachable: Some(options.prune_expire.unwrap_or(std::time::UNIX_EPOCH)),
         // As git's gc (`repack -l`): what an alternate has stays there.
         local: true,
-        window_search: options.window_search,
+        window_search: Some(search_limits(repo, options)?),
         write_midx: false,
         cruft: options.cruft.then_some(CruftOptions {
             expiration: options.prune_expire,

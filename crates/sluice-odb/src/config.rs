@@ -29,16 +29,23 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     /// A value that is not of the type its key needs.
-    #[error("bad {kind} config value '{value}' for '{key}'{why}")]
+    #[error("bad {kind} config value '{value}' for '{key}'{}{why}", match file {
+        Some(file) => format!(" in file {}", file.display()),
+        None => String::new(),
+    })]
     Value {
         /// The key.
-        key: String,
+        key: Box<str>,
         /// The value.
-        value: String,
+        value: Box<str>,
         /// What was expected ("boolean", "numeric").
         kind: &'static str,
         /// git's reason, with its separator (": invalid unit"), or nothing.
         why: &'static str,
+        /// For a number, the file it was set in, as git names it (none from the command line;
+        /// git names none for a boolean). Boxed, as the keys: every error that may carry this
+        /// one stays small.
+        file: Option<Box<Path>>,
     },
     /// A `-c` override without `=` or a key with no section.
     #[error("bogus config parameter: {0}")]
@@ -259,18 +266,21 @@ impl Config {
     /// The refusal of `key`'s value for `why`, naming where the value in force was set, as
     /// git's "bad config variable" does.
     pub fn refuse(&self, key: &str, why: String) -> ConfigError {
-        let normalized = normalize_key(key).unwrap_or_else(|| key.to_owned());
-        let entry = self.entries.iter().rev().find(|e| e.key == normalized);
-        let cwd = std::env::current_dir().unwrap_or_default();
-        let origin = entry.and_then(|e| e.origin.as_ref()).map(|(path, line)| {
-            let shown = path.strip_prefix(&cwd).unwrap_or(path);
-            (shown.to_owned(), *line)
-        });
         ConfigError::BadVariable {
-            key: normalized,
+            key: normalize_key(key).unwrap_or_else(|| key.to_owned()),
             why,
-            origin,
+            origin: self.origin(key),
         }
+    }
+
+    /// The file (as shown: below the working directory, relative to it) and line that set
+    /// `key`'s value in force; `None` for the command line, the environment, or no value.
+    fn origin(&self, key: &str) -> Option<(PathBuf, usize)> {
+        let normalized = normalize_key(key)?;
+        let entry = self.entries.iter().rev().find(|e| e.key == normalized)?;
+        let (path, line) = entry.origin.as_ref()?;
+        let cwd = std::env::current_dir().unwrap_or_default();
+        Some((path.strip_prefix(&cwd).unwrap_or(path).to_owned(), *line))
     }
 
     /// The last value of `key` read as a path, as git reads path settings: a leading `~/`
@@ -389,10 +399,11 @@ impl Config {
             other => match other.parse::<i64>() {
                 Ok(n) => Ok(Some(n != 0)),
                 Err(_) => Err(ConfigError::Value {
-                    key: key.to_owned(),
-                    value: value.to_owned(),
+                    key: key.into(),
+                    value: value.into(),
                     kind: "boolean",
                     why: "",
+                    file: None,
                 }),
             },
         }
@@ -406,8 +417,8 @@ impl Config {
         parse_int(value)
             .map(Some)
             .ok_or_else(|| ConfigError::Value {
-                key: key.to_owned(),
-                value: value.to_owned(),
+                key: key.into(),
+                value: value.into(),
                 kind: "numeric",
                 // As git: a number too large is out of range, anything else a bad unit.
                 why: match value
@@ -417,6 +428,7 @@ impl Config {
                     digits if digits.parse::<i128>().is_ok() => ": out of range",
                     _ => ": invalid unit",
                 },
+                file: self.origin(key).map(|(file, _)| file.into()),
             })
     }
 
@@ -428,10 +440,11 @@ impl Config {
             Some(size) => u64::try_from(size)
                 .map(Some)
                 .map_err(|_| ConfigError::Value {
-                    key: key.to_owned(),
-                    value: self.get(key).unwrap_or_default().to_owned(),
+                    key: key.into(),
+                    value: self.get(key).unwrap_or_default().into(),
                     kind: "numeric",
                     why: ": out of range",
+                    file: self.origin(key).map(|(file, _)| file.into()),
                 }),
         }
     }

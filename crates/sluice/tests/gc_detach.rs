@@ -222,18 +222,19 @@ fn maintenance_runs_one_at_a_time_and_in_the_background_as_git() {
     }
 }
 
-/// Expiry settings that are no date in the past (`gc.pruneExpire`, `gc.logExpiry`), set on the
-/// command line or in the repository's config file: refused in git's words (the value, then
-/// where it was set), exit 128, nothing changed.
+/// Expiry settings that are no date in the past (`gc.pruneExpire`, `gc.logExpiry`), and
+/// numbers that are none (`pack.window`, `pack.depth` out of range), set on the command line
+/// or in the repository's config file: refused in git's words (the value, and where it was set
+/// when a file: for a number, as git 2.47 says it), exit 128, nothing changed.
 #[test]
-fn bad_expiry_settings_are_refused_as_git_refuses_them() {
+fn bad_settings_are_refused_as_git_refuses_them() {
     for git in gits() {
         let env = Env::with_git(git.clone());
         let seed = env.init("seed", false);
         env.commit_versions(&seed, "f", 2);
         // A setting written to the repository's config file, and the command.
         type Case<'a> = (Option<(&'a str, &'a str)>, &'a [&'a str]);
-        let cases: [Case; 4] = [
+        let cases: [Case; 7] = [
             (None, &["-c", "gc.pruneExpire=garbage", "gc", "-q"]),
             (None, &["-c", "gc.logExpiry=bogus", "gc", "--auto"]),
             (Some(("gc.pruneExpire", "tomorrow")), &["gc", "-q"]),
@@ -241,6 +242,9 @@ fn bad_expiry_settings_are_refused_as_git_refuses_them() {
                 Some(("gc.logExpiry", "garbage")),
                 &["gc", "-q", "--prune=now"],
             ),
+            (None, &["-c", "pack.window=xyz", "repack", "-a", "-d", "-q"]),
+            (Some(("pack.window", "xyz")), &["repack", "-a", "-d", "-q"]),
+            (Some(("pack.depth", "99999999999999999999")), &["gc", "-q"]),
         ];
         for (setting, args) in cases {
             let mut seen = Vec::new();
@@ -254,6 +258,11 @@ fn bad_expiry_settings_are_refused_as_git_refuses_them() {
                 let out = env.sluice_or_git(sluice, &repo, args);
                 let packed = repo.join(".git/packed-refs").exists();
                 seen.push((out.status.code(), stderr(&out), packed));
+            }
+            // git 2.39 names no file for a bad number (2.47 does, and Sluice follows it).
+            let numeric = format!("{setting:?} {args:?}").contains("pack.");
+            if numeric && git.to_string_lossy().starts_with("/usr/bin") {
+                continue;
             }
             assert_eq!(seen[1], seen[0], "{} {setting:?} {args:?}", git.display());
         }
