@@ -225,18 +225,8 @@ pub fn repack_all_with(
     }
     let branches = branch_tips(&refs, head);
     let tips = walk_tips(&roots, &odb);
-    // With one pack and no bitmap to carry over, the new pack is most likely that pack again
-    // (a fresh clone holds only what its refs reach): its bitmaps are built on another core
-    // while the objects are counted, and used if the pack written is indeed the same.
-    // Not beside a search of every delta anew, which wants every core and writes another
-    // pack. (Reusing stored deltas, a search of one pack's objects tries nothing: each was
-    // tried against its neighbours when that pack was written.)
     let research = (options.window_search).is_some_and(|l| l.reuse != Reuse::Deltas);
-    let speculate = options.bitmap.wanted()
-        && !research
-        && odb.packs().len() == 1
-        && odb.alternates().is_empty()
-        && !before.iter().any(|p| p.with_extension("bitmap").exists());
+    let speculate = speculates_bitmaps(options, &odb, &before);
     let (walked, early) = std::thread::scope(|scope| {
         let early =
             speculate.then(|| scope.spawn(|| early_bitmaps(repo, &odb.packs()[0], &branches)));
@@ -350,6 +340,21 @@ pub fn repack_all_with(
         nothing_new: new_packs.is_empty(),
         islands,
     })
+}
+
+/// Whether the bitmaps of the one pack there are built while the objects are counted: with
+/// one pack and no bitmap to carry over, the new pack is most likely that pack again (a fresh
+/// clone holds only what its refs reach), and they are used if the pack written is indeed the
+/// same. Not beside a search of every delta anew, which wants every core and writes another
+/// pack. (Reusing stored deltas, a search of one pack's objects tries nothing: each was tried
+/// against its neighbours when that pack was written.)
+fn speculates_bitmaps(options: &RepackOptions, odb: &ObjectDb, before: &[PathBuf]) -> bool {
+    let research = (options.window_search).is_some_and(|l| l.reuse != Reuse::Deltas);
+    options.bitmap.wanted()
+        && !research
+        && odb.packs().len() == 1
+        && odb.alternates().is_empty()
+        && !before.iter().any(|p| p.with_extension("bitmap").exists())
 }
 
 /// What a repack wrote.
