@@ -190,15 +190,6 @@ fn run_here(
             running.pid
         );
     }
-    if args.auto && sluice_maintain::gc::too_many_loose_objects(&repo)? {
-        eprintln!(
-            "warning: There are too many unreachable loose objects; run 'git prune' to remove them."
-        );
-    }
-    if detached.is_none() {
-        // A gc in the foreground that went through clears what an earlier detached one said.
-        let _ = std::fs::remove_file(repo.common_dir().join("gc.log"));
-    }
     if let GcOutcome::Done {
         bitmap_dropped,
         cruft,
@@ -215,6 +206,16 @@ fn run_here(
         for _ in raised.iter().flatten().filter(|limit| limit.raised) {
             eprintln!("warning: minimum pack size limit is 1 MiB");
         }
+    }
+    // Last, as git's gc says it, after what its repack said.
+    if args.auto && sluice_maintain::gc::too_many_loose_objects(&repo)? {
+        eprintln!(
+            "warning: There are too many unreachable loose objects; run 'git prune' to remove them."
+        );
+    }
+    if detached.is_none() {
+        // A gc in the foreground that went through clears what an earlier detached one said.
+        let _ = std::fs::remove_file(repo.common_dir().join("gc.log"));
     }
     Ok(ExitCode::SUCCESS)
 }
