@@ -120,9 +120,6 @@ pub struct GcOptions {
     /// recorded before the second, are removed (`gc.rerereResolved`, 60 days,
     /// `gc.rerereUnresolved`, 15 days).
     pub rerere: (SystemTime, SystemTime),
-    /// The repack keeps to the delta islands (`repack.useDeltaIslands`, which git's gc leaves
-    /// to its repack: a bad `pack.island` stops gc there, after the refs and reflogs).
-    pub delta_islands: bool,
 }
 
 impl GcOptions {
@@ -157,7 +154,6 @@ impl GcOptions {
             window_search: None,
             cruft: config.get_bool("gc.cruftpacks")?.unwrap_or(true),
             max_cruft_size: config.get_size("gc.maxcruftsize")?,
-            delta_islands: config.get_bool("repack.usedeltaislands")?.unwrap_or(false),
             force: false,
             worktree_expire: {
                 let configured = config_expiry(config, "gc.worktreepruneexpire")?;
@@ -216,7 +212,8 @@ fn expiry_in_days(
     })
 }
 
-fn to_seconds(time: SystemTime) -> i64 {
+/// `time` in whole seconds since the epoch, as git compares file times and dates.
+pub(crate) fn to_seconds(time: SystemTime) -> i64 {
     time.duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)
 }
@@ -293,7 +290,7 @@ pub fn gc(
     let (bitmap_dropped, cruft) = match incremental {
         true => {
             let steps = (true, false);
-            let islands = IslandRules::for_repack(repo.config(), Some(options.delta_islands))?;
+            let islands = IslandRules::for_repack(repo.config(), None)?;
             let cancel = &options.cancel;
             let search = (search_limits(repo, options)?, islands.as_ref());
             sluice_generate::repack_loose(repo, steps, search, progress, cancel)?;
@@ -371,7 +368,7 @@ fn repack_everything(
         filter: options.repack_filter.clone(),
         // What git's gc gets from its pack-objects.
         max_pack_size: PackSizeLimit::resolve(None, repo.config())?.map(|limit| limit.bytes),
-        islands: IslandRules::for_repack(repo.config(), Some(options.delta_islands))?,
+        islands: IslandRules::for_repack(repo.config(), None)?,
         ..RepackOptions::default()
     };
     repack_all_with(repo, &repack, progress)?;

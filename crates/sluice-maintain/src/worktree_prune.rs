@@ -3,6 +3,7 @@
 //! 3 months), and the conflict resolutions rerere recorded long ago (`rerere gc`,
 //! `gc.rerereResolved`, 60 days, `gc.rerereUnresolved`, 15 days).
 
+use crate::gc::to_seconds as seconds;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -74,10 +75,6 @@ fn worktree_path(admin: &Path, expire: SystemTime) -> Option<PathBuf> {
         Ok(time) if seconds(time) > seconds(expire) => Some(path),
         _ => None,
     }
-}
-
-fn seconds(time: SystemTime) -> u64 {
-    (time.duration_since(std::time::UNIX_EPOCH)).map_or(0, |d| d.as_secs())
 }
 
 /// A `gitdir` file's path: its content without the line ends after it.

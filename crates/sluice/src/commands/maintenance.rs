@@ -137,10 +137,34 @@ pub fn run(args: MaintenanceArgs, context: &Context) -> anyhow::Result<ExitCode>
         return Ok(ExitCode::from(129));
     }
     let tasks = select_tasks(&repo, &named, schedule)?;
-    // As git: one run at a time; a second one says so (but with `--auto`, most likely run by
-    // a command the first one runs, or `-q`) and does nothing.
-    let _lock = match lock_for_maintenance(repo.objects().dir())? {
-        Ok(lock) => lock,
+    let Some(lock) = maintenance_lock(&repo, auto, &foreground)? else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    if foreground.detach() == Some(true) {
+        // The other run takes the lock once this one has let it go; when it cannot be
+        // started, this one goes on in the foreground, the lock taken again.
+        drop(lock);
+        if super::detach::run_detached(std::process::Stdio::null(), &[]) {
+            return Ok(ExitCode::SUCCESS);
+        }
+        let Some(_lock) = maintenance_lock(&repo, auto, &foreground)? else {
+            return Ok(ExitCode::SUCCESS);
+        };
+        return run_selected(&repo, (&tasks, auto), &foreground, context);
+    }
+    let _lock = lock;
+    run_selected(&repo, (&tasks, auto), &foreground, context)
+}
+
+/// The maintenance lock, as git takes it: one run at a time; a second one says so (but with
+/// `--auto`, most likely run by a command the first one runs, or `--quiet`) and does nothing.
+fn maintenance_lock(
+    repo: &sluice_repo::Repository,
+    auto: bool,
+    foreground: &super::Foreground,
+) -> anyhow::Result<Option<sluice_maintain::gc_lock::MaintenanceLock>> {
+    match lock_for_maintenance(repo.objects().dir())? {
+        Ok(lock) => Ok(Some(lock)),
         Err(path) => {
             if !auto && !foreground.quiet() {
                 let path = super::gc::shown_path(&path);
@@ -149,31 +173,9 @@ pub fn run(args: MaintenanceArgs, context: &Context) -> anyhow::Result<ExitCode>
                     path.display()
                 );
             }
-            return Ok(ExitCode::SUCCESS);
+            Ok(None)
         }
-    };
-    if foreground.detach() == Some(true) {
-        // The other run takes the lock once this one has let it go.
-        drop(_lock);
-        if super::detach::run_detached(std::process::Stdio::null(), &[]) {
-            return Ok(ExitCode::SUCCESS);
-        }
-        return run_locked_again(&repo, (&tasks, auto), &foreground, context);
     }
-    run_selected(&repo, (&tasks, auto), &foreground, context)
-}
-
-/// The foreground's fallback when no background run could be started: the lock taken again.
-fn run_locked_again(
-    repo: &sluice_repo::Repository,
-    (tasks, auto): (&[Task], bool),
-    foreground: &super::Foreground,
-    context: &Context,
-) -> anyhow::Result<ExitCode> {
-    let Ok(_lock) = lock_for_maintenance(repo.objects().dir())? else {
-        return Ok(ExitCode::SUCCESS);
-    };
-    run_selected(repo, (tasks, auto), foreground, context)
 }
 
 /// Runs `tasks`, saying what failed as git says it.

@@ -320,7 +320,7 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
 
 /// The delta islands of `rules` over every ref of `repo`, marked on `walked`; with git's
 /// words for rules of too many capture groups, and on progress, how many islands there are.
-pub(super) fn mark_islands(
+fn mark_islands(
     repo: &sluice_repo::Repository,
     (odb, rules): (&sluice_odb::ObjectDb, &IslandRules),
     walked: &sluice_graph::Walked,
