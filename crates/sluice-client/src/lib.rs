@@ -20,7 +20,6 @@ pub mod receive;
 pub mod reference;
 pub mod refspec;
 pub mod remote_shallow;
-pub mod submodules;
 pub mod upstream;
 
 pub use negotiate::HistoryNegotiator;

@@ -23,7 +23,6 @@ pub mod revision;
 pub mod roots;
 pub mod server_info;
 pub mod shallow;
-pub mod submodules;
 pub mod template;
 mod worktrees;
 

@@ -10,7 +10,6 @@ pub mod legacy_remotes;
 mod mapping;
 mod negotiation_tips;
 mod plan;
-mod recursion;
 mod remotes;
 mod report;
 mod run;
@@ -23,7 +22,6 @@ pub use mapping::{
     Update, TAG_REFSPEC,
 };
 pub use plan::{FetchChoice, FetchPlan, FetchPlanError};
-pub use recursion::{BadRecursion, Recursion};
 pub use remotes::{remotes_to_fetch, Selection, SelectionError};
 pub use report::{kind_of, short_name, Report, Summary};
 pub use run::{

@@ -11,7 +11,6 @@ pub mod fetch_pack;
 pub mod for_each_repo;
 pub mod gc;
 pub mod index_pack;
-mod jobs;
 pub mod maintenance;
 pub mod multi_pack_index;
 pub mod pack_objects;
@@ -201,18 +200,34 @@ pub fn run(cli: Cli, cancel: Cancel) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Sluice itself, run in `cwd` as git runs itself in a submodule: without the variables that
-/// name the superproject's repository, but with the settings given on the command line (`-c`).
-fn sluice_in_submodule(cwd: &std::path::Path) -> anyhow::Result<std::process::Command> {
-    let mut command = std::process::Command::new(std::env::current_exe()?);
-    command.current_dir(cwd);
-    let settings = ["GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"];
-    for variable in sluice_repo::LOCAL_REPO_ENV {
-        if !settings.contains(&variable) {
-            command.env_remove(variable);
+/// The terminal, for the submodules' recursion: Sluice itself run in a submodule as git runs
+/// itself there (without the variables that name the superproject's repository, but with the
+/// settings given on the command line, `-c`), and its words on standard output and error.
+struct Terminal;
+
+impl sluice_submodule::Host for Terminal {
+    fn sluice_in(&self, cwd: &std::path::Path) -> std::io::Result<std::process::Command> {
+        let mut command = std::process::Command::new(std::env::current_exe()?);
+        command.current_dir(cwd);
+        let settings = ["GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"];
+        for variable in sluice_repo::LOCAL_REPO_ENV {
+            if !settings.contains(&variable) {
+                command.env_remove(variable);
+            }
         }
+        Ok(command)
     }
-    Ok(command)
+
+    fn out(&self, bytes: &[u8]) {
+        use std::io::Write as _;
+        // As a print: a closed standard output is not the recursion's failure.
+        let _ = std::io::stdout().lock().write_all(bytes);
+    }
+
+    fn err(&self, bytes: &[u8]) {
+        use std::io::Write as _;
+        let _ = std::io::stderr().lock().write_all(bytes);
+    }
 }
 
 /// A size option's value as git takes it (`--max-pack-size`): a non-negative integer with k,

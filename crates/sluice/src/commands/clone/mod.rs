@@ -25,8 +25,6 @@ use sluice_repo::Repository;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-mod submodules;
-
 /// `git clone`'s arguments (those this version supports).
 #[derive(Debug, Args)]
 pub struct CloneArgs {
@@ -344,7 +342,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     }
     layout.keep();
     if !args.recurse_submodules.is_empty() && options.check_out {
-        let recursion = submodules::Recursion {
+        let recursion = sluice_submodule::clone::Options {
             quiet: args.quiet,
             progress: args.progress,
             shallow: args.shallow_submodules,
@@ -354,7 +352,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
             jobs: args.jobs,
         };
         let repo = Repository::open_git_dir(git_dir, layout.work_tree.clone())?;
-        if !submodules::update(&repo, &recursion, "")? {
+        if !sluice_submodule::clone::update(&super::Terminal, &repo, &recursion, "")? {
             return Ok(ExitCode::from(1));
         }
     }

@@ -17,16 +17,18 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 mod report;
-mod submodules;
 
 use report::{print_report, ReportFormat};
 use sluice_client::fetch::{
     display_url, fetch_remote, negotiate_only, remotes_to_fetch, FetchChoice, FetchMessages,
-    FetchOptions, FetchOutcome, FetchPlan, Recursion, Refused, Selection,
+    FetchOptions, FetchOutcome, FetchPlan, Refused, Selection,
 };
 use sluice_remote::{Deepen, IpVersion};
 use sluice_repo::date::parse_since;
-use submodules::Brought;
+use sluice_submodule::fetch::{fetch_submodules, Brought};
+use sluice_submodule::jobs::{self, job_count, Said};
+use sluice_submodule::recursion::mode_of;
+use sluice_submodule::Recursion;
 
 /// `git fetch`'s arguments (those this version supports).
 #[derive(Debug, Args)]
@@ -210,7 +212,7 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if args.porcelain && recursion != Some(Recursion::Off) {
         bail!("options '--porcelain' and '--recurse-submodules' cannot be used together");
     }
-    let recursion = submodules::mode_of(recursion, &repo)?;
+    let recursion = mode_of(recursion, &repo)?;
     let mut brought = Brought::default();
     let one = |repository: Option<&str>, refspecs: Vec<Refspec>| RemoteFetch {
         repository: repository.map(str::to_owned),
@@ -246,8 +248,7 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
             bail!("--filter can only be used with the remote configured in extensions.partialclone")
         }
         Some(names) => {
-            let jobs =
-                crate::commands::jobs::job_count(args.jobs, repo.config(), &["fetch.parallel"])?;
+            let jobs = job_count(args.jobs, repo.config(), &["fetch.parallel"])?;
             match jobs {
                 1 => fetch_each(&args, context, &repo, &names, &mut brought),
                 _ => fetch_parallel(&args, context, &repo, &names, jobs),
@@ -259,9 +260,10 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         let passed = passed_on(&args, None);
         let said = (args.quiet, prefix);
         let keys = ["submodule.fetchjobs", "fetch.parallel"];
-        let jobs = crate::commands::jobs::job_count(args.jobs, repo.config(), &keys)?;
+        let jobs = job_count(args.jobs, repo.config(), &keys)?;
         let modes = (recursion, jobs);
-        let failed = submodules::fetch_submodules(&repo, modes, &brought, &passed, said)?;
+        let host = &super::Terminal;
+        let failed = fetch_submodules(host, &repo, modes, &brought, &passed, said)?;
         if !failed.is_empty() {
             eprintln!("Errors during submodule fetch:");
             for path in failed {
@@ -349,7 +351,7 @@ fn fetch_parallel(
     if writes_fetch_head(args) && !args.append {
         sluice_client::fetch::clear_fetch_head(repo)?;
     }
-    let fetch = |name: &String, said: &mut crate::commands::jobs::Said| {
+    let fetch = |name: &String, said: &mut Said| -> anyhow::Result<_> {
         if !args.quiet && !args.porcelain {
             println!("Fetching {name}");
             std::io::stdout().flush()?;
@@ -363,7 +365,7 @@ fn fetch_parallel(
     };
     let mut failed = false;
     let names: Vec<&String> = names.iter().collect();
-    crate::commands::jobs::for_each(&names, jobs, fetch, |name, status| {
+    jobs::for_each(&super::Terminal, &names, jobs, fetch, |name, status| {
         if !status.success() {
             let code = status.code().unwrap_or(-1);
             eprintln!("could not fetch '{name}' (exit code: {code})");

@@ -4,31 +4,34 @@
 //! `GIT_PROTOCOL_FROM_USER=0`) into `modules/<name>` of the superproject's repository without a
 //! checkout, its commit checked out detached, and the same again inside it.
 
-use crate::commands::jobs;
-use sluice_repo::submodules::{
+use crate::jobs;
+use crate::registry::{
     checked_out_submodules, connect, default_remote, is_active, pass_on_alternates, register,
     superproject_alternates, ModuleAlternate, Placed, Submodule,
 };
+use crate::{Host, SubmoduleError};
 use sluice_repo::Repository;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// What the clones of submodules are given, from the superproject's clone.
-pub(super) struct Recursion {
-    pub(super) quiet: bool,
-    pub(super) progress: bool,
+pub struct Options {
+    /// `-q`: the clones and checkouts say nothing.
+    pub quiet: bool,
+    /// `--progress`: the clones show progress even off a terminal.
+    pub progress: bool,
     /// `--shallow-submodules`: one commit each.
-    pub(super) shallow: bool,
+    pub shallow: bool,
     /// `--also-filter-submodules`: the superproject's `--filter`.
-    pub(super) filter: Option<String>,
+    pub filter: Option<String>,
     /// `--single-branch` given to the superproject's clone: the submodules' take one branch
     /// too; otherwise every branch, even shallow, as git clones them.
-    pub(super) single_branch: bool,
+    pub single_branch: bool,
     /// `--remote-submodules`: each submodule checked out at its remote's branch
     /// (`submodule.<name>.branch`, else the remote's HEAD), not at the recorded commit.
-    pub(super) remote: bool,
+    pub remote: bool,
     /// `--jobs`: how many clones at once, else `submodule.fetchJobs`, else one.
-    pub(super) jobs: Option<u32>,
+    pub jobs: Option<u32>,
 }
 
 /// A submodule with where it goes, its URL and its path as the messages show it.
@@ -41,14 +44,15 @@ struct Registered {
 /// Registers, clones and checks out every submodule of `repo`, then theirs; `prefix` puts the
 /// paths shown under the top superproject's. `Ok(false)` once a clone failed twice (git's
 /// words said; the rest is left as it is, as git leaves it).
-pub(super) fn update(
+pub fn update(
+    host: &dyn Host,
     repo: &Repository,
-    recursion: &Recursion,
+    recursion: &Options,
     prefix: &str,
-) -> anyhow::Result<bool> {
+) -> Result<bool, SubmoduleError> {
     let submodules = checked_out_submodules(repo)?;
     for warning in submodules.iter().filter_map(Submodule::warning) {
-        eprintln!("warning: {warning}");
+        host.err_line(&format!("warning: {warning}"));
     }
     let mut placed = Vec::new();
     for submodule in submodules {
@@ -59,10 +63,10 @@ pub(super) fn update(
         let url = register(repo, &submodule)?;
         let shown = format!("{prefix}{}", submodule.path);
         if !recursion.quiet {
-            eprintln!(
+            host.err_line(&format!(
                 "Submodule '{}' ({url}) registered for path '{shown}'",
                 submodule.name
-            );
+            ));
         }
         if let Some(at) = Placed::of(repo, submodule) {
             placed.push(Registered {
@@ -77,22 +81,23 @@ pub(super) fn update(
         .filter(|sub| !sub.placed.git_dir.exists())
         .collect();
     let mut failed = Vec::new();
-    for_each_clone(repo, &first, recursion, |sub, done| {
+    for_each_clone(host, repo, &first, recursion, |sub, done| {
         match done {
             true => cloned(repo, sub)?,
             false => {
-                eprintln!("Failed to clone '{}'. Retry scheduled", sub.shown);
+                host.err_line(&format!("Failed to clone '{}'. Retry scheduled", sub.shown));
                 failed.push(sub);
             }
         }
         Ok(true)
     })?;
     let mut aborted = false;
-    for_each_clone(repo, &failed, recursion, |sub, done| {
+    for_each_clone(host, repo, &failed, recursion, |sub, done| {
         match done {
             true => cloned(repo, sub)?,
             false => {
-                eprintln!("Failed to clone '{}' a second time, aborting", sub.shown);
+                let line = format!("Failed to clone '{}' a second time, aborting", sub.shown);
+                host.err_line(&line);
                 aborted = true;
             }
         }
@@ -105,27 +110,25 @@ pub(super) fn update(
         let commit = match recursion.remote {
             true => remote_tip(repo, sub)?.to_string(),
             false => {
-                fetch_if_lacking(sub, recursion)?;
+                fetch_if_lacking(host, sub, recursion)?;
                 sub.placed.submodule.commit.to_string()
             }
         };
-        let checked_out = own_command(&sub.placed.work_tree)?
-            .args(["checkout", "-q", &commit])
-            .status()?;
-        if !checked_out.success() {
-            anyhow::bail!(
-                "Unable to checkout '{commit}' in submodule path '{}'",
-                sub.shown
-            );
+        let mut checkout = own_command(host, &sub.placed.work_tree)?;
+        checkout.args(["checkout", "-q", &commit]);
+        if !status(&mut checkout, &sub.placed.work_tree)?.success() {
+            let path = sub.shown.clone();
+            return Err(SubmoduleError::Checkout { commit, path });
         }
         if !recursion.quiet {
-            println!("Submodule path '{}': checked out '{commit}'", sub.shown);
+            let line = format!("Submodule path '{}': checked out '{commit}'\n", sub.shown);
+            host.out(line.as_bytes());
         }
         let inner = Repository::open_git_dir(
             sub.placed.git_dir.clone(),
             Some(sub.placed.work_tree.clone()),
         )?;
-        if !update(&inner, recursion, &format!("{}/", sub.shown))? {
+        if !update(host, &inner, recursion, &format!("{}/", sub.shown))? {
             return Ok(false);
         }
     }
@@ -134,32 +137,34 @@ pub(super) fn update(
 
 /// Ties the clone of `sub` to its work tree, and gives it the superproject's alternate
 /// settings.
-fn cloned(repo: &Repository, sub: &Registered) -> anyhow::Result<()> {
+fn cloned(repo: &Repository, sub: &Registered) -> Result<(), SubmoduleError> {
     connect(&sub.placed.git_dir, &sub.placed.work_tree)?;
-    Ok(pass_on_alternates(repo, &sub.placed.git_dir)?)
+    pass_on_alternates(repo, &sub.placed.git_dir)
 }
 
 /// Fetches the recorded commit of `sub` by id when no branch of its remote held it, as git
 /// does; fails in git's words when the remote lacks it.
-fn fetch_if_lacking(sub: &Registered, recursion: &Recursion) -> anyhow::Result<()> {
+fn fetch_if_lacking(
+    host: &dyn Host,
+    sub: &Registered,
+    recursion: &Options,
+) -> Result<(), SubmoduleError> {
     let wanted = [sub.placed.submodule.commit];
     if sub.placed.lacking(&wanted)?.is_empty() {
         return Ok(());
     }
-    let commit = wanted[0].to_string();
+    let commit = wanted[0];
     let inner = Repository::open_git_dir(sub.placed.git_dir.clone(), None)?;
-    let mut fetch = own_command(&sub.placed.work_tree)?;
+    let mut fetch = own_command(host, &sub.placed.work_tree)?;
     fetch.arg("fetch");
     if recursion.quiet {
         fetch.arg("-q");
     }
-    fetch.args([default_remote(&inner), commit.clone()]);
-    let fetched = fetch.status()?.success();
+    fetch.args([default_remote(&inner), commit.to_string()]);
+    let fetched = status(&mut fetch, &sub.placed.work_tree)?.success();
     if !fetched || !sub.placed.lacking(&wanted)?.is_empty() {
-        anyhow::bail!(
-            "Fetched in submodule path '{}', but it did not contain {commit}. Direct fetching of that commit failed.",
-            sub.shown
-        );
+        let path = sub.shown.clone();
+        return Err(SubmoduleError::NotFetched { path, commit });
     }
     Ok(())
 }
@@ -167,7 +172,10 @@ fn fetch_if_lacking(sub: &Registered, recursion: &Recursion) -> anyhow::Result<(
 /// Where `--remote-submodules` checks `sub` out: its remote's `submodule.<name>.branch` (the
 /// superproject's configuration, else `.gitmodules`; `.` for the superproject's own branch),
 /// else the remote's HEAD.
-fn remote_tip(repo: &Repository, sub: &Registered) -> anyhow::Result<sluice_object::ObjectId> {
+fn remote_tip(
+    repo: &Repository,
+    sub: &Registered,
+) -> Result<sluice_object::ObjectId, SubmoduleError> {
     let submodule = &sub.placed.submodule;
     let key = format!("submodule.{}.branch", submodule.name);
     let branch = (repo.config().get(&key)).or(submodule.branch.as_deref());
@@ -183,10 +191,11 @@ fn remote_tip(repo: &Repository, sub: &Registered) -> anyhow::Result<sluice_obje
     let name = format!("refs/remotes/{remote}/{branch}");
     match inner.refs().resolve(&name).ok().and_then(|(_, id)| id) {
         Some(id) => Ok(id),
-        None => anyhow::bail!(
-            "Unable to find current {remote}/{branch} revision in submodule path '{}'",
-            sub.shown
-        ),
+        None => Err(SubmoduleError::NoRemoteTip {
+            remote,
+            branch,
+            path: sub.shown.clone(),
+        }),
     }
 }
 
@@ -194,32 +203,39 @@ fn remote_tip(repo: &Repository, sub: &Registered) -> anyhow::Result<sluice_obje
 /// `then` with each and whether its clone succeeded, in the order they end, until it says to
 /// stop (`false`: no clone starts after).
 fn for_each_clone<'a>(
+    host: &dyn Host,
     repo: &Repository,
     subs: &[&'a Registered],
-    recursion: &Recursion,
-    mut then: impl FnMut(&'a Registered, bool) -> anyhow::Result<bool>,
-) -> anyhow::Result<()> {
+    recursion: &Options,
+    mut then: impl FnMut(&'a Registered, bool) -> Result<bool, SubmoduleError>,
+) -> Result<(), SubmoduleError> {
     let jobs = jobs::job_count(recursion.jobs, repo.config(), &["submodule.fetchjobs"])?;
-    let clone = |sub: &Registered, said: &mut jobs::Said| -> anyhow::Result<Option<bool>> {
-        match clone_command(repo, sub, recursion)? {
-            Some(mut command) => Ok(Some(said.run(&mut command)?.success())),
-            None => Ok(None),
-        }
+    let clone = |sub: &Registered, said: &mut jobs::Said| -> Result<_, SubmoduleError> {
+        let Some(mut command) = clone_command(host, repo, sub, recursion)? else {
+            return Ok(None);
+        };
+        let ran = said
+            .run(&mut command)
+            .map_err(|source| SubmoduleError::Run {
+                cwd: PathBuf::from("."),
+                source,
+            })?;
+        Ok(Some(ran.success()))
     };
-    jobs::for_each(subs, jobs, clone, |sub, done| {
-        then(sub, cloned_or_cleaned(sub, done))
+    jobs::for_each(host, subs, jobs, clone, |sub, done| {
+        then(sub, cloned_or_cleaned(host, sub, done))
     })
 }
 
 /// After the clone of `sub` (`None`: it could not start, as said): when it failed, git's
 /// words, and what it left removed, so that it is not taken for a repository the second time.
-fn cloned_or_cleaned(sub: &Registered, done: Option<bool>) -> bool {
+fn cloned_or_cleaned(host: &dyn Host, sub: &Registered, done: Option<bool>) -> bool {
     if done == Some(false) {
-        eprintln!(
+        host.err_line(&format!(
             "fatal: clone of '{}' into submodule path '{}' failed",
             sub.url,
             sub.placed.work_tree.display()
-        );
+        ));
         let _ = std::fs::remove_dir_all(&sub.placed.git_dir);
     }
     done == Some(true)
@@ -228,14 +244,15 @@ fn cloned_or_cleaned(sub: &Registered, done: Option<bool>) -> bool {
 /// The clone of `sub` without a checkout; `None` when the clone cannot start (git's words
 /// said).
 fn clone_command(
+    host: &dyn Host,
     repo: &Repository,
     sub: &Registered,
-    recursion: &Recursion,
-) -> anyhow::Result<Option<Command>> {
-    let Some(references) = references(repo, &sub.placed.submodule.name)? else {
+    recursion: &Options,
+) -> Result<Option<Command>, SubmoduleError> {
+    let Some(references) = references(host, repo, &sub.placed.submodule.name)? else {
         return Ok(None);
     };
-    let mut command = own_command(Path::new("."))?;
+    let mut command = own_command(host, Path::new("."))?;
     command.args(["clone", "--no-checkout", "--separate-git-dir"]);
     command.arg(&sub.placed.git_dir);
     for reference in references {
@@ -274,20 +291,23 @@ hint: '--reference-if-able' instead of '--reference'.
 /// `submodule.alternateLocation=superproject`, the superproject's alternates' own
 /// `modules/<name>/`. One that is none is said and skipped (`alternateErrorStrategy=info`),
 /// passed over (`ignore`), or, by default (`die`), fails the clone: `None`.
-fn references(repo: &Repository, name: &str) -> anyhow::Result<Option<Vec<PathBuf>>> {
+fn references(
+    host: &dyn Host,
+    repo: &Repository,
+    name: &str,
+) -> Result<Option<Vec<PathBuf>>, SubmoduleError> {
     let config = repo.config();
     match config.get("submodule.alternatelocation") {
         None | Some("no") => return Ok(Some(Vec::new())),
         Some("superproject") => {}
-        Some(other) => {
-            anyhow::bail!("Value '{other}' for submodule.alternateLocation is not recognized")
-        }
+        Some(other) => return Err(SubmoduleError::AlternateLocation(other.to_owned())),
     }
     let strategy = config
         .get("submodule.alternateerrorstrategy")
         .unwrap_or("die");
     if !matches!(strategy, "die" | "info" | "ignore") {
-        anyhow::bail!("Value '{strategy}' for submodule.alternateErrorStrategy is not recognized");
+        let strategy = strategy.to_owned();
+        return Err(SubmoduleError::AlternateErrorStrategy(strategy));
     }
     let mut found = Vec::new();
     for alternate in superproject_alternates(repo, name) {
@@ -302,12 +322,16 @@ fn references(repo: &Repository, name: &str) -> anyhow::Result<Option<Vec<PathBu
             "die" => {
                 let advice = config.get_bool("advice.submodulealternateerrorstrategydie")?;
                 if advice != Some(false) {
-                    eprint!("{DIE_ADVICE}");
+                    host.err(DIE_ADVICE.as_bytes());
                 }
-                eprintln!("fatal: submodule '{name}' cannot add alternate: {problem}");
+                host.err_line(&format!(
+                    "fatal: submodule '{name}' cannot add alternate: {problem}"
+                ));
                 return Ok(None);
             }
-            "info" => eprintln!("submodule '{name}' cannot add alternate: {problem}"),
+            "info" => host.err_line(&format!(
+                "submodule '{name}' cannot add alternate: {problem}"
+            )),
             _ => {}
         }
     }
@@ -316,8 +340,19 @@ fn references(repo: &Repository, name: &str) -> anyhow::Result<Option<Vec<PathBu
 
 /// Sluice itself, run in `cwd` for a submodule's clone or checkout, the transport being the
 /// repository's choice, not the user's.
-fn own_command(cwd: &Path) -> anyhow::Result<Command> {
-    let mut command = crate::commands::sluice_in_submodule(cwd)?;
+fn own_command(host: &dyn Host, cwd: &Path) -> Result<Command, SubmoduleError> {
+    let mut command = host.sluice_in(cwd).map_err(|source| SubmoduleError::Run {
+        cwd: cwd.to_owned(),
+        source,
+    })?;
     command.env("GIT_PROTOCOL_FROM_USER", "0");
     Ok(command)
+}
+
+/// Runs `command` (Sluice in `cwd`) to its end; how it ended.
+fn status(command: &mut Command, cwd: &Path) -> Result<std::process::ExitStatus, SubmoduleError> {
+    command.status().map_err(|source| SubmoduleError::Run {
+        cwd: cwd.to_owned(),
+        source,
+    })
 }

@@ -3,10 +3,11 @@
 //! `.gitmodules`; a relative URL resolved against the superproject's remote; the submodule's
 //! repository kept in `<git-dir>/modules/<name>`, tied to its work tree by relative paths.
 
-use crate::Repository;
+use crate::SubmoduleError;
 use sluice_object::ObjectId;
 use sluice_odb::config::{ConfigFile, ConfigKey};
-use sluice_odb::{Config, ConfigError};
+use sluice_odb::Config;
+use sluice_repo::Repository;
 use std::path::{Component, Path, PathBuf};
 
 /// A gitlink's mode in the index.
@@ -52,38 +53,6 @@ impl Submodule {
             _ => None,
         }
     }
-}
-
-/// Why the submodules cannot be found or registered.
-#[derive(Debug, thiserror::Error)]
-pub enum SubmoduleError {
-    /// The index could not be read.
-    #[error("cannot read the index '{}'", path.display())]
-    Index {
-        /// The index file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
-    /// `.gitmodules` or a configuration file could not be read or written.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// A gitlink `.gitmodules` gives no URL for (git's words).
-    #[error("No url found for submodule path '{0}' in .gitmodules")]
-    NoUrl(String),
-    /// A name that could escape `modules/` (git refuses such names).
-    #[error("ignoring suspicious submodule name: {0}")]
-    SuspiciousName(String),
-    /// A file tying the submodule to its repository could not be written.
-    #[error("cannot write '{}'", path.display())]
-    Write {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
 }
 
 /// The submodules of `repo`'s index, in index order, with their names and URLs from the work
@@ -172,7 +141,7 @@ impl Placed {
     }
 
     /// Of `wanted`, the commits its repository lacks (read afresh: a fetch adds packs).
-    pub fn lacking(&self, wanted: &[ObjectId]) -> Result<Vec<ObjectId>, crate::RepoError> {
+    pub fn lacking(&self, wanted: &[ObjectId]) -> Result<Vec<ObjectId>, sluice_repo::RepoError> {
         let repo = Repository::open_git_dir(self.git_dir.clone(), Some(self.work_tree.clone()))?;
         let objects = repo.objects();
         Ok(wanted

@@ -1,6 +1,6 @@
 //! What a fetch "on demand" needs of a superproject's submodules: the commits the fetch
-//! brought, and the submodule commits they record. Where submodules live, their names, URLs
-//! and activity are the repository's (`sluice_repo::submodules`).
+//! brought, and the submodule commits they record (where submodules live, their names, URLs
+//! and activity: [`crate::registry`]).
 
 use sluice_object::{IdMap, ObjectId};
 use sluice_repo::Repository;

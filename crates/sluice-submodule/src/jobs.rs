@@ -3,20 +3,21 @@
 //! the terminal; beside others, each job's are held and said whole when it ends, as git holds
 //! them, so that two jobs' lines never interleave.
 
-use sluice_odb::Config;
-use std::io::Write;
+use crate::Host;
+use sluice_odb::{Config, ConfigError};
 use std::process::{Command, ExitStatus};
 
-/// Where a job's messages go: straight out, or held until it ends.
-pub(crate) struct Said {
+/// Where a job's messages go: straight to the host, or held until the job ends.
+pub struct Said<'h> {
+    host: &'h dyn Host,
     held: Option<(Vec<u8>, Vec<u8>)>,
 }
 
-impl Said {
+impl Said<'_> {
     /// Says `line` on standard error.
-    pub(crate) fn line(&mut self, line: &str) {
+    pub fn line(&mut self, line: &str) {
         match &mut self.held {
-            None => eprintln!("{line}"),
+            None => self.host.err_line(line),
             Some((_, err)) => {
                 err.extend_from_slice(line.as_bytes());
                 err.push(b'\n');
@@ -25,7 +26,7 @@ impl Said {
     }
 
     /// Runs `command` to its end, its output said as this job's; how it ended.
-    pub(crate) fn run(&mut self, command: &mut Command) -> std::io::Result<ExitStatus> {
+    pub fn run(&mut self, command: &mut Command) -> std::io::Result<ExitStatus> {
         match &mut self.held {
             None => command.status(),
             Some((out, err)) => {
@@ -38,22 +39,17 @@ impl Said {
     }
 
     /// Says what was held.
-    fn flush(self) -> std::io::Result<()> {
+    fn flush(self) {
         if let Some((out, err)) = self.held {
-            std::io::stdout().write_all(&out)?;
-            std::io::stderr().write_all(&err)?;
+            self.host.out(&out);
+            self.host.err(&err);
         }
-        Ok(())
     }
 }
 
 /// How many jobs at once: `given` (`-j`), else the first of the settings `keys` that is set,
 /// else one; zero is one a core, as git.
-pub(crate) fn job_count(
-    given: Option<u32>,
-    config: &Config,
-    keys: &[&str],
-) -> anyhow::Result<usize> {
+pub fn job_count(given: Option<u32>, config: &Config, keys: &[&str]) -> Result<usize, ConfigError> {
     let mut jobs = given.map(|n| n as usize);
     for key in keys {
         if jobs.is_none() {
@@ -69,15 +65,16 @@ pub(crate) fn job_count(
 /// Runs `job` on each of `items`, `jobs` at a time, and gives `then` each item with what its
 /// job returned, in the order they end, until `then` says to stop (`false`: no job starts
 /// after, those running end).
-pub(crate) fn for_each<'a, T: Sync, R: Send>(
+pub fn for_each<'a, T: Sync, R: Send, E: Send>(
+    host: &dyn Host,
     items: &[&'a T],
     jobs: usize,
-    job: impl Fn(&'a T, &mut Said) -> anyhow::Result<R> + Sync,
-    mut then: impl FnMut(&'a T, R) -> anyhow::Result<bool>,
-) -> anyhow::Result<()> {
+    job: impl Fn(&'a T, &mut Said) -> Result<R, E> + Sync,
+    mut then: impl FnMut(&'a T, R) -> Result<bool, E>,
+) -> Result<(), E> {
     if jobs <= 1 || items.len() < 2 {
         for &item in items {
-            let done = job(item, &mut Said { held: None })?;
+            let done = job(item, &mut Said { host, held: None })?;
             if !then(item, done)? {
                 break;
             }
@@ -93,6 +90,7 @@ pub(crate) fn for_each<'a, T: Sync, R: Send>(
                 let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(&item) = items.get(at) else { break };
                 let mut said = Said {
+                    host,
                     held: Some((Vec::new(), Vec::new())),
                 };
                 let done = job(item, &mut said);
@@ -104,8 +102,8 @@ pub(crate) fn for_each<'a, T: Sync, R: Send>(
         drop(sender);
         let mut going = true;
         for (item, said, done) in ended {
-            let told = said.flush().map_err(Into::into);
-            let carry_on = told.and(done).and_then(|done| match going {
+            said.flush();
+            let carry_on = done.and_then(|done| match going {
                 true => then(item, done),
                 false => Ok(false),
             });

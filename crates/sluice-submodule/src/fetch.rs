@@ -4,75 +4,26 @@
 //! commit the fetch brought records a commit of it that its repository lacks; with `yes`, every
 //! checked-out submodule is. Each is fetched by Sluice run inside it, which goes on into its own.
 
-use crate::commands::jobs::{self, Said};
-use sluice_client::fetch::{Recursion, Report};
-use sluice_client::submodules::{new_commits, recorded_at};
+use crate::commits::{new_commits, recorded_at};
+use crate::jobs::{self, Said};
+use crate::recursion::Mode;
+use crate::registry::{checked_out_submodules, default_remote, fetch_recursion, Placed};
+use crate::{Host, Recursion, SubmoduleError};
+use sluice_client::fetch::Report;
 use sluice_object::ObjectId;
-use sluice_repo::submodules::{checked_out_submodules, default_remote, fetch_recursion, Placed};
 use sluice_repo::Repository;
-
-/// The recursion in effect: the command line's, else the configuration's, else on demand;
-/// off where no submodule has a repository (`modules/`), so that a fetch elsewhere reads no
-/// index for nothing.
-pub(super) fn mode_of(given: Option<Recursion>, repo: &Repository) -> anyhow::Result<Mode> {
-    if !repo.common_dir().join("modules").is_dir() {
-        return Ok(Mode::Given(Recursion::Off));
-    }
-    if let Some(given) = given {
-        return Ok(Mode::Given(given));
-    }
-    // Configured off, as git: no submodule is looked at, whatever its own setting.
-    Ok(match configured(repo)? {
-        Recursion::Off => Mode::Given(Recursion::Off),
-        mode => Mode::Default(mode),
-    })
-}
-
-/// The recursion for a submodule: the command line's, else its own
-/// `submodule.<name>.fetchRecurseSubmodules`, else the default.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Mode {
-    /// Said on the command line: for every submodule.
-    Given(Recursion),
-    /// From the configuration, or on demand: a submodule's own setting comes first.
-    Default(Recursion),
-}
-
-impl Mode {
-    fn for_submodule(self, own: Option<&str>) -> anyhow::Result<Recursion> {
-        Ok(match (self, own) {
-            (Mode::Default(mode), Some(value)) => {
-                Recursion::from_flags(false, Some(value), false)?.unwrap_or(mode)
-            }
-            (Mode::Given(mode) | Mode::Default(mode), _) => mode,
-        })
-    }
-}
-
-/// `fetch.recurseSubmodules`, else `submodule.recurse`, else on demand.
-fn configured(repo: &Repository) -> anyhow::Result<Recursion> {
-    let config = repo.config();
-    if let Some(value) = config.get("fetch.recursesubmodules") {
-        let mode = Recursion::from_flags(false, Some(value), false)?;
-        return Ok(mode.unwrap_or(Recursion::OnDemand));
-    }
-    Ok(match config.get_bool("submodule.recurse")? {
-        Some(true) => Recursion::On,
-        _ => Recursion::OnDemand,
-    })
-}
 
 /// What the fetches of the superproject brought, from their reports: the new values of the
 /// refs they moved (or, under `--dry-run`, would have moved) and the old ones.
 #[derive(Default)]
-pub(super) struct Brought {
+pub struct Brought {
     tips: Vec<ObjectId>,
     olds: Vec<ObjectId>,
 }
 
 impl Brought {
     /// Takes in one remote's report.
-    pub(super) fn note(&mut self, lines: &[Report]) {
+    pub fn note(&mut self, lines: &[Report]) {
         for report in lines {
             let Report::Line(line) = report else {
                 continue;
@@ -92,13 +43,14 @@ impl Brought {
 /// with the options `passed` on (git's: `--dry-run`, `--prune`, `-q`, …), `jobs` at a time;
 /// `prefix` puts the paths shown under the top superproject's. Returns the names of those whose
 /// fetch failed.
-pub(super) fn fetch_submodules(
+pub fn fetch_submodules(
+    host: &dyn Host,
     repo: &Repository,
     (modes, jobs): (Mode, usize),
     brought: &Brought,
     passed: &[&str],
     (quiet, prefix): (bool, &str),
-) -> anyhow::Result<Vec<String>> {
+) -> Result<Vec<String>, SubmoduleError> {
     if repo.work_tree().is_none() || modes == Mode::Given(Recursion::Off) {
         return Ok(Vec::new());
     }
@@ -129,8 +81,8 @@ pub(super) fn fetch_submodules(
     }
     let mut failed = Vec::new();
     let wanted: Vec<&Wanted> = wanted.iter().collect();
-    let fetch = |one: &Wanted, said: &mut Said| one.fetch(passed, quiet, said);
-    jobs::for_each(&wanted, jobs, fetch, |_, mut paths| {
+    let fetch = |one: &Wanted, said: &mut Said| one.fetch(host, passed, quiet, said);
+    jobs::for_each(host, &wanted, jobs, fetch, |_, mut paths| {
         failed.append(&mut paths);
         Ok(true)
     })?;
@@ -150,17 +102,28 @@ struct Wanted {
 impl Wanted {
     /// Fetches it, then the commits still missing by id; returns its name (as git lists it,
     /// not its path) once for each fetch that failed.
-    fn fetch(&self, passed: &[&str], quiet: bool, said: &mut Said) -> anyhow::Result<Vec<String>> {
+    fn fetch(
+        &self,
+        host: &dyn Host,
+        passed: &[&str],
+        quiet: bool,
+        said: &mut Said,
+    ) -> Result<Vec<String>, SubmoduleError> {
         if !quiet {
             said.line(&format!("Fetching submodule {}", self.shown));
         }
         let placed = &self.placed;
-        let mut run = |extra: &[String]| -> anyhow::Result<bool> {
-            let mut command = crate::commands::sluice_in_submodule(&placed.work_tree)?;
+        let cwd = &placed.work_tree;
+        let failed_to_run = |source| SubmoduleError::Run {
+            cwd: cwd.clone(),
+            source,
+        };
+        let mut run = |extra: &[String]| -> Result<bool, SubmoduleError> {
+            let mut command = host.sluice_in(cwd).map_err(failed_to_run)?;
             command.arg("fetch").args(passed).arg(self.mode.option());
             command.arg(format!("--submodule-prefix={}/", self.shown));
             command.args(extra);
-            Ok(said.run(&mut command)?.success())
+            Ok(said.run(&mut command).map_err(failed_to_run)?.success())
         };
         let mut failed = Vec::new();
         let name = &placed.submodule.name;
