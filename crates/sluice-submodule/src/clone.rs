@@ -34,6 +34,39 @@ pub struct Options {
     pub jobs: Option<u32>,
 }
 
+/// The settings `--recurse-submodules=<pathspec>…` writes after `-c`'s: each pathspec once,
+/// sorted, as git writes them; with `submodule.stickyRecursiveClone` in the user's `config`,
+/// `submodule.recurse` so that later commands recurse; and where references are given
+/// (`--reference`, `--reference-if-able`: `references`), that the submodules borrow from the
+/// references' own submodules (`modules/<name>`). None without a pathspec.
+pub fn settings(
+    pathspecs: &[String],
+    references: (bool, bool),
+    config: &sluice_odb::Config,
+) -> Result<Vec<String>, SubmoduleError> {
+    let mut active: Vec<String> = (pathspecs.iter())
+        .map(|pathspec| format!("submodule.active={pathspec}"))
+        .collect();
+    active.sort();
+    active.dedup();
+    if active.is_empty() {
+        return Ok(active);
+    }
+    if config.get_bool("submodule.stickyrecursiveclone")? == Some(true) {
+        active.push("submodule.recurse=true".to_owned());
+    }
+    let strategy = match references {
+        (true, true) | (false, false) => None,
+        (true, false) => Some("die"),
+        (false, true) => Some("info"),
+    };
+    if let Some(strategy) = strategy {
+        active.push("submodule.alternateLocation=superproject".to_owned());
+        active.push(format!("submodule.alternateErrorStrategy={strategy}"));
+    }
+    Ok(active)
+}
+
 /// A submodule with where it goes, its URL and its path as the messages show it.
 struct Registered {
     placed: Placed,

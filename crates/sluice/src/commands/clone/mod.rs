@@ -22,6 +22,7 @@ use sluice_repo::date::parse_since;
 use sluice_repo::init::{initial_branch, InitOptions};
 use sluice_repo::template::template_dir;
 use sluice_repo::Repository;
+use sluice_submodule::clone::settings;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -231,9 +232,13 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         args.filter = Some(filter_spec(spec)?);
     }
     let user_config = context.config(None)?;
-    let active = submodule_settings(&args, &user_config)?;
+    let references = (
+        !args.reference.is_empty(),
+        !args.reference_if_able.is_empty(),
+    );
+    let active = settings(&args.recurse_submodules, references, &user_config)?;
     let recursing = !active.is_empty();
-    let both_references = !args.reference.is_empty() && !args.reference_if_able.is_empty();
+    let both_references = references.0 && references.1;
     args.config.extend(active);
     // `--also-filter-submodules`, else `clone.filterSubmodules`.
     let filter_submodules = args.also_filter_submodules
@@ -357,37 +362,6 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The settings `--recurse-submodules` writes after `-c`'s: each pathspec once, sorted, as
-/// git writes them; with `submodule.stickyRecursiveClone`, `submodule.recurse` so that later
-/// commands recurse; and where references are given, that the submodules borrow from the
-/// references' own submodules (`modules/<name>`). None without the option.
-fn submodule_settings(
-    args: &CloneArgs,
-    user_config: &sluice_odb::Config,
-) -> anyhow::Result<Vec<String>> {
-    let mut active: Vec<String> = (args.recurse_submodules.iter())
-        .map(|pathspec| format!("submodule.active={pathspec}"))
-        .collect();
-    active.sort();
-    active.dedup();
-    if active.is_empty() {
-        return Ok(active);
-    }
-    if user_config.get_bool("submodule.stickyrecursiveclone")? == Some(true) {
-        active.push("submodule.recurse=true".to_owned());
-    }
-    let strategy = match (args.reference.is_empty(), args.reference_if_able.is_empty()) {
-        (false, false) | (true, true) => None,
-        (false, true) => Some("die"),
-        (true, false) => Some("info"),
-    };
-    if let Some(strategy) = strategy {
-        active.push("submodule.alternateLocation=superproject".to_owned());
-        active.push(format!("submodule.alternateErrorStrategy={strategy}"));
-    }
-    Ok(active)
 }
 
 /// The clone's messages on stderr, as git words them; `-q` keeps only the warnings.
