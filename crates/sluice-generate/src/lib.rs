@@ -39,7 +39,10 @@ pub use filtered::FilterOut;
 pub use geometric::{repack_geometric, repack_geometric_with_midx, GeometricOptions, Rolled};
 pub use incremental::{pack_loose_objects, repack_loose, LOOSE_BATCH};
 pub use islands::{mark as mark_islands, IslandError, IslandRules, Islands, Marked, MAX_CAPTURES};
-pub use midx_bitmap::{largest_pack, write_midx_bitmap, write_midx_bitmap_of, MidxBitmap};
+pub use midx_bitmap::{
+    largest_pack, read_refs_snapshot, write_midx_bitmap, write_midx_bitmap_of, MidxBitmap,
+    RefsSnapshotError,
+};
 pub use midx_repack::repack_midx;
 pub use repack::{
     pack_files, repack_all, repack_all_with, CruftOptions, RepackError, RepackOptions, Repacked,

@@ -38,6 +38,42 @@ pub struct MidxBitmap {
     pub refs_snapshot: Option<Vec<ObjectId>>,
 }
 
+/// Why a refs snapshot (`--refs-snapshot`) could not be read; git's words.
+#[derive(Debug, thiserror::Error)]
+pub enum RefsSnapshotError {
+    /// The file could not be read.
+    #[error("could not open '{}': {source}", path.display())]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A line that is no object id (after an optional `+`).
+    #[error("could not parse line: {0}")]
+    BadLine(String),
+}
+
+/// The tips of the refs snapshot at `path`, as git's repack writes it for `multi-pack-index
+/// write --bitmap`: an id a line, `+` before a preferred one (which Sluice's selection of
+/// bitmapped commits does not weigh).
+pub fn read_refs_snapshot(
+    path: &std::path::Path,
+    hash: sluice_object::HashKind,
+) -> Result<Vec<ObjectId>, RefsSnapshotError> {
+    let text = std::fs::read_to_string(path).map_err(|source| RefsSnapshotError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    let hex_of = |line: &str| line.strip_prefix('+').unwrap_or(line).trim().to_owned();
+    (text.lines())
+        .map(|line| {
+            ObjectId::from_hex(hash, hex_of(line).as_bytes())
+                .map_err(|_| RefsSnapshotError::BadLine(line.to_owned()))
+        })
+        .collect()
+}
+
 /// [`write_midx_bitmap`] as `request` says.
 pub fn write_midx_bitmap_of(
     repo: &Repository,

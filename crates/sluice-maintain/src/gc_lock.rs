@@ -87,11 +87,16 @@ pub fn host_name() -> String {
         .unwrap_or_else(|| "unknown".to_owned())
 }
 
+/// `gc.log`: what the last gc that ran detached said, kept for the next gc to find.
+pub fn gc_log(git_dir: &Path) -> PathBuf {
+    git_dir.join("gc.log")
+}
+
 /// What the last gc that ran detached said (its `gc.log`), when it said anything and is not
 /// older than `expiry` (`gc.logExpiry`): git's automatic gc then runs no more until the file
 /// is removed, as it would most likely fail the same way.
 pub fn last_gc_error(git_dir: &Path, expiry: SystemTime) -> std::io::Result<Option<String>> {
-    let path = git_dir.join("gc.log");
+    let path = gc_log(git_dir);
     let modified = match std::fs::metadata(&path).and_then(|m| m.modified()) {
         Ok(modified) => modified,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -102,6 +107,19 @@ pub fn last_gc_error(git_dir: &Path, expiry: SystemTime) -> std::io::Result<Opti
     }
     let text = std::fs::read_to_string(&path)?;
     Ok((!text.is_empty()).then_some(text))
+}
+
+/// Takes `gc.log.lock` for the standard error of a gc about to run detached; `None` when
+/// another detached gc is writing its log (it does the work). Its path with the file.
+pub fn start_gc_log(git_dir: &Path) -> Option<(PathBuf, std::fs::File)> {
+    let (log, file) = sluice_odb::lockfile::create_lock(&gc_log(git_dir));
+    Some((log, file.ok()?))
+}
+
+/// Forgets what an earlier detached gc said: a gc in the foreground that went through clears
+/// it, as git's does.
+pub fn clear_gc_log(git_dir: &Path) {
+    let _ = std::fs::remove_file(gc_log(git_dir));
 }
 
 /// The end of a gc that ran detached with its standard error in `log` (`gc.log.lock`): what it

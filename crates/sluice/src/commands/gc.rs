@@ -4,7 +4,9 @@ use super::Context;
 use anyhow::bail;
 use clap::Args;
 use sluice_generate::{GivenLimits, PackSizeLimit, Reuse, SearchLimits};
-use sluice_maintain::gc_lock::{keep_gc_log, last_gc_error, lock_for_gc};
+use sluice_maintain::gc_lock::{
+    clear_gc_log, gc_log, keep_gc_log, last_gc_error, lock_for_gc, start_gc_log,
+};
 use sluice_maintain::{gc, past_auto_limits, GcError, GcOptions, GcOutcome, PastLimit};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -214,8 +216,7 @@ fn run_here(
         );
     }
     if detached.is_none() {
-        // A gc in the foreground that went through clears what an earlier detached one said.
-        let _ = std::fs::remove_file(repo.common_dir().join("gc.log"));
+        clear_gc_log(repo.common_dir());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -236,7 +237,7 @@ fn detach_gc(
             "warning: The last gc run reported the following. Please correct the root cause\n\
              and remove {}\n\
              Automatic cleanup will not be performed until the file is removed.\n\n{said}",
-            shown_path(&dir.join("gc.log")).display()
+            shown_path(&gc_log(dir)).display()
         );
         return Ok(Some(ExitCode::SUCCESS));
     }
@@ -245,9 +246,7 @@ fn detach_gc(
         Err(_) => return Ok(Some(ExitCode::SUCCESS)),
     }
     sluice_maintain::gc::before_repack(repo, options)?;
-    let (log, file) = sluice_odb::lockfile::create_lock(&dir.join("gc.log"));
-    // Another detached gc is writing its log: it does the work.
-    let Ok(file) = file else {
+    let Some((log, file)) = start_gc_log(dir) else {
         return Ok(Some(ExitCode::SUCCESS));
     };
     let past = match past {

@@ -5,8 +5,7 @@
 use super::Context;
 use anyhow::bail;
 use clap::{Args, Subcommand};
-use sluice_generate::{write_midx_bitmap_of, MidxBitmap};
-use sluice_object::ObjectId;
+use sluice_generate::{read_refs_snapshot, write_midx_bitmap_of, MidxBitmap};
 use sluice_odb::midx::{verify_midx, write_midx_with, MidxError, MidxOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -63,25 +62,6 @@ struct WriteArgs {
     refs_snapshot: Option<PathBuf>,
 }
 
-/// The ids of a refs snapshot (`+` marks a preferred tip, which Sluice's selection of
-/// bitmapped commits does not weigh).
-fn refs_snapshot(
-    path: &std::path::Path,
-    hash: sluice_object::HashKind,
-) -> anyhow::Result<Vec<ObjectId>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow::anyhow!("could not open '{}': {e}", path.display()))?;
-    let mut ids = Vec::new();
-    for line in text.lines() {
-        let hex = line.strip_prefix('+').unwrap_or(line).trim();
-        match ObjectId::from_hex(hash, hex.as_bytes()) {
-            Ok(id) => ids.push(id),
-            Err(_) => bail!("could not parse line: {line}"),
-        }
-    }
-    Ok(ids)
-}
-
 /// Runs multi-pack-index.
 pub fn run(args: MultiPackIndexArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context.require_repository()?;
@@ -103,7 +83,7 @@ pub fn run(args: MultiPackIndexArgs, context: &Context) -> anyhow::Result<ExitCo
                 preferred_pack: write.preferred_pack,
                 packs: write.stdin_packs.then(super::stdin_lines).transpose()?,
                 refs_snapshot: (write.refs_snapshot.as_deref())
-                    .map(|path| refs_snapshot(&context.cwd.join(path), repo.hash()))
+                    .map(|path| read_refs_snapshot(&context.cwd.join(path), repo.hash()))
                     .transpose()?,
             };
             write_midx_bitmap_of(&repo, request, &progress, &context.cancel)?;
