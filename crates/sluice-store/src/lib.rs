@@ -18,6 +18,7 @@
 mod bucket;
 mod bundle;
 mod cache;
+mod coverage;
 mod export;
 mod fsck;
 mod gc;
@@ -36,6 +37,8 @@ mod stored;
 
 #[cfg(test)]
 mod commit_tests;
+#[cfg(test)]
+mod push_tests;
 
 pub use bucket::{Bucket, Fetched, RequestCounts, Version, Versioned, WriteRefused};
 pub use export::export;
@@ -116,6 +119,11 @@ pub enum StoreError {
     /// Another node holds the repository's maintenance lease (until this Unix time).
     #[error("'{0}' is being maintained by another node (its lease runs to {1})")]
     Leased(String, u64),
+    /// A ref a push moves, or an object maintenance would replace, is in none of the packs
+    /// the next generation would have (a pack lost with the node's cache, which may be wiped
+    /// at any moment, before it reached the store).
+    #[error("object {0} would be in no pack of the store: nothing committed")]
+    NotStored(sluice_object::ObjectId),
     /// Other writers kept winning: the commit was given up.
     #[error("the manifest of '{0}' kept changing; gave up")]
     Contended(String),

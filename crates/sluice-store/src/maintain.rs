@@ -10,7 +10,7 @@
 use crate::bundle::write_bundle;
 use crate::import::upload_packs;
 use crate::lease::Lease;
-use crate::manifest::Manifest;
+use crate::manifest::{Manifest, PackEntry};
 use crate::node::Node;
 use crate::stored::StoredRepo;
 use crate::StoreError;
@@ -146,6 +146,14 @@ fn compact(
         .filter(|p| !after.contains(&p.name))
         .map(|p| p.name.clone())
         .collect();
+    // Nothing a replaced pack held may be lost with it (see `coverage`).
+    let taken_out: Vec<&PackEntry> = (before.packs.iter())
+        .filter(|p| replaced.contains(&p.name))
+        .collect();
+    let kept = (before.packs.iter()).filter(|p| after.contains(&p.name));
+    let next = (pack_dir.as_path(), kept.chain(&uploaded));
+    let old_dir = pinned.dir.join("objects/pack");
+    crate::coverage::objects_kept((&old_dir, &taken_out), next, staged.hash())?;
     let now = SystemTime::now().duration_since(UNIX_EPOCH);
     let now = now.map(|d| d.as_secs()).unwrap_or_default();
     let committed = repo.commit(|current| {

@@ -279,6 +279,11 @@ impl Node {
             .map_err(StoreError::from)?;
         let pack_dir = workspace.dir().join("objects/pack");
         let new = upload_packs(&pinned.repo, &pack_dir, |n| !pinned.manifest.has_pack(n))?;
+        // The cache (this copy with it) may be wiped at any moment: a pack gone before it was
+        // listed is not uploaded, and the refs must not name what the store never got.
+        let next = pinned.manifest.packs.iter().chain(&new);
+        let tips: Vec<ObjectId> = changes.iter().filter_map(|c| c.new).collect();
+        crate::coverage::tips_held(&pack_dir, next, &tips, received.hash())?;
         self.keep_packs(&pinned.repo, &pack_dir, &new);
         let committed = pinned.repo.commit(|current| {
             if let Some(refused) = moved(current, changes) {
