@@ -96,6 +96,17 @@ fn sweep(repo: &StoredRepo, grace: Duration) -> Result<Swept, StoreError> {
             swept.deleted += 1;
         }
     }
+    // A multi-pack-index no manifest names goes as an unnamed upload does (a generation
+    // pinned to one that is gone is served without it).
+    let midx = manifest.midx.as_ref().map(|m| m.checksum.as_str());
+    for (key, written) in repo.bucket().list(&repo.key("midx/"))? {
+        let named = midx.is_some_and(|sum| key.contains(&format!("/multi-pack-index-{sum}")));
+        if named || written > upload_cutoff {
+            continue;
+        }
+        repo.bucket().delete(&key)?;
+        swept.deleted += 1;
+    }
     let snapshot = manifest.snapshot.as_ref().map(|s| s.name.as_str());
     for (key, written) in repo.bucket().list(&repo.key("refs/"))? {
         let named = snapshot.is_some_and(|name| key.ends_with(&format!("/{name}")));

@@ -1,7 +1,8 @@
 //! Repositories in object storage, shared by many serving nodes.
 //!
 //! A stored repository is immutable packs (named by their content, with their `.idx`, `.rev`
-//! and bitmap) and one manifest: the generation, HEAD, the refs and the live packs. The
+//! and bitmap; after a node's geometric roll, a multi-pack-index with its bitmap over them) and
+//! one manifest: the generation, HEAD, the refs and the live packs. The
 //! manifest is the only object that changes and the only commit point: every write of it is
 //! conditional on the version just read ([`StoredRepo::commit`]), so of two racing pushes
 //! exactly one lands and the other is told, as git tells a push that lost a race.
@@ -29,6 +30,7 @@ mod local;
 mod location;
 mod maintain;
 pub mod manifest;
+mod midx;
 mod node;
 mod ref_snapshot;
 mod scratch;

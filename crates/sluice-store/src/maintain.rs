@@ -115,6 +115,11 @@ fn compact(
         };
         sluice_generate::repack_all_with(&staged, &options, progress)?;
     }
+    // A roll leaves several packs: a multi-pack-index bitmap keeps counting on bitmaps.
+    let midx = match full_repack {
+        true => None,
+        false => crate::midx::write_and_upload(&staged, repo, progress)?,
+    };
     let pack_dir = workspace.dir().join("objects/pack");
     let after: Vec<String> = crate::import::packs_in(&pack_dir)?
         .into_iter()
@@ -163,6 +168,7 @@ fn compact(
         next.packs.extend(fresh.cloned().collect::<Vec<_>>());
         next.removed
             .extend(replaced.iter().map(|name| (name.clone(), now)));
+        next.midx = midx.clone();
         if let Some(name) = &bundle {
             // A newer full bundle makes the older ones useless to a new clone.
             next.bundles = vec![(name.clone(), token)];

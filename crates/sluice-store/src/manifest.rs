@@ -11,6 +11,7 @@
 //! transaction 1c9f…
 //! head refs/heads/main
 //! pack pack-<hex> <bytes> [rev] [bitmap] [mtimes]
+//! midx <checksum> pack-<hex>…
 //! removed pack-<hex> <unix seconds>
 //! bundle <name> <creation token>
 //! snapshot <name> <refs in it>
@@ -46,6 +47,10 @@ pub struct Manifest {
     pub head: String,
     /// The live packs, by name (`pack-<hex>`), with their sizes.
     pub packs: Vec<PackEntry>,
+    /// A multi-pack-index with its bitmap over the packs it names (a geometric roll's), used
+    /// where a generation has all of them: counting stays on bitmaps without rewriting the
+    /// big pack.
+    pub midx: Option<MidxEntry>,
     /// Packs taken out of the list, with when: deleted only after a grace period, since
     /// requests pinned to an older generation may still read them.
     pub removed: Vec<(String, u64)>,
@@ -88,6 +93,15 @@ impl PackEntry {
     }
 }
 
+/// A stored multi-pack-index: `midx/multi-pack-index-<checksum>` and its `.bitmap`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MidxEntry {
+    /// Its checksum, in hexadecimal (its trailer, which its bitmap's name repeats).
+    pub checksum: String,
+    /// The packs it indexes, by name.
+    pub packs: Vec<String>,
+}
+
 /// A manifest that could not be read.
 #[derive(Debug, thiserror::Error)]
 #[error("manifest line {line}: {why}")]
@@ -112,6 +126,9 @@ impl Manifest {
                 let _ = write!(out, " {extra}");
             }
             out.push('\n');
+        }
+        if let Some(midx) = &self.midx {
+            let _ = writeln!(out, "midx {} {}", midx.checksum, midx.packs.join(" "));
         }
         for (name, when) in &self.removed {
             let _ = writeln!(out, "removed {name} {when}");
@@ -205,6 +222,16 @@ impl Manifest {
                         extras,
                     });
                 }
+                "midx" => {
+                    let mut words = rest.split(' ');
+                    let checksum = words.next().filter(|c| checksum_ok(c));
+                    let checksum = checksum.ok_or_else(|| bad("bad checksum"))?.to_owned();
+                    let packs: Vec<String> = words.map(str::to_owned).collect();
+                    if packs.is_empty() || !packs.iter().all(|p| pack_name_ok(p)) {
+                        return Err(bad("bad pack name"));
+                    }
+                    manifest.midx = Some(MidxEntry { checksum, packs });
+                }
                 "removed" => {
                     let (name, when) = rest.split_once(' ').ok_or_else(|| bad("no time"))?;
                     let when = when.parse().map_err(|_| bad("bad time"))?;
@@ -255,6 +282,11 @@ pub fn bundle_name_ok(name: &str) -> bool {
     !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
 }
 
+/// Hexadecimal digits: nothing that could name a path elsewhere.
+fn checksum_ok(checksum: &str) -> bool {
+    !checksum.is_empty() && checksum.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 /// `pack-` and hexadecimal digits: nothing that could name a path elsewhere.
 pub fn pack_name_ok(name: &str) -> bool {
     name.strip_prefix("pack-")
@@ -277,6 +309,10 @@ mod tests {
                 size: 1234,
                 extras: vec!["rev".to_owned(), "bitmap".to_owned()],
             }],
+            midx: Some(MidxEntry {
+                checksum: "12".repeat(20),
+                packs: vec![format!("pack-{}", "cd".repeat(20))],
+            }),
             removed: vec![(format!("pack-{}", "ef".repeat(20)), 1_700_000_000)],
             bundles: vec![("7-full".to_owned(), 7)],
             snapshot: None,
@@ -293,6 +329,8 @@ mod tests {
         let text = b"sluice-manifest 1\ngeneration 3\npack ../../etc 12\n";
         let e = Manifest::parse(text, HashKind::Sha1).unwrap_err();
         assert_eq!(e.line, 3, "{e}");
+        let text = b"sluice-manifest 1\nmidx ../x pack-12\n";
+        assert_eq!(Manifest::parse(text, HashKind::Sha1).unwrap_err().line, 2);
         let text = b"sluice-manifest 1\nref 1234 refs/heads/main\n";
         assert_eq!(Manifest::parse(text, HashKind::Sha1).unwrap_err().line, 2);
         assert!(Manifest::parse(b"something else\n", HashKind::Sha1).is_err());

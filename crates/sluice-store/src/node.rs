@@ -219,6 +219,7 @@ impl Node {
                 }
             }
         }
+        crate::midx::download(&repo, &read.manifest, &packs);
         let generations = folder.join("gen");
         let manifest = read.manifest;
         let dir = generations.join(format!("{}-{}", manifest.generation, manifest.transaction));
@@ -400,6 +401,7 @@ fn write_generation(
             }
         }
     }
+    crate::midx::place(manifest, packs, &pack_dir);
     crate::local::write_refs(dir, manifest)
 }
 

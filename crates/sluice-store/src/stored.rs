@@ -1,7 +1,8 @@
 //! One repository in a store: its keys, and its manifest read and committed.
 //!
-//! Layout under `<prefix>/<name>.git/`: `manifest`, and `packs/pack-<hex>.{pack,idx,rev,bitmap}`,
-//! immutable and named by their content, uploaded before any manifest names them.
+//! Layout under `<prefix>/<name>.git/`: `manifest`, and `packs/pack-<hex>.{pack,idx,rev,bitmap}`
+//! and `midx/multi-pack-index-<checksum>[.bitmap]` (a geometric roll's), immutable and named by
+//! their content, uploaded before any manifest names them.
 
 use crate::bucket::{Bucket, Fetched, Version, WriteRefused};
 use crate::manifest::{Manifest, RefSnapshot, INLINE_REFS};

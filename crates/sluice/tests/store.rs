@@ -649,7 +649,7 @@ fn manifest_text(bucket: &str, repo: &str) -> String {
 #[test]
 fn a_node_maintains_a_repository_after_pushes_leave_it_many_packs() {
     let env = Env::new();
-    let (bucket, store, _) = imported(&env);
+    let (bucket, store, repo_url) = imported(&env);
     let node = node(&env, &store, "cache", &["--maintain-after-packs", "2"]);
     let url = git_url(&node, "p.git");
     for i in 0..3 {
@@ -675,11 +675,50 @@ fn a_node_maintains_a_repository_after_pushes_leave_it_many_packs() {
         !manifest.contains("\nbundle "),
         "a roll, not a full compaction: {manifest}"
     );
+    // The roll's multi-pack-index, over both packs left, with its bitmap.
+    let midx = (manifest.lines()).find_map(|l| l.strip_prefix("midx "));
+    let midx = midx.unwrap_or_else(|| panic!("no multi-pack-index: {manifest}"));
+    assert_eq!(midx.split(' ').count(), 3, "{manifest}");
     let client = env.path().join("client");
     let tip = env.git(&client, &["rev-parse", "main"]);
-    assert!(remote_refs(&env, &url).contains(String::from_utf8_lossy(tip.trim_ascii()).as_ref()));
+    let tip = String::from_utf8_lossy(tip.trim_ascii()).into_owned();
+    assert!(remote_refs(&env, &url).contains(&tip));
     env.git(env.path(), &["clone", "-q", &url, "after"]);
     env.git(&env.path().join("after"), &["fsck", "--strict"]);
+    // The generation the clone was served from has it, and git finds both sound.
+    let generations = env.path().join("cache/p.git/gen");
+    let newest = crate::util::list_dir(&generations)
+        .into_iter()
+        .max_by_key(|name| name.split('-').next().and_then(|n| n.parse::<u64>().ok()));
+    let served = generations.join(newest.unwrap());
+    let pack_dir = served.join("objects/pack");
+    assert!(
+        pack_dir.join("multi-pack-index").exists(),
+        "{:?}",
+        crate::util::list_dir(&pack_dir)
+    );
+    for git in gits() {
+        let run = |args: &[&str]| {
+            let out = std::process::Command::new(&git)
+                .arg("--git-dir")
+                .arg(&served)
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{git:?} {args:?}: {}", stderr(&out));
+            String::from_utf8_lossy(&out.stderr).into_owned()
+        };
+        run(&["multi-pack-index", "verify"]);
+        let said = run(&["rev-list", "--test-bitmap", &tip]);
+        assert!(said.contains("OK!"), "{said}");
+    }
+    // A full compaction after it: one pack with its own bitmap, no multi-pack-index.
+    let out = sluice(&env, env.path(), &["store", "maintain", "-q", &repo_url]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let manifest = manifest_text(&bucket, "repos/p.git");
+    assert!(!manifest.contains("\nmidx "), "{manifest}");
+    env.git(env.path(), &["clone", "-q", &url, "compacted"]);
+    env.git(&env.path().join("compacted"), &["fsck", "--strict"]);
 }
 
 #[test]
