@@ -243,11 +243,11 @@ fn for_each_clone<'a>(
     mut then: impl FnMut(&'a Registered, bool) -> Result<bool, SubmoduleError>,
 ) -> Result<(), SubmoduleError> {
     let jobs = jobs::job_count(recursion.jobs, repo.config(), &["submodule.fetchjobs"])?;
-    let clone = |sub: &Registered, said: &mut jobs::Said| -> Result<_, SubmoduleError> {
+    let clone = |sub: &Registered, output: &mut jobs::JobOutput| -> Result<_, SubmoduleError> {
         let Some(mut command) = clone_command(host, repo, sub, recursion)? else {
             return Ok(None);
         };
-        let ran = said
+        let ran = output
             .run(&mut command)
             .map_err(|source| SubmoduleError::Run {
                 cwd: PathBuf::from("."),

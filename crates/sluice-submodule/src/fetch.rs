@@ -5,7 +5,7 @@
 //! checked-out submodule is. Each is fetched by Sluice run inside it, which goes on into its own.
 
 use crate::commits::{new_commits, recorded_at};
-use crate::jobs::{self, Said};
+use crate::jobs::{self, JobOutput};
 use crate::recursion::Mode;
 use crate::registry::{checked_out_submodules, default_remote, fetch_recursion, Placed};
 use crate::{Host, Recursion, SubmoduleError};
@@ -81,7 +81,7 @@ pub fn fetch_submodules(
     }
     let mut failed = Vec::new();
     let wanted: Vec<&Wanted> = wanted.iter().collect();
-    let fetch = |one: &Wanted, said: &mut Said| one.fetch(host, passed, quiet, said);
+    let fetch = |one: &Wanted, output: &mut JobOutput| one.fetch(host, passed, quiet, output);
     jobs::for_each(host, &wanted, jobs, fetch, |_, mut paths| {
         failed.append(&mut paths);
         Ok(true)
@@ -107,10 +107,10 @@ impl Wanted {
         host: &dyn Host,
         passed: &[&str],
         quiet: bool,
-        said: &mut Said,
+        output: &mut JobOutput,
     ) -> Result<Vec<String>, SubmoduleError> {
         if !quiet {
-            said.line(&format!("Fetching submodule {}", self.shown));
+            output.line(&format!("Fetching submodule {}", self.shown));
         }
         let placed = &self.placed;
         let cwd = &placed.work_tree;
@@ -123,7 +123,7 @@ impl Wanted {
             command.arg("fetch").args(passed).arg(self.mode.option());
             command.arg(format!("--submodule-prefix={}/", self.shown));
             command.args(extra);
-            Ok(said.run(&mut command).map_err(failed_to_run)?.success())
+            Ok(output.run(&mut command).map_err(failed_to_run)?.success())
         };
         let mut failed = Vec::new();
         let name = &placed.submodule.name;

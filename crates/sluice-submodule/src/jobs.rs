@@ -8,12 +8,12 @@ use sluice_odb::{Config, ConfigError};
 use std::process::{Command, ExitStatus};
 
 /// Where a job's messages go: straight to the host, or held until the job ends.
-pub struct Said<'h> {
+pub struct JobOutput<'h> {
     host: &'h dyn Host,
     held: Option<(Vec<u8>, Vec<u8>)>,
 }
 
-impl Said<'_> {
+impl JobOutput<'_> {
     /// Says `line` on standard error.
     pub fn line(&mut self, line: &str) {
         match &mut self.held {
@@ -69,12 +69,12 @@ pub fn for_each<'a, T: Sync, R: Send, E: Send>(
     host: &dyn Host,
     items: &[&'a T],
     jobs: usize,
-    job: impl Fn(&'a T, &mut Said) -> Result<R, E> + Sync,
+    job: impl Fn(&'a T, &mut JobOutput) -> Result<R, E> + Sync,
     mut then: impl FnMut(&'a T, R) -> Result<bool, E>,
 ) -> Result<(), E> {
     if jobs <= 1 || items.len() < 2 {
         for &item in items {
-            let done = job(item, &mut Said { host, held: None })?;
+            let done = job(item, &mut JobOutput { host, held: None })?;
             if !then(item, done)? {
                 break;
             }
@@ -89,20 +89,20 @@ pub fn for_each<'a, T: Sync, R: Send, E: Send>(
             scope.spawn(move || loop {
                 let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(&item) = items.get(at) else { break };
-                let mut said = Said {
+                let mut output = JobOutput {
                     host,
                     held: Some((Vec::new(), Vec::new())),
                 };
-                let done = job(item, &mut said);
-                if sender.send((item, said, done)).is_err() {
+                let done = job(item, &mut output);
+                if sender.send((item, output, done)).is_err() {
                     break;
                 }
             });
         }
         drop(sender);
         let mut going = true;
-        for (item, said, done) in ended {
-            said.flush();
+        for (item, output, done) in ended {
+            output.flush();
             let carry_on = done.and_then(|done| match going {
                 true => then(item, done),
                 false => Ok(false),

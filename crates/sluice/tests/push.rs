@@ -33,9 +33,9 @@ pub(crate) fn twins(env: &Env) -> [PathBuf; 2] {
 }
 
 /// What one side did: exit code, stdout, stderr.
-type Said = (Option<i32>, String, String);
+type JobOutput = (Option<i32>, String, String);
 
-fn run(env: &Env, side: &Path, sluice: bool, args: &[&str]) -> Said {
+fn run(env: &Env, side: &Path, sluice: bool, args: &[&str]) -> JobOutput {
     let mut all = vec!["push"];
     all.extend(args);
     let out = env.sluice_or_git(sluice, &side.join("work"), &all);
@@ -72,7 +72,7 @@ fn state(env: &Env, side: &Path) -> Vec<String> {
 /// `!git <args>` runs git, alike on both sides.
 pub(crate) fn compare(env: &Env, git: &Path, sides: &[PathBuf; 2], steps: &[Vec<&str>]) {
     let newest = git.starts_with("/usr/local");
-    let without_hints = |said: Said| -> Said {
+    let without_hints = |said: JobOutput| -> JobOutput {
         match newest {
             true => said,
             false => {
@@ -83,7 +83,7 @@ pub(crate) fn compare(env: &Env, git: &Path, sides: &[PathBuf; 2], steps: &[Vec<
     };
     // git's transport dies noisily when it abandons an atomic push before sending (a stray
     // "fatal: the remote end hung up unexpectedly", and in 2.39 an empty line): not copied.
-    let quirks = |said: Said| -> Said {
+    let quirks = |said: JobOutput| -> JobOutput {
         let kept: Vec<&str> = (said.2.lines())
             .filter(|l| !l.is_empty() && *l != "fatal: the remote end hung up unexpectedly")
             .collect();
@@ -241,7 +241,7 @@ fn send_pack_sends_as_gits() {
             ),
         ];
         for (step, input) in steps {
-            let said: Vec<Said> = (sides.iter().zip([false, true]))
+            let said: Vec<JobOutput> = (sides.iter().zip([false, true]))
                 .map(|(side, sluice)| {
                     let mut all = vec!["send-pack"];
                     all.extend(step);

@@ -26,7 +26,7 @@ use sluice_client::fetch::{
 use sluice_remote::{Deepen, IpVersion};
 use sluice_repo::date::parse_since;
 use sluice_submodule::fetch::{fetch_submodules, Brought};
-use sluice_submodule::jobs::{self, job_count, Said};
+use sluice_submodule::jobs::{self, job_count, JobOutput};
 use sluice_submodule::recursion::mode_of;
 use sluice_submodule::Recursion;
 
@@ -351,7 +351,7 @@ fn fetch_parallel(
     if writes_fetch_head(args) && !args.append {
         sluice_client::fetch::clear_fetch_head(repo)?;
     }
-    let fetch = |name: &String, said: &mut Said| -> anyhow::Result<_> {
+    let fetch = |name: &String, output: &mut JobOutput| -> anyhow::Result<_> {
         if !args.quiet && !args.porcelain {
             println!("Fetching {name}");
             std::io::stdout().flush()?;
@@ -361,7 +361,7 @@ fn fetch_parallel(
         words.insert(words.len() - 1, "--end-of-options");
         let mut command = std::process::Command::new(std::env::current_exe()?);
         command.current_dir(&context.cwd).args(words);
-        Ok(said.run(&mut command)?)
+        Ok(output.run(&mut command)?)
     };
     let mut failed = false;
     let names: Vec<&String> = names.iter().collect();
