@@ -2,7 +2,8 @@
 //! `clone --recurse-submodules` and `fetch --recurse-submodules` do: which submodules the index
 //! and `.gitmodules` name ([`registry`]), which of them a fetch must visit ([`commits`],
 //! [`recursion`]), and Sluice run inside each, `--jobs` at a time ([`jobs`]), the clone's
-//! ([`clone`]) and the fetch's ([`fetch`]) in git's order and words.
+//! ([`clone`]) and the fetch's ([`fetch`]) in git's order and words, and the push of a
+//! submodule a superproject's push needs first ([`push`]).
 //!
 //! The program this runs in says how Sluice is started in a submodule and where words go
 //! ([`Host`]): a library prints nothing.
@@ -14,6 +15,7 @@ pub mod commits;
 mod error;
 pub mod fetch;
 pub mod jobs;
+pub mod push;
 pub mod recursion;
 pub mod registry;
 

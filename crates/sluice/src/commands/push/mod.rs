@@ -14,6 +14,7 @@ use sluice_client::push::{
     Settings,
 };
 use sluice_repo::Repository;
+use sluice_submodule::push::{push_submodule, PassedOn};
 use std::process::ExitCode;
 
 /// `git push`'s arguments (those this version supports).
@@ -205,7 +206,16 @@ fn push_to(
         },
     };
     let settings = Settings::resolve(config, &given)?;
-    let push_submodule = |path: &str| push_submodule(repo, plan, args, path);
+    let passed = PassedOn {
+        dry_run: args.dry_run,
+        push_options: &args.push_option,
+        remote: plan.remote_name.as_deref(),
+        refspecs: &args.refspecs,
+    };
+    let work_tree = repo.work_tree();
+    let push_submodule = |path: &str| {
+        work_tree.is_some_and(|top| push_submodule(&super::Terminal, top, path, passed))
+    };
     let options = PushOptions {
         force: args.force,
         atomic: args.atomic,
@@ -271,37 +281,4 @@ fn push_to(
         }
         Err(e) => Err(e.into()),
     }
-}
-
-/// Pushes the submodule at `path` as git does: another push run there, with the same remote
-/// and refspecs when the remote is a configured one, `--dry-run` and the push options.
-fn push_submodule(repo: &Repository, plan: &PushPlan, args: &PushArgs, path: &str) -> bool {
-    let Some(work_tree) = repo.work_tree() else {
-        return false;
-    };
-    eprintln!("Pushing submodule '{path}'");
-    let Ok(exe) = std::env::current_exe() else {
-        return false;
-    };
-    let mut command = std::process::Command::new(exe);
-    command.arg("push").current_dir(work_tree.join(path));
-    // The submodule is found from its directory, not from the superproject's environment.
-    for var in [
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_INDEX_FILE",
-        "GIT_OBJECT_DIRECTORY",
-    ] {
-        command.env_remove(var);
-    }
-    if args.dry_run {
-        command.arg("--dry-run");
-    }
-    for option in &args.push_option {
-        command.arg(format!("--push-option={option}"));
-    }
-    if let Some(remote) = &plan.remote_name {
-        command.arg(remote).args(&args.refspecs);
-    }
-    command.status().is_ok_and(|status| status.success())
 }
