@@ -72,17 +72,7 @@ fn open_all<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::process::Command;
-
-    fn git(dir: &Path, args: &[&str]) {
-        let out = Command::new("git")
-            .current_dir(dir)
-            .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-    }
+    use sluice_odb::testing::git;
 
     /// The packs in `dir`, as manifest entries.
     fn packs(dir: &Path) -> Vec<PackEntry> {

@@ -7,17 +7,9 @@ use crate::node::{Node, RefChange};
 use crate::{Bucket, StoredRepo};
 use sluice_object::{HashKind, ObjectId};
 use std::path::Path;
-use std::process::Command;
 
 fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    sluice_odb::testing::git(dir, args).trim().to_owned()
 }
 
 fn id(hex: &str) -> ObjectId {
