@@ -14,6 +14,8 @@ mod ewah;
 mod midx_tests;
 mod midx_write;
 mod numbering;
+#[cfg(test)]
+mod outside_tests;
 mod reach_memo;
 #[cfg(test)]
 mod reach_memo_tests;
@@ -40,7 +42,7 @@ use ewah::{decode, serialized_len};
 use sluice_object::parse::{parse_commit, parse_tag, ParseError};
 use sluice_object::progress::Progress;
 use sluice_object::tree_diff::for_each_changed;
-use sluice_object::{IdMap, ObjectId, ObjectKind};
+use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
 use sluice_odb::mmap::{map, Mapped};
 use sluice_odb::ObjectDb;
 use sluice_odb::Pack;
@@ -252,7 +254,8 @@ impl<'a> PackBitmap<'a> {
             bits: Bitset::new(self.objects),
             outside: IdMap::default(),
         };
-        let mut unbitmapped = Vec::new();
+        // Each walked commit's tree, with its first parent (what the tree may be compared with).
+        let mut roots = Vec::new();
         // Tips with bitmaps first, then the rest newest first (a parent queued with its
         // child's time): the walk from a recent commit soon meets bitmapped ancestors, and
         // older tips (release tags) are then found already covered.
@@ -302,20 +305,30 @@ impl<'a> PackBitmap<'a> {
                         order += 1;
                         queue.push((commit.time, Reverse(order), *parent));
                     }
-                    // The first parent's objects end up in the result either way (through
-                    // its bitmap or its own walk), so only what this commit changed is new.
-                    let parent_tree = match commit.parents.first() {
-                        Some(parent) => commit_tree(odb, parent)?,
-                        None => None,
-                    };
-                    unbitmapped.push((commit.tree, parent_tree, 0));
+                    roots.push((commit.tree, commit.parents.first().copied(), id));
                 }
-                ObjectKind::Tree => unbitmapped.push((id, None, 0)),
+                ObjectKind::Tree => roots.push((id, None, id)),
                 ObjectKind::Blob => {}
             }
         }
-        // Trees last: by now the bitmapped ancestors' objects are in, so only what the
-        // unbitmapped commits changed is read.
+        // Trees last: by now the bitmapped ancestors' objects are in. A tree is compared with
+        // its commit's first parent's only where a bitmap has that parent, so that everything
+        // the parent's tree holds is in already; a walked parent's tree is no such guarantee
+        // (its own tree may have been skipped, met first through another commit that has the
+        // same tree and other parents, as after a revert), and the tree is read whole.
+        let walked: IdSet = roots.iter().map(|(_, _, commit)| *commit).collect();
+        let mut unbitmapped = Vec::with_capacity(roots.len());
+        for (tree, parent, _) in roots {
+            let covered = parent.filter(|parent| {
+                let position = self.position(parent);
+                position.is_some() && result.has(position, parent) && !walked.contains(parent)
+            });
+            let old = match covered {
+                Some(parent) => commit_tree(odb, &parent)?,
+                None => None,
+            };
+            unbitmapped.push((tree, old, 0));
+        }
         while let Some((tree, old, name_hash)) = unbitmapped.pop() {
             let position = self.position(&tree);
             if result.has(position, &tree) {
