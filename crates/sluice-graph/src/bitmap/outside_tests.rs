@@ -4,9 +4,9 @@
 //! whose second parent is an old commit makes it.
 
 use super::walk_with_bitmap;
-use crate::walk::{ObjectFilter, WalkRequest};
+use crate::walk::WalkRequest;
 use sluice_object::progress::Discard;
-use sluice_object::{HashKind, IdSet, ObjectId};
+use sluice_object::{HashKind, ObjectId};
 use sluice_odb::testing::git;
 use sluice_odb::ObjectDb;
 use std::path::Path;
@@ -76,16 +76,8 @@ fn a_tree_that_comes_back_is_counted_whole() {
     let mut expected: Vec<ObjectId> = listed.lines().map(|l| id(&l[..40])).collect();
     expected.sort();
     let odb = ObjectDb::open(&dir.join(".git/objects"), HashKind::Sha1).unwrap();
-    let request = WalkRequest {
-        wants: &[id(&tip)],
-        haves: &[],
-        shallow: &IdSet::default(),
-        filter: ObjectFilter::None,
-        reach_memo: None,
-        cores: crate::walk::WalkCores::All,
-        missing: Default::default(),
-        cancel: Default::default(),
-    };
+    let wants = [id(&tip)];
+    let request = WalkRequest::reachable(&wants, &[], Default::default());
     let counted = walk_with_bitmap(&odb, &request, &Discard).unwrap();
     let counted = counted.expect("the bitmap answers");
     let mut ours: Vec<ObjectId> = counted.objects.iter().map(|o| o.id).collect();
