@@ -84,7 +84,7 @@ pub(crate) fn increment(
         .filter(|id| haves.binary_search(id).is_err())
         .copied()
         .collect();
-    let cancel = sluice_object::cancel::Cancel::default();
+    let cancel = node.cancel().clone();
     let request = sluice_graph::WalkRequest::reachable(&wants, &haves, cancel.clone());
     let walked = sluice_graph::walk_objects(odb, &request, progress)
         .map_err(|e| StoreError::Walk(Box::new(e)))?;

@@ -14,6 +14,7 @@ use crate::manifest::{Manifest, PackEntry};
 use crate::node::Node;
 use crate::stored::StoredRepo;
 use crate::StoreError;
+use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;
 use sluice_repo::Repository;
 use std::path::Path;
@@ -33,13 +34,15 @@ pub struct Maintained {
     pub bundle: Option<String>,
 }
 
-/// Maintains `repo`, working in `work` (a directory of this machine's).
+/// Maintains `repo`, working in `work` (a directory of this machine's); `cancel` stops it
+/// early, the lease given back.
 pub fn maintain(
     repo: &StoredRepo,
     work: &Path,
     progress: &dyn Progress,
+    cancel: &Cancel,
 ) -> Result<Maintained, StoreError> {
-    let node = Node::new(repo.bucket().clone(), work.to_owned());
+    let node = Node::new(repo.bucket().clone(), work.to_owned()).with_cancel(cancel.clone());
     maintain_on(&node, repo, Compaction::Full, progress)
 }
 
@@ -106,11 +109,12 @@ fn compact(
     }
     let workspace = node.workspace(&pinned)?;
     let staged = Repository::open_served(workspace.dir(), true)?;
-    let full_repack = how == Compaction::Full || !rolled(&staged)?;
+    let full_repack = how == Compaction::Full || !rolled(&staged, node.cancel())?;
     if full_repack {
         let options = sluice_generate::RepackOptions {
             bitmap: sluice_generate::BitmapChoice::Asked,
             cruft: Some(sluice_generate::CruftOptions::default()),
+            cancel: node.cancel().clone(),
             ..Default::default()
         };
         sluice_generate::repack_all_with(&staged, &options, progress)?;
@@ -118,7 +122,7 @@ fn compact(
     // A roll leaves several packs: a multi-pack-index bitmap keeps counting on bitmaps.
     let midx = match full_repack {
         true => None,
-        false => crate::midx::write_and_upload(&staged, repo, progress)?,
+        false => crate::midx::write_and_upload(&staged, repo, progress, node.cancel())?,
     };
     let pack_dir = workspace.dir().join("objects/pack");
     let after: Vec<String> = crate::import::packs_in(&pack_dir)?
@@ -184,15 +188,14 @@ fn compact(
 }
 
 /// Rolls the small packs of `staged` geometrically, sparing the largest; whether it did.
-fn rolled(staged: &Repository) -> Result<bool, StoreError> {
+fn rolled(staged: &Repository, cancel: &Cancel) -> Result<bool, StoreError> {
     let options = sluice_generate::GeometricOptions {
         factor: 2,
         spare_largest: true,
         loose: false,
         skip_server_info: false,
     };
-    let cancel = sluice_object::cancel::Cancel::default();
-    let rolled = sluice_generate::repack_geometric(staged, &options, &cancel)?;
+    let rolled = sluice_generate::repack_geometric(staged, &options, cancel)?;
     Ok(matches!(rolled, sluice_generate::Rolled::Into { .. }))
 }
 

@@ -32,10 +32,10 @@ pub(crate) fn write_and_upload(
     staged: &Repository,
     repo: &StoredRepo,
     progress: &dyn Progress,
+    cancel: &sluice_object::cancel::Cancel,
 ) -> Result<Option<MidxEntry>, StoreError> {
     let preferred = sluice_generate::largest_pack(staged)?;
-    let cancel = sluice_object::cancel::Cancel::default();
-    sluice_generate::write_midx_bitmap(staged, preferred, progress, &cancel)?;
+    sluice_generate::write_midx_bitmap(staged, preferred, progress, cancel)?;
     let pack_dir = staged.objects().dir().join("pack");
     let midx = pack_dir.join(MIDX);
     let checksum = checksum_of(&midx, staged.hash().len_in_bytes())?;

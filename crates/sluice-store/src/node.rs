@@ -14,6 +14,7 @@ use crate::manifest::{Manifest, PackEntry};
 use crate::scratch::Scratch;
 use crate::stored::{Read, StoredRepo};
 use crate::{Bucket, StoreError, Version};
+use sluice_object::cancel::Cancel;
 use sluice_object::ObjectId;
 use sluice_odb::config::{ConfigFile, ConfigKey};
 use sluice_repo::Repository;
@@ -43,6 +44,11 @@ pub struct Node {
     cache_limit: Option<u64>,
     /// Every generation pinned, while some request holds it: its directory stays.
     in_use: Mutex<Vec<std::sync::Weak<Pinned>>>,
+    /// What stops this node's maintenance (a signal, a server stopping): the work ends early
+    /// and gives the repository's lease back, rather than leaving it to expire.
+    cancel: Cancel,
+    /// The maintenance running in the background after a push, if any.
+    background: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 /// The generation of one repository last pinned; its lock also serialises materialising it.
@@ -134,6 +140,33 @@ impl Node {
             maintaining: Arc::default(),
             cache_limit: None,
             in_use: Mutex::default(),
+            cancel: Cancel::default(),
+            background: Mutex::default(),
+        }
+    }
+
+    /// Stops this node's maintenance when `cancel` is set.
+    pub fn with_cancel(mut self, cancel: Cancel) -> Node {
+        self.cancel = cancel;
+        self
+    }
+
+    /// What stops this node's maintenance.
+    pub(crate) fn cancel(&self) -> &Cancel {
+        &self.cancel
+    }
+
+    /// Stops the maintenance running in the background, if any, and waits for it to end (it
+    /// gives its lease back): a server stopping calls this once its requests are done.
+    pub fn stop_background(&self) {
+        self.cancel.cancel();
+        let running = self
+            .background
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(running) = running {
+            let _ = running.join();
         }
     }
 
@@ -275,7 +308,8 @@ impl Node {
     ) -> Result<Manifest, PushRefused> {
         let received = Repository::open_served(workspace.dir(), true).map_err(StoreError::from)?;
         let no_progress = sluice_object::progress::Discard;
-        let cancel = sluice_object::cancel::Cancel::default();
+        // Not the node's cancel: a push the server waits for lands whole.
+        let cancel = Cancel::default();
         sluice_generate::pack_loose_objects(&received, usize::MAX, &no_progress, &cancel)
             .map_err(StoreError::from)?;
         let pack_dir = workspace.dir().join("objects/pack");
@@ -336,9 +370,11 @@ impl Node {
         if running.swap(true, Ordering::SeqCst) {
             return;
         }
-        let node = Node::new(self.bucket.clone(), self.cache.clone());
+        let node =
+            Node::new(self.bucket.clone(), self.cache.clone()).with_cancel(self.cancel.clone());
         let repo = repo.clone();
-        std::thread::spawn(move || {
+        let mut background = self.background.lock().unwrap_or_else(|e| e.into_inner());
+        *background = Some(std::thread::spawn(move || {
             let progress = sluice_object::progress::Discard;
             let _ = match compact {
                 true => {
@@ -348,7 +384,7 @@ impl Node {
                 false => crate::increment::bundle_increment(&node, &repo, &progress).map(|_| ()),
             };
             running.store(false, Ordering::SeqCst);
-        });
+        }));
     }
 }
 

@@ -92,3 +92,22 @@ fn a_push_lands_with_its_pack_and_a_ref_may_name_an_object_already_stored() {
     assert_eq!(manifest.refs.get("refs/heads/old"), Some(&id(&first)));
     assert_eq!(manifest.packs.len(), pinned.manifest.packs.len() + 1);
 }
+
+#[test]
+fn a_node_stopping_ends_its_maintenance_and_gives_the_lease_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (node, first) = stored(dir.path());
+    // Maintenance after every push.
+    let node = node.with_maintenance_after(0);
+    let pinned = node.pin("p.git").unwrap().unwrap();
+    let workspace = node.workspace(&pinned).unwrap();
+    let second = received(dir.path(), workspace.dir());
+    let changes = [change("refs/heads/main", Some(&first), &second)];
+    node.commit_push(&pinned, &workspace, &changes).unwrap();
+    node.stop_background();
+    // Whether it was cut short or had ended, the lease is free and the push is there.
+    let lease = crate::Lease::acquire(&pinned.repo, std::time::Duration::from_secs(60));
+    lease.unwrap().release().unwrap();
+    let now = pinned.repo.read().unwrap().unwrap().manifest;
+    assert_eq!(now.refs.get("refs/heads/main"), Some(&id(&second)));
+}

@@ -205,6 +205,11 @@ pub fn run(args: ServeArgs, context: &Context) -> anyhow::Result<ExitCode> {
                 .join()
                 .map_err(|_| anyhow!("a front end panicked"))??;
         }
+        // A node's maintenance after pushes stops too, giving its lease back: other nodes
+        // need not wait for it to expire.
+        if let Repositories::Stored { node, .. } = &base {
+            node.stop_background();
+        }
         Ok(ExitCode::SUCCESS)
     })
 }

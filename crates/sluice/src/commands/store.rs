@@ -134,11 +134,13 @@ pub fn run(args: StoreArgs, context: &Context) -> anyhow::Result<ExitCode> {
                         format!("{url}: incremental bundle {bundle}")
                     })
                 }
-                false => sluice_store::maintain(&repo, &work, &shown).map(|done| {
-                    let bundle = done.bundle.as_deref().unwrap_or("none");
-                    let replaced = format!("{} packs replaced, bundle {bundle}", done.replaced);
-                    format!("{}; {replaced}", summary(&url, &done.manifest))
-                }),
+                false => {
+                    sluice_store::maintain(&repo, &work, &shown, &context.cancel).map(|done| {
+                        let bundle = done.bundle.as_deref().unwrap_or("none");
+                        let replaced = format!("{} packs replaced, bundle {bundle}", done.replaced);
+                        format!("{}; {replaced}", summary(&url, &done.manifest))
+                    })
+                }
             };
             let _ = std::fs::remove_dir_all(&work);
             let said = said?;
