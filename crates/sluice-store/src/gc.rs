@@ -69,18 +69,14 @@ fn sweep(repo: &StoredRepo, grace: Duration) -> Result<Swept, StoreError> {
         repo.bucket().delete(&key)?;
         swept.deleted += 1;
     }
-    for (key, written) in repo.bucket().list(&repo.key("bundles/"))? {
-        // A listed bundle's file, or the refs kept beside it.
-        let listed = (manifest.bundles.iter()).any(|(name, _)| {
+    // A bundle is uploaded before the manifest lists it, as a pack is: a listed bundle's file,
+    // or the refs kept beside it, stays.
+    let listed = |key: &str| {
+        (manifest.bundles.iter()).any(|(name, _)| {
             key.ends_with(&format!("/{name}.bundle")) || key.ends_with(&format!("/{name}.refs"))
-        });
-        // A bundle is uploaded before the manifest lists it, as a pack is.
-        if listed || written > upload_cutoff {
-            continue;
-        }
-        repo.bucket().delete(&key)?;
-        swept.deleted += 1;
-    }
+        })
+    };
+    sweep_unnamed(repo, "bundles/", listed, upload_cutoff, &mut swept)?;
     let shared_cutoff = now.checked_sub(SHARED_PACK_AGE).unwrap_or(UNIX_EPOCH);
     // Signed bundle lists (`signed::shared_presigned`) go by age as the shared packs do: a
     // node whose list is gone signs a new one.
@@ -99,24 +95,13 @@ fn sweep(repo: &StoredRepo, grace: Duration) -> Result<Swept, StoreError> {
     // A multi-pack-index no manifest names goes as an unnamed upload does (a generation
     // pinned to one that is gone is served without it).
     let midx = manifest.midx.as_ref().map(|m| m.checksum.as_str());
-    for (key, written) in repo.bucket().list(&repo.key("midx/"))? {
-        let named = midx.is_some_and(|sum| key.contains(&format!("/multi-pack-index-{sum}")));
-        if named || written > upload_cutoff {
-            continue;
-        }
-        repo.bucket().delete(&key)?;
-        swept.deleted += 1;
-    }
+    let named =
+        |key: &str| midx.is_some_and(|sum| key.contains(&format!("/multi-pack-index-{sum}")));
+    sweep_unnamed(repo, "midx/", named, upload_cutoff, &mut swept)?;
+    // A snapshot is written before the manifest that names it, as a pack is.
     let snapshot = manifest.snapshot.as_ref().map(|s| s.name.as_str());
-    for (key, written) in repo.bucket().list(&repo.key("refs/"))? {
-        let named = snapshot.is_some_and(|name| key.ends_with(&format!("/{name}")));
-        // A snapshot is written before the manifest that names it, as a pack is.
-        if named || written > upload_cutoff {
-            continue;
-        }
-        repo.bucket().delete(&key)?;
-        swept.deleted += 1;
-    }
+    let named = |key: &str| snapshot.is_some_and(|name| key.ends_with(&format!("/{name}")));
+    sweep_unnamed(repo, "refs/", named, upload_cutoff, &mut swept)?;
     // The records of packs now gone go too (only those: a pack removed meanwhile stays).
     let forgotten = |m: &Manifest| m.removed.iter().any(|(_, when)| *when <= cutoff_secs);
     if forgotten(&manifest) {
@@ -128,6 +113,25 @@ fn sweep(repo: &StoredRepo, grace: Duration) -> Result<Swept, StoreError> {
         let Ok(_) = committed;
     }
     Ok(swept)
+}
+
+/// Deletes the objects under `prefix` that `named` does not keep, once written before
+/// `cutoff` (younger ones may be named by a manifest about to be committed).
+fn sweep_unnamed(
+    repo: &StoredRepo,
+    prefix: &str,
+    named: impl Fn(&str) -> bool,
+    cutoff: SystemTime,
+    swept: &mut Swept,
+) -> Result<(), StoreError> {
+    for (key, written) in repo.bucket().list(&repo.key(prefix))? {
+        if named(&key) || written > cutoff {
+            continue;
+        }
+        repo.bucket().delete(&key)?;
+        swept.deleted += 1;
+    }
+    Ok(())
 }
 
 /// `pack-<hex>` of a key `…/packs/pack-<hex>.<extension>`.
