@@ -357,7 +357,8 @@ impl Node {
     /// --auto`): maintenance once the repository has more packs than
     /// [`Node::with_maintenance_after`] allows, else, where it has bundles, the increment the
     /// push made. Another node holding the lease, or any failure, only means it waits for the
-    /// next push.
+    /// next push; a failure other than the lease is logged (the server's log), as nobody
+    /// waits for this work to say it.
     fn maintain_if_due(&self, repo: &StoredRepo, manifest: &Manifest) {
         let Some(limit) = self.maintain_after else {
             return;
@@ -376,13 +377,24 @@ impl Node {
         let mut background = self.background.lock().unwrap_or_else(|e| e.into_inner());
         *background = Some(std::thread::spawn(move || {
             let progress = sluice_object::progress::Discard;
-            let _ = match compact {
+            let done = match compact {
                 true => {
                     let geometric = crate::maintain::Compaction::Geometric;
                     crate::maintain::maintain_on(&node, &repo, geometric, &progress).map(|_| ())
                 }
                 false => crate::increment::bundle_increment(&node, &repo, &progress).map(|_| ()),
             };
+            match done {
+                // Another node's turn, or a server stopping: the next push tries again.
+                Ok(()) | Err(StoreError::Leased(..)) => {}
+                Err(e) if sluice_object::cancel::Cancelled::is_cause_of(&e) => {}
+                Err(e) => tracing::warn!(
+                    target: "sluice::store",
+                    repository = repo.folder(),
+                    error = %e,
+                    "maintenance after a push failed"
+                ),
+            }
             running.store(false, Ordering::SeqCst);
         }));
     }

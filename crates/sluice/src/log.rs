@@ -1,6 +1,6 @@
-//! The server's log: the libraries' events (`sluice::access`, one per request; `sluice::pack_cache`)
-//! written to standard error one line each, as text or as JSON for log shippers
-//! (`--log-format`), stamped in RFC 3339.
+//! The server's log: the libraries' events (`sluice::access`, one per request; `sluice::pack_cache`;
+//! `sluice::store`, a node's maintenance that failed) written to standard error one line each,
+//! as text or as JSON for log shippers (`--log-format`), stamped in RFC 3339.
 
 use tracing_subscriber::util::SubscriberInitExt;
 
