@@ -469,6 +469,14 @@ fn copy_dir(from: &Path, to: &Path) {
 /// repack removed some finds its objects in the new pack).
 #[test]
 fn pushes_and_clones_during_repacks_all_succeed() {
+    /// Sets its flag when dropped, also by a panic unwinding.
+    struct SetOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
+    impl Drop for SetOnDrop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
     let env = Env::new();
     let bare = env.init("bare.git", true);
     let mut fi = crate::util::FastImport::new();
@@ -493,6 +501,9 @@ fn pushes_and_clones_during_repacks_all_succeed() {
     );
     std::thread::scope(|scope| {
         let repacks = scope.spawn(|| {
+            // Set however the repacks end: a failed one ends the pushes and clones too, and
+            // the test fails with its words rather than running on.
+            let _done = SetOnDrop(&done);
             for round in 0..40 {
                 let flags: &[&str] = match round % 2 {
                     0 => &["repack", "-a", "-d", "-b", "-q"],
@@ -501,7 +512,6 @@ fn pushes_and_clones_during_repacks_all_succeed() {
                 let out = env.sluice(&bare, flags, b"");
                 assert!(out.status.success(), "repack {round}: {}", stderr(&out));
             }
-            done.store(true, std::sync::atomic::Ordering::SeqCst);
         });
         let clones = scope.spawn(|| {
             let mut n = 0;
