@@ -32,8 +32,10 @@ pub(crate) fn first_bad_ref(
     }
     named.sort_unstable_by_key(|(name, _)| *name);
     let bad = named.into_iter().chain(head.map(|id| ("HEAD", id)));
+    // A miss looks past the view: a push may have landed a pack and moved its ref since the
+    // view was opened, after which the refs were read.
     bad.into_iter()
-        .find(|(_, id)| !odb.contains(id))
+        .find(|(_, id)| !odb.contains_or_rescan(id))
         .map(|(name, _)| name.to_owned())
 }
 
