@@ -15,18 +15,24 @@ use sluice_odb::Pack;
 use std::path::Path;
 
 /// Checks that each of `tips` is in one of `packs` (their files in `dir`); names the first
-/// that is not.
+/// that is not. The packs are opened in turn until every tip is found: a push's own pack,
+/// given first, usually holds them all.
 pub(crate) fn tips_held<'a>(
     dir: &Path,
     packs: impl Iterator<Item = &'a PackEntry>,
     tips: &[ObjectId],
     hash: HashKind,
 ) -> Result<(), StoreError> {
-    if tips.is_empty() {
-        return Ok(());
+    let mut missing = tips.to_vec();
+    for entry in packs {
+        if missing.is_empty() {
+            break;
+        }
+        if let Some(pack) = open(dir, entry, hash) {
+            missing.retain(|tip| !pack.contains(tip));
+        }
     }
-    let held = open_all(dir, packs, hash);
-    match (tips.iter()).find(|tip| !held.iter().any(|pack| pack.contains(tip))) {
+    match missing.first() {
         Some(tip) => Err(StoreError::NotStored(*tip)),
         None => Ok(()),
     }
@@ -43,7 +49,7 @@ pub(crate) fn objects_kept<'a>(
     if replaced.is_empty() {
         return Ok(());
     }
-    let held = open_all(next_dir, next, hash);
+    let held: Vec<Pack> = next.filter_map(|p| open(next_dir, p, hash)).collect();
     for entry in replaced {
         let path = replaced_dir.join(format!("{}.idx", entry.name));
         let pack = Pack::open(&path, hash)?;
@@ -58,15 +64,9 @@ pub(crate) fn objects_kept<'a>(
     Ok(())
 }
 
-/// The packs of `packs` whose files in `dir` open; those that do not are left out.
-fn open_all<'a>(
-    dir: &Path,
-    packs: impl Iterator<Item = &'a PackEntry>,
-    hash: HashKind,
-) -> Vec<Pack> {
-    (packs)
-        .filter_map(|p| Pack::open(&dir.join(format!("{}.idx", p.name)), hash).ok())
-        .collect()
+/// The pack `entry` from its files in `dir`; `None` when they do not open (gone, damaged).
+fn open(dir: &Path, entry: &PackEntry, hash: HashKind) -> Option<Pack> {
+    Pack::open(&dir.join(format!("{}.idx", entry.name)), hash).ok()
 }
 
 #[cfg(test)]

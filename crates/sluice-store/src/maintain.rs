@@ -119,16 +119,16 @@ fn compact(
         };
         sluice_generate::repack_all_with(&staged, &options, progress)?;
     }
-    // A roll leaves several packs: a multi-pack-index bitmap keeps counting on bitmaps.
-    let midx = match full_repack {
-        true => None,
-        false => crate::midx::write_and_upload(&staged, repo, progress, node.cancel())?,
-    };
     let pack_dir = workspace.dir().join("objects/pack");
     let after: Vec<String> = crate::import::packs_in(&pack_dir)?
         .into_iter()
         .map(|(name, _)| name)
         .collect();
+    // A roll leaves several packs: a multi-pack-index bitmap keeps counting on bitmaps.
+    let midx = match full_repack {
+        true => None,
+        false => crate::midx::write_and_upload(&staged, &after, repo, progress, node.cancel())?,
+    };
     let uploaded = upload_packs(repo, &pack_dir, |n| !before.has_pack(n))?;
     node.keep_packs(repo, &pack_dir, &uploaded);
     // After a full repack, the pack with the bitmap holds every object the refs reach: the

@@ -9,7 +9,6 @@
 //! is read as git reads a pack outside a multi-pack-index). It only speeds counting up: a file
 //! that cannot be downloaded or linked is left out, and the generation is served without it.
 
-use crate::import::packs_in;
 use crate::manifest::{Manifest, MidxEntry};
 use crate::stored::StoredRepo;
 use crate::StoreError;
@@ -26,10 +25,12 @@ fn names(checksum: &str) -> [String; 2] {
     [midx.clone(), format!("{midx}.bitmap")]
 }
 
-/// Writes the multi-pack-index of every pack of `staged` with its bitmap, the largest pack
-/// first, and uploads both; `None` when no bitmap was written (no ref reaches anything).
+/// Writes the multi-pack-index of every pack of `staged` (`packs`, by name) with its bitmap,
+/// the largest pack first, and uploads both; `None` when no bitmap was written (no ref
+/// reaches anything).
 pub(crate) fn write_and_upload(
     staged: &Repository,
+    packs: &[String],
     repo: &StoredRepo,
     progress: &dyn Progress,
     cancel: &sluice_object::cancel::Cancel,
@@ -49,10 +50,9 @@ pub(crate) fn write_and_upload(
         repo.bucket()
             .upload(&repo.key(&format!("midx/{name}")), file)?;
     }
-    let packs = packs_in(&pack_dir)?.into_iter().map(|(name, _)| name);
     Ok(Some(MidxEntry {
         checksum,
-        packs: packs.collect(),
+        packs: packs.to_vec(),
     }))
 }
 
@@ -99,7 +99,7 @@ pub(crate) fn place(manifest: &Manifest, packs: &Path, pack_dir: &Path) {
         (packs.join(cached_midx), pack_dir.join(MIDX)),
     ];
     for (from, to) in links {
-        if std::fs::hard_link(&from, &to).is_err() && std::fs::copy(&from, &to).is_err() {
+        if crate::node::link_or_copy(&from, &to).is_err() {
             let _ = std::fs::remove_file(pack_dir.join(&bitmap));
             return;
         }

@@ -316,7 +316,7 @@ impl Node {
         let new = upload_packs(&pinned.repo, &pack_dir, |n| !pinned.manifest.has_pack(n))?;
         // The cache (this copy with it) may be wiped at any moment: a pack gone before it was
         // listed is not uploaded, and the refs must not name what the store never got.
-        let next = pinned.manifest.packs.iter().chain(&new);
+        let next = new.iter().chain(&pinned.manifest.packs);
         let tips: Vec<ObjectId> = changes.iter().filter_map(|c| c.new).collect();
         crate::coverage::tips_held(&pack_dir, next, &tips, received.hash())?;
         self.keep_packs(&pinned.repo, &pack_dir, &new);
@@ -443,14 +443,20 @@ fn write_generation(
     for pack in &manifest.packs {
         for extension in pack.files() {
             let name = format!("{}.{extension}", pack.name);
-            let (from, to) = (packs.join(&name), pack_dir.join(&name));
-            if std::fs::hard_link(&from, &to).is_err() {
-                std::fs::copy(&from, &to).map_err(StoreError::file(&to))?;
-            }
+            let to = pack_dir.join(&name);
+            link_or_copy(&packs.join(&name), &to).map_err(StoreError::file(&to))?;
         }
     }
     crate::midx::place(manifest, packs, &pack_dir);
     crate::local::write_refs(dir, manifest)
+}
+
+/// Makes `to` a hard link to `from`, or a copy where the file system cannot link.
+pub(crate) fn link_or_copy(from: &Path, to: &Path) -> std::io::Result<()> {
+    match std::fs::hard_link(from, to) {
+        Ok(()) => Ok(()),
+        Err(_) => std::fs::copy(from, to).map(drop),
+    }
 }
 
 /// Removes all but the newest [`GENERATIONS_KEPT`] generation directories, and those a
