@@ -1,7 +1,7 @@
 //! A git repository on disk (`gitrepository-layout`) around its object database: finding it,
 //! its configuration, refs and reflogs, `HEAD` and worktrees, the shallow file, the roots that
-//! keep objects alive, revisions as git names them, and receiving a pack with the
-//! repository's own settings.
+//! keep objects alive, revisions as git names them, receiving a pack with the repository's
+//! own settings, and the storage seam a server opens repositories through (`storage`).
 //!
 //! ```no_run
 //! let repo = sluice_repo::Repository::discover(std::path::Path::new("."))?;
@@ -23,6 +23,7 @@ pub mod revision;
 pub mod roots;
 pub mod server_info;
 pub mod shallow;
+pub mod storage;
 pub mod template;
 mod worktrees;
 

@@ -5,7 +5,8 @@
 use crate::receive_pack::{receive_pack, ReceivePackOptions};
 use crate::request_error::RequestError;
 use crate::server::{accept_loop, Counted, Exchange, ServerOptions, Shutdown, Traffic};
-use crate::{upload_pack, Protocol, Repositories, ServeError, UploadPackOptions};
+use crate::{upload_pack, Protocol, ServeError, UploadPackOptions};
+use sluice_repo::storage::{Purpose, Storage};
 use sluice_wire::pktline::{write_packet, Packet, PktReader};
 use std::net::{TcpListener, TcpStream};
 use std::time::Instant;
@@ -14,7 +15,7 @@ use std::time::Instant;
 /// thread, and each request is an access-log event.
 pub fn serve_git(
     listener: TcpListener,
-    base: Repositories,
+    base: std::sync::Arc<dyn Storage>,
     options: ServerOptions,
     shutdown: &Shutdown,
 ) -> std::io::Result<()> {
@@ -30,7 +31,7 @@ pub fn serve_git(
                 ..Exchange::default()
             };
             let traffic = log.traffic();
-            let outcome = serve_connection(stream, &base, options, traffic, &mut exchange);
+            let outcome = serve_connection(stream, &*base, options, traffic, &mut exchange);
             log.request(&exchange, &outcome, start);
         },
     )
@@ -38,7 +39,7 @@ pub fn serve_git(
 
 fn serve_connection(
     stream: TcpStream,
-    base: &Repositories,
+    base: &dyn Storage,
     server: &ServerOptions,
     traffic: std::sync::Arc<Traffic>,
     exchange: &mut Exchange,
@@ -97,7 +98,9 @@ fn serve_connection(
         let _ = write_packet(out, b"ERR access denied or repository not exported\n");
         why
     };
-    let opened = base.open(path, receive).map_err(|e| denied(&mut out, e))?;
+    let purpose = [Purpose::Read, Purpose::Push][usize::from(receive)];
+    let opened = base.open(path, purpose);
+    let opened = opened.map_err(|e| denied(&mut out, e.into()))?;
     let repo = opened.repo;
     if receive {
         let enabled = repo.config().get_bool("daemon.receivepack")?;

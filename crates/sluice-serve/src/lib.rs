@@ -18,7 +18,6 @@ mod negotiate;
 pub mod pack_cache;
 pub mod receive_pack;
 mod remote_progress;
-mod repositories;
 mod request_error;
 mod server;
 mod shallow;
@@ -26,8 +25,7 @@ mod upload_pack;
 
 pub use daemon::serve_git;
 pub use http::{serve_http, tls_config, AuthFileError, Credentials, TlsError};
-pub use pack_cache::{PackCache, SharedPacks};
-pub use repositories::{resolve_path, BundleUris, Repositories, StorePacks};
+pub use pack_cache::PackCache;
 pub use request_error::RequestError;
 pub use server::{ServerMemory, ServerOptions, Shutdown};
 pub use upload_pack::{upload_pack, Protocol, UploadPackOptions};

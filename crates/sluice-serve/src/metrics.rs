@@ -9,8 +9,7 @@ use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
-use sluice_store::Node;
-use std::sync::atomic::Ordering;
+use sluice_repo::storage::Storage;
 use std::sync::{Arc, OnceLock};
 
 /// One request's labels.
@@ -40,11 +39,11 @@ pub struct Metrics {
     store: Arc<StoreMetrics>,
 }
 
-/// Counts kept elsewhere, read at each scrape: the store's (from the node) and the pack
-/// cache's.
+/// Counts kept elsewhere, read at each scrape: the storage's (a store's requests) and the
+/// pack cache's.
 #[derive(Debug, Default)]
 struct StoreMetrics {
-    node: OnceLock<Arc<Node>>,
+    storage: OnceLock<Arc<dyn Storage>>,
     pack_cache: OnceLock<Arc<crate::PackCache>>,
 }
 
@@ -100,9 +99,9 @@ impl Metrics {
         }
     }
 
-    /// Reports the store of `node` from now on.
-    pub fn watch_store(&self, node: Arc<Node>) {
-        let _ = self.store.node.set(node);
+    /// Reports the counters of `storage` from now on.
+    pub fn watch_storage(&self, storage: Arc<dyn Storage>) {
+        let _ = self.store.storage.set(storage);
     }
 
     /// Reports the hits and misses of `cache` from now on.
@@ -180,49 +179,12 @@ impl Collector for StoreMetrics {
             ];
             counters(&mut encoder, &all)?;
         }
-        let Some(node) = self.node.get() else {
+        let Some(storage) = self.storage.get() else {
             return Ok(());
         };
-        let counts = node.bucket().counts();
-        let read = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
-        let all = [
-            ("store_gets", "GETs sent to the store", read(&counts.gets)),
-            (
-                "store_puts",
-                "PUTs sent to the store (an upload in parts counted once)",
-                read(&counts.puts),
-            ),
-            (
-                "store_other_requests",
-                "LISTs and DELETEs sent to the store",
-                read(&counts.others),
-            ),
-            (
-                "store_received_bytes",
-                "Bytes downloaded from the store",
-                read(&counts.bytes_in),
-            ),
-            (
-                "store_sent_bytes",
-                "Bytes uploaded to the store",
-                read(&counts.bytes_out),
-            ),
-            (
-                "store_not_modified",
-                "Manifest reads that found this node up to date",
-                read(&counts.not_modified),
-            ),
-            (
-                "store_manifest_conflicts",
-                "Manifest writes another writer won (then retried or refused)",
-                read(&counts.conflicts),
-            ),
-            (
-                "store_manifest_retries",
-                "Manifest commits tried again after a conflict or a write whose outcome was lost",
-                read(&counts.retries),
-            ),
-        ];
+        let all: Vec<_> = (storage.counters().into_iter())
+            .map(|counter| (counter.name, counter.help, counter.value))
+            .collect();
         counters(&mut encoder, &all)?;
         Ok(())
     }

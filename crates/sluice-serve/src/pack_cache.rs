@@ -13,6 +13,7 @@
 
 use sluice_generate::PackStats;
 use sluice_object::{HashKind, TrailerHasher};
+use sluice_repo::storage::SharedPacks;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -39,16 +40,6 @@ pub struct PackCache {
     shared: std::sync::OnceLock<std::sync::Arc<dyn SharedPacks>>,
     /// The packs offered to it already.
     offered: Mutex<std::collections::HashSet<String>>,
-}
-
-/// A tier of packs every node shares (a store): what one node made, the others copy.
-pub trait SharedPacks: Send + Sync + std::fmt::Debug {
-    /// Copies the shared entry `name` of `scope` (a repository) to `dest`; false when there is
-    /// none (or it could not be read).
-    fn fetch(&self, scope: &str, name: &str, dest: &Path) -> bool;
-    /// Offers the local entry at `file` as `name` of `scope` (in the background: a failure
-    /// only means the others make it too).
-    fn offer(&self, scope: &str, name: &str, file: &Path);
 }
 
 impl std::fmt::Debug for PackCache {

@@ -28,13 +28,13 @@ pub enum RequestError {
         /// The request's command.
         command: String,
     },
-    /// The store behind the served repositories failed.
+    /// The storage behind the served repositories failed (a store).
     #[error("'{path}': {source}")]
-    Store {
+    Storage {
         /// The path asked for.
         path: String,
         /// Why.
-        source: Box<sluice_store::StoreError>,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// A path that holds no repository.
     #[error("'{path}': no repository")]
@@ -194,4 +194,18 @@ pub enum RequestError {
         /// What was sent.
         got: String,
     },
+}
+
+impl From<sluice_repo::storage::StorageError> for crate::ServeError {
+    fn from(e: sluice_repo::storage::StorageError) -> crate::ServeError {
+        use sluice_repo::storage::StorageError;
+        match e {
+            StorageError::NoRepository { path } => RequestError::NoRepository { path }.into(),
+            StorageError::OutsideBase { requested } => {
+                RequestError::OutsideServedDir { requested }.into()
+            }
+            StorageError::Open(e) => e.into(),
+            StorageError::Failed { path, source } => RequestError::Storage { path, source }.into(),
+        }
+    }
 }

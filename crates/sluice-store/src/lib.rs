@@ -34,6 +34,7 @@ mod midx;
 mod node;
 mod ref_snapshot;
 mod scratch;
+mod serving;
 mod signed;
 mod stored;
 
@@ -52,7 +53,8 @@ pub use lease::Lease;
 pub use location::{Backend, StoreUrl};
 pub use maintain::{bundle_key, maintain, maintain_on, Compaction, Maintained};
 pub use manifest::{Manifest, PackEntry, RefSnapshot};
-pub use node::{Node, Pinned, PushRefused, RefChange, Workspace};
+pub use node::{Node, Pinned, PushRefused, Workspace};
+pub use serving::{BundleUris, ObjectStorage};
 pub use signed::shared_presigned;
 pub use stored::{transaction_id, Read, StoredRepo};
 

@@ -17,6 +17,7 @@ use crate::{Bucket, StoreError, Version};
 use sluice_object::cancel::Cancel;
 use sluice_object::ObjectId;
 use sluice_odb::config::{ConfigFile, ConfigKey};
+use sluice_repo::storage::RefChange;
 use sluice_repo::Repository;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -97,17 +98,6 @@ impl Workspace {
     pub fn dir(&self) -> &Path {
         self.scratch.path()
     }
-}
-
-/// One ref a push moves: its name, the value the client saw, the new value (`None`: deleted).
-#[derive(Debug, Clone)]
-pub struct RefChange {
-    /// The ref.
-    pub name: String,
-    /// What the client expects it to be (`None`: absent).
-    pub old: Option<ObjectId>,
-    /// What it becomes (`None`: deleted).
-    pub new: Option<ObjectId>,
 }
 
 /// Why a push's refs did not land.

@@ -3,9 +3,10 @@
 //! naming objects the store never got (what a wipe 50 ms into a push once did). Repositories
 //! made with real git; the store in memory.
 
-use crate::node::{Node, RefChange};
+use crate::node::Node;
 use crate::{Bucket, StoredRepo};
 use sluice_object::{HashKind, ObjectId};
+use sluice_repo::storage::RefChange;
 use std::path::Path;
 
 fn git(dir: &Path, args: &[&str]) -> String {

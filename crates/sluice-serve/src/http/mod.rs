@@ -18,10 +18,11 @@ pub use stream::{tls_config, TlsError};
 use crate::receive_pack::{receive_pack, Pusher, ReceivePackOptions};
 use crate::request_error::RequestError;
 use crate::server::{accept_loop, Exchange, RequestLog, ServerOptions, Shutdown};
-use crate::{upload_pack, Protocol, Repositories, ServeError, UploadPackOptions};
+use crate::{upload_pack, Protocol, ServeError, UploadPackOptions};
 use auth::{push_access, PushAccess};
 use body::{ChunkedReader, ChunkedWriter};
 use flate2::read::GzDecoder;
+use sluice_repo::storage::{Purpose, Storage};
 use sluice_repo::Repository;
 use sluice_wire::pktline::{write_flush, write_packet};
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -38,7 +39,7 @@ const MAX_HEADERS: usize = 64;
 /// own thread, and each request is an access-log event.
 pub fn serve_http(
     listener: TcpListener,
-    base: Repositories,
+    base: std::sync::Arc<dyn Storage>,
     options: ServerOptions,
     shutdown: &Shutdown,
 ) -> io::Result<()> {
@@ -52,7 +53,7 @@ pub fn serve_http(
         options,
         shutdown,
         move |stream, options, log| {
-            let _ = serve_connection(stream, &base, options, log);
+            let _ = serve_connection(stream, &*base, options, log);
         },
     )
 }
@@ -120,7 +121,7 @@ impl Refusal {
 
 fn serve_connection(
     socket: TcpStream,
-    base: &Repositories,
+    base: &dyn Storage,
     options: &ServerOptions,
     log: &RequestLog<'_>,
 ) -> Result<(), ServeError> {
@@ -216,7 +217,7 @@ fn protocol(refusal: &Refusal) -> ServeError {
 fn serve_request(
     stream: &Stream,
     reader: &mut BufReader<Stream>,
-    base: &Repositories,
+    base: &dyn Storage,
     options: &ServerOptions,
     head: &Head,
     exchange: &mut Exchange,
@@ -254,7 +255,8 @@ fn serve_request(
         Service::ReceivePack => "git-receive-pack",
     });
     let push = service == Service::ReceivePack;
-    let opened = base.open(&percent_decode(repo_path), push);
+    let purpose = [Purpose::Read, Purpose::Push][usize::from(push)];
+    let opened = base.open(&percent_decode(repo_path), purpose);
     let Ok(opened) = opened else {
         return refused(
             Refusal::new("404 Not Found", "Repository not found"),

@@ -53,26 +53,7 @@ pub struct ReceivePackOptions {
     pub memory: Option<std::sync::Arc<crate::ServerMemory>>,
     /// Where the refs are committed before they move here: a store's manifest, for a push
     /// received into a node's private copy of one generation.
-    pub gate: Option<std::sync::Arc<dyn RefGate>>,
-}
-
-/// What must accept a push's ref updates before they are applied and reported `ok`: a store
-/// shared by many nodes commits them to its manifest. Called once per transaction (each ref,
-/// or all at once when atomic), after the objects are in, with the refs locked here.
-pub trait RefGate: Send + Sync {
-    /// Commits `changes`, or says why not (a ref moved: another push landed first; the
-    /// store failed), which the client is told.
-    fn commit(&self, changes: &[sluice_store::RefChange]) -> Result<(), sluice_store::PushRefused>;
-
-    /// After a push that moved refs: the repository that now serves them (the new
-    /// generation), for the warm-up that readies the next clone's pack.
-    fn serving_dir(&self) -> Option<std::path::PathBuf>;
-}
-
-impl std::fmt::Debug for dyn RefGate {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("RefGate")
-    }
+    pub gate: Option<std::sync::Arc<dyn sluice_repo::storage::RefGate>>,
 }
 
 /// Who pushes over HTTP. As git http-backend, the reflog entries of their push name them

@@ -13,12 +13,12 @@ use super::aliased::Target;
 use super::hooks::{Hooks, TransactionHook};
 use super::messenger::Messenger;
 use super::policy::Policy;
-use super::{deploy, Command, Pusher, ReceiveError, RefGate, Request};
+use super::{deploy, Command, Pusher, ReceiveError, Request};
 use sluice_odb::quarantine::Quarantine;
 use sluice_odb::ObjectDb;
 use sluice_repo::refs::namespace::Namespace;
+use sluice_repo::storage::{RefChange, RefGate};
 use sluice_repo::{Expected, RefUpdate, Repository, Transaction, TransactionError};
-use sluice_store::RefChange;
 use std::ffi::OsString;
 
 /// Per command: `None` when it was applied, else git's word for why not.

@@ -8,8 +8,10 @@ use crate::cleanup;
 use crate::log::LogFormat;
 use anyhow::{anyhow, bail};
 use clap::Args;
+use sluice_repo::storage::{LocalDisk, Storage};
 use sluice_serve::{serve_git, serve_http, tls_config, Credentials};
-use sluice_serve::{BundleUris, Repositories, ServerOptions, Shutdown};
+use sluice_serve::{ServerOptions, Shutdown};
+use sluice_store::{BundleUris, ObjectStorage};
 use std::io::Write;
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -89,10 +91,10 @@ pub struct ServeArgs {
     base: Option<PathBuf>,
 }
 
-type FrontEnd = fn(TcpListener, Repositories, ServerOptions, &Shutdown) -> std::io::Result<()>;
+type FrontEnd = fn(TcpListener, Arc<dyn Storage>, ServerOptions, &Shutdown) -> std::io::Result<()>;
 
-/// The repositories `args` names: a store's, or those under a directory.
-fn repositories(args: &ServeArgs, context: &Context) -> anyhow::Result<Repositories> {
+/// Where the repositories `args` names live: a store, or a directory.
+fn storage(args: &ServeArgs, context: &Context) -> anyhow::Result<Arc<dyn Storage>> {
     if let Some(url) = &args.store {
         let bucket = sluice_store::Bucket::open(&url.parse()?)?;
         let cache = match &args.cache_dir {
@@ -114,28 +116,25 @@ fn repositories(args: &ServeArgs, context: &Context) -> anyhow::Result<Repositor
             "" => BundleUris::Presigned,
             base => BundleUris::Public(base.to_owned()),
         });
-        return Ok(Repositories::Stored { node, bundle_uris });
+        return Ok(Arc::new(ObjectStorage::new(node, bundle_uris)));
     }
     let base = (context.cwd).join(args.base.clone().unwrap_or_else(|| PathBuf::from(".")));
     let base = base
         .canonicalize()
         .map_err(|e| anyhow!("cannot serve '{}': {e}", base.display()))?;
-    Ok(Repositories::Local(base))
+    Ok(Arc::new(LocalDisk::new(base)))
 }
 
 /// Runs the server until it is stopped by a signal.
 pub fn run(args: ServeArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let base = repositories(&args, context)?;
+    let base = storage(&args, context)?;
     let memory = Arc::new(sluice_serve::ServerMemory::new());
-    if let Repositories::Stored { node, .. } = &base {
-        memory.metrics.watch_store(Arc::clone(node));
-    }
+    memory.metrics.watch_storage(Arc::clone(&base));
     let pack_cache = args.cache.open(context)?;
     if let Some(cache) = &pack_cache {
         memory.metrics.watch_pack_cache(Arc::clone(cache));
-        if let Repositories::Stored { node, .. } = &base {
-            let shared = sluice_serve::StorePacks::new(node.bucket().clone());
-            cache.share_with(Arc::new(shared));
+        if let Some(shared) = base.shared_packs() {
+            cache.share_with(shared);
         }
     }
     crate::log::init(args.log_format);
@@ -207,9 +206,7 @@ pub fn run(args: ServeArgs, context: &Context) -> anyhow::Result<ExitCode> {
         }
         // A node's maintenance after pushes stops too, giving its lease back: other nodes
         // need not wait for it to expire.
-        if let Repositories::Stored { node, .. } = &base {
-            node.stop_background();
-        }
+        base.stop();
         Ok(ExitCode::SUCCESS)
     })
 }
