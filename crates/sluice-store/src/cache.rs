@@ -15,8 +15,8 @@ struct Cached {
 }
 
 /// Trims the cache at `root` to `limit` bytes of packs, as far as the newest generations
-/// (and those requests hold, `in_use`) allow.
-pub(crate) fn trim(root: &Path, limit: u64, in_use: &dyn Fn(&Path) -> bool) {
+/// (and those requests of any process hold) allow.
+pub(crate) fn trim(root: &Path, limit: u64) {
     let repositories = repository_folders(root);
     let mut live = HashSet::new();
     let mut evictable = Vec::new();
@@ -51,8 +51,8 @@ pub(crate) fn trim(root: &Path, limit: u64, in_use: &dyn Fn(&Path) -> bool) {
             let newest = newest_generation(folder);
             for dir in list(&folder.join("gen")) {
                 let dir = folder.join("gen").join(dir);
-                if Some(&dir) != newest.as_ref() && !in_use(&dir) {
-                    let _ = std::fs::remove_dir_all(dir);
+                if Some(&dir) != newest.as_ref() {
+                    crate::held::remove_unless_held(&dir);
                 }
             }
         }

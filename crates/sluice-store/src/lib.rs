@@ -23,6 +23,7 @@ mod coverage;
 mod export;
 mod fsck;
 mod gc;
+mod held;
 mod import;
 mod increment;
 mod lease;

@@ -9,6 +9,7 @@
 //! temporary name and renamed, so the cache can be wiped at any moment and refilled.
 
 use crate::bucket::Fetched;
+use crate::held::{hold, remove_unless_held, Held};
 use crate::import::upload_packs;
 use crate::manifest::{Manifest, PackEntry};
 use crate::scratch::Scratch;
@@ -43,8 +44,6 @@ pub struct Node {
     maintaining: Arc<AtomicBool>,
     /// The most bytes of packs the cache keeps (as far as the newest generations allow).
     cache_limit: Option<u64>,
-    /// Every generation pinned, while some request holds it: its directory stays.
-    in_use: Mutex<Vec<std::sync::Weak<Pinned>>>,
     /// What stops this node's maintenance (a signal, a server stopping): the work ends early
     /// and gives the repository's lease back, rather than leaving it to expire.
     cancel: Cancel,
@@ -65,6 +64,9 @@ pub struct Pinned {
     version: Version,
     /// The bare repository that serves it.
     pub dir: PathBuf,
+    /// Keeps the directory from the cache's trimming in every process, while a request holds
+    /// this.
+    _held: Held,
 }
 
 /// Whether what `pinned` names is all still on disk: its generation's directory, and each of
@@ -129,7 +131,6 @@ impl Node {
             maintain_after: None,
             maintaining: Arc::default(),
             cache_limit: None,
-            in_use: Mutex::default(),
             cancel: Cancel::default(),
             background: Mutex::default(),
         }
@@ -158,14 +159,6 @@ impl Node {
         if let Some(running) = running {
             let _ = running.join();
         }
-    }
-
-    /// Whether a request still holds the generation in `dir`.
-    fn in_use(&self, dir: &Path) -> bool {
-        let mut pins = self.in_use.lock().unwrap_or_else(|e| e.into_inner());
-        pins.retain(|pin| pin.strong_count() > 0);
-        pins.iter()
-            .any(|pin| pin.upgrade().is_some_and(|p| p.dir == dir))
     }
 
     /// Keeps the cache's packs under `bytes`, evicting the oldest that no repository's newest
@@ -215,9 +208,6 @@ impl Node {
             Fetched::Changed(read) => read,
         };
         let pinned = Arc::new(self.materialise(repo, read)?);
-        let mut pins = self.in_use.lock().unwrap_or_else(|e| e.into_inner());
-        pins.push(Arc::downgrade(&pinned));
-        drop(pins);
         *slot = Some(Arc::clone(&pinned));
         Ok(Some(pinned))
     }
@@ -246,31 +236,56 @@ impl Node {
         let generations = folder.join("gen");
         let manifest = read.manifest;
         let dir = generations.join(format!("{}-{}", manifest.generation, manifest.transaction));
-        // Left incomplete by a cache wiped while it was made: made again.
-        if dir.exists() && !generation_whole(&dir, &manifest) {
-            let _ = std::fs::remove_dir_all(&dir);
-        }
-        if !dir.join("HEAD").exists() {
-            let scratch =
-                Scratch::new(&generations, "gen").map_err(StoreError::file(&generations))?;
-            write_generation(scratch.path(), &manifest, &packs, self.hooks.as_deref())?;
-            match scratch.keep_as(&dir) {
-                Ok(()) => {}
-                // Another request made it first.
-                Err(_) if dir.join("HEAD").exists() => {}
-                Err(e) => return Err(StoreError::file(&dir)(e)),
+        // Another process sharing the cache may remove the directory between its making and
+        // its holding (it was not held yet): then it is made again.
+        for _ in 0..3 {
+            // Left incomplete by a cache wiped while it was made: made again.
+            if dir.exists() && !generation_whole(&dir, &manifest) {
+                let _ = std::fs::remove_dir_all(&dir);
             }
-            forget_old_generations(&generations, &|dir| self.in_use(dir));
-            if let Some(limit) = self.cache_limit {
-                crate::cache::trim(&self.cache, limit, &|dir| self.in_use(dir));
+            let made = !dir.join("HEAD").exists();
+            if made {
+                self.make_generation(&generations, &dir, &manifest, &packs)?;
             }
+            let whole = || generation_whole(&dir, &manifest);
+            let Some(held) = hold(&dir, whole).map_err(StoreError::file(&dir))? else {
+                continue;
+            };
+            if made {
+                forget_old_generations(&generations);
+                if let Some(limit) = self.cache_limit {
+                    crate::cache::trim(&self.cache, limit);
+                }
+            }
+            return Ok(Pinned {
+                repo,
+                manifest,
+                version: read.version,
+                dir,
+                _held: held,
+            });
         }
-        Ok(Pinned {
-            repo,
-            manifest,
-            version: read.version,
-            dir,
-        })
+        Err(StoreError::file(&dir)(std::io::Error::other(
+            "removed three times while it was made: is the cache shared with a node of another version?",
+        )))
+    }
+
+    /// Writes the generation of `manifest` as `dir`, linking the cached `packs`.
+    fn make_generation(
+        &self,
+        generations: &Path,
+        dir: &Path,
+        manifest: &Manifest,
+        packs: &Path,
+    ) -> Result<(), StoreError> {
+        let scratch = Scratch::new(generations, "gen").map_err(StoreError::file(generations))?;
+        write_generation(scratch.path(), manifest, packs, self.hooks.as_deref())?;
+        match scratch.keep_as(dir) {
+            Ok(()) => Ok(()),
+            // Another request made it first.
+            Err(_) if dir.join("HEAD").exists() => Ok(()),
+            Err(e) => Err(StoreError::file(dir)(e)),
+        }
     }
 
     /// A private copy of `pinned` to receive a push into.
@@ -450,8 +465,8 @@ pub(crate) fn link_or_copy(from: &Path, to: &Path) -> std::io::Result<()> {
 }
 
 /// Removes all but the newest [`GENERATIONS_KEPT`] generation directories, and those a
-/// request still holds.
-fn forget_old_generations(generations: &Path, in_use: &dyn Fn(&Path) -> bool) {
+/// request (of any process) still holds.
+fn forget_old_generations(generations: &Path) {
     let Ok(listing) = std::fs::read_dir(generations) else {
         return;
     };
@@ -466,8 +481,6 @@ fn forget_old_generations(generations: &Path, in_use: &dyn Fn(&Path) -> bool) {
     numbered.sort();
     let old = numbered.len().saturating_sub(GENERATIONS_KEPT);
     for (_, dir) in numbered.into_iter().take(old) {
-        if !in_use(&dir) {
-            let _ = std::fs::remove_dir_all(dir);
-        }
+        remove_unless_held(&dir);
     }
 }
