@@ -22,6 +22,7 @@ mod remote;
 pub mod repack;
 pub mod serve;
 pub mod store;
+mod store_node;
 pub mod unpack_objects;
 pub mod update_server_info;
 pub mod upload_pack;

@@ -11,7 +11,6 @@ use clap::Args;
 use sluice_repo::storage::{LocalDisk, Storage};
 use sluice_serve::{serve_git, serve_http, tls_config, Credentials};
 use sluice_serve::{ServerOptions, Shutdown};
-use sluice_store::{BundleUris, ObjectStorage};
 use std::io::Write;
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -59,35 +58,14 @@ pub struct ServeArgs {
     log_format: LogFormat,
     #[command(flatten)]
     cache: PackCacheArgs,
-    /// Serve every repository of this store (`s3://<bucket>/<prefix>`), many nodes on one
-    /// store; credentials and endpoint from the standard `AWS_*` variables.
-    #[arg(long, value_name = "url", conflicts_with = "base")]
-    store: Option<String>,
-    /// With --store: where this node caches packs (safe to wipe at any moment: a push in flight
-    /// may fail, unacknowledged; nothing is lost).
-    #[arg(long, value_name = "dir", requires = "store")]
-    cache_dir: Option<PathBuf>,
-    /// With --store: the most bytes of packs the cache keeps; the oldest that no repository's
-    /// current generation needs go first (none by default).
-    #[arg(long, value_name = "bytes", requires = "store")]
-    cache_size: Option<u64>,
-    /// With --store: answer protocol v2's bundle-uri with the store's bundles (`sluice store
-    /// maintain` writes them): alone, as pre-signed URLs (the store's credentials sign them);
-    /// with a value, under that base URL, where the store's keys are readable
-    /// (`http://<endpoint>/<bucket>`, or a CDN in front of it).
-    #[arg(long, value_name = "url", requires = "store", num_args = 0..=1, require_equals = true,
-          default_missing_value = "")]
-    bundle_uri: Option<String>,
-    /// With --store: the hooks every push runs (pre-receive, update, post-receive,
-    /// post-update, reference-transaction), as a repository's `core.hooksPath`.
-    #[arg(long, value_name = "dir", requires = "store")]
-    hooks: Option<PathBuf>,
+    #[command(flatten)]
+    node: super::store_node::NodeArgs,
     /// With --store: after a push that leaves a repository with more packs than this, the node
     /// maintains it in the background (`sluice store maintain`); 0: never.
     #[arg(long, value_name = "packs", default_value_t = 16, requires = "store")]
     maintain_after_packs: usize,
     /// The directory whose repositories are served.
-    #[arg(value_name = "dir")]
+    #[arg(value_name = "dir", conflicts_with = "store")]
     base: Option<PathBuf>,
 }
 
@@ -95,28 +73,12 @@ type FrontEnd = fn(TcpListener, Arc<dyn Storage>, ServerOptions, &Shutdown) -> s
 
 /// Where the repositories `args` names live: a store, or a directory.
 fn storage(args: &ServeArgs, context: &Context) -> anyhow::Result<Arc<dyn Storage>> {
-    if let Some(url) = &args.store {
-        let bucket = sluice_store::Bucket::open(&url.parse()?)?;
-        let cache = match &args.cache_dir {
-            Some(dir) => context.cwd.join(dir),
-            None => std::env::temp_dir().join(format!("sluice-cache-{}", std::process::id())),
-        };
-        let mut node = sluice_store::Node::new(bucket, cache);
-        if let Some(hooks) = &args.hooks {
-            node = node.with_hooks(context.cwd.join(hooks));
-        }
-        if let Some(bytes) = args.cache_size {
-            node = node.with_cache_limit(bytes);
-        }
+    let default_cache = format!("sluice-cache-{}", std::process::id());
+    if let Some(mut node) = args.node.node(context, &default_cache)? {
         if args.maintain_after_packs > 0 {
             node = node.with_maintenance_after(args.maintain_after_packs);
         }
-        let node = Arc::new(node);
-        let bundle_uris = args.bundle_uri.as_deref().map(|base| match base {
-            "" => BundleUris::Presigned,
-            base => BundleUris::Public(base.to_owned()),
-        });
-        return Ok(Arc::new(ObjectStorage::new(node, bundle_uris)));
+        return Ok(Arc::new(args.node.storage(node)));
     }
     let base = (context.cwd).join(args.base.clone().unwrap_or_else(|| PathBuf::from(".")));
     let base = base

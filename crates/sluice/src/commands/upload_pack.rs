@@ -1,9 +1,11 @@
 //! `sluice upload-pack` and `sluice receive-pack`: one fetch, or one push, over standard input
-//! and output, wherever git runs `git-upload-pack` or `git-receive-pack` (ssh, CGI, daemon).
+//! and output, wherever git runs `git-upload-pack` or `git-receive-pack` (ssh, CGI, daemon),
+//! of a repository on this machine or, with `--store`, of a store's (the name its path gives).
 
 use super::Context;
 use anyhow::anyhow;
 use clap::Args;
+use sluice_repo::storage::{Purpose, Served, Storage, StorageError};
 use sluice_repo::{RepoError, Repository};
 use sluice_serve::receive_pack::{receive_pack, ReceivePackOptions};
 use sluice_serve::{upload_pack, PackCache, Protocol, UploadPackOptions};
@@ -35,20 +37,40 @@ pub struct ServiceArgs {
     /// Only advertise the refs, then exit.
     #[arg(long, alias = "http-backend-info-refs")]
     advertise_refs: bool,
-    /// The repository.
+    /// The repository (with --store: its name in the store).
     #[arg(value_name = "directory")]
     repository: PathBuf,
+    #[command(flatten)]
+    node: super::store_node::NodeArgs,
 }
 
 impl ServiceArgs {
-    /// The repository to serve, refused with git's words.
-    fn open(&self, context: &Context) -> anyhow::Result<Repository> {
+    /// The repository to serve (held for the whole request), and the storage it comes from
+    /// (none: this machine's disk); refused with git's words.
+    fn open(
+        &self,
+        context: &Context,
+        purpose: Purpose,
+    ) -> anyhow::Result<(Served, Option<Arc<dyn Storage>>)> {
         let dir = self.repository.display();
+        let not_a_repository = || anyhow!("'{dir}' does not appear to be a git repository");
+        // Shared by every such process: a cache per process would download a repository's
+        // packs for each request.
+        if let Some(node) = self.node.node(context, "sluice-store-cache")? {
+            let storage: Arc<dyn Storage> = Arc::new(self.node.storage(node));
+            let name = self.repository.to_string_lossy();
+            return match storage.open(&name, purpose) {
+                Ok(served) => Ok((served, Some(storage))),
+                Err(StorageError::NoRepository { .. }) => Err(not_a_repository()),
+                Err(e) => Err(e.into()),
+            };
+        }
         let path = context.cwd.join(&self.repository);
-        Repository::open_served(&path, self.strict).map_err(|e| match e {
+        let repo = Repository::open_served(&path, self.strict).map_err(|e| match e {
             RepoError::Unsupported(_) => anyhow!("'{dir}': {e}, which Sluice does not support yet"),
-            _ => anyhow!("'{dir}' does not appear to be a git repository"),
-        })
+            _ => not_a_repository(),
+        })?;
+        Ok((Served::local(repo), None))
     }
 }
 
@@ -79,19 +101,18 @@ impl PackCacheArgs {
 
 /// Runs receive-pack.
 pub fn receive(args: ServiceArgs, context: &Context) -> anyhow::Result<ExitCode> {
+    let (served, _) = args.open(context, Purpose::Push)?;
     let options = ReceivePackOptions {
         stateless_rpc: args.stateless_rpc,
         advertise_refs: args.advertise_refs,
+        // A store's: its refs land there first.
+        gate: served.gate.clone(),
         // One push per process: no server to remember anything for.
         ..ReceivePackOptions::default()
     };
     let output = std::io::BufWriter::new(std::io::stdout());
-    let unrelayed = receive_pack(
-        &args.open(context)?,
-        std::io::stdin().lock(),
-        output,
-        &options,
-    )?;
+    let input = std::io::stdin().lock();
+    let unrelayed = receive_pack(&served.repo, input, output, &options)?;
     for line in unrelayed {
         eprintln!("{line}");
     }
@@ -100,7 +121,13 @@ pub fn receive(args: ServiceArgs, context: &Context) -> anyhow::Result<ExitCode>
 
 /// Runs upload-pack.
 pub fn run(args: UploadPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let repo = args.service.open(context)?;
+    let (served, storage) = args.service.open(context, Purpose::Read)?;
+    let pack_cache = args.cache.open(context)?;
+    if let (Some(cache), Some(storage)) = (&pack_cache, &storage) {
+        if let Some(shared) = storage.shared_packs() {
+            cache.share_with(shared);
+        }
+    }
     let protocol = std::env::var("GIT_PROTOCOL")
         .map(|v| Protocol::from_git_protocol(&v))
         .unwrap_or_default();
@@ -108,13 +135,15 @@ pub fn run(args: UploadPackArgs, context: &Context) -> anyhow::Result<ExitCode> 
         protocol,
         stateless_rpc: args.service.stateless_rpc,
         advertise_refs: args.service.advertise_refs,
-        pack_cache: args.cache.open(context)?,
+        pack_cache,
+        bundles: served.bundles.clone(),
+        shared_as: served.shared_as.clone(),
         // One request per process: nothing to remember.
         ..UploadPackOptions::default()
     };
     let input = std::io::stdin().lock();
     let output = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
-    match upload_pack(&repo, input, output, &options) {
+    match upload_pack(&served.repo, input, output, &options) {
         Ok(()) => Ok(ExitCode::SUCCESS),
         // The client hung up: nothing to report to anyone.
         Err(sluice_serve::ServeError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
