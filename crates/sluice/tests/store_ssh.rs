@@ -242,3 +242,41 @@ fn a_generation_a_request_reads_stays_while_other_processes_move_on() {
     let after = generations(&cache);
     assert!(!after.contains(&held[0]), "{held:?} stayed: {after:?}");
 }
+
+/// A store out of reach is said as such, never as a missing repository: HTTP's 503 (a client
+/// may try again), and `upload-pack --store` fails with the store's words.
+#[test]
+fn a_store_out_of_reach_is_no_missing_repository() {
+    let env = Env::new();
+    let dead = format!("http://127.0.0.1:{}", crate::transports::free_port());
+    let vars = [
+        ("AWS_ENDPOINT_URL", dead.as_str()),
+        ("AWS_ALLOW_HTTP", "true"),
+    ];
+    let cache = env.path().join("cache");
+    let cache = cache.to_str().unwrap();
+    let args = ["--store", "s3://nowhere/repos", "--cache-dir", cache];
+    let node = crate::serve::Server::start_with(&env, &args, &vars);
+    let url = format!("http://{}/p.git", node.http());
+    let out = env.git_with_input(env.path(), &["ls-remote", &url], b"");
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("error: 503"), "{}", stderr(&out));
+    let args = [
+        "upload-pack",
+        "--store",
+        "s3://nowhere/repos",
+        "--cache-dir",
+        cache,
+        "p.git",
+    ];
+    let mut command = env.sluice_command(env.path(), &args);
+    command.envs(vars);
+    let out = run_with_input(command, b"");
+    assert_eq!(out.status.code(), Some(128), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(said.contains("p.git/manifest"), "{said}");
+    assert!(
+        !said.contains("does not appear to be a git repository"),
+        "{said}"
+    );
+}

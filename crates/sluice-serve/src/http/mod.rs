@@ -22,7 +22,7 @@ use crate::{upload_pack, Protocol, ServeError, UploadPackOptions};
 use auth::{push_access, PushAccess};
 use body::{ChunkedReader, ChunkedWriter};
 use flate2::read::GzDecoder;
-use sluice_repo::storage::{Purpose, Storage};
+use sluice_repo::storage::{Purpose, Storage, StorageError};
 use sluice_repo::Repository;
 use sluice_wire::pktline::{write_flush, write_packet};
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -256,12 +256,20 @@ fn serve_request(
     });
     let push = service == Service::ReceivePack;
     let purpose = [Purpose::Read, Purpose::Push][usize::from(push)];
-    let opened = base.open(&percent_decode(repo_path), purpose);
-    let Ok(opened) = opened else {
-        return refused(
-            Refusal::new("404 Not Found", "Repository not found"),
-            exchange,
-        );
+    let opened = match base.open(&percent_decode(repo_path), purpose) {
+        Ok(opened) => opened,
+        Err(StorageError::NoRepository { .. } | StorageError::OutsideBase { .. }) => {
+            let refusal = Refusal::new("404 Not Found", "Repository not found");
+            return refused(refusal, exchange);
+        }
+        // The storage failed (a store out of reach): the client may try again, and the log
+        // says why (the client is not told the store's words).
+        Err(e) => {
+            let refusal = Refusal::new("503 Service Unavailable", "Storage unavailable");
+            exchange.status = refusal.code();
+            refuse(stream, &refusal)?;
+            return Err(e.into());
+        }
     };
     let repo = opened.repo;
     if push {
