@@ -12,6 +12,10 @@ Each round times, over smart HTTP with git's client:
   push       a one-commit push to the local server and to a store-backed node;
   fetch      an up-to-date `git fetch` from a node, with the store requests it cost (from the
              node's /metrics).
+And over ssh (a stand-in that runs the command locally, as sshd would), where each request is
+a process of its own: a clone through `sluice upload-pack` of the local copy beside one through
+`sluice upload-pack --store` on a warm shared cache (wall, and the CPU of client and server
+together, as the server is a child of the client's ssh).
 Reported: median client wall, the server's CPU per operation, the bytes the server sent, and
 the ratios the store-backed node must meet (issue 49).
 
@@ -21,6 +25,7 @@ the ratios the store-backed node must meet (issue 49).
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -109,6 +114,53 @@ def timed(server, argv, cwd=None, env=None):
     if done.returncode != 0:
         sys.exit(f"{' '.join(argv)} failed: {done.stderr.decode()}")
     return wall, server.cpu() - cpu, server.sent() - sent
+
+
+def ssh_clone(git, remote_command, url, dest, env):
+    """A clone over the ssh stand-in: (wall, CPU of every process it ran)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run([git, "clone", "-q", "--bare", "-u", remote_command, url, dest],
+                          env=env, capture_output=True)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"ssh clone of {url} failed: {done.stderr.decode()}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    shutil.rmtree(dest)
+    return wall, cpu
+
+
+def ssh_rows(args, sluice, work, store, local_repo, env):
+    """Clones over ssh: `sluice upload-pack` of the local copy, and `--store` on a warm cache."""
+    fake_ssh = os.path.join(work, "fake-ssh")
+    with open(fake_ssh, "w") as f:
+        f.write('#!/bin/sh\nwhile [ $# -gt 1 ]; do\n  case "$1" in -o|-p|-i|-l) shift 2 ;; '
+                '-*) shift ;; *) shift; break ;; esac\ndone\nexec sh -c "$*"\n')
+    os.chmod(fake_ssh, 0o755)
+    env = dict(env, GIT_SSH_COMMAND=fake_ssh)
+    cache = os.path.join(work, "ssh-cache")
+    ways = {
+        "ssh-local": (f"{sluice} upload-pack", f"ssh://example.invalid{local_repo}"),
+        "ssh-store": (f"{sluice} upload-pack --store {store} --cache-dir {cache}",
+                      "ssh://example.invalid/repo.git"),
+    }
+    dest = os.path.join(work, "ssh-clone")
+    ssh_clone(args.git, *ways["ssh-store"], dest, env)  # warms the shared cache
+    results = {name: [] for name in ways}
+    for _ in range(args.runs):
+        for name, (command, url) in ways.items():
+            results[name].append(ssh_clone(args.git, command, url, dest, env))
+    rows = []
+    for name, values in results.items():
+        wall = statistics.median(v[0] for v in values)
+        cpu = statistics.median(v[1] for v in values)
+        rows.append({"repo": os.path.basename(args.repo.rstrip("/")), "operation": name,
+                     "wall_s": round(wall, 3), "client_and_server_cpu_s": round(cpu, 3),
+                     "runs": args.runs})
+        print(f"{name:<12} {wall:>8.2f} s wall, {cpu:.2f} s CPU (client and server)")
+    print(f"ssh store / local: wall {rows[1]['wall_s'] / rows[0]['wall_s']:.2f}x")
+    return rows
 
 
 def main():
@@ -221,7 +273,7 @@ def run(args, sluice, work, s3, env):
           f"{by['push-store']['wall_s'] / by['push-local']['wall_s']:.2f}x")
     for server in [local, warm, bundled]:
         server.stop()
-    return rows
+    return rows + ssh_rows(args, sluice, work, store, local_repo, env)
 
 
 if __name__ == "__main__":

@@ -265,9 +265,8 @@ impl Node {
                 _held: held,
             });
         }
-        Err(StoreError::file(&dir)(std::io::Error::other(
-            "removed three times while it was made: is the cache shared with a node of another version?",
-        )))
+        let removed = "removed by another process each of three times it was made";
+        Err(StoreError::file(&dir)(std::io::Error::other(removed)))
     }
 
     /// Writes the generation of `manifest` as `dir`, linking the cached `packs`.

@@ -15,7 +15,7 @@ pub struct NodeArgs {
     /// repository's name there), many nodes on one store; credentials and endpoint from the
     /// standard `AWS_*` variables.
     #[arg(long, value_name = "url")]
-    pub store: Option<String>,
+    store: Option<String>,
     /// With --store: where this node caches packs (safe to wipe at any moment: a push in flight
     /// may fail, unacknowledged; nothing is lost). Processes may share one.
     #[arg(long, value_name = "dir", requires = "store")]
