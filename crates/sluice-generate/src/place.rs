@@ -168,7 +168,8 @@ impl<'a, W: Write> Job<'a, W> {
             CopyCheck::Checked => verbatim::checked_crcs(pack)?,
             CopyCheck::Trusted => Vec::new(),
         };
-        self.writer.write_verbatim(verbatim::entries(pack), count)?;
+        self.writer
+            .write_verbatim(verbatim::entries(pack)?, count)?;
         self.stats.total += count;
         self.stats.reused += count;
         self.stats.pack_reused += count;

@@ -30,7 +30,7 @@ pub(crate) fn checked_crcs(pack: &Pack) -> Result<Vec<u32>, GenerateError> {
         offset: index.offset(position),
         id: index.id(position),
     };
-    let bytes = pack.bytes();
+    let bytes = pack.bytes()?;
     let end = bytes
         .len()
         .saturating_sub(index.pack_checksum().as_bytes().len());
@@ -56,10 +56,10 @@ pub(crate) fn checked_crcs(pack: &Pack) -> Result<Vec<u32>, GenerateError> {
 }
 
 /// The bytes of `pack`'s entries, between its header and its checksum.
-pub(crate) fn entries(pack: &Pack) -> &[u8] {
-    let bytes = pack.bytes();
+pub(crate) fn entries(pack: &Pack) -> Result<&[u8], GenerateError> {
+    let bytes = pack.bytes()?;
     let end = bytes.len() - pack.index().pack_checksum().as_bytes().len();
-    &bytes[PACK_HEADER_LEN..end]
+    Ok(&bytes[PACK_HEADER_LEN..end])
 }
 
 /// The one stored pack that holds exactly the objects to send (`count` of them, so many from
@@ -120,7 +120,7 @@ pub(crate) fn send_whole_pack<W: Write>(
     count: u32,
     mut out: W,
 ) -> Result<(W, PackStats), GenerateError> {
-    for chunk in pack.bytes().chunks(1 << 20) {
+    for chunk in pack.bytes()?.chunks(1 << 20) {
         out.write_all(chunk)?;
     }
     Ok((

@@ -34,6 +34,7 @@ mod pack;
 mod pack_order;
 pub mod pack_store;
 pub mod quarantine;
+pub mod ranged;
 mod stream;
 pub mod tempfiles;
 #[cfg(any(test, feature = "testing"))]

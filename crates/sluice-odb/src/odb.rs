@@ -2,6 +2,7 @@
 
 use crate::loose::LooseObjects;
 use crate::pack::Pack;
+use crate::ranged::PackSource;
 use sluice_object::parse::parse_tag;
 use sluice_object::{HashKind, ObjectId, ObjectKind};
 use std::path::{Path, PathBuf};
@@ -76,6 +77,8 @@ pub struct ObjectDb {
     /// may have moved it into a new pack and removed the one it was in (git's
     /// `reprepare_packed_git`). Kept apart so that the numbers of [`Self::packs`] stay.
     late: std::sync::Mutex<Vec<Arc<Pack>>>,
+    /// Where ranged packs' bytes come from (a store), if this directory may hold any.
+    source: Option<Arc<dyn PackSource>>,
 }
 
 /// Another view of the same directory: the same open packs, a loose-object cache of its own.
@@ -88,6 +91,7 @@ impl Clone for ObjectDb {
             loose: LooseObjects::new(&self.dir, self.hash),
             alternates: self.alternates.clone(),
             late: std::sync::Mutex::new(self.late_packs()),
+            source: self.source.clone(),
         }
     }
 }
@@ -95,7 +99,7 @@ impl Clone for ObjectDb {
 impl ObjectDb {
     /// Opens the object directory `dir` with its packs and alternates.
     pub fn open(dir: &Path, hash: HashKind) -> Result<ObjectDb, OdbError> {
-        Self::open_at_depth(dir, hash, &[], 0, &[])
+        Self::open_at_depth(dir, hash, &[], 0, &[], None)
     }
 
     /// Opens `dir`, adding `extra` alternate directories (`GIT_ALTERNATE_OBJECT_DIRECTORIES`).
@@ -104,7 +108,24 @@ impl ObjectDb {
         hash: HashKind,
         extra: &[PathBuf],
     ) -> Result<ObjectDb, OdbError> {
-        Self::open_at_depth(dir, hash, extra, 0, &[])
+        Self::open_at_depth(dir, hash, extra, 0, &[], None)
+    }
+
+    /// Opens `dir` as [`Self::open_with_alternates`], reading the bytes its ranged packs lack
+    /// from `source` (a store's node serving one generation).
+    pub fn open_with_source(
+        dir: &Path,
+        hash: HashKind,
+        extra: &[PathBuf],
+        source: Arc<dyn PackSource>,
+    ) -> Result<ObjectDb, OdbError> {
+        Self::open_at_depth(dir, hash, extra, 0, &[], Some(&source))
+    }
+
+    /// Opens `dir` with `extra` alternate directories, reading ranged packs' bytes from where
+    /// this database reads them (a push's quarantine beside its repository).
+    pub fn open_beside(&self, dir: &Path, extra: &[PathBuf]) -> Result<ObjectDb, OdbError> {
+        Self::open_at_depth(dir, self.hash, extra, 0, &[], self.source.as_ref())
     }
 
     /// Opens this view's directory again, as [`Self::open_with_alternates`] with `extra`, to
@@ -112,7 +133,8 @@ impl ObjectDb {
     /// than mapped again (a pack file never changes under its name).
     pub fn reopened(&self, extra: &[PathBuf]) -> Result<ObjectDb, OdbError> {
         let open = self.packs.iter().cloned().chain(self.late_packs());
-        Self::open_at_depth(&self.dir, self.hash, extra, 0, &open.collect::<Vec<_>>())
+        let open = open.collect::<Vec<_>>();
+        Self::open_at_depth(&self.dir, self.hash, extra, 0, &open, self.source.as_ref())
     }
 
     fn open_at_depth(
@@ -121,6 +143,7 @@ impl ObjectDb {
         extra: &[PathBuf],
         depth: usize,
         open: &[Arc<Pack>],
+        source: Option<&Arc<dyn PackSource>>,
     ) -> Result<ObjectDb, OdbError> {
         let mut packs = Vec::new();
         if let Ok(entries) = std::fs::read_dir(dir.join("pack")) {
@@ -137,7 +160,7 @@ impl ObjectDb {
                     packs.push(pack.clone());
                     continue;
                 }
-                match Pack::open_shared(&name, hash) {
+                match Pack::open_shared(&name, hash, source) {
                     Ok(pack) => packs.push(pack),
                     // Removed since it was listed (a repack installed its replacement first;
                     // a miss finds that one, see `late`).
@@ -160,7 +183,11 @@ impl ObjectDb {
             }
             for alternate in dirs {
                 if alternate.is_dir() {
-                    alternates.push(Self::open_at_depth(&alternate, hash, &[], depth + 1, &[])?);
+                    // An alternate of a ranged pack's repository (a push's quarantine, whose
+                    // alternate is the repository) reads from the same source.
+                    let depth = depth + 1;
+                    let opened = Self::open_at_depth(&alternate, hash, &[], depth, &[], source)?;
+                    alternates.push(opened);
                 }
             }
         }
@@ -171,6 +198,7 @@ impl ObjectDb {
             loose: LooseObjects::new(dir, hash),
             alternates,
             late: std::sync::Mutex::new(Vec::new()),
+            source: source.cloned(),
         })
     }
 
@@ -398,7 +426,7 @@ impl ObjectDb {
             .collect();
         for idx in fresh {
             // One that cannot be opened (half written, or gone again) is passed over.
-            if let Ok(pack) = Pack::open_shared(&idx, self.hash) {
+            if let Ok(pack) = Pack::open_shared(&idx, self.hash, self.source.as_ref()) {
                 late.push(pack);
             }
         }

@@ -4,6 +4,7 @@
 use crate::mmap::{map, Mapped};
 use crate::odb::OdbError;
 use crate::pack_order::PackOrder;
+use crate::ranged::{PackSource, RangedFile};
 use sluice_object::{HashKind, ObjectId, ObjectKind};
 use sluice_pack::delta::apply_delta;
 use sluice_pack::entry::{parse_entry_header, EntryHeader, EntryKind};
@@ -73,6 +74,9 @@ pub struct Pack {
     /// Entries by offset: the end of an entry is the start of the next, which copying
     /// entries verbatim needs.
     order: PackOrder,
+    /// For a pack whose bytes are read on demand from elsewhere (a store): what fills it.
+    /// Every read of `data` or `file` asks it for the bytes first.
+    ranged: Option<RangedFile>,
 }
 
 /// One entry of a pack as stored: its header and its compressed bytes, for copying verbatim.
@@ -109,7 +113,11 @@ static OPEN_PACKS: Mutex<Option<HashMap<PackKey, Weak<Pack>>>> = Mutex::new(None
 
 impl Pack {
     /// The pack of `idx_path`, shared with every other user of it in this process.
-    pub(crate) fn open_shared(idx_path: &Path, hash: HashKind) -> Result<Arc<Pack>, OdbError> {
+    pub(crate) fn open_shared(
+        idx_path: &Path,
+        hash: HashKind,
+        source: Option<&Arc<dyn PackSource>>,
+    ) -> Result<Arc<Pack>, OdbError> {
         let meta = |path: &Path| std::fs::metadata(path).ok();
         let pack_meta = meta(&idx_path.with_extension("pack"));
         let key: PackKey = (
@@ -123,7 +131,7 @@ impl Pack {
         if let Some(pack) = open.get(&key).and_then(Weak::upgrade) {
             return Ok(pack);
         }
-        let pack = Arc::new(Pack::open(idx_path, hash)?);
+        let pack = Arc::new(Pack::open_from(idx_path, hash, source)?);
         open.retain(|_, pack| pack.strong_count() > 0);
         open.insert(key, Arc::downgrade(&pack));
         Ok(pack)
@@ -131,6 +139,16 @@ impl Pack {
 
     /// Opens `pack-….idx` and the `.pack` beside it.
     pub fn open(idx_path: &Path, hash: HashKind) -> Result<Pack, OdbError> {
+        Self::open_from(idx_path, hash, None)
+    }
+
+    /// Opens `pack-….idx` and the `.pack` beside it, reading what a ranged pack lacks from
+    /// `source`; a ranged pack without a source is refused (its holes would read as zeros).
+    pub fn open_from(
+        idx_path: &Path,
+        hash: HashKind,
+        source: Option<&Arc<dyn PackSource>>,
+    ) -> Result<Pack, OdbError> {
         let pack_path = idx_path.with_extension("pack");
         let io = |path: &Path| {
             let path = path.to_owned();
@@ -143,8 +161,17 @@ impl Pack {
                 why: e.to_string(),
             }
         })?;
+        let ranged = Self::ranged(&pack_path, source)?;
         let pack_file = std::fs::File::open(&pack_path).map_err(io(&pack_path))?;
         let data = map(&pack_file).map_err(io(&pack_path))?;
+        if let Some(ranged) = &ranged {
+            let len = data.as_ref().len() as u64;
+            let trailer = len.saturating_sub(hash.len_in_bytes() as u64);
+            (ranged
+                .ensure(0..12)
+                .and_then(|()| ranged.ensure(trailer..len)))
+            .map_err(io(&pack_path))?;
+        }
         let bytes = data.as_ref();
         // Header and trailer: a pack of one empty tree is 41 bytes.
         if bytes.len() < 12 + hash.len_in_bytes() || &bytes[..4] != b"PACK" {
@@ -161,7 +188,48 @@ impl Pack {
             data,
             file: pack_file,
             cache: (0..CACHE_SHARDS).map(|_| Mutex::default()).collect(),
+            ranged,
         })
+    }
+
+    /// The ranged pack at `pack_path`, if it is one.
+    fn ranged(
+        pack_path: &Path,
+        source: Option<&Arc<dyn PackSource>>,
+    ) -> Result<Option<RangedFile>, OdbError> {
+        let io = |source| OdbError::Io {
+            path: pack_path.to_owned(),
+            source,
+        };
+        match source {
+            Some(source) => RangedFile::open(pack_path, source).map_err(io),
+            None if crate::ranged::marks_path(pack_path).exists() => Err(OdbError::BadPack {
+                path: pack_path.to_owned(),
+                why: "its bytes are read from a store, and none was given".into(),
+            }),
+            None => Ok(None),
+        }
+    }
+
+    /// Makes the bytes `range` of the pack present (a ranged pack's); a no-op for others.
+    fn ensure(&self, range: std::ops::Range<u64>) -> Result<(), OdbError> {
+        match &self.ranged {
+            None => Ok(()),
+            Some(ranged) => ranged.ensure(range).map_err(|source| OdbError::Io {
+                path: self.path.clone(),
+                source,
+            }),
+        }
+    }
+
+    /// The `.pack` file's size.
+    pub fn len(&self) -> u64 {
+        self.data.as_ref().len() as u64
+    }
+
+    /// Whether the `.pack` file is empty (never, for a pack that opened).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// The rank in pack order (the bit of a bitmap) of index position `position`.
@@ -174,9 +242,11 @@ impl Pack {
         self.order.at_rank(&self.index, rank)
     }
 
-    /// The whole `.pack` file as stored, header and trailer included.
-    pub fn bytes(&self) -> &[u8] {
-        self.data.as_ref()
+    /// The whole `.pack` file as stored, header and trailer included (a ranged pack's fetched
+    /// first, whatever it lacks).
+    pub fn bytes(&self) -> Result<&[u8], OdbError> {
+        self.ensure(0..self.len())?;
+        Ok(self.data.as_ref())
     }
 
     /// The `.pack` file's path.
@@ -288,6 +358,7 @@ impl Pack {
             return Err(self.bad(offset, "entry extends outside the pack"));
         }
         let (header, _) = self.entry_at(offset)?;
+        self.ensure(offset..end)?;
         let bytes = &self.data.as_ref()[offset as usize..end as usize];
         if header.header_len >= bytes.len() {
             return Err(self.bad(offset, "entry has no data"));
@@ -358,6 +429,15 @@ impl Pack {
             .ok()
             .filter(|&o| o < data_end)
             .ok_or_else(|| self.bad(offset, "offset outside the pack"))?;
+        // A ranged pack's entry is made present, and nothing after it is handed out.
+        let data_end = match self.ranged {
+            None => data_end,
+            Some(_) => {
+                let end = self.entry_end(offset).clamp(offset + 1, data_end as u64);
+                self.ensure(offset..end)?;
+                end as usize
+            }
+        };
         let header = parse_entry_header(&bytes[start..data_end], offset, self.hash)
             .map_err(|e| self.bad(offset, e))?;
         Ok((header, &bytes[start + header.header_len..data_end]))
@@ -419,6 +499,7 @@ impl Pack {
             }
             buffer.truncate(len);
             *holds = None;
+            self.ensure(offset..end)?;
             std::os::unix::fs::FileExt::read_exact_at(&self.file, buffer, offset).map_err(
                 |source| OdbError::Io {
                     path: self.path.clone(),

@@ -9,9 +9,10 @@
 //! packs are found on a miss (the view's rescan), never by renumbering a view under a reader.
 
 use sluice_object::HashKind;
+use sluice_odb::ranged::PackSource;
 use sluice_odb::{ObjectDb, OdbError};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// One view, and the one opened after it, if any.
 #[derive(Debug)]
@@ -41,14 +42,19 @@ pub(crate) struct ObjectViews {
 }
 
 impl ObjectViews {
-    /// Opens the first view of `dir`, with `extra` alternate directories.
+    /// Opens the first view of `dir`, with `extra` alternate directories, and `source` for the
+    /// bytes its ranged packs lack (every later view keeps it).
     pub(crate) fn open(
         dir: &Path,
         hash: HashKind,
         extra: Vec<PathBuf>,
+        source: Option<Arc<dyn PackSource>>,
     ) -> Result<ObjectViews, OdbError> {
         let writes = sluice_odb::written::writes();
-        let objects = ObjectDb::open_with_alternates(dir, hash, &extra)?;
+        let objects = match source {
+            Some(source) => ObjectDb::open_with_source(dir, hash, &extra, source)?,
+            None => ObjectDb::open_with_alternates(dir, hash, &extra)?,
+        };
         let first = View::new(objects, writes);
         Ok(ObjectViews { extra, first })
     }

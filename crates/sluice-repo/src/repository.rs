@@ -4,8 +4,10 @@
 use crate::object_views::ObjectViews;
 use sluice_object::{HashKind, IdSet, ObjectId};
 use sluice_odb::config::{Config, ConfigError};
+use sluice_odb::ranged::PackSource;
 use sluice_odb::{ObjectDb, OdbError};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Why a repository could not be opened.
@@ -177,6 +179,17 @@ impl Repository {
         Self::open_git_dir(git_dir, None)
     }
 
+    /// Opens the bare repository at `git_dir` as a server does, reading the bytes its ranged
+    /// packs lack from `source` (one generation of a store, on a node).
+    pub fn open_served_from(
+        git_dir: &Path,
+        source: Arc<dyn PackSource>,
+    ) -> Result<Repository, RepoError> {
+        let found = Self::find_served(git_dir, true);
+        let git_dir = found.ok_or_else(|| RepoError::NotFound(git_dir.to_owned()))?;
+        Self::open_with(git_dir, None, Some(source))
+    }
+
     /// The git directory [`Repository::open_served`] would open, found without reading the
     /// repository's configuration or objects.
     pub fn find_served(path: &Path, strict: bool) -> Option<PathBuf> {
@@ -213,6 +226,14 @@ impl Repository {
         git_dir: PathBuf,
         work_tree: Option<PathBuf>,
     ) -> Result<Repository, RepoError> {
+        Self::open_with(git_dir, work_tree, None)
+    }
+
+    fn open_with(
+        git_dir: PathBuf,
+        work_tree: Option<PathBuf>,
+        source: Option<Arc<dyn PackSource>>,
+    ) -> Result<Repository, RepoError> {
         let common_dir = Self::common_dir_of(&git_dir);
         let config = Config::load(Some(&common_dir))?;
         let hash = match config.get("extensions.objectformat") {
@@ -231,7 +252,7 @@ impl Repository {
         let extra: Vec<PathBuf> = std::env::var_os("GIT_ALTERNATE_OBJECT_DIRECTORIES")
             .map(|dirs| std::env::split_paths(&dirs).collect())
             .unwrap_or_default();
-        let objects = ObjectViews::open(&objects_dir, hash, extra)?;
+        let objects = ObjectViews::open(&objects_dir, hash, extra, source)?;
         // As git: negative waits for ever; a bad value as the default.
         let ref_lock_timeout = match config.get_int("core.filesreflocktimeout").ok().flatten() {
             Some(ms) => u64::try_from(ms).map_or(Duration::MAX, Duration::from_millis),

@@ -51,7 +51,7 @@ pub(crate) fn after_push(git_dir: &Path, memory: &Arc<ServerMemory>) {
 fn warm(dir: &Path, memory: &ServerMemory) -> Result<(), ServeError> {
     let repo = Repository::open_served(dir, false)?;
     let odb = repo.objects();
-    let bytes: u64 = odb.packs().iter().map(|p| p.bytes().len() as u64).sum();
+    let bytes: u64 = odb.packs().iter().map(|p| p.len()).sum();
     // A shallow repository's clones stop at its boundary: not the walk made here. Without a
     // bitmap the warm-up would walk the whole history (3.5 s of CPU for git/git, after a
     // push of it into an empty repository) to save the next clone a fraction of that.

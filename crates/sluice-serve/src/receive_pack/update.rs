@@ -49,7 +49,7 @@ pub(super) fn update_refs(
         // The quarantine, with the repository's objects as its alternate.
         Some(quarantine) => {
             let main = [repo.objects().dir().to_owned()];
-            &ObjectDb::open_with_alternates(quarantine.dir(), repo.hash(), &main)?
+            &repo.objects().open_beside(quarantine.dir(), &main)?
         }
         None => repo.objects(),
     };
