@@ -7,6 +7,9 @@ Each round times, over smart HTTP with git's client:
   local      a clone from `sluice serve <dir>`;
   warm       a clone from a store-backed node that has served the repository before;
   cold       a clone from a new node with an empty cache (its first request);
+  ranged     the same from a new node that reads large packs in ranges (`--read-ranges-above`),
+             and what a ref listing (`git ls-remote`) from such a node, and from a plain new
+             node, costs the store in bytes;
   bundle     `git -c transfer.bundleURI=true clone` from a node that advertises the store's
              bundle (`--bundle-uri`): the bytes the node sent against a full clone's;
   push       a one-commit push to the local server and to a store-backed node;
@@ -206,8 +209,8 @@ def run(args, sluice, work, s3, env):
                   work, "warm")
     bundled = Server(sluice, ["--store", store, "--cache-dir", os.path.join(work, "bundled"),
                               f"--bundle-uri=http://{s3}/bench"], env, work, "bundled")
-    results = {k: [] for k in ["local", "warm", "cold", "bundle", "bundle-sluice", "push-local",
-                               "push-store"]}
+    results = {k: [] for k in ["local", "warm", "cold", "ranged", "bundle", "bundle-sluice",
+                               "push-local", "push-store"]}
     clones = os.path.join(work, "clones")
     os.mkdir(clones)
     n = 0
@@ -229,6 +232,10 @@ def run(args, sluice, work, s3, env):
                                os.path.join(work, f"cold{r}")], env, work, f"cold{r}")
         results["cold"].append(clone(cold))
         cold.stop()
+        ranged = Server(sluice, ["--store", store, "--cache-dir", os.path.join(work, f"ranged{r}"),
+                                 "--read-ranges-above", str(1 << 20)], env, work, f"ranged{r}")
+        results["ranged"].append(clone(ranged))
+        ranged.stop()
         results["bundle"].append(clone(bundled, ["-c", "transfer.bundleURI=true"]))
         results["bundle-sluice"].append(clone(bundled, client=sluice))
         for name, server in [("push-local", local), ("push-store", warm)]:
@@ -266,6 +273,18 @@ def run(args, sluice, work, s3, env):
     print(f"warm node / local: wall {by['warm']['wall_s'] / by['local']['wall_s']:.2f}x, "
           f"CPU {by['warm']['server_cpu_s'] / max(by['local']['server_cpu_s'], 1e-9):.2f}x")
     print(f"cold / warm wall: {by['cold']['wall_s'] / by['warm']['wall_s']:.2f}x")
+    print(f"ranged cold / warm wall: {by['ranged']['wall_s'] / by['warm']['wall_s']:.2f}x")
+    for name, extra in [("listing-cold", []), ("listing-ranged", ["--read-ranges-above",
+                                                                  str(1 << 20)])]:
+        node = Server(sluice, ["--store", store, "--cache-dir", os.path.join(work, name), *extra],
+                      env, work, name)
+        subprocess.run([git, "ls-remote", f"http://{node.address}/repo.git"], check=True,
+                       capture_output=True)
+        got = node.metric("sluice_store_received_bytes_total")
+        rows.append({"repo": os.path.basename(args.repo.rstrip("/")), "operation": name,
+                     "store_received_bytes": got})
+        print(f"{name}: a new node's ref listing took {got / 1e6:.1f} MB from the store")
+        node.stop()
     for name in ["bundle", "bundle-sluice"]:
         print(f"{name} clone: {by[name]['sent_bytes'] / by['warm']['sent_bytes'] * 100:.1f}% of "
               f"a full clone's bytes from the node")

@@ -356,6 +356,22 @@ impl Bucket {
         Ok(written)
     }
 
+    /// The bytes `range` of `name` (a ranged GET).
+    pub fn read_range(
+        &self,
+        name: &str,
+        range: std::ops::Range<u64>,
+    ) -> Result<Vec<u8>, StoreError> {
+        let key = self.key(name);
+        self.count(&self.counts.gets, 1);
+        let got = self
+            .runtime
+            .block_on(self.store.get_range(&key, range))
+            .map_err(|e| StoreError::request("GET", &key, e))?;
+        self.count(&self.counts.bytes_in, got.len() as u64);
+        Ok(got.to_vec())
+    }
+
     /// Every object under `under`: its name (relative to the prefix) and when it was written.
     pub fn list(&self, under: &str) -> Result<Vec<(String, std::time::SystemTime)>, StoreError> {
         let key = self.key(under);

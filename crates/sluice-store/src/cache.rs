@@ -4,6 +4,7 @@
 //! the files' space). What a newest generation names stays: it is what requests read now.
 
 use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -24,10 +25,12 @@ pub(crate) fn trim(root: &Path, limit: u64) {
     for folder in &repositories {
         if let Some(newest) = newest_generation(folder) {
             for name in list(&newest.join("objects/pack")) {
-                live.insert(folder.join("packs").join(name));
+                live.insert(folder.join("packs").join(&name));
+                live.insert(folder.join("ranged").join(name));
             }
         }
-        for cached in packs(&folder.join("packs")) {
+        let ranged = packs(&folder.join("ranged"));
+        for cached in packs(&folder.join("packs")).into_iter().chain(ranged) {
             total += cached.bytes;
             if !cached.files.iter().any(|f| live.contains(f)) {
                 evictable.push(cached);
@@ -100,7 +103,7 @@ fn newest_generation(folder: &Path) -> Option<PathBuf> {
     newest.map(|name| folder.join("gen").join(name))
 }
 
-/// The packs of a `packs/` directory, each with all its files.
+/// The packs of a `packs/` (or `ranged/`) directory, each with all its files.
 fn packs(dir: &Path) -> Vec<Cached> {
     let mut by_pack: std::collections::BTreeMap<String, Cached> = Default::default();
     for name in list(dir) {
@@ -114,7 +117,8 @@ fn packs(dir: &Path) -> Vec<Cached> {
             bytes: 0,
             when: SystemTime::now(),
         });
-        entry.bytes += meta.len();
+        // What it takes on disk: a ranged pack is sparse until read.
+        entry.bytes += meta.len().min(meta.blocks() * 512);
         entry.when = entry.when.min(meta.modified().unwrap_or(SystemTime::now()));
         entry.files.push(path);
     }

@@ -11,8 +11,10 @@
 use crate::manifest::PackEntry;
 use crate::StoreError;
 use sluice_object::{HashKind, ObjectId};
+use sluice_odb::ranged::PackSource;
 use sluice_odb::Pack;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Checks that each of `tips` is in one of `packs` (their files in `dir`); names the first
 /// that is not. The packs are opened in turn until every tip is found: a push's own pack,
@@ -22,13 +24,14 @@ pub(crate) fn tips_held<'a>(
     packs: impl Iterator<Item = &'a PackEntry>,
     tips: &[ObjectId],
     hash: HashKind,
+    source: Option<&Arc<dyn PackSource>>,
 ) -> Result<(), StoreError> {
     let mut missing = tips.to_vec();
     for entry in packs {
         if missing.is_empty() {
             break;
         }
-        if let Some(pack) = open(dir, entry, hash) {
+        if let Some(pack) = open(dir, entry, hash, source) {
             missing.retain(|tip| !pack.contains(tip));
         }
     }
@@ -45,14 +48,17 @@ pub(crate) fn objects_kept<'a>(
     (replaced_dir, replaced): (&Path, &[&PackEntry]),
     (next_dir, next): (&Path, impl Iterator<Item = &'a PackEntry>),
     hash: HashKind,
+    source: Option<&Arc<dyn PackSource>>,
 ) -> Result<(), StoreError> {
     if replaced.is_empty() {
         return Ok(());
     }
-    let held: Vec<Pack> = next.filter_map(|p| open(next_dir, p, hash)).collect();
+    let held: Vec<Pack> = next
+        .filter_map(|p| open(next_dir, p, hash, source))
+        .collect();
     for entry in replaced {
         let path = replaced_dir.join(format!("{}.idx", entry.name));
-        let pack = Pack::open(&path, hash)?;
+        let pack = Pack::open_from(&path, hash, source)?;
         let index = pack.index();
         let lost = (0..index.len())
             .map(|i| index.id(i))
@@ -64,9 +70,15 @@ pub(crate) fn objects_kept<'a>(
     Ok(())
 }
 
-/// The pack `entry` from its files in `dir`; `None` when they do not open (gone, damaged).
-fn open(dir: &Path, entry: &PackEntry, hash: HashKind) -> Option<Pack> {
-    Pack::open(&dir.join(format!("{}.idx", entry.name)), hash).ok()
+/// The pack `entry` from its files in `dir` (a ranged pack's bytes from `source`); `None`
+/// when they do not open (gone, damaged).
+fn open(
+    dir: &Path,
+    entry: &PackEntry,
+    hash: HashKind,
+    source: Option<&Arc<dyn PackSource>>,
+) -> Option<Pack> {
+    Pack::open_from(&dir.join(format!("{}.idx", entry.name)), hash, source).ok()
 }
 
 #[cfg(test)]
@@ -119,16 +131,16 @@ mod tests {
         // Either pack alone lacks what the other holds.
         for (i, kept) in two.iter().enumerate() {
             let other = [each[1 - i]];
-            let lost = objects_kept((&old, &other), (&old, std::iter::once(kept)), hash);
+            let lost = objects_kept((&old, &other), (&old, std::iter::once(kept)), hash, None);
             assert!(matches!(lost, Err(StoreError::NotStored(_))), "{lost:?}");
         }
         git(&repo, &["repack", "-q", "-a", "-d"]);
         let one = packs(&pack_dir);
-        objects_kept((&old, &each), (&pack_dir, one.iter()), hash).unwrap();
+        objects_kept((&old, &each), (&pack_dir, one.iter()), hash, None).unwrap();
         // A pack whose files are gone holds nothing.
         let gone = (tmp.path(), one.iter());
-        assert!(objects_kept((&old, &each), gone, hash).is_err());
+        assert!(objects_kept((&old, &each), gone, hash, None).is_err());
         let missing = (tmp.path(), &each[..]);
-        assert!(objects_kept(missing, (&pack_dir, one.iter()), hash).is_err());
+        assert!(objects_kept(missing, (&pack_dir, one.iter()), hash, None).is_err());
     }
 }

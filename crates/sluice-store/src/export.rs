@@ -50,7 +50,7 @@ pub fn export(
         }
     }
     progress.finish();
-    crate::local::write_refs(dir, &manifest)?;
+    crate::local::write_refs(dir, &manifest, None)?;
     if replace_empty {
         std::fs::remove_dir(dest).map_err(StoreError::file(dest))?;
     }

@@ -13,7 +13,6 @@ use crate::stored::StoredRepo;
 use crate::{ref_snapshot, StoreError};
 use sluice_object::progress::Progress;
 use sluice_object::{HashKind, ObjectId};
-use sluice_repo::Repository;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -75,7 +74,7 @@ pub(crate) fn increment(
     if before == manifest.refs {
         return Ok(None);
     }
-    let served = Repository::open_served(&pinned.dir, true)?;
+    let served = node.open_dir(&pinned.dir)?;
     let odb = served.objects();
     let mut haves: Vec<ObjectId> = before.values().copied().collect();
     haves.sort_unstable();

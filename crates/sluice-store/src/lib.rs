@@ -33,6 +33,7 @@ mod maintain;
 pub mod manifest;
 mod midx;
 mod node;
+mod ranged;
 mod ref_snapshot;
 mod scratch;
 mod serving;

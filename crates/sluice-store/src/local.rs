@@ -4,10 +4,12 @@
 
 use crate::manifest::Manifest;
 use crate::StoreError;
+use sluice_odb::ranged::PackSource;
 use sluice_repo::init::{init, InitOptions};
 use sluice_repo::refs::Peeled;
 use sluice_repo::Repository;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Makes the bare repository at `dir`, HEAD naming `manifest`'s.
 pub(crate) fn make(dir: &Path, manifest: &Manifest) -> Result<(), StoreError> {
@@ -20,9 +22,17 @@ pub(crate) fn make(dir: &Path, manifest: &Manifest) -> Result<(), StoreError> {
     Ok(init(dir, options)?)
 }
 
-/// Writes `manifest`'s refs into the repository at `dir` (whose packs are in).
-pub(crate) fn write_refs(dir: &Path, manifest: &Manifest) -> Result<(), StoreError> {
-    let repo = Repository::open_served(dir, true)?;
+/// Writes `manifest`'s refs into the repository at `dir` (whose packs are in; ranged ones read
+/// from `source`).
+pub(crate) fn write_refs(
+    dir: &Path,
+    manifest: &Manifest,
+    source: Option<&Arc<dyn PackSource>>,
+) -> Result<(), StoreError> {
+    let repo = match source {
+        Some(source) => Repository::open_served_from(dir, Arc::clone(source))?,
+        None => Repository::open_served(dir, true)?,
+    };
     let refs = (manifest.refs.iter())
         .map(|(name, id)| (name.clone(), *id, Peeled::Unknown))
         .collect();

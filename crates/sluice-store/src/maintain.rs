@@ -108,7 +108,7 @@ fn compact(
         });
     }
     let workspace = node.workspace(&pinned)?;
-    let staged = Repository::open_served(workspace.dir(), true)?;
+    let staged = node.open_dir(workspace.dir())?;
     let full_repack = how == Compaction::Full || !rolled(&staged, node.cancel())?;
     if full_repack {
         let options = sluice_generate::RepackOptions {
@@ -162,7 +162,8 @@ fn compact(
     let kept = (before.packs.iter()).filter(|p| after.contains(&p.name));
     let next = (pack_dir.as_path(), kept.chain(&uploaded));
     let old_dir = pinned.dir.join("objects/pack");
-    crate::coverage::objects_kept((&old_dir, &taken_out), next, staged.hash())?;
+    let source = Some(node.source());
+    crate::coverage::objects_kept((&old_dir, &taken_out), next, staged.hash(), source)?;
     let now = SystemTime::now().duration_since(UNIX_EPOCH);
     let now = now.map(|d| d.as_secs()).unwrap_or_default();
     let committed = repo.commit(|current| {

@@ -18,6 +18,7 @@ use crate::{Bucket, StoreError, Version};
 use sluice_object::cancel::Cancel;
 use sluice_object::ObjectId;
 use sluice_odb::config::{ConfigFile, ConfigKey};
+use sluice_odb::ranged::{marks_path, PackSource};
 use sluice_repo::storage::RefChange;
 use sluice_repo::Repository;
 use std::collections::HashMap;
@@ -44,6 +45,10 @@ pub struct Node {
     maintaining: Arc<AtomicBool>,
     /// The most bytes of packs the cache keeps (as far as the newest generations allow).
     cache_limit: Option<u64>,
+    /// Packs at least this large are read in ranges on demand, not downloaded whole.
+    ranged_above: Option<u64>,
+    /// Where the bytes of ranged packs come from: the store.
+    source: Arc<dyn PackSource>,
     /// What stops this node's maintenance (a signal, a server stopping): the work ends early
     /// and gives the repository's lease back, rather than leaving it to expire.
     cancel: Cancel,
@@ -70,10 +75,26 @@ pub struct Pinned {
 }
 
 /// Whether what `pinned` names is all still on disk: its generation's directory, and each of
-/// its packs both there and in the cache `cached` a push's private copy links from (the cache
-/// may be wiped at any moment, even while a request fills it again).
-fn whole(pinned: &Pinned, cached: &Path) -> bool {
-    generation_whole(&pinned.dir, &pinned.manifest) && has_packs(cached, &pinned.manifest)
+/// its packs both there and in the repository's cache `folder` a push's private copy links
+/// from (the cache may be wiped at any moment, even while a request fills it again).
+fn whole(pinned: &Pinned, folder: &Path) -> bool {
+    generation_whole(&pinned.dir, &pinned.manifest)
+        && (pinned.manifest.packs.iter())
+            .all(|pack| pack.files().all(|e| cached_file(folder, pack, e).is_some()))
+}
+
+/// Where the cache in the repository folder `folder` holds `pack`'s file of `extension`: in
+/// `packs/`, or for a `.pack` read in ranges, in `ranged/` (with its marks). `None`: nowhere.
+fn cached_file(folder: &Path, pack: &PackEntry, extension: &str) -> Option<PathBuf> {
+    let file = folder
+        .join("packs")
+        .join(format!("{}.{extension}", pack.name));
+    if file.exists() {
+        return Some(file);
+    }
+    let ranged = crate::ranged::ranged_pack(folder, pack);
+    let marks = sluice_odb::ranged::marks_path(&ranged);
+    (extension == "pack" && ranged.exists() && marks.exists()).then_some(ranged)
 }
 
 /// Whether the generation's directory `dir` holds its `HEAD` and every pack file of `manifest`.
@@ -123,6 +144,7 @@ pub enum PushRefused {
 impl Node {
     /// A node on `bucket` with its cache in `cache`.
     pub fn new(bucket: Bucket, cache: PathBuf) -> Node {
+        let source = crate::ranged::source(&bucket);
         Node {
             bucket,
             cache,
@@ -131,6 +153,8 @@ impl Node {
             maintain_after: None,
             maintaining: Arc::default(),
             cache_limit: None,
+            ranged_above: None,
+            source,
             cancel: Cancel::default(),
             background: Mutex::default(),
         }
@@ -175,6 +199,29 @@ impl Node {
         self
     }
 
+    /// Reads packs of at least `above` bytes in ranges, as requests need their bytes, rather
+    /// than downloading them whole ([`crate::ranged`]).
+    pub fn with_ranged_reads(mut self, above: u64) -> Node {
+        self.ranged_above = Some(above);
+        self
+    }
+
+    /// Whether this node reads large packs in ranges.
+    pub fn reads_ranges(&self) -> bool {
+        self.ranged_above.is_some()
+    }
+
+    /// Opens a repository of this node's cache (a generation, a push's copy), its ranged
+    /// packs read from the store.
+    pub(crate) fn open_dir(&self, dir: &Path) -> Result<Repository, StoreError> {
+        Ok(Repository::open_served_from(dir, Arc::clone(&self.source))?)
+    }
+
+    /// What ranged packs read their bytes from.
+    pub(crate) fn source(&self) -> &Arc<dyn PackSource> {
+        &self.source
+    }
+
     /// Runs the hooks in `dir` (pre-receive, update, post-receive, …) for every push, as a
     /// repository's own hooks run on disk.
     pub fn with_hooks(mut self, dir: PathBuf) -> Node {
@@ -196,8 +243,8 @@ impl Node {
             Arc::clone(all.entry(repo.folder().to_owned()).or_default())
         };
         let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
-        let cached = self.folder(&repo).join("packs");
-        let known = slot.as_ref().filter(|p| whole(p, &cached));
+        let folder = self.folder(&repo);
+        let known = slot.as_ref().filter(|p| whole(p, &folder));
         let previous = known.and_then(|p| p.manifest.snapshot.as_ref());
         let read = match repo.read_if_changed(known.map(|p| &p.version), previous)? {
             Fetched::Unchanged => return Ok(known.cloned()),
@@ -224,9 +271,13 @@ impl Node {
         let packs = folder.join("packs");
         std::fs::create_dir_all(&packs).map_err(StoreError::file(&packs))?;
         for pack in &read.manifest.packs {
+            let whole = packs.join(format!("{}.pack", pack.name));
+            let ranged = self.ranged_above.is_some_and(|above| pack.size >= above);
             for extension in pack.files() {
                 let file = packs.join(format!("{}.{extension}", pack.name));
-                if !file.exists() {
+                if extension == "pack" && ranged && !whole.exists() {
+                    crate::ranged::place(&folder, &repo, pack)?;
+                } else if !file.exists() {
                     let key = repo.pack_key(&pack.name, extension);
                     self.bucket.download(&key, &file)?;
                 }
@@ -245,7 +296,7 @@ impl Node {
             }
             let made = !dir.join("HEAD").exists();
             if made {
-                self.make_generation(&generations, &dir, &manifest, &packs)?;
+                self.make_generation(&generations, &dir, &manifest, &folder)?;
             }
             let whole = || generation_whole(&dir, &manifest);
             let Some(held) = hold(&dir, whole).map_err(StoreError::file(&dir))? else {
@@ -269,16 +320,17 @@ impl Node {
         Err(StoreError::file(&dir)(std::io::Error::other(removed)))
     }
 
-    /// Writes the generation of `manifest` as `dir`, linking the cached `packs`.
+    /// Writes the generation of `manifest` as `dir`, linking the packs cached in `folder`.
     fn make_generation(
         &self,
         generations: &Path,
         dir: &Path,
         manifest: &Manifest,
-        packs: &Path,
+        folder: &Path,
     ) -> Result<(), StoreError> {
         let scratch = Scratch::new(generations, "gen").map_err(StoreError::file(generations))?;
-        write_generation(scratch.path(), manifest, packs, self.hooks.as_deref())?;
+        let node = (self.hooks.as_deref(), &self.source);
+        write_generation(scratch.path(), manifest, folder, node)?;
         match scratch.keep_as(dir) {
             Ok(()) => Ok(()),
             // Another request made it first.
@@ -291,12 +343,12 @@ impl Node {
     pub fn workspace(&self, pinned: &Pinned) -> Result<Workspace, StoreError> {
         let pushes = self.folder(&pinned.repo).join("push");
         let scratch = Scratch::new(&pushes, "push").map_err(StoreError::file(&pushes))?;
-        let packs = self.folder(&pinned.repo).join("packs");
+        let folder = self.folder(&pinned.repo);
         write_generation(
             scratch.path(),
             &pinned.manifest,
-            &packs,
-            self.hooks.as_deref(),
+            &folder,
+            (self.hooks.as_deref(), &self.source),
         )?;
         Ok(Workspace { scratch })
     }
@@ -310,7 +362,7 @@ impl Node {
         workspace: &Workspace,
         changes: &[RefChange],
     ) -> Result<Manifest, PushRefused> {
-        let received = Repository::open_served(workspace.dir(), true).map_err(StoreError::from)?;
+        let received = self.open_dir(workspace.dir())?;
         let no_progress = sluice_object::progress::Discard;
         // Not the node's cancel: a push the server waits for lands whole.
         let cancel = Cancel::default();
@@ -322,7 +374,8 @@ impl Node {
         // listed is not uploaded, and the refs must not name what the store never got.
         let next = new.iter().chain(&pinned.manifest.packs);
         let tips: Vec<ObjectId> = changes.iter().filter_map(|c| c.new).collect();
-        crate::coverage::tips_held(&pack_dir, next, &tips, received.hash())?;
+        let source = Some(&self.source);
+        crate::coverage::tips_held(&pack_dir, next, &tips, received.hash(), source)?;
         self.keep_packs(&pinned.repo, &pack_dir, &new);
         let committed = pinned.repo.commit(|current| {
             if let Some(refused) = moved(current, changes) {
@@ -375,8 +428,10 @@ impl Node {
         if running.swap(true, Ordering::SeqCst) {
             return;
         }
-        let node =
+        let mut node =
             Node::new(self.bucket.clone(), self.cache.clone()).with_cancel(self.cancel.clone());
+        // The same cache, read the same way: large packs in ranges.
+        node.ranged_above = self.ranged_above;
         let repo = repo.clone();
         let mut background = self.background.lock().unwrap_or_else(|e| e.into_inner());
         *background = Some(std::thread::spawn(move || {
@@ -420,12 +475,13 @@ fn moved(current: &Manifest, changes: &[RefChange]) -> Option<PushRefused> {
 }
 
 /// Writes a bare repository for `manifest` at `dir`: HEAD, a configuration fit for serving
-/// from the store (with the node's hooks), hard links to the cached packs, `packed-refs`.
+/// from the store (with the node's hooks), hard links to the packs cached in the repository
+/// folder `folder` (a ranged pack's marks with it, its bytes from `source`), `packed-refs`.
 fn write_generation(
     dir: &Path,
     manifest: &Manifest,
-    packs: &Path,
-    hooks: Option<&Path>,
+    folder: &Path,
+    (hooks, source): (Option<&Path>, &Arc<dyn PackSource>),
 ) -> Result<(), StoreError> {
     crate::local::make(dir, manifest)?;
     let mut config = ConfigFile::open(&dir.join("config"))?;
@@ -444,15 +500,21 @@ fn write_generation(
     }
     config.write()?;
     let pack_dir = dir.join("objects/pack");
+    let packs = folder.join("packs");
     for pack in &manifest.packs {
         for extension in pack.files() {
             let name = format!("{}.{extension}", pack.name);
             let to = pack_dir.join(&name);
-            link_or_copy(&packs.join(&name), &to).map_err(StoreError::file(&to))?;
+            let from = cached_file(folder, pack, extension).unwrap_or(packs.join(&name));
+            link_or_copy(&from, &to).map_err(StoreError::file(&to))?;
+            if !from.starts_with(&packs) {
+                let (from, to) = (marks_path(&from), marks_path(&to));
+                link_or_copy(&from, &to).map_err(StoreError::file(&to))?;
+            }
         }
     }
-    crate::midx::place(manifest, packs, &pack_dir);
-    crate::local::write_refs(dir, manifest)
+    crate::midx::place(manifest, &packs, &pack_dir);
+    crate::local::write_refs(dir, manifest, Some(source))
 }
 
 /// Makes `to` a hard link to `from`, or a copy where the file system cannot link.

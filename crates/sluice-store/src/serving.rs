@@ -8,7 +8,6 @@ use crate::{shared_presigned, Bucket, Node, Pinned, PushRefused, StoreError, Wor
 use sluice_repo::storage::{
     Counter, GateRefused, Purpose, RefChange, RefGate, Served, SharedPacks, Storage, StorageError,
 };
-use sluice_repo::Repository;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -54,7 +53,9 @@ impl ObjectStorage {
         let workspace = (self.node)
             .workspace(&pinned)
             .map_err(|e| failed(path, e))?;
-        let repo = Repository::open_served(workspace.dir(), true)?;
+        let repo = (self.node)
+            .open_dir(workspace.dir())
+            .map_err(|e| failed(path, e))?;
         let gate = StoreGate {
             node: Arc::clone(&self.node),
             pinned,
@@ -81,7 +82,9 @@ impl Storage for ObjectStorage {
         if purpose == Purpose::Push {
             return self.open_for_push(path, pinned);
         }
-        let repo = Repository::open_served(&pinned.dir, true)?;
+        let repo = (self.node)
+            .open_dir(&pinned.dir)
+            .map_err(|e| failed(path, e))?;
         let bundles = match &self.bundle_uris {
             Some(uris) => Some(Arc::new(bundle_list(uris, &pinned, &self.node)?)),
             None => None,
@@ -239,6 +242,11 @@ impl RefGate for StoreGate {
     }
 
     fn serving_dir(&self) -> Option<PathBuf> {
+        // The warm-up counts a full clone, which would read every ranged pack whole: a node
+        // that reads in ranges leaves that to the first clone that needs it.
+        if self.node.reads_ranges() {
+            return None;
+        }
         let name = self.pinned.repo.folder();
         Some(self.node.pin(name).ok()??.dir.clone())
     }

@@ -94,7 +94,7 @@ fn git_bundle_clone(env: &Env, url: &str, name: &str) -> PathBuf {
 }
 
 /// A value of the node's `GET /metrics` (0 when absent).
-fn metric(node: &Server, name: &str) -> f64 {
+pub(crate) fn metric(node: &Server, name: &str) -> f64 {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(node.http()).unwrap();
     let request = format!(
@@ -210,7 +210,7 @@ fn assert_listed(env: &Env, listed: &str, clients: &[(PathBuf, String)]) {
 
 /// A clone through `url` (made once) with one new commit on `branch`, made on the remote's
 /// `main` as it is now, in the file `<label>.txt`: ready to push.
-fn with_commit(env: &Env, url: &str, name: &str, branch: &str, label: &str) -> PathBuf {
+pub(crate) fn with_commit(env: &Env, url: &str, name: &str, branch: &str, label: &str) -> PathBuf {
     let dir = env.path().join(name);
     if !dir.exists() {
         env.git(env.path(), &["clone", "-q", url, name]);

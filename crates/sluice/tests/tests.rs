@@ -79,6 +79,7 @@ mod shallow_push;
 mod shallow_servers;
 mod ssh_variants;
 mod store;
+mod store_ranged;
 mod store_ssh;
 mod store_wipe;
 mod templates;

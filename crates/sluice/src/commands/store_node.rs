@@ -35,6 +35,11 @@ pub struct NodeArgs {
     /// post-update, reference-transaction), as a repository's `core.hooksPath`.
     #[arg(long, value_name = "dir", requires = "store")]
     hooks: Option<PathBuf>,
+    /// With --store: read packs of at least this many bytes in ranges, as requests need them
+    /// (ranged GETs), rather than downloading them whole first (a fetch that reads a few
+    /// objects of a large pack then costs a few requests).
+    #[arg(long, value_name = "bytes", requires = "store")]
+    read_ranges_above: Option<u64>,
 }
 
 impl NodeArgs {
@@ -55,6 +60,9 @@ impl NodeArgs {
         }
         if let Some(bytes) = self.cache_size {
             node = node.with_cache_limit(bytes);
+        }
+        if let Some(bytes) = self.read_ranges_above {
+            node = node.with_ranged_reads(bytes);
         }
         Ok(Some(node))
     }
