@@ -200,7 +200,7 @@ impl Node {
     }
 
     /// Reads packs of at least `above` bytes in ranges, as requests need their bytes, rather
-    /// than downloading them whole ([`crate::ranged`]).
+    /// than downloading them whole (see `sluice_odb::ranged`).
     pub fn with_ranged_reads(mut self, above: u64) -> Node {
         self.ranged_above = Some(above);
         self
