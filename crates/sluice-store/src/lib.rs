@@ -55,7 +55,7 @@ pub use lease::Lease;
 pub use location::{Backend, StoreUrl};
 pub use maintain::{bundle_key, maintain, maintain_on, Compaction, Maintained};
 pub use manifest::{Manifest, PackEntry, RefSnapshot};
-pub use node::{Node, Pinned, PushRefused, Workspace};
+pub use node::{Node, Pinned, Workspace};
 pub use serving::{BundleUris, ObjectStorage};
 pub use signed::shared_presigned;
 pub use stored::{transaction_id, Read, StoredRepo};
@@ -186,4 +186,11 @@ fn temporary_beside(path: &Path) -> PathBuf {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
     let name = format!(".tmp-{}-{}", transaction_id(), name.unwrap_or_default());
     path.with_file_name(name)
+}
+
+/// A store's failure, as a push's gate says it (the client is told, the ref stays).
+impl From<StoreError> for sluice_repo::storage::GateRefused {
+    fn from(e: StoreError) -> Self {
+        sluice_repo::storage::GateRefused::Failed(Box::new(e))
+    }
 }

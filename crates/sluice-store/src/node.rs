@@ -19,7 +19,7 @@ use sluice_object::cancel::Cancel;
 use sluice_object::ObjectId;
 use sluice_odb::config::{ConfigFile, ConfigKey};
 use sluice_odb::ranged::{marks_path, PackSource};
-use sluice_repo::storage::RefChange;
+use sluice_repo::storage::{GateRefused, RefChange};
 use sluice_repo::Repository;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -121,24 +121,6 @@ impl Workspace {
     pub fn dir(&self) -> &Path {
         self.scratch.path()
     }
-}
-
-/// Why a push's refs did not land.
-#[derive(Debug, thiserror::Error)]
-pub enum PushRefused {
-    /// A ref is no longer what the client saw: another push landed first.
-    #[error("cannot lock ref '{name}': is at {current} but expected {expected}")]
-    Moved {
-        /// The ref.
-        name: String,
-        /// What it is now (the null id: absent).
-        current: ObjectId,
-        /// What the client expected.
-        expected: ObjectId,
-    },
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
 }
 
 impl Node {
@@ -361,7 +343,7 @@ impl Node {
         pinned: &Pinned,
         workspace: &Workspace,
         changes: &[RefChange],
-    ) -> Result<Manifest, PushRefused> {
+    ) -> Result<Manifest, GateRefused> {
         let received = self.open_dir(workspace.dir())?;
         let no_progress = sluice_object::progress::Discard;
         // Not the node's cancel: a push the server waits for lands whole.
@@ -460,12 +442,12 @@ impl Node {
 }
 
 /// The first change whose ref is not what its client saw.
-fn moved(current: &Manifest, changes: &[RefChange]) -> Option<PushRefused> {
+fn moved(current: &Manifest, changes: &[RefChange]) -> Option<GateRefused> {
     changes.iter().find_map(|change| {
         let now = current.refs.get(&change.name).copied();
         (now != change.old).then(|| {
             let null = sluice_object::HashKind::Sha1.null_id();
-            PushRefused::Moved {
+            GateRefused::Moved {
                 name: change.name.clone(),
                 current: now.unwrap_or(null),
                 expected: change.old.unwrap_or(null),

@@ -4,7 +4,7 @@
 //! by the [`RefGate`] before they move there; the bundle list and the shared tier of the pack
 //! cache come from the store.
 
-use crate::{shared_presigned, Bucket, Node, Pinned, PushRefused, StoreError, Workspace};
+use crate::{shared_presigned, Bucket, Node, Pinned, StoreError, Workspace};
 use sluice_repo::storage::{
     Counter, GateRefused, Purpose, RefChange, RefGate, Served, SharedPacks, Storage, StorageError,
 };
@@ -226,19 +226,9 @@ struct StoreGate {
 
 impl RefGate for StoreGate {
     fn commit(&self, changes: &[RefChange]) -> Result<(), GateRefused> {
-        match (self.node).commit_push(&self.pinned, &self.workspace, changes) {
-            Ok(_) => Ok(()),
-            Err(PushRefused::Moved {
-                name,
-                current,
-                expected,
-            }) => Err(GateRefused::Moved {
-                name,
-                current,
-                expected,
-            }),
-            Err(PushRefused::Store(e)) => Err(GateRefused::Failed(Box::new(e))),
-        }
+        (self.node)
+            .commit_push(&self.pinned, &self.workspace, changes)
+            .map(|_| ())
     }
 
     fn serving_dir(&self) -> Option<PathBuf> {

@@ -25,6 +25,16 @@ fn succeeded(out: Output) -> Output {
     out
 }
 
+/// A commit of one new file in `clone`, pushed to its origin's main through `receive`.
+fn commit_and_push(env: &Env, clone: &Path, receive: &str, round: usize) {
+    let file = format!("pushed-{round}.txt");
+    std::fs::write(clone.join(&file), format!("{round}\n")).unwrap();
+    env.git(clone, &["add", &file]);
+    env.git(clone, &["commit", "-q", "-m", &file]);
+    let args = ["push", "-q", "--receive-pack", receive, "origin", "main"];
+    succeeded(git_over_ssh(env, clone, &args));
+}
+
 /// The refs a clone got, named as the source names them.
 fn cloned_refs(env: &Env, clone: &Path) -> String {
     let listed = env.git(
@@ -107,12 +117,7 @@ fn a_stores_repository_is_cloned_from_and_pushed_to_over_ssh() {
             });
         }
         for round in 0..6 {
-            let file = format!("pushed-{round}.txt");
-            std::fs::write(pusher.join(&file), format!("{round}\n")).unwrap();
-            env.git(&pusher, &["add", &file]);
-            env.git(&pusher, &["commit", "-q", "-m", &file]);
-            let args = ["push", "-q", "--receive-pack", &receive, "origin", "main"];
-            succeeded(git_over_ssh(&env, &pusher, &args));
+            commit_and_push(&env, &pusher, &receive, round);
         }
     });
     let pushed = String::from_utf8(env.git(&pusher, &["rev-parse", "main"])).unwrap();
@@ -204,16 +209,8 @@ fn a_generation_a_request_reads_stays_while_other_processes_move_on() {
     let args = ["clone", "-q", "-u", &upload, remote, "pusher"];
     succeeded(git_over_ssh(&env, env.path(), &args));
     let pusher = env.path().join("pusher");
-    let push = |round: usize| {
-        let file = format!("pushed-{round}.txt");
-        std::fs::write(pusher.join(&file), format!("{round}\n")).unwrap();
-        env.git(&pusher, &["add", &file]);
-        env.git(&pusher, &["commit", "-q", "-m", &file]);
-        let args = ["push", "-q", "--receive-pack", &receive, "origin", "main"];
-        succeeded(git_over_ssh(&env, &pusher, &args));
-    };
     for round in 0..8 {
-        push(round);
+        commit_and_push(&env, &pusher, &receive, round);
     }
     let listing = ["ls-remote", "--upload-pack", &upload, remote];
     succeeded(git_over_ssh(&env, env.path(), &listing));
@@ -237,7 +234,7 @@ fn a_generation_a_request_reads_stays_while_other_processes_move_on() {
     let out = env.git_with_input(&receiver, &["index-pack", "--stdin"], &pack);
     assert!(out.status.success(), "{}", stderr(&out));
     // Let go of, it goes with the next generation made.
-    push(8);
+    commit_and_push(&env, &pusher, &receive, 8);
     succeeded(git_over_ssh(&env, env.path(), &listing));
     let after = generations(&cache);
     assert!(!after.contains(&held[0]), "{held:?} stayed: {after:?}");
