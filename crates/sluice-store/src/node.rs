@@ -412,8 +412,10 @@ impl Node {
         }
         let mut node =
             Node::new(self.bucket.clone(), self.cache.clone()).with_cancel(self.cancel.clone());
-        // The same cache, read the same way: large packs in ranges.
-        node.ranged_above = self.ranged_above;
+        // A bundle increment reads what the pushes brought, in ranges where this node reads so;
+        // a compaction reads every object (and opens packs by their files), so its packs are
+        // downloaded whole.
+        node.ranged_above = self.ranged_above.filter(|_| !compact);
         let repo = repo.clone();
         let mut background = self.background.lock().unwrap_or_else(|e| e.into_inner());
         *background = Some(std::thread::spawn(move || {

@@ -630,7 +630,7 @@ fn the_nodes_hooks_judge_store_pushes_and_a_refused_push_leaves_nothing() {
 }
 
 /// The manifest of `repo` (`repos/<name>.git`) in `bucket`, as stored.
-fn manifest_text(bucket: &str, repo: &str) -> String {
+pub(crate) fn manifest_text(bucket: &str, repo: &str) -> String {
     use std::io::{Read, Write};
     let s3 = &seaweed().s3;
     let mut stream = std::net::TcpStream::connect(s3).unwrap();

@@ -115,3 +115,35 @@ fn a_node_reads_a_large_pack_in_ranges_and_serves_it_whole() {
         "a fetch read {received} of {pack_len} bytes"
     );
 }
+
+/// A node that reads in ranges still maintains after pushes: its roll (which reads every
+/// object) works on whole packs, and what it leaves serves whole clones.
+#[test]
+fn a_node_that_reads_in_ranges_rolls_pushed_packs() {
+    let env = Env::new();
+    let (bucket, store, _) = crate::store::imported(&env);
+    let cache = env.path().join("cache");
+    let args = ["--read-ranges-above", "1", "--maintain-after-packs", "2"];
+    let node = crate::store::node(&env, &store, cache.to_str().unwrap(), &args);
+    let url = crate::store::git_url(&node, "p.git");
+    for i in 0..3 {
+        let dir = with_commit(&env, &url, "client", "main", &format!("push{i}"));
+        env.git(&dir, &["push", "-q", &url, "main"]);
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let packs = |manifest: &str| manifest.lines().filter(|l| l.starts_with("pack ")).count();
+    let mut manifest = crate::store::manifest_text(&bucket, "repos/p.git");
+    while packs(&manifest) > 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no maintenance: {manifest}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        manifest = crate::store::manifest_text(&bucket, "repos/p.git");
+    }
+    let after = env.path().join("after");
+    env.git(env.path(), &["clone", "-q", &url, after.to_str().unwrap()]);
+    env.git(&after, &["fsck", "--strict"]);
+    let tip = env.git(&env.path().join("client"), &["rev-parse", "main"]);
+    assert_eq!(env.git(&after, &["rev-parse", "origin/main"]), tip);
+}
