@@ -35,9 +35,23 @@ fn served(env: &Env, work: &Path, remote: &str, name: &str) -> (String, String) 
 
 #[test]
 fn a_nodes_cache_wiped_at_any_moment_loses_nothing() {
+    wipes_lose_nothing(&[], &["p.git/packs", "p.git/gen"]);
+}
+
+/// The same with every pack read in ranges: a wipe takes the sparse packs and their marks too,
+/// or only them.
+#[test]
+fn a_cache_of_ranged_packs_wiped_at_any_moment_loses_nothing() {
+    let halves = ["p.git/ranged", "p.git/packs", "p.git/gen"];
+    wipes_lose_nothing(&["--read-ranges-above", "1"], &halves);
+}
+
+/// Wipes of the cache of a node started with `options` during pushes and clones, then wipes of
+/// the parts `halves` of it alone; every acknowledged push must be in the store.
+fn wipes_lose_nothing(options: &[&str], halves: &[&str]) {
     let env = Env::new();
     let (_bucket, store, url) = imported(&env);
-    let node = node(&env, &store, "cache", &[]);
+    let node = node(&env, &store, "cache", options);
     let cache = env.path().join("cache");
     let remote = git_url(&node, "p.git");
     env.git(env.path(), &["clone", "-q", &remote, "work"]);
@@ -68,7 +82,7 @@ fn a_nodes_cache_wiped_at_any_moment_loses_nothing() {
         acknowledged.push(served(&env, &work, &remote, &format!("after-{round}")));
     }
     // A wipe that stopped half way: the packs gone, the generations left, or the other way.
-    for (round, part) in ["p.git/packs", "p.git/gen"].into_iter().enumerate() {
+    for (round, part) in halves.iter().enumerate() {
         let _ = std::fs::remove_dir_all(cache.join(part));
         acknowledged.push(served(&env, &work, &remote, &format!("half-{round}")));
     }
