@@ -112,8 +112,8 @@ pub(crate) fn metric(node: &Server, name: &str) -> f64 {
 
 /// The answer of the node's protocol v2 `bundle-uri` command for `p.git`, a line each.
 fn bundle_list(node: &Server) -> Vec<String> {
-    use std::io::{Read, Write};
-    let pkt = |text: &str| format!("{:04x}{text}", text.len() + 4);
+    use crate::util::{pkt, read_pkt};
+    use std::io::Write;
     let mut stream = std::net::TcpStream::connect(node.git.as_deref().unwrap()).unwrap();
     let hello = pkt("git-upload-pack /p.git\0host=localhost\0\0version=2\0");
     let request = [
@@ -124,18 +124,9 @@ fn bundle_list(node: &Server) -> Vec<String> {
     .concat();
     stream.write_all(hello.as_bytes()).unwrap();
     let read_until_flush = |stream: &mut std::net::TcpStream| {
-        let mut lines = Vec::new();
-        loop {
-            let mut size = [0u8; 4];
-            stream.read_exact(&mut size).unwrap();
-            let size = usize::from_str_radix(std::str::from_utf8(&size).unwrap(), 16).unwrap();
-            if size < 4 {
-                return lines;
-            }
-            let mut data = vec![0u8; size - 4];
-            stream.read_exact(&mut data).unwrap();
-            lines.push(String::from_utf8(data).unwrap().trim_end().to_owned());
-        }
+        std::iter::from_fn(|| read_pkt(stream))
+            .map(|line| line.trim_end().to_owned())
+            .collect::<Vec<_>>()
     };
     read_until_flush(&mut stream);
     stream.write_all(request.as_bytes()).unwrap();

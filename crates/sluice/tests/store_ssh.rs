@@ -6,7 +6,7 @@
 use crate::serve::fake_ssh;
 use crate::store::{imported, refs, sluice};
 use crate::util::seaweed::seaweed;
-use crate::util::{gits, run_with_input, stderr, Env};
+use crate::util::{gits, pkt, read_pkt, run_with_input, stderr, Env};
 use std::path::Path;
 use std::process::Output;
 
@@ -146,23 +146,6 @@ fn a_stores_repository_is_cloned_from_and_pushed_to_over_ssh() {
         .map(|l| format!("{l}\n"))
         .collect();
     assert_eq!(exported, advertised);
-}
-
-/// One pkt-line of `reader` (`None`: a flush).
-fn read_pkt(reader: &mut impl std::io::Read) -> Option<String> {
-    let mut size = [0u8; 4];
-    reader.read_exact(&mut size).unwrap();
-    let size = usize::from_str_radix(std::str::from_utf8(&size).unwrap(), 16).unwrap();
-    if size < 4 {
-        return None;
-    }
-    let mut data = vec![0u8; size - 4];
-    reader.read_exact(&mut data).unwrap();
-    Some(String::from_utf8_lossy(&data).into_owned())
-}
-
-fn pkt(text: &str) -> String {
-    format!("{:04x}{text}", text.len() + 4)
 }
 
 /// The generation directories of the cache's one repository.

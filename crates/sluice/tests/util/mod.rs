@@ -465,3 +465,21 @@ pub fn unreachable_blobs(env: &Env, repo: &Path, count: usize) {
     let out = env.git_with_input(repo, &args, paths.as_bytes());
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+/// One pkt-line of `reader`, as text (`None`: a flush or delimiter).
+pub fn read_pkt(reader: &mut impl std::io::Read) -> Option<String> {
+    let mut size = [0u8; 4];
+    reader.read_exact(&mut size).unwrap();
+    let size = usize::from_str_radix(std::str::from_utf8(&size).unwrap(), 16).unwrap();
+    if size < 4 {
+        return None;
+    }
+    let mut data = vec![0u8; size - 4];
+    reader.read_exact(&mut data).unwrap();
+    Some(String::from_utf8_lossy(&data).into_owned())
+}
+
+/// `text` as one pkt-line.
+pub fn pkt(text: &str) -> String {
+    format!("{:04x}{text}", text.len() + 4)
+}
