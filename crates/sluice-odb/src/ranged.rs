@@ -138,13 +138,19 @@ impl RangedFile {
             ));
         }
         let chunks = size.div_ceil(chunk) as usize;
+        // What other readers fetched before: a pack already filled costs no read of its marks
+        // per object.
+        let mut here = vec![0u8; chunks];
+        marks.read_exact_at(&mut here, HEADER_LEN)?;
         Ok(Some(RangedFile {
             data,
             marks,
             key,
             chunk,
             size,
-            here: (0..chunks).map(|_| AtomicBool::new(false)).collect(),
+            here: (here.into_iter())
+                .map(|m| AtomicBool::new(m != 0))
+                .collect(),
             fetching: Mutex::new(()),
             source: Arc::clone(source),
         }))
