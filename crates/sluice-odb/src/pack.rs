@@ -108,7 +108,9 @@ struct BaseCache {
 /// Packs open in this process, so that concurrent requests on one repository share one map
 /// of each pack and its cache of delta bases. A pack is immutable once named; the key also
 /// holds the files' sizes and times, so a pack rewritten under its name is opened afresh.
-type PackKey = (PathBuf, u64, Option<std::time::SystemTime>, u64);
+/// A ranged pack's time changes as it fills, so it is known by its inode instead: its marks
+/// name the one file they belong to.
+type PackKey = (PathBuf, u64, Option<std::time::SystemTime>, u64, u64);
 static OPEN_PACKS: Mutex<Option<HashMap<PackKey, Weak<Pack>>>> = Mutex::new(None);
 
 impl Pack {
@@ -118,12 +120,16 @@ impl Pack {
         hash: HashKind,
         source: Option<&Arc<dyn PackSource>>,
     ) -> Result<Arc<Pack>, OdbError> {
+        use std::os::unix::fs::MetadataExt;
         let meta = |path: &Path| std::fs::metadata(path).ok();
-        let pack_meta = meta(&idx_path.with_extension("pack"));
+        let pack_path = idx_path.with_extension("pack");
+        let pack_meta = meta(&pack_path);
+        let ranged = crate::ranged::marks_path(&pack_path).exists();
         let key: PackKey = (
             idx_path.to_owned(),
             pack_meta.as_ref().map_or(0, |m| m.len()),
-            pack_meta.and_then(|m| m.modified().ok()),
+            (pack_meta.as_ref().filter(|_| !ranged)).and_then(|m| m.modified().ok()),
+            pack_meta.as_ref().map_or(0, |m| m.ino()),
             meta(idx_path).map_or(0, |m| m.len()),
         );
         let mut open = OPEN_PACKS.lock().unwrap_or_else(|e| e.into_inner());
