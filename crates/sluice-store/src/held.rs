@@ -6,7 +6,7 @@
 //! lock taken without waiting, so only when no one serves it. The locks go with the process,
 //! so one killed holds nothing.
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::Path;
 
@@ -38,12 +38,9 @@ pub(crate) fn remove_unless_held(dir: &Path) {
     let Ok(file) = lock_file(dir) else {
         return;
     };
-    match file.try_lock() {
-        Ok(()) => {
-            let _ = std::fs::remove_dir_all(dir);
-        }
-        Err(TryLockError::WouldBlock) => {}
-        Err(TryLockError::Error(_)) => {}
+    // Held by someone (or the lock failed): it stays.
+    if file.try_lock().is_ok() {
+        let _ = std::fs::remove_dir_all(dir);
     }
 }
 

@@ -253,11 +253,11 @@ impl Node {
         let packs = folder.join("packs");
         std::fs::create_dir_all(&packs).map_err(StoreError::file(&packs))?;
         for pack in &read.manifest.packs {
-            let whole = packs.join(format!("{}.pack", pack.name));
+            let downloaded = packs.join(format!("{}.pack", pack.name)).exists();
             let ranged = self.ranged_above.is_some_and(|above| pack.size >= above);
             for extension in pack.files() {
                 let file = packs.join(format!("{}.{extension}", pack.name));
-                if extension == "pack" && ranged && !whole.exists() {
+                if extension == "pack" && ranged && !downloaded {
                     crate::ranged::place(&folder, &repo, pack)?;
                 } else if !file.exists() {
                     let key = repo.pack_key(&pack.name, extension);

@@ -8,6 +8,12 @@ use crate::upload_pack::{
 use crate::util::{gits, Env};
 use std::os::unix::fs::PermissionsExt;
 
+/// A bare clone of `url` into `dest` through `sluice upload-pack`, which git finds sound.
+fn bare_clone_through_sluice(env: &Env, url: &str, dest: &std::path::Path, protocol: &str) {
+    clone(env, url, dest, protocol, Some(&upload_pack()), &["--bare"]);
+    fsck(env, dest);
+}
+
 #[test]
 fn clones_and_fetches_through_bitmaps_match_git() {
     for git in gits() {
@@ -177,17 +183,9 @@ fn clones_and_fetches_through_a_multi_pack_index_bitmap_match_git() {
         for protocol in ["protocol.version=0", "protocol.version=2"] {
             let ours = env.path().join(format!("ours-full-{protocol}"));
             let theirs = env.path().join(format!("theirs-full-{protocol}"));
-            clone(
-                &env,
-                &url,
-                &ours,
-                protocol,
-                Some(&upload_pack()),
-                &["--bare"],
-            );
+            bare_clone_through_sluice(&env, &url, &ours, protocol);
             clone(&env, &url, &theirs, protocol, None, &["--bare"]);
             assert_eq!(refs(&env, &ours), refs(&env, &theirs), "{protocol}");
-            fsck(&env, &ours);
         }
         add_loose_commit(&env, &src, 3);
         env.git(&src, &["repack", "-q", "-d"]);
@@ -261,15 +259,7 @@ fn a_tree_that_comes_back_after_the_bitmap_is_sent_whole() {
         let url = format!("file://{}", work.display());
         for protocol in ["protocol.version=0", "protocol.version=2"] {
             let ours = env.path().join(format!("ours-{protocol}"));
-            clone(
-                &env,
-                &url,
-                &ours,
-                protocol,
-                Some(&upload_pack()),
-                &["--bare"],
-            );
-            fsck(&env, &ours);
+            bare_clone_through_sluice(&env, &url, &ours, protocol);
             assert_eq!(refs(&env, &ours), refs(&env, &work.join(".git")));
         }
     }
