@@ -61,6 +61,10 @@ pub struct Served {
     pub shared_as: Option<String>,
     /// What keeps the repository's state for the whole request (a pinned generation).
     pub held: Option<Arc<dyn Any + Send + Sync>>,
+    /// Tips that recent states advertised and this one no longer has: a stateless request
+    /// (smart HTTP, whose refs another request showed, maybe from an earlier state on another
+    /// node) may still want them. Their objects are kept as long as they are listed.
+    pub earlier_tips: Arc<[ObjectId]>,
 }
 
 impl Served {
@@ -72,6 +76,7 @@ impl Served {
             bundles: None,
             shared_as: None,
             held: None,
+            earlier_tips: Arc::default(),
         }
     }
 }

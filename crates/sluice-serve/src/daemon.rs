@@ -127,6 +127,7 @@ fn serve_connection(
         memory: Some(std::sync::Arc::clone(&server.memory)),
         bundles: opened.bundles,
         shared_as: opened.shared_as,
+        earlier_tips: opened.earlier_tips,
         ..UploadPackOptions::default()
     };
     upload_pack(

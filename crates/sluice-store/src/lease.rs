@@ -5,7 +5,7 @@
 use crate::bucket::WriteRefused;
 use crate::stored::{transaction_id, StoredRepo};
 use crate::StoreError;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// A lease held.
 #[derive(Debug)]
@@ -14,17 +14,15 @@ pub struct Lease {
     holder: String,
 }
 
-fn now() -> u64 {
-    let since = SystemTime::now().duration_since(UNIX_EPOCH);
-    since.map(|d| d.as_secs()).unwrap_or_default()
-}
-
 impl Lease {
     /// Takes the lease of `repo` for `ttl`, or says who holds it until when.
     pub fn acquire(repo: &StoredRepo, ttl: Duration) -> Result<Lease, StoreError> {
         let holder = transaction_id();
         let key = repo.key("lease");
-        let text = format!("holder {holder}\nexpires {}\n", now() + ttl.as_secs());
+        let text = format!(
+            "holder {holder}\nexpires {}\n",
+            crate::unix_now() + ttl.as_secs()
+        );
         let taken = match repo.bucket().create(&key, text.clone().into_bytes()) {
             Ok(_) => true,
             Err(WriteRefused::Unknown(e)) => return Err(e),
@@ -37,7 +35,7 @@ impl Lease {
                     .lines()
                     .find_map(|l| l.strip_prefix("expires ")?.parse::<u64>().ok())
                     .unwrap_or(0);
-                if expires > now() {
+                if expires > crate::unix_now() {
                     return Err(StoreError::Leased(repo.folder().to_owned(), expires));
                 }
                 let replaced = repo

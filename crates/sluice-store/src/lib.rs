@@ -182,6 +182,12 @@ impl StoreError {
 pub const PACK_CACHE: &str = "pack-cache/";
 
 /// A name beside `path` for a file written then renamed onto it.
+/// The time now, in seconds since the Unix epoch: what manifests and leases record.
+pub(crate) fn unix_now() -> u64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    since.map(|d| d.as_secs()).unwrap_or_default()
+}
+
 fn temporary_beside(path: &Path) -> PathBuf {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
     let name = format!(".tmp-{}-{}", transaction_id(), name.unwrap_or_default());

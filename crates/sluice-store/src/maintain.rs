@@ -18,7 +18,7 @@ use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;
 use sluice_repo::Repository;
 use std::path::Path;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// How long one maintenance run may hold the lease.
 const LEASE: Duration = Duration::from_secs(3600);
@@ -164,8 +164,7 @@ fn compact(
     let old_dir = pinned.dir.join("objects/pack");
     let source = Some(node.source());
     crate::coverage::objects_kept((&old_dir, &taken_out), next, staged.hash(), source)?;
-    let now = SystemTime::now().duration_since(UNIX_EPOCH);
-    let now = now.map(|d| d.as_secs()).unwrap_or_default();
+    let now = crate::unix_now();
     let committed = repo.commit(|current| {
         let mut next = current.clone();
         next.packs.retain(|p| !replaced.contains(&p.name));

@@ -13,6 +13,7 @@
 //! pack pack-<hex> <bytes> [rev] [bitmap] [mtimes]
 //! midx <checksum> pack-<hex>…
 //! removed pack-<hex> <unix seconds>
+//! former <object id> <unix seconds>
 //! bundle <name> <creation token>
 //! snapshot <name> <refs in it>
 //! ref <object id> <name>
@@ -31,6 +32,15 @@ use std::sync::Arc;
 /// How many refs (or changes since the snapshot) a manifest holds before they go into a new
 /// snapshot object.
 pub const INLINE_REFS: usize = 1024;
+
+/// How long a tip that left the refs stays wantable by a stateless request (smart HTTP: the
+/// refs shown by one request, their objects asked for by another, perhaps of a later
+/// generation): longer than a node keeps a connection open.
+pub const FORMER_TIPS_FOR: u64 = 2 * 3600;
+
+/// The most former tips a manifest keeps (the newest), so that mass deletions of refs do not
+/// grow every later manifest.
+pub const FORMER_TIPS_KEPT: usize = 1024;
 
 /// The first line of every manifest this version writes and reads.
 const MAGIC: &str = "sluice-manifest 1";
@@ -54,6 +64,10 @@ pub struct Manifest {
     /// Packs taken out of the list, with when: deleted only after a grace period, since
     /// requests pinned to an older generation may still read them.
     pub removed: Vec<(String, u64)>,
+    /// Tips that recent generations had and this one no longer has (a ref moved or deleted),
+    /// with when they left, newest last: a stateless request that saw such a generation may
+    /// still want them (their objects are kept: what no ref reaches goes into a cruft pack).
+    pub former: Vec<(ObjectId, u64)>,
     /// The bundles clients may download instead of asking a node for the objects
     /// (bundle-uri), each with its creation token.
     pub bundles: Vec<(String, u64)>,
@@ -132,6 +146,9 @@ impl Manifest {
         }
         for (name, when) in &self.removed {
             let _ = writeln!(out, "removed {name} {when}");
+        }
+        for (id, when) in &self.former {
+            let _ = writeln!(out, "former {id} {when}");
         }
         for (name, token) in &self.bundles {
             let _ = writeln!(out, "bundle {name} {token}");
@@ -237,6 +254,13 @@ impl Manifest {
                     let when = when.parse().map_err(|_| bad("bad time"))?;
                     manifest.removed.push((name.to_owned(), when));
                 }
+                "former" => {
+                    let (id, when) = rest.split_once(' ').ok_or_else(|| bad("no time"))?;
+                    let id = ObjectId::from_hex(hash, id.as_bytes())
+                        .map_err(|_| bad("bad object id"))?;
+                    let when = when.parse().map_err(|_| bad("bad time"))?;
+                    manifest.former.push((id, when));
+                }
                 "bundle" => {
                     let (name, token) = rest.split_once(' ').ok_or_else(|| bad("no token"))?;
                     if !bundle_name_ok(name) {
@@ -266,6 +290,26 @@ impl Manifest {
             }
         }
         Ok(manifest)
+    }
+
+    /// Records as former tips those of `previous` this manifest's refs no longer name, as of
+    /// `now` (unix seconds), and forgets those older than [`FORMER_TIPS_FOR`] or past the
+    /// newest [`FORMER_TIPS_KEPT`].
+    pub fn retire_tips(&mut self, previous: &Manifest, now: u64) {
+        let tips: std::collections::HashSet<&ObjectId> = self.refs.values().collect();
+        let mut left: Vec<ObjectId> = (previous.refs.values())
+            .filter(|id| !tips.contains(id))
+            .copied()
+            .collect();
+        left.sort();
+        left.dedup();
+        let cutoff = now.saturating_sub(FORMER_TIPS_FOR);
+        self.former.retain(|(id, when)| {
+            *when > cutoff && !tips.contains(id) && left.binary_search(id).is_err()
+        });
+        self.former.extend(left.into_iter().map(|id| (id, now)));
+        let over = self.former.len().saturating_sub(FORMER_TIPS_KEPT);
+        self.former.drain(..over);
     }
 
     /// Whether a pack of this name is live.
@@ -314,6 +358,7 @@ mod tests {
                 packs: vec![format!("pack-{}", "cd".repeat(20))],
             }),
             removed: vec![(format!("pack-{}", "ef".repeat(20)), 1_700_000_000)],
+            former: vec![(id, 1_700_000_001)],
             bundles: vec![("7-full".to_owned(), 7)],
             snapshot: None,
             refs: BTreeMap::new(),
@@ -322,6 +367,49 @@ mod tests {
         manifest.refs.insert("refs/tags/v1".to_owned(), id);
         let text = manifest.write();
         assert_eq!(Manifest::parse(&text, HashKind::Sha1).unwrap(), manifest);
+    }
+
+    #[test]
+    fn tips_that_leave_the_refs_are_kept_for_a_while_and_not_without_bound() {
+        let id = |n: usize| {
+            let hex = format!("{n:040x}");
+            ObjectId::from_hex(HashKind::Sha1, hex.as_bytes()).unwrap()
+        };
+        let with = |refs: &[(&str, usize)]| Manifest {
+            refs: (refs.iter())
+                .map(|(name, n)| (format!("refs/heads/{name}"), id(*n)))
+                .collect(),
+            ..Manifest::default()
+        };
+        let first = with(&[("main", 1), ("side", 2), ("also", 2)]);
+        // main moves, side is deleted (its tip still named by another ref).
+        let mut second = with(&[("main", 3), ("also", 2)]);
+        second.retire_tips(&first, 100);
+        assert_eq!(second.former, vec![(id(1), 100)]);
+        // main comes back: no longer former; another move a while later.
+        let mut third = with(&[("main", 1), ("also", 4)]);
+        third.former.clone_from(&second.former);
+        third.retire_tips(&second, 200);
+        assert_eq!(third.former, vec![(id(2), 200), (id(3), 200)]);
+        // Past the time they are kept for, they are forgotten.
+        let mut fourth = third.clone();
+        fourth.retire_tips(&third, 200 + FORMER_TIPS_FOR);
+        assert!(fourth.former.is_empty());
+        // However many refs go at once, only the newest are kept.
+        let many = with(
+            &(0..2 * FORMER_TIPS_KEPT)
+                .map(|n| ("x", n))
+                .collect::<Vec<_>>(),
+        );
+        let many = Manifest {
+            refs: (0..2 * FORMER_TIPS_KEPT)
+                .map(|n| (format!("refs/tags/t{n}"), id(n + 10)))
+                .collect(),
+            ..many
+        };
+        let mut none = Manifest::default();
+        none.retire_tips(&many, 300);
+        assert_eq!(none.former.len(), FORMER_TIPS_KEPT);
     }
 
     #[test]

@@ -96,6 +96,7 @@ impl Storage for ObjectStorage {
             gate: None,
             bundles,
             shared_as: Some(format!("{}@{generation}", pinned.repo.folder())),
+            earlier_tips: manifest.former.iter().map(|(id, _)| *id).collect(),
             held: Some(pinned),
         })
     }

@@ -12,7 +12,7 @@
 use crate::bucket::WriteRefused;
 use crate::stored::StoredRepo;
 use crate::StoreError;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// How many times a node reads again after another node's list won a race.
 const ATTEMPTS: usize = 4;
@@ -29,9 +29,7 @@ pub fn shared_presigned(
 ) -> Result<Option<Vec<String>>, StoreError> {
     let bucket = repo.bucket();
     let name = repo.key(&format!("signed/{generation}"));
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let now = crate::unix_now();
     let mut stored = bucket.get(&name)?;
     for attempt in 1..=ATTEMPTS {
         if let Some(list) = stored.as_ref().and_then(|s| parse(&s.bytes, keys.len())) {

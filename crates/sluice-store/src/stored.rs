@@ -187,6 +187,7 @@ impl StoredRepo {
                 Ok(next) => next,
                 Err(refused) => return Ok(Err(refused)),
             };
+            next.retire_tips(&read.manifest, crate::unix_now());
             next.generation = read.manifest.generation + 1;
             next.transaction.clone_from(&transaction);
             self.fold_refs(&mut next)?;

@@ -81,6 +81,7 @@ mod ssh_variants;
 mod store;
 mod store_ranged;
 mod store_ssh;
+mod store_stateless;
 mod store_wipe;
 mod templates;
 mod thin_and_collisions;

@@ -296,6 +296,7 @@ fn serve_request(
         memory: Some(std::sync::Arc::clone(&options.memory)),
         bundles: opened.bundles,
         shared_as: opened.shared_as,
+        earlier_tips: opened.earlier_tips,
     };
     if let Route::Advertise { .. } = route {
         upload_options.advertise_refs = true;

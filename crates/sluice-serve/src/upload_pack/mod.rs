@@ -69,6 +69,9 @@ pub struct UploadPackOptions {
     /// The bundle list for protocol v2's `bundle-uri` command (`bundle.*` keys and values);
     /// `None`: the command is not advertised.
     pub bundles: Option<Arc<Vec<(String, String)>>>,
+    /// Tips an earlier state of the repository advertised (a store's recent generations): a
+    /// stateless request may want them, as its refs may have come from that state.
+    pub earlier_tips: Arc<[ObjectId]>,
 }
 
 /// The most `want`, `have` and `shallow` lines one request may carry.

@@ -158,9 +158,10 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
     }
 
     /// v0 serves only advertised tips unless configured otherwise; a stateless request (its
-    /// advertisement came from another process) may name anything reachable from them.
+    /// advertisement came from another process, perhaps of an earlier state) may name anything
+    /// reachable from them or from the tips an earlier state advertised.
     fn check_wants_v0(&self, wants: &[ObjectId]) -> Result<(), ServeError> {
-        let tips: IdSet = self
+        let mut tips: IdSet = self
             .refs
             .refs
             .iter()
@@ -201,6 +202,15 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
                 return Ok(());
             }
             return Err(ServeError::NotOurRef(strays[0]));
+        }
+        if self.options.stateless_rpc {
+            let objects = self.repo.objects();
+            let earlier = self.options.earlier_tips.iter();
+            tips.extend(earlier.filter(|id| objects.contains_or_rescan(id)));
+        }
+        let strays: Vec<ObjectId> = strays.into_iter().filter(|w| !tips.contains(w)).collect();
+        if strays.is_empty() {
+            return Ok(());
         }
         self.check_reachable(&tips, &strays)
     }

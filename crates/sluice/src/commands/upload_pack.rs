@@ -138,6 +138,7 @@ pub fn run(args: UploadPackArgs, context: &Context) -> anyhow::Result<ExitCode> 
         pack_cache,
         bundles: served.bundles.clone(),
         shared_as: served.shared_as.clone(),
+        earlier_tips: served.earlier_tips.clone(),
         // One request per process: nothing to remember.
         ..UploadPackOptions::default()
     };
