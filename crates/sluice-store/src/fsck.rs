@@ -1,6 +1,7 @@
 //! `sluice store fsck`: checks a stored repository's current generation as a node would
 //! serve it: every file the manifest names is in the store, every pack matches its index
-//! (indexed again, every object hashed), every object the refs reach is there, every listed
+//! (indexed again, every object hashed), every object the refs reach is there (and what the
+//! tips that recently left them reach: stateless requests may still want those), every listed
 //! bundle and the ref snapshot exist. Problems are returned, named, not stopped at.
 
 use crate::node::Node;
@@ -15,7 +16,7 @@ use std::path::Path;
 pub struct Checked {
     /// Packs verified.
     pub packs: usize,
-    /// Objects the refs reach.
+    /// Objects the refs (and the recent former tips) reach.
     pub objects: usize,
     /// Everything wrong, one message each.
     pub problems: Vec<String>,
@@ -72,7 +73,9 @@ pub fn fsck(
     }
     let served = Repository::open_served(&pinned.dir, true)?;
     let odb = served.objects();
-    let tips: Vec<_> = pinned.manifest.refs.values().copied().collect();
+    let manifest = &pinned.manifest;
+    let former = manifest.former.iter().map(|(id, _)| id);
+    let tips: Vec<_> = manifest.refs.values().chain(former).copied().collect();
     let request = sluice_graph::WalkRequest::reachable(&tips, &[], Default::default());
     match sluice_graph::traverse_objects(odb, &request, progress) {
         Ok(walked) => {

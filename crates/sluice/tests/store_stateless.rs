@@ -149,6 +149,13 @@ fn a_stateless_request_is_served_as_the_generation_its_client_saw() {
     );
     assert_whole(&env, "v0", &body[8..], &seen);
     assert_whole(&env, "v2", &fetch_v2(&nodes[2], &seen), &seen);
+    // The store is whole, what the tip that left reaches included.
+    let out = sluice(
+        &env,
+        env.path(),
+        &["store", "fsck", &format!("{store}/p.git")],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
     // What no generation advertised is still refused, with git's words.
     let stranger = "1234".repeat(10);
     let (_, body) = post_want_v0(&nodes[2], &stranger);
