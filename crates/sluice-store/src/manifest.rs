@@ -19,6 +19,11 @@
 //! ref <object id> <name>
 //! ```
 //!
+//! Nodes of different versions share one store while a host upgrades them one by one, so a
+//! record this version does not know is kept as it is and written back after the others: a
+//! newer version may add records that older ones can ignore. A change that older versions must
+//! not ignore comes with a new first line, which they refuse.
+//!
 //! A repository with many refs keeps most of them in an immutable snapshot object
 //! (`refs/<name>`, written by `ref_snapshot`) that the manifest names; its `ref` lines are
 //! then only what changed since (a null id: deleted), so that a push rewrites a small
@@ -75,6 +80,8 @@ pub struct Manifest {
     pub snapshot: Option<RefSnapshot>,
     /// Every ref but HEAD (with the snapshot's applied, once resolved).
     pub refs: BTreeMap<String, ObjectId>,
+    /// Records of a newer version, kept as they were read and written back as they are.
+    pub unknown: Vec<String>,
 }
 
 /// A snapshot object of refs, by name, with its refs once read.
@@ -152,6 +159,9 @@ impl Manifest {
         }
         for (name, token) in &self.bundles {
             let _ = writeln!(out, "bundle {name} {token}");
+        }
+        for line in &self.unknown {
+            let _ = writeln!(out, "{line}");
         }
         let Some(snapshot) = &self.snapshot else {
             for (name, id) in &self.refs {
@@ -286,6 +296,11 @@ impl Manifest {
                     }
                     manifest.refs.insert(name.to_owned(), id);
                 }
+                // A newer version's: kept (a word of letters and dashes, so that nothing this
+                // version reads is mistaken for one).
+                _ if word.bytes().all(|b| b.is_ascii_lowercase() || b == b'-') => {
+                    manifest.unknown.push(text.to_owned())
+                }
                 _ => return Err(bad("unknown record")),
             }
         }
@@ -362,11 +377,19 @@ mod tests {
             bundles: vec![("7-full".to_owned(), 7)],
             snapshot: None,
             refs: BTreeMap::new(),
+            unknown: Vec::new(),
         };
         manifest.refs.insert("refs/heads/main".to_owned(), id);
         manifest.refs.insert("refs/tags/v1".to_owned(), id);
         let text = manifest.write();
         assert_eq!(Manifest::parse(&text, HashKind::Sha1).unwrap(), manifest);
+        // A newer version's record is kept and written back.
+        let mut newer = text.clone();
+        newer.extend_from_slice(b"someday a record of a newer version\n");
+        let read = Manifest::parse(&newer, HashKind::Sha1).unwrap();
+        assert_eq!(read.unknown, ["someday a record of a newer version"]);
+        let again = Manifest::parse(&read.write(), HashKind::Sha1).unwrap();
+        assert_eq!(again, read);
     }
 
     #[test]
