@@ -3,7 +3,7 @@
 //! and `^<n>` steps.
 
 use sluice_object::ObjectId;
-use sluice_odb::{ConfigError, ConfigFile, ConfigKey};
+use sluice_odb::{ConfigError, ConfigFile};
 use sluice_repo::{RefError, RefTarget, Repository};
 
 /// Why a name names nothing here.
@@ -41,9 +41,18 @@ pub struct Resolved {
     pub id: ObjectId,
     /// The local branch it names (`refs/heads/…`), if it names one.
     pub branch: Option<String>,
-    /// The branch was just created from the remote-tracking branch of this remote, which it
-    /// now tracks (git says so on standard output).
-    pub created_from: Option<String>,
+    /// The branch was just created from a remote-tracking branch, which it now tracks (git
+    /// says so on standard output).
+    pub created_from: Option<CreatedFrom>,
+}
+
+/// The remote-tracking branch a branch checkout made was created from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreatedFrom {
+    /// The remote.
+    pub remote: String,
+    /// Whether `pull` rebases onto it (`branch.autoSetupRebase`): git says "by rebasing".
+    pub rebasing: bool,
 }
 
 /// Resolves `name` as git's checkout does (a local branch by its short name; a remote's branch
@@ -150,14 +159,13 @@ fn guess_remote_branch(repo: &Repository, name: &str) -> Result<Option<Resolved>
     let branch = format!("refs/heads/{name}");
     repo.refs().write(&branch, &RefTarget::Id(*id))?;
     let mut config = ConfigFile::open(&repo.common_dir().join("config"))?;
-    let key = |variable| ConfigKey::new("branch", Some(name), variable);
-    config.set(&key("remote"), &remote)?;
-    config.set(&key("merge"), &branch)?;
+    let rebasing =
+        sluice_repo::upstream::record(&mut config, repo.config(), name, &remote, &branch)?;
     config.write()?;
     Ok(Some(Resolved {
         id: *id,
         branch: Some(branch),
-        created_from: Some(remote),
+        created_from: Some(CreatedFrom { remote, rebasing }),
     }))
 }
 

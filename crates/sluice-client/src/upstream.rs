@@ -29,15 +29,6 @@ pub struct Upstream {
     pub standing: Standing,
 }
 
-/// Whether a branch set to track a remote branch also gets `branch.<name>.rebase = true`:
-/// `branch.autoSetupRebase` is `always` or `remote` (for `pull --rebase`).
-pub(crate) fn rebases_remote_branches(config: &sluice_odb::Config) -> bool {
-    matches!(
-        config.get("branch.autosetuprebase"),
-        Some("always" | "remote")
-    )
-}
-
 /// `remote.<name>.fetch`: where the remote's refs are tracked here.
 pub(crate) fn fetch_specs(repo: &Repository, remote: &str) -> Vec<Refspec> {
     (repo.config().get_all(&format!("remote.{remote}.fetch")))

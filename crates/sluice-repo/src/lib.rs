@@ -25,6 +25,7 @@ pub mod server_info;
 pub mod shallow;
 pub mod storage;
 pub mod template;
+pub mod upstream;
 mod worktrees;
 
 pub use refs::{

@@ -87,3 +87,48 @@ fn the_upstream_report_is_gits() {
         switch_back_alike(&env, &ours, &theirs, "a local upstream");
     }
 }
+
+/// A branch checkout makes from a remote's branch tracks it as git records it, `.rebase`
+/// included where `branch.autoSetupRebase` asks for it, and says so in git's words.
+#[test]
+fn a_branch_made_from_a_remote_one_tracks_it_as_gits() {
+    for git in crate::util::gits() {
+        let env = Env::with_git(git.clone());
+        let src = env.init("src", false);
+        env.git(&src, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+        env.git(&src, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        for branch in ["plain", "always", "remote", "local", "quiet"] {
+            env.git(&src, &["branch", branch]);
+        }
+        let (theirs, ours) = (env.path().join("theirs"), env.path().join("ours"));
+        for dest in [&theirs, &ours] {
+            let (from, to) = (src.to_str().unwrap(), dest.to_str().unwrap());
+            env.git(env.path(), &["clone", "-q", from, to]);
+        }
+        for (branch, setting) in [
+            ("plain", None),
+            ("always", Some("always")),
+            ("remote", Some("remote")),
+            ("local", Some("local")),
+            ("quiet", Some("always")),
+        ] {
+            let mut said = Vec::new();
+            for (repo, sluice) in [(&theirs, false), (&ours, true)] {
+                if let Some(setting) = setting {
+                    env.git(repo, &["config", "branch.autoSetupRebase", setting]);
+                }
+                let args = match branch {
+                    "quiet" => vec!["checkout", "-q", branch],
+                    _ => vec!["checkout", branch],
+                };
+                let out = env.sluice_or_git(sluice, repo, &args);
+                assert!(out.status.success(), "{branch}: {}", stderr(&out));
+                let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+                let pattern = format!("^branch\\.{branch}\\.");
+                let recorded = env.git(repo, &["config", "--get-regexp", &pattern]);
+                said.push((stdout, stderr(&out), recorded));
+            }
+            assert_eq!(said[1], said[0], "{branch}");
+        }
+    }
+}

@@ -112,3 +112,25 @@ fn push_remotes_are_chosen_as_gits() {
         compare(&env, &git, &sides, &steps);
     }
 }
+
+/// `--set-upstream` records what git records and says what git says: nothing with `-q`, and
+/// "by rebasing" with `branch.<name>.rebase` where `branch.autoSetupRebase` asks for it.
+#[test]
+fn set_upstream_records_and_says_as_gits() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let sides = twins(&env);
+        let steps: Vec<Vec<&str>> = vec![
+            vec!["-q", "-u", "origin", "main"],
+            vec!["!git", "config", "branch.autoSetupRebase", "always"],
+            vec!["-u", "origin", "main:elsewhere"],
+            vec!["!git", "checkout", "-q", "-b", "second", "main"],
+            vec!["!git", "config", "branch.autoSetupRebase", "remote"],
+            vec!["--set-upstream", "origin", "second"],
+            vec!["!git", "checkout", "-q", "-b", "third", "main"],
+            vec!["!git", "config", "branch.autoSetupRebase", "local"],
+            vec!["-u", "origin", "third"],
+        ];
+        compare(&env, &git, &sides, &steps);
+    }
+}

@@ -45,12 +45,7 @@ pub fn write_config(
     }
     if let (Some(branch), false) = (&plan.head_branch, plan.bare) {
         let short = branch.trim_start_matches("refs/heads/");
-        let key = |name| ConfigKey::new("branch", Some(short), name);
-        config.set(&key("remote"), &origin.name)?;
-        config.set(&key("merge"), branch)?;
-        if crate::upstream::rebases_remote_branches(repo.config()) {
-            config.set(&key("rebase"), "true")?;
-        }
+        sluice_repo::upstream::record(&mut config, repo.config(), short, &origin.name, branch)?;
     }
     config.write()
 }

@@ -2,7 +2,7 @@
 //! its upstream, as `git branch --set-upstream-to` would record it, so that `git pull` with no
 //! arguments fetches and merges it.
 
-use sluice_odb::{ConfigError, ConfigFile, ConfigKey};
+use sluice_odb::{ConfigError, ConfigFile};
 use sluice_remote::RemoteRef;
 use sluice_repo::Repository;
 
@@ -45,14 +45,8 @@ pub fn set_upstream(
     if name != "HEAD" && !name.starts_with("refs/heads/") {
         return Ok(Some("unknown branch type".to_owned()));
     }
-    let config = repo.config();
-    let rebase = crate::upstream::rebases_remote_branches(config);
     let mut file = ConfigFile::open(&repo.common_dir().join("config"))?;
-    file.set(&ConfigKey::new("branch", Some(branch), "remote"), remote)?;
-    file.set(&ConfigKey::new("branch", Some(branch), "merge"), name)?;
-    if rebase {
-        file.set(&ConfigKey::new("branch", Some(branch), "rebase"), "true")?;
-    }
+    sluice_repo::upstream::record(&mut file, repo.config(), branch, remote, name)?;
     file.write()?;
     Ok(None)
 }

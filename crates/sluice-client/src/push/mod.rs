@@ -291,12 +291,25 @@ pub struct PushOutcome {
     pub unpack_error: Option<String>,
     /// Under `--atomic`, the first ref refused before sending and why.
     pub atomic_failure: Option<AtomicFailure>,
-    /// Upstreams recorded by `--set-upstream`: branch, remote, remote ref.
-    pub upstreams: Vec<(String, String, String)>,
+    /// Upstreams recorded by `--set-upstream`.
+    pub upstreams: Vec<UpstreamSet>,
     /// `--signed=if-asked` to a server that asked for no certificate: sent unsigned.
     pub sent_unsigned: bool,
     /// The remote-tracking refs brought up to date (git names them under `-v`).
     pub tracking: Vec<String>,
+}
+
+/// An upstream `--set-upstream` recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpstreamSet {
+    /// The local branch, by its short name.
+    pub branch: String,
+    /// The remote (its name, or the URL as given).
+    pub remote: String,
+    /// The remote's ref the branch now tracks.
+    pub merge: String,
+    /// Whether `pull` rebases onto it (`branch.autoSetupRebase`): git says "by rebasing".
+    pub rebasing: bool,
 }
 
 /// How the push runs.

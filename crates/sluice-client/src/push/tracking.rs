@@ -5,10 +5,10 @@
 
 use super::source::Source;
 use super::spec::{Paired, PushRefspec};
-use super::{PushError, PushedRef, RefStatus};
+use super::{PushError, PushedRef, RefStatus, UpstreamSet};
 use crate::upstream::{fetch_specs, tracking_ref};
 use sluice_object::ObjectKind;
-use sluice_odb::{ConfigFile, ConfigKey};
+use sluice_odb::ConfigFile;
 use sluice_remote::RemoteRef;
 use sluice_repo::{RefTarget, Repository};
 
@@ -81,12 +81,12 @@ pub(crate) fn update(
 }
 
 /// `--set-upstream`: each local branch pushed to a branch gets it as its upstream; returns
-/// (branch, remote, remote ref) of each, for the message git prints.
+/// what was recorded, for the message git prints.
 pub(crate) fn set_upstreams(
     repo: &Repository,
     remote: &str,
     refs: &[PushedRef],
-) -> Result<Vec<(String, String, String)>, PushError> {
+) -> Result<Vec<UpstreamSet>, PushError> {
     let mut set = Vec::new();
     let mut file = ConfigFile::open(&repo.common_dir().join("config"))?;
     for r in refs
@@ -107,9 +107,14 @@ pub(crate) fn set_upstreams(
         ) else {
             continue;
         };
-        file.set(&ConfigKey::new("branch", Some(branch), "remote"), remote)?;
-        file.set(&ConfigKey::new("branch", Some(branch), "merge"), &r.dst)?;
-        set.push((branch.to_owned(), remote.to_owned(), r.dst.clone()));
+        let config = repo.config();
+        let rebasing = sluice_repo::upstream::record(&mut file, config, branch, remote, &r.dst)?;
+        set.push(UpstreamSet {
+            branch: branch.to_owned(),
+            remote: remote.to_owned(),
+            merge: r.dst.clone(),
+            rebasing,
+        });
     }
     if !set.is_empty() {
         file.write()?;

@@ -38,9 +38,13 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let given = checkout_name(&repo, &args.target)
         .ok_or_else(|| anyhow!("invalid reference: {}", args.target))?;
     let target = resolve(&repo, &given)?;
-    if let (Some(remote), false) = (&target.created_from, args.quiet) {
+    if let (Some(from), false) = (&target.created_from, args.quiet) {
         // git prints this line on standard output.
-        println!("branch '{given}' set up to track '{remote}/{given}'.");
+        let rebasing = ["", " by rebasing"][usize::from(from.rebasing)];
+        println!(
+            "branch '{given}' set up to track '{}/{given}'{rebasing}.",
+            from.remote
+        );
     }
     let tree = commit_tree(repo.objects(), &target.id)?;
     sluice_client::promised::fetch_blobs_of_tree(&context.cwd, &repo, &tree)?;

@@ -172,10 +172,14 @@ pub(super) fn print(
     if !pushed && !args.quiet && !args.porcelain {
         eprintln!("Everything up-to-date");
     }
-    for (branch, remote, merge) in &outcome.upstreams {
+    // Quiet, git says nothing of them.
+    for set in outcome.upstreams.iter().filter(|_| !args.quiet) {
+        let rebasing = ["", " by rebasing"][usize::from(set.rebasing)];
         println!(
-            "branch '{branch}' set up to track '{remote}/{}'.",
-            short_name(merge)
+            "branch '{}' set up to track '{}/{}'{rebasing}.",
+            set.branch,
+            set.remote,
+            short_name(&set.merge)
         );
     }
     Ok(ExitCode::SUCCESS)
