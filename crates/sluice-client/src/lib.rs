@@ -18,7 +18,7 @@ pub mod promised;
 pub mod push;
 pub mod receive;
 pub mod reference;
-pub mod refspec;
+pub use sluice_repo::refspec;
 pub mod remote_shallow;
 pub mod upstream;
 

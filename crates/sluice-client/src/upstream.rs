@@ -1,7 +1,6 @@
 //! Where a branch stands against its upstream (`branch.<name>.remote` and `.merge`, the merged
 //! ref tracked here as `remote.<remote>.fetch` maps it): what git's checkout reports.
 
-use crate::refspec::Refspec;
 use sluice_repo::Repository;
 
 /// How the branch compares with its upstream.
@@ -29,32 +28,11 @@ pub struct Upstream {
     pub standing: Standing,
 }
 
-/// `remote.<name>.fetch`: where the remote's refs are tracked here.
-pub(crate) fn fetch_specs(repo: &Repository, remote: &str) -> Vec<Refspec> {
-    (repo.config().get_all(&format!("remote.{remote}.fetch")))
-        .into_iter()
-        .filter_map(|spec| Refspec::parse(spec).ok())
-        .filter(|spec| !spec.negative)
-        .collect()
-}
-
-/// The remote-tracking ref of the remote's `name`, if the remote's refspecs give it one.
-pub(crate) fn tracking_ref(specs: &[Refspec], name: &str) -> Option<String> {
-    specs
-        .iter()
-        .find_map(|spec| spec.destination(&spec.matches(name)?))
-}
-
 /// The upstream of the local branch `branch` (its short name) and where the branch stands,
 /// or `None` when it has no upstream or the count cannot be made.
 pub fn standing(repo: &Repository, branch: &str) -> Option<Upstream> {
-    let config = repo.config();
-    let remote = config.get(&format!("branch.{branch}.remote"))?;
-    let merge = config.get(&format!("branch.{branch}.merge"))?;
-    let tracking = match remote {
-        "." => merge.to_owned(),
-        remote => tracking_ref(&fetch_specs(repo, remote), merge)?,
-    };
+    let (remote, merge) = sluice_repo::upstream::of(repo.config(), branch)?;
+    let tracking = sluice_repo::upstream::tracked_as(repo, remote, merge)?;
     let shown = ["refs/heads/", "refs/remotes/", "refs/"]
         .iter()
         .find_map(|prefix| tracking.strip_prefix(prefix))

@@ -18,6 +18,7 @@ pub mod init;
 mod object_views;
 pub mod receive;
 pub mod refs;
+pub mod refspec;
 mod repository;
 pub mod revision;
 pub mod roots;

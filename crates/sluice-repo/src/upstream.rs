@@ -4,7 +4,43 @@
 //! branch checkout makes from a remote-tracking one, `push --set-upstream` and `fetch
 //! --set-upstream`.
 
+use crate::refspec::Refspec;
+use crate::Repository;
 use sluice_odb::config::{Config, ConfigError, ConfigFile, ConfigKey};
+
+/// What `branch.<name>.remote` and `.merge` record for the local branch `branch` (its short
+/// name): the remote (`.` for a branch of this repository) and the remote's ref, the first
+/// `.merge` where there are several. `None` without both.
+pub fn of<'c>(config: &'c Config, branch: &str) -> Option<(&'c str, &'c str)> {
+    let remote = config.get(&format!("branch.{branch}.remote"))?;
+    let merge = config.get(&format!("branch.{branch}.merge"))?;
+    Some((remote, merge))
+}
+
+/// `remote.<name>.fetch`: how the remote's refs are tracked here.
+pub fn fetch_specs(repo: &Repository, remote: &str) -> Vec<Refspec> {
+    (repo.config().get_all(&format!("remote.{remote}.fetch")))
+        .into_iter()
+        .filter_map(|spec| Refspec::parse(spec).ok())
+        .collect()
+}
+
+/// The remote-tracking ref `specs` (a remote's fetch refspecs) give the remote's ref `name`,
+/// as git finds it: the first refspec that maps it (a negative one excludes nothing here, as
+/// in git's lookup).
+pub fn tracking_ref(specs: &[Refspec], name: &str) -> Option<String> {
+    (specs.iter().filter(|spec| !spec.negative))
+        .find_map(|spec| spec.destination(&spec.matches(name)?))
+}
+
+/// The remote-tracking ref of `remote`'s ref `name` (a `branch.<name>.merge`): through the
+/// remote's fetch refspecs, or `name` itself for `.`, this repository.
+pub fn tracked_as(repo: &Repository, remote: &str, name: &str) -> Option<String> {
+    match remote {
+        "." => Some(name.to_owned()),
+        remote => tracking_ref(&fetch_specs(repo, remote), name),
+    }
+}
 
 /// Whether a branch set to track a branch of a remote also gets `branch.<name>.rebase = true`:
 /// `branch.autoSetupRebase` is `always`, or `remote` (`local` is for branches tracking a local

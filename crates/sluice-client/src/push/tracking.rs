@@ -6,10 +6,10 @@
 use super::source::Source;
 use super::spec::{Paired, PushRefspec};
 use super::{PushError, PushedRef, RefStatus, UpstreamSet};
-use crate::upstream::{fetch_specs, tracking_ref};
 use sluice_object::ObjectKind;
 use sluice_odb::ConfigFile;
 use sluice_remote::RemoteRef;
+use sluice_repo::upstream::{fetch_specs, tracking_ref};
 use sluice_repo::{RefTarget, Repository};
 
 /// The value of the remote-tracking ref of the remote's `name`: what `--force-with-lease`

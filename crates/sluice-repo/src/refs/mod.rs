@@ -280,6 +280,17 @@ impl Refs {
         reflog::entries(&text, self.hash).map(|e| e.new).collect()
     }
 
+    /// The messages of `name`'s reflog entries (`checkout: moving from … to …`), oldest first;
+    /// none when it has no reflog.
+    pub fn logged_messages(&self, name: &str) -> Vec<String> {
+        let Ok(text) = std::fs::read(self.log_path(name)) else {
+            return Vec::new();
+        };
+        reflog::entries(&text, self.hash)
+            .map(|e| e.message.to_owned())
+            .collect()
+    }
+
     /// The `packed-refs` entries with what the file says they peel to.
     pub fn packed(&self) -> Result<Vec<(String, ObjectId, Peeled)>, RefError> {
         Ok(self.packed_refs()?.entries().to_vec())

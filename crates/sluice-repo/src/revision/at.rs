@@ -58,11 +58,10 @@ fn reflog_entry(repo: &Repository, name: &str, n: usize) -> Option<Named> {
 /// `@{-<n>}`: the branch (or commit) `HEAD` was on before the n-th last checkout, as `HEAD`'s
 /// reflog records it (`checkout: moving from <it> to …`).
 fn previous_checkout(repo: &Repository, n: usize) -> Option<Named> {
-    let log = std::fs::read(repo.git_dir().join("logs/HEAD")).ok()?;
-    let entries: Vec<_> = crate::refs::reflog::entries(&log, repo.hash()).collect();
-    let from = (entries.iter().rev())
-        .filter_map(|entry| {
-            let moved = entry.message.strip_prefix("checkout: moving from ")?;
+    let messages = repo.refs().logged_messages("HEAD");
+    let from = (messages.iter().rev())
+        .filter_map(|message| {
+            let moved = message.strip_prefix("checkout: moving from ")?;
             Some(moved.split_once(" to ")?.0.to_owned())
         })
         .nth(n.checked_sub(1)?)?;
@@ -81,19 +80,13 @@ fn previous_checkout(repo: &Repository, n: usize) -> Option<Named> {
 /// `branch.<name>.remote` (through that remote's fetch refspecs; the ref itself for `.`).
 fn upstream(repo: &Repository, branch: &str) -> Option<Named> {
     let short = branch.strip_prefix("refs/heads/")?;
-    let config = repo.config();
-    let remote = config.get(&format!("branch.{short}.remote"))?;
-    let merge = config.get(&format!("branch.{short}.merge"))?;
-    let tracking = match remote {
-        "." => merge.to_owned(),
-        _ => fetched_as(repo, remote, merge)?,
-    };
-    named_ref(repo, tracking)
+    let (remote, merge) = crate::upstream::of(repo.config(), short)?;
+    named_ref(repo, crate::upstream::tracked_as(repo, remote, merge)?)
 }
 
 /// `<branch>@{push}`: where `git push` would send the branch, as its remote-tracking ref:
-/// the upstream for `push.default=upstream` (and `simple` pushing to the upstream's remote),
-/// else the same name on the push remote.
+/// the upstream for `push.default=upstream` (and for `simple`, where it is the ref the branch
+/// would be pushed to; none otherwise), else the same name on the push remote.
 fn push_destination(repo: &Repository, branch: &str) -> Option<Named> {
     let short = branch.strip_prefix("refs/heads/")?;
     let config = repo.config();
@@ -104,26 +97,17 @@ fn push_destination(repo: &Repository, branch: &str) -> Option<Named> {
     match config.get("push.default").unwrap_or("simple") {
         "nothing" => None,
         "upstream" | "tracking" => upstream(repo, branch),
-        "simple" if Some(push_remote) == remote => upstream(repo, branch),
-        _ => named_ref(repo, fetched_as(repo, push_remote, branch)?),
-    }
-}
-
-/// The remote-tracking ref `remote`'s fetch refspecs map the remote's ref `name` to.
-fn fetched_as(repo: &Repository, remote: &str, name: &str) -> Option<String> {
-    let specs = repo.config().get_all(&format!("remote.{remote}.fetch"));
-    specs.iter().rev().find_map(|spec| {
-        let spec = spec.strip_prefix('+').unwrap_or(spec);
-        let (src, dst) = spec.split_once(':')?;
-        match (src.split_once('*'), dst.split_once('*')) {
-            (Some((src_head, src_tail)), Some((dst_head, dst_tail))) => {
-                let middle = name.strip_prefix(src_head)?.strip_suffix(src_tail)?;
-                Some(format!("{dst_head}{middle}{dst_tail}"))
-            }
-            (None, None) if src == name => Some(dst.to_owned()),
-            _ => None,
+        // As git's: simple resolves only where the upstream is where the branch would go.
+        "simple" => {
+            let up = upstream(repo, branch)?;
+            let to = crate::upstream::tracked_as(repo, push_remote, branch)?;
+            (up.ref_name.as_deref() == Some(to.as_str())).then_some(up)
         }
-    })
+        _ => named_ref(
+            repo,
+            crate::upstream::tracked_as(repo, push_remote, branch)?,
+        ),
+    }
 }
 
 fn named_ref(repo: &Repository, name: String) -> Option<Named> {

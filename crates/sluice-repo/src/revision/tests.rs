@@ -106,3 +106,41 @@ fn a_branch_form_says_which_branch_and_a_commit_form_peels_tags() {
     let tree = super::resolve(&repo, "HEAD^{tree}").unwrap().id;
     assert_eq!(repo.objects().peel_to_commit(tree), None);
 }
+
+/// A remote whose fetch refspecs map a branch twice tracks it where the first one says, and a
+/// negative refspec does not hide an upstream: as `git rev-parse` finds them.
+#[test]
+fn an_upstream_is_found_through_the_first_refspec_as_git_finds_it() {
+    let (dir, repo) = repo();
+    let path = dir.path();
+    let add = |key: &str, value: &str| git(path, &["config", "--add", key, value]);
+    add(
+        "remote.origin.fetch",
+        "+refs/heads/main:refs/remotes/mirror/main",
+    );
+    git(path, &["update-ref", "refs/remotes/mirror/main", "HEAD~2"]);
+    add("remote.other.url", "/nowhere");
+    add("remote.other.fetch", "+refs/heads/*:refs/remotes/other/*");
+    add("remote.other.fetch", "^refs/heads/secret");
+    git(path, &["update-ref", "refs/remotes/other/secret", "HEAD"]);
+    add("branch.side.remote", "other");
+    add("branch.side.merge", "refs/heads/secret");
+    let repo = Repository::discover(repo.git_dir()).unwrap();
+    for form in [
+        "main@{upstream}",
+        "main@{push}",
+        "side@{upstream}",
+        "side@{push}",
+    ] {
+        // git's answer, none where it fails.
+        let out = std::process::Command::new("git")
+            .current_dir(path)
+            .args(["rev-parse", "--verify", "-q", form])
+            .output()
+            .unwrap();
+        let expected = String::from_utf8(out.stdout).unwrap();
+        let expected = Some(expected.trim()).filter(|e| out.status.success() && !e.is_empty());
+        let named = super::resolve(&repo, form).map(|n| n.id.to_string());
+        assert_eq!(named.as_deref(), expected, "{form}");
+    }
+}

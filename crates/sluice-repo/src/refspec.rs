@@ -86,7 +86,7 @@ impl Refspec {
         };
         let stars = |s: &str| s.matches('*').count();
         // Each side a ref name, or a pattern that is one with its `*` filled in.
-        let bad_name = |s: &str| !sluice_repo::refs::is_valid_ref_name(&s.replacen('*', "x", 1));
+        let bad_name = |s: &str| !crate::refs::is_valid_ref_name(&s.replacen('*', "x", 1));
         if src.is_empty()
             || bad_name(src)
             || dst.as_deref().is_some_and(bad_name)
