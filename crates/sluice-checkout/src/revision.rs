@@ -158,6 +158,8 @@ fn guess_remote_branch(repo: &Repository, name: &str) -> Result<Option<Resolved>
         .to_owned();
     let branch = format!("refs/heads/{name}");
     repo.refs().write(&branch, &RefTarget::Id(*id))?;
+    let created = format!("branch: Created from {remote_ref}");
+    log_update(repo, &branch, (repo.hash().null_id(), *id), &created)?;
     let mut config = ConfigFile::open(&repo.common_dir().join("config"))?;
     let rebasing =
         sluice_repo::upstream::record(&mut config, repo.config(), name, &remote, &branch)?;
@@ -238,19 +240,30 @@ pub fn move_head(
         }
     };
     refs.write("HEAD", &new_head)?;
-    // As git, a reflog that cannot be written does not undo the checkout.
-    let _ = refs.append_log(
-        "HEAD",
-        &old,
-        &target.id,
-        &sluice_repo::refs::reflog_identity(repo.config()),
-        &format!("checkout: moving from {from} to {to}"),
-    );
+    let moving = format!("checkout: moving from {from} to {to}");
+    log_update(repo, "HEAD", (old, target.id), &moving)?;
     Ok(HeadMove {
         to: moved,
         left,
         was_on_branch,
     })
+}
+
+/// Logs the update of `name` from `old` to `new` where `core.logAllRefUpdates` asks for it. As
+/// git, a reflog that cannot be written does not undo what was done.
+fn log_update(
+    repo: &Repository,
+    name: &str,
+    (old, new): (ObjectId, ObjectId),
+    message: &str,
+) -> Result<(), RevisionError> {
+    let bare = repo.work_tree().is_none();
+    let policy = sluice_repo::refs::reflog::LogRefs::from_config(repo.config(), bare)?;
+    if repo.refs().logs(policy, name) {
+        let who = sluice_repo::refs::reflog_identity(repo.config());
+        let _ = repo.refs().append_log(name, &old, &new, &who, message);
+    }
+    Ok(())
 }
 
 /// A commit's subject: the first line of its message.

@@ -89,7 +89,8 @@ fn the_upstream_report_is_gits() {
 }
 
 /// A branch checkout makes from a remote's branch tracks it as git records it, `.rebase`
-/// included where `branch.autoSetupRebase` asks for it, and says so in git's words.
+/// included where `branch.autoSetupRebase` asks for it, says so in git's words, and is logged
+/// (with `HEAD`) as `core.logAllRefUpdates` says.
 #[test]
 fn a_branch_made_from_a_remote_one_tracks_it_as_gits() {
     for git in crate::util::gits() {
@@ -97,7 +98,16 @@ fn a_branch_made_from_a_remote_one_tracks_it_as_gits() {
         let src = env.init("src", false);
         env.git(&src, &["symbolic-ref", "HEAD", "refs/heads/main"]);
         env.git(&src, &["commit", "-q", "--allow-empty", "-m", "one"]);
-        for branch in ["plain", "always", "remote", "local", "quiet"] {
+        let cases = [
+            ("plain", None),
+            ("always", Some(("branch.autoSetupRebase", "always"))),
+            ("remote", Some(("branch.autoSetupRebase", "remote"))),
+            ("local", Some(("branch.autoSetupRebase", "local"))),
+            ("quiet", Some(("branch.autoSetupRebase", "always"))),
+            ("unlogged", Some(("core.logAllRefUpdates", "false"))),
+            ("logged", Some(("core.logAllRefUpdates", "always"))),
+        ];
+        for (branch, _) in cases {
             env.git(&src, &["branch", branch]);
         }
         let (theirs, ours) = (env.path().join("theirs"), env.path().join("ours"));
@@ -105,17 +115,11 @@ fn a_branch_made_from_a_remote_one_tracks_it_as_gits() {
             let (from, to) = (src.to_str().unwrap(), dest.to_str().unwrap());
             env.git(env.path(), &["clone", "-q", from, to]);
         }
-        for (branch, setting) in [
-            ("plain", None),
-            ("always", Some("always")),
-            ("remote", Some("remote")),
-            ("local", Some("local")),
-            ("quiet", Some("always")),
-        ] {
+        for (branch, setting) in cases {
             let mut said = Vec::new();
             for (repo, sluice) in [(&theirs, false), (&ours, true)] {
-                if let Some(setting) = setting {
-                    env.git(repo, &["config", "branch.autoSetupRebase", setting]);
+                if let Some((key, value)) = setting {
+                    env.git(repo, &["config", key, value]);
                 }
                 let args = match branch {
                     "quiet" => vec!["checkout", "-q", branch],
@@ -126,7 +130,16 @@ fn a_branch_made_from_a_remote_one_tracks_it_as_gits() {
                 let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
                 let pattern = format!("^branch\\.{branch}\\.");
                 let recorded = env.git(repo, &["config", "--get-regexp", &pattern]);
-                said.push((stdout, stderr(&out), recorded));
+                let mut logs = String::new();
+                for name in ["HEAD".to_owned(), format!("refs/heads/{branch}")] {
+                    let args = ["reflog", "show", "--format=%gs", &name];
+                    let log = env.git_with_input(repo, &args, b"");
+                    logs.push_str(&format!("{name}: {}", String::from_utf8_lossy(&log.stdout)));
+                }
+                said.push((stdout, stderr(&out), recorded, logs));
+                if let Some((key, _)) = setting {
+                    env.git(repo, &["config", "--unset", key]);
+                }
             }
             assert_eq!(said[1], said[0], "{branch}");
         }

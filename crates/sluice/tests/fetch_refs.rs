@@ -316,7 +316,7 @@ fn fetch_settings_and_many_remotes_match_git() {
         let help = env.git_with_input(env.path(), &["fetch", "-h"], b"");
         let porcelain = String::from_utf8_lossy(&help.stdout).contains("--porcelain");
         // (settings as `key=value`, the fetch's arguments)
-        let cases: [(&[&str], &[&str]); 34] = [
+        let cases: [(&[&str], &[&str]); 36] = [
             (&["fetch.prune=true"], &["origin"]),
             (
                 &["fetch.prune=true", "remote.origin.prune=false"],
@@ -358,6 +358,19 @@ fn fetch_settings_and_many_remotes_match_git() {
             (&[], &["origin", "main:refs/y", "topic:refs/y"]),
             (&[], &["origin", "main:refs/remotes/origin/topic", "topic"]),
             (&[], &["origin", "twin-name", "twin-name:refs/heads/got"]),
+            // Which updates are logged: every one, or only where a reflog is.
+            (
+                &["core.logAllRefUpdates=always"],
+                &["origin", "+topic:refs/tags/stale", "main:refs/x"],
+            ),
+            (
+                &["core.logAllRefUpdates=false"],
+                &[
+                    "origin",
+                    "+topic:refs/remotes/origin/gone",
+                    "main:refs/heads/fresh",
+                ],
+            ),
             // For scripts.
             (&[], &["--porcelain", "--prune", "--prune-tags", "origin"]),
             (

@@ -130,6 +130,10 @@ fn set_upstream_records_and_says_as_gits() {
             vec!["!git", "checkout", "-q", "-b", "third", "main"],
             vec!["!git", "config", "branch.autoSetupRebase", "local"],
             vec!["-u", "origin", "third"],
+            // Every ref update logged: the remote-tracking ref too.
+            vec!["!git", "config", "core.logAllRefUpdates", "always"],
+            vec!["!commit", "four"],
+            vec!["origin", "third"],
         ];
         compare(&env, &git, &sides, &steps);
     }

@@ -380,7 +380,7 @@ pub fn update_refs(
 ) -> Result<Updated, UpdateError> {
     let config = repo.config();
     let bare = repo.work_tree().is_none();
-    let log_updates = config.get_bool("core.logAllRefUpdates")?.unwrap_or(!bare);
+    let log_refs = sluice_repo::refs::reflog::LogRefs::from_config(config, bare)?;
     let mut refused = Refused::None;
     let decisions: Vec<Option<(Option<ObjectId>, Outcome)>> = (updates.iter())
         .map(|update| match &update.local {
@@ -467,10 +467,7 @@ pub fn update_refs(
                 }
             };
         if written {
-            let logged = local.starts_with("refs/heads/")
-                || local.starts_with("refs/remotes/")
-                || local.starts_with("refs/notes/");
-            if log_updates && logged {
+            if repo.refs().logs(log_refs, local) {
                 let null = repo.hash().null_id();
                 let _ = repo.refs().append_log(
                     local,

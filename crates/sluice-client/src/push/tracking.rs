@@ -50,9 +50,8 @@ pub(crate) fn update(
 ) -> Result<Vec<String>, PushError> {
     let config = repo.config();
     let specs = fetch_specs(repo, remote);
-    let log = config
-        .get_bool("core.logAllRefUpdates")?
-        .unwrap_or(repo.work_tree().is_some());
+    let bare = repo.work_tree().is_none();
+    let log_refs = sluice_repo::refs::reflog::LogRefs::from_config(config, bare)?;
     let who = sluice_repo::refs::reflog_identity(config);
     let null = repo.hash().null_id();
     let mut updated = Vec::new();
@@ -68,7 +67,7 @@ pub(crate) fn update(
             Some(new) if old == Some(new) => {}
             Some(new) => {
                 refs_here.write(&tracking, &RefTarget::Id(new))?;
-                if log {
+                if refs_here.logs(log_refs, &tracking) {
                     let old = old.unwrap_or(null);
                     refs_here.append_log(&tracking, &old, &new, &who, "update by push")?;
                 }

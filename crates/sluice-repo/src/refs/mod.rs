@@ -263,6 +263,12 @@ impl Refs {
         self.log_path(name).is_file()
     }
 
+    /// Whether an update of `name` gets a reflog entry under `policy` (see
+    /// [`reflog::LogRefs`]).
+    pub fn logs(&self, policy: reflog::LogRefs, name: &str) -> bool {
+        policy.logs(name, || self.has_log(name))
+    }
+
     /// Where the reflog of `name` is kept (per worktree unless under `refs/`).
     pub fn log_path(&self, name: &str) -> PathBuf {
         match name.starts_with("refs/") {

@@ -62,3 +62,49 @@ mod tests {
         assert_eq!(entries(text.as_bytes(), HashKind::Sha1).count(), 2);
     }
 }
+
+/// Which ref updates are logged: `core.logAllRefUpdates` as git reads it. Whatever it says, a
+/// ref that has a reflog already gets its entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogRefs {
+    /// Only refs with a reflog already (`false`; unset in a bare repository).
+    Existing,
+    /// Branches, remote-tracking refs, notes and `HEAD` too (`true`; unset with a work tree).
+    Normal,
+    /// Every ref (`always`).
+    Always,
+}
+
+impl LogRefs {
+    /// `core.logAllRefUpdates` of `config`, for a repository that is `bare` or not.
+    pub fn from_config(
+        config: &sluice_odb::Config,
+        bare: bool,
+    ) -> Result<LogRefs, sluice_odb::ConfigError> {
+        let key = "core.logallrefupdates";
+        if config
+            .get(key)
+            .is_some_and(|v| v.eq_ignore_ascii_case("always"))
+        {
+            return Ok(LogRefs::Always);
+        }
+        Ok(match config.get_bool(key)?.unwrap_or(!bare) {
+            true => LogRefs::Normal,
+            false => LogRefs::Existing,
+        })
+    }
+
+    /// Whether an update of `name` gets a reflog entry, `has_log` telling whether it has a
+    /// reflog already.
+    pub fn logs(self, name: &str, has_log: impl FnOnce() -> bool) -> bool {
+        let autocreated = ["refs/heads/", "refs/remotes/", "refs/notes/"]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+            || name == "HEAD";
+        match self {
+            LogRefs::Always => true,
+            LogRefs::Normal if autocreated => true,
+            _ => has_log(),
+        }
+    }
+}

@@ -6,6 +6,7 @@
 use super::Command;
 use sluice_odb::ConfigError;
 use sluice_repo::refs::namespace::Namespace;
+use sluice_repo::refs::reflog::LogRefs;
 use sluice_repo::{RefTarget, Repository};
 
 /// One of git's `receive.deny*` actions.
@@ -90,18 +91,10 @@ pub(super) struct Policy {
     /// The branches the linked worktrees have checked out (a bare repository may have them
     /// too).
     linked: Vec<String>,
-    log_all: LogRefs,
+    /// `core.logAllRefUpdates`.
+    log_refs: LogRefs,
     /// `receive.shallowUpdate`: a push may add to the repository's cut.
     pub(super) shallow_update: bool,
-}
-
-/// Which refs get a reflog entry (`core.logAllRefUpdates`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum LogRefs {
-    None,
-    /// Branches, remote-tracking refs, notes and HEAD (git's default with a work tree).
-    Normal,
-    Always,
 }
 
 impl Policy {
@@ -123,18 +116,7 @@ impl Policy {
             Some(bare) => !bare,
             None => repo.git_dir().file_name() == Some(std::ffi::OsStr::new(".git")),
         };
-        let log_all = match config
-            .get("core.logallrefupdates")
-            .map(str::to_ascii_lowercase)
-        {
-            Some(v) if v == "always" => LogRefs::Always,
-            Some(_) => match config.get_bool("core.logallrefupdates")? {
-                Some(true) => LogRefs::Normal,
-                _ => LogRefs::None,
-            },
-            None if checked_out => LogRefs::Normal,
-            None => LogRefs::None,
-        };
+        let log_refs = LogRefs::from_config(config, !checked_out)?;
         Ok(Policy {
             current_branch: Deny::read(repo, "receive.denycurrentbranch", Deny::Refuse)?,
             current_branch_set: config.get("receive.denycurrentbranch").is_some(),
@@ -146,24 +128,14 @@ impl Policy {
             head,
             checked_out,
             linked: linked_branches(repo),
-            log_all,
+            log_refs,
             shallow_update: config.get_bool("receive.shallowupdate")?.unwrap_or(false),
         })
     }
 
     /// Whether `name` keeps a reflog after an update (or already has one).
     pub(super) fn logs(&self, repo: &Repository, name: &str) -> bool {
-        match self.log_all {
-            LogRefs::Always => true,
-            LogRefs::Normal
-                if ["refs/heads/", "refs/remotes/", "refs/notes/"]
-                    .iter()
-                    .any(|p| name.starts_with(p)) =>
-            {
-                true
-            }
-            _ => repo.refs().has_log(name),
-        }
+        repo.refs().logs(self.log_refs, name)
     }
 
     /// What `receive.*` says of `command`.
