@@ -1,5 +1,6 @@
 //! Fetch options that change how objects are stored, against git's: `-k`/`--keep` keeps a
-//! small pack as a pack (no loose objects), `--no-keep` undoes it.
+//! small pack as a pack (no loose objects), `--no-keep` undoes it; the zlib level of the loose
+//! objects a small fetch stores.
 
 use crate::util::{gits, stderr, Env};
 use std::path::{Path, PathBuf};
@@ -43,6 +44,60 @@ fn keep_keeps_a_small_pack_as_git_does() {
                 env.git(&src, &["reset", "-q", "--hard", "HEAD~1"]);
             }
             assert_eq!(stored[1], stored[0], "{} {args:?}", git.display());
+        }
+    }
+}
+
+/// The zlib level of each loose object's stream, from its header's level field (0 fastest, 1
+/// fast, 2 default, 3 best), by object: what git's zlib and Sluice's both write for one level.
+fn loose_levels(repo: &Path) -> Vec<(String, u8)> {
+    let objects = repo.join(".git/objects");
+    let mut levels = Vec::new();
+    for dir in crate::util::list_dir(&objects) {
+        if dir.len() != 2 {
+            continue;
+        }
+        for file in crate::util::list_dir(&objects.join(&dir)) {
+            let bytes = std::fs::read(objects.join(&dir).join(&file)).unwrap();
+            levels.push((format!("{dir}{file}"), bytes[1] >> 6));
+        }
+    }
+    levels.sort();
+    levels
+}
+
+/// A small fetch stores its objects loose at git's level: `core.looseCompression`, else
+/// `core.compression`, else 1; -1 is zlib's default.
+#[test]
+fn a_small_fetch_stores_loose_objects_at_gits_level() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let src = source(&env);
+        for settings in [
+            &[][..],
+            &["core.compression=9"],
+            &["core.compression=9", "core.looseCompression=4"],
+            &["core.looseCompression=-1"],
+            &["core.compression=0"],
+        ] {
+            let mut stored = Vec::new();
+            for sluice in [false, true] {
+                let repo = env.path().join(format!("repo-{sluice}"));
+                clone_anew(&env, &src, &repo);
+                for setting in settings {
+                    let (key, value) = setting.split_once('=').unwrap();
+                    env.git(&repo, &["config", key, value]);
+                }
+                std::fs::write(src.join("file"), "some text to compress, ".repeat(40)).unwrap();
+                env.git(&src, &["add", "file"]);
+                env.git(&src, &["commit", "-q", "-m", "more"]);
+                let out = env.sluice_or_git(sluice, &repo, &["fetch", "-q"]);
+                assert!(out.status.success(), "{}", stderr(&out));
+                stored.push(loose_levels(&repo));
+                env.git(&src, &["reset", "-q", "--hard", "HEAD~1"]);
+            }
+            assert!(!stored[0].is_empty());
+            assert_eq!(stored[1], stored[0], "{} {settings:?}", git.display());
         }
     }
 }

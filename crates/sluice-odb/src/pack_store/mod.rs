@@ -156,10 +156,7 @@ impl StoreOptions {
     /// `pack.writeReverseIndex` (default true) and `core.fsync` (`none` turns syncing off).
     pub fn from_config(config: &Config, hash: HashKind) -> Result<StoreOptions, ConfigError> {
         let threads = config.get_int("pack.threads")?.unwrap_or(0).max(0) as usize;
-        let level = config
-            .get_int("core.loosecompression")?
-            .or(config.get_int("core.compression")?)
-            .unwrap_or(1);
+        let compression_level = loose_compression(config)?;
         let mut idx = IdxWriteOptions::default();
         if let Some(version) = config.get_int("pack.indexversion")? {
             idx.version = if version == 1 { 1 } else { 2 };
@@ -172,12 +169,7 @@ impl StoreOptions {
                 hash,
                 threads,
                 sync_early: fsync,
-                // -1 (or anything out of range) is zlib's default, 6.
-                compression_level: if (0..=9).contains(&level) {
-                    level as u32
-                } else {
-                    6
-                },
+                compression_level,
                 ..IndexOptions::default()
             },
             idx,

@@ -15,12 +15,17 @@ pub fn unpack_limit(config: &Config, side: &str) -> Result<i64, ConfigError> {
     }
 }
 
-/// The zlib level of loose objects: `core.looseCompression`, default 1.
+/// The zlib level of loose objects (and of what `--fix-thin` appends to a pack), as git reads
+/// it: `core.looseCompression`, else `core.compression`, else 1, the fastest; -1 (or a value
+/// outside 0-9) is zlib's default, 6.
 pub fn loose_compression(config: &Config) -> Result<u32, ConfigError> {
-    Ok(config
-        .get_int("core.loosecompression")?
-        .unwrap_or(1)
-        .clamp(0, 9) as u32)
+    let level = (config.get_int("core.loosecompression")?)
+        .or(config.get_int("core.compression")?)
+        .unwrap_or(1);
+    Ok(u32::try_from(level)
+        .ok()
+        .filter(|level| *level <= 9)
+        .unwrap_or(6))
 }
 
 /// Writes the objects of the pack at `pack_path` as loose objects of the object directory
