@@ -19,8 +19,9 @@ And over ssh (a stand-in that runs the command locally, as sshd would), where ea
 a process of its own: a clone through `sluice upload-pack` of the local copy beside one through
 `sluice upload-pack --store` on a warm shared cache (wall, and the CPU of client and server
 together, as the server is a child of the client's ssh).
-Reported: median client wall, the server's CPU per operation, the bytes the server sent, and
-the ratios the store-backed node must meet (issue 49).
+Reported: median client wall, the server's CPU per operation, the bytes the server sent, the
+requests the server sent the store (from its /metrics; none for the local server), and the
+ratios the store-backed node must meet (issue 49).
 
     python3 bench/store.py <bare repo> [--runs 3] [--sluice target/release/sluice] [--git git]
 """
@@ -102,21 +103,28 @@ class Server:
         return sum(float(line.split()[-1]) for line in out.splitlines()
                    if line.startswith(name) and not line.startswith("#"))
 
+    def store_requests(self):
+        """Every request this node sent the store so far (GETs, PUTs, LISTs, DELETEs)."""
+        return sum(self.metric(f"sluice_store_{kind}_total")
+                   for kind in ["gets", "puts", "other_requests"])
+
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
         self.proc.wait()
 
 
 def timed(server, argv, cwd=None, env=None):
-    """Runs a client command; returns (wall, server CPU, bytes the server sent)."""
-    cpu, sent = server.cpu(), server.sent()
+    """Runs a client command; returns (wall, server CPU, bytes the server sent, requests the
+    server sent the store)."""
+    cpu, sent, asked = server.cpu(), server.sent(), server.store_requests()
     start = time.perf_counter()
     done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True)
     wall = time.perf_counter() - start
     time.sleep(0.1)  # the log line of the last request
     if done.returncode != 0:
         sys.exit(f"{' '.join(argv)} failed: {done.stderr.decode()}")
-    return wall, server.cpu() - cpu, server.sent() - sent
+    return (wall, server.cpu() - cpu, server.sent() - sent,
+            server.store_requests() - asked)
 
 
 def ssh_clone(git, remote_command, url, dest, env):
@@ -260,15 +268,17 @@ def run(args, sluice, work, s3, env):
              "store_requests": fetch_requests, "not_modified": fetch_unchanged}]
     print(f"up-to-date fetch over HTTP: {fetch_requests:.0f} store requests "
           f"({fetch_unchanged:.0f} answered 'not modified')")
-    print(f"{'operation':<12} {'wall s':>8} {'server CPU s':>13} {'sent MB':>9}")
+    print(f"{'operation':<12} {'wall s':>8} {'server CPU s':>13} {'sent MB':>9} "
+          f"{'store requests':>15}")
     for name, values in results.items():
         wall = statistics.median(v[0] for v in values)
         cpu = statistics.median(v[1] for v in values)
         sent = statistics.median(v[2] for v in values)
+        asked = statistics.median(v[3] for v in values)
         rows.append({"repo": os.path.basename(args.repo.rstrip("/")), "operation": name,
                      "wall_s": round(wall, 3), "server_cpu_s": round(cpu, 3),
-                     "sent_bytes": sent, "runs": args.runs})
-        print(f"{name:<12} {wall:>8.2f} {cpu:>13.2f} {sent / 1e6:>9.2f}")
+                     "sent_bytes": sent, "store_requests": asked, "runs": args.runs})
+        print(f"{name:<12} {wall:>8.2f} {cpu:>13.2f} {sent / 1e6:>9.2f} {asked:>15.0f}")
     by = {row["operation"]: row for row in rows}
     print(f"warm node / local: wall {by['warm']['wall_s'] / by['local']['wall_s']:.2f}x, "
           f"CPU {by['warm']['server_cpu_s'] / max(by['local']['server_cpu_s'], 1e-9):.2f}x")
