@@ -389,9 +389,33 @@ fn an_upload_pack_in_a_namespace_serves_its_refs_only() {
     }
 }
 
+/// The reflog files under `logs`, a line each (none when there is no such directory).
+fn reflog_files(logs: &std::path::Path) -> String {
+    let mut found = Vec::new();
+    let mut dirs = vec![logs.to_owned()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            match entry.path().is_dir() {
+                true => dirs.push(entry.path()),
+                false => found.push(
+                    entry
+                        .path()
+                        .strip_prefix(logs)
+                        .unwrap()
+                        .display()
+                        .to_string(),
+                ),
+            }
+        }
+    }
+    found.sort();
+    found.iter().map(|f| format!("log {f}\n")).collect()
+}
+
 /// `GIT_NAMESPACE` where Sluice receives: a receive-pack in a namespace shows the refs under
 /// it by their short names and the others' ids as `.have`, and creates, moves and deletes refs
-/// under it only; git's and Sluice's leave the same refs and tell the client the same.
+/// under it only; git's and Sluice's leave the same refs and reflogs (with every branch update
+/// logged) and tell the client the same.
 #[test]
 fn a_receive_pack_in_a_namespace_moves_its_refs_only() {
     for git_bin in gits() {
@@ -417,6 +441,7 @@ fn a_receive_pack_in_a_namespace_moves_its_refs_only() {
                     side.trim(),
                 ],
             );
+            env.git(&server, &["config", "core.logAllRefUpdates", "true"]);
             let receive_pack = format!("--receive-pack=env GIT_NAMESPACE=ns {program}");
             let url = server.to_str().unwrap();
             let pushes: [&[&str]; 3] = [
@@ -428,7 +453,8 @@ fn a_receive_pack_in_a_namespace_moves_its_refs_only() {
                 let mut args = vec!["push", "--porcelain", &receive_pack, url];
                 args.extend_from_slice(refspecs);
                 let out = env.git_with_input(&client, &args, b"");
-                let refs = env.git(&server, &["for-each-ref"]);
+                let mut refs = env.git(&server, &["for-each-ref"]);
+                refs.extend(reflog_files(&server.join("logs")).into_bytes());
                 let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).replace(url, "{server}");
                 seen.push((
                     out.status.code(),

@@ -309,18 +309,20 @@ fn updater<'a>(
     // In a namespace (`GIT_NAMESPACE`) the refs moved are under it; hooks and the report keep
     // the names the client gave.
     let namespace = Namespace::from_env();
-    move |c: &Command| RefUpdate {
-        name: namespace
-            .as_ref()
-            .map_or(c.name.clone(), |n| n.full(&c.name)),
-        expected: match c.old.is_null() {
-            true => Expected::Absent,
-            false => Expected::Id(c.old),
-        },
-        new: (!c.new.is_null()).then_some(c.new),
-        log: policy
-            .logs(repo, &c.name)
-            .then(|| (who.clone(), "push".to_owned())),
+    move |c: &Command| {
+        let name = (namespace.as_ref()).map_or(c.name.clone(), |n| n.full(&c.name));
+        // Whether it is logged goes by the ref's own name, the namespace's prefix included, as
+        // in git (a namespaced branch is no branch that gets a reflog by default).
+        let log = (policy.logs(repo, &name)).then(|| (who.clone(), "push".to_owned()));
+        RefUpdate {
+            name,
+            expected: match c.old.is_null() {
+                true => Expected::Absent,
+                false => Expected::Id(c.old),
+            },
+            new: (!c.new.is_null()).then_some(c.new),
+            log,
+        }
     }
 }
 
