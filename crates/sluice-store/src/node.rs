@@ -69,6 +69,8 @@ pub struct Pinned {
     version: Version,
     /// The bare repository that serves it.
     pub dir: PathBuf,
+    /// The manifest's former tips, listed once for every request this generation serves.
+    pub earlier_tips: Arc<[ObjectId]>,
     /// Keeps the directory from the cache's trimming in every process, while a request holds
     /// this.
     _held: Held,
@@ -290,11 +292,13 @@ impl Node {
                     crate::cache::trim(&self.cache, limit);
                 }
             }
+            let earlier_tips = manifest.former.iter().map(|(id, _)| *id).collect();
             return Ok(Pinned {
                 repo,
                 manifest,
                 version: read.version,
                 dir,
+                earlier_tips,
                 _held: held,
             });
         }

@@ -96,7 +96,7 @@ impl Storage for ObjectStorage {
             gate: None,
             bundles,
             shared_as: Some(format!("{}@{generation}", pinned.repo.folder())),
-            earlier_tips: manifest.former.iter().map(|(id, _)| *id).collect(),
+            earlier_tips: Arc::clone(&pinned.earlier_tips),
             held: Some(pinned),
         })
     }
