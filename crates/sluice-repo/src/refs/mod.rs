@@ -280,21 +280,21 @@ impl Refs {
     /// The values `name` has had, as its reflog records them (each entry's new id), oldest
     /// first; none when it has no reflog.
     pub fn logged_values(&self, name: &str) -> Vec<ObjectId> {
-        let Ok(text) = std::fs::read(self.log_path(name)) else {
-            return Vec::new();
-        };
-        reflog::entries(&text, self.hash).map(|e| e.new).collect()
+        self.log_entries(name, |e| e.new)
     }
 
     /// The messages of `name`'s reflog entries (`checkout: moving from … to …`), oldest first;
     /// none when it has no reflog.
     pub fn logged_messages(&self, name: &str) -> Vec<String> {
+        self.log_entries(name, |e| e.message.to_owned())
+    }
+
+    /// What `take` keeps of each entry of `name`'s reflog, oldest first; none without one.
+    fn log_entries<T>(&self, name: &str, take: impl FnMut(reflog::ReflogEntry<'_>) -> T) -> Vec<T> {
         let Ok(text) = std::fs::read(self.log_path(name)) else {
             return Vec::new();
         };
-        reflog::entries(&text, self.hash)
-            .map(|e| e.message.to_owned())
-            .collect()
+        reflog::entries(&text, self.hash).map(take).collect()
     }
 
     /// The `packed-refs` entries with what the file says they peel to.
