@@ -42,6 +42,56 @@ pub fn tracked_as(repo: &Repository, remote: &str, name: &str) -> Option<String>
     }
 }
 
+/// The remote `git push` sends the branch `branch` (short name) to when the command names
+/// none: `branch.<name>.pushRemote`, else `remote.pushDefault`, else `branch.<name>.remote`.
+/// `None` where none is set: git then pushes to `origin`.
+pub fn push_remote<'c>(config: &'c Config, branch: Option<&str>) -> Option<&'c str> {
+    let of_branch = |key: &str| branch.and_then(|b| config.get(&format!("branch.{b}.{key}")));
+    (of_branch("pushremote"))
+        .or_else(|| config.get("remote.pushdefault"))
+        .or_else(|| of_branch("remote"))
+}
+
+/// `<branch>@{upstream}`: the remote-tracking ref of the ref `branch.<name>.merge` names on
+/// `branch.<name>.remote` (the ref itself for `.`).
+pub fn upstream_ref(repo: &Repository, branch: &str) -> Option<String> {
+    let (remote, merge) = of(repo.config(), branch)?;
+    tracked_as(repo, remote, merge)
+}
+
+/// `<branch>@{push}`: the remote-tracking ref of where `git push` would send the branch, as
+/// git finds it: through the push remote's own push refspecs where it has some (a mirror:
+/// the same name), else by `push.default`: the upstream for `upstream` (and for `simple`,
+/// only where it is the ref the branch would be pushed to), the same name for `current` and
+/// `matching`, nothing for `nothing`.
+pub fn push_ref(repo: &Repository, branch: &str) -> Option<String> {
+    let config = repo.config();
+    let remote = push_remote(config, Some(branch)).unwrap_or("origin");
+    let full = format!("refs/heads/{branch}");
+    let specs: Vec<Refspec> = (config.get_all(&format!("remote.{remote}.push")))
+        .into_iter()
+        .filter_map(|spec| Refspec::parse(spec).ok())
+        .collect();
+    if !specs.is_empty() {
+        return tracked_as(repo, remote, &tracking_ref(&specs, &full)?);
+    }
+    if matches!(
+        config.get_bool(&format!("remote.{remote}.mirror")),
+        Ok(Some(true))
+    ) {
+        return tracked_as(repo, remote, &full);
+    }
+    match config.get("push.default").unwrap_or("simple") {
+        "nothing" => None,
+        "upstream" | "tracking" => upstream_ref(repo, branch),
+        "simple" => {
+            let up = upstream_ref(repo, branch)?;
+            (tracked_as(repo, remote, &full)? == up).then_some(up)
+        }
+        _ => tracked_as(repo, remote, &full),
+    }
+}
+
 /// Whether a branch set to track a branch of a remote also gets `branch.<name>.rebase = true`:
 /// `branch.autoSetupRebase` is `always`, or `remote` (`local` is for branches tracking a local
 /// one, which no command here sets up).

@@ -7,7 +7,7 @@ use super::spec::PushRefspec;
 use super::PushError;
 use sluice_odb::config::Config;
 use sluice_remote::Remote;
-use sluice_repo::{RefTarget, Repository};
+use sluice_repo::{upstream, RefTarget, Repository};
 use std::path::Path;
 
 /// What the command line chose.
@@ -79,11 +79,7 @@ impl PushPlan {
         let short = branch
             .as_deref()
             .and_then(|b| b.strip_prefix("refs/heads/"));
-        let of_branch = |key: &str| short.and_then(|b| config.get(&format!("branch.{b}.{key}")));
-        let named = (choice.repository)
-            .or_else(|| of_branch("pushremote"))
-            .or_else(|| config.get("remote.pushdefault"))
-            .or_else(|| of_branch("remote"));
+        let named = (choice.repository).or_else(|| upstream::push_remote(config, short));
         let name = named.unwrap_or("origin").to_owned();
         let pushurls = config.get_all(&format!("remote.{name}.pushurl"));
         let configured = config.get_all(&format!("remote.{name}.url"));

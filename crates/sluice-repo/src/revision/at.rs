@@ -1,8 +1,9 @@
 //! The `@{…}` forms of a revision: `<ref>@{<n>}`, `@{-<n>}`, `<branch>@{upstream}` (`@{u}`)
-//! and `<branch>@{push}`, read from the reflogs and the branch configuration as git reads them.
+//! and `<branch>@{push}`, read from the reflogs and (through [`crate::upstream`]) the branch
+//! configuration as git reads them.
 
 use super::{expand_id, Named};
-use crate::{RefTarget, Repository};
+use crate::{upstream, RefTarget, Repository};
 
 /// What `<name>@{<spec>}` names (`name` may be empty: the branch checked out).
 pub(super) fn resolve(repo: &Repository, name: &str, spec: &str) -> Option<Named> {
@@ -16,8 +17,8 @@ pub(super) fn resolve(repo: &Repository, name: &str, spec: &str) -> Option<Named
         return reflog_entry(repo, name, n);
     }
     match spec.to_ascii_lowercase().as_str() {
-        "u" | "upstream" => upstream(repo, &branch_of(repo, name)?),
-        "push" => push_destination(repo, &branch_of(repo, name)?),
+        "u" | "upstream" => named_ref(repo, upstream::upstream_ref(repo, &branch_of(repo, name)?)?),
+        "push" => named_ref(repo, upstream::push_ref(repo, &branch_of(repo, name)?)?),
         // Dates (`@{yesterday}`) are not read.
         _ => None,
     }
@@ -31,15 +32,13 @@ fn current_branch(repo: &Repository) -> Option<String> {
     }
 }
 
-/// The branch `name` names (the current one when empty), as a full ref name.
+/// The branch `name` names (the current one when empty), as a short name.
 fn branch_of(repo: &Repository, name: &str) -> Option<String> {
-    match name {
-        "" | "HEAD" | "@" => current_branch(repo),
-        _ => {
-            let (full, _) = repo.refs().dwim(name).ok()??;
-            full.starts_with("refs/heads/").then_some(full)
-        }
-    }
+    let full = match name {
+        "" | "HEAD" | "@" => current_branch(repo)?,
+        _ => repo.refs().dwim(name).ok()??.0,
+    };
+    full.strip_prefix("refs/heads/").map(str::to_owned)
 }
 
 /// `<name>@{<n>}`: the value `name` had `n` changes ago, as its reflog records it (`@{<n>}`
@@ -74,40 +73,6 @@ fn previous_checkout(repo: &Repository, n: usize) -> Option<Named> {
     }
     let id = expand_id(repo, &from)?;
     Some(Named { id, ref_name: None })
-}
-
-/// `<branch>@{upstream}`: the ref `branch.<name>.merge` names, as fetched from
-/// `branch.<name>.remote` (through that remote's fetch refspecs; the ref itself for `.`).
-fn upstream(repo: &Repository, branch: &str) -> Option<Named> {
-    let short = branch.strip_prefix("refs/heads/")?;
-    let (remote, merge) = crate::upstream::of(repo.config(), short)?;
-    named_ref(repo, crate::upstream::tracked_as(repo, remote, merge)?)
-}
-
-/// `<branch>@{push}`: where `git push` would send the branch, as its remote-tracking ref:
-/// the upstream for `push.default=upstream` (and for `simple`, where it is the ref the branch
-/// would be pushed to; none otherwise), else the same name on the push remote.
-fn push_destination(repo: &Repository, branch: &str) -> Option<Named> {
-    let short = branch.strip_prefix("refs/heads/")?;
-    let config = repo.config();
-    let remote = config.get(&format!("branch.{short}.remote"));
-    let push_remote = (config.get(&format!("branch.{short}.pushremote")))
-        .or_else(|| config.get("remote.pushdefault"))
-        .or(remote)?;
-    match config.get("push.default").unwrap_or("simple") {
-        "nothing" => None,
-        "upstream" | "tracking" => upstream(repo, branch),
-        // As git's: simple resolves only where the upstream is where the branch would go.
-        "simple" => {
-            let up = upstream(repo, branch)?;
-            let to = crate::upstream::tracked_as(repo, push_remote, branch)?;
-            (up.ref_name.as_deref() == Some(to.as_str())).then_some(up)
-        }
-        _ => named_ref(
-            repo,
-            crate::upstream::tracked_as(repo, push_remote, branch)?,
-        ),
-    }
 }
 
 fn named_ref(repo: &Repository, name: String) -> Option<Named> {

@@ -144,3 +144,51 @@ fn an_upstream_is_found_through_the_first_refspec_as_git_finds_it() {
         assert_eq!(named.as_deref(), expected, "{form}");
     }
 }
+
+/// `@{push}` as `git rev-parse` finds it, setting by setting: each `push.default`, a branch
+/// without an upstream (pushed to `origin`), `remote.pushDefault`, `branch.<name>.pushRemote`
+/// and a remote's own push refspecs, which come first.
+#[test]
+fn a_push_destination_is_found_as_git_finds_it() {
+    let (dir, _repo) = repo();
+    let path = dir.path();
+    let set = |key: &str, value: &str| git(path, &["config", key, value]);
+    git(path, &["update-ref", "refs/remotes/origin/side", "HEAD~2"]);
+    git(path, &["update-ref", "refs/remotes/fork/main", "HEAD~1"]);
+    git(path, &["update-ref", "refs/remotes/fork/side", "HEAD^2"]);
+    git(path, &["update-ref", "refs/remotes/fork/for/main", "HEAD"]);
+    set("remote.fork.url", "/elsewhere");
+    set("remote.fork.fetch", "+refs/heads/*:refs/remotes/fork/*");
+    let forms = ["main@{push}", "side@{push}", "@{push}"];
+    let steps: [(&str, Option<&str>); 8] = [
+        ("push.default", Some("current")),
+        ("push.default", Some("matching")),
+        ("push.default", Some("upstream")),
+        ("push.default", Some("simple")),
+        ("remote.pushdefault", Some("fork")),
+        ("push.default", Some("current")),
+        ("branch.main.pushremote", Some("origin")),
+        (
+            "remote.origin.push",
+            Some("refs/heads/main:refs/heads/side"),
+        ),
+    ];
+    for (key, value) in steps {
+        match value {
+            Some(value) => set(key, value),
+            None => git(path, &["config", "--unset", key]),
+        };
+        let repo = Repository::discover(path).unwrap();
+        for form in forms {
+            let out = std::process::Command::new("git")
+                .current_dir(path)
+                .args(["rev-parse", "--verify", "-q", form])
+                .output()
+                .unwrap();
+            let expected = String::from_utf8(out.stdout).unwrap();
+            let expected = Some(expected.trim()).filter(|e| out.status.success() && !e.is_empty());
+            let named = super::resolve(&repo, form).map(|n| n.id.to_string());
+            assert_eq!(named.as_deref(), expected, "{form} after {key}={value:?}");
+        }
+    }
+}
