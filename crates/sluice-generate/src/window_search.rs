@@ -101,7 +101,7 @@ impl SearchLimits {
         };
         let threads = match given.threads {
             Some(threads) => threads,
-            None => int("pack.threads")?.map_or(0, |t| t.max(0) as usize),
+            None => sluice_odb::pack_store::pack_threads(config)?,
         };
         Ok(SearchLimits {
             window,

@@ -50,6 +50,9 @@ pub enum ConfigError {
     /// A `-c` override without `=` or a key with no section.
     #[error("bogus config parameter: {0}")]
     Parameter(String),
+    /// A thread count below zero (`pack.threads`), which git refuses in these words.
+    #[error("invalid number of threads specified ({0})")]
+    Threads(i64),
     /// A key git would refuse to write.
     #[error("{problem}: {key}")]
     Key {

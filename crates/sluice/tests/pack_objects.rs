@@ -560,3 +560,51 @@ fn symmetric_ranges_on_the_input_are_read_as_git_reads_them() {
         }
     }
 }
+
+/// A thread count below zero (`pack.threads`) stops pack-objects, repack and index-pack in
+/// git's words and with git's exit code, and verify-pack fails as git's does; the repository
+/// is left as it was.
+#[test]
+fn a_negative_thread_count_is_refused_as_git_refuses_it() {
+    for git_bin in gits() {
+        let env = Env::with_git(git_bin.clone());
+        let work = history(&env);
+        let pack_dir = work.join(".git/objects/pack");
+        let idx = std::fs::read_dir(&pack_dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .find(|path| path.extension().is_some_and(|e| e == "idx"))
+            .unwrap();
+        let pack = idx.with_extension("pack");
+        let scratch = env.path().join("scratch.idx");
+        let cases: [(&[&str], &[u8]); 5] = [
+            (&["pack-objects", "--revs", "--stdout"], b"HEAD\n"),
+            (&["repack", "-a", "-d", "-q"], b""),
+            (
+                &[
+                    "index-pack",
+                    "-o",
+                    scratch.to_str().unwrap(),
+                    pack.to_str().unwrap(),
+                ],
+                b"",
+            ),
+            (&["verify-pack", idx.to_str().unwrap()], b""),
+            (&["pack-objects", "--all", "--stdout", "-q"], b""),
+        ];
+        let before = held(&env, &work);
+        for (args, input) in cases {
+            let args = [&["-c", "pack.threads=-1"][..], args].concat();
+            let seen = [false, true].map(|sluice| {
+                let command = env.sluice_or_git_command(sluice, &work, &args);
+                let out = run_with_input(command, input);
+                let said = stderr(&out);
+                let fatal = said.lines().find(|l| l.starts_with("fatal:"));
+                (out.status.code(), fatal.map(str::to_owned))
+            });
+            assert_eq!(seen[1], seen[0], "{args:?} with {git_bin:?}");
+            assert!(!scratch.exists(), "{args:?}");
+        }
+        assert_eq!(held(&env, &work), before);
+    }
+}

@@ -149,13 +149,22 @@ pub struct StoreOptions {
     pub fsync: bool,
 }
 
+/// `pack.threads`, for index-pack and pack-objects alike: 0 (or unset) is one thread a core;
+/// below zero is refused, as git refuses it.
+pub fn pack_threads(config: &Config) -> Result<usize, ConfigError> {
+    match config.get_int("pack.threads")? {
+        None => Ok(0),
+        Some(n) => usize::try_from(n).map_err(|_| ConfigError::Threads(n)),
+    }
+}
+
 impl StoreOptions {
     /// The options a repository's configuration gives: `pack.threads`, the level of the
     /// objects `--fix-thin` appends (git's loose-object level: `core.looseCompression`, else
     /// `core.compression`, else 1, the fastest; -1 is zlib's 6), `pack.indexVersion`,
     /// `pack.writeReverseIndex` (default true) and `core.fsync` (`none` turns syncing off).
     pub fn from_config(config: &Config, hash: HashKind) -> Result<StoreOptions, ConfigError> {
-        let threads = config.get_int("pack.threads")?.unwrap_or(0).max(0) as usize;
+        let threads = pack_threads(config)?;
         let compression_level = loose_compression(config)?;
         let mut idx = IdxWriteOptions::default();
         if let Some(version) = config.get_int("pack.indexversion")? {

@@ -25,7 +25,14 @@ pub struct VerifyPackArgs {
 /// Runs `verify-pack`: exit 0 when every pack is good, 1 otherwise, as git.
 pub fn run(args: VerifyPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let config = context.config(None)?;
-    let threads = config.get_int("pack.threads")?.unwrap_or(0).max(0) as usize;
+    // git's verify-pack runs index-pack, whose death on a bad setting fails it with 1.
+    let threads = match sluice_odb::pack_store::pack_threads(&config) {
+        Ok(threads) => threads,
+        Err(e) => {
+            eprintln!("fatal: {e}");
+            return Ok(ExitCode::from(1));
+        }
+    };
     let indexer = PackIndexer::new(IndexOptions {
         threads,
         ..IndexOptions::default()
