@@ -42,14 +42,34 @@ pub fn tracked_as(repo: &Repository, remote: &str, name: &str) -> Option<String>
     }
 }
 
+/// The remote a command uses when it names none, as git picks it: the branch's own
+/// (`branch.<name>.remote`, for the branch checked out), else the only remote configured, else
+/// `origin`.
+pub fn default_remote(config: &Config, branch: Option<&str>) -> String {
+    let own = branch.and_then(|b| config.get(&format!("branch.{b}.remote")));
+    match own {
+        Some(remote) => remote.to_owned(),
+        None => only_remote(config).unwrap_or_else(|| "origin".to_owned()),
+    }
+}
+
+/// The one remote configured (any `remote.<name>.*` key makes one, as in git), if there is
+/// exactly one.
+fn only_remote(config: &Config) -> Option<String> {
+    let mut names = config.subsection_names("remote");
+    (names.len() == 1).then(|| names.remove(0))
+}
+
 /// The remote `git push` sends the branch `branch` (short name) to when the command names
-/// none: `branch.<name>.pushRemote`, else `remote.pushDefault`, else `branch.<name>.remote`.
-/// `None` where none is set: git then pushes to `origin`.
-pub fn push_remote<'c>(config: &'c Config, branch: Option<&str>) -> Option<&'c str> {
+/// none: `branch.<name>.pushRemote`, else `remote.pushDefault`, else `branch.<name>.remote`,
+/// else the only remote configured. `None` where none is: git then pushes to `origin`.
+pub fn push_remote(config: &Config, branch: Option<&str>) -> Option<String> {
     let of_branch = |key: &str| branch.and_then(|b| config.get(&format!("branch.{b}.{key}")));
     (of_branch("pushremote"))
         .or_else(|| config.get("remote.pushdefault"))
         .or_else(|| of_branch("remote"))
+        .map(str::to_owned)
+        .or_else(|| only_remote(config))
 }
 
 /// `<branch>@{upstream}`: the remote-tracking ref of the ref `branch.<name>.merge` names on
@@ -66,7 +86,8 @@ pub fn upstream_ref(repo: &Repository, branch: &str) -> Option<String> {
 /// `matching`, nothing for `nothing`.
 pub fn push_ref(repo: &Repository, branch: &str) -> Option<String> {
     let config = repo.config();
-    let remote = push_remote(config, Some(branch)).unwrap_or("origin");
+    let remote = push_remote(config, Some(branch));
+    let remote = remote.as_deref().unwrap_or("origin");
     let full = format!("refs/heads/{branch}");
     let specs: Vec<Refspec> = (config.get_all(&format!("remote.{remote}.push")))
         .into_iter()

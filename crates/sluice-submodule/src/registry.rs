@@ -327,13 +327,11 @@ pub fn url_base(repo: &Repository) -> String {
     }
 }
 
-/// The remote a fetch that names none uses: the current branch's (`branch.<name>.remote`),
-/// else `origin`.
+/// The remote a fetch that names none uses (see [`sluice_repo::upstream::default_remote`]).
 pub fn default_remote(repo: &Repository) -> String {
     let branch = (repo.refs().resolve("HEAD").ok())
         .and_then(|(target, _)| target.strip_prefix("refs/heads/").map(str::to_owned));
-    let configured = branch.and_then(|b| repo.config().get(&format!("branch.{b}.remote")));
-    configured.unwrap_or("origin").to_owned()
+    sluice_repo::upstream::default_remote(repo.config(), branch.as_deref())
 }
 
 /// Registers `submodule` in `repo`'s configuration as `submodule init` does: its URL (made

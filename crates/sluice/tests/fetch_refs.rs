@@ -772,3 +772,50 @@ fn a_tag_fetched_into_a_branch_is_refused_as_git() {
         assert_eq!(said[1], said[0], "{git:?}");
     }
 }
+
+/// A repository whose only remote is not `origin` fetches from it and pushes to it when the
+/// command names none, as git does (the branch names no remote); with a second remote, both
+/// fall back to `origin`, which is none: the fetch fetches nothing, empties FETCH_HEAD and
+/// succeeds, the push fails, as git's.
+#[test]
+fn the_only_remote_is_the_default_as_in_git() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let (src, _, _) = served_source(&env, &git);
+        let mut seen = Vec::new();
+        for sluice in [true, false] {
+            let (repo, bare) = (env.path().join("twin"), env.path().join("twin.git"));
+            for dir in [&repo, &bare] {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+            let bare_str = bare.to_str().unwrap();
+            env.git(
+                env.path(),
+                &["clone", "-q", "--bare", src.to_str().unwrap(), bare_str],
+            );
+            env.git(
+                env.path(),
+                &["init", "-q", "-b", "work", repo.to_str().unwrap()],
+            );
+            env.git(&repo, &["remote", "add", "upstream", bare_str]);
+            let fetched = env.sluice_or_git(sluice, &repo, &["fetch"]);
+            let mut state = fetched_state(&env, &repo, &fetched);
+            env.git(&repo, &["commit", "-q", "--allow-empty", "-m", "work"]);
+            let push = ["-c", "push.default=current", "push"];
+            let pushed = env.sluice_or_git(sluice, &repo, &push);
+            state += &format!("push: {:?}\n{}", pushed.status.code(), refs(&env, &bare));
+            env.git(&repo, &["remote", "add", "other", bare_str]);
+            for args in [&["fetch"][..], &push] {
+                let out = env.sluice_or_git(sluice, &repo, args);
+                let fetch_head = std::fs::read_to_string(repo.join(".git/FETCH_HEAD"));
+                let fetch_head = fetch_head.unwrap_or_default();
+                state += &format!(
+                    "{args:?} with two: {:?} {fetch_head:?}\n",
+                    out.status.code()
+                );
+            }
+            seen.push(state);
+        }
+        assert_eq!(seen[0], seen[1], "{}", git.display());
+    }
+}

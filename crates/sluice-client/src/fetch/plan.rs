@@ -10,7 +10,7 @@ use crate::partial::fetch_filter;
 use crate::refspec::{InvalidRefspec, Refspec};
 use sluice_odb::ConfigError;
 use sluice_remote::{FetchError, Remote};
-use sluice_repo::{RefError, RefTarget, Repository};
+use sluice_repo::{upstream, RefError, RefTarget, Repository};
 use std::path::Path;
 
 /// Why a fetch cannot be planned.
@@ -98,11 +98,7 @@ impl FetchPlan {
         };
         let remote_name = match choice.repository {
             Some(name) => name.to_owned(),
-            None => current_branch
-                .as_deref()
-                .and_then(|b| config.get(&format!("branch.{}.remote", short_name(b))))
-                .unwrap_or("origin")
-                .to_owned(),
+            None => upstream::default_remote(config, current_branch.as_deref().map(short_name)),
         };
         let configured_url = config.get(&format!("remote.{remote_name}.url"));
         let legacy = match configured_url {

@@ -1,7 +1,9 @@
 //! Which remotes one `git fetch` fetches: `--all` (less those with `skipFetchAll`),
-//! `--multiple` names and groups, or a group (`remotes.<group>`) named alone.
+//! `--multiple` names and groups, a group (`remotes.<group>`) named alone, or none at all
+//! where nothing is named and the default remote is none git knows.
 
-use sluice_odb::{Config, ConfigError};
+use sluice_odb::ConfigError;
+use sluice_repo::{upstream, RefTarget, Repository};
 
 /// Why the remotes to fetch cannot be decided.
 #[derive(Debug, thiserror::Error)]
@@ -39,9 +41,10 @@ pub struct Selection<'a> {
 /// The remotes `--all`, `--multiple` or a group name (`remotes.<group>`) stand for, in order;
 /// `None` for the usual fetch of one remote or URL.
 pub fn remotes_to_fetch(
-    config: &Config,
+    repo: &Repository,
     args: &Selection,
 ) -> Result<Option<Vec<String>>, SelectionError> {
+    let config = repo.config();
     let group = |name: &str| -> Vec<String> {
         match config.get(&format!("remotes.{name}")) {
             Some(members) => members.split_whitespace().map(str::to_owned).collect(),
@@ -80,6 +83,9 @@ pub fn remotes_to_fetch(
         }
         return Ok(Some(names));
     }
+    if args.repository.is_none() && !default_remote_known(repo) {
+        return Ok(Some(Vec::new()));
+    }
     let members = args.repository.map(|name| group(name)).unwrap_or_default();
     if members.len() < 2 {
         return Ok(None);
@@ -88,4 +94,22 @@ pub fn remotes_to_fetch(
         return Err(SelectionError::GroupWithRefspecs);
     }
     Ok(Some(members))
+}
+
+/// Whether the remote a fetch that names none falls back to is one git knows: named by the
+/// branch checked out (else it is taken as a URL), or with a URL set, or defined by a file of
+/// `.git/remotes` or `.git/branches`. Where it is not, git fetches nothing and succeeds.
+fn default_remote_known(repo: &Repository) -> bool {
+    let config = repo.config();
+    let branch = match repo.refs().read("HEAD") {
+        Ok(Some(RefTarget::Symbolic(head))) => head.strip_prefix("refs/heads/").map(str::to_owned),
+        _ => None,
+    };
+    let branch = branch.as_deref();
+    if branch.is_some_and(|b| config.get(&format!("branch.{b}.remote")).is_some()) {
+        return true;
+    }
+    let name = upstream::default_remote(config, branch);
+    config.get(&format!("remote.{name}.url")).is_some()
+        || super::legacy_remotes::read(repo.common_dir(), &name, config).is_some()
 }

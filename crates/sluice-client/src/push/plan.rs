@@ -79,8 +79,9 @@ impl PushPlan {
         let short = branch
             .as_deref()
             .and_then(|b| b.strip_prefix("refs/heads/"));
-        let named = (choice.repository).or_else(|| upstream::push_remote(config, short));
-        let name = named.unwrap_or("origin").to_owned();
+        let named =
+            (choice.repository.map(str::to_owned)).or_else(|| upstream::push_remote(config, short));
+        let name = named.clone().unwrap_or_else(|| "origin".to_owned());
         let pushurls = config.get_all(&format!("remote.{name}.pushurl"));
         let configured = config.get_all(&format!("remote.{name}.url"));
         // A name given (on the command line or by a setting) that is no remote is a URL,
@@ -182,7 +183,7 @@ fn default_specs(
     let merges = config.get_all(&format!("branch.{branch}.merge"));
     let auto = merges.is_empty() && config.get_bool("push.autosetupremote")?.unwrap_or(false);
     // Pushing where the branch is fetched from (else git's "triangular" workflow).
-    let same_remote = remote == upstream_remote.unwrap_or("origin");
+    let same_remote = remote == upstream::default_remote(config, Some(branch));
     let head = format!("refs/heads/{branch}");
     let upstream = || -> Result<String, PushError> {
         match (&merges[..], upstream_remote) {

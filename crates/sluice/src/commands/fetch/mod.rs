@@ -226,7 +226,7 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         repository: args.repository.as_ref(),
         refspecs: &args.refspecs,
     };
-    let code = match remotes_to_fetch(repo.config(), &selection)? {
+    let code = match remotes_to_fetch(&repo, &selection)? {
         None => {
             let mut refspecs = refspec::command_line(&args.refspecs)?;
             if args.stdin {
