@@ -18,6 +18,12 @@ use std::io::{BufRead, Read, Seek};
 /// The most bytes one bundle may have.
 const MAX_BUNDLE: u64 = 64 << 30;
 
+/// Whether a clone or fetch takes the bundles a server advertises: `transfer.bundleURI`,
+/// which git's client must be given; Sluice takes them unless told not to.
+pub fn wanted(config: &sluice_odb::Config) -> Result<bool, sluice_odb::ConfigError> {
+    Ok(config.get_bool("transfer.bundleuri")?.unwrap_or(true))
+}
+
 /// Why a bundle's header cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum HeaderError {

@@ -316,7 +316,7 @@ pub fn absolute_url(url: &str, base: &str) -> String {
 }
 
 /// The URL a relative submodule URL of `repo` is taken from: its default remote's URL
-/// (`branch.<current>.remote`, else `origin`), else its work tree.
+/// (see [`default_remote`]), else its work tree.
 pub fn url_base(repo: &Repository) -> String {
     let remote = default_remote(repo);
     match repo.config().get(&format!("remote.{remote}.url")) {

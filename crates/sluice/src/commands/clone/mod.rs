@@ -326,11 +326,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
             ..context.connect_options(repo.config(), args.upload_pack.as_deref())?
         },
         local,
-        // git's client asks for transfer.bundleURI=true; Sluice uses bundles unless told not to.
-        bundle_uri: repo
-            .config()
-            .get_bool("transfer.bundleuri")?
-            .unwrap_or(true),
+        bundle_uri: sluice_client::bundle_uri::wanted(repo.config())?,
         bundle_from: args.bundle_uri.clone(),
         remote_progress: show_progress,
         receive_progress: &receiving,

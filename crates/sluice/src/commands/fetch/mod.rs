@@ -490,11 +490,7 @@ fn fetch_one(
     };
     let options = FetchOptions {
         refs: plan.refs,
-        // git's client asks for transfer.bundleURI=true; Sluice uses bundles unless told not to.
-        bundle_uri: repo
-            .config()
-            .get_bool("transfer.bundleuri")?
-            .unwrap_or(true),
+        bundle_uri: sluice_client::bundle_uri::wanted(repo.config())?,
         filter: plan.filter,
         prune: plan.prune,
         deepen,
