@@ -9,6 +9,7 @@
 
 mod allowed;
 mod connection;
+mod depth;
 mod protocol_error;
 mod remote;
 mod request;
@@ -21,6 +22,7 @@ mod v2;
 
 pub use allowed::{BadPolicy, Policy, ProtocolPolicy};
 pub use connection::Connection;
+pub use depth::{fetch_depth, parse_depth, DepthError, FetchDepth, INFINITE_DEPTH};
 pub use protocol_error::{Got, ProtocolError};
 pub use remote::Remote;
 pub use request::{Deepen, FetchRequest, Fetched, Negotiator, NoHaves, RemoteRef};
@@ -42,6 +44,9 @@ pub enum FetchError {
         /// What is wrong with it.
         why: std::borrow::Cow<'static, str>,
     },
+    /// A URL with a host and no path (`file://host`).
+    #[error("no path specified; see 'git help pull' for valid url syntax")]
+    NoPath,
     /// A local repository that is not there.
     #[error(
         "'{shown}' does not appear to be a git repository\n\

@@ -65,9 +65,12 @@ impl Remote {
     pub fn connect(&self, options: &ConnectOptions) -> Result<Connection, FetchError> {
         if let RemoteUrl::Local(path) = &self.url {
             if !path.exists() {
-                return Err(FetchError::NoRepository {
-                    shown: self.shown.clone(),
-                });
+                // git names a `file://` URL by its path, anything else as given.
+                let shown = match self.shown.starts_with("file://") {
+                    true => path.display().to_string(),
+                    false => self.shown.clone(),
+                };
+                return Err(FetchError::NoRepository { shown });
             }
         }
         Connection::open(&self.url, options).map_err(|source| match source {

@@ -88,19 +88,20 @@ fn host_and_port(url: &str, text: &str) -> Result<(String, Option<u16>), FetchEr
     Ok((host.to_owned(), port))
 }
 
-/// Decodes `%xx` escapes in a URL's path, as git does for `file://` and `ssh://` paths.
+/// Decodes `%xx` escapes in a URL's path, as git does for `file://` and `ssh://` paths (an
+/// escape that is none stays as written).
 fn percent_decode(url: &str, text: &str) -> Result<String, FetchError> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = bytes
-                .get(i + 1..i + 3)
-                .and_then(|h| std::str::from_utf8(h).ok())
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| bad(url, "bad %-escape"))?;
-            out.push(hex);
+        // As git's: what is no escape (`%zz`, a `%` at the end) stays as it is.
+        let escaped = (bytes.get(i + 1..i + 3))
+            .filter(|_| bytes[i] == b'%')
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        if let Some(byte) = escaped {
+            out.push(byte);
             i += 3;
         } else {
             out.push(bytes[i]);
@@ -132,7 +133,9 @@ impl RemoteUrl {
                 None => (rest, ""),
             };
             return match scheme {
-                "file" => Ok(RemoteUrl::Local(PathBuf::from(percent_decode(url, rest)?))),
+                // git reads no host in a `file://` URL (`file://localhost/srv/r` is /srv/r).
+                "file" if path.is_empty() => Err(FetchError::NoPath),
+                "file" => Ok(RemoteUrl::Local(PathBuf::from(percent_decode(url, path)?))),
                 "http" | "https" => Ok(RemoteUrl::Http(url.to_owned())),
                 "ssh" | "git+ssh" | "ssh+git" => {
                     // git decodes the whole URL, the host included (`[fe80::1%25eth0]`).
@@ -349,7 +352,6 @@ mod tests {
             "ssh://host:port/r",
             "git://host",
             "",
-            "file:///a%zz",
         ] {
             assert!(RemoteUrl::parse(url).is_err(), "{url}");
         }

@@ -148,7 +148,12 @@ pub fn parse() -> Result<Cli, ExitCode> {
             eprintln!("sluice: '{name}' is not a sluice command. See 'sluice --help'.");
             return ExitCode::from(1);
         }
-        match (git_words(&e), e.get(clap::error::ContextKind::Usage)) {
+        // git says a value it cannot read in one line, without the usage.
+        let usage = match e.kind() {
+            ErrorKind::ValueValidation => None,
+            _ => e.get(clap::error::ContextKind::Usage),
+        };
+        match (git_words(&e), usage) {
             (Some(words), Some(usage)) => {
                 let usage = usage.to_string();
                 let usage = usage.trim().trim_start_matches("Usage: ");
@@ -211,6 +216,23 @@ fn git_words(e: &clap::Error) -> Option<String> {
                 )),
             }
         }
+        // A number option given something else (`--deepen=abc`).
+        ErrorKind::ValueValidation if number_expected(e) => {
+            let option = arg.split_whitespace().next()?;
+            match option.strip_prefix("--") {
+                Some(long) => Some(format!("error: option `{long}' expects a numerical value")),
+                None => Some(format!(
+                    "error: switch `{}' expects a numerical value",
+                    option.trim_start_matches('-')
+                )),
+            }
+        }
         _ => None,
     }
+}
+
+/// Whether `e` is a value that is no number given to an option that takes one.
+fn number_expected(e: &clap::Error) -> bool {
+    let source = std::error::Error::source(e);
+    source.is_some_and(|source| source.is::<std::num::ParseIntError>())
 }

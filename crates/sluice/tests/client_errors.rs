@@ -132,3 +132,92 @@ fn a_pinned_self_signed_certificate_is_trusted_as_git_trusts_it() {
         "{said}"
     );
 }
+
+/// `file://` URLs as git reads them (any host ignored, an escape that is none kept, no path
+/// refused) and the depth options as git checks them (`--depth`'s number, `--deepen`'s sign,
+/// the options that cannot go together, `--unshallow` where history is whole, a depth
+/// `--all` does not pass on): the same exit code, messages, refs and shallow file, no clone
+/// left where one failed.
+#[test]
+fn file_urls_and_depth_options_read_as_gits() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let work = project(&env);
+        for i in 0..3 {
+            env.git(
+                &work,
+                &["commit", "-q", "--allow-empty", "-m", &i.to_string()],
+            );
+        }
+        let work_str = work.to_str().unwrap();
+        let clones: Vec<Vec<String>> = [
+            vec!["file://localhost".to_owned() + work_str],
+            vec![
+                "file://elsewhere:22".to_owned() + work_str,
+                "--depth=2".to_owned(),
+            ],
+            vec!["file://nowhere".to_owned()],
+            vec!["file:///nonexistent/a%zz".to_owned()],
+            vec![work_str.to_owned(), "--depth=0".to_owned()],
+            vec![work_str.to_owned(), "--depth=1abc".to_owned()],
+            vec![work_str.to_owned(), "--depth=010".to_owned()],
+        ]
+        .into();
+        for (i, given) in clones.iter().enumerate() {
+            let dest = format!("clone-{i}");
+            let args = [
+                &["clone", "-q", "--no-local"][..],
+                &given.iter().map(String::as_str).collect::<Vec<_>>(),
+                &[&dest],
+            ]
+            .concat();
+            let [ours, theirs] = [true, false].map(|sluice| {
+                let said = said(&env, sluice, env.path(), &args);
+                let state = match env.path().join(&dest).exists() {
+                    true => shallow_state(&env, &env.path().join(&dest)),
+                    false => "no clone".to_owned(),
+                };
+                let _ = std::fs::remove_dir_all(env.path().join(&dest));
+                (said, state)
+            });
+            assert_eq!(ours, theirs, "{args:?} with {git:?}");
+        }
+        let fetches: [&[&str]; 12] = [
+            &["--depth=0"],
+            &["--depth=-1"],
+            &["--depth=abc"],
+            &["--depth=1abc"],
+            &["--deepen=0"],
+            &["--deepen=-1"],
+            &["--deepen=abc"],
+            &["--deepen=1"],
+            &["--depth=1", "--deepen=1"],
+            &["--deepen=2", "--unshallow"],
+            &["--unshallow"],
+            &["--all", "--depth=1"],
+        ];
+        for given in fetches {
+            let [ours, theirs] = [true, false].map(|sluice| {
+                let repo = env.path().join("twin");
+                let _ = std::fs::remove_dir_all(&repo);
+                let url = format!("file://{work_str}");
+                env.git(env.path(), &["clone", "-q", "--depth=2", &url, "twin"]);
+                if given.contains(&"--all") || given.contains(&"--unshallow") {
+                    // A whole repository with two remotes.
+                    env.git(&repo, &["fetch", "-q", "--unshallow"]);
+                    env.git(&repo, &["remote", "add", "second", &url]);
+                }
+                let args = [&["fetch", "-q"][..], given].concat();
+                (said(&env, sluice, &repo, &args), shallow_state(&env, &repo))
+            });
+            assert_eq!(ours, theirs, "fetch {given:?} with {git:?}");
+        }
+    }
+}
+
+/// A repository's refs and shallow file.
+fn shallow_state(env: &Env, repo: &Path) -> String {
+    let refs = env.git(repo, &["for-each-ref"]);
+    let shallow = std::fs::read_to_string(repo.join(".git/shallow")).unwrap_or_default();
+    format!("{}shallow:\n{shallow}", String::from_utf8_lossy(&refs))
+}

@@ -73,9 +73,6 @@ pub enum RunError {
     /// A `--negotiation-tip` names nothing.
     #[error(transparent)]
     Tip(#[from] TipError),
-    /// `--unshallow` in a repository whose history is whole.
-    #[error("--unshallow on a complete repository does not make sense")]
-    UnshallowComplete,
 }
 
 /// Where a fetch's messages go, as they happen.
@@ -99,7 +96,8 @@ pub struct FetchOptions<'a> {
     pub prune: Option<Vec<Refspec>>,
     /// How far to cut (or extend) history.
     pub deepen: Deepen,
-    /// `--unshallow`.
+    /// `--unshallow` (which the caller has checked against the repository: see
+    /// [`sluice_remote::fetch_depth`]).
     pub unshallow: bool,
     /// `--refetch`: offer nothing, as if the repository had nothing.
     pub refetch: bool,
@@ -271,9 +269,6 @@ fn receive_missing(
 ) -> Result<Result<Cut, ObjectId>, RunError> {
     let deepen = options.deepen.clone();
     let shallow = repo.shallow_commits()?;
-    if options.unshallow && shallow.is_empty() {
-        return Err(RunError::UnshallowComplete);
-    }
     let mut wants: Vec<ObjectId> = updates
         .iter()
         .map(|u| u.remote.id)

@@ -17,7 +17,9 @@ use sluice_client::clone::{
 use sluice_client::partial::filter_spec;
 use sluice_client::reference::{add_references, dissociate, Need, Reference};
 use sluice_object::progress::Deferred;
-use sluice_remote::{server_options, ConnectOptions, Deepen, IpVersion, Remote, RemoteUrl};
+use sluice_remote::{
+    parse_depth, server_options, ConnectOptions, Deepen, DepthError, IpVersion, Remote, RemoteUrl,
+};
 use sluice_repo::date::parse_since;
 use sluice_repo::init::{initial_branch, InitOptions};
 use sluice_repo::template::template_dir;
@@ -56,7 +58,7 @@ pub struct CloneArgs {
     no_tags: bool,
     /// A shallow clone of this many commits.
     #[arg(long, value_name = "depth")]
-    depth: Option<u32>,
+    depth: Option<String>,
     /// A shallow clone of the commits after this date.
     #[arg(long, value_name = "time")]
     shallow_since: Option<String>,
@@ -243,20 +245,29 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     // `--also-filter-submodules`, else `clone.filterSubmodules`.
     let filter_submodules = args.also_filter_submodules
         || user_config.get_bool("clone.filtersubmodules")? == Some(true);
-    let remote = Remote::to_clone(&context.cwd, &user_config, &args.repository)?;
+    // A URL that cannot be read is refused after "Cloning into", as git's transport does.
+    let remote = Remote::to_clone(&context.cwd, &user_config, &args.repository);
     // Before "Cloning into", and in clone's words (fetch says it another way), as git does;
     // a name with a colon goes to the transport, which says it its own way.
-    if let RemoteUrl::Local(path) = &remote.url {
+    if let Ok(Remote {
+        url: RemoteUrl::Local(path),
+        shown,
+        ..
+    }) = &remote
+    {
         if !path.exists() && !args.repository.contains(':') {
-            bail!("repository '{}' does not exist", remote.shown);
+            bail!("repository '{shown}' does not exist");
         }
     }
     let initial = initial_branch(&user_config)?;
-    if args.depth == Some(0) {
-        bail!("depth 0 is not a positive number");
+    // A depth that is no positive number is refused now; one with more than a number in it
+    // by the transport, after "Cloning into", as git's.
+    let depth = args.depth.as_deref().map(parse_depth).transpose();
+    if let Err(e @ DepthError::NotPositive(_)) = depth {
+        bail!(e);
     }
     let deepen = Deepen {
-        depth: args.depth,
+        depth: depth.clone().unwrap_or_default(),
         since: parse_since(args.shallow_since.as_deref())?,
         not: args.shallow_exclude.clone(),
         relative: false,
@@ -282,6 +293,8 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         let into = if bare { "bare repository " } else { "" };
         eprintln!("Cloning into {into}'{}'...", directory.display());
     }
+    let remote = remote?;
+    depth?;
     // After "Cloning into", as git checks them.
     if recursing && both_references {
         bail!("clone --recursive is not compatible with both --reference and --reference-if-able");

@@ -101,10 +101,10 @@ pub struct FetchArgs {
     no_tags: bool,
     /// Limit history to this many commits from each tip.
     #[arg(long, value_name = "depth")]
-    depth: Option<u32>,
+    depth: Option<String>,
     /// Deepen a shallow history by this many commits.
-    #[arg(long, value_name = "depth")]
-    deepen: Option<u32>,
+    #[arg(long, value_name = "depth", allow_negative_numbers = true)]
+    deepen: Option<i64>,
     /// Make a shallow repository whole.
     #[arg(long)]
     unshallow: bool,
@@ -190,9 +190,6 @@ pub struct FetchArgs {
     refspecs: Vec<String>,
 }
 
-/// git's depth for "everything" (`--unshallow`).
-const INFINITE_DEPTH: u32 = 0x7fff_ffff;
-
 /// The reflog's action, as git writes it: `fetch` and the command's arguments as given, options
 /// included (but not the options before the command's name).
 fn reflog_action() -> String {
@@ -208,6 +205,15 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         args.filter = Some(filter_spec(spec)?);
     }
     let repo = context.require_repository()?;
+    let shallow = !repo.shallow_commits()?.is_empty();
+    let (unshallow, depth) = ((args.unshallow, shallow), args.depth.as_deref());
+    let depth = sluice_remote::fetch_depth(depth, args.deepen, unshallow)?;
+    let deepen = Deepen {
+        depth: depth.depth,
+        since: parse_since(args.shallow_since.as_deref())?,
+        not: args.shallow_exclude.clone(),
+        relative: depth.relative,
+    };
     let recursion = recursion(&args)?;
     if args.porcelain && recursion != Some(Recursion::Off) {
         bail!("options '--porcelain' and '--recurse-submodules' cannot be used together");
@@ -219,6 +225,8 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         refspecs,
         append: args.append,
         action: reflog_action(),
+        deepen: deepen.clone(),
+        unshallow: args.unshallow,
     };
     let selection = Selection {
         all: args.all,
@@ -296,6 +304,10 @@ struct RemoteFetch {
     append: bool,
     /// The reflog's action (`fetch` and the arguments).
     action: String,
+    /// How far history is cut or extended.
+    deepen: Deepen,
+    /// `--unshallow`.
+    unshallow: bool,
 }
 
 /// Fetches each of `names` in turn, as git's `--all` runs one `fetch --append` per remote: a
@@ -321,6 +333,9 @@ fn fetch_each(
             refspecs: Vec::new(),
             append: true,
             action: each_action(args, name),
+            // As git's, which runs a fetch per remote without the history options.
+            deepen: Deepen::default(),
+            unshallow: false,
         };
         let fetched = match fetch_one(args, context, repo, &one, brought) {
             Ok(code) => code == ExitCode::SUCCESS,
@@ -479,22 +494,13 @@ fn fetch_one(
     }
     let show_progress = crate::progress::enabled(!args.quiet, args.progress);
     let progress = TerminalProgress::new(show_progress);
-    let deepen = Deepen {
-        depth: match args.unshallow {
-            true => Some(INFINITE_DEPTH),
-            false => args.depth.or(args.deepen),
-        },
-        since: parse_since(args.shallow_since.as_deref())?,
-        not: args.shallow_exclude.clone(),
-        relative: args.deepen.is_some(),
-    };
     let options = FetchOptions {
         refs: plan.refs,
         bundle_uri: sluice_client::bundle_uri::wanted(repo.config())?,
         filter: plan.filter,
         prune: plan.prune,
-        deepen,
-        unshallow: args.unshallow,
+        deepen: one.deepen.clone(),
+        unshallow: one.unshallow,
         refetch: args.refetch,
         keep: args.keep,
         negotiation_tips: args.negotiation_tip.clone(),
