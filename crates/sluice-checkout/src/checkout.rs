@@ -291,6 +291,17 @@ pub fn checkout_fresh_from(
     Ok(warnings)
 }
 
+/// Whether `name` is a file of the index, or a directory of some: what git's checkout would
+/// take as a path when it names no commit.
+pub fn names_a_path(repo: &Repository, name: &str) -> Result<bool, CheckoutError> {
+    let index = read_index_or_empty(repo)?;
+    let name = name.trim_end_matches('/').as_bytes();
+    Ok(index.entries.iter().any(|entry| {
+        let path = &entry.path;
+        path == name || (path.starts_with(name) && path.get(name.len()) == Some(&b'/'))
+    }))
+}
+
 /// The index file, or an empty one where there is none (a clone made with `--no-checkout`).
 pub(crate) fn read_index_or_empty(repo: &Repository) -> Result<Index, CheckoutError> {
     // Mapped, not read: the 9 MB index of a 100,000-file tree read into fresh memory cost a

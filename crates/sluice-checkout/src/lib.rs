@@ -27,8 +27,8 @@ pub mod tree;
 pub mod writer;
 
 pub use checkout::{
-    checkout_fresh, checkout_fresh_from, checkout_index, commit_tree, CheckoutIndexReport,
-    CheckoutOptions,
+    checkout_fresh, checkout_fresh_from, checkout_index, commit_tree, names_a_path,
+    CheckoutIndexReport, CheckoutOptions,
 };
 pub use objects::Objects;
 pub use switch::{clean_state, switch, CleanState, SwitchOutcome};

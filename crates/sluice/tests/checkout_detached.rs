@@ -135,3 +135,29 @@ fn clone_of_an_annotated_tag_holds_its_commit_in_head() {
         env.git(&env.path().join("ours-tag"), &["fsck", "--strict"]);
     }
 }
+
+/// A name that names no commit and no file is refused as git refuses it: "pathspec … did not
+/// match", exit 1, nothing changed.
+#[test]
+fn names_of_nothing_are_refused_as_git() {
+    for git in crate::util::gits() {
+        let env = Env::with_git(git.clone());
+        let src = history_for_switch(&env);
+        let (ours, theirs) = clone_both(&env, &src, &[], "one");
+        for target in ["nosuch", "two~9", "@{-9}", "origin/nosuch", "two^3"] {
+            let said = env
+                .git_command(&theirs, &["checkout", target])
+                .output()
+                .unwrap();
+            let out = env.sluice(&ours, &["checkout", target], b"");
+            let label = format!("{target} with {git:?}");
+            assert_eq!(out.status.code(), said.status.code(), "{label}");
+            assert_eq!(
+                stderr(&out),
+                String::from_utf8_lossy(&said.stderr),
+                "{label}"
+            );
+            assert_eq!(git_view(&env, &ours), git_view(&env, &theirs), "{label}");
+        }
+    }
+}

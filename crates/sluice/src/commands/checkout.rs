@@ -2,8 +2,8 @@
 
 use super::Context;
 use crate::progress::TerminalProgress;
-use anyhow::anyhow;
-use sluice_checkout::revision::{checkout_name, move_head, resolve, HeadMoved};
+use anyhow::bail;
+use sluice_checkout::revision::{checkout_name, move_head, resolve, HeadMoved, RevisionError};
 use sluice_checkout::{commit_tree, switch, CheckoutError, CheckoutOptions};
 use sluice_client::upstream::{Standing, Upstream};
 use std::process::ExitCode;
@@ -35,9 +35,27 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
         return Err(CheckoutError::Bare.into());
     }
     // `-` is git's `@{-1}`: where the last checkout came from, named as it was then.
-    let given = checkout_name(&repo, &args.target)
-        .ok_or_else(|| anyhow!("invalid reference: {}", args.target))?;
-    let target = resolve(&repo, &given)?;
+    let resolved = checkout_name(&repo, &args.target).map(|given| {
+        let target = resolve(&repo, &given);
+        (given, target)
+    });
+    let (given, target) = match resolved {
+        Some((given, Ok(target))) => (given, target),
+        Some((_, Err(e))) if !matches!(e, RevisionError::Invalid { .. }) => return Err(e.into()),
+        // What names no commit git takes as a path: it checks out files, which Sluice does
+        // not, and says so in git's words when no file has that name.
+        _ if sluice_checkout::names_a_path(&repo, &args.target)? => {
+            bail!(
+                "'{}' is a path: sluice checkout switches branches and commits only",
+                args.target
+            )
+        }
+        _ => {
+            let name = &args.target;
+            eprintln!("error: pathspec '{name}' did not match any file(s) known to git");
+            return Ok(ExitCode::from(1));
+        }
+    };
     if let (Some(from), false) = (&target.created_from, args.quiet) {
         // git prints this line on standard output.
         let rebasing = ["", " by rebasing"][usize::from(from.rebasing)];
