@@ -462,17 +462,19 @@ fn hash_version(hash: HashKind) -> u8 {
 
 /// Checks `<pack_dir>/multi-pack-index` as git's verify does: its checksum, its header and
 /// chunks, pack names in order and present, ids in order and matching the fanout, and every
-/// object at the offset its pack's index gives.
-pub fn verify_midx(pack_dir: &Path, hash: HashKind) -> Result<MidxSummary, MidxError> {
+/// object at the offset its pack's index gives. `None` where there is none, which git's
+/// verify finds good.
+pub fn verify_midx(pack_dir: &Path, hash: HashKind) -> Result<Option<MidxSummary>, MidxError> {
     let path = pack_dir.join(FILE_NAME);
     let corrupt = |why: MidxDamage| MidxError::Corrupt {
         path: path.clone(),
         why,
     };
-    let bytes = std::fs::read(&path).map_err(|source| MidxError::Io {
-        path: path.clone(),
-        source,
-    })?;
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(MidxError::Io { path, source }),
+    };
     if !checksum_matches(&bytes, hash) {
         return Err(corrupt(MidxDamage::Checksum));
     }
@@ -501,10 +503,10 @@ pub fn verify_midx(pack_dir: &Path, hash: HashKind) -> Result<MidxSummary, MidxE
         packs.push(Pack::open(&pack_dir.join(name), hash)?);
     }
     check_objects(&packs, fanout, lookup, offsets, large, hash).map_err(corrupt)?;
-    Ok(MidxSummary {
+    Ok(Some(MidxSummary {
         packs: names.len(),
         objects: count,
-    })
+    }))
 }
 
 /// A chunk table: each chunk's id, start and length.

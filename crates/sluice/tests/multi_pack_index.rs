@@ -57,6 +57,12 @@ fn written_as_git_writes_it_and_verified_both_ways() {
     for git in gits() {
         let env = Env::with_git(git);
         let work = many_packs(&env);
+        // No file to verify: good, and silent, to both.
+        let [ours, theirs] = [true, false].map(|sluice| {
+            let out = env.sluice_or_git(sluice, &work, &["multi-pack-index", "verify"]);
+            (out.status.code(), stderr(&out), out.stdout)
+        });
+        assert_eq!(ours, theirs, "verify without a file");
         let orders: [&dyn Fn(usize) -> u64; 3] = [
             &|i| 1_700_000_000 + i as u64 * 60,
             &|i| 1_700_001_000 - i as u64 * 60,
