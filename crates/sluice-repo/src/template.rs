@@ -21,6 +21,7 @@ pub fn template_dir(given: Option<&Path>, config: &Config) -> Option<PathBuf> {
 /// Copies `template` into `git_dir`, as git does. A template that does not exist is no
 /// template (git warns of it; so does the caller).
 pub(crate) fn copy_template(template: &Path, git_dir: &Path) -> Result<(), InitError> {
+    use std::io::ErrorKind;
     let create = |path: &Path| {
         let path = path.to_owned();
         move |source| InitError::Create { path, source }
@@ -29,7 +30,10 @@ pub(crate) fn copy_template(template: &Path, git_dir: &Path) -> Result<(), InitE
     while let Some((from, to)) = pending.pop() {
         let entries = match std::fs::read_dir(&from) {
             Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            // As git's: a template that is not there, or no directory, is no template.
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+                continue
+            }
             Err(source) => return Err(InitError::Create { path: from, source }),
         };
         for entry in entries {

@@ -148,6 +148,17 @@ pub fn parse() -> Result<Cli, ExitCode> {
             eprintln!("sluice: '{name}' is not a sluice command. See 'sluice --help'.");
             return ExitCode::from(1);
         }
+        if let Some(words) = missing_words(&e) {
+            let usage = e
+                .get(clap::error::ContextKind::Usage)
+                .map(|u| u.to_string());
+            let usage = usage.as_deref().unwrap_or_default();
+            eprintln!(
+                "{words}\n\nusage: {}",
+                usage.trim().trim_start_matches("Usage: ")
+            );
+            return ExitCode::from(129);
+        }
         // git says a value it cannot read in one line, without the usage.
         let usage = match e.kind() {
             ErrorKind::ValueValidation => None,
@@ -235,4 +246,22 @@ fn git_words(e: &clap::Error) -> Option<String> {
 fn number_expected(e: &clap::Error) -> bool {
     let source = std::error::Error::source(e);
     source.is_some_and(|source| source.is::<std::num::ParseIntError>())
+}
+
+/// git's words for a command line that lacks what a command needs, where git has words of
+/// its own for it (else clap's are said).
+fn missing_words(e: &clap::Error) -> Option<&'static str> {
+    if e.kind() != clap::error::ErrorKind::MissingRequiredArgument {
+        return None;
+    }
+    let usage = e.get(clap::error::ContextKind::Usage)?.to_string();
+    let command = usage
+        .trim()
+        .trim_start_matches("Usage: ")
+        .split_whitespace()
+        .nth(1)?;
+    match command {
+        "clone" => Some("fatal: You must specify a repository to clone."),
+        _ => None,
+    }
 }

@@ -101,3 +101,34 @@ fn clones_copy_their_template_as_git_does() {
         }
     }
 }
+
+/// A template that is not there, or no directory, is none: the clone goes on with git's
+/// warning naming it as given (quiet or not), as git's.
+#[test]
+fn a_missing_template_is_warned_of_as_git_does() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let src = env.init("src", false);
+        env.git(&src, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        std::fs::write(env.path().join("a-file"), "no directory\n").unwrap();
+        let cases: [&[&str]; 3] = [
+            &["clone", "--template=/nonexistent/template"],
+            &["clone", "-q", "--template=relative/nope"],
+            &["clone", "-q", "--template=a-file"],
+        ];
+        for (i, args) in cases.iter().enumerate() {
+            let [ours, theirs] = [true, false].map(|sluice| {
+                let into = format!("clone-{i}-{sluice}");
+                let all = [args, &["src", into.as_str()][..]].concat();
+                let out = env.sluice_or_git(sluice, env.path(), &all);
+                let said = crate::util::stderr(&out).replace(&into, "<into>");
+                (
+                    out.status.code(),
+                    said,
+                    templated(&env.path().join(&into).join(".git")),
+                )
+            });
+            assert_eq!(ours, theirs, "{} {args:?}", git.display());
+        }
+    }
+}

@@ -293,6 +293,13 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         let into = if bare { "bare repository " } else { "" };
         eprintln!("Cloning into {into}'{}'...", directory.display());
     }
+    // A template that is no directory is none; git says so, quiet or not.
+    if let Some(template) = template
+        .as_deref()
+        .filter(|t| !context.cwd.join(t).is_dir())
+    {
+        eprintln!("warning: templates not found in {}", template.display());
+    }
     let remote = remote?;
     depth?;
     // After "Cloning into", as git checks them.
