@@ -81,3 +81,53 @@ fn damaged_index_is_reported() {
     assert_says_each_cause_once(&stderr(&ours));
     assert!(String::from_utf8_lossy(&ours.stdout).ends_with(": bad\n"));
 }
+
+/// A pack or an index that is not there, `--max-input-size` exceeded and `index-pack` without
+/// a pack: the exit code, standard output and the first line of the message are git's (git
+/// says no cause after it, where Sluice names the system's).
+#[test]
+fn missing_files_and_limits_are_refused_as_git() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let repo = packed_repo(&env);
+        let idx = pack_idx(&repo);
+        let pack = idx.with_extension("pack");
+        let lone = env.path().join("lone.pack");
+        std::fs::copy(&pack, &lone).unwrap();
+        let (lone, pack) = (lone.to_str().unwrap(), pack.to_str().unwrap());
+        let cases: [&[&str]; 7] = [
+            &["verify-pack", "nosuch.idx"],
+            &["verify-pack", "-v", "nosuch.idx"],
+            &["verify-pack", lone],
+            &["index-pack", "--verify", lone],
+            &["index-pack", "--verify", "nosuch.pack"],
+            &["index-pack", "--max-input-size=10", "-o", "out.idx", pack],
+            &["index-pack"],
+        ];
+        for args in cases {
+            let [ours, theirs] = [true, false].map(|sluice| {
+                let out = env.sluice_or_git(sluice, &repo, args);
+                let said = stderr(&out).replace("sluice", "git");
+                let first = said.lines().next().unwrap_or_default();
+                // Usage lines differ between git's versions after the command's name.
+                let first = match first.starts_with("usage:") {
+                    true => first.split(" [").next().unwrap_or_default(),
+                    false => first,
+                };
+                let first = first.to_owned();
+                (out.status.code(), out.stdout, first)
+            });
+            let (code, stdout, first) = ours;
+            assert_eq!(
+                (code, &stdout),
+                (theirs.0, &theirs.1),
+                "{args:?} with {git:?}"
+            );
+            assert!(
+                first.starts_with(&theirs.2),
+                "{args:?} with {git:?}: {first}"
+            );
+            assert!(!repo.join("out.idx").exists());
+        }
+    }
+}

@@ -81,11 +81,17 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    /// The pack to verify is not there (git names the index it was asked about).
+    #[error("Cannot open existing pack file '{}'", idx.display())]
+    NoPackFor {
+        /// The index.
+        idx: PathBuf,
+    },
     /// The index to verify against could not be read.
-    #[error("cannot open existing pack idx file for '{}'", pack.display())]
+    #[error("Cannot open existing pack idx file for '{}'", idx.display())]
     OpenIdx {
-        /// The pack.
-        pack: PathBuf,
+        /// The index.
+        idx: PathBuf,
         /// Why.
         #[source]
         source: std::io::Error,
@@ -525,8 +531,12 @@ pub fn verify(
     indexer: &PackIndexer<'_>,
 ) -> Result<IndexedPack, StoreError> {
     let (idx_path, rev_path) = index_paths(pack_path, index_file)?;
+    // In git's order: the pack must be there, then its index readable.
+    if !pack_path.is_file() {
+        return Err(StoreError::NoPackFor { idx: idx_path });
+    }
     let existing = std::fs::read(&idx_path).map_err(|source| StoreError::OpenIdx {
-        pack: pack_path.to_owned(),
+        idx: idx_path.clone(),
         source,
     })?;
     let options = sluice_pack::PackIndex::new(&existing[..], HashKind::Sha1)

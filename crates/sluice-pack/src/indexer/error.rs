@@ -117,7 +117,7 @@ pub enum IndexError {
         size: u64,
     },
     /// The pack is bigger than `--max-input-size`.
-    #[error("pack exceeds maximum allowed size of {limit} bytes")]
+    #[error("pack exceeds maximum allowed size ({limit} bytes)")]
     TooLarge {
         /// The limit.
         limit: u64,

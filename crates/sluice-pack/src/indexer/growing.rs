@@ -69,10 +69,9 @@ impl Growth {
             };
             if let Some(limit) = limit {
                 if at + n as u64 > limit {
-                    finish(Some(format!(
-                        "pack exceeds maximum allowed size of {limit} bytes"
-                    )));
-                    return Err(IndexError::TooLarge { limit });
+                    let error = IndexError::TooLarge { limit };
+                    finish(Some(error.to_string()));
+                    return Err(error);
                 }
             }
             // Write under the lock, so that a scanner that says stop never races a write.

@@ -187,9 +187,11 @@ fn index(
         return Ok(ExitCode::SUCCESS);
     }
     if !args.stdin {
-        let pack_path = args.pack_file.as_deref().ok_or_else(|| {
-            anyhow!("usage: sluice index-pack [-v] [-o <index-file>] <pack-file>")
-        })?;
+        let Some(pack_path) = args.pack_file.as_deref() else {
+            // git's usage, on stderr, with its exit code for usage.
+            eprintln!("usage: sluice index-pack [-v] [-o <index-file>] [--keep | --keep=<msg>] [--[no-]rev-index] [--verify] [--strict[=<msg-id>=<severity>...]] [--fsck-objects[=<msg-id>=<severity>...]] (<pack-file> | --stdin [--fix-thin] [<pack-file>])");
+            return Ok(ExitCode::from(129));
+        };
         let checksum =
             pack_store::index_file(pack_path, args.index_file.as_deref(), indexer, options)?;
         writeln!(std::io::stdout().lock(), "{checksum}")?;

@@ -63,7 +63,8 @@ pub fn run(args: VerifyPackArgs, context: &Context) -> anyhow::Result<ExitCode> 
             Err(error) => {
                 failed = true;
                 stdout.flush()?;
-                eprintln!("error: {}", crate::describe(&error.into()));
+                // git's verify-pack passes on what its index-pack died of.
+                eprintln!("fatal: {}", crate::describe(&error.into()));
                 if args.verbose || args.stat_only {
                     writeln!(stdout, "{}: bad", pack_path.display())?;
                 }
