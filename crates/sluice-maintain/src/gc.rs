@@ -219,10 +219,12 @@ pub(crate) fn to_seconds(time: SystemTime) -> i64 {
 }
 
 /// A date as git reads `gc.*` and `--expire` values, in seconds since the epoch: `never` (and
-/// `false`) is the beginning of time, so that nothing is older.
+/// `false`) is the beginning of time, so that nothing is older; `all` the end of it, so that
+/// everything is.
 pub fn seconds(text: &str) -> Result<i64, sluice_repo::date::DateError> {
     match text {
         "never" | "false" => Ok(0),
+        "all" => Ok(i64::MAX),
         _ => Ok(sluice_repo::date::parse_since(Some(text))?.unwrap_or(0)),
     }
 }
@@ -233,7 +235,9 @@ pub fn time_of(text: &str) -> Result<SystemTime, sluice_repo::date::DateError> {
 }
 
 fn to_time(seconds: i64) -> SystemTime {
-    std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds.max(0) as u64)
+    // Bounded (to some 35,000 years), as a time cannot hold the end of time.
+    let seconds = seconds.clamp(0, 1 << 40) as u64;
+    std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds)
 }
 
 /// Whether gc ran.

@@ -57,14 +57,29 @@ pub struct ExpireOptions {
     pub patterns: Vec<(String, Ages)>,
 }
 
-/// A reflog age setting that names no date.
+/// A reflog age that names no date.
 #[derive(Debug, thiserror::Error)]
-#[error("failed to parse '{key}' value '{value}'")]
-pub struct BadAge {
-    /// The setting, as git names it (lowercase), or the option.
-    pub key: String,
-    /// Its value.
-    pub value: String,
+pub enum BadAge {
+    /// A setting's, in gc's words; `reflog expire` says `refused` instead (git's "bad config
+    /// variable …", its reason said first).
+    #[error("failed to parse '{key}' value '{value}'")]
+    Setting {
+        /// The setting, as git names it (lowercase).
+        key: String,
+        /// Its value.
+        value: String,
+        /// The refusal `reflog expire` says (boxed: every error that may carry this one stays
+        /// small).
+        refused: Box<sluice_odb::ConfigError>,
+    },
+    /// The command line's.
+    #[error("invalid timestamp '{value}' given to '--{option}'")]
+    Option {
+        /// The option, without its dashes.
+        option: &'static str,
+        /// Its value.
+        value: String,
+    },
 }
 
 impl ExpireOptions {
@@ -74,20 +89,25 @@ impl ExpireOptions {
         (expire, expire_unreachable): (Option<&str>, Option<&str>),
     ) -> Result<ExpireOptions, BadAge> {
         let age = |key: &str, value: &str| {
-            let bad = || BadAge {
+            let why = format!("'{value}' for '{key}' is not a valid timestamp");
+            crate::gc::seconds(value).map_err(|_| BadAge::Setting {
                 key: key.to_owned(),
                 value: value.to_owned(),
+                refused: Box::new(config.refuse(key, why)),
+            })
+        };
+        let setting =
+            |(option, key): (&'static str, &str), given: Option<&str>, default: &str| match given {
+                Some(value) => crate::gc::seconds(value).map_err(|_| BadAge::Option {
+                    option,
+                    value: value.to_owned(),
+                }),
+                None => age(key, config.get(key).unwrap_or(default)),
             };
-            crate::gc::seconds(value).map_err(|_| bad())
-        };
-        let setting = |key: &str, given: Option<&str>, default: &str| match given {
-            Some(value) => age(key, value),
-            None => age(key, config.get(key).unwrap_or(default)),
-        };
         let ages = Ages {
-            expire: setting("gc.reflogexpire", expire, "90.days.ago")?,
+            expire: setting(("expire", "gc.reflogexpire"), expire, "90.days.ago")?,
             expire_unreachable: setting(
-                "gc.reflogexpireunreachable",
+                ("expire-unreachable", "gc.reflogexpireunreachable"),
                 expire_unreachable,
                 "30.days.ago",
             )?,

@@ -108,7 +108,14 @@ fn prune_keeps_what_git_keeps() {
         let env = Env::with_git(git);
         let seed = seed(&env);
         let sides = copies(&env, &seed);
-        for args in [&["prune", "--expire=1.day.ago"][..], &["prune"]] {
+        let cases: [&[&str]; 5] = [
+            &["prune", "--expire=never"],
+            &["prune", "--expire=false"],
+            &["prune", "--expire=1.day.ago"],
+            &["prune"],
+            &["prune", "--expire=all"],
+        ];
+        for args in cases {
             env.git(&sides[0], args);
             let out = env.sluice(&sides[1], args, b"");
             assert!(out.status.success(), "{}", stderr(&out));

@@ -5,7 +5,6 @@
 use super::remote::{connect, RemoteLines};
 use super::Context;
 use crate::progress::TerminalProgress;
-use anyhow::bail;
 use clap::Args;
 use sluice_client::fetch_pack::{fetch_pack, FetchPackOptions};
 use sluice_remote::Remote;
@@ -38,12 +37,14 @@ pub struct FetchPackArgs {
 /// Runs fetch-pack.
 pub fn run(args: FetchPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context.require_repository()?;
-    if !args.all && args.refs.is_empty() {
-        bail!("no refs to fetch: name some, or give --all");
-    }
     let remote = Remote::resolve(&context.cwd, &args.repository)?;
     let options = context.connect_options(repo.config(), args.upload_pack.as_deref())?;
     let mut connection = connect(&remote, &options)?;
+    // Nothing asked for: nothing fetched, which git's fetch-pack says with 1 alone.
+    if !args.all && args.refs.is_empty() {
+        connection.finish()?;
+        return Ok(ExitCode::from(1));
+    }
     let show_progress = !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let progress = TerminalProgress::new(show_progress);
     let options = FetchPackOptions {

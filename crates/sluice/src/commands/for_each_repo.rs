@@ -30,6 +30,12 @@ pub fn run(args: ForEachRepoArgs, context: &Context) -> anyhow::Result<ExitCode>
     let Some(key) = args.config.as_deref() else {
         bail!("missing --config=<config>");
     };
+    // A key git cannot read is refused as git's option parser refuses it.
+    if let Err(e) = sluice_odb::config::ConfigKey::parse(key) {
+        eprintln!("error: {e}\nfatal: got bad config --config={key}\n");
+        eprintln!("usage: sluice for-each-repo --config=<config> [--] <arguments>");
+        return Ok(ExitCode::from(129));
+    }
     let repo = context.repository()?;
     let config = context.config(repo.as_ref())?;
     let program = std::env::current_exe()?;

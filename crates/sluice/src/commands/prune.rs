@@ -6,7 +6,6 @@ use anyhow::bail;
 use clap::Args;
 use sluice_maintain::{prune, PruneOptions};
 use std::process::ExitCode;
-use std::time::{Duration, UNIX_EPOCH};
 
 /// `git prune`'s arguments.
 #[derive(Debug, Args)]
@@ -33,13 +32,12 @@ pub struct PruneArgs {
 /// Runs prune.
 pub fn run(args: PruneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context.require_repository()?;
-    let expire = match args.expire.as_deref() {
-        None => None,
-        Some(text) => {
-            let seconds = sluice_repo::date::parse_since(Some(text))?.unwrap_or(0);
-            Some(UNIX_EPOCH + Duration::from_secs(seconds.max(0) as u64))
-        }
-    };
+    let expire = (args.expire.as_deref())
+        .map(|text| {
+            sluice_maintain::gc::time_of(text)
+                .map_err(|_| anyhow::anyhow!("malformed expiration date '{text}'"))
+        })
+        .transpose()?;
     let mut keep = Vec::new();
     for head in &args.heads {
         match sluice_repo::revision::resolve(&repo, head) {

@@ -3,7 +3,7 @@
 use super::Context;
 use anyhow::bail;
 use clap::{Args, Subcommand};
-use sluice_maintain::{expire_all, ExpireOptions};
+use sluice_maintain::{expire_all, BadAge, ExpireOptions};
 use std::process::ExitCode;
 
 /// `git reflog`'s arguments (the `expire` form).
@@ -42,7 +42,12 @@ pub fn run(args: ReflogArgs, context: &Context) -> anyhow::Result<ExitCode> {
         bail!("reflog expire: only --all is supported");
     }
     let given = (expire.as_deref(), expire_unreachable.as_deref());
-    let options = ExpireOptions::from_config(repo.config(), given)?;
+    let options = match ExpireOptions::from_config(repo.config(), given) {
+        Ok(options) => options,
+        // reflog expire words a bad setting as git's configuration does, gc its own way.
+        Err(BadAge::Setting { refused, .. }) => return Err((*refused).into()),
+        Err(e) => return Err(e.into()),
+    };
     expire_all(&repo, &options)?;
     Ok(ExitCode::SUCCESS)
 }
