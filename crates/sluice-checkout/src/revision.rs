@@ -46,11 +46,14 @@ pub struct Resolved {
     pub created_from: Option<CreatedFrom>,
 }
 
-/// The remote-tracking branch a branch checkout made was created from.
+/// The remote-tracking branch a branch checkout makes is created from (once the work tree
+/// is switched: a checkout refused leaves no branch).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreatedFrom {
     /// The remote.
     pub remote: String,
+    /// The remote-tracking branch (`refs/remotes/<remote>/<name>`).
+    pub tracking: String,
     /// Whether `pull` rebases onto it (`branch.autoSetupRebase`): git says "by rebasing".
     pub rebasing: bool,
 }
@@ -156,19 +159,32 @@ fn guess_remote_branch(repo: &Repository, name: &str) -> Result<Option<Resolved>
         .split_once('/')
         .map_or("", |(r, _)| r)
         .to_owned();
-    let branch = format!("refs/heads/{name}");
-    repo.refs().write(&branch, &RefTarget::Id(*id))?;
-    let created = format!("branch: Created from {remote_ref}");
-    log_update(repo, &branch, (repo.hash().null_id(), *id), &created)?;
-    let mut config = ConfigFile::open(&repo.common_dir().join("config"))?;
-    let rebasing =
-        sluice_repo::upstream::record(&mut config, repo.config(), name, &remote, &branch)?;
-    config.write()?;
     Ok(Some(Resolved {
         id: *id,
-        branch: Some(branch),
-        created_from: Some(CreatedFrom { remote, rebasing }),
+        branch: Some(format!("refs/heads/{name}")),
+        created_from: Some(CreatedFrom {
+            remote,
+            tracking: remote_ref.clone(),
+            rebasing: sluice_repo::upstream::rebases(repo.config()),
+        }),
     }))
+}
+
+/// Makes the branch `branch` a checkout creates from a remote-tracking one, at `id`: the
+/// ref, its reflog's first entry and its upstream, as git's checkout does.
+fn create_branch(
+    repo: &Repository,
+    (branch, id): (&str, ObjectId),
+    from: &CreatedFrom,
+) -> Result<(), RevisionError> {
+    repo.refs().write(branch, &RefTarget::Id(id))?;
+    let created = format!("branch: Created from {}", from.tracking);
+    log_update(repo, branch, (repo.hash().null_id(), id), &created)?;
+    let mut config = ConfigFile::open(&repo.common_dir().join("config"))?;
+    let name = branch.trim_start_matches("refs/heads/");
+    sluice_repo::upstream::record(&mut config, repo.config(), name, &from.remote, branch)?;
+    config.write()?;
+    Ok(())
 }
 
 /// Where `HEAD` went, for the message git prints.
@@ -204,8 +220,9 @@ pub struct HeadMove {
     pub was_on_branch: bool,
 }
 
-/// Points `HEAD` at `target` after its tree was checked out, with git's reflog entry
-/// (`checkout: moving from <old> to <given>`), `given` being the name on the command line.
+/// Points `HEAD` at `target` after its tree was checked out (making the branch first where
+/// the checkout creates one), with git's reflog entry (`checkout: moving from <old> to
+/// <given>`), `given` being the name on the command line.
 pub fn move_head(
     repo: &Repository,
     target: &Resolved,
@@ -220,6 +237,9 @@ pub fn move_head(
     let from = head_ref
         .strip_prefix("refs/heads/")
         .map_or_else(|| old.to_string(), str::to_owned);
+    if let (Some(branch), Some(from)) = (&target.branch, &target.created_from) {
+        create_branch(repo, (branch, target.id), from)?;
+    }
     let (new_head, to, moved) = match &target.branch {
         Some(branch) => {
             let name = branch.trim_start_matches("refs/heads/").to_owned();

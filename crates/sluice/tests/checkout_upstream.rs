@@ -145,3 +145,34 @@ fn a_branch_made_from_a_remote_one_tracks_it_as_gits() {
         }
     }
 }
+
+/// A checkout that would make a branch from a remote's one but is refused (local changes the
+/// switch would lose) makes no branch and records no upstream, as git's: the same exit code,
+/// messages, refs and configuration.
+#[test]
+fn a_refused_checkout_makes_no_branch() {
+    for git in crate::util::gits() {
+        let env = Env::with_git(git.clone());
+        let src = env.init("src", false);
+        env.git(&src, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+        std::fs::write(src.join("f"), "one\n").unwrap();
+        env.git(&src, &["add", "f"]);
+        env.git(&src, &["commit", "-q", "-m", "one"]);
+        env.git(&src, &["checkout", "-q", "-b", "side"]);
+        std::fs::write(src.join("f"), "two\n").unwrap();
+        env.git(&src, &["commit", "-q", "-a", "-m", "two"]);
+        env.git(&src, &["checkout", "-q", "main"]);
+        let [ours, theirs] = [true, false].map(|sluice| {
+            let dest = env.path().join(format!("clone-{sluice}"));
+            let (from, to) = (src.to_str().unwrap(), dest.to_str().unwrap());
+            env.git(env.path(), &["clone", "-q", from, to]);
+            std::fs::write(dest.join("f"), "changed here\n").unwrap();
+            let out = env.sluice_or_git(sluice, &dest, &["checkout", "side"]);
+            let refs = env.git(&dest, &["for-each-ref", "--format=%(refname)"]);
+            let config = env.git(&dest, &["config", "--get-regexp", "^branch\\."]);
+            let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+            (out.status.code(), stdout, stderr(&out), refs, config)
+        });
+        assert_eq!(ours, theirs, "{git:?}");
+    }
+}

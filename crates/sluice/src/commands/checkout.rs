@@ -56,14 +56,6 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(1));
         }
     };
-    if let (Some(from), false) = (&target.created_from, args.quiet) {
-        // git prints this line on standard output.
-        let rebasing = ["", " by rebasing"][usize::from(from.rebasing)];
-        println!(
-            "branch '{given}' set up to track '{}/{given}'{rebasing}.",
-            from.remote
-        );
-    }
     let tree = commit_tree(repo.objects(), &target.id)?;
     sluice_client::promised::fetch_blobs_of_tree(&context.cwd, &repo, &tree)?;
     let mut options = CheckoutOptions::from_config(repo.config())?;
@@ -80,6 +72,14 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e.into()),
     }
     let moved = move_head(&repo, &target, &given)?;
+    if let (Some(from), false) = (&target.created_from, args.quiet) {
+        // git prints this line on standard output, once the branch is made.
+        let rebasing = ["", " by rebasing"][usize::from(from.rebasing)];
+        println!(
+            "branch '{given}' set up to track '{}/{given}'{rebasing}.",
+            from.remote
+        );
+    }
     if args.quiet {
         return Ok(ExitCode::SUCCESS);
     }
