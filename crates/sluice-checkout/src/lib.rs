@@ -19,6 +19,7 @@ mod checkout;
 pub mod convert;
 pub mod filter;
 
+pub mod new_branch;
 mod objects;
 pub mod path_check;
 pub mod revision;

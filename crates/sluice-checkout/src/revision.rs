@@ -2,8 +2,9 @@
 //! branch, a full ref name, `HEAD`, or a full object id, each optionally followed by `~<n>`
 //! and `^<n>` steps.
 
+use crate::new_branch::{Asked, NewBranch, Tracking};
 use sluice_object::ObjectId;
-use sluice_odb::{ConfigError, ConfigFile};
+use sluice_odb::ConfigError;
 use sluice_repo::{RefError, RefTarget, Repository};
 
 /// Why a name names nothing here.
@@ -27,6 +28,32 @@ pub enum RevisionError {
         /// The blob.
         id: ObjectId,
     },
+    /// `-b` of a branch that exists.
+    #[error("a branch named '{0}' already exists")]
+    BranchExists(String),
+    /// `-b` of a name that is no branch name (git 2.47 adds its hints, unless
+    /// `advice.refSyntax` is off).
+    #[error("'{name}' is not a valid branch name{}", match hint {
+        true => "\nhint: See `man git check-ref-format`\nhint: Disable this message with \"git config advice.refSyntax false\"",
+        false => "",
+    })]
+    InvalidBranchName {
+        /// The name.
+        name: String,
+        /// Whether git's hints follow.
+        hint: bool,
+    },
+    /// `-b` from a start that is no commit.
+    #[error("'{start}' is not a commit and a branch '{name}' cannot be created from it")]
+    NotACommitFor {
+        /// The start.
+        start: String,
+        /// The branch.
+        name: String,
+    },
+    /// `--track` alone from a start no branch name can be taken from.
+    #[error("missing branch name; try -b")]
+    MissingBranchName,
     /// The refs could not be read, or the new branch written.
     #[error(transparent)]
     Refs(#[from] RefError),
@@ -41,21 +68,8 @@ pub struct Resolved {
     pub id: ObjectId,
     /// The local branch it names (`refs/heads/…`), if it names one.
     pub branch: Option<String>,
-    /// The branch was just created from a remote-tracking branch, which it now tracks (git
-    /// says so on standard output).
-    pub created_from: Option<CreatedFrom>,
-}
-
-/// The remote-tracking branch a branch checkout makes is created from (once the work tree
-/// is switched: a checkout refused leaves no branch).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CreatedFrom {
-    /// The remote.
-    pub remote: String,
-    /// The remote-tracking branch (`refs/remotes/<remote>/<name>`).
-    pub tracking: String,
-    /// Whether `pull` rebases onto it (`branch.autoSetupRebase`): git says "by rebasing".
-    pub rebasing: bool,
+    /// The branch the checkout makes there (once the work tree is switched).
+    pub new_branch: Option<NewBranch>,
 }
 
 /// Resolves `name` as git's checkout does (a local branch by its short name; a remote's branch
@@ -91,7 +105,7 @@ fn resolve_any(repo: &Repository, name: &str) -> Result<Resolved, RevisionError>
         return Ok(Resolved {
             id,
             branch,
-            created_from: None,
+            new_branch: None,
         });
     }
     if let Some(resolved) = guess_remote_branch(repo, name)? {
@@ -102,7 +116,7 @@ fn resolve_any(repo: &Repository, name: &str) -> Result<Resolved, RevisionError>
         return Ok(Resolved {
             id: named.id,
             branch: None,
-            created_from: None,
+            new_branch: None,
         });
     }
     Err(RevisionError::Invalid {
@@ -155,36 +169,17 @@ fn guess_remote_branch(repo: &Repository, name: &str) -> Result<Option<Resolved>
     let [(remote_ref, id)] = matches.as_slice() else {
         return Ok(None);
     };
-    let remote = remote_ref["refs/remotes/".len()..]
-        .split_once('/')
-        .map_or("", |(r, _)| r)
-        .to_owned();
-    Ok(Some(Resolved {
-        id: *id,
-        branch: Some(format!("refs/heads/{name}")),
-        created_from: Some(CreatedFrom {
-            remote,
-            tracking: remote_ref.clone(),
-            rebasing: sluice_repo::upstream::rebases(repo.config()),
-        }),
-    }))
-}
-
-/// Makes the branch `branch` a checkout creates from a remote-tracking one, at `id`: the
-/// ref, its reflog's first entry and its upstream, as git's checkout does.
-fn create_branch(
-    repo: &Repository,
-    (branch, id): (&str, ObjectId),
-    from: &CreatedFrom,
-) -> Result<(), RevisionError> {
-    repo.refs().write(branch, &RefTarget::Id(id))?;
-    let created = format!("branch: Created from {}", from.tracking);
-    log_update(repo, branch, (repo.hash().null_id(), id), &created)?;
-    let mut config = ConfigFile::open(&repo.common_dir().join("config"))?;
-    let name = branch.trim_start_matches("refs/heads/");
-    sluice_repo::upstream::record(&mut config, repo.config(), name, &from.remote, branch)?;
-    config.write()?;
-    Ok(())
+    // As `-b <name> <remote>/<name>` (the upstream as `branch.autoSetupMerge` says), the
+    // reflog naming the remote-tracking ref in full.
+    let asked = Asked {
+        name: name.to_owned(),
+        start: Some(remote_ref.clone()),
+        reset: false,
+        tracking: Tracking::Configured,
+    };
+    let mut resolved = crate::new_branch::plan(repo, &asked)?;
+    resolved.id = *id;
+    Ok(Some(resolved))
 }
 
 /// Where `HEAD` went, for the message git prints.
@@ -194,8 +189,10 @@ pub enum HeadMoved {
     Branch {
         /// The branch's short name.
         name: String,
-        /// It was created from a remote-tracking branch.
+        /// It was just made.
         created: bool,
+        /// It was reset (`-B`).
+        reset: bool,
         /// `HEAD` was on it already.
         already: bool,
     },
@@ -237,15 +234,18 @@ pub fn move_head(
     let from = head_ref
         .strip_prefix("refs/heads/")
         .map_or_else(|| old.to_string(), str::to_owned);
-    if let (Some(branch), Some(from)) = (&target.branch, &target.created_from) {
-        create_branch(repo, (branch, target.id), from)?;
+    if let Some(branch) = &target.new_branch {
+        let log = |name: &str, ids, message: &str| log_update(repo, name, ids, message);
+        crate::new_branch::make(repo, branch, target.id, log)?;
     }
     let (new_head, to, moved) = match &target.branch {
         Some(branch) => {
             let name = branch.trim_start_matches("refs/heads/").to_owned();
+            let new_branch = target.new_branch.as_ref();
             let moved = HeadMoved::Branch {
                 name: name.clone(),
-                created: target.created_from.is_some(),
+                created: new_branch.is_some_and(|b| b.reset_from.is_none()),
+                reset: new_branch.is_some_and(|b| b.reset_from.is_some()),
                 already: head_ref == *branch,
             };
             (RefTarget::Symbolic(branch.clone()), name, moved)
@@ -267,6 +267,13 @@ pub fn move_head(
         left,
         was_on_branch,
     })
+}
+
+/// Points `HEAD` at the unborn branch `branch` (`--orphan`), as git: no reflog entry.
+pub fn orphan_head(repo: &Repository, branch: &str) -> Result<(), RevisionError> {
+    repo.refs()
+        .write("HEAD", &RefTarget::Symbolic(branch.to_owned()))?;
+    Ok(())
 }
 
 /// Logs the update of `name` from `old` to `new` where `core.logAllRefUpdates` asks for it. As

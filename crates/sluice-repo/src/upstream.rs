@@ -113,14 +113,15 @@ pub fn push_ref(repo: &Repository, branch: &str) -> Option<String> {
     }
 }
 
-/// Whether a branch set to track a branch of a remote also gets `branch.<name>.rebase = true`:
-/// `branch.autoSetupRebase` is `always`, or `remote` (`local` is for branches tracking a local
-/// one, which no command here sets up).
-pub fn rebases(config: &Config) -> bool {
-    matches!(
-        config.get("branch.autosetuprebase"),
-        Some("always" | "remote")
-    )
+/// Whether a branch set to track a branch of `remote` also gets `branch.<name>.rebase =
+/// true`: `branch.autoSetupRebase` is `always`, or `remote` for a remote's branch, `local`
+/// for one of this repository (`.`).
+pub fn rebases(config: &Config, remote: &str) -> bool {
+    let kind = match remote {
+        "." => "local",
+        _ => "remote",
+    };
+    (config.get("branch.autosetuprebase")).is_some_and(|value| value == "always" || value == kind)
 }
 
 /// Records in `file` the branch `merge` of `remote` as the upstream of the local branch
@@ -137,7 +138,7 @@ pub fn record(
     let key = |name| ConfigKey::new("branch", Some(branch), name);
     file.set(&key("remote"), remote)?;
     file.set(&key("merge"), merge)?;
-    let rebasing = rebases(config);
+    let rebasing = rebases(config, remote);
     if rebasing {
         file.set(&key("rebase"), "true")?;
     }

@@ -7,6 +7,7 @@ mod bad_servers;
 mod bitmap_serving;
 mod changed_paths;
 mod checkout;
+mod checkout_branch;
 mod checkout_detached;
 mod checkout_switch;
 mod checkout_upstream;
