@@ -5,8 +5,9 @@
 use crate::repack::RepackError;
 use crate::tips::branch_tips;
 use sluice_object::cancel::Cancel;
+use sluice_object::parse::{parse_commit, parse_tag};
 use sluice_object::progress::Progress;
-use sluice_object::ObjectId;
+use sluice_object::{IdSet, ObjectId, ObjectKind};
 use sluice_odb::midx::{write_midx_with, MidxOptions, MidxSummary};
 use sluice_repo::Repository;
 
@@ -93,7 +94,7 @@ pub fn write_midx_bitmap_of(
     let (summary, layout) = write_midx_with(&pack_dir, repo.hash(), &options)?;
     let odb = repo.objects();
     // A bitmap answers fetches, which start from refs: what else is alive is in the packs.
-    let (branches, mut tips): (Vec<ObjectId>, Vec<ObjectId>) = match request.refs_snapshot {
+    let (branches, tips): (Vec<ObjectId>, Vec<ObjectId>) = match request.refs_snapshot {
         // The snapshot names no refs: every commit in it is taken as a branch's tip.
         Some(snapshot) => {
             let commits = (snapshot.iter())
@@ -107,8 +108,10 @@ pub fn write_midx_bitmap_of(
             refs.into_iter().map(|(_, id)| id).chain(head).collect(),
         ),
     };
-    tips.sort_unstable();
-    tips.dedup();
+    // Commits made since the packs were written are in none: the bitmap covers what they
+    // stand on, as git's does.
+    let tips = in_file(odb, &layout.ids, &tips)?;
+    let branches = in_file(odb, &layout.ids, &branches)?;
     // The bitmap of the pack whose objects come first, when it has one.
     let first = layout
         .bit_of
@@ -121,6 +124,46 @@ pub fn write_midx_bitmap_of(
     let (at, tips) = ((&*pack_dir, &layout), (&tips[..], &branches[..], &shallow));
     sluice_graph::bitmap::write_midx_bitmap(at, odb, tips, replaced, progress, cancel)?;
     Ok(summary)
+}
+
+/// `tips`, each as the file (its sorted `ids`) holds it: itself where it is there; for a
+/// commit (or tag) that is not, the nearest commits it stands on that are (git's bitmap walk
+/// passes over commits outside the file); nothing for any other object outside it. Sorted,
+/// once each.
+fn in_file(
+    odb: &sluice_odb::ObjectDb,
+    ids: &[ObjectId],
+    tips: &[ObjectId],
+) -> Result<Vec<ObjectId>, RepackError> {
+    let held = |id: &ObjectId| ids.binary_search(id).is_ok();
+    let mut found = Vec::new();
+    let mut seen = IdSet::default();
+    let mut pending: Vec<ObjectId> = tips.to_vec();
+    while let Some(id) = pending.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        if held(&id) {
+            found.push(id);
+            continue;
+        }
+        match odb.read(&id)? {
+            Some((ObjectKind::Commit, data)) => {
+                pending.extend(
+                    parse_commit(odb.hash(), &data)
+                        .map(|c| c.parents)
+                        .unwrap_or_default(),
+                );
+            }
+            // A tag made since: what it names, as git peels a ref's tag.
+            Some((ObjectKind::Tag, data)) => {
+                pending.extend(parse_tag(odb.hash(), &data).map(|t| t.object))
+            }
+            _ => {}
+        }
+    }
+    found.sort_unstable();
+    Ok(found)
 }
 
 /// The name of `repo`'s pack with the most objects: a geometric series' largest, which a

@@ -383,3 +383,38 @@ fn object_dir_names_the_repositorys_or_an_alternates_as_in_git() {
 /// One step of the `--object-dir` test: exit code, stderr, the file's length and bytes, git's
 /// verify's exit code, how many packs.
 type JobOutput = (Option<i32>, String, usize, Vec<u8>, Option<i32>, usize);
+
+/// Commits and a tag made since the packs were written (loose, in no pack): the bitmap covers
+/// what they stand on, as git's does, rather than failing; git tests it on the packed tips,
+/// and counting with it gives what counting without it gives.
+#[test]
+fn a_bitmap_written_under_loose_commits_covers_what_they_stand_on() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let work = many_packs(&env);
+        let packed = String::from_utf8(env.git(&work, &["rev-parse", "HEAD"])).unwrap();
+        for i in 0..2 {
+            env.git(
+                &work,
+                &["commit", "-q", "--allow-empty", "-m", &format!("loose {i}")],
+            );
+        }
+        env.git(&work, &["tag", "-a", "-m", "loose tag", "loose"]);
+        // git first: Sluice's files are the ones left to test.
+        let [theirs, ours] = [false, true].map(|sluice| {
+            remove_midx_files(&work);
+            let out = env.sluice_or_git(sluice, &work, &["multi-pack-index", "write", "--bitmap"]);
+            (out.status.code(), stderr(&out), midx_bitmaps(&work))
+        });
+        assert_eq!(ours.0, theirs.0, "{git:?}: {}", ours.1);
+        assert_eq!((ours.2, theirs.2), (1, 1), "{git:?}");
+        env.git(&work, &["multi-pack-index", "verify"]);
+        bitmap_tested(&env, &work, packed.trim());
+        let all = env.git(&work, &["rev-list", "--objects", "--all"]);
+        let counted = env.git(
+            &work,
+            &["rev-list", "--objects", "--all", "--use-bitmap-index"],
+        );
+        assert_eq!(sorted_lines(&counted), sorted_lines(&all), "{git:?}");
+    }
+}
