@@ -328,6 +328,30 @@ fn verify_judges_the_graph_as_git_does() {
         std::fs::remove_file(&file).unwrap();
         env.git(&repo, &["commit-graph", "write", "--reachable", "--split"]);
         assert_eq!(verify("split"), Some(0));
+        // A second layer, then the base damaged: `--shallow` checks the newest layer only.
+        commit(&env, &repo, "on top", "1700000000 +0000", &[]);
+        let layer = ["commit-graph", "write", "--reachable", "--split=no-merge"];
+        env.git(&repo, &layer);
+        let layers = repo.join(".git/objects/info/commit-graphs");
+        let chain = std::fs::read_to_string(layers.join("commit-graph-chain")).unwrap();
+        assert_eq!(chain.lines().count(), 2);
+        let base = layers.join(format!("graph-{}.graph", chain.lines().next().unwrap()));
+        // A tree a byte off in the base's commit data, its checksum left as it was (which
+        // names the layer in the chain).
+        let mut damaged = std::fs::read(&base).unwrap();
+        let at = damaged.windows(4).position(|w| w == b"CDAT").unwrap();
+        let offset = u64::from_be_bytes(damaged[at + 4..at + 12].try_into().unwrap()) as usize;
+        damaged[offset + 2] ^= 1;
+        let _ = std::fs::remove_file(&base);
+        std::fs::write(&base, damaged).unwrap();
+        let [ours, theirs] = [true, false].map(|sluice| {
+            let args = ["commit-graph", "verify", "--shallow"];
+            let out = env.sluice_or_git(sluice, &repo, &args);
+            (out.status.code(), stderr(&out))
+        });
+        assert_eq!(ours, theirs, "--shallow with {git_bin:?}");
+        assert_eq!(ours.0, Some(0));
+        assert_ne!(verify("a damaged base layer"), Some(0));
     }
 }
 

@@ -80,6 +80,11 @@ impl GraphReader {
         self.files.last().map_or(0, |f| f.base + f.count)
     }
 
+    /// The position of the first commit of the newest layer (0 for a graph of one file).
+    pub fn top_layer_start(&self) -> usize {
+        self.files.last().map_or(0, |f| f.base)
+    }
+
     /// Whether the graph holds no commit.
     pub fn is_empty(&self) -> bool {
         self.len() == 0

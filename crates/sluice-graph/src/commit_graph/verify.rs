@@ -22,21 +22,29 @@ pub struct Verified {
 
 /// Verifies the commit-graph of `odb`'s object directory: nothing found for a sound graph or
 /// none at all.
-pub fn verify(odb: &ObjectDb, progress: &dyn Progress) -> Verified {
+pub fn verify(odb: &ObjectDb, shallow: bool, progress: &dyn Progress) -> Verified {
     let mut checksums = 0;
-    let problems = problems(odb, progress, &mut checksums);
+    let problems = problems(odb, (shallow, progress), &mut checksums);
     Verified {
         checksums_only: checksums == problems.len(),
         problems,
     }
 }
 
-fn problems(odb: &ObjectDb, progress: &dyn Progress, checksums: &mut usize) -> Vec<String> {
+fn problems(
+    odb: &ObjectDb,
+    (shallow, progress): (bool, &dyn Progress),
+    checksums: &mut usize,
+) -> Vec<String> {
     let hash = odb.hash();
-    let files: Vec<PathBuf> = graph_files(odb.dir())
+    let mut files: Vec<PathBuf> = graph_files(odb.dir())
         .into_iter()
         .filter(|f| f.exists())
         .collect();
+    // `--shallow`: the newest layer of a split graph only.
+    if shallow && files.len() > 1 {
+        files.drain(..files.len() - 1);
+    }
     if files.is_empty() {
         return Vec::new();
     }
@@ -56,12 +64,16 @@ fn problems(odb: &ObjectDb, progress: &dyn Progress, checksums: &mut usize) -> V
         problems.push("commit-graph file is corrupt: its layout does not hold".to_owned());
         return problems;
     };
+    let first = match shallow {
+        true => graph.top_layer_start(),
+        false => 0,
+    };
     progress.phase(
         "Verifying commits in commit graph",
-        Some(graph.len() as u64),
+        Some((graph.len() - first) as u64),
     );
     let mut previous = None;
-    for position in 0..graph.len() as u32 {
+    for position in first as u32..graph.len() as u32 {
         let Some(id) = graph.id(position) else {
             problems.push(format!("commit-graph has no commit at position {position}"));
             break;

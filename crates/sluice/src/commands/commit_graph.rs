@@ -76,6 +76,9 @@ enum Action {
         /// Show no progress.
         #[arg(long)]
         no_progress: bool,
+        /// Of a split graph, check the newest layer only.
+        #[arg(long)]
+        shallow: bool,
     },
 }
 
@@ -86,13 +89,14 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
         Action::Verify {
             progress,
             no_progress,
+            shallow,
         } => {
             let objects = match &args.object_dir {
                 Some(dir) => super::object_dir_db(&repo, &context.cwd, dir)?,
                 None => repo.objects().clone(),
             };
             let shown = TerminalProgress::new(crate::progress::enabled(!no_progress, progress));
-            let verified = sluice_graph::commit_graph::verify(&objects, &shown);
+            let verified = sluice_graph::commit_graph::verify(&objects, shallow, &shown);
             // git's words alone, each on a line, as its verify reports them.
             verified.problems.iter().for_each(|p| eprintln!("{p}"));
             Ok(ExitCode::from(
