@@ -148,7 +148,8 @@ fn pushes_as_git_pushes() {
 
 /// A remote that moved on: `fetch first`, `--force-with-lease` with and without an expected
 /// value, `--atomic` with one refused ref, tags and `--follow-tags`, `--all` and `--prune`,
-/// `--mirror`.
+/// `--mirror`; push options and certificates the server does not offer, refused (or warned
+/// of) whether anything is to be sent or not.
 #[test]
 fn refusals_leases_and_selections_are_gits() {
     for git in gits() {
@@ -179,6 +180,12 @@ fn refusals_leases_and_selections_are_gits() {
             vec!["--follow-tags", "origin", "main"],
             vec!["--all", "--prune", "origin"],
             vec!["--mirror", "origin"],
+            // What the server does not offer, asked of it with nothing to send, or a dry run.
+            vec!["--push-option=x", "origin", "main"],
+            vec!["-n", "-o", "x", "origin", "main:refs/heads/dry"],
+            vec!["--signed", "origin", "main"],
+            vec!["-n", "--signed", "origin", "main:refs/heads/dry"],
+            vec!["--signed=if-asked", "origin", "main"],
         ];
         compare(&env, &git, &sides, &steps);
     }

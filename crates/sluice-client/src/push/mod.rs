@@ -25,7 +25,7 @@ pub use submodules::RecurseSubmodules;
 use sluice_object::progress::Progress;
 use sluice_object::ObjectId;
 use sluice_remote::Service;
-use sluice_remote::{ConnectOptions, FetchError, RemoteRef};
+use sluice_remote::{ConnectOptions, Connection, FetchError, RemoteRef};
 use sluice_repo::Repository;
 
 /// Why a push could not be made (refused refs are reported in [`PushOutcome`] instead).
@@ -461,6 +461,25 @@ fn judge_refs(
     Ok((refs, atomic_failure))
 }
 
+/// What the push asks of the server that it does not offer, checked as git checks it once the
+/// refs are matched, whatever is to be sent (a dry run and an up-to-date push too): `--signed`
+/// without push certificates, `--atomic`, `--push-option`. `Ok(true)`: `--signed=if-asked`
+/// goes unsigned, which git warns of.
+fn capable(connection: &Connection, options: &PushOptions<'_>) -> Result<bool, PushError> {
+    let has = |c: &str| connection.has_capability(c);
+    let certified = has("push-cert") || connection.capability_value("push-cert").is_some();
+    if options.signed == SignedPush::Yes && !certified {
+        return Err(PushError::SignedUnsupported);
+    }
+    if options.atomic && !has("atomic") {
+        return Err(PushError::AtomicUnsupported);
+    }
+    if !options.push_options.is_empty() && !has("push-options") {
+        return Err(PushError::PushOptionsUnsupported);
+    }
+    Ok(options.signed == SignedPush::IfAsked && !certified)
+}
+
 /// Pushes from `repo` as `plan` and `options` say.
 pub fn push(
     repo: &Repository,
@@ -497,25 +516,25 @@ pub fn push(
             return Err(e);
         }
     }
+    let sent_unsigned = match capable(&connection, options) {
+        Ok(unsigned) => unsigned,
+        Err(e) => {
+            let _ = connection.finish();
+            return Err(e);
+        }
+    };
     let pending = refs.iter().any(|r| r.status == RefStatus::Pending);
     let mut unpack_error = None;
-    // As git: asked for and not offered, a signed push stops here; a dry run signs nothing.
+    // A dry run signs nothing.
     let nonce = connection.capability_value("push-cert").map(str::to_owned);
-    let sent_unsigned =
-        options.signed == SignedPush::IfAsked && nonce.is_none() && pending && !options.dry_run;
     let certificate = match (options.signed, nonce) {
-        (SignedPush::No, _) => None,
+        (SignedPush::No, _) | (_, None) => None,
         (_, Some(_)) if options.dry_run => None,
         (_, Some(nonce)) => Some(send::Certificate {
             signer: certificate::Signer::from_config(repo),
             nonce,
             url: plan.url.clone(),
         }),
-        (SignedPush::Yes, None) if pending && !options.dry_run => {
-            let _ = connection.finish();
-            return Err(PushError::SignedUnsupported);
-        }
-        (_, None) => None,
     };
     if pending && !options.dry_run {
         let commons = match options.negotiate {

@@ -51,13 +51,8 @@ pub(crate) fn send(
     request: &Request<'_>,
     messages: &dyn PushMessages,
 ) -> Result<Option<String>, PushError> {
+    // What the server does not offer was refused before ([`super::push`]).
     let has = |c: &str| connection.has_capability(c);
-    if request.atomic && !has("atomic") {
-        return Err(PushError::AtomicUnsupported);
-    }
-    if !request.push_options.is_empty() && !has("push-options") {
-        return Err(PushError::PushOptionsUnsupported);
-    }
     let mut caps = Vec::new();
     // v2 where the server has it, as git asks: it tells what a proc-receive hook did.
     let report_v2 = has("report-status-v2");
