@@ -180,6 +180,9 @@ fn refusals_leases_and_selections_are_gits() {
             vec!["--follow-tags", "origin", "main"],
             vec!["--all", "--prune", "origin"],
             vec!["--mirror", "origin"],
+            // A symbolic ref is pushed as the value it resolves to.
+            vec!["!git", "remote", "set-head", "origin", "main"],
+            vec!["--mirror", "origin"],
             // What the server does not offer, asked of it with nothing to send, or a dry run.
             vec!["--push-option=x", "origin", "main"],
             vec!["-n", "-o", "x", "origin", "main:refs/heads/dry"],

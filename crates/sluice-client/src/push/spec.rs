@@ -82,7 +82,14 @@ pub(crate) fn pair(
     specs: &[PushRefspec],
     advertised: &[RemoteRef],
 ) -> Result<Vec<Paired>, PushError> {
-    let local = repo.refs().list()?;
+    let mut local = repo.refs().list()?;
+    // git lists symbolic refs with the value they resolve to: a mirror pushes `origin/HEAD`.
+    for (name, _) in repo.refs().list_symbolic() {
+        if let Ok((_, Some(id))) = repo.refs().resolve(&name) {
+            local.push((name, id));
+        }
+    }
+    local.sort();
     let mut paired: Vec<Paired> = Vec::new();
     let mut add = |p: Paired| {
         if !paired.iter().any(|q| q.dst == p.dst) {
