@@ -93,6 +93,8 @@ impl Refspec {
             || stars(src) > 1
             || dst.as_deref().is_some_and(|d| stars(d) != stars(src))
             || (negative && dst.is_some())
+            // A pattern fetches into a pattern: git refuses one with nowhere to go.
+            || (!negative && stars(src) == 1 && dst.is_none())
         {
             return Err(InvalidRefspec(text.to_owned()));
         }

@@ -92,6 +92,13 @@ impl FetchPlan {
         choice: &FetchChoice,
     ) -> Result<FetchPlan, FetchPlanError> {
         let config = repo.config();
+        // git reads every remote's fetch refspecs with the configuration, and stops at one it
+        // cannot read before anything else.
+        for name in config.subsection_names("remote") {
+            for spec in config.get_all(&format!("remote.{name}.fetch")) {
+                Refspec::parse(spec)?;
+            }
+        }
         let current_branch = match repo.refs().read("HEAD")? {
             Some(RefTarget::Symbolic(branch)) => Some(branch),
             _ => None,
