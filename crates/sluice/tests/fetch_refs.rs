@@ -819,3 +819,42 @@ fn the_only_remote_is_the_default_as_in_git() {
         assert_eq!(seen[0], seen[1], "{}", git.display());
     }
 }
+
+/// Tags followed into new history: a fetch writes each once; a dry run writes none and, as
+/// git's second pass finds them still new, says each twice, as git does.
+#[test]
+fn followed_tags_are_said_as_git_says_them() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let (src, url, _) = served_source(&env, &git);
+        let rounds: [&[&str]; 3] = [
+            &["fetch", "-v", "--dry-run", "origin"],
+            &["fetch", "--dry-run", "origin"],
+            &["fetch", "-v", "origin"],
+        ];
+        for (round, args) in rounds.into_iter().enumerate() {
+            let twins = [true, false].map(|sluice| {
+                let repo = env.path().join(format!("twin-{round}-{sluice}"));
+                env.git(env.path(), &["clone", "-q", &url, repo.to_str().unwrap()]);
+                repo
+            });
+            // History the clones have not seen, with tags into it.
+            let name = format!("round-{round}");
+            let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
+            let tree = text(env.git(&src, &["rev-parse", "HEAD^{tree}"]));
+            let commit = ["commit-tree", tree.trim(), "-p", "HEAD", "-m", &name];
+            let commit = text(env.git(&src, &commit));
+            env.git(&src, &["update-ref", "HEAD", commit.trim()]);
+            env.git(
+                &src,
+                &["tag", "-a", "-m", &name, &format!("annotated-{round}")],
+            );
+            env.git(&src, &["tag", &format!("light-{round}")]);
+            let [ours, theirs] = [0, 1].map(|i| {
+                let out = env.sluice_or_git(i == 0, &twins[i], args);
+                format!("{}{}", stdout(&out), fetched_state(&env, &twins[i], &out))
+            });
+            assert_eq!(ours, theirs, "{args:?} with {}", git.display());
+        }
+    }
+}

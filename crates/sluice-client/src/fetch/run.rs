@@ -200,7 +200,19 @@ pub fn fetch_remote(
         }
     };
     let backfill = match plan.follow_tags {
-        true => follow_known_tags(repo, &advertised, &mut updates)?,
+        true => {
+            let before = updates.len();
+            let later = follow_known_tags(repo, &advertised, &mut updates)?;
+            // A dry run writes no tag, so git's second pass finds the ones followed in the
+            // first still new and says them again; in the order the server listed them.
+            let again = |name: &String| {
+                options.dry_run && updates[before..].iter().any(|u| &u.remote.name == name)
+            };
+            (advertised.iter())
+                .filter(|r| later.iter().any(|l| l.name == r.name) || again(&r.name))
+                .cloned()
+                .collect()
+        }
         false => Vec::new(),
     };
     if plan.explicit {
