@@ -179,6 +179,20 @@ impl GcOptions {
     }
 }
 
+/// `gc --aggressive`'s delta search: every delta searched anew, within
+/// `gc.aggressiveWindow` (250) and `gc.aggressiveDepth` (50), the other limits as configured.
+pub fn aggressive_search(config: &sluice_odb::Config) -> Result<SearchLimits, GcError> {
+    let int = |key: &str, default: i64| -> Result<i64, GcError> {
+        Ok(config.get_int(key)?.unwrap_or(default).max(0))
+    };
+    let given = sluice_generate::GivenLimits {
+        window: Some(int("gc.aggressivewindow", 250)? as usize),
+        depth: Some(int("gc.aggressivedepth", 50)? as u32),
+        ..sluice_generate::GivenLimits::default()
+    };
+    Ok(SearchLimits::from_config(config, &given, Reuse::Objects)?)
+}
+
 /// The value of the expiry setting `key` (`gc.pruneExpire`, `gc.logExpiry`), refused as git
 /// refuses it when it is no date in the past: `Invalid <key>: '<value>'`, with where it was
 /// set.

@@ -3,7 +3,7 @@
 use super::Context;
 use anyhow::bail;
 use clap::Args;
-use sluice_generate::{GivenLimits, PackSizeLimit, Reuse, SearchLimits};
+use sluice_generate::PackSizeLimit;
 use sluice_maintain::gc_lock::{
     clear_gc_log, gc_log, keep_gc_log, last_gc_error, lock_for_gc, start_gc_log,
 };
@@ -125,16 +125,7 @@ fn run_here(
         Err(code) => return Ok(code),
     }
     if args.aggressive {
-        let config = repo.config();
-        let int = |key: &str, default: i64| -> anyhow::Result<i64> {
-            Ok(config.get_int(key)?.unwrap_or(default).max(0))
-        };
-        let given = GivenLimits {
-            window: Some(int("gc.aggressivewindow", 250)? as usize),
-            depth: Some(int("gc.aggressivedepth", 50)? as u32),
-            ..GivenLimits::default()
-        };
-        options.window_search = Some(SearchLimits::from_config(config, &given, Reuse::Objects)?);
+        options.window_search = Some(sluice_maintain::gc::aggressive_search(repo.config())?);
     }
     // As git: in the background with `--auto` unless `gc.autoDetach` is false, and whenever
     // `--detach` is given.
