@@ -7,15 +7,11 @@ use crate::progress::TerminalProgress;
 use anyhow::bail;
 use clap::Args;
 use sluice_generate::pack_objects::{
-    add_unreachable, include_tags, loosen_unreachable, select, write_cruft_at, Filters,
-    MissingAction, RootKinds, Selection, Unreachable,
+    pack_objects, write_cruft_at, Filters, MissingAction, PackObjectsJob, PackObjectsMessages,
+    PackOutput, RootKinds, Selection, StoredOutput, Unreachable,
 };
 use sluice_generate::packfile_uris::PackfileUris;
-use sluice_generate::{
-    write_pack, write_stored_at, IslandRules, Islands, PackOptions, PackSizeLimit,
-};
-use sluice_graph::bitmap::write_bitmap;
-use sluice_odb::Pack;
+use sluice_generate::{IslandRules, PackOptions, PackSizeLimit};
 use sluice_pack::idx::IdxWriteOptions;
 use std::io::Write;
 use std::path::PathBuf;
@@ -246,30 +242,6 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
     if missing == MissingAction::Error && !args.exclude_promisor_objects {
         fetch_promised(&repo, &selection, &filters)?;
     }
-    let odb = repo.objects().with_alternate_packs();
-    let mut walked = select(&odb, &selection, &filters, &progress)?;
-    let downloaded = offered.leave_out(&odb, &mut walked, &args.uri_protocol);
-    for line in downloaded {
-        println!("{line}");
-    }
-    for path in add_unreachable(&repo, &odb, &mut walked, unreachable, &filters)? {
-        eprintln!(
-            "warning: loose object at {} could not be examined",
-            path.display()
-        );
-    }
-    if args.include_tag {
-        include_tags(&repo, &odb, &mut walked)?;
-    }
-    let islands = match &island_rules {
-        Some(rules) => Some(mark_islands(
-            &repo,
-            (&odb, rules),
-            &walked,
-            (&progress, shown),
-        )?),
-        None => None,
-    };
     let reuse = super::repack::reuse_of(args.no_reuse_delta, args.no_reuse_object);
     let window_search = Some(args.search.limits(repo.config(), reuse)?);
     let options = PackOptions {
@@ -279,57 +251,78 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
         show_writing: true,
         window_search,
         cancel: context.cancel.clone(),
-        islands,
+        islands: None,
     };
-    let stats = if args.stdout {
-        let out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-        let (out, stats) = write_pack(&odb, &walked, &options, out, &progress)?;
+    let job = PackObjectsJob {
+        selection,
+        filters,
+        unreachable,
+        include_tag: args.include_tag,
+        islands: island_rules,
+        uris: (offered, &args.uri_protocol),
+        options,
+    };
+    let said = Said { shown };
+    let packed = if args.stdout {
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+        let packed = pack_objects(&repo, job, PackOutput::Stream(&mut out), (&progress, &said))?;
         out.into_inner().map_err(|e| e.into_error())?.flush()?;
-        stats
+        packed
     } else {
-        if args.non_empty && walked.objects.is_empty() {
-            return Ok(ExitCode::SUCCESS);
-        }
-        let base = args
-            .base_name
-            .as_deref()
-            .expect("required without --stdout");
-        let (packs, stats) =
-            write_stored_at(&repo, &odb, &walked, &options, base, index.as_ref(), limit)?;
-        let paths: Vec<PathBuf> = packs.iter().map(|stored| stored.pack.clone()).collect();
-        if let Some(when) = &args.unpack_unreachable {
-            let since = when
+        let loosen_after = match &args.unpack_unreachable {
+            None => None,
+            Some(None) => Some(std::time::UNIX_EPOCH),
+            Some(Some(when)) => Some(sluice_maintain::gc::time_of(when)?),
+        };
+        let wanted = args.write_bitmap_index || args.write_bitmap_index_quiet;
+        let stored = StoredOutput {
+            base: args
+                .base_name
                 .as_deref()
-                .map(sluice_maintain::gc::time_of)
-                .transpose()?;
-            let since = since.unwrap_or(std::time::UNIX_EPOCH);
-            loosen_unreachable(&repo, &paths, since, &filters)?;
-        }
-        let written = (&walked, &packs[..]);
-        bitmap_of_all(&args, &repo, (&odb, &selection), written, &progress)?;
-        for stored in &packs {
+                .expect("required without --stdout"),
+            index,
+            limit,
+            non_empty: args.non_empty,
+            loosen_after,
+            bitmap: (wanted && args.all).then_some(!args.write_bitmap_index_quiet),
+        };
+        let packed = pack_objects(&repo, job, PackOutput::Stored(stored), (&progress, &said))?;
+        for stored in &packed.stored {
             println!("{}", stored.checksum);
         }
-        stats
+        packed
     };
-    if shown {
+    if let (true, Some(stats)) = (shown, packed.stats) {
         eprintln!("{stats}");
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// The delta islands of `rules` over every ref of `repo`, marked on `walked`; with git's
-/// words for rules of too many capture groups, and on progress, how many islands there are.
-fn mark_islands(
-    repo: &sluice_repo::Repository,
-    (odb, rules): (&sluice_odb::ObjectDb, &IslandRules),
-    walked: &sluice_graph::Walked,
-    (progress, shown): (&TerminalProgress, bool),
-) -> anyhow::Result<std::sync::Arc<Islands>> {
-    let refs = repo.refs().list()?;
-    let islands = sluice_generate::mark_islands(odb, rules, &refs, walked, progress)?;
-    say_marked(islands.marked(), shown);
-    Ok(std::sync::Arc::new(islands))
+/// pack-objects' words as it goes, as git's: URI lines on the pack's stream, warnings and
+/// the islands on standard error.
+struct Said {
+    shown: bool,
+}
+
+impl PackObjectsMessages for Said {
+    fn uri(&self, line: &str) {
+        println!("{line}");
+    }
+
+    fn unexaminable(&self, path: &std::path::Path) {
+        eprintln!(
+            "warning: loose object at {} could not be examined",
+            path.display()
+        );
+    }
+
+    fn islands(&self, marked: sluice_generate::Marked) {
+        say_marked(marked, self.shown);
+    }
+
+    fn no_bitmap(&self, why: &str) {
+        eprintln!("warning: disabling bitmap writing, {why}");
+    }
 }
 
 /// git's words on the islands marked: a warning per ref matched by a rule of too many capture
@@ -427,32 +420,6 @@ fn fetch_promised(
             sluice_client::promised::fetch_absent(repo, &ids)?;
         }
         Selection::Packs { .. } => {}
-    }
-    Ok(())
-}
-
-/// `--write-bitmap-index` beside the pack written: as git, a bitmap of `--all` only, in one
-/// pack (silently none otherwise, or with git's warning unless asked quietly).
-fn bitmap_of_all(
-    args: &PackObjectsArgs,
-    repo: &sluice_repo::Repository,
-    (odb, selection): (&sluice_odb::ObjectDb, &Selection),
-    (walked, packs): (&sluice_graph::Walked, &[sluice_odb::pack_store::Stored]),
-    progress: &TerminalProgress,
-) -> anyhow::Result<()> {
-    let wanted = args.write_bitmap_index || args.write_bitmap_index_quiet;
-    let warn = |text: &str| match args.write_bitmap_index_quiet {
-        true => {}
-        false => eprintln!("warning: disabling bitmap writing, {text}"),
-    };
-    match (selection.bitmap_tips(), packs) {
-        _ if !wanted || !args.all => {}
-        (Some(tips), [stored]) => {
-            let packed = Pack::open(&stored.pack.with_extension("idx"), repo.hash())?;
-            write_bitmap(&packed, odb, walked, tips, None, progress)?;
-        }
-        (Some(_), _) => warn("packs are split due to pack.packSizeLimit"),
-        (None, _) => warn("as some objects are not being packed"),
     }
     Ok(())
 }

@@ -3,6 +3,12 @@
 //! filters leave out (`--unpacked`, `--local`, `--honor-pack-keep`, `--keep-pack`), as the
 //! walk the writer takes.
 
+mod run;
+
+pub use run::{
+    pack_objects, PackObjectsJob, PackObjectsMessages, PackOutput, PackedObjects, StoredOutput,
+};
+
 use crate::GenerateError;
 use sluice_graph::walk::name_hash;
 use sluice_graph::{walk_objects, Missing, WalkRequest, Walked, WalkedObject};
