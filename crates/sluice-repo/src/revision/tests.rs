@@ -107,6 +107,20 @@ fn a_branch_form_says_which_branch_and_a_commit_form_peels_tags() {
     assert_eq!(repo.objects().peel_to_commit(tree), None);
 }
 
+/// `form` names in `repo` what `git rev-parse` names in the repository at `path` (nothing
+/// where git's fails).
+fn assert_resolved_as_git(path: &std::path::Path, repo: &Repository, form: &str, label: &str) {
+    let out = std::process::Command::new("git")
+        .current_dir(path)
+        .args(["rev-parse", "--verify", "-q", form])
+        .output()
+        .unwrap();
+    let expected = String::from_utf8(out.stdout).unwrap();
+    let expected = Some(expected.trim()).filter(|e| out.status.success() && !e.is_empty());
+    let named = super::resolve(repo, form).map(|n| n.id.to_string());
+    assert_eq!(named.as_deref(), expected, "{form}{label}");
+}
+
 /// A remote whose fetch refspecs map a branch twice tracks it where the first one says, and a
 /// negative refspec does not hide an upstream: as `git rev-parse` finds them.
 #[test]
@@ -132,16 +146,7 @@ fn an_upstream_is_found_through_the_first_refspec_as_git_finds_it() {
         "side@{upstream}",
         "side@{push}",
     ] {
-        // git's answer, none where it fails.
-        let out = std::process::Command::new("git")
-            .current_dir(path)
-            .args(["rev-parse", "--verify", "-q", form])
-            .output()
-            .unwrap();
-        let expected = String::from_utf8(out.stdout).unwrap();
-        let expected = Some(expected.trim()).filter(|e| out.status.success() && !e.is_empty());
-        let named = super::resolve(&repo, form).map(|n| n.id.to_string());
-        assert_eq!(named.as_deref(), expected, "{form}");
+        assert_resolved_as_git(path, &repo, form, "");
     }
 }
 
@@ -180,15 +185,8 @@ fn a_push_destination_is_found_as_git_finds_it() {
         };
         let repo = Repository::discover(path).unwrap();
         for form in forms {
-            let out = std::process::Command::new("git")
-                .current_dir(path)
-                .args(["rev-parse", "--verify", "-q", form])
-                .output()
-                .unwrap();
-            let expected = String::from_utf8(out.stdout).unwrap();
-            let expected = Some(expected.trim()).filter(|e| out.status.success() && !e.is_empty());
-            let named = super::resolve(&repo, form).map(|n| n.id.to_string());
-            assert_eq!(named.as_deref(), expected, "{form} after {key}={value:?}");
+            let label = format!(" after {key}={value:?}");
+            assert_resolved_as_git(path, &repo, form, &label);
         }
     }
 }
