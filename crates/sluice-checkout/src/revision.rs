@@ -166,7 +166,7 @@ fn guess_remote_branch(repo: &Repository, name: &str) -> Result<Option<Resolved>
                 .is_some_and(|(_, branch)| branch == name)
         })
         .collect();
-    let [(remote_ref, id)] = matches.as_slice() else {
+    let [(remote_ref, _)] = matches.as_slice() else {
         return Ok(None);
     };
     // As `-b <name> <remote>/<name>` (the upstream as `branch.autoSetupMerge` says), the
@@ -177,9 +177,7 @@ fn guess_remote_branch(repo: &Repository, name: &str) -> Result<Option<Resolved>
         reset: false,
         tracking: Tracking::Configured,
     };
-    let mut resolved = crate::new_branch::plan(repo, &asked)?;
-    resolved.id = *id;
-    Ok(Some(resolved))
+    Ok(Some(crate::new_branch::plan(repo, &asked)?))
 }
 
 /// Where `HEAD` went, for the message git prints.
