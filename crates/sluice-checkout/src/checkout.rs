@@ -291,17 +291,6 @@ pub fn checkout_fresh_from(
     Ok(warnings)
 }
 
-/// Whether `name` is a file of the index, or a directory of some: what git's checkout would
-/// take as a path when it names no commit.
-pub fn names_a_path(repo: &Repository, name: &str) -> Result<bool, CheckoutError> {
-    let index = read_index_or_empty(repo)?;
-    let name = name.trim_end_matches('/').as_bytes();
-    Ok(index.entries.iter().any(|entry| {
-        let path = &entry.path;
-        path == name || (path.starts_with(name) && path.get(name.len()) == Some(&b'/'))
-    }))
-}
-
 /// The index file, or an empty one where there is none (a clone made with `--no-checkout`).
 pub(crate) fn read_index_or_empty(repo: &Repository) -> Result<Index, CheckoutError> {
     // Mapped, not read: the 9 MB index of a 100,000-file tree read into fresh memory cost a
@@ -326,6 +315,8 @@ pub struct CheckoutIndexReport {
     /// A file was not checked out (it exists and differs, or is not in the index): git
     /// exits 1.
     pub failed: bool,
+    /// How many files were written (those whose stat data matched their entry were not).
+    pub written: usize,
 }
 
 /// `checkout-index`: writes index entries (all, or those at `paths`) to the work tree, or
@@ -437,6 +428,7 @@ pub fn checkout_index(
             .drain(..)
             .map(|w| format!("git checkout-index: {w}")),
     );
+    report.written = jobs.len();
     if prefix.is_none() && !jobs.is_empty() {
         for ((i, _), stat) in selected.iter().zip(stats) {
             index.entries[positions[*i]].stat = stat;

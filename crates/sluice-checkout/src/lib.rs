@@ -22,16 +22,18 @@ pub mod filter;
 pub mod new_branch;
 mod objects;
 pub mod path_check;
+mod paths;
 pub mod revision;
 mod switch;
 pub mod tree;
 pub mod writer;
 
 pub use checkout::{
-    checkout_fresh, checkout_fresh_from, checkout_index, commit_tree, names_a_path,
-    CheckoutIndexReport, CheckoutOptions,
+    checkout_fresh, checkout_fresh_from, checkout_index, commit_tree, CheckoutIndexReport,
+    CheckoutOptions,
 };
 pub use objects::Objects;
+pub use paths::{checkout_paths, names_a_path, PathsChecked};
 pub use switch::{clean_state, switch, CleanState, SwitchOutcome};
 
 use sluice_object::ObjectId;
@@ -49,6 +51,14 @@ pub enum CheckoutError {
     /// A reference could not be read or written.
     #[error(transparent)]
     Ref(#[from] sluice_repo::RefError),
+    /// A pathspec that leaves the work tree (`../x` at its top).
+    #[error("{spec}: '{spec}' is outside repository at '{}'", top.display())]
+    OutsideRepository {
+        /// The pathspec.
+        spec: String,
+        /// The top of the work tree.
+        top: std::path::PathBuf,
+    },
     /// An object the tree names is missing.
     #[error("unable to read object {id} for '{path}'")]
     MissingObject {

@@ -147,3 +147,60 @@ fn resetting_the_branch_checked_out_is_logged_as_git_logs_it() {
         }
     }
 }
+
+/// `checkout [--] <pathspec>…` restores the index's version of files and directories, from
+/// the top or from a directory below it, as git's does: the same outputs (the count said
+/// only without `--`), exit codes (a pathspec that matches nothing: 1, and nothing written;
+/// one that leaves the work tree: 128) and work tree.
+#[test]
+fn files_are_restored_from_the_index_as_git_restores_them() {
+    let cases = [
+        ("", "checkout -- f"),
+        ("", "checkout f"),
+        ("", "checkout d"),
+        ("", "checkout -- d f"),
+        ("", "checkout f d/g"),
+        ("", "checkout ."),
+        ("", "checkout -q f"),
+        ("", "checkout -- f nosuch"),
+        ("", "checkout -- ../outside"),
+        ("d", "checkout -- g"),
+        ("d", "checkout g ../f"),
+        ("d", "checkout .."),
+    ];
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let src = source(&env);
+        std::fs::create_dir(src.join("d")).unwrap();
+        for file in ["d/g", "d/h"] {
+            std::fs::write(src.join(file), format!("{file}\n")).unwrap();
+        }
+        env.git(&src, &["add", "d"]);
+        env.git(&src, &["commit", "-q", "-m", "d"]);
+        let repo = env.path().join("twin");
+        for (below, line) in cases {
+            let args: Vec<&str> = line.split(' ').collect();
+            let [ours, theirs] = [true, false].map(|sluice| {
+                let _ = std::fs::remove_dir_all(&repo);
+                let (from, to) = (src.to_str().unwrap(), repo.to_str().unwrap());
+                env.git(env.path(), &["clone", "-q", from, to]);
+                for file in ["f", "d/g", "d/h"] {
+                    std::fs::write(repo.join(file), "changed\n").unwrap();
+                }
+                let out = env.sluice_or_git(sluice, &repo.join(below), &args);
+                let files: Vec<String> = ["f", "d/g", "d/h"]
+                    .map(|f| std::fs::read_to_string(repo.join(f)).unwrap())
+                    .into();
+                let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+                (
+                    out.status.code(),
+                    stdout,
+                    stderr(&out),
+                    state(&env, &repo),
+                    files,
+                )
+            });
+            assert_eq!(ours, theirs, "{line} in '{below}' with {git:?}");
+        }
+    }
+}

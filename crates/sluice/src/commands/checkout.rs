@@ -47,9 +47,15 @@ pub struct CheckoutArgs {
     #[arg(long, overrides_with = "track")]
     pub no_track: bool,
     /// The branch or commit to check out (`-`: the one before the last checkout), or where
-    /// the new branch starts.
+    /// the new branch starts; or, where it names neither, a file to restore from the index.
     #[arg(value_name = "branch|commit")]
     pub target: Option<String>,
+    /// More files to restore from the index.
+    #[arg(value_name = "pathspec")]
+    pub more: Vec<String>,
+    /// The files (or directories) to restore from the index, after `--`.
+    #[arg(last = true, value_name = "pathspec")]
+    pub paths: Vec<String>,
 }
 
 impl CheckoutArgs {
@@ -87,6 +93,13 @@ enum Chosen {
     Target(String, Box<Resolved>),
     /// Nothing to switch to: said, with this exit code.
     Said(ExitCode),
+    /// Files to restore from the index; `counted`: git says how many (without `--`).
+    Paths {
+        /// The pathspecs.
+        specs: Vec<String>,
+        /// Whether the count is said.
+        counted: bool,
+    },
 }
 
 /// Runs `checkout`.
@@ -98,9 +111,12 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if let Some(name) = &args.orphan {
         return orphan(&args, context, &repo, name);
     }
-    let (given, target) = match chosen(&args, &repo)? {
+    let (given, target) = match chosen(&args, &repo, &context.cwd)? {
         Chosen::Target(given, target) => (given, target),
         Chosen::Said(code) => return Ok(code),
+        Chosen::Paths { specs, counted } => {
+            return restore_paths(&args, context, &repo, (&specs, counted));
+        }
     };
     if let Some(code) = switch_to(&args, context, &repo, &target)? {
         return Ok(code);
@@ -127,7 +143,28 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
 /// What `args` ask to check out: the branch `-b`/`-B`/`--track` makes, the commit `--detach`
 /// detaches at, or the branch or commit named (refused in git's words where it names
 /// nothing); with no name at all, where the branch stands, as git says it.
-fn chosen(args: &CheckoutArgs, repo: &sluice_repo::Repository) -> anyhow::Result<Chosen> {
+fn chosen(
+    args: &CheckoutArgs,
+    repo: &sluice_repo::Repository,
+    cwd: &std::path::Path,
+) -> anyhow::Result<Chosen> {
+    if !args.paths.is_empty() || !args.more.is_empty() {
+        // Files from a commit (`checkout <commit> -- <pathspec>`) also change the index,
+        // which Sluice does not do; from the index, they are restored.
+        if let (Some(tree), false) = (&args.target, args.more.is_empty() && args.paths.is_empty()) {
+            if sluice_repo::revision::resolve(repo, tree).is_some() || !args.paths.is_empty() {
+                bail!("sluice checkout restores files from the index only, not from '{tree}'");
+            }
+        }
+        let specs = (args.target.iter())
+            .chain(&args.more)
+            .chain(&args.paths)
+            .cloned();
+        return Ok(Chosen::Paths {
+            specs: specs.collect(),
+            counted: args.paths.is_empty(),
+        });
+    }
     if let Some(asked) = args.new_branch()? {
         let target = new_branch::plan(repo, &asked)?;
         return Ok(Chosen::Target(asked.name, Box::new(target)));
@@ -154,16 +191,56 @@ fn chosen(args: &CheckoutArgs, repo: &sluice_repo::Repository) -> anyhow::Result
     match resolved {
         Some((given, Ok(target))) => Ok(Chosen::Target(given, Box::new(target))),
         Some((_, Err(e))) if !matches!(e, RevisionError::Invalid { .. }) => Err(e.into()),
-        // What names no commit git takes as a path: it checks out files, which Sluice does
-        // not, and says so in git's words when no file has that name.
-        _ if sluice_checkout::names_a_path(repo, name)? => {
-            bail!("'{name}' is a path: sluice checkout switches branches and commits only")
+        // What names no commit git takes as a path, restored from the index (or, naming no
+        // file, refused in git's words).
+        _ if sluice_checkout::names_a_path(repo, &prefix_of(repo, cwd), name)? => {
+            Ok(Chosen::Paths {
+                specs: vec![name.to_owned()],
+                counted: true,
+            })
         }
         _ => {
             eprintln!("error: pathspec '{name}' did not match any file(s) known to git");
             Ok(Chosen::Said(ExitCode::from(1)))
         }
     }
+}
+
+/// `checkout [--] <pathspec>…`: the index's version of the files written over the work
+/// tree's; git's words for pathspecs that match nothing (then nothing is written, exit 1), and
+/// without `--` for how many files were written.
+fn restore_paths(
+    args: &CheckoutArgs,
+    context: &Context,
+    repo: &sluice_repo::Repository,
+    (specs, counted): (&[String], bool),
+) -> anyhow::Result<ExitCode> {
+    let prefix = prefix_of(repo, &context.cwd);
+    let mut options = CheckoutOptions::from_config(repo.config())?;
+    options.write.cancel = context.cancel.clone();
+    let progress = TerminalProgress::new(false);
+    let done = sluice_checkout::checkout_paths(repo, (&prefix, specs), &options, &progress)?;
+    for spec in &done.unmatched {
+        eprintln!("error: pathspec '{spec}' did not match any file(s) known to git");
+    }
+    if !done.unmatched.is_empty() {
+        return Ok(ExitCode::from(1));
+    }
+    if counted && !args.quiet {
+        let paths = ["paths", "path"][usize::from(done.written == 1)];
+        eprintln!("Updated {} {paths} from the index", done.written);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Where `cwd` is below the top of the work tree (empty at the top), as git's pathspecs are
+/// taken from.
+fn prefix_of(repo: &sluice_repo::Repository, cwd: &std::path::Path) -> String {
+    let top = repo.work_tree().unwrap_or(repo.git_dir());
+    let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_owned());
+    let top = std::fs::canonicalize(top).unwrap_or_else(|_| top.to_owned());
+    let prefix = cwd.strip_prefix(&top).unwrap_or(std::path::Path::new(""));
+    prefix.to_string_lossy().into_owned()
 }
 
 /// `--detach [<commit>]`: the commit, however it is named (a branch too).
