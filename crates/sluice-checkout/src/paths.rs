@@ -1,12 +1,15 @@
-//! `checkout [--] <pathspec>…`: the index's version of files written over the work tree's
-//! (git's way to discard changes), each pathspec a file of the index or a directory of some,
-//! relative to where the command runs.
+//! `checkout [<tree-ish>] [--] <pathspec>…`: the index's version of files written over the
+//! work tree's (git's way to discard changes), or a commit's written over both, each pathspec
+//! a file or a directory of files, relative to where the command runs.
 
-use crate::checkout::{checkout_index, read_index_or_empty};
+use crate::checkout::{checkout_index, read_index_or_empty, write_index_file};
+use crate::tree::flatten;
 use crate::{CheckoutError, CheckoutOptions};
-use sluice_index::Index;
+use sluice_index::{Index, IndexEntry, Stat};
 use sluice_object::progress::Progress;
+use sluice_object::ObjectId;
 use sluice_repo::Repository;
+use std::collections::{HashMap, HashSet};
 
 /// What a checkout of paths did.
 #[derive(Debug, Default)]
@@ -30,16 +33,17 @@ pub fn checkout_paths(
     let index = read_index_or_empty(repo)?;
     let mut unmatched = Vec::new();
     let mut paths: Vec<Vec<u8>> = Vec::new();
+    let mut seen = HashSet::new();
     for spec in specs {
         let matched = matching(repo, &index, prefix, spec)?;
         if matched.is_empty() {
             unmatched.push(spec.clone());
         }
-        for path in matched {
-            if !paths.contains(path) {
-                paths.push(path.clone());
-            }
-        }
+        paths.extend(
+            (matched.into_iter())
+                .filter(|p| seen.insert(p.as_slice()))
+                .cloned(),
+        );
     }
     if !unmatched.is_empty() || paths.is_empty() {
         return Ok(PathsChecked {
@@ -47,6 +51,67 @@ pub fn checkout_paths(
             written: 0,
         });
     }
+    let report = checkout_index(repo, Some(&paths), true, None, options, progress)?;
+    Ok(PathsChecked {
+        unmatched,
+        written: report.written,
+    })
+}
+
+/// [`checkout_paths`] from the tree `tree` (a commit's): the files `specs` name there go
+/// into the index and the work tree, as git's `checkout <tree-ish> -- <pathspec>` (in its
+/// default overlay mode: files the tree lacks stay). A pathspec must match a file of the tree.
+pub fn checkout_paths_from(
+    repo: &Repository,
+    tree: &ObjectId,
+    (prefix, specs): (&str, &[String]),
+    options: &CheckoutOptions,
+    progress: &dyn Progress,
+) -> Result<PathsChecked, CheckoutError> {
+    let files = flatten(repo.objects(), tree)?.files;
+    let mut unmatched = Vec::new();
+    let mut chosen = Vec::new();
+    for spec in specs {
+        let full = in_work_tree(prefix, spec).ok_or_else(|| outside(repo, spec))?;
+        let before = chosen.len();
+        chosen.extend(files.iter().filter(|file| under(&full, &file.path)));
+        if chosen.len() == before {
+            unmatched.push(spec.clone());
+        }
+    }
+    if !unmatched.is_empty() {
+        return Ok(PathsChecked {
+            unmatched,
+            written: 0,
+        });
+    }
+    let mut index = read_index_or_empty(repo)?;
+    let mut paths: Vec<Vec<u8>> = Vec::new();
+    let mut seen = HashSet::new();
+    let mut replaced: HashMap<&[u8], IndexEntry> = HashMap::new();
+    for file in chosen
+        .into_iter()
+        .filter(|file| seen.insert(file.path.as_slice()))
+    {
+        paths.push(file.path.clone());
+        // What the index holds there as the tree does keeps its stat data (the file is left
+        // alone where it is unchanged); anything else is replaced, conflicts resolved.
+        let held = index.find(&file.path);
+        if held.is_some_and(|e| e.id == file.id && e.mode == file.mode) {
+            continue;
+        }
+        let entry = IndexEntry::new(file.path.clone(), file.mode, file.id, Stat::default());
+        replaced.insert(&file.path, entry);
+        if let Some(cache) = index.tree.as_mut() {
+            cache.invalidate(&file.path);
+        }
+    }
+    index
+        .entries
+        .retain(|e| !replaced.contains_key(e.path.as_slice()));
+    index.entries.extend(replaced.into_values());
+    index.sort();
+    write_index_file(repo, &index)?;
     let report = checkout_index(repo, Some(&paths), true, None, options, progress)?;
     Ok(PathsChecked {
         unmatched,
@@ -70,22 +135,28 @@ fn matching<'i>(
     prefix: &str,
     spec: &str,
 ) -> Result<Vec<&'i Vec<u8>>, CheckoutError> {
-    let Some(full) = in_work_tree(prefix, spec) else {
-        return Err(CheckoutError::OutsideRepository {
-            spec: spec.to_owned(),
-            top: repo.work_tree().unwrap_or(repo.git_dir()).to_owned(),
-        });
-    };
-    let full = full.as_bytes();
-    let under = |path: &[u8]| {
-        full.is_empty()
-            || path == full
-            || (path.starts_with(full) && path.get(full.len()) == Some(&b'/'))
-    };
+    let full = in_work_tree(prefix, spec).ok_or_else(|| outside(repo, spec))?;
     Ok((index.entries.iter())
-        .filter(|entry| entry.stage() == 0 && under(&entry.path))
+        .filter(|entry| entry.stage() == 0 && under(&full, &entry.path))
         .map(|entry| &entry.path)
         .collect())
+}
+
+/// Whether `path` is the file `full` names, or below the directory it names (everything,
+/// for the top).
+fn under(full: &str, path: &[u8]) -> bool {
+    let full = full.as_bytes();
+    full.is_empty()
+        || path == full
+        || (path.starts_with(full) && path.get(full.len()) == Some(&b'/'))
+}
+
+/// git's refusal of a pathspec that leaves the work tree.
+fn outside(repo: &Repository, spec: &str) -> CheckoutError {
+    CheckoutError::OutsideRepository {
+        spec: spec.to_owned(),
+        top: repo.work_tree().unwrap_or(repo.git_dir()).to_owned(),
+    }
 }
 
 /// `spec` below `prefix`, as a path from the top of the work tree (`.`, `..` and doubled

@@ -148,10 +148,10 @@ fn resetting_the_branch_checked_out_is_logged_as_git_logs_it() {
     }
 }
 
-/// `checkout [--] <pathspec>…` restores the index's version of files and directories, from
-/// the top or from a directory below it, as git's does: the same outputs (the count said
-/// only without `--`), exit codes (a pathspec that matches nothing: 1, and nothing written;
-/// one that leaves the work tree: 128) and work tree.
+/// `checkout [<commit>] [--] <pathspec>…` restores the index's (or a commit's) version of
+/// files and directories, from the top or from a directory below it, as git's does: the same
+/// outputs (the count said only without `--`), exit codes (a pathspec that matches nothing:
+/// 1, and nothing written; one that leaves the work tree: 128), index and work tree.
 #[test]
 fn files_are_restored_from_the_index_as_git_restores_them() {
     let cases = [
@@ -167,6 +167,12 @@ fn files_are_restored_from_the_index_as_git_restores_them() {
         ("d", "checkout -- g"),
         ("d", "checkout g ../f"),
         ("d", "checkout .."),
+        ("", "checkout HEAD -- f"),
+        ("", "checkout HEAD~1 f d"),
+        ("", "checkout HEAD~2 -- d"),
+        ("d", "checkout HEAD~1 -- ."),
+        ("", "checkout HEAD nosuch"),
+        ("", "checkout nosuch -- f"),
     ];
     for git in gits() {
         let env = Env::with_git(git.clone());
@@ -187,18 +193,16 @@ fn files_are_restored_from_the_index_as_git_restores_them() {
                 for file in ["f", "d/g", "d/h"] {
                     std::fs::write(repo.join(file), "changed\n").unwrap();
                 }
+                // One change staged too, which a commit's version undoes.
+                env.git(&repo, &["add", "d/h"]);
                 let out = env.sluice_or_git(sluice, &repo.join(below), &args);
                 let files: Vec<String> = ["f", "d/g", "d/h"]
                     .map(|f| std::fs::read_to_string(repo.join(f)).unwrap())
                     .into();
                 let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-                (
-                    out.status.code(),
-                    stdout,
-                    stderr(&out),
-                    state(&env, &repo),
-                    files,
-                )
+                let index = String::from_utf8(env.git(&repo, &["ls-files", "-s"])).unwrap();
+                let state = state(&env, &repo) + &index;
+                (out.status.code(), stdout, stderr(&out), state, files)
             });
             assert_eq!(ours, theirs, "{line} in '{below}' with {git:?}");
         }

@@ -93,12 +93,15 @@ enum Chosen {
     Target(String, Box<Resolved>),
     /// Nothing to switch to: said, with this exit code.
     Said(ExitCode),
-    /// Files to restore from the index; `counted`: git says how many (without `--`).
+    /// Files to restore from the index, or from a commit's tree; `counted`: git says how
+    /// many (without `--`).
     Paths {
         /// The pathspecs.
         specs: Vec<String>,
         /// Whether the count is said.
         counted: bool,
+        /// The tree they come from (`None`: the index).
+        from: Option<sluice_object::ObjectId>,
     },
 }
 
@@ -114,9 +117,11 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let (given, target) = match chosen(&args, &repo, &context.cwd)? {
         Chosen::Target(given, target) => (given, target),
         Chosen::Said(code) => return Ok(code),
-        Chosen::Paths { specs, counted } => {
-            return restore_paths(&args, context, &repo, (&specs, counted));
-        }
+        Chosen::Paths {
+            specs,
+            counted,
+            from,
+        } => return restore_paths(&args, context, &repo, (&specs, counted, from)),
     };
     if let Some(code) = switch_to(&args, context, &repo, &target)? {
         return Ok(code);
@@ -149,20 +154,22 @@ fn chosen(
     cwd: &std::path::Path,
 ) -> anyhow::Result<Chosen> {
     if !args.paths.is_empty() || !args.more.is_empty() {
-        // Files from a commit (`checkout <commit> -- <pathspec>`) also change the index,
-        // which Sluice does not do; from the index, they are restored.
-        if let (Some(tree), false) = (&args.target, args.more.is_empty() && args.paths.is_empty()) {
-            if sluice_repo::revision::resolve(repo, tree).is_some() || !args.paths.is_empty() {
-                bail!("sluice checkout restores files from the index only, not from '{tree}'");
+        // `<tree-ish> [--] <pathspec>…` where the first names a commit (or `--` follows it),
+        // else every name is a pathspec of the index.
+        let tree = match &args.target {
+            Some(name) if !args.paths.is_empty() || resolve(repo, name).is_ok() => {
+                let named = sluice_repo::revision::resolve(repo, name)
+                    .ok_or_else(|| anyhow::anyhow!("invalid reference: {name}"))?;
+                Some(commit_tree(repo.objects(), &named.id)?)
             }
-        }
-        let specs = (args.target.iter())
-            .chain(&args.more)
-            .chain(&args.paths)
-            .cloned();
+            _ => None,
+        };
+        let names = args.target.iter().filter(|_| tree.is_none());
+        let specs = names.chain(&args.more).chain(&args.paths).cloned();
         return Ok(Chosen::Paths {
             specs: specs.collect(),
             counted: args.paths.is_empty(),
+            from: tree,
         });
     }
     if let Some(asked) = args.new_branch()? {
@@ -197,6 +204,7 @@ fn chosen(
             Ok(Chosen::Paths {
                 specs: vec![name.to_owned()],
                 counted: true,
+                from: None,
             })
         }
         _ => {
@@ -213,13 +221,17 @@ fn restore_paths(
     args: &CheckoutArgs,
     context: &Context,
     repo: &sluice_repo::Repository,
-    (specs, counted): (&[String], bool),
+    (specs, counted, from): (&[String], bool, Option<sluice_object::ObjectId>),
 ) -> anyhow::Result<ExitCode> {
     let prefix = prefix_of(repo, &context.cwd);
     let mut options = CheckoutOptions::from_config(repo.config())?;
     options.write.cancel = context.cancel.clone();
     let progress = TerminalProgress::new(false);
-    let done = sluice_checkout::checkout_paths(repo, (&prefix, specs), &options, &progress)?;
+    let asked = (prefix.as_str(), specs);
+    let done = match &from {
+        Some(tree) => sluice_checkout::checkout_paths_from(repo, tree, asked, &options, &progress)?,
+        None => sluice_checkout::checkout_paths(repo, asked, &options, &progress)?,
+    };
     for spec in &done.unmatched {
         eprintln!("error: pathspec '{spec}' did not match any file(s) known to git");
     }
@@ -228,7 +240,11 @@ fn restore_paths(
     }
     if counted && !args.quiet {
         let paths = ["paths", "path"][usize::from(done.written == 1)];
-        eprintln!("Updated {} {paths} from the index", done.written);
+        let source = match &from {
+            Some(tree) => sluice_repo::abbrev::abbreviate(repo, tree),
+            None => "the index".to_owned(),
+        };
+        eprintln!("Updated {} {paths} from {source}", done.written);
     }
     Ok(ExitCode::SUCCESS)
 }
