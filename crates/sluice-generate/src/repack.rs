@@ -165,6 +165,9 @@ pub struct RepackOptions {
     pub keep_unreachable: bool,
     /// Stops the walk, the delta search and the writing between two objects.
     pub cancel: Cancel,
+    /// `-a` without `-d`: the new pack is written beside the old ones, which stay, as do the
+    /// loose objects (no `--cruft`, no `--filter` then).
+    pub keep_old: bool,
     /// Leave the dumb-HTTP files as they are (`-n`), whatever `repack.updateServerInfo` says.
     pub skip_server_info: bool,
     /// The largest new pack, in bytes ([`crate::PackSizeLimit`]: `--max-pack-size`, else
@@ -279,8 +282,9 @@ pub fn repack_all_with(
         Some(n) => crate::cruft::retained_cruft_packs(&before, n)?,
         None => Vec::new(),
     };
+    // `keep_old` (`-a` without `-d`): no pack is replaced, nothing loosened or pruned.
     let old_packs: Vec<PathBuf> = (before.iter())
-        .filter(|old| !new_packs.contains(old) && !retained.contains(old))
+        .filter(|old| !new_packs.contains(old) && !retained.contains(old) && !options.keep_old)
         .cloned()
         .collect();
     let left_out = LeftOut {
@@ -304,21 +308,27 @@ pub fn repack_all_with(
     for old in old_packs.iter().filter(|old| !cruft_packs.contains(old)) {
         remove_pack(old)?;
     }
-    let promisor = crate::promisor::replace_promised(repo, &promised.replaced, promisor)?;
+    let replaced = match options.keep_old {
+        true => &[][..],
+        false => &promised.replaced[..],
+    };
+    let promisor = crate::promisor::replace_promised(repo, replaced, promisor)?;
     let cruft = (cruft_packs.iter())
         .map(|p| Pack::open(&p.with_extension("idx"), repo.hash()))
         .collect::<Result<Vec<_>, _>>()?;
     // The filtered pack counts where it is the repository's own (beside the new one).
     let own = objects_dir.join("pack");
     let filtered = filtered.filter(|f| f.path().parent() == Some(own.as_path()));
-    prune_packed(&odb, |id| {
-        (packed
-            .iter()
-            .chain(&cruft)
-            .chain(&promisor)
-            .chain(&filtered))
-        .any(|pack| pack.contains(id))
-    })?;
+    if !options.keep_old {
+        prune_packed(&odb, |id| {
+            (packed
+                .iter()
+                .chain(&cruft)
+                .chain(&promisor)
+                .chain(&filtered))
+            .any(|pack| pack.contains(id))
+        })?;
+    }
     match (options.write_midx, write_bitmap) {
         // The new pack first in the bitmap's order: its own bitmap is carried over whole. It
         // stays beside the multi-pack-index's, which git reads first.

@@ -279,7 +279,7 @@ fn repack_takes_gits_short_flags_and_switches() {
     for git in gits() {
         let env = Env::with_git(git.clone());
         let (repos, _) = twins(&env, false);
-        let cases: [&[&str]; 6] = [
+        let cases: [&[&str]; 10] = [
             &["repack", "-a", "-d", "-m", "-n", "-q"],
             &["repack", "-d", "-n", "-q"],
             &[
@@ -293,6 +293,11 @@ fn repack_takes_gits_short_flags_and_switches() {
             &["repack", "-a", "-d", "-l", "--no-local", "-i", "-q"],
             &["repack", "-g", "2", "-d", "-q", "--no-quiet", "-q"],
             &["repack", "-a", "-d", "-m", "--no-write-midx", "-q"],
+            // Without -d the old packs and the loose objects stay.
+            &["repack", "-a", "-q"],
+            &["repack", "-A", "-q"],
+            &["repack", "-a", "-b", "-q"],
+            &["repack", "-a", "--write-midx", "-q"],
         ];
         for args in cases {
             let mut seen = Vec::new();
@@ -306,7 +311,13 @@ fn repack_takes_gits_short_flags_and_switches() {
                 let out = env.sluice_or_git(sluice, &repo, args);
                 env.git(&repo, &["fsck", "--strict", "--no-progress"]);
                 let said = (out.status.code(), stderr(&out));
-                seen.push((said, listing(&repo), all_objects(&env, &repo)));
+                let counted = env.git(&repo, &["count-objects", "-v"]);
+                let loose = String::from_utf8(counted)
+                    .unwrap()
+                    .lines()
+                    .next()
+                    .map(str::to_owned);
+                seen.push((said, listing(&repo), all_objects(&env, &repo), loose));
             }
             assert_eq!(seen[1], seen[0], "{} {args:?}", git.display());
         }

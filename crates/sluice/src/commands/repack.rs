@@ -220,8 +220,8 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    if !args.delete {
-        bail!("sluice repack: -a, -A and --cruft are supported with -d only");
+    if !args.delete && (args.cruft || args.filter.is_some()) {
+        bail!("sluice repack: --cruft and --filter are supported with -d only");
     }
     let unpack_unreachable = match (args.all_loosen, args.unpack_unreachable.as_deref()) {
         (false, _) => None,
@@ -280,6 +280,7 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
             _ => repo.config().get_bool("repack.packkeptobjects")?,
         },
         keep_unreachable: args.keep_unreachable,
+        keep_old: !args.delete,
         cancel: context.cancel.clone(),
         skip_server_info: args.no_update_server_info,
         filter,
