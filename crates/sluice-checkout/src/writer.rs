@@ -52,11 +52,11 @@ pub enum Workers {
 impl Workers {
     /// The number of threads on this machine.
     pub fn count(self) -> usize {
-        let cores = || std::thread::available_parallelism().map_or(1, |n| n.get());
+        use sluice_object::threads::{cores, workers};
         match self {
             Workers::Auto => (2 * cores()).min(16),
             Workers::PerCore => cores(),
-            Workers::Exactly(n) => n.max(1),
+            Workers::Exactly(n) => workers(n.max(1)),
         }
     }
 }

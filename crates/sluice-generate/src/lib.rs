@@ -50,7 +50,7 @@ pub use repack::{
 };
 pub use split::PackSizeLimit;
 pub use stored::{write_stored, write_stored_at, write_stored_packs, StoredAs};
-pub use window_search::{GivenLimits, Reuse, SearchLimits};
+pub use window_search::{GivenLimits, Reuse, SearchLimits, MAX_DEPTH};
 pub use write::{
     write_pack, write_pack_indexed, write_pack_remembered, IndexedPack, PackOptions, PackStats,
 };

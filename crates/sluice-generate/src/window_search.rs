@@ -77,7 +77,32 @@ pub struct GivenLimits {
     pub threads: Option<usize>,
 }
 
+/// The deepest delta chain git writes: a deeper one asked for is cut to it, with a warning
+/// (see [`SearchLimits::too_deep`]).
+pub const MAX_DEPTH: u32 = 4095;
+
 impl SearchLimits {
+    /// The depth asked for (`given`, else `pack.depth`, else 50), before it is cut.
+    fn depth_asked(
+        config: &sluice_odb::Config,
+        given: &GivenLimits,
+    ) -> Result<u32, sluice_odb::ConfigError> {
+        Ok(match given.depth {
+            Some(depth) => depth,
+            None => (config.get_int32("pack.depth")?)
+                .map_or(SearchLimits::default().depth, |d| d.max(0) as u32),
+        })
+    }
+
+    /// A depth asked for beyond [`MAX_DEPTH`], which git's pack-objects warns of ("delta chain
+    /// depth … is too deep, forcing 4095") before it cuts it.
+    pub fn too_deep(
+        config: &sluice_odb::Config,
+        given: &GivenLimits,
+    ) -> Result<Option<u32>, sluice_odb::ConfigError> {
+        Ok(Some(Self::depth_asked(config, given)?).filter(|&depth| depth > MAX_DEPTH))
+    }
+
     /// The limits `given`, else `pack.window`, `pack.depth`, `pack.windowMemory` and
     /// `pack.threads`, else git's defaults; the depth capped at 4095 as git caps it.
     pub fn from_config(
@@ -89,12 +114,11 @@ impl SearchLimits {
         let int = |key: &str| config.get_int(key);
         let window = match given.window {
             Some(window) => window,
-            None => int("pack.window")?.map_or(defaults.window, |w| w.max(0) as usize),
+            None => {
+                (config.get_int32("pack.window")?).map_or(defaults.window, |w| w.max(0) as usize)
+            }
         };
-        let depth = match given.depth {
-            Some(depth) => depth,
-            None => int("pack.depth")?.map_or(defaults.depth, |d| d.max(0) as u32),
-        };
+        let depth = Self::depth_asked(config, given)?;
         let window_memory = match given.window_memory {
             Some(bytes) => bytes,
             None => int("pack.windowmemory")?.map_or(0, |m| m.max(0) as u64),
@@ -105,7 +129,7 @@ impl SearchLimits {
         };
         Ok(SearchLimits {
             window,
-            depth: depth.clamp(1, 4095),
+            depth: depth.clamp(1, MAX_DEPTH),
             window_memory,
             threads,
             reuse,
@@ -201,7 +225,7 @@ pub(crate) fn search_all(
             .collect::<Vec<_>>()
     };
     let found = match rayon::ThreadPoolBuilder::new()
-        .num_threads(limits.threads)
+        .num_threads(sluice_object::threads::workers(limits.threads))
         .build()
     {
         Ok(pool) => pool.install(run),
@@ -275,7 +299,9 @@ fn search_segment(
 ) -> Vec<(usize, Made)> {
     let mut found = Vec::new();
     // Most recent first.
-    let mut window: VecDeque<Slot> = VecDeque::with_capacity(limits.window + 1);
+    // Never more than the segment holds, however wide the window asked for.
+    let capacity = limits.window.min(segment.len()) + 1;
+    let mut window: VecDeque<Slot> = VecDeque::with_capacity(capacity);
     let mut spare = Spare::default();
     let others = limits.window.saturating_sub(1);
     for &i in segment {

@@ -27,6 +27,7 @@ pub mod percent;
 pub mod progress;
 pub mod ref_name;
 pub mod shell;
+pub mod threads;
 pub mod tree_diff;
 
 pub use hash::{

@@ -435,6 +435,21 @@ impl Config {
             })
     }
 
+    /// [`Config::get_int`] for the settings git keeps in an `int` (`pack.depth`,
+    /// `pack.window`, `pack.threads`): a value past 32 bits is out of range, as git says.
+    pub fn get_int32(&self, key: &str) -> Result<Option<i32>, ConfigError> {
+        match self.get_int(key)? {
+            None => Ok(None),
+            Some(n) => i32::try_from(n).map(Some).map_err(|_| ConfigError::Value {
+                key: key.into(),
+                value: self.get(key).unwrap_or_default().into(),
+                kind: "numeric",
+                why: ": out of range",
+                file: self.origin(key).map(|(file, _)| file.into()),
+            }),
+        }
+    }
+
     /// A size: a non-negative integer with git's optional k, m, g suffixes, as git reads
     /// unsigned settings (`pack.packSizeLimit`); a negative one is out of range.
     pub fn get_size(&self, key: &str) -> Result<Option<u64>, ConfigError> {

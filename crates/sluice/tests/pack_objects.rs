@@ -608,3 +608,49 @@ fn a_negative_thread_count_is_refused_as_git_refuses_it() {
         assert_eq!(held(&env, &work), before);
     }
 }
+
+/// Limits read from settings, as git reads them: past 32 bits refused in git's words; a depth
+/// past 4095 cut with git's warning; and a window or thread count in the billions, which git
+/// dies of or starts threads for, bounded by what there is to search and a cap on threads:
+/// the repack (and an index-pack) ends whole.
+#[test]
+fn limits_in_the_billions_are_refused_cut_or_bounded() {
+    for git_bin in gits() {
+        let env = Env::with_git(git_bin.clone());
+        let work = history(&env);
+        for setting in [
+            "pack.depth=99999999999",
+            "pack.window=99999999999",
+            "pack.threads=99999999999",
+            "pack.depth=5000",
+        ] {
+            let args = ["-c", setting, "repack", "-a", "-d", "-q"];
+            let [ours, theirs] = [true, false].map(|sluice| {
+                let out = env.sluice_or_git(sluice, &work, &args);
+                (out.status.code(), stderr(&out))
+            });
+            assert_eq!(ours, theirs, "{setting} with {git_bin:?}");
+        }
+        for setting in ["pack.window=2147483647", "pack.threads=2147483647"] {
+            let args = ["-c", setting, "repack", "-a", "-d", "-f", "-q"];
+            let out = env.sluice(&work, &args, b"");
+            assert!(out.status.success(), "{setting}: {}", stderr(&out));
+            env.git(&work, &["fsck", "--strict"]);
+        }
+        let pack_dir = work.join(".git/objects/pack");
+        let pack = crate::util::list_dir(&pack_dir)
+            .into_iter()
+            .find(|name| name.ends_with(".pack"))
+            .unwrap();
+        let pack = pack_dir.join(pack);
+        let idx = env.path().join("copy.idx");
+        let args = ["-c", "pack.threads=2147483647", "index-pack", "-o"];
+        let args = [&args[..], &[idx.to_str().unwrap(), pack.to_str().unwrap()]].concat();
+        let out = env.sluice(&work, &args, b"");
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(
+            std::fs::read(&idx).unwrap(),
+            std::fs::read(pack.with_extension("idx")).unwrap()
+        );
+    }
+}

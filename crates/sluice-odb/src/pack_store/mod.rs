@@ -158,9 +158,9 @@ pub struct StoreOptions {
 /// `pack.threads`, for index-pack and pack-objects alike: 0 (or unset) is one thread a core;
 /// below zero is refused, as git refuses it.
 pub fn pack_threads(config: &Config) -> Result<usize, ConfigError> {
-    match config.get_int("pack.threads")? {
+    match config.get_int32("pack.threads")? {
         None => Ok(0),
-        Some(n) => usize::try_from(n).map_err(|_| ConfigError::Threads(n)),
+        Some(n) => usize::try_from(n).map_err(|_| ConfigError::Threads(n.into())),
     }
 }
 

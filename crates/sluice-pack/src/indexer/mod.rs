@@ -277,7 +277,7 @@ impl<'a> PackIndexer<'a> {
         let hash = self.options.hash;
 
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(self.options.threads)
+            .num_threads(self.threads())
             .thread_name(|i| format!("sluice-resolve-{i}"))
             .build()
             .map_err(|e| IndexError::Io {
@@ -410,10 +410,7 @@ impl<'a> PackIndexer<'a> {
     }
 
     fn threads(&self) -> usize {
-        match self.options.threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            n => n,
-        }
+        sluice_object::threads::workers(self.options.threads)
     }
 
     fn resolver<'r>(

@@ -147,6 +147,11 @@ impl SearchArgs {
             window_memory,
             threads: self.threads,
         };
+        // As git's pack-objects, quiet or not.
+        if let Some(depth) = SearchLimits::too_deep(config, &given)? {
+            let most = sluice_generate::MAX_DEPTH;
+            eprintln!("warning: delta chain depth {depth} is too deep, forcing {most}");
+        }
         Ok(SearchLimits::from_config(config, &given, reuse)?)
     }
 }
