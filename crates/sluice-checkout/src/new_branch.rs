@@ -27,7 +27,7 @@ pub enum Tracking {
 pub struct NewBranch {
     /// Its full name (`refs/heads/…`).
     pub name: String,
-    /// Its start as given (its reflog says "Created from <start>", "Reset to <start>").
+    /// Its start as given (its reflog says "Created from `<start>`", "Reset to `<start>`").
     pub start: String,
     /// `-B` on a branch that exists: its value before.
     pub reset_from: Option<ObjectId>,
