@@ -858,3 +858,60 @@ fn followed_tags_are_said_as_git_says_them() {
         }
     }
 }
+
+/// A branch the remote rewrote: reported as a forced update where its move is checked (the
+/// default, `fetch.showForcedUpdates`, `--show-forced-updates`), taken as a fast-forward where
+/// it is not, with git's warning unless `advice.fetchShowForcedUpdates` is off, as git does;
+/// a branch of the command line without `+` is refused only when checked.
+#[test]
+fn forced_updates_are_checked_or_not_as_git_says() {
+    let cases: [(&[&str], &[&str]); 6] = [
+        (&[], &["origin"]),
+        (&[], &["--no-show-forced-updates", "origin"]),
+        (&["fetch.showForcedUpdates=false"], &["origin"]),
+        (
+            &["fetch.showForcedUpdates=false"],
+            &["--show-forced-updates", "origin"],
+        ),
+        (
+            &["advice.fetchShowForcedUpdates=false"],
+            &["--no-show-forced-updates", "origin"],
+        ),
+        (
+            &[],
+            &["--no-show-forced-updates", "origin", "main:refs/heads/copy"],
+        ),
+    ];
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let (src, url, _) = served_source(&env, &git);
+        let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap().trim().to_owned();
+        let before = text(env.git(&src, &["rev-parse", "main"]));
+        for (round, (settings, args)) in cases.into_iter().enumerate() {
+            env.git(&src, &["update-ref", "refs/heads/main", &before]);
+            let twins = [true, false].map(|sluice| {
+                let repo = env.path().join(format!("forced-{round}-{sluice}"));
+                env.git(env.path(), &["clone", "-q", &url, repo.to_str().unwrap()]);
+                env.git(&repo, &["branch", "copy", "origin/main"]);
+                for setting in settings {
+                    let (key, value) = setting.split_once('=').unwrap();
+                    env.git(&repo, &["config", key, value]);
+                }
+                repo
+            });
+            // The remote rewrites main: a commit on its parent, not on it.
+            let tree = text(env.git(&src, &["rev-parse", "main^{tree}"]));
+            let message = format!("rewritten {round}");
+            let args_new = ["commit-tree", &tree, "-p", "main~1", "-m", &message];
+            let rewritten = text(env.git(&src, &args_new));
+            env.git(&src, &["update-ref", "refs/heads/main", &rewritten]);
+            let all = [&["fetch"][..], args].concat();
+            let [ours, theirs] = [0, 1].map(|i| {
+                let out = env.sluice_or_git(i == 0, &twins[i], &all);
+                format!("{}{}", stdout(&out), fetched_state(&env, &twins[i], &out))
+            });
+            assert_eq!(ours, theirs, "{settings:?} {args:?} with {}", git.display());
+        }
+        env.git(&src, &["update-ref", "refs/heads/main", &before]);
+    }
+}

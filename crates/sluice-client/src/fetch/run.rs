@@ -113,6 +113,9 @@ pub struct FetchOptions<'a> {
     pub dry_run: bool,
     /// `-v`: report refs that are up to date too.
     pub verbose: bool,
+    /// Whether moves are checked to be fast-forwards (`--[no-]show-forced-updates`, else
+    /// `fetch.showForcedUpdates`, on by default).
+    pub show_forced_updates: bool,
     /// Whether FETCH_HEAD is written, and whether added to.
     pub fetch_head: Option<bool>,
     /// `--set-upstream`.
@@ -393,7 +396,9 @@ fn move_refs(
         true => conflicts(repo, odb, &updates, &stale)?,
         false => Vec::new(),
     };
-    let held_back = options.atomic && (!in_the_way.is_empty() || any_rejected(repo, odb, &updates));
+    let held_back = options.atomic
+        && (!in_the_way.is_empty()
+            || any_rejected(repo, odb, &updates, options.show_forced_updates));
     let dry_run = options.dry_run || held_back;
     // git prunes before it updates (a branch `a` pruned makes room for a new `a/b`), and says
     // so first.
@@ -418,6 +423,7 @@ fn move_refs(
         action: &options.action,
         who: &who,
         atomic: options.atomic,
+        checked: options.show_forced_updates,
     };
     let updated = update_refs(repo, odb, &updates, &changes, &mut lines)?;
     if let Some(append) = options.fetch_head {

@@ -158,7 +158,7 @@ pub fn conflicts(
         let Some(local) = &update.local else {
             continue;
         };
-        if !matches!(decide(repo, odb, update, local).1, Outcome::New(_)) {
+        if !matches!(decide(repo, odb, update, local, true).1, Outcome::New(_)) {
             continue;
         }
         if let Some(existing) = repo.refs().conflict(local)? {
@@ -259,6 +259,9 @@ pub struct Changes<'a> {
     /// `--atomic`: the refs move as one transaction (the `reference-transaction` hook sees
     /// them together), else each as its own.
     pub atomic: bool,
+    /// Whether a move is checked to be a fast-forward (`fetch.showForcedUpdates`,
+    /// `--[no-]show-forced-updates`); unchecked, as in git, every move is taken as one.
+    pub checked: bool,
 }
 
 /// What updating `local` to the remote ref's value would be: its old value and the outcome.
@@ -267,6 +270,7 @@ pub fn decide(
     odb: &ObjectDb,
     update: &Update,
     local: &str,
+    checked: bool,
 ) -> (Option<ObjectId>, Outcome) {
     let old = repo.refs().resolve(local).ok().and_then(|(_, id)| id);
     let new = update.remote.id;
@@ -280,7 +284,7 @@ pub fn decide(
                 Outcome::Rejected("would clobber existing tag")
             }
         }
-        Some(old) if sluice_graph::ancestry::is_ancestor(odb, &old, &new) => {
+        Some(old) if !checked || sluice_graph::ancestry::is_ancestor(odb, &old, &new) => {
             Outcome::FastForward(old)
         }
         Some(old) if update.force => Outcome::Forced(old),
@@ -290,11 +294,14 @@ pub fn decide(
 }
 
 /// Whether any ref update would be refused: under `--atomic` nothing then moves.
-pub fn any_rejected(repo: &Repository, odb: &ObjectDb, updates: &[Update]) -> bool {
+pub fn any_rejected(repo: &Repository, odb: &ObjectDb, updates: &[Update], checked: bool) -> bool {
     updates.iter().any(|update| {
         update.listed != Listed::CutOff
             && update.local.as_deref().is_some_and(|local| {
-                matches!(decide(repo, odb, update, local).1, Outcome::Rejected(_))
+                matches!(
+                    decide(repo, odb, update, local, checked).1,
+                    Outcome::Rejected(_)
+                )
             })
     })
 }
@@ -385,7 +392,7 @@ pub fn update_refs(
     let decisions: Vec<Option<(Option<ObjectId>, Outcome)>> = (updates.iter())
         .map(|update| match &update.local {
             Some(local) if update.listed != Listed::CutOff => {
-                Some(decide(repo, odb, update, local))
+                Some(decide(repo, odb, update, local, changes.checked))
             }
             _ => None,
         })

@@ -132,6 +132,12 @@ pub struct FetchArgs {
     /// Also list the refs that are up to date.
     #[arg(short, long, action = clap::ArgAction::Count)]
     verbose: u8,
+    /// Check each move is a fast-forward (the default, `fetch.showForcedUpdates`).
+    #[arg(long, overrides_with = "no_show_forced_updates")]
+    show_forced_updates: bool,
+    /// Take every move as a fast-forward, unchecked (faster; git's warning says so).
+    #[arg(long, overrides_with = "show_forced_updates")]
+    no_show_forced_updates: bool,
     /// Report ref updates for scripts, on stdout: `<flag> <old id> <new id> <local ref>`.
     #[arg(long, overrides_with = "no_porcelain")]
     porcelain: bool,
@@ -494,6 +500,10 @@ fn fetch_one(
     }
     let show_progress = crate::progress::enabled(!args.quiet, args.progress);
     let progress = TerminalProgress::new(show_progress);
+    let show_forced_updates = match either(args.show_forced_updates, args.no_show_forced_updates) {
+        Some(given) => given,
+        None => (repo.config().get_bool("fetch.showforcedupdates")?).unwrap_or(true),
+    };
     let options = FetchOptions {
         refs: plan.refs,
         bundle_uri: sluice_client::bundle_uri::wanted(repo.config())?,
@@ -508,6 +518,7 @@ fn fetch_one(
         atomic: args.atomic,
         dry_run: args.dry_run,
         verbose: args.verbose > 0,
+        show_forced_updates,
         fetch_head: writes_fetch_head(args).then_some(one.append),
         set_upstream: args.set_upstream,
         action: one.action.clone(),
@@ -548,6 +559,11 @@ fn fetch_one(
     }
     for error in &moved.in_the_way {
         eprintln!("error: {error}");
+    }
+    if !options.show_forced_updates
+        && (repo.config().get_bool("advice.fetchshowforcedupdates")?).unwrap_or(true)
+    {
+        eprintln!("warning: fetch normally indicates which branches had a forced update,\nbut that check has been disabled; to re-enable, use '--show-forced-updates'\nflag or run 'git config fetch.showForcedUpdates true'");
     }
     if let Some(warning) = &moved.upstream_warning {
         eprintln!("warning: {warning}");
