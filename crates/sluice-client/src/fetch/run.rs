@@ -206,15 +206,22 @@ pub fn fetch_remote(
         true => {
             let before = updates.len();
             let later = follow_known_tags(repo, &advertised, &mut updates)?;
-            // A dry run writes no tag, so git's second pass finds the ones followed in the
-            // first still new and says them again; in the order the server listed them.
-            let again = |name: &String| {
-                options.dry_run && updates[before..].iter().any(|u| &u.remote.name == name)
-            };
-            (advertised.iter())
-                .filter(|r| later.iter().any(|l| l.name == r.name) || again(&r.name))
-                .cloned()
-                .collect()
+            match options.dry_run {
+                false => later,
+                // A dry run writes no tag, so git's second pass finds the ones followed in
+                // the first still new and says them again; in the order the server listed
+                // them.
+                true => {
+                    let again: std::collections::HashSet<&str> = (later.iter())
+                        .map(|tag| tag.name.as_str())
+                        .chain(updates[before..].iter().map(|u| u.remote.name.as_str()))
+                        .collect();
+                    (advertised.iter())
+                        .filter(|r| again.contains(r.name.as_str()))
+                        .cloned()
+                        .collect()
+                }
+            }
         }
         false => Vec::new(),
     };
