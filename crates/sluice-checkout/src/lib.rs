@@ -33,7 +33,7 @@ pub use checkout::{
     CheckoutOptions,
 };
 pub use objects::Objects;
-pub use paths::{checkout_paths, checkout_paths_from, names_a_path, PathsChecked};
+pub use paths::{checkout_paths, checkout_paths_from, PathsChecked};
 pub use switch::{clean_state, switch, CleanState, SwitchOutcome};
 
 use sluice_object::ObjectId;

@@ -119,14 +119,6 @@ pub fn checkout_paths_from(
     })
 }
 
-/// Whether `name` (relative to `prefix`) is a file of the index or a directory of some: what
-/// git's checkout takes as a path where it names no commit.
-pub fn names_a_path(repo: &Repository, prefix: &str, name: &str) -> Result<bool, CheckoutError> {
-    let index = read_index_or_empty(repo)?;
-    // One that leaves the work tree is taken as a path, for git's refusal of it.
-    Ok(matching(repo, &index, prefix, name).map_or(true, |matched| !matched.is_empty()))
-}
-
 /// The paths of the index's files `spec`, relative to `prefix`, names; refused in git's
 /// words where it leaves the work tree.
 fn matching<'i>(

@@ -114,7 +114,7 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if let Some(name) = &args.orphan {
         return orphan(&args, context, &repo, name);
     }
-    let (given, target) = match chosen(&args, &repo, &context.cwd)? {
+    let (given, target) = match chosen(&args, &repo)? {
         Chosen::Target(given, target) => (given, target),
         Chosen::Said(code) => return Ok(code),
         Chosen::Paths {
@@ -148,11 +148,7 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
 /// What `args` ask to check out: the branch `-b`/`-B`/`--track` makes, the commit `--detach`
 /// detaches at, or the branch or commit named (refused in git's words where it names
 /// nothing); with no name at all, where the branch stands, as git says it.
-fn chosen(
-    args: &CheckoutArgs,
-    repo: &sluice_repo::Repository,
-    cwd: &std::path::Path,
-) -> anyhow::Result<Chosen> {
+fn chosen(args: &CheckoutArgs, repo: &sluice_repo::Repository) -> anyhow::Result<Chosen> {
     if !args.paths.is_empty() || !args.more.is_empty() {
         // `<tree-ish> [--] <pathspec>…` where the first names a commit (or `--` follows it),
         // else every name is a pathspec of the index.
@@ -198,19 +194,13 @@ fn chosen(
     match resolved {
         Some((given, Ok(target))) => Ok(Chosen::Target(given, Box::new(target))),
         Some((_, Err(e))) if !matches!(e, RevisionError::Invalid { .. }) => Err(e.into()),
-        // What names no commit git takes as a path, restored from the index (or, naming no
-        // file, refused in git's words).
-        _ if sluice_checkout::names_a_path(repo, &prefix_of(repo, cwd), name)? => {
-            Ok(Chosen::Paths {
-                specs: vec![name.to_owned()],
-                counted: true,
-                from: None,
-            })
-        }
-        _ => {
-            eprintln!("error: pathspec '{name}' did not match any file(s) known to git");
-            Ok(Chosen::Said(ExitCode::from(1)))
-        }
+        // What names no commit git takes as a path, restored from the index (naming no file,
+        // refused there in git's words).
+        _ => Ok(Chosen::Paths {
+            specs: vec![name.to_owned()],
+            counted: true,
+            from: None,
+        }),
     }
 }
 
