@@ -266,6 +266,16 @@ impl Config {
             .map(|e| e.value.as_deref().unwrap_or(""))
     }
 
+    /// Which of `keys` was set last, where several settings decide the same thing and git lets
+    /// the one read last win.
+    pub fn last_of<'k>(&self, keys: &[&'k str]) -> Option<&'k str> {
+        let normalized: Vec<Option<String>> = keys.iter().map(|k| normalize_key(k)).collect();
+        let entry = (self.entries.iter().rev())
+            .find(|e| normalized.iter().flatten().any(|key| *key == e.key))?;
+        let at = (normalized.iter()).position(|key| key.as_deref() == Some(entry.key.as_str()))?;
+        Some(keys[at])
+    }
+
     /// The refusal of `key`'s value for `why`, naming where the value in force was set, as
     /// git's "bad config variable" does.
     pub fn refuse(&self, key: &str, why: String) -> ConfigError {

@@ -81,7 +81,20 @@ pub enum SubmoduleError {
     /// `submodule.alternateErrorStrategy` has a value git does not know.
     #[error("Value '{0}' for submodule.alternateErrorStrategy is not recognized")]
     AlternateErrorStrategy(String),
-    /// A recursion mode git does not know (`--recurse-submodules=<mode>`, or configured).
-    #[error("bad recurse-submodules argument: {0}")]
-    BadRecursion(String),
+    /// A recursion mode git does not know: of `option` (`recurse-submodules` on the command
+    /// line, else the setting's key as git names it).
+    #[error("bad {option} argument: {value}")]
+    BadRecursion {
+        /// The option or setting.
+        option: String,
+        /// Its value.
+        value: String,
+    },
+    /// A setting of how many jobs run at once is negative (git's words for each):
+    /// `fetch.parallel` or `submodule.fetchjobs`.
+    #[error("{}", match .0.as_str() {
+        "fetch.parallel" => "fetch.parallel cannot be negative",
+        _ => "negative values not allowed for submodule.fetchJobs",
+    })]
+    NegativeJobs(String),
 }

@@ -3,25 +3,51 @@
 //! `submodule.recurse`, else on demand). On demand, a checked-out submodule is fetched when a
 //! commit the fetch brought records a commit of it that its repository lacks; with `yes`, every
 //! checked-out submodule is. Each is fetched by Sluice run inside it, which goes on into its own.
+//! The commits a fetch brought, and the submodule commits they record, are found here too: they
+//! change with what "on demand" means.
 
-use crate::commits::{new_commits, recorded_at};
-use crate::jobs::{self, JobOutput};
-use crate::recursion::Mode;
-use crate::registry::{checked_out_submodules, default_remote, fetch_recursion, Placed};
+use crate::jobs::{self, job_count, JobOutput};
+use crate::recursion::{mode_of, Mode};
+use crate::registry::{checked_out_submodules, default_remote, Placed};
 use crate::{Host, Recursion, SubmoduleError};
 use sluice_client::fetch::Report;
-use sluice_object::ObjectId;
+use sluice_object::{IdMap, ObjectId};
 use sluice_repo::Repository;
 
-/// What the fetches of the superproject brought, from their reports: the new values of the
-/// refs they moved (or, under `--dry-run`, would have moved) and the old ones.
+/// The submodule part of a superproject's fetch: the recursion and the number of jobs, read
+/// from the command line and the configuration before anything is fetched (a bad setting stops
+/// the fetch before it starts, as in git), and what the superproject's fetches brought.
+pub struct SubmoduleFetch {
+    mode: Mode,
+    jobs: usize,
+    brought: Brought,
+}
+
+/// The new values of the refs the superproject's fetches moved (or, under `--dry-run`, would
+/// have moved) and the old ones.
 #[derive(Default)]
-pub struct Brought {
+struct Brought {
     tips: Vec<ObjectId>,
     olds: Vec<ObjectId>,
 }
 
-impl Brought {
+impl SubmoduleFetch {
+    /// The recursion `given` on the command line (else `fetch.recurseSubmodules`, else
+    /// `submodule.recurse`, else on demand), `jobs` at a time (`-j`, else
+    /// `submodule.fetchJobs`, else `fetch.parallel`).
+    pub fn from_config(
+        repo: &Repository,
+        given: Option<Recursion>,
+        jobs: Option<u32>,
+    ) -> Result<Self, SubmoduleError> {
+        let keys = ["submodule.fetchjobs", "fetch.parallel"];
+        Ok(SubmoduleFetch {
+            mode: mode_of(given, repo)?,
+            jobs: job_count(jobs, repo.config(), &keys)?,
+            brought: Brought::default(),
+        })
+    }
+
     /// Takes in one remote's report.
     pub fn note(&mut self, lines: &[Report]) {
         for report in lines {
@@ -31,62 +57,61 @@ impl Brought {
             if line.code == '!' || line.new == line.old || line.new.is_null() {
                 continue;
             }
-            self.tips.push(line.new);
+            self.brought.tips.push(line.new);
             if !line.old.is_null() {
-                self.olds.push(line.old);
+                self.brought.olds.push(line.old);
             }
         }
     }
-}
 
-/// Fetches the submodules of `repo` that `mode` asks for, given what the fetch `brought`, each
-/// with the options `passed` on (git's: `--dry-run`, `--prune`, `-q`, …), `jobs` at a time;
-/// `prefix` puts the paths shown under the top superproject's. Returns the names of those whose
-/// fetch failed.
-pub fn fetch_submodules(
-    host: &dyn Host,
-    repo: &Repository,
-    (modes, jobs): (Mode, usize),
-    brought: &Brought,
-    passed: &[&str],
-    (quiet, prefix): (bool, &str),
-) -> Result<Vec<String>, SubmoduleError> {
-    if repo.work_tree().is_none() || modes == Mode::Given(Recursion::Off) {
-        return Ok(Vec::new());
-    }
-    let brought = match brought.tips.is_empty() {
-        true => Vec::new(),
-        false => new_commits(repo, &brought.tips, &brought.olds),
-    };
-    let mut wanted = Vec::new();
-    for submodule in checked_out_submodules(repo)? {
-        let Some(placed) = Placed::of(repo, submodule).filter(Placed::is_populated) else {
-            continue;
+    /// Fetches the submodules of `repo` the recursion asks for, given what the fetches
+    /// brought, each with the options `passed` on (git's: `--dry-run`, `--prune`, `-q`, …);
+    /// `prefix` puts the paths shown under the top superproject's. Returns the names of those
+    /// whose fetch failed.
+    pub fn run(
+        &self,
+        host: &dyn Host,
+        repo: &Repository,
+        passed: &[&str],
+        (quiet, prefix): (bool, &str),
+    ) -> Result<Vec<String>, SubmoduleError> {
+        if repo.work_tree().is_none() || self.mode == Mode::Given(Recursion::Off) {
+            return Ok(Vec::new());
+        }
+        let brought = match self.brought.tips.is_empty() {
+            true => Vec::new(),
+            false => new_commits(repo, &self.brought.tips, &self.brought.olds),
         };
-        let mode = modes.for_submodule(fetch_recursion(repo, &placed.submodule))?;
-        if mode == Recursion::Off {
-            continue;
+        let mut wanted = Vec::new();
+        for submodule in checked_out_submodules(repo)? {
+            let Some(placed) = Placed::of(repo, submodule).filter(Placed::is_populated) else {
+                continue;
+            };
+            let mode = self.mode.for_submodule(repo, &placed.submodule)?;
+            if mode == Recursion::Off {
+                continue;
+            }
+            let needed = recorded_at(repo, &brought, &placed.submodule.path);
+            if mode == Recursion::OnDemand && placed.lacking(&needed)?.is_empty() {
+                continue;
+            }
+            let shown = format!("{prefix}{}", placed.submodule.path);
+            wanted.push(Wanted {
+                placed,
+                mode,
+                needed,
+                shown,
+            });
         }
-        let needed = recorded_at(repo, &brought, &placed.submodule.path);
-        if mode == Recursion::OnDemand && placed.lacking(&needed)?.is_empty() {
-            continue;
-        }
-        let shown = format!("{prefix}{}", placed.submodule.path);
-        wanted.push(Wanted {
-            placed,
-            mode,
-            needed,
-            shown,
-        });
+        let mut failed = Vec::new();
+        let wanted: Vec<&Wanted> = wanted.iter().collect();
+        let fetch = |one: &Wanted, output: &mut JobOutput| one.fetch(host, passed, quiet, output);
+        jobs::for_each(host, &wanted, self.jobs, fetch, |_, mut paths| {
+            failed.append(&mut paths);
+            Ok(true)
+        })?;
+        Ok(failed)
     }
-    let mut failed = Vec::new();
-    let wanted: Vec<&Wanted> = wanted.iter().collect();
-    let fetch = |one: &Wanted, output: &mut JobOutput| one.fetch(host, passed, quiet, output);
-    jobs::for_each(host, &wanted, jobs, fetch, |_, mut paths| {
-        failed.append(&mut paths);
-        Ok(true)
-    })?;
-    Ok(failed)
 }
 
 /// A submodule to fetch.
@@ -142,4 +167,82 @@ impl Wanted {
         }
         Ok(failed)
     }
+}
+
+/// The commits a fetch brought: those `tips` reach and `before` does not, as a fetch "on
+/// demand" looks through them (`tips` alone when the walk cannot be made).
+fn new_commits(repo: &Repository, tips: &[ObjectId], before: &[ObjectId]) -> Vec<ObjectId> {
+    let cancel = sluice_object::cancel::Cancel::default();
+    let request = sluice_graph::WalkRequest {
+        filter: sluice_graph::ObjectFilter::TreeDepth(0),
+        ..sluice_graph::WalkRequest::reachable(tips, before, cancel)
+    };
+    let discard = sluice_object::progress::Discard;
+    match sluice_graph::walk_objects(repo.objects(), &request, &discard) {
+        Ok(walked) => (walked.objects.iter())
+            .filter(|o| o.kind == sluice_object::ObjectKind::Commit)
+            .map(|o| o.id)
+            .collect(),
+        Err(_) => tips.to_vec(),
+    }
+}
+
+/// The commits `commits` record for the submodule at `path` (the gitlink there in each
+/// commit's tree), each once: what a fetch "on demand" needs the submodule to have. A commit
+/// that cannot be read, or has no gitlink there, records none.
+fn recorded_at(repo: &Repository, commits: &[ObjectId], path: &str) -> Vec<ObjectId> {
+    let odb = repo.objects();
+    let parts: Vec<&str> = path.split('/').collect();
+    // What each tree met at each depth holds there: commits share most of their subtrees.
+    let mut seen: Vec<IdMap<Option<ObjectId>>> = vec![IdMap::default(); parts.len()];
+    let mut found = Vec::new();
+    for commit in commits {
+        let Ok(tree) = sluice_checkout::commit_tree(odb, commit) else {
+            continue;
+        };
+        if let Some(id) = gitlink_at(repo, tree, &parts, &mut seen) {
+            if !found.contains(&id) {
+                found.push(id);
+            }
+        }
+    }
+    found
+}
+
+/// The gitlink at the path `parts` under `tree`, if there is one; `seen` remembers, for each
+/// depth, what a tree there led to.
+fn gitlink_at(
+    repo: &Repository,
+    mut tree: ObjectId,
+    parts: &[&str],
+    seen: &mut [IdMap<Option<ObjectId>>],
+) -> Option<ObjectId> {
+    let mut walked = Vec::new();
+    let mut found = None;
+    for (depth, part) in parts.iter().enumerate() {
+        if let Some(known) = seen[depth].get(&tree) {
+            found = *known;
+            break;
+        }
+        walked.push((depth, tree));
+        let Some((_, data)) = repo.objects().read(&tree).ok().flatten() else {
+            break;
+        };
+        let entries = sluice_object::parse::tree_entries(repo.hash(), &data);
+        let Some(entry) = entries.flatten().find(|e| e.name == part.as_bytes()) else {
+            break;
+        };
+        match depth + 1 == parts.len() {
+            true => {
+                found = entry.is_gitlink().then_some(entry.id);
+                break;
+            }
+            false if entry.is_tree() => tree = entry.id,
+            false => break,
+        }
+    }
+    for (depth, tree) in walked {
+        seen[depth].insert(tree, found);
+    }
+    found
 }

@@ -4,7 +4,8 @@
 //! them, so that two jobs' lines never interleave.
 
 use crate::Host;
-use sluice_odb::{Config, ConfigError};
+use crate::SubmoduleError;
+use sluice_odb::Config;
 use std::process::{Command, ExitStatus};
 
 /// Where a job's messages go: straight to the host, or held until the job ends.
@@ -48,18 +49,27 @@ impl JobOutput<'_> {
 }
 
 /// How many jobs at once: `given` (`-j`), else the first of the settings `keys` that is set,
-/// else one; zero is one a core, as git.
-pub fn job_count(given: Option<u32>, config: &Config, keys: &[&str]) -> Result<usize, ConfigError> {
-    let mut jobs = given.map(|n| n as usize);
+/// else one; zero is one a core, as git. Every one of `keys` is read, and a negative one
+/// refused, whether or not it decides, as git reads them all with its configuration.
+pub fn job_count(
+    given: Option<u32>,
+    config: &Config,
+    keys: &[&str],
+) -> Result<usize, SubmoduleError> {
+    let mut configured = None;
     for key in keys {
-        if jobs.is_none() {
-            jobs = config.get_int(key)?.map(|n| n.max(0) as usize);
+        let value = config.get_int(key)?;
+        if value.is_some_and(|n| n < 0) {
+            return Err(SubmoduleError::NegativeJobs((*key).to_owned()));
         }
+        configured = configured.or(value.map(|n| n as usize));
     }
-    Ok(match jobs.unwrap_or(1) {
-        0 => std::thread::available_parallelism().map_or(1, usize::from),
-        n => n,
-    })
+    Ok(
+        match given.map(|n| n as usize).or(configured).unwrap_or(1) {
+            0 => std::thread::available_parallelism().map_or(1, usize::from),
+            n => n,
+        },
+    )
 }
 
 /// Runs `job` on each of `items`, `jobs` at a time, and gives `then` each item with what its

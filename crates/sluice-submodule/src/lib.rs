@@ -1,6 +1,6 @@
 //! A superproject's submodules, and the clones and fetches that recurse into them, as git's
 //! `clone --recurse-submodules` and `fetch --recurse-submodules` do: which submodules the index
-//! and `.gitmodules` name ([`registry`]), which of them a fetch must visit ([`commits`],
+//! and `.gitmodules` name ([`registry`]), which of them a fetch must visit ([`fetch`],
 //! [`recursion`]), and Sluice run inside each, `--jobs` at a time ([`jobs`]), the clone's
 //! ([`clone`]) and the fetch's ([`fetch`]) in git's order and words, and the push of a
 //! submodule a superproject's push needs first ([`push`]).
@@ -11,7 +11,6 @@
 #![deny(missing_docs)]
 
 pub mod clone;
-pub mod commits;
 mod error;
 pub mod fetch;
 pub mod jobs;

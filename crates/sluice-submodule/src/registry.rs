@@ -25,7 +25,7 @@ pub struct Submodule {
     /// The commit the superproject records.
     pub commit: ObjectId,
     /// `submodule.<name>.fetchRecurseSubmodules` as `.gitmodules` gives it (the repository's
-    /// configuration, read by [`fetch_recursion`], comes first).
+    /// configuration comes first: [`crate::recursion`]).
     pub fetch_recurse: Option<String>,
     /// `submodule.<name>.branch` as `.gitmodules` gives it: what `--remote` follows.
     pub branch: Option<String>,
@@ -150,15 +150,6 @@ impl Placed {
             .copied()
             .collect())
     }
-}
-
-/// `submodule.<name>.fetchRecurseSubmodules` for `submodule`: the repository's configuration,
-/// else `.gitmodules`; `None` when neither sets it.
-pub fn fetch_recursion<'a>(repo: &'a Repository, submodule: &'a Submodule) -> Option<&'a str> {
-    let key = format!("submodule.{}.fetchrecursesubmodules", submodule.name);
-    repo.config()
-        .get(&key)
-        .or(submodule.fetch_recurse.as_deref())
 }
 
 /// Whether `submodule` is active in `repo`, by git's rule: `submodule.<name>.active` when set,

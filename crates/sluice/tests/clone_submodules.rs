@@ -172,6 +172,8 @@ fn clone_recurse_submodules_as_git_does() {
 /// A fetch in a superproject cloned with its submodules, after the sources moved on (`lib`
 /// has a new commit, which `super` now records): on demand by default, every submodule with
 /// `yes`, none when told so, and a submodule whose remote is gone reported as git reports it.
+/// Of `fetch.recurseSubmodules` and `submodule.recurse` the one set last decides; a bad value of
+/// either, of a submodule's own setting or of a job count is refused as git refuses it.
 #[test]
 fn fetch_recurses_into_submodules_as_git_does() {
     let cases: &[(&[&str], bool)] = &[
@@ -183,6 +185,44 @@ fn fetch_recurses_into_submodules_as_git_does() {
         (&["fetch", "--no-recurse-submodules"], false),
         (&["-c", "fetch.recurseSubmodules=false", "fetch"], false),
         (&["-c", "submodule.recurse=true", "fetch"], false),
+        (&["-c", "submodule.recurse=false", "fetch"], false),
+        (
+            &[
+                "-c",
+                "submodule.recurse=false",
+                "-c",
+                "fetch.recurseSubmodules=on-demand",
+                "fetch",
+            ],
+            false,
+        ),
+        (
+            &[
+                "-c",
+                "fetch.recurseSubmodules=yes",
+                "-c",
+                "submodule.recurse=false",
+                "fetch",
+            ],
+            false,
+        ),
+        (&["-c", "fetch.recurseSubmodules=bogus", "fetch"], false),
+        (&["-c", "submodule.recurse=bogus", "fetch"], false),
+        (
+            &["-c", "submodule.libs/lib.fetchRecurseSubmodules=1", "fetch"],
+            false,
+        ),
+        (
+            &[
+                "-c",
+                "submodule.libs/lib.fetchRecurseSubmodules=bogus",
+                "fetch",
+            ],
+            false,
+        ),
+        (&["-c", "submodule.fetchJobs=-1", "fetch"], false),
+        (&["-c", "fetch.parallel=-1", "fetch"], false),
+        (&["fetch", "-j", "-2"], false),
         (
             &[
                 "-c",

@@ -157,6 +157,9 @@ pub struct Moved {
     pub upstream_warning: Option<String>,
     /// The `reference-transaction` hook refused a transaction: the fetch stopped there.
     pub aborted_by_hook: bool,
+    /// The width of the report's summary column (`old..new`), as git's transport sizes it
+    /// from the ids it abbreviates.
+    pub summary_width: usize,
 }
 
 /// `fetch --negotiate-only`: negotiates with `remote` from the history of `tips` alone (see
@@ -421,6 +424,7 @@ fn move_refs(
             refused: Refused::None,
             upstream_warning: None,
             aborted_by_hook: true,
+            summary_width: summary_width(repo, &[]),
         });
     };
     let who = reflog_identity(repo.config());
@@ -459,12 +463,22 @@ fn move_refs(
         upstream_warning = set_upstream(repo, current, &plan.remote_name, &fetched)?;
     }
     Ok(Moved {
+        summary_width: summary_width(repo, &lines),
         lines,
         in_the_way,
         refused: updated.refused,
         upstream_warning,
         aborted_by_hook: updated.aborted_at.is_some(),
     })
+}
+
+/// The summary column's width for the ids the report's `lines` abbreviate.
+fn summary_width(repo: &Repository, lines: &[Report]) -> usize {
+    let ids = lines.iter().flat_map(|report| match report {
+        Report::Line(line) => vec![line.old, line.new],
+        Report::Warning(_) => Vec::new(),
+    });
+    sluice_repo::abbrev::summary_width(repo, ids)
 }
 
 /// The updates in the order git makes and reports them, tags followed after the pack last, with

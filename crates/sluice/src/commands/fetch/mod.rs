@@ -25,9 +25,8 @@ use sluice_client::fetch::{
 };
 use sluice_remote::{Deepen, IpVersion};
 use sluice_repo::date::parse_since;
-use sluice_submodule::fetch::{fetch_submodules, Brought};
+use sluice_submodule::fetch::SubmoduleFetch;
 use sluice_submodule::jobs::{self, job_count, JobOutput};
-use sluice_submodule::recursion::mode_of;
 use sluice_submodule::Recursion;
 
 /// `git fetch`'s arguments (those this version supports).
@@ -145,9 +144,10 @@ pub struct FetchArgs {
     #[arg(long, overrides_with = "porcelain")]
     no_porcelain: bool,
     /// How many remotes (`--all`, `--multiple`; else `fetch.parallel`) or submodules (else
-    /// `submodule.fetchJobs`, else `fetch.parallel`) to fetch at once; 0: one a core.
-    #[arg(short, long, value_name = "n")]
-    jobs: Option<u32>,
+    /// `submodule.fetchJobs`, else `fetch.parallel`) to fetch at once; 0: one a core; below 0:
+    /// as configured.
+    #[arg(short, long, value_name = "n", allow_negative_numbers = true)]
+    jobs: Option<i32>,
     /// Accepted for git's command lines: Sluice runs no maintenance after a fetch.
     #[arg(long)]
     no_auto_gc: bool,
@@ -224,8 +224,7 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if args.porcelain && recursion != Some(Recursion::Off) {
         bail!("options '--porcelain' and '--recurse-submodules' cannot be used together");
     }
-    let recursion = mode_of(recursion, &repo)?;
-    let mut brought = Brought::default();
+    let mut submodules = SubmoduleFetch::from_config(&repo, recursion, jobs_given(&args))?;
     let one = |repository: Option<&str>, refspecs: Vec<Refspec>| RemoteFetch {
         repository: repository.map(str::to_owned),
         refspecs,
@@ -249,22 +248,22 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
                 refspecs.extend(refspec::lines(&text)?);
             }
             let one = one(args.repository.as_deref(), refspecs);
-            fetch_one(&args, context, &repo, &one, &mut brought)
+            fetch_one(&args, context, &repo, &one, &mut submodules)
         }
         Some(names) if names.len() == 1 => fetch_one(
             &args,
             context,
             &repo,
             &one(Some(&names[0]), Vec::new()),
-            &mut brought,
+            &mut submodules,
         ),
         Some(_) if args.filter.is_some() => {
             bail!("--filter can only be used with the remote configured in extensions.partialclone")
         }
         Some(names) => {
-            let jobs = job_count(args.jobs, repo.config(), &["fetch.parallel"])?;
+            let jobs = job_count(jobs_given(&args), repo.config(), &["fetch.parallel"])?;
             match jobs {
-                1 => fetch_each(&args, context, &repo, &names, &mut brought),
+                1 => fetch_each(&args, context, &repo, &names, &mut submodules),
                 _ => fetch_parallel(&args, context, &repo, &names, jobs),
             }
         }
@@ -273,11 +272,7 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         let prefix = args.submodule_prefix.as_deref().unwrap_or_default();
         let passed = passed_on(&args, None);
         let said = (args.quiet, prefix);
-        let keys = ["submodule.fetchjobs", "fetch.parallel"];
-        let jobs = job_count(args.jobs, repo.config(), &keys)?;
-        let modes = (recursion, jobs);
-        let host = &super::Terminal;
-        let failed = fetch_submodules(host, &repo, modes, &brought, &passed, said)?;
+        let failed = submodules.run(&super::Terminal, &repo, &passed, said)?;
         if !failed.is_empty() {
             eprintln!("Errors during submodule fetch:");
             for path in failed {
@@ -323,7 +318,7 @@ fn fetch_each(
     context: &Context,
     repo: &Repository,
     names: &[String],
-    brought: &mut Brought,
+    submodules: &mut SubmoduleFetch,
 ) -> anyhow::Result<ExitCode> {
     if writes_fetch_head(args) && !args.append {
         sluice_client::fetch::clear_fetch_head(repo)?;
@@ -343,7 +338,7 @@ fn fetch_each(
             deepen: Deepen::default(),
             unshallow: false,
         };
-        let fetched = match fetch_one(args, context, repo, &one, brought) {
+        let fetched = match fetch_one(args, context, repo, &one, submodules) {
             Ok(code) => code == ExitCode::SUCCESS,
             Err(error) => {
                 eprintln!("fatal: {}", crate::describe(&error));
@@ -459,6 +454,11 @@ fn recursion(args: &FetchArgs) -> anyhow::Result<Option<Recursion>> {
     Ok(Recursion::from_flags(no, mode, args.porcelain)?)
 }
 
+/// `--jobs`, where it decides: as git's, a negative count leaves it to the configuration.
+fn jobs_given(args: &FetchArgs) -> Option<u32> {
+    args.jobs.and_then(|n| u32::try_from(n).ok())
+}
+
 /// Whether FETCH_HEAD is written: not under `--dry-run` or `--no-write-fetch-head`.
 fn writes_fetch_head(args: &FetchArgs) -> bool {
     !args.dry_run && !args.no_write_fetch_head
@@ -470,7 +470,7 @@ fn fetch_one(
     context: &Context,
     repo: &Repository,
     one: &RemoteFetch,
-    brought: &mut Brought,
+    submodules: &mut SubmoduleFetch,
 ) -> anyhow::Result<ExitCode> {
     let choice = FetchChoice {
         repository: one.repository.as_deref(),
@@ -546,13 +546,8 @@ fn fetch_one(
         true => ReportFormat::Porcelain,
         false => ReportFormat::Full,
     };
-    let ids = (moved.lines.iter()).flat_map(|report| match report {
-        sluice_client::fetch::Report::Line(line) => vec![line.old, line.new],
-        sluice_client::fetch::Report::Warning(_) => Vec::new(),
-    });
-    let summary_width = sluice_repo::abbrev::summary_width(repo, ids);
-    brought.note(&moved.lines);
-    print_report(shown, &moved.lines, args.quiet, format, summary_width)?;
+    submodules.note(&moved.lines);
+    print_report(shown, &moved.lines, args.quiet, format, moved.summary_width)?;
     if moved.aborted_by_hook {
         eprintln!("fatal: ref updates aborted by hook");
         return Ok(ExitCode::from(128));
