@@ -8,6 +8,7 @@ mod certificate;
 mod hook;
 mod negotiate;
 mod plan;
+mod report;
 mod send;
 mod settings;
 mod source;
@@ -18,6 +19,7 @@ mod tracking;
 
 pub use certificate::SignedPush;
 pub use plan::{PushChoice, PushPlan};
+pub use report::{Hint, PushReport, ReportLine};
 pub use settings::{GivenSettings, Settings};
 pub use spec::PushRefspec;
 pub use submodules::RecurseSubmodules;
@@ -297,6 +299,8 @@ pub struct PushOutcome {
     pub sent_unsigned: bool,
     /// The remote-tracking refs brought up to date (git names them under `-v`).
     pub tracking: Vec<String>,
+    /// The report of `refs`, as git words it.
+    pub report: PushReport,
 }
 
 /// An upstream `--set-upstream` recorded.
@@ -572,6 +576,7 @@ pub fn push(
         }
     }
     Ok(PushOutcome {
+        report: PushReport::of(repo, &refs),
         refs,
         advertised,
         unpack_error,

@@ -251,7 +251,7 @@ fn push_to(
                 porcelain: args.porcelain,
                 send_pack: false,
             };
-            report::print(&outcome, repo, &shown, &said)
+            report::print(&outcome, &shown, &said)
         }
         Err(
             e @ (PushError::NoSource(_) | PushError::NoRemoteRef(_) | PushError::PrePushDeclined),

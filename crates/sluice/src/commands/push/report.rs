@@ -3,67 +3,9 @@
 //! fits, or `--porcelain`'s tab-separated lines and `Done`.
 
 use sluice_client::fetch::short_name;
-use sluice_client::push::{PushOutcome, PushedRef, RefStatus};
-use sluice_repo::{RefTarget, Repository};
+use sluice_client::push::{PushOutcome, RefStatus};
 use std::io::Write;
 use std::process::ExitCode;
-
-/// The flag, summary and note of one line.
-fn describe(repo: &Repository, r: &PushedRef) -> (char, String, String) {
-    let short = |id: Option<sluice_object::ObjectId>| {
-        id.map(|id| sluice_repo::abbrev::abbreviate(repo, &id))
-    };
-    let rejected = |why: &str| ('!', "[rejected]".to_owned(), format!("({why})"));
-    match &r.status {
-        RefStatus::UpToDate => ('=', "[up to date]".to_owned(), String::new()),
-        RefStatus::Ok | RefStatus::Pending => match (r.old, r.new) {
-            (_, None) => ('-', "[deleted]".to_owned(), String::new()),
-            (None, Some(_)) => {
-                let kind = match r.dst.as_str() {
-                    d if d.starts_with("refs/tags/") => "[new tag]",
-                    d if d.starts_with("refs/heads/") => "[new branch]",
-                    _ => "[new reference]",
-                };
-                ('*', kind.to_owned(), String::new())
-            }
-            (old, new) if r.forced => {
-                let summary = format!("{}...{}", short(old).unwrap(), short(new).unwrap());
-                ('+', summary, "(forced update)".to_owned())
-            }
-            (old, new) => {
-                let summary = format!("{}..{}", short(old).unwrap(), short(new).unwrap());
-                (' ', summary, String::new())
-            }
-        },
-        RefStatus::NonFastForward => rejected("non-fast-forward"),
-        RefStatus::FetchFirst => rejected("fetch first"),
-        RefStatus::AlreadyExists => rejected("already exists"),
-        RefStatus::NeedsForce => rejected("needs force"),
-        RefStatus::Stale => rejected("stale info"),
-        RefStatus::RemoteUpdated => rejected("remote ref updated since checkout"),
-        RefStatus::AtomicFailed => rejected("atomic push failed"),
-        RefStatus::NoDelete => rejected("remote does not support deleting refs"),
-        RefStatus::RemoteRejected(why) => ('!', "[remote rejected]".to_owned(), format!("({why})")),
-    }
-}
-
-/// The lines of a ref: itself, or, where the server did something else instead (a
-/// `proc-receive` hook's refs), each of those, what it leaves out taken from the ref.
-fn as_reported(r: &PushedRef) -> Vec<PushedRef> {
-    if r.rewrites.is_empty() || r.status != RefStatus::Ok {
-        return vec![r.clone()];
-    }
-    (r.rewrites.iter())
-        .map(|rewrite| PushedRef {
-            dst: rewrite.name.clone().unwrap_or_else(|| r.dst.clone()),
-            old: rewrite.old.or(r.old),
-            new: rewrite.new.or(r.new),
-            forced: rewrite.forced,
-            rewrites: Vec::new(),
-            ..r.clone()
-        })
-        .collect()
-}
 
 /// How much the report says, and for which command.
 pub(super) struct ReportStyle {
@@ -77,7 +19,6 @@ pub(super) struct ReportStyle {
 /// Prints the report and returns git's exit code for it.
 pub(super) fn print(
     outcome: &PushOutcome,
-    repo: &Repository,
     url: &str,
     args: &ReportStyle,
 ) -> anyhow::Result<ExitCode> {
@@ -103,48 +44,34 @@ pub(super) fn print(
         return Ok(ExitCode::from(1));
     }
     let verbose = args.verbose || args.porcelain;
-    let order = (refs
-        .iter()
-        .filter(|r| verbose && r.status == RefStatus::UpToDate))
-    .chain(refs.iter().filter(|r| r.status == RefStatus::Ok))
-    .chain(refs.iter().filter(|r| r.status.refused()));
+    let report = &outcome.report;
+    let said = (report.lines.iter()).filter(|line| match &line.status {
+        RefStatus::UpToDate => verbose && !args.quiet,
+        status => !args.quiet || status.refused(),
+    });
     let mut out: Box<dyn Write> = match args.porcelain {
         true => Box::new(std::io::stdout().lock()),
         false => Box::new(std::io::stderr().lock()),
     };
-    let ids = refs.iter().flat_map(|r| [r.old, r.new]).flatten();
-    let width = sluice_repo::abbrev::summary_width(repo, ids);
+    let width = report.summary_width;
     let mut headed = false;
-    for r in order.flat_map(as_reported) {
-        let r = &r;
-        if args.quiet && !r.status.refused() {
-            continue;
-        }
+    for line in said {
         if !headed {
             writeln!(out, "To {url}")?;
             headed = true;
         }
-        let (flag, summary, note) = describe(repo, r);
-        let src = r.src.as_deref();
+        let (flag, summary, dst) = (line.flag, &line.summary, &line.dst);
+        let src = line.src.as_deref();
+        let note = match line.note.is_empty() {
+            true => String::new(),
+            false => format!(" {}", line.note),
+        };
         if args.porcelain {
-            let note = match note.is_empty() {
-                true => String::new(),
-                false => format!(" {note}"),
-            };
-            writeln!(
-                out,
-                "{flag}\t{}:{}\t{summary}{note}",
-                src.unwrap_or(""),
-                r.dst
-            )?;
+            writeln!(out, "{flag}\t{}:{dst}\t{summary}{note}", src.unwrap_or(""))?;
         } else {
             let names = match src {
-                Some(src) => format!("{} -> {}", short_name(src), short_name(&r.dst)),
-                None => short_name(&r.dst).to_owned(),
-            };
-            let note = match note.is_empty() {
-                true => String::new(),
-                false => format!(" {note}"),
+                Some(src) => format!("{} -> {}", short_name(src), short_name(dst)),
+                None => short_name(dst).to_owned(),
             };
             writeln!(out, " {flag} {summary:<width$} {names}{note}")?;
         }
@@ -165,7 +92,9 @@ pub(super) fn print(
     }
     if refused {
         eprintln!("error: failed to push some refs to '{url}'");
-        hint(repo, refs);
+        for line in report.hint.iter().flat_map(|hint| hint.text().lines()) {
+            eprintln!("hint: {line}");
+        }
         return Ok(ExitCode::from(1));
     }
     let pushed = refs.iter().any(|r| r.status == RefStatus::Ok);
@@ -183,34 +112,4 @@ pub(super) fn print(
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The one hint git gives for the refusals, in its order of precedence (git 2.47's words).
-fn hint(repo: &Repository, refs: &[PushedRef]) {
-    let head = match repo.refs().read("HEAD") {
-        Ok(Some(RefTarget::Symbolic(branch))) => Some(branch),
-        _ => None,
-    };
-    let has = |status: RefStatus| refs.iter().any(|r| r.status == status);
-    // As git: the remote ref has the name of the branch checked out here.
-    let non_ff_head = (refs.iter())
-        .any(|r| r.status == RefStatus::NonFastForward && Some(&r.dst) == head.as_ref());
-    let text = if non_ff_head {
-        "Updates were rejected because the tip of your current branch is behind\nits remote counterpart. If you want to integrate the remote changes,\nuse 'git pull' before pushing again.\nSee the 'Note about fast-forwards' in 'git push --help' for details."
-    } else if has(RefStatus::NonFastForward) {
-        "Updates were rejected because a pushed branch tip is behind its remote\ncounterpart. If you want to integrate the remote changes, use 'git pull'\nbefore pushing again.\nSee the 'Note about fast-forwards' in 'git push --help' for details."
-    } else if has(RefStatus::AlreadyExists) {
-        "Updates were rejected because the tag already exists in the remote."
-    } else if has(RefStatus::FetchFirst) {
-        "Updates were rejected because the remote contains work that you do not\nhave locally. This is usually caused by another repository pushing to\nthe same ref. If you want to integrate the remote changes, use\n'git pull' before pushing again.\nSee the 'Note about fast-forwards' in 'git push --help' for details."
-    } else if has(RefStatus::NeedsForce) {
-        "You cannot update a remote ref that points at a non-commit object,\nor update a remote ref to make it point at a non-commit object,\nwithout using the '--force' option."
-    } else if has(RefStatus::RemoteUpdated) {
-        "Updates were rejected because the tip of the remote-tracking branch has\nbeen updated since the last checkout. If you want to integrate the\nremote changes, use 'git pull' before pushing again.\nSee the 'Note about fast-forwards' in 'git push --help' for details."
-    } else {
-        return;
-    };
-    for line in text.lines() {
-        eprintln!("hint: {line}");
-    }
 }

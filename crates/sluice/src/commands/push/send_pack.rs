@@ -145,7 +145,7 @@ pub fn run(args: SendPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         porcelain: false,
         send_pack: true,
     };
-    print(&outcome, &repo, &plan.shown, &shown)
+    print(&outcome, &plan.shown, &shown)
 }
 
 /// The refs `--stdin` adds: a line each, or under `--stateless-rpc` a pkt-line each up to a
