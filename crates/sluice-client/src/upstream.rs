@@ -1,5 +1,6 @@
 //! Where a branch stands against its upstream (`branch.<name>.remote` and `.merge`, the merged
-//! ref tracked here as `remote.<remote>.fetch` maps it): what git's checkout reports.
+//! ref tracked here as `remote.<remote>.fetch` maps it), and git's words for it (as its remote.c words
+//! them for checkout and status).
 
 use sluice_repo::Repository;
 
@@ -26,6 +27,44 @@ pub struct Upstream {
     pub shown: String,
     /// Where the branch stands.
     pub standing: Standing,
+}
+
+impl Upstream {
+    /// git's words for where a branch stands against its upstream, with the hints of
+    /// `advice.statusHints` (the diverged one as git 2.47 words it).
+    pub fn report(&self, hints: bool) -> String {
+        let base = &self.shown;
+        let commits = |n: usize| if n == 1 { "commit" } else { "commits" };
+        let (report, hint) = match self.standing {
+            Standing::Gone => (
+                format!("Your branch is based on '{base}', but the upstream is gone.\n"),
+                "  (use \"git branch --unset-upstream\" to fixup)\n",
+            ),
+            Standing::UpToDate => (format!("Your branch is up to date with '{base}'.\n"), ""),
+            Standing::Ahead(n) => (
+                format!("Your branch is ahead of '{base}' by {n} {}.\n", commits(n)),
+                "  (use \"git push\" to publish your local commits)\n",
+            ),
+            Standing::Behind(n) => (
+                format!(
+                    "Your branch is behind '{base}' by {n} {}, and can be fast-forwarded.\n",
+                    commits(n)
+                ),
+                "  (use \"git pull\" to update your local branch)\n",
+            ),
+            Standing::Diverged(ours, theirs) => (
+                format!(
+                    "Your branch and '{base}' have diverged,\nand have {ours} and {theirs} different {} each, respectively.\n",
+                    commits(ours + theirs)
+                ),
+                "  (use \"git pull\" if you want to integrate the remote branch with yours)\n",
+            ),
+        };
+        match hints {
+            true => report + hint,
+            false => report,
+        }
+    }
 }
 
 /// The upstream of the local branch `branch` (its short name) and where the branch stands,

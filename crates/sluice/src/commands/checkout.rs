@@ -10,7 +10,6 @@ use sluice_checkout::revision::{
     checkout_name, move_head, resolve, HeadMove, HeadMoved, Resolved, RevisionError,
 };
 use sluice_checkout::{commit_tree, switch, CheckoutError, CheckoutOptions};
-use sluice_client::upstream::{Standing, Upstream};
 use std::process::ExitCode;
 
 /// Arguments of `checkout`.
@@ -373,45 +372,9 @@ fn report_standing_of(repo: &sluice_repo::Repository, branch: &str) -> anyhow::R
             .config()
             .get_bool("advice.statushints")?
             .unwrap_or(true);
-        print!("{}", standing_report(&upstream, hints));
+        print!("{}", upstream.report(hints));
     }
     Ok(())
-}
-
-/// git's words for where a branch stands against its upstream, with the hints of
-/// `advice.statusHints` (the diverged one as git 2.47 words it).
-fn standing_report(upstream: &Upstream, hints: bool) -> String {
-    let base = &upstream.shown;
-    let commits = |n: usize| if n == 1 { "commit" } else { "commits" };
-    let (report, hint) = match upstream.standing {
-        Standing::Gone => (
-            format!("Your branch is based on '{base}', but the upstream is gone.\n"),
-            "  (use \"git branch --unset-upstream\" to fixup)\n",
-        ),
-        Standing::UpToDate => (format!("Your branch is up to date with '{base}'.\n"), ""),
-        Standing::Ahead(n) => (
-            format!("Your branch is ahead of '{base}' by {n} {}.\n", commits(n)),
-            "  (use \"git push\" to publish your local commits)\n",
-        ),
-        Standing::Behind(n) => (
-            format!(
-                "Your branch is behind '{base}' by {n} {}, and can be fast-forwarded.\n",
-                commits(n)
-            ),
-            "  (use \"git pull\" to update your local branch)\n",
-        ),
-        Standing::Diverged(ours, theirs) => (
-            format!(
-                "Your branch and '{base}' have diverged,\nand have {ours} and {theirs} different {} each, respectively.\n",
-                commits(ours + theirs)
-            ),
-            "  (use \"git pull\" if you want to integrate the remote branch with yours)\n",
-        ),
-    };
-    match hints {
-        true => report + hint,
-        false => report,
-    }
 }
 
 /// git's advice on leaving a branch for a detached `HEAD` (`advice.detachedHead`), word for word
