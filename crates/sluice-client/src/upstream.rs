@@ -1,6 +1,6 @@
 //! Where a branch stands against its upstream (`branch.<name>.remote` and `.merge`, the merged
-//! ref tracked here as `remote.<remote>.fetch` maps it), and git's words for it (as its remote.c words
-//! them for checkout and status).
+//! ref tracked here as `remote.<remote>.fetch` maps it), and git's words for it (as git's
+//! remote.c words them for checkout and status).
 
 use sluice_repo::Repository;
 
