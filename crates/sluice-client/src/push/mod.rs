@@ -11,7 +11,6 @@ mod plan;
 mod report;
 mod send;
 mod settings;
-mod source;
 mod spec;
 mod status;
 mod submodules;
@@ -183,7 +182,7 @@ impl Lease {
             // A full id need not be here (it is what the remote is expected to have).
             Some(expect) => Some(
                 (ObjectId::from_hex(repo.hash(), expect.as_bytes()).ok())
-                    .or_else(|| source::resolve(repo, expect).map(|s| s.id))
+                    .or_else(|| spec::resolve_source(repo, expect).map(|s| s.id))
                     .ok_or_else(|| PushError::BadLeaseValue(expect.to_owned()))?,
             ),
         };

@@ -1,13 +1,13 @@
 //! Push refspecs (`[+]<src>[:<dst>]`, `:<dst>` to delete, `:` for matching branches, patterns
 //! with one `*`) and how git pairs them with local and remote refs: a source is any name or
-//! expression of this repository, a short destination is found among the remote's refs or
-//! given the prefix of its source.
+//! expression of this repository ([`resolve_source`], which `--force-with-lease=<ref>:<expect>`
+//! reads its expected value with too), a short destination is found among the remote's refs
+//! or given the prefix of its source.
 
-use super::source::{self, Source};
 use super::PushError;
 use sluice_object::ObjectId;
 use sluice_remote::RemoteRef;
-use sluice_repo::Repository;
+use sluice_repo::{RefTarget, Repository};
 
 /// One push refspec.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,7 +151,7 @@ fn explicit(
     let src = match &spec.src {
         None => None,
         Some(text) => {
-            Some(source::resolve(repo, text).ok_or_else(|| PushError::NoSource(text.clone()))?)
+            Some(resolve_source(repo, text).ok_or_else(|| PushError::NoSource(text.clone()))?)
         }
     };
     let dst = match (&spec.dst, &src) {
@@ -197,6 +197,48 @@ fn destination(
         (None, None) => Err(PushError::NoRemoteRef(dst.to_owned())),
         (None, Some(_)) => Err(PushError::NotAFullRefname(dst.to_owned())),
     }
+}
+
+/// A resolved source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Source {
+    /// How the report names it: the ref's full name, or the expression as given.
+    pub(crate) shown: String,
+    /// The ref it names, if it names one: a branch for `HEAD` on one.
+    pub(crate) ref_name: Option<String>,
+    /// The object pushed.
+    pub(crate) id: ObjectId,
+}
+
+/// Resolves the source `expression`: a local ref found by git's rules for short names (`main`,
+/// `v1`, `refs/heads/main`, `HEAD`), or any revision ([`sluice_repo::revision`]); `None` when
+/// it names nothing here. `HEAD` on a branch names that
+/// branch's ref, as git's push reports it.
+pub(crate) fn resolve_source(repo: &Repository, expression: &str) -> Option<Source> {
+    let split = expression.find(['~', '^']).unwrap_or(expression.len());
+    let base = &expression[..split];
+    if (base == "HEAD" || base == "@") && split == expression.len() {
+        let branch = match repo.refs().read("HEAD").ok()? {
+            Some(RefTarget::Symbolic(branch)) => Some(branch),
+            _ => None,
+        };
+        let (_, id) = repo.refs().resolve("HEAD").ok()?;
+        return Some(Source {
+            shown: "HEAD".to_owned(),
+            ref_name: branch,
+            id: id?,
+        });
+    }
+    let expression = match base {
+        "@" => format!("HEAD{}", &expression[split..]),
+        _ => expression.to_owned(),
+    };
+    let named = sluice_repo::revision::resolve(repo, &expression)?;
+    Some(Source {
+        shown: named.ref_name.clone().unwrap_or(expression),
+        ref_name: named.ref_name,
+        id: named.id,
+    })
 }
 
 #[cfg(test)]

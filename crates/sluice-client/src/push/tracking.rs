@@ -3,7 +3,7 @@
 //! upstreams, `--prune`/`--mirror` delete what the remote has and this side does not, and
 //! `--follow-tags` adds the annotated tags of the history pushed.
 
-use super::source::Source;
+use super::spec::Source;
 use super::spec::{Paired, PushRefspec};
 use super::{PushError, PushedRef, RefStatus, UpstreamSet};
 use sluice_object::ObjectKind;
