@@ -22,4 +22,4 @@ pub use sluice_repo::refspec;
 pub mod remote_shallow;
 pub mod upstream;
 
-pub use negotiate::HistoryNegotiator;
+pub use negotiate::{HistoryNegotiator, NegotiationAlgorithm, UnknownNegotiation};

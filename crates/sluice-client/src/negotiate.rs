@@ -4,9 +4,38 @@
 
 use sluice_object::parse::parse_commit;
 use sluice_object::{IdMap, ObjectId};
-use sluice_odb::ObjectDb;
+use sluice_odb::{Config, ObjectDb};
 use sluice_remote::Negotiator;
 use std::collections::BinaryHeap;
+
+/// `fetch.negotiationAlgorithm`: which haves a fetch offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NegotiationAlgorithm {
+    /// Haves from the local history ([`HistoryNegotiator`]): git's `consecutive`, and what
+    /// Sluice offers for git's `skipping` too (the same objects may come, more of them).
+    History,
+    /// None at all (`noop`): the server sends all the wants reach.
+    Noop,
+}
+
+impl NegotiationAlgorithm {
+    /// The algorithm configured; a name git does not know is refused in git's words.
+    pub fn from_config(config: &Config) -> Result<NegotiationAlgorithm, UnknownNegotiation> {
+        let Some(name) = config.get("fetch.negotiationalgorithm") else {
+            return Ok(NegotiationAlgorithm::History);
+        };
+        match name.to_ascii_lowercase().as_str() {
+            "consecutive" | "skipping" | "default" => Ok(NegotiationAlgorithm::History),
+            "noop" => Ok(NegotiationAlgorithm::Noop),
+            _ => Err(UnknownNegotiation(name.to_owned())),
+        }
+    }
+}
+
+/// `fetch.negotiationAlgorithm` names no algorithm git knows.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown fetch negotiation algorithm '{0}'")]
+pub struct UnknownNegotiation(pub String);
 
 /// Flags of a commit the walk has met.
 #[derive(Debug, Clone, Copy, Default)]

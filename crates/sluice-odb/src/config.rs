@@ -67,6 +67,14 @@ pub enum ConfigError {
     /// Setting one value for a key that has several.
     #[error("{0} has multiple values")]
     MultipleValues(String),
+    /// A value that is none of those its setting takes (git's words for such a setting).
+    #[error("invalid value for '{key}': '{value}'")]
+    Invalid {
+        /// The key, as git names it.
+        key: String,
+        /// The value.
+        value: String,
+    },
     /// A value its reader refuses (`why`, which git says first as an error), named by where
     /// it was set: a file and line, or the command line.
     #[error("{}", match origin {
@@ -76,7 +84,7 @@ pub enum ConfigError {
     BadVariable {
         /// The key, as git names it (lowercase).
         key: String,
-        /// What is wrong with the value, in the reader's words.
+        /// What is wrong with the value, in the reader's words (git's error lines, one a line).
         why: String,
         /// The file (as shown: below the working directory, relative to it) and line.
         origin: Option<(PathBuf, usize)>,
@@ -84,7 +92,7 @@ pub enum ConfigError {
 }
 
 impl ConfigError {
-    /// What git says as an error before its fatal line, for a refused value.
+    /// What git says as errors (a line each) before its fatal line, for a refused value.
     pub fn said_first(&self) -> Option<&str> {
         match self {
             ConfigError::BadVariable { why, .. } => Some(why),
@@ -412,7 +420,7 @@ impl Config {
             other => match other.parse::<i64>() {
                 Ok(n) => Ok(Some(n != 0)),
                 Err(_) => Err(ConfigError::Value {
-                    key: key.into(),
+                    key: shown_key(key).into(),
                     value: value.into(),
                     kind: "boolean",
                     why: "",
@@ -430,7 +438,7 @@ impl Config {
         parse_int(value)
             .map(Some)
             .ok_or_else(|| ConfigError::Value {
-                key: key.into(),
+                key: shown_key(key).into(),
                 value: value.into(),
                 kind: "numeric",
                 // As git: a number too large is out of range, anything else a bad unit.
@@ -451,7 +459,7 @@ impl Config {
         match self.get_int(key)? {
             None => Ok(None),
             Some(n) => i32::try_from(n).map(Some).map_err(|_| ConfigError::Value {
-                key: key.into(),
+                key: shown_key(key).into(),
                 value: self.get(key).unwrap_or_default().into(),
                 kind: "numeric",
                 why: ": out of range",
@@ -468,7 +476,7 @@ impl Config {
             Some(size) => u64::try_from(size)
                 .map(Some)
                 .map_err(|_| ConfigError::Value {
-                    key: key.into(),
+                    key: shown_key(key).into(),
                     value: self.get(key).unwrap_or_default().into(),
                     kind: "numeric",
                     why: ": out of range",
@@ -476,6 +484,12 @@ impl Config {
                 }),
         }
     }
+}
+
+/// `key` as git names it in its messages: section and name in lowercase (as it stores them),
+/// the subsection as written.
+fn shown_key(key: &str) -> String {
+    normalize_key(key).unwrap_or_else(|| key.to_owned())
 }
 
 /// Parses an integer with an optional k, m or g suffix.

@@ -29,6 +29,7 @@ mod commands;
 mod global;
 mod log;
 mod progress;
+mod terminal;
 
 use cli::Command;
 use sluice_odb::ConfigError;
@@ -67,7 +68,11 @@ fn main() -> ExitCode {
             }
             // A refused setting: git's error line on the value before the fatal one.
             let config = error.chain().find_map(|e| e.downcast_ref::<ConfigError>());
-            if let Some(why) = config.and_then(ConfigError::said_first) {
+            for why in config
+                .and_then(ConfigError::said_first)
+                .iter()
+                .flat_map(|why| why.lines())
+            {
                 eprintln!("error: {why}");
             }
             eprintln!("fatal: {}", describe(&error));

@@ -299,7 +299,8 @@ fn fetches_by_id_and_their_reports_match_git() {
 /// `remote.<name>.skipFetchAll` and a remote that fails), `--multiple`, groups
 /// (`remotes.<group>`); refs listed in the refspecs' order; FETCH_HEAD for a remote-tracking
 /// ref and for a relative path; refspecs that meet on one local ref or name a ref twice; a short
-/// name of both a branch and a tag; `--porcelain`. Each fetch runs in twin repositories, one by
+/// name of both a branch and a tag; `--porcelain`; `fetch.output`; bad values of settings that
+/// decide nothing in the fetch at hand. Each fetch runs in twin repositories, one by
 /// git; compared: exit code, stdout, stderr, refs, FETCH_HEAD and every reflog.
 #[test]
 fn fetch_settings_and_many_remotes_match_git() {
@@ -316,7 +317,7 @@ fn fetch_settings_and_many_remotes_match_git() {
         let help = env.git_with_input(env.path(), &["fetch", "-h"], b"");
         let porcelain = String::from_utf8_lossy(&help.stdout).contains("--porcelain");
         // (settings as `key=value`, the fetch's arguments)
-        let cases: [(&[&str], &[&str]); 36] = [
+        let cases: [(&[&str], &[&str]); 46] = [
             (&["fetch.prune=true"], &["origin"]),
             (
                 &["fetch.prune=true", "remote.origin.prune=false"],
@@ -390,6 +391,29 @@ fn fetch_settings_and_many_remotes_match_git() {
             ),
             (&[], &["--porcelain", "origin", "topic:refs/tags/stale"]),
             (&[], &["--porcelain", "--recurse-submodules", "origin"]),
+            // `fetch.output`: the names' shared part starred, or a value git refuses.
+            (&["fetch.output=compact"], &["--prune", "origin"]),
+            (
+                &["fetch.output=Compact"],
+                &[
+                    "origin",
+                    "main:refs/x/main",
+                    "+refs/*:refs/mirror/*",
+                    "topic",
+                ],
+            ),
+            (&["fetch.output=compact"], &["origin", "main:main/sub"]),
+            (&["fetch.output=bogus"], &["origin"]),
+            (&["fetch.output=bogus"], &["--porcelain", "origin"]),
+            // Settings read (and refused) whether or not they decide anything.
+            (&["fetch.negotiationAlgorithm=bogus"], &["origin"]),
+            (
+                &["fetch.negotiationAlgorithm=noop"],
+                &["origin", "topic:refs/t"],
+            ),
+            (&["fetch.negotiationAlgorithm=Skipping"], &["-v", "origin"]),
+            (&["fetch.pruneTags=bogus"], &["origin"]),
+            (&["remote.origin.pruneTags=bogus"], &["origin"]),
         ];
         for (settings, args) in cases {
             if args.contains(&"--porcelain") && !porcelain {

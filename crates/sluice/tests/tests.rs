@@ -24,6 +24,7 @@ mod fetch_options;
 mod fetch_pack;
 mod fetch_parallel;
 mod fetch_refs;
+mod fetch_report;
 mod fetch_transaction_hook;
 mod fsck;
 mod gc_detach;

@@ -6,6 +6,7 @@
 use super::legacy_remotes;
 use super::mapping::{RefPlan, TAG_REFSPEC};
 use super::report::short_name;
+use crate::negotiate::{NegotiationAlgorithm, UnknownNegotiation};
 use crate::partial::fetch_filter;
 use crate::refspec::{InvalidRefspec, Refspec};
 use sluice_odb::ConfigError;
@@ -36,6 +37,9 @@ pub enum FetchPlanError {
     /// A setting has a value of the wrong type, or the promisor settings could not be written.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// `fetch.negotiationAlgorithm` names none git knows.
+    #[error(transparent)]
+    NegotiationAlgorithm(#[from] UnknownNegotiation),
 }
 
 /// What the command line says of one fetch; `None` leaves a choice to the configuration.
@@ -82,6 +86,8 @@ pub struct FetchPlan {
     /// `remote.<name>.uploadpack`, if set: the command run for upload-pack unless the command
     /// line names one.
     pub upload_pack: Option<String>,
+    /// `fetch.negotiationAlgorithm`: which haves are offered.
+    pub negotiation: NegotiationAlgorithm,
 }
 
 impl FetchPlan {
@@ -148,8 +154,9 @@ impl FetchPlan {
                 .or(config.get_bool(&format!("fetch.{key}"))?)
                 .unwrap_or(false))
         };
+        // Both read, and a bad value refused, whether or not pruning happens, as git's.
         let prune = setting("prune", choice.prune)?;
-        let prune_tags = prune && setting("pruneTags", choice.prune_tags)?;
+        let prune_tags = setting("pruneTags", choice.prune_tags)? && prune;
         // Pruning tags is fetching `refs/tags/*:refs/tags/*` with `--prune`, when no refspec is
         // given: added to a remote's own refspecs, or the one refspec of a URL, as in git.
         if prune_tags && choice.refspecs.is_empty() {
@@ -209,6 +216,8 @@ impl FetchPlan {
         };
         let upload_pack = config.get(&format!("remote.{}.uploadpack", refs.remote_name));
         Ok(FetchPlan {
+            // Read before anything connects, as git's.
+            negotiation: NegotiationAlgorithm::from_config(config)?,
             upload_pack: upload_pack.map(str::to_owned),
             remote,
             refs,

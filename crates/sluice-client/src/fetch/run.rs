@@ -15,6 +15,7 @@ use super::update::{
     UpdateError,
 };
 use super::upstream::set_upstream;
+use crate::negotiate::NegotiationAlgorithm;
 use crate::promised::Promised;
 use crate::receive::{self, unpack_if_small, ReceiveError, Receiving};
 use crate::reference::alternate_tips;
@@ -87,6 +88,8 @@ pub trait FetchMessages {
 pub struct FetchOptions<'a> {
     /// The refspecs in force and what shapes them.
     pub refs: RefPlan,
+    /// Which haves are offered (the plan's).
+    pub negotiation: NegotiationAlgorithm,
     /// Take the newer bundles the server advertises first (`transfer.bundleURI`, on by
     /// default in Sluice).
     pub bundle_uri: bool,
@@ -312,7 +315,7 @@ fn receive_missing(
     let promisor = options.filter.is_some();
     // `--refetch` offers nothing, so that the server sends all the wants reach.
     let mut tips: Vec<ObjectId> = Vec::new();
-    if !options.refetch {
+    if !options.refetch && options.negotiation != NegotiationAlgorithm::Noop {
         match options.negotiation_tips.is_empty() {
             true => tips.extend(repo.refs().list()?.into_iter().map(|(_, id)| id)),
             false => tips.extend(negotiation_tips(repo, &options.negotiation_tips)?),

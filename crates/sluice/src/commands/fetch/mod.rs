@@ -21,7 +21,7 @@ mod report;
 use report::{print_report, ReportFormat};
 use sluice_client::fetch::{
     display_url, fetch_remote, negotiate_only, remotes_to_fetch, FetchChoice, FetchMessages,
-    FetchOptions, FetchOutcome, FetchPlan, Refused, Selection,
+    FetchOptions, FetchOutcome, FetchPlan, NamesFormat, Refused, Selection,
 };
 use sluice_remote::{Deepen, IpVersion};
 use sluice_repo::date::parse_since;
@@ -225,6 +225,12 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         bail!("options '--porcelain' and '--recurse-submodules' cannot be used together");
     }
     let mut submodules = SubmoduleFetch::from_config(&repo, recursion, jobs_given(&args))?;
+    // `fetch.output` is read (and a bad value refused) under `--porcelain` too, as git's.
+    let names = NamesFormat::from_config(repo.config())?;
+    let format = match args.porcelain {
+        true => ReportFormat::Porcelain,
+        false => ReportFormat::Human(names),
+    };
     let one = |repository: Option<&str>, refspecs: Vec<Refspec>| RemoteFetch {
         repository: repository.map(str::to_owned),
         refspecs,
@@ -248,13 +254,14 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
                 refspecs.extend(refspec::lines(&text)?);
             }
             let one = one(args.repository.as_deref(), refspecs);
-            fetch_one(&args, context, &repo, &one, &mut submodules)
+            fetch_one(&args, context, &repo, &one, format, &mut submodules)
         }
         Some(names) if names.len() == 1 => fetch_one(
             &args,
             context,
             &repo,
             &one(Some(&names[0]), Vec::new()),
+            format,
             &mut submodules,
         ),
         Some(_) if args.filter.is_some() => {
@@ -263,7 +270,7 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         Some(names) => {
             let jobs = job_count(jobs_given(&args), repo.config(), &["fetch.parallel"])?;
             match jobs {
-                1 => fetch_each(&args, context, &repo, &names, &mut submodules),
+                1 => fetch_each(&args, context, &repo, &names, format, &mut submodules),
                 _ => fetch_parallel(&args, context, &repo, &names, jobs),
             }
         }
@@ -318,6 +325,7 @@ fn fetch_each(
     context: &Context,
     repo: &Repository,
     names: &[String],
+    format: ReportFormat,
     submodules: &mut SubmoduleFetch,
 ) -> anyhow::Result<ExitCode> {
     if writes_fetch_head(args) && !args.append {
@@ -338,7 +346,7 @@ fn fetch_each(
             deepen: Deepen::default(),
             unshallow: false,
         };
-        let fetched = match fetch_one(args, context, repo, &one, submodules) {
+        let fetched = match fetch_one(args, context, repo, &one, format, submodules) {
             Ok(code) => code == ExitCode::SUCCESS,
             Err(error) => {
                 eprintln!("fatal: {}", crate::describe(&error));
@@ -470,6 +478,7 @@ fn fetch_one(
     context: &Context,
     repo: &Repository,
     one: &RemoteFetch,
+    format: ReportFormat,
     submodules: &mut SubmoduleFetch,
 ) -> anyhow::Result<ExitCode> {
     let choice = FetchChoice {
@@ -506,6 +515,7 @@ fn fetch_one(
     };
     let options = FetchOptions {
         refs: plan.refs,
+        negotiation: plan.negotiation,
         bundle_uri: sluice_client::bundle_uri::wanted(repo.config())?,
         filter: plan.filter,
         prune: plan.prune,
@@ -541,10 +551,6 @@ fn fetch_one(
             eprintln!("error: {shown} did not send all necessary objects");
             return Ok(ExitCode::from(1));
         }
-    };
-    let format = match args.porcelain {
-        true => ReportFormat::Porcelain,
-        false => ReportFormat::Full,
     };
     submodules.note(&moved.lines);
     print_report(shown, &moved.lines, args.quiet, format, moved.summary_width)?;
