@@ -1,10 +1,11 @@
 //! What a push without refspecs pushes, as git decides it: `push.default` in each mode, with
 //! the remote the branch fetches from and another one, branches without an upstream, with an
-//! upstream of another name or with two, `push.autoSetupRemote`, and `--set-upstream` to a URL.
+//! upstream of another name or with two, `push.autoSetupRemote`, and `--set-upstream` to a URL;
+//! and the push settings git refuses.
 //! Twins compared after each step (exit code, output, refs of both sides, `branch.*`).
 
 use crate::push::{compare, twins};
-use crate::util::{gits, Env};
+use crate::util::{gits, stderr, Env};
 
 #[test]
 fn push_default_modes_choose_as_gits() {
@@ -65,8 +66,54 @@ fn push_default_modes_choose_as_gits() {
             // --set-upstream to a URL records the URL as given.
             vec!["!git", "checkout", "-q", "-b", "by-url", "main"],
             vec!["--set-upstream", "../server.git", "by-url"],
+            // `tracking`, git's old name of `upstream`; values git refuses, whether or not
+            // they decide the push, and named by where they were set.
+            vec!["!git", "config", "push.default", "tracking"],
+            vec![],
+            vec!["!git", "config", "--unset", "push.default"],
+            vec!["!git", "config", "push.autoSetupRemote", "bogus"],
+            vec!["origin", "main"],
+            vec!["!git", "config", "--unset", "push.autoSetupRemote"],
+            vec!["!git", "config", "push.gpgSign", "bogus"],
+            vec!["origin", "main"],
+            vec!["--signed=bogus", "origin", "main"],
+            vec!["!git", "config", "--unset", "push.gpgSign"],
+            vec!["!git", "config", "push.recurseSubmodules", "bogus"],
+            vec!["origin", "main"],
+            vec!["!git", "config", "--unset", "push.recurseSubmodules"],
         ];
         compare(&env, &git, &sides, &steps);
+    }
+}
+
+/// A `push.default` git does not know, in a file or on the command line: refused in git's
+/// words whether or not it decides the push (every git command refuses it, so it is given
+/// with `-c` or set and removed around the push).
+#[test]
+fn a_bad_push_default_is_refused_as_gits() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let sides = twins(&env);
+        let mut said = Vec::new();
+        for (sluice, side) in [(false, &sides[0]), (true, &sides[1])] {
+            let work = side.join("work");
+            let mut runs = Vec::new();
+            for args in [&["push"][..], &["push", "origin", "main"]] {
+                let mut given = vec!["-c", "push.default=Simple"];
+                given.extend(args);
+                runs.push(env.sluice_or_git(sluice, &work, &given));
+                let config = work.join(".git/config");
+                let text = std::fs::read_to_string(&config).unwrap();
+                std::fs::write(&config, format!("{text}[push]\n\tdefault = bogus\n")).unwrap();
+                runs.push(env.sluice_or_git(sluice, &work, args));
+                std::fs::write(&config, text).unwrap();
+            }
+            let runs: Vec<_> = (runs.iter())
+                .map(|out| (out.status.code(), stderr(out)))
+                .collect();
+            said.push(runs);
+        }
+        assert_eq!(said[1], said[0], "with {}", git.display());
     }
 }
 

@@ -30,7 +30,7 @@ impl SignedPush {
             "if-asked" => SignedPush::IfAsked,
             _ => {
                 return Err(super::PushError::BadSetting(format!(
-                    "invalid value for '--signed': '{value}'"
+                    "bad signed argument: {value}"
                 )))
             }
         })

@@ -19,7 +19,7 @@ mod tracking;
 pub use certificate::SignedPush;
 pub use plan::{PushChoice, PushPlan};
 pub use report::{Hint, PushReport, ReportLine};
-pub use settings::{GivenSettings, Settings};
+pub use settings::{GivenSettings, PushDefault, Settings};
 pub use spec::PushRefspec;
 pub use submodules::RecurseSubmodules;
 
@@ -65,9 +65,6 @@ pub enum PushError {
     /// `push.default=nothing` and no refspec.
     #[error("You didn't specify any refspecs to push, and push.default is \"nothing\".")]
     PushDefaultNothing,
-    /// `push.default` has a value git does not know.
-    #[error("bad value '{0}' for push.default")]
-    BadPushDefault(String),
     /// The default push needs a branch checked out.
     #[error("You are not currently on a branch.\nTo push the history leading to the current (detached HEAD)\nstate now, use\n\n    git push <remote> HEAD:<name-of-remote-branch>\n")]
     Detached,
@@ -144,7 +141,9 @@ pub enum PushError {
     #[error(transparent)]
     Refs(#[from] sluice_repo::RefError),
     /// A setting could not be read or written.
-    #[error(transparent)]
+    // Not transparent: the refused setting stays in the chain of causes, where the binary
+    // finds git's error lines for it.
+    #[error("{0}")]
     Config(#[from] sluice_odb::ConfigError),
     /// The object database could not be opened.
     #[error(transparent)]

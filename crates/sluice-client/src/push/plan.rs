@@ -3,6 +3,7 @@
 //! `pushurl`, then the refspecs: `--mirror`, `--all`, `--tags`, `--delete`, else
 //! `remote.<name>.push`, else `push.default` (`simple` unless set).
 
+use super::settings::PushDefault;
 use super::spec::PushRefspec;
 use super::PushError;
 use sluice_odb::config::Config;
@@ -10,9 +11,13 @@ use sluice_remote::Remote;
 use sluice_repo::{upstream, RefTarget, Repository};
 use std::path::Path;
 
-/// What the command line chose.
+/// What the command line chose, and the settings that decide where it does not.
 #[derive(Debug, Clone, Default)]
 pub struct PushChoice<'a> {
+    /// `push.default` (`None`: unset), for a push with no refspec: see [`super::Settings`].
+    pub push_default: Option<PushDefault>,
+    /// `push.autoSetupRemote`.
+    pub auto_setup_remote: bool,
     /// A remote's name or a URL; `None` for the default.
     pub repository: Option<&'a str>,
     /// The refspecs given.
@@ -121,8 +126,12 @@ impl PushPlan {
                     .map(PushRefspec::parse)
                     .collect::<Result<_, _>>()?,
                 true => {
-                    let (specs, auto) =
-                        default_specs(repo, branch.as_deref(), remote_name.as_deref(), &name)?;
+                    let (specs, auto) = default_specs(
+                        repo,
+                        choice,
+                        branch.as_deref(),
+                        (remote_name.as_deref(), &name),
+                    )?;
                     set_upstream = auto;
                     specs
                 }
@@ -163,17 +172,16 @@ fn current_branch(repo: &Repository) -> Result<Option<String>, PushError> {
 /// both sides have.
 fn default_specs(
     repo: &Repository,
+    choice: &PushChoice,
     branch: Option<&str>,
-    remote_name: Option<&str>,
-    given: &str,
+    (remote_name, given): (Option<&str>, &str),
 ) -> Result<(Vec<PushRefspec>, bool), PushError> {
     let config = repo.config();
-    let mode = config.get("push.default");
-    match mode.unwrap_or("simple") {
-        "matching" => return Ok((vec![PushRefspec::parse(":")?], false)),
-        "nothing" => return Err(PushError::PushDefaultNothing),
-        "simple" | "upstream" | "current" => {}
-        other => return Err(PushError::BadPushDefault(other.to_owned())),
+    let mode = choice.push_default.unwrap_or(PushDefault::Simple);
+    match mode {
+        PushDefault::Matching => return Ok((vec![PushRefspec::parse(":")?], false)),
+        PushDefault::Nothing => return Err(PushError::PushDefaultNothing),
+        PushDefault::Simple | PushDefault::Upstream | PushDefault::Current => {}
     }
     let Some(branch) = branch.and_then(|b| b.strip_prefix("refs/heads/")) else {
         return Err(PushError::Detached);
@@ -181,7 +189,7 @@ fn default_specs(
     let remote = remote_name.unwrap_or(given);
     let upstream_remote = config.get(&format!("branch.{branch}.remote"));
     let merges = config.get_all(&format!("branch.{branch}.merge"));
-    let auto = merges.is_empty() && config.get_bool("push.autosetupremote")?.unwrap_or(false);
+    let auto = merges.is_empty() && choice.auto_setup_remote;
     // Pushing where the branch is fetched from (else git's "triangular" workflow).
     let same_remote = remote == upstream::default_remote(config, Some(branch));
     let head = format!("refs/heads/{branch}");
@@ -197,17 +205,20 @@ fn default_specs(
             _ => Err(PushError::SeveralUpstreams(branch.to_owned())),
         }
     };
-    let destination = match mode.unwrap_or("simple") {
-        "upstream" if !same_remote => {
+    let destination = match mode {
+        PushDefault::Upstream if !same_remote => {
             return Err(PushError::NotTheUpstreamRemote {
                 remote: remote.to_owned(),
                 branch: branch.to_owned(),
             })
         }
-        "upstream" => upstream()?,
-        "simple" if same_remote => match upstream()? {
+        PushDefault::Upstream => upstream()?,
+        PushDefault::Simple if same_remote => match upstream()? {
             merge if merge == head => merge,
-            merge => return Err(simple_refused(config, mode.is_none(), remote, &merge)),
+            merge => {
+                let unset = choice.push_default.is_none();
+                return Err(simple_refused(config, unset, remote, &merge));
+            }
         },
         _ => head.clone(),
     };

@@ -1,10 +1,11 @@
-//! What a push takes from the configuration when no option says: `push.followTags`,
-//! `push.gpgSign`, `push.useForceIfIncludes`, `push.recurseSubmodules` (else
-//! `submodule.recurse`: true is on-demand), `push.negotiate`. Options given on the command
-//! line win.
+//! What a push takes from the configuration when no option says: `push.default`,
+//! `push.autoSetupRemote`, `push.followTags`, `push.gpgSign`, `push.useForceIfIncludes`,
+//! `push.recurseSubmodules` (else `submodule.recurse`: true is on-demand), `push.negotiate`.
+//! Options given on the command line win. Every one is read, and a bad value refused in git's
+//! words, before the push starts, as git reads them with its configuration.
 
 use super::{PushError, RecurseSubmodules, SignedPush};
-use sluice_odb::Config;
+use sluice_odb::{Config, ConfigError};
 
 /// The options as given (`None`: not given).
 #[derive(Debug, Default, Clone)]
@@ -19,9 +20,48 @@ pub struct GivenSettings {
     pub recurse_submodules: Option<String>,
 }
 
+/// `push.default`: what a push with no refspec (and no `remote.<name>.push`) pushes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PushDefault {
+    /// Nothing: a refspec must be given.
+    Nothing,
+    /// Every branch both sides have.
+    Matching,
+    /// The branch checked out, to its upstream of the same name where it is fetched from.
+    Simple,
+    /// The branch checked out, to its upstream (`tracking`, git's old name, too).
+    Upstream,
+    /// The branch checked out, to its own name.
+    Current,
+}
+
+impl PushDefault {
+    /// `push.default`, `None` when unset (`simple`, with git's advice where it matters).
+    pub fn from_config(config: &Config) -> Result<Option<PushDefault>, ConfigError> {
+        let Some(value) = config.get("push.default") else {
+            return Ok(None);
+        };
+        Ok(Some(match value {
+            "nothing" => PushDefault::Nothing,
+            "matching" => PushDefault::Matching,
+            "simple" => PushDefault::Simple,
+            "upstream" | "tracking" => PushDefault::Upstream,
+            "current" => PushDefault::Current,
+            _ => {
+                let why = format!("malformed value for push.default: {value}\nmust be one of nothing, matching, simple, upstream or current");
+                return Err(config.refuse("push.default", why));
+            }
+        }))
+    }
+}
+
 /// The settings in force.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Settings {
+    /// `push.default` (`None`: unset).
+    pub push_default: Option<PushDefault>,
+    /// A branch with no upstream gets one by its push, as with `--set-upstream`.
+    pub auto_setup_remote: bool,
     /// Annotated tags pointing into what is pushed go too.
     pub follow_tags: bool,
     /// Whether the push is signed.
@@ -37,19 +77,33 @@ pub struct Settings {
 impl Settings {
     /// The settings `given` and `config` say, the options first.
     pub fn resolve(config: &Config, given: &GivenSettings) -> Result<Settings, PushError> {
-        let signed = match given.signed.as_deref().or(config.get("push.gpgsign")) {
+        let key = "push.gpgsign";
+        let configured = (config.get(key).map(SignedPush::parse).transpose())
+            .map_err(|_| config.refuse(key, format!("invalid value for '{key}'")))?;
+        let signed = match &given.signed {
             Some(value) => SignedPush::parse(value)?,
-            None => SignedPush::No,
+            None => configured.unwrap_or(SignedPush::No),
         };
-        let mode = (given.recurse_submodules.as_deref()).or(config.get("push.recursesubmodules"));
-        let recurse_submodules = match mode {
-            Some(mode) => RecurseSubmodules::parse(mode)?,
-            None => match config.get_bool("submodule.recurse")? {
-                Some(true) => RecurseSubmodules::OnDemand,
-                _ => RecurseSubmodules::No,
-            },
+        let key = "push.recursesubmodules";
+        let configured = (config.get(key))
+            .map(|mode| RecurseSubmodules::parse(key, mode))
+            .transpose()?;
+        let recurse = (config.get_bool("submodule.recurse")?).map(|on| match on {
+            true => RecurseSubmodules::OnDemand,
+            false => RecurseSubmodules::No,
+        });
+        // Of the two settings, the one set last decides, as git reads them in turn.
+        let configured = match config.last_of(&["submodule.recurse", key]) {
+            Some("submodule.recurse") => recurse,
+            _ => configured,
+        };
+        let recurse_submodules = match &given.recurse_submodules {
+            Some(mode) => RecurseSubmodules::parse("recurse-submodules", mode)?,
+            None => configured.unwrap_or(RecurseSubmodules::No),
         };
         Ok(Settings {
+            push_default: PushDefault::from_config(config)?,
+            auto_setup_remote: config.get_bool("push.autosetupremote")?.unwrap_or(false),
             follow_tags: given.follow_tags || config.get_bool("push.followtags")?.unwrap_or(false),
             signed,
             force_if_includes: match given.force_if_includes {

@@ -28,15 +28,16 @@ pub enum RecurseSubmodules {
 }
 
 impl RecurseSubmodules {
-    /// From the option's or setting's value, with git's message for one it does not know.
-    pub fn parse(mode: &str) -> Result<Self, super::PushError> {
+    /// From the value of `option` (`recurse-submodules`, or the setting's key), with git's
+    /// message, naming it, for one it does not know.
+    pub fn parse(option: &str, mode: &str) -> Result<Self, super::PushError> {
         Ok(match mode.to_ascii_lowercase().as_str() {
             "check" => RecurseSubmodules::Check,
             "on-demand" => RecurseSubmodules::OnDemand,
             "only" => RecurseSubmodules::Only,
             "no" | "false" | "off" | "0" => RecurseSubmodules::No,
             _ => {
-                let why = format!("bad recurse-submodules argument: {mode}");
+                let why = format!("bad {option} argument: {mode}");
                 return Err(super::PushError::BadSetting(why));
             }
         })

@@ -150,7 +150,22 @@ impl PushMessages for PushStderr {
 /// Runs push.
 pub fn run(args: PushArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context.require_repository()?;
+    let given = GivenSettings {
+        follow_tags: args.follow_tags,
+        signed: match args.no_signed {
+            true => Some("no".to_owned()),
+            false => args.signed.clone(),
+        },
+        force_if_includes: super::either(args.force_if_includes, args.no_force_if_includes),
+        recurse_submodules: match args.no_recurse_submodules {
+            true => Some("no".to_owned()),
+            false => args.recurse_submodules.clone(),
+        },
+    };
+    let settings = Settings::resolve(repo.config(), &given)?;
     let choice = PushChoice {
+        push_default: settings.push_default,
+        auto_setup_remote: settings.auto_setup_remote,
         repository: args.repository.as_deref(),
         refspecs: &args.refspecs,
         all: args.all,
@@ -161,7 +176,7 @@ pub fn run(args: PushArgs, context: &Context) -> anyhow::Result<ExitCode> {
     // A remote with several URLs is pushed to each in turn; any failure fails the push.
     let mut code = ExitCode::SUCCESS;
     for plan in PushPlan::all_from_config(&repo, &context.cwd, &choice)? {
-        let pushed = push_to(&repo, &plan, &args, context)?;
+        let pushed = push_to(&repo, &plan, &settings, &args, context)?;
         if pushed != ExitCode::SUCCESS {
             code = pushed;
         }
@@ -173,6 +188,7 @@ pub fn run(args: PushArgs, context: &Context) -> anyhow::Result<ExitCode> {
 fn push_to(
     repo: &Repository,
     plan: &PushPlan,
+    settings: &Settings,
     args: &PushArgs,
     context: &Context,
 ) -> anyhow::Result<ExitCode> {
@@ -193,19 +209,6 @@ fn push_to(
     }
     let show_progress = crate::progress::enabled(!args.quiet, args.progress);
     let progress = TerminalProgress::new(show_progress);
-    let given = GivenSettings {
-        follow_tags: args.follow_tags,
-        signed: match args.no_signed {
-            true => Some("no".to_owned()),
-            false => args.signed.clone(),
-        },
-        force_if_includes: super::either(args.force_if_includes, args.no_force_if_includes),
-        recurse_submodules: match args.no_recurse_submodules {
-            true => Some("no".to_owned()),
-            false => args.recurse_submodules.clone(),
-        },
-    };
-    let settings = Settings::resolve(config, &given)?;
     let passed = PassedOn {
         dry_run: args.dry_run,
         push_options: &args.push_option,

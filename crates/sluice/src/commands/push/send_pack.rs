@@ -93,6 +93,8 @@ pub fn run(args: SendPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         refs.extend(read_stdin_refs(args.stateless_rpc)?);
     }
     let choice = PushChoice {
+        // As git's send-pack, whatever `push.default` says: with no ref named, the matching.
+        push_default: Some(sluice_client::push::PushDefault::Matching),
         repository: Some(&args.repository),
         refspecs: &refs,
         all: args.all,
