@@ -219,13 +219,20 @@ fn the_pre_push_hook_runs_as_gits() {
 /// `sluice send-pack` beside `git send-pack`: the refs named, `--all`, a refusal (255, no
 /// hint), `--dry-run`, refs read from stdin (`--stdin`, after those of the command line),
 /// `--helper-status` (each ref of the remote the push left alone said `no match`, in the
-/// remote's order); no remote-tracking ref moves.
+/// remote's order); no remote-tracking ref moves. With no ref named: the matching refs, whatever
+/// `push.default` says, and into a repository with no refs git's words and death.
 #[test]
 fn send_pack_sends_as_gits() {
     for git in gits() {
         let env = Env::with_git(git.clone());
         let sides = twins(&env);
-        let steps: [(&[&str], &str); 9] = [
+        for side in &sides {
+            env.git(side, &["init", "-q", "--bare", "empty.git"]);
+            env.git(&side.join("work"), &["config", "push.default", "nothing"]);
+        }
+        let steps: [(&[&str], &str); 11] = [
+            (&["../empty.git"], ""),
+            (&["../server.git"], ""),
             (&["../server.git", "main"], ""),
             (&["../server.git", "main"], ""),
             (&["../server.git", "main~1:refs/heads/main"], ""),
