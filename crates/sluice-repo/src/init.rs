@@ -23,24 +23,16 @@ pub enum InitError {
     /// The configuration could not be written.
     #[error(transparent)]
     Config(#[from] ConfigError),
-    /// `init.defaultBranch` names no possible branch.
-    #[error("invalid initial branch name: '{name}'")]
-    InitialBranch {
-        /// The name.
-        name: String,
-    },
 }
 
-/// The branch `git init` starts on: `init.defaultBranch`, or `master`.
-pub fn initial_branch(config: &sluice_odb::Config) -> Result<String, InitError> {
-    let name = config.get("init.defaultBranch").unwrap_or("master");
-    let full = format!("refs/heads/{name}");
-    if !crate::refs::is_valid_ref_name(&full) {
-        return Err(InitError::InitialBranch {
-            name: name.to_owned(),
-        });
-    }
-    Ok(full)
+/// The branch a clone of an empty repository starts on: `init.defaultBranch`, or `master`,
+/// which git 2.47's clone takes too where the setting names no possible branch (2.39's
+/// refused the clone).
+pub fn initial_branch(config: &sluice_odb::Config) -> String {
+    let named = (config.get("init.defaultBranch")).map(|name| format!("refs/heads/{name}"));
+    named
+        .filter(|full| crate::refs::is_valid_ref_name(full))
+        .unwrap_or_else(|| "refs/heads/master".to_owned())
 }
 
 /// What kind of repository to make.

@@ -466,6 +466,37 @@ fn empty_repository_clones_match_git() {
     }
 }
 
+/// A clone of a repository without commits warns under `-q` too, and where `init.defaultBranch`
+/// names no possible branch starts on `master`, as git 2.47's clone does (2.39's refused the
+/// clone: that case is compared with the gits that take it).
+#[test]
+fn empty_clones_warn_quietly_and_pass_over_a_bad_default_branch_as_git() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let src = env.init("empty.git", true);
+        let url = src.to_str().unwrap();
+        for initial in ["init.defaultBranch=trunk", "init.defaultBranch=bad..name"] {
+            let mut seen = Vec::new();
+            for sluice in [false, true] {
+                let dest = env.path().join(format!("{initial}-{sluice}"));
+                let dest = dest.to_str().unwrap();
+                let args = ["-c", initial, "clone", "-q", url, dest];
+                let out = env.sluice_or_git(sluice, env.path(), &args);
+                let head = match out.status.success() {
+                    true => String::from_utf8(env.git(Path::new(dest), &["symbolic-ref", "HEAD"])),
+                    false => Ok(String::new()),
+                };
+                seen.push((out.status.code(), stderr(&out), head.unwrap()));
+            }
+            if seen[0].0 != Some(0) {
+                // git 2.39 refuses the name; Sluice follows the newer git.
+                continue;
+            }
+            assert_eq!(seen[1], seen[0], "{initial} with {}", git.display());
+        }
+    }
+}
+
 /// The lines of the server's progress that a clone's stderr holds, as `remote: ` starts them,
 /// each checked to start a line: after a newline or after the `\r` that ends a progress update,
 /// never in the middle of one; and each with git's clearing suffix (eight spaces where stderr

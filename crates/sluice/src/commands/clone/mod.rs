@@ -259,7 +259,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
             bail!("repository '{shown}' does not exist");
         }
     }
-    let initial = initial_branch(&user_config)?;
+    let initial = initial_branch(&user_config);
     // A depth that is no positive number is refused now; one with more than a number in it
     // by the transport, after "Cloning into", as git's.
     let depth = args.depth.as_deref().map(parse_depth).transpose();
@@ -398,7 +398,8 @@ impl CloneStderr {
 impl CloneMessages for CloneStderr {
     fn tell(&self, told: CloneNotice<'_>) {
         match told {
-            CloneNotice::EmptyRepository if !self.quiet => {
+            // Said under -q too, as git says it.
+            CloneNotice::EmptyRepository => {
                 eprintln!("warning: You appear to have cloned an empty repository.")
             }
             CloneNotice::ObjectsLinked if !self.quiet => eprintln!("done."),
