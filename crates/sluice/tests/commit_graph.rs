@@ -506,3 +506,34 @@ fn object_directories_are_taken_as_git_takes_them() {
         }
     }
 }
+
+/// With `core.commitGraph=false`, a commit-graph is not written and git's warning says so: by
+/// `commit-graph write` (whole or split) and by a fetch that `fetch.writeCommitGraph` asks to
+/// write one. Compared: exit code, messages, and the files under `objects/info`.
+#[test]
+fn a_disabled_commit_graph_is_not_written_as_gits() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let seed = env.init("seed", false);
+        env.git(&seed, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        let url = seed.to_str().unwrap().to_owned();
+        let off = ["-c", "core.commitGraph=false"];
+        let runs: [&[&str]; 3] = [
+            &["commit-graph", "write", "--reachable"],
+            &["commit-graph", "write", "--reachable", "--split"],
+            &["-c", "fetch.writeCommitGraph=true", "fetch", "-q", &url],
+        ];
+        for run in runs {
+            let mut seen = Vec::new();
+            for (sluice, repo) in [false, true].into_iter().zip(twins(&env, &seed)) {
+                let _ = std::fs::remove_dir_all(repo.join(".git/objects/info"));
+                let mut args = off.to_vec();
+                args.extend(run);
+                let out = env.sluice_or_git(sluice, &repo, &args);
+                let info = crate::util::list_dir(&repo.join(".git/objects/info"));
+                seen.push((out.status.code(), stderr(&out), info));
+            }
+            assert_eq!(seen[1], seen[0], "{run:?} with {}", git.display());
+        }
+    }
+}

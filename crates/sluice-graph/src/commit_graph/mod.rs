@@ -25,8 +25,8 @@ pub use sources::{GraphCommits, SourceError};
 pub use split::{write_split, SplitOptions, SplitStrategy};
 pub use verify::{verify, Verified};
 pub use write::{
-    commits_newest_first, write_graph, write_reachable, CommitGraphError, GraphOptions,
-    ReachableCommit, Written,
+    commits_newest_first, enabled, write_graph, write_reachable, CommitGraphError, GraphOptions,
+    ReachableCommit, Written, DISABLED,
 };
 
 /// The chunk ids, as the format names them.

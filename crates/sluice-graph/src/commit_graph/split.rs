@@ -62,13 +62,17 @@ struct Layer {
 }
 
 /// Writes a new layer for the commits `commits` names and reaches that the chain lacks,
-/// merging layers as `options` say; returns the new layer.
+/// merging layers as `options` say; returns the new layer, or `None` where `core.commitGraph`
+/// is off and nothing is written (git warns: [`super::DISABLED`]).
 pub fn write_split(
     repo: &Repository,
     commits: &super::GraphCommits,
     options: &SplitOptions,
     progress: &dyn Progress,
-) -> Result<Written, CommitGraphError> {
+) -> Result<Option<Written>, CommitGraphError> {
+    if !super::enabled(repo.config())? {
+        return Ok(None);
+    }
     let hash = repo.hash();
     let info = repo.objects().dir().join("info");
     let dir = info.join("commit-graphs");
@@ -89,7 +93,7 @@ pub fn write_split(
             .last()
             .map_or(dir.join("commit-graph-chain"), |top| top.path.clone());
         if tips.is_empty() || !layers.is_empty() {
-            return Ok(Written { commits: 0, path });
+            return Ok(Some(Written { commits: 0, path }));
         }
     }
     let mut nodes = read_commits(repo, tips, progress)?;
@@ -154,10 +158,10 @@ pub fn write_split(
     write_graph_file(&dir.join("commit-graph-chain"), listed.as_bytes())?;
     remove_whole_graph(&info)?;
     remove_layers(&info, &chain)?;
-    Ok(Written {
+    Ok(Some(Written {
         commits: new_ids.len(),
         path,
-    })
+    }))
 }
 
 /// The layer of `ids` over `layers`: positions count the layers' commits first, and each

@@ -71,11 +71,20 @@ pub(super) struct Node {
     pub(super) time: u64,
 }
 
-/// Writes `objects/info/commit-graph` for every commit the refs reach.
+/// What git says where a commit-graph is to be written but `core.commitGraph` is off.
+pub const DISABLED: &str = "attempting to write a commit-graph, but 'core.commitGraph' is disabled";
+
+/// Whether commit-graphs are written (and read): `core.commitGraph`, on unless set off.
+pub fn enabled(config: &sluice_odb::Config) -> Result<bool, sluice_odb::ConfigError> {
+    Ok(config.get_bool("core.commitgraph")?.unwrap_or(true))
+}
+
+/// Writes `objects/info/commit-graph` for every commit the refs reach; `None` where
+/// `core.commitGraph` is off and nothing is written (git warns: [`DISABLED`]).
 pub fn write_reachable(
     repo: &Repository,
     progress: &dyn Progress,
-) -> Result<Written, CommitGraphError> {
+) -> Result<Option<Written>, CommitGraphError> {
     let options = GraphOptions::default();
     write_graph(repo, &super::GraphCommits::Reachable, &options, progress)
 }
@@ -92,13 +101,16 @@ pub struct GraphOptions {
 }
 
 /// Writes `objects/info/commit-graph` for `commits` (and, with `append`, those of the graph
-/// there now), with every commit they reach.
+/// there now), with every commit they reach; `None` where `core.commitGraph` is off.
 pub fn write_graph(
     repo: &Repository,
     commits: &super::GraphCommits,
     options: &GraphOptions,
     progress: &dyn Progress,
-) -> Result<Written, CommitGraphError> {
+) -> Result<Option<Written>, CommitGraphError> {
+    if !enabled(repo.config())? {
+        return Ok(None);
+    }
     let objects_dir = repo.objects().dir().to_owned();
     let bloom = super::bloom::settings_for(
         &objects_dir,
@@ -111,7 +123,7 @@ pub fn write_graph(
     let path = objects_dir.join("info").join("commit-graph");
     if nodes.is_empty() {
         // As git: no commits, no file; a graph there stays as it is.
-        return Ok(Written { commits: 0, path });
+        return Ok(Some(Written { commits: 0, path }));
     }
     let mut ids: Vec<ObjectId> = nodes.keys().copied().collect();
     ids.sort_unstable();
@@ -145,10 +157,10 @@ pub fn write_graph(
     write_graph_file(&path, &bytes)?;
     // A whole graph replaces a split one, as git's write does.
     super::split::remove_layers(&objects_dir.join("info"), &[])?;
-    Ok(Written {
+    Ok(Some(Written {
         commits: ids.len(),
         path,
-    })
+    }))
 }
 
 /// Writes a graph file through a lock, read-only as git leaves it.

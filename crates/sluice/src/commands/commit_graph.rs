@@ -172,7 +172,11 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
                 }
             };
             match written {
-                Ok(_) => Ok(ExitCode::SUCCESS),
+                Ok(Some(_)) => Ok(ExitCode::SUCCESS),
+                Ok(None) => {
+                    eprintln!("warning: {}", sluice_graph::commit_graph::DISABLED);
+                    Ok(ExitCode::SUCCESS)
+                }
                 Err(CommitGraphError::Source(SourceError::NoPack(path))) => {
                     let shown = super::shown_path(&repo, &path);
                     eprintln!("error: error adding pack {shown}");

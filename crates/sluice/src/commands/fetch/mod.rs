@@ -297,7 +297,9 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         let shown = TerminalProgress::new(crate::progress::enabled(!args.quiet, args.progress));
         let options = sluice_graph::commit_graph::SplitOptions::default();
         let commits = sluice_graph::commit_graph::GraphCommits::Reachable;
-        sluice_graph::commit_graph::write_split(&repo, &commits, &options, &shown)?;
+        if sluice_graph::commit_graph::write_split(&repo, &commits, &options, &shown)?.is_none() {
+            eprintln!("warning: {}", sluice_graph::commit_graph::DISABLED);
+        }
     }
     Ok(code)
 }
