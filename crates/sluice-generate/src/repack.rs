@@ -287,10 +287,16 @@ pub fn repack_all_with(
         .filter(|old| !new_packs.contains(old) && !retained.contains(old) && !options.keep_old)
         .cloned()
         .collect();
+    // The packs left alone stand beside the new ones: what they hold is neither cruft nor to
+    // loosen, and its loose copies go as packed.
+    let left_alone = (left_alone.iter())
+        .map(|path| Pack::open(&path.with_extension("idx"), repo.hash()))
+        .collect::<Result<Vec<_>, _>>()?;
     let left_out = LeftOut {
         new: &packed,
         old: &old_packs,
         retained: &retained,
+        left_alone: &left_alone,
     };
     let (filtered, cruft_packs) = place_left_out(repo, &odb, &left_out, &tips, options, progress)?;
     // Before the old packs go, so that their bitmap can be carried over and a reader never
@@ -325,7 +331,8 @@ pub fn repack_all_with(
                 .iter()
                 .chain(&cruft)
                 .chain(&promisor)
-                .chain(&filtered))
+                .chain(&filtered)
+                .chain(&left_alone))
             .any(|pack| pack.contains(id))
         })?;
     }
@@ -415,6 +422,8 @@ struct LeftOut<'a> {
     new: &'a [Pack],
     old: &'a [PathBuf],
     retained: &'a [PathBuf],
+    /// Packs the repack leaves as they are (kept, named, the promisor pack).
+    left_alone: &'a [Pack],
 }
 
 /// What the new packs leave out of the packs they replace: the filter's share into a pack of
@@ -462,6 +471,7 @@ fn place_left_out(
                 .collect::<Result<Vec<_>, _>>()?;
             let survivors: Vec<&Pack> = (packed.iter().chain(filtered.as_ref()))
                 .chain(&retained)
+                .chain(left_out.left_alone)
                 .collect();
             crate::cruft::write_cruft_packs(
                 repo,

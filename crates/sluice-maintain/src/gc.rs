@@ -58,6 +58,10 @@ pub enum GcError {
     /// `gc.pid` could not be written.
     #[error(transparent)]
     Lock(#[from] sluice_odb::lockfile::LockError),
+    /// A step failed of something its own reading found, a setting say (the command git's gc
+    /// runs for the step, and the failure).
+    #[error("{1}")]
+    Step(&'static str, #[source] Box<GcError>),
 }
 
 impl GcError {
@@ -69,8 +73,16 @@ impl GcError {
             GcError::Reflog(_) => Some("reflog"),
             GcError::Repack(_) | GcError::Islands(_) => Some("repack"),
             GcError::Prune(_) => Some("prune"),
-            GcError::Housekeeping(step, _) => Some(step),
+            GcError::Housekeeping(step, _) | GcError::Step(step, _) => Some(step),
             _ => None,
+        }
+    }
+
+    /// This failure as one of the step `step`, unless it names its own.
+    fn in_step(self, step: &'static str) -> GcError {
+        match self.step() {
+            Some(_) => self,
+            None => GcError::Step(step, Box::new(self)),
         }
     }
 }
@@ -80,10 +92,12 @@ impl GcError {
 pub struct GcOptions {
     /// Only when there is enough to do (`--auto`).
     pub auto: bool,
-    /// Only the loose objects the roots reach, into a new pack without a bitmap, the other
-    /// packs left as they are: git's `gc --auto` past `gc.auto` but not `gc.autoPackLimit`
-    /// (see [`past_auto_limits`]).
-    pub incremental: bool,
+    /// Which limit `--auto` found past, when it was decided before (see
+    /// [`past_auto_limits`]): past `gc.auto` but not `gc.autoPackLimit`, only the loose
+    /// objects the roots reach are packed, into a new pack without a bitmap, the other packs
+    /// left as they are; past `gc.autoPackLimit`, everything is, as without `--auto`, but
+    /// `gc.bigPackThreshold` gives way when as many packs as the limit are that big.
+    pub past: Option<PastLimit>,
     /// Unreachable objects older than this go (`--prune`, `gc.pruneExpire`, 2 weeks);
     /// `None`: none (`never`).
     pub prune_expire: Option<SystemTime>,
@@ -113,6 +127,11 @@ pub struct GcOptions {
     pub max_cruft_size: Option<u64>,
     /// Run even when `gc.pid` names a gc still running (`--force`).
     pub force: bool,
+    /// Whether the refs are packed (`gc.packRefs`).
+    pub pack_refs: PackRefs,
+    /// Leave every pack of at least this many bytes as it is (`gc.bigPackThreshold`; not a
+    /// cruft or `.keep` pack), unless `--keep-largest-pack` says to keep the largest alone.
+    pub big_pack_threshold: Option<u64>,
     /// Linked worktrees gone from disk whose index is older than this lose their
     /// administrative files (`gc.worktreePruneExpire`, 3 months).
     pub worktree_expire: SystemTime,
@@ -122,14 +141,59 @@ pub struct GcOptions {
     pub rerere: (SystemTime, SystemTime),
 }
 
+/// `gc.packRefs`: whether gc packs the refs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PackRefs {
+    /// Always (true, the default).
+    Yes,
+    /// Never (false).
+    No,
+    /// Only in a repository with a work tree (`notbare`).
+    NotBare,
+}
+
+impl PackRefs {
+    fn from_config(config: &sluice_odb::Config) -> Result<PackRefs, GcError> {
+        if config.get("gc.packrefs") == Some("notbare") {
+            return Ok(PackRefs::NotBare);
+        }
+        Ok(match config.get_bool("gc.packrefs")? {
+            Some(false) => PackRefs::No,
+            _ => PackRefs::Yes,
+        })
+    }
+
+    fn packs(self, repo: &Repository) -> bool {
+        match self {
+            PackRefs::Yes => true,
+            PackRefs::No => false,
+            PackRefs::NotBare => repo.work_tree().is_some(),
+        }
+    }
+}
+
 impl GcOptions {
     /// The options git's gc takes from `config`, with `prune` (`--prune=<date>`, `never`) in
-    /// place of `gc.pruneExpire` when given.
+    /// place of `gc.pruneExpire` when given. Every setting git's gc reads for itself is read
+    /// here, before anything is done, and a bad one refused, whether or not it decides this
+    /// run (those the steps read are read as each runs).
     pub fn from_config(
         config: &sluice_odb::Config,
         auto: bool,
         prune: Option<&str>,
     ) -> Result<GcOptions, GcError> {
+        // Read where they decide (`--auto`, `--aggressive`, detaching, the delta cache git's
+        // gc weighs against memory), refused here as git refuses them before it starts.
+        for key in [
+            "gc.aggressivewindow",
+            "gc.aggressivedepth",
+            "gc.auto",
+            "gc.autopacklimit",
+        ] {
+            config.get_int(key)?;
+        }
+        config.get_bool("gc.autodetach")?;
+        config.get_size("pack.deltacachesize")?;
         // Checked whether or not `--prune` overrides it, as git reads it.
         let configured = config_expiry(config, "gc.pruneexpire")?;
         let given = prune.is_some();
@@ -147,7 +211,7 @@ impl GcOptions {
         };
         Ok(GcOptions {
             auto,
-            incremental: false,
+            past: None,
             prune_expire,
             no_prune: false,
             reflog: ExpireOptions::from_config(config, (None, None))?,
@@ -155,6 +219,8 @@ impl GcOptions {
             cruft: config.get_bool("gc.cruftpacks")?.unwrap_or(true),
             max_cruft_size: config.get_size("gc.maxcruftsize")?,
             force: false,
+            pack_refs: PackRefs::from_config(config)?,
+            big_pack_threshold: config.get_size("gc.bigpackthreshold")?.filter(|n| *n > 0),
             worktree_expire: {
                 let configured = config_expiry(config, "gc.worktreepruneexpire")?;
                 time_of(configured.unwrap_or("3.months.ago"))?
@@ -266,6 +332,8 @@ pub enum GcOutcome {
         /// Whether a cruft pack was written for what no ref reaches (git's second
         /// pack-objects).
         cruft: bool,
+        /// What became of the commit-graph.
+        graph: GraphWrite,
     },
     /// `--auto` found too little to do.
     NothingToDo,
@@ -273,16 +341,50 @@ pub enum GcOutcome {
     Running(crate::gc_lock::Running),
 }
 
-/// What gc does before it repacks: the refs packed, the reflogs expired. A gc that detaches
-/// does it before it returns, as git's, and the gc in the background again (it finds nothing).
-pub fn before_repack(repo: &Repository, options: &GcOptions) -> Result<(), GcError> {
-    let prune_refs = PackRefsOptions {
-        all: true,
-        prune: true,
-    };
-    repo.refs().pack(prune_refs, repo.objects())?;
+/// What gc does before it repacks: the refs packed (as `gc.packRefs` says), the reflogs
+/// expired. A gc that detaches does it before it returns, as git's, and the gc in the
+/// background again (it finds nothing). The settings git's first step reads of the repository
+/// (`core.commitGraph`, `gc.writeCommitGraph`) are read first, and fail that step; returns
+/// what they say of the commit-graph gc writes last.
+pub fn before_repack(repo: &Repository, options: &GcOptions) -> Result<GraphWrite, GcError> {
+    let pack_refs = options.pack_refs.packs(repo);
+    let first = if pack_refs { "pack-refs" } else { "reflog" };
+    let graph = GraphWrite::from_config(repo.config()).map_err(|e| e.in_step(first))?;
+    if pack_refs {
+        let prune_refs = PackRefsOptions {
+            all: true,
+            prune: true,
+        };
+        repo.refs().pack(prune_refs, repo.objects())?;
+    }
     expire_all(repo, &options.reflog)?;
-    Ok(())
+    Ok(graph)
+}
+
+/// The commit-graph gc writes last: `gc.writeCommitGraph` (on by default), if `core.commitGraph`
+/// (on by default) lets it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GraphWrite {
+    /// Written.
+    Write,
+    /// Not wanted.
+    Skip,
+    /// Wanted, but `core.commitGraph` is off: git warns instead
+    /// ([`sluice_graph::commit_graph::DISABLED`]).
+    Disabled,
+}
+
+impl GraphWrite {
+    fn from_config(config: &sluice_odb::Config) -> Result<GraphWrite, GcError> {
+        let enabled = sluice_graph::commit_graph::enabled(config)?;
+        Ok(
+            match config.get_bool("gc.writecommitgraph")?.unwrap_or(true) {
+                false => GraphWrite::Skip,
+                true if enabled => GraphWrite::Write,
+                true => GraphWrite::Disabled,
+            },
+        )
+    }
 }
 
 /// Runs gc on `repo`, showing the repack's and the commit-graph's phases on `progress`.
@@ -291,31 +393,28 @@ pub fn gc(
     options: &GcOptions,
     progress: &dyn Progress,
 ) -> Result<GcOutcome, GcError> {
-    let incremental = match options.auto {
+    let past = match options.auto {
         true => match past_auto_limits(repo)? {
             None => return Ok(GcOutcome::NothingToDo),
-            Some(past) => past == PastLimit::LooseObjects,
+            past => past,
         },
-        false => options.incremental,
+        false => options.past,
     };
+    let incremental = past == Some(PastLimit::LooseObjects);
     // Held until the end: another gc (an automatic one after a push, a scheduled one) waits
     // for the next time.
     let _lock = match crate::gc_lock::lock_for_gc(repo.common_dir(), options.force)? {
         Ok(lock) => lock,
         Err(running) => return Ok(GcOutcome::Running(running)),
     };
-    before_repack(repo, options)?;
-    let (bitmap_dropped, cruft) = match incremental {
-        true => {
-            let steps = (true, false);
-            let islands = IslandRules::for_repack(repo.config(), None)?;
-            let cancel = &options.cancel;
-            let search = (search_limits(repo, options)?, islands.as_ref());
-            sluice_generate::repack_loose(repo, steps, search, progress, cancel)?;
-            (false, false)
+    let graph = before_repack(repo, options)?;
+    let repacked = match incremental {
+        true => repack_loose(repo, options, progress).map(|()| (false, false)),
+        false => {
+            repack_everything(repo, options, past, progress).map(|dropped| (dropped, options.cruft))
         }
-        false => (repack_everything(repo, options, progress)?, options.cruft),
     };
+    let (bitmap_dropped, cruft) = repacked.map_err(|e| e.in_step("repack"))?;
     if let Some(expire) = options.prune_expire {
         let prune_options = PruneOptions {
             expire: Some(expire),
@@ -330,17 +429,27 @@ pub fn gc(
     let enabled = repo.config().get_bool("rerere.enabled")?;
     crate::worktree_prune::rerere_gc(repo.common_dir(), enabled, rerere)
         .map_err(|source| GcError::Housekeeping("rerere gc", source))?;
-    if repo
-        .config()
-        .get_bool("gc.writecommitgraph")?
-        .unwrap_or(true)
-    {
+    if graph == GraphWrite::Write {
         sluice_graph::commit_graph::write_reachable(repo, progress)?;
     }
     Ok(GcOutcome::Done {
         bitmap_dropped,
         cruft,
+        graph,
     })
+}
+
+/// gc's repack of the loose objects alone (`--auto` past `gc.auto` only).
+fn repack_loose(
+    repo: &Repository,
+    options: &GcOptions,
+    progress: &dyn Progress,
+) -> Result<(), GcError> {
+    let steps = (true, false);
+    let islands = IslandRules::for_repack(repo.config(), None)?;
+    let search = (search_limits(repo, options)?, islands.as_ref());
+    sluice_generate::repack_loose(repo, steps, search, progress, &options.cancel)?;
+    Ok(())
 }
 
 /// The repack's delta search: as given, else as configured (a bad value is the repack's
@@ -358,6 +467,7 @@ fn search_limits(repo: &Repository, options: &GcOptions) -> Result<SearchLimits,
 fn repack_everything(
     repo: &Repository,
     options: &GcOptions,
+    past: Option<PastLimit>,
     progress: &dyn Progress,
 ) -> Result<bool, GcError> {
     // As git's gc, whose repack takes `-l`.
@@ -378,10 +488,7 @@ fn repack_everything(
             // As git's repack, given no expiration: `--no-prune` (`never` is one).
             combine_below: options.max_cruft_size.filter(|_| options.no_prune),
         }),
-        keep_packs: match options.keep_largest_pack {
-            true => largest_pack(repo).into_iter().collect(),
-            false => Vec::new(),
-        },
+        keep_packs: kept_packs(repo, options, past)?,
         cancel: options.cancel.clone(),
         filter: options.repack_filter.clone(),
         // What git's gc gets from its pack-objects.
@@ -414,7 +521,7 @@ pub enum AfterPush {
 pub fn after_push(repo: &Repository) -> Result<AfterPush, GcError> {
     let mut options = GcOptions::from_config(repo.config(), false, None)?;
     if let Some(past) = past_auto_limits(repo)? {
-        options.incremental = past == PastLimit::LooseObjects;
+        options.past = Some(past);
         gc(repo, &options, &Discard)?;
         return Ok(AfterPush::Collected);
     }
@@ -497,16 +604,51 @@ pub fn too_many_loose_objects(repo: &Repository) -> Result<bool, GcError> {
     Ok(sample > (limit + 255) / 256)
 }
 
+/// The packs gc leaves as they are: the largest with `--keep-largest-pack`, else those of at
+/// least `gc.bigPackThreshold` bytes; under `--auto`, the largest alone when those are as many
+/// as `gc.autoPackLimit`, as git's gc then takes the threshold back.
+fn kept_packs(
+    repo: &Repository,
+    options: &GcOptions,
+    past: Option<PastLimit>,
+) -> Result<Vec<String>, GcError> {
+    if options.keep_largest_pack {
+        return Ok(largest_pack(repo).into_iter().collect());
+    }
+    let Some(threshold) = options.big_pack_threshold else {
+        return Ok(Vec::new());
+    };
+    let big: Vec<String> = (base_packs(repo).into_iter())
+        .filter(|(size, _)| *size >= threshold)
+        .map(|(_, name)| name)
+        .collect();
+    let limit = repo.config().get_int("gc.autopacklimit")?.unwrap_or(50);
+    let past_packs = past == Some(PastLimit::Packs);
+    Ok(match past_packs && limit > 0 && big.len() as i64 >= limit {
+        true => largest_pack(repo).into_iter().collect(),
+        false => big,
+    })
+}
+
 /// The file name of `repo`'s largest pack in bytes, cruft and `.keep` packs aside, as git's
 /// `gc --keep-largest-pack` picks it.
 fn largest_pack(repo: &Repository) -> Option<String> {
+    let (_, largest) = base_packs(repo).into_iter().max()?;
+    Some(largest)
+}
+
+/// The packs gc may leave as they are, by size in bytes and file name: neither cruft packs
+/// nor `.keep` ones.
+fn base_packs(repo: &Repository) -> Vec<(u64, String)> {
     let dir = repo.objects().dir().join("pack");
-    let packs = sluice_generate::pack_files(&dir).ok()?;
+    let packs = sluice_generate::pack_files(&dir).unwrap_or_default();
     let candidates = packs.into_iter().filter(|path| {
         !path.with_extension("keep").exists()
             && !path.with_extension(sluice_odb::mtimes::EXTENSION).exists()
     });
-    let sized = candidates.filter_map(|path| Some((std::fs::metadata(&path).ok()?.len(), path)));
-    let (_, largest) = sized.max()?;
-    Some(largest.file_name()?.to_str()?.to_owned())
+    (candidates.filter_map(|path| {
+        let size = std::fs::metadata(&path).ok()?.len();
+        Some((size, path.file_name()?.to_str()?.to_owned()))
+    }))
+    .collect()
 }

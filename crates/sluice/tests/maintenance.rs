@@ -173,7 +173,8 @@ fn gits_gc_and_maintenance_run_with_sluices_helpers() {
                 let out = crate::util::run_with_input(run, b"");
                 assert!(out.status.success(), "{command:?}: {}", stderr(&out));
                 env.git(&repo, &["fsck", "--strict", "--no-progress"]);
-                seen.push(crate::pack_objects::held(&env, &repo));
+                let held = crate::pack_objects::held(&env, &repo);
+                seen.push((held, packs_by_content(&env, &repo)));
             }
             assert_eq!(seen[1], seen[0], "{command:?} with {git_bin:?}");
         }
@@ -263,13 +264,19 @@ fn gits_incremental_repack_runs_with_sluices_multi_pack_index() {
     }
 }
 
-/// `gc --keep-largest-pack`, `--cruft` and `--no-cruft` leave what git's leave: the largest
-/// pack as it was, the rest in one; unreachable objects in a cruft pack or loose. (Cruft packs
-/// are named each time: git 2.39 does not make them by default, 2.40 and later and Sluice do.)
+/// `gc --keep-largest-pack`, `gc.bigPackThreshold`, `--cruft` and `--no-cruft` leave what
+/// git's leave: the largest pack (or those as big as the threshold) as it was, the rest in one;
+/// unreachable objects in a cruft pack or loose, and only they in a cruft pack (a kept pack's
+/// objects also loose are not cruft). Compared: every object, each pack's objects and kind.
+/// (Cruft packs are named each time: git 2.39 does not make them by default, 2.40 and later and
+/// Sluice do.)
 #[test]
 fn gc_options_leave_what_gits_leave() {
-    let commands: [&[&str]; 3] = [
+    let commands: [&[&str]; 6] = [
         &["gc", "-q", "--keep-largest-pack", "--no-cruft"],
+        &["gc", "-q", "--keep-largest-pack", "--cruft"],
+        &["-c", "gc.bigPackThreshold=1k", "gc", "-q", "--cruft"],
+        &["-c", "gc.bigPackThreshold=1", "gc", "-q", "--no-cruft"],
         &["gc", "-q", "--cruft"],
         &["gc", "-q", "--no-cruft"],
     ];
@@ -280,7 +287,9 @@ fn gc_options_leave_what_gits_leave() {
         env.git(&seed, &["repack", "-a", "-d", "-q"]);
         let blob = env.git_with_input(&seed, &["hash-object", "-w", "--stdin"], b"alone\n");
         assert!(blob.status.success());
-        std::fs::write(seed.join("big"), "x\n".repeat(5000)).unwrap();
+        // Incompressible: the pack of the commit that adds it is the largest, and the objects
+        // it packs stay loose too (`repack` without `-d`).
+        std::fs::write(seed.join("big"), crate::util::noise(7, 50_000)).unwrap();
         env.git(&seed, &["add", "big"]);
         env.git(&seed, &["commit", "-q", "-m", "big"]);
         env.git(&seed, &["repack", "-q"]);
@@ -293,11 +302,32 @@ fn gc_options_leave_what_gits_leave() {
                 let out = env.sluice_or_git(sluice, &repo, command);
                 assert!(out.status.success(), "{command:?}: {}", stderr(&out));
                 env.git(&repo, &["fsck", "--strict", "--no-progress"]);
-                seen.push(crate::pack_objects::held(&env, &repo));
+                let held = crate::pack_objects::held(&env, &repo);
+                seen.push((held, packs_by_content(&env, &repo)));
             }
             assert_eq!(seen[1], seen[0], "{command:?} with {git_bin:?}");
         }
     }
+}
+
+/// Each pack of `repo` by what it holds: whether it is a cruft pack, and its objects' ids.
+fn packs_by_content(env: &Env, repo: &Path) -> Vec<(bool, Vec<String>)> {
+    let dir = repo.join(".git/objects/pack");
+    let mut packs: Vec<(bool, Vec<String>)> = (crate::util::list_dir(&dir).iter())
+        .filter(|name| name.ends_with(".idx"))
+        .map(|name| {
+            let idx = dir.join(name);
+            let text = std::fs::read(&idx).unwrap();
+            let out = env.git_with_input(repo, &["show-index"], &text);
+            let mut ids: Vec<String> = (String::from_utf8_lossy(&out.stdout).lines())
+                .filter_map(|line| line.split_whitespace().nth(1).map(str::to_owned))
+                .collect();
+            ids.sort();
+            (idx.with_extension("mtimes").exists(), ids)
+        })
+        .collect();
+    packs.sort();
+    packs
 }
 
 /// `gc --auto` past its limits asks the `pre-auto-gc` hook first, as git does: run in the work
@@ -533,6 +563,53 @@ fn tasks_are_chosen_and_prefetched_as_gits() {
                 seen.push((out.status.code(), stderr(&out), refs, storage(&env, &repo)));
             }
             assert_eq!(seen[1], seen[0], "{} {settings:?} {flags:?}", git.display());
+        }
+    }
+}
+
+/// The settings git's gc reads, read as git reads them: its own before it starts (a bad one
+/// fails gc at once), those of its steps as each runs (a bad one fails the step: "failed to run
+/// pack-refs", "… repack"); `gc.packRefs` false or `notbare` leaves the refs loose;
+/// `core.commitGraph=false` writes no commit-graph and says so. Compared: exit code, messages,
+/// and the storage left (packs, loose objects, commit-graph files, `packed-refs`).
+#[test]
+fn gc_settings_are_read_as_gits() {
+    let settings = [
+        "gc.auto=bogus",
+        "gc.autoPackLimit=bogus",
+        "gc.aggressiveDepth=bogus",
+        "gc.autoDetach=bogus",
+        "gc.bigPackThreshold=bogus",
+        "pack.deltaCacheSize=bogus",
+        "gc.packRefs=bogus",
+        "gc.packRefs=false",
+        "gc.packRefs=notbare",
+        "gc.writeCommitGraph=bogus",
+        "core.commitGraph=bogus",
+        "core.commitGraph=false",
+        "repack.writeBitmaps=bogus",
+    ];
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let seed = twins(&env).remove(0);
+        // git 2.39's gc read the repository's settings itself; 2.47's first step reads them,
+        // as Sluice's does, and fails: "failed to run pack-refs" after the refusal.
+        let version = env.git_with_input(env.path(), &["--version"], b"");
+        let older = crate::util::stdout(&version).starts_with("git version 2.39");
+        for setting in settings {
+            let mut seen = Vec::new();
+            for (sluice, name) in [(false, "by-git"), (true, "by-sluice")] {
+                let repo = env.path().join(name);
+                let _ = std::fs::remove_dir_all(&repo);
+                crate::util::copy_tree(&seed, &repo);
+                let out = env.sluice_or_git(sluice, &repo, &["-c", setting, "gc", "-q"]);
+                let mut said = stderr(&out);
+                if older && sluice {
+                    said = said.replace("fatal: failed to run pack-refs\n", "");
+                }
+                seen.push(((out.status.code(), said), storage(&env, &repo)));
+            }
+            assert_eq!(seen[1], seen[0], "{setting} with {}", git.display());
         }
     }
 }

@@ -4,6 +4,7 @@ use super::Context;
 use anyhow::bail;
 use clap::Args;
 use sluice_generate::PackSizeLimit;
+use sluice_maintain::gc::GraphWrite;
 use sluice_maintain::gc_lock::{
     clear_gc_log, gc_log, keep_gc_log, last_gc_error, lock_for_gc, start_gc_log,
 };
@@ -154,7 +155,7 @@ fn run_here(
             eprintln!("See \"git help gc\" for manual housekeeping.");
         }
         options.auto = false;
-        options.incremental = past == PastLimit::LooseObjects;
+        options.past = Some(past);
     }
     if detach {
         if let Some(code) = detach_gc(&repo, (&options, past), log_expiry)? {
@@ -186,6 +187,7 @@ fn run_here(
     if let GcOutcome::Done {
         bitmap_dropped,
         cruft,
+        graph,
     } = done
     {
         if bitmap_dropped {
@@ -198,6 +200,9 @@ fn run_here(
         let raised = [limit, cruft_limit.filter(|_| cruft)];
         for _ in raised.iter().flatten().filter(|limit| limit.raised) {
             eprintln!("warning: minimum pack size limit is 1 MiB");
+        }
+        if graph == GraphWrite::Disabled {
+            eprintln!("warning: {}", sluice_graph::commit_graph::DISABLED);
         }
     }
     // Last, as git's gc says it, after what its repack said.
