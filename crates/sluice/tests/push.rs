@@ -56,15 +56,23 @@ fn state(env: &Env, side: &Path) -> Vec<String> {
         refs(&work),
         String::from_utf8_lossy(&branches.stdout).into_owned(),
     ];
-    let logs = work.join(".git/logs/refs/remotes/origin");
-    for entry in std::fs::read_dir(&logs).into_iter().flatten().flatten() {
-        let text = std::fs::read_to_string(entry.path()).unwrap();
-        for line in text.lines() {
-            let (head, message) = line.split_once('\t').unwrap();
-            let who = &head[..head.rfind('>').unwrap() + 1];
-            state.push(format!("{:?} {who}\t{message}", entry.file_name()));
+    // Every reflog of a remote-tracking ref, those under folders (`origin/x/main`) too.
+    let mut dirs = vec![work.join(".git/logs/refs/remotes/origin")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            if entry.path().is_dir() {
+                dirs.push(entry.path());
+                continue;
+            }
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            for line in text.lines() {
+                let (head, message) = line.split_once('\t').unwrap();
+                let who = &head[..head.rfind('>').unwrap() + 1];
+                state.push(format!("{:?} {who}\t{message}", entry.file_name()));
+            }
         }
     }
+    state.sort();
     state
 }
 

@@ -185,3 +185,55 @@ fn set_upstream_records_and_says_as_gits() {
         compare(&env, &git, &sides, &steps);
     }
 }
+
+/// Negative refspecs (`^<ref>`, `^<pattern>`) leave out the remote refs they name or match,
+/// whatever paired them (a pattern, `:`, an explicit refspec, `--prune`, `--follow-tags`); a
+/// partial name matches nothing; alone they push nothing. And the options git refuses
+/// together (`--delete`, `--tags`, `--all`, `--mirror`; `--all` or `--mirror` with refspecs),
+/// in git 2.47's words (2.39 words some otherwise: its exit codes are compared).
+#[test]
+fn negative_refspecs_and_refused_combinations_as_gits() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let sides = twins(&env);
+        let steps: Vec<Vec<&str>> = vec![
+            vec!["origin", "^main"],
+            vec!["origin", "main", "^refs/heads/main"],
+            vec!["!git", "branch", "topic"],
+            vec!["!git", "branch", "wip"],
+            vec!["origin", "main"],
+            vec!["origin", "refs/heads/*", "^refs/heads/topic"],
+            vec!["!git", "commit", "-q", "--allow-empty", "-m", "more"],
+            vec!["origin", "^topic"],
+            vec!["origin", ":", "^refs/heads/main"],
+            vec!["origin", "refs/heads/*:refs/heads/x/*", "^refs/heads/x/w*"],
+            vec!["origin", "main:other", "^refs/heads/other"],
+            vec!["!git", "branch", "-D", "wip"],
+            vec!["--prune", "origin", "refs/heads/*", "^refs/heads/wip"],
+            vec!["--follow-tags", "origin", "main", "^refs/tags/v1"],
+            vec!["origin", "^main:x"],
+        ];
+        compare(&env, &git, &sides, &steps);
+        let version = env.git_with_input(env.path(), &["--version"], b"");
+        let newest = !crate::util::stdout(&version).starts_with("git version 2.39");
+        let refused: [&[&str]; 7] = [
+            &["--all", "--tags", "origin"],
+            &["--all", "--mirror", "origin"],
+            &["--mirror", "--tags", "origin"],
+            &["--delete", "--all", "origin"],
+            &["--delete", "--tags", "origin", "main"],
+            &["--mirror", "origin", "main"],
+            &["--all", "origin", "^refs/heads/x"],
+        ];
+        for args in refused {
+            let mut said = Vec::new();
+            for (sluice, side) in [(false, &sides[0]), (true, &sides[1])] {
+                let mut all = vec!["push"];
+                all.extend(args);
+                let out = env.sluice_or_git(sluice, &side.join("work"), &all);
+                said.push((out.status.code(), newest.then(|| stderr(&out))));
+            }
+            assert_eq!(said[1], said[0], "{args:?} with {}", git.display());
+        }
+    }
+}

@@ -62,6 +62,13 @@ pub enum PushError {
     /// `--delete` with no ref to delete.
     #[error("--delete doesn't make sense without any refs")]
     DeleteWithoutRefs,
+    /// Two options of `--delete`, `--tags`, `--all`/`--branches` and `--mirror` (git 2.47's
+    /// words, the first two given).
+    #[error("options '{0}' and '{1}' cannot be used together")]
+    Incompatible(&'static str, &'static str),
+    /// `--all` or `--mirror` with refspecs.
+    #[error("{0} can't be combined with refspecs")]
+    CombinedWithRefspecs(&'static str),
     /// `push.default=nothing` and no refspec.
     #[error("You didn't specify any refspecs to push, and push.default is \"nothing\".")]
     PushDefaultNothing,
@@ -411,6 +418,7 @@ fn judge_refs(
     if options.follow_tags {
         paired.extend(tracking::followed_tags(repo, &paired, &advertised)?);
     }
+    spec::leave_out_negated(&plan.specs, &mut paired);
     let deletes = connection.has_capability("delete-refs");
     let expected = |dst: &str| -> Option<Option<ObjectId>> {
         let lease = options.leases.iter().find(|l| l.applies_to(dst))?;

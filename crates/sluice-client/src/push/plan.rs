@@ -32,6 +32,30 @@ pub struct PushChoice<'a> {
     pub delete: bool,
 }
 
+impl PushChoice<'_> {
+    /// The choices git refuses together, in its order and words.
+    fn check(&self) -> Result<(), PushError> {
+        let given = [
+            (self.delete, "--delete"),
+            (self.tags, "--tags"),
+            (self.all, "--all/--branches"),
+            (self.mirror, "--mirror"),
+        ];
+        let mut named = given.iter().filter(|(on, _)| *on).map(|(_, name)| *name);
+        if let (Some(first), Some(second)) = (named.next(), named.next()) {
+            return Err(PushError::Incompatible(first, second));
+        }
+        if self.delete && self.refspecs.is_empty() {
+            return Err(PushError::DeleteWithoutRefs);
+        }
+        match (self.all, self.mirror, self.refspecs.is_empty()) {
+            (true, _, false) => Err(PushError::CombinedWithRefspecs("--all")),
+            (_, true, false) => Err(PushError::CombinedWithRefspecs("--mirror")),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// One push, planned.
 #[derive(Debug, Clone)]
 pub struct PushPlan {
@@ -76,9 +100,7 @@ impl PushPlan {
         cwd: &Path,
         choice: &PushChoice,
     ) -> Result<Vec<PushPlan>, PushError> {
-        if choice.delete && choice.refspecs.is_empty() {
-            return Err(PushError::DeleteWithoutRefs);
-        }
+        choice.check()?;
         let config = repo.config();
         let branch = current_branch(repo)?;
         let short = branch

@@ -1,5 +1,6 @@
 //! Push refspecs (`[+]<src>[:<dst>]`, `:<dst>` to delete, `:` for matching branches, patterns
-//! with one `*`) and how git pairs them with local and remote refs: a source is any name or
+//! with one `*`, `^<ref>` to leave out the remote refs it names or matches) and how git pairs
+//! them with local and remote refs: a source is any name or
 //! expression of this repository ([`resolve_source`], which `--force-with-lease=<ref>:<expect>`
 //! reads its expected value with too), a short destination is found among the remote's refs
 //! or given the prefix of its source.
@@ -12,6 +13,9 @@ use sluice_repo::{RefTarget, Repository};
 /// One push refspec.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PushRefspec {
+    /// `^`: no update of a remote ref `src` names (or matches, a pattern) is made, whatever
+    /// the other refspecs pair with it.
+    pub negative: bool,
     /// `+`: the update may lose history.
     pub force: bool,
     /// What is pushed; `None` deletes the destination.
@@ -23,6 +27,19 @@ pub struct PushRefspec {
 impl PushRefspec {
     /// Reads a refspec as `git push` does.
     pub fn parse(text: &str) -> Result<PushRefspec, PushError> {
+        let invalid = || PushError::InvalidRefspec(text.to_owned());
+        if let Some(name) = text.strip_prefix('^') {
+            // One side only, and a name or a pattern of one `*`.
+            if name.is_empty() || name.contains(':') || name.matches('*').count() > 1 {
+                return Err(invalid());
+            }
+            return Ok(PushRefspec {
+                negative: true,
+                force: false,
+                src: Some(name.to_owned()),
+                dst: None,
+            });
+        }
         let (force, rest) = match text.strip_prefix('+') {
             Some(rest) => (true, rest),
             None => (false, text),
@@ -31,7 +48,6 @@ impl PushRefspec {
             Some((src, dst)) => (src, Some(dst)),
             None => (rest, None),
         };
-        let invalid = || PushError::InvalidRefspec(text.to_owned());
         let stars = |s: &str| s.matches('*').count();
         if stars(src) > 1 || dst.is_some_and(|d| stars(d) != stars(src)) {
             return Err(invalid());
@@ -45,6 +61,7 @@ impl PushRefspec {
             return Err(invalid());
         }
         Ok(PushRefspec {
+            negative: false,
             force,
             src: (!src.is_empty()).then(|| src.to_owned()),
             dst: dst.filter(|d| !d.is_empty()).map(str::to_owned),
@@ -96,7 +113,7 @@ pub(crate) fn pair(
             paired.push(p);
         }
     };
-    for spec in specs {
+    for spec in specs.iter().filter(|spec| !spec.negative) {
         if spec.is_matching() {
             for (name, id) in &local {
                 if name.starts_with("refs/heads/") && advertised.iter().any(|r| &r.name == name) {
@@ -133,6 +150,21 @@ fn ref_source(name: &str, id: ObjectId, dst: &str, force: bool) -> Paired {
         dst: dst.to_owned(),
         force,
     }
+}
+
+/// Leaves out of `paired` every update of a remote ref a negative refspec among `specs` names
+/// or matches, as git does once the others are paired, pruned and tags followed.
+pub(crate) fn leave_out_negated(specs: &[PushRefspec], paired: &mut Vec<Paired>) {
+    let negated = |dst: &str| {
+        (specs.iter().filter(|spec| spec.negative)).any(|spec| {
+            let name = spec.src.as_deref().unwrap_or_default();
+            match spec.is_pattern() {
+                true => glob_match(name, dst).is_some(),
+                false => name == dst,
+            }
+        })
+    };
+    paired.retain(|p| !negated(&p.dst));
 }
 
 /// What `*` stands for where `pattern` matches `name`.
@@ -251,6 +283,7 @@ mod tests {
         assert_eq!(
             spec("+HEAD~1:refs/heads/x"),
             PushRefspec {
+                negative: false,
                 force: true,
                 src: Some("HEAD~1".into()),
                 dst: Some("refs/heads/x".into())
@@ -261,6 +294,8 @@ mod tests {
         assert!(spec("refs/heads/*:refs/heads/*").is_pattern());
         assert!(PushRefspec::parse("a*:b").is_err());
         assert!(PushRefspec::parse("a:b..c").is_err());
+        assert!(spec("^refs/heads/w*").negative);
+        assert!(PushRefspec::parse("^a:b").is_err());
         assert_eq!(
             glob_match("refs/heads/*", "refs/heads/a/b").as_deref(),
             Some("a/b")

@@ -128,10 +128,8 @@ pub(crate) fn pruned(
     advertised: &[RemoteRef],
 ) -> Vec<Paired> {
     let mut deleted = Vec::new();
-    for spec in specs
-        .iter()
-        .filter(|s| s.src.as_deref().is_some_and(|s| s.contains('*')))
-    {
+    let patterns = (specs.iter()).filter(|s| !s.negative);
+    for spec in patterns.filter(|s| s.src.as_deref().is_some_and(|s| s.contains('*'))) {
         let src = spec.src.as_deref().unwrap_or_default();
         let dst = spec.dst.as_deref().unwrap_or(src);
         let Some((before, after)) = dst.split_once('*') else {

@@ -36,12 +36,13 @@ pub(super) fn print(
     }
     let refs = &outcome.refs;
     // As git's push to a repository with no refs when nothing matched (`:` or a pattern):
-    // its words, and a failure (git's receive-pack is left hanging up; send-pack dies of it).
+    // its words, and a failure (git's receive-pack is left hanging up, which git says too;
+    // send-pack dies of it).
     if refs.is_empty() && outcome.advertised.is_empty() {
         eprintln!("No refs in common and none specified; doing nothing.");
         eprintln!("Perhaps you should specify a branch.");
+        eprintln!("fatal: the remote end hung up unexpectedly");
         if args.send_pack {
-            eprintln!("fatal: the remote end hung up unexpectedly");
             return Ok(ExitCode::from(128));
         }
         eprintln!("error: failed to push some refs to '{url}'");
