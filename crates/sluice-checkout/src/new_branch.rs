@@ -78,7 +78,10 @@ pub fn plan(repo: &Repository, asked: &Asked) -> Result<Resolved, RevisionError>
     };
     let named = sluice_repo::revision::resolve(repo, start).ok_or_else(not_a_commit)?;
     let id = (repo.objects().peel_to_commit(named.id)).ok_or_else(not_a_commit)?;
-    let start_ref = repo.refs().dwim(start)?.map(|(full, _)| full);
+    // As git's dwim: the ref the start names, followed through symbolic refs (`HEAD` on a
+    // branch is that branch, for tracking).
+    let start_ref = (repo.refs().dwim(start)?)
+        .map(|(full, _)| repo.refs().resolve(&full).map_or(full, |(name, _)| name));
     let upstream = upstream_of(repo, asked, start_ref.as_deref())?;
     let inherits = upstream.is_none() && inherits(repo, asked);
     // git names a local branch by its short name here, anything else in full.

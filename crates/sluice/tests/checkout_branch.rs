@@ -101,6 +101,12 @@ fn branches_are_made_as_git_makes_them() {
         "-c branch.autoSetupMerge=inherit checkout -b new local",
         "-c branch.autoSetupMerge=inherit checkout -b new main",
         "-c branch.autoSetupMerge=inherit checkout side",
+        // From HEAD, said or not: the branch checked out is the start.
+        "-c branch.autoSetupMerge=inherit checkout -b new",
+        "-c branch.autoSetupMerge=inherit checkout -b new HEAD",
+        "-c branch.autoSetupMerge=always checkout -b new",
+        "checkout --track -b new HEAD",
+        "checkout -b new origin/HEAD",
         "-c branch.autoSetupRebase=always checkout -b new origin/side",
     ];
     for git in gits() {
