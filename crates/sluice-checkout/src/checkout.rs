@@ -44,7 +44,7 @@ impl CheckoutOptions {
             Some(n) => Workers::Exactly(n as usize),
         };
         let threshold = config
-            .get_int("checkout.thresholdforparallelism")?
+            .get_int("checkout.thresholdForParallelism")?
             .map_or(100, |n| n.max(0) as usize);
         let autocrlf = match config
             .get("core.autocrlf")

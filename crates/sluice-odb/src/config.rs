@@ -34,7 +34,8 @@ pub enum ConfigError {
         None => String::new(),
     })]
     Value {
-        /// The key.
+        /// The key, as the reader names it: as git does in this message (mostly in lowercase,
+        /// as git's configuration callbacks see it; in camelCase where git asks for it so).
         key: Box<str>,
         /// The value.
         value: Box<str>,
@@ -420,7 +421,7 @@ impl Config {
             other => match other.parse::<i64>() {
                 Ok(n) => Ok(Some(n != 0)),
                 Err(_) => Err(ConfigError::Value {
-                    key: shown_key(key).into(),
+                    key: key.into(),
                     value: value.into(),
                     kind: "boolean",
                     why: "",
@@ -438,7 +439,7 @@ impl Config {
         parse_int(value)
             .map(Some)
             .ok_or_else(|| ConfigError::Value {
-                key: shown_key(key).into(),
+                key: key.into(),
                 value: value.into(),
                 kind: "numeric",
                 // As git: a number too large is out of range, anything else a bad unit.
@@ -459,12 +460,27 @@ impl Config {
         match self.get_int(key)? {
             None => Ok(None),
             Some(n) => i32::try_from(n).map(Some).map_err(|_| ConfigError::Value {
-                key: shown_key(key).into(),
+                key: key.into(),
                 value: self.get(key).unwrap_or_default().into(),
                 kind: "numeric",
                 why: ": out of range",
                 file: self.origin(key).map(|(file, _)| file.into()),
             }),
+        }
+    }
+
+    /// An unsigned number with git's optional k, m, g suffixes, as git reads its `ulong`
+    /// settings (`core.bigFileThreshold`): a sign is no unit git knows.
+    pub fn get_unsigned(&self, key: &str) -> Result<Option<u64>, ConfigError> {
+        match self.get(key) {
+            Some(value) if value.trim_start().starts_with('-') => Err(ConfigError::Value {
+                key: key.into(),
+                value: value.into(),
+                kind: "numeric",
+                why: ": invalid unit",
+                file: self.origin(key).map(|(file, _)| file.into()),
+            }),
+            _ => self.get_size(key),
         }
     }
 
@@ -476,7 +492,7 @@ impl Config {
             Some(size) => u64::try_from(size)
                 .map(Some)
                 .map_err(|_| ConfigError::Value {
-                    key: shown_key(key).into(),
+                    key: key.into(),
                     value: self.get(key).unwrap_or_default().into(),
                     kind: "numeric",
                     why: ": out of range",
@@ -484,12 +500,6 @@ impl Config {
                 }),
         }
     }
-}
-
-/// `key` as git names it in its messages: section and name in lowercase (as it stores them),
-/// the subsection as written.
-fn shown_key(key: &str) -> String {
-    normalize_key(key).unwrap_or_else(|| key.to_owned())
 }
 
 /// Parses an integer with an optional k, m or g suffix.

@@ -13,6 +13,7 @@
 
 pub mod abbrev;
 pub mod date;
+pub mod default_config;
 pub mod hooks;
 pub mod init;
 mod object_views;

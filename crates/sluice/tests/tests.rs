@@ -18,6 +18,7 @@ mod command_options;
 mod commit_graph;
 mod connectivity;
 mod cruft;
+mod default_config;
 mod delta_islands;
 mod fetch_head;
 mod fetch_options;

@@ -156,7 +156,7 @@ impl FetchPlan {
         };
         // Both read, and a bad value refused, whether or not pruning happens, as git's.
         let prune = setting("prune", choice.prune)?;
-        let prune_tags = setting("pruneTags", choice.prune_tags)? && prune;
+        let prune_tags = setting("prunetags", choice.prune_tags)? && prune;
         // Pruning tags is fetching `refs/tags/*:refs/tags/*` with `--prune`, when no refspec is
         // given: added to a remote's own refspecs, or the one refspec of a URL, as in git.
         if prune_tags && choice.refspecs.is_empty() {

@@ -56,10 +56,15 @@ impl Context {
     }
 
     /// The repository the command runs in, which it needs: git's fatal error when there is none.
+    /// Its default settings are checked first, as every git command that reads them does (a
+    /// value git refuses stops the command, `push.default` among them).
     pub fn require_repository(&self) -> anyhow::Result<Repository> {
-        self.repository()?.ok_or_else(|| {
+        let repo = self.repository()?.ok_or_else(|| {
             anyhow::anyhow!("not a git repository (or any of the parent directories): .git")
-        })
+        })?;
+        sluice_repo::default_config::check(repo.config())?;
+        sluice_client::push::PushDefault::from_config(repo.config())?;
+        Ok(repo)
     }
 
     /// How to reach a server, as `config` (and `--upload-pack`) says; a signal stops it.
