@@ -91,6 +91,26 @@ pub enum BundleError {
     Config(#[from] sluice_odb::config::ConfigError),
 }
 
+impl BundleError {
+    /// git's warnings for the bundle at `uri` that gave nothing: why, then that no object came
+    /// from it.
+    pub fn warnings(&self, uri: &str) -> [String; 2] {
+        let why = match self {
+            BundleError::Fetch(_) | BundleError::Io(_) => {
+                format!("failed to download bundle from URI '{uri}'")
+            }
+            BundleError::NotABundle { .. } | BundleError::Version => {
+                format!("file at URI '{uri}' is not a bundle or bundle list")
+            }
+            other => other.to_string(),
+        };
+        [
+            why,
+            format!("failed to fetch objects from bundle URI '{uri}'"),
+        ]
+    }
+}
+
 /// A bundle's header: the commits it needs, and its refs.
 struct Header {
     prerequisites: Vec<ObjectId>,

@@ -579,8 +579,9 @@ fn progress_and_remote_lines_are_drawn_as_git_draws_them() {
 }
 
 /// `clone --bundle-uri=<path>`: the bundle first (its branches as refs/bundles/*), then what
-/// it lacks from the server, as git's clone does; a bundle that cannot be read is a warning
-/// and the server sends everything.
+/// it lacks from the server, as git's clone does, from a path too; a bundle that cannot be
+/// read, or is none, is git's two warnings and the server sends everything; with a cut history
+/// it is refused.
 #[test]
 fn clone_takes_a_given_bundle_first_as_git_does() {
     for git in crate::util::gits() {
@@ -605,27 +606,81 @@ fn clone_takes_a_given_bundle_first_as_git_does() {
         let server = crate::serve::Server::start(&env, "served", &[]);
         let url = format!("git://{}/repo.git", server.git.as_deref().unwrap());
         let bundle = env.path().join("b.bundle");
+        std::fs::write(env.path().join("junk.bundle"), "junk\n").unwrap();
         let given = format!("--bundle-uri={}", bundle.display());
         let missing = format!("--bundle-uri={}", env.path().join("none.bundle").display());
-        for (name, flag) in [("given", &given), ("missing", &missing)] {
+        let junk = format!("--bundle-uri={}", env.path().join("junk.bundle").display());
+        let path = work.to_str().unwrap();
+        let cases = [
+            ("given", &given, url.as_str()),
+            ("missing", &missing, &url),
+            ("junk", &junk, &url),
+            ("given-local", &given, path),
+            ("missing-local", &missing, path),
+        ];
+        for (name, flag, from) in cases {
             let theirs = format!("{name}-git");
             let ours = format!("{name}-sluice");
             let git_out =
-                env.git_with_input(env.path(), &["clone", "-q", flag, &url, &theirs], b"");
-            let our_out = env.sluice(env.path(), &["clone", "-q", flag, &url, &ours], b"");
+                env.git_with_input(env.path(), &["clone", "-q", flag, from, &theirs], b"");
+            let our_out = env.sluice(env.path(), &["clone", "-q", flag, from, &ours], b"");
             assert_eq!(our_out.status.code(), git_out.status.code(), "{name}");
-            let said = |out: &std::process::Output| {
-                crate::util::stderr(out).contains("failed to fetch objects from bundle URI")
+            // git also says what its config reader made of a file that is no bundle, naming a
+            // temporary file of its own.
+            let said = |out: &std::process::Output| -> String {
+                let text = crate::util::stderr(out);
+                let kept = text
+                    .lines()
+                    .filter(|l| !l.starts_with("error: bad config line"));
+                kept.map(|line| format!("{line}\n")).collect()
             };
-            assert_eq!(
-                said(&our_out),
-                said(&git_out),
-                "{name}: {}",
-                crate::util::stderr(&our_out)
-            );
+            assert_eq!(said(&our_out), said(&git_out), "{name}");
             let refs = |dir: &str| env.git(&env.path().join(dir), &["for-each-ref"]);
             assert_eq!(refs(&ours), refs(&theirs), "{name}");
             env.git(&env.path().join(&ours), &["fsck", "--strict"]);
+        }
+        // A bundle and a cut history are refused together (2.39 words it otherwise).
+        let version = env.git_with_input(env.path(), &["--version"], b"");
+        let newest = !crate::util::stdout(&version).starts_with("git version 2.39");
+        let args = ["clone", "--depth", "1", &given, &url, "cut"];
+        let git_out = env.git_with_input(env.path(), &args, b"");
+        let our_out = env.sluice(env.path(), &args, b"");
+        assert_eq!(our_out.status.code(), git_out.status.code());
+        if newest {
+            assert_eq!(crate::util::stderr(&our_out), crate::util::stderr(&git_out));
+        }
+    }
+}
+
+/// A clone on a tag (`--branch <tag>`) is on no branch: git's advice, under `-q` too, unless
+/// `advice.detachedHead` is off; `-q` and `-v` together, the last one counting.
+#[test]
+fn clone_on_a_tag_advises_as_git_does() {
+    for git in crate::util::gits() {
+        let env = crate::util::Env::with_git(git.clone());
+        let src = env.init("src", false);
+        env.git(&src, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        env.git(&src, &["tag", "v1"]);
+        env.git(&src, &["tag", "-a", "-m", "two", "v2"]);
+        let from = src.to_str().unwrap();
+        let cases: [&[&str]; 6] = [
+            &["clone", "--branch", "v1"],
+            &["clone", "-q", "--branch", "v2"],
+            &["-c", "advice.detachedHead=false", "clone", "--branch", "v1"],
+            &["clone", "-c", "advice.detachedHead=false", "--branch", "v1"],
+            &["clone", "-v", "-q"],
+            &["clone", "-q", "-v"],
+        ];
+        for case in cases {
+            let mut said = Vec::new();
+            for sluice in [false, true] {
+                let _ = std::fs::remove_dir_all(env.path().join("dest"));
+                let mut args = case.to_vec();
+                args.extend([from, "dest"]);
+                let out = env.sluice_or_git(sluice, env.path(), &args);
+                said.push((out.status.code(), crate::util::stderr(&out)));
+            }
+            assert_eq!(said[1], said[0], "{case:?} with {}", git.display());
         }
     }
 }

@@ -166,31 +166,34 @@ pub fn clone_into(
     })
 }
 
-/// The bundles the server advertises, brought in before the fetch where they can serve
-/// (not for a clone from a path, a partial or a shallow one): the tips they gave. A bundle
-/// that fails only means the server sends its objects, as git's client does.
+/// The bundle given (`--bundle-uri`), or those the server advertises where they can serve (not
+/// for a clone from a path, a partial or a shallow one), brought in before the fetch: the tips
+/// they gave. A bundle that fails only means the server sends its objects, as git's client
+/// does.
 fn bundles(
     connection: &mut Connection,
     repo: &Repository,
     options: &CloneOptions,
     messages: &dyn CloneMessages,
 ) -> Vec<ObjectId> {
-    let usable = (options.bundle_uri || options.bundle_from.is_some())
+    // A bundle given (`--bundle-uri`) is taken whatever the transport, as git takes it.
+    if let Some(uri) = &options.bundle_from {
+        return match crate::bundle_uri::fetch_bundle(repo, uri, &options.connect) {
+            Ok(tips) => tips,
+            Err(e) => {
+                for warning in e.warnings(uri) {
+                    messages.tell(CloneNotice::Warning(&warning));
+                }
+                Vec::new()
+            }
+        };
+    }
+    let usable = options.bundle_uri
         && options.local.is_none()
         && options.filter.is_none()
         && !options.deepen.is_set();
     if !usable {
         return Vec::new();
-    }
-    if let Some(uri) = &options.bundle_from {
-        return match crate::bundle_uri::fetch_bundle(repo, uri, &options.connect) {
-            Ok(tips) => tips,
-            Err(e) => {
-                let warning = format!("failed to fetch objects from bundle URI '{uri}': {e}");
-                messages.tell(CloneNotice::Warning(&warning));
-                Vec::new()
-            }
-        };
     }
     match crate::bundle_uri::fetch_bundles(connection, repo, &options.connect) {
         Ok(tips) => tips,

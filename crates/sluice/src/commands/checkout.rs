@@ -379,7 +379,7 @@ fn report_standing_of(repo: &sluice_repo::Repository, branch: &str) -> anyhow::R
 
 /// git's advice on leaving a branch for a detached `HEAD` (`advice.detachedHead`), word for word
 /// as git 2.39 and 2.47 print it.
-fn detached_advice(target: &str) -> String {
+pub(super) fn detached_advice(target: &str) -> String {
     format!(
         "Note: switching to '{target}'.
 

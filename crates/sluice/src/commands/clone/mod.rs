@@ -23,7 +23,7 @@ use sluice_remote::{
 use sluice_repo::date::parse_since;
 use sluice_repo::init::{initial_branch, InitOptions};
 use sluice_repo::template::template_dir;
-use sluice_repo::Repository;
+use sluice_repo::{RefTarget, Repository};
 use sluice_submodule::clone::settings;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -74,9 +74,12 @@ pub struct CloneArgs {
     /// A partial clone: leave out what the filter excludes (`blob:none`, `blob:limit=<n>`).
     #[arg(long, value_name = "filter-spec")]
     filter: Option<String>,
-    /// No messages, no progress.
-    #[arg(short, long)]
+    /// No messages, no progress (the last of `-q` and `-v` counts).
+    #[arg(short, long, overrides_with = "verbose")]
     quiet: bool,
+    /// Be verbose (what Sluice says is the same; taken for git's command lines).
+    #[arg(short, long, overrides_with = "quiet")]
+    verbose: bool,
     /// Progress even when stderr is not a terminal.
     #[arg(long)]
     progress: bool,
@@ -233,6 +236,11 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if let Some(spec) = &args.filter {
         args.filter = Some(filter_spec(spec)?);
     }
+    // Before anything else, as git refuses it.
+    let shallow = args.depth.is_some() || args.shallow_since.is_some();
+    if args.bundle_uri.is_some() && (shallow || !args.shallow_exclude.is_empty()) {
+        bail!("options '--bundle-uri' and '--depth/--shallow-since/--shallow-exclude' cannot be used together");
+    }
     let user_config = context.config(None)?;
     let references = (
         !args.reference.is_empty(),
@@ -360,6 +368,18 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     }
     if cloned.checked_out_early {
         checkout.replay(&TerminalProgress::new(show_progress));
+    }
+    // A clone checked out on no branch (`--branch <tag>`): git's advice, under -q too.
+    if let (true, Some(id)) = (options.check_out, cloned.head) {
+        let detached = !matches!(repo.refs().read("HEAD")?, Some(RefTarget::Symbolic(_)));
+        if detached
+            && repo
+                .config()
+                .get_bool("advice.detachedhead")?
+                .unwrap_or(true)
+        {
+            eprint!("{}", super::checkout::detached_advice(&id.to_string()));
+        }
     }
     layout.keep();
     if !args.recurse_submodules.is_empty() && options.check_out {
