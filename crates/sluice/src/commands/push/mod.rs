@@ -9,7 +9,7 @@ use super::Context;
 use crate::progress::TerminalProgress;
 use clap::Args;
 use sluice_client::fetch::RunError;
-use sluice_client::push::{
+use sluice_push::{
     push, GivenSettings, Lease, PushChoice, PushError, PushMessages, PushOptions, PushPlan,
     Settings,
 };

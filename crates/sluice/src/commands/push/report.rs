@@ -3,7 +3,7 @@
 //! fits, or `--porcelain`'s tab-separated lines and `Done`.
 
 use sluice_client::fetch::short_name;
-use sluice_client::push::{PushOutcome, RefStatus};
+use sluice_push::{PushOutcome, RefStatus};
 use std::io::Write;
 use std::process::ExitCode;
 

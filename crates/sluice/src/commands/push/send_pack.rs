@@ -9,7 +9,7 @@ use super::PushStderr;
 use crate::commands::remote::RemoteLines;
 use crate::commands::Context;
 use clap::Args;
-use sluice_client::push::{
+use sluice_push::{
     push, Lease, PushChoice, PushOptions, PushOutcome, PushPlan, RefStatus, Settings, SignedPush,
 };
 use sluice_wire::pktline::{Packet, PktReader};
@@ -94,7 +94,7 @@ pub fn run(args: SendPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     }
     let choice = PushChoice {
         // As git's send-pack, whatever `push.default` says: with no ref named, the matching.
-        push_default: Some(sluice_client::push::PushDefault::Matching),
+        push_default: Some(sluice_push::PushDefault::Matching),
         repository: Some(&args.repository),
         refspecs: &refs,
         all: args.all,
@@ -199,7 +199,7 @@ fn print_helper_status(outcome: &PushOutcome) -> std::io::Result<()> {
 }
 
 /// One pushed ref's line (or lines) for a remote helper.
-fn helper_line(r: &sluice_client::push::PushedRef, out: &mut Vec<u8>) {
+fn helper_line(r: &sluice_push::PushedRef, out: &mut Vec<u8>) {
     let why = match &r.status {
         RefStatus::Ok => {
             let lines = sluice_wire::report_status::ref_status_lines(&r.dst, None, &r.rewrites);

@@ -5,7 +5,7 @@
 //! negotiation fails the push goes on with the advertisement alone, as git's does.
 
 use super::{PushMessages, PushPlan, PushedRef};
-use crate::fetch::negotiate_only;
+use sluice_client::fetch::negotiate_only;
 use sluice_object::ObjectId;
 use sluice_remote::{ConnectOptions, Service};
 use sluice_repo::Repository;

@@ -156,7 +156,7 @@ pub(crate) fn send(
                 shallow: &cut,
                 ..WalkRequest::reachable(&wants, &haves, request.cancel.clone())
             };
-            Some(crate::promised::walk_fetching_missing(
+            Some(sluice_client::promised::walk_fetching_missing(
                 repo,
                 walk,
                 request.progress,

@@ -3,6 +3,10 @@
 //! engine that serves fetches (thin against what the server advertised), and returns the
 //! server's verdict per ref as data for the command line to print. Remote-tracking refs of a
 //! named remote follow what was pushed, and `--set-upstream` records the upstreams.
+//! What push shares with fetch (the negotiation of `push.negotiate`, a partial clone's
+//! missing objects) is `sluice-client`'s.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 mod certificate;
 mod hook;
@@ -160,7 +164,7 @@ pub enum PushError {
     Walk(#[from] sluice_graph::WalkError),
     /// A partial clone's promisor remote did not give what the push must send.
     #[error(transparent)]
-    Promised(#[from] crate::promised::PromisedWalkError),
+    Promised(#[from] sluice_client::promised::PromisedWalkError),
 }
 
 /// `--force-with-lease`: the ref moves only if the remote has it at `expected` (absent: `None`).
@@ -396,7 +400,7 @@ pub trait PushMessages: Sync {
     fn remote_progress(&self, bytes: &[u8]);
 
     /// `push.negotiate` failed for this reason; the push goes on without it.
-    fn negotiation_failed(&self, error: &crate::fetch::RunError);
+    fn negotiation_failed(&self, error: &sluice_client::fetch::RunError);
 
     /// The server's report broke the protocol in a way the push survives (git's words).
     fn error(&self, message: &str);
