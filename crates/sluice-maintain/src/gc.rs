@@ -193,7 +193,7 @@ impl GcOptions {
             config.get_int(key)?;
         }
         config.get_bool("gc.autodetach")?;
-        config.get_size("pack.deltacachesize")?;
+        config.get_unsigned("pack.deltacachesize")?;
         // Checked whether or not `--prune` overrides it, as git reads it.
         let configured = config_expiry(config, "gc.pruneexpire")?;
         let given = prune.is_some();
@@ -217,10 +217,12 @@ impl GcOptions {
             reflog: ExpireOptions::from_config(config, (None, None))?,
             window_search: None,
             cruft: config.get_bool("gc.cruftpacks")?.unwrap_or(true),
-            max_cruft_size: config.get_size("gc.maxcruftsize")?,
+            max_cruft_size: config.get_unsigned("gc.maxcruftsize")?,
             force: false,
             pack_refs: PackRefs::from_config(config)?,
-            big_pack_threshold: config.get_size("gc.bigpackthreshold")?.filter(|n| *n > 0),
+            big_pack_threshold: config
+                .get_unsigned("gc.bigpackthreshold")?
+                .filter(|n| *n > 0),
             worktree_expire: {
                 let configured = config_expiry(config, "gc.worktreepruneexpire")?;
                 time_of(configured.unwrap_or("3.months.ago"))?

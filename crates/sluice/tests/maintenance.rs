@@ -588,6 +588,8 @@ fn gc_settings_are_read_as_gits() {
         "core.commitGraph=bogus",
         "core.commitGraph=false",
         "repack.writeBitmaps=bogus",
+        "gc.bigPackThreshold=-1",
+        "pack.deltaCacheSize=-1",
     ];
     for git in gits() {
         let env = Env::with_git(git.clone());
