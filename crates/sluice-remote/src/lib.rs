@@ -28,14 +28,18 @@ pub use remote::Remote;
 pub use request::{Deepen, FetchRequest, Fetched, Negotiator, NoHaves, RemoteRef};
 pub use rewrite::{fetch_url, push_urls};
 pub use transport::{
-    download, server_options, stop_servers, ConnectOptions, HttpFailure, IpVersion, Producer,
-    ProtocolVersion, Response, Service, SettingsError, TlsTrust,
+    download, server_options, stop_servers, ConnectOptions, HttpFailure, HttpSettings, IpVersion,
+    Producer, ProtocolVersion, Response, Service, SettingsError, TlsTrust,
 };
 pub use url::{anonymized, RemoteUrl};
 
 /// Why talking to the server failed.
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
+    /// An `http.*` setting has a value git refuses (said when HTTP is spoken, as git's HTTP
+    /// helper says it, and git then of the helper).
+    #[error("{0}\nfatal: remote helper 'http' aborted session")]
+    HttpSetting(std::sync::Arc<sluice_odb::ConfigError>),
     /// The repository's URL cannot be used.
     #[error("bad repository URL '{url}': {why}")]
     Url {

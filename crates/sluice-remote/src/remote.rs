@@ -85,6 +85,7 @@ impl Remote {
             | FetchError::SshIpVersion { .. }
             | FetchError::TransportNotAllowed { .. }
             | FetchError::NoHelper { .. }
+            | FetchError::HttpSetting(_)
             | FetchError::NoContact => source,
             source => FetchError::Unreadable {
                 shown: self.shown.clone(),

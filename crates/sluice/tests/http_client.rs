@@ -215,3 +215,40 @@ fn check_requests(requests: &[Logged]) {
         }
     }
 }
+
+/// The `http.*` settings are git's HTTP helper's: a value git refuses fails a clone over HTTP
+/// in git's words, and a clone over any other transport does not read it.
+#[test]
+fn http_settings_are_read_only_to_talk_http_as_in_git() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let repo = source(&env);
+        let served = serve_with(&env, Kind::Http, &git, &[]);
+        let path = repo.to_str().unwrap();
+        // git 2.39 says nothing of its helper after the helper's own words; 2.47 does, as Sluice.
+        let version = env.git_with_input(env.path(), &["--version"], b"");
+        let older = crate::util::stdout(&version).starts_with("git version 2.39");
+        for setting in ["http.postBuffer=bogus", "http.sslVerify=bogus"] {
+            for (name, from) in [("http", served.url.as_str()), ("path", path)] {
+                let mut said = Vec::new();
+                for sluice in [false, true] {
+                    let dest = env.path().join(format!("{name}-{sluice}"));
+                    let _ = std::fs::remove_dir_all(&dest);
+                    let args = ["-c", setting, "clone", "-q", from, dest.to_str().unwrap()];
+                    let out = env.sluice_or_git(sluice, env.path(), &args);
+                    let mut text = stderr(&out);
+                    if older && sluice {
+                        text = text.replace("fatal: remote helper 'http' aborted session\n", "");
+                    }
+                    said.push((out.status.code(), text));
+                }
+                assert_eq!(
+                    said[1],
+                    said[0],
+                    "{setting} over {name} with {}",
+                    git.display()
+                );
+            }
+        }
+    }
+}

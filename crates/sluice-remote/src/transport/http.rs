@@ -481,7 +481,8 @@ fn http_agent(
 
 /// The HTTP client `options` ask for: TLS trust, timeouts, IP family, user agent.
 fn agent(options: &ConnectOptions, shown: &str) -> Result<Agent, FetchError> {
-    let tls = match options.tls_trust {
+    let trust = &settings(options)?.tls_trust;
+    let tls = match trust {
         TlsTrust::Anyone => TlsConfig::builder().disable_verification(true).build(),
         _ => TlsConfig::builder().build(),
     };
@@ -501,7 +502,13 @@ fn agent(options: &ConnectOptions, shown: &str) -> Result<Agent, FetchError> {
             env!("CARGO_PKG_VERSION")
         )))
         .build();
-    http_agent(config, &options.tls_trust, shown)
+    http_agent(config, trust, shown)
+}
+
+/// The `http.*` settings, or their refusal (read with the configuration, refused only here,
+/// where HTTP is spoken, as git reads them).
+fn settings(options: &ConnectOptions) -> Result<&super::HttpSettings, FetchError> {
+    (options.http.as_ref()).map_err(|refused| FetchError::HttpSetting(refused.clone()))
 }
 
 /// Downloads `url` into `out`, refusing more than `limit` bytes: a bundle a server named.
@@ -551,7 +558,8 @@ pub(super) fn connect(
     if options.protocol == ProtocolVersion::V2 {
         headers.push(("Git-Protocol".to_owned(), "version=2".to_owned()));
     }
-    for extra in &options.http_extra_headers {
+    let http = settings(options)?;
+    for extra in &http.extra_headers {
         if let Some((name, value)) = extra.split_once(':') {
             headers.push((name.trim().to_owned(), value.trim().to_owned()));
         }
@@ -560,7 +568,7 @@ pub(super) fn connect(
     let mut link = HttpLink {
         agent,
         service: options.service,
-        post_buffer: options.http_post_buffer,
+        post_buffer: http.post_buffer,
         base,
         shown: stripped.clone(),
         headers,

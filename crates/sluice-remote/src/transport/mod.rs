@@ -85,12 +85,9 @@ pub struct ConnectOptions {
     pub ssh_program: Option<String>,
     /// `ssh.variant` / `GIT_SSH_VARIANT`: whether the program takes OpenSSH's `-o` and `-p`.
     pub ssh_variant: Option<String>,
-    /// `http.extraHeader` values, `Name: value`.
-    pub http_extra_headers: Vec<String>,
-    /// `http.postBuffer`: a push's request up to this size is sent whole, with its length.
-    pub http_post_buffer: usize,
-    /// Which https servers are trusted.
-    pub tls_trust: TlsTrust,
+    /// The `http.*` settings, or the refusal of one: git reads them only to talk HTTP, so a
+    /// bad one fails only a transfer over HTTP.
+    pub http: Result<HttpSettings, std::sync::Arc<sluice_odb::ConfigError>>,
     /// How long the server may stay silent before the fetch fails.
     pub idle_timeout: Option<Duration>,
     /// `-4` / `-6`: which addresses to connect to.
@@ -142,6 +139,27 @@ impl IpVersion {
     }
 }
 
+/// What the `http.*` settings say.
+#[derive(Debug, Clone)]
+pub struct HttpSettings {
+    /// `http.extraHeader` values, `Name: value`.
+    pub extra_headers: Vec<String>,
+    /// `http.postBuffer`: a push's request up to this size is sent whole, with its length.
+    pub post_buffer: usize,
+    /// Which https servers are trusted.
+    pub tls_trust: TlsTrust,
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        HttpSettings {
+            extra_headers: Vec::new(),
+            post_buffer: DEFAULT_POST_BUFFER,
+            tls_trust: TlsTrust::Default,
+        }
+    }
+}
+
 /// Which servers an https connection trusts, as git's `http.ssl*` settings choose.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum TlsTrust {
@@ -165,9 +183,7 @@ impl Default for ConnectOptions {
             ssh_command: None,
             ssh_program: None,
             ssh_variant: None,
-            http_extra_headers: Vec::new(),
-            http_post_buffer: DEFAULT_POST_BUFFER,
-            tls_trust: TlsTrust::Default,
+            http: Ok(HttpSettings::default()),
             idle_timeout: None,
             ip_version: IpVersion::Any,
             server_options: Vec::new(),

@@ -2,7 +2,7 @@
 //! `protocol.version`, the ssh program and its variant, `http.extraHeader`, TLS verification,
 //! and how long a server may stay silent.
 
-use super::{ConnectOptions, ProtocolVersion, TlsTrust};
+use super::{ConnectOptions, HttpSettings, ProtocolVersion, TlsTrust};
 use sluice_odb::{Config, ConfigError};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -61,12 +61,7 @@ impl ConnectOptions {
             ssh_variant: std::env::var("GIT_SSH_VARIANT")
                 .ok()
                 .or_else(|| config.get("ssh.variant").map(str::to_owned)),
-            http_extra_headers: reset_list(config.get_all("http.extraHeader")),
-            http_post_buffer: (config.get_int("http.postBuffer")?)
-                .and_then(|n| usize::try_from(n).ok())
-                .filter(|&n| n > 0)
-                .unwrap_or(super::DEFAULT_POST_BUFFER),
-            tls_trust: tls_trust(config)?,
+            http: http_settings(config).map_err(std::sync::Arc::new),
             idle_timeout: (timeout > 0).then(|| Duration::from_secs(timeout as u64)),
             ip_version: super::IpVersion::Any,
             server_options: Vec::new(),
@@ -78,11 +73,23 @@ impl ConnectOptions {
     }
 }
 
+/// The `http.*` settings, read as git reads them when it talks HTTP.
+fn http_settings(config: &Config) -> Result<HttpSettings, ConfigError> {
+    Ok(HttpSettings {
+        extra_headers: reset_list(config.get_all("http.extraHeader")),
+        post_buffer: (config.get_int("http.postbuffer")?)
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|&n| n > 0)
+            .unwrap_or(super::DEFAULT_POST_BUFFER),
+        tls_trust: tls_trust(config)?,
+    })
+}
+
 /// Which https servers are trusted. As git: `GIT_SSL_NO_VERIFY` set at all (even empty) turns
 /// verification off, and `GIT_SSL_CAINFO` overrides `http.sslCAInfo`.
 fn tls_trust(config: &Config) -> Result<TlsTrust, ConfigError> {
     let verify = std::env::var_os("GIT_SSL_NO_VERIFY").is_none()
-        && config.get_bool("http.sslVerify")?.unwrap_or(true);
+        && config.get_bool("http.sslverify")?.unwrap_or(true);
     let ca_file = std::env::var("GIT_SSL_CAINFO")
         .ok()
         .filter(|v| !v.is_empty())
