@@ -15,7 +15,17 @@ pub fn is_ancestor(odb: &ObjectDb, old: &ObjectId, new: &ObjectId) -> bool {
             return answer;
         }
     }
-    is_ancestor_reading(odb, old, new)
+    is_ancestor_reading(odb, old, new, &IdSet::default())
+}
+
+/// [`is_ancestor`] in a shallow repository, as git sees its history: the `shallow` commits
+/// have no parents (git's grafts), so what lies past them is no ancestor; the commit-graph,
+/// which does not know the cut, is not asked (git uses none in a shallow repository).
+pub fn is_ancestor_within(odb: &ObjectDb, old: &ObjectId, new: &ObjectId, shallow: &IdSet) -> bool {
+    match shallow.is_empty() {
+        true => is_ancestor(odb, old, new),
+        false => is_ancestor_reading(odb, old, new, shallow),
+    }
 }
 
 /// The answer from the graph alone; `None` when it lacks either commit or is broken.
@@ -40,15 +50,15 @@ fn is_ancestor_in(
     Some(false)
 }
 
-/// [`is_ancestor`] by reading commits.
-fn is_ancestor_reading(odb: &ObjectDb, old: &ObjectId, new: &ObjectId) -> bool {
+/// [`is_ancestor`] by reading commits, the parents of the `shallow` ones left out.
+fn is_ancestor_reading(odb: &ObjectDb, old: &ObjectId, new: &ObjectId, shallow: &IdSet) -> bool {
     let mut seen = IdSet::default();
     let mut queue = std::collections::VecDeque::from([*new]);
     while let Some(id) = queue.pop_front() {
         if id == *old {
             return true;
         }
-        if !seen.insert(id) {
+        if !seen.insert(id) || shallow.contains(&id) {
             continue;
         }
         if let Ok(Some((ObjectKind::Commit, data))) = odb.read(&id) {

@@ -57,3 +57,36 @@ fn names_column_fits_the_terminal_as_gits() {
         }
     }
 }
+
+/// A shallow fetch judges its updates as git does, within the cut: a branch that moved on and
+/// is fetched `--depth=1` has a new tip without parents, so the old tip is no ancestor (a
+/// forced update); deepened, the history is whole again where the cut moved.
+#[test]
+fn a_shallow_fetch_judges_updates_within_the_cut_as_git() {
+    let fetches: [&[&str]; 4] = [
+        &["fetch", "--depth=1"],
+        &["fetch", "--depth=1", "--dry-run"],
+        &["fetch", "--depth=2"],
+        &["fetch"],
+    ];
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let src = env.init("src", false);
+        env.git(&src, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        let url = format!("file://{}", src.display());
+        for args in fetches {
+            let twins = [false, true].map(|sluice| env.path().join(format!("twin-{sluice}")));
+            for twin in &twins {
+                let _ = std::fs::remove_dir_all(twin);
+                env.git(env.path(), &["clone", "-q", &url, twin.to_str().unwrap()]);
+            }
+            env.git(&src, &["commit", "-q", "--allow-empty", "-m", "more"]);
+            let mut said = Vec::new();
+            for (sluice, twin) in [false, true].into_iter().zip(&twins) {
+                let out = env.sluice_or_git(sluice, twin, args);
+                said.push((out.status.code(), stderr(&out)));
+            }
+            assert_eq!(said[1], said[0], "{args:?} with {}", git.display());
+        }
+    }
+}

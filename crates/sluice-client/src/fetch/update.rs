@@ -6,6 +6,7 @@ use super::mapping::{Listed, Update};
 use super::report::{short_name, Report, Summary};
 use crate::refspec::Refspec;
 use crate::remote_shallow;
+use sluice_graph::ancestry::is_ancestor_within;
 use sluice_object::ObjectId;
 use sluice_odb::{ConfigError, ObjectDb};
 use sluice_remote::RemoteRef;
@@ -284,13 +285,20 @@ pub fn decide(
                 Outcome::Rejected("would clobber existing tag")
             }
         }
-        Some(old) if !checked || sluice_graph::ancestry::is_ancestor(odb, &old, &new) => {
+        // As git: in a shallow repository, the cut (this fetch's too) ends the history.
+        Some(old) if !checked || is_ancestor_within(odb, &old, &new, &shallow_of(repo)) => {
             Outcome::FastForward(old)
         }
         Some(old) if update.force => Outcome::Forced(old),
         Some(_) => Outcome::Rejected("non-fast-forward"),
     };
     (old, outcome)
+}
+
+/// The repository's shallow commits as they are now (the fetch's cut written); none when the
+/// file cannot be read.
+fn shallow_of(repo: &Repository) -> sluice_object::IdSet {
+    repo.shallow_set().unwrap_or_default()
 }
 
 /// Whether any ref update would be refused: under `--atomic` nothing then moves.
