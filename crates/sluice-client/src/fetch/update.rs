@@ -7,7 +7,7 @@ use super::report::{short_name, Report, Summary};
 use crate::refspec::Refspec;
 use crate::remote_shallow;
 use sluice_graph::ancestry::is_ancestor_within;
-use sluice_object::ObjectId;
+use sluice_object::{IdSet, ObjectId};
 use sluice_odb::{ConfigError, ObjectDb};
 use sluice_remote::RemoteRef;
 use sluice_repo::abbrev::abbreviate;
@@ -159,7 +159,8 @@ pub fn conflicts(
         let Some(local) = &update.local else {
             continue;
         };
-        if !matches!(decide(repo, odb, update, local, true).1, Outcome::New(_)) {
+        // Only whether the ref is new counts here: no ancestry is walked.
+        if !matches!(decide(repo, odb, update, local, None).1, Outcome::New(_)) {
             continue;
         }
         if let Some(existing) = repo.refs().conflict(local)? {
@@ -266,12 +267,15 @@ pub struct Changes<'a> {
 }
 
 /// What updating `local` to the remote ref's value would be: its old value and the outcome.
+/// A move is checked to be a fast-forward within `cut` (the repository's shallow commits, as
+/// the fetch left them: git's history ends there) when one is given; else every move is taken
+/// as one.
 pub fn decide(
     repo: &Repository,
     odb: &ObjectDb,
     update: &Update,
     local: &str,
-    checked: bool,
+    cut: Option<&IdSet>,
 ) -> (Option<ObjectId>, Outcome) {
     let old = repo.refs().resolve(local).ok().and_then(|(_, id)| id);
     let new = update.remote.id;
@@ -285,8 +289,7 @@ pub fn decide(
                 Outcome::Rejected("would clobber existing tag")
             }
         }
-        // As git: in a shallow repository, the cut (this fetch's too) ends the history.
-        Some(old) if !checked || is_ancestor_within(odb, &old, &new, &shallow_of(repo)) => {
+        Some(old) if cut.is_none_or(|cut| is_ancestor_within(odb, &old, &new, cut)) => {
             Outcome::FastForward(old)
         }
         Some(old) if update.force => Outcome::Forced(old),
@@ -295,19 +298,20 @@ pub fn decide(
     (old, outcome)
 }
 
-/// The repository's shallow commits as they are now (the fetch's cut written); none when the
-/// file cannot be read.
-fn shallow_of(repo: &Repository) -> sluice_object::IdSet {
-    repo.shallow_set().unwrap_or_default()
+/// The cut a checked move is judged within: the repository's shallow commits as they are now
+/// (the fetch's cut written), read once for all the refs; `None` unchecked.
+fn cut_of(repo: &Repository, checked: bool) -> Option<IdSet> {
+    checked.then(|| repo.shallow_set().unwrap_or_default())
 }
 
 /// Whether any ref update would be refused: under `--atomic` nothing then moves.
 pub fn any_rejected(repo: &Repository, odb: &ObjectDb, updates: &[Update], checked: bool) -> bool {
+    let cut = cut_of(repo, checked);
     updates.iter().any(|update| {
         update.listed != Listed::CutOff
             && update.local.as_deref().is_some_and(|local| {
                 matches!(
-                    decide(repo, odb, update, local, checked).1,
+                    decide(repo, odb, update, local, cut.as_ref()).1,
                     Outcome::Rejected(_)
                 )
             })
@@ -397,10 +401,11 @@ pub fn update_refs(
     let bare = repo.work_tree().is_none();
     let log_refs = sluice_repo::refs::reflog::LogRefs::from_config(config, bare)?;
     let mut refused = Refused::None;
+    let cut = cut_of(repo, changes.checked);
     let decisions: Vec<Option<(Option<ObjectId>, Outcome)>> = (updates.iter())
         .map(|update| match &update.local {
             Some(local) if update.listed != Listed::CutOff => {
-                Some(decide(repo, odb, update, local, changes.checked))
+                Some(decide(repo, odb, update, local, cut.as_ref()))
             }
             _ => None,
         })
