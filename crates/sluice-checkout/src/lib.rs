@@ -16,6 +16,7 @@
 mod at_dir;
 pub mod attributes;
 mod checkout;
+pub mod choose;
 pub mod convert;
 pub mod filter;
 
@@ -23,6 +24,7 @@ pub mod new_branch;
 mod objects;
 pub mod path_check;
 mod paths;
+pub mod report;
 pub mod revision;
 mod switch;
 pub mod tree;
@@ -137,6 +139,9 @@ pub enum CheckoutError {
     /// The repository has no work tree.
     #[error("this operation must be run in a work tree")]
     Bare,
+    /// A name that names no commit to check out, or a branch that cannot be made.
+    #[error(transparent)]
+    Revision(Box<revision::RevisionError>),
 }
 
 fn list(paths: &[String]) -> String {

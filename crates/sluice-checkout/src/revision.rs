@@ -51,6 +51,9 @@ pub enum RevisionError {
         /// The branch.
         name: String,
     },
+    /// `--detach` (or `--orphan`) from a name of no commit: git takes it for a path.
+    #[error("git checkout: --detach does not take a path argument '{0}'")]
+    DetachPath(String),
     /// `--track` alone from a start no branch name can be taken from.
     #[error("missing branch name; try -b")]
     MissingBranchName,

@@ -4,11 +4,10 @@
 
 use super::Context;
 use crate::progress::TerminalProgress;
-use anyhow::bail;
+use sluice_checkout::choose::{self, choose, Choice, Names, Restore};
 use sluice_checkout::new_branch::{self, Asked, Tracking};
-use sluice_checkout::revision::{
-    checkout_name, move_head, resolve, HeadMove, HeadMoved, Resolved, RevisionError,
-};
+use sluice_checkout::report;
+use sluice_checkout::revision::{move_head, HeadMoved, Resolved, RevisionError};
 use sluice_checkout::{commit_tree, switch, CheckoutError, CheckoutOptions};
 use std::process::ExitCode;
 
@@ -86,24 +85,6 @@ impl CheckoutArgs {
     }
 }
 
-/// What the command line asks to check out, or what was said instead.
-enum Chosen {
-    /// The name given (for the reflog) and what it resolved to (boxed: the other is small).
-    Target(String, Box<Resolved>),
-    /// Nothing to switch to: said, with this exit code.
-    Said(ExitCode),
-    /// Files to restore from the index, or from a commit's tree; `counted`: git says how
-    /// many (without `--`).
-    Paths {
-        /// The pathspecs.
-        specs: Vec<String>,
-        /// Whether the count is said.
-        counted: bool,
-        /// The tree they come from (`None`: the index).
-        from: Option<sluice_object::ObjectId>,
-    },
-}
-
 /// Runs `checkout`.
 pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context.require_repository()?;
@@ -113,14 +94,20 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if let Some(name) = &args.orphan {
         return orphan(&args, context, &repo, name);
     }
-    let (given, target) = match chosen(&args, &repo)? {
-        Chosen::Target(given, target) => (given, target),
-        Chosen::Said(code) => return Ok(code),
-        Chosen::Paths {
-            specs,
-            counted,
-            from,
-        } => return restore_paths(&args, context, &repo, (&specs, counted, from)),
+    let names = Names {
+        target: args.target.as_deref(),
+        more: &args.more,
+        paths: &args.paths,
+        detach: args.detach,
+        new_branch: args.new_branch()?,
+    };
+    let (given, target) = match choose(&repo, names)? {
+        Choice::Switch(given, target) => (given, target),
+        Choice::Standing => {
+            report_standing(&repo)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Choice::Restore(asked) => return restore_paths(&args, context, &repo, &asked),
     };
     if let Some(code) = switch_to(&args, context, &repo, &target)? {
         return Ok(code);
@@ -132,134 +119,47 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let upstream = (target.new_branch.as_ref()).and_then(|branch| branch.upstream.as_ref());
     if let (Some(up), false) = (upstream, args.quiet) {
         // git prints this line on standard output, once the branch is made.
-        let rebasing = ["", " by rebasing"][usize::from(up.rebasing)];
         let name = target.branch.as_deref().unwrap_or_default();
-        let name = name.trim_start_matches("refs/heads/");
-        println!("branch '{name}' set up to track '{}'{rebasing}.", up.shown);
+        println!("{}", report::tracking_set_up(name, up));
     }
     if args.quiet {
         return Ok(ExitCode::SUCCESS);
     }
-    say_moved(&repo, moved, (&given, args.detach))?;
+    eprint!(
+        "{}",
+        report::head_moved(&repo, &moved, (&given, args.detach))?
+    );
+    if let HeadMoved::Branch { name, .. } = &moved.to {
+        report_standing_of(&repo, name)?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
-/// What `args` ask to check out: the branch `-b`/`-B`/`--track` makes, the commit `--detach`
-/// detaches at, or the branch or commit named (refused in git's words where it names
-/// nothing); with no name at all, where the branch stands, as git says it.
-fn chosen(args: &CheckoutArgs, repo: &sluice_repo::Repository) -> anyhow::Result<Chosen> {
-    if !args.paths.is_empty() || !args.more.is_empty() {
-        // `<tree-ish> [--] <pathspec>…` where the first names a commit (or `--` follows it),
-        // else every name is a pathspec of the index.
-        let tree = match &args.target {
-            Some(name) if !args.paths.is_empty() || resolve(repo, name).is_ok() => {
-                let named = sluice_repo::revision::resolve(repo, name)
-                    .ok_or_else(|| anyhow::anyhow!("invalid reference: {name}"))?;
-                Some(commit_tree(repo.objects(), &named.id)?)
-            }
-            _ => None,
-        };
-        let names = args.target.iter().filter(|_| tree.is_none());
-        let specs = names.chain(&args.more).chain(&args.paths).cloned();
-        return Ok(Chosen::Paths {
-            specs: specs.collect(),
-            counted: args.paths.is_empty(),
-            from: tree,
-        });
-    }
-    if let Some(asked) = args.new_branch()? {
-        let target = new_branch::plan(repo, &asked)?;
-        return Ok(Chosen::Target(asked.name, Box::new(target)));
-    }
-    let Some(name) = args.target.as_deref() else {
-        if args.detach {
-            let target = Box::new(detached_at(repo, "HEAD")?);
-            return Ok(Chosen::Target("HEAD".to_owned(), target));
-        }
-        report_standing(repo)?;
-        return Ok(Chosen::Said(ExitCode::SUCCESS));
-    };
-    if args.detach {
-        return Ok(Chosen::Target(
-            name.to_owned(),
-            Box::new(detached_at(repo, name)?),
-        ));
-    }
-    // `-` is git's `@{-1}`: where the last checkout came from, named as it was then.
-    let resolved = checkout_name(repo, name).map(|given| {
-        let target = resolve(repo, &given);
-        (given, target)
-    });
-    match resolved {
-        Some((given, Ok(target))) => Ok(Chosen::Target(given, Box::new(target))),
-        Some((_, Err(e))) if !matches!(e, RevisionError::Invalid { .. }) => Err(e.into()),
-        // What names no commit git takes as a path, restored from the index (naming no file,
-        // refused there in git's words).
-        _ => Ok(Chosen::Paths {
-            specs: vec![name.to_owned()],
-            counted: true,
-            from: None,
-        }),
-    }
-}
-
-/// `checkout [--] <pathspec>…`: the index's version of the files written over the work
-/// tree's; git's words for pathspecs that match nothing (then nothing is written, exit 1), and
-/// without `--` for how many files were written.
+/// `checkout [--] <pathspec>…`: git's words for pathspecs that match nothing (then nothing is
+/// written, exit 1), and without `--` for how many files were written.
 fn restore_paths(
     args: &CheckoutArgs,
     context: &Context,
     repo: &sluice_repo::Repository,
-    (specs, counted, from): (&[String], bool, Option<sluice_object::ObjectId>),
+    asked: &Restore,
 ) -> anyhow::Result<ExitCode> {
-    let prefix = prefix_of(repo, &context.cwd);
     let mut options = CheckoutOptions::from_config(repo.config())?;
     options.write.cancel = context.cancel.clone();
     let progress = TerminalProgress::new(false);
-    let asked = (prefix.as_str(), specs);
-    let done = match &from {
-        Some(tree) => sluice_checkout::checkout_paths_from(repo, tree, asked, &options, &progress)?,
-        None => sluice_checkout::checkout_paths(repo, asked, &options, &progress)?,
-    };
+    let done = choose::restore(repo, &context.cwd, asked, &options, &progress)?;
     for spec in &done.unmatched {
         eprintln!("error: pathspec '{spec}' did not match any file(s) known to git");
     }
     if !done.unmatched.is_empty() {
         return Ok(ExitCode::from(1));
     }
-    if counted && !args.quiet {
-        let paths = ["paths", "path"][usize::from(done.written == 1)];
-        let source = match &from {
-            Some(tree) => sluice_repo::abbrev::abbreviate(repo, tree),
-            None => "the index".to_owned(),
-        };
-        eprintln!("Updated {} {paths} from {source}", done.written);
+    if asked.counted && !args.quiet {
+        eprintln!(
+            "{}",
+            report::restored(repo, done.written, asked.from.as_ref())
+        );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Where `cwd` is below the top of the work tree (empty at the top), as git's pathspecs are
-/// taken from.
-fn prefix_of(repo: &sluice_repo::Repository, cwd: &std::path::Path) -> String {
-    let top = repo.work_tree().unwrap_or(repo.git_dir());
-    let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_owned());
-    let top = std::fs::canonicalize(top).unwrap_or_else(|_| top.to_owned());
-    let prefix = cwd.strip_prefix(&top).unwrap_or(std::path::Path::new(""));
-    prefix.to_string_lossy().into_owned()
-}
-
-/// `--detach [<commit>]`: the commit, however it is named (a branch too).
-fn detached_at(repo: &sluice_repo::Repository, name: &str) -> anyhow::Result<Resolved> {
-    let id = sluice_repo::revision::resolve(repo, name)
-        .and_then(|named| repo.objects().peel_to_commit(named.id));
-    let Some(id) = id else {
-        bail!("git checkout: --detach does not take a path argument '{name}'");
-    };
-    Ok(Resolved {
-        id,
-        branch: None,
-        new_branch: None,
-    })
 }
 
 /// `--orphan <name> [<start>]`: the work tree and index switched to the start where one is
@@ -272,7 +172,7 @@ fn orphan(
 ) -> anyhow::Result<ExitCode> {
     let branch = new_branch::orphan(repo, name)?;
     if let Some(start) = args.target.as_deref() {
-        let target = detached_at(repo, start)?;
+        let target = choose::detached_at(repo, start)?;
         if let Some(code) = switch_to(args, context, repo, &target)? {
             return Ok(code);
         }
@@ -309,52 +209,6 @@ fn switch_to(
     }
 }
 
-/// git's words for where `HEAD` went (and, on a branch, where it stands against its
-/// upstream); `--detach` earns no advice.
-fn say_moved(
-    repo: &sluice_repo::Repository,
-    moved: HeadMove,
-    (given, detach): (&str, bool),
-) -> anyhow::Result<()> {
-    let abbrev = |id| sluice_repo::abbrev::abbreviate(repo, id);
-    if let Some((id, subject)) = &moved.left {
-        eprintln!("Previous HEAD position was {} {subject}", abbrev(id));
-    }
-    match &moved.to {
-        HeadMoved::Branch {
-            name,
-            reset: true,
-            already: true,
-            ..
-        } => eprintln!("Reset branch '{name}'"),
-        HeadMoved::Branch {
-            name, reset: true, ..
-        } => eprintln!("Switched to and reset branch '{name}'"),
-        HeadMoved::Branch {
-            name,
-            created: true,
-            ..
-        } => eprintln!("Switched to a new branch '{name}'"),
-        HeadMoved::Branch {
-            name,
-            already: true,
-            ..
-        } => eprintln!("Already on '{name}'"),
-        HeadMoved::Branch { name, .. } => eprintln!("Switched to branch '{name}'"),
-        HeadMoved::Detached { id, subject } => {
-            let advice = repo.config().get_bool("advice.detachedhead")?;
-            if moved.was_on_branch && !detach && advice.unwrap_or(true) {
-                eprint!("{}", detached_advice(given));
-            }
-            eprintln!("HEAD is now at {} {subject}", abbrev(id))
-        }
-    }
-    if let HeadMoved::Branch { name, .. } = &moved.to {
-        report_standing_of(repo, name)?;
-    }
-    Ok(())
-}
-
 /// Where the branch `HEAD` is on stands against its upstream (`checkout` with no name).
 fn report_standing(repo: &sluice_repo::Repository) -> anyhow::Result<()> {
     if let Ok((head, _)) = repo.refs().resolve("HEAD") {
@@ -375,29 +229,4 @@ fn report_standing_of(repo: &sluice_repo::Repository, branch: &str) -> anyhow::R
         print!("{}", upstream.report(hints));
     }
     Ok(())
-}
-
-/// git's advice on leaving a branch for a detached `HEAD` (`advice.detachedHead`), word for word
-/// as git 2.39 and 2.47 print it.
-pub(super) fn detached_advice(target: &str) -> String {
-    format!(
-        "Note: switching to '{target}'.
-
-You are in 'detached HEAD' state. You can look around, make experimental
-changes and commit them, and you can discard any commits you make in this
-state without impacting any branches by switching back to a branch.
-
-If you want to create a new branch to retain commits you create, you may
-do so (now or later) by using -c with the switch command. Example:
-
-  git switch -c <new-branch-name>
-
-Or undo this operation with:
-
-  git switch -
-
-Turn off this advice by setting config variable advice.detachedHead to false
-
-"
-    )
 }

@@ -372,13 +372,11 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     // A clone checked out on no branch (`--branch <tag>`): git's advice, under -q too.
     if let (true, Some(id)) = (options.check_out, cloned.head) {
         let detached = !matches!(repo.refs().read("HEAD")?, Some(RefTarget::Symbolic(_)));
-        if detached
-            && repo
-                .config()
-                .get_bool("advice.detachedhead")?
-                .unwrap_or(true)
-        {
-            eprint!("{}", super::checkout::detached_advice(&id.to_string()));
+        if detached && sluice_checkout::report::advises_detached(&repo)? {
+            eprint!(
+                "{}",
+                sluice_checkout::report::detached_advice(&id.to_string())
+            );
         }
     }
     layout.keep();
