@@ -19,10 +19,58 @@ pub enum BitmapChoice {
     Asked,
 }
 
+/// A bitmap asked for where none can be written.
+#[derive(Debug, thiserror::Error)]
+pub enum BitmapChoiceError {
+    /// `-b` (or `repack.writeBitmaps=true`) on a repack of the loose objects only: the new pack
+    /// would not hold everything its commits reach. git's words, refused before any work.
+    #[error("Incremental repacks are incompatible with bitmap indexes.  Use\n--no-write-bitmap-index or disable the pack.writeBitmaps configuration.")]
+    Incremental,
+    /// `repack.writeBitmaps` is no boolean.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+}
+
+/// The bitmap a repack writes, and whether one wanted was dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RepackBitmap {
+    /// What the repack does.
+    pub choice: BitmapChoice,
+    /// `-l` dropped a bitmap that was wanted (git's warning says so).
+    pub dropped: bool,
+}
+
 impl BitmapChoice {
     /// Whether a bitmap is to be written at all.
     pub fn wanted(self) -> bool {
         self != BitmapChoice::Never
+    }
+
+    /// The bitmap git's repack writes: `given` (`-b` or `--no-write-bitmap-index`), else as
+    /// [`writes_bitmaps`] says, a bare repository's default holding only for a repack of
+    /// everything (`whole`: `-a`, `-A`, `--cruft`) or one that writes a multi-pack-index.
+    /// An incremental repack asked for one is refused; `local` (`-l`) drops it where the
+    /// repository borrows objects ([`local_bitmap`]).
+    pub fn for_repack(
+        repo: &Repository,
+        given: Option<bool>,
+        whole: bool,
+        local: bool,
+    ) -> Result<RepackBitmap, BitmapChoiceError> {
+        let choice = match (given, writes_bitmaps(repo)?) {
+            (Some(true), _) => BitmapChoice::Asked,
+            (Some(false), _) => BitmapChoice::Never,
+            (None, BitmapChoice::IfPossible) if !whole => BitmapChoice::Never,
+            (None, configured) => configured,
+        };
+        if choice == BitmapChoice::Asked && !whole {
+            return Err(BitmapChoiceError::Incremental);
+        }
+        let (choice, dropped) = match local {
+            true => local_bitmap(choice, repo),
+            false => (choice, false),
+        };
+        Ok(RepackBitmap { choice, dropped })
     }
 }
 

@@ -33,7 +33,9 @@ mod write;
 #[cfg(test)]
 mod cancel_tests;
 
-pub use bitmap_choice::{local_bitmap, writes_bitmaps, BitmapChoice};
+pub use bitmap_choice::{
+    local_bitmap, writes_bitmaps, BitmapChoice, BitmapChoiceError, RepackBitmap,
+};
 pub use checksum_memo::{ChecksumMemo, MemoryMemo};
 pub use filtered::FilterOut;
 pub use geometric::{repack_geometric, repack_geometric_with_midx, GeometricOptions, Rolled};

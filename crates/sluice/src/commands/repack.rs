@@ -7,9 +7,9 @@ use crate::progress::TerminalProgress;
 use anyhow::{anyhow, bail};
 use clap::Args;
 use sluice_generate::{
-    local_bitmap, repack_all_with, repack_geometric_with_midx, repack_loose, writes_bitmaps,
-    BitmapChoice, CruftOptions, GeometricOptions, GivenLimits, IslandRules, PackSizeLimit,
-    RepackOptions, Reuse, SearchLimits,
+    repack_all_with, repack_geometric_with_midx, repack_loose, BitmapChoice, CruftOptions,
+    GeometricOptions, GivenLimits, IslandRules, PackSizeLimit, RepackBitmap, RepackOptions, Reuse,
+    SearchLimits,
 };
 use std::process::ExitCode;
 
@@ -171,26 +171,13 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context.require_repository()?;
     let progress = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
     let everything = args.all || args.all_loosen || args.cruft;
-    // As git: a bare repository's default is for repacks of everything (or with a
-    // multi-pack-index) only.
-    let mut bitmap = match (args.bitmap, args.no_bitmap, writes_bitmaps(&repo)?) {
-        (true, _, _) => BitmapChoice::Asked,
-        (_, true, _) => BitmapChoice::Never,
-        (_, _, BitmapChoice::IfPossible) if !everything && !args.write_midx => BitmapChoice::Never,
-        (_, _, configured) => configured,
-    };
-    if bitmap == BitmapChoice::Asked && !everything && !args.write_midx {
-        bail!(
-            "Incremental repacks are incompatible with bitmap indexes.  Use\n\
-             --no-write-bitmap-index or disable the pack.writeBitmaps configuration."
-        );
-    }
-    if args.local {
-        let dropped;
-        (bitmap, dropped) = local_bitmap(bitmap, &repo);
-        if dropped {
-            eprintln!("warning: disabling bitmap writing, as some objects are not being packed");
-        }
+    let given = super::either(args.bitmap, args.no_bitmap);
+    let whole = everything || args.write_midx;
+    let RepackBitmap { choice, dropped } =
+        BitmapChoice::for_repack(&repo, given, whole, args.local)?;
+    let bitmap = choice;
+    if dropped {
+        eprintln!("warning: disabling bitmap writing, as some objects are not being packed");
     }
     if let Some(factor) = args.geometric {
         if !args.delete {
