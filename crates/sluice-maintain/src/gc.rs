@@ -325,17 +325,13 @@ fn to_time(seconds: i64) -> SystemTime {
 /// Whether gc ran.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GcOutcome {
-    /// It did its work. `bitmap_dropped`: a bitmap was wanted but the repository borrows
-    /// objects, so none was written (git warns "disabling bitmap writing, as some objects are
-    /// not being packed").
+    /// It did its work, with git's warnings on what it left out, in git's order (each
+    /// without its `warning: `).
     Done {
-        /// See above.
-        bitmap_dropped: bool,
-        /// Whether a cruft pack was written for what no ref reaches (git's second
-        /// pack-objects).
-        cruft: bool,
-        /// What became of the commit-graph.
-        graph: GraphWrite,
+        /// A bitmap wanted in a repository that borrows objects; a pack size limit raised to
+        /// the least one, for the new pack and the cruft pack; no commit-graph, as
+        /// `core.commitGraph` says.
+        warnings: Vec<String>,
     },
     /// `--auto` found too little to do.
     NothingToDo,
@@ -434,11 +430,22 @@ pub fn gc(
     if graph == GraphWrite::Write {
         sluice_graph::commit_graph::write_reachable(repo, progress)?;
     }
-    Ok(GcOutcome::Done {
-        bitmap_dropped,
-        cruft,
-        graph,
-    })
+    let mut warnings = Vec::new();
+    if bitmap_dropped {
+        warnings.push("disabling bitmap writing, as some objects are not being packed".to_owned());
+    }
+    // What git's pack-objects says, run for the new pack and (git 2.47) the cruft pack, whose
+    // limit is the cruft size when there is one.
+    let limit = PackSizeLimit::resolve(None, repo.config())?;
+    let cruft_limit = PackSizeLimit::resolve(options.max_cruft_size, repo.config())?;
+    let raised = [limit, cruft_limit.filter(|_| cruft)];
+    for _ in raised.iter().flatten().filter(|limit| limit.raised) {
+        warnings.push("minimum pack size limit is 1 MiB".to_owned());
+    }
+    if graph == GraphWrite::Disabled {
+        warnings.push(sluice_graph::commit_graph::DISABLED.to_owned());
+    }
+    Ok(GcOutcome::Done { warnings })
 }
 
 /// gc's repack of the loose objects alone (`--auto` past `gc.auto` only).

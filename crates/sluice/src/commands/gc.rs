@@ -3,8 +3,6 @@
 use super::Context;
 use anyhow::bail;
 use clap::Args;
-use sluice_generate::PackSizeLimit;
-use sluice_maintain::gc::GraphWrite;
 use sluice_maintain::gc_lock::{
     clear_gc_log, gc_log, keep_gc_log, last_gc_error, lock_for_gc, start_gc_log,
 };
@@ -184,25 +182,9 @@ fn run_here(
             running.pid
         );
     }
-    if let GcOutcome::Done {
-        bitmap_dropped,
-        cruft,
-        graph,
-    } = done
-    {
-        if bitmap_dropped {
-            eprintln!("warning: disabling bitmap writing, as some objects are not being packed");
-        }
-        // What git's pack-objects says, run for the new pack and (git 2.47) the cruft pack,
-        // whose limit is the cruft size when there is one.
-        let limit = PackSizeLimit::resolve(None, repo.config())?;
-        let cruft_limit = PackSizeLimit::resolve(options.max_cruft_size, repo.config())?;
-        let raised = [limit, cruft_limit.filter(|_| cruft)];
-        for _ in raised.iter().flatten().filter(|limit| limit.raised) {
-            eprintln!("warning: minimum pack size limit is 1 MiB");
-        }
-        if graph == GraphWrite::Disabled {
-            eprintln!("warning: {}", sluice_graph::commit_graph::DISABLED);
+    if let GcOutcome::Done { warnings } = done {
+        for warning in warnings {
+            eprintln!("warning: {warning}");
         }
     }
     // Last, as git's gc says it, after what its repack said.
