@@ -5,6 +5,7 @@
 
 use crate::partial::is_promisor;
 use crate::receive::{self, ReceiveError, Receiving};
+use sluice_generate::pack_objects::{Filters, Selection};
 use sluice_graph::{walk_objects, Missing, WalkRequest, Walked};
 use sluice_object::progress::{Discard, Progress};
 use sluice_object::{ObjectId, ObjectKind};
@@ -146,9 +147,35 @@ pub enum PromisedWalkError {
     Config(#[from] ConfigError),
 }
 
+/// In a partial clone, what pack-objects is to pack and the repository lacks, fetched from the
+/// promisor remote before it packs, as git's pack-objects does: what the revisions of
+/// `selection` reach (walked as `filters` say), or the objects it lists; elsewhere nothing (and
+/// no walk).
+pub fn fetch_to_pack(
+    repo: &Repository,
+    selection: &Selection,
+    filters: &Filters<'_>,
+) -> Result<(), PromisedWalkError> {
+    match selection {
+        Selection::Revs { include, exclude } => {
+            let request = WalkRequest {
+                filter: filters.object_filter,
+                shallow: filters.shallow,
+                ..WalkRequest::reachable(include, exclude, filters.cancel.clone())
+            };
+            fetch_missing(repo, request)
+        }
+        Selection::Listed(listed) => {
+            let ids: Vec<_> = listed.iter().map(|(id, _)| *id).collect();
+            fetch_absent(repo, &ids)
+        }
+        Selection::Packs { .. } => Ok(()),
+    }
+}
+
 /// In a partial clone, fetches from the promisor remote what the walk `request` asks for meets
-/// missing, as git's pack-objects does before it packs; elsewhere nothing (and no walk).
-pub fn fetch_missing(repo: &Repository, request: WalkRequest<'_>) -> Result<(), PromisedWalkError> {
+/// missing; elsewhere nothing (and no walk).
+fn fetch_missing(repo: &Repository, request: WalkRequest<'_>) -> Result<(), PromisedWalkError> {
     let cwd = relative_base(repo);
     match Promised::of(&cwd, repo, "origin")? {
         Some(promised) => walk_with(&promised, repo, request, &Discard).map(drop),
@@ -157,8 +184,8 @@ pub fn fetch_missing(repo: &Repository, request: WalkRequest<'_>) -> Result<(), 
 }
 
 /// In a partial clone, fetches from the promisor remote those of `ids` the repository lacks, in
-/// one request, as git's pack-objects does for the objects its input lists; elsewhere nothing.
-pub fn fetch_absent(repo: &Repository, ids: &[ObjectId]) -> Result<(), PromisedWalkError> {
+/// one request; elsewhere nothing.
+fn fetch_absent(repo: &Repository, ids: &[ObjectId]) -> Result<(), PromisedWalkError> {
     let cwd = relative_base(repo);
     let Some(promised) = Promised::of(&cwd, repo, "origin")? else {
         return Ok(());

@@ -240,7 +240,7 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
     // repository lacks comes from the promisor remote first, unless `--missing` or
     // `--exclude-promisor-objects` say what to do without it.
     if missing == MissingAction::Error && !args.exclude_promisor_objects {
-        fetch_promised(&repo, &selection, &filters)?;
+        sluice_client::promised::fetch_to_pack(&repo, &selection, &filters)?;
     }
     let reuse = super::repack::reuse_of(args.no_reuse_delta, args.no_reuse_object);
     let window_search = Some(args.search.limits(repo.config(), reuse)?);
@@ -397,31 +397,6 @@ fn write_cruft(
         println!("{}", stored.checksum);
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// In a partial clone, what `selection` names or reaches and the repository lacks, fetched
-/// from the promisor remote (the walk as `filters` say).
-fn fetch_promised(
-    repo: &sluice_repo::Repository,
-    selection: &Selection,
-    filters: &Filters<'_>,
-) -> anyhow::Result<()> {
-    match selection {
-        Selection::Revs { include, exclude } => {
-            let request = sluice_graph::WalkRequest {
-                filter: filters.object_filter,
-                shallow: filters.shallow,
-                ..sluice_graph::WalkRequest::reachable(include, exclude, filters.cancel.clone())
-            };
-            sluice_client::promised::fetch_missing(repo, request)?;
-        }
-        Selection::Listed(listed) => {
-            let ids: Vec<_> = listed.iter().map(|(id, _)| *id).collect();
-            sluice_client::promised::fetch_absent(repo, &ids)?;
-        }
-        Selection::Packs { .. } => {}
-    }
-    Ok(())
 }
 
 /// Whether standard input lists revisions: `--revs`, or an option that implies it as in git
