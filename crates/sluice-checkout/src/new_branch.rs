@@ -6,7 +6,6 @@
 
 use crate::revision::{Resolved, RevisionError};
 use sluice_object::ObjectId;
-use sluice_odb::ConfigFile;
 use sluice_repo::refs::is_valid_ref_name;
 use sluice_repo::{upstream, RefTarget, Repository};
 
@@ -253,7 +252,7 @@ pub(crate) fn make(
         log("HEAD", (old, id), &message)?;
     }
     if let Some(up) = &branch.upstream {
-        let mut config = ConfigFile::open(&repo.common_dir().join("config"))?;
+        let mut config = repo.config_file()?;
         let name = branch.name.trim_start_matches("refs/heads/");
         upstream::record(&mut config, repo.config(), name, &up.remote, &up.merge)?;
         config.write()?;

@@ -9,7 +9,7 @@
 //! sends those objects: the clone goes on and the caller is told why.
 
 use sluice_object::ObjectId;
-use sluice_odb::config::{ConfigFile, ConfigKey};
+use sluice_odb::config::ConfigKey;
 use sluice_remote::{ConnectOptions, Connection, FetchError};
 use sluice_repo::receive::{receive_into, Receiving};
 use sluice_repo::{RefTarget, Repository};
@@ -187,7 +187,7 @@ pub fn fetch_bundles(
         newest = Some(bundle.token);
     }
     if let Some(token) = newest.filter(|t| *t > 0) {
-        let mut config = ConfigFile::open(&repo.common_dir().join("config"))?;
+        let mut config = repo.config_file()?;
         config.set(
             &ConfigKey::new("fetch", None, "bundleCreationToken"),
             &token.to_string(),

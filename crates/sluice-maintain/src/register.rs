@@ -70,7 +70,7 @@ fn listed(
 
 /// `maintenance register [--config-file <file>]`.
 pub fn register(repo: &Repository, config_file: Option<&Path>) -> Result<(), RegisterError> {
-    let mut own = ConfigFile::open(&repo.common_dir().join("config"))?;
+    let mut own = repo.config_file()?;
     own.set(&ConfigKey::new("maintenance", None, "auto"), "false")?;
     if repo.config().get("maintenance.strategy").is_none() {
         own.set(

@@ -164,7 +164,7 @@ impl Config {
             }
         }
         if let Some(git_dir) = git_dir {
-            config.read_file(&git_dir.join("config"))?;
+            config.read_file(&edit::repository_file(git_dir))?;
         }
         for (key, value) in environment::parameters()? {
             config.push_parameter(&key, value)?;

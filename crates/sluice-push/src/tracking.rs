@@ -7,7 +7,6 @@ use super::spec::Source;
 use super::spec::{Paired, PushRefspec};
 use super::{PushError, PushedRef, RefStatus, UpstreamSet};
 use sluice_object::ObjectKind;
-use sluice_odb::ConfigFile;
 use sluice_remote::RemoteRef;
 use sluice_repo::upstream::{fetch_specs, tracking_ref};
 use sluice_repo::{RefTarget, Repository};
@@ -87,7 +86,7 @@ pub(crate) fn set_upstreams(
     refs: &[PushedRef],
 ) -> Result<Vec<UpstreamSet>, PushError> {
     let mut set = Vec::new();
-    let mut file = ConfigFile::open(&repo.common_dir().join("config"))?;
+    let mut file = repo.config_file()?;
     for r in refs
         .iter()
         .filter(|r| matches!(r.status, RefStatus::Ok | RefStatus::UpToDate))

@@ -279,6 +279,12 @@ impl Repository {
         &self.common_dir
     }
 
+    /// The repository's own configuration file, to record settings in (what it holds is
+    /// read by [`Repository::config`] when the repository is opened).
+    pub fn config_file(&self) -> Result<sluice_odb::ConfigFile, ConfigError> {
+        sluice_odb::ConfigFile::of_repository(&self.common_dir)
+    }
+
     /// The work tree, unless the repository is bare.
     pub fn work_tree(&self) -> Option<&Path> {
         self.work_tree.as_deref()

@@ -256,7 +256,7 @@ pub fn pass_on_alternates(repo: &Repository, git_dir: &Path) -> Result<(), Submo
     if settings.is_empty() {
         return Ok(());
     }
-    let mut config = ConfigFile::open(&git_dir.join("config"))?;
+    let mut config = ConfigFile::of_repository(&git_dir)?;
     for (key, value) in settings {
         config.set(&ConfigKey::new("submodule", None, key), value)?;
     }
@@ -333,7 +333,7 @@ pub fn register(repo: &Repository, submodule: &Submodule) -> Result<String, Subm
         return Err(SubmoduleError::NoUrl(submodule.path.clone()));
     };
     let url = absolute_url(given, &url_base(repo));
-    let mut config = ConfigFile::open(&repo.git_dir().join("config"))?;
+    let mut config = repo.config_file()?;
     let name = Some(submodule.name.as_str());
     if repo.config().get("submodule.active").is_none() {
         config.set(&ConfigKey::new("submodule", name, "active"), "true")?;
@@ -358,7 +358,7 @@ pub fn connect(git_dir: &Path, work_tree: &Path) -> Result<(), SubmoduleError> {
     let to_git_dir = relative(&git_dir, &work_tree);
     let line = format!("gitdir: {}\n", to_git_dir.display());
     std::fs::write(&dot_git, line).map_err(write_error(&dot_git))?;
-    let mut config = ConfigFile::open(&git_dir.join("config"))?;
+    let mut config = ConfigFile::of_repository(&git_dir)?;
     let to_work_tree = relative(&work_tree, &git_dir);
     let key = ConfigKey::new("core", None, "worktree");
     config.set(&key, &to_work_tree.to_string_lossy())?;

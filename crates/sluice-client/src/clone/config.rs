@@ -27,7 +27,7 @@ pub fn write_config(
     plan: &ClonePlan,
     recorded: Recorded<'_>,
 ) -> Result<(), ConfigError> {
-    let mut config = ConfigFile::open(&repo.git_dir().join("config"))?;
+    let mut config = repo.config_file()?;
     let key = |name| ConfigKey::new("remote", Some(&origin.name), name);
     config.set(&key("url"), &remote.recorded)?;
     if recorded.no_tags {
@@ -68,7 +68,7 @@ pub fn write_settings(git_dir: &Path, settings: &[String]) -> Result<(), Setting
     if settings.is_empty() {
         return Ok(());
     }
-    let mut config = ConfigFile::open(&git_dir.join("config"))?;
+    let mut config = ConfigFile::of_repository(&git_dir)?;
     for setting in settings {
         let (key, value) = setting.split_once('=').unwrap_or((setting, "true"));
         let key = ConfigKey::parse(key).map_err(SettingError::BadKey)?;

@@ -126,7 +126,7 @@ impl Layout {
         }
         if let (Some(work_tree), Some(_)) = (&work_tree, work_tree_env) {
             std::fs::create_dir_all(work_tree).map_err(created(work_tree))?;
-            let mut config = ConfigFile::open(&git_dir.join("config"))?;
+            let mut config = ConfigFile::of_repository(&git_dir)?;
             config.set(
                 &ConfigKey::new("core", None, "worktree"),
                 &work_tree.display().to_string(),

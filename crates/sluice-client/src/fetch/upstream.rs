@@ -2,7 +2,7 @@
 //! its upstream, as `git branch --set-upstream-to` would record it, so that `git pull` with no
 //! arguments fetches and merges it.
 
-use sluice_odb::{ConfigError, ConfigFile};
+use sluice_odb::ConfigError;
 use sluice_remote::RemoteRef;
 use sluice_repo::Repository;
 
@@ -45,7 +45,7 @@ pub fn set_upstream(
     if name != "HEAD" && !name.starts_with("refs/heads/") {
         return Ok(Some("unknown branch type".to_owned()));
     }
-    let mut file = ConfigFile::open(&repo.common_dir().join("config"))?;
+    let mut file = repo.config_file()?;
     sluice_repo::upstream::record(&mut file, repo.config(), branch, remote, name)?;
     file.write()?;
     Ok(None)

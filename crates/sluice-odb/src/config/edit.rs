@@ -211,6 +211,13 @@ pub struct ConfigFile {
 }
 
 impl ConfigFile {
+    /// A repository's own configuration file, `config` in `common_dir` (the directory its
+    /// worktrees share, where git records every setting a command writes), empty if there is
+    /// none yet.
+    pub fn of_repository(common_dir: &Path) -> Result<ConfigFile, ConfigError> {
+        ConfigFile::open(&repository_file(common_dir))
+    }
+
     /// The file at `path`, empty if there is none yet.
     pub fn open(path: &Path) -> Result<ConfigFile, ConfigError> {
         let text = match std::fs::read(path) {
@@ -336,6 +343,11 @@ impl fmt::Display for ConfigKey {
             None => write!(f, "{}.{}", self.section, self.name),
         }
     }
+}
+
+/// The path of a repository's own configuration file: `config` in `common_dir`.
+pub fn repository_file(common_dir: &Path) -> std::path::PathBuf {
+    common_dir.join("config")
 }
 
 #[cfg(test)]
