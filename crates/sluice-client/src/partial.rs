@@ -53,7 +53,7 @@ pub fn register(
     {
         return Ok(());
     }
-    let mut file = ConfigFile::of_repository(&git_dir)?;
+    let mut file = ConfigFile::of_repository(git_dir)?;
     if !promisor {
         let version = config.get_int("core.repositoryformatversion")?.unwrap_or(0);
         if version < 1 {

@@ -73,7 +73,7 @@ pub fn init(git_dir: &Path, options: InitOptions<'_>) -> Result<(), InitError> {
     if !options.bare {
         core.push(("logallrefupdates", "true"));
     }
-    let mut config = ConfigFile::of_repository(&git_dir)?;
+    let mut config = ConfigFile::of_repository(git_dir)?;
     for (name, value) in core {
         config.add(&ConfigKey::new("core", None, name), value);
     }

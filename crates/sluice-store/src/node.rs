@@ -472,7 +472,7 @@ fn write_generation(
     (hooks, source): (Option<&Path>, &Arc<dyn PackSource>),
 ) -> Result<(), StoreError> {
     crate::local::make(dir, manifest)?;
-    let mut config = ConfigFile::of_repository(&dir)?;
+    let mut config = ConfigFile::of_repository(dir)?;
     // A push keeps its pack (never loose objects), and no maintenance runs on a copy: the
     // store's maintenance is its own.
     for (section, name, value) in [

@@ -256,7 +256,7 @@ pub fn pass_on_alternates(repo: &Repository, git_dir: &Path) -> Result<(), Submo
     if settings.is_empty() {
         return Ok(());
     }
-    let mut config = ConfigFile::of_repository(&git_dir)?;
+    let mut config = ConfigFile::of_repository(git_dir)?;
     for (key, value) in settings {
         config.set(&ConfigKey::new("submodule", None, key), value)?;
     }

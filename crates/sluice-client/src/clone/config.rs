@@ -68,7 +68,7 @@ pub fn write_settings(git_dir: &Path, settings: &[String]) -> Result<(), Setting
     if settings.is_empty() {
         return Ok(());
     }
-    let mut config = ConfigFile::of_repository(&git_dir)?;
+    let mut config = ConfigFile::of_repository(git_dir)?;
     for setting in settings {
         let (key, value) = setting.split_once('=').unwrap_or((setting, "true"));
         let key = ConfigKey::parse(key).map_err(SettingError::BadKey)?;
