@@ -4,6 +4,7 @@
 //! at the source. The refs still come from the source's upload-pack; only the pack transfer,
 //! and the work of indexing it, is skipped.
 
+use sluice_odb::alternates::{self, AlternatesError};
 use std::fs::{self, FileTimes};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -80,24 +81,9 @@ pub enum LocalCloneError {
         #[source]
         source: std::io::Error,
     },
-    /// The source's alternates could not be read.
-    #[error("unable to read '{}'", path.display())]
-    ReadAlternates {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The new repository's alternates could not be written.
-    #[error("unable to write '{}'", path.display())]
-    WriteAlternates {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
+    /// The source's alternates could not be read, or the new repository's written.
+    #[error(transparent)]
+    Alternates(#[from] AlternatesError),
 }
 
 /// How the source's object files reach the new repository.
@@ -122,7 +108,7 @@ pub fn transfer_objects(
 ) -> Result<Vec<String>, LocalCloneError> {
     let mut warnings = Vec::new();
     if transfer == ObjectTransfer::Shared {
-        add_alternate(dest_objects, &source_objects.to_string_lossy())?;
+        alternates::add(dest_objects, &source_objects.to_string_lossy())?;
         return Ok(warnings);
     }
     let mut linking = transfer != ObjectTransfer::Copy;
@@ -158,8 +144,8 @@ pub fn transfer_objects(
                 pending.push(relative);
                 continue;
             }
-            if relative == Path::new("info").join("alternates") {
-                warnings.extend(copy_alternates(&from, source_objects, dest_objects)?);
+            if source_objects.join(&relative) == alternates::path(source_objects) {
+                warnings.extend(copy_alternates(source_objects, dest_objects)?);
                 continue;
             }
             // A file the new repository already has is replaced, as git replaces it.
@@ -206,25 +192,18 @@ fn copy_with_time(from: &Path, to: &Path) -> std::io::Result<()> {
 /// object directory, which the new repository does not share. Returns git's warning for each
 /// that climbs out of the file system's root.
 fn copy_alternates(
-    file: &Path,
     source_objects: &Path,
     dest_objects: &Path,
 ) -> Result<Vec<String>, LocalCloneError> {
-    let text = fs::read_to_string(file).map_err(|source| LocalCloneError::ReadAlternates {
-        path: file.to_owned(),
-        source,
-    })?;
     let mut warnings = Vec::new();
-    for line in text.lines() {
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
+    for line in alternates::read(source_objects)? {
+        let line = line.as_str();
         if Path::new(line).is_absolute() {
-            add_alternate(dest_objects, line)?;
+            alternates::add(dest_objects, line)?;
             continue;
         }
         match normalize(&source_objects.join(line)) {
-            Some(path) => add_alternate(dest_objects, &path.to_string_lossy())?,
+            Some(path) => alternates::add(dest_objects, &path.to_string_lossy())?,
             None => warnings.push(format!(
                 "skipping invalid relative alternate: {}/{line}",
                 source_objects.display()
@@ -249,22 +228,6 @@ fn normalize(path: &Path) -> Option<PathBuf> {
         }
     }
     Some(out)
-}
-
-/// Appends `alternate` to the new repository's `info/alternates`, once.
-pub fn add_alternate(dest_objects: &Path, alternate: &str) -> Result<(), LocalCloneError> {
-    let file = dest_objects.join("info").join("alternates");
-    let mut text = fs::read_to_string(&file).unwrap_or_default();
-    if text.lines().any(|line| line == alternate) {
-        return Ok(());
-    }
-    text.push_str(alternate);
-    text.push('\n');
-    fs::create_dir_all(dest_objects.join("info"))
-        .and_then(|()| fs::write(&file, text))
-        .map_err(|source| LocalCloneError::WriteAlternates { path: file, source })?;
-    sluice_odb::written::note_written();
-    Ok(())
 }
 
 #[cfg(test)]

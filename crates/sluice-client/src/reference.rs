@@ -2,8 +2,8 @@
 //! in the new repository's alternates, and every fetch offers what the refs of its alternates
 //! reach as haves, as git does, so that the server sends only what none of them has.
 
-use crate::local_clone::{add_alternate, LocalCloneError};
 use sluice_object::ObjectId;
+use sluice_odb::alternates::{self, AlternatesError};
 use sluice_odb::ObjectDb;
 use sluice_repo::{Refs, Repository};
 use std::path::{Path, PathBuf};
@@ -58,7 +58,7 @@ pub enum ReferenceError {
     },
     /// The alternates file could not be written.
     #[error(transparent)]
-    Alternates(#[from] LocalCloneError),
+    Alternates(#[from] AlternatesError),
     /// `--dissociate` could not copy the borrowed objects in.
     #[error("cannot repack to clean up")]
     Repack(#[from] sluice_generate::RepackError),
@@ -70,12 +70,12 @@ pub enum ReferenceError {
 /// `clone --dissociate`: the objects borrowed from reference repositories are copied in by a
 /// repack, and the alternates file goes.
 pub fn dissociate(repo: &Repository) -> Result<(), ReferenceError> {
-    let alternates = repo.git_dir().join("objects/info/alternates");
-    if !alternates.exists() {
+    let listed = alternates::path(repo.objects().dir());
+    if !listed.exists() {
         return Ok(());
     }
     sluice_generate::repack_all(repo)?;
-    std::fs::remove_file(&alternates).map_err(ReferenceError::Unlink)?;
+    std::fs::remove_file(&listed).map_err(ReferenceError::Unlink)?;
     sluice_odb::written::note_written();
     Ok(())
 }
@@ -120,7 +120,7 @@ pub fn add_references(
     let mut left_out = Vec::new();
     for reference in references {
         match objects_of(cwd, &reference.given) {
-            Ok(dir) => add_alternate(objects, &dir.to_string_lossy())?,
+            Ok(dir) => alternates::add(objects, &dir.to_string_lossy())?,
             Err(why) if reference.need == Need::IfAble => {
                 left_out.push((reference.given.clone(), why));
             }

@@ -19,6 +19,7 @@
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod alternates;
 pub mod chunk_file;
 pub mod config;
 pub mod fsck;

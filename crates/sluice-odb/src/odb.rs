@@ -173,14 +173,9 @@ impl ObjectDb {
         let mut alternates = Vec::new();
         if depth < MAX_ALTERNATE_DEPTH {
             let mut dirs: Vec<PathBuf> = extra.to_vec();
-            if let Ok(text) = std::fs::read_to_string(dir.join("info/alternates")) {
-                for line in text.lines().map(str::trim) {
-                    if line.is_empty() || line.starts_with('#') {
-                        continue;
-                    }
-                    dirs.push(dir.join(line));
-                }
-            }
+            // As git: an alternates file that cannot be read lends nothing.
+            let listed = crate::alternates::read(dir).unwrap_or_default();
+            dirs.extend(listed.iter().map(|line| dir.join(line)));
             for alternate in dirs {
                 if alternate.is_dir() {
                     // An alternate of a ranged pack's repository (a push's quarantine, whose

@@ -35,10 +35,8 @@ pub fn import(
             template: None,
         },
     )?;
-    let alternates = dir.join("objects/info/alternates");
     let source = std::path::absolute(repo.objects().dir()).map_err(StoreError::file(dir))?;
-    let line = format!("{}\n", source.display());
-    std::fs::write(&alternates, line).map_err(StoreError::file(&alternates))?;
+    sluice_odb::alternates::add(&dir.join("objects"), &source.to_string_lossy())?;
     let staged = Repository::open_served(dir, true)?;
     let refs = repo.refs().list_peeled()?;
     staged.refs().write_packed(refs.clone())?;

@@ -148,6 +148,9 @@ pub enum StoreError {
     /// Its configuration.
     #[error(transparent)]
     Config(#[from] sluice_odb::config::ConfigError),
+    /// The staging repository's alternates could not be written.
+    #[error(transparent)]
+    Alternates(#[from] sluice_odb::alternates::AlternatesError),
     /// Walking what an incremental bundle holds.
     #[error(transparent)]
     Walk(Box<sluice_graph::WalkError>),
