@@ -213,7 +213,7 @@ fn apply(
     uri: &str,
     options: &ConnectOptions,
 ) -> Result<Vec<ObjectId>, BundleError> {
-    let dir = repo.objects().dir().join("pack");
+    let dir = repo.objects().pack_dir();
     let mut file = tempfile_in(&dir)?;
     match uri.starts_with("http://") || uri.starts_with("https://") {
         true => {

@@ -51,7 +51,7 @@ pub(crate) fn write_filtered_pack(
         cancel: cancel.clone(),
         ..PackOptions::default()
     };
-    let pack_dir = repo.objects().dir().join("pack");
+    let pack_dir = repo.objects().pack_dir();
     let named = |checksum: ObjectId| match &filter_out.to {
         Some(base) => {
             let mut name = base.as_os_str().to_owned();

@@ -152,7 +152,7 @@ pub fn repack_geometric_with_midx(
             crate::write_midx_bitmap(repo, crate::largest_pack(repo)?, progress, cancel)?;
         }
         (true, false) => {
-            sluice_odb::midx::write_midx(&repo.objects().dir().join("pack"), repo.hash())?;
+            sluice_odb::midx::write_midx(&repo.objects().pack_dir(), repo.hash())?;
         }
         _ => {}
     }

@@ -97,7 +97,7 @@ pub fn pack_loose_objects(
         cancel: cancel.clone(),
         ..crate::PackOptions::default()
     };
-    let pack_dir = dir.join("pack");
+    let pack_dir = sluice_odb::pack_dir(dir);
     let named = |checksum: ObjectId| pack_dir.join(format!("loose-{checksum}.pack"));
     let (stored, _) = crate::write_stored(repo, odb, &walked, &options, &named, progress, None)?;
     Ok(Some(stored.pack))

@@ -82,7 +82,7 @@ pub fn write_midx_bitmap_of(
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<MidxSummary, RepackError> {
-    let pack_dir = repo.objects().dir().join("pack");
+    let pack_dir = repo.objects().pack_dir();
     // Refs before packs: every object a ref read here names is in a pack listed after it.
     let refs = repo.refs().list()?;
     let head = repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id);

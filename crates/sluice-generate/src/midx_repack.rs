@@ -23,7 +23,7 @@ pub fn repack_midx(
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<Option<PathBuf>, RepackError> {
-    let pack_dir = repo.objects().dir().join("pack");
+    let pack_dir = repo.objects().pack_dir();
     let Some(attribution) = sluice_odb::midx_maintain::attribution(&pack_dir, repo.hash())? else {
         return Ok(None);
     };

@@ -218,8 +218,10 @@ pub fn repack_all_with(
     let head = repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id);
     let roots = sluice_repo::Roots::read(repo)?;
     let shallow = repo.shallow_set()?;
-    let mut split =
-        crate::left_alone::split_packs(pack_files(&objects_dir.join("pack"))?, &options.keep_packs);
+    let mut split = crate::left_alone::split_packs(
+        pack_files(&sluice_odb::pack_dir(&objects_dir))?,
+        &options.keep_packs,
+    );
     let promised = crate::promisor::take_promised(&mut split.kept);
     let before = split.replaced.clone();
     let odb = repo.objects().with_alternate_packs();
@@ -323,7 +325,7 @@ pub fn repack_all_with(
         .map(|p| Pack::open(&p.with_extension("idx"), repo.hash()))
         .collect::<Result<Vec<_>, _>>()?;
     // The filtered pack counts where it is the repository's own (beside the new one).
-    let own = objects_dir.join("pack");
+    let own = sluice_odb::pack_dir(&objects_dir);
     let filtered = filtered.filter(|f| f.path().parent() == Some(own.as_path()));
     if !options.keep_old {
         prune_packed(&odb, |id| {
@@ -346,7 +348,7 @@ pub fn repack_all_with(
             crate::write_midx_bitmap(repo, name, progress, &options.cancel)?;
         }
         (true, false) => {
-            sluice_odb::midx::write_midx(&objects_dir.join("pack"), repo.hash())?;
+            sluice_odb::midx::write_midx(&sluice_odb::pack_dir(&objects_dir), repo.hash())?;
         }
         _ => {}
     }

@@ -54,7 +54,7 @@ pub(crate) fn write_packs_into(
     (pack_options, limit): (&PackOptions, Option<u64>),
     progress: &dyn Progress,
 ) -> Result<(Vec<Stored>, PackStats), RepackError> {
-    let pack_dir = repo.objects().dir().join("pack");
+    let pack_dir = repo.objects().pack_dir();
     let named = |checksum: ObjectId| pack_dir.join(format!("pack-{checksum}.pack"));
     let to = StoredAs {
         named: &named,

@@ -582,7 +582,7 @@ fn past_limits(repo: &Repository) -> Result<Option<PastLimit>, GcError> {
     let objects = repo.objects().dir();
     let pack_limit = config.get_int("gc.autopacklimit")?.unwrap_or(50);
     // As git counts them: a pack kept by a `.keep` file is not one gc would repack.
-    let packs = sluice_generate::pack_files(&objects.join("pack"))
+    let packs = sluice_generate::pack_files(&sluice_odb::pack_dir(objects))
         .map(|packs| {
             (packs.iter())
                 .filter(|p| !p.with_extension("keep").exists())
@@ -649,7 +649,7 @@ fn largest_pack(repo: &Repository) -> Option<String> {
 /// The packs gc may leave as they are, by size in bytes and file name: neither cruft packs
 /// nor `.keep` ones.
 fn base_packs(repo: &Repository) -> Vec<(u64, String)> {
-    let dir = repo.objects().dir().join("pack");
+    let dir = repo.objects().pack_dir();
     let packs = sluice_generate::pack_files(&dir).unwrap_or_default();
     let candidates = packs.into_iter().filter(|path| {
         !path.with_extension("keep").exists()

@@ -298,7 +298,7 @@ fn incremental_repack(
         run.warnings.push(why.to_owned());
         return Ok(());
     }
-    let pack_dir = repo.objects().dir().join("pack");
+    let pack_dir = repo.objects().pack_dir();
     let step = |step: &'static str| {
         move |error: MaintenanceError| MaintenanceError::RepackStep {
             step,
@@ -358,7 +358,7 @@ fn needed(repo: &Repository, task: Task) -> Result<bool, MaintenanceError> {
 
 /// How many of the repository's packs the multi-pack-index does not name.
 fn packs_outside_midx(repo: &Repository) -> Result<usize, MaintenanceError> {
-    let pack_dir = repo.objects().dir().join("pack");
+    let pack_dir = repo.objects().pack_dir();
     let named = sluice_odb::midx_maintain::attribution(&pack_dir, repo.hash())?
         .map(|a| a.packs)
         .unwrap_or_default();

@@ -152,7 +152,7 @@ fn stale_temporary_files(
     options: &PruneOptions,
 ) -> Result<Vec<(PathBuf, bool)>, PruneError> {
     let mut stale = Vec::new();
-    for dir in [objects.to_owned(), objects.join("pack")] {
+    for dir in [objects.to_owned(), sluice_odb::pack_dir(objects)] {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };

@@ -47,5 +47,5 @@ pub use config::{Config, ConfigError, ConfigFile, ConfigKey};
 pub use located::PackedObject;
 pub use lockfile::{write_locked, write_locked_with, LockError};
 pub use loose::{LooseFile, LooseObjectCache, LooseObjects};
-pub use odb::{ObjectContent, ObjectDb, OdbError};
+pub use odb::{pack_dir, ObjectContent, ObjectDb, OdbError};
 pub use pack::{Pack, RawEntry};

@@ -96,6 +96,12 @@ impl Clone for ObjectDb {
     }
 }
 
+/// The pack directory of the object directory `objects` (gitrepository-layout's
+/// `objects/pack`): packs, their indexes and the multi-pack-index.
+pub fn pack_dir(objects: &Path) -> PathBuf {
+    objects.join("pack")
+}
+
 impl ObjectDb {
     /// Opens the object directory `dir` with its packs and alternates.
     pub fn open(dir: &Path, hash: HashKind) -> Result<ObjectDb, OdbError> {
@@ -146,7 +152,7 @@ impl ObjectDb {
         source: Option<&Arc<dyn PackSource>>,
     ) -> Result<ObjectDb, OdbError> {
         let mut packs = Vec::new();
-        if let Ok(entries) = std::fs::read_dir(dir.join("pack")) {
+        if let Ok(entries) = std::fs::read_dir(pack_dir(dir)) {
             let mut names: Vec<PathBuf> = entries
                 .filter_map(|e| e.ok())
                 .map(|e| e.path())
@@ -226,6 +232,11 @@ impl ObjectDb {
     /// The object directory.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Its pack directory, `pack` in the object directory.
+    pub fn pack_dir(&self) -> PathBuf {
+        pack_dir(&self.dir)
     }
 
     /// The hash function of the ids.
@@ -407,7 +418,7 @@ impl ObjectDb {
     /// The packs of the pack directory not open when this view was made, opened now.
     fn rescanned_packs(&self) -> Vec<Arc<Pack>> {
         let mut late = self.late.lock().unwrap_or_else(|e| e.into_inner());
-        let Ok(entries) = std::fs::read_dir(self.dir.join("pack")) else {
+        let Ok(entries) = std::fs::read_dir(self.pack_dir()) else {
             return late.clone();
         };
         let known = |path: &Path| {

@@ -83,8 +83,7 @@ pub fn unpack_into(
     receiving: Receiving<'_>,
     dry_run: bool,
 ) -> Result<usize, UnpackError> {
-    let dir =
-        (repo.objects().dir().join("pack")).join(format!("tmp_unpack_{}", std::process::id()));
+    let dir = (repo.objects().pack_dir()).join(format!("tmp_unpack_{}", std::process::id()));
     let _removed_after = sluice_odb::tempfiles::NewDirectory::new(dir.clone(), false);
     std::fs::create_dir_all(&dir).map_err(|source| StoreError::CreateDir {
         path: dir.clone(),

@@ -83,7 +83,7 @@ fn info_refs(repo: &Repository) -> Result<String, ServerInfoError> {
 
 /// `objects/info/packs`: the packs listed before in their order, then the others newest first.
 fn info_packs(objects: &Path) -> Result<String, ServerInfoError> {
-    let pack_dir = objects.join("pack");
+    let pack_dir = sluice_odb::pack_dir(objects);
     let mut packs: Vec<(String, std::time::SystemTime)> = Vec::new();
     match std::fs::read_dir(&pack_dir) {
         Ok(entries) => {

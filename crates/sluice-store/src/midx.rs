@@ -37,7 +37,7 @@ pub(crate) fn write_and_upload(
 ) -> Result<Option<MidxEntry>, StoreError> {
     let preferred = sluice_generate::largest_pack(staged)?;
     sluice_generate::write_midx_bitmap(staged, preferred, progress, cancel)?;
-    let pack_dir = staged.objects().dir().join("pack");
+    let pack_dir = staged.objects().pack_dir();
     let midx = pack_dir.join(MIDX);
     let checksum = checksum_of(&midx, staged.hash().len_in_bytes())?;
     let [stored_midx, stored_bitmap] = names(&checksum);

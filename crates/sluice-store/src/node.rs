@@ -101,7 +101,7 @@ fn cached_file(folder: &Path, pack: &PackEntry, extension: &str) -> Option<PathB
 
 /// Whether the generation's directory `dir` holds its `HEAD` and every pack file of `manifest`.
 fn generation_whole(dir: &Path, manifest: &Manifest) -> bool {
-    dir.join("HEAD").exists() && has_packs(&dir.join("objects").join("pack"), manifest)
+    dir.join("HEAD").exists() && has_packs(&sluice_odb::pack_dir(&dir.join("objects")), manifest)
 }
 
 /// Whether `dir` holds every file of every pack `manifest` names.

@@ -330,7 +330,7 @@ pub fn add_unreachable(
     let objects_dir = repo.objects().dir().to_owned();
     let mut added = Walked::default();
     if unreachable.packed {
-        let own = crate::repack::pack_files(&objects_dir.join("pack"))?;
+        let own = crate::repack::pack_files(&sluice_odb::pack_dir(&objects_dir))?;
         let replaced: Vec<PathBuf> = (own.into_iter())
             .filter(|pack| !pack.with_extension("keep").exists() && !filters.names(pack))
             .collect();
@@ -502,7 +502,7 @@ pub fn loosen_unreachable(
     let packed = (new_packs.iter())
         .map(|new| sluice_odb::Pack::open(&new.with_extension("idx"), repo.hash()))
         .collect::<Result<Vec<_>, _>>()?;
-    for old in crate::repack::pack_files(&objects_dir.join("pack"))? {
+    for old in crate::repack::pack_files(&sluice_odb::pack_dir(objects_dir))? {
         if !new_packs.contains(&old) && !filters.leaves_alone(&old) {
             crate::left_alone::loosen_left_out(&old, &packed, objects_dir, repo, since)?;
         }
@@ -522,7 +522,7 @@ pub fn write_cruft_at(
     expiration: Option<std::time::SystemTime>,
     (options, base, limit): (&crate::PackOptions, &Path, Option<u64>),
 ) -> Result<(Vec<sluice_odb::pack_store::Stored>, crate::PackStats), crate::RepackError> {
-    let pack_dir = repo.objects().dir().join("pack");
+    let pack_dir = repo.objects().pack_dir();
     let (mut survivors, mut before) = (Vec::new(), Vec::new());
     for line in input.lines() {
         let line = line.map_err(crate::repack::file_error("read", Path::new("-")))?;

@@ -51,7 +51,7 @@ fn counting_uses_the_multi_pack_index_bitmap() {
     assert_eq!(walked, bitmapped);
     // Rewritten by Sluice without a bitmap: git's is gone, the walk answers; with Sluice's
     // bitmap, the bitmap answers the same.
-    let pack_dir = objects.join("pack");
+    let pack_dir = sluice_odb::pack_dir(&objects);
     write_midx_with(&pack_dir, HashKind::Sha1, &MidxOptions::default()).unwrap();
     assert!(walk_with_bitmap(&odb, &request, &Discard)
         .unwrap()

@@ -133,7 +133,7 @@ impl MidxNumbering {
     /// The multi-pack-index of `odb`'s pack directory, if it has one with a reverse index whose
     /// packs are all among `odb`'s; `None` otherwise (a bitmap of it cannot be used).
     pub(crate) fn open(odb: &ObjectDb) -> Option<MidxNumbering> {
-        let pack_dir = odb.dir().join("pack");
+        let pack_dir = odb.pack_dir();
         let file = std::fs::File::open(pack_dir.join(sluice_odb::midx::FILE_NAME)).ok()?;
         let data = map(&file).ok()?;
         let bytes = data.as_ref();

@@ -279,7 +279,7 @@ pub fn receive(
             }
             parent(path).to_owned()
         }
-        None => objects_dir.join("pack"),
+        None => crate::pack_dir(objects_dir),
     };
     let staged = Staged::create(&dir, "tmp_pack_")?;
     let source = PackSource::Stream {
@@ -405,9 +405,7 @@ pub fn store_written(
     hash: HashKind,
     options: &StoreOptions,
 ) -> Result<Stored, StoreError> {
-    let pack_path = objects_dir
-        .join("pack")
-        .join(format!("pack-{checksum}.pack"));
+    let pack_path = crate::pack_dir(objects_dir).join(format!("pack-{checksum}.pack"));
     store_written_at(pack_path, staged_pack, checksum, entries, hash, options)
 }
 

@@ -206,7 +206,7 @@ fn named_commits(repo: &sluice_repo::Repository) -> anyhow::Result<Result<Vec<Ob
 
 /// The pack indexes named on stdin (`--stdin-packs`), under the pack directory.
 fn named_packs(repo: &sluice_repo::Repository) -> anyhow::Result<Vec<std::path::PathBuf>> {
-    let dir = repo.objects().dir().join("pack");
+    let dir = repo.objects().pack_dir();
     Ok(super::stdin_lines()?
         .iter()
         .map(|name| dir.join(name))

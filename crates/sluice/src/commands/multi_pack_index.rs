@@ -71,7 +71,7 @@ pub fn run(args: MultiPackIndexArgs, context: &Context) -> anyhow::Result<ExitCo
             .to_owned(),
         None => repo.objects().dir().to_owned(),
     };
-    let pack_dir = objects.join("pack");
+    let pack_dir = sluice_odb::pack_dir(&objects);
     match args.action {
         Action::Write(write) if write.bitmap => {
             if args.object_dir.is_some() {
