@@ -13,6 +13,7 @@
 //! `BIDX` and `BDAT` (changed-path Bloom filters; see `bloom`), before `BASE`.
 
 mod bloom;
+mod files;
 mod read;
 mod sources;
 mod split;

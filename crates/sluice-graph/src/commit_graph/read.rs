@@ -12,14 +12,7 @@ use std::path::Path;
 /// The graph files of the object directory `objects`: a split chain's layers, bottom first,
 /// or the one file.
 pub(super) fn graph_files(objects: &Path) -> Vec<std::path::PathBuf> {
-    let info = objects.join("info");
-    let dir = info.join("commit-graphs");
-    match std::fs::read_to_string(dir.join("commit-graph-chain")) {
-        Ok(chain) => (chain.lines())
-            .map(|line| dir.join(format!("graph-{}.graph", line.trim())))
-            .collect(),
-        Err(_) => vec![info.join("commit-graph")],
-    }
+    super::files::GraphFiles::of(objects).to_read()
 }
 
 /// An opened commit-graph: one file, or the layers of a split one.

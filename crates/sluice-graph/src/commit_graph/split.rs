@@ -6,6 +6,7 @@
 //! `size-multiple` times the commits on its way in (so layers stay few), a whole
 //! `objects/info/commit-graph` becomes the bottom layer, and files no chain names are removed.
 
+use super::files::GraphFiles;
 use super::write::{encode, generations, node_of, read_commits, write_graph_file, Node};
 use super::{CommitGraphError, Written, OID_LOOKUP};
 use sluice_object::progress::Progress;
@@ -74,24 +75,22 @@ pub fn write_split(
         return Ok(None);
     }
     let hash = repo.hash();
-    let info = repo.objects().dir().join("info");
-    let dir = info.join("commit-graphs");
+    let files = GraphFiles::of(repo.objects().dir());
+    let dir = files.chain_dir();
     let bloom = super::bloom::settings_for(
         repo.objects().dir(),
         hash,
         repo.config(),
         (options.changed_paths, options.max_new_filters),
     )?;
-    let mut layers = read_chain(&info, hash)?;
+    let mut layers = read_chain(&files, hash);
     let held: IdSet = layers.iter().flat_map(|l| l.ids.iter().copied()).collect();
     let tips = super::sources::starting_commits(repo, commits, false)?;
     // Nothing new: the graph stays as it is (a whole one too), as git leaves it. A graph holds
     // every parent of what it holds, so tips all in it mean nothing new, found without reading
     // history. (No tips at all: nothing is written, as git writes nothing.)
     if options.strategy != SplitStrategy::Replace && tips.iter().all(|t| held.contains(t)) {
-        let path = layers
-            .last()
-            .map_or(dir.join("commit-graph-chain"), |top| top.path.clone());
+        let path = layers.last().map_or(files.chain(), |top| top.path.clone());
         if tips.is_empty() || !layers.is_empty() {
             return Ok(Some(Written { commits: 0, path }));
         }
@@ -139,12 +138,12 @@ pub fn write_split(
     let checksum = ObjectId::from_bytes(hash, &bytes[bytes.len() - hash.len_in_bytes()..])
         .expect("a checksum is an id's length");
     create_dir(&dir)?;
-    let path = dir.join(format!("graph-{checksum}.graph"));
+    let path = files.layer(checksum);
     write_graph_file(&path, &bytes)?;
     // A whole graph kept as the bottom layer moves into the chain's directory.
     for layer in &mut layers {
         if layer.path.parent() != Some(dir.as_path()) {
-            let moved = dir.join(format!("graph-{}.graph", layer.checksum));
+            let moved = files.layer(layer.checksum);
             std::fs::rename(&layer.path, &moved).map_err(|source| LockError::Io {
                 path: layer.path.clone(),
                 source,
@@ -155,9 +154,9 @@ pub fn write_split(
     let mut chain: Vec<ObjectId> = layers.iter().map(|l| l.checksum).collect();
     chain.push(checksum);
     let listed: String = chain.iter().map(|c| format!("{c}\n")).collect();
-    write_graph_file(&dir.join("commit-graph-chain"), listed.as_bytes())?;
-    remove_whole_graph(&info)?;
-    remove_layers(&info, &chain)?;
+    write_graph_file(&files.chain(), listed.as_bytes())?;
+    remove_file(&files.whole())?;
+    remove_layers(&files, &chain)?;
     Ok(Some(Written {
         commits: new_ids.len(),
         path,
@@ -228,25 +227,13 @@ fn encode_layer(
 }
 
 /// The chain's layers, bottom first; or a whole `commit-graph` as the one layer; or none.
-fn read_chain(info: &Path, hash: HashKind) -> Result<Vec<Layer>, CommitGraphError> {
-    let dir = info.join("commit-graphs");
-    let chain = match std::fs::read_to_string(dir.join("commit-graph-chain")) {
-        Ok(text) => text,
-        Err(_) => {
-            let whole = info.join("commit-graph");
-            return Ok(layer_at(&whole, hash).into_iter().collect());
-        }
-    };
-    let mut layers = Vec::new();
-    for line in chain.lines() {
-        let path = dir.join(format!("graph-{}.graph", line.trim()));
-        // A chain naming a file that is gone or damaged is rebuilt from there up.
-        let Some(layer) = layer_at(&path, hash) else {
-            break;
-        };
-        layers.push(layer);
-    }
-    Ok(layers)
+/// A chain naming a file that is gone or damaged is rebuilt from there up.
+fn read_chain(files: &GraphFiles, hash: HashKind) -> Vec<Layer> {
+    let layers = files
+        .to_read()
+        .into_iter()
+        .map(|path| layer_at(&path, hash));
+    layers.map_while(|layer| layer).collect()
 }
 
 /// The graph file at `path`: its checksum and commit ids; `None` if it is not a sound one.
@@ -279,14 +266,10 @@ fn create_dir(dir: &Path) -> Result<(), LockError> {
     })
 }
 
-fn remove_whole_graph(info: &Path) -> Result<(), LockError> {
-    remove_file(&info.join("commit-graph"))
-}
-
 /// Removes the chain's files that `keep` does not name (all of them, chain included, when it
 /// is empty: a whole graph was written).
-pub(super) fn remove_layers(info: &Path, keep: &[ObjectId]) -> Result<(), LockError> {
-    let dir = info.join("commit-graphs");
+pub(super) fn remove_layers(files: &GraphFiles, keep: &[ObjectId]) -> Result<(), LockError> {
+    let dir = files.chain_dir();
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Ok(());
     };

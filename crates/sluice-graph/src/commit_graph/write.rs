@@ -120,7 +120,7 @@ pub fn write_graph(
     )?;
     let tips = super::sources::starting_commits(repo, commits, options.append)?;
     let nodes = read_commits(repo, tips, progress)?;
-    let path = objects_dir.join("info").join("commit-graph");
+    let path = super::files::GraphFiles::of(&objects_dir).whole();
     if nodes.is_empty() {
         // As git: no commits, no file; a graph there stays as it is.
         return Ok(Some(Written { commits: 0, path }));
@@ -156,7 +156,7 @@ pub fn write_graph(
     }
     write_graph_file(&path, &bytes)?;
     // A whole graph replaces a split one, as git's write does.
-    super::split::remove_layers(&objects_dir.join("info"), &[])?;
+    super::split::remove_layers(&super::files::GraphFiles::of(&objects_dir), &[])?;
     Ok(Some(Written {
         commits: ids.len(),
         path,
