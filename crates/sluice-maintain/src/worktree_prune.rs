@@ -13,7 +13,7 @@ use std::time::SystemTime;
 /// naming one path (or the main worktree's), the later goes. The `worktrees` directory goes
 /// when it is left empty. Returns the ids removed.
 pub fn prune_worktrees(common_dir: &Path, expire: SystemTime) -> std::io::Result<Vec<String>> {
-    let dir = common_dir.join("worktrees");
+    let dir = sluice_repo::worktrees::linked_dir(common_dir);
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Ok(Vec::new());
     };
@@ -68,7 +68,8 @@ fn worktree_path(admin: &Path, expire: SystemTime) -> Option<PathBuf> {
     if path.exists() {
         return Some(path);
     }
-    let index_time = std::fs::metadata(admin.join("index")).and_then(|m| m.modified());
+    let index_time =
+        std::fs::metadata(sluice_repo::worktrees::default_index(admin)).and_then(|m| m.modified());
     // In whole seconds, as git compares them: an index written in the second of `now` counts
     // as older.
     match index_time {

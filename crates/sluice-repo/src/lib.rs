@@ -28,7 +28,7 @@ pub mod shallow;
 pub mod storage;
 pub mod template;
 pub mod upstream;
-mod worktrees;
+pub mod worktrees;
 
 pub use refs::{
     Expected, Peeled, RefError, RefTarget, RefUpdate, Refs, Transaction, TransactionError,

@@ -36,7 +36,7 @@ impl Repository {
             linked,
         };
         let mut all = vec![worktree(common.to_owned(), false)];
-        let dir = common.join("worktrees");
+        let dir = linked_dir(common);
         let entries = match std::fs::read_dir(&dir) {
             Ok(entries) => entries,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(all),
@@ -124,10 +124,17 @@ impl Worktree {
     }
 }
 
-/// The index file of the worktree whose git directory is `git_dir`, unless `GIT_INDEX_FILE`
-/// names another for the current one ([`Repository::index_path`]).
-pub(crate) fn default_index(git_dir: &Path) -> PathBuf {
+/// The index file of the worktree whose git directory is `git_dir` (a linked one's is its
+/// administrative directory), unless `GIT_INDEX_FILE` names another for the current one
+/// ([`Repository::index_path`]).
+pub fn default_index(git_dir: &Path) -> PathBuf {
     git_dir.join("index")
+}
+
+/// The directory of the linked worktrees' administrative directories, `worktrees/<id>/`, in
+/// the repository's common directory.
+pub fn linked_dir(common_dir: &Path) -> PathBuf {
+    common_dir.join("worktrees")
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RefError + '_ {
