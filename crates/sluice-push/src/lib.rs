@@ -415,14 +415,8 @@ fn judge_refs(
     connection: &sluice_remote::Connection,
 ) -> Result<(Vec<PushedRef>, Option<AtomicFailure>), PushError> {
     let advertised: Vec<RemoteRef> = connection.advertised().to_vec();
-    let mut paired = spec::pair(repo, &plan.specs, &advertised)?;
-    if plan.prune || options.prune {
-        paired.extend(tracking::pruned(&plan.specs, &paired, &advertised));
-    }
-    if options.follow_tags {
-        paired.extend(tracking::followed_tags(repo, &paired, &advertised)?);
-    }
-    spec::leave_out_negated(&plan.specs, &mut paired);
+    let additions = (plan.prune || options.prune, options.follow_tags);
+    let mut paired = spec::pair_all(repo, &plan.specs, &advertised, additions)?;
     let deletes = connection.has_capability("delete-refs");
     let expected = |dst: &str| -> Option<Option<ObjectId>> {
         let lease = options.leases.iter().find(|l| l.applies_to(dst))?;

@@ -3,10 +3,11 @@
 //! them with local and remote refs: a source is any name or
 //! expression of this repository ([`resolve_source`], which `--force-with-lease=<ref>:<expect>`
 //! reads its expected value with too), a short destination is found among the remote's refs
-//! or given the prefix of its source.
+//! or given the prefix of its source. `--prune` and `--follow-tags` add to what is paired;
+//! negative refspecs take away from all of it.
 
 use super::PushError;
-use sluice_object::ObjectId;
+use sluice_object::{ObjectId, ObjectKind};
 use sluice_remote::RemoteRef;
 use sluice_repo::{RefTarget, Repository};
 
@@ -152,9 +153,102 @@ fn ref_source(name: &str, id: ObjectId, dst: &str, force: bool) -> Paired {
     }
 }
 
+/// Every update a push asks for, in the order git pairs them: `specs` with the local refs and
+/// the remote's `advertised` ones ([`pair`]); with `prune`, the deletions of what patterns
+/// cover and this side lacks; with `follow_tags`, the annotated tags of the history pushed;
+/// then what a negative refspec names left out of all of them.
+pub(crate) fn pair_all(
+    repo: &Repository,
+    specs: &[PushRefspec],
+    advertised: &[RemoteRef],
+    (prune, follow_tags): (bool, bool),
+) -> Result<Vec<Paired>, PushError> {
+    let mut paired = pair(repo, specs, advertised)?;
+    if prune {
+        paired.extend(pruned(specs, &paired, advertised));
+    }
+    if follow_tags {
+        paired.extend(followed_tags(repo, &paired, advertised)?);
+    }
+    leave_out_negated(specs, &mut paired);
+    Ok(paired)
+}
+
+/// `--prune`: the remote refs a pattern's destination covers with no local ref behind them.
+fn pruned(specs: &[PushRefspec], paired: &[Paired], advertised: &[RemoteRef]) -> Vec<Paired> {
+    let mut deleted = Vec::new();
+    let patterns = (specs.iter()).filter(|s| !s.negative);
+    for spec in patterns.filter(|s| s.src.as_deref().is_some_and(|s| s.contains('*'))) {
+        let src = spec.src.as_deref().unwrap_or_default();
+        let dst = spec.dst.as_deref().unwrap_or(src);
+        let Some((before, after)) = dst.split_once('*') else {
+            continue;
+        };
+        for remote in advertised {
+            let covered = remote
+                .name
+                .strip_prefix(before)
+                .and_then(|rest| rest.strip_suffix(after))
+                .is_some();
+            let kept = paired.iter().any(|p| p.dst == remote.name);
+            if covered && !kept && !deleted.iter().any(|d: &Paired| d.dst == remote.name) {
+                deleted.push(Paired {
+                    src: None,
+                    dst: remote.name.clone(),
+                    force: spec.force,
+                });
+            }
+        }
+    }
+    deleted
+}
+
+/// `--follow-tags`: annotated tags here, missing on the remote, whose commits the push sends
+/// or the remote has.
+fn followed_tags(
+    repo: &Repository,
+    paired: &[Paired],
+    advertised: &[RemoteRef],
+) -> Result<Vec<Paired>, PushError> {
+    let pushed: Vec<_> = (paired.iter())
+        .filter_map(|p| p.src.as_ref().map(|s| s.id))
+        .filter_map(|id| repo.objects().peel_to_commit(id))
+        .collect();
+    let mut tags = Vec::new();
+    for (name, id) in repo.refs().list()? {
+        let taken = paired.iter().any(|p| p.dst == name);
+        if !name.starts_with("refs/tags/") || taken || advertised.iter().any(|r| r.name == name) {
+            continue;
+        }
+        let annotated = matches!(repo.objects().read(&id), Ok(Some((ObjectKind::Tag, _))));
+        let Some(commit) = annotated
+            .then(|| repo.objects().peel_to_commit(id))
+            .flatten()
+        else {
+            continue;
+        };
+        let odb = repo.objects();
+        if pushed
+            .iter()
+            .any(|tip| sluice_graph::ancestry::is_ancestor(odb, &commit, tip))
+        {
+            tags.push(Paired {
+                src: Some(Source {
+                    shown: name.clone(),
+                    ref_name: Some(name.clone()),
+                    id,
+                }),
+                dst: name,
+                force: false,
+            });
+        }
+    }
+    Ok(tags)
+}
+
 /// Leaves out of `paired` every update of a remote ref a negative refspec among `specs` names
 /// or matches, as git does once the others are paired, pruned and tags followed.
-pub(crate) fn leave_out_negated(specs: &[PushRefspec], paired: &mut Vec<Paired>) {
+fn leave_out_negated(specs: &[PushRefspec], paired: &mut Vec<Paired>) {
     let negated = |dst: &str| {
         (specs.iter().filter(|spec| spec.negative)).any(|spec| {
             let name = spec.src.as_deref().unwrap_or_default();

@@ -1,13 +1,7 @@
-//! What a push changes here, and the refs it adds on its own: the remote-tracking refs of a
-//! named remote follow what the server took (`update by push`), `--set-upstream` records
-//! upstreams, `--prune`/`--mirror` delete what the remote has and this side does not, and
-//! `--follow-tags` adds the annotated tags of the history pushed.
+//! What a push changes here: the remote-tracking refs of a named remote follow what the server
+//! took (`update by push`), and `--set-upstream` records upstreams.
 
-use super::spec::Source;
-use super::spec::{Paired, PushRefspec};
 use super::{PushError, PushedRef, RefStatus, UpstreamSet};
-use sluice_object::ObjectKind;
-use sluice_remote::RemoteRef;
 use sluice_repo::upstream::{fetch_specs, tracking_ref};
 use sluice_repo::{RefTarget, Repository};
 
@@ -118,80 +112,4 @@ pub(crate) fn set_upstreams(
         file.write()?;
     }
     Ok(set)
-}
-
-/// `--prune`: the remote refs a pattern's destination covers with no local ref behind them.
-pub(crate) fn pruned(
-    specs: &[PushRefspec],
-    paired: &[Paired],
-    advertised: &[RemoteRef],
-) -> Vec<Paired> {
-    let mut deleted = Vec::new();
-    let patterns = (specs.iter()).filter(|s| !s.negative);
-    for spec in patterns.filter(|s| s.src.as_deref().is_some_and(|s| s.contains('*'))) {
-        let src = spec.src.as_deref().unwrap_or_default();
-        let dst = spec.dst.as_deref().unwrap_or(src);
-        let Some((before, after)) = dst.split_once('*') else {
-            continue;
-        };
-        for remote in advertised {
-            let covered = remote
-                .name
-                .strip_prefix(before)
-                .and_then(|rest| rest.strip_suffix(after))
-                .is_some();
-            let kept = paired.iter().any(|p| p.dst == remote.name);
-            if covered && !kept && !deleted.iter().any(|d: &Paired| d.dst == remote.name) {
-                deleted.push(Paired {
-                    src: None,
-                    dst: remote.name.clone(),
-                    force: spec.force,
-                });
-            }
-        }
-    }
-    deleted
-}
-
-/// `--follow-tags`: annotated tags here, missing on the remote, whose commits the push sends
-/// or the remote has.
-pub(crate) fn followed_tags(
-    repo: &Repository,
-    paired: &[Paired],
-    advertised: &[RemoteRef],
-) -> Result<Vec<Paired>, PushError> {
-    let pushed: Vec<_> = (paired.iter())
-        .filter_map(|p| p.src.as_ref().map(|s| s.id))
-        .filter_map(|id| repo.objects().peel_to_commit(id))
-        .collect();
-    let mut tags = Vec::new();
-    for (name, id) in repo.refs().list()? {
-        let taken = paired.iter().any(|p| p.dst == name);
-        if !name.starts_with("refs/tags/") || taken || advertised.iter().any(|r| r.name == name) {
-            continue;
-        }
-        let annotated = matches!(repo.objects().read(&id), Ok(Some((ObjectKind::Tag, _))));
-        let Some(commit) = annotated
-            .then(|| repo.objects().peel_to_commit(id))
-            .flatten()
-        else {
-            continue;
-        };
-        let odb = repo.objects();
-        if pushed
-            .iter()
-            .any(|tip| sluice_graph::ancestry::is_ancestor(odb, &commit, tip))
-        {
-            tags.push(Paired {
-                src: Some(Source {
-                    shown: name.clone(),
-                    ref_name: Some(name.clone()),
-                    id,
-                }),
-                dst: name,
-                force: false,
-            });
-        }
-    }
-    Ok(tags)
 }
