@@ -95,7 +95,7 @@ pub(crate) struct Paired {
 
 /// Pairs `specs` with the local refs and the remote's `advertised` refs, in the order of the
 /// specs, each destination once (the first spec naming it wins).
-pub(crate) fn pair(
+fn pair(
     repo: &Repository,
     specs: &[PushRefspec],
     advertised: &[RemoteRef],
