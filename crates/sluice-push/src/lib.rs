@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 mod certificate;
+pub mod helper;
 mod hook;
 mod negotiate;
 mod plan;
@@ -121,6 +122,10 @@ pub enum PushError {
     /// The server's report could not be read.
     #[error("the remote's report could not be read: {0}")]
     Report(#[source] std::io::Error),
+    /// `send-pack --stateless-rpc --stdin`: the refs to push were not pkt-lines ending in a
+    /// flush.
+    #[error("protocol error: expected the refs to push, then a flush")]
+    ExpectedRefs,
     /// The server's report is not report-status.
     #[error("protocol error: bad report from the remote")]
     BadReport,

@@ -10,9 +10,8 @@ use crate::commands::remote::RemoteLines;
 use crate::commands::Context;
 use clap::Args;
 use sluice_push::{
-    push, Lease, PushChoice, PushOptions, PushOutcome, PushPlan, RefStatus, Settings, SignedPush,
+    helper, push, Lease, PushChoice, PushOptions, PushPlan, RefStatus, Settings, SignedPush,
 };
-use sluice_wire::pktline::{Packet, PktReader};
 use std::io::Write as _;
 use std::process::ExitCode;
 
@@ -90,7 +89,7 @@ pub fn run(args: SendPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context.require_repository()?;
     let mut refs = args.refs.clone();
     if args.stdin {
-        refs.extend(read_stdin_refs(args.stateless_rpc)?);
+        refs.extend(helper::refs_to_push(std::io::stdin(), args.stateless_rpc)?);
     }
     let choice = PushChoice {
         // As git's send-pack, whatever `push.default` says: with no ref named, the matching.
@@ -129,7 +128,9 @@ pub fn run(args: SendPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let lines = RemoteLines::new(repo.config())?;
     let outcome = push(&repo, &plan, &options, &PushStderr(lines))?;
     if args.helper_status {
-        print_helper_status(&outcome)?;
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(&helper::helper_status(&outcome))?;
+        stdout.flush()?;
         // As git's: a refusal fails the command (the helper then says its report and fails
         // too); nothing to push is said.
         let refs = &outcome.refs;
@@ -148,86 +149,4 @@ pub fn run(args: SendPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         send_pack: true,
     };
     print(&outcome, &plan.shown, &shown)
-}
-
-/// The refs `--stdin` adds: a line each, or under `--stateless-rpc` a pkt-line each up to a
-/// flush (the relay's own bytes follow on the same stream, so not a byte more is read).
-fn read_stdin_refs(stateless_rpc: bool) -> anyhow::Result<Vec<String>> {
-    if !stateless_rpc {
-        let text = std::io::read_to_string(std::io::stdin())?;
-        return Ok(text
-            .lines()
-            .filter(|l| !l.is_empty())
-            .map(str::to_owned)
-            .collect());
-    }
-    let mut refs = Vec::new();
-    let mut reader = PktReader::new(std::io::stdin());
-    loop {
-        match reader.read()? {
-            Some(Packet::Data(line)) => {
-                let line = String::from_utf8_lossy(line);
-                refs.push(line.trim_end_matches('\n').to_owned());
-            }
-            Some(Packet::Flush) => return Ok(refs),
-            _ => anyhow::bail!("protocol error: expected the refs to push, then a flush"),
-        }
-    }
-}
-
-/// Each ref's fate for a remote helper, as git's send-pack tells it: `ok <ref>` (with what a
-/// `proc-receive` hook did instead, as report-status-v2's `option` lines), `ok <ref> up to
-/// date`, or `error <ref> [<why>]`, the reason C-quoted where it needs to be; and, in the
-/// remote's order, `error <ref> no match` for each ref of the remote the push left alone.
-fn print_helper_status(outcome: &PushOutcome) -> std::io::Result<()> {
-    let mut out = Vec::new();
-    // Pushed refs come in the remote's order, then the new ones: the refs left alone go
-    // between them where the remote listed them.
-    let mut pushed = outcome.refs.iter().peekable();
-    for name in &outcome.advertised {
-        match pushed.next_if(|r| r.dst == *name) {
-            Some(r) => helper_line(r, &mut out),
-            None => out.extend(format!("error {name} no match\n").into_bytes()),
-        }
-    }
-    for r in pushed {
-        helper_line(r, &mut out);
-    }
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(&out)?;
-    stdout.flush()
-}
-
-/// One pushed ref's line (or lines) for a remote helper.
-fn helper_line(r: &sluice_push::PushedRef, out: &mut Vec<u8>) {
-    let why = match &r.status {
-        RefStatus::Ok => {
-            let lines = sluice_wire::report_status::ref_status_lines(&r.dst, None, &r.rewrites);
-            out.extend(lines.concat().into_bytes());
-            return;
-        }
-        RefStatus::UpToDate => {
-            out.extend(format!("ok {} up to date\n", r.dst).into_bytes());
-            return;
-        }
-        RefStatus::Pending => Some("expecting report"),
-        RefStatus::NonFastForward => Some("non-fast forward"),
-        RefStatus::FetchFirst => Some("fetch first"),
-        RefStatus::NeedsForce => Some("needs force"),
-        RefStatus::Stale => Some("stale info"),
-        RefStatus::RemoteUpdated => Some("remote ref updated since checkout"),
-        RefStatus::AlreadyExists => Some("already exists"),
-        RefStatus::AtomicFailed => Some("atomic push failed"),
-        RefStatus::NoDelete => None,
-        RefStatus::RemoteRejected(why) => Some(why.as_str()),
-    };
-    let line = match why {
-        Some(why) => format!(
-            "error {} {}\n",
-            r.dst,
-            sluice_object::c_quote::quoted_or_plain(why)
-        ),
-        None => format!("error {}\n", r.dst),
-    };
-    out.extend(line.into_bytes());
 }
