@@ -12,6 +12,7 @@ mod connection;
 mod depth;
 mod protocol_error;
 mod remote;
+pub mod remote_colors;
 mod request;
 mod rewrite;
 mod rounds;

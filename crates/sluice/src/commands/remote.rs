@@ -1,10 +1,9 @@
 //! What clone, fetch and fetch-pack share on the command line: the redirect warning, and the
 //! server's progress shown after `remote: `.
 
-use sluice_odb::config::color;
 use sluice_odb::Config;
 use sluice_remote::{ConnectOptions, Connection, Remote};
-use sluice_wire::remote_text::{Highlight, RemoteText};
+use sluice_wire::remote_text::RemoteText;
 use std::io::Write;
 use std::sync::Mutex;
 
@@ -26,11 +25,7 @@ impl RemoteLines {
     pub(crate) fn new(config: &Config) -> anyhow::Result<RemoteLines> {
         let dumb = std::env::var("TERM").map_or(true, |term| term == "dumb");
         let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr()) && !dumb;
-        let text = RemoteText::new(terminal);
-        let text = match colours_wanted(config, terminal)? {
-            true => text.highlighted(highlight(config)?),
-            false => text,
-        };
+        let text = sluice_remote::remote_colors::remote_text(config, terminal)?;
         Ok(RemoteLines(Mutex::new(text)))
     }
 
@@ -44,39 +39,6 @@ impl RemoteLines {
         };
         let _ = std::io::stderr().lock().write_all(&out);
     }
-}
-
-/// Whether `color.remote` (else `color.ui`) asks for colours: `always`, or `auto` (and any true
-/// value, and nothing set) on a terminal.
-fn colours_wanted(config: &Config, terminal: bool) -> anyhow::Result<bool> {
-    let key = ["color.remote", "color.ui"]
-        .into_iter()
-        .find(|key| config.get(key).is_some());
-    let Some(key) = key else {
-        return Ok(terminal);
-    };
-    let value = config.get(key).unwrap_or_default();
-    Ok(match value.to_ascii_lowercase().as_str() {
-        "never" => false,
-        "always" => true,
-        "auto" => terminal,
-        _ => config.get_bool(key)?.unwrap_or(true) && terminal,
-    })
-}
-
-/// The keywords' colours: `color.remote.<keyword>`, else git's own.
-fn highlight(config: &Config) -> anyhow::Result<Highlight> {
-    let slot = |keyword: &str, default: &str| -> anyhow::Result<String> {
-        let value = config.get(&format!("color.remote.{keyword}"));
-        Ok(color::parse(value.unwrap_or(default))?)
-    };
-    Ok(Highlight {
-        hint: slot("hint", "yellow")?,
-        warning: slot("warning", "bold yellow")?,
-        success: slot("success", "bold green")?,
-        error: slot("error", "bold red")?,
-        reset: color::RESET.to_owned(),
-    })
 }
 
 impl Drop for RemoteLines {
