@@ -13,6 +13,7 @@ mod plan;
 mod remotes;
 mod report;
 mod run;
+mod settings;
 mod update;
 mod upstream;
 
@@ -27,6 +28,7 @@ pub use report::{kind_of, short_name, NamesFormat, Report, Summary};
 pub use run::{
     fetch_remote, negotiate_only, FetchMessages, FetchOptions, FetchOutcome, Moved, RunError,
 };
+pub use settings::{FetchSettings, GivenSettings, UNCHECKED_FORCED_UPDATES};
 pub use update::{
     any_rejected, conflicts, decide, prune_stale, stale_refs, update_refs, Changes, New, Outcome,
     Refused, RemoteCut, UpdateError,

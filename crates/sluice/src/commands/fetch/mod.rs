@@ -21,7 +21,8 @@ mod report;
 use report::{print_report, ReportFormat};
 use sluice_client::fetch::{
     display_url, fetch_remote, negotiate_only, remotes_to_fetch, FetchChoice, FetchMessages,
-    FetchOptions, FetchOutcome, FetchPlan, NamesFormat, Refused, Selection,
+    FetchOptions, FetchOutcome, FetchPlan, FetchSettings, GivenSettings, Refused, Selection,
+    UNCHECKED_FORCED_UPDATES,
 };
 use sluice_remote::{Deepen, IpVersion};
 use sluice_repo::date::parse_since;
@@ -226,11 +227,11 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
     }
     let mut submodules = SubmoduleFetch::from_config(&repo, recursion, jobs_given(&args))?;
     // `fetch.output` is read (and a bad value refused) under `--porcelain` too, as git's.
-    let names = NamesFormat::from_config(repo.config())?;
-    let format = match args.porcelain {
-        true => ReportFormat::Porcelain,
-        false => ReportFormat::Human(names),
+    let given = GivenSettings {
+        show_forced_updates: either(args.show_forced_updates, args.no_show_forced_updates),
+        write_commit_graph: either(args.write_commit_graph, args.no_write_commit_graph),
     };
+    let settings = FetchSettings::resolve(repo.config(), given)?;
     let one = |repository: Option<&str>, refspecs: Vec<Refspec>| RemoteFetch {
         repository: repository.map(str::to_owned),
         refspecs,
@@ -254,14 +255,14 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
                 refspecs.extend(refspec::lines(&text)?);
             }
             let one = one(args.repository.as_deref(), refspecs);
-            fetch_one(&args, context, &repo, &one, format, &mut submodules)
+            fetch_one(&args, context, &repo, &one, settings, &mut submodules)
         }
         Some(names) if names.len() == 1 => fetch_one(
             &args,
             context,
             &repo,
             &one(Some(&names[0]), Vec::new()),
-            format,
+            settings,
             &mut submodules,
         ),
         Some(_) if args.filter.is_some() => {
@@ -270,7 +271,7 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         Some(names) => {
             let jobs = job_count(jobs_given(&args), repo.config(), &["fetch.parallel"])?;
             match jobs {
-                1 => fetch_each(&args, context, &repo, &names, format, &mut submodules),
+                1 => fetch_each(&args, context, &repo, &names, settings, &mut submodules),
                 _ => fetch_parallel(&args, context, &repo, &names, jobs),
             }
         }
@@ -289,11 +290,7 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         }
     }
     // As git: once every remote is fetched, a layer of the split commit-graph when asked.
-    let graph = match either(args.write_commit_graph, args.no_write_commit_graph) {
-        Some(given) => given,
-        None => (repo.config().get_bool("fetch.writecommitgraph")?).unwrap_or(false),
-    };
-    if graph && code == ExitCode::SUCCESS {
+    if settings.write_commit_graph && code == ExitCode::SUCCESS {
         let shown = TerminalProgress::new(crate::progress::enabled(!args.quiet, args.progress));
         let options = sluice_graph::commit_graph::SplitOptions::default();
         let commits = sluice_graph::commit_graph::GraphCommits::Reachable;
@@ -327,7 +324,7 @@ fn fetch_each(
     context: &Context,
     repo: &Repository,
     names: &[String],
-    format: ReportFormat,
+    settings: FetchSettings,
     submodules: &mut SubmoduleFetch,
 ) -> anyhow::Result<ExitCode> {
     if writes_fetch_head(args) && !args.append {
@@ -348,7 +345,7 @@ fn fetch_each(
             deepen: Deepen::default(),
             unshallow: false,
         };
-        let fetched = match fetch_one(args, context, repo, &one, format, submodules) {
+        let fetched = match fetch_one(args, context, repo, &one, settings, submodules) {
             Ok(code) => code == ExitCode::SUCCESS,
             Err(error) => {
                 eprintln!("fatal: {}", crate::describe(&error));
@@ -480,7 +477,7 @@ fn fetch_one(
     context: &Context,
     repo: &Repository,
     one: &RemoteFetch,
-    format: ReportFormat,
+    settings: FetchSettings,
     submodules: &mut SubmoduleFetch,
 ) -> anyhow::Result<ExitCode> {
     let choice = FetchChoice {
@@ -511,10 +508,6 @@ fn fetch_one(
     }
     let show_progress = crate::progress::enabled(!args.quiet, args.progress);
     let progress = TerminalProgress::new(show_progress);
-    let show_forced_updates = match either(args.show_forced_updates, args.no_show_forced_updates) {
-        Some(given) => given,
-        None => (repo.config().get_bool("fetch.showforcedupdates")?).unwrap_or(true),
-    };
     let options = FetchOptions {
         refs: plan.refs,
         negotiation: plan.negotiation,
@@ -530,7 +523,7 @@ fn fetch_one(
         atomic: args.atomic,
         dry_run: args.dry_run,
         verbose: args.verbose > 0,
-        show_forced_updates,
+        show_forced_updates: settings.show_forced_updates,
         fetch_head: writes_fetch_head(args).then_some(one.append),
         set_upstream: args.set_upstream,
         action: one.action.clone(),
@@ -555,6 +548,10 @@ fn fetch_one(
         }
     };
     submodules.note(&moved.lines);
+    let format = match args.porcelain {
+        true => ReportFormat::Porcelain,
+        false => ReportFormat::Human(settings.names),
+    };
     print_report(shown, &moved.lines, args.quiet, format, moved.summary_width)?;
     if moved.aborted_by_hook {
         eprintln!("fatal: ref updates aborted by hook");
@@ -563,10 +560,8 @@ fn fetch_one(
     for error in &moved.in_the_way {
         eprintln!("error: {error}");
     }
-    if !options.show_forced_updates
-        && (repo.config().get_bool("advice.fetchshowforcedupdates")?).unwrap_or(true)
-    {
-        eprintln!("warning: fetch normally indicates which branches had a forced update,\nbut that check has been disabled; to re-enable, use '--show-forced-updates'\nflag or run 'git config fetch.showForcedUpdates true'");
+    if settings.advise_unchecked {
+        eprintln!("warning: {UNCHECKED_FORCED_UPDATES}");
     }
     if let Some(warning) = &moved.upstream_warning {
         eprintln!("warning: {warning}");
