@@ -159,7 +159,8 @@ pub struct RepackOptions {
     /// their objects are never repacked.
     pub keep_packs: Vec<String>,
     /// Whether the objects of `.keep` packs go into the new pack too (`--pack-kept-objects`);
-    /// `None`: when a bitmap was asked for (which needs every object it reaches), as git.
+    /// `None`: as `repack.packKeptObjects` says, else when a bitmap was asked for (which needs
+    /// every object it reaches), as git's repack (and so git's gc) decides.
     pub pack_kept_objects: Option<bool>,
     /// The objects of the replaced packs that no ref reaches go into the new pack (`-k`).
     pub keep_unreachable: bool,
@@ -254,7 +255,13 @@ pub fn repack_all_with(
         write_bitmap = false;
     }
     let asked = options.bitmap == BitmapChoice::Asked;
-    let pack_kept = options.pack_kept_objects.unwrap_or(asked);
+    let pack_kept = match options.pack_kept_objects {
+        Some(given) => given,
+        None => repo
+            .config()
+            .get_bool("repack.packkeptobjects")?
+            .unwrap_or(asked),
+    };
     let mut left_alone: Vec<&Path> = split.named.iter().map(PathBuf::as_path).collect();
     if !pack_kept {
         left_alone.extend(split.kept.iter().map(PathBuf::as_path));

@@ -97,6 +97,34 @@ fn keep_files_and_keep_pack_leave_packs_as_gits_repack_leaves_them() {
     }
 }
 
+/// `repack.packKeptObjects=true`: the objects of a kept pack go into the new pack too (the
+/// kept pack stays), for repack and for gc, which repacks as git's repack does.
+#[test]
+fn pack_kept_objects_setting_is_honoured_by_repack_and_gc_as_in_git() {
+    for git in gits() {
+        for command in [&["repack", "-a", "-d", "-q"][..], &["gc", "-q"][..]] {
+            let env = Env::with_git(git.clone());
+            let (repos, first) = twins(&env, true);
+            let (theirs, ours) = (&repos[0], &repos[1]);
+            for repo in [theirs, ours] {
+                env.git(repo, &["config", "repack.packKeptObjects", "true"]);
+                // What no ref reaches goes into a cruft pack with either git (2.39's gc
+                // loosens it by default).
+                env.git(repo, &["config", "gc.cruftPacks", "true"]);
+            }
+            env.git(theirs, command);
+            let out = env.sluice(ours, command, b"");
+            assert!(out.status.success(), "{command:?}: {}", stderr(&out));
+            assert!(packs(ours).contains(&first), "the kept pack stays");
+            assert_eq!(packs(ours).len(), packs(theirs).len(), "{command:?}");
+            assert_eq!(all_objects(&env, ours), all_objects(&env, theirs));
+            let entries = packed_entries(&env, theirs);
+            assert_eq!(packed_entries(&env, ours), entries, "{command:?}");
+            env.git(ours, &["fsck", "--strict"]);
+        }
+    }
+}
+
 #[test]
 fn keep_unreachable_keeps_them_in_the_new_pack_as_git_does() {
     for git in gits() {

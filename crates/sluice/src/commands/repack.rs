@@ -266,11 +266,7 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
             false => None,
         },
         keep_packs: args.keep_pack.clone(),
-        pack_kept_objects: match (args.pack_kept_objects, args.no_pack_kept_objects) {
-            (true, _) => Some(true),
-            (_, true) => Some(false),
-            _ => repo.config().get_bool("repack.packkeptobjects")?,
-        },
+        pack_kept_objects: super::either(args.pack_kept_objects, args.no_pack_kept_objects),
         keep_unreachable: args.keep_unreachable,
         keep_old: !args.delete,
         cancel: context.cancel.clone(),
