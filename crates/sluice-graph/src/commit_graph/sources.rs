@@ -5,10 +5,10 @@
 //! commit they reach.
 
 use super::write::{commit_tips, peel_to_commit, CommitGraphError, Peeled};
-use sluice_object::{ObjectId, ObjectKind};
+use sluice_object::{HashKind, ObjectId, ObjectKind};
 use sluice_odb::OdbError;
 use sluice_repo::Repository;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Where the commits of a graph come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +32,27 @@ pub enum SourceError {
     /// A pack `--stdin-packs` named cannot be opened (git's words).
     #[error("error adding pack {}", .0.display())]
     NoPack(PathBuf),
+    /// A line `--stdin-commits` read is no object id (git's words).
+    #[error("unexpected non-hex object ID: {0}")]
+    NotHex(String),
+}
+
+impl GraphCommits {
+    /// `--stdin-commits`: the object ids of `lines`, one a line; a line that is none refused.
+    pub fn named(hash: HashKind, lines: &[String]) -> Result<GraphCommits, SourceError> {
+        let id = |line: &String| {
+            ObjectId::from_hex(hash, line.trim().as_bytes())
+                .map_err(|_| SourceError::NotHex(line.clone()))
+        };
+        Ok(GraphCommits::Commits(
+            lines.iter().map(id).collect::<Result<_, _>>()?,
+        ))
+    }
+
+    /// `--stdin-packs`: the pack indexes `names` names, in the pack directory `pack_dir`.
+    pub fn packs_named(pack_dir: &Path, names: &[String]) -> GraphCommits {
+        GraphCommits::Packs(names.iter().map(|name| pack_dir.join(name)).collect())
+    }
 }
 
 /// The commits a graph starts from: `commits`' and, with `append`, the present graph's; none

@@ -27,6 +27,19 @@ pub enum SplitStrategy {
     Replace,
 }
 
+impl SplitStrategy {
+    /// `--split[=<strategy>]`'s value (empty: `--split` alone); `None` for one git does not
+    /// know.
+    pub fn named(given: &str) -> Option<SplitStrategy> {
+        match given {
+            "" => Some(SplitStrategy::Merge),
+            "no-merge" => Some(SplitStrategy::NoMerge),
+            "replace" => Some(SplitStrategy::Replace),
+            _ => None,
+        }
+    }
+}
+
 /// `--split`'s settings.
 #[derive(Debug, Clone, Copy)]
 pub struct SplitOptions {

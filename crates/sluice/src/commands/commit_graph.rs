@@ -10,7 +10,6 @@ use sluice_graph::commit_graph::{
     write_graph, write_split, ChangedPaths, CommitGraphError, GraphCommits, GraphOptions,
     SourceError, SplitOptions, SplitStrategy,
 };
-use sluice_object::ObjectId;
 use std::process::ExitCode;
 
 /// `git commit-graph`'s arguments.
@@ -134,14 +133,16 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
             let shown = TerminalProgress::new(crate::progress::enabled(!no_progress, progress));
             let commits = match (reachable, stdin_commits, stdin_packs) {
                 (true, ..) => GraphCommits::Reachable,
-                (_, true, _) => match named_commits(&repo)? {
-                    Ok(ids) => GraphCommits::Commits(ids),
-                    Err(line) => {
-                        eprintln!("error: unexpected non-hex object ID: {line}");
+                (_, true, _) => match GraphCommits::named(repo.hash(), &super::stdin_lines()?) {
+                    Ok(commits) => commits,
+                    Err(e) => {
+                        eprintln!("error: {e}");
                         return Ok(ExitCode::from(1));
                     }
                 },
-                (_, _, true) => GraphCommits::Packs(named_packs(&repo)?),
+                (_, _, true) => {
+                    GraphCommits::packs_named(&repo.objects().pack_dir(), &super::stdin_lines()?)
+                }
                 _ => GraphCommits::AllPacks,
             };
             // A negative count is no limit, as git takes it.
@@ -162,7 +163,9 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
                 }
                 Some(strategy) => {
                     let options = SplitOptions {
-                        strategy: split_strategy(&strategy)?,
+                        strategy: SplitStrategy::named(&strategy).ok_or_else(|| {
+                            anyhow::anyhow!("unrecognized --split argument, {strategy}")
+                        })?,
                         size_multiple: size_multiple.max(1),
                         max_commits,
                         changed_paths,
@@ -190,35 +193,4 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
             }
         }
     }
-}
-
-/// The ids on stdin (`--stdin-commits`); `Err` holds the first line that is none.
-fn named_commits(repo: &sluice_repo::Repository) -> anyhow::Result<Result<Vec<ObjectId>, String>> {
-    let mut ids = Vec::new();
-    for line in super::stdin_lines()? {
-        match ObjectId::from_hex(repo.hash(), line.trim().as_bytes()) {
-            Ok(id) => ids.push(id),
-            Err(_) => return Ok(Err(line)),
-        }
-    }
-    Ok(Ok(ids))
-}
-
-/// The pack indexes named on stdin (`--stdin-packs`), under the pack directory.
-fn named_packs(repo: &sluice_repo::Repository) -> anyhow::Result<Vec<std::path::PathBuf>> {
-    let dir = repo.objects().pack_dir();
-    Ok(super::stdin_lines()?
-        .iter()
-        .map(|name| dir.join(name))
-        .collect())
-}
-
-/// `--split`'s strategy, from its value.
-fn split_strategy(given: &str) -> anyhow::Result<SplitStrategy> {
-    Ok(match given {
-        "" => SplitStrategy::Merge,
-        "no-merge" => SplitStrategy::NoMerge,
-        "replace" => SplitStrategy::Replace,
-        other => bail!("unrecognized --split argument, {other}"),
-    })
 }
