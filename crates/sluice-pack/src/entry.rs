@@ -22,6 +22,21 @@ pub fn pack_header(version: u32, count: u32) -> [u8; PACK_HEADER_LEN] {
     header
 }
 
+/// `--pack_header=<version>,<count>` that is none.
+#[derive(Debug, thiserror::Error)]
+#[error("bad --pack_header: {0}")]
+pub struct BadPackHeader(pub String);
+
+/// The header `--pack_header=<version>,<count>` stands for: index-pack and unpack-objects are
+/// given it by the fetch that already read the pack's first 12 bytes.
+pub fn pack_header_option(value: &str) -> Result<[u8; PACK_HEADER_LEN], BadPackHeader> {
+    let bad = || BadPackHeader(value.to_owned());
+    let (version, count) = value.split_once(',').ok_or_else(bad)?;
+    let version: u32 = version.parse().map_err(|_| bad())?;
+    let count: u32 = count.parse().map_err(|_| bad())?;
+    Ok(pack_header(version, count))
+}
+
 /// What a pack entry holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EntryKind {

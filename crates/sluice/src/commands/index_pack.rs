@@ -54,7 +54,7 @@ pub struct IndexPackArgs {
     #[arg(long)]
     pub verify_stat_only: bool,
     /// The pack's header, read already by git's fetch-pack or receive-pack: version, count.
-    #[arg(long = "pack_header", value_name = "version,count", value_parser = parse_header)]
+    #[arg(long = "pack_header", value_name = "version,count", value_parser = sluice_pack::entry::pack_header_option)]
     pub pack_header: Option<[u8; 12]>,
     /// Exit 1, after storing the pack, unless it holds everything its objects refer to.
     #[arg(long)]
@@ -228,13 +228,4 @@ fn index(
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// `--pack_header=<version>,<count>`: the 12 bytes the caller read, rebuilt.
-pub(super) fn parse_header(value: &str) -> Result<[u8; 12], String> {
-    let bad = || format!("bad --pack_header: {value}");
-    let (version, count) = value.split_once(',').ok_or_else(bad)?;
-    let version: u32 = version.parse().map_err(|_| bad())?;
-    let count: u32 = count.parse().map_err(|_| bad())?;
-    Ok(sluice_pack::entry::pack_header(version, count))
 }

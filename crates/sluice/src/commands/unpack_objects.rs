@@ -30,7 +30,7 @@ pub struct UnpackObjectsArgs {
     #[arg(long, value_name = "opts", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     strict: Option<String>,
     /// The pack's first 12 bytes, already read by the caller (<version>,<count>).
-    #[arg(long = "pack_header", value_name = "version,count", value_parser = super::index_pack::parse_header)]
+    #[arg(long = "pack_header", value_name = "version,count", value_parser = sluice_pack::entry::pack_header_option)]
     pack_header: Option<[u8; 12]>,
     /// Refuse packs larger than this many bytes.
     #[arg(long, value_name = "n")]
