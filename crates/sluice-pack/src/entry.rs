@@ -24,7 +24,7 @@ pub fn pack_header(version: u32, count: u32) -> [u8; PACK_HEADER_LEN] {
 
 /// `--pack_header=<version>,<count>` that is none.
 #[derive(Debug, thiserror::Error)]
-#[error("bad --pack_header: {0}")]
+#[error("bad --pack_header={0}")]
 pub struct BadPackHeader(pub String);
 
 /// The header `--pack_header=<version>,<count>` stands for: index-pack and unpack-objects are

@@ -46,6 +46,8 @@ fn usage_errors_are_said_as_git_says_them() {
         &["pack-objects", "--max-pack-size=zz", "x"],
         &["repack", "-a", "-d", "--max-pack-size=1q"],
         &["reflog", "expire", "--bogus"],
+        &["index-pack", "--stdin", "--pack_header=2,x"],
+        &["unpack-objects", "--pack_header=2,x"],
         &["bogus"],
     ];
     for git in gits() {

@@ -54,8 +54,8 @@ pub struct IndexPackArgs {
     #[arg(long)]
     pub verify_stat_only: bool,
     /// The pack's header, read already by git's fetch-pack or receive-pack: version, count.
-    #[arg(long = "pack_header", value_name = "version,count", value_parser = sluice_pack::entry::pack_header_option)]
-    pub pack_header: Option<[u8; 12]>,
+    #[arg(long = "pack_header", value_name = "version,count")]
+    pub pack_header: Option<String>,
     /// Exit 1, after storing the pack, unless it holds everything its objects refer to.
     #[arg(long)]
     pub check_self_contained_and_connected: bool,
@@ -206,7 +206,10 @@ fn index(
         keep: args.keep.clone(),
         promisor: args.promisor.clone(),
     };
-    let header = args.pack_header.as_ref().map_or(&[][..], |h| &h[..]);
+    let header = (args.pack_header.as_deref())
+        .map(sluice_pack::entry::pack_header_option)
+        .transpose()?;
+    let header = header.as_ref().map_or(&[][..], |h| &h[..]);
     // --strict: everything the pack refers to must be in it or in the repository.
     let present = links_present(repo.objects(), StoreError::NotReceived);
     let stored = pack_store::receive(

@@ -30,8 +30,8 @@ pub struct UnpackObjectsArgs {
     #[arg(long, value_name = "opts", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     strict: Option<String>,
     /// The pack's first 12 bytes, already read by the caller (<version>,<count>).
-    #[arg(long = "pack_header", value_name = "version,count", value_parser = sluice_pack::entry::pack_header_option)]
-    pack_header: Option<[u8; 12]>,
+    #[arg(long = "pack_header", value_name = "version,count")]
+    pack_header: Option<String>,
     /// Refuse packs larger than this many bytes.
     #[arg(long, value_name = "n")]
     max_input_size: Option<u64>,
@@ -61,7 +61,10 @@ pub fn run(args: UnpackObjectsArgs, context: &Context) -> anyhow::Result<ExitCod
         max_input_size: args.max_input_size,
         ..Receiving::default()
     };
-    let header = args.pack_header.as_ref().map_or(&[][..], |h| &h[..]);
+    let header = (args.pack_header.as_deref())
+        .map(sluice_pack::entry::pack_header_option)
+        .transpose()?;
+    let header = header.as_ref().map_or(&[][..], |h| &h[..]);
     let mut input = header.chain(std::io::stdin().lock());
     let unpacked = unpack_into(&mut input, &repo, receiving, args.dry_run);
     for finding in checker.iter().flat_map(Checker::findings) {
