@@ -346,6 +346,19 @@ fn open_pack(path: &Path) -> Result<File, StoreError> {
     })
 }
 
+/// The pack and its index a name for either stands for, as verify-pack takes it:
+/// `<base>.idx`, `<base>.pack` or `<base>` itself.
+pub fn pack_and_index(given: &Path) -> (PathBuf, PathBuf) {
+    let text = given.to_string_lossy();
+    let base = (text.strip_suffix(".idx"))
+        .or_else(|| text.strip_suffix(".pack"))
+        .unwrap_or(&text);
+    (
+        PathBuf::from(format!("{base}.pack")),
+        PathBuf::from(format!("{base}.idx")),
+    )
+}
+
 /// The `.idx` and `.rev` paths of a pack, as git derives them.
 fn index_paths(
     pack_path: &Path,

@@ -367,10 +367,11 @@ fn index_options(args: &PackObjectsArgs) -> anyhow::Result<Option<IdxWriteOption
         return Ok(None);
     };
     let (version, offset) = IdxWriteOptions::parse_version(value)?;
+    let default = IdxWriteOptions::default();
     Ok(Some(IdxWriteOptions {
         version,
-        off32_limit: offset.unwrap_or(0x7fff_ffff),
-        ..IdxWriteOptions::default()
+        off32_limit: offset.unwrap_or(default.off32_limit),
+        ..default
     }))
 }
 

@@ -2,7 +2,7 @@
 //! every delta resolved, every id and CRC compared), and with `-v` lists them as git does.
 
 use super::Context;
-use sluice_odb::pack_store::verify;
+use sluice_odb::pack_store::{pack_and_index, verify};
 use sluice_pack::{IndexOptions, Listing, PackIndexer};
 use std::io::Write;
 use std::path::PathBuf;
@@ -40,13 +40,7 @@ pub fn run(args: VerifyPackArgs, context: &Context) -> anyhow::Result<ExitCode> 
     let mut failed = false;
     let mut stdout = std::io::stdout().lock();
     for path in &args.packs {
-        let text = path.to_string_lossy();
-        let base = text
-            .strip_suffix(".idx")
-            .or_else(|| text.strip_suffix(".pack"))
-            .unwrap_or(&text);
-        let pack_path = PathBuf::from(format!("{base}.pack"));
-        let idx_path = PathBuf::from(format!("{base}.idx"));
+        let (pack_path, idx_path) = pack_and_index(path);
         match verify(&pack_path, Some(&idx_path), &indexer) {
             Ok(pack) => {
                 if args.verbose || args.stat_only {
