@@ -56,6 +56,7 @@ pub use location::{Backend, StoreUrl};
 pub use maintain::{bundle_key, maintain, maintain_on, Compaction, Maintained};
 pub use manifest::{Manifest, PackEntry, RefSnapshot};
 pub use node::{Node, Pinned, Workspace};
+pub use scratch::Scratch;
 pub use serving::{BundleUris, ObjectStorage};
 pub use signed::shared_presigned;
 pub use stored::{transaction_id, Read, StoredRepo};

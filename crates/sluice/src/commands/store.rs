@@ -5,7 +5,7 @@
 use super::Context;
 use crate::progress::TerminalProgress;
 use clap::{Args, Subcommand};
-use sluice_store::{Bucket, Manifest, StoreUrl, StoredRepo};
+use sluice_store::{Bucket, Manifest, Scratch, StoreUrl, StoredRepo};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -125,24 +125,23 @@ pub fn run(args: StoreArgs, context: &Context) -> anyhow::Result<ExitCode> {
         } => {
             let repo = open(&url)?;
             let shown = TerminalProgress::new(crate::progress::enabled(!quiet, progress));
-            let work = work_dir("maintain");
+            let work = Scratch::new(&std::env::temp_dir(), "sluice-maintain")?;
             let said = match incremental {
                 true => {
-                    let node = sluice_store::Node::new(repo.bucket().clone(), work.clone());
+                    let node = sluice_store::Node::new(repo.bucket().clone(), work.path().into());
                     sluice_store::bundle_increment(&node, &repo, &shown).map(|bundle| {
                         let bundle = bundle.unwrap_or_else(|| "none: nothing changed".into());
                         format!("{url}: incremental bundle {bundle}")
                     })
                 }
-                false => {
-                    sluice_store::maintain(&repo, &work, &shown, &context.cancel).map(|done| {
+                false => sluice_store::maintain(&repo, work.path(), &shown, &context.cancel).map(
+                    |done| {
                         let bundle = done.bundle.as_deref().unwrap_or("none");
                         let replaced = format!("{} packs replaced, bundle {bundle}", done.replaced);
                         format!("{}; {replaced}", summary(&url, &done.manifest))
-                    })
-                }
+                    },
+                ),
             };
-            let _ = std::fs::remove_dir_all(&work);
             let said = said?;
             (!quiet).then_some(said)
         }
@@ -159,10 +158,8 @@ pub fn run(args: StoreArgs, context: &Context) -> anyhow::Result<ExitCode> {
         StoreCommand::Fsck { url, progress } => {
             let repo = open(&url)?;
             let shown = TerminalProgress::new(crate::progress::enabled(true, progress));
-            let work = work_dir("fsck");
-            let checked = sluice_store::fsck(&repo, &work, &shown);
-            let _ = std::fs::remove_dir_all(&work);
-            let checked = checked?;
+            let work = Scratch::new(&std::env::temp_dir(), "sluice-fsck")?;
+            let checked = sluice_store::fsck(&repo, work.path(), &shown)?;
             for problem in &checked.problems {
                 eprintln!("error: {problem}");
             }
@@ -190,11 +187,6 @@ pub fn run(args: StoreArgs, context: &Context) -> anyhow::Result<ExitCode> {
         eprintln!("{said}");
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// A directory of this machine's for a store command's work (removed when it is done).
-fn work_dir(what: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("sluice-{what}-{}", std::process::id()))
 }
 
 /// What a repository now is, in one line.
