@@ -18,14 +18,15 @@ use sluice_client::partial::filter_spec;
 use sluice_client::reference::{add_references, dissociate, Need, Reference};
 use sluice_object::progress::Deferred;
 use sluice_remote::{
-    parse_depth, server_options, ConnectOptions, Deepen, DepthError, IpVersion, Remote, RemoteUrl,
+    parse_depth, server_options, ConnectOptions, Deepen, DepthError, FetchError, IpVersion, Remote,
+    RemoteUrl,
 };
 use sluice_repo::date::parse_since;
 use sluice_repo::init::{initial_branch, InitOptions};
 use sluice_repo::template::template_dir;
 use sluice_repo::{RefTarget, Repository};
 use sluice_submodule::clone::settings;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// `git clone`'s arguments (those this version supports).
@@ -255,31 +256,9 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         || user_config.get_bool("clone.filtersubmodules")? == Some(true);
     // A URL that cannot be read is refused after "Cloning into", as git's transport does.
     let remote = Remote::to_clone(&context.cwd, &user_config, &args.repository);
-    // Before "Cloning into", and in clone's words (fetch says it another way), as git does;
-    // a name with a colon goes to the transport, which says it its own way.
-    if let Ok(Remote {
-        url: RemoteUrl::Local(path),
-        shown,
-        ..
-    }) = &remote
-    {
-        if !path.exists() && !args.repository.contains(':') {
-            bail!("repository '{shown}' does not exist");
-        }
-    }
+    check_source(&remote, &args.repository)?;
     let initial = initial_branch(&user_config);
-    // A depth that is no positive number is refused now; one with more than a number in it
-    // by the transport, after "Cloning into", as git's.
-    let depth = args.depth.as_deref().map(parse_depth).transpose();
-    if let Err(e @ DepthError::NotPositive(_)) = depth {
-        bail!(e);
-    }
-    let deepen = Deepen {
-        depth: depth.clone().unwrap_or_default(),
-        since: parse_since(args.shallow_since.as_deref())?,
-        not: args.shallow_exclude.clone(),
-        relative: false,
-    };
+    let (depth, deepen) = deepen_of(&args)?;
     let bare = args.bare();
     let directory = args.into.clone().unwrap_or_else(|| {
         PathBuf::from(sluice_client::clone::directory_name(&args.repository, bare))
@@ -310,32 +289,13 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     }
     let remote = remote?;
     depth?;
-    // After "Cloning into", as git checks them.
-    if recursing && both_references {
-        bail!("clone --recursive is not compatible with both --reference and --reference-if-able");
-    }
-    if args.also_filter_submodules && args.filter.is_none() {
-        bail!("the option '--also-filter-submodules' requires '--filter'");
-    }
-    if args.also_filter_submodules && args.recurse_submodules.is_empty() {
-        bail!("the option '--also-filter-submodules' requires '--recurse-submodules'");
-    }
+    refuse_after_cloning_into(&args, recursing && both_references)?;
     let (local, warnings) = local_source(&remote, &args.local_choice());
     for warning in warnings {
         eprintln!("warning: {warning}");
     }
     let git_dir = layout.git_dir.clone();
-    match write_settings(&git_dir, &args.config) {
-        Err(SettingError::BadKey(problem)) => {
-            eprintln!("error: {problem}");
-            bail!("unable to write parameters to config file");
-        }
-        written => written?,
-    }
-    let objects = git_dir.join("objects");
-    for (given, why) in add_references(&context.cwd, &objects, &args.references())? {
-        eprintln!("info: Could not add alternate for '{given}': {why}");
-    }
+    write_given_settings(&args, &git_dir, &context.cwd)?;
     let repo = Repository::open_git_dir(git_dir.clone(), layout.work_tree.clone())?;
     let origin = Origin::from_config(repo.config(), args.origin.as_deref())?;
     let show_progress = crate::progress::enabled(!args.quiet, args.progress);
@@ -369,33 +329,112 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if cloned.checked_out_early {
         checkout.replay(&TerminalProgress::new(show_progress));
     }
-    // A clone checked out on no branch (`--branch <tag>`): git's advice, under -q too.
     if let (true, Some(id)) = (options.check_out, cloned.head) {
-        let detached = !matches!(repo.refs().read("HEAD")?, Some(RefTarget::Symbolic(_)));
-        if detached && sluice_checkout::report::advises_detached(&repo)? {
-            eprint!(
-                "{}",
-                sluice_checkout::report::detached_advice(&id.to_string())
-            );
-        }
+        advise_if_detached(&repo, &id)?;
     }
     layout.keep();
     if !args.recurse_submodules.is_empty() && options.check_out {
-        let recursion = sluice_submodule::clone::Options {
-            quiet: args.quiet,
-            progress: args.progress,
-            shallow: args.shallow_submodules,
-            filter: args.filter.clone().filter(|_| filter_submodules),
-            single_branch: args.single_branch,
-            remote: args.remote_submodules,
-            jobs: args.jobs,
-        };
         let repo = Repository::open_git_dir(git_dir, layout.work_tree.clone())?;
-        if !sluice_submodule::clone::update(&super::Terminal, &repo, &recursion, "")? {
-            return Ok(ExitCode::from(1));
-        }
+        return clone_submodules(&args, &repo, filter_submodules);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A path that is no repository, refused before "Cloning into" and in clone's words (fetch
+/// says it another way), as git does; a name with a colon goes to the transport, which says
+/// it its own way, and a URL that cannot be read is refused after "Cloning into".
+fn check_source(remote: &Result<Remote, FetchError>, given: &str) -> anyhow::Result<()> {
+    if let Ok(Remote {
+        url: RemoteUrl::Local(path),
+        shown,
+        ..
+    }) = remote
+    {
+        if !path.exists() && !given.contains(':') {
+            bail!("repository '{shown}' does not exist");
+        }
+    }
+    Ok(())
+}
+
+/// How far history is cut: a depth that is no positive number refused now; one with more
+/// than a number in it by the transport, after "Cloning into" (the first returned), as git's.
+fn deepen_of(args: &CloneArgs) -> anyhow::Result<(Result<(), DepthError>, Deepen)> {
+    let depth = args.depth.as_deref().map(parse_depth).transpose();
+    if let Err(e @ DepthError::NotPositive(_)) = depth {
+        bail!(e);
+    }
+    let deepen = Deepen {
+        depth: depth.clone().unwrap_or_default(),
+        since: parse_since(args.shallow_since.as_deref())?,
+        not: args.shallow_exclude.clone(),
+        relative: false,
+    };
+    Ok((depth.map(drop), deepen))
+}
+
+/// The combinations git refuses once it said "Cloning into".
+fn refuse_after_cloning_into(args: &CloneArgs, recursing_both: bool) -> anyhow::Result<()> {
+    if recursing_both {
+        bail!("clone --recursive is not compatible with both --reference and --reference-if-able");
+    }
+    if args.also_filter_submodules && args.filter.is_none() {
+        bail!("the option '--also-filter-submodules' requires '--filter'");
+    }
+    if args.also_filter_submodules && args.recurse_submodules.is_empty() {
+        bail!("the option '--also-filter-submodules' requires '--recurse-submodules'");
+    }
+    Ok(())
+}
+
+/// The new repository's `-c` settings and `--reference` alternates, refused and said as git.
+fn write_given_settings(args: &CloneArgs, git_dir: &Path, cwd: &Path) -> anyhow::Result<()> {
+    match write_settings(git_dir, &args.config) {
+        Err(SettingError::BadKey(problem)) => {
+            eprintln!("error: {problem}");
+            bail!("unable to write parameters to config file");
+        }
+        written => written?,
+    }
+    let objects = git_dir.join("objects");
+    for (given, why) in add_references(cwd, &objects, &args.references())? {
+        eprintln!("info: Could not add alternate for '{given}': {why}");
+    }
+    Ok(())
+}
+
+/// A clone checked out on no branch (`--branch <tag>`) at `head`: git's advice, under -q too.
+fn advise_if_detached(repo: &Repository, head: &sluice_object::ObjectId) -> anyhow::Result<()> {
+    let detached = !matches!(repo.refs().read("HEAD")?, Some(RefTarget::Symbolic(_)));
+    if detached && sluice_checkout::report::advises_detached(repo)? {
+        eprint!(
+            "{}",
+            sluice_checkout::report::detached_advice(&head.to_string())
+        );
+    }
+    Ok(())
+}
+
+/// `--recurse-submodules`: the submodules cloned and checked out as git's `submodule update
+/// --init` does them; 1 when one failed.
+fn clone_submodules(
+    args: &CloneArgs,
+    repo: &Repository,
+    filter_submodules: bool,
+) -> anyhow::Result<ExitCode> {
+    let recursion = sluice_submodule::clone::Options {
+        quiet: args.quiet,
+        progress: args.progress,
+        shallow: args.shallow_submodules,
+        filter: args.filter.clone().filter(|_| filter_submodules),
+        single_branch: args.single_branch,
+        remote: args.remote_submodules,
+        jobs: args.jobs,
+    };
+    match sluice_submodule::clone::update(&super::Terminal, repo, &recursion, "")? {
+        true => Ok(ExitCode::SUCCESS),
+        false => Ok(ExitCode::from(1)),
+    }
 }
 
 /// The clone's messages on stderr, as git words them; `-q` keeps only the warnings.
