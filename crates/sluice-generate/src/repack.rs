@@ -254,16 +254,8 @@ pub fn repack_all_with(
     if options.local && crate::left_alone::leave_out_borrowed(&odb, &mut walked) {
         write_bitmap = false;
     }
-    let asked = options.bitmap == BitmapChoice::Asked;
-    let pack_kept = match options.pack_kept_objects {
-        Some(given) => given,
-        None => repo
-            .config()
-            .get_bool("repack.packkeptobjects")?
-            .unwrap_or(asked),
-    };
     let mut left_alone: Vec<&Path> = split.named.iter().map(PathBuf::as_path).collect();
-    if !pack_kept {
+    if !packs_kept_objects(repo, options)? {
         left_alone.extend(split.kept.iter().map(PathBuf::as_path));
     }
     // A partial clone's promisor packs become one (as git's repack does); their objects stay
@@ -345,19 +337,8 @@ pub fn repack_all_with(
             .any(|pack| pack.contains(id))
         })?;
     }
-    match (options.write_midx, write_bitmap) {
-        // The new pack first in the bitmap's order: its own bitmap is carried over whole. It
-        // stays beside the multi-pack-index's, which git reads first.
-        (true, true) => {
-            let name = (new_packs.first())
-                .and_then(|pack| pack.file_name())
-                .map(|n| n.to_string_lossy().into_owned());
-            crate::write_midx_bitmap(repo, name, progress, &options.cancel)?;
-        }
-        (true, false) => {
-            sluice_odb::midx::write_midx(&sluice_odb::pack_dir(&objects_dir), repo.hash())?;
-        }
-        _ => {}
+    if options.write_midx {
+        write_midx_after(repo, options, (new_packs.first(), write_bitmap), progress)?;
     }
     refresh_server_info(repo, options.skip_server_info)?;
     Ok(Repacked {
@@ -366,6 +347,36 @@ pub fn repack_all_with(
         nothing_new: new_packs.is_empty(),
         islands,
     })
+}
+
+/// Whether the objects of `.keep` packs go into the new pack too: `--[no-]pack-kept-objects`,
+/// else `repack.packKeptObjects`, else when a bitmap was asked for (which needs every object
+/// it reaches), as git's repack (and so git's gc) decides.
+fn packs_kept_objects(repo: &Repository, options: &RepackOptions) -> Result<bool, RepackError> {
+    let asked = options.bitmap == BitmapChoice::Asked;
+    Ok(match options.pack_kept_objects {
+        Some(given) => given,
+        None => (repo.config().get_bool("repack.packkeptobjects")?).unwrap_or(asked),
+    })
+}
+
+/// `--write-midx`: the multi-pack-index of the packs left, with its bitmap where one is
+/// written, the new pack (`first_new`) first in the bitmap's order, so that its own bitmap is
+/// carried over whole (it stays beside the multi-pack-index's, which git reads first).
+fn write_midx_after(
+    repo: &Repository,
+    options: &RepackOptions,
+    (first_new, write_bitmap): (Option<&PathBuf>, bool),
+    progress: &dyn Progress,
+) -> Result<(), RepackError> {
+    if write_bitmap {
+        let name =
+            (first_new.and_then(|pack| pack.file_name())).map(|n| n.to_string_lossy().into_owned());
+        crate::write_midx_bitmap(repo, name, progress, &options.cancel)?;
+    } else {
+        sluice_odb::midx::write_midx(&repo.objects().pack_dir(), repo.hash())?;
+    }
+    Ok(())
 }
 
 /// Whether the bitmaps of the one pack there are built while the objects are counted: with
