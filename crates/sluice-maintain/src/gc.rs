@@ -559,6 +559,27 @@ pub enum PastLimit {
     LooseObjects,
 }
 
+impl PastLimit {
+    /// The word that tells a detached gc which limit its starter found past (`none` for
+    /// neither), so that neither the test nor the `pre-auto-gc` hook runs twice.
+    pub fn word(past: Option<PastLimit>) -> &'static str {
+        match past {
+            Some(PastLimit::Packs) => "packs",
+            Some(PastLimit::LooseObjects) => "loose",
+            None => "none",
+        }
+    }
+
+    /// What [`PastLimit::word`] said.
+    pub fn from_word(word: &str) -> Option<PastLimit> {
+        match word {
+            "packs" => Some(PastLimit::Packs),
+            "loose" => Some(PastLimit::LooseObjects),
+            _ => None,
+        }
+    }
+}
+
 /// `gc --auto`'s test: which limit the repository is past (more than `gc.autoPackLimit` packs,
 /// else more than `gc.auto` loose objects), if the `pre-auto-gc` hook, when there is one,
 /// agrees (exits 0), as git asks it.

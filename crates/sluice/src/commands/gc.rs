@@ -62,14 +62,9 @@ impl Detached {
         let [log, past] = &args.detached[..] else {
             return None;
         };
-        let past = match past.as_str() {
-            "packs" => Some(PastLimit::Packs),
-            "loose" => Some(PastLimit::LooseObjects),
-            _ => None,
-        };
         Some(Detached {
             log: PathBuf::from(log),
-            past,
+            past: PastLimit::from_word(past),
         })
     }
 }
@@ -227,12 +222,11 @@ fn detach_gc(
     let Some((log, file)) = start_gc_log(dir) else {
         return Ok(Some(ExitCode::SUCCESS));
     };
-    let past = match past {
-        Some(PastLimit::Packs) => "packs",
-        Some(PastLimit::LooseObjects) => "loose",
-        None => "none",
-    };
-    let extra = ["--detached".into(), log.clone().into(), past.into()];
+    let extra = [
+        "--detached".into(),
+        log.clone().into(),
+        PastLimit::word(past).into(),
+    ];
     if super::detach::run_detached(file.into(), &extra) {
         return Ok(Some(ExitCode::SUCCESS));
     }
