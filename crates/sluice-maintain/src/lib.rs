@@ -20,7 +20,8 @@ pub use gc::{
     after_push, gc, past_auto_limits, AfterPush, GcError, GcOptions, GcOutcome, PastLimit,
 };
 pub use maintenance::{
-    run_tasks, select_tasks, MaintenanceError, Prefetch, Schedule, Task, TaskFailure, TasksRun,
+    run_tasks, select_tasks, MaintenanceError, Prefetch, Schedule, Task, TaskFailure, TaskRefused,
+    TasksRun,
 };
 pub use prune::{prune, PruneError, PruneOptions, Pruned};
 pub use reflog::{expire_all, Ages, BadAge, ExpireOptions, ReflogError};

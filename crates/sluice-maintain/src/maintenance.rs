@@ -51,6 +51,22 @@ impl Task {
         Task::ALL.iter().find(|(_, n)| *n == name).map(|(t, _)| *t)
     }
 
+    /// The tasks `--task` names, in order: a name git does not know, or a task named twice,
+    /// refused in git's words (a usage error to git's option parser).
+    pub fn named_list(names: &[String]) -> Result<Vec<Task>, TaskRefused> {
+        let mut tasks = Vec::new();
+        for name in names {
+            match Task::named(name) {
+                None => return Err(TaskRefused::Unknown(name.clone())),
+                Some(task) if tasks.contains(&task) => {
+                    return Err(TaskRefused::Twice(name.clone()))
+                }
+                Some(task) => tasks.push(task),
+            }
+        }
+        Ok(tasks)
+    }
+
     /// The task's name, as git spells it.
     pub fn name(self) -> &'static str {
         Task::ALL
@@ -58,6 +74,17 @@ impl Task {
             .find(|(t, _)| *t == self)
             .map_or("", |(_, n)| n)
     }
+}
+
+/// `--task` given a name git refuses.
+#[derive(Debug, thiserror::Error)]
+pub enum TaskRefused {
+    /// No task has that name.
+    #[error("'{0}' is not a valid task")]
+    Unknown(String),
+    /// The task was named already.
+    #[error("task '{0}' cannot be selected multiple times")]
+    Twice(String),
 }
 
 /// Why a task failed.

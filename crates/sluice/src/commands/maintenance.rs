@@ -120,22 +120,14 @@ pub fn run(args: MaintenanceArgs, context: &Context) -> anyhow::Result<ExitCode>
         },
         None => None,
     };
-    let mut named = Vec::new();
-    for name in &task {
-        // Usage errors to git's option parser: said as errors, exit code 129.
-        let refusal = match Task::named(name) {
-            None => format!("'{name}' is not a valid task"),
-            Some(task) if named.contains(&task) => {
-                format!("task '{name}' cannot be selected multiple times")
-            }
-            Some(task) => {
-                named.push(task);
-                continue;
-            }
-        };
-        eprintln!("error: {refusal}");
-        return Ok(ExitCode::from(129));
-    }
+    let named = match Task::named_list(&task) {
+        Ok(named) => named,
+        // A usage error to git's option parser: said as an error, exit code 129.
+        Err(refused) => {
+            eprintln!("error: {refused}");
+            return Ok(ExitCode::from(129));
+        }
+    };
     let tasks = select_tasks(&repo, &named, schedule)?;
     let Some(lock) = maintenance_lock(&repo, auto, &foreground)? else {
         return Ok(ExitCode::SUCCESS);
