@@ -254,6 +254,16 @@ impl ObjectDb {
         &self.alternates
     }
 
+    /// This object database or the alternate whose directory is `dir` (compared as real
+    /// paths), as git's `--object-dir` options require one of them.
+    pub fn self_or_alternate_at(&self, dir: &Path) -> Option<&ObjectDb> {
+        let wanted = std::fs::canonicalize(dir).ok()?;
+        let candidates = std::iter::once(self).chain(self.alternates());
+        candidates
+            .into_iter()
+            .find(|candidate| std::fs::canonicalize(candidate.dir()).ok().as_ref() == Some(&wanted))
+    }
+
     /// The loose objects of this directory.
     pub fn loose(&self) -> &LooseObjects {
         &self.loose

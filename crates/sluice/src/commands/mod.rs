@@ -253,23 +253,18 @@ fn size_option(option: &str, value: Option<&str>) -> Result<Option<u64>, ExitCod
     }
 }
 
-/// The object database `--object-dir` names (commit-graph, multi-pack-index): the repository's own or one of its alternates,
-/// as git requires.
+/// The object database `--object-dir` names (commit-graph, multi-pack-index): the repository's
+/// own or one of its alternates, as git requires.
 fn object_dir_db(
     repo: &sluice_repo::Repository,
     cwd: &std::path::Path,
     given: &std::path::Path,
 ) -> anyhow::Result<sluice_odb::ObjectDb> {
-    let wanted = std::fs::canonicalize(cwd.join(given)).ok();
-    let objects = repo.objects();
-    let candidates = std::iter::once(objects).chain(objects.alternates());
-    for candidate in candidates {
-        if wanted.is_some() && std::fs::canonicalize(candidate.dir()).ok() == wanted {
-            return Ok(candidate.clone());
-        }
+    match repo.objects().self_or_alternate_at(&cwd.join(given)) {
+        Some(found) => Ok(found.clone()),
+        None => anyhow::bail!(
+            "could not find object directory matching {}",
+            given.display()
+        ),
     }
-    anyhow::bail!(
-        "could not find object directory matching {}",
-        given.display()
-    )
 }
