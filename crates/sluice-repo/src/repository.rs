@@ -229,6 +229,13 @@ impl Repository {
         Self::open_with(git_dir, work_tree, None)
     }
 
+    /// The repository opened again, its configuration read anew: for a caller that wrote
+    /// settings it now needs (a clone's `remote.origin.*` before its submodules are cloned).
+    /// Objects need no reopening: the handle's view renews itself after writes.
+    pub fn reopened(&self) -> Result<Repository, RepoError> {
+        Self::open_git_dir(self.git_dir.clone(), self.work_tree.clone())
+    }
+
     fn open_with(
         git_dir: PathBuf,
         work_tree: Option<PathBuf>,

@@ -334,8 +334,7 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
     }
     layout.keep();
     if !args.recurse_submodules.is_empty() && options.check_out {
-        let repo = Repository::open_git_dir(git_dir, layout.work_tree.clone())?;
-        return clone_submodules(&args, &repo, filter_submodules);
+        return clone_submodules(&args, &repo.reopened()?, filter_submodules);
     }
     Ok(ExitCode::SUCCESS)
 }
