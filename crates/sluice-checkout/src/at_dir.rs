@@ -32,6 +32,8 @@ pub(crate) struct Found {
     pub stat: Stat,
     /// File, directory, symbolic link or other.
     pub kind: FileType,
+    /// Whether its owner may execute it.
+    pub executable: bool,
 }
 
 impl Found {
@@ -39,6 +41,7 @@ impl Found {
         Found {
             stat: stat_from(raw),
             kind: FileType::from_raw_mode(raw.st_mode),
+            executable: raw.st_mode & 0o100 != 0,
         }
     }
 

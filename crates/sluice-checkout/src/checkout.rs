@@ -29,6 +29,9 @@ pub struct CheckoutOptions {
     pub convert: ConvertConfig,
     /// `core.ignorecase`: warn about paths that collide on a case-insensitive file system.
     pub ignore_case: bool,
+    /// `core.fileMode`: whether a file's executable bit in the work tree is trusted, so that
+    /// a file whose bit no longer matches its index entry is a local change.
+    pub file_mode: bool,
     /// Filter drivers by name.
     pub filters: HashMap<String, FilterDriver>,
 }
@@ -36,7 +39,7 @@ pub struct CheckoutOptions {
 impl CheckoutOptions {
     /// Reads `checkout.workers` (unset: [`Workers::Auto`]; below 1: one per core, as git),
     /// `checkout.thresholdForParallelism` (100), `core.symlinks`, `core.autocrlf`, `core.eol`,
-    /// `core.ignorecase` and `filter.*`.
+    /// `core.ignorecase`, `core.fileMode` and `filter.*`.
     pub fn from_config(config: &Config) -> Result<Self, CheckoutError> {
         let workers = match config.get_int("checkout.workers")? {
             None => Workers::Auto,
@@ -95,6 +98,7 @@ impl CheckoutOptions {
             },
             convert: ConvertConfig { autocrlf, eol },
             ignore_case: config.get_bool("core.ignorecase")?.unwrap_or(false),
+            file_mode: config.get_bool("core.filemode")?.unwrap_or(true),
             filters,
         })
     }

@@ -36,7 +36,7 @@ pub use checkout::{
 };
 pub use objects::Objects;
 pub use paths::{checkout_paths, checkout_paths_from, PathsChecked};
-pub use switch::{clean_state, switch, CleanState, SwitchOutcome};
+pub use switch::{clean_state, local_changes, switch, CleanState, SwitchOutcome};
 
 use sluice_object::ObjectId;
 use std::path::PathBuf;

@@ -68,7 +68,7 @@ enum WorktreeState {
 fn worktree_state(
     at: &mut AtDir<'_>,
     entry: &IndexEntry,
-    conversion: &Conversion,
+    (conversion, file_mode): (&Conversion, bool),
     odb: &ObjectDb,
 ) -> Result<WorktreeState, CheckoutError> {
     let found = at.lstat(&entry.path).map_err(|source| CheckoutError::Io {
@@ -78,6 +78,12 @@ fn worktree_state(
     let Some(found) = found else {
         return Ok(WorktreeState::Missing);
     };
+    // Where the executable bit is trusted (`core.fileMode`), a file that gained or lost it is
+    // changed, as git's diff sees it: a switch that rewrites it would lose the change.
+    let regular = entry.mode & 0o170000 == 0o100000 && found.kind == FileType::RegularFile;
+    if file_mode && regular && found.executable != (entry.mode & 0o100 != 0) {
+        return Ok(WorktreeState::Dirty);
+    }
     if found.stat == entry.stat && entry.stat != Stat::default() {
         return Ok(WorktreeState::Clean);
     }
@@ -288,6 +294,7 @@ pub fn switch(
         fresh,
         tracked: &old_entries,
         planner: &planner,
+        file_mode: options.file_mode,
     };
     type Item<'f, 'e> = (usize, (&'f TreeFile, &'f Option<&'e IndexEntry>));
     let decide = |at: &mut AtDir<'_>, (i, (file, old_entry)): Item<'_, '_>| {
@@ -335,7 +342,8 @@ pub fn switch(
             _ => {
                 let conversion = planner.for_path(&entry.path);
                 if !force
-                    && worktree_state(&mut at, entry, &conversion, odb)? == WorktreeState::Dirty
+                    && worktree_state(&mut at, entry, (&conversion, options.file_mode), odb)?
+                        == WorktreeState::Dirty
                 {
                     sorted
                         .dirty
@@ -393,6 +401,7 @@ struct Judge<'a> {
     fresh: bool,
     tracked: &'a Tracked<'a>,
     planner: &'a crate::convert::Planner<'a>,
+    file_mode: bool,
 }
 
 impl Judge<'_> {
@@ -415,7 +424,8 @@ impl Judge<'_> {
                 // With -f, a file that is missing or modified is written again, as git's
                 // `checkout -f` does; otherwise local changes to it are kept.
                 if self.force
-                    && worktree_state(at, entry, &conversion(), odb)? != WorktreeState::Clean
+                    && worktree_state(at, entry, (&conversion(), self.file_mode), odb)?
+                        != WorktreeState::Clean
                 {
                     Decision::Write
                 } else {
@@ -432,7 +442,8 @@ impl Judge<'_> {
             }
             Some(entry) => {
                 if !self.force
-                    && worktree_state(at, entry, &conversion(), odb)? == WorktreeState::Dirty
+                    && worktree_state(at, entry, (&conversion(), self.file_mode), odb)?
+                        == WorktreeState::Dirty
                 {
                     Decision::WriteOverLocalChange
                 } else {
@@ -613,7 +624,9 @@ pub fn clean_state(
     let mut at = AtDir::new(&root);
     for entry in &index.entries {
         let conversion = planner.for_path(&entry.path);
-        if worktree_state(&mut at, entry, &conversion, odb)? != WorktreeState::Clean {
+        if worktree_state(&mut at, entry, (&conversion, options.file_mode), odb)?
+            != WorktreeState::Clean
+        {
             return Ok(CleanState::UnstagedChanges);
         }
     }
@@ -624,4 +637,56 @@ pub fn clean_state(
         true => CleanState::Clean,
         false => CleanState::StagedChanges,
     })
+}
+
+/// What git's checkout lists once it switched (`M b`, `A c`, `D l`): the index and the work
+/// tree against the tree `tree` of the commit switched to, as `git diff-index --name-status`
+/// gives them, by path: `M` where the content (or the executable bit) differs, `T` where the
+/// kind of file does, `D` where the tree has a file that the index lacks or the work tree
+/// lost, `A` where the index has a file the tree lacks (while the work tree has it too).
+pub fn local_changes(
+    repo: &Repository,
+    tree: &ObjectId,
+    options: &CheckoutOptions,
+) -> Result<Vec<(char, String)>, CheckoutError> {
+    let root = repo.work_tree().ok_or(CheckoutError::Bare)?.to_owned();
+    let odb = repo.objects();
+    let index = read_index_or_empty(repo)?;
+    let files = flatten_reusing(odb, tree, Some(&index))?.files;
+    let attributes = load_attributes(repo, odb, &files)?;
+    let planner = Conversion::planner(&attributes, options.convert);
+    let mut at = AtDir::new(&root);
+    let mut state = |entry: &IndexEntry| {
+        worktree_state(
+            &mut at,
+            entry,
+            (&planner.for_path(&entry.path), options.file_mode),
+            odb,
+        )
+    };
+    let tracked = Tracked::new(&index.entries);
+    let (matched, added) = tracked.pair_with(&files);
+    let mut changes = Vec::new();
+    for (file, entry) in files.iter().zip(matched) {
+        let status = match entry {
+            None => Some('D'),
+            Some(entry) => match state(entry)? {
+                WorktreeState::Missing => Some('D'),
+                _ if entry.mode & 0o170000 != file.mode & 0o170000 => Some('T'),
+                WorktreeState::Dirty => Some('M'),
+                WorktreeState::Clean => (!same_file(entry, file.mode, &file.id)).then_some('M'),
+            },
+        };
+        changes.extend(status.map(|status| (status, file.path.as_slice())));
+    }
+    for entry in added {
+        if state(entry)? != WorktreeState::Missing {
+            changes.push(('A', entry.path.as_slice()));
+        }
+    }
+    changes.sort_by(|a, b| a.1.cmp(b.1));
+    let named = changes.into_iter();
+    Ok(named
+        .map(|(status, path)| (status, String::from_utf8_lossy(path).into_owned()))
+        .collect())
 }

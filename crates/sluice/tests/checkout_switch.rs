@@ -103,3 +103,76 @@ fn staged_additions_deletions_and_conflicts_match_git() {
         assert_eq!(view(&env, &ours), view(&env, &theirs));
     }
 }
+
+/// A work repository on `main` (commits `one`, `two`; branch `side` at `one`, where `a`
+/// differs), carrying changes of every kind: `b` modified, `c` and a file with a space and a
+/// non-ASCII letter in its name added, the symbolic link `l` deleted, an untracked file, and
+/// `a` made executable.
+fn carrying(env: &Env, name: &str) -> std::path::PathBuf {
+    let repo = env.init(name, false);
+    std::fs::write(repo.join("a"), "a\n").unwrap();
+    std::fs::write(repo.join("b"), "b\n").unwrap();
+    std::os::unix::fs::symlink("a", repo.join("l")).unwrap();
+    env.git(&repo, &["add", "."]);
+    env.git(&repo, &["commit", "-q", "-m", "one"]);
+    env.git(&repo, &["branch", "-M", "main"]);
+    env.git(&repo, &["branch", "side"]);
+    std::fs::write(repo.join("a"), "a2\n").unwrap();
+    env.git(&repo, &["commit", "-q", "-a", "-m", "two"]);
+    std::fs::write(repo.join("b"), "dirty\n").unwrap();
+    std::fs::write(repo.join("c"), "new\n").unwrap();
+    std::fs::create_dir(repo.join("d")).unwrap();
+    std::fs::write(repo.join("d/t\u{e4} b"), "q\n").unwrap();
+    env.git(&repo, &["add", "c", "d"]);
+    std::fs::remove_file(repo.join("l")).unwrap();
+    std::fs::write(repo.join("untracked"), "x\n").unwrap();
+    let a = repo.join("a");
+    let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(&a, mode).unwrap();
+    repo
+}
+
+/// After a switch git lists on standard output what the index and work tree carry over (as
+/// `diff-index --name-status` against the new commit, paths quoted), but not under -q or -f,
+/// nor for `-b` with no start point, which skips the switch. A file whose executable bit
+/// changed is a local change (`core.fileMode`): a switch that would rewrite it is refused.
+#[test]
+fn carried_changes_are_listed_and_kept_as_git_does() {
+    let cases: [&[&str]; 12] = [
+        &["checkout", "main"],
+        &["checkout", "-b", "new"],
+        &["checkout", "-b", "new", "HEAD"],
+        &["checkout", "-B", "main"],
+        &["checkout", "--detach"],
+        &["checkout", "--orphan", "o"],
+        &["checkout", "side"],
+        &["checkout", "HEAD~1"],
+        &["checkout", "-q", "main"],
+        &["-c", "core.fileMode=false", "checkout", "side"],
+        &["-c", "core.fileMode=false", "checkout", "-q", "side"],
+        &["checkout", "-f", "side"],
+    ];
+    for git in crate::util::gits() {
+        let env = Env::with_git(git.clone());
+        for (n, args) in cases.iter().enumerate() {
+            let [ours, theirs] =
+                ["ours", "theirs"].map(|side| carrying(&env, &format!("{side}{n}")));
+            let said = [(&ours, true), (&theirs, false)].map(|(repo, sluice)| {
+                let out = env.sluice_or_git(sluice, repo, args);
+                let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+                (out.status.code(), text(&out.stdout), text(&out.stderr))
+            });
+            assert_eq!(said[0], said[1], "{args:?} with {}", git.display());
+            assert_eq!(git_view(&env, &ours), git_view(&env, &theirs), "{args:?}");
+            let mode = |repo: &Path| {
+                let meta = std::fs::metadata(repo.join("a")).unwrap();
+                std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o111
+            };
+            assert_eq!(
+                mode(&ours),
+                mode(&theirs),
+                "{args:?}: the executable bit of a"
+            );
+        }
+    }
+}

@@ -112,6 +112,10 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if let Some(code) = switch_to(&args, context, &repo, &target)? {
         return Ok(code);
     }
+    // git's `-b <name>` with no start point skips the switch, and so the list.
+    if args.new_branch.is_none() || args.target.is_some() {
+        list_local_changes(&args, &repo, &target.id)?;
+    }
     if let Some(warning) = target.new_branch.as_ref().and_then(|b| b.warning.as_ref()) {
         eprintln!("warning: {warning}");
     }
@@ -171,11 +175,16 @@ fn orphan(
     name: &str,
 ) -> anyhow::Result<ExitCode> {
     let branch = new_branch::orphan(repo, name)?;
-    if let Some(start) = args.target.as_deref() {
-        let target = choose::detached_at(repo, start)?;
+    let mut start = current_commit(repo);
+    if let Some(given) = args.target.as_deref() {
+        let target = choose::detached_at(repo, given)?;
         if let Some(code) = switch_to(args, context, repo, &target)? {
             return Ok(code);
         }
+        start = Some(target.id);
+    }
+    if let Some(start) = start {
+        list_local_changes(args, repo, &start)?;
     }
     sluice_checkout::revision::orphan_head(repo, &branch)?;
     if !args.quiet {
@@ -207,6 +216,32 @@ fn switch_to(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// The commit `HEAD` is at (none on an unborn branch).
+fn current_commit(repo: &sluice_repo::Repository) -> Option<sluice_object::ObjectId> {
+    repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id)
+}
+
+/// What the switch to `commit` carried over, listed on standard output as git lists it after
+/// a switch (`M\tb`), but not under `-q` or `-f` (which carries nothing over).
+fn list_local_changes(
+    args: &CheckoutArgs,
+    repo: &sluice_repo::Repository,
+    commit: &sluice_object::ObjectId,
+) -> anyhow::Result<()> {
+    if args.quiet || args.force {
+        return Ok(());
+    }
+    let tree = commit_tree(repo.objects(), commit)?;
+    let options = CheckoutOptions::from_config(repo.config())?;
+    for (status, path) in sluice_checkout::local_changes(repo, &tree, &options)? {
+        println!(
+            "{status}\t{}",
+            sluice_object::c_quote::quoted_or_plain(&path)
+        );
+    }
+    Ok(())
 }
 
 /// Where the branch `HEAD` is on stands against its upstream (`checkout` with no name).
