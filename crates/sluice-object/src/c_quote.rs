@@ -10,34 +10,55 @@
 /// assert_eq!(sluice_object::c_quote::quoted("a \"b\"\n").as_deref(), Some(r#""a \"b\"\n""#));
 /// ```
 pub fn quoted(text: &str) -> Option<String> {
-    let needs = |b: u8| b < 0x20 || b == b'"' || b == b'\\' || b >= 0x7f;
+    quoted_as(text, true)
+}
+
+/// `text` inside double quotes with git's escapes where it needs them, a byte past ASCII among
+/// what needs them only when `fully` (`core.quotePath`, true unless set otherwise).
+fn quoted_as(text: &str, fully: bool) -> Option<String> {
+    let needs = |b: u8| b < 0x20 || b == b'"' || b == b'\\' || b == 0x7f || (fully && b > 0x7f);
     if !text.bytes().any(needs) {
         return None;
     }
-    let mut out = String::with_capacity(text.len() + 8);
-    out.push('"');
+    let mut out = Vec::with_capacity(text.len() + 8);
+    out.push(b'"');
     for b in text.bytes() {
-        match b {
-            0x07 => out.push_str("\\a"),
-            0x08 => out.push_str("\\b"),
-            b'\t' => out.push_str("\\t"),
-            b'\n' => out.push_str("\\n"),
-            0x0b => out.push_str("\\v"),
-            0x0c => out.push_str("\\f"),
-            b'\r' => out.push_str("\\r"),
-            b'"' => out.push_str("\\\""),
-            b'\\' => out.push_str("\\\\"),
-            b if needs(b) => out.push_str(&format!("\\{b:03o}")),
-            b => out.push(b as char),
-        }
+        let escape: &[u8] = match b {
+            0x07 => b"\\a",
+            0x08 => b"\\b",
+            b'\t' => b"\\t",
+            b'\n' => b"\\n",
+            0x0b => b"\\v",
+            0x0c => b"\\f",
+            b'\r' => b"\\r",
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b if needs(b) => {
+                out.extend(format!("\\{b:03o}").into_bytes());
+                continue;
+            }
+            // Unquoted, a byte keeps its place in the text's UTF-8.
+            b => {
+                out.push(b);
+                continue;
+            }
+        };
+        out.extend_from_slice(escape);
     }
-    out.push('"');
-    Some(out)
+    out.push(b'"');
+    // Only whole UTF-8 sequences stay unescaped (or none at all), so the bytes are UTF-8.
+    Some(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// `text` quoted where git would quote it, else as it is.
 pub fn quoted_or_plain(text: &str) -> std::borrow::Cow<'_, str> {
     quoted(text).map_or(std::borrow::Cow::Borrowed(text), std::borrow::Cow::Owned)
+}
+
+/// A path as git writes it in its lists: quoted where it needs to be, bytes past ASCII among
+/// what needs it unless `core.quotePath` is false (`fully`).
+pub fn path(text: &str, fully: bool) -> std::borrow::Cow<'_, str> {
+    quoted_as(text, fully).map_or(std::borrow::Cow::Borrowed(text), std::borrow::Cow::Owned)
 }
 
 #[cfg(test)]
@@ -55,5 +76,7 @@ mod tests {
             quoted_or_plain("deletion prohibited"),
             "deletion prohibited"
         );
+        assert_eq!(path("é\t", false), "\"é\\t\"");
+        assert_eq!(path("é", false), "é");
     }
 }

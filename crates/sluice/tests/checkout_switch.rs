@@ -133,13 +133,15 @@ fn carrying(env: &Env, name: &str) -> std::path::PathBuf {
 }
 
 /// After a switch git lists on standard output what the index and work tree carry over (as
-/// `diff-index --name-status` against the new commit, paths quoted), but not under -q or -f,
+/// `diff-index --name-status` against the new commit, paths quoted as `core.quotePath` says),
+/// but not under -q or -f,
 /// nor for `-b` with no start point, which skips the switch. A file whose executable bit
 /// changed is a local change (`core.fileMode`): a switch that would rewrite it is refused.
 #[test]
 fn carried_changes_are_listed_and_kept_as_git_does() {
-    let cases: [&[&str]; 12] = [
+    let cases: [&[&str]; 13] = [
         &["checkout", "main"],
+        &["-c", "core.quotePath=false", "checkout", "main"],
         &["checkout", "-b", "new"],
         &["checkout", "-b", "new", "HEAD"],
         &["checkout", "-B", "main"],

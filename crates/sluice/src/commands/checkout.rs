@@ -235,11 +235,9 @@ fn list_local_changes(
     }
     let tree = commit_tree(repo.objects(), commit)?;
     let options = CheckoutOptions::from_config(repo.config())?;
+    let fully = (repo.config().get_bool("core.quotepath")?).unwrap_or(true);
     for (status, path) in sluice_checkout::local_changes(repo, &tree, &options)? {
-        println!(
-            "{status}\t{}",
-            sluice_object::c_quote::quoted_or_plain(&path)
-        );
+        println!("{status}\t{}", sluice_object::c_quote::path(&path, fully));
     }
     Ok(())
 }
