@@ -130,9 +130,15 @@ pub enum CheckoutError {
     /// Local changes that the checkout would overwrite.
     #[error("Your local changes to the following files would be overwritten by checkout:\n{}\nPlease commit your changes or stash them before you switch branches.\nAborting", list(.0))]
     LocalChanges(Vec<String>),
-    /// Untracked files in the way.
-    #[error("The following untracked working tree files would be overwritten by checkout:\n{}\nPlease move or remove them before you switch branches.\nAborting", list(.0))]
-    Untracked(Vec<String>),
+    /// Untracked files in the way: files where the target has files, and directories (holding
+    /// untracked files) where the target has a file, each said as git says it.
+    #[error("{}", untracked_words(files, dirs))]
+    Untracked {
+        /// Untracked files the switch would overwrite.
+        files: Vec<String>,
+        /// Directories whose untracked files the switch would lose.
+        dirs: Vec<String>,
+    },
     /// The destination of a fresh checkout is not empty where it must write.
     #[error("destination path '{0}' already exists")]
     Exists(String),
@@ -142,6 +148,22 @@ pub enum CheckoutError {
     /// A name that names no commit to check out, or a branch that cannot be made.
     #[error(transparent)]
     Revision(Box<revision::RevisionError>),
+}
+
+/// git's words for untracked files in the way of a switch: the directories first, then the
+/// files, each kind an error of its own, as git's unpack-trees reports them.
+fn untracked_words(files: &[String], dirs: &[String]) -> String {
+    let mut blocks = Vec::new();
+    if !dirs.is_empty() {
+        blocks.push(format!(
+            "Updating the following directories would lose untracked files in them:\n{}\n\n",
+            list(dirs)
+        ));
+    }
+    if !files.is_empty() {
+        blocks.push(format!("The following untracked working tree files would be overwritten by checkout:\n{}\nPlease move or remove them before you switch branches.\n", list(files)));
+    }
+    blocks.join("error: ") + "Aborting"
 }
 
 fn list(paths: &[String]) -> String {

@@ -31,8 +31,11 @@ enum Decision {
     Write,
     /// Write it, though that loses a local change (refused without -f).
     WriteOverLocalChange,
-    /// Write it, though untracked files are in the way (refused without -f).
-    WriteOverUntracked(Box<[String]>),
+    /// Write it, though an untracked file is in the way (refused without -f).
+    WriteOverUntracked(String),
+    /// Write it, though a directory holding untracked files is in the way (refused without
+    /// -f).
+    WriteOverUntrackedDir(String),
     /// Keep the index entry and the file as they are, though they differ from the target:
     /// the commits agree there, so the difference is a change staged in the index.
     Carry,
@@ -357,9 +360,13 @@ pub fn switch(
         sorted.dirty.sort();
         return Err(CheckoutError::LocalChanges(sorted.dirty));
     }
-    if !sorted.untracked.is_empty() {
+    if !sorted.untracked.is_empty() || !sorted.untracked_dirs.is_empty() {
         sorted.untracked.sort();
-        return Err(CheckoutError::Untracked(sorted.untracked));
+        sorted.untracked_dirs.sort();
+        return Err(CheckoutError::Untracked {
+            files: sorted.untracked,
+            dirs: sorted.untracked_dirs,
+        });
     }
 
     remove_from_work_tree(&root, &dropped)?;
@@ -457,15 +464,16 @@ impl Judge<'_> {
             None => match at.lstat(&file.path) {
                 // A directory in the way is fine if the switch removes all it holds.
                 Ok(Some(found)) if found.is_dir() && file.mode != 0o160000 => {
-                    Decision::WriteOverUntracked(
-                        untracked_below(root, &file.path, self.tracked).into(),
-                    )
+                    match untracked_below(root, &file.path, self.tracked).is_empty() {
+                        true => Decision::Write,
+                        false => Decision::WriteOverUntrackedDir(
+                            String::from_utf8_lossy(&file.path).into_owned(),
+                        ),
+                    }
                 }
                 Ok(Some(found)) if found.is_dir() => Decision::Write,
                 Ok(Some(_)) => {
-                    Decision::WriteOverUntracked(Box::new([
-                        String::from_utf8_lossy(&file.path).into_owned()
-                    ]))
+                    Decision::WriteOverUntracked(String::from_utf8_lossy(&file.path).into_owned())
                 }
                 Ok(None) | Err(_) => Decision::Write,
             },
@@ -488,6 +496,8 @@ struct Sorted {
     dirty: Vec<String>,
     /// Untracked files in the way.
     untracked: Vec<String>,
+    /// Directories in the way that hold untracked files.
+    untracked_dirs: Vec<String>,
 }
 
 impl Sorted {
@@ -503,6 +513,7 @@ impl Sorted {
             carried: Vec::new(),
             dirty: Vec::new(),
             untracked: Vec::new(),
+            untracked_dirs: Vec::new(),
         };
         for (i, decision) in decisions.into_iter().enumerate() {
             match decision {
@@ -525,8 +536,12 @@ impl Sorted {
                     sorted.dirty.push(path);
                     sorted.to_write.push(i);
                 }
-                Decision::WriteOverUntracked(paths) => {
-                    sorted.untracked.extend(paths.into_vec());
+                Decision::WriteOverUntracked(path) => {
+                    sorted.untracked.push(path);
+                    sorted.to_write.push(i);
+                }
+                Decision::WriteOverUntrackedDir(dir) => {
+                    sorted.untracked_dirs.push(dir);
                     sorted.to_write.push(i);
                 }
             }
@@ -673,6 +688,8 @@ pub fn local_changes(
             Some(entry) => match state(entry)? {
                 WorktreeState::Missing => Some('D'),
                 _ if entry.mode & 0o170000 != file.mode & 0o170000 => Some('T'),
+                // A file become a symbolic link (or the other way) is a change of type.
+                WorktreeState::Dirty if kind_changed(&root, &file.path, file.mode) => Some('T'),
                 WorktreeState::Dirty => Some('M'),
                 WorktreeState::Clean => (!same_file(entry, file.mode, &file.id)).then_some('M'),
             },
@@ -689,4 +706,17 @@ pub fn local_changes(
     Ok(named
         .map(|(status, path)| (status, String::from_utf8_lossy(path).into_owned()))
         .collect())
+}
+
+/// Whether the work tree's file at `path` is of another kind (file, symbolic link) than the
+/// tree's `mode` says.
+fn kind_changed(root: &Path, path: &[u8], mode: u32) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(root.join(OsStr::from_bytes(path))) else {
+        return false;
+    };
+    match mode & 0o170000 {
+        0o120000 => !meta.file_type().is_symlink(),
+        0o100000 => !meta.file_type().is_file(),
+        _ => false,
+    }
 }

@@ -178,3 +178,71 @@ fn carried_changes_are_listed_and_kept_as_git_does() {
         }
     }
 }
+
+/// A work repository on `side` (at `one`: `a`, `b`, the link `l`, `dir/f`), whose `main`
+/// replaces the directory `dir` with a file and adds `n`.
+fn file_for_directory(env: &Env, name: &str) -> std::path::PathBuf {
+    let repo = env.init(name, false);
+    for (path, text) in [("a", "a\n"), ("b", "b\n"), ("dir/f", "f\n")] {
+        let path = repo.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    std::os::unix::fs::symlink("a", repo.join("l")).unwrap();
+    env.git(&repo, &["add", "."]);
+    env.git(&repo, &["commit", "-q", "-m", "one"]);
+    env.git(&repo, &["branch", "-M", "main"]);
+    env.git(&repo, &["branch", "side"]);
+    env.git(&repo, &["rm", "-q", "-r", "dir"]);
+    std::fs::write(repo.join("dir"), "notdir\n").unwrap();
+    std::fs::write(repo.join("n"), "new\n").unwrap();
+    env.git(&repo, &["add", "dir", "n"]);
+    env.git(&repo, &["commit", "-q", "-m", "two"]);
+    env.git(&repo, &["checkout", "-q", "side"]);
+    repo
+}
+
+/// Untracked files in a directory the target makes a file, and untracked files where it has
+/// files, refuse the switch in git's two errors; a file turned into a symbolic link (or the
+/// other way) is listed as a change of type.
+#[test]
+fn untracked_files_and_changes_of_type_are_said_as_git_says_them() {
+    type Change = fn(&Path);
+    let changes: [(&str, Change); 5] = [
+        ("untracked below dir", |r| {
+            std::fs::write(r.join("dir/g"), "x\n").unwrap()
+        }),
+        ("untracked n", |r| {
+            std::fs::write(r.join("n"), "y\n").unwrap()
+        }),
+        ("both", |r| {
+            std::fs::write(r.join("dir/g"), "x\n").unwrap();
+            std::fs::write(r.join("n"), "y\n").unwrap();
+        }),
+        ("b a link", |r| {
+            std::fs::remove_file(r.join("b")).unwrap();
+            std::os::unix::fs::symlink("a", r.join("b")).unwrap();
+        }),
+        ("l a file", |r| {
+            std::fs::remove_file(r.join("l")).unwrap();
+            std::fs::write(r.join("l"), "x\n").unwrap();
+        }),
+    ];
+    for git in crate::util::gits() {
+        let env = Env::with_git(git.clone());
+        for (n, (what, change)) in changes.iter().enumerate() {
+            let [ours, theirs] = ["ours", "theirs"].map(|side| {
+                let repo = file_for_directory(&env, &format!("{side}{n}"));
+                change(&repo);
+                repo
+            });
+            let said = [(&ours, true), (&theirs, false)].map(|(repo, sluice)| {
+                let out = env.sluice_or_git(sluice, repo, &["checkout", "main"]);
+                let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+                (out.status.code(), text(&out.stdout), text(&out.stderr))
+            });
+            assert_eq!(said[0], said[1], "{what} with {}", git.display());
+            assert_eq!(git_view(&env, &ours), git_view(&env, &theirs), "{what}");
+        }
+    }
+}

@@ -210,7 +210,7 @@ fn switch_to(
         TerminalProgress::new(crate::progress::enabled(show, args.progress && !args.quiet));
     match switch(repo, &tree, args.force, &options, &progress) {
         Ok(_) => Ok(None),
-        Err(e @ (CheckoutError::LocalChanges(_) | CheckoutError::Untracked(_))) => {
+        Err(e @ (CheckoutError::LocalChanges(_) | CheckoutError::Untracked { .. })) => {
             eprintln!("error: {e}");
             Ok(Some(ExitCode::from(1)))
         }
