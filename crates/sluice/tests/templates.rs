@@ -68,11 +68,16 @@ fn clones_copy_their_template_as_git_does() {
         let dir = template.to_str().unwrap();
         let given = format!("--template={dir}");
         let setting = format!("init.templateDir={dir}");
-        // (the clone's arguments, GIT_TEMPLATE_DIR)
-        let cases: [(Vec<&str>, Option<&str>); 3] = [
+        // (the clone's arguments, GIT_TEMPLATE_DIR); an empty `--template=` is git's way to
+        // copy none, whatever else names one.
+        let cases: [(Vec<&str>, Option<&str>); 4] = [
             (vec!["clone", "-q", &given], None),
             (vec!["-c", &setting, "clone", "-q"], None),
             (vec!["clone", "-q", "--bare"], Some(dir)),
+            (
+                vec!["-c", &setting, "clone", "-q", "--template="],
+                Some(dir),
+            ),
         ];
         for (i, (args, variable)) in cases.iter().enumerate() {
             let mut seen = Vec::new();

@@ -141,6 +141,15 @@ pub(crate) fn either(on: bool, off: bool) -> Option<bool> {
     (on || off).then_some(on)
 }
 
+/// A path option's value as given, the empty one too (clap's own path parser refuses it), for
+/// options where git gives the empty path a meaning (`--template=`: no templates).
+pub(crate) fn any_path() -> impl clap::builder::TypedValueParser<Value = std::path::PathBuf> {
+    clap::builder::TypedValueParser::map(
+        clap::builder::OsStringValueParser::new(),
+        std::path::PathBuf::from,
+    )
+}
+
 /// The lines of standard input (refs, ids or pack names a command reads with `--stdin*`).
 pub(crate) fn stdin_lines() -> anyhow::Result<Vec<String>> {
     let mut text = String::new();

@@ -6,7 +6,7 @@
 //! (see `local_clone`). A failure (or a signal) removes what the clone created.
 
 use super::remote::RemoteLines;
-use super::{either, Context};
+use super::{any_path, either, Context};
 use crate::progress::TerminalProgress;
 use anyhow::bail;
 use clap::Args;
@@ -114,8 +114,8 @@ pub struct CloneArgs {
     #[arg(short = 'c', long = "config", value_name = "key=value")]
     config: Vec<String>,
     /// Copy this template directory into the new repository (else `GIT_TEMPLATE_DIR`, else
-    /// `init.templateDir`).
-    #[arg(long, value_name = "template-directory")]
+    /// `init.templateDir`); an empty name copies none.
+    #[arg(long, value_name = "template-directory", value_parser = any_path())]
     template: Option<PathBuf>,
     /// Name the remote <name> instead of `origin` (or `clone.defaultRemoteName`).
     #[arg(short = 'o', long, value_name = "name")]
