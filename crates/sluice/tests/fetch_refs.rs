@@ -317,7 +317,7 @@ fn fetch_settings_and_many_remotes_match_git() {
         let help = env.git_with_input(env.path(), &["fetch", "-h"], b"");
         let porcelain = String::from_utf8_lossy(&help.stdout).contains("--porcelain");
         // (settings as `key=value`, the fetch's arguments)
-        let cases: [(&[&str], &[&str]); 46] = [
+        let cases: [(&[&str], &[&str]); 50] = [
             (&["fetch.prune=true"], &["origin"]),
             (
                 &["fetch.prune=true", "remote.origin.prune=false"],
@@ -339,6 +339,12 @@ fn fetch_settings_and_many_remotes_match_git() {
             (&["remote.bad.url=/nonexistent"], &["--all", "--no-tags"]),
             (&["remotes.both=up origin"], &["both"]),
             (&[], &["--multiple", "-q", "up", "origin"]),
+            // `--multiple` runs a fetch per remote even for one, and naming none is the usual
+            // fetch; what git refuses where it runs one per remote.
+            (&[], &["--multiple", "up"]),
+            (&[], &["--multiple", "-v"]),
+            (&[], &["--all", "--atomic"]),
+            (&[], &["--multiple", "--negotiate-only", "up", "origin"]),
             (
                 &[],
                 &["origin", "refs/remotes/up/main", "refs/tags/*:refs/tags/*"],

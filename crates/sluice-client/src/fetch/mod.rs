@@ -23,7 +23,7 @@ pub use mapping::{
     Update, TAG_REFSPEC,
 };
 pub use plan::{FetchChoice, FetchPlan, FetchPlanError};
-pub use remotes::{remotes_to_fetch, Selection, SelectionError};
+pub use remotes::{remotes_to_fetch, Remotes, Selection, SelectionError};
 pub use report::{kind_of, short_name, NamesFormat, Report, Summary};
 pub use run::{
     fetch_remote, negotiate_only, FetchMessages, FetchOptions, FetchOutcome, Moved, RunError,

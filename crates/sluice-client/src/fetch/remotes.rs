@@ -38,12 +38,23 @@ pub struct Selection<'a> {
     pub refspecs: &'a [String],
 }
 
-/// The remotes `--all`, `--multiple` or a group name (`remotes.<group>`) stand for, in order;
-/// `None` for the usual fetch of one remote or URL.
-pub fn remotes_to_fetch(
-    repo: &Repository,
-    args: &Selection,
-) -> Result<Option<Vec<String>>, SelectionError> {
+/// What one `git fetch` fetches, as git decides it from the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Remotes {
+    /// The usual fetch: the repository argument (a remote or a URL) with the refspecs after
+    /// it, or the default remote where none is named (`--multiple` naming nothing, too).
+    Given,
+    /// The one remote `--all` finds, fetched as if named alone: git runs no fetch per remote
+    /// for a list of one.
+    Only(String),
+    /// Each of these in turn, each as `fetch --append <name>`, announced as "Fetching <name>":
+    /// `--all` over several remotes, a group of several, and `--multiple` whatever it names,
+    /// one remote too. Empty where the default remote is none git knows: nothing is fetched.
+    Each(Vec<String>),
+}
+
+/// The remotes `--all`, `--multiple` or a group name (`remotes.<group>`) stand for, in order.
+pub fn remotes_to_fetch(repo: &Repository, args: &Selection) -> Result<Remotes, SelectionError> {
     let config = repo.config();
     let group = |name: &str| -> Vec<String> {
         match config.get(&format!("remotes.{name}")) {
@@ -63,9 +74,13 @@ pub fn remotes_to_fetch(
                 names.push(name);
             }
         }
-        return Ok(Some(names));
+        return Ok(match <[String; 1]>::try_from(names) {
+            Ok([only]) => Remotes::Only(only),
+            Err(names) => Remotes::Each(names),
+        });
     }
-    if args.multiple {
+    // `--multiple` with no words is the fetch of the default remote, as git's.
+    if args.multiple && args.repository.is_some() {
         let mut names: Vec<String> = Vec::new();
         for word in args.repository.into_iter().chain(args.refspecs) {
             let mut members = group(word);
@@ -81,19 +96,19 @@ pub fn remotes_to_fetch(
                 }
             }
         }
-        return Ok(Some(names));
+        return Ok(Remotes::Each(names));
     }
     if args.repository.is_none() && !default_remote_known(repo) {
-        return Ok(Some(Vec::new()));
+        return Ok(Remotes::Each(Vec::new()));
     }
     let members = args.repository.map(|name| group(name)).unwrap_or_default();
     if members.len() < 2 {
-        return Ok(None);
+        return Ok(Remotes::Given);
     }
     if !args.refspecs.is_empty() {
         return Err(SelectionError::GroupWithRefspecs);
     }
-    Ok(Some(members))
+    Ok(Remotes::Each(members))
 }
 
 /// Whether the remote a fetch that names none falls back to is one git knows: named by the

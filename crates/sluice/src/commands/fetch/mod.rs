@@ -21,8 +21,8 @@ mod report;
 use report::{print_report, ReportFormat};
 use sluice_client::fetch::{
     display_url, fetch_remote, negotiate_only, remotes_to_fetch, FetchChoice, FetchMessages,
-    FetchOptions, FetchOutcome, FetchPlan, FetchSettings, GivenSettings, Refused, Selection,
-    UNCHECKED_FORCED_UPDATES,
+    FetchOptions, FetchOutcome, FetchPlan, FetchSettings, GivenSettings, Refused, Remotes,
+    RunError, Selection, UNCHECKED_FORCED_UPDATES,
 };
 use sluice_remote::{Deepen, IpVersion};
 use sluice_repo::date::parse_since;
@@ -212,6 +212,13 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         args.filter = Some(filter_spec(spec)?);
     }
     let repo = context.require_repository()?;
+    let recursion = recursion(&args)?;
+    if args.porcelain && recursion != Some(Recursion::Off) {
+        bail!("options '--porcelain' and '--recurse-submodules' cannot be used together");
+    }
+    if args.negotiate_only && args.negotiation_tip.is_empty() {
+        return Err(RunError::NegotiateOnlyWithoutTips.into());
+    }
     let shallow = !repo.shallow_commits()?.is_empty();
     let (unshallow, depth) = ((args.unshallow, shallow), args.depth.as_deref());
     let depth = sluice_remote::fetch_depth(depth, args.deepen, unshallow)?;
@@ -221,10 +228,6 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         not: args.shallow_exclude.clone(),
         relative: depth.relative,
     };
-    let recursion = recursion(&args)?;
-    if args.porcelain && recursion != Some(Recursion::Off) {
-        bail!("options '--porcelain' and '--recurse-submodules' cannot be used together");
-    }
     let mut submodules = SubmoduleFetch::from_config(&repo, recursion, jobs_given(&args))?;
     // `fetch.output` is read (and a bad value refused) under `--porcelain` too, as git's.
     let given = GivenSettings {
@@ -247,7 +250,7 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         refspecs: &args.refspecs,
     };
     let code = match remotes_to_fetch(&repo, &selection)? {
-        None => {
+        Remotes::Given => {
             let mut refspecs = refspec::command_line(&args.refspecs)?;
             if args.stdin {
                 let mut text = String::new();
@@ -257,18 +260,12 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
             let one = one(args.repository.as_deref(), refspecs);
             fetch_one(&args, context, &repo, &one, settings, &mut submodules)
         }
-        Some(names) if names.len() == 1 => fetch_one(
-            &args,
-            context,
-            &repo,
-            &one(Some(&names[0]), Vec::new()),
-            settings,
-            &mut submodules,
-        ),
-        Some(_) if args.filter.is_some() => {
-            bail!("--filter can only be used with the remote configured in extensions.partialclone")
+        Remotes::Only(name) => {
+            let one = one(Some(&name), Vec::new());
+            fetch_one(&args, context, &repo, &one, settings, &mut submodules)
         }
-        Some(names) => {
+        Remotes::Each(names) => {
+            refuse_for_each(&args)?;
             let jobs = job_count(jobs_given(&args), repo.config(), &["fetch.parallel"])?;
             match jobs {
                 1 => fetch_each(&args, context, &repo, &names, settings, &mut submodules),
@@ -299,6 +296,32 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(code)
+}
+
+/// What git refuses where a fetch runs one fetch per remote, in git's order.
+fn refuse_for_each(args: &FetchArgs) -> anyhow::Result<()> {
+    let refused = [
+        (
+            args.negotiate_only,
+            "must supply remote when using --negotiate-only",
+        ),
+        (
+            args.filter.is_some(),
+            "--filter can only be used with the remote configured in extensions.partialclone",
+        ),
+        (
+            args.atomic,
+            "--atomic can only be used when fetching from one remote",
+        ),
+        (
+            args.stdin,
+            "--stdin can only be used when fetching from one remote",
+        ),
+    ];
+    match refused.iter().find(|(given, _)| *given) {
+        Some((_, message)) => bail!("{message}"),
+        None => Ok(()),
+    }
 }
 
 /// RemoteFetch remote's fetch, and what it writes to FETCH_HEAD and the reflogs.
