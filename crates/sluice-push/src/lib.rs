@@ -58,6 +58,10 @@ pub enum PushError {
     /// A short destination whose kind cannot be guessed.
     #[error("The destination you provided is not a full refname (i.e.,\nstarting with \"refs/\"). We tried to guess what you meant by:\n\n- Looking for a ref that matches '{0}' on the remote side.\n- Checking if the <src> being pushed ('{0}')\n  is a ref in \"refs/{{heads,tags}}/\". If so we add a corresponding\n  refs/{{heads,tags}}/ prefix on the remote side.\n\nNeither worked, so we gave up. You must fully qualify the ref.")]
     NotAFullRefname(String),
+    /// A source given alone that is a symbolic ref to something other than a branch (git's
+    /// `push origin origin`, whose `refs/remotes/origin/HEAD` names a remote-tracking ref).
+    #[error("{0} cannot be resolved to branch")]
+    NotABranch(String),
     /// A `--force-with-lease` value that names no object.
     #[error("cannot parse expected object name '{0}'")]
     BadLeaseValue(String),
@@ -293,7 +297,7 @@ pub struct PushedRef {
 }
 
 /// The ref whose refusal failed an atomic push before anything was sent, and its status.
-pub type AtomicFailure = (String, RefStatus);
+pub(crate) type AtomicFailure = (String, RefStatus);
 
 /// What a push did.
 #[derive(Debug)]
@@ -305,8 +309,6 @@ pub struct PushOutcome {
     pub advertised: Vec<String>,
     /// The server refused the pack: `unpack <reason>`.
     pub unpack_error: Option<String>,
-    /// Under `--atomic`, the first ref refused before sending and why.
-    pub atomic_failure: Option<AtomicFailure>,
     /// Upstreams recorded by `--set-upstream`.
     pub upstreams: Vec<UpstreamSet>,
     /// `--signed=if-asked` to a server that asked for no certificate: sent unsigned.
@@ -407,7 +409,8 @@ pub trait PushMessages: Sync {
     /// `push.negotiate` failed for this reason; the push goes on without it.
     fn negotiation_failed(&self, error: &sluice_client::fetch::RunError);
 
-    /// The server's report broke the protocol in a way the push survives (git's words).
+    /// An error the push survives, in git's words: the server's report broke the protocol,
+    /// or an atomic push failed before anything was sent.
     fn error(&self, message: &str);
 }
 
@@ -511,8 +514,8 @@ pub fn push(
     let judged = judge_refs(repo, plan, options, &connection);
     let (mut refs, atomic_failure) = match judged {
         Ok(judged) => judged,
+        // As git: the server is told the push is off (a flush) rather than left hanging.
         Err(e) => {
-            // As git: the server is told the push is off (a flush) rather than left hanging.
             let _ = connection.finish();
             return Err(e);
         }
@@ -572,8 +575,19 @@ pub fn push(
                 r.status = RefStatus::Ok;
             }
         }
-        // Nothing to send: a flush ends the session.
-        connection.finish()?;
+        match &atomic_failure {
+            // As git: said at once, and the server left without a word (git's receive-pack
+            // then says the remote end hung up, and fails).
+            Some((name, status)) => {
+                let code = status.git_code();
+                messages.error(&format!(
+                    "atomic push failed for ref {name}. status: {code}"
+                ));
+                let _ = connection.abandon();
+            }
+            // Nothing to send: a flush ends the session.
+            None => connection.finish()?,
+        }
     }
     let (mut upstreams, mut tracked) = (Vec::new(), Vec::new());
     if !options.dry_run {
@@ -589,7 +603,6 @@ pub fn push(
         refs,
         advertised,
         unpack_error,
-        atomic_failure,
         upstreams,
         tracking: tracked,
         sent_unsigned,

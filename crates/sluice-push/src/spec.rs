@@ -49,11 +49,21 @@ impl PushRefspec {
             Some((src, dst)) => (src, Some(dst)),
             None => (rest, None),
         };
+        // `@` alone is another name of HEAD, as git reads refspecs.
+        let src = match src {
+            "@" => "HEAD",
+            src => src,
+        };
         let stars = |s: &str| s.matches('*').count();
         if stars(src) > 1 || dst.is_some_and(|d| stars(d) != stars(src)) {
             return Err(invalid());
         }
         if dst.is_some_and(|d| !d.is_empty() && !valid_name(d)) {
+            return Err(invalid());
+        }
+        // A source alone, or a pattern, must look like a ref; an expression (`main~1`,
+        // `@{u}`) is a source only with a destination, as git reads push refspecs.
+        if !src.is_empty() && (dst.is_none() || src.contains('*')) && !valid_name(src) {
             return Err(invalid());
         }
         // `<src>:` names no destination: git refuses it for a push (a fetch takes it); an
@@ -283,7 +293,7 @@ fn explicit(
     let dst = match (&spec.dst, &src) {
         (Some(dst), _) => destination(dst, src.as_ref(), advertised)?,
         (None, Some(src)) => match &src.ref_name {
-            Some(name) => name.clone(),
+            Some(name) => branch_behind(repo, name)?,
             None => return Err(PushError::NotAFullRefname(src.shown.clone())),
         },
         (None, None) => unreachable!("a matching refspec is paired elsewhere"),
@@ -293,6 +303,16 @@ fn explicit(
         dst,
         force: spec.force,
     })
+}
+
+/// The destination a source ref given alone pushes to: its own name, or where it is a
+/// symbolic ref, the branch it names (a symbolic ref to anything else is refused, as git).
+fn branch_behind(repo: &Repository, name: &str) -> Result<String, PushError> {
+    match repo.refs().read(name) {
+        Ok(Some(RefTarget::Symbolic(target))) if target.starts_with("refs/heads/") => Ok(target),
+        Ok(Some(RefTarget::Symbolic(_))) => Err(PushError::NotABranch(name.to_owned())),
+        _ => Ok(name.to_owned()),
+    }
 }
 
 /// A destination's full name: a remote ref it names by git's rules for short names, else the
@@ -343,7 +363,7 @@ pub(crate) struct Source {
 pub(crate) fn resolve_source(repo: &Repository, expression: &str) -> Option<Source> {
     let split = expression.find(['~', '^']).unwrap_or(expression.len());
     let base = &expression[..split];
-    if (base == "HEAD" || base == "@") && split == expression.len() {
+    if base == "HEAD" && split == expression.len() {
         let branch = match repo.refs().read("HEAD").ok()? {
             Some(RefTarget::Symbolic(branch)) => Some(branch),
             _ => None,
@@ -355,14 +375,17 @@ pub(crate) fn resolve_source(repo: &Repository, expression: &str) -> Option<Sour
             id: id?,
         });
     }
-    let expression = match base {
+    let resolved = match base {
         "@" => format!("HEAD{}", &expression[split..]),
         _ => expression.to_owned(),
     };
-    let named = sluice_repo::revision::resolve(repo, &expression)?;
+    let named = sluice_repo::revision::resolve(repo, &resolved)?;
+    // A ref is matched by its name as written; `@{u}`, `@{push}` or `@{-1}` lead to a ref,
+    // but git pushes them as the objects they name, shown as written.
+    let ref_name = named.ref_name.filter(|_| !expression.contains("@{"));
     Some(Source {
-        shown: named.ref_name.clone().unwrap_or(expression),
-        ref_name: named.ref_name,
+        shown: ref_name.clone().unwrap_or_else(|| expression.to_owned()),
+        ref_name,
         id: named.id,
     })
 }

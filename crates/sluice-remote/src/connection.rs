@@ -352,6 +352,12 @@ impl Connection {
         self.link.finish()
     }
 
+    /// Gives the session up without a word, as git's client does where it dies: a v0 server
+    /// finds the connection closed (git's receive-pack says the remote end hung up).
+    pub fn abandon(self) -> Result<(), FetchError> {
+        self.link.finish()
+    }
+
     /// Ends the session: in v2 the client says nothing more; the server must exit cleanly.
     pub fn finish(mut self) -> Result<(), FetchError> {
         if self.version == ProtocolVersion::V0 && !self.link.stateless() {

@@ -179,6 +179,8 @@ pub fn negotiate_only(
     }
     let mut connection = remote.connect(connect)?;
     if connection.version() != sluice_remote::ProtocolVersion::V2 {
+        // The server is told the session is over rather than left to find it closed.
+        let _ = connection.finish();
         return Err(RunError::NegotiateOnlyNeedsV2);
     }
     let tips = negotiation_tips(repo, tips)?;

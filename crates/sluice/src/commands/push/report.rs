@@ -25,12 +25,6 @@ pub(super) fn print(
     if outcome.sent_unsigned {
         eprintln!("warning: not sending a push certificate since the receiving end does not support --signed push");
     }
-    if let Some((name, status)) = &outcome.atomic_failure {
-        eprintln!(
-            "error: atomic push failed for ref {name}. status: {}",
-            status.git_code()
-        );
-    }
     if let Some(reason) = &outcome.unpack_error {
         eprintln!("error: remote unpack failed: {reason}");
     }
