@@ -122,6 +122,16 @@ impl PushPlan {
         let receive_pack = (remote_name.as_ref())
             .and_then(|n| config.get(&format!("remote.{n}.receivepack")))
             .map(str::to_owned);
+        // `remote.<name>.mirror` is `--mirror` for that remote, refused with refspecs as git
+        // refuses it (`--tags` beside it is left as `--tags` alone).
+        let configured_mirror = match &remote_name {
+            Some(n) if !choice.tags => config.get_bool(&format!("remote.{n}.mirror"))?,
+            _ => None,
+        };
+        let mirror = choice.mirror || configured_mirror == Some(true);
+        if mirror && !choice.refspecs.is_empty() {
+            return Err(PushError::CombinedWithRefspecs("--mirror"));
+        }
         let mut specs: Vec<PushRefspec> = (choice.refspecs.iter())
             .map(|text| match choice.delete {
                 true => PushRefspec::parse(&format!(":{text}")),
@@ -129,10 +139,9 @@ impl PushPlan {
             })
             .collect::<Result<_, _>>()?;
         let pattern = |text: &str| PushRefspec::parse(text);
-        if choice.mirror {
+        if mirror {
             specs.push(pattern("+refs/*:refs/*")?);
-        }
-        if choice.all {
+        } else if choice.all {
             specs.push(pattern("refs/heads/*:refs/heads/*")?);
         }
         if choice.tags {
@@ -169,7 +178,7 @@ impl PushPlan {
                     remote,
                     remote_name: remote_name.clone(),
                     specs: specs.clone(),
-                    prune: choice.mirror,
+                    prune: mirror,
                     receive_pack: receive_pack.clone(),
                     set_upstream,
                 })

@@ -203,7 +203,7 @@ fn refusals_leases_and_selections_are_gits() {
             );
             env.git(&other, &["push", "-q", "origin", "HEAD:refs/heads/moved"]);
         }
-        let steps: Vec<Vec<&str>> = vec![
+        let mut steps: Vec<Vec<&str>> = vec![
             vec!["origin", "main:moved"],
             vec!["--atomic", "origin", "main:moved", "main:refs/heads/new"],
             vec!["--force-with-lease", "origin", "main:moved"],
@@ -222,7 +222,16 @@ fn refusals_leases_and_selections_are_gits() {
             vec!["--signed", "origin", "main"],
             vec!["-n", "--signed", "origin", "main:refs/heads/dry"],
             vec!["--signed=if-asked", "origin", "main"],
+            // `remote.<name>.mirror`: a mirror push to that remote, refspecs refused.
+            vec!["!commit", "five"],
+            vec!["!git", "config", "remote.origin.mirror", "true"],
+            vec!["origin", "main"],
         ];
+        // `--all` beside it is a mirror push in 2.47; 2.39 refused the two together.
+        if git.starts_with("/usr/local") {
+            steps.extend([vec!["!commit", "six"], vec!["--all"]]);
+        }
+        steps.extend([vec!["!git", "update-ref", "-d", "refs/heads/moved"], vec![]]);
         compare(&env, &git, &sides, &steps);
     }
 }
