@@ -1,7 +1,7 @@
 //! Where a push goes and what it pushes when the command line does not say: the remote
 //! (`branch.<name>.pushRemote`, `remote.pushDefault`, `branch.<name>.remote`, `origin`) and its
-//! `pushurl`, then the refspecs: `--mirror`, `--all`, `--tags`, `--delete`, else
-//! `remote.<name>.push`, else `push.default` (`simple` unless set).
+//! `pushurl`, then the refspecs: `--mirror` (or `remote.<name>.mirror`), `--all`, `--tags`,
+//! `--delete`, else `remote.<name>.push`, else `push.default` (`simple` unless set).
 
 use super::settings::PushDefault;
 use super::spec::PushRefspec;
