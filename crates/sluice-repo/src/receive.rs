@@ -65,12 +65,30 @@ pub fn receive_into(
 /// Why a pack could not be unpacked.
 #[derive(Debug, thiserror::Error)]
 pub enum UnpackError {
+    /// The pack is bigger than the limit it was given (`--max-input-size`,
+    /// `receive.maxInputSize`), in unpack-objects' words, which do not name the limit.
+    #[error("pack exceeds maximum allowed size")]
+    TooLarge {
+        /// The limit, in bytes.
+        limit: u64,
+    },
     /// The pack could not be read or indexed.
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Store(StoreError),
     /// An object of it could not be read back or written loose.
     #[error(transparent)]
     Odb(#[from] sluice_odb::OdbError),
+}
+
+impl From<StoreError> for UnpackError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::Index(sluice_pack::IndexError::TooLarge { limit }) => {
+                UnpackError::TooLarge { limit }
+            }
+            error => UnpackError::Store(error),
+        }
+    }
 }
 
 /// `unpack-objects`: the pack arriving on `input` written as loose objects of `repo` (those it

@@ -903,3 +903,34 @@ fn pushes_into_symbolic_refs_and_their_targets_are_taken_as_git_takes_them() {
         assert_eq!(symbolic(&servers[1]), symbolic(&servers[0]));
     }
 }
+
+/// `receive.maxInputSize`: a push past it is refused whole, in the words of the program git runs
+/// for its pack (unpack-objects below `receive.unpackLimit`, index-pack from it on, whose words
+/// name the limit), and nothing of it is left.
+#[test]
+fn a_push_past_max_input_size_is_refused_in_the_words_git_uses() {
+    for git in crate::util::gits() {
+        let env = Env::with_git(git.clone());
+        let work = work_with_a_commit(&env);
+        std::fs::write(work.join("f"), "content\n".repeat(100)).unwrap();
+        env.git(&work, &["add", "f"]);
+        env.git(&work, &["commit", "-q", "-m", "two"]);
+        for unpack_limit in ["100", "1"] {
+            let servers = twin_servers(&env, |server| {
+                env.git(server, &["config", "receive.maxInputSize", "10"]);
+                env.git(server, &["config", "receive.unpackLimit", unpack_limit]);
+            });
+            let (theirs, ours) = (&servers[0], &servers[1]);
+            let step = ["HEAD:refs/heads/main"];
+            let theirs_said = push(&env, &work, theirs, false, &step);
+            let ours_said = push(&env, &work, ours, true, &step);
+            assert_eq!(ours_said, theirs_said, "{} {unpack_limit}", git.display());
+            assert_eq!(refs(&env, ours), refs(&env, theirs));
+            assert_eq!(storage(&env, ours)[0], "count: 0");
+            assert!(leftovers(ours).is_empty(), "{:?}", leftovers(ours));
+            for server in servers {
+                std::fs::remove_dir_all(server).unwrap();
+            }
+        }
+    }
+}

@@ -9,6 +9,7 @@ use sluice_odb::fsck::{Checker, Severity};
 use sluice_odb::pack_store::{self, links_present, Destination, StoreError, StoreOptions};
 use sluice_odb::quarantine::Quarantine;
 use sluice_pack::{IndexOptions, LinkCheck, PackIndexer};
+use sluice_repo::receive::UnpackError;
 use sluice_repo::Repository;
 use std::io::Read;
 
@@ -102,7 +103,11 @@ pub(super) fn receive_objects(
                 .filter(|f| f.severity == Severity::Error)
                 .map(|f| format!("error: {f}"))
                 .collect();
-            messages.push(format!("fatal: {error}"));
+            // In the words of that program.
+            match small {
+                true => messages.push(format!("fatal: {}", UnpackError::from(error))),
+                false => messages.push(format!("fatal: {error}")),
+            }
             return Err(UnpackFailure {
                 status: format!("{tool} abnormal exit"),
                 messages,
