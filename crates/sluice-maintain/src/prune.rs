@@ -63,8 +63,9 @@ pub struct Pruned {
     /// Unreachable loose objects, with their kind (`unknown` if unreadable), as git's `-v` names
     /// them.
     pub unreachable: Vec<(ObjectId, &'static str)>,
-    /// Loose objects a pack holds too.
-    pub packed: usize,
+    /// The files of the loose objects a pack holds too, in the order they were found (git's
+    /// `prune -n` lists them as `rm -f <file>`, as its prune-packed would run).
+    pub packed: Vec<PathBuf>,
     /// Stale temporary files and directories (`tmp_*`), in the order the directories list
     /// them (as git reports them), each with whether it is a directory.
     pub temporary: Vec<(PathBuf, bool)>,
@@ -130,7 +131,7 @@ pub fn prune(repo: &Repository, options: &PruneOptions) -> Result<Pruned, PruneE
         }
         match unreachable {
             true => pruned.unreachable.push((object.id, kind)),
-            false => pruned.packed += 1,
+            false => pruned.packed.push(object.path.clone()),
         }
     }
     if !options.dry_run {

@@ -245,6 +245,8 @@ fn prune_takes_heads_and_removes_stale_temporary_files_as_git_does() {
         let orphan = orphan.trim().to_owned();
         env.git(&seed, &["reset", "-q", "--hard", "HEAD~1"]);
         env.git(&seed, &["reflog", "expire", "--expire=now", "--all"]);
+        // What is reachable is packed and stays loose too: `-n` says it would go.
+        env.git(&seed, &["repack", "-q"]);
         let objects = seed.join(".git/objects");
         std::fs::create_dir_all(objects.join("pack/tmp_dir_z")).unwrap();
         for file in ["tmp_obj_x", "pack/tmp_pack_y", "tmp_recent"] {
@@ -287,7 +289,8 @@ fn prune_takes_heads_and_removes_stale_temporary_files_as_git_does() {
 }
 
 /// In a bare repository (no index to read, no work tree), prune keeps and removes what git's
-/// does and says the same: `-n -v` names each object it would remove, a plain prune nothing.
+/// does and says the same: `-n -v` names each object it would remove (and each loose file a
+/// pack holds too), a plain prune nothing.
 #[test]
 fn prune_in_a_bare_repository_says_and_keeps_what_gits_does() {
     for git in gits() {
@@ -299,13 +302,17 @@ fn prune_in_a_bare_repository_says_and_keeps_what_gits_does() {
             env.path(),
             &["clone", "-q", "--bare", "--no-local", seed_str, bare_str],
         );
-        for text in ["one\n", "two\n"] {
+        for text in ["one\n", "two\n", "tagged\n"] {
             let args = ["hash-object", "-w", "--stdin"];
-            assert!(env
-                .git_with_input(&bare, &args, text.as_bytes())
-                .status
-                .success());
+            let out = env.git_with_input(&bare, &args, text.as_bytes());
+            assert!(out.status.success());
+            if text == "tagged\n" {
+                let id = String::from_utf8(out.stdout).unwrap();
+                env.git(&bare, &["tag", "tagged", id.trim()]);
+            }
         }
+        // The tagged blob is packed and stays loose too: `-n` says it would go.
+        env.git(&bare, &["repack", "-q"]);
         let sides = copies(&env, &bare);
         for args in [
             &["prune", "-n", "-v", "--expire=now"][..],

@@ -56,6 +56,20 @@ pub fn run(args: PruneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         for (id, kind) in &pruned.unreachable {
             println!("{id} {kind}");
         }
+    }
+    if args.dry_run {
+        // As git's prune-packed says what it would remove: the object directory as git
+        // names it (`./objects` in a bare repository, `.git/objects` in a work tree).
+        let dir = match repo.work_tree() {
+            Some(_) => super::shown_path(&repo, repo.objects().dir()).to_string(),
+            None => format!("./{}", super::shown_path(&repo, repo.objects().dir())),
+        };
+        for path in &pruned.packed {
+            let inside = path.strip_prefix(repo.objects().dir()).unwrap_or(path);
+            println!("rm -f {dir}/{}", inside.display());
+        }
+    }
+    if args.dry_run || args.verbose {
         for (path, dir) in &pruned.temporary {
             let what = if *dir { "directory" } else { "file" };
             println!(
