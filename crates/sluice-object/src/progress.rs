@@ -28,6 +28,23 @@ impl Progress for Discard {
     fn finish(&self) {}
 }
 
+/// A [`Progress`] that passes on counts but not bytes: git gives a throughput only for data
+/// that moves (a pack arriving), not for one read from a file in place.
+pub struct CountsOnly<'a>(pub &'a dyn Progress);
+
+impl Progress for CountsOnly<'_> {
+    fn phase(&self, title: &str, total: Option<u64>) {
+        self.0.phase(title, total);
+    }
+    fn add(&self, count: u64) {
+        self.0.add(count);
+    }
+    fn add_bytes(&self, _bytes: u64) {}
+    fn finish(&self) {
+        self.0.finish();
+    }
+}
+
 /// Where rendered progress text goes: a terminal's stderr, or a side band to a remote client.
 pub trait ProgressSink: Send + Sync + 'static {
     /// Shows the current state of a phase: `line` redraws the phase's line, and when `done`

@@ -88,10 +88,16 @@ fn main() -> ExitCode {
 pub(crate) fn describe(error: &anyhow::Error) -> String {
     let mut text = error.to_string();
     for cause in error.chain().skip(1) {
-        let cause = cause.to_string();
-        if !text.ends_with(&cause) {
+        // A system error is said in git's words (strerror's, without Rust's "(os error N)"),
+        // unless the text says it already, in either.
+        let said = cause.to_string();
+        let words = match cause.downcast_ref::<std::io::Error>() {
+            Some(io) => sluice_object::errno::system_words(io),
+            None => said.clone(),
+        };
+        if !text.ends_with(&said) && !text.ends_with(&words) {
             text.push_str(": ");
-            text.push_str(&cause);
+            text.push_str(&words);
         }
     }
     text

@@ -338,6 +338,53 @@ fn keep_and_output_names_follow_git() {
     assert_eq!(list_dir(&dir), vec!["p.pack", "q.idx"]);
 }
 
+/// A pack indexed where it lies: the files written beside it (the `.rev` named after the
+/// index, `--keep` and `--promisor` marks, a refused index name), the words for a pack that is
+/// not there, and `-v`'s last progress lines (no throughput for a file) are git's (2.47: a
+/// reverse index by default).
+#[test]
+fn a_pack_indexed_in_place_gets_the_files_gits_gets() {
+    let git = crate::util::git_bin();
+    let env = Env::with_git(git);
+    let src = history_repo(&env, 5);
+    let pack = pack_objects(&env, &src, &[]);
+    let cases: [&[&str]; 7] = [
+        &["-o", "x.idx", "p.pack"],
+        &["--rev-index", "-o", "sub/y.idx", "p.pack"],
+        &["-o", "foo", "p.pack"],
+        &["--keep=kept here", "p.pack"],
+        &["--promisor=from origin", "--no-rev-index", "p.pack"],
+        &["nonexist.pack"],
+        &["-v", "p.pack"],
+    ];
+    for args in cases {
+        let [ours, theirs] = [true, false].map(|sluice| {
+            let dir = env.path().join(format!("in-place-{sluice}"));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(dir.join("sub")).unwrap();
+            std::fs::write(dir.join("p.pack"), &pack).unwrap();
+            let all = [&["index-pack"][..], args].concat();
+            let out = env.sluice_or_git(sluice, &dir, &all);
+            // Progress redraws its line as often as it likes: the last of each phase is kept.
+            let said = stderr(&out);
+            let said: Vec<String> = (said.lines())
+                .map(|line| line.rsplit('\r').next().unwrap_or(line).to_owned())
+                .collect();
+            let mut files: Vec<String> = Vec::new();
+            for sub in ["", "sub"] {
+                for name in list_dir(&dir.join(sub)) {
+                    let text = std::fs::read_to_string(dir.join(sub).join(&name));
+                    let marks = name.ends_with(".keep") || name.ends_with(".promisor");
+                    let text = text.ok().filter(|_| marks).unwrap_or_default();
+                    files.push(format!("{sub}/{name} {text:?}"));
+                }
+            }
+            (out.status.code(), stdout(&out), said, files)
+        });
+        assert_eq!(ours, theirs, "{args:?}");
+    }
+}
+
 #[test]
 fn received_pack_is_a_complete_repository() {
     let env = Env::new();

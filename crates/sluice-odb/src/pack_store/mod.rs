@@ -69,11 +69,20 @@ pub enum StoreError {
     /// The pack file to write is there already.
     #[error("unable to create '{}': File exists", .0.display())]
     Exists(PathBuf),
-    /// A pack file whose name does not say where its index goes.
-    #[error("packfile name '{}' does not end with '.pack'", .0.display())]
-    NotPackName(PathBuf),
-    /// The pack file could not be opened.
-    #[error("cannot open packfile '{}'", path.display())]
+    /// A pack (or index) file whose name does not say where the files beside it go.
+    #[error("packfile name '{}' does not end with '.{suffix}'", path.display())]
+    NotPackName {
+        /// The name given.
+        path: PathBuf,
+        /// What it should end with: `pack`, or `idx` where a reverse index is derived from it.
+        suffix: &'static str,
+    },
+    /// The pack file could not be opened (git's words, the system's reason after them).
+    #[error(
+        "could not open '{}' for reading: {}",
+        path.display(),
+        sluice_object::errno::system_words(source)
+    )]
     OpenPack {
         /// The file.
         path: PathBuf,
@@ -297,7 +306,8 @@ pub fn receive(
         Some(path) => path.clone(),
         None => dir.join(format!("pack-{checksum}.pack")),
     };
-    let (idx_path, rev_path) = index_paths(&pack_path, destination.index_file.as_deref())?;
+    let idx_path = index_paths(&pack_path, destination.index_file.as_deref())?;
+    let rev_path = rev_beside(&idx_path, options.write_rev)?;
     if let Some(message) = &destination.keep {
         write_beside(&pack_path, "keep", message)?;
     }
@@ -308,7 +318,7 @@ pub fn receive(
         &pack,
         Some((staged, &pack_path)),
         &idx_path,
-        options.write_rev.then_some(&*rev_path),
+        rev_path.as_deref(),
         options,
     )?;
     Ok(Stored {
@@ -319,23 +329,26 @@ pub fn receive(
     })
 }
 
-/// Indexes the pack file at `pack_path` in place, writing its `.idx` (at `index_file`, or
-/// beside it) and `.rev`; returns its checksum.
+/// Indexes the pack file at `pack_path` in place, writing its `.idx` (at the destination's
+/// `index_file`, or beside the pack) and `.rev`, and the `.keep` and `.promisor` it asks for
+/// beside the pack before the index, as git's index-pack; returns its checksum. (The
+/// destination's `pack_file` is not read: the pack is where it is.)
 pub fn index_file(
     pack_path: &Path,
-    index_file: Option<&Path>,
+    destination: &Destination,
     indexer: &PackIndexer<'_>,
     options: &StoreOptions,
 ) -> Result<ObjectId, StoreError> {
-    let (idx_path, rev_path) = index_paths(pack_path, index_file)?;
+    let idx_path = index_paths(pack_path, destination.index_file.as_deref())?;
+    let rev_path = rev_beside(&idx_path, options.write_rev)?;
     let pack = indexer.index(PackSource::File(&open_pack(pack_path)?))?;
-    write_indexes_of(
-        &pack,
-        None,
-        &idx_path,
-        options.write_rev.then_some(&*rev_path),
-        options,
-    )?;
+    if let Some(message) = &destination.keep {
+        write_beside(pack_path, "keep", message)?;
+    }
+    if let Some(message) = &destination.promisor {
+        write_beside(pack_path, "promisor", message)?;
+    }
+    write_indexes_of(&pack, None, &idx_path, rev_path.as_deref(), options)?;
     Ok(pack.checksum())
 }
 
@@ -359,20 +372,32 @@ pub fn pack_and_index(given: &Path) -> (PathBuf, PathBuf) {
     )
 }
 
-/// The `.idx` and `.rev` paths of a pack, as git derives them.
-fn index_paths(
-    pack_path: &Path,
-    index_file: Option<&Path>,
-) -> Result<(PathBuf, PathBuf), StoreError> {
+/// The `.idx` path of a pack, as git derives it.
+fn index_paths(pack_path: &Path, index_file: Option<&Path>) -> Result<PathBuf, StoreError> {
     let idx = match index_file {
         Some(path) => path.to_owned(),
-        None => replace_extension(pack_path, "pack", "idx")
-            .ok_or_else(|| StoreError::NotPackName(pack_path.to_owned()))?,
+        None => {
+            replace_extension(pack_path, "pack", "idx").ok_or_else(|| StoreError::NotPackName {
+                path: pack_path.to_owned(),
+                suffix: "pack",
+            })?
+        }
     };
-    let rev = replace_extension(pack_path, "pack", "rev")
-        .or_else(|| replace_extension(&idx, "idx", "rev"))
-        .unwrap_or_else(|| idx.with_extension("rev"));
-    Ok((idx, rev))
+    Ok(idx)
+}
+
+/// The `.rev` a pack's reverse index is written to, when it is: beside its index, named after
+/// it, as git derives it (an index named otherwise is refused then).
+fn rev_beside(idx: &Path, written: bool) -> Result<Option<PathBuf>, StoreError> {
+    match written {
+        false => Ok(None),
+        true => (replace_extension(idx, "idx", "rev").map(Some)).ok_or_else(|| {
+            StoreError::NotPackName {
+                path: idx.to_owned(),
+                suffix: "idx",
+            }
+        }),
+    }
 }
 
 fn parent(path: &Path) -> &Path {
@@ -385,8 +410,11 @@ fn parent(path: &Path) -> &Path {
 /// it is empty or ends with one, unless that file is there already: the one writer of the
 /// files that mark a pack.
 pub fn write_beside(pack_path: &Path, extension: &str, text: &str) -> Result<(), StoreError> {
-    let path = replace_extension(pack_path, "pack", extension)
-        .ok_or_else(|| StoreError::NotPackName(pack_path.to_owned()))?;
+    let path =
+        replace_extension(pack_path, "pack", extension).ok_or_else(|| StoreError::NotPackName {
+            path: pack_path.to_owned(),
+            suffix: "pack",
+        })?;
     let failed = |source| StoreError::Keep {
         path: path.clone(),
         source,
@@ -432,7 +460,8 @@ pub fn store_written_at(
     hash: HashKind,
     options: &StoreOptions,
 ) -> Result<Stored, StoreError> {
-    let (idx_path, rev_path) = index_paths(&pack_path, None)?;
+    let idx_path = index_paths(&pack_path, None)?;
+    let rev_path = rev_beside(&idx_path, options.write_rev)?;
     entries.sort_unstable_by_key(|e| e.offset);
     // For each entry in pack order, its place in the index (sorted by id).
     let mut by_id: Vec<u32> = (0..entries.len() as u32).collect();
@@ -453,7 +482,7 @@ pub fn store_written_at(
         },
         Some((staged_pack, &pack_path)),
         &idx_path,
-        options.write_rev.then_some(&*rev_path),
+        rev_path.as_deref(),
         options,
     )?;
     Ok(Stored {
@@ -541,7 +570,8 @@ pub fn verify(
     index_file: Option<&Path>,
     indexer: &PackIndexer<'_>,
 ) -> Result<IndexedPack, StoreError> {
-    let (idx_path, rev_path) = index_paths(pack_path, index_file)?;
+    let idx_path = index_paths(pack_path, index_file)?;
+    let rev_path = replace_extension(&idx_path, "idx", "rev");
     // In git's order: the pack must be there, then its index readable.
     if !pack_path.is_file() {
         return Err(StoreError::NoPackFor { idx: idx_path });
@@ -572,7 +602,8 @@ pub fn verify(
     if expected != existing {
         return Err(mismatch());
     }
-    if let Ok(existing_rev) = std::fs::read(&rev_path) {
+    let existing_rev = rev_path.and_then(|path| Some((std::fs::read(&path).ok()?, path)));
+    if let Some((existing_rev, rev_path)) = existing_rev {
         let mut expected = Vec::new();
         let mismatch = || StoreError::RevMismatch {
             rev: rev_path.clone(),

@@ -265,6 +265,8 @@ pub(crate) fn scan_file(
     interrupt: &AtomicBool,
 ) -> Result<Scan, IndexError> {
     let title = "Indexing objects";
+    // A pack read in place moves nothing: no throughput, as git's index-pack of a file.
+    let progress = &sluice_object::progress::CountsOnly(progress);
     let len = file
         .metadata()
         .map_err(|source| IndexError::Io {

@@ -186,25 +186,24 @@ fn index(
         }
         return Ok(ExitCode::SUCCESS);
     }
+    let destination = Destination {
+        pack_file: args.pack_file.clone(),
+        index_file: args.index_file.clone(),
+        keep: args.keep.clone(),
+        promisor: args.promisor.clone(),
+    };
     if !args.stdin {
         let Some(pack_path) = args.pack_file.as_deref() else {
             // git's usage, on stderr, with its exit code for usage.
             eprintln!("usage: sluice index-pack [-v] [-o <index-file>] [--keep | --keep=<msg>] [--[no-]rev-index] [--verify] [--strict[=<msg-id>=<severity>...]] [--fsck-objects[=<msg-id>=<severity>...]] (<pack-file> | --stdin [--fix-thin] [<pack-file>])");
             return Ok(ExitCode::from(129));
         };
-        let checksum =
-            pack_store::index_file(pack_path, args.index_file.as_deref(), indexer, options)?;
+        let checksum = pack_store::index_file(pack_path, &destination, indexer, options)?;
         writeln!(std::io::stdout().lock(), "{checksum}")?;
         return Ok(ExitCode::SUCCESS);
     }
     let Some(repo) = repo else {
         bail!("--stdin requires a git repository");
-    };
-    let destination = Destination {
-        pack_file: args.pack_file.clone(),
-        index_file: args.index_file.clone(),
-        keep: args.keep.clone(),
-        promisor: args.promisor.clone(),
     };
     let header = (args.pack_header.as_deref())
         .map(sluice_pack::entry::pack_header_option)
