@@ -9,7 +9,7 @@ use crate::write::{write_pack_indexed, IndexedPack, PackOptions, PackStats};
 use crate::GenerateError;
 use sluice_graph::Walked;
 use sluice_object::cancel::Cancel;
-use sluice_object::progress::{Discard, Progress};
+use sluice_object::progress::Progress;
 use sluice_object::ObjectId;
 use sluice_odb::pack_store::{store_written_at, Staged, StoreOptions, Stored};
 use sluice_odb::ObjectDb;
@@ -81,16 +81,16 @@ pub(crate) fn stored_pack_options(
 }
 
 /// Writes the objects of `walked` as `<base>-<checksum>.pack` with its `.idx` and `.rev`, as
-/// `pack-objects <base-name>` names them, quietly, in packs under `limit` bytes when given;
-/// returns the packs put in place, in order, and their statistics.
+/// `pack-objects <base-name>` names them, the `.idx` as `index` says when given, in packs under
+/// `limit` bytes when given, its phases shown on `progress`; returns the packs put in place, in
+/// order, and their statistics.
 pub fn write_stored_at(
     repo: &Repository,
-    odb: &ObjectDb,
-    walked: &Walked,
+    (odb, walked): (&ObjectDb, &Walked),
     options: &PackOptions,
     base: &Path,
-    index: Option<&IdxWriteOptions>,
-    limit: Option<u64>,
+    (index, limit): (Option<&IdxWriteOptions>, Option<u64>),
+    progress: &dyn Progress,
 ) -> Result<(Vec<Stored>, PackStats), RepackError> {
     let named = named_at(base);
     let to = StoredAs {
@@ -98,7 +98,7 @@ pub fn write_stored_at(
         index,
         limit,
     };
-    write_stored_packs(repo, odb, walked, options, &to, &Discard)
+    write_stored_packs(repo, odb, walked, options, &to, progress)
 }
 
 /// A pack's path as `pack-objects <base-name>` names it: `<base>-<checksum>.pack`.

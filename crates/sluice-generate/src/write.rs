@@ -95,13 +95,20 @@ pub struct PackStats {
     pub pack_reused: u32,
 }
 
-/// git's "Total" line, as pack-objects ends it (without the newline).
+/// git's "Total" line, as pack-objects ends it (without the newline); git 2.47's, which says
+/// how many packs were copied from (a pack is copied whole, right after the header, from one
+/// pack at most here).
 impl std::fmt::Display for PackStats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "Total {} (delta {}), reused {} (delta {}), pack-reused {}",
-            self.total, self.deltas, self.reused, self.reused_deltas, self.pack_reused
+            "Total {} (delta {}), reused {} (delta {}), pack-reused {} (from {})",
+            self.total,
+            self.deltas,
+            self.reused,
+            self.reused_deltas,
+            self.pack_reused,
+            u32::from(self.pack_reused > 0)
         )
     }
 }
@@ -156,8 +163,39 @@ pub fn write_pack<W: Write>(
     out: W,
     progress: &dyn Progress,
 ) -> Result<(W, PackStats), GenerateError> {
+    let out = Counted::new(out, options, progress);
     let written = write(odb, walked, options, Target::Client(None), out, progress)?;
-    Ok((written.out, written.stats))
+    Ok((written.out.out, written.stats))
+}
+
+/// A pack on its way out, its bytes counted on the writing phase where that is shown: git
+/// gives a throughput for a pack it sends (a push, `pack-objects --stdout`), not for one it
+/// stores.
+struct Counted<'p, W> {
+    out: W,
+    progress: &'p dyn Progress,
+}
+
+impl<'p, W> Counted<'p, W> {
+    fn new(out: W, options: &PackOptions, progress: &'p dyn Progress) -> Self {
+        let progress = match options.show_writing {
+            true => progress,
+            false => &Discard,
+        };
+        Counted { out, progress }
+    }
+}
+
+impl<W: Write> Write for Counted<'_, W> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let written = self.out.write(bytes)?;
+        self.progress.add_bytes(written as u64);
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// [`write_pack`], with `memo` remembering the checksums of packs made only of stored entries

@@ -654,3 +654,54 @@ fn limits_in_the_billions_are_refused_cut_or_bounded() {
         );
     }
 }
+
+/// Which phases a pack-objects shows, by where the pack goes and what is asked: with
+/// `--stdout`, the writing phase only under `--all-progress` (or `--all-progress-implied`, as
+/// send-pack passes it), its throughput then; a pack written to a file shows every phase; and
+/// the Total line ends them all (git 2.47's, with the packs copied from). How many objects a
+/// phase counts and the delta search's thread line are left out: they follow each side's
+/// delta search.
+#[test]
+fn progress_phases_are_shown_where_gits_are() {
+    let git = crate::util::git_bin();
+    let env = Env::with_git(git);
+    let work = history(&env);
+    let shape = |said: &str| -> Vec<String> {
+        (said.lines())
+            .map(|line| line.rsplit('\r').next().unwrap_or(line))
+            .filter(|line| !line.starts_with("Delta compression"))
+            .map(|line| match line.split_once(':') {
+                Some((title, rest)) => {
+                    let throughput = rest.contains("/s, done");
+                    format!("{title} throughput={throughput}")
+                }
+                None => format!("Total from={}", line.contains("(from ")),
+            })
+            .collect()
+    };
+    let cases: [&[&str]; 5] = [
+        &["pack-objects", "--revs", "--stdout", "--progress"],
+        &["pack-objects", "--revs", "--stdout", "--all-progress"],
+        &[
+            "pack-objects",
+            "--revs",
+            "--stdout",
+            "--progress",
+            "--all-progress-implied",
+        ],
+        &["pack-objects", "--revs", "--progress", "to-file"],
+        &["pack-objects", "--revs", "-q", "to-file"],
+    ];
+    for args in cases {
+        let [theirs, ours] = [true, false].map(|tool_is_git| {
+            let command = match tool_is_git {
+                true => env.git_command(&work, args),
+                false => env.sluice_command(&work, args),
+            };
+            let out = run_with_input(command, b"HEAD\n");
+            assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+            shape(&stderr(&out))
+        });
+        assert_eq!(ours, theirs, "{args:?}");
+    }
+}

@@ -543,7 +543,10 @@ pub fn write_cruft_at(
     let Some(cruft) = crate::cruft::cruft_of(repo, odb, (&survivors, &before), &cruft)? else {
         return Ok((Vec::new(), crate::PackStats::default()));
     };
-    let (packs, stats) = crate::write_stored_at(repo, odb, &cruft.0, options, base, None, limit)?;
+    let quiet = &sluice_object::progress::Discard;
+    let (odb_walked, index) = ((odb, &cruft.0), None);
+    let (packs, stats) =
+        crate::write_stored_at(repo, odb_walked, options, base, (index, limit), quiet)?;
     crate::cruft::date_cruft(repo, &cruft, &packs)?;
     Ok((packs, stats))
 }

@@ -123,8 +123,15 @@ pub fn pack_objects(
         });
     }
     let (index, limit) = (stored.index.as_ref(), stored.limit);
-    let written =
-        crate::write_stored_at(repo, &odb, &walked, &job.options, stored.base, index, limit)?;
+    let (options, base) = (&job.options, stored.base);
+    let written = crate::write_stored_at(
+        repo,
+        (&odb, &walked),
+        options,
+        base,
+        (index, limit),
+        progress,
+    )?;
     let (packs, stats) = written;
     let paths: Vec<PathBuf> = packs.iter().map(|stored| stored.pack.clone()).collect();
     if let Some(after) = stored.loosen_after {

@@ -127,10 +127,10 @@ pub struct PackObjectsArgs {
     /// The zlib level of what is compressed anew (`pack.compression`).
     #[arg(long, value_name = "n")]
     compression: Option<u32>,
-    /// Taken as git's send-pack passes them: progress is shown as it is.
+    /// Show progress, the writing phase's too, even with --stdout or no terminal.
     #[arg(long)]
     all_progress: bool,
-    /// Taken as git's send-pack passes them: progress is shown as it is.
+    /// Where progress is shown, show the writing phase's too (git's send-pack passes it).
     #[arg(long)]
     all_progress_implied: bool,
     /// Taken as git passes it (how objects are counted; the pack holds the same objects).
@@ -234,7 +234,9 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
         Some(level) => bail!("bad pack compression level {level}"),
         None => PackOptions::compression_of(repo.config())?,
     };
-    let shown = crate::progress::enabled(!args.quiet, args.progress);
+    let shown = crate::progress::enabled(!args.quiet, args.progress || args.all_progress);
+    // As git's: the writing phase of a pack sent to stdout is shown only when asked for.
+    let show_writing = !args.stdout || args.all_progress || args.all_progress_implied;
     let progress = TerminalProgress::new(shown);
     // As git's: in a partial clone, what the revisions reach (or the input lists) and the
     // repository lacks comes from the promisor remote first, unless `--missing` or
@@ -248,7 +250,7 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
         thin: args.thin && matches!(selection, Selection::Revs { .. }),
         ofs_delta: args.delta_base_offset,
         compression,
-        show_writing: true,
+        show_writing,
         window_search,
         cancel: context.cancel.clone(),
         islands: None,
