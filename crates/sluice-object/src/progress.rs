@@ -206,7 +206,17 @@ impl Progress for TextProgress {
 
     fn finish(&self) {
         if let Some(shared) = &self.shared {
-            shared.draw(true);
+            // As git's: a phase that counted nothing and was never drawn (a push whose
+            // objects the server has, a pack without deltas to resolve) is not shown at all.
+            let counted = shared.count.load(Ordering::Relaxed) > 0;
+            let mut phase = shared.phase.lock().unwrap_or_else(|e| e.into_inner());
+            match counted || !phase.last_line.is_empty() {
+                true => {
+                    drop(phase);
+                    shared.draw(true);
+                }
+                false => phase.active = false,
+            }
         }
     }
 }

@@ -409,6 +409,10 @@ pub trait PushMessages: Sync {
     /// `push.negotiate` failed for this reason; the push goes on without it.
     fn negotiation_failed(&self, error: &sluice_client::fetch::RunError);
 
+    /// The pack went out, with what it held (git's pack-objects ends the push's progress
+    /// with its Total line).
+    fn pack_sent(&self, stats: &sluice_generate::PackStats);
+
     /// An error the push survives, in git's words: the server's report broke the protocol,
     /// or an atomic push failed before anything was sent.
     fn error(&self, message: &str);

@@ -166,15 +166,20 @@ pub(crate) fn send(
     // What a partial clone's promisor remote just sent is in the repository's next view.
     let borrowed = repo.objects().with_alternate_packs();
     let odb = &borrowed;
+    let mut sent = None;
     let mut produce = |out: &mut dyn std::io::Write| -> std::io::Result<()> {
         out.write_all(&head)?;
         if let Some(walked) = &walked {
-            write_pack(odb, walked, &options, out, request.progress)
+            let (_, stats) = write_pack(odb, walked, &options, out, request.progress)
                 .map_err(std::io::Error::other)?;
+            sent = Some(stats);
         }
         Ok(())
     };
     connection.send_streamed(&mut produce)?;
+    if let Some(stats) = &sent {
+        messages.pack_sent(stats);
+    }
     if !report && !report_v2 {
         for r in refs.iter_mut().filter(|r| r.status == RefStatus::Pending) {
             r.status = RefStatus::Ok;

@@ -123,8 +123,8 @@ pub struct PushArgs {
     refspecs: Vec<String>,
 }
 
-/// Prints band 2 as git does.
-struct PushStderr(RemoteLines);
+/// Band 2 as git shows it, and whether progress is shown (the pack's Total line with it).
+struct PushStderr(RemoteLines, bool);
 
 impl PushMessages for PushStderr {
     fn remote_progress(&self, bytes: &[u8]) {
@@ -144,6 +144,12 @@ impl PushMessages for PushStderr {
 
     fn error(&self, message: &str) {
         eprintln!("error: {message}");
+    }
+
+    fn pack_sent(&self, stats: &sluice_generate::PackStats) {
+        if self.1 {
+            eprintln!("{stats}");
+        }
     }
 }
 
@@ -246,7 +252,7 @@ fn push_to(
     }
     let shown = plan.shown.clone();
     let lines = RemoteLines::new(config)?;
-    match push(repo, plan, &options, &PushStderr(lines)) {
+    match push(repo, plan, &options, &PushStderr(lines, show_progress)) {
         Ok(outcome) => {
             let said = report::ReportStyle {
                 verbose: args.verbose > 0,

@@ -126,7 +126,7 @@ pub fn run(args: SendPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
         ..PushOptions::new(connect, &progress)
     };
     let lines = RemoteLines::new(repo.config())?;
-    let outcome = push(&repo, &plan, &options, &PushStderr(lines))?;
+    let outcome = push(&repo, &plan, &options, &PushStderr(lines, show_progress))?;
     if args.helper_status {
         let mut stdout = std::io::stdout().lock();
         stdout.write_all(&helper::helper_status(&outcome))?;
