@@ -266,7 +266,8 @@ pub fn checkout_fresh_from(
     let attributes = load_attributes(repo, objects, &flat.files)?;
     let jobs = jobs_for(flat.files.iter(), &attributes, options.convert);
     let mut filters = Filters::new(options.filters.clone(), &root);
-    progress.phase("Updating files", Some(jobs.len() as u64));
+    // Delayed, as git's: a quick checkout says nothing.
+    progress.delayed_phase("Updating files", Some(jobs.len() as u64));
     let stats = write_all(
         objects,
         &root,
@@ -423,7 +424,8 @@ pub fn checkout_index(
     let mut filters = Filters::new(options.filters.clone(), &root);
     let mut write = options.write.clone();
     write.fresh = false;
-    progress.phase("Updating files", Some(jobs.len() as u64));
+    // Delayed, as git's: a quick checkout says nothing.
+    progress.delayed_phase("Updating files", Some(jobs.len() as u64));
     let stats = write_all(repo.objects(), &root, &jobs, &write, &mut filters, progress)?;
     progress.finish();
     report.messages.extend(

@@ -378,7 +378,8 @@ pub fn switch(
     let mut filters = Filters::new(options.filters.clone(), &root);
     let mut write = options.write.clone();
     write.fresh = fresh;
-    progress.phase("Updating files", Some(jobs.len() as u64));
+    // Delayed, as git's: a quick checkout says nothing.
+    progress.delayed_phase("Updating files", Some(jobs.len() as u64));
     let written = write_all(odb, &root, &jobs, &write, &mut filters, progress)?;
     progress.finish();
     let written_count = jobs.len();

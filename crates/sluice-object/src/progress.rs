@@ -15,7 +15,15 @@ pub trait Progress: Sync {
     fn add_bytes(&self, bytes: u64);
     /// The current phase is complete.
     fn finish(&self);
+    /// A new phase, as [`Progress::phase`], shown only once it has run for [`DELAY`]: git's
+    /// delayed progress, for work that is usually quick (a checkout's "Updating files").
+    fn delayed_phase(&self, title: &str, total: Option<u64>) {
+        self.phase(title, total);
+    }
 }
+
+/// How long a delayed phase runs before it is shown (git's `start_delayed_progress`).
+pub const DELAY: Duration = Duration::from_secs(2);
 
 /// A [`Progress`] that reports nothing.
 #[derive(Debug, Default, Clone, Copy)]
@@ -43,6 +51,9 @@ impl Progress for CountsOnly<'_> {
     fn finish(&self) {
         self.0.finish();
     }
+    fn delayed_phase(&self, title: &str, total: Option<u64>) {
+        self.0.delayed_phase(title, total);
+    }
 }
 
 /// Where rendered progress text goes: a terminal's stderr, or a side band to a remote client.
@@ -57,6 +68,8 @@ struct Phase {
     title: String,
     total: Option<u64>,
     started: Option<Instant>,
+    /// A delayed phase: nothing is drawn before this moment.
+    hidden_until: Option<Instant>,
     last_line: String,
     active: bool,
 }
@@ -165,6 +178,13 @@ impl Shared {
         if !phase.active {
             return;
         }
+        if !done
+            && phase
+                .hidden_until
+                .is_some_and(|until| Instant::now() < until)
+        {
+            return;
+        }
         let line = self.line(&phase);
         if !done && line == phase.last_line {
             return;
@@ -177,19 +197,31 @@ impl Shared {
     }
 }
 
-impl Progress for TextProgress {
-    fn phase(&self, title: &str, total: Option<u64>) {
+impl TextProgress {
+    fn start(&self, title: &str, total: Option<u64>, delay: Option<Duration>) {
         let Some(shared) = &self.shared else { return };
         shared.count.store(0, Ordering::Relaxed);
         shared.bytes.store(0, Ordering::Relaxed);
         let mut phase = shared.phase.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
         *phase = Phase {
             title: title.to_owned(),
             total,
-            started: Some(Instant::now()),
+            started: Some(now),
+            hidden_until: delay.map(|delay| now + delay),
             last_line: String::new(),
             active: true,
         };
+    }
+}
+
+impl Progress for TextProgress {
+    fn phase(&self, title: &str, total: Option<u64>) {
+        self.start(title, total, None);
+    }
+
+    fn delayed_phase(&self, title: &str, total: Option<u64>) {
+        self.start(title, total, Some(DELAY));
     }
 
     fn add(&self, count: u64) {
@@ -208,9 +240,13 @@ impl Progress for TextProgress {
         if let Some(shared) = &self.shared {
             // As git's: a phase that counted nothing and was never drawn (a push whose
             // objects the server has, a pack without deltas to resolve) is not shown at all.
+            // Nor is a delayed phase that ends before its delay is over.
             let counted = shared.count.load(Ordering::Relaxed) > 0;
             let mut phase = shared.phase.lock().unwrap_or_else(|e| e.into_inner());
-            match counted || !phase.last_line.is_empty() {
+            let hidden = phase
+                .hidden_until
+                .is_some_and(|until| Instant::now() < until);
+            match !phase.last_line.is_empty() || counted && !hidden {
                 true => {
                     drop(phase);
                     shared.draw(true);
@@ -223,7 +259,8 @@ impl Progress for TextProgress {
 
 #[cfg(test)]
 mod tests {
-    use super::human_bytes;
+    use super::{human_bytes, Deferred, Progress, ProgressSink, TextProgress, DELAY};
+    use std::sync::{Arc, Mutex};
 
     #[test]
     fn sizes_read_like_git() {
@@ -232,32 +269,119 @@ mod tests {
         assert_eq!(human_bytes(1536), "1.50 KiB");
         assert_eq!(human_bytes(5 << 20), "5.00 MiB");
     }
+
+    /// The lines a sink was given to end a phase.
+    #[derive(Clone, Default)]
+    struct Ended(Arc<Mutex<Vec<String>>>);
+
+    impl ProgressSink for Ended {
+        fn show(&self, line: &str, done: bool) {
+            if done {
+                self.0.lock().unwrap().push(line.to_owned());
+            }
+        }
+    }
+
+    /// As git's: a phase that counted nothing is not shown, nor is a delayed phase that ends
+    /// within its delay; one that runs past it is.
+    #[test]
+    fn phases_that_counted_nothing_or_ended_within_their_delay_are_not_shown() {
+        let ended = Ended::default();
+        let progress = TextProgress::new(Some(Box::new(ended.clone())));
+        progress.phase("Counting objects", Some(0));
+        progress.finish();
+        progress.delayed_phase("Updating files", Some(3));
+        progress.add(3);
+        progress.finish();
+        progress.phase("Receiving objects", Some(2));
+        progress.add(2);
+        progress.finish();
+        progress.delayed_phase("Updating files", Some(1));
+        std::thread::sleep(DELAY + std::time::Duration::from_millis(300));
+        progress.add(1);
+        progress.finish();
+        let said = ended.0.lock().unwrap().clone();
+        assert_eq!(
+            said,
+            [
+                "Receiving objects: 100% (2/2)",
+                "Updating files: 100% (1/1)"
+            ]
+        );
+    }
+
+    /// A deferred delayed phase is replayed only if it ran for the delay.
+    #[test]
+    fn a_quick_deferred_delayed_phase_is_not_replayed() {
+        let ended = Ended::default();
+        let shown = TextProgress::new(Some(Box::new(ended.clone())));
+        let deferred = Deferred::default();
+        deferred.delayed_phase("Updating files", Some(2));
+        deferred.add(2);
+        deferred.finish();
+        deferred.replay(&shown);
+        deferred.phase("Updating files", Some(2));
+        deferred.add(2);
+        deferred.finish();
+        deferred.replay(&shown);
+        assert_eq!(*ended.0.lock().unwrap(), ["Updating files: 100% (2/2)"]);
+    }
 }
 
 /// Progress of work that runs while another phase is on screen: counted silently, shown once
 /// the screen is free (a clone's checkout, which runs while the deltas are resolved).
 #[derive(Default)]
 pub struct Deferred {
-    phase: Mutex<Option<(String, Option<u64>)>>,
+    phase: Mutex<Option<DeferredPhase>>,
     done: std::sync::atomic::AtomicU64,
 }
 
+/// The phase a [`Deferred`] holds: its title and total, when it started, and for a delayed
+/// one, how long it ran (once it ended).
+#[derive(Clone)]
+struct DeferredPhase {
+    title: String,
+    total: Option<u64>,
+    started: Instant,
+    delayed: bool,
+    took: Option<Duration>,
+}
+
 impl Deferred {
-    /// Shows the phase, as far as it got, on `to`.
+    /// Shows the phase, as far as it got, on `to`: a delayed one only if it ran for [`DELAY`]
+    /// or more, or has not ended.
     pub fn replay(&self, to: &dyn Progress) {
         let phase = self.phase.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        if let Some((title, total)) = phase.filter(|(_, total)| *total != Some(0)) {
-            to.phase(&title, total);
-            to.add(self.done.load(std::sync::atomic::Ordering::Relaxed));
-            to.finish();
+        let Some(phase) = phase.filter(|phase| phase.total != Some(0)) else {
+            return;
+        };
+        if phase.delayed && phase.took.is_some_and(|took| took < DELAY) {
+            return;
         }
+        to.phase(&phase.title, phase.total);
+        to.add(self.done.load(std::sync::atomic::Ordering::Relaxed));
+        to.finish();
+    }
+
+    fn start(&self, title: &str, total: Option<u64>, delayed: bool) {
+        *self.phase.lock().unwrap_or_else(|e| e.into_inner()) = Some(DeferredPhase {
+            title: title.to_owned(),
+            total,
+            started: Instant::now(),
+            delayed,
+            took: None,
+        });
+        self.done.store(0, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
 impl Progress for Deferred {
     fn phase(&self, title: &str, total: Option<u64>) {
-        *self.phase.lock().unwrap_or_else(|e| e.into_inner()) = Some((title.to_owned(), total));
-        self.done.store(0, std::sync::atomic::Ordering::Relaxed);
+        self.start(title, total, false);
+    }
+
+    fn delayed_phase(&self, title: &str, total: Option<u64>) {
+        self.start(title, total, true);
     }
 
     fn add(&self, count: u64) {
@@ -267,7 +391,16 @@ impl Progress for Deferred {
 
     fn add_bytes(&self, _bytes: u64) {}
 
-    fn finish(&self) {}
+    fn finish(&self) {
+        if let Some(phase) = self
+            .phase
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+        {
+            phase.took = Some(phase.started.elapsed());
+        }
+    }
 }
 
 /// Progress passed on to another, calling `then` once when the first phase ends: for a pack
@@ -293,6 +426,9 @@ impl<'a, F: Fn() + Sync> FirstPhaseEnd<'a, F> {
 impl<F: Fn() + Sync> Progress for FirstPhaseEnd<'_, F> {
     fn phase(&self, title: &str, total: Option<u64>) {
         self.inner.phase(title, total);
+    }
+    fn delayed_phase(&self, title: &str, total: Option<u64>) {
+        self.inner.delayed_phase(title, total);
     }
     fn add(&self, count: u64) {
         self.inner.add(count);

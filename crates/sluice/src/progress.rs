@@ -68,6 +68,14 @@ impl Progress for TerminalProgress {
         self.text.phase(title, total);
     }
 
+    fn delayed_phase(&self, title: &str, total: Option<u64>) {
+        if let Some(trace) = &self.trace {
+            reset_peak_memory();
+            *trace.lock().unwrap_or_else(|e| e.into_inner()) = (title.to_owned(), Instant::now());
+        }
+        self.text.delayed_phase(title, total);
+    }
+
     fn add(&self, count: u64) {
         self.text.add(count);
     }
