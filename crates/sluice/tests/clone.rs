@@ -372,8 +372,8 @@ fn counted(report: &str) -> Option<&str> {
 }
 
 /// What a clone says, as git says it: nothing with `-q`; only "Cloning into …" when stderr is
-/// not a terminal; with `--progress`, every phase git shows (the server's on band 2 as
-/// `remote: …`, then receiving and resolving), counting the same objects.
+/// not a terminal; with `--progress`, the phases git shows and no other (the server's on band
+/// 2 as `remote: …`, then receiving and resolving), counting the same objects.
 #[test]
 fn clone_messages_and_progress_match_git() {
     for git in gits() {
@@ -399,6 +399,11 @@ fn clone_messages_and_progress_match_git() {
             );
             let ours = phases(&said(true, Some("--progress"), "progress"));
             let theirs = phases(&said(false, Some("--progress"), "progress"));
+            // No phase git does not show (a quick checkout's "Updating files" is delayed).
+            let names = |phases: &std::collections::BTreeMap<String, String>| {
+                phases.keys().cloned().collect::<Vec<_>>()
+            };
+            assert_eq!(names(&ours), names(&theirs), "{label}");
             for (phase, report) in &theirs {
                 let mine = ours
                     .get(phase)
@@ -407,6 +412,9 @@ fn clone_messages_and_progress_match_git() {
                 // next, so only the objects are counted alike.
                 if phase == "Receiving objects" {
                     assert_eq!(counted(mine), counted(report), "{label}: {phase}");
+                    // A throughput where git gives one (a pack past index-pack's first read).
+                    let rate = |report: &str| report.contains("/s, done");
+                    assert_eq!(rate(mine), rate(report), "{label}: {phase}: {mine}");
                 }
                 if phase == "Receiving objects" || phase == "Resolving deltas" {
                     assert!(mine.starts_with("100% ("), "{label}: {phase}: {mine}");
@@ -414,6 +422,32 @@ fn clone_messages_and_progress_match_git() {
                 }
             }
         }
+    }
+}
+
+/// A small clone's progress, as git's: its pack fits in index-pack's first read, so
+/// "Receiving objects" has no throughput; its checkout is quick, so "Updating files" is not
+/// shown.
+#[test]
+fn a_small_clones_progress_is_gits() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let src = env.init("small", false);
+        std::fs::write(src.join("a"), "a\n").unwrap();
+        env.git(&src, &["add", "a"]);
+        env.git(&src, &["commit", "-q", "-m", "a"]);
+        let [ours, theirs] = [true, false].map(|sluice| {
+            let dest = format!("small-{sluice}");
+            let args = ["clone", "--progress", "--no-local", "small", &dest];
+            let out = env.sluice_or_git(sluice, env.path(), &args);
+            assert!(out.status.success(), "{}", stderr(&out));
+            let phases = phases(&stderr(&out));
+            let shown: Vec<(String, bool)> = (phases.iter())
+                .map(|(phase, report)| (phase.clone(), report.contains("/s, done")))
+                .collect();
+            shown
+        });
+        assert_eq!(ours, theirs, "{}", git.display());
     }
 }
 

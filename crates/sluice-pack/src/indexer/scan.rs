@@ -149,10 +149,21 @@ fn scan_entries(
             }
         })?;
         progress.add(1);
-        progress.add_bytes(input.offset() - before);
+        // As git's index-pack, which reads 4 KiB at a time and counts for its throughput only
+        // what it reads once "Receiving objects" has begun: a pack that fits in its first
+        // read shows none; past it, every byte from the start counts.
+        let now = input.offset();
+        match (before > FIRST_READ, now > FIRST_READ) {
+            (true, _) => progress.add_bytes(now - before),
+            (false, true) => progress.add_bytes(now),
+            (false, false) => {}
+        }
     }
     Ok(Stop::Done)
 }
+
+/// The bytes git's index-pack reads before its "Receiving objects" begins, at most.
+const FIRST_READ: u64 = 4096;
 
 /// Pass 1 over a stream: header, every entry, trailer.
 pub(crate) fn scan(
