@@ -90,8 +90,9 @@ pub fn fetch_pack(
         progress: options.remote_progress,
         ..FetchRequest::default()
     };
+    let shown = crate::receive::PackProgress::indexing(options.receive_progress);
     let receiving = Receiving {
-        progress: options.receive_progress,
+        progress: &shown,
         keep: options.keep.then(String::new),
         ..Receiving::default()
     };

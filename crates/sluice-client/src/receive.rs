@@ -2,6 +2,7 @@
 //! and checking that it and the repository hold everything the new tips reach; or, for a small
 //! pack, writing its new objects loose as `unpack-objects` would.
 
+use sluice_object::progress::Progress;
 use sluice_object::ObjectId;
 use sluice_odb::fsck::{Checker, Finding, FsckError, Severity};
 use sluice_odb::pack_store::{self, StoreError};
@@ -12,6 +13,7 @@ use sluice_repo::receive::receive_into;
 pub use sluice_repo::receive::Receiving;
 use sluice_repo::{RepoError, Repository};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 /// Why a fetched pack could not be stored.
 #[derive(Debug, thiserror::Error)]
@@ -84,6 +86,89 @@ impl Received {
     pub fn remove(&self) {
         for extension in ["pack", "idx", "rev", "keep", "promisor"] {
             let _ = std::fs::remove_file(self.pack.with_extension(extension));
+        }
+    }
+}
+
+/// A fetched pack's progress as git shows it: index-pack's ("Receiving objects", "Resolving
+/// deltas"), or, for a pack that will be unpacked (fewer objects than `fetch.unpackLimit`), unpack-objects': "Unpacking objects"
+/// with its throughput, where unpack-objects shows it (git passes it no `--progress`: on a
+/// terminal only), and no deltas resolved.
+pub struct PackProgress<'a> {
+    indexing: &'a dyn Progress,
+    /// Below how many objects a pack is unpacked, and where that is shown.
+    unpacking: Option<(u64, &'a dyn Progress)>,
+    /// Where the current phase goes: [`Self::INDEXING`], [`Self::UNPACKING`] or
+    /// [`Self::UNSEEN`].
+    now: AtomicU8,
+}
+
+impl<'a> PackProgress<'a> {
+    const INDEXING: u8 = 0;
+    const UNPACKING: u8 = 1;
+    const UNSEEN: u8 = 2;
+
+    /// index-pack's progress on `shown`, whatever the pack.
+    pub fn indexing(shown: &'a dyn Progress) -> Self {
+        PackProgress {
+            indexing: shown,
+            unpacking: None,
+            now: AtomicU8::new(Self::INDEXING),
+        }
+    }
+
+    /// index-pack's progress on `indexing`, but unpack-objects' on `unpacking` for a pack of
+    /// fewer than `limit` objects.
+    pub fn unpacking_below(
+        limit: u64,
+        indexing: &'a dyn Progress,
+        unpacking: &'a dyn Progress,
+    ) -> Self {
+        PackProgress {
+            unpacking: Some((limit, unpacking)),
+            ..PackProgress::indexing(indexing)
+        }
+    }
+
+    fn current(&self) -> Option<&dyn Progress> {
+        match (self.now.load(Ordering::Relaxed), self.unpacking) {
+            (Self::INDEXING, _) => Some(self.indexing),
+            (Self::UNPACKING, Some((_, unpacking))) => Some(unpacking),
+            _ => None,
+        }
+    }
+}
+
+impl Progress for PackProgress<'_> {
+    fn phase(&self, title: &str, total: Option<u64>) {
+        let small = |(limit, _): (u64, _)| total.is_some_and(|n| n < limit);
+        let unpacked = self.now.load(Ordering::Relaxed) != Self::INDEXING;
+        let (now, shown_as) = match title {
+            "Receiving objects" if self.unpacking.is_some_and(small) => {
+                (Self::UNPACKING, "Unpacking objects")
+            }
+            // unpack-objects resolves its deltas as it goes, unseen.
+            "Resolving deltas" if unpacked => (Self::UNSEEN, title),
+            _ => (Self::INDEXING, title),
+        };
+        self.now.store(now, Ordering::Relaxed);
+        if let Some(progress) = self.current() {
+            progress.phase(shown_as, total);
+        }
+    }
+    fn add(&self, count: u64) {
+        if let Some(progress) = self.current() {
+            progress.add(count);
+        }
+    }
+    fn add_bytes(&self, bytes: u64) {
+        if let Some(progress) = self.current() {
+            progress.add_bytes(bytes);
+        }
+    }
+    fn finish(&self) {
+        if let Some(progress) = self.current() {
+            progress.finish();
         }
     }
 }

@@ -412,7 +412,7 @@ fn clone_messages_and_progress_match_git() {
                 // next, so only the objects are counted alike.
                 if phase == "Receiving objects" {
                     assert_eq!(counted(mine), counted(report), "{label}: {phase}");
-                    // A throughput where git gives one (a pack past index-pack's first read).
+                    // A throughput where git gives one (a pack of many reads).
                     let rate = |report: &str| report.contains("/s, done");
                     assert_eq!(rate(mine), rate(report), "{label}: {phase}: {mine}");
                 }
@@ -425,9 +425,9 @@ fn clone_messages_and_progress_match_git() {
     }
 }
 
-/// A small clone's progress, as git's: its pack fits in index-pack's first read, so
-/// "Receiving objects" has no throughput; its checkout is quick, so "Updating files" is not
-/// shown.
+/// A small clone's progress has git's phases: its checkout is quick, so "Updating files" is
+/// not shown. (Whether "Receiving objects" has a throughput depends, in git, on how the pack
+/// arrived in its pipe: not compared.)
 #[test]
 fn a_small_clones_progress_is_gits() {
     for git in gits() {
@@ -442,10 +442,7 @@ fn a_small_clones_progress_is_gits() {
             let out = env.sluice_or_git(sluice, env.path(), &args);
             assert!(out.status.success(), "{}", stderr(&out));
             let phases = phases(&stderr(&out));
-            let shown: Vec<(String, bool)> = (phases.iter())
-                .map(|(phase, report)| (phase.clone(), report.contains("/s, done")))
-                .collect();
-            shown
+            phases.keys().cloned().collect::<Vec<_>>()
         });
         assert_eq!(ours, theirs, "{}", git.display());
     }

@@ -177,3 +177,37 @@ fn a_prune_that_cannot_delete_goes_on_as_gits() {
         assert_eq!(seen[1], seen[0], "{}", git.display());
     }
 }
+
+/// The progress of a fetched pack, off a terminal with `--progress`: a pack git's fetch unpacks
+/// (fewer objects than `fetch.unpackLimit`) shows nothing of its own, as git's unpack-objects,
+/// run without `--progress`, shows nothing there; a kept pack shows index-pack's phases. (On
+/// a terminal, "Unpacking objects" with its throughput, as git's: checked by hand, a test has
+/// no terminal.)
+#[test]
+fn a_fetched_packs_progress_shows_what_gits_shows() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let src = source(&env);
+        for settings in [&[][..], &["-c", "fetch.unpackLimit=1"]] {
+            let shown = [false, true].map(|sluice| {
+                let repo = env.path().join(format!("repo-{sluice}"));
+                clone_anew(&env, &src, &repo);
+                env.git(&src, &["commit", "-q", "--allow-empty", "-m", "more"]);
+                let fetch = [settings, &["fetch", "--progress"]].concat();
+                let out = env.sluice_or_git(sluice, &repo, &fetch);
+                assert!(out.status.success(), "{}", stderr(&out));
+                env.git(&src, &["reset", "-q", "--hard", "HEAD~1"]);
+                // Each phase of this side (not the server's).
+                let said = stderr(&out);
+                let mut phases: Vec<String> = (said.split(['\r', '\n']))
+                    .filter(|line| line.ends_with(", done.") && !line.starts_with("remote:"))
+                    .filter_map(|line| line.split_once(": "))
+                    .map(|(title, _)| title.to_owned())
+                    .collect();
+                phases.dedup();
+                phases
+            });
+            assert_eq!(shown[1], shown[0], "{} {settings:?}", git.display());
+        }
+    }
+}

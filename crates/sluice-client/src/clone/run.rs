@@ -277,8 +277,9 @@ fn receive(
             early.check_out(pack);
         }
     };
+    let shown = crate::receive::PackProgress::indexing(options.receive_progress);
     let receiving = Receiving {
-        progress: options.receive_progress,
+        progress: &shown,
         alongside: early.is_some().then_some(&alongside as _),
         ..Receiving::default()
     };

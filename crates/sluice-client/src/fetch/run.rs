@@ -17,13 +17,13 @@ use super::update::{
 use super::upstream::set_upstream;
 use crate::negotiate::NegotiationAlgorithm;
 use crate::promised::Promised;
-use crate::receive::{self, unpack_if_small, ReceiveError, Receiving};
+use crate::receive::{self, unpack_if_small, PackProgress, ReceiveError, Receiving};
 use crate::reference::alternate_tips;
 use crate::refspec::Refspec;
 use crate::HistoryNegotiator;
 use sluice_object::progress::Progress;
 use sluice_object::ObjectId;
-use sluice_odb::pack_store::StoreError;
+use sluice_odb::pack_store::{self, StoreError};
 use sluice_odb::{ConfigError, LockError, ObjectDb, OdbError};
 use sluice_pack::ObjectLookup;
 use sluice_remote::{
@@ -131,6 +131,9 @@ pub struct FetchOptions<'a> {
     pub remote_progress: bool,
     /// index-pack's progress.
     pub receive_progress: &'a dyn Progress,
+    /// unpack-objects' progress, for a pack small enough to be unpacked: git's fetch passes it
+    /// no `--progress`, so it shows on a terminal only.
+    pub unpack_progress: &'a dyn Progress,
     /// Where a promisor remote's relative path is taken from.
     pub cwd: &'a Path,
 }
@@ -348,8 +351,20 @@ fn receive_missing(
     if request.filter.is_some() && !connection.filters() {
         messages.warning("filtering not recognized by server, ignoring");
     }
+    // A small pack is unpacked (below), and its progress is unpack-objects'.
+    let unpack_limit = match promisor || options.keep {
+        true => None,
+        false => u64::try_from(pack_store::unpack_limit(repo.config(), "fetch")?).ok(),
+    };
+    let shown = match unpack_limit.filter(|&limit| limit > 0) {
+        Some(limit) => {
+            let unpacking = options.unpack_progress;
+            PackProgress::unpacking_below(limit, options.receive_progress, unpacking)
+        }
+        None => PackProgress::indexing(options.receive_progress),
+    };
     let receiving = Receiving {
-        progress: options.receive_progress,
+        progress: &shown,
         objects: Some(objects),
         ..Receiving::default()
     };

@@ -149,21 +149,10 @@ fn scan_entries(
             }
         })?;
         progress.add(1);
-        // As git's index-pack, which reads 4 KiB at a time and counts for its throughput only
-        // what it reads once "Receiving objects" has begun: a pack that fits in its first
-        // read shows none; past it, every byte from the start counts.
-        let now = input.offset();
-        match (before > FIRST_READ, now > FIRST_READ) {
-            (true, _) => progress.add_bytes(now - before),
-            (false, true) => progress.add_bytes(now),
-            (false, false) => {}
-        }
+        progress.add_bytes(input.offset() - before);
     }
     Ok(Stop::Done)
 }
-
-/// The bytes git's index-pack reads before its "Receiving objects" begins, at most.
-const FIRST_READ: u64 = 4096;
 
 /// Pass 1 over a stream: header, every entry, trailer.
 pub(crate) fn scan(
@@ -175,6 +164,8 @@ pub(crate) fn scan(
 ) -> Result<Scan, IndexError> {
     let count = read_header(input)?;
     progress.phase(title, Some(u64::from(count)));
+    // The header was read too, as git counts it.
+    progress.add_bytes(input.offset());
     // The count comes from the input: reserve for at most a million entries up front and let
     // the vectors grow with entries that really arrive.
     let mut scan = Scan::new(hash, 12, (count as usize).min(1 << 20));
@@ -216,6 +207,7 @@ fn scan_first_half(
 ) -> Result<Scan, IndexError> {
     let count = read_header(input).inspect_err(|_| cancel.store(true, Ordering::Relaxed))?;
     progress.phase(title, Some(u64::from(count)));
+    progress.add_bytes(input.offset());
     let mut scan = Scan::new(hash, 12, (count as usize).min(1 << 20));
     let stop = scan_entries(
         input, hash, &mut scan, count, split, position, cancel, progress, interrupt,

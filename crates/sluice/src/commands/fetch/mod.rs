@@ -531,6 +531,8 @@ fn fetch_one(
     }
     let show_progress = crate::progress::enabled(!args.quiet, args.progress);
     let progress = TerminalProgress::new(show_progress);
+    // git's unpack-objects, run without --progress, shows its own on a terminal only.
+    let unpacking = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
     let options = FetchOptions {
         refs: plan.refs,
         negotiation: plan.negotiation,
@@ -553,6 +555,7 @@ fn fetch_one(
         connect,
         remote_progress: show_progress,
         receive_progress: &progress,
+        unpack_progress: &unpacking,
         cwd: &context.cwd,
     };
     let said = FetchStderr(RemoteLines::new(repo.config())?);
