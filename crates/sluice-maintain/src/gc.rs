@@ -349,11 +349,8 @@ pub fn before_repack(repo: &Repository, options: &GcOptions) -> Result<GraphWrit
     let first = if pack_refs { "pack-refs" } else { "reflog" };
     let graph = GraphWrite::from_config(repo.config()).map_err(|e| e.in_step(first))?;
     if pack_refs {
-        let prune_refs = PackRefsOptions {
-            all: true,
-            prune: true,
-        };
-        repo.refs().pack(prune_refs, repo.objects())?;
+        repo.refs()
+            .pack(&PackRefsOptions::every_ref(), repo.objects())?;
     }
     expire_all(repo, &options.reflog)?;
     Ok(graph)

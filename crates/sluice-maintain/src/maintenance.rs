@@ -300,11 +300,8 @@ fn run_task(
             pack_loose_objects(repo, LOOSE_BATCH, progress, cancel)?;
         }
         Task::PackRefs => {
-            let options = PackRefsOptions {
-                all: true,
-                prune: true,
-            };
-            repo.refs().pack(options, repo.objects())?;
+            repo.refs()
+                .pack(&PackRefsOptions::every_ref(), repo.objects())?;
         }
     }
     Ok(())

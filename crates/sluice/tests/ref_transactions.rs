@@ -229,12 +229,9 @@ fn racing_deletions_of_packed_refs_lose_nothing() {
         }
         s.spawn(|| {
             let repository = Repository::discover(&repo).unwrap();
-            let options = sluice_repo::refs::PackRefsOptions {
-                all: true,
-                prune: true,
-            };
+            let options = sluice_repo::refs::PackRefsOptions::every_ref();
             for _ in 0..10 {
-                let packed = repository.refs().pack(options, repository.objects());
+                let packed = repository.refs().pack(&options, repository.objects());
                 // Another writer's lock held past the wait is a refusal, not a loss.
                 assert!(matches!(
                     packed,

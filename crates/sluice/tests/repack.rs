@@ -75,11 +75,13 @@ fn repack_writes_one_pack_and_a_bitmap_git_accepts() {
 }
 
 /// `sluice pack-refs` leaves `packed-refs` and the loose refs as `git pack-refs` does: by
-/// default tags and refs already packed, with `--all` every ref (symbolic refs stay loose),
-/// `--no-prune` keeping the loose files; annotated tags with their peeled line.
+/// default the tags (a branch already packed and moved since stays loose), with `--all` every
+/// ref (symbolic refs and per-worktree refs stay loose), `--no-prune` keeping the loose files,
+/// `--include` and `--exclude` (git 2.42 on); annotated tags with their peeled line.
 #[test]
 fn pack_refs_packs_as_git_does() {
     for git in gits() {
+        let newest = git.starts_with("/usr/local");
         let env = Env::with_git(git);
         let mut sides = Vec::new();
         for name in ["theirs", "ours"] {
@@ -114,11 +116,44 @@ fn pack_refs_packs_as_git_does() {
             files.sort();
             (packed, files)
         };
-        for args in [
+        let mut steps: Vec<&[&str]> = vec![
             &["pack-refs"][..],
             &["pack-refs", "--all", "--no-prune"],
             &["pack-refs", "--all"],
-        ] {
+            // (git's commands, run alike on both sides, begin with "!")
+            &["!", "commit", "-q", "--allow-empty", "-m", "two"],
+            &["!", "update-ref", "refs/bisect/bad", "HEAD"],
+            &["!", "tag", "later"],
+            &["pack-refs"],
+        ];
+        if newest {
+            steps.extend([
+                &["!", "update-ref", "refs/custom/y", "HEAD"][..],
+                &["!", "update-ref", "refs/notes/n", "HEAD"],
+                &[
+                    "pack-refs",
+                    "--include",
+                    "refs/custom/*",
+                    "--exclude",
+                    "refs/custom/x",
+                ],
+                &[
+                    "pack-refs",
+                    "--include",
+                    "refs/*",
+                    "--exclude",
+                    "refs/notes/*",
+                ],
+            ]);
+        }
+        steps.push(&["pack-refs", "--all"]);
+        for args in steps {
+            if args[0] == "!" {
+                for side in &sides {
+                    env.git(side, &args[1..]);
+                }
+                continue;
+            }
             env.git(&sides[0], args);
             let out = env.sluice(&sides[1], args, b"");
             assert!(out.status.success(), "{}", stderr(&out));

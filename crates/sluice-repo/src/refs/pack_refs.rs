@@ -1,28 +1,55 @@
-//! `git pack-refs`: loose refs moved into `packed-refs` (every tag and every ref already
-//! packed; every ref with `--all`), each with what it peels to, then the loose files removed,
-//! each only under its lock and only if it still holds what was packed (a ref that moved
-//! meanwhile stays loose, and wins over its packed line, as git's).
+//! `git pack-refs`: loose refs moved into `packed-refs` (the tags; every ref with `--all`; those
+//! `--include` names less those `--exclude` names), each with what it peels to, then the loose
+//! files removed, each only under its lock and only if it still holds what was packed (a ref
+//! that moved meanwhile stays loose, and wins over its packed line, as git's). As git's, a
+//! loose ref is packed only when selected (one already in `packed-refs` too stays loose
+//! otherwise), and per-worktree refs never are.
 
 use super::directories::remove_empty_parents;
 use super::{Peeled, RefError, RefTarget, Refs};
+use sluice_index::wildmatch::wildmatch_anywhere;
 use sluice_object::ObjectId;
 use sluice_odb::lockfile::create_lock;
 use sluice_odb::ObjectDb;
 use std::collections::BTreeMap;
 
 /// What `pack` packs and whether it removes the loose files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PackRefsOptions {
-    /// Every ref, not only tags and refs already packed (`--all`).
-    pub all: bool,
+    /// Patterns of the loose refs packed, matched as git's `wildmatch` without `WM_PATHNAME`
+    /// (`*` crosses `/`): `--include`'s, with `*` for `--all`, or `refs/tags/*` when none.
+    pub includes: Vec<String>,
+    /// Patterns of refs left loose whatever includes them (`--exclude`).
+    pub excludes: Vec<String>,
     /// Remove the loose files of the refs packed (not under `--no-prune`).
     pub prune: bool,
+}
+
+impl PackRefsOptions {
+    /// Every ref, the loose files removed (`--all`: what gc and maintenance pack).
+    pub fn every_ref() -> Self {
+        PackRefsOptions {
+            includes: vec!["*".to_owned()],
+            excludes: Vec::new(),
+            prune: true,
+        }
+    }
+
+    /// Whether the loose ref `name` is packed.
+    fn selects(&self, name: &str) -> bool {
+        let matching = |pattern: &String| wildmatch_anywhere(pattern.as_bytes(), name.as_bytes());
+        // A worktree's own refs stay with it.
+        let per_worktree = ["refs/bisect/", "refs/worktree/", "refs/rewritten/"];
+        !per_worktree.iter().any(|prefix| name.starts_with(prefix))
+            && !self.excludes.iter().any(matching)
+            && self.includes.iter().any(matching)
+    }
 }
 
 impl Refs {
     /// Packs the loose refs `options` selects; `objects` tells what each peels to. A ref whose
     /// object is missing is left loose, as git leaves a broken ref.
-    pub fn pack(&self, options: PackRefsOptions, objects: &ObjectDb) -> Result<(), RefError> {
+    pub fn pack(&self, options: &PackRefsOptions, objects: &ObjectDb) -> Result<(), RefError> {
         let mut packed_now = Vec::new();
         // Merged into packed-refs as read under its lock, so that a ref deleted from it
         // meanwhile (a push) does not come back.
@@ -34,9 +61,7 @@ impl Refs {
                 let Ok(Some(RefTarget::Id(id))) = self.read(&name) else {
                     continue;
                 };
-                let wanted =
-                    options.all || name.starts_with("refs/tags/") || entries.contains_key(&name);
-                if !wanted || !objects.contains(&id) {
+                if !options.selects(&name) || !objects.contains(&id) {
                     continue;
                 }
                 entries.insert(name.clone(), id);

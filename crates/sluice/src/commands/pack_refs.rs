@@ -1,4 +1,5 @@
-//! `sluice pack-refs [--all] [--[no-]prune]`: loose refs into `packed-refs`.
+//! `sluice pack-refs [--all] [--[no-]prune] [--include <pattern>] [--exclude <pattern>]`:
+//! loose refs into `packed-refs`.
 
 use super::Context;
 use clap::Args;
@@ -8,7 +9,7 @@ use std::process::ExitCode;
 /// `git pack-refs`'s arguments.
 #[derive(Debug, Args)]
 pub struct PackRefsArgs {
-    /// Pack every ref, not only tags and refs already packed.
+    /// Pack every ref, not only tags.
     #[arg(long)]
     all: bool,
     /// Remove the loose files of the refs packed (the default).
@@ -17,15 +18,30 @@ pub struct PackRefsArgs {
     /// Keep the loose files of the refs packed.
     #[arg(long, overrides_with = "prune")]
     no_prune: bool,
+    /// Pack the refs matching this glob (not the tags then, unless it names them). Repeatable.
+    #[arg(long, value_name = "pattern")]
+    include: Vec<String>,
+    /// Leave the refs matching this glob loose, whatever else says. Repeatable.
+    #[arg(long, value_name = "pattern")]
+    exclude: Vec<String>,
 }
 
 /// Runs pack-refs.
 pub fn run(args: PackRefsArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context.require_repository()?;
+    // As git's: `--all` adds `*` to the patterns; with none, the tags.
+    let mut includes = args.include;
+    if args.all {
+        includes.push("*".to_owned());
+    }
+    if includes.is_empty() {
+        includes.push("refs/tags/*".to_owned());
+    }
     let options = PackRefsOptions {
-        all: args.all,
+        includes,
+        excludes: args.exclude,
         prune: super::either(args.prune, args.no_prune).unwrap_or(true),
     };
-    repo.refs().pack(options, repo.objects())?;
+    repo.refs().pack(&options, repo.objects())?;
     Ok(ExitCode::SUCCESS)
 }
