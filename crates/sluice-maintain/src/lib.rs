@@ -24,6 +24,9 @@ pub use maintenance::{
     TasksRun,
 };
 pub use prune::{prune, PruneError, PruneOptions, Pruned};
-pub use reflog::{expire_all, Ages, BadAge, ExpireOptions, ReflogError};
+pub use reflog::{
+    expire_all, expire_all_with, expire_named, Ages, BadAge, ExpireFlags, ExpireOptions, Expired,
+    Judged, ReflogError,
+};
 pub use register::{register, unregister, RegisterError};
 pub use schedule::{random_minute, start, stop, ScheduleError, Scheduled, Scheduler, Schedulers};

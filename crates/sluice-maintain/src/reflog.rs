@@ -1,4 +1,6 @@
-//! `git reflog expire --all`: old reflog entries dropped, as gc drops them. An entry goes when
+//! `git reflog expire` (`--all`, or the refs named): old reflog entries dropped, as gc drops
+//! them; with git's `--dry-run`, `--rewrite` and `--updateref`, each entry's verdict returned
+//! for `--verbose`. An entry goes when
 //! it is older than `expire` (`gc.reflogExpire`, 90 days), or older than `expire_unreachable`
 //! (`gc.reflogExpireUnreachable`, 30 days) and its old or new commit is not reachable from the
 //! ref (for `HEAD`'s reflog: from any ref). `gc.<pattern>.reflogExpire[Unreachable]` decide
@@ -9,7 +11,8 @@
 use sluice_object::parse::{parse_commit, parse_tag};
 use sluice_object::{HashKind, IdSet, ObjectId, ObjectKind};
 use sluice_odb::ObjectDb;
-use sluice_repo::{RefError, Repository};
+use sluice_repo::refs::Refs;
+use sluice_repo::{RefError, RefTarget, Repository};
 use std::path::{Path, PathBuf};
 
 /// Why reflogs could not be expired (those already rewritten stay rewritten; each is replaced
@@ -162,40 +165,161 @@ impl ExpireOptions {
     }
 }
 
+/// What `reflog expire` does beyond the ages: git's flags.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExpireFlags {
+    /// `--dry-run`: every entry is judged, nothing is written.
+    pub dry_run: bool,
+    /// `--rewrite`: each kept entry's old id becomes the new id of the entry kept before it
+    /// (the null id for the first), as git judges and writes it.
+    pub rewrite: bool,
+    /// `--updateref`: the ref is set to the new id of its last kept entry (unless it is
+    /// symbolic, or none is kept).
+    pub update_ref: bool,
+}
+
+/// One reflog entry judged: whether it stays, and its message (`--verbose` says `keep
+/// <message>` or `prune <message>`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Judged {
+    /// It stays.
+    pub kept: bool,
+    /// What was done, as the entry says it.
+    pub message: String,
+}
+
+/// What `reflog expire <refs>…` did: each entry judged, in order, and the names that point
+/// nowhere (git: "<name> points nowhere!", and a failure).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Expired {
+    /// Every entry of the reflogs expired, reflog by reflog.
+    pub judged: Vec<Judged>,
+    /// The names given with no reflog found.
+    pub nowhere: Vec<String>,
+}
+
 /// Expires every reflog of the repository, in every worktree (`HEAD`'s and every ref's), as
 /// git's `--all` does.
 pub fn expire_all(repo: &Repository, options: &ExpireOptions) -> Result<(), ReflogError> {
+    expire_all_with(repo, options, ExpireFlags::default()).map(|_| ())
+}
+
+/// [`expire_all`] as `flags` say; every entry judged, in order.
+pub fn expire_all_with(
+    repo: &Repository,
+    options: &ExpireOptions,
+    flags: ExpireFlags,
+) -> Result<Vec<Judged>, ReflogError> {
     let all_tips: Vec<ObjectId> = repo.refs().list()?.into_iter().map(|(_, id)| id).collect();
-    let odb = repo.objects();
+    let mut judged = Vec::new();
     for worktree in repo.worktrees()? {
-        for reflog in worktree.reflogs()? {
-            // HEAD's entries must be reachable from some ref, a ref's from that ref.
-            let tip = match reflog.name.as_str() {
-                "HEAD" => all_tips.clone(),
-                name => (worktree.refs().resolve(name).ok())
-                    .and_then(|(_, id)| id)
-                    .into_iter()
-                    .collect(),
-            };
-            let ages = options.ages_of(&reflog.name);
-            expire_one(odb, repo.hash(), &reflog.path, &tip, &ages)?;
+        // In git 2.47's order: `HEAD`'s, then the refs' by name.
+        let mut reflogs = worktree.reflogs()?;
+        reflogs.sort_by(|a, b| (a.name != "HEAD", &a.name).cmp(&(b.name != "HEAD", &b.name)));
+        for reflog in reflogs {
+            let refs = worktree.refs();
+            judged.extend(expire_ref(
+                repo,
+                refs,
+                &reflog,
+                (options, flags),
+                &all_tips,
+            )?);
         }
     }
-    Ok(())
+    Ok(judged)
+}
+
+/// `reflog expire <refs>…`: the reflogs of the refs named, each found as git's `dwim_log`
+/// finds it (`main` is `refs/heads/main`, a symbolic ref's is its target's when it has none).
+pub fn expire_named(
+    repo: &Repository,
+    names: &[String],
+    options: &ExpireOptions,
+    flags: ExpireFlags,
+) -> Result<Expired, ReflogError> {
+    let all_tips: Vec<ObjectId> = repo.refs().list()?.into_iter().map(|(_, id)| id).collect();
+    let (refs, mut expired) = (repo.refs(), Expired::default());
+    for given in names {
+        let Some(name) = reflog_of(&refs, given) else {
+            expired.nowhere.push(given.clone());
+            continue;
+        };
+        let reflog = sluice_repo::worktrees::Reflog {
+            path: refs.log_path(&name),
+            name,
+        };
+        let judged = expire_ref(repo, &refs, &reflog, (options, flags), &all_tips)?;
+        expired.judged.extend(judged);
+    }
+    Ok(expired)
+}
+
+/// The reflog `given` names, by git's rules for short names: the first ref that resolves and
+/// has a reflog (or whose target has one).
+fn reflog_of(refs: &Refs, given: &str) -> Option<String> {
+    let rules = ["", "refs/", "refs/tags/", "refs/heads/", "refs/remotes/"];
+    let candidates = (rules.iter().map(|rule| format!("{rule}{given}")))
+        .chain(std::iter::once(format!("refs/remotes/{given}/HEAD")));
+    for name in candidates {
+        let Ok((target, Some(_))) = refs.resolve(&name) else {
+            continue;
+        };
+        if refs.has_log(&name) {
+            return Some(name);
+        }
+        if target != name && refs.has_log(&target) {
+            return Some(target);
+        }
+    }
+    None
+}
+
+/// Expires one ref's reflog: `HEAD`'s entries must be reachable from some ref (`all_tips`), a
+/// ref's from that ref; with `--updateref`, the ref then set to its last kept entry.
+fn expire_ref(
+    repo: &Repository,
+    refs: &Refs,
+    reflog: &sluice_repo::worktrees::Reflog,
+    (options, flags): (&ExpireOptions, ExpireFlags),
+    all_tips: &[ObjectId],
+) -> Result<Vec<Judged>, ReflogError> {
+    let tip = match reflog.name.as_str() {
+        "HEAD" => all_tips.to_vec(),
+        name => (refs.resolve(name).ok())
+            .and_then(|(_, id)| id)
+            .into_iter()
+            .collect(),
+    };
+    let ages = options.ages_of(&reflog.name);
+    let (judged, last_kept) = expire_one(
+        repo.objects(),
+        repo.hash(),
+        &reflog.path,
+        &tip,
+        (&ages, flags),
+    )?;
+    let symbolic = matches!(refs.read(&reflog.name), Ok(Some(RefTarget::Symbolic(_))));
+    if let (true, false, false, Some(last)) = (flags.update_ref, flags.dry_run, symbolic, last_kept)
+    {
+        refs.write(&reflog.name, &RefTarget::Id(last))?;
+    }
+    Ok(judged)
 }
 
 /// Rewrites the reflog at `path` without its expired entries; `tips` are what its commits must
-/// be reachable from to stay past `expire_unreachable`.
+/// be reachable from to stay past `expire_unreachable`. Returns every entry judged and the new
+/// id of the last kept (none when none is, or it is the null id).
 fn expire_one(
     odb: &ObjectDb,
     hash: HashKind,
     path: &Path,
     tips: &[ObjectId],
-    options: &Ages,
-) -> Result<(), ReflogError> {
+    (options, flags): (&Ages, ExpireFlags),
+) -> Result<(Vec<Judged>, Option<ObjectId>), ReflogError> {
     let text = match std::fs::read(path) {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), None)),
         Err(source) => {
             return Err(ReflogError::Read {
                 path: path.to_owned(),
@@ -204,32 +328,56 @@ fn expire_one(
         }
     };
     let mut kept = Vec::with_capacity(text.len());
+    let mut judged = Vec::new();
     let mut changed = false;
     let mut reach = Reach {
         odb,
         tips,
         set: None,
     };
+    // As git's: with --rewrite, each entry is judged and written from the last kept one.
+    let mut last_kept = hash.null_id();
     for line in text.split_inclusive(|&b| b == b'\n') {
-        match expired(hash, line, &mut reach, options) {
-            true => changed = true,
-            false => kept.extend_from_slice(line),
+        let Some(entry) = sluice_repo::refs::reflog::parse_entry(line, hash) else {
+            // A line that cannot be read stays (git keeps what it cannot judge).
+            kept.extend_from_slice(line);
+            continue;
+        };
+        let old = match flags.rewrite {
+            true => last_kept,
+            false => entry.old,
+        };
+        let goes = expired((old, entry.new, entry.time), &mut reach, options);
+        judged.push(Judged {
+            kept: !goes,
+            message: entry.message.to_owned(),
+        });
+        if goes {
+            changed = true;
+            continue;
         }
+        if old != entry.old {
+            changed = true;
+            kept.extend_from_slice(old.to_string().as_bytes());
+            kept.extend_from_slice(&line[2 * hash.len_in_bytes()..]);
+        } else {
+            kept.extend_from_slice(line);
+        }
+        last_kept = entry.new;
     }
-    if changed {
+    if changed && !flags.dry_run {
         sluice_odb::write_locked(path, &kept, false)?;
     }
-    Ok(())
+    Ok((judged, Some(last_kept).filter(|id| !id.is_null())))
 }
 
-/// Whether one reflog line goes. A line that cannot be read stays (git keeps what it cannot
-/// judge).
-fn expired(hash: HashKind, line: &[u8], reach: &mut Reach<'_>, options: &Ages) -> bool {
-    let Some(entry) = sluice_repo::refs::reflog::parse_entry(line, hash) else {
-        return false;
-    };
-    let (old, new) = (entry.old, entry.new);
-    let Some(time) = entry.time else {
+/// Whether one entry (its old and new ids and time) goes; one without a readable time stays.
+fn expired(
+    (old, new, time): (ObjectId, ObjectId, Option<i64>),
+    reach: &mut Reach<'_>,
+    options: &Ages,
+) -> bool {
+    let Some(time) = time else {
         return false;
     };
     if time < options.expire {

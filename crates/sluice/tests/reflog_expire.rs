@@ -99,3 +99,66 @@ fn reflogs_and_objects(env: &Env, repo: &Path) -> String {
     objects.sort();
     format!("{text}\n{}", objects.join("\n"))
 }
+
+/// `reflog expire`'s options beside git's: named refs (a short name, `HEAD`, a symbolic ref,
+/// one that points nowhere: git's error and 255), `--dry-run` that writes nothing, `--verbose`
+/// saying `keep` or `prune` of each entry (with `--all`, `HEAD`'s first, then the refs' by
+/// name, as 2.47), `--rewrite` and `--updateref`. Compared: exit code, what each says, every
+/// reflog's lines and the refs.
+#[test]
+fn reflog_expire_options_are_gits() {
+    let mut cases: Vec<&[&str]> = vec![
+        &["--dry-run", "--expire=now", "main"],
+        &["--verbose", "--expire=now", "main"],
+        &["--verbose", "--dry-run", "--expire-unreachable=now", "HEAD"],
+        &["--verbose", "--expire-unreachable=now", "--rewrite", "main"],
+        &[
+            "--expire-unreachable=now",
+            "--rewrite",
+            "--updateref",
+            "main",
+        ],
+        &["--expire=now", "--updateref", "main", "alias"],
+        &["--verbose", "--expire=now", "nosuch", "refs/heads/side"],
+        &[],
+    ];
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        if git.starts_with("/usr/local") {
+            cases.push(&["-n", "--verbose", "--expire-unreachable=now", "--all"]);
+        }
+        let seed = env.init("seed", false);
+        env.git(&seed, &["branch", "-M", "main"]);
+        env.commit_versions(&seed, "f", 4);
+        env.git(&seed, &["checkout", "-q", "-b", "side"]);
+        env.commit_versions(&seed, "g", 1);
+        env.git(&seed, &["checkout", "-q", "main"]);
+        // The last commit only the branch's reflog holds.
+        env.git(&seed, &["reset", "-q", "--hard", "HEAD~1"]);
+        env.git(
+            &seed,
+            &["symbolic-ref", "refs/heads/alias", "refs/heads/side"],
+        );
+        for case in &cases {
+            let args = [&["reflog", "expire"][..], case].concat();
+            let seen = [false, true].map(|sluice| {
+                let repo = env.path().join(format!("options-{sluice}"));
+                let _ = std::fs::remove_dir_all(&repo);
+                copy_tree(&seed, &repo);
+                let out = env.sluice_or_git(sluice, &repo, &args);
+                let refs = env.git(
+                    &repo,
+                    &["for-each-ref", "--format=%(refname) %(objectname)"],
+                );
+                (
+                    out.status.code(),
+                    stdout(&out),
+                    stderr(&out),
+                    reflogs_and_objects(&env, &repo),
+                    String::from_utf8(refs).unwrap(),
+                )
+            });
+            assert_eq!(seen[1], seen[0], "{case:?} with {}", git.display());
+        }
+    }
+}
