@@ -324,18 +324,39 @@ pub struct CheckoutIndexReport {
     pub written: usize,
 }
 
+/// What `checkout-index` writes, and how.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IndexCheckout<'a> {
+    /// The entries at these paths; `None` for every entry (`--all`).
+    pub paths: Option<&'a [Vec<u8>]>,
+    /// Replace a file that exists and differs from its entry (`--force`).
+    pub force: bool,
+    /// Write under this string prepended to each path (`--prefix=out/`), not the work tree.
+    pub prefix: Option<&'a [u8]>,
+    /// Record the new files' stat data in the index (`--index`; a checkout of paths does).
+    pub update_index: bool,
+    /// Write only files that are there already (`--no-create`).
+    pub no_create: bool,
+    /// Entries marked skip-worktree too (`--ignore-skip-worktree-bits`).
+    pub skip_worktree_too: bool,
+}
+
 /// `checkout-index`: writes index entries (all, or those at `paths`) to the work tree, or
 /// under `prefix` (prepended as a string, as git does: `--prefix=out/`). As git, a file whose
 /// stat data matches its entry is left alone, and one that differs is only replaced with
-/// `force`. Without a prefix, the index's stat data is updated.
+/// `force`; the index is written only when asked to record the files' stat data.
 pub fn checkout_index(
     repo: &Repository,
-    paths: Option<&[Vec<u8>]>,
-    force: bool,
-    prefix: Option<&[u8]>,
+    request: &IndexCheckout<'_>,
     options: &CheckoutOptions,
     progress: &dyn Progress,
 ) -> Result<CheckoutIndexReport, CheckoutError> {
+    let IndexCheckout {
+        paths,
+        force,
+        prefix,
+        ..
+    } = *request;
     let index_path = repo.index_path();
     let bytes = std::fs::read(&index_path).map_err(|source| CheckoutError::Io {
         path: index_path,
@@ -347,7 +368,7 @@ pub fn checkout_index(
         .entries
         .iter()
         .enumerate()
-        .filter(|(_, e)| e.stage() == 0 && !e.skip_worktree())
+        .filter(|(_, e)| e.stage() == 0 && (request.skip_worktree_too || !e.skip_worktree()))
         .map(|(position, e)| {
             let file = TreeFile {
                 path: e.path.clone(),
@@ -384,7 +405,15 @@ pub fn checkout_index(
                 source,
             }
         })?;
-        if let Ok(meta) = root.join(OsStr::from_bytes(&target)).symlink_metadata() {
+        let existing = root.join(OsStr::from_bytes(&target)).symlink_metadata();
+        if existing.is_err() && request.no_create {
+            continue;
+        }
+        if let Ok(meta) = existing {
+            // A submodule's directory is its own business, as git leaves it.
+            if file.mode == 0o160000 && meta.is_dir() {
+                continue;
+            }
             // As git: a file whose stat data matches its entry is left alone, even with -f.
             let cached = index.entries[positions[i]].stat;
             if cached != Stat::default() && Stat::from_metadata(&meta) == cached {
@@ -435,7 +464,8 @@ pub fn checkout_index(
             .map(|w| format!("git checkout-index: {w}")),
     );
     report.written = jobs.len();
-    if prefix.is_none() && !jobs.is_empty() {
+    // As git's: a checkout that failed somewhere leaves the index as it was.
+    if request.update_index && prefix.is_none() && !jobs.is_empty() && !report.failed {
         for ((i, _), stat) in selected.iter().zip(stats) {
             index.entries[positions[*i]].stat = stat;
         }

@@ -32,7 +32,7 @@ pub mod writer;
 
 pub use checkout::{
     checkout_fresh, checkout_fresh_from, checkout_index, commit_tree, CheckoutIndexReport,
-    CheckoutOptions,
+    CheckoutOptions, IndexCheckout,
 };
 pub use objects::Objects;
 pub use paths::{checkout_paths, checkout_paths_from, PathsChecked};

@@ -2,7 +2,7 @@
 //! work tree's (git's way to discard changes), or a commit's written over both, each pathspec
 //! a file or a directory of files, relative to where the command runs.
 
-use crate::checkout::{checkout_index, read_index_or_empty, write_index_file};
+use crate::checkout::{checkout_index, read_index_or_empty, write_index_file, IndexCheckout};
 use crate::tree::flatten;
 use crate::{CheckoutError, CheckoutOptions};
 use sluice_index::{Index, IndexEntry, Stat};
@@ -51,7 +51,13 @@ pub fn checkout_paths(
             written: 0,
         });
     }
-    let report = checkout_index(repo, Some(&paths), true, None, options, progress)?;
+    let request = IndexCheckout {
+        paths: Some(&paths),
+        force: true,
+        update_index: true,
+        ..IndexCheckout::default()
+    };
+    let report = checkout_index(repo, &request, options, progress)?;
     Ok(PathsChecked {
         unmatched,
         written: report.written,
@@ -112,7 +118,13 @@ pub fn checkout_paths_from(
     index.entries.extend(replaced.into_values());
     index.sort();
     write_index_file(repo, &index)?;
-    let report = checkout_index(repo, Some(&paths), true, None, options, progress)?;
+    let request = IndexCheckout {
+        paths: Some(&paths),
+        force: true,
+        update_index: true,
+        ..IndexCheckout::default()
+    };
+    let report = checkout_index(repo, &request, options, progress)?;
     Ok(PathsChecked {
         unmatched,
         written: report.written,

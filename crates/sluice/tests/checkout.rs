@@ -516,6 +516,54 @@ fn checkout_index_matches_git() {
     assert_eq!(git_view(&env, &ours).0, "?? export/\n");
 }
 
+/// checkout-index's options beside git's: `-u` records the new files' stat data in the index
+/// (and, as git, leaves the index as it was when a file failed), without it the index is not
+/// written; `-n` writes only files that are there; `--stdin` (`-z`: NUL-separated) reads the
+/// paths, refused beside `--all` or named files; `--ignore-skip-worktree-bits`. Compared: exit
+/// code, stderr, whether the index file changed, and `git status` after.
+#[test]
+fn checkout_index_options_match_git() {
+    let env = Env::new();
+    let src = tree_repo(&env);
+    let seed = env.path().join("seed");
+    let (from, to) = (src.to_str().unwrap(), seed.to_str().unwrap());
+    env.git(env.path(), &["clone", "-q", "-b", "main", from, to]);
+    std::fs::write(seed.join("README"), "changed\n").unwrap();
+    std::fs::remove_file(seed.join("empty")).unwrap();
+    std::fs::remove_file(seed.join("a/x")).unwrap();
+    let cases: [(&[&str], &[u8]); 10] = [
+        (&["-a"], b""),
+        (&["-u", "-a"], b""),
+        (&["-u", "-a", "-f"], b""),
+        (&["-u", "empty"], b""),
+        (&["-n", "-a", "-f"], b""),
+        (&["--stdin"], b"empty\na/x\n"),
+        (&["-z", "--stdin", "-u"], b"empty\0a/x\0"),
+        (&["-a", "--stdin"], b""),
+        (&["--stdin", "README"], b""),
+        (&["--ignore-skip-worktree-bits", "-a", "-f"], b""),
+    ];
+    for (args, input) in cases {
+        let [theirs, ours] = [false, true].map(|sluice| {
+            let repo = env.path().join(format!("index-{sluice}"));
+            let _ = std::fs::remove_dir_all(&repo);
+            crate::util::copy_tree(&seed, &repo);
+            let before = std::fs::read(repo.join(".git/index")).unwrap();
+            let all = [&["checkout-index"][..], args].concat();
+            let command = match sluice {
+                true => env.sluice_command(&repo, &all),
+                false => env.git_command(&repo, &all),
+            };
+            let out = crate::util::run_with_input(command, input);
+            let index_changed = std::fs::read(repo.join(".git/index")).unwrap() != before;
+            let status = env.git(&repo, &["status", "--porcelain"]);
+            let status = String::from_utf8(status).unwrap();
+            (out.status.code(), stderr(&out), index_changed, status)
+        });
+        assert_eq!(ours, theirs, "{args:?}");
+    }
+}
+
 /// One entry of a hand-made tree: mode, name, id.
 type TreeLine<'a> = (&'a str, Vec<u8>, String);
 

@@ -3,7 +3,7 @@
 use super::Context;
 use crate::progress::TerminalProgress;
 use anyhow::bail;
-use sluice_checkout::{checkout_index, CheckoutOptions};
+use sluice_checkout::{checkout_index, CheckoutOptions, IndexCheckout};
 use std::process::ExitCode;
 
 /// Arguments of `checkout-index`.
@@ -18,9 +18,24 @@ pub struct CheckoutIndexArgs {
     /// Be quiet about files that exist or are not in the index.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    /// Record the checked-out files' stat data in the index.
+    #[arg(short = 'u', long)]
+    pub index: bool,
+    /// Write only files that are there already, refreshing them.
+    #[arg(short = 'n', long)]
+    pub no_create: bool,
     /// Write under <string><path> instead of the work tree.
     #[arg(long, value_name = "string")]
     pub prefix: Option<String>,
+    /// Read the paths from standard input, one a line.
+    #[arg(long)]
+    pub stdin: bool,
+    /// With --stdin, the paths end with NUL, not a newline.
+    #[arg(short = 'z')]
+    pub nul: bool,
+    /// Check out entries marked skip-worktree too.
+    #[arg(long)]
+    pub ignore_skip_worktree_bits: bool,
     /// Files to check out.
     #[arg(value_name = "file")]
     pub files: Vec<String>,
@@ -32,22 +47,37 @@ pub fn run(args: CheckoutIndexArgs, context: &Context) -> anyhow::Result<ExitCod
     if args.all && !args.files.is_empty() {
         bail!("git checkout-index: don't mix '--all' and explicit filenames");
     }
-    if !args.all && args.files.is_empty() {
+    if args.stdin && args.all {
+        bail!("git checkout-index: don't mix '--all' and '--stdin'");
+    }
+    if args.stdin && !args.files.is_empty() {
+        bail!("git checkout-index: don't mix '--stdin' and explicit filenames");
+    }
+    let mut files: Vec<Vec<u8>> = args.files.iter().map(|f| f.as_bytes().to_vec()).collect();
+    if args.stdin {
+        let mut input = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut input)?;
+        let end = if args.nul { b'\0' } else { b'\n' };
+        files.extend(
+            (input.split(|&b| b == end))
+                .filter(|path| !path.is_empty())
+                .map(<[u8]>::to_vec),
+        );
+    }
+    if !args.all && files.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
     let mut options = CheckoutOptions::from_config(repo.config())?;
     options.write.cancel = context.cancel.clone();
-    let paths: Option<Vec<Vec<u8>>> =
-        (!args.all).then(|| args.files.iter().map(|f| f.as_bytes().to_vec()).collect());
-    let progress = TerminalProgress::new(false);
-    let report = checkout_index(
-        &repo,
-        paths.as_deref(),
-        args.force,
-        args.prefix.as_deref().map(str::as_bytes),
-        &options,
-        &progress,
-    )?;
+    let request = IndexCheckout {
+        paths: (!args.all).then_some(&files[..]),
+        force: args.force,
+        prefix: args.prefix.as_deref().map(str::as_bytes),
+        update_index: args.index,
+        no_create: args.no_create,
+        skip_worktree_too: args.ignore_skip_worktree_bits,
+    };
+    let report = checkout_index(&repo, &request, &options, &TerminalProgress::new(false))?;
     if !args.quiet {
         for message in &report.messages {
             eprintln!("{message}");
