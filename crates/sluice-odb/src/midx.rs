@@ -47,9 +47,9 @@ pub enum MidxError {
     /// The file could not be written.
     #[error(transparent)]
     Lock(#[from] LockError),
-    /// `--preferred-pack` names no pack of the directory, or one without objects.
-    #[error("cannot use '{0}' as the preferred pack: no such pack, or it is empty")]
-    NoPreferredPack(String),
+    /// `--preferred-pack` names a pack without objects (git's words).
+    #[error("cannot select preferred pack {} with no objects", .0.display())]
+    EmptyPreferredPack(PathBuf),
     /// More packs than the file can name.
     #[error("too many packs for a multi-pack-index: {0}")]
     TooManyPacks(usize),
@@ -162,6 +162,9 @@ pub struct MidxSummary {
     pub packs: usize,
     /// Objects indexed.
     pub objects: usize,
+    /// The `--preferred-pack` given that names no pack here: git warns of it and goes on
+    /// without it.
+    pub unknown_preferred: Option<String>,
 }
 
 /// Which copy of an object wins: the preferred pack's, then the newest pack's (whole
@@ -241,7 +244,7 @@ pub fn write_midx_with(
             .map(|d| d.as_secs());
         packs.push((pack, modified));
     }
-    let preferred = preferred_pack(&listed, &names, &packs, options)?;
+    let (preferred, unknown_preferred) = preferred_pack(&listed, &names, &packs, options)?;
     let mut rows: Vec<(Row, Preference)> = Vec::new();
     for (number, (pack, modified)) in packs.iter().enumerate() {
         let listed_at = listed
@@ -286,6 +289,7 @@ pub fn write_midx_with(
     let summary = MidxSummary {
         packs: names.len(),
         objects: rows.len(),
+        unknown_preferred,
     };
     let layout = MidxLayout {
         checksum,
@@ -296,33 +300,42 @@ pub fn write_midx_with(
 }
 
 /// The number of the preferred pack among `names`: the one `options` names, else for a
-/// bitmap the oldest pack with objects (ties to the first the directory lists), else none.
+/// bitmap the oldest pack with objects (ties to the first the directory lists), else none;
+/// with the name given when it names no pack here (git warns and goes on without it; for a
+/// bitmap Sluice then takes the oldest, as if none was given, so that the first pack of the
+/// bitmap's order holds every object of its own).
 fn preferred_pack(
     listed: &[String],
     names: &[String],
     packs: &[(Pack, Option<u64>)],
     options: &MidxOptions,
-) -> Result<Option<usize>, MidxError> {
+) -> Result<(Option<usize>, Option<String>), MidxError> {
+    let mut unknown = None;
     if let Some(wanted) = &options.preferred_pack {
         let stem = wanted.trim_end_matches(".pack").trim_end_matches(".idx");
-        return (names
+        match names
             .iter()
-            .position(|n| n.trim_end_matches(".idx") == stem))
-        .filter(|&n| !packs[n].0.index().is_empty())
-        .map(Some)
-        .ok_or_else(|| MidxError::NoPreferredPack(wanted.clone()));
+            .position(|n| n.trim_end_matches(".idx") == stem)
+        {
+            Some(n) if packs[n].0.index().is_empty() => {
+                return Err(MidxError::EmptyPreferredPack(packs[n].0.path().to_owned()));
+            }
+            Some(n) => return Ok((Some(n), None)),
+            None => unknown = Some(wanted.clone()),
+        }
     }
     if !options.bitmap {
-        return Ok(None);
+        return Ok((None, unknown));
     }
     // As git: the first pack the directory lists among the oldest (whole seconds).
-    Ok((packs.iter().enumerate())
+    let oldest = (packs.iter().enumerate())
         .filter(|(_, (pack, _))| !pack.index().is_empty())
         .min_by_key(|(n, (_, modified))| {
             let listed_at = listed.iter().position(|l| *l == names[*n]);
             (*modified, listed_at)
         })
-        .map(|(n, _)| n))
+        .map(|(n, _)| n);
+    Ok((oldest, unknown))
 }
 
 /// The rows' indexes in pseudo-pack order: the preferred pack's objects first, then each
@@ -506,6 +519,7 @@ pub fn verify_midx(pack_dir: &Path, hash: HashKind) -> Result<Option<MidxSummary
     Ok(Some(MidxSummary {
         packs: names.len(),
         objects: count,
+        unknown_preferred: None,
     }))
 }
 

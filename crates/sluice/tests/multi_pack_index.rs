@@ -418,3 +418,38 @@ fn a_bitmap_written_under_loose_commits_covers_what_they_stand_on() {
         assert_eq!(sorted_lines(&counted), sorted_lines(&all), "{git:?}");
     }
 }
+
+/// A `--preferred-pack` that names no pack is warned of, in git's words, and the file is
+/// written without it (the same file as git's); one that names a pack without objects is
+/// refused in git's words and exit code, nothing written.
+#[test]
+fn a_preferred_pack_that_is_none_or_empty_is_said_as_git_says_it() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let work = many_packs(&env);
+        // An empty pack beside the others.
+        let empty = env
+            .git_command(&work, &["pack-objects", "-q", ".git/objects/pack/pack"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let empty = format!(
+            "pack-{}.pack",
+            String::from_utf8(empty.stdout).unwrap().trim()
+        );
+        for preferred in ["no-such-pack.pack", empty.as_str()] {
+            let args = [
+                "multi-pack-index",
+                "write",
+                &format!("--preferred-pack={preferred}"),
+            ];
+            let [ours, theirs] = [true, false].map(|sluice| {
+                let _ = std::fs::remove_file(work.join(MIDX));
+                let out = env.sluice_or_git(sluice, &work, &args);
+                let written = std::fs::read(work.join(MIDX)).ok();
+                (out.status.code(), stderr(&out), written)
+            });
+            assert_eq!(ours, theirs, "{} {preferred}", git.display());
+        }
+    }
+}

@@ -62,6 +62,33 @@ struct WriteArgs {
     refs_snapshot: Option<PathBuf>,
 }
 
+/// What a write says, in git's words and with its exit code: the preferred pack it did not
+/// find, or why it wrote nothing.
+fn said(
+    repo: &sluice_repo::Repository,
+    written: anyhow::Result<sluice_odb::midx::MidxSummary>,
+) -> anyhow::Result<ExitCode> {
+    let error = match written {
+        Ok(summary) => {
+            if let Some(name) = summary.unknown_preferred {
+                eprintln!("warning: unknown preferred pack: '{name}'");
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        Err(error) => error,
+    };
+    let midx_error = (error.chain()).find_map(|e| e.downcast_ref::<MidxError>());
+    match midx_error {
+        Some(MidxError::NoPacks) => eprintln!("error: {}", MidxError::NoPacks),
+        Some(MidxError::EmptyPreferredPack(path)) => eprintln!(
+            "error: cannot select preferred pack {} with no objects",
+            super::shown_path(repo, path)
+        ),
+        _ => return Err(error),
+    }
+    Ok(ExitCode::from(1))
+}
+
 /// Runs multi-pack-index.
 pub fn run(args: MultiPackIndexArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context.require_repository()?;
@@ -86,7 +113,8 @@ pub fn run(args: MultiPackIndexArgs, context: &Context) -> anyhow::Result<ExitCo
                     .map(|path| read_refs_snapshot(&context.cwd.join(path), repo.hash()))
                     .transpose()?,
             };
-            write_midx_bitmap_of(&repo, request, &progress, &context.cancel)?;
+            let written = write_midx_bitmap_of(&repo, request, &progress, &context.cancel);
+            return said(&repo, written.map_err(anyhow::Error::from));
         }
         Action::Write(write) => {
             let options = MidxOptions {
@@ -94,14 +122,9 @@ pub fn run(args: MultiPackIndexArgs, context: &Context) -> anyhow::Result<ExitCo
                 packs: write.stdin_packs.then(super::stdin_lines).transpose()?,
                 ..MidxOptions::default()
             };
-            match write_midx_with(&pack_dir, repo.hash(), &options) {
-                // git's words and exit code; nothing written.
-                Err(MidxError::NoPacks) => {
-                    eprintln!("error: {}", MidxError::NoPacks);
-                    return Ok(ExitCode::from(1));
-                }
-                written => written?,
-            };
+            let written = write_midx_with(&pack_dir, repo.hash(), &options);
+            let written = written.map(|(summary, _)| summary);
+            return said(&repo, written.map_err(anyhow::Error::from));
         }
         Action::Expire => {
             sluice_odb::midx_maintain::expire_midx(&pack_dir, repo.hash())?;
