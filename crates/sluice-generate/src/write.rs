@@ -168,6 +168,47 @@ pub fn write_pack<W: Write>(
     Ok((written.out.out, written.stats))
 }
 
+/// Progress passed on, with `line` said once before the phase titled `title` begins.
+struct SaidBefore<'a> {
+    inner: &'a dyn Progress,
+    title: &'static str,
+    line: std::sync::Mutex<Option<String>>,
+}
+
+impl<'a> SaidBefore<'a> {
+    fn new(inner: &'a dyn Progress, title: &'static str, line: Option<String>) -> Self {
+        SaidBefore {
+            inner,
+            title,
+            line: std::sync::Mutex::new(line),
+        }
+    }
+}
+
+impl Progress for SaidBefore<'_> {
+    fn phase(&self, title: &str, total: Option<u64>) {
+        if title == self.title {
+            let line = self.line.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Some(line) = line {
+                self.inner.note(&line);
+            }
+        }
+        self.inner.phase(title, total);
+    }
+    fn add(&self, count: u64) {
+        self.inner.add(count);
+    }
+    fn add_bytes(&self, bytes: u64) {
+        self.inner.add_bytes(bytes);
+    }
+    fn finish(&self) {
+        self.inner.finish();
+    }
+    fn note(&self, line: &str) {
+        self.inner.note(line);
+    }
+}
+
 /// A pack on its way out, its bytes counted on the writing phase where that is shown: git
 /// gives a throughput for a pack it sends (a push, `pack-objects --stdout`), not for one it
 /// stores.
@@ -531,6 +572,12 @@ fn search(
     progress: &dyn Progress,
 ) -> Result<(), GenerateError> {
     let index = &sent.index;
+    // As git's pack-objects, where its writing is shown: the threads of the search, said
+    // before its phase.
+    let threads = sluice_object::threads::workers(options.window_search.map_or(0, |l| l.threads));
+    let said = (options.show_writing && threads > 1)
+        .then(|| format!("Delta compression using up to {threads} threads"));
+    let progress = &SaidBefore::new(progress, "Compressing objects", said);
     match &options.window_search {
         Some(limits) => {
             let made = search_window(odb, (walked, plan, sent), limits, options, progress)?;

@@ -20,6 +20,9 @@ pub trait Progress: Sync {
     fn delayed_phase(&self, title: &str, total: Option<u64>) {
         self.phase(title, total);
     }
+    /// A line said between phases, where progress is shown (git's pack-objects says how many
+    /// threads its delta search uses).
+    fn note(&self, _line: &str) {}
 }
 
 /// How long a delayed phase runs before it is shown (git's `start_delayed_progress`).
@@ -54,6 +57,9 @@ impl Progress for CountsOnly<'_> {
     fn delayed_phase(&self, title: &str, total: Option<u64>) {
         self.0.delayed_phase(title, total);
     }
+    fn note(&self, line: &str) {
+        self.0.note(line);
+    }
 }
 
 /// Where rendered progress text goes: a terminal's stderr, or a side band to a remote client.
@@ -61,6 +67,8 @@ pub trait ProgressSink: Send + Sync + 'static {
     /// Shows the current state of a phase: `line` redraws the phase's line, and when `done`
     /// the phase is over (git ends it with ", done." and a newline).
     fn show(&self, line: &str, done: bool);
+    /// Shows a line of its own between phases.
+    fn note(&self, _line: &str) {}
 }
 
 #[derive(Default)]
@@ -222,6 +230,12 @@ impl Progress for TextProgress {
 
     fn delayed_phase(&self, title: &str, total: Option<u64>) {
         self.start(title, total, Some(DELAY));
+    }
+
+    fn note(&self, line: &str) {
+        if let Some(shared) = &self.shared {
+            shared.sink.note(line);
+        }
     }
 
     fn add(&self, count: u64) {
@@ -429,6 +443,9 @@ impl<F: Fn() + Sync> Progress for FirstPhaseEnd<'_, F> {
     }
     fn delayed_phase(&self, title: &str, total: Option<u64>) {
         self.inner.delayed_phase(title, total);
+    }
+    fn note(&self, line: &str) {
+        self.inner.note(line);
     }
     fn add(&self, count: u64) {
         self.inner.add(count);

@@ -34,6 +34,11 @@ impl ProgressSink for Stderr {
         };
         let _ = err.flush();
     }
+
+    fn note(&self, line: &str) {
+        *self.last.lock().unwrap_or_else(|e| e.into_inner()) = 0;
+        let _ = writeln!(std::io::stderr().lock(), "{line}");
+    }
 }
 
 /// Progress on stderr, or nothing when disabled. With `SLUICE_TRACE_PERFORMANCE` set, each
@@ -74,6 +79,10 @@ impl Progress for TerminalProgress {
             *trace.lock().unwrap_or_else(|e| e.into_inner()) = (title.to_owned(), Instant::now());
         }
         self.text.delayed_phase(title, total);
+    }
+
+    fn note(&self, line: &str) {
+        self.text.note(line);
     }
 
     fn add(&self, count: u64) {
