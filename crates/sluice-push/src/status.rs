@@ -24,11 +24,19 @@ pub(crate) fn judge(
             let old = advertised.iter().find(|r| r.name == p.dst).map(|r| r.id);
             let new = p.src.as_ref().map(|s| s.id);
             let lease = leases(&p.dst);
-            let force = p.force || force_all || lease.is_some();
-            let (mut status, mut forced) =
-                status_of(repo, &p.dst, old, new, force, lease, deletes_allowed);
-            // Only a push the lease lets through is checked against the local history.
-            if lease.is_some() && status == RefStatus::Pending && !included(&p) {
+            let forced_by_user = p.force || force_all;
+            let (mut status, mut forced) = status_of(
+                repo,
+                &p.dst,
+                (old, new),
+                forced_by_user,
+                lease,
+                deletes_allowed,
+            );
+            // Only a push the lease lets through (and no --force or `+`) is checked against
+            // the local history.
+            let leased = lease.is_some() && !forced_by_user;
+            if leased && status == RefStatus::Pending && !included(&p) {
                 (status, forced) = (RefStatus::RemoteUpdated, false);
             }
             PushedRef {
@@ -44,19 +52,23 @@ pub(crate) fn judge(
         .collect()
 }
 
+/// The status of one update, and whether it is forced, as git judges it: a lease that holds
+/// forces the update; one that does not (stale) refuses it, unless the user forced it
+/// (`--force`, a `+` refspec), which overrides every refusal and says so ("forced update").
 fn status_of(
     repo: &Repository,
     dst: &str,
-    old: Option<ObjectId>,
-    new: Option<ObjectId>,
-    force: bool,
+    (old, new): (Option<ObjectId>, Option<ObjectId>),
+    forced_by_user: bool,
     lease: Option<Option<ObjectId>>,
     deletes_allowed: bool,
 ) -> (RefStatus, bool) {
     if new.is_some() && old == new {
         return (RefStatus::UpToDate, false);
     }
-    if lease.is_some_and(|expected| expected != old) {
+    let stale = lease.is_some_and(|expected| expected != old);
+    let force = forced_by_user || lease.is_some() && !stale;
+    if stale && !forced_by_user {
         return (RefStatus::Stale, false);
     }
     let Some(new) = new else {
@@ -74,7 +86,9 @@ fn status_of(
         repo.objects().peel_to_commit(old),
         repo.objects().peel_to_commit(new),
     );
-    let refused = if dst.starts_with("refs/tags/") {
+    let refused = if stale {
+        Some(RefStatus::Stale)
+    } else if dst.starts_with("refs/tags/") {
         Some(RefStatus::AlreadyExists)
     } else if !objects.contains(&old) {
         Some(RefStatus::FetchFirst)

@@ -208,6 +208,13 @@ fn refusals_leases_and_selections_are_gits() {
             vec!["--atomic", "origin", "main:moved", "main:refs/heads/new"],
             vec!["--force-with-lease", "origin", "main:moved"],
             vec!["--force-with-lease=moved:main", "origin", "main:moved"],
+            // A lease value that names nothing; a lease forgotten; a lease that does not hold,
+            // overridden by --force or a `+` (and said as a forced update).
+            vec!["--force-with-lease=moved:bogus", "origin", "main:moved"],
+            vec!["--force-with-lease", "--no-force-with-lease", "origin", "main:moved"],
+            vec!["--force-with-lease=moved:main", "origin", "+main:moved"],
+            vec!["!git", "push", "-q", "-f", "origin", "HEAD~1:refs/heads/moved"],
+            vec!["--force", "--force-with-lease=moved:main", "origin", "main:moved"],
             vec!["--tags", "origin"],
             vec!["!commit", "four"],
             vec!["--follow-tags", "origin", "main"],

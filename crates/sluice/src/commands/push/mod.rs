@@ -45,6 +45,9 @@ pub struct PushArgs {
     #[arg(long, value_name = "ref[:expect]", num_args = 0..=1, require_equals = true)]
     #[arg(default_missing_value = "")]
     force_with_lease: Vec<String>,
+    /// Forget the --force-with-lease given before.
+    #[arg(long, overrides_with = "force_with_lease")]
+    no_force_with_lease: bool,
     /// With --force-with-lease: force only where the remote-tracking ref's value is in the
     /// local branch's history (push.useForceIfIncludes).
     #[arg(long, overrides_with = "no_force_if_includes")]
@@ -153,6 +156,22 @@ impl PushMessages for PushStderr {
     }
 }
 
+/// The leases given, as git reads them: a value that names no object is refused as git's
+/// option parser refuses it (its words, 129).
+pub(super) fn leases_of(
+    repo: &Repository,
+    given: &[String],
+) -> anyhow::Result<Result<Vec<Lease>, ExitCode>> {
+    match given.iter().map(|text| Lease::parse(repo, text)).collect() {
+        Ok(leases) => Ok(Ok(leases)),
+        Err(e @ PushError::BadLeaseValue(_)) => {
+            eprintln!("error: {e}");
+            Ok(Err(ExitCode::from(129)))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// Runs push.
 pub fn run(args: PushArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context.require_repository()?;
@@ -225,14 +244,16 @@ fn push_to(
     let push_submodule = |path: &str| {
         work_tree.is_some_and(|top| push_submodule(&super::Terminal, top, path, passed))
     };
+    let leases = match leases_of(repo, &args.force_with_lease)? {
+        Ok(leases) => leases,
+        Err(code) => return Ok(code),
+    };
     let options = PushOptions {
         force: args.force,
         atomic: args.atomic,
         dry_run: args.dry_run,
         thin: !args.no_thin,
-        leases: (args.force_with_lease.iter())
-            .map(|text| Lease::parse(repo, text))
-            .collect::<Result<_, _>>()?,
+        leases,
         force_if_includes: settings.force_if_includes,
         push_options: args.push_option.clone(),
         follow_tags: settings.follow_tags,

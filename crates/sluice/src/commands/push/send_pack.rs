@@ -10,7 +10,7 @@ use crate::commands::remote::RemoteLines;
 use crate::commands::Context;
 use clap::Args;
 use sluice_push::{
-    helper, push, Lease, PushChoice, PushOptions, PushPlan, RefStatus, Settings, SignedPush,
+    helper, push, PushChoice, PushOptions, PushPlan, RefStatus, Settings, SignedPush,
 };
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -110,14 +110,16 @@ pub fn run(args: SendPackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     connect.stateless_rpc = args.stateless_rpc;
     let show_progress = crate::progress::enabled(!args.quiet && !args.no_progress, args.progress);
     let progress = crate::progress::TerminalProgress::new(show_progress);
+    let leases = match super::leases_of(&repo, &args.force_with_lease)? {
+        Ok(leases) => leases,
+        Err(code) => return Ok(code),
+    };
     let options = PushOptions {
         force: args.force,
         atomic: args.atomic,
         dry_run: args.dry_run,
         thin: args.thin,
-        leases: (args.force_with_lease.iter())
-            .map(|text| Lease::parse(&repo, text))
-            .collect::<Result<_, _>>()?,
+        leases,
         force_if_includes: args.force_if_includes,
         push_options: args.push_option.clone(),
         signed: (args.signed.as_deref()).map_or(Ok(SignedPush::No), SignedPush::parse)?,
