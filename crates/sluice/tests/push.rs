@@ -174,6 +174,8 @@ fn pushes_as_git_pushes() {
             vec!["origin", "alias"],
             vec!["!git", "remote", "set-head", "origin", "main"],
             vec!["origin", "origin"],
+            // The upstream set is said before the porcelain report's end.
+            vec!["--porcelain", "-u", "origin", "main:refs/heads/tracked"],
         ];
         compare(&env, &git, &sides, &steps);
     }
@@ -211,10 +213,27 @@ fn refusals_leases_and_selections_are_gits() {
             // A lease value that names nothing; a lease forgotten; a lease that does not hold,
             // overridden by --force or a `+` (and said as a forced update).
             vec!["--force-with-lease=moved:bogus", "origin", "main:moved"],
-            vec!["--force-with-lease", "--no-force-with-lease", "origin", "main:moved"],
+            vec![
+                "--force-with-lease",
+                "--no-force-with-lease",
+                "origin",
+                "main:moved",
+            ],
             vec!["--force-with-lease=moved:main", "origin", "+main:moved"],
-            vec!["!git", "push", "-q", "-f", "origin", "HEAD~1:refs/heads/moved"],
-            vec!["--force", "--force-with-lease=moved:main", "origin", "main:moved"],
+            vec![
+                "!git",
+                "push",
+                "-q",
+                "-f",
+                "origin",
+                "HEAD~1:refs/heads/moved",
+            ],
+            vec![
+                "--force",
+                "--force-with-lease=moved:main",
+                "origin",
+                "main:moved",
+            ],
             vec!["--tags", "origin"],
             vec!["!commit", "four"],
             vec!["--follow-tags", "origin", "main"],

@@ -76,6 +76,8 @@ pub(super) fn print(
         }
     }
     if args.porcelain {
+        // git's upstreams come before the end of the porcelain report.
+        print_upstreams(outcome, args, &mut out)?;
         writeln!(out, "Done")?;
     }
     out.flush()?;
@@ -100,15 +102,27 @@ pub(super) fn print(
     if !pushed && !args.quiet && !args.porcelain {
         eprintln!("Everything up-to-date");
     }
-    // Quiet, git says nothing of them.
+    if !args.porcelain {
+        print_upstreams(outcome, &args, &mut std::io::stdout().lock())?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The upstreams `--set-upstream` recorded, in git's words (quiet, git says nothing of them).
+fn print_upstreams(
+    outcome: &PushOutcome,
+    args: &ReportStyle,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     for set in outcome.upstreams.iter().filter(|_| !args.quiet) {
         let rebasing = ["", " by rebasing"][usize::from(set.rebasing)];
-        println!(
+        writeln!(
+            out,
             "branch '{}' set up to track '{}/{}'{rebasing}.",
             set.branch,
             set.remote,
             short_name(&set.merge)
-        );
+        )?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
