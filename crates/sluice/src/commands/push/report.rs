@@ -103,7 +103,7 @@ pub(super) fn print(
         eprintln!("Everything up-to-date");
     }
     if !args.porcelain {
-        print_upstreams(outcome, &args, &mut std::io::stdout().lock())?;
+        print_upstreams(outcome, args, &mut std::io::stdout().lock())?;
     }
     Ok(ExitCode::SUCCESS)
 }
