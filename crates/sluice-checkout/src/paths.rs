@@ -51,17 +51,7 @@ pub fn checkout_paths(
             written: 0,
         });
     }
-    let request = IndexCheckout {
-        paths: Some(&paths),
-        force: true,
-        update_index: true,
-        ..IndexCheckout::default()
-    };
-    let report = checkout_index(repo, &request, options, progress)?;
-    Ok(PathsChecked {
-        unmatched,
-        written: report.written,
-    })
+    write_listed(repo, &paths, unmatched, options, progress)
 }
 
 /// [`checkout_paths`] from the tree `tree` (a commit's): the files `specs` name there go
@@ -118,8 +108,20 @@ pub fn checkout_paths_from(
     index.entries.extend(replaced.into_values());
     index.sort();
     write_index_file(repo, &index)?;
+    write_listed(repo, &paths, unmatched, options, progress)
+}
+
+/// Writes the index's files at `paths` over what the work tree has, their stat data recorded,
+/// as a checkout of paths does.
+fn write_listed(
+    repo: &Repository,
+    paths: &[Vec<u8>],
+    unmatched: Vec<String>,
+    options: &CheckoutOptions,
+    progress: &dyn Progress,
+) -> Result<PathsChecked, CheckoutError> {
     let request = IndexCheckout {
-        paths: Some(&paths),
+        paths: Some(paths),
         force: true,
         update_index: true,
         ..IndexCheckout::default()
