@@ -189,7 +189,7 @@ pub struct Judged {
 }
 
 /// What `reflog expire <refs>…` did: each entry judged, in order, and the names that point
-/// nowhere (git: "<name> points nowhere!", and a failure).
+/// nowhere (git: `<name> points nowhere!`, and a failure).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Expired {
     /// Every entry of the reflogs expired, reflog by reflog.

@@ -47,7 +47,7 @@ pub enum Remotes {
     /// The one remote `--all` finds, fetched as if named alone: git runs no fetch per remote
     /// for a list of one.
     Only(String),
-    /// Each of these in turn, each as `fetch --append <name>`, announced as "Fetching <name>":
+    /// Each of these in turn, each as `fetch --append <name>`, announced as `Fetching <name>`:
     /// `--all` over several remotes, a group of several, and `--multiple` whatever it names,
     /// one remote too. Empty where the default remote is none git knows: nothing is fetched.
     Each(Vec<String>),
