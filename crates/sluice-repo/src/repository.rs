@@ -138,7 +138,10 @@ impl Repository {
         default: Option<PathBuf>,
     ) -> Result<Repository, RepoError> {
         let mut repo = Self::open_git_dir(git_dir, default)?;
-        if repo.config.get_bool("core.bare")?.unwrap_or(false) {
+        // As git: a linked worktree has a work tree of its own, whatever the shared
+        // configuration's `core.bare` and `core.worktree` say of the main one.
+        let linked = repo.common_dir != repo.git_dir;
+        if linked || repo.config.get_bool("core.bare")?.unwrap_or(false) {
             return Ok(repo);
         }
         let configured = repo.config.get_path("core.worktree");
@@ -248,7 +251,8 @@ impl Repository {
             Some(name) => HashKind::from_name(&name.to_ascii_lowercase())
                 .ok_or_else(|| RepoError::Unsupported(format!("object format '{name}'")))?,
         };
-        let work_tree = if config.get_bool("core.bare")?.unwrap_or(false) {
+        let linked = common_dir != git_dir;
+        let work_tree = if !linked && config.get_bool("core.bare")?.unwrap_or(false) {
             None
         } else {
             work_tree
