@@ -25,6 +25,8 @@ pub struct Names<'a> {
     pub detach: bool,
     /// The branch `-b`, `-B` or `--track` alone makes.
     pub new_branch: Option<Asked>,
+    /// Switch to a branch another worktree has checked out (`--ignore-other-worktrees`).
+    pub ignore_other_worktrees: bool,
 }
 
 /// What a checkout's names ask for.
@@ -55,7 +57,12 @@ pub fn choose(repo: &Repository, names: Names<'_>) -> Result<Choice, CheckoutErr
     if !names.paths.is_empty() || !names.more.is_empty() {
         return Ok(Choice::Restore(restore_of(repo, &names)?));
     }
+    let guarded = !names.ignore_other_worktrees;
     if let Some(asked) = names.new_branch {
+        // `-B` resets a branch: not one another worktree is on.
+        if asked.reset && guarded {
+            refuse_if_used_elsewhere(repo, &format!("refs/heads/{}", asked.name))?;
+        }
         let target = new_branch::plan(repo, &asked).map_err(revision)?;
         return Ok(Choice::Switch(asked.name, Box::new(target)));
     }
@@ -76,7 +83,12 @@ pub fn choose(repo: &Repository, names: Names<'_>) -> Result<Choice, CheckoutErr
         (given, target)
     });
     match resolved {
-        Some((given, Ok(target))) => Ok(Choice::Switch(given, Box::new(target))),
+        Some((given, Ok(target))) => {
+            if let (Some(branch), true) = (&target.branch, guarded) {
+                refuse_if_used_elsewhere(repo, branch)?;
+            }
+            Ok(Choice::Switch(given, Box::new(target)))
+        }
         Some((_, Err(e))) if !matches!(e, RevisionError::Invalid { .. }) => Err(revision(e)),
         // What names no commit git takes as a path, restored from the index (naming no file,
         // refused there in git's words).
@@ -86,6 +98,25 @@ pub fn choose(repo: &Repository, names: Names<'_>) -> Result<Choice, CheckoutErr
             from: None,
         })),
     }
+}
+
+/// Refuses `branch` (a full name) where another worktree, not bare, has it checked out.
+fn refuse_if_used_elsewhere(repo: &Repository, branch: &str) -> Result<(), CheckoutError> {
+    let worktrees = repo.worktrees().map_err(|e| revision(e.into()))?;
+    let same = |path: &Path| std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    let here = same(repo.git_dir());
+    for worktree in worktrees {
+        if same(worktree.git_dir()) == here || worktree.branch().as_deref() != Some(branch) {
+            continue;
+        }
+        if let Some(work_tree) = worktree.work_tree() {
+            return Err(CheckoutError::UsedByWorktree {
+                branch: branch.trim_start_matches("refs/heads/").to_owned(),
+                work_tree,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// `<tree-ish> [--] <pathspec>…` where the first name resolves (or `--` follows it); else every

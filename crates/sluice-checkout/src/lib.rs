@@ -44,6 +44,15 @@ use std::path::PathBuf;
 /// Why a checkout failed. Nothing is written when the tree itself is refused.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckoutError {
+    /// The branch to switch to is checked out in another worktree (git 2.47's words; two
+    /// worktrees on one branch would each move it under the other).
+    #[error("'{branch}' is already used by worktree at '{}'", work_tree.display())]
+    UsedByWorktree {
+        /// The branch, by its short name.
+        branch: String,
+        /// The other worktree's files.
+        work_tree: std::path::PathBuf,
+    },
     /// The caller asked the checkout to stop.
     #[error("interrupted")]
     Cancelled(#[from] sluice_object::cancel::Cancelled),

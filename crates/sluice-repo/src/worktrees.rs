@@ -63,6 +63,30 @@ impl Worktree {
         self.linked
     }
 
+    /// Its git directory (a linked one's is under the common directory's `worktrees/`).
+    pub fn git_dir(&self) -> &Path {
+        &self.git_dir
+    }
+
+    /// Where its files are checked out: a linked one's as its `gitdir` file names its `.git`
+    /// file, the main one's above a git directory named `.git`; none for a bare repository.
+    pub fn work_tree(&self) -> Option<PathBuf> {
+        match self.linked {
+            true => {
+                let text = std::fs::read_to_string(self.git_dir.join("gitdir")).ok()?;
+                Some(Path::new(text.trim_end()).parent()?.to_owned())
+            }
+            false => {
+                // The common directory may be named through a linked one's `commondir`
+                // (`../..`).
+                let dir = std::fs::canonicalize(&self.git_dir).ok()?;
+                (dir.file_name()? == ".git")
+                    .then(|| dir.parent().map(Path::to_owned))
+                    .flatten()
+            }
+        }
+    }
+
     /// Its index file.
     pub fn index_path(&self) -> PathBuf {
         default_index(&self.git_dir)

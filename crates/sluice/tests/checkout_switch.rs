@@ -246,3 +246,55 @@ fn untracked_files_and_changes_of_type_are_said_as_git_says_them() {
         }
     }
 }
+
+/// A branch another worktree has checked out is refused as git 2.47 refuses it (plain and
+/// `-B`, from the main worktree and from a linked one; `--ignore-other-worktrees` and
+/// `--detach` go on); a bare repository's linked worktree has a work tree of its own. Compared:
+/// exit code, stderr, and each worktree's `HEAD`.
+#[test]
+fn branches_of_other_worktrees_are_refused_as_git_refuses_them() {
+    let git = crate::util::git_bin();
+    let env = Env::with_git(git);
+    let cases: [(&str, &[&str]); 7] = [
+        ("main", &["checkout", "b"]),
+        ("main", &["checkout", "-B", "b"]),
+        ("main", &["checkout", "--ignore-other-worktrees", "b"]),
+        ("main", &["checkout", "--detach", "b"]),
+        ("wt", &["checkout", "master"]),
+        ("bare-wt", &["checkout", "master"]),
+        ("bare-wt", &["checkout", "b"]),
+    ];
+    for (at, args) in cases {
+        let [theirs, ours] = [false, true].map(|sluice| {
+            let top = env.path().join(format!("worktrees-{sluice}"));
+            let _ = std::fs::remove_dir_all(&top);
+            std::fs::create_dir_all(&top).unwrap();
+            let main = env.init(&format!("worktrees-{sluice}/main"), false);
+            env.git(&main, &["branch", "-M", "master"]);
+            env.git(&main, &["commit", "-q", "--allow-empty", "-m", "one"]);
+            env.git(&main, &["branch", "b"]);
+            env.git(&main, &["worktree", "add", "-q", "../wt", "b"]);
+            let bare = top.join("bare.git");
+            env.git(&top, &["clone", "-q", "--bare", "main", "bare.git"]);
+            env.git(&bare, &["worktree", "add", "-q", "--detach", "../bare-wt"]);
+            let out = env.sluice_or_git(sluice, &top.join(at), args);
+            let head = |dir: &str| {
+                let out = env.git_with_input(
+                    &top.join(dir),
+                    &["rev-parse", "--symbolic-full-name", "HEAD"],
+                    b"",
+                );
+                String::from_utf8_lossy(&out.stdout).into_owned()
+            };
+            let said = stderr(&out).replace(top.to_str().unwrap(), "<top>");
+            (
+                out.status.code(),
+                said,
+                head("main"),
+                head("wt"),
+                head("bare-wt"),
+            )
+        });
+        assert_eq!(ours, theirs, "{at} {args:?}");
+    }
+}

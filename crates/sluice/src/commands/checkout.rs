@@ -44,6 +44,9 @@ pub struct CheckoutArgs {
     /// The new branch tracks nothing, whatever `branch.autoSetupMerge` says.
     #[arg(long, overrides_with = "track")]
     pub no_track: bool,
+    /// Switch to a branch even where another worktree has it checked out.
+    #[arg(long)]
+    pub ignore_other_worktrees: bool,
     /// The branch or commit to check out (`-`: the one before the last checkout), or where
     /// the new branch starts; or, where it names neither, a file to restore from the index.
     #[arg(value_name = "branch|commit")]
@@ -100,6 +103,7 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
         paths: &args.paths,
         detach: args.detach,
         new_branch: args.new_branch()?,
+        ignore_other_worktrees: args.ignore_other_worktrees,
     };
     let (given, target) = match choose(&repo, names)? {
         Choice::Switch(given, target) => (given, target),
