@@ -157,6 +157,24 @@ pub fn detached_at(repo: &Repository, name: &str) -> Result<Resolved, CheckoutEr
     })
 }
 
+/// The commit `--orphan <branch> <start>` starts the work tree at; a name of no commit is
+/// refused as git refuses a new branch's start.
+pub fn orphan_start(
+    repo: &Repository,
+    start: &str,
+    branch: &str,
+) -> Result<Resolved, CheckoutError> {
+    detached_at(repo, start).map_err(|e| match e {
+        CheckoutError::Revision(why) if matches!(*why, RevisionError::DetachPath(_)) => {
+            revision(RevisionError::NotACommitFor {
+                start: start.to_owned(),
+                name: branch.to_owned(),
+            })
+        }
+        e => e,
+    })
+}
+
 /// Restores the files `restore` names, each pathspec taken from `cwd` (below the top of the
 /// work tree, as git's are): all of them, or none where one matches nothing.
 pub fn restore(

@@ -139,7 +139,7 @@ fn carrying(env: &Env, name: &str) -> std::path::PathBuf {
 /// changed is a local change (`core.fileMode`): a switch that would rewrite it is refused.
 #[test]
 fn carried_changes_are_listed_and_kept_as_git_does() {
-    let cases: [&[&str]; 13] = [
+    let cases: [&[&str]; 14] = [
         &["checkout", "main"],
         &["-c", "core.quotePath=false", "checkout", "main"],
         &["checkout", "-b", "new"],
@@ -147,6 +147,8 @@ fn carried_changes_are_listed_and_kept_as_git_does() {
         &["checkout", "-B", "main"],
         &["checkout", "--detach"],
         &["checkout", "--orphan", "o"],
+        // A start that is no commit, in the words git has for a new branch's.
+        &["checkout", "--orphan", "o", "no-such-start"],
         &["checkout", "side"],
         &["checkout", "HEAD~1"],
         &["checkout", "-q", "main"],

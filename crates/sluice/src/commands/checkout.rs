@@ -181,7 +181,7 @@ fn orphan(
     let branch = new_branch::orphan(repo, name)?;
     let mut start = current_commit(repo);
     if let Some(given) = args.target.as_deref() {
-        let target = choose::detached_at(repo, given)?;
+        let target = choose::orphan_start(repo, given, name)?;
         if let Some(code) = switch_to(args, context, repo, &target)? {
             return Ok(code);
         }
