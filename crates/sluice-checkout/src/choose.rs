@@ -27,6 +27,9 @@ pub struct Names<'a> {
     pub new_branch: Option<Asked>,
     /// Switch to a branch another worktree has checked out (`--ignore-other-worktrees`).
     pub ignore_other_worktrees: bool,
+    /// A name that is only a remote's branch makes a local one there (`--[no-]guess`,
+    /// `checkout.guess`).
+    pub guess: bool,
 }
 
 /// What a checkout's names ask for.
@@ -79,7 +82,7 @@ pub fn choose(repo: &Repository, names: Names<'_>) -> Result<Choice, CheckoutErr
     }
     // `-` is git's `@{-1}`: where the last checkout came from, named as it was then.
     let resolved = checkout_name(repo, name).map(|given| {
-        let target = resolve(repo, &given);
+        let target = resolve(repo, &given, names.guess);
         (given, target)
     });
     match resolved {
@@ -123,7 +126,7 @@ fn refuse_if_used_elsewhere(repo: &Repository, branch: &str) -> Result<(), Check
 /// name is a pathspec of the index.
 fn restore_of(repo: &Repository, names: &Names<'_>) -> Result<Restore, CheckoutError> {
     let tree = match names.target {
-        Some(name) if !names.paths.is_empty() || resolve(repo, name).is_ok() => {
+        Some(name) if !names.paths.is_empty() || resolve(repo, name, names.guess).is_ok() => {
             let named = sluice_repo::revision::resolve(repo, name).ok_or_else(|| {
                 revision(RevisionError::Invalid {
                     name: name.to_owned(),

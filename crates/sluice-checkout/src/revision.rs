@@ -76,11 +76,12 @@ pub struct Resolved {
 }
 
 /// Resolves `name` as git's checkout does (a local branch by its short name; a remote's branch
-/// by its name alone, which becomes a local branch; any other revision detaches `HEAD`), to
+/// by its name alone, which becomes a local branch, unless `guess` is off (`--no-guess`,
+/// `checkout.guess`); any other revision detaches `HEAD`), to
 /// a commit: an annotated tag is peeled, a tree or blob refused, so that `HEAD` and branches
 /// only ever hold commits.
-pub fn resolve(repo: &Repository, name: &str) -> Result<Resolved, RevisionError> {
-    let mut resolved = resolve_any(repo, name)?;
+pub fn resolve(repo: &Repository, name: &str, guess: bool) -> Result<Resolved, RevisionError> {
+    let mut resolved = resolve_any(repo, name, guess)?;
     resolved.id = match repo.objects().peel_to_commit(resolved.id) {
         Some(commit) => commit,
         None => {
@@ -99,7 +100,7 @@ pub fn resolve(repo: &Repository, name: &str) -> Result<Resolved, RevisionError>
 }
 
 /// What `name` names, peeled or not.
-fn resolve_any(repo: &Repository, name: &str) -> Result<Resolved, RevisionError> {
+fn resolve_any(repo: &Repository, name: &str, guess: bool) -> Result<Resolved, RevisionError> {
     if let Some((candidate, id)) = repo.refs().dwim(name)? {
         // A branch given by its short name is checked out as that branch.
         let branch = candidate
@@ -111,8 +112,10 @@ fn resolve_any(repo: &Repository, name: &str) -> Result<Resolved, RevisionError>
             new_branch: None,
         });
     }
-    if let Some(resolved) = guess_remote_branch(repo, name)? {
-        return Ok(resolved);
+    if guess {
+        if let Some(resolved) = guess_remote_branch(repo, name)? {
+            return Ok(resolved);
+        }
     }
     // Any other commit-ish (`main~1`, `v1.0^2`, a full id) detaches `HEAD` there.
     if let Some(named) = sluice_repo::revision::resolve(repo, name) {

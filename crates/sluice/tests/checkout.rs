@@ -735,6 +735,32 @@ fn remote_branch_is_checked_out_as_a_new_tracking_branch() {
     assert_eq!(git_view(&env, &ours).0, "");
 }
 
+/// Whether a remote's branch named alone is guessed: `--no-guess` and `checkout.guess=false`
+/// say no (git's words for a name that is no path then), `--guess` yes again. Compared: exit
+/// code, what each says, the branch settings and `HEAD`.
+#[test]
+fn guessing_a_remote_branch_follows_git() {
+    let env = Env::new();
+    let src = history_for_switch(&env);
+    let cases: [&[&str]; 4] = [
+        &["checkout", "--no-guess", "two"],
+        &["-c", "checkout.guess=false", "checkout", "two"],
+        &["-c", "checkout.guess=false", "checkout", "--guess", "two"],
+        &["checkout", "--no-guess", "--guess", "two"],
+    ];
+    for (n, args) in cases.iter().enumerate() {
+        let [theirs, ours] = [false, true].map(|sluice| {
+            let repo = env.path().join(format!("guess-{n}-{sluice}"));
+            git_clone(&env, &src, &repo, "one");
+            let out = env.sluice_or_git(sluice, &repo, args);
+            let config = env.git_with_input(&repo, &["config", "--get-regexp", "^branch\\."], b"");
+            let head = env.git(&repo, &["symbolic-ref", "HEAD"]);
+            (out.status.code(), stderr(&out), config.stdout, head)
+        });
+        assert_eq!(ours, theirs, "{args:?}");
+    }
+}
+
 /// Clones `src` to `dest` without a checkout, then checks HEAD out with the library call
 /// clone uses; returns its warnings.
 fn library_checkout(env: &Env, src: &Path, dest: &Path, config: &[&str]) -> Vec<String> {

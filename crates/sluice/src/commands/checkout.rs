@@ -47,6 +47,12 @@ pub struct CheckoutArgs {
     /// Switch to a branch even where another worktree has it checked out.
     #[arg(long)]
     pub ignore_other_worktrees: bool,
+    /// A name that is only a remote's branch makes a local branch there (`checkout.guess`).
+    #[arg(long, overrides_with = "no_guess")]
+    pub guess: bool,
+    /// A name that is only a remote's branch is no branch to switch to.
+    #[arg(long, overrides_with = "guess")]
+    pub no_guess: bool,
     /// The branch or commit to check out (`-`: the one before the last checkout), or where
     /// the new branch starts; or, where it names neither, a file to restore from the index.
     #[arg(value_name = "branch|commit")]
@@ -104,6 +110,10 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
         detach: args.detach,
         new_branch: args.new_branch()?,
         ignore_other_worktrees: args.ignore_other_worktrees,
+        guess: match super::either(args.guess, args.no_guess) {
+            Some(given) => given,
+            None => repo.config().get_bool("checkout.guess")?.unwrap_or(true),
+        },
     };
     let (given, target) = match choose(&repo, names)? {
         Choice::Switch(given, target) => (given, target),
