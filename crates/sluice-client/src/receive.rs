@@ -238,17 +238,20 @@ pub fn fetch_into<'a, F: FnMut(&[u8]) + 'a>(
     Ok(received)
 }
 
-/// Writes a small received pack's objects as loose objects and removes the pack, as git does
-/// for fetches of fewer than `fetch.unpackLimit` (else `transfer.unpackLimit`) objects, but for
-/// those the repository holds outside this pack (its own, or delta bases a partial clone
+/// Writes a received pack of fewer than `limit` objects (the fetch's `fetch.unpackLimit`, else
+/// `transfer.unpackLimit`) as loose objects and removes the pack, as git does, but for the
+/// objects the repository holds outside this pack (its own, or delta bases a partial clone
 /// fetched for this pack). Returns whether it did.
-pub fn unpack_if_small(received: &Received, repo: &Repository) -> Result<bool, ReceiveError> {
+pub fn unpack_if_small(
+    received: &Received,
+    repo: &Repository,
+    limit: u64,
+) -> Result<bool, ReceiveError> {
     let config = repo.config();
-    let limit = pack_store::unpack_limit(config, "fetch")?;
     let count = Pack::open(&received.pack.with_extension("idx"), repo.hash())?
         .index()
         .len();
-    if limit <= 0 || count as i64 >= limit {
+    if count as u64 >= limit {
         return Ok(false);
     }
     // What the repository had besides this pack is not written again, as git's unpack-objects

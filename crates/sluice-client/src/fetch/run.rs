@@ -351,12 +351,14 @@ fn receive_missing(
     if request.filter.is_some() && !connection.filters() {
         messages.warning("filtering not recognized by server, ignoring");
     }
-    // A small pack is unpacked (below), and its progress is unpack-objects'.
-    let unpack_limit = match promisor || options.keep {
+    // Decided once: a pack of fewer objects is unpacked (below), and its progress is
+    // unpack-objects'.
+    let unpack_below = match promisor || options.keep {
         true => None,
         false => u64::try_from(pack_store::unpack_limit(repo.config(), "fetch")?).ok(),
     };
-    let shown = match unpack_limit.filter(|&limit| limit > 0) {
+    let unpack_below = unpack_below.filter(|&limit| limit > 0);
+    let shown = match unpack_below {
         Some(limit) => {
             let unpacking = options.unpack_progress;
             PackProgress::unpacking_below(limit, options.receive_progress, unpacking)
@@ -392,8 +394,8 @@ fn receive_missing(
     cut.remote = received.remote_shallow.clone();
     if promisor {
         received.mark_promisor(&[])?;
-    } else if !options.keep {
-        unpack_if_small(&received, repo)?;
+    } else if let Some(limit) = unpack_below {
+        unpack_if_small(&received, repo, limit)?;
     }
     Ok(Ok(cut))
 }
