@@ -122,6 +122,8 @@ pub fn write_midx_bitmap_of(
     let replaced = first.filter(|pack| pack.path().with_extension("bitmap").exists());
     let shallow = repo.shallow_set()?;
     let (at, tips) = ((&*pack_dir, &layout), (&tips[..], &branches[..], &shallow));
+    let format = sluice_graph::bitmap::BitmapFormat::from_config(repo.config())?;
+    let replaced = (replaced, format);
     sluice_graph::bitmap::write_midx_bitmap(at, odb, tips, replaced, progress, cancel)?;
     Ok(summary)
 }

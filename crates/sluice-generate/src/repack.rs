@@ -532,6 +532,7 @@ fn write_new_bitmap(
     before: &[PathBuf],
     progress: &dyn Progress,
 ) -> Result<(), RepackError> {
+    let format = sluice_graph::bitmap::BitmapFormat::from_config(repo.config())?;
     match early.filter(|bitmaps| bitmaps.describes(new.packed)) {
         Some(bitmaps) => {
             // Built already: their phases are over.
@@ -542,7 +543,7 @@ fn write_new_bitmap(
             progress.add(bitmaps.len() as u64);
             progress.finish();
             let target = sluice_graph::bitmap::BitmapTarget::Pack(new.packed);
-            sluice_graph::bitmap::write_bitmap_file(&target, new.walked, &bitmaps)?;
+            sluice_graph::bitmap::write_bitmap_file(&target, new.walked, &bitmaps, format)?;
         }
         None if write_bitmap => {
             let replaced = (before.iter())
@@ -555,7 +556,7 @@ fn write_new_bitmap(
                 new.walked,
                 new.branches,
                 replaced.as_ref(),
-                progress,
+                (progress, format),
             )?;
         }
         None => {}

@@ -4,6 +4,7 @@ mod util;
 
 mod advertisement;
 mod bad_servers;
+mod bitmap_format;
 mod bitmap_serving;
 mod changed_paths;
 mod checkout;

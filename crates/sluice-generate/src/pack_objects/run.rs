@@ -7,7 +7,7 @@ use super::Unreachable;
 use super::{add_unreachable, include_tags, loosen_unreachable, select, Filters, Selection};
 use crate::packfile_uris::PackfileUris;
 use crate::{IslandRules, Marked, PackOptions, PackStats, RepackError};
-use sluice_graph::bitmap::write_bitmap;
+use sluice_graph::bitmap::{write_bitmap, BitmapFormat};
 use sluice_object::progress::Progress;
 use sluice_odb::pack_store::Stored;
 use sluice_odb::{ObjectDb, Pack};
@@ -169,7 +169,8 @@ fn bitmap_of_all(
     match (selection.bitmap_tips(), packs) {
         (Some(tips), [stored]) => {
             let packed = Pack::open(&stored.pack.with_extension("idx"), repo.hash())?;
-            write_bitmap(&packed, odb, walked, tips, None, progress)?;
+            let format = BitmapFormat::from_config(repo.config())?;
+            write_bitmap(&packed, odb, walked, tips, None, (progress, format))?;
         }
         (Some(_), _) => said("packs are split due to pack.packSizeLimit"),
         (None, _) => said("as some objects are not being packed"),

@@ -66,7 +66,7 @@ fn counting_uses_the_multi_pack_index_bitmap() {
         (&pack_dir, &layout),
         &odb,
         (tips, tips, &Default::default()),
-        None,
+        (None, Default::default()),
         &Discard,
         &cancel,
     )

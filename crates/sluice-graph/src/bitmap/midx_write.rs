@@ -5,7 +5,9 @@
 //! their pack and get no name hash, as git leaves them.
 
 use super::target::BitmapTarget;
-use super::write::{build_commit_bitmaps, write_bitmap_file, BitmapWriteError, CommitsIn};
+use super::write::{
+    build_commit_bitmaps, write_bitmap_file, BitmapFormat, BitmapWriteError, CommitsIn,
+};
 use crate::walk::{walk_objects, WalkRequest, WalkedObject};
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;
@@ -18,13 +20,14 @@ use std::path::{Path, PathBuf};
 /// Writes the bitmap of the multi-pack-index just written in `pack_dir` (`layout`) for the
 /// objects `tips` reach, down to a shallow repository's cut (`shallow`) (every tip, and the
 /// branches among them, which get a bitmap each);
-/// `replaced` is a pack whose bitmaps may be carried over. Bitmaps of earlier
+/// `replaced` is a pack whose bitmaps may be carried over; the file has the sections of
+/// `format`. Bitmaps of earlier
 /// multi-pack-indexes are removed once it is in place.
 pub fn write_midx_bitmap(
     (pack_dir, layout): (&Path, &MidxLayout),
     odb: &ObjectDb,
     (tips, branches, shallow): (&[ObjectId], &[ObjectId], &IdSet),
-    replaced: Option<&Pack>,
+    (replaced, format): (Option<&Pack>, BitmapFormat),
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<PathBuf, BitmapWriteError> {
@@ -60,7 +63,7 @@ pub fn write_midx_bitmap(
         replaced,
         progress,
     )?;
-    let path = write_bitmap_file(&target, &walked, &bitmaps)?;
+    let path = write_bitmap_file(&target, &walked, &bitmaps, format)?;
     sluice_odb::midx::remove_midx_bitmaps(pack_dir, Some(&path));
     Ok(path)
 }

@@ -30,8 +30,8 @@ use numbering::{MidxNumbering, Numbering};
 pub use reach_memo::ReachMemo;
 pub use target::BitmapTarget;
 pub use write::{
-    build_commit_bitmaps, write_bitmap, write_bitmap_file, BitmapWriteError, CommitBitmaps,
-    CommitsIn,
+    build_commit_bitmaps, write_bitmap, write_bitmap_file, BitmapFormat, BitmapWriteError,
+    CommitBitmaps, CommitsIn,
 };
 
 use crate::walk::{
@@ -51,6 +51,7 @@ use std::collections::{BinaryHeap, HashMap};
 
 const FULL_DAG: u16 = 0x1;
 const HASH_CACHE: u16 = 0x4;
+const LOOKUP_TABLE: u16 = 0x10;
 /// The furthest back an entry may be XORed against.
 const MAX_XOR_OFFSET: usize = 160;
 /// Have commits whose trees give the client's versions of files to the delta search.

@@ -12,7 +12,7 @@ use super::ewah::{encode, Bitset};
 use super::reuse::Reused;
 use super::select::select;
 use super::target::BitmapTarget;
-use super::{FULL_DAG, HASH_CACHE};
+use super::{FULL_DAG, HASH_CACHE, LOOKUP_TABLE};
 use crate::commit_graph::ReachableCommit;
 use crate::walk::Walked;
 use sluice_object::parse::{parse_commit, ParseError};
@@ -21,7 +21,7 @@ use sluice_object::tree_diff::for_each_changed;
 use sluice_object::{IdMap, ObjectId, ObjectKind};
 use sluice_odb::pack_store::Staged;
 use sluice_odb::Pack;
-use sluice_odb::{ObjectDb, OdbError};
+use sluice_odb::{Config, ConfigError, ObjectDb, OdbError};
 use std::path::PathBuf;
 
 /// Why no bitmap was written (the pack stays usable without one).
@@ -86,6 +86,39 @@ impl CommitBitmaps {
     }
 }
 
+/// The optional sections a `.bitmap` file carries, as git's `pack.writeBitmapHashCache` (on
+/// unless set false) and `pack.writeBitmapLookupTable` (off unless set) choose them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BitmapFormat {
+    /// The name-hash cache: each object's path hash, for the delta search of a later repack.
+    pub hash_cache: bool,
+    /// The commit lookup table: where each commit's bitmap is, so that a reader loads only
+    /// the bitmaps it needs.
+    pub lookup_table: bool,
+}
+
+impl Default for BitmapFormat {
+    fn default() -> Self {
+        BitmapFormat {
+            hash_cache: true,
+            lookup_table: false,
+        }
+    }
+}
+
+impl BitmapFormat {
+    /// The sections `config` asks for (a value that is no boolean is git's error).
+    pub fn from_config(config: &Config) -> Result<BitmapFormat, ConfigError> {
+        let default = BitmapFormat::default();
+        Ok(BitmapFormat {
+            hash_cache: (config.get_bool("pack.writebitmaphashcache")?)
+                .unwrap_or(default.hash_cache),
+            lookup_table: (config.get_bool("pack.writebitmaplookuptable")?)
+                .unwrap_or(default.lookup_table),
+        })
+    }
+}
+
 /// Writes `<pack>.bitmap` for `pack`, which holds every object of `walked` (kinds and name
 /// hashes from there) and every commit of `tips`, which all get a bitmap; `objects` reads
 /// commits and trees. `replaced` is a pack whose bitmaps may be carried over.
@@ -95,7 +128,7 @@ pub fn write_bitmap(
     walked: &Walked,
     tips: &[ObjectId],
     replaced: Option<&Pack>,
-    progress: &dyn Progress,
+    (progress, format): (&dyn Progress, BitmapFormat),
 ) -> Result<PathBuf, BitmapWriteError> {
     let commits: Vec<ObjectId> = (walked.objects.iter())
         .filter(|o| o.kind == ObjectKind::Commit)
@@ -104,7 +137,7 @@ pub fn write_bitmap(
     let commits = CommitsIn::Ids(&commits);
     let target = BitmapTarget::Pack(pack);
     let bitmaps = build_commit_bitmaps(&target, objects, commits, tips, replaced, progress)?;
-    write_bitmap_file(&target, walked, &bitmaps)
+    write_bitmap_file(&target, walked, &bitmaps, format)
 }
 
 /// The commits a pack's bitmaps are chosen from, newest first (the order selection spaces).
@@ -190,11 +223,12 @@ pub fn build_commit_bitmaps(
 }
 
 /// Writes `target`'s bitmap from `bitmaps` (built for it) and the kinds and name hashes of
-/// `walked`, which lists every object of the target.
+/// `walked`, which lists every object of the target, with the sections `format` asks for.
 pub fn write_bitmap_file(
     target: &BitmapTarget<'_>,
     walked: &Walked,
     bitmaps: &CommitBitmaps,
+    format: BitmapFormat,
 ) -> Result<PathBuf, BitmapWriteError> {
     let checksum = target.checksum();
     if bitmaps.pack != checksum {
@@ -222,24 +256,38 @@ pub fn write_bitmap_file(
     let mut out = Vec::new();
     out.extend_from_slice(b"BITM");
     out.extend_from_slice(&1u16.to_be_bytes());
-    out.extend_from_slice(&(FULL_DAG | HASH_CACHE).to_be_bytes());
+    let flags = FULL_DAG
+        | (if format.hash_cache { HASH_CACHE } else { 0 })
+        | (if format.lookup_table { LOOKUP_TABLE } else { 0 });
+    out.extend_from_slice(&flags.to_be_bytes());
     out.extend_from_slice(&(selected.len() as u32).to_be_bytes());
     out.extend_from_slice(checksum.as_bytes());
     for set in &types {
         out.extend_from_slice(&encode(set));
     }
+    let mut rows = Vec::with_capacity(selected.len());
     for (k, commit) in selected.iter().enumerate() {
         let position = target
             .index_of(commit)
             .ok_or(BitmapWriteError::NotInPack(*commit))?;
-        out.extend_from_slice(&(position as u32).to_be_bytes());
         let (xor, bytes) = smallest_encoding(selected, built, k);
+        rows.push(Row {
+            position: position as u32,
+            offset: out.len() as u64,
+            xor_with: (xor > 0).then(|| k - usize::from(xor)),
+        });
+        out.extend_from_slice(&(position as u32).to_be_bytes());
         // The XOR offset, then no flags.
         out.extend_from_slice(&[xor, 0]);
         out.extend_from_slice(&bytes);
     }
-    for hash in &hashes {
-        out.extend_from_slice(&hash.to_be_bytes());
+    if format.lookup_table {
+        out.extend_from_slice(&lookup_table(&rows));
+    }
+    if format.hash_cache {
+        for hash in &hashes {
+            out.extend_from_slice(&hash.to_be_bytes());
+        }
     }
     let mut trailer = sluice_object::TrailerHasher::new(checksum.kind());
     trailer.update(&out);
@@ -254,6 +302,35 @@ pub fn write_bitmap_file(
     })?;
     staged.commit(&path, false)?;
     Ok(path)
+}
+
+/// Where one selected commit's entry is in the file, for the lookup table.
+struct Row {
+    /// The commit's position in the index (or multi-pack-index).
+    position: u32,
+    /// Where its entry starts, its position field first.
+    offset: u64,
+    /// The entry (in file order) its bitmap is XORed against.
+    xor_with: Option<usize>,
+}
+
+/// The commit lookup table (`gitformat-bitmap`): a `(position, offset, XOR row)` triplet per
+/// entry, sorted by position; a row names the triplet of the XOR base in this sorted table.
+fn lookup_table(rows: &[Row]) -> Vec<u8> {
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by_key(|&k| rows[k].position);
+    let mut row_of = vec![0u32; rows.len()];
+    for (row, &k) in order.iter().enumerate() {
+        row_of[k] = row as u32;
+    }
+    let mut table = Vec::with_capacity(rows.len() * 16);
+    for &k in &order {
+        let xor_row = rows[k].xor_with.map_or(u32::MAX, |base| row_of[base]);
+        table.extend_from_slice(&rows[k].position.to_be_bytes());
+        table.extend_from_slice(&rows[k].offset.to_be_bytes());
+        table.extend_from_slice(&xor_row.to_be_bytes());
+    }
+    table
 }
 
 /// The entries an entry may be XORed against: the last ten (git's search).
