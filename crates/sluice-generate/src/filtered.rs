@@ -47,6 +47,7 @@ pub(crate) fn write_filtered_pack(
     }
     let options = PackOptions {
         compression: PackOptions::compression_of(repo.config())?,
+        ofs_delta: PackOptions::repack_ofs_delta(repo.config())?,
         show_writing: true,
         cancel: cancel.clone(),
         ..PackOptions::default()

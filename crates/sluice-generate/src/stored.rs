@@ -64,8 +64,8 @@ pub(crate) fn write_packs_into(
     write_stored_packs(repo, odb, walked, pack_options, &to, progress)
 }
 
-/// How a repack writes a pack of the repository's own: at its configured compression, its
-/// writing shown, deltas searched anew within `window_search` when given.
+/// How a repack writes a pack of the repository's own: at its configured compression and
+/// delta base form, its writing shown, deltas searched anew within `window_search` when given.
 pub(crate) fn stored_pack_options(
     repo: &Repository,
     window_search: Option<SearchLimits>,
@@ -73,6 +73,7 @@ pub(crate) fn stored_pack_options(
 ) -> Result<PackOptions, RepackError> {
     Ok(PackOptions {
         compression: PackOptions::compression_of(repo.config())?,
+        ofs_delta: PackOptions::repack_ofs_delta(repo.config())?,
         show_writing: true,
         window_search,
         cancel: cancel.clone(),

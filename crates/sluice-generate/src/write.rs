@@ -65,6 +65,14 @@ impl Default for PackOptions {
 }
 
 impl PackOptions {
+    /// Whether a repack's packs name delta bases by offset, as git's repack asks its
+    /// pack-objects: unless `repack.useDeltaBaseOffset` is false (for gits older than 1.4.4).
+    pub fn repack_ofs_delta(config: &Config) -> Result<bool, ConfigError> {
+        Ok(config
+            .get_bool("repack.usedeltabaseoffset")?
+            .unwrap_or(true))
+    }
+
     /// The zlib level for objects compressed anew, as pack-objects reads it:
     /// `pack.compression`, else `core.compression`, else zlib's default (6); a value outside
     /// 0-9 (git's -1 among them) means the default too.

@@ -575,3 +575,56 @@ fn a_plain_repack_searches_the_loose_objects_as_git_does() {
         assert_searched_as(&env, (&ours, &theirs), "repack -d");
     }
 }
+
+/// `repack.useDeltaBaseOffset=false` makes every delta name its base by id (`REF_DELTA`), as
+/// git's repack asks its pack-objects then; by default they name it by offset. Which of the
+/// two forms the pack holds is compared with git's, with the entries found at the offsets git's
+/// `verify-pack -v` gives; git's `fsck --strict` accepts both.
+#[test]
+fn repack_names_delta_bases_as_use_delta_base_offset_says() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        evolving_work(&env, 12);
+        for setting in [None, Some("repack.useDeltaBaseOffset=false")] {
+            let mut forms = Vec::new();
+            for sluice in [false, true] {
+                let name = format!("forms-{}-{sluice}.git", setting.is_some());
+                let repo = undeltified_copy(&env, &name);
+                let mut args = vec!["repack", "-a", "-d", "-f", "-q"];
+                if let Some(setting) = setting {
+                    args.splice(0..0, ["-c", setting]);
+                }
+                let out = env.sluice_or_git_command(sluice, &repo, &args).output();
+                let out = out.unwrap();
+                assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+                env.git(&repo, &["fsck", "--strict"]);
+                forms.push(delta_forms(&env, &repo));
+            }
+            assert_eq!(forms[1], forms[0], "{} {setting:?}", git.display());
+        }
+    }
+}
+
+/// Whether the one pack of `repo` holds deltas by offset, and deltas by id: the type in the
+/// first byte of each entry, at the offsets git's `verify-pack -v` lists.
+fn delta_forms(env: &Env, repo: &Path) -> (bool, bool) {
+    let pack_dir = repo.join("objects/pack");
+    let idx = std::fs::read_dir(&pack_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "idx"))
+        .unwrap();
+    let pack = std::fs::read(idx.with_extension("pack")).unwrap();
+    let listed = env.git(&pack_dir, &["verify-pack", "-v", idx.to_str().unwrap()]);
+    let kinds: Vec<u8> = String::from_utf8(listed)
+        .unwrap()
+        .lines()
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        // An object's line: its id, kind, sizes and offset (the summary lines are not).
+        .filter(|words| words.len() >= 5 && words[0].len() >= 40)
+        .filter_map(|words| words[4].parse::<usize>().ok())
+        .map(|offset| (pack[offset] >> 4) & 7)
+        .collect();
+    assert!(!kinds.is_empty());
+    (kinds.contains(&6), kinds.contains(&7))
+}
