@@ -6,7 +6,7 @@
 use crate::checksum_memo::ChecksumMemo;
 use crate::verbatim;
 use crate::window_search::Reuse;
-use crate::write::{PackOptions, PackStats, Planned, Sent, Source};
+use crate::write::{PackOptions, PackReuse, PackStats, Planned, Sent, Source};
 use crate::GenerateError;
 use sluice_graph::KnownObjects;
 use sluice_object::progress::Progress;
@@ -94,11 +94,12 @@ impl<'a, W: Write> Job<'a, W> {
     pub(crate) fn write_all(
         &mut self,
         copied: Option<(&Pack, u32)>,
+        reuse: PackReuse,
         writing: &dyn Progress,
     ) -> Result<Vec<u32>, GenerateError> {
         let crcs = match copied {
             Some((pack, count)) => {
-                let crcs = self.copy_verbatim(pack, count)?;
+                let crcs = self.copy_verbatim(pack, count, reuse)?;
                 writing.add(count.into());
                 crcs
             }
@@ -162,17 +163,20 @@ impl<'a, W: Write> Job<'a, W> {
 
     /// Copies every entry of `pack` (`count` of them) in one piece, right after the header,
     /// where they keep their offsets; with [`CopyCheck::Checked`] each is checked against the
-    /// index's CRC32 first, and its CRC32 returned (in pack order).
-    fn copy_verbatim(&mut self, pack: &Pack, count: u32) -> Result<Vec<u32>, GenerateError> {
+    /// index's CRC32 first, and its CRC32 returned (in pack order); counted as `reuse` says.
+    fn copy_verbatim(
+        &mut self,
+        pack: &Pack,
+        count: u32,
+        reuse: PackReuse,
+    ) -> Result<Vec<u32>, GenerateError> {
         let crcs = match self.copy_check {
             CopyCheck::Checked => verbatim::checked_crcs(pack)?,
             CopyCheck::Trusted => Vec::new(),
         };
         self.writer
             .write_verbatim(verbatim::entries(pack)?, count)?;
-        self.stats.total += count;
-        self.stats.reused += count;
-        self.stats.pack_reused += count;
+        self.stats += verbatim::copied_stats(pack, count, reuse)?;
         Ok(crcs)
     }
 

@@ -3,7 +3,7 @@
 //! copied in one piece at the start of the new pack, where they keep their offsets, so its
 //! ofs-deltas stay valid and nothing is looked at entry by entry but its CRC32.
 
-use crate::write::{PackOptions, PackStats};
+use crate::write::{PackOptions, PackReuse, PackStats};
 use crate::GenerateError;
 use sluice_odb::{ObjectDb, Pack};
 use sluice_pack::entry::{EntryKind, PACK_HEADER_LEN};
@@ -118,17 +118,41 @@ pub(crate) fn chains_within(pack: &Pack, depth: u32) -> Result<bool, GenerateErr
 pub(crate) fn send_whole_pack<W: Write>(
     pack: &Pack,
     count: u32,
+    reuse: PackReuse,
     mut out: W,
 ) -> Result<(W, PackStats), GenerateError> {
     for chunk in pack.bytes()?.chunks(1 << 20) {
         out.write_all(chunk)?;
     }
-    Ok((
-        out,
-        PackStats {
+    Ok((out, copied_stats(pack, count, reuse)?))
+}
+
+/// What copying `pack` whole (`count` entries) adds to git's "Total" line: as pack reuse,
+/// only `pack-reused` (git leaves those deltas out of its count too); else its entries, all
+/// reused, its deltas among them.
+pub(crate) fn copied_stats(
+    pack: &Pack,
+    count: u32,
+    reuse: PackReuse,
+) -> Result<PackStats, GenerateError> {
+    if reuse == PackReuse::Reused {
+        return Ok(PackStats {
             total: count,
             pack_reused: count,
             ..PackStats::default()
-        },
-    ))
+        });
+    }
+    let mut deltas = 0;
+    for position in 0..pack.index().len() {
+        if !matches!(pack.entry_header(position)?.kind, EntryKind::Base(_)) {
+            deltas += 1;
+        }
+    }
+    Ok(PackStats {
+        total: count,
+        deltas,
+        reused: count,
+        reused_deltas: deltas,
+        pack_reused: 0,
+    })
 }

@@ -48,6 +48,9 @@ pub struct PackOptions {
     /// `Some`: no delta (new or stored) crosses the islands' bounds, and the core island's
     /// objects are written first (`--delta-islands`).
     pub islands: Option<std::sync::Arc<Islands>>,
+    /// A stored pack copied whole into a client's pack counted with a bitmap is git's pack
+    /// reuse, said as such (`pack-reused N`), unless `pack.allowPackReuse` is false.
+    pub allow_pack_reuse: bool,
 }
 
 impl Default for PackOptions {
@@ -60,6 +63,7 @@ impl Default for PackOptions {
             window_search: None,
             cancel: Cancel::default(),
             islands: None,
+            allow_pack_reuse: true,
         }
     }
 }
@@ -71,6 +75,15 @@ impl PackOptions {
         Ok(config
             .get_bool("repack.usedeltabaseoffset")?
             .unwrap_or(true))
+    }
+
+    /// Whether pack reuse is allowed, as git's pack-objects reads `pack.allowPackReuse`: a
+    /// boolean, or (git 2.44 on) `single` or `multi`, which both allow it.
+    pub fn allow_pack_reuse_of(config: &Config) -> Result<bool, ConfigError> {
+        match config.get("pack.allowpackreuse") {
+            Some("single" | "multi") => Ok(true),
+            _ => Ok(config.get_bool("pack.allowpackreuse")?.unwrap_or(true)),
+        }
     }
 
     /// The zlib level for objects compressed anew, as pack-objects reads it:
@@ -101,6 +114,16 @@ pub struct PackStats {
     pub reused_deltas: u32,
     /// Entries sent as part of a stored pack copied whole.
     pub pack_reused: u32,
+}
+
+impl std::ops::AddAssign for PackStats {
+    fn add_assign(&mut self, other: PackStats) {
+        self.total += other.total;
+        self.deltas += other.deltas;
+        self.reused += other.reused;
+        self.reused_deltas += other.reused_deltas;
+        self.pack_reused += other.pack_reused;
+    }
 }
 
 /// git's "Total" line, as pack-objects ends it (without the newline); git 2.47's, which says
@@ -342,6 +365,42 @@ struct Written<'a, W> {
     entries: Entries<'a>,
 }
 
+/// Shows git's "Counting objects" phase, `count` of them (none shown when none).
+fn counted(progress: &dyn Progress, count: u32) {
+    progress.phase("Counting objects", Some(count.into()));
+    progress.add(count.into());
+    progress.finish();
+}
+
+/// How a stored pack copied whole counts, as git's pack-objects would count the same pack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PackReuse {
+    /// git's pack reuse (a client's pack counted with a bitmap): its objects neither counted
+    /// nor called reused, only `pack-reused`.
+    Reused,
+    /// Every entry reused as stored, one by one as git would (a pack to a file, one counted
+    /// without a bitmap, or `pack.allowPackReuse=false`).
+    Entries,
+}
+
+impl PackReuse {
+    fn of(target: Target<'_>, walked: &Walked, options: &PackOptions) -> PackReuse {
+        let client = matches!(target, Target::Client(_));
+        match client && walked.located.is_some() && options.allow_pack_reuse {
+            true => PackReuse::Reused,
+            false => PackReuse::Entries,
+        }
+    }
+
+    /// How many of `copied` objects git leaves out of its count.
+    fn uncounted(self, copied: u32) -> u32 {
+        match self {
+            PackReuse::Reused => copied,
+            PackReuse::Entries => 0,
+        }
+    }
+}
+
 /// Where a pack goes.
 #[derive(Clone, Copy)]
 enum Target<'m> {
@@ -376,7 +435,8 @@ fn write<'a, W: Write>(
     let count = u32::try_from(walked.objects.len()).map_err(|_| GenerateError::TooManyObjects {
         count: walked.objects.len(),
     })?;
-    progress.phase("Counting objects", Some(count.into()));
+    // As git's pack-objects, which counts the objects it does not send within a reused pack.
+    let pack_reuse = PackReuse::of(target, walked, options);
     let writing: &dyn Progress = match options.show_writing {
         true => progress,
         false => &Discard,
@@ -403,10 +463,9 @@ fn write<'a, W: Write>(
         (whole, _) => whole,
     };
     if let Some(pack) = whole {
-        progress.add(count.into());
-        progress.finish();
+        counted(progress, count - pack_reuse.uncounted(count));
         writing.phase("Writing objects", Some(count.into()));
-        let (out, stats) = verbatim::send_whole_pack(pack, count, out)?;
+        let (out, stats) = verbatim::send_whole_pack(pack, count, pack_reuse, out)?;
         writing.add(count.into());
         writing.finish();
         return Ok(Written {
@@ -436,8 +495,10 @@ fn write<'a, W: Write>(
         }
     });
     let copied = verbatim.map(|pack| (&*odb.packs()[pack], sent_per_pack[pack]));
-    progress.add(count.into());
-    progress.finish();
+    counted(
+        progress,
+        count - copied.map_or(0, |(_, n)| pack_reuse.uncounted(n)),
+    );
 
     let index: IdMap<u32> = (plan.iter().enumerate())
         .map(|(i, p)| (p.id, i as u32))
@@ -462,7 +523,7 @@ fn write<'a, W: Write>(
     let known = &walked.known_to_other_side;
     let mut job = Job::new(odb, plan, sent, known, options, writer, copy_check);
     writing.phase("Writing objects", Some(count.into()));
-    let copied_crcs = job.write_all(copied, writing)?;
+    let copied_crcs = job.write_all(copied, pack_reuse, writing)?;
     let (out, stats, checksum, plan) = match remembered {
         Some((memo, key, recalled)) => job.finish_remembered(memo, key, recalled.is_some())?,
         None => job.finish()?,

@@ -146,6 +146,7 @@ pub(crate) fn send(
         window_search: None,
         cancel: request.cancel.clone(),
         islands: None,
+        allow_pack_reuse: PackOptions::allow_pack_reuse_of(repo.config())?,
     };
     let walked = match wants.is_empty() {
         // Only deletions: no pack is sent.

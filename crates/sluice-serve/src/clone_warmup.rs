@@ -90,6 +90,7 @@ fn warm(dir: &Path, memory: &ServerMemory) -> Result<(), ServeError> {
         window_search: None,
         cancel: Default::default(),
         islands: None,
+        allow_pack_reuse: PackOptions::allow_pack_reuse_of(repo.config())?,
     };
     let memo = &*memory.checksums;
     write_pack_remembered(odb, &walked, &options, memo, std::io::sink(), &Discard)?;

@@ -77,6 +77,7 @@ mod repack_promisor;
 mod repack_search;
 mod repack_stand_in;
 mod serve;
+mod served_counts;
 mod server_log;
 mod shallow_maintenance;
 mod shallow_push;

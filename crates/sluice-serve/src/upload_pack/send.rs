@@ -136,7 +136,12 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
         progress: &dyn Progress,
     ) -> Result<PackStats, ServeError> {
         let odb = self.repo.objects();
-        let mut walked = walk_objects(
+        // `pack.useBitmaps=false`: counted by walking history, as git's pack-objects then.
+        let walk = match self.repo.config().get_bool("pack.usebitmaps")? {
+            Some(false) => sluice_graph::traverse_objects,
+            _ => walk_objects,
+        };
+        let mut walked = walk(
             odb,
             &WalkRequest {
                 wants: &request.wants,
@@ -175,6 +180,7 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
             window_search: None,
             cancel: Default::default(),
             islands: None,
+            allow_pack_reuse: PackOptions::allow_pack_reuse_of(self.repo.config())?,
         };
         let (_, stats) = match &self.options.memory {
             Some(memory) => {

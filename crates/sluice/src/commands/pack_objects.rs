@@ -254,6 +254,7 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
         window_search,
         cancel: context.cancel.clone(),
         islands: None,
+        allow_pack_reuse: PackOptions::allow_pack_reuse_of(repo.config())?,
     };
     let job = PackObjectsJob {
         selection,
