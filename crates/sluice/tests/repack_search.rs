@@ -628,3 +628,41 @@ fn delta_forms(env: &Env, repo: &Path) -> (bool, bool) {
     assert!(!kinds.is_empty());
     (kinds.contains(&6), kinds.contains(&7))
 }
+
+/// The objects a search compresses are counted as git's pack-objects counts them: those it
+/// tries, neither kept as stored deltas nor under 50 bytes (git tries no smaller object, nor
+/// makes one a base). A pack of part of the history beside loose objects, small and large.
+#[test]
+fn the_objects_compressed_are_counted_as_gits() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let work = env.init("work", false);
+        for i in 0..16 {
+            let lines: String = (0..40 + i).map(|l| format!("line {l} of {i}\n")).collect();
+            std::fs::write(work.join("big.txt"), lines).unwrap();
+            std::fs::write(work.join("small"), format!("{i}\n")).unwrap();
+            env.git(&work, &["add", "."]);
+            env.git(&work, &["commit", "-q", "-m", &format!("c{i}")]);
+            if i == 7 {
+                env.git(&work, &["repack", "-q", "-a", "-d"]);
+            }
+        }
+        let mut said = Vec::new();
+        for sluice in [false, true] {
+            let out_dir = env.path().join(format!("out-{sluice}"));
+            std::fs::create_dir(&out_dir).unwrap();
+            let base = out_dir.join("pack");
+            let args = ["pack-objects", "--revs", "--all", "--progress"];
+            let args = [&args[..], &[base.to_str().unwrap()]].concat();
+            let command = env.sluice_or_git_command(sluice, &work, &args);
+            let out = crate::util::run_with_input(command, b"");
+            assert!(out.status.success(), "{}", stderr(&out));
+            let compressed = (stderr(&out).split(['\r', '\n']))
+                .filter(|line| line.starts_with("Compressing objects") && line.contains("done"))
+                .map(str::to_owned)
+                .collect::<Vec<_>>();
+            said.push(compressed);
+        }
+        assert_eq!(said[1], said[0], "{}", git.display());
+    }
+}
