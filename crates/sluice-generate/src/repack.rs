@@ -536,12 +536,7 @@ fn write_new_bitmap(
     match early.filter(|bitmaps| bitmaps.describes(new.packed)) {
         Some(bitmaps) => {
             // Built already: their phases are over.
-            progress.phase("Selecting bitmap commits", None);
-            progress.add(bitmaps.len() as u64);
-            progress.finish();
-            progress.phase("Building bitmaps", Some(bitmaps.len() as u64));
-            progress.add(bitmaps.len() as u64);
-            progress.finish();
+            bitmaps.show_made(progress);
             let target = sluice_graph::bitmap::BitmapTarget::Pack(new.packed);
             sluice_graph::bitmap::write_bitmap_file(&target, new.walked, &bitmaps, format)?;
         }

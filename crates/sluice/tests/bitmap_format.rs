@@ -113,3 +113,38 @@ fn tested(env: &Env, repo: &Path, tips: &[&str]) -> Vec<String> {
         })
         .collect()
 }
+
+/// The phases of writing a bitmap, as git's pack-objects shows them with `--progress`: "Selecting
+/// bitmap commits" counts how far the spacing of the selected commits went, and is not shown
+/// for fewer than a hundred commits (every one taken); "Building bitmaps" counts those
+/// selected. With every other phase's final line, for 40 and 150 commits.
+#[test]
+fn bitmap_phases_are_gits() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        for commits in [40, 150] {
+            let work = env.init(&format!("work{commits}"), false);
+            for i in 0..commits {
+                std::fs::write(work.join(format!("f{}", i % 5)), format!("{i}\n")).unwrap();
+                env.git(&work, &["add", "."]);
+                env.git(&work, &["commit", "-q", "-m", &format!("c{i}")]);
+            }
+            let mut said = Vec::new();
+            for sluice in [false, true] {
+                let base = env.path().join(format!("pack-{commits}-{sluice}"));
+                let args = ["pack-objects", "--revs", "--all", "--progress"];
+                let args = [&args[..], &["--write-bitmap-index", base.to_str().unwrap()]].concat();
+                let command = env.sluice_or_git_command(sluice, &work, &args);
+                let out = crate::util::run_with_input(command, b"");
+                assert!(out.status.success(), "{}", stderr(&out));
+                let done = (stderr(&out).split(['\r', '\n']))
+                    .filter(|line| line.ends_with(", done."))
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>();
+                assert!(done.iter().any(|l| l.starts_with("Building bitmaps")));
+                said.push(done);
+            }
+            assert_eq!(said[1], said[0], "{commits} commits with {}", git.display());
+        }
+    }
+}

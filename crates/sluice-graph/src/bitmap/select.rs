@@ -28,17 +28,19 @@ fn gap_after(index: usize) -> usize {
 
 /// The commits to give bitmaps: `commits` are newest first, `tips` always get one;
 /// `reusable` says which have a bitmap to carry over, `is_merge` which have several parents.
+/// Also returns how far into `commits` the spacing went, which git's progress counts (0
+/// where every commit is taken, and git shows no progress).
 pub(crate) fn select(
     commits: &[ObjectId],
     tips: &[ObjectId],
     reusable: impl Fn(&ObjectId) -> bool,
     is_merge: impl Fn(&ObjectId) -> bool,
-) -> Vec<ObjectId> {
+) -> (Vec<ObjectId>, usize) {
     let mut chosen: Vec<ObjectId> = tips.to_vec();
+    let mut at = 0;
     if commits.len() < DENSE {
         chosen.extend_from_slice(commits);
     } else {
-        let mut at = 0;
         loop {
             let gap = gap_after(at);
             if at + gap >= commits.len() {
@@ -54,7 +56,7 @@ pub(crate) fn select(
     }
     chosen.sort_unstable();
     chosen.dedup();
-    chosen
+    (chosen, at)
 }
 
 #[cfg(test)]
@@ -78,19 +80,20 @@ mod tests {
     #[test]
     fn small_histories_get_a_bitmap_per_commit() {
         let commits = ids(50);
-        assert_eq!(select(&commits, &[], |_| false, |_| false).len(), 50);
+        let (chosen, counted) = select(&commits, &[], |_| false, |_| false);
+        assert_eq!((chosen.len(), counted), (50, 0));
     }
 
     #[test]
     fn long_histories_thin_out_and_prefer_reusable_commits() {
         let commits = ids(30_000);
-        let plain = select(&commits, &[], |_| false, |_| false);
+        let (plain, _) = select(&commits, &[], |_| false, |_| false);
         assert!(plain.len() > 200 && plain.len() < 400, "{}", plain.len());
         let favourite = commits[150];
-        let chosen = select(&commits, &[], |c| *c == favourite, |_| false);
+        let (chosen, _) = select(&commits, &[], |c| *c == favourite, |_| false);
         assert!(chosen.contains(&favourite));
-        assert!(
-            select(&commits, &[commits[29_999]], |_| false, |_| false).contains(&commits[29_999])
-        );
+        assert!(select(&commits, &[commits[29_999]], |_| false, |_| false)
+            .0
+            .contains(&commits[29_999]));
     }
 }

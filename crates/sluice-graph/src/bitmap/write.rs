@@ -61,6 +61,8 @@ pub struct CommitBitmaps {
     /// Oldest first.
     selected: Vec<ObjectId>,
     built: IdMap<Bitset>,
+    /// How far into the commits their selection went, as git's progress counts it.
+    spaced: usize,
 }
 
 impl CommitBitmaps {
@@ -72,6 +74,15 @@ impl CommitBitmaps {
     /// Whether none has.
     pub fn is_empty(&self) -> bool {
         self.selected.is_empty()
+    }
+
+    /// Shows the phases of their making as done, for bitmaps built before they are written
+    /// (while a repack counted).
+    pub fn show_made(&self, progress: &dyn Progress) {
+        show_selecting(progress, self.spaced);
+        progress.phase("Building bitmaps", Some(self.len() as u64));
+        progress.add(self.len() as u64);
+        progress.finish();
     }
 
     /// Whether they were built for `pack` (the same checksum: the same objects in the same
@@ -192,15 +203,13 @@ pub fn build_commit_bitmaps(
         .filter(|t| graph.nodes.contains_key(*t))
         .copied()
         .collect();
-    let mut selected = select(
+    let (mut selected, spaced) = select(
         commits,
         &tips,
         |c| reused.as_ref().is_some_and(|r| r.has(c)),
         |c| graph.nodes[c].0.len() > 1,
     );
-    progress.phase("Selecting bitmap commits", None);
-    progress.add(selected.len() as u64);
-    progress.finish();
+    show_selecting(progress, spaced);
     // Oldest first, so that each walk finds its selected ancestors built.
     selected.sort_by_key(|id| graph.level[id]);
     progress.phase("Building bitmaps", Some(selected.len() as u64));
@@ -219,7 +228,16 @@ pub fn build_commit_bitmaps(
         pack: target.checksum(),
         selected,
         built,
+        spaced,
     })
+}
+
+/// git's "Selecting bitmap commits" phase: how far into the commits the spacing went (not
+/// shown where every commit is taken, as git's for fewer than a hundred).
+fn show_selecting(progress: &dyn Progress, spaced: usize) {
+    progress.phase("Selecting bitmap commits", None);
+    progress.add(spaced as u64);
+    progress.finish();
 }
 
 /// Writes `target`'s bitmap from `bitmaps` (built for it) and the kinds and name hashes of
