@@ -35,7 +35,9 @@ pub fn write_midx_bitmap(
         shallow,
         ..WalkRequest::reachable(tips, &[], cancel.clone())
     };
-    let mut walked = walk_objects(odb, &request, progress).map_err(BitmapWriteError::Walk)?;
+    // git's multi-pack-index shows no phase for this walk.
+    let discard = sluice_object::progress::Discard;
+    let mut walked = walk_objects(odb, &request, &discard).map_err(BitmapWriteError::Walk)?;
     let target = BitmapTarget::Midx { pack_dir, layout };
     // Bitmaps are chosen among the commits the refs reach (a reached object outside the file
     // is refused as the bitmaps are built).

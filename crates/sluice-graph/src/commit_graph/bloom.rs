@@ -166,7 +166,7 @@ pub(super) fn filters(
         wanted.truncate(limit);
         wanted.sort_unstable();
     }
-    progress.phase(
+    progress.delayed_phase(
         "Computing commit changed paths Bloom filters",
         Some(ids.len() as u64),
     );

@@ -250,7 +250,8 @@ pub(super) fn read_commits(
     tips: Vec<ObjectId>,
     progress: &dyn Progress,
 ) -> Result<IdMap<Node>, CommitGraphError> {
-    progress.phase("Expanding reachable commits in commit graph", None);
+    // Delayed, as git's commit-graph phases: a quick write says nothing.
+    progress.delayed_phase("Expanding reachable commits in commit graph", None);
     let objects = repo.objects().with_alternate_packs();
     let mut packed = read_packed_commits(&objects)?;
     let mut nodes: IdMap<Node> = IdMap::default();
