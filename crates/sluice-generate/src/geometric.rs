@@ -15,7 +15,7 @@ use crate::stored::write_into;
 use crate::window_search::{Reuse, SearchLimits};
 use sluice_graph::{walk_objects, Missing, WalkRequest, Walked, WalkedObject};
 use sluice_object::cancel::Cancel;
-use sluice_object::progress::Discard;
+use sluice_object::progress::{Discard, Progress};
 use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
 use sluice_odb::{ObjectDb, Pack};
 use sluice_repo::Repository;
@@ -56,10 +56,10 @@ pub enum Rolled {
     },
 }
 
-/// How many of the packs (object counts `counts`, ascending) to roll, with `loose` loose
-/// objects, into one pack, so that every pack left holds at least `factor` times the objects
-/// of the one below it, the new one counted.
-pub(crate) fn packs_to_roll(counts: &[u64], loose: u64, factor: u64) -> usize {
+/// How many of the packs (object counts `counts`, ascending) to roll into one pack, so that
+/// every pack left holds at least `factor` times the objects of the one below it, the new one
+/// counted. As git's, the loose objects that go into the new pack too are not counted.
+pub(crate) fn packs_to_roll(counts: &[u64], factor: u64) -> usize {
     // The largest packs that already grow by `factor`, from the top down.
     let mut split = counts.len();
     while split > 1 && counts[split - 1] >= factor.saturating_mul(counts[split - 2]) {
@@ -67,7 +67,7 @@ pub(crate) fn packs_to_roll(counts: &[u64], loose: u64, factor: u64) -> usize {
     }
     // Below the break, everything goes; when all grow (or there is at most one), nothing.
     let mut split = split.saturating_sub(1);
-    let mut total: u64 = counts[..split].iter().sum::<u64>() + loose;
+    let mut total: u64 = counts[..split].iter().sum::<u64>();
     // The new pack must be small enough for the next one up.
     while split < counts.len() && counts[split] < factor.saturating_mul(total) {
         total += counts[split];
@@ -77,10 +77,12 @@ pub(crate) fn packs_to_roll(counts: &[u64], loose: u64, factor: u64) -> usize {
 }
 
 /// Rolls the smallest packs of `repo` and its loose objects into one pack as `factor` asks,
-/// then removes what the new pack replaces; `cancel` stops the writing between two objects.
+/// then removes what the new pack replaces; the writing's phases go to `progress`, `cancel`
+/// stops it between two objects.
 pub fn repack_geometric(
     repo: &Repository,
     options: &GeometricOptions,
+    progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<Rolled, RepackError> {
     let objects_dir = repo.objects().dir().to_owned();
@@ -100,7 +102,7 @@ pub fn repack_geometric(
         false => Vec::new(),
     };
     let counts: Vec<u64> = packs.iter().map(|p| p.index().len() as u64).collect();
-    let roll = packs_to_roll(&counts, loose.len() as u64, options.factor.max(2));
+    let roll = packs_to_roll(&counts, options.factor.max(2));
     // One pack rolled alone would only be written again.
     if loose.is_empty() && roll < 2 {
         return Ok(Rolled::Nothing);
@@ -110,6 +112,12 @@ pub fn repack_geometric(
     }
     let rolled: Vec<PathBuf> = packs[..roll].iter().map(|p| p.path().to_owned()).collect();
     let mut walked = list_objects(odb, &packs[..roll], &packs[roll..], &loose)?;
+    // As git's `pack-objects --stdin-packs --unpacked`: every object of the rolled packs and
+    // every loose object, the same object counted as often as it is met.
+    let met: usize = packs[..roll].iter().map(|p| p.index().len()).sum();
+    progress.phase("Enumerating objects", None);
+    progress.add((met + loose.len()) as u64);
+    progress.finish();
     // A shallow repository's cut: those commits' parents are not walked.
     let shallow: IdSet = repo
         .shallow_commits()
@@ -121,7 +129,8 @@ pub fn repack_geometric(
     // against the other rolled packs' (each pack's writer tried its own).
     let given = crate::window_search::GivenLimits::default();
     let limits = SearchLimits::from_config(repo.config(), &given, Reuse::Deltas)?;
-    let (stored, _) = write_into(repo, odb, &walked, Some(limits), &Discard, cancel)?;
+    let (stored, stats) = write_into(repo, odb, &walked, Some(limits), progress, cancel)?;
+    progress.note(&stats.to_string());
     let packed = Pack::open(&stored.pack.with_extension("idx"), repo.hash())?;
     for old in rolled.iter().filter(|old| **old != stored.pack) {
         remove_pack(old)?;
@@ -146,7 +155,7 @@ pub fn repack_geometric_with_midx(
     progress: &dyn sluice_object::progress::Progress,
     cancel: &Cancel,
 ) -> Result<Rolled, RepackError> {
-    let rolled = repack_geometric(repo, options, cancel)?;
+    let rolled = repack_geometric(repo, options, progress, cancel)?;
     match (midx, bitmap) {
         (true, true) => {
             crate::write_midx_bitmap(repo, crate::largest_pack(repo)?, progress, cancel)?;
@@ -260,14 +269,13 @@ mod tests {
     #[test]
     fn rolls_only_what_breaks_the_progression() {
         // 1, 2, 4, 8 grow by 2 already.
-        assert_eq!(packs_to_roll(&[1, 2, 4, 8], 0, 2), 0);
+        assert_eq!(packs_to_roll(&[1, 2, 4, 8], 2), 0);
         // 1, 1, 1 then 100: the three small ones go together (3 * 2 <= 100).
-        assert_eq!(packs_to_roll(&[1, 1, 1, 100], 0, 2), 3);
+        assert_eq!(packs_to_roll(&[1, 1, 1, 100], 2), 3);
         // Small ones rolled become 60: 100 < 2 * 60, so 100 joins them; 1000 does not.
-        assert_eq!(packs_to_roll(&[20, 20, 20, 100, 1000], 0, 2), 4);
-        // Loose objects count as one more small pack.
-        assert_eq!(packs_to_roll(&[10, 1000], 600, 2), 2);
-        assert_eq!(packs_to_roll(&[1000], 5, 2), 0);
-        assert_eq!(packs_to_roll(&[], 5, 2), 0);
+        assert_eq!(packs_to_roll(&[20, 20, 20, 100, 1000], 2), 4);
+        assert_eq!(packs_to_roll(&[10, 1000], 2), 0);
+        assert_eq!(packs_to_roll(&[1000], 2), 0);
+        assert_eq!(packs_to_roll(&[], 2), 0);
     }
 }

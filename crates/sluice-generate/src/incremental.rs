@@ -8,7 +8,7 @@ use crate::stored::{stored_pack_options, write_one};
 use crate::{IslandRules, PackStats, SearchLimits};
 use sluice_graph::{walk_objects, WalkRequest};
 use sluice_object::cancel::Cancel;
-use sluice_object::progress::Progress;
+use sluice_object::progress::{Discard, Progress};
 use sluice_object::ObjectId;
 use sluice_odb::Pack;
 use sluice_repo::Repository;
@@ -34,11 +34,19 @@ pub fn repack_loose(
         shallow: &shallow,
         ..WalkRequest::reachable(&tips, &[], cancel.clone())
     };
-    let mut walked = walk_objects(&odb, &request, progress)?;
-    // Only what no pack (of this repository or an alternate) holds.
+    let mut walked = walk_objects(&odb, &request, &Discard)?;
+    // Only what no pack (of this repository or an alternate) holds, which is what git 2.47's
+    // `pack-objects --unpacked` enumerates (2.39's counted the packed objects it met too).
     walked.objects.retain(|o| odb.locate(&o.id).is_none());
     walked.located = None;
+    progress.phase("Enumerating objects", None);
+    progress.add(walked.objects.len() as u64);
+    progress.finish();
     if walked.objects.is_empty() {
+        // As git's `repack -d`: the loose copies of packed objects go all the same.
+        if delete {
+            prune_packed(&odb, |id| odb.locate(id).is_some())?;
+        }
         return Ok(None);
     }
     let mut options = stored_pack_options(repo, Some(limits), cancel)?;
@@ -48,9 +56,11 @@ pub fn repack_loose(
         options.islands = Some(std::sync::Arc::new(marked));
     }
     let (stored, stats) = write_one(repo, &odb, &walked, &options, progress)?;
+    progress.note(&stats.to_string());
     if delete {
+        // Every loose copy of a packed object, as git's prune-packed after its repack.
         let packed = Pack::open(&stored.pack.with_extension("idx"), repo.hash())?;
-        prune_packed(&odb, |id| packed.contains(id))?;
+        prune_packed(&odb, |id| packed.contains(id) || odb.locate(id).is_some())?;
     }
     crate::repack::refresh_server_info(repo, skip_server_info)?;
     Ok(Some(stats))

@@ -293,13 +293,6 @@ pub fn repack_all_with(
     let left_alone = (left_alone.iter())
         .map(|path| Pack::open(&path.with_extension("idx"), repo.hash()))
         .collect::<Result<Vec<_>, _>>()?;
-    let left_out = LeftOut {
-        new: &packed,
-        old: &old_packs,
-        retained: &retained,
-        left_alone: &left_alone,
-    };
-    let (filtered, cruft_packs) = place_left_out(repo, &odb, &left_out, &tips, options, progress)?;
     // Before the old packs go, so that their bitmap can be carried over and a reader never
     // finds the new pack without one. Packs cut by a size limit get none, as in git.
     let split = packed.len() > 1;
@@ -311,6 +304,18 @@ pub fn repack_all_with(
         };
         write_new_bitmap(repo, &odb, &new, (early, write_bitmap), &before, progress)?;
     }
+    // git's pack-objects ends with its "Total" line, before the cruft pack's and the
+    // multi-pack-index's phases.
+    if !new_packs.is_empty() {
+        progress.note(&stats.to_string());
+    }
+    let left_out = LeftOut {
+        new: &packed,
+        old: &old_packs,
+        retained: &retained,
+        left_alone: &left_alone,
+    };
+    let (filtered, cruft_packs) = place_left_out(repo, &odb, &left_out, &tips, options, progress)?;
     // A cruft pack the same as an old one has that one's name: it stays.
     for old in old_packs.iter().filter(|old| !cruft_packs.contains(old)) {
         remove_pack(old)?;

@@ -537,7 +537,8 @@ pub fn after_push(repo: &Repository) -> Result<AfterPush, GcError> {
         loose: false,
         skip_server_info: false,
     };
-    Ok(match repack_geometric(repo, &geometric, &options.cancel)? {
+    let rolled = repack_geometric(repo, &geometric, &Discard, &options.cancel)?;
+    Ok(match rolled {
         Rolled::Nothing => AfterPush::Nothing,
         Rolled::Into { .. } => AfterPush::Rolled,
         Rolled::WouldTakeLargest => {

@@ -195,7 +195,8 @@ fn rolled(staged: &Repository, cancel: &Cancel) -> Result<bool, StoreError> {
         loose: false,
         skip_server_info: false,
     };
-    let rolled = sluice_generate::repack_geometric(staged, &options, cancel)?;
+    let discard = sluice_object::progress::Discard;
+    let rolled = sluice_generate::repack_geometric(staged, &options, &discard, cancel)?;
     Ok(matches!(rolled, sluice_generate::Rolled::Into { .. }))
 }
 

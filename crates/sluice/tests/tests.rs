@@ -76,6 +76,7 @@ mod repack_keep;
 mod repack_promisor;
 mod repack_search;
 mod repack_stand_in;
+mod repack_terminal;
 mod serve;
 mod served_counts;
 mod server_log;

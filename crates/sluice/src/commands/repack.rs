@@ -282,12 +282,8 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if repacked.bitmap_dropped && bitmap == BitmapChoice::Asked {
         eprintln!("warning: disabling bitmap writing, packs are split due to pack.packSizeLimit");
     }
-    if repacked.nothing_new {
-        if !args.quiet {
-            println!("Nothing new to pack.");
-        }
-    } else if crate::progress::enabled(!args.quiet, false) {
-        eprintln!("{}", repacked.stats);
+    if repacked.nothing_new && !args.quiet {
+        println!("Nothing new to pack.");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -5,6 +5,7 @@
 
 pub mod pack_builder;
 pub mod seaweed;
+pub mod terminal;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
