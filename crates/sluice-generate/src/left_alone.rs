@@ -98,6 +98,46 @@ pub(crate) fn keep_unreachable(
     Ok(())
 }
 
+/// Every loose object under `objects_dir` with its kind, unnamed (as git adds them after what
+/// a walk found), and the loose files that could not be read.
+pub(crate) fn loose_objects(
+    objects_dir: &Path,
+    hash: HashKind,
+) -> Result<(Vec<WalkedObject>, Vec<PathBuf>), RepackError> {
+    let loose = sluice_odb::LooseObjects::new(objects_dir, hash);
+    let files = (loose.list()).map_err(file_error("read", objects_dir))?;
+    let (mut objects, mut unreadable) = (Vec::new(), Vec::new());
+    for file in files {
+        match loose.read(&file.id) {
+            Ok(Some((kind, _))) => objects.push(WalkedObject {
+                id: file.id,
+                kind,
+                name_hash: 0,
+                previous: None,
+            }),
+            _ => unreadable.push(file.path),
+        }
+    }
+    Ok((objects, unreadable))
+}
+
+/// Adds to `walked` the loose objects under `objects_dir` it does not list (`-k`, as git's
+/// repack passes `--pack-loose-unreachable`): their loose copies then go as packed. A loose
+/// file that cannot be read stays as it is.
+pub(crate) fn keep_loose(
+    walked: &mut Walked,
+    objects_dir: &Path,
+    hash: HashKind,
+) -> Result<(), RepackError> {
+    let mut listed: IdSet = walked.objects.iter().map(|o| o.id).collect();
+    let (loose, _) = loose_objects(objects_dir, hash)?;
+    // After what the walk located: they are stored elsewhere.
+    walked
+        .objects
+        .extend(loose.into_iter().filter(|o| listed.insert(o.id)));
+    Ok(())
+}
+
 /// Writes the objects of the old pack `old` that `packed` leaves out as loose objects dated as
 /// the pack, if the pack was written after `since` (git's `--unpack-unreachable`).
 pub(crate) fn loosen_left_out(

@@ -267,8 +267,10 @@ pub fn repack_all_with(
         // A bitmap needs every object it reaches in its pack: git disables it too.
         write_bitmap = false;
     }
-    if options.keep_unreachable {
+    // As git's repack, which asks for them only where it replaces packs.
+    if options.keep_unreachable && !options.keep_old && !before.is_empty() {
         crate::left_alone::keep_unreachable(&mut walked, &before, repo.hash())?;
+        crate::left_alone::keep_loose(&mut walked, &objects_dir, repo.hash())?;
     }
     // Everything the roots reach came from the promisor remote: the promisor pack is the new
     // pack, as git then writes no other.

@@ -131,14 +131,36 @@ fn keep_unreachable_keeps_them_in_the_new_pack_as_git_does() {
         let env = Env::with_git(git);
         let (repos, _) = twins(&env, false);
         let (theirs, ours) = (&repos[0], &repos[1]);
+        // A loose object nothing reaches goes into the new pack too, as git's
+        // `--pack-loose-unreachable`.
+        for repo in &repos {
+            let out = env.git_with_input(repo, &["hash-object", "-w", "--stdin"], b"dangling\n");
+            assert!(out.status.success());
+        }
         env.git(theirs, &["repack", "-a", "-d", "-k", "-q"]);
         let out = env.sluice(ours, &["repack", "-a", "-d", "-k", "-q"], b"");
         assert!(out.status.success(), "{}", stderr(&out));
         assert_eq!(packs(ours).len(), 1);
         assert_eq!(all_objects(&env, ours), all_objects(&env, theirs));
-        let loose = String::from_utf8(env.git(ours, &["count-objects"])).unwrap();
-        assert!(loose.starts_with("0 objects"), "{loose}");
+        let loose = |repo: &Path| String::from_utf8(env.git(repo, &["count-objects"])).unwrap();
+        assert_eq!(loose(ours), loose(theirs));
+        assert!(loose(ours).starts_with("0 objects"), "{}", loose(ours));
         env.git(ours, &["fsck", "--strict"]);
+        // Two of -A (or --unpack-unreachable), -k and --cruft: git's refusal, 128.
+        for args in [
+            &["repack", "-A", "-d", "-k"][..],
+            &["repack", "-a", "-d", "--unpack-unreachable=now", "-k"],
+            &["repack", "-d", "--cruft", "-A"],
+            &["repack", "-a", "-k", "--cruft"],
+        ] {
+            let theirs = env.git_command(ours, args).output().unwrap();
+            let out = env.sluice(ours, args, b"");
+            assert_eq!(out.status.code(), theirs.status.code(), "{args:?}");
+            if !crate::util::stdout(&env.git_with_input(ours, &["--version"], b"")).contains("2.39")
+            {
+                assert_eq!(stderr(&out), stderr(&theirs), "{args:?}");
+            }
+        }
     }
 }
 

@@ -338,21 +338,9 @@ pub fn add_unreachable(
     }
     let mut unreadable = Vec::new();
     if unreachable.loose {
-        let loose = sluice_odb::LooseObjects::new(&objects_dir, repo.hash());
-        let files = loose
-            .list()
-            .map_err(crate::repack::file_error("read", &objects_dir))?;
-        for file in files {
-            match loose.read(&file.id) {
-                Ok(Some((kind, _))) => added.objects.push(WalkedObject {
-                    id: file.id,
-                    kind,
-                    name_hash: 0,
-                    previous: None,
-                }),
-                _ => unreadable.push(file.path),
-            }
-        }
+        let (loose, unread) = crate::left_alone::loose_objects(&objects_dir, repo.hash())?;
+        added.objects.extend(loose);
+        unreadable = unread;
     }
     leave_out_filtered(odb, &mut added, filters);
     let mut listed: IdSet = walked.objects.iter().map(|o| o.id).collect();

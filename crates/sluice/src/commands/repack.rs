@@ -21,7 +21,7 @@ pub struct RepackArgs {
     all: bool,
     /// As -a, but with -d the objects of the old packs that no ref reaches are kept as loose
     /// objects (dated as their pack) instead of going with the pack.
-    #[arg(short = 'A', conflicts_with = "all")]
+    #[arg(short = 'A')]
     all_loosen: bool,
     /// Leave out the objects an alternate has.
     #[arg(short = 'l', long, overrides_with = "no_local")]
@@ -63,7 +63,7 @@ pub struct RepackArgs {
     search: SearchArgs,
     /// As -a; with -d what no ref reaches goes into a cruft pack, each object dated in its
     /// `.mtimes`, instead of being dropped.
-    #[arg(long, conflicts_with = "all_loosen")]
+    #[arg(long)]
     cruft: bool,
     /// With -a -d: what no ref reaches stays, in the new pack.
     #[arg(short = 'k', long)]
@@ -166,9 +166,28 @@ pub(super) fn reuse_of(no_reuse_delta: bool, no_reuse_object: bool) -> Reuse {
     }
 }
 
+/// git's refusal of two of `-A` (or `--unpack-unreachable`), `-k` and `--cruft` together, the
+/// first pair in git's order.
+fn refuse_together(args: &RepackArgs) -> anyhow::Result<()> {
+    let loosen = args.all_loosen || args.unpack_unreachable.is_some();
+    let given = [
+        (loosen, "-A"),
+        (args.keep_unreachable, "-k/--keep-unreachable"),
+        (args.cruft, "--cruft"),
+    ];
+    let mut named = given.iter().filter(|(on, _)| *on).map(|(_, name)| name);
+    match (named.next(), named.next()) {
+        (Some(first), Some(second)) => {
+            bail!("options '{first}' and '{second}' cannot be used together")
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Runs repack.
 pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context.require_repository()?;
+    refuse_together(&args)?;
     let progress = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
     let everything = args.all || args.all_loosen || args.cruft;
     let given = super::either(args.bitmap, args.no_bitmap);
