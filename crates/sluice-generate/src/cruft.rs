@@ -7,7 +7,7 @@ use crate::repack::{file_error, CruftOptions, RepackError};
 use crate::stored::{stored_pack_options, write_packs_into};
 use sluice_graph::{Walked, WalkedObject};
 use sluice_object::cancel::Cancel;
-use sluice_object::progress::Discard;
+use sluice_object::progress::Progress;
 use sluice_object::{IdMap, ObjectId, ObjectKind};
 use sluice_odb::pack_store::Stored;
 use sluice_odb::{ObjectDb, Pack};
@@ -30,14 +30,17 @@ pub(crate) fn write_cruft_packs(
     odb: &ObjectDb,
     (survivors, before): (&[&Pack], &[PathBuf]),
     cruft_options: &CruftOptions,
-    cancel: &Cancel,
+    (progress, cancel): (&dyn Progress, &Cancel),
 ) -> Result<Vec<PathBuf>, RepackError> {
-    let Some(cruft) = cruft_of(repo, odb, (survivors, before), cruft_options)? else {
+    let found = cruft_of(repo, odb, (survivors, before), cruft_options, progress)?;
+    let Some(cruft) = found else {
         return Ok(Vec::new());
     };
     let options = stored_pack_options(repo, None, cancel)?;
     let limits = (&options, cruft_options.max_size);
-    let (packs, _) = write_packs_into(repo, odb, &cruft.0, limits, &Discard)?;
+    let (packs, stats) = write_packs_into(repo, odb, &cruft.0, limits, progress)?;
+    // As git's pack-objects --cruft ends.
+    progress.note(&stats.to_string());
     date_cruft(repo, &cruft, &packs)?;
     Ok(packs.into_iter().map(|stored| stored.pack).collect())
 }
@@ -104,6 +107,7 @@ pub(crate) fn cruft_of(
     odb: &ObjectDb,
     (survivors, before): (&[&Pack], &[PathBuf]),
     cruft_options: &CruftOptions,
+    progress: &dyn Progress,
 ) -> Result<Option<(Walked, Vec<u32>)>, RepackError> {
     let survives = |id: &ObjectId| survivors.iter().any(|pack| pack.contains(id));
     let expiration = cruft_options.expiration;
@@ -112,9 +116,13 @@ pub(crate) fn cruft_of(
         let entry = cruft.entry(id).or_insert(Cruft { kind, time });
         entry.time = entry.time.max(time);
     };
+    // git's enumeration without an expiration meets every object of the old packs and every
+    // loose object, those that survive too.
+    let mut met = 0;
     for old in before {
         let pack = Pack::open(&old.with_extension("idx"), repo.hash())?;
         let index = pack.index();
+        met += index.len();
         let recorded =
             sluice_odb::mtimes::read_mtimes(old, &index.pack_checksum(), index.len(), repo.hash());
         let pack_time = seconds(std::fs::metadata(old).and_then(|m| m.modified()).ok());
@@ -131,6 +139,7 @@ pub(crate) fn cruft_of(
     }
     let dir = repo.objects().dir();
     for file in odb.loose().list().map_err(file_error("list", dir))? {
+        met += 1;
         if survives(&file.id) {
             continue;
         }
@@ -141,11 +150,18 @@ pub(crate) fn cruft_of(
             keep(file.id, kind, seconds(modified));
         }
     }
-    if let Some(expiration) = expiration {
-        // As git prunes: what is as old as the limit goes too (`--prune=now` keeps nothing).
-        let limit = seconds(Some(expiration));
-        rescue_reached(odb, &mut cruft, limit)?;
-        cruft.retain(|_, c| c.time > limit);
+    match expiration {
+        Some(expiration) => {
+            // As git prunes: what is as old as the limit goes too (`--prune=now` keeps nothing).
+            let limit = seconds(Some(expiration));
+            // git enumerates the recent cruft, then traverses what it reaches.
+            let recent = cruft.values().filter(|c| c.time > limit).count();
+            show_counted(progress, "Enumerating cruft objects", recent);
+            rescue_reached(odb, &mut cruft, limit)?;
+            cruft.retain(|_, c| c.time > limit);
+            show_counted(progress, "Traversing cruft objects", cruft.len());
+        }
+        None => show_counted(progress, "Enumerating cruft objects", met),
     }
     if cruft.is_empty() {
         return Ok(None);
@@ -166,6 +182,13 @@ pub(crate) fn cruft_of(
     // The pack's index lists the ids sorted, as `ids` is.
     let times: Vec<u32> = ids.iter().map(|id| cruft[id].time).collect();
     Ok(Some((walked, times)))
+}
+
+/// A phase of `count` objects, shown done at once (a count without a total, as git's).
+fn show_counted(progress: &dyn Progress, title: &str, count: usize) {
+    progress.phase(title, None);
+    progress.add(count as u64);
+    progress.finish();
 }
 
 /// Seconds since the epoch, as the `.mtimes` file records them (0 when unknown).

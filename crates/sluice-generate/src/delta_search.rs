@@ -105,7 +105,6 @@ pub(crate) fn search_deltas(
     if targets == 0 {
         return found;
     }
-    progress.phase("Compressing objects", Some(targets as u64));
     let mut loaded = Vec::with_capacity(candidates.len());
     let mut budget = MEMORY_BUDGET;
     for candidate in candidates {
@@ -121,6 +120,15 @@ pub(crate) fn search_deltas(
             data,
         });
     }
+    // As git's: an object under the minimum is neither tried nor a base, nor counted; a lone
+    // object has nothing to be a delta of (no search, and no phase).
+    loaded.retain(|l| l.data.len() >= MIN_SIZE);
+    let targets = loaded.iter().filter(|l| l.candidate.role != Role::BaseOnly);
+    let targets = targets.count();
+    if targets == 0 || loaded.len() < 2 {
+        return found;
+    }
+    progress.phase("Compressing objects", Some(targets as u64));
     // Within a path, the client's versions first: every object after them may use them.
     loaded.sort_by(|a, b| {
         let key = |l: &Loaded| {
@@ -153,9 +161,6 @@ pub(crate) fn search_deltas(
         if indexes.len() > 2 * WINDOW {
             let oldest = i.saturating_sub(WINDOW);
             indexes.retain(|&b, _| b >= oldest);
-        }
-        if target.data.len() < MIN_SIZE {
-            continue;
         }
         let hinted = target.candidate.previous.and_then(|p| at.get(&p).copied());
         let window = (i.saturating_sub(WINDOW)..i).rev();

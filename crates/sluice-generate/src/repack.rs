@@ -505,7 +505,7 @@ fn place_left_out(
                 odb,
                 (&survivors, old_packs),
                 cruft,
-                &options.cancel,
+                (progress, &options.cancel),
             )?
         }
         // What the new pack leaves out is in the filtered pack: none is loosened.

@@ -14,9 +14,6 @@ use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
 use sluice_odb::ObjectDb;
 use sluice_pack::entry::{EntryHeader, EntryKind};
 
-/// The smallest object a window search tries, as git's pack-objects.
-const MIN_SEARCHED_SIZE: u64 = 50;
-
 /// The plan as the search sees it: the walk, the plan, what is sent.
 pub(crate) type Searched<'a, 'p> = (&'a Walked, &'a [Planned], &'a Sent<'p>);
 
@@ -73,7 +70,7 @@ pub(crate) fn search_window(
     // As git's: an object under 50 bytes is neither tried nor a base (a delta would hardly
     // be smaller), and is not counted among the objects compressed.
     let objects: Vec<Sized> = (objects.into_iter())
-        .filter(|o| o.size >= MIN_SEARCHED_SIZE)
+        .filter(|o| o.size >= crate::delta_search::MIN_SIZE as u64)
         .collect();
     let found = search_all(
         odb,

@@ -724,7 +724,10 @@ fn delta_candidates(
     let mut bases = IdSet::default();
     let mut target_paths = std::collections::HashSet::new();
     for object in &walked.objects {
-        if matches!(object.kind, ObjectKind::Commit | ObjectKind::Tag) {
+        // Commits and tags only when they must be compressed anyway (loose), as git tries
+        // every object it does not reuse.
+        let history = matches!(object.kind, ObjectKind::Commit | ObjectKind::Tag);
+        if history && stored_of(&object.id) != Some(Stored::Rebuilt) {
             continue;
         }
         let beside_client_version = || {

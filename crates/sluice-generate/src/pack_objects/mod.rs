@@ -528,10 +528,11 @@ pub fn write_cruft_at(
         expiration,
         ..crate::CruftOptions::default()
     };
-    let Some(cruft) = crate::cruft::cruft_of(repo, odb, (&survivors, &before), &cruft)? else {
+    let quiet = &sluice_object::progress::Discard;
+    let found = crate::cruft::cruft_of(repo, odb, (&survivors, &before), &cruft, quiet)?;
+    let Some(cruft) = found else {
         return Ok((Vec::new(), crate::PackStats::default()));
     };
-    let quiet = &sluice_object::progress::Discard;
     let (odb_walked, index) = ((odb, &cruft.0), None);
     let (packs, stats) =
         crate::write_stored_at(repo, odb_walked, options, base, (index, limit), quiet)?;
