@@ -95,6 +95,10 @@ pub fn pack_loose_objects(
             });
         }
     }
+    // As git's pack-objects, given the loose objects' ids.
+    progress.phase("Enumerating objects", None);
+    progress.add(objects.len() as u64);
+    progress.finish();
     if objects.is_empty() {
         return Ok(None);
     }
@@ -104,11 +108,14 @@ pub fn pack_loose_objects(
     };
     let options = crate::PackOptions {
         compression: crate::PackOptions::compression_of(repo.config())?,
+        show_writing: true,
         cancel: cancel.clone(),
         ..crate::PackOptions::default()
     };
     let pack_dir = sluice_odb::pack_dir(dir);
     let named = |checksum: ObjectId| pack_dir.join(format!("loose-{checksum}.pack"));
-    let (stored, _) = crate::write_stored(repo, odb, &walked, &options, &named, progress, None)?;
+    let (stored, stats) =
+        crate::write_stored(repo, odb, &walked, &options, &named, progress, None)?;
+    progress.note(&stats.to_string());
     Ok(Some(stored.pack))
 }

@@ -5,6 +5,7 @@
 
 use crate::repack::RepackError;
 use crate::stored::write_into;
+use crate::window_search::{Reuse, SearchLimits};
 use sluice_graph::{Walked, WalkedObject};
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;
@@ -91,11 +92,19 @@ pub fn repack_midx(
         });
     }
     objects.sort_by_key(|o| (o.kind as u8, o.id));
+    // As git's pack-objects given the ids: enumerated, then searched as a repack is (stored
+    // deltas kept, every other object tried), its Total said.
+    progress.phase("Enumerating objects", None);
+    progress.add(objects.len() as u64);
+    progress.finish();
     let walked = Walked {
         objects,
         ..Walked::default()
     };
-    let (stored, _) = write_into(repo, odb, &walked, None, progress, cancel)?;
+    let given = crate::window_search::GivenLimits::default();
+    let limits = SearchLimits::from_config(repo.config(), &given, Reuse::Deltas)?;
+    let (stored, stats) = write_into(repo, odb, &walked, Some(limits), progress, cancel)?;
+    progress.note(&stats.to_string());
     sluice_odb::midx::write_midx(&pack_dir, repo.hash())?;
     Ok(Some(stored.pack))
 }

@@ -5,7 +5,8 @@
 //! uncounted), with git's phases; a commit-graph written quickly says nothing (git's phases
 //! there are delayed); a multi-pack-index's bitmap shows only its bitmap phases; what no ref
 //! reaches goes into a cruft pack with git's phases (enumerating, and with an expiration
-//! traversing, the cruft) and its own Total.
+//! traversing, the cruft) and its own Total; maintenance's loose-objects and incremental
+//! repacks, and `multi-pack-index repack`, show pack-objects' phases as git's run it.
 
 use crate::util::terminal::{final_lines, on_terminal};
 use crate::util::{gits, Env};
@@ -17,7 +18,7 @@ fn repacks_at_a_terminal_show_and_leave_what_gits_do() {
         let env = Env::with_git(git.clone());
         let version = env.git_with_input(env.path(), &["--version"], b"");
         let older = crate::util::stdout(&version).starts_with("git version 2.39");
-        let cases: [(&str, &[&str]); 7] = [
+        let cases: [(&str, &[&str]); 10] = [
             ("incremental", &["repack", "-d"]),
             ("nothing-new", &["repack", "-d"]),
             ("geometric", &["repack", "--geometric=2", "-d"]),
@@ -28,6 +29,12 @@ fn repacks_at_a_terminal_show_and_leave_what_gits_do() {
             ("midx", &["multi-pack-index", "write", "--bitmap"]),
             ("cruft", &["repack", "--cruft", "-d"]),
             ("cruft", &["gc"]),
+            ("cruft", &["maintenance", "run", "--task=loose-objects"]),
+            ("midx-written", &["multi-pack-index", "repack"]),
+            (
+                "midx-written",
+                &["maintenance", "run", "--task=incremental-repack"],
+            ),
         ];
         for (n, (setup, args)) in cases.into_iter().enumerate() {
             // git 2.39's gc writes no cruft pack; 2.47's, which Sluice follows, does.
@@ -43,6 +50,10 @@ fn repacks_at_a_terminal_show_and_leave_what_gits_do() {
                     // git 2.39's plain repack enumerates the packed objects it meets too;
                     // 2.47's, which Sluice follows, only those it packs.
                     .filter(|l| !(older && args[1] == "-d" && l.starts_with("Enumerating")))
+                    // git 2.39's maintenance lets its pack-objects print the pack's name.
+                    .filter(|l| {
+                        !(older && l.len() == 40 && l.bytes().all(|b| b.is_ascii_hexdigit()))
+                    })
                     .map(|l| comparable(l))
                     .collect();
                 seen.push((code, lines, packs_and_loose(&env, &repo)));
@@ -54,7 +65,8 @@ fn repacks_at_a_terminal_show_and_leave_what_gits_do() {
 
 /// A repository for `setup` (case `n`): history packed by git, a pack per later commit (each
 /// commit's objects left loose too), loose objects that are packed already, and new loose
-/// commits (but for `nothing-new`); for `cruft`, a loose object nothing reaches.
+/// commits (but for `nothing-new`); for `cruft`, a loose object nothing reaches; for
+/// `midx-written`, a multi-pack-index of the packs.
 fn prepared(env: &Env, (setup, n): (&str, usize), sluice: bool) -> std::path::PathBuf {
     let repo = env.init(&format!("{n}-{setup}-{sluice}"), false);
     for i in 0..8 {
@@ -75,6 +87,9 @@ fn prepared(env: &Env, (setup, n): (&str, usize), sluice: bool) -> std::path::Pa
         std::fs::write(repo.join("new.txt"), "new\n".repeat(10)).unwrap();
         env.git(&repo, &["add", "."]);
         env.git(&repo, &["commit", "-q", "-m", "new"]);
+    }
+    if setup == "midx-written" {
+        env.git(&repo, &["multi-pack-index", "write"]);
     }
     if setup == "cruft" {
         let out = env.git_with_input(&repo, &["hash-object", "-w", "--stdin"], b"dangling\n");

@@ -133,7 +133,8 @@ pub fn run(args: MultiPackIndexArgs, context: &Context) -> anyhow::Result<ExitCo
             let size = sluice_odb::config::parse_int(&batch_size)
                 .and_then(|n| u64::try_from(n).ok())
                 .ok_or_else(|| anyhow::anyhow!("invalid --batch-size '{batch_size}'"))?;
-            let progress = crate::progress::TerminalProgress::new(false);
+            let shown = crate::progress::enabled(!args.no_progress, args.progress);
+            let progress = crate::progress::TerminalProgress::new(shown);
             sluice_generate::repack_midx(&repo, size, &progress, &context.cancel)?;
         }
         Action::Verify => {
