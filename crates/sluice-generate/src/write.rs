@@ -462,8 +462,10 @@ fn write<'a, W: Write>(
         _ if options.islands.is_some() => None,
         (whole, _) => whole,
     };
+    // git counts the other side's versions it may make deltas against too.
+    let bases = walked.preferred_bases;
     if let Some(pack) = whole {
-        counted(progress, count - pack_reuse.uncounted(count));
+        counted(progress, count - pack_reuse.uncounted(count) + bases);
         writing.phase("Writing objects", Some(count.into()));
         let (out, stats) = verbatim::send_whole_pack(pack, count, pack_reuse, out)?;
         writing.add(count.into());
@@ -497,7 +499,7 @@ fn write<'a, W: Write>(
     let copied = verbatim.map(|pack| (&*odb.packs()[pack], sent_per_pack[pack]));
     counted(
         progress,
-        count - copied.map_or(0, |(_, n)| pack_reuse.uncounted(n)),
+        count - copied.map_or(0, |(_, n)| pack_reuse.uncounted(n)) + bases,
     );
 
     let index: IdMap<u32> = (plan.iter().enumerate())

@@ -54,6 +54,7 @@ mod pipelined_clone;
 mod proc_receive;
 mod prune;
 mod push;
+mod push_counts;
 mod push_defaults;
 mod push_negotiate;
 mod push_porcelain;

@@ -18,6 +18,7 @@ use sluice_odb::{ObjectDb, OdbError};
 
 mod filter;
 mod limit;
+mod preferred;
 mod tree_cache;
 mod trees;
 pub use filter::ObjectFilter;
@@ -162,6 +163,9 @@ pub struct Walked {
     /// With [`Missing::SetAside`]: the reachable trees and blobs the repository lacks, left
     /// out of `objects`.
     pub missing: Vec<WalkedObject>,
+    /// How many distinct objects of the other side's git's pack-objects would count beside
+    /// `objects` as preferred delta bases (its "Counting objects" includes them).
+    pub preferred_bases: u32,
 }
 
 /// Where a walk's objects are stored.
@@ -499,6 +503,13 @@ pub(crate) fn traverse_objects_listing(
             .into_iter()
             .partition(|o| o.kind == ObjectKind::Commit || odb.contains(&o.id));
         (out.objects, out.missing) = (present, missing);
+    }
+    // git's pack-objects enumerates the other side's versions of the paths it sends too.
+    if request.filter == ObjectFilter::None && request.missing == Missing::Fail {
+        let edges: Vec<ObjectId> = boundary.iter().map(|id| walker.commits[id].tree).collect();
+        let counted = preferred::count_preferred(odb, &out.objects, &edges)?;
+        progress.add(counted.met);
+        out.preferred_bases = counted.distinct;
     }
     progress.finish();
     Ok(out)
