@@ -171,6 +171,11 @@ impl Progress for PackProgress<'_> {
             progress.finish();
         }
     }
+    fn finish_with(&self, ending: &str) {
+        if let Some(progress) = self.current() {
+            progress.finish_with(ending);
+        }
+    }
 }
 
 /// Fetches `request` (haves from `negotiator`, band 2 to `remote_progress`) into `repo`, then

@@ -235,6 +235,9 @@ impl Progress for SaidBefore<'_> {
     fn finish(&self) {
         self.inner.finish();
     }
+    fn finish_with(&self, ending: &str) {
+        self.inner.finish_with(ending);
+    }
     fn note(&self, line: &str) {
         self.inner.note(line);
     }

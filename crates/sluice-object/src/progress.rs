@@ -15,6 +15,13 @@ pub trait Progress: Sync {
     fn add_bytes(&self, bytes: u64);
     /// The current phase is complete.
     fn finish(&self);
+    /// The current phase is complete, its last line ending in `ending` rather than "done" (git's
+    /// index-pack: "completed with 2 local objects"). Where progress is not drawn, as
+    /// [`Progress::finish`].
+    fn finish_with(&self, ending: &str) {
+        let _ = ending;
+        self.finish();
+    }
     /// A new phase, as [`Progress::phase`], shown only once it has run for [`DELAY`]: git's
     /// delayed progress, for work that is usually quick (a checkout's "Updating files").
     fn delayed_phase(&self, title: &str, total: Option<u64>) {
@@ -54,6 +61,9 @@ impl Progress for CountsOnly<'_> {
     fn finish(&self) {
         self.0.finish();
     }
+    fn finish_with(&self, ending: &str) {
+        self.0.finish_with(ending);
+    }
     fn delayed_phase(&self, title: &str, total: Option<u64>) {
         self.0.delayed_phase(title, total);
     }
@@ -64,8 +74,9 @@ impl Progress for CountsOnly<'_> {
 
 /// Where rendered progress text goes: a terminal's stderr, or a side band to a remote client.
 pub trait ProgressSink: Send + Sync + 'static {
-    /// Shows the current state of a phase: `line` redraws the phase's line, and when `done`
-    /// the phase is over (git ends it with ", done." and a newline).
+    /// Shows the current state of a phase: `line` redraws the phase's line; when `done` the
+    /// phase is over and `line` is its last, its ending included (", done."), for the sink to
+    /// end with a newline.
     fn show(&self, line: &str, done: bool);
     /// Shows a line of its own between phases.
     fn note(&self, _line: &str) {}
@@ -80,6 +91,8 @@ struct Phase {
     hidden_until: Option<Instant>,
     last_line: String,
     active: bool,
+    /// What the last line ends with instead of "done".
+    ending: Option<String>,
 }
 
 struct Shared {
@@ -197,7 +210,13 @@ impl Shared {
         if !done && line == phase.last_line {
             return;
         }
-        self.sink.show(&line, done);
+        match done {
+            true => {
+                let ending = phase.ending.as_deref().unwrap_or("done");
+                self.sink.show(&format!("{line}, {ending}."), true);
+            }
+            false => self.sink.show(&line, false),
+        }
         phase.last_line = line;
         if done {
             phase.active = false;
@@ -219,6 +238,7 @@ impl TextProgress {
             hidden_until: delay.map(|delay| now + delay),
             last_line: String::new(),
             active: true,
+            ending: None,
         };
     }
 }
@@ -248,6 +268,14 @@ impl Progress for TextProgress {
         if let Some(shared) = &self.shared {
             shared.bytes.fetch_add(bytes, Ordering::Relaxed);
         }
+    }
+
+    fn finish_with(&self, ending: &str) {
+        if let Some(shared) = &self.shared {
+            let mut phase = shared.phase.lock().unwrap_or_else(|e| e.into_inner());
+            phase.ending = Some(ending.to_owned());
+        }
+        self.finish();
     }
 
     fn finish(&self) {
@@ -318,8 +346,8 @@ mod tests {
         assert_eq!(
             said,
             [
-                "Receiving objects: 100% (2/2)",
-                "Updating files: 100% (1/1)"
+                "Receiving objects: 100% (2/2), done.",
+                "Updating files: 100% (1/1), done."
             ]
         );
     }
@@ -338,7 +366,10 @@ mod tests {
         deferred.add(2);
         deferred.finish();
         deferred.replay(&shown);
-        assert_eq!(*ended.0.lock().unwrap(), ["Updating files: 100% (2/2)"]);
+        assert_eq!(
+            *ended.0.lock().unwrap(),
+            ["Updating files: 100% (2/2), done."]
+        );
     }
 }
 
@@ -454,7 +485,10 @@ impl<F: Fn() + Sync> Progress for FirstPhaseEnd<'_, F> {
         self.inner.add_bytes(bytes);
     }
     fn finish(&self) {
-        self.inner.finish();
+        self.finish_with("done");
+    }
+    fn finish_with(&self, ending: &str) {
+        self.inner.finish_with(ending);
         if self.pending.swap(false, Ordering::Relaxed) {
             (self.then)();
         }

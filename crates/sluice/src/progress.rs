@@ -27,7 +27,7 @@ impl ProgressSink for Stderr {
         let mut err = std::io::stderr().lock();
         let _ = if done {
             *last = 0;
-            writeln!(err, "{line}, done.{pad}")
+            writeln!(err, "{line}{pad}")
         } else {
             *last = line.len();
             write!(err, "{line}{pad}\r")
@@ -94,7 +94,11 @@ impl Progress for TerminalProgress {
     }
 
     fn finish(&self) {
-        self.text.finish();
+        self.finish_with("done");
+    }
+
+    fn finish_with(&self, ending: &str) {
+        self.text.finish_with(ending);
         if let Some(trace) = &self.trace {
             let (title, start) = &*trace.lock().unwrap_or_else(|e| e.into_inner());
             let peak = peak_memory().map_or(String::new(), |kb| {

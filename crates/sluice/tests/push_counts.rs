@@ -122,3 +122,64 @@ fn counts(stderr: &str, prefix: &str) -> Vec<String> {
         .map(str::to_owned)
         .collect()
 }
+
+/// What index-pack says of a pack that needed the repository's objects as bases, as git's says
+/// it: "Resolving deltas: 100% (n/n), completed with m local objects." A git client pushing to
+/// Sluice's receive-pack sees it (as `remote:`, none under `-q`; index-pack's resolving only,
+/// for a pack past `receive.unpackLimit`), and so does Sluice's fetch of a thin pack.
+#[test]
+fn thin_packs_say_the_local_objects_they_took_as_gits() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let mut said = Vec::new();
+        for sluice in [false, true] {
+            let (remote, work) = deep_history(&env, sluice);
+            // One thread: the same client makes the same pack for both servers.
+            env.git(&work, &["config", "pack.threads", "1"]);
+            env.git(&remote, &["config", "pack.threads", "1"]);
+            env.git(&remote, &["config", "receive.unpackLimit", "1"]);
+            let clone = env.path().join(format!("thin-clone-{sluice}"));
+            let url = remote.to_str().unwrap();
+            env.git(env.path(), &["clone", "-q", url, clone.to_str().unwrap()]);
+            let receive = match sluice {
+                true => format!(
+                    "--receive-pack={} receive-pack",
+                    env!("CARGO_BIN_EXE_sluice")
+                ),
+                false => format!("--receive-pack={} receive-pack", env.git.display()),
+            };
+            let mut lines = Vec::new();
+            for quiet in [false, true] {
+                grow(&env, &work);
+                let mut args = vec!["push", "--progress", &receive, "origin", "main"];
+                if quiet {
+                    args.push("-q");
+                }
+                let out = env.git_command(&work, &args).output().unwrap();
+                assert!(out.status.success(), "{}", stderr(&out));
+                lines.extend(resolving(&stderr(&out), "remote: "));
+            }
+            let args = ["-c", "fetch.unpackLimit=1", "fetch", "--progress", "origin"];
+            let out = env.sluice_or_git_command(sluice, &clone, &args).output();
+            let out = out.unwrap();
+            assert!(out.status.success(), "{}", stderr(&out));
+            lines.extend(resolving(&stderr(&out), ""));
+            said.push(lines);
+        }
+        assert!(
+            said[0].iter().any(|l| l.contains("local object")),
+            "{said:?}"
+        );
+        assert_eq!(said[1], said[0], "{}", git.display());
+    }
+}
+
+/// The final "Resolving deltas" lines in `stderr`, after `prefix`.
+fn resolving(stderr: &str, prefix: &str) -> Vec<String> {
+    (stderr.split(['\r', '\n']))
+        .filter_map(|line| line.strip_prefix(prefix))
+        .map(str::trim_end)
+        .filter(|line| line.starts_with("Resolving deltas") && line.ends_with('.'))
+        .map(str::to_owned)
+        .collect()
+}

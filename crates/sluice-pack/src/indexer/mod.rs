@@ -371,8 +371,12 @@ impl<'a> PackIndexer<'a> {
         } else {
             0
         };
-        if scan.deltas > 0 {
-            self.progress.finish();
+        // git's index-pack says how many bases it took from the repository.
+        match (scan.deltas, local_objects) {
+            (0, _) => {}
+            (_, 0) => self.progress.finish(),
+            (_, 1) => self.progress.finish_with("completed with 1 local object"),
+            (_, n) => (self.progress).finish_with(&format!("completed with {n} local objects")),
         }
         if let Some(first) = scan.resolved.iter().position(|r| !r.is_set()) {
             let count = scan.resolved.iter().filter(|r| !r.is_set()).count();

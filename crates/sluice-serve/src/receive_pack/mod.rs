@@ -147,6 +147,8 @@ struct Request {
     /// report-status-v2: `option` lines after an `ok` tell what a proc-receive hook did.
     report_v2: bool,
     side_band: bool,
+    /// The client asked for no progress (`quiet`).
+    quiet: bool,
     atomic: bool,
     /// The client sends push options after the commands.
     push_options_follow: bool,
@@ -428,6 +430,7 @@ fn read_request<R: Read>(
                         request.report_v2 = true;
                     }
                     "side-band-64k" => request.side_band = true,
+                    "quiet" => request.quiet = true,
                     "atomic" => request.atomic = true,
                     "push-options" => request.push_options_follow = true,
                     _ => {}

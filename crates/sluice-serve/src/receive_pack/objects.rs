@@ -5,6 +5,8 @@
 //! pre-receive hook has accepted them.
 
 use super::Request;
+use crate::remote_progress::FinishedLines;
+use sluice_object::progress::{ProgressSink, TextProgress};
 use sluice_odb::fsck::{Checker, Severity};
 use sluice_odb::pack_store::{self, links_present, Destination, StoreError, StoreOptions};
 use sluice_odb::quarantine::Quarantine;
@@ -73,7 +75,15 @@ pub(super) fn receive_objects(
         ..store.index.clone()
     };
     let objects = repo.objects();
-    let mut indexer = PackIndexer::new(options).lookup(objects);
+    // As git's receive-pack runs index-pack for a client that takes a side band and did not
+    // ask for quiet: its "Resolving deltas" goes to the client.
+    let resolving = FinishedLines::new(&["Resolving deltas"]);
+    let shown = request.side_band && !request.quiet;
+    let sink = shown.then(|| Box::new(resolving.clone()) as Box<dyn ProgressSink>);
+    let progress = TextProgress::new(sink);
+    let mut indexer = PackIndexer::new(options)
+        .lookup(objects)
+        .progress(&progress);
     if let Some(checker) = &checker {
         indexer = indexer.check(checker);
     }
@@ -117,12 +127,19 @@ pub(super) fn receive_objects(
     if small {
         explode(repo, &quarantine, &stored.pack).map_err(UnpackFailure::plain)?;
     }
-    let warnings = (checker.iter())
-        .flat_map(|c| c.findings())
-        .filter(|f| matches!(f.severity, Severity::Warn | Severity::Info))
-        .map(|f| format!("warning: {f}"))
-        .collect();
-    Ok((quarantine, warnings))
+    drop(progress);
+    // unpack-objects, which git runs for a small pack, shows no progress to a pipe.
+    let mut said = match small {
+        true => Vec::new(),
+        false => resolving.lines(),
+    };
+    said.extend(
+        (checker.iter())
+            .flat_map(|c| c.findings())
+            .filter(|f| matches!(f.severity, Severity::Warn | Severity::Info))
+            .map(|f| format!("warning: {f}")),
+    );
+    Ok((quarantine, said))
 }
 
 /// The program git runs for a pack with this header: unpack-objects for fewer than
