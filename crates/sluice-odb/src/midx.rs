@@ -7,6 +7,7 @@
 use crate::chunk_file::{checksum_matches, find, read_table, write_chunked, Chunk};
 use crate::lockfile::LockError;
 use crate::{OdbError, Pack};
+use sluice_object::progress::Progress;
 use sluice_object::{HashKind, ObjectId};
 use std::path::{Path, PathBuf};
 
@@ -475,9 +476,13 @@ fn hash_version(hash: HashKind) -> u8 {
 
 /// Checks `<pack_dir>/multi-pack-index` as git's verify does: its checksum, its header and
 /// chunks, pack names in order and present, ids in order and matching the fanout, and every
-/// object at the offset its pack's index gives. `None` where there is none, which git's
-/// verify finds good.
-pub fn verify_midx(pack_dir: &Path, hash: HashKind) -> Result<Option<MidxSummary>, MidxError> {
+/// object at the offset its pack's index gives, its phases shown on `progress`. `None` where
+/// there is none, which git's verify finds good.
+pub fn verify_midx(
+    pack_dir: &Path,
+    hash: HashKind,
+    progress: &dyn Progress,
+) -> Result<Option<MidxSummary>, MidxError> {
     let path = pack_dir.join(FILE_NAME);
     let corrupt = |why: MidxDamage| MidxError::Corrupt {
         path: path.clone(),
@@ -515,7 +520,13 @@ pub fn verify_midx(pack_dir: &Path, hash: HashKind) -> Result<Option<MidxSummary
     for name in &names {
         packs.push(Pack::open(&pack_dir.join(name), hash)?);
     }
-    check_objects(&packs, fanout, lookup, offsets, large, hash).map_err(corrupt)?;
+    let chunks = ObjectChunks {
+        fanout,
+        lookup,
+        offsets,
+        large,
+    };
+    check_objects(&packs, chunks, hash, progress).map_err(corrupt)?;
     Ok(Some(MidxSummary {
         packs: names.len(),
         objects: count,
@@ -561,15 +572,28 @@ pub fn pack_names(chunk: &[u8], count: usize) -> Result<Vec<String>, MidxDamage>
     Ok(names)
 }
 
-/// Each object in order, counted by the fanout, at the offset its pack's index gives.
+/// The chunks of a multi-pack-index that place its objects.
+struct ObjectChunks<'a> {
+    fanout: &'a [u8],
+    lookup: &'a [u8],
+    offsets: &'a [u8],
+    large: Option<&'a [u8]>,
+}
+
+/// Each object in order, counted by the fanout, at the offset its pack's index gives; in
+/// git's phases (the order, then the offsets).
 fn check_objects(
     packs: &[Pack],
-    fanout: &[u8],
-    lookup: &[u8],
-    offsets: &[u8],
-    large: Option<&[u8]>,
+    chunks: ObjectChunks<'_>,
     hash: HashKind,
+    progress: &dyn Progress,
 ) -> Result<(), MidxDamage> {
+    let ObjectChunks {
+        fanout,
+        lookup,
+        offsets,
+        large,
+    } = chunks;
     let id_len = hash.len_in_bytes();
     let count = lookup.len() / id_len;
     let be32 = |bytes: &[u8], at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
@@ -588,9 +612,16 @@ fn check_objects(
             lookup: count,
         });
     }
+    let id_at = |i: usize| {
+        ObjectId::from_bytes(hash, &lookup[i * id_len..(i + 1) * id_len])
+            .map_err(|_| MidxDamage::BadId(i))
+    };
+    progress.phase(
+        "Verifying OID order in multi-pack-index",
+        Some(count.saturating_sub(1) as u64),
+    );
     for i in 0..count {
-        let id = ObjectId::from_bytes(hash, &lookup[i * id_len..(i + 1) * id_len])
-            .map_err(|_| MidxDamage::BadId(i))?;
+        let id = id_at(i)?;
         if previous.is_some_and(|p| p >= id) {
             return Err(MidxDamage::IdOrder { position: i, id });
         }
@@ -603,7 +634,17 @@ fn check_objects(
         if i < lower || i >= be32(fanout, first * 4) as usize {
             return Err(MidxDamage::OutsideFanout(id));
         }
+        progress.add(u64::from(previous.is_some()));
         previous = Some(id);
+    }
+    progress.finish();
+    // git sorts the objects by pack before it checks their offsets: a phase of its own.
+    progress.phase("Sorting objects by packfile", Some(count as u64));
+    progress.add(count as u64);
+    progress.finish();
+    progress.phase("Verifying object offsets", Some(count as u64));
+    for i in 0..count {
+        let id = id_at(i)?;
         let pack_number = be32(offsets, i * 8) as usize;
         let raw = be32(offsets, i * 8 + 4);
         let offset = match large {
@@ -625,6 +666,8 @@ fn check_objects(
                 return Err(MidxDamage::Offset { id, offset, pack });
             }
         }
+        progress.add(1);
     }
+    progress.finish();
     Ok(())
 }

@@ -6,7 +6,8 @@
 //! there are delayed); a multi-pack-index's bitmap shows only its bitmap phases; what no ref
 //! reaches goes into a cruft pack with git's phases (enumerating, and with an expiration
 //! traversing, the cruft) and its own Total; maintenance's loose-objects and incremental
-//! repacks, and `multi-pack-index repack`, show pack-objects' phases as git's run it.
+//! repacks, and `multi-pack-index repack`, show pack-objects' phases as git's run it;
+//! `multi-pack-index verify` shows git's three phases.
 
 use crate::util::terminal::{final_lines, on_terminal};
 use crate::util::{gits, Env};
@@ -18,7 +19,7 @@ fn repacks_at_a_terminal_show_and_leave_what_gits_do() {
         let env = Env::with_git(git.clone());
         let version = env.git_with_input(env.path(), &["--version"], b"");
         let older = crate::util::stdout(&version).starts_with("git version 2.39");
-        let cases: [(&str, &[&str]); 10] = [
+        let cases: [(&str, &[&str]); 11] = [
             ("incremental", &["repack", "-d"]),
             ("nothing-new", &["repack", "-d"]),
             ("geometric", &["repack", "--geometric=2", "-d"]),
@@ -30,6 +31,7 @@ fn repacks_at_a_terminal_show_and_leave_what_gits_do() {
             ("cruft", &["repack", "--cruft", "-d"]),
             ("cruft", &["gc"]),
             ("cruft", &["maintenance", "run", "--task=loose-objects"]),
+            ("midx-written", &["multi-pack-index", "verify"]),
             ("midx-written", &["multi-pack-index", "repack"]),
             (
                 "midx-written",

@@ -138,7 +138,9 @@ pub fn run(args: MultiPackIndexArgs, context: &Context) -> anyhow::Result<ExitCo
             sluice_generate::repack_midx(&repo, size, &progress, &context.cancel)?;
         }
         Action::Verify => {
-            if let Err(e) = verify_midx(&pack_dir, repo.hash()) {
+            let shown = crate::progress::enabled(!args.no_progress, args.progress);
+            let progress = crate::progress::TerminalProgress::new(shown);
+            if let Err(e) = verify_midx(&pack_dir, repo.hash(), &progress) {
                 eprintln!("error: {e}");
                 return Ok(ExitCode::from(1));
             }
