@@ -13,7 +13,7 @@ use sluice_repo::receive::receive_into;
 pub use sluice_repo::receive::Receiving;
 use sluice_repo::{RepoError, Repository};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
 /// Why a fetched pack could not be stored.
 #[derive(Debug, thiserror::Error)]
@@ -101,6 +101,9 @@ pub struct PackProgress<'a> {
     /// Where the current phase goes: [`Self::INDEXING`], [`Self::UNPACKING`] or
     /// [`Self::UNSEEN`].
     now: AtomicU8,
+    /// Objects of the current phase not counted yet: bytes after the last are the pack's
+    /// trailer, which index-pack counts and unpack-objects does not.
+    left: AtomicU64,
 }
 
 impl<'a> PackProgress<'a> {
@@ -114,6 +117,7 @@ impl<'a> PackProgress<'a> {
             indexing: shown,
             unpacking: None,
             now: AtomicU8::new(Self::INDEXING),
+            left: AtomicU64::new(u64::MAX),
         }
     }
 
@@ -152,16 +156,25 @@ impl Progress for PackProgress<'_> {
             _ => (Self::INDEXING, title),
         };
         self.now.store(now, Ordering::Relaxed);
+        self.left
+            .store(total.unwrap_or(u64::MAX), Ordering::Relaxed);
         if let Some(progress) = self.current() {
             progress.phase(shown_as, total);
         }
     }
     fn add(&self, count: u64) {
+        let _ = (self.left).fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+            Some(left.saturating_sub(count))
+        });
         if let Some(progress) = self.current() {
             progress.add(count);
         }
     }
     fn add_bytes(&self, bytes: u64) {
+        let unpacking = self.now.load(Ordering::Relaxed) == Self::UNPACKING;
+        if unpacking && self.left.load(Ordering::Relaxed) == 0 {
+            return;
+        }
         if let Some(progress) = self.current() {
             progress.add_bytes(bytes);
         }

@@ -150,17 +150,19 @@ impl Drop for TextProgress {
     }
 }
 
-/// Sizes as git prints them: bytes, KiB, MiB, GiB with two decimals.
+/// Sizes as git prints them (its `strbuf_humanise`): bytes up to 1024, then KiB and MiB with
+/// two decimals rounded (git adds 5 bytes, and 5243 bytes, before it cuts), GiB cut.
 pub fn human_bytes(bytes: u64) -> String {
-    const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
-    for (unit, size) in UNITS {
-        if bytes >= size {
-            let whole = bytes / size;
-            let hundredths = (bytes % size) * 100 / size;
-            return format!("{whole}.{hundredths:02} {unit}");
-        }
-    }
-    if bytes == 1 {
+    if bytes > 1 << 30 {
+        let hundredths = (bytes & ((1 << 30) - 1)) / 10_737_419;
+        format!("{}.{hundredths:02} GiB", bytes >> 30)
+    } else if bytes > 1 << 20 {
+        let x = bytes + 5243;
+        format!("{}.{:02} MiB", x >> 20, ((x & ((1 << 20) - 1)) * 100) >> 20)
+    } else if bytes > 1 << 10 {
+        let x = bytes + 5;
+        format!("{}.{:02} KiB", x >> 10, ((x & ((1 << 10) - 1)) * 100) >> 10)
+    } else if bytes == 1 {
         "1 byte".into()
     } else {
         format!("{bytes} bytes")
@@ -310,6 +312,10 @@ mod tests {
         assert_eq!(human_bytes(1), "1 byte");
         assert_eq!(human_bytes(1536), "1.50 KiB");
         assert_eq!(human_bytes(5 << 20), "5.00 MiB");
+        // git rounds KiB and MiB, and says 1024 bytes in bytes.
+        assert_eq!(human_bytes(16761), "16.37 KiB");
+        assert_eq!(human_bytes(1024), "1024 bytes");
+        assert_eq!(human_bytes((1 << 20) + (1 << 20) * 999 / 1000), "2.00 MiB");
     }
 
     /// The lines a sink was given to end a phase.

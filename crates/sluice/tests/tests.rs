@@ -6,6 +6,7 @@ mod advertisement;
 mod bad_servers;
 mod bitmap_format;
 mod bitmap_serving;
+mod byte_counts;
 mod changed_paths;
 mod checkout;
 mod checkout_branch;

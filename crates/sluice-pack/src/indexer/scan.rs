@@ -148,8 +148,9 @@ fn scan_entries(
                 e
             }
         })?;
-        progress.add(1);
+        // Its bytes before it is counted: what comes after the last object is the trailer.
         progress.add_bytes(input.offset() - before);
+        progress.add(1);
     }
     Ok(Stop::Done)
 }
@@ -176,6 +177,8 @@ pub(crate) fn scan(
     )?;
     scan.data_end = input.offset();
     scan.checksum = input.finish(hash)?;
+    // The trailer too, as git's index-pack counts what it read.
+    progress.add_bytes(hash.len_in_bytes() as u64);
     Ok(scan)
 }
 
@@ -250,6 +253,8 @@ fn scan_first_half(
     }
     scan.data_end = input.offset();
     scan.checksum = input.finish(hash)?;
+    // The trailer too, as git's index-pack counts what it read.
+    progress.add_bytes(hash.len_in_bytes() as u64);
     Ok(scan)
 }
 

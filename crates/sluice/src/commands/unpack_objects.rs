@@ -4,6 +4,7 @@
 //! `receive.unpackLimit`.
 
 use super::Context;
+use sluice_client::receive::PackProgress;
 use sluice_odb::fsck::{Checker, FsckOptions};
 use sluice_pack::LinkCheck;
 use sluice_repo::receive::{unpack_into, Receiving};
@@ -17,9 +18,8 @@ pub struct UnpackObjectsArgs {
     /// Write nothing; only read and check the pack.
     #[arg(short = 'n')]
     dry_run: bool,
-    /// Show no progress (none is shown).
+    /// Show no progress (shown on a terminal only, as git's).
     #[arg(short = 'q')]
-    #[allow(dead_code)] // Taken as git's callers pass it.
     quiet: bool,
     /// Taken as git takes it; a damaged pack is refused whole.
     #[arg(short = 'r')]
@@ -54,7 +54,13 @@ pub fn run(args: UnpackObjectsArgs, context: &Context) -> anyhow::Result<ExitCod
         }),
         None => None,
     };
+    // unpack-objects' own progress, "Unpacking objects" with its throughput, on a terminal.
+    let shown =
+        crate::progress::TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
+    let discard = sluice_object::progress::Discard;
+    let progress = PackProgress::unpacking_below(u64::MAX, &discard, &shown);
     let receiving = Receiving {
+        progress: &progress,
         fsck: checker.as_ref().map(|c| c as _),
         connectivity,
         cancel: context.cancel.clone(),
