@@ -23,6 +23,7 @@ mod place;
 mod promisor;
 mod repack;
 mod split;
+mod stats;
 mod stored;
 mod tips;
 mod verbatim;
@@ -51,11 +52,10 @@ pub use repack::{
     RECENT_PACK,
 };
 pub use split::PackSizeLimit;
+pub use stats::PackStats;
 pub use stored::{write_stored, write_stored_at, write_stored_packs, StoredAs};
 pub use window_search::{GivenLimits, Reuse, SearchLimits, MAX_DEPTH};
-pub use write::{
-    write_pack, write_pack_indexed, write_pack_remembered, IndexedPack, PackOptions, PackStats,
-};
+pub use write::{write_pack, write_pack_indexed, write_pack_remembered, IndexedPack, PackOptions};
 
 use sluice_object::ObjectId;
 use std::path::PathBuf;

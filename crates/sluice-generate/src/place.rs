@@ -4,9 +4,10 @@
 //! written from what the delta search made or rebuilt whole.
 
 use crate::checksum_memo::ChecksumMemo;
+use crate::stats::PackStats;
 use crate::verbatim;
 use crate::window_search::Reuse;
-use crate::write::{PackOptions, PackReuse, PackStats, Planned, Sent, Source};
+use crate::write::{PackOptions, PackReuse, Planned, Sent, Source};
 use crate::GenerateError;
 use sluice_graph::KnownObjects;
 use sluice_object::progress::Progress;

@@ -5,8 +5,8 @@
 
 use crate::pack_objects::objects_of_packs;
 use crate::repack::RepackError;
+use crate::stats::PackStats;
 use crate::stored::write_into;
-use crate::write::PackStats;
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;
 use sluice_odb::Pack;

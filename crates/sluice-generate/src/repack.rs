@@ -2,10 +2,10 @@
 //! `git repack -a -d` leaves, which `clone --dissociate` needs before it stops borrowing from
 //! its alternates.
 
+use crate::stats::PackStats;
 use crate::stored::{stored_pack_options, write_packs_into};
 use crate::tips::{branch_tips, first_bad_ref, walk_tips};
 use crate::window_search::{Reuse, SearchLimits};
-use crate::write::PackStats;
 use crate::{BitmapChoice, GenerateError};
 use sluice_graph::promised::only_promised_missing;
 use sluice_graph::{walk_objects, Missing, ObjectFilter, WalkError, WalkRequest, Walked};

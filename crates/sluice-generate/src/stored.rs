@@ -4,8 +4,9 @@
 
 use crate::repack::RepackError;
 use crate::split::{store_cut, CutOptions, WrittenPack};
+use crate::stats::PackStats;
 use crate::window_search::SearchLimits;
-use crate::write::{write_pack_indexed, IndexedPack, PackOptions, PackStats};
+use crate::write::{write_pack_indexed, IndexedPack, PackOptions};
 use crate::GenerateError;
 use sluice_graph::Walked;
 use sluice_object::cancel::Cancel;

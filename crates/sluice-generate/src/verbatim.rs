@@ -3,7 +3,8 @@
 //! copied in one piece at the start of the new pack, where they keep their offsets, so its
 //! ofs-deltas stay valid and nothing is looked at entry by entry but its CRC32.
 
-use crate::write::{PackOptions, PackReuse, PackStats};
+use crate::stats::PackStats;
+use crate::write::{PackOptions, PackReuse};
 use crate::GenerateError;
 use sluice_odb::{ObjectDb, Pack};
 use sluice_pack::entry::{EntryKind, PACK_HEADER_LEN};
