@@ -306,8 +306,7 @@ pub fn repack_all_with(
         };
         write_new_bitmap(repo, &odb, &new, (early, write_bitmap), &before, progress)?;
     }
-    // git's pack-objects ends with its "Total" line, before the cruft pack's and the
-    // multi-pack-index's phases.
+    // git's pack-objects ends with its Total, before the cruft and multi-pack-index phases.
     if !new_packs.is_empty() {
         progress.note(&stats.to_string());
     }

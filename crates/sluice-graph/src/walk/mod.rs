@@ -504,13 +504,8 @@ pub(crate) fn traverse_objects_listing(
             .partition(|o| o.kind == ObjectKind::Commit || odb.contains(&o.id));
         (out.objects, out.missing) = (present, missing);
     }
-    // git's pack-objects enumerates the other side's versions of the paths it sends too.
-    if request.filter == ObjectFilter::None && request.missing == Missing::Fail {
-        let edges: Vec<ObjectId> = boundary.iter().map(|id| walker.commits[id].tree).collect();
-        let counted = preferred::count_preferred(odb, &out.objects, &edges)?;
-        progress.add(counted.met);
-        out.preferred_bases = counted.distinct;
-    }
+    let edges: Vec<ObjectId> = boundary.iter().map(|id| walker.commits[id].tree).collect();
+    preferred::count_into(odb, request, (&mut out, &edges), progress)?;
     progress.finish();
     Ok(out)
 }

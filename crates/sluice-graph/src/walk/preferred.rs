@@ -5,8 +5,9 @@
 //! possible delta base: each find is one more "Enumerating objects", each distinct one one
 //! more "Counting objects". Sluice chooses its bases its own way; only the counts follow.
 
-use super::{name_hash, WalkError, WalkedObject};
+use super::{name_hash, Missing, ObjectFilter, WalkError, WalkRequest, Walked, WalkedObject};
 use sluice_object::parse::tree_entries;
+use sluice_object::progress::Progress;
 use sluice_object::{IdMap, IdSet, ObjectId, ObjectKind};
 use sluice_odb::ObjectDb;
 use std::collections::HashSet;
@@ -21,6 +22,24 @@ pub(crate) struct PreferredCount {
     pub(crate) met: u64,
     /// The distinct objects found (counted beside the objects sent).
     pub(crate) distinct: u32,
+}
+
+/// Counts the preferred bases of the walk `walked` (made for `request`, the other side having
+/// the trees `edge_trees`) where git's pack-objects counts them, a walk without a filter with
+/// nothing missing: onto `progress`'s enumeration, and into [`Walked::preferred_bases`].
+pub(crate) fn count_into(
+    odb: &ObjectDb,
+    request: &WalkRequest<'_>,
+    (walked, edge_trees): (&mut Walked, &[ObjectId]),
+    progress: &dyn Progress,
+) -> Result<(), WalkError> {
+    if request.filter != ObjectFilter::None || request.missing != Missing::Fail {
+        return Ok(());
+    }
+    let counted = count_preferred(odb, &walked.objects, edge_trees)?;
+    progress.add(counted.met);
+    walked.preferred_bases = counted.distinct;
+    Ok(())
 }
 
 /// Counts the preferred bases of sending `objects` (commits newest first, then trees and
