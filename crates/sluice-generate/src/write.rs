@@ -53,6 +53,9 @@ pub struct PackOptions {
     /// A stored pack copied whole into a client's pack counted with a bitmap is git's pack
     /// reuse, said as such (`pack-reused N`), unless `pack.allowPackReuse` is false.
     pub allow_pack_reuse: bool,
+    /// Without a window search, the threads its delta search is said to use (`pack.threads`;
+    /// 0: one per core): a push says them as git's send-pack does.
+    pub threads: usize,
 }
 
 impl Default for PackOptions {
@@ -66,6 +69,7 @@ impl Default for PackOptions {
             cancel: Cancel::default(),
             islands: None,
             allow_pack_reuse: true,
+            threads: 0,
         }
     }
 }
@@ -607,7 +611,8 @@ fn search(
     let index = &sent.index;
     // As git's pack-objects, where its writing is shown: the threads of the search, said
     // before its phase.
-    let threads = sluice_object::threads::workers(options.window_search.map_or(0, |l| l.threads));
+    let asked = (options.window_search).map_or(options.threads, |l| l.threads);
+    let threads = sluice_object::threads::workers(asked);
     let said = (options.show_writing && threads > 1)
         .then(|| format!("Delta compression using up to {threads} threads"));
     let progress = &SaidBefore::new(progress, "Compressing objects", said);

@@ -147,6 +147,7 @@ pub(crate) fn send(
         cancel: request.cancel.clone(),
         islands: None,
         allow_pack_reuse: PackOptions::allow_pack_reuse_of(repo.config())?,
+        threads: sluice_odb::pack_store::pack_threads(repo.config())?,
     };
     let walked = match wants.is_empty() {
         // Only deletions: no pack is sent.

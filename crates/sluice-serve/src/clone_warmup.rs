@@ -91,6 +91,8 @@ fn warm(dir: &Path, memory: &ServerMemory) -> Result<(), ServeError> {
         cancel: Default::default(),
         islands: None,
         allow_pack_reuse: PackOptions::allow_pack_reuse_of(repo.config())?,
+        // A pack served says nothing of its search.
+        threads: 0,
     };
     let memo = &*memory.checksums;
     write_pack_remembered(odb, &walked, &options, memo, std::io::sink(), &Discard)?;

@@ -15,9 +15,24 @@ fn pushes_and_fetches_count_the_other_sides_versions_as_gits() {
         for sluice in [false, true] {
             let (remote, work) = deep_history(&env, sluice);
             let mut lines = Vec::new();
+            // The search's threads as pack.threads says them (none said for one).
             for args in [
-                &["push", "--progress", "origin", "side"][..],
-                &["push", "--progress", "origin", "--all"],
+                &[
+                    "-c",
+                    "pack.threads=3",
+                    "push",
+                    "--progress",
+                    "origin",
+                    "side",
+                ][..],
+                &[
+                    "-c",
+                    "pack.threads=1",
+                    "push",
+                    "--progress",
+                    "origin",
+                    "--all",
+                ],
             ] {
                 let out = env
                     .sluice_or_git_command(sluice, &work, args)
@@ -108,14 +123,14 @@ fn append(work: &Path, file: &str, text: &str) {
 }
 
 /// The final lines of the enumerating, counting and compressing phases in `stderr`, after
-/// `prefix`.
+/// `prefix`, and the line that says the search's threads.
 fn counts(stderr: &str, prefix: &str) -> Vec<String> {
     (stderr.split(['\r', '\n']))
         .filter_map(|line| line.strip_prefix(prefix))
         .map(str::trim_end)
-        .filter(|line| line.ends_with(", done."))
+        .filter(|line| line.ends_with(", done.") || line.starts_with("Delta compression"))
         .filter(|line| {
-            ["Enumerating", "Counting", "Compressing"]
+            ["Enumerating", "Counting", "Compressing", "Delta"]
                 .iter()
                 .any(|p| line.starts_with(p))
         })

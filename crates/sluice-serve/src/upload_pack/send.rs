@@ -181,6 +181,8 @@ impl<R: Read, W: Write + Send + 'static> Session<'_, R, W> {
             cancel: Default::default(),
             islands: None,
             allow_pack_reuse: PackOptions::allow_pack_reuse_of(self.repo.config())?,
+            // A pack served says nothing of its search.
+            threads: 0,
         };
         let (_, stats) = match &self.options.memory {
             Some(memory) => {

@@ -255,6 +255,8 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
         cancel: context.cancel.clone(),
         islands: None,
         allow_pack_reuse: PackOptions::allow_pack_reuse_of(repo.config())?,
+        // The window search's limits carry the threads.
+        threads: 0,
     };
     let job = PackObjectsJob {
         selection,
