@@ -266,9 +266,18 @@ pub fn unpack_if_small(
     limit: u64,
 ) -> Result<bool, ReceiveError> {
     let config = repo.config();
-    let count = Pack::open(&received.pack.with_extension("idx"), repo.hash())?
-        .index()
-        .len();
+    let count = match Pack::open(&received.pack.with_extension("idx"), repo.hash()) {
+        Ok(pack) => pack.index().len(),
+        // Another fetch received the same pack (the same name) at the same time and unpacked
+        // it first: its objects are loose already, written before it removed the pack. (What
+        // is still missing, the checks after the fetch find.)
+        Err(sluice_odb::OdbError::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            return Ok(true);
+        }
+        Err(error) => return Err(error.into()),
+    };
     if count as u64 >= limit {
         return Ok(false);
     }
