@@ -294,3 +294,37 @@ pub fn unpack_if_small(
     received.remove();
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{unpack_if_small, Received};
+
+    /// A pack another fetch unpacked and removed under this one (the same pack, the same
+    /// name) is taken as unpacked, not as a failed fetch.
+    #[test]
+    fn a_pack_another_fetch_unpacked_first_is_taken_as_unpacked() {
+        let dir = tempfile::tempdir().unwrap();
+        let init = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .arg(dir.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir.path())
+            .status()
+            .unwrap();
+        assert!(init.success());
+        let repo = sluice_repo::Repository::open_work_tree(dir.path()).unwrap();
+        let gone = repo
+            .objects()
+            .pack_dir()
+            .join(format!("pack-{}.pack", "1".repeat(40)));
+        let received = Received {
+            pack: gone,
+            report: String::new(),
+            shallow: Vec::new(),
+            unshallow: Vec::new(),
+            remote_shallow: Vec::new(),
+            fsck_warnings: Vec::new(),
+        };
+        assert!(unpack_if_small(&received, &repo, 100).unwrap());
+    }
+}
