@@ -11,8 +11,7 @@
 //! the rolled commits: a push's pack completed with whole bases gets its deltas at the roll.
 
 use crate::repack::{file_error, prune_packed, remove_pack, RepackError};
-use crate::stored::write_into;
-use crate::window_search::{Reuse, SearchLimits};
+use crate::stored::write_rolled;
 use sluice_graph::{walk_objects, Missing, WalkRequest, Walked, WalkedObject};
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::{Discard, Progress};
@@ -127,10 +126,7 @@ pub fn repack_geometric(
     name_objects(odb, (&mut walked, &shallow), cancel)?;
     // As git's pack-objects --stdin-packs: stored deltas kept, every other object tried
     // against the other rolled packs' (each pack's writer tried its own).
-    let given = crate::window_search::GivenLimits::default();
-    let limits = SearchLimits::from_config(repo.config(), &given, Reuse::Deltas)?;
-    let (stored, stats) = write_into(repo, odb, &walked, Some(limits), progress, cancel)?;
-    progress.note(&stats.to_string());
+    let stored = write_rolled(repo, odb, &walked, progress, cancel)?;
     let packed = Pack::open(&stored.pack.with_extension("idx"), repo.hash())?;
     for old in rolled.iter().filter(|old| **old != stored.pack) {
         remove_pack(old)?;

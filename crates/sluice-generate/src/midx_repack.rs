@@ -4,8 +4,7 @@
 //! which nothing is found in any more.
 
 use crate::repack::RepackError;
-use crate::stored::write_into;
-use crate::window_search::{Reuse, SearchLimits};
+use crate::stored::write_rolled;
 use sluice_graph::{Walked, WalkedObject};
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::Progress;
@@ -101,10 +100,7 @@ pub fn repack_midx(
         objects,
         ..Walked::default()
     };
-    let given = crate::window_search::GivenLimits::default();
-    let limits = SearchLimits::from_config(repo.config(), &given, Reuse::Deltas)?;
-    let (stored, stats) = write_into(repo, odb, &walked, Some(limits), progress, cancel)?;
-    progress.note(&stats.to_string());
+    let stored = write_rolled(repo, odb, &walked, progress, cancel)?;
     sluice_odb::midx::write_midx(&pack_dir, repo.hash())?;
     Ok(Some(stored.pack))
 }

@@ -33,6 +33,22 @@ pub(crate) fn write_into(
     write_one(repo, odb, walked, &options, progress)
 }
 
+/// Writes `walked` as one new pack of `repo` as git's pack-objects writes a roll of packs
+/// (`--stdin-packs`, or the ids of a multi-pack-index's batch): stored deltas kept, every other
+/// object tried within the configured limits, its Total said on `progress`.
+pub(crate) fn write_rolled(
+    repo: &Repository,
+    odb: &ObjectDb,
+    walked: &Walked,
+    progress: &dyn Progress,
+    cancel: &Cancel,
+) -> Result<Stored, RepackError> {
+    let limits = SearchLimits::keeping_stored_deltas(repo.config())?;
+    let (stored, stats) = write_into(repo, odb, walked, Some(limits), progress, cancel)?;
+    progress.note(&stats.to_string());
+    Ok(stored)
+}
+
 /// [`write_into`] as `options` say.
 pub(crate) fn write_one(
     repo: &Repository,

@@ -103,6 +103,14 @@ impl SearchLimits {
         Ok(Some(Self::depth_asked(config, given)?).filter(|&depth| depth > MAX_DEPTH))
     }
 
+    /// The limits of a search that keeps stored deltas, as the configuration sets them (a
+    /// roll of packs, gc's repack).
+    pub fn keeping_stored_deltas(
+        config: &sluice_odb::Config,
+    ) -> Result<SearchLimits, sluice_odb::ConfigError> {
+        Self::from_config(config, &GivenLimits::default(), Reuse::Deltas)
+    }
+
     /// The limits `given`, else `pack.window`, `pack.depth`, `pack.windowMemory` and
     /// `pack.threads`, else git's defaults; the depth capped at 4095 as git caps it.
     pub fn from_config(

@@ -7,8 +7,8 @@
 use crate::prune::{prune, PruneError, PruneOptions};
 use crate::reflog::{expire_all, ExpireOptions, ReflogError};
 use sluice_generate::{
-    repack_all_with, repack_geometric, CruftOptions, GeometricOptions, GivenLimits, IslandRules,
-    PackSizeLimit, RepackError, RepackOptions, Reuse, Rolled, SearchLimits,
+    repack_all_with, repack_geometric, CruftOptions, GeometricOptions, IslandRules, PackSizeLimit,
+    RepackError, RepackOptions, Reuse, Rolled, SearchLimits,
 };
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::{Discard, Progress};
@@ -463,7 +463,7 @@ fn repack_loose(
 fn search_limits(repo: &Repository, options: &GcOptions) -> Result<SearchLimits, GcError> {
     match options.window_search {
         Some(limits) => Ok(limits),
-        None => SearchLimits::from_config(repo.config(), &GivenLimits::default(), Reuse::Deltas)
+        None => SearchLimits::keeping_stored_deltas(repo.config())
             .map_err(|e| GcError::Repack(e.into())),
     }
 }
