@@ -40,8 +40,7 @@ fn default_settings_are_refused_as_gits() {
     let newer_refusals = ["core.checkStat=bogus"];
     for git in gits() {
         let env = Env::with_git(git.clone());
-        let version = env.git_with_input(env.path(), &["--version"], b"");
-        let older = crate::util::stdout(&version).starts_with("git version 2.39");
+        let older = env.git_version() < (2, 40);
         let up = env.init("up", false);
         env.git(&up, &["commit", "-q", "--allow-empty", "-m", "one"]);
         env.git(&up, &["branch", "-M", "main"]);

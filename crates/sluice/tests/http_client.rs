@@ -226,8 +226,7 @@ fn http_settings_are_read_only_to_talk_http_as_in_git() {
         let served = serve_with(&env, Kind::Http, &git, &[]);
         let path = repo.to_str().unwrap();
         // git 2.39 says nothing of its helper after the helper's own words; 2.47 does, as Sluice.
-        let version = env.git_with_input(env.path(), &["--version"], b"");
-        let older = crate::util::stdout(&version).starts_with("git version 2.39");
+        let older = env.git_version() < (2, 40);
         for setting in ["http.postBuffer=bogus", "http.sslVerify=bogus"] {
             for (name, from) in [("http", served.url.as_str()), ("path", path)] {
                 let mut said = Vec::new();

@@ -596,8 +596,7 @@ fn gc_settings_are_read_as_gits() {
         let seed = twins(&env).remove(0);
         // git 2.39's gc read the repository's settings itself; 2.47's first step reads them,
         // as Sluice's does, and fails: "failed to run pack-refs" after the refusal.
-        let version = env.git_with_input(env.path(), &["--version"], b"");
-        let older = crate::util::stdout(&version).starts_with("git version 2.39");
+        let older = env.git_version() < (2, 40);
         for setting in settings {
             let mut seen = Vec::new();
             for (sluice, name) in [(false, "by-git"), (true, "by-sluice")] {

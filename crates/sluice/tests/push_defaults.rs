@@ -214,8 +214,7 @@ fn negative_refspecs_and_refused_combinations_as_gits() {
             vec!["origin", "^main:x"],
         ];
         compare(&env, &git, &sides, &steps);
-        let version = env.git_with_input(env.path(), &["--version"], b"");
-        let newest = !crate::util::stdout(&version).starts_with("git version 2.39");
+        let newest = env.git_version() >= (2, 40);
         let refused: [&[&str]; 7] = [
             &["--all", "--tags", "origin"],
             &["--all", "--mirror", "origin"],

@@ -17,8 +17,7 @@ use std::path::Path;
 fn repacks_at_a_terminal_show_and_leave_what_gits_do() {
     for git in gits() {
         let env = Env::with_git(git.clone());
-        let version = env.git_with_input(env.path(), &["--version"], b"");
-        let older = crate::util::stdout(&version).starts_with("git version 2.39");
+        let older = env.git_version() < (2, 40);
         let cases: [(&str, &[&str]); 11] = [
             ("incremental", &["repack", "-d"]),
             ("nothing-new", &["repack", "-d"]),

@@ -91,6 +91,18 @@ impl Env {
         run_with_input(self.git_command(cwd, args), input)
     }
 
+    /// The major and minor version of this environment's git, for the few places where
+    /// git's own behaviour changed between the installed versions.
+    pub fn git_version(&self) -> (u32, u32) {
+        let out = stdout(&self.git_with_input(self.path(), &["--version"], b""));
+        let mut numbers = out
+            .trim()
+            .trim_start_matches("git version ")
+            .split('.')
+            .map(|part| part.parse::<u32>().unwrap_or(0));
+        (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0))
+    }
+
     pub fn sluice_command(&self, cwd: &Path, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
         self.apply(&mut command);
