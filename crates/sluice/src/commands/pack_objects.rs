@@ -267,7 +267,7 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
         uris: (offered, &args.uri_protocol),
         options,
     };
-    let said = Said { shown };
+    let said = PackObjectsStderr { shown };
     let packed = if args.stdout {
         let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
         let packed = pack_objects(&repo, job, PackOutput::Stream(&mut out), (&progress, &said))?;
@@ -305,11 +305,11 @@ pub fn run(args: PackObjectsArgs, context: &Context) -> anyhow::Result<ExitCode>
 
 /// pack-objects' words as it goes, as git's: URI lines on the pack's stream, warnings and
 /// the islands on standard error.
-struct Said {
+struct PackObjectsStderr {
     shown: bool,
 }
 
-impl PackObjectsMessages for Said {
+impl PackObjectsMessages for PackObjectsStderr {
     fn uri(&self, line: &str) {
         println!("{line}");
     }
