@@ -11,6 +11,7 @@
 mod certificate;
 pub mod helper;
 mod hook;
+mod lease;
 mod negotiate;
 mod plan;
 mod report;
@@ -22,12 +23,14 @@ mod submodules;
 mod tracking;
 
 pub use certificate::SignedPush;
+pub use lease::Lease;
 pub use plan::{PushChoice, PushPlan};
 pub use report::{Hint, PushReport, ReportLine};
 pub use settings::{GivenSettings, PushDefault, Settings};
 pub use spec::PushRefspec;
 pub use submodules::RecurseSubmodules;
 
+use lease::LeaseCheck;
 use sluice_object::progress::Progress;
 use sluice_object::ObjectId;
 use sluice_remote::Service;
@@ -174,52 +177,6 @@ pub enum PushError {
     /// A partial clone's promisor remote did not give what the push must send.
     #[error(transparent)]
     Promised(#[from] sluice_client::promised::PromisedWalkError),
-}
-
-/// `--force-with-lease`: the ref moves only if the remote has it at `expected` (absent: `None`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Lease {
-    /// The remote ref it protects (a short name is matched as git matches one); `None` for all.
-    pub name: Option<String>,
-    /// The value it must have.
-    pub expected: Option<ObjectId>,
-    /// The value is the remote-tracking ref's (absent if there is none): `expected` is unused.
-    pub tracking: bool,
-}
-
-impl Lease {
-    /// A `--force-with-lease` value: `<ref>:<expect>` (an object name; empty: the ref must
-    /// not exist), `<ref>` (its remote-tracking ref's value), or empty (every ref, each
-    /// against its remote-tracking ref).
-    pub fn parse(repo: &Repository, text: &str) -> Result<Lease, PushError> {
-        let (name, expect) = match text.split_once(':') {
-            Some((name, expect)) => (name, Some(expect)),
-            None => (text, None),
-        };
-        let expected = match expect {
-            None | Some("") => None,
-            // A full id need not be here (it is what the remote is expected to have).
-            Some(expect) => Some(
-                (ObjectId::from_hex(repo.hash(), expect.as_bytes()).ok())
-                    .or_else(|| spec::resolve_source(repo, expect).map(|s| s.id))
-                    .ok_or_else(|| PushError::BadLeaseValue(expect.to_owned()))?,
-            ),
-        };
-        Ok(Lease {
-            name: (!name.is_empty()).then(|| name.to_owned()),
-            expected,
-            tracking: expect.is_none(),
-        })
-    }
-
-    fn applies_to(&self, dst: &str) -> bool {
-        match &self.name {
-            None => true,
-            Some(name) => ["", "refs/", "refs/tags/", "refs/heads/", "refs/remotes/"]
-                .iter()
-                .any(|place| format!("{place}{name}") == dst),
-        }
-    }
 }
 
 /// What becomes of one ref.
@@ -430,46 +387,16 @@ fn judge_refs(
     let additions = (plan.prune || options.prune, options.follow_tags);
     let mut paired = spec::pair_all(repo, &plan.specs, &advertised, additions)?;
     let deletes = connection.has_capability("delete-refs");
-    let expected = |dst: &str| -> Option<Option<ObjectId>> {
-        let lease = options.leases.iter().find(|l| l.applies_to(dst))?;
-        Some(match (lease.tracking, &plan.remote_name) {
-            (false, _) => lease.expected,
-            (true, Some(remote)) => tracking::tracking_value(repo, remote, dst),
-            (true, None) => None,
-        })
-    };
     // git's order: the refs the remote has, as it listed them, then the new ones.
     let listed = |dst: &str| advertised.iter().position(|r| r.name == dst);
     paired.sort_by_key(|p| listed(&p.dst).unwrap_or(usize::MAX));
-    let included = |p: &spec::Paired| -> bool {
-        let tracking_lease = options
-            .leases
-            .iter()
-            .any(|l| l.tracking && l.applies_to(&p.dst));
-        let (true, true, Some(remote)) = (
-            options.force_if_includes,
-            tracking_lease,
-            plan.remote_name.as_deref(),
-        ) else {
-            return true;
-        };
-        let Some(seen) = tracking::tracking_value(repo, remote, &p.dst) else {
-            return true;
-        };
-        let Some(local) = p.src.as_ref().and_then(|s| s.ref_name.as_deref()) else {
-            return true;
-        };
-        tracking::in_history_of(repo, local, &seen)
-    };
-    let mut refs = status::judge(
+    let leases = LeaseCheck {
         repo,
-        paired,
-        &advertised,
-        options.force,
-        &expected,
-        &included,
-        deletes,
-    );
+        leases: &options.leases,
+        remote: plan.remote_name.as_deref(),
+        if_includes: options.force_if_includes,
+    };
+    let mut refs = status::judge(repo, paired, &advertised, options.force, &leases, deletes);
     let atomic_failure = match options.atomic {
         true => status::fail_atomically(&mut refs),
         false => None,

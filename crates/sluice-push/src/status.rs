@@ -2,6 +2,7 @@
 //! because it would lose history the client cannot see (`fetch first`), would not
 //! fast-forward, would move a tag, or because the remote moved since the lease was taken.
 
+use super::lease::LeaseCheck;
 use super::spec::Paired;
 use super::{PushedRef, RefStatus};
 use sluice_object::ObjectId;
@@ -14,8 +15,7 @@ pub(crate) fn judge(
     paired: Vec<Paired>,
     advertised: &[RemoteRef],
     force_all: bool,
-    leases: &dyn Fn(&str) -> Option<Option<ObjectId>>,
-    included: &dyn Fn(&Paired) -> bool,
+    leases: &LeaseCheck<'_>,
     deletes_allowed: bool,
 ) -> Vec<PushedRef> {
     paired
@@ -23,7 +23,7 @@ pub(crate) fn judge(
         .map(|p| {
             let old = advertised.iter().find(|r| r.name == p.dst).map(|r| r.id);
             let new = p.src.as_ref().map(|s| s.id);
-            let lease = leases(&p.dst);
+            let lease = leases.expected(&p.dst);
             let forced_by_user = p.force || force_all;
             let (mut status, mut forced) = status_of(
                 repo,
@@ -36,7 +36,7 @@ pub(crate) fn judge(
             // Only a push the lease lets through (and no --force or `+`) is checked against
             // the local history.
             let leased = lease.is_some() && !forced_by_user;
-            if leased && status == RefStatus::Pending && !included(&p) {
+            if leased && status == RefStatus::Pending && !leases.included(&p) {
                 (status, forced) = (RefStatus::RemoteUpdated, false);
             }
             PushedRef {

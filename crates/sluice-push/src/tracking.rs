@@ -5,35 +5,6 @@ use super::{PushError, PushedRef, RefStatus, UpstreamSet};
 use sluice_repo::upstream::{fetch_specs, tracking_ref};
 use sluice_repo::{RefTarget, Repository};
 
-/// The value of the remote-tracking ref of the remote's `name`: what `--force-with-lease`
-/// expects the remote to have.
-pub(crate) fn tracking_value(
-    repo: &Repository,
-    remote: &str,
-    name: &str,
-) -> Option<sluice_object::ObjectId> {
-    let tracking = tracking_ref(&fetch_specs(repo, remote), name)?;
-    repo.refs().resolve(&tracking).ok()?.1
-}
-
-/// Whether `seen` (a remote-tracking ref's value) is in the history of the local ref `local`:
-/// reachable from its value now or from any value its reflog records (`--force-if-includes`:
-/// the remote's work was integrated here at some point, even if rewritten since).
-pub(crate) fn in_history_of(
-    repo: &Repository,
-    local: &str,
-    seen: &sluice_object::ObjectId,
-) -> bool {
-    let objects = repo.objects();
-    let now = repo.refs().resolve(local).ok().and_then(|(_, id)| id);
-    let mut values = repo.refs().logged_values(local);
-    values.extend(now);
-    values.dedup();
-    // Newest first: a rebase onto the remote's tip is usually the latest entry.
-    (values.iter().rev())
-        .any(|v| v == seen || sluice_graph::ancestry::is_ancestor(objects, seen, v))
-}
-
 /// Moves the remote-tracking ref of each ref the server took or has already, as
 /// `remote.<name>.fetch` maps it, logging `update by push` where git logs; returns their names.
 pub(crate) fn update(

@@ -2,15 +2,13 @@
 //! revision (`gitrevisions`): a base, then any number of suffixes.
 //!
 //! Bases: a ref by git's rules for short names ([`crate::Refs::dwim`]), `@` for `HEAD`, a
-//! full or unique abbreviated object id (at least 4 hex digits), and the `@{…}` forms
-//! (`at`): `<ref>@{<n>}` (the n-th prior value in its reflog), `@{-<n>}` (the n-th branch or
-//! commit checked out before this one), `<branch>@{upstream}` (`@{u}`) and `<branch>@{push}`.
+//! full or unique abbreviated object id (at least 4 hex digits), and the `@{…}` forms:
+//! `<ref>@{<n>}` (the n-th prior value in its reflog), `@{-<n>}` (the n-th branch or commit
+//! checked out before this one), `<branch>@{upstream}` (`@{u}`) and `<branch>@{push}`.
 //! Suffixes: `~<n>` (n first parents), `^<n>` (the n-th parent, `^0` the commit itself),
 //! `^{}` (tags peeled), `^{commit}`, `^{tag}`, `^{tree}`, `^{blob}`, `^{object}`.
 
-mod at;
-
-use crate::Repository;
+use crate::{upstream, RefTarget, Repository};
 use sluice_object::parse::{parse_commit, parse_tag};
 use sluice_object::{ObjectId, ObjectKind};
 
@@ -60,7 +58,7 @@ fn split_base(expression: &str) -> (&str, &str) {
 fn resolve_base(repo: &Repository, base: &str) -> Option<Named> {
     if let Some(open) = base.find("@{") {
         let spec = base[open + 2..].strip_suffix('}')?;
-        return at::resolve(repo, &base[..open], spec);
+        return resolve_at(repo, &base[..open], spec);
     }
     let base = if base == "@" { "HEAD" } else { base };
     if let Some((name, id)) = repo.refs().dwim(base).ok()? {
@@ -71,6 +69,88 @@ fn resolve_base(repo: &Repository, base: &str) -> Option<Named> {
     }
     let id = expand_id(repo, base)?;
     Some(Named { id, ref_name: None })
+}
+
+// The `@{…}` forms.
+/// What `<name>@{<spec>}` names (`name` may be empty: the branch checked out): the value
+/// a reflog records, or a branch's upstream or push destination as its configuration
+/// (through [`crate::upstream`]) says.
+fn resolve_at(repo: &Repository, name: &str, spec: &str) -> Option<Named> {
+    if let Some(back) = spec.strip_prefix('-') {
+        if !name.is_empty() {
+            return None;
+        }
+        return previous_checkout(repo, back.parse().ok()?);
+    }
+    if let Ok(n) = spec.parse::<usize>() {
+        return reflog_entry(repo, name, n);
+    }
+    let tracking = match spec.to_ascii_lowercase().as_str() {
+        "u" | "upstream" => upstream::upstream_ref,
+        "push" => upstream::push_ref,
+        // Dates (`@{yesterday}`) are not read.
+        _ => return None,
+    };
+    named_ref(repo, tracking(repo, &branch_of(repo, name)?)?)
+}
+
+/// The branch `HEAD` is on (`refs/heads/…`), if it is on one.
+fn current_branch(repo: &Repository) -> Option<String> {
+    match repo.refs().read("HEAD").ok()?? {
+        RefTarget::Symbolic(target) if target.starts_with("refs/heads/") => Some(target),
+        _ => None,
+    }
+}
+
+/// The branch `name` names (the current one when empty), as a short name.
+fn branch_of(repo: &Repository, name: &str) -> Option<String> {
+    let full = match name {
+        "" | "HEAD" | "@" => current_branch(repo)?,
+        _ => repo.refs().dwim(name).ok()??.0,
+    };
+    full.strip_prefix("refs/heads/").map(str::to_owned)
+}
+
+/// `<name>@{<n>}`: the value `name` had `n` changes ago, as its reflog records it (`@{<n>}`
+/// alone: the current branch's, or `HEAD`'s when detached).
+fn reflog_entry(repo: &Repository, name: &str, n: usize) -> Option<Named> {
+    let full = match name {
+        "" => current_branch(repo).unwrap_or_else(|| "HEAD".to_owned()),
+        "@" => "HEAD".to_owned(),
+        _ => repo.refs().dwim(name).ok()??.0,
+    };
+    let values = repo.refs().logged_values(&full);
+    let id = *values.get(values.len().checked_sub(n + 1)?)?;
+    Some(Named { id, ref_name: None })
+}
+
+/// `@{-<n>}`: the branch (or commit) `HEAD` was on before the n-th last checkout, as `HEAD`'s
+/// reflog records it (`checkout: moving from <it> to …`).
+fn previous_checkout(repo: &Repository, n: usize) -> Option<Named> {
+    let messages = repo.refs().logged_messages("HEAD");
+    let from = (messages.iter().rev())
+        .filter_map(|message| {
+            let moved = message.strip_prefix("checkout: moving from ")?;
+            Some(moved.split_once(" to ")?.0.to_owned())
+        })
+        .nth(n.checked_sub(1)?)?;
+    let branch = format!("refs/heads/{from}");
+    if let Ok((_, Some(id))) = repo.refs().resolve(&branch) {
+        return Some(Named {
+            id,
+            ref_name: Some(branch),
+        });
+    }
+    let id = expand_id(repo, &from)?;
+    Some(Named { id, ref_name: None })
+}
+
+fn named_ref(repo: &Repository, name: String) -> Option<Named> {
+    let (_, id) = repo.refs().resolve(&name).ok()?;
+    Some(Named {
+        id: id?,
+        ref_name: Some(name),
+    })
 }
 
 /// A full object id that is here, or a unique abbreviation of one (4 hex digits or more).
