@@ -65,10 +65,28 @@ pub(crate) struct LeaseCheck<'a> {
     pub(crate) if_includes: bool,
 }
 
+/// What the leases say of one update: the value the remote ref must have, and whether the
+/// remote's work its remote-tracking ref saw is in the local history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Leased {
+    /// The value expected (`None`: the ref must not exist).
+    pub(crate) expected: Option<ObjectId>,
+    /// `--force-if-includes` holds (always, where it was not asked for or does not apply).
+    pub(crate) includes_remote_work: bool,
+}
+
 impl LeaseCheck<'_> {
+    /// What a lease says of `paired`; `None` where no lease protects its remote ref.
+    pub(crate) fn of(&self, paired: &Paired) -> Option<Leased> {
+        Some(Leased {
+            expected: self.expected(&paired.dst)?,
+            includes_remote_work: self.included(paired),
+        })
+    }
+
     /// The value a lease expects the remote ref `dst` to have (`Some(None)`: absent); `None`
     /// where no lease protects it.
-    pub(crate) fn expected(&self, dst: &str) -> Option<Option<ObjectId>> {
+    fn expected(&self, dst: &str) -> Option<Option<ObjectId>> {
         let lease = self.leases.iter().find(|l| l.applies_to(dst))?;
         Some(match (lease.tracking, self.remote) {
             (false, _) => lease.expected,
@@ -79,9 +97,12 @@ impl LeaseCheck<'_> {
 
     /// Whether `paired` may go on under `--force-if-includes`: its lease is not on the
     /// remote-tracking ref, or that ref's value is in the history of the local ref pushed.
-    pub(crate) fn included(&self, paired: &Paired) -> bool {
+    fn included(&self, paired: &Paired) -> bool {
+        if !self.if_includes {
+            return true;
+        }
         let tracking_lease = (self.leases.iter()).any(|l| l.tracking && l.applies_to(&paired.dst));
-        let (true, true, Some(remote)) = (self.if_includes, tracking_lease, self.remote) else {
+        let (true, Some(remote)) = (tracking_lease, self.remote) else {
             return true;
         };
         let Some(seen) = tracking_value(self.repo, remote, &paired.dst) else {

@@ -396,7 +396,13 @@ fn judge_refs(
         remote: plan.remote_name.as_deref(),
         if_includes: options.force_if_includes,
     };
-    let mut refs = status::judge(repo, paired, &advertised, options.force, &leases, deletes);
+    let paired = (paired.into_iter())
+        .map(|p| {
+            let leased = leases.of(&p);
+            (p, leased)
+        })
+        .collect();
+    let mut refs = status::judge(repo, paired, &advertised, options.force, deletes);
     let atomic_failure = match options.atomic {
         true => status::fail_atomically(&mut refs),
         false => None,

@@ -2,28 +2,28 @@
 //! because it would lose history the client cannot see (`fetch first`), would not
 //! fast-forward, would move a tag, or because the remote moved since the lease was taken.
 
-use super::lease::LeaseCheck;
+use super::lease::Leased;
 use super::spec::Paired;
 use super::{PushedRef, RefStatus};
 use sluice_object::ObjectId;
 use sluice_remote::RemoteRef;
 use sluice_repo::Repository;
 
-/// The status of each paired update against the remote's advertised values.
+/// The status of each paired update (with what its lease says, if one protects it) against
+/// the remote's advertised values.
 pub(crate) fn judge(
     repo: &Repository,
-    paired: Vec<Paired>,
+    paired: Vec<(Paired, Option<Leased>)>,
     advertised: &[RemoteRef],
     force_all: bool,
-    leases: &LeaseCheck<'_>,
     deletes_allowed: bool,
 ) -> Vec<PushedRef> {
     paired
         .into_iter()
-        .map(|p| {
+        .map(|(p, leased)| {
             let old = advertised.iter().find(|r| r.name == p.dst).map(|r| r.id);
             let new = p.src.as_ref().map(|s| s.id);
-            let lease = leases.expected(&p.dst);
+            let lease = leased.map(|l| l.expected);
             let forced_by_user = p.force || force_all;
             let (mut status, mut forced) = status_of(
                 repo,
@@ -35,8 +35,8 @@ pub(crate) fn judge(
             );
             // Only a push the lease lets through (and no --force or `+`) is checked against
             // the local history.
-            let leased = lease.is_some() && !forced_by_user;
-            if leased && status == RefStatus::Pending && !leases.included(&p) {
+            let checked = leased.filter(|_| !forced_by_user);
+            if checked.is_some_and(|l| !l.includes_remote_work) && status == RefStatus::Pending {
                 (status, forced) = (RefStatus::RemoteUpdated, false);
             }
             PushedRef {

@@ -232,6 +232,10 @@ fn push_to(
         }
         None => {}
     }
+    let leases = match leases_of(repo, &args.force_with_lease)? {
+        Ok(leases) => leases,
+        Err(code) => return Ok(code),
+    };
     let show_progress = crate::progress::enabled(!args.quiet, args.progress);
     let progress = TerminalProgress::new(show_progress);
     let passed = PassedOn {
@@ -243,10 +247,6 @@ fn push_to(
     let work_tree = repo.work_tree();
     let push_submodule = |path: &str| {
         work_tree.is_some_and(|top| push_submodule(&super::Terminal, top, path, passed))
-    };
-    let leases = match leases_of(repo, &args.force_with_lease)? {
-        Ok(leases) => leases,
-        Err(code) => return Ok(code),
     };
     let options = PushOptions {
         force: args.force,
