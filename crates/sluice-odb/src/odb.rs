@@ -3,7 +3,7 @@
 use crate::loose::LooseObjects;
 use crate::pack::Pack;
 use crate::ranged::PackSource;
-use sluice_object::parse::parse_tag;
+use sluice_object::parse::{parse_commit, parse_tag};
 use sluice_object::{HashKind, ObjectId, ObjectKind};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -358,16 +358,39 @@ impl ObjectDb {
 
     /// The commit a ref value names, through annotated tags; `None` for anything else, or when
     /// an object on the way is missing or unreadable (callers walking history skip such tips).
-    pub fn peel_to_commit(&self, mut id: ObjectId) -> Option<ObjectId> {
+    pub fn peel_to_commit(&self, id: ObjectId) -> Option<ObjectId> {
+        self.peel_to(id, Some(ObjectKind::Commit))
+    }
+
+    /// What `id` names once annotated tags are followed to an object of the kind `wanted` (to
+    /// a commit's tree for a tree, as `<rev>^{tree}`); with `None`, the first object that is
+    /// no tag (`<rev>^{}`). `None` when the object reached is of another kind, or one on the
+    /// way is missing or unreadable.
+    pub fn peel_to(&self, mut id: ObjectId, wanted: Option<ObjectKind>) -> Option<ObjectId> {
         // A chain of tags longer than this is not one a ref would name.
         for _ in 0..16 {
-            match self.read(&id).ok()?? {
-                (ObjectKind::Commit, _) => return Some(id),
-                (ObjectKind::Tag, data) => id = parse_tag(id.kind(), &data).ok()?.object,
+            let (kind, data) = self.read(&id).ok()??;
+            if Some(kind) == wanted {
+                return Some(id);
+            }
+            match kind {
+                ObjectKind::Tag => id = parse_tag(id.kind(), &data).ok()?.object,
+                ObjectKind::Commit if wanted == Some(ObjectKind::Tree) => {
+                    return Some(parse_commit(id.kind(), &data).ok()?.tree)
+                }
+                _ if wanted.is_none() => return Some(id),
                 _ => return None,
             }
         }
         None
+    }
+
+    /// The parents of the commit `id`; `None` when it is missing, unreadable or no commit.
+    pub fn commit_parents(&self, id: &ObjectId) -> Option<Vec<ObjectId>> {
+        match self.read(id).ok()?? {
+            (ObjectKind::Commit, data) => Some(parse_commit(id.kind(), &data).ok()?.parents),
+            _ => None,
+        }
     }
 
     /// What an annotated tag (or a chain of them) finally names; `None` when `id` is no tag,

@@ -9,7 +9,6 @@
 //! `^{}` (tags peeled), `^{commit}`, `^{tag}`, `^{tree}`, `^{blob}`, `^{object}`.
 
 use crate::{upstream, RefTarget, Repository};
-use sluice_object::parse::{parse_commit, parse_tag};
 use sluice_object::{ObjectId, ObjectKind};
 
 /// What an expression names.
@@ -189,11 +188,11 @@ fn apply_suffixes(repo: &Repository, mut id: ObjectId, mut rest: &str) -> Option
         match op {
             '~' => {
                 for _ in 0..count {
-                    id = *parents(repo, id)?.first()?;
+                    id = *objects.commit_parents(&id)?.first()?;
                 }
             }
             _ if count == 0 => {}
-            _ => id = *parents(repo, id)?.get(count - 1)?,
+            _ => id = *objects.commit_parents(&id)?.get(count - 1)?,
         }
     }
     Some(id)
@@ -201,7 +200,7 @@ fn apply_suffixes(repo: &Repository, mut id: ObjectId, mut rest: &str) -> Option
 
 /// `^{<kind>}`: tags followed until an object of that kind (a commit's tree for `tree`); `^{}`
 /// follows every tag; `^{object}` only asks that the object exists.
-fn peel(repo: &Repository, mut id: ObjectId, kind: &str) -> Option<ObjectId> {
+fn peel(repo: &Repository, id: ObjectId, kind: &str) -> Option<ObjectId> {
     let wanted = match kind {
         "" => None,
         "object" => return repo.objects().contains(&id).then_some(id),
@@ -211,27 +210,7 @@ fn peel(repo: &Repository, mut id: ObjectId, kind: &str) -> Option<ObjectId> {
         "blob" => Some(ObjectKind::Blob),
         _ => return None,
     };
-    // A chain of tags longer than this is not one a ref would name.
-    for _ in 0..16 {
-        let (kind, data) = repo.objects().read(&id).ok()??;
-        if Some(kind) == wanted {
-            return Some(id);
-        }
-        match kind {
-            ObjectKind::Tag => id = parse_tag(repo.hash(), &data).ok()?.object,
-            ObjectKind::Commit if wanted == Some(ObjectKind::Tree) => {
-                return Some(parse_commit(repo.hash(), &data).ok()?.tree)
-            }
-            _ if wanted.is_none() => return Some(id),
-            _ => return None,
-        }
-    }
-    None
-}
-
-fn parents(repo: &Repository, id: ObjectId) -> Option<Vec<ObjectId>> {
-    let (_, data) = repo.objects().read(&id).ok()??;
-    Some(parse_commit(repo.hash(), &data).ok()?.parents)
+    repo.objects().peel_to(id, wanted)
 }
 
 #[cfg(test)]
