@@ -8,6 +8,7 @@
 #![deny(missing_docs)]
 
 pub mod gc;
+mod gc_command;
 pub mod gc_lock;
 pub mod maintenance;
 pub mod prune;
@@ -19,6 +20,7 @@ pub mod worktree_prune;
 pub use gc::{
     after_push, gc, past_auto_limits, AfterPush, GcError, GcOptions, GcOutcome, PastLimit,
 };
+pub use gc_command::{run_gc_command, GcCommandError, GcHost, GcPlace};
 pub use maintenance::{
     run_tasks, select_tasks, MaintenanceError, Prefetch, Schedule, Task, TaskFailure, TaskRefused,
     TasksRun,

@@ -3,10 +3,10 @@
 use super::Context;
 use anyhow::bail;
 use clap::Args;
-use sluice_maintain::gc_lock::{
-    clear_gc_log, gc_log, keep_gc_log, last_gc_error, lock_for_gc, start_gc_log,
+use sluice_maintain::gc_lock::keep_gc_log;
+use sluice_maintain::{
+    run_gc_command, GcCommandError, GcError, GcHost, GcOptions, GcPlace, PastLimit,
 };
-use sluice_maintain::{gc, past_auto_limits, GcError, GcOptions, GcOutcome, PastLimit};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -72,10 +72,10 @@ impl Detached {
 /// Runs gc.
 pub fn run(args: GcArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let Some(detached) = Detached::of(&args) else {
-        return run_here(args, None, context);
+        return run_here(args, GcPlace::Here { detach: None }, context);
     };
     // No one waits for this process: what it says, a failure too, is for gc.log.
-    let code = match run_here(args, Some(&detached.past), context) {
+    let code = match run_here(args, GcPlace::Detached(detached.past), context) {
         Ok(code) => code,
         Err(error) => {
             eprintln!("fatal: {}", crate::describe(&error));
@@ -86,29 +86,17 @@ pub fn run(args: GcArgs, context: &Context) -> anyhow::Result<ExitCode> {
     Ok(code)
 }
 
-/// gc, in this process (`detached`: as the background gc another started, with the limit
-/// `--auto` found past) or, when it detaches, in another.
-fn run_here(
-    args: GcArgs,
-    detached: Option<&Option<PastLimit>>,
-    context: &Context,
-) -> anyhow::Result<ExitCode> {
+/// gc, in this process (`place`: as started, or as the background gc another started) or,
+/// when it detaches, in another.
+fn run_here(args: GcArgs, mut place: GcPlace, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context.require_repository()?;
-    let config = repo.config();
-    let log_expiry = sluice_maintain::gc::config_expiry(config, "gc.logexpiry")?;
-    let log_expiry = sluice_maintain::gc::time_of(log_expiry.unwrap_or("1.day.ago"))?;
     let prune = match args.no_prune {
         true => Some("never"),
         false => args.prune.as_deref(),
     };
     // As git's gc: its repack's and commit-graph's progress on a terminal, none with -q.
     let progress = args.foreground.progress();
-    // A refused setting is said as the configuration's error (git's two lines).
-    let mut options = match GcOptions::from_config(repo.config(), args.auto, prune) {
-        Ok(options) => options,
-        Err(GcError::Config(error)) => return Err(error.into()),
-        Err(error) => return Err(error.into()),
-    };
+    let mut options = GcOptions::from_config(repo.config(), args.auto, prune).map_err(said)?;
     options.cancel = context.cancel.clone();
     options.force = args.force;
     options.no_prune = args.no_prune;
@@ -121,117 +109,45 @@ fn run_here(
     if args.aggressive {
         options.window_search = Some(sluice_maintain::gc::aggressive_search(repo.config())?);
     }
-    // As git: in the background with `--auto` unless `gc.autoDetach` is false, and whenever
-    // `--detach` is given.
-    let detach = match (detached, args.foreground.detach()) {
-        (Some(_), _) => false,
-        (None, Some(given)) => given,
-        (None, None) => args.auto && repo.config().get_bool("gc.autodetach")?.unwrap_or(true),
-    };
-    let mut past = None;
-    if options.auto {
-        // Decided here, so that git's words come before the work, as git says them.
-        past = match detached {
-            Some(past) => *past,
-            None => past_auto_limits(&repo)?,
-        };
-        let Some(past) = past else {
-            return Ok(ExitCode::SUCCESS);
-        };
-        if !args.foreground.is_quiet() && detached.is_none() {
-            match detach {
-                true => {
-                    eprintln!("Auto packing the repository in background for optimum performance.")
-                }
-                false => eprintln!("Auto packing the repository for optimum performance."),
-            }
-            eprintln!("See \"git help gc\" for manual housekeeping.");
-        }
-        options.auto = false;
-        options.past = Some(past);
+    if let GcPlace::Here { detach } = &mut place {
+        *detach = args.foreground.detach();
     }
-    if detach {
-        if let Some(code) = detach_gc(&repo, (&options, past), log_expiry)? {
-            return Ok(code);
-        }
-    }
-    let done = match gc(&repo, &options, &progress) {
-        Ok(done) => done,
+    let how = (place, args.foreground.is_quiet(), context.cwd.as_path());
+    match run_gc_command(&repo, options, how, &progress, &GcStderr) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
         // As git's gc, whose steps are commands: the step's own error, then which failed.
-        Err(error) => match error.step() {
+        Err(GcCommandError::Work(error)) => match error.step() {
             Some(step) => {
                 eprintln!("fatal: {}", crate::describe(&error.into()));
                 bail!("failed to run {step}");
             }
-            None => return Err(error.into()),
+            None => Err(error.into()),
         },
-    };
-    if let GcOutcome::Running(running) = &done {
-        // Quiet with `--auto`: the other gc does the work.
-        if args.auto {
-            return Ok(ExitCode::SUCCESS);
-        }
-        bail!(
-            "gc is already running on machine '{}' pid {} (use --force if not)",
-            running.host,
-            running.pid
-        );
+        Err(GcCommandError::Gc(error)) => Err(said(error)),
+        Err(error) => Err(error.into()),
     }
-    if let GcOutcome::Done { warnings } = done {
-        for warning in warnings {
-            eprintln!("warning: {warning}");
-        }
-    }
-    // Last, as git's gc says it, after what its repack said.
-    if args.auto && sluice_maintain::gc::too_many_loose_objects(&repo)? {
-        eprintln!(
-            "warning: There are too many unreachable loose objects; run 'git prune' to remove them."
-        );
-    }
-    if detached.is_none() {
-        clear_gc_log(repo.common_dir());
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
-/// gc started in the background, as git's `--detach`: unless the last detached gc failed (its
-/// `gc.log` younger than `log_expiry`, said as git says it) or another gc runs, the refs are
-/// packed and the reflogs expired here, then the rest runs in another process with its
-/// standard error in `gc.log.lock`. `Some(exit code)` when done here; `None` to go on in the
-/// foreground (the other process could not be started).
-fn detach_gc(
-    repo: &sluice_repo::Repository,
-    (options, past): (&GcOptions, Option<PastLimit>),
-    log_expiry: std::time::SystemTime,
-) -> anyhow::Result<Option<ExitCode>> {
-    let dir = repo.common_dir();
-    if let Some(said) = last_gc_error(dir, log_expiry)? {
-        eprintln!(
-            "warning: The last gc run reported the following. Please correct the root cause\n\
-             and remove {}\n\
-             Automatic cleanup will not be performed until the file is removed.\n\n{said}",
-            shown_path(&gc_log(dir)).display()
-        );
-        return Ok(Some(ExitCode::SUCCESS));
+/// A refused setting is said as the configuration's error (git's two lines): its own error,
+/// not one that only wraps it, where the command's error report looks for it.
+fn said(error: GcError) -> anyhow::Error {
+    match error {
+        GcError::Config(error) => error.into(),
+        error => error.into(),
     }
-    match lock_for_gc(dir, options.force)? {
-        Ok(lock) => drop(lock),
-        Err(_) => return Ok(Some(ExitCode::SUCCESS)),
+}
+
+/// gc's words on standard error, and its run in the background.
+struct GcStderr;
+
+impl GcHost for GcStderr {
+    fn say(&self, line: &str) {
+        eprintln!("{line}");
     }
-    sluice_maintain::gc::before_repack(repo, options)?;
-    let Some((log, file)) = start_gc_log(dir) else {
-        return Ok(Some(ExitCode::SUCCESS));
-    };
-    let extra = [
-        "--detached".into(),
-        log.clone().into(),
-        PastLimit::word(past).into(),
-    ];
-    if super::detach::run_detached(file.into(), &extra) {
-        return Ok(Some(ExitCode::SUCCESS));
+
+    fn detach(&self, log: std::fs::File, extra: &[std::ffi::OsString]) -> bool {
+        super::detach::run_detached(log.into(), extra)
     }
-    let _ = std::fs::remove_file(&log);
-    Ok(None)
 }
 
 /// `path` as git names a file of the repository: relative to the working directory when
