@@ -17,6 +17,7 @@ mod at_dir;
 pub mod attributes;
 mod checkout;
 pub mod choose;
+pub mod command;
 pub mod convert;
 pub mod filter;
 

@@ -4,11 +4,13 @@
 
 use super::Context;
 use crate::progress::TerminalProgress;
-use sluice_checkout::choose::{self, choose, Choice, Names, Restore};
+use sluice_checkout::choose::Names;
+use sluice_checkout::command::{run_checkout, CheckedOut, CheckoutHost, CheckoutRequest};
 use sluice_checkout::new_branch::{self, Asked, Tracking};
-use sluice_checkout::report;
-use sluice_checkout::revision::{move_head, HeadMoved, Resolved, RevisionError};
-use sluice_checkout::{commit_tree, switch, CheckoutError, CheckoutOptions};
+use sluice_checkout::revision::RevisionError;
+use sluice_object::ObjectId;
+use sluice_odb::ConfigError;
+use sluice_repo::Repository;
 use std::process::ExitCode;
 
 /// Arguments of `checkout`.
@@ -97,183 +99,67 @@ impl CheckoutArgs {
 /// Runs `checkout`.
 pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context.require_repository()?;
-    if repo.work_tree().is_none() {
-        return Err(CheckoutError::Bare.into());
-    }
-    if let Some(name) = &args.orphan {
-        return orphan(&args, context, &repo, name);
-    }
-    let names = Names {
-        target: args.target.as_deref(),
-        more: &args.more,
-        paths: &args.paths,
-        detach: args.detach,
-        new_branch: args.new_branch()?,
-        ignore_other_worktrees: args.ignore_other_worktrees,
-        guess: match super::either(args.guess, args.no_guess) {
-            Some(given) => given,
-            None => repo.config().get_bool("checkout.guess")?.unwrap_or(true),
+    let guess = match super::either(args.guess, args.no_guess) {
+        Some(given) => given,
+        None => repo.config().get_bool("checkout.guess")?.unwrap_or(true),
+    };
+    let request = CheckoutRequest {
+        names: Names {
+            target: args.target.as_deref(),
+            more: &args.more,
+            paths: &args.paths,
+            detach: args.detach,
+            new_branch: args.new_branch()?,
+            ignore_other_worktrees: args.ignore_other_worktrees,
+            guess,
         },
+        orphan: args.orphan.as_deref(),
+        force: args.force,
+        quiet: args.quiet,
+        new_branch_alone: args.new_branch.is_some() && args.target.is_none(),
+        cwd: &context.cwd,
+        cancel: context.cancel.clone(),
     };
-    let (given, target) = match choose(&repo, names)? {
-        Choice::Switch(given, target) => (given, target),
-        Choice::Standing => {
-            report_standing(&repo)?;
-            return Ok(ExitCode::SUCCESS);
-        }
-        Choice::Restore(asked) => return restore_paths(&args, context, &repo, &asked),
-    };
-    if let Some(code) = switch_to(&args, context, &repo, &target)? {
-        return Ok(code);
-    }
-    // git's `-b <name>` with no start point skips the switch, and so the list.
-    if args.new_branch.is_none() || args.target.is_some() {
-        list_local_changes(&args, &repo, &target.id)?;
-    }
-    if let Some(warning) = target.new_branch.as_ref().and_then(|b| b.warning.as_ref()) {
-        eprintln!("warning: {warning}");
-    }
-    let moved = move_head(&repo, &target, &given)?;
-    let upstream = (target.new_branch.as_ref()).and_then(|branch| branch.upstream.as_ref());
-    if let (Some(up), false) = (upstream, args.quiet) {
-        // git prints this line on standard output, once the branch is made.
-        let name = target.branch.as_deref().unwrap_or_default();
-        println!("{}", report::tracking_set_up(name, up));
-    }
-    if args.quiet {
-        return Ok(ExitCode::SUCCESS);
-    }
-    eprint!(
-        "{}",
-        report::head_moved(&repo, &moved, (&given, args.detach))?
-    );
-    if let HeadMoved::Branch { name, .. } = &moved.to {
-        report_standing_of(&repo, name)?;
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `checkout [--] <pathspec>…`: git's words for pathspecs that match nothing (then nothing is
-/// written, exit 1), and without `--` for how many files were written.
-fn restore_paths(
-    args: &CheckoutArgs,
-    context: &Context,
-    repo: &sluice_repo::Repository,
-    asked: &Restore,
-) -> anyhow::Result<ExitCode> {
-    let mut options = CheckoutOptions::from_config(repo.config())?;
-    options.write.cancel = context.cancel.clone();
-    let progress = TerminalProgress::new(false);
-    let done = choose::restore(repo, &context.cwd, asked, &options, &progress)?;
-    for spec in &done.unmatched {
-        eprintln!("error: pathspec '{spec}' did not match any file(s) known to git");
-    }
-    if !done.unmatched.is_empty() {
-        return Ok(ExitCode::from(1));
-    }
-    if asked.counted && !args.quiet {
-        eprintln!(
-            "{}",
-            report::restored(repo, done.written, asked.from.as_ref())
-        );
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `--orphan <name> [<start>]`: the work tree and index switched to the start where one is
-/// given, then `HEAD` names the unborn branch.
-fn orphan(
-    args: &CheckoutArgs,
-    context: &Context,
-    repo: &sluice_repo::Repository,
-    name: &str,
-) -> anyhow::Result<ExitCode> {
-    let branch = new_branch::orphan(repo, name)?;
-    let mut start = current_commit(repo);
-    if let Some(given) = args.target.as_deref() {
-        let target = choose::orphan_start(repo, given, name)?;
-        if let Some(code) = switch_to(args, context, repo, &target)? {
-            return Ok(code);
-        }
-        start = Some(target.id);
-    }
-    if let Some(start) = start {
-        list_local_changes(args, repo, &start)?;
-    }
-    sluice_checkout::revision::orphan_head(repo, &branch)?;
-    if !args.quiet {
-        eprintln!("Switched to a new branch '{name}'");
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// The work tree and index switched to `target`'s tree; `Some(1)` where local changes stop
-/// it, said in git's words.
-fn switch_to(
-    args: &CheckoutArgs,
-    context: &Context,
-    repo: &sluice_repo::Repository,
-    target: &Resolved,
-) -> anyhow::Result<Option<ExitCode>> {
-    let tree = commit_tree(repo.objects(), &target.id)?;
-    sluice_client::promised::fetch_blobs_of_tree(&context.cwd, repo, &tree)?;
-    let mut options = CheckoutOptions::from_config(repo.config())?;
-    options.write.cancel = context.cancel.clone();
     let show = !args.quiet && !args.no_progress;
     let progress =
         TerminalProgress::new(crate::progress::enabled(show, args.progress && !args.quiet));
-    match switch(repo, &tree, args.force, &options, &progress) {
-        Ok(_) => Ok(None),
-        Err(e @ (CheckoutError::LocalChanges(_) | CheckoutError::Untracked { .. })) => {
-            eprintln!("error: {e}");
-            Ok(Some(ExitCode::from(1)))
-        }
-        Err(e) => Err(e.into()),
-    }
+    let host = Terminal { cwd: &context.cwd };
+    Ok(match run_checkout(&repo, request, &progress, &host)? {
+        CheckedOut::Done => ExitCode::SUCCESS,
+        CheckedOut::Refused => ExitCode::from(1),
+    })
 }
 
-/// The commit `HEAD` is at (none on an unborn branch).
-fn current_commit(repo: &sluice_repo::Repository) -> Option<sluice_object::ObjectId> {
-    repo.refs().resolve("HEAD").ok().and_then(|(_, id)| id)
+/// The checkout's words on standard output and error, and what it needs of the client: the
+/// blobs a partial clone lacks, a branch's standing against its upstream.
+struct Terminal<'a> {
+    cwd: &'a std::path::Path,
 }
 
-/// What the switch to `commit` carried over, listed on standard output as git lists it after
-/// a switch (`M\tb`), but not under `-q` or `-f` (which carries nothing over).
-fn list_local_changes(
-    args: &CheckoutArgs,
-    repo: &sluice_repo::Repository,
-    commit: &sluice_object::ObjectId,
-) -> anyhow::Result<()> {
-    if args.quiet || args.force {
-        return Ok(());
+impl CheckoutHost for Terminal<'_> {
+    fn out(&self, text: &str) {
+        print!("{text}");
     }
-    let tree = commit_tree(repo.objects(), commit)?;
-    let options = CheckoutOptions::from_config(repo.config())?;
-    let fully = (repo.config().get_bool("core.quotepath")?).unwrap_or(true);
-    for (status, path) in sluice_checkout::local_changes(repo, &tree, &options)? {
-        println!("{status}\t{}", sluice_object::c_quote::path(&path, fully));
-    }
-    Ok(())
-}
 
-/// Where the branch `HEAD` is on stands against its upstream (`checkout` with no name).
-fn report_standing(repo: &sluice_repo::Repository) -> anyhow::Result<()> {
-    if let Ok((head, _)) = repo.refs().resolve("HEAD") {
-        if let Some(branch) = head.strip_prefix("refs/heads/") {
-            report_standing_of(repo, branch)?;
-        }
+    fn err(&self, text: &str) {
+        eprint!("{text}");
     }
-    Ok(())
-}
 
-/// Where `branch` stands against its upstream, as git says it on standard output.
-fn report_standing_of(repo: &sluice_repo::Repository, branch: &str) -> anyhow::Result<()> {
-    if let Some(upstream) = sluice_client::upstream::standing(repo, branch) {
-        let hints = repo
-            .config()
-            .get_bool("advice.statushints")?
-            .unwrap_or(true);
-        print!("{}", upstream.report(hints));
+    fn fetch_missing_blobs(
+        &self,
+        repo: &Repository,
+        tree: &ObjectId,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        Ok(sluice_client::promised::fetch_blobs_of_tree(
+            self.cwd, repo, tree,
+        )?)
     }
-    Ok(())
+
+    fn standing(&self, repo: &Repository, branch: &str) -> Result<Option<String>, ConfigError> {
+        let Some(upstream) = sluice_client::upstream::standing(repo, branch) else {
+            return Ok(None);
+        };
+        let hints = repo.config().get_bool("advice.statushints")?;
+        Ok(Some(upstream.report(hints.unwrap_or(true))))
+    }
 }
