@@ -480,3 +480,29 @@ fn preferred_twins(env: &Env, work: &Path, empty: &str, case: usize) {
         assert_eq!(ours, theirs, "{:?} {preferred} case {case}", env.git);
     }
 }
+
+/// `--[no-]progress` is an option of each subcommand, as git has it: after the subcommand it
+/// is taken (and a verify says the same), before it refused in git's words with git's usage
+/// code.
+#[test]
+fn progress_is_taken_after_the_subcommand_only() {
+    for git in gits() {
+        let env = Env::with_git(git);
+        let work = many_packs(&env);
+        env.git(&work, &["multi-pack-index", "write"]);
+        let cases: [&[&str]; 4] = [
+            &["multi-pack-index", "--progress", "verify"],
+            &["multi-pack-index", "--no-progress", "write"],
+            &["multi-pack-index", "verify", "--no-progress"],
+            &["multi-pack-index", "write", "--no-progress"],
+        ];
+        for args in cases {
+            let [ours, theirs] = [true, false].map(|sluice| {
+                let out = env.sluice_or_git(sluice, &work, args);
+                let first = stderr(&out).lines().next().map(str::to_owned);
+                (out.status.code(), first)
+            });
+            assert_eq!(ours, theirs, "{:?} {args:?}", env.git);
+        }
+    }
+}

@@ -16,14 +16,26 @@ pub struct MultiPackIndexArgs {
     /// The object directory (default: the repository's).
     #[arg(long, value_name = "dir", global = true)]
     object_dir: Option<PathBuf>,
-    /// Accepted as git takes them, before or after the subcommand (git's maintenance passes
-    /// `write --no-progress`); the file is written in well under a second.
-    #[arg(long, overrides_with = "no_progress", global = true)]
-    progress: bool,
-    #[arg(long, hide = true, global = true)]
-    no_progress: bool,
     #[command(subcommand)]
     action: Action,
+}
+
+/// `--[no-]progress`, which git takes after the subcommand only (git's maintenance passes
+/// `write --no-progress`): progress on a terminal, or always with `--progress`.
+#[derive(Debug, Args)]
+struct ProgressArgs {
+    /// Show progress even when standard error is no terminal.
+    #[arg(long, overrides_with = "no_progress")]
+    progress: bool,
+    #[arg(long, hide = true)]
+    no_progress: bool,
+}
+
+impl ProgressArgs {
+    fn progress(&self) -> crate::progress::TerminalProgress {
+        let shown = crate::progress::enabled(!self.no_progress, self.progress);
+        crate::progress::TerminalProgress::new(shown)
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -31,14 +43,16 @@ enum Action {
     /// Write the multi-pack-index of every pack.
     Write(WriteArgs),
     /// Check the multi-pack-index against its packs.
-    Verify,
+    Verify(ProgressArgs),
     /// Delete the packs it finds no object in (but `.keep` ones), and write it again.
-    Expire,
+    Expire(ProgressArgs),
     /// Write the objects it finds in a batch of its smaller packs as one new pack.
     Repack {
         /// The batch's size in bytes (k, m, g); 0: every pack.
         #[arg(long, value_name = "size", default_value = "0")]
         batch_size: String,
+        #[command(flatten)]
+        progress: ProgressArgs,
     },
 }
 
@@ -60,6 +74,8 @@ struct WriteArgs {
     /// repack read them before writing its packs, not the refs as they are now.
     #[arg(long, value_name = "path")]
     refs_snapshot: Option<PathBuf>,
+    #[command(flatten)]
+    progress: ProgressArgs,
 }
 
 /// What a write says, in git's words and with its exit code: the preferred pack it did not
@@ -104,8 +120,7 @@ pub fn run(args: MultiPackIndexArgs, context: &Context) -> anyhow::Result<ExitCo
             if args.object_dir.is_some() {
                 bail!("sluice multi-pack-index: --bitmap writes the repository's own object directory only");
             }
-            let shown = crate::progress::enabled(!args.no_progress, args.progress);
-            let progress = crate::progress::TerminalProgress::new(shown);
+            let progress = write.progress.progress();
             let request = MidxBitmap {
                 preferred_pack: write.preferred_pack,
                 packs: write.stdin_packs.then(super::stdin_lines).transpose()?,
@@ -126,20 +141,21 @@ pub fn run(args: MultiPackIndexArgs, context: &Context) -> anyhow::Result<ExitCo
             let written = written.map(|(summary, _)| summary);
             return said(&repo, written.map_err(anyhow::Error::from));
         }
-        Action::Expire => {
+        Action::Expire(_) => {
             sluice_odb::midx_maintain::expire_midx(&pack_dir, repo.hash())?;
         }
-        Action::Repack { batch_size } => {
+        Action::Repack {
+            batch_size,
+            progress,
+        } => {
             let size = sluice_odb::config::parse_int(&batch_size)
                 .and_then(|n| u64::try_from(n).ok())
                 .ok_or_else(|| anyhow::anyhow!("invalid --batch-size '{batch_size}'"))?;
-            let shown = crate::progress::enabled(!args.no_progress, args.progress);
-            let progress = crate::progress::TerminalProgress::new(shown);
+            let progress = progress.progress();
             sluice_generate::repack_midx(&repo, size, &progress, &context.cancel)?;
         }
-        Action::Verify => {
-            let shown = crate::progress::enabled(!args.no_progress, args.progress);
-            let progress = crate::progress::TerminalProgress::new(shown);
+        Action::Verify(progress) => {
+            let progress = progress.progress();
             if let Err(e) = verify_midx(&pack_dir, repo.hash(), &progress) {
                 eprintln!("error: {e}");
                 return Ok(ExitCode::from(1));
