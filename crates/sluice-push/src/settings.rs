@@ -5,7 +5,8 @@
 //! words, before the push starts, as git reads them with its configuration.
 
 use super::{PushError, RecurseSubmodules, SignedPush};
-use sluice_odb::{Config, ConfigError};
+pub use sluice_repo::default_config::PushDefault;
+use sluice_odb::Config;
 
 /// The options as given (`None`: not given).
 #[derive(Debug, Default, Clone)]
@@ -18,41 +19,6 @@ pub struct GivenSettings {
     pub force_if_includes: Option<bool>,
     /// `--recurse-submodules=<mode>`, `--no-recurse-submodules` (as `Some("no")`).
     pub recurse_submodules: Option<String>,
-}
-
-/// `push.default`: what a push with no refspec (and no `remote.<name>.push`) pushes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PushDefault {
-    /// Nothing: a refspec must be given.
-    Nothing,
-    /// Every branch both sides have.
-    Matching,
-    /// The branch checked out, to its upstream of the same name where it is fetched from.
-    Simple,
-    /// The branch checked out, to its upstream (`tracking`, git's old name, too).
-    Upstream,
-    /// The branch checked out, to its own name.
-    Current,
-}
-
-impl PushDefault {
-    /// `push.default`, `None` when unset (`simple`, with git's advice where it matters).
-    pub fn from_config(config: &Config) -> Result<Option<PushDefault>, ConfigError> {
-        let Some(value) = config.get("push.default") else {
-            return Ok(None);
-        };
-        Ok(Some(match value {
-            "nothing" => PushDefault::Nothing,
-            "matching" => PushDefault::Matching,
-            "simple" => PushDefault::Simple,
-            "upstream" | "tracking" => PushDefault::Upstream,
-            "current" => PushDefault::Current,
-            _ => {
-                let why = format!("malformed value for push.default: {value}\nmust be one of nothing, matching, simple, upstream or current");
-                return Err(config.refuse("push.default", why));
-            }
-        }))
-    }
 }
 
 /// The settings in force.

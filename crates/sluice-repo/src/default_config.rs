@@ -65,7 +65,45 @@ pub fn check(config: &Config) -> Result<(), DefaultConfigError> {
         }
     }
     check_words(config)?;
-    abbrev(config)
+    abbrev(config)?;
+    PushDefault::from_config(config)?;
+    Ok(())
+}
+
+/// `push.default`: what a push with no refspec (and no `remote.<name>.push`) pushes. git
+/// reads it with its default settings, so that every command refuses a value it does not know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PushDefault {
+    /// Nothing: a refspec must be given.
+    Nothing,
+    /// Every branch both sides have.
+    Matching,
+    /// The branch checked out, to its upstream of the same name where it is fetched from.
+    Simple,
+    /// The branch checked out, to its upstream (`tracking`, git's old name, too).
+    Upstream,
+    /// The branch checked out, to its own name.
+    Current,
+}
+
+impl PushDefault {
+    /// `push.default`, `None` when unset (`simple`, with git's advice where it matters).
+    pub fn from_config(config: &Config) -> Result<Option<PushDefault>, ConfigError> {
+        let Some(value) = config.get("push.default") else {
+            return Ok(None);
+        };
+        Ok(Some(match value {
+            "nothing" => PushDefault::Nothing,
+            "matching" => PushDefault::Matching,
+            "simple" => PushDefault::Simple,
+            "upstream" | "tracking" => PushDefault::Upstream,
+            "current" => PushDefault::Current,
+            _ => {
+                let why = format!("malformed value for push.default: {value}\nmust be one of nothing, matching, simple, upstream or current");
+                return Err(config.refuse("push.default", why));
+            }
+        }))
+    }
 }
 
 /// The settings of a few words each.

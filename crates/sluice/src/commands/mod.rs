@@ -63,7 +63,6 @@ impl Context {
             anyhow::anyhow!("not a git repository (or any of the parent directories): .git")
         })?;
         sluice_repo::default_config::check(repo.config())?;
-        sluice_push::PushDefault::from_config(repo.config())?;
         Ok(repo)
     }
 
