@@ -5,8 +5,8 @@
 //! words, before the push starts, as git reads them with its configuration.
 
 use super::{PushError, RecurseSubmodules, SignedPush};
-pub use sluice_repo::default_config::PushDefault;
 use sluice_odb::Config;
+pub use sluice_repo::default_config::PushDefault;
 
 /// The options as given (`None`: not given).
 #[derive(Debug, Default, Clone)]
