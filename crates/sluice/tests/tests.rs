@@ -18,6 +18,7 @@ mod clone;
 mod clone_submodules;
 mod command_options;
 mod commit_graph;
+mod commit_graph_expiry;
 mod connectivity;
 mod cruft;
 mod default_config;

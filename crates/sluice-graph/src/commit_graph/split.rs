@@ -54,6 +54,9 @@ pub struct SplitOptions {
     pub changed_paths: super::ChangedPaths,
     /// At most this many filters computed anew (`--max-new-filters`).
     pub max_new_filters: Option<usize>,
+    /// Layers the new chain no longer names are removed only where older than this
+    /// (`--expire-time`; `None`: now, every one).
+    pub expire_time: Option<std::time::SystemTime>,
 }
 
 impl Default for SplitOptions {
@@ -64,6 +67,7 @@ impl Default for SplitOptions {
             max_commits: None,
             changed_paths: super::ChangedPaths::default(),
             max_new_filters: None,
+            expire_time: None,
         }
     }
 }
@@ -97,6 +101,9 @@ pub fn write_split(
         (options.changed_paths, options.max_new_filters),
     )?;
     let mut layers = read_chain(&files, hash);
+    let before: Vec<(ObjectId, std::path::PathBuf)> = (layers.iter())
+        .map(|l| (l.checksum, l.path.clone()))
+        .collect();
     let held: IdSet = layers.iter().flat_map(|l| l.ids.iter().copied()).collect();
     let tips = super::sources::starting_commits(repo, commits, false)?;
     // Nothing new: the graph stays as it is (a whole one too), as git leaves it. A graph holds
@@ -169,7 +176,8 @@ pub fn write_split(
     let listed: String = chain.iter().map(|c| format!("{c}\n")).collect();
     write_graph_file(&files.chain(), listed.as_bytes())?;
     remove_file(&files.whole())?;
-    remove_layers(&files, &chain)?;
+    date_dropped(&before, &chain);
+    remove_layers(&files, &chain, options.expire_time)?;
     Ok(Some(Written {
         commits: new_ids.len(),
         path,
@@ -279,26 +287,52 @@ fn create_dir(dir: &Path) -> Result<(), LockError> {
     })
 }
 
-/// Removes the chain's files that `keep` does not name (all of them, chain included, when it
-/// is empty: a whole graph was written).
-pub(super) fn remove_layers(files: &GraphFiles, keep: &[ObjectId]) -> Result<(), LockError> {
-    let dir = files.chain_dir();
-    let Ok(entries) = std::fs::read_dir(&dir) else {
+/// Dates now the layers of the chain `before` that the new `chain` drops, as git's writer
+/// does, so that an expiry date in the past (`--expire-time`) keeps them for the readers that
+/// opened the old chain; the later writes expire them. A layer that cannot be dated is
+/// judged by its date as it stands.
+fn date_dropped(before: &[(ObjectId, std::path::PathBuf)], chain: &[ObjectId]) {
+    let now = std::time::SystemTime::now();
+    for (_, path) in before.iter().filter(|(sum, _)| !chain.contains(sum)) {
+        if let Ok(file) = std::fs::File::open(path) {
+            let _ = file.set_modified(now);
+        }
+    }
+}
+
+/// Removes the layers (`graph-<hash>.graph`) that `keep` does not name, but those modified
+/// after `expire` (none with `None`: now), as git's writer expires them: a reader that opened
+/// the old chain a moment ago may still read its layers. When `keep` is empty (a whole graph
+/// was written) the chain file goes too. Other files are left as they are, as git leaves them.
+pub(super) fn remove_layers(
+    files: &GraphFiles,
+    keep: &[ObjectId],
+    expire: Option<std::time::SystemTime>,
+) -> Result<(), LockError> {
+    if keep.is_empty() {
+        remove_file(&files.chain())?;
+    }
+    let Ok(entries) = std::fs::read_dir(files.chain_dir()) else {
         return Ok(());
     };
+    // Whole seconds, as git compares a file's st_mtime with the expiry.
+    let seconds = |time: std::time::SystemTime| {
+        (time.duration_since(std::time::UNIX_EPOCH)).map_or(0, |since| since.as_secs())
+    };
+    let expire = seconds(expire.unwrap_or_else(std::time::SystemTime::now));
     for entry in entries.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        let kept = match name
-            .strip_prefix("graph-")
-            .and_then(|n| n.strip_suffix(".graph"))
-        {
-            Some(hex) => keep.iter().any(|k| k.to_string() == hex),
-            None => name == "commit-graph-chain" && !keep.is_empty(),
+        let Some(layer) = name.strip_suffix(".graph") else {
+            continue;
         };
-        if !kept {
-            remove_file(&entry.path())?;
+        let kept = (layer.strip_prefix("graph-"))
+            .is_some_and(|hex| keep.iter().any(|k| k.to_string() == hex));
+        let modified = entry.metadata().and_then(|m| m.modified()).map(seconds);
+        if kept || modified.is_ok_and(|at| at > expire) {
+            continue;
         }
+        remove_file(&entry.path())?;
     }
     Ok(())
 }

@@ -98,6 +98,9 @@ pub struct GraphOptions {
     pub changed_paths: super::ChangedPaths,
     /// At most this many filters computed anew (`--max-new-filters`).
     pub max_new_filters: Option<usize>,
+    /// The layers of a split graph it replaces are removed only where older than this
+    /// (`--expire-time`; `None`: now, every one).
+    pub expire_time: Option<std::time::SystemTime>,
 }
 
 /// Writes `objects/info/commit-graph` for `commits` (and, with `append`, those of the graph
@@ -156,7 +159,8 @@ pub fn write_graph(
     }
     write_graph_file(&path, &bytes)?;
     // A whole graph replaces a split one, as git's write does.
-    super::split::remove_layers(&super::files::GraphFiles::of(&objects_dir), &[])?;
+    let files = super::files::GraphFiles::of(&objects_dir);
+    super::split::remove_layers(&files, &[], options.expire_time)?;
     Ok(Some(Written {
         commits: ids.len(),
         path,

@@ -66,6 +66,9 @@ enum Action {
         /// left for a later write.
         #[arg(long, value_name = "n", allow_negative_numbers = true)]
         max_new_filters: Option<i64>,
+        /// Remove the layers no longer in the chain only where older than this date.
+        #[arg(long, value_name = "datetime")]
+        expire_time: Option<String>,
     },
     /// Check the commit-graph against the commits it describes.
     Verify {
@@ -119,7 +122,15 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
             changed_paths,
             no_changed_paths,
             max_new_filters,
+            expire_time,
         } => {
+            let expire_time = match expire_time.as_deref() {
+                Some(text) => match sluice_maintain::gc::time_of(text) {
+                    Ok(time) => Some(time),
+                    Err(_) => bail!("malformed expiration date '{text}'"),
+                },
+                None => None,
+            };
             if let Some(dir) = &args.object_dir {
                 // Sluice writes the graph of the repository's own object directory only.
                 let found = super::object_dir_db(&repo, &context.cwd, dir)?;
@@ -158,6 +169,7 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
                         append,
                         changed_paths,
                         max_new_filters,
+                        expire_time,
                     };
                     write_graph(&repo, &commits, &options, &shown)
                 }
@@ -170,6 +182,7 @@ pub fn run(args: CommitGraphArgs, context: &Context) -> anyhow::Result<ExitCode>
                         max_commits,
                         changed_paths,
                         max_new_filters,
+                        expire_time,
                     };
                     write_split(&repo, &commits, &options, &shown)
                 }
