@@ -229,6 +229,8 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         relative: depth.relative,
     };
     let mut submodules = SubmoduleFetch::from_config(&repo, recursion, jobs_given(&args))?;
+    // How many remotes at once under `--all` (`fetch.parallel` is read, and refused, above).
+    let remote_jobs = job_count(jobs_given(&args), repo.config(), &["fetch.parallel"])?;
     // `fetch.output` is read (and a bad value refused) under `--porcelain` too, as git's.
     let given = GivenSettings {
         show_forced_updates: either(args.show_forced_updates, args.no_show_forced_updates),
@@ -266,10 +268,9 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         }
         Remotes::Each(names) => {
             refuse_for_each(&args)?;
-            let jobs = job_count(jobs_given(&args), repo.config(), &["fetch.parallel"])?;
-            match jobs {
+            match remote_jobs {
                 1 => fetch_each(&args, context, &repo, &names, settings, &mut submodules),
-                _ => fetch_parallel(&args, context, &repo, &names, jobs),
+                jobs => fetch_parallel(&args, context, &repo, &names, jobs),
             }
         }
     }?;
