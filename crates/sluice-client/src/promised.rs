@@ -7,6 +7,7 @@ use crate::partial::is_promisor;
 use crate::receive::{self, ReceiveError, Receiving};
 use sluice_generate::pack_objects::{Filters, Selection};
 use sluice_graph::{walk_objects, Missing, WalkRequest, Walked};
+use sluice_object::cancel::Cancel;
 use sluice_object::progress::{Discard, Progress};
 use sluice_object::{ObjectId, ObjectKind};
 use sluice_odb::ConfigError;
@@ -38,6 +39,8 @@ pub struct Promised<'a> {
     repo: &'a Repository,
     /// The promisor remote: a remote's name, or a URL fetched from with `--filter`.
     remote: String,
+    /// Stops a fetch from it (the command's signal).
+    cancel: Cancel,
 }
 
 impl<'a> Promised<'a> {
@@ -66,6 +69,15 @@ impl<'a> Promised<'a> {
             cwd,
             repo,
             remote: remote.to_owned(),
+            cancel: Cancel::default(),
+        }
+    }
+
+    /// The same, its fetches stopped by `cancel`.
+    pub fn cancelled_by(self, cancel: &Cancel) -> Self {
+        Promised {
+            cancel: cancel.clone(),
+            ..self
         }
     }
 
@@ -76,7 +88,10 @@ impl<'a> Promised<'a> {
         let key = |name: &str| format!("remote.{}.{name}", self.remote);
         let url = config.get(&key("url")).unwrap_or(&self.remote);
         let remote = Remote::resolve(self.cwd, &sluice_remote::fetch_url(config, url))?;
-        let options = ConnectOptions::from_config(config, config.get(&key("uploadpack")))?;
+        let options = ConnectOptions {
+            cancel: self.cancel.clone(),
+            ..ConnectOptions::from_config(config, config.get(&key("uploadpack")))?
+        };
         let mut connection = remote.connect(&options)?;
         let request = FetchRequest {
             wants: missing.to_vec(),
@@ -101,15 +116,17 @@ impl<'a> Promised<'a> {
 
 /// Before a checkout of `tree` in a partial clone: the blobs it names that the repository
 /// lacks, fetched from its promisor remote in one request, as git's checkout fetches them.
-/// Nothing happens in a repository without a promisor remote.
+/// Nothing happens in a repository without a promisor remote; `cancel` stops the fetch.
 pub fn fetch_blobs_of_tree(
     cwd: &Path,
     repo: &Repository,
     tree: &ObjectId,
+    cancel: &Cancel,
 ) -> Result<(), LookupError> {
     let Some(promised) = Promised::of(cwd, repo, "origin").map_err(LookupError::new)? else {
         return Ok(());
     };
+    let promised = promised.cancelled_by(cancel);
     let missing = missing_blobs(repo, tree).map_err(LookupError::new)?;
     match missing.is_empty() {
         true => Ok(()),
@@ -167,7 +184,7 @@ pub fn fetch_to_pack(
         }
         Selection::Listed(listed) => {
             let ids: Vec<_> = listed.iter().map(|(id, _)| *id).collect();
-            fetch_absent(repo, &ids)
+            fetch_absent(repo, &ids, &filters.cancel)
         }
         Selection::Packs { .. } => Ok(()),
     }
@@ -178,18 +195,26 @@ pub fn fetch_to_pack(
 fn fetch_missing(repo: &Repository, request: WalkRequest<'_>) -> Result<(), PromisedWalkError> {
     let cwd = relative_base(repo);
     match Promised::of(&cwd, repo, "origin")? {
-        Some(promised) => walk_with(&promised, repo, request, &Discard).map(drop),
+        Some(promised) => {
+            let promised = promised.cancelled_by(&request.cancel);
+            walk_with(&promised, repo, request, &Discard).map(drop)
+        }
         None => Ok(()),
     }
 }
 
 /// In a partial clone, fetches from the promisor remote those of `ids` the repository lacks, in
 /// one request; elsewhere nothing.
-fn fetch_absent(repo: &Repository, ids: &[ObjectId]) -> Result<(), PromisedWalkError> {
+fn fetch_absent(
+    repo: &Repository,
+    ids: &[ObjectId],
+    cancel: &Cancel,
+) -> Result<(), PromisedWalkError> {
     let cwd = relative_base(repo);
     let Some(promised) = Promised::of(&cwd, repo, "origin")? else {
         return Ok(());
     };
+    let promised = promised.cancelled_by(cancel);
     let odb = repo.objects().with_alternate_packs();
     let mut absent: Vec<ObjectId> = ids.iter().filter(|id| !odb.contains(id)).copied().collect();
     absent.sort_unstable();
@@ -210,7 +235,10 @@ pub fn walk_fetching_missing(
 ) -> Result<Walked, PromisedWalkError> {
     let cwd = relative_base(repo);
     match Promised::of(&cwd, repo, "origin")? {
-        Some(promised) => walk_with(&promised, repo, request, progress),
+        Some(promised) => {
+            let promised = promised.cancelled_by(&request.cancel);
+            walk_with(&promised, repo, request, progress)
+        }
         None => {
             let odb = repo.objects().with_alternate_packs();
             Ok(walk_objects(&odb, &request, progress)?)

@@ -344,6 +344,7 @@ fn receive_missing(
         true => Some(Promised::from(options.cwd, repo, remote_name)),
         false => Promised::of(options.cwd, repo, remote_name)?,
     };
+    let promised = promised.map(|promised| promised.cancelled_by(&options.connect.cancel));
     let objects: &dyn ObjectLookup = match &promised {
         Some(promised) => promised,
         None => repo.objects(),

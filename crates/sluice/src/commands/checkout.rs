@@ -123,7 +123,7 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let show = !args.quiet && !args.no_progress;
     let progress =
         TerminalProgress::new(crate::progress::enabled(show, args.progress && !args.quiet));
-    let host = Terminal { cwd: &context.cwd };
+    let host = Terminal { context };
     Ok(match run_checkout(&repo, request, &progress, &host)? {
         CheckedOut::Done => ExitCode::SUCCESS,
         CheckedOut::Refused => ExitCode::from(1),
@@ -133,7 +133,7 @@ pub fn run(args: CheckoutArgs, context: &Context) -> anyhow::Result<ExitCode> {
 /// The checkout's words on standard output and error, and what it needs of the client: the
 /// blobs a partial clone lacks, a branch's standing against its upstream.
 struct Terminal<'a> {
-    cwd: &'a std::path::Path,
+    context: &'a Context,
 }
 
 impl CheckoutHost for Terminal<'_> {
@@ -151,7 +151,10 @@ impl CheckoutHost for Terminal<'_> {
         tree: &ObjectId,
     ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         Ok(sluice_client::promised::fetch_blobs_of_tree(
-            self.cwd, repo, tree,
+            &self.context.cwd,
+            repo,
+            tree,
+            &self.context.cancel,
         )?)
     }
 
