@@ -2,7 +2,7 @@
 //! git removes them, only where older than the date (by default, now), the rest left; a date
 //! git cannot read refused in its words.
 
-use crate::util::{copy_tree, gits, stderr, Env};
+use crate::util::{copy_tree, file_names, gits, stderr, Env};
 use std::path::Path;
 
 const LAYERS: &str = ".git/objects/info/commit-graphs";
@@ -39,12 +39,7 @@ fn three_layers(env: &Env) -> std::path::PathBuf {
 
 /// The names in the layers' directory, sorted.
 fn graph_files(repo: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(repo.join(LAYERS))
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
+    file_names(&repo.join(LAYERS))
 }
 
 #[test]

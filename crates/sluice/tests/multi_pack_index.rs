@@ -265,12 +265,8 @@ fn only_the_packs_named_and_gits_geometric_repack_with_sluice_standing_in() {
     for git in gits() {
         let env = Env::with_git(git.clone());
         let work = many_packs(&env);
-        let mut names: Vec<String> = std::fs::read_dir(work.join(".git/objects/pack"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".idx"))
-            .collect();
-        names.sort();
+        let mut names = crate::util::file_names(&work.join(".git/objects/pack"));
+        names.retain(|n| n.ends_with(".idx"));
         let some = format!("{}\n{}\n", names[0], names[2]);
         let mut files = Vec::new();
         for sluice in [false, true] {
@@ -300,12 +296,8 @@ fn only_the_packs_named_and_gits_geometric_repack_with_sluice_standing_in() {
             env.git(&repo, &["multi-pack-index", "verify"]);
             env.git(&repo, &["rev-list", "--test-bitmap", "HEAD"]);
             env.git(&repo, &["fsck", "--strict"]);
-            let mut packs: Vec<String> = std::fs::read_dir(repo.join(".git/objects/pack"))
-                .unwrap()
-                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .filter(|n| n.ends_with(".pack"))
-                .collect();
-            packs.sort();
+            let mut packs = crate::util::file_names(&repo.join(".git/objects/pack"));
+            packs.retain(|n| n.ends_with(".pack"));
             left.push(packs);
         }
         assert_eq!(left[1], left[0], "{} geometric repack", git.display());

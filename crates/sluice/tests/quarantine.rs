@@ -113,14 +113,7 @@ fn a_refused_push_leaves_nothing() {
     let (src, dst, pack) = push_scene(&env);
     let main = String::from_utf8(env.git(&src, &["rev-parse", "main"])).unwrap();
     let before = env.git(&dst, &["count-objects", "-v"]);
-    let listing = |dir: &Path| {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    };
+    let listing = |dir: &Path| crate::util::file_names(dir);
     let objects_before = listing(&dst.join("objects"));
     {
         let quarantine = Quarantine::create(&dst.join("objects")).unwrap();

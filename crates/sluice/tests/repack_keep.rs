@@ -7,12 +7,8 @@ use std::path::{Path, PathBuf};
 
 /// The packs of `repo` (a work repository), by file name.
 fn packs(repo: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(repo.join(".git/objects/pack"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".pack"))
-        .collect();
-    names.sort();
+    let mut names = crate::util::file_names(&repo.join(".git/objects/pack"));
+    names.retain(|n| n.ends_with(".pack"));
     names
 }
 

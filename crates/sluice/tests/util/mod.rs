@@ -405,6 +405,16 @@ pub fn kill_and_recover(env: &Env, repo: &Path, args: &[&str], delay_ms: u64) {
     env.git(repo, &["fsck", "--strict"]);
 }
 
+/// The names of the files in `dir`, sorted.
+pub fn file_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
 /// Copies the directory `from` to `to` as `cp -a` does (modes, times and links kept): the
 /// twin copies of a repository that git and Sluice then work on side by side.
 pub fn copy_tree(from: &Path, to: &Path) {
