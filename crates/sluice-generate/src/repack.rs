@@ -263,6 +263,10 @@ pub fn repack_all_with(
     let promisor =
         crate::promisor::write_promisor_pack(repo, &promised.all(), progress, &options.cancel)?;
     left_alone.extend(promisor.as_ref().map(|(pack, _)| pack.as_path()));
+    // The multi-pack-index's bitmap covers the packs left alone too, as git's does: what is
+    // borrowed stops it, and so (unlike git, whose bitmap walk passes over what a promisor
+    // remote holds) does a partial clone's missing history.
+    let midx_bitmap = write_bitmap && promisor.is_none();
     if crate::left_alone::leave_out(&mut walked, &left_alone, repo.hash())? {
         // A bitmap needs every object it reaches in its pack: git disables it too.
         write_bitmap = false;
@@ -344,7 +348,7 @@ pub fn repack_all_with(
         })?;
     }
     if options.write_midx {
-        write_midx_after(repo, options, (new_packs.first(), write_bitmap), progress)?;
+        write_midx_after(repo, options, (new_packs.first(), midx_bitmap), progress)?;
     }
     refresh_server_info(repo, options.skip_server_info)?;
     Ok(Repacked {
@@ -356,10 +360,11 @@ pub fn repack_all_with(
 }
 
 /// Whether the objects of `.keep` packs go into the new pack too: `--[no-]pack-kept-objects`,
-/// else `repack.packKeptObjects`, else when a bitmap was asked for (which needs every object
-/// it reaches), as git's repack (and so git's gc) decides.
+/// else `repack.packKeptObjects`, else when a pack bitmap was asked for (which needs every
+/// object it reaches; with `--write-midx` the multi-pack-index's bitmap covers the kept packs
+/// too), as git's repack (and so git's gc) decides.
 fn packs_kept_objects(repo: &Repository, options: &RepackOptions) -> Result<bool, RepackError> {
-    let asked = options.bitmap == BitmapChoice::Asked;
+    let asked = options.bitmap == BitmapChoice::Asked && !options.write_midx;
     Ok(match options.pack_kept_objects {
         Some(given) => given,
         None => (repo.config().get_bool("repack.packkeptobjects")?).unwrap_or(asked),

@@ -93,6 +93,48 @@ fn keep_files_and_keep_pack_leave_packs_as_gits_repack_leaves_them() {
     }
 }
 
+/// `-b --write-midx` beside a kept pack, as git: the kept objects stay out of the new pack
+/// (the multi-pack-index's bitmap covers the kept pack too), no pack bitmap is written for a
+/// pack that lacks them, and the multi-pack-index gets its bitmap, which git verifies and uses.
+#[test]
+fn a_bitmap_beside_kept_packs_is_the_multi_pack_indexs_as_in_git() {
+    for git in gits() {
+        let env = Env::with_git(git.clone());
+        let (repos, first) = twins(&env, true);
+        let (theirs, ours) = (&repos[0], &repos[1]);
+        let args = ["repack", "-a", "-d", "-b", "--write-midx", "-q"];
+        env.git(theirs, &args);
+        let out = env.sluice(ours, &args, b"");
+        assert!(out.status.success(), "{}", stderr(&out));
+        let kept = first.trim_end_matches(".pack");
+        // git before 2.41 writes no reverse index unless asked (`pack.writeReverseIndex`).
+        let revs = env.git_version() >= (2, 41);
+        // The files of the pack directory, the kept pack's and the new ones' told apart.
+        let kinds = |repo: &Path| {
+            let mut kinds: Vec<String> = (crate::util::file_names(&repo.join(".git/objects/pack")))
+                .into_iter()
+                .map(|name| match name.split_once('.') {
+                    Some((stem, ext)) if stem == kept => format!("kept.{ext}"),
+                    Some((stem, ext)) if stem.starts_with("pack-") => format!("new.{ext}"),
+                    Some((stem, ext)) if stem.starts_with("multi-pack-index-") => {
+                        format!("midx.{ext}")
+                    }
+                    _ => name,
+                })
+                .filter(|kind| revs || !kind.ends_with(".rev"))
+                .collect();
+            kinds.sort();
+            kinds
+        };
+        assert_eq!(kinds(ours), kinds(theirs), "{git:?}");
+        assert_eq!(packed_entries(&env, ours), packed_entries(&env, theirs));
+        assert_eq!(all_objects(&env, ours), all_objects(&env, theirs));
+        env.git(ours, &["multi-pack-index", "verify"]);
+        env.git(ours, &["rev-list", "--test-bitmap", "HEAD"]);
+        env.git(ours, &["fsck", "--strict"]);
+    }
+}
+
 /// `repack.packKeptObjects=true`: the objects of a kept pack go into the new pack too (the
 /// kept pack stays), for repack and for gc, which repacks as git's repack does.
 #[test]
