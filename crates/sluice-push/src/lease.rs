@@ -117,7 +117,7 @@ impl LeaseCheck<'_> {
 
 /// The value of the remote-tracking ref of the remote's `name`: what `--force-with-lease`
 /// expects the remote to have.
-fn tracking_value(repo: &Repository, remote: &str, name: &str) -> Option<sluice_object::ObjectId> {
+fn tracking_value(repo: &Repository, remote: &str, name: &str) -> Option<ObjectId> {
     let tracking = tracking_ref(&fetch_specs(repo, remote), name)?;
     repo.refs().resolve(&tracking).ok()?.1
 }
@@ -125,7 +125,7 @@ fn tracking_value(repo: &Repository, remote: &str, name: &str) -> Option<sluice_
 /// Whether `seen` (a remote-tracking ref's value) is in the history of the local ref `local`:
 /// reachable from its value now or from any value its reflog records (`--force-if-includes`:
 /// the remote's work was integrated here at some point, even if rewritten since).
-fn in_history_of(repo: &Repository, local: &str, seen: &sluice_object::ObjectId) -> bool {
+fn in_history_of(repo: &Repository, local: &str, seen: &ObjectId) -> bool {
     let objects = repo.objects();
     let now = repo.refs().resolve(local).ok().and_then(|(_, id)| id);
     let mut values = repo.refs().logged_values(local);
