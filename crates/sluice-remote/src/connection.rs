@@ -86,7 +86,7 @@ pub(crate) fn next_line(
         Some(Packet::Flush) => Ok(Err(Packet::Flush)),
         Some(Packet::Delimiter) => Ok(Err(Packet::Delimiter)),
         Some(Packet::ResponseEnd) => Ok(Err(Packet::ResponseEnd)),
-        None => Err(ProtocolError::HungUp { place: what }.into()),
+        None => Err(FetchError::HungUp { place: what }),
     }
 }
 
@@ -126,7 +126,10 @@ impl Connection {
     /// before either.
     fn read_advertisement(&mut self) -> Result<(), FetchError> {
         let mut first = match next_line(&mut self.input, "the advertisement") {
-            Err(FetchError::Protocol(_)) => return Err(FetchError::NoContact),
+            // Nothing at all, or no packet: git's words for a server that said nothing.
+            Err(FetchError::Protocol(_) | FetchError::HungUp { .. }) => {
+                return Err(FetchError::NoContact)
+            }
             other => other?,
         };
         if first.as_ref().is_ok_and(|l| l.starts_with("# service=")) {
@@ -303,7 +306,16 @@ impl Connection {
 
     /// Sends one whole request; on a stateless link its response becomes the input.
     pub(crate) fn send(&mut self, request: &[u8]) -> Result<(), FetchError> {
-        if let Some(response) = self.link.send(request)? {
+        let sent = self.link.send(request).map_err(|error| match error {
+            // The server left before it read the request: it hung up, as git says it.
+            FetchError::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe => {
+                FetchError::HungUp {
+                    place: "the request",
+                }
+            }
+            error => error,
+        });
+        if let Some(response) = sent? {
             self.input = PktReader::new(Box::new(self.cancel.reader(response)));
         }
         Ok(())

@@ -192,6 +192,17 @@ pub enum FetchError {
     /// The server broke the protocol; what it sent is named.
     #[error("protocol error: {0}")]
     Protocol(#[from] ProtocolError),
+    /// The connection ended in the middle of a response, in git's words (which scripts that
+    /// retry a fetch look for); `place` names the section it ended in.
+    #[error("the remote end hung up unexpectedly")]
+    HungUp {
+        /// The section.
+        place: &'static str,
+    },
+    /// Protocol v2's ref listing did not end in a flush (the connection ended, or another
+    /// packet came), in git's words.
+    #[error("expected flush after ref listing")]
+    RefListUnterminated,
     /// A fetch was asked for nothing.
     #[error("protocol error: nothing to fetch")]
     NothingToFetch,

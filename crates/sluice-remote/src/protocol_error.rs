@@ -99,12 +99,6 @@ pub enum ProtocolError {
         /// Its header.
         name: String,
     },
-    /// The connection ended inside a section.
-    #[error("the server hung up in the middle of {place}")]
-    HungUp {
-        /// The section.
-        place: &'static str,
-    },
     /// Smart HTTP's service line is not followed by a flush.
     #[error("no flush after the service line")]
     NoFlushAfterService,

@@ -62,18 +62,23 @@ impl Connection {
             arguments.push("unborn".to_owned());
         }
         arguments.extend(prefixes.iter().map(|p| format!("ref-prefix {p}")));
-        self.command_v2("ls-refs", &arguments)?;
+        // A server gone before it read the command gave no listing either: said as git says
+        // it when it reads none.
+        match self.command_v2("ls-refs", &arguments) {
+            Err(FetchError::HungUp { .. }) => return Err(FetchError::RefListUnterminated),
+            sent => sent?,
+        }
         let mut refs = Vec::new();
         loop {
-            let line = match next_line(&mut self.input, "the ref list")? {
-                Ok(line) => line,
-                Err(Packet::Flush) => return Ok(refs),
-                Err(_) => {
-                    return Err(ProtocolError::UnexpectedPacket {
-                        place: "the ref list",
-                    }
-                    .into())
+            let line = match next_line(&mut self.input, "the ref list") {
+                Ok(Ok(line)) => line,
+                Ok(Err(Packet::Flush)) => return Ok(refs),
+                // As git reads the listing to its flush, and says so of anything else there,
+                // the connection's end too.
+                Ok(Err(_)) | Err(FetchError::HungUp { .. }) => {
+                    return Err(FetchError::RefListUnterminated)
                 }
+                Err(error) => return Err(error),
             };
             let mut fields = line.split(' ');
             let (Some(first), Some(name)) = (fields.next(), fields.next()) else {

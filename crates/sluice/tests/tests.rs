@@ -39,6 +39,7 @@ mod help_pages;
 mod hostile_packs;
 mod http_client;
 mod http_push;
+mod hung_up;
 mod index_pack;
 mod keep_alive;
 mod ls_refs;
