@@ -285,15 +285,7 @@ pub fn repack_all_with(
     let packed = (new_packs.iter())
         .map(|new| Pack::open(&new.with_extension("idx"), repo.hash()))
         .collect::<Result<Vec<_>, _>>()?;
-    let retained = match options.cruft.and_then(|cruft| cruft.combine_below) {
-        Some(n) => crate::cruft::retained_cruft_packs(&before, n)?,
-        None => Vec::new(),
-    };
-    // `keep_old` (`-a` without `-d`): no pack is replaced, nothing loosened or pruned.
-    let old_packs: Vec<PathBuf> = (before.iter())
-        .filter(|old| !new_packs.contains(old) && !retained.contains(old) && !options.keep_old)
-        .cloned()
-        .collect();
+    let (old_packs, retained) = replaced_packs(options, &before, &new_packs)?;
     // The packs left alone stand beside the new ones: what they hold is neither cruft nor to
     // loosen, and its loose copies go as packed.
     let left_alone = (left_alone.iter())
@@ -357,6 +349,25 @@ pub fn repack_all_with(
         nothing_new: new_packs.is_empty(),
         islands,
     })
+}
+
+/// The packs of `before` the new ones replace, and the cruft packs kept whole (below
+/// `--max-cruft-size`): not those written again (`new`), nor the kept cruft; none with
+/// `keep_old` (`-a` without `-d`, where nothing is loosened or pruned either).
+fn replaced_packs(
+    options: &RepackOptions,
+    before: &[PathBuf],
+    new: &[PathBuf],
+) -> Result<(Vec<PathBuf>, Vec<PathBuf>), RepackError> {
+    let retained = match options.cruft.and_then(|cruft| cruft.combine_below) {
+        Some(n) => crate::cruft::retained_cruft_packs(before, n)?,
+        None => Vec::new(),
+    };
+    let replaced = (before.iter())
+        .filter(|old| !new.contains(old) && !retained.contains(old) && !options.keep_old)
+        .cloned()
+        .collect();
+    Ok((replaced, retained))
 }
 
 /// Whether the objects of `.keep` packs go into the new pack too: `--[no-]pack-kept-objects`,
