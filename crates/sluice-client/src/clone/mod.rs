@@ -4,6 +4,7 @@
 //! ([`write_refs`], [`write_config`]). The command line makes the repository, decides the
 //! options from its flags and the configuration, and shows messages and progress.
 
+mod command;
 mod config;
 mod early;
 mod layout;
@@ -13,6 +14,7 @@ mod plan;
 mod refs;
 mod run;
 
+pub use command::{run_clone, CloneCommandError, CloneHost, CloneMade, CloneRequest, ServerLines};
 pub use config::{write_config, write_settings, Recorded, SettingError};
 pub use early::EarlyCheckout;
 pub use layout::{check_ref_format, Layout, LayoutError};

@@ -2,6 +2,7 @@
 //! server's progress shown after `remote: `.
 
 use sluice_odb::Config;
+use sluice_remote::remote_colors::RemoteColorError;
 use sluice_remote::{ConnectOptions, Connection, Remote};
 use sluice_wire::remote_text::RemoteText;
 use std::io::Write;
@@ -22,7 +23,7 @@ pub(crate) struct RemoteLines(Mutex<RemoteText>);
 
 impl RemoteLines {
     /// Band 2 on stderr, its keywords coloured as `config` says (`color.remote`).
-    pub(crate) fn new(config: &Config) -> anyhow::Result<RemoteLines> {
+    pub(crate) fn new(config: &Config) -> Result<RemoteLines, RemoteColorError> {
         let dumb = std::env::var("TERM").map_or(true, |term| term == "dumb");
         let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr()) && !dumb;
         let text = sluice_remote::remote_colors::remote_text(config, terminal)?;

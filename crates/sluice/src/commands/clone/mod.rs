@@ -11,22 +11,16 @@ use crate::progress::TerminalProgress;
 use anyhow::bail;
 use clap::Args;
 use sluice_client::clone::{
-    check_ref_format, clone_into, local_source, write_settings, CloneMessages, CloneNotice,
-    CloneOptions, CloneShape, Layout, LocalChoice, Origin, SettingError,
+    run_clone, CloneHost, CloneRequest, CloneShape, LocalChoice, ServerLines,
 };
 use sluice_client::partial::filter_spec;
-use sluice_client::reference::{add_references, dissociate, Need, Reference};
-use sluice_object::progress::Deferred;
-use sluice_remote::{
-    parse_depth, server_options, ConnectOptions, Deepen, DepthError, FetchError, IpVersion, Remote,
-    RemoteUrl,
-};
-use sluice_repo::date::parse_since;
-use sluice_repo::init::{initial_branch, InitOptions};
-use sluice_repo::template::template_dir;
-use sluice_repo::{RefTarget, Repository};
-use sluice_submodule::clone::settings;
-use std::path::{Path, PathBuf};
+use sluice_client::reference::{Need, Reference};
+use sluice_object::progress::Progress;
+use sluice_odb::Config;
+use sluice_remote::remote_colors::RemoteColorError;
+use sluice_remote::IpVersion;
+use sluice_repo::Repository;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// `git clone`'s arguments (those this version supports).
@@ -194,12 +188,12 @@ impl CloneArgs {
 
     /// What decides whether a clone from a path copies files, and which given options that
     /// leaves without effect.
-    fn local_choice(&self) -> LocalChoice<'_> {
+    fn local_choice<'a>(&'a self, filter: &Option<String>) -> LocalChoice<'a> {
         let given = [
             (self.depth.is_some(), "--depth"),
             (self.shallow_since.is_some(), "--shallow-since"),
             (!self.shallow_exclude.is_empty(), "--shallow-exclude"),
-            (self.filter.is_some(), "--filter"),
+            (filter.is_some(), "--filter"),
         ];
         let unusable = given.iter().filter(|(on, _)| *on).map(|(_, o)| *o);
         LocalChoice {
@@ -209,14 +203,6 @@ impl CloneArgs {
             shared: self.shared,
             no_hardlinks: self.no_hardlinks,
             unusable: unusable.collect(),
-        }
-    }
-
-    /// `--reject-shallow`, or else `clone.rejectShallow`.
-    fn reject_shallow(&self, config: &sluice_odb::Config) -> anyhow::Result<bool> {
-        match either(self.reject_shallow, self.no_reject_shallow) {
-            Some(given) => Ok(given),
-            None => Ok(config.get_bool("clone.rejectShallow")?.unwrap_or(false)),
         }
     }
 
@@ -233,10 +219,8 @@ impl CloneArgs {
 }
 
 /// Runs clone.
-pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    if let Some(spec) = &args.filter {
-        args.filter = Some(filter_spec(spec)?);
-    }
+pub fn run(args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
+    let filter = args.filter.as_deref().map(filter_spec).transpose()?;
     // Before anything else, as git refuses it.
     let shallow = args.depth.is_some() || args.shallow_since.is_some();
     if args.bundle_uri.is_some() && (shallow || !args.shallow_exclude.is_empty()) {
@@ -247,171 +231,72 @@ pub fn run(mut args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         !args.reference.is_empty(),
         !args.reference_if_able.is_empty(),
     );
-    let active = settings(&args.recurse_submodules, references, &user_config)?;
+    let mut settings = args.config.clone();
+    let active =
+        sluice_submodule::clone::settings(&args.recurse_submodules, references, &user_config)?;
     let recursing = !active.is_empty();
-    let both_references = references.0 && references.1;
-    args.config.extend(active);
+    settings.extend(active);
     // `--also-filter-submodules`, else `clone.filterSubmodules`.
     let filter_submodules = args.also_filter_submodules
         || user_config.get_bool("clone.filtersubmodules")? == Some(true);
-    // A URL that cannot be read is refused after "Cloning into", as git's transport does.
-    let remote = Remote::to_clone(&context.cwd, &user_config, &args.repository);
-    check_source(&remote, &args.repository)?;
-    let initial = initial_branch(&user_config);
-    let (depth, deepen) = deepen_of(&args)?;
-    let bare = args.bare();
-    let directory = args.into.clone().unwrap_or_else(|| {
-        PathBuf::from(sluice_client::clone::directory_name(&args.repository, bare))
-    });
-    check_ref_format(args.ref_format.as_deref())?;
     let work_tree_env = std::env::var_os("GIT_WORK_TREE").map(PathBuf::from);
-    let extensions = args.filter.is_some();
-    let template = template_dir(args.template.as_deref(), &user_config);
-    let kind = InitOptions {
-        initial: &initial,
-        bare,
-        extensions,
-        template: template.as_deref(),
-    };
-    // Refused before "Cloning into", as git does.
-    let (env_tree, git_dir) = (work_tree_env.as_deref(), args.separate_git_dir.as_deref());
-    let mut layout = Layout::make(&context.cwd, &directory, git_dir, env_tree, kind)?;
-    if !args.quiet {
-        let into = if bare { "bare repository " } else { "" };
-        eprintln!("Cloning into {into}'{}'...", directory.display());
-    }
-    // A template that is no directory is none; git says so, quiet or not.
-    if let Some(template) = template
-        .as_deref()
-        .filter(|t| !context.cwd.join(t).is_dir())
-    {
-        eprintln!("warning: templates not found in {}", template.display());
-    }
-    let remote = remote?;
-    depth?;
-    refuse_after_cloning_into(&args, recursing && both_references)?;
-    let (local, warnings) = local_source(&remote, &args.local_choice());
-    for warning in warnings {
-        eprintln!("warning: {warning}");
-    }
-    let git_dir = layout.git_dir.clone();
-    write_given_settings(&args, &git_dir, &context.cwd)?;
-    let repo = Repository::open_git_dir(git_dir.clone(), layout.work_tree.clone())?;
-    let origin = Origin::from_config(repo.config(), args.origin.as_deref())?;
     let show_progress = crate::progress::enabled(!args.quiet, args.progress);
-    let (receiving, checkout) = (TerminalProgress::new(show_progress), Deferred::default());
-    let after = TerminalProgress::new(show_progress);
-    let options = CloneOptions {
+    let request = CloneRequest {
+        repository: &args.repository,
+        directory: args.into.as_deref(),
+        cwd: &context.cwd,
+        config: &user_config,
         shape: args.shape(),
-        deepen,
-        filter: args.filter.clone(),
-        tags: !args.no_tags,
-        check_out: !bare && !args.no_checkout,
-        reject_shallow: args.reject_shallow(repo.config())?,
-        connect: ConnectOptions {
-            ip_version: IpVersion::from_flags(args.ipv4, args.ipv6),
-            server_options: server_options(&args.server_option, repo.config(), &origin.name),
-            ..context.connect_options(repo.config(), args.upload_pack.as_deref())?
-        },
-        local,
-        bundle_uri: sluice_client::bundle_uri::wanted(repo.config())?,
-        bundle_from: args.bundle_uri.clone(),
-        remote_progress: show_progress,
-        receive_progress: &receiving,
-        early_checkout_progress: &checkout,
-        checkout_progress: &after,
+        depth: args.depth.as_deref(),
+        shallow_since: args.shallow_since.as_deref(),
+        shallow_exclude: &args.shallow_exclude,
+        filter: filter.clone(),
+        bundle_uri: args.bundle_uri.as_deref(),
+        check_out: !args.bare() && !args.no_checkout,
+        reject_shallow: either(args.reject_shallow, args.no_reject_shallow),
+        local: args.local_choice(&filter),
+        references: args.references(),
+        dissociate: args.dissociate,
+        settings: &settings,
+        template: args.template.as_deref(),
+        origin: args.origin.as_deref(),
+        separate_git_dir: args.separate_git_dir.as_deref(),
+        work_tree_env: work_tree_env.as_deref(),
+        ref_format: args.ref_format.as_deref(),
+        server_options: &args.server_option,
+        upload_pack: args.upload_pack.as_deref(),
+        ip_version: IpVersion::from_flags(args.ipv4, args.ipv6),
+        quiet: args.quiet,
+        progress: show_progress,
+        refused_late: refused_late(&args, &filter, recursing && references.0 && references.1),
+        cancel: context.cancel.clone(),
     };
-    let messages = CloneStderr::new(args.quiet, repo.config())?;
-    let cloned = clone_into(&remote, &origin, &repo, &initial, &options, &messages)?;
-    if args.dissociate {
-        dissociate(&repo)?;
-    }
-    if cloned.checked_out_early {
-        checkout.replay(&TerminalProgress::new(show_progress));
-    }
-    if let (true, Some(id)) = (options.check_out, cloned.head) {
-        advise_if_detached(&repo, &id)?;
-    }
-    layout.keep();
-    if !args.recurse_submodules.is_empty() && options.check_out {
-        return clone_submodules(&args, &repo.reopened()?, filter_submodules);
+    let made = run_clone(request, &CloneStderr { show_progress })?;
+    if !args.recurse_submodules.is_empty() && made.checked_out {
+        let filter = filter.filter(|_| filter_submodules);
+        return clone_submodules(&args, &made.repo, filter);
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// A path that is no repository, refused before "Cloning into" and in clone's words (fetch
-/// says it another way), as git does; a name with a colon goes to the transport, which says
-/// it its own way, and a URL that cannot be read is refused after "Cloning into".
-fn check_source(remote: &Result<Remote, FetchError>, given: &str) -> anyhow::Result<()> {
-    if let Ok(Remote {
-        url: RemoteUrl::Local(path),
-        shown,
-        ..
-    }) = remote
-    {
-        if !path.exists() && !given.contains(':') {
-            bail!("repository '{shown}' does not exist");
-        }
-    }
-    Ok(())
-}
-
-/// How far history is cut: a depth that is no positive number refused now; one with more
-/// than a number in it by the transport, after "Cloning into" (the first returned), as git's.
-fn deepen_of(args: &CloneArgs) -> anyhow::Result<(Result<(), DepthError>, Deepen)> {
-    let depth = args.depth.as_deref().map(parse_depth).transpose();
-    if let Err(e @ DepthError::NotPositive(_)) = depth {
-        bail!(e);
-    }
-    let deepen = Deepen {
-        depth: depth.clone().unwrap_or_default(),
-        since: parse_since(args.shallow_since.as_deref())?,
-        not: args.shallow_exclude.clone(),
-        relative: false,
-    };
-    Ok((depth.map(drop), deepen))
-}
-
-/// The combinations git refuses once it said "Cloning into".
-fn refuse_after_cloning_into(args: &CloneArgs, recursing_both: bool) -> anyhow::Result<()> {
-    if recursing_both {
-        bail!("clone --recursive is not compatible with both --reference and --reference-if-able");
-    }
-    if args.also_filter_submodules && args.filter.is_none() {
-        bail!("the option '--also-filter-submodules' requires '--filter'");
-    }
-    if args.also_filter_submodules && args.recurse_submodules.is_empty() {
-        bail!("the option '--also-filter-submodules' requires '--recurse-submodules'");
-    }
-    Ok(())
-}
-
-/// The new repository's `-c` settings and `--reference` alternates, refused and said as git.
-fn write_given_settings(args: &CloneArgs, git_dir: &Path, cwd: &Path) -> anyhow::Result<()> {
-    match write_settings(git_dir, &args.config) {
-        Err(SettingError::BadKey(problem)) => {
-            eprintln!("error: {problem}");
-            bail!("unable to write parameters to config file");
-        }
-        written => written?,
-    }
-    let objects = git_dir.join("objects");
-    for (given, why) in add_references(cwd, &objects, &args.references())? {
-        eprintln!("info: Could not add alternate for '{given}': {why}");
-    }
-    Ok(())
-}
-
-/// A clone checked out on no branch (`--branch <tag>`) at `head`: git's advice, under -q too.
-fn advise_if_detached(repo: &Repository, head: &sluice_object::ObjectId) -> anyhow::Result<()> {
-    let detached = !matches!(repo.refs().read("HEAD")?, Some(RefTarget::Symbolic(_)));
-    if detached && sluice_checkout::report::advises_detached(repo)? {
-        eprint!(
-            "{}",
-            sluice_checkout::report::detached_advice(&head.to_string())
-        );
-    }
-    Ok(())
+/// The combinations git refuses once it said "Cloning into", in git's words.
+fn refused_late(args: &CloneArgs, filter: &Option<String>, recursing_both: bool) -> Option<String> {
+    let refused = [
+        (
+            recursing_both,
+            "clone --recursive is not compatible with both --reference and --reference-if-able",
+        ),
+        (
+            args.also_filter_submodules && filter.is_none(),
+            "the option '--also-filter-submodules' requires '--filter'",
+        ),
+        (
+            args.also_filter_submodules && args.recurse_submodules.is_empty(),
+            "the option '--also-filter-submodules' requires '--recurse-submodules'",
+        ),
+    ];
+    let (_, words) = refused.iter().find(|(given, _)| *given)?;
+    Some((*words).to_owned())
 }
 
 /// `--recurse-submodules`: the submodules cloned and checked out as git's `submodule update
@@ -419,13 +304,13 @@ fn advise_if_detached(repo: &Repository, head: &sluice_object::ObjectId) -> anyh
 fn clone_submodules(
     args: &CloneArgs,
     repo: &Repository,
-    filter_submodules: bool,
+    filter: Option<String>,
 ) -> anyhow::Result<ExitCode> {
     let recursion = sluice_submodule::clone::Options {
         quiet: args.quiet,
         progress: args.progress,
         shallow: args.shallow_submodules,
-        filter: args.filter.clone().filter(|_| filter_submodules),
+        filter,
         single_branch: args.single_branch,
         remote: args.remote_submodules,
         jobs: args.jobs,
@@ -436,35 +321,22 @@ fn clone_submodules(
     }
 }
 
-/// The clone's messages on stderr, as git words them; `-q` keeps only the warnings.
+/// The clone's words and progress on stderr.
 struct CloneStderr {
-    quiet: bool,
-    remote: RemoteLines,
+    show_progress: bool,
 }
 
-impl CloneStderr {
-    fn new(quiet: bool, config: &sluice_odb::Config) -> anyhow::Result<CloneStderr> {
-        Ok(CloneStderr {
-            quiet,
-            remote: RemoteLines::new(config)?,
-        })
-    }
-}
-
-impl CloneMessages for CloneStderr {
-    fn tell(&self, told: CloneNotice<'_>) {
-        match told {
-            // Said under -q too, as git says it.
-            CloneNotice::EmptyRepository => {
-                eprintln!("warning: You appear to have cloned an empty repository.")
-            }
-            CloneNotice::ObjectsLinked if !self.quiet => eprintln!("done."),
-            CloneNotice::Warning(warning) => eprintln!("warning: {warning}"),
-            _ => {}
-        }
+impl CloneHost for CloneStderr {
+    fn err(&self, text: &str) {
+        eprint!("{text}");
     }
 
-    fn remote_progress(&self, text: &[u8]) {
-        self.remote.show(text);
+    fn progress(&self) -> Box<dyn Progress> {
+        Box::new(TerminalProgress::new(self.show_progress))
+    }
+
+    fn server_lines(&self, config: &Config) -> Result<ServerLines<'_>, RemoteColorError> {
+        let lines = RemoteLines::new(config)?;
+        Ok(Box::new(move |text| lines.show(text)))
     }
 }
