@@ -9,6 +9,9 @@ use std::path::PathBuf;
 /// are git's where git has some.
 #[derive(Debug, thiserror::Error)]
 pub enum SubmoduleError {
+    /// A signal stopped the work.
+    #[error(transparent)]
+    Cancelled(#[from] sluice_object::cancel::Cancelled),
     /// The index could not be read.
     #[error("cannot read the index '{}'", path.display())]
     Index {

@@ -11,6 +11,7 @@ use crate::recursion::{mode_of, Mode};
 use crate::registry::{checked_out_submodules, default_remote, Placed};
 use crate::{Host, Recursion, SubmoduleError};
 use sluice_client::fetch::Report;
+use sluice_object::cancel::{Cancel, Cancelled};
 use sluice_object::{IdMap, ObjectId};
 use sluice_repo::Repository;
 
@@ -21,6 +22,8 @@ pub struct SubmoduleFetch {
     mode: Mode,
     jobs: usize,
     brought: Brought,
+    /// Stops the walk through what the fetches brought.
+    cancel: Cancel,
 }
 
 /// The new values of the refs the superproject's fetches moved (or, under `--dry-run`, would
@@ -39,12 +42,14 @@ impl SubmoduleFetch {
         repo: &Repository,
         given: Option<Recursion>,
         jobs: Option<u32>,
+        cancel: Cancel,
     ) -> Result<Self, SubmoduleError> {
         let keys = ["submodule.fetchjobs", "fetch.parallel"];
         Ok(SubmoduleFetch {
             mode: mode_of(given, repo)?,
             jobs: job_count(jobs, repo.config(), &keys)?,
             brought: Brought::default(),
+            cancel,
         })
     }
 
@@ -80,7 +85,7 @@ impl SubmoduleFetch {
         }
         let brought = match self.brought.tips.is_empty() {
             true => Vec::new(),
-            false => new_commits(repo, &self.brought.tips, &self.brought.olds),
+            false => new_commits(repo, &self.brought, &self.cancel)?,
         };
         let mut wanted = Vec::new();
         for submodule in checked_out_submodules(repo)? {
@@ -169,21 +174,26 @@ impl Wanted {
     }
 }
 
-/// The commits a fetch brought: those `tips` reach and `before` does not, as a fetch "on
-/// demand" looks through them (`tips` alone when the walk cannot be made).
-fn new_commits(repo: &Repository, tips: &[ObjectId], before: &[ObjectId]) -> Vec<ObjectId> {
-    let cancel = sluice_object::cancel::Cancel::default();
+/// The commits a fetch brought: those its new tips reach and the old ones do not, as a fetch
+/// "on demand" looks through them (the tips alone when the walk cannot be made); a signal
+/// stops the walk, and the run with it.
+fn new_commits(
+    repo: &Repository,
+    brought: &Brought,
+    cancel: &Cancel,
+) -> Result<Vec<ObjectId>, Cancelled> {
     let request = sluice_graph::WalkRequest {
         filter: sluice_graph::ObjectFilter::TreeDepth(0),
-        ..sluice_graph::WalkRequest::reachable(tips, before, cancel)
+        ..sluice_graph::WalkRequest::reachable(&brought.tips, &brought.olds, cancel.clone())
     };
     let discard = sluice_object::progress::Discard;
     match sluice_graph::walk_objects(repo.objects(), &request, &discard) {
-        Ok(walked) => (walked.objects.iter())
+        Ok(walked) => Ok((walked.objects.iter())
             .filter(|o| o.kind == sluice_object::ObjectKind::Commit)
             .map(|o| o.id)
-            .collect(),
-        Err(_) => tips.to_vec(),
+            .collect()),
+        Err(sluice_graph::WalkError::Cancelled(cancelled)) => Err(cancelled),
+        Err(_) => Ok(brought.tips.clone()),
     }
 }
 

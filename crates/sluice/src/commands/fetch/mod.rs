@@ -228,7 +228,8 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         not: args.shallow_exclude.clone(),
         relative: depth.relative,
     };
-    let mut submodules = SubmoduleFetch::from_config(&repo, recursion, jobs_given(&args))?;
+    let mut submodules =
+        SubmoduleFetch::from_config(&repo, recursion, jobs_given(&args), context.cancel.clone())?;
     // How many remotes at once under `--all` (`fetch.parallel` is read, and refused, above).
     let remote_jobs = job_count(jobs_given(&args), repo.config(), &["fetch.parallel"])?;
     // `fetch.output` is read (and a bad value refused) under `--porcelain` too, as git's.
