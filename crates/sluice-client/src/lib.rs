@@ -22,3 +22,7 @@ pub mod remote_shallow;
 pub mod upstream;
 
 pub use negotiate::{HistoryNegotiator, NegotiationAlgorithm, UnknownNegotiation};
+
+/// Shows the server's progress (band 2) as a command's host shows it: each packet as it
+/// arrives; what the server left open is ended when it is dropped.
+pub type ServerLines<'a> = Box<dyn Fn(&[u8]) + Sync + 'a>;

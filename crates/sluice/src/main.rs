@@ -75,7 +75,7 @@ fn main() -> ExitCode {
             {
                 eprintln!("error: {why}");
             }
-            eprintln!("fatal: {}", describe(&error));
+            eprintln!("fatal: {}", describe(error.as_ref()));
             ExitCode::from(128)
         }
     }
@@ -85,9 +85,10 @@ fn main() -> ExitCode {
 /// The module error types already end their message with their cause's (`{source}`), so a
 /// cause is added only when the text so far does not end with it; printing the chain
 /// unconditionally said "corrupt zlib stream: …" twice.
-pub(crate) fn describe(error: &anyhow::Error) -> String {
+pub(crate) fn describe(error: &(dyn std::error::Error + 'static)) -> String {
     let mut text = error.to_string();
-    for cause in error.chain().skip(1) {
+    let causes = std::iter::successors(error.source(), |cause| cause.source());
+    for cause in causes {
         // A system error is said in git's words (strerror's, without Rust's "(os error N)"),
         // unless the text says it already, in either.
         let said = cause.to_string();

@@ -11,6 +11,7 @@ use super::plan::{directory_name, CloneShape, Origin, OriginError};
 use super::run::{clone_into, CloneMessages, CloneNotice, CloneOptions};
 use super::{write_settings, CloneError, SettingError};
 use crate::reference::{add_references, dissociate, Reference, ReferenceError};
+use crate::ServerLines;
 use sluice_object::cancel::Cancel;
 use sluice_object::progress::{Deferred, Progress};
 use sluice_object::ObjectId;
@@ -152,9 +153,6 @@ pub trait CloneHost: Sync {
     /// `config` says; what it left open is ended when it is dropped.
     fn server_lines(&self, config: &Config) -> Result<ServerLines<'_>, RemoteColorError>;
 }
-
-/// Shows the server's progress: each packet of band 2 as it arrives.
-pub type ServerLines<'a> = Box<dyn Fn(&[u8]) + Sync + 'a>;
 
 /// What the command made.
 pub struct CloneMade {

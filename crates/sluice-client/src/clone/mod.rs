@@ -14,7 +14,7 @@ mod plan;
 mod refs;
 mod run;
 
-pub use command::{run_clone, CloneCommandError, CloneHost, CloneMade, CloneRequest, ServerLines};
+pub use command::{run_clone, CloneCommandError, CloneHost, CloneMade, CloneRequest};
 pub use config::{write_config, write_settings, Recorded, SettingError};
 pub use early::EarlyCheckout;
 pub use layout::{check_ref_format, Layout, LayoutError};

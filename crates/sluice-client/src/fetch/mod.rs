@@ -5,6 +5,7 @@
 //! `FETCH_HEAD`. The command line decides the plan from its flags and the configuration, and
 //! prints the report.
 
+mod command;
 mod fetch_head;
 pub mod legacy_remotes;
 mod mapping;
@@ -17,6 +18,9 @@ mod settings;
 mod update;
 mod upstream;
 
+pub use command::{
+    run_fetch, FetchApart, FetchCommand, FetchCommandError, FetchEnd, FetchHost, HostError,
+};
 pub use fetch_head::{clear_fetch_head, display_url, write_fetch_head};
 pub use mapping::{
     drop_duplicates, follow_known_tags, track_in_passing, Listed, Mapping, MappingError, RefPlan,

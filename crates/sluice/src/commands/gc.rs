@@ -78,7 +78,7 @@ pub fn run(args: GcArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let code = match run_here(args, GcPlace::Detached(detached.past), context) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("fatal: {}", crate::describe(&error));
+            eprintln!("fatal: {}", crate::describe(error.as_ref()));
             ExitCode::from(128)
         }
     };
@@ -118,7 +118,7 @@ fn run_here(args: GcArgs, mut place: GcPlace, context: &Context) -> anyhow::Resu
         // As git's gc, whose steps are commands: the step's own error, then which failed.
         Err(GcCommandError::Work(error)) => match error.step() {
             Some(step) => {
-                eprintln!("fatal: {}", crate::describe(&error.into()));
+                eprintln!("fatal: {}", crate::describe(&error));
                 bail!("failed to run {step}");
             }
             None => Err(error.into()),

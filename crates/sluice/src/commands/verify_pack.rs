@@ -58,7 +58,7 @@ pub fn run(args: VerifyPackArgs, context: &Context) -> anyhow::Result<ExitCode> 
                 failed = true;
                 stdout.flush()?;
                 // git's verify-pack passes on what its index-pack died of.
-                eprintln!("fatal: {}", crate::describe(&error.into()));
+                eprintln!("fatal: {}", crate::describe(&error));
                 if args.verbose || args.stat_only {
                     writeln!(stdout, "{}: bad", pack_path.display())?;
                 }

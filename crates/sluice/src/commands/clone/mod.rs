@@ -10,11 +10,10 @@ use super::{any_path, either, Context};
 use crate::progress::TerminalProgress;
 use anyhow::bail;
 use clap::Args;
-use sluice_client::clone::{
-    run_clone, CloneHost, CloneRequest, CloneShape, LocalChoice, ServerLines,
-};
+use sluice_client::clone::{run_clone, CloneHost, CloneRequest, CloneShape, LocalChoice};
 use sluice_client::partial::filter_spec;
 use sluice_client::reference::{Need, Reference};
+use sluice_client::ServerLines;
 use sluice_object::progress::Progress;
 use sluice_odb::Config;
 use sluice_remote::remote_colors::RemoteColorError;

@@ -10,25 +10,28 @@ use super::{either, Context};
 use crate::progress::TerminalProgress;
 use anyhow::bail;
 use clap::Args;
+use sluice_client::fetch::{
+    run_fetch, FetchApart, FetchChoice, FetchCommand, FetchEnd, FetchHost, FetchSettings,
+    GivenSettings, HostError, Moved, RunError, Selection,
+};
 use sluice_client::partial::filter_spec;
-use sluice_client::refspec::{self, Refspec};
+use sluice_client::ServerLines;
+use sluice_object::progress::Progress;
+use sluice_odb::Config;
+use sluice_remote::remote_colors::RemoteColorError;
+use sluice_remote::{Deepen, IpVersion};
+use sluice_repo::date::parse_since;
 use sluice_repo::Repository;
+use sluice_submodule::fetch::SubmoduleFetch;
+use sluice_submodule::jobs::{self, job_count, JobOutput};
+use sluice_submodule::Recursion;
 use std::io::Write as _;
 use std::process::ExitCode;
+use std::sync::Mutex;
 
 mod report;
 
 use report::{print_report, ReportFormat};
-use sluice_client::fetch::{
-    display_url, fetch_remote, negotiate_only, remotes_to_fetch, FetchChoice, FetchMessages,
-    FetchOptions, FetchOutcome, FetchPlan, FetchSettings, GivenSettings, Refused, Remotes,
-    RunError, Selection, UNCHECKED_FORCED_UPDATES,
-};
-use sluice_remote::{Deepen, IpVersion};
-use sluice_repo::date::parse_since;
-use sluice_submodule::fetch::SubmoduleFetch;
-use sluice_submodule::jobs::{self, job_count, JobOutput};
-use sluice_submodule::Recursion;
 
 /// `git fetch`'s arguments (those this version supports).
 #[derive(Debug, Args)]
@@ -207,10 +210,8 @@ fn reflog_action() -> String {
 }
 
 /// Runs fetch: of one remote, or of several one after another as git's `--all` does.
-pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    if let Some(spec) = &args.filter {
-        args.filter = Some(filter_spec(spec)?);
-    }
+pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
+    let filter = args.filter.as_deref().map(filter_spec).transpose()?;
     let repo = context.require_repository()?;
     let recursion = recursion(&args)?;
     if args.porcelain && recursion != Some(Recursion::Off) {
@@ -228,8 +229,8 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         not: args.shallow_exclude.clone(),
         relative: depth.relative,
     };
-    let mut submodules =
-        SubmoduleFetch::from_config(&repo, recursion, jobs_given(&args), context.cancel.clone())?;
+    let cancel = context.cancel.clone();
+    let submodules = SubmoduleFetch::from_config(&repo, recursion, jobs_given(&args), cancel)?;
     // How many remotes at once under `--all` (`fetch.parallel` is read, and refused, above).
     let remote_jobs = job_count(jobs_given(&args), repo.config(), &["fetch.parallel"])?;
     // `fetch.output` is read (and a bad value refused) under `--porcelain` too, as git's.
@@ -238,213 +239,69 @@ pub fn run(mut args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         write_commit_graph: either(args.write_commit_graph, args.no_write_commit_graph),
     };
     let settings = FetchSettings::resolve(repo.config(), given)?;
-    let one = |repository: Option<&str>, refspecs: Vec<Refspec>| RemoteFetch {
-        repository: repository.map(str::to_owned),
-        refspecs,
-        append: args.append,
-        action: reflog_action(),
-        deepen: deepen.clone(),
-        unshallow: args.unshallow,
-    };
-    let selection = Selection {
-        all: args.all,
-        multiple: args.multiple,
-        repository: args.repository.as_ref(),
-        refspecs: &args.refspecs,
-    };
-    let code = match remotes_to_fetch(&repo, &selection)? {
-        Remotes::Given => {
-            let mut refspecs = refspec::command_line(&args.refspecs)?;
-            if args.stdin {
-                let mut text = String::new();
-                std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
-                refspecs.extend(refspec::lines(&text)?);
-            }
-            let one = one(args.repository.as_deref(), refspecs);
-            fetch_one(&args, context, &repo, &one, settings, &mut submodules)
-        }
-        Remotes::Only(name) => {
-            let one = one(Some(&name), Vec::new());
-            fetch_one(&args, context, &repo, &one, settings, &mut submodules)
-        }
-        Remotes::Each(names) => {
-            refuse_for_each(&args)?;
-            match remote_jobs {
-                1 => fetch_each(&args, context, &repo, &names, settings, &mut submodules),
-                jobs => fetch_parallel(&args, context, &repo, &names, jobs),
-            }
-        }
-    }?;
-    if code == ExitCode::SUCCESS {
-        let prefix = args.submodule_prefix.as_deref().unwrap_or_default();
-        let passed = passed_on(&args, None);
-        let said = (args.quiet, prefix);
-        let failed = submodules.run(&super::Terminal, &repo, &passed, said)?;
-        if !failed.is_empty() {
-            eprintln!("Errors during submodule fetch:");
-            for path in failed {
-                eprintln!("\t{path}");
-            }
-            return Ok(ExitCode::from(1));
-        }
-    }
-    // As git: once every remote is fetched, a layer of the split commit-graph when asked.
-    if settings.write_commit_graph && code == ExitCode::SUCCESS {
-        let shown = TerminalProgress::new(crate::progress::enabled(!args.quiet, args.progress));
-        let options = sluice_graph::commit_graph::SplitOptions::default();
-        let commits = sluice_graph::commit_graph::GraphCommits::Reachable;
-        if sluice_graph::commit_graph::write_split(&repo, &commits, &options, &shown)?.is_none() {
-            eprintln!("warning: {}", sluice_graph::commit_graph::DISABLED);
-        }
-    }
-    Ok(code)
-}
-
-/// What git refuses where a fetch runs one fetch per remote, in git's order.
-fn refuse_for_each(args: &FetchArgs) -> anyhow::Result<()> {
-    let refused = [
-        (
-            args.negotiate_only,
-            "must supply remote when using --negotiate-only",
-        ),
-        (
-            args.filter.is_some(),
-            "--filter can only be used with the remote configured in extensions.partialclone",
-        ),
-        (
-            args.atomic,
-            "--atomic can only be used when fetching from one remote",
-        ),
-        (
-            args.stdin,
-            "--stdin can only be used when fetching from one remote",
-        ),
-    ];
-    match refused.iter().find(|(given, _)| *given) {
-        Some((_, message)) => bail!("{message}"),
-        None => Ok(()),
-    }
-}
-
-/// RemoteFetch remote's fetch, and what it writes to FETCH_HEAD and the reflogs.
-struct RemoteFetch {
-    /// A remote's name or a URL (the default remote when `None`).
-    repository: Option<String>,
-    /// The refspecs of the command line (and `--stdin`).
-    refspecs: Vec<Refspec>,
-    /// Whether FETCH_HEAD is added to rather than replaced.
-    append: bool,
-    /// The reflog's action (`fetch` and the arguments).
-    action: String,
-    /// How far history is cut or extended.
-    deepen: Deepen,
-    /// `--unshallow`.
-    unshallow: bool,
-}
-
-/// Fetches each of `names` in turn, as git's `--all` runs one `fetch --append` per remote: a
-/// remote that fails is reported and the others are still fetched.
-fn fetch_each(
-    args: &FetchArgs,
-    context: &Context,
-    repo: &Repository,
-    names: &[String],
-    settings: FetchSettings,
-    submodules: &mut SubmoduleFetch,
-) -> anyhow::Result<ExitCode> {
-    if writes_fetch_head(args) && !args.append {
-        sluice_client::fetch::clear_fetch_head(repo)?;
-    }
-    let mut failed = false;
-    for name in names {
-        if !args.quiet && !args.porcelain {
-            println!("Fetching {name}");
-            std::io::stdout().flush()?;
-        }
-        let one = RemoteFetch {
-            repository: Some(name.clone()),
+    let show_progress = crate::progress::enabled(!args.quiet, args.progress);
+    let request = FetchCommand {
+        selection: Selection {
+            all: args.all,
+            multiple: args.multiple,
+            repository: args.repository.as_ref(),
+            refspecs: &args.refspecs,
+        },
+        stdin: args.stdin,
+        choice: FetchChoice {
+            repository: None,
             refspecs: Vec::new(),
-            append: true,
-            action: each_action(args, name),
-            // As git's, which runs a fetch per remote without the history options.
-            deepen: Deepen::default(),
-            unshallow: false,
-        };
-        let fetched = match fetch_one(args, context, repo, &one, settings, submodules) {
-            Ok(code) => code == ExitCode::SUCCESS,
-            Err(error) => {
-                eprintln!("fatal: {}", crate::describe(&error));
-                false
-            }
-        };
-        if !fetched {
-            eprintln!("error: could not fetch {name}");
-            failed = true;
-        }
-    }
-    // 1 when any remote failed, as git's `fetch --all`.
-    Ok(ExitCode::from(u8::from(failed)))
-}
-
-/// Fetches `names` `jobs` at a time, as git's `--all` with `-j`/`fetch.parallel`: Sluice run
-/// for each with the command line git gives its own (whose reflog action it is), its messages
-/// held and said whole when it ends; a failed one said as git says it.
-fn fetch_parallel(
-    args: &FetchArgs,
-    context: &Context,
-    repo: &Repository,
-    names: &[String],
-    jobs: usize,
-) -> anyhow::Result<ExitCode> {
-    if writes_fetch_head(args) && !args.append {
-        sluice_client::fetch::clear_fetch_head(repo)?;
-    }
-    let fetch = |name: &String, output: &mut JobOutput| -> anyhow::Result<_> {
-        if !args.quiet && !args.porcelain {
-            println!("Fetching {name}");
-            std::io::stdout().flush()?;
-        }
-        let mut words = each_words(args, name);
-        // As git's parallel fetches: the remote's name after `--end-of-options`.
-        words.insert(words.len() - 1, "--end-of-options");
-        let mut command = std::process::Command::new(std::env::current_exe()?);
-        command.current_dir(&context.cwd).args(words);
-        Ok(output.run(&mut command)?)
+            prune: either(args.prune, args.no_prune),
+            prune_tags: either(args.prune_tags, args.no_prune_tags),
+            tags: either(args.tags, args.no_tags),
+            force: args.force,
+            update_head_ok: args.update_head_ok,
+            filter: filter.as_deref(),
+            no_filter: args.no_filter,
+            refmap: &args.refmap,
+            prefetch: args.prefetch,
+        },
+        upload_pack: args.upload_pack.as_deref(),
+        server_options: &args.server_option,
+        ip_version: IpVersion::from_flags(args.ipv4, args.ipv6),
+        negotiate_only: args.negotiate_only,
+        negotiation_tips: &args.negotiation_tip,
+        deepen,
+        unshallow: args.unshallow,
+        refetch: args.refetch,
+        keep: args.keep,
+        update_shallow: args.update_shallow,
+        atomic: args.atomic,
+        dry_run: args.dry_run,
+        verbose: args.verbose > 0,
+        set_upstream: args.set_upstream,
+        append: args.append,
+        writes_fetch_head: writes_fetch_head(&args),
+        unannounced: args.quiet || args.porcelain,
+        progress: show_progress,
+        unpack_progress: crate::progress::enabled(!args.quiet, false),
+        action: reflog_action(),
+        // A bad recursion was refused above.
+        passed_on: passed_on(&args, recursion.map(Recursion::option)),
+        remote_jobs,
+        settings,
+        cwd: &context.cwd,
+        cancel: context.cancel.clone(),
     };
-    let mut failed = false;
-    let names: Vec<&String> = names.iter().collect();
-    jobs::for_each(&super::Terminal, &names, jobs, fetch, |name, status| {
-        if !status.success() {
-            let code = status.code().unwrap_or(-1);
-            eprintln!("could not fetch '{name}' (exit code: {code})");
-            failed = true;
-        }
-        Ok(true)
-    })?;
-    // 1 when any remote failed, as git's `fetch --all`.
-    Ok(ExitCode::from(u8::from(failed)))
-}
-
-/// The reflog action of one remote's fetch under `--all`: the command line git gives the
-/// `fetch` it runs for that remote (see [`each_words`]).
-fn each_action(args: &FetchArgs, name: &str) -> String {
-    each_words(args, name).join(" ")
-}
-
-/// The command line git gives the `fetch` it runs for the remote `name` under `--all`, the
-/// options passed on in git's order.
-fn each_words<'a>(args: &FetchArgs, name: &'a str) -> Vec<&'a str> {
-    let mut words = vec![
-        "fetch",
-        "--append",
-        "--no-auto-gc",
-        "--no-write-commit-graph",
-    ];
-    // A bad value was refused in `run`.
-    let recurse = recursion(args).ok().flatten().map(Recursion::option);
-    words.extend(passed_on(args, recurse));
-    words.push(name);
-    words
+    let host = FetchTerminal {
+        args: &args,
+        context,
+        format: match args.porcelain {
+            true => ReportFormat::Porcelain,
+            false => ReportFormat::Human(settings.names),
+        },
+        submodules: Mutex::new(submodules),
+    };
+    Ok(match run_fetch(&repo, &request, &host)? {
+        FetchEnd::Done => ExitCode::SUCCESS,
+        FetchEnd::Failed => ExitCode::from(1),
+        FetchEnd::Aborted => ExitCode::from(128),
+    })
 }
 
 /// The options a fetch passes on to the fetches it runs (of each remote under `--all`, in each
@@ -496,128 +353,91 @@ fn writes_fetch_head(args: &FetchArgs) -> bool {
     !args.dry_run && !args.no_write_fetch_head
 }
 
-/// Fetches one remote or URL, and reports as git does.
-fn fetch_one(
-    args: &FetchArgs,
-    context: &Context,
-    repo: &Repository,
-    one: &RemoteFetch,
-    settings: FetchSettings,
-    submodules: &mut SubmoduleFetch,
-) -> anyhow::Result<ExitCode> {
-    let choice = FetchChoice {
-        repository: one.repository.as_deref(),
-        refspecs: one.refspecs.clone(),
-        prune: either(args.prune, args.no_prune),
-        prune_tags: either(args.prune_tags, args.no_prune_tags),
-        tags: either(args.tags, args.no_tags),
-        force: args.force,
-        update_head_ok: args.update_head_ok,
-        filter: args.filter.as_deref(),
-        no_filter: args.no_filter,
-        refmap: &args.refmap,
-        prefetch: args.prefetch,
-    };
-    let plan = FetchPlan::from_config(repo, &context.cwd, &choice)?;
-    let upload_pack = args.upload_pack.as_deref().or(plan.upload_pack.as_deref());
-    let mut connect = context.connect_options(repo.config(), upload_pack)?;
-    let remote_name = &plan.refs.remote_name;
-    connect.server_options =
-        sluice_remote::server_options(&args.server_option, repo.config(), remote_name);
-    connect.ip_version = IpVersion::from_flags(args.ipv4, args.ipv6);
-    if args.negotiate_only {
-        for id in negotiate_only(&plan.remote, repo, &args.negotiation_tip, &connect)? {
-            println!("{id}");
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    let show_progress = crate::progress::enabled(!args.quiet, args.progress);
-    let progress = TerminalProgress::new(show_progress);
-    // git's unpack-objects, run without --progress, shows its own on a terminal only.
-    let unpacking = TerminalProgress::new(crate::progress::enabled(!args.quiet, false));
-    let options = FetchOptions {
-        refs: plan.refs,
-        negotiation: plan.negotiation,
-        bundle_uri: sluice_client::bundle_uri::wanted(repo.config())?,
-        filter: plan.filter,
-        prune: plan.prune,
-        deepen: one.deepen.clone(),
-        unshallow: one.unshallow,
-        refetch: args.refetch,
-        keep: args.keep,
-        negotiation_tips: args.negotiation_tip.clone(),
-        update_shallow: args.update_shallow,
-        atomic: args.atomic,
-        dry_run: args.dry_run,
-        verbose: args.verbose > 0,
-        show_forced_updates: settings.show_forced_updates,
-        fetch_head: writes_fetch_head(args).then_some(one.append),
-        set_upstream: args.set_upstream,
-        action: one.action.clone(),
-        connect,
-        remote_progress: show_progress,
-        receive_progress: &progress,
-        unpack_progress: &unpacking,
-        cwd: &context.cwd,
-    };
-    let said = FetchStderr(RemoteLines::new(repo.config())?);
-    let shown = display_url(&plan.remote.shown);
-    let moved = match fetch_remote(&plan.remote, repo, &options, &said)? {
-        FetchOutcome::Moved(moved) => moved,
-        // git's words and exit code; nothing was fetched or changed.
-        FetchOutcome::Unadvertised(id) => {
-            eprintln!("error: Server does not allow request for unadvertised object {id}");
-            return Ok(ExitCode::from(1));
-        }
-        FetchOutcome::NotConnected(missing) => {
-            eprintln!("error: missing object {missing}");
-            eprintln!("error: {shown} did not send all necessary objects");
-            return Ok(ExitCode::from(1));
-        }
-    };
-    submodules.note(&moved.lines);
-    let format = match args.porcelain {
-        true => ReportFormat::Porcelain,
-        false => ReportFormat::Human(settings.names),
-    };
-    print_report(shown, &moved.lines, args.quiet, format, moved.summary_width)?;
-    if moved.aborted_by_hook {
-        eprintln!("fatal: ref updates aborted by hook");
-        return Ok(ExitCode::from(128));
-    }
-    for error in &moved.in_the_way {
-        eprintln!("error: {error}");
-    }
-    if settings.advise_unchecked {
-        eprintln!("warning: {UNCHECKED_FORCED_UPDATES}");
-    }
-    if let Some(warning) = &moved.upstream_warning {
-        eprintln!("warning: {warning}");
-    }
-    if moved.refused == Refused::InTheWay {
-        // As git 2.47 advises; 2.39 gives the advice only when the ref in the way is loose.
-        eprintln!("error: some local refs could not be updated; try running\n 'git remote prune {}' to remove any old, conflicting branches", options.refs.remote_name);
-    }
-    // A ref that could not be moved or deleted fails the fetch, as in git.
-    let failed_line = (moved.lines.iter()).any(
-        |report| matches!(report, sluice_client::fetch::Report::Line(line) if line.error.is_some()),
-    );
-    let clean = moved.refused == Refused::None && moved.in_the_way.is_empty() && !failed_line;
-    Ok(match clean {
-        true => ExitCode::SUCCESS,
-        false => ExitCode::from(1),
-    })
+/// A fetch's words and progress on the terminal, its report, and what it needs of the floors
+/// above the client: the submodules, and Sluice run for each remote under `--all -j`.
+struct FetchTerminal<'a> {
+    args: &'a FetchArgs,
+    context: &'a Context,
+    format: ReportFormat,
+    /// What the fetches moved is noted here; the submodules are fetched once they are done.
+    submodules: Mutex<SubmoduleFetch>,
 }
 
-/// A fetch's messages on stderr, as git words them.
-struct FetchStderr(RemoteLines);
-
-impl FetchMessages for FetchStderr {
-    fn warning(&self, message: &str) {
-        eprintln!("warning: {message}");
+impl FetchHost for FetchTerminal<'_> {
+    fn out(&self, text: &str) {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
     }
 
-    fn remote_progress(&self, text: &[u8]) {
-        self.0.show(text);
+    fn err(&self, text: &str) {
+        eprint!("{text}");
+    }
+
+    fn progress(&self, shown: bool) -> Box<dyn Progress> {
+        Box::new(TerminalProgress::new(shown))
+    }
+
+    fn server_lines(&self, config: &Config) -> Result<ServerLines<'_>, RemoteColorError> {
+        let lines = RemoteLines::new(config)?;
+        Ok(Box::new(move |text| lines.show(text)))
+    }
+
+    fn stdin(&self) -> std::io::Result<String> {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
+        Ok(text)
+    }
+
+    fn report(&self, url: &str, moved: &Moved) -> std::io::Result<()> {
+        let mut submodules = self.submodules.lock().unwrap_or_else(|e| e.into_inner());
+        submodules.note(&moved.lines);
+        let (quiet, width) = (self.args.quiet, moved.summary_width);
+        print_report(url, &moved.lines, quiet, self.format, width)
+    }
+
+    fn fatal(&self, error: &(dyn std::error::Error + 'static)) {
+        eprintln!("fatal: {}", crate::describe(error));
+    }
+
+    fn fetch_apart(
+        &self,
+        fetches: &[FetchApart],
+        jobs: usize,
+        announce: bool,
+    ) -> Result<bool, HostError> {
+        let fetch = |one: &FetchApart, output: &mut JobOutput| -> anyhow::Result<_> {
+            if announce {
+                self.out(&format!("Fetching {}\n", one.name));
+            }
+            let mut command = std::process::Command::new(std::env::current_exe()?);
+            command.current_dir(&self.context.cwd).args(&one.words);
+            Ok(output.run(&mut command)?)
+        };
+        let mut all_well = true;
+        let fetches: Vec<&FetchApart> = fetches.iter().collect();
+        jobs::for_each(&super::Terminal, &fetches, jobs, fetch, |one, status| {
+            if !status.success() {
+                let code = status.code().unwrap_or(-1);
+                eprintln!("could not fetch '{}' (exit code: {code})", one.name);
+                all_well = false;
+            }
+            Ok(true)
+        })?;
+        Ok(all_well)
+    }
+
+    fn fetch_submodules(&self, repo: &Repository) -> Result<bool, HostError> {
+        let prefix = self.args.submodule_prefix.as_deref().unwrap_or_default();
+        let passed = passed_on(self.args, None);
+        let said = (self.args.quiet, prefix);
+        let submodules = self.submodules.lock().unwrap_or_else(|e| e.into_inner());
+        let failed = submodules.run(&super::Terminal, repo, &passed, said)?;
+        if !failed.is_empty() {
+            eprintln!("Errors during submodule fetch:");
+            for path in &failed {
+                eprintln!("\t{path}");
+            }
+        }
+        Ok(failed.is_empty())
     }
 }

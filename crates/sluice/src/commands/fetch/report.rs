@@ -24,7 +24,7 @@ pub(super) fn print_report(
     quiet: bool,
     format: ReportFormat,
     summary_width: usize,
-) -> anyhow::Result<()> {
+) -> std::io::Result<()> {
     let names = match format {
         ReportFormat::Human(names) => names,
         ReportFormat::Porcelain => NamesFormat::Full,
