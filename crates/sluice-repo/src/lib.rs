@@ -1,5 +1,5 @@
 //! A git repository on disk (`gitrepository-layout`) around its object database: finding it,
-//! its configuration, refs and reflogs, `HEAD` and worktrees, the shallow file, the roots that
+//! its configuration, refs and reflogs, `HEAD` and worktrees, the shallow file, `FETCH_HEAD`, the roots that
 //! keep objects alive, revisions as git names them, receiving a pack with the repository's
 //! own settings, and the storage seam a server opens repositories through (`storage`).
 //!
@@ -14,6 +14,7 @@
 pub mod abbrev;
 pub mod date;
 pub mod default_config;
+pub mod fetch_head;
 pub mod hooks;
 pub mod init;
 mod object_views;

@@ -5,7 +5,6 @@
 //! The command line merges its flags into a [`FetchCommand`]; what it shows, and what needs a
 //! higher floor (the submodules, Sluice run for a remote), goes through a [`FetchHost`].
 
-use super::fetch_head::{clear_fetch_head, display_url};
 use super::plan::{FetchChoice, FetchPlan, FetchPlanError};
 use super::remotes::{remotes_to_fetch, Remotes, Selection, SelectionError};
 use super::report::Report;
@@ -21,6 +20,7 @@ use sluice_object::progress::Progress;
 use sluice_odb::{Config, LockError};
 use sluice_remote::remote_colors::RemoteColorError;
 use sluice_remote::{server_options, ConnectOptions, Deepen, IpVersion, SettingsError};
+use sluice_repo::fetch_head::{clear as clear_fetch_head, display_url};
 use sluice_repo::refspec::{self, CommandLineError, InvalidRefspec, Refspec};
 use sluice_repo::Repository;
 use std::path::Path;

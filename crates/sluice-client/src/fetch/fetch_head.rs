@@ -1,58 +1,27 @@
-//! `FETCH_HEAD`: the refs a fetch fetched, for `git pull` and scripts, one line each as git
-//! writes them.
+//! What a fetch lists in `FETCH_HEAD` (the format's one writer is `sluice_repo::fetch_head`):
+//! merge candidates first, then the rest, as git lists them.
 
 use super::mapping::{Listed, Update};
-use super::report::kind_of;
 use sluice_odb::LockError;
+use sluice_repo::fetch_head::{self, FetchHeadEntry};
 use sluice_repo::Repository;
 
-/// Empties `FETCH_HEAD`, as git's `fetch --all` does before each remote's fetch appends to it.
-pub fn clear_fetch_head(repo: &Repository) -> Result<(), LockError> {
-    sluice_odb::write_locked(&repo.git_dir().join("FETCH_HEAD"), b"", false)
-}
-
-/// Writes `FETCH_HEAD` (or, with `append`, adds to it): the refs fetched, merge candidates
-/// first, each as `<id>\t[not-for-merge]\t<kind> '<name>' of <url>`. Added in one write to
-/// the file opened for appending, as git adds: the fetches of several remotes at once
-/// (`fetch --all -j`) each add theirs, none lost.
+/// Writes `FETCH_HEAD` (or, with `append`, adds to it): the refs of `updates` that it lists,
+/// fetched from `url`, merge candidates first.
 pub fn write_fetch_head(
     repo: &Repository,
     updates: &[Update],
     url: &str,
     append: bool,
 ) -> Result<(), LockError> {
-    let path = repo.git_dir().join("FETCH_HEAD");
-    let mut text = String::new();
-    for listed in [Listed::ForMerge, Listed::NotForMerge] {
-        for update in updates.iter().filter(|u| u.listed == listed) {
-            let name = &update.remote.name;
-            let what = match kind_of(name) {
-                Some((kind, short)) => format!("{kind} '{short}' of "),
-                None if name == "HEAD" => String::new(),
-                None => format!("'{name}' of "),
-            };
-            let flag = match listed {
-                Listed::ForMerge => "",
-                _ => "not-for-merge",
-            };
-            text.push_str(&format!("{}\t{flag}\t{what}{url}\n", update.remote.id));
-        }
-    }
-    if !append {
-        return sluice_odb::write_locked(&path, text.as_bytes(), false);
-    }
-    let io = |source| LockError::Io {
-        path: path.clone(),
-        source,
-    };
-    let mut file = (std::fs::OpenOptions::new().append(true).create(true))
-        .open(&path)
-        .map_err(io)?;
-    std::io::Write::write_all(&mut file, text.as_bytes()).map_err(io)
-}
-
-/// The URL as FETCH_HEAD and the report name it: without a trailing `/` or `.git`.
-pub fn display_url(url: &str) -> &str {
-    let url = url.trim_end_matches('/');
-    url.strip_suffix(".git").unwrap_or(url)
+    let listed_as = |listed| updates.iter().filter(move |u| u.listed == listed);
+    let entries: Vec<FetchHeadEntry> = (listed_as(Listed::ForMerge))
+        .chain(listed_as(Listed::NotForMerge))
+        .map(|update| FetchHeadEntry {
+            id: update.remote.id,
+            name: &update.remote.name,
+            for_merge: update.listed == Listed::ForMerge,
+        })
+        .collect();
+    fetch_head::write(repo, &entries, url, append)
 }

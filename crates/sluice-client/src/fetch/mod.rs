@@ -21,14 +21,14 @@ mod upstream;
 pub use command::{
     run_fetch, FetchApart, FetchCommand, FetchCommandError, FetchEnd, FetchHost, HostError,
 };
-pub use fetch_head::{clear_fetch_head, display_url, write_fetch_head};
+pub use fetch_head::write_fetch_head;
 pub use mapping::{
     drop_duplicates, follow_known_tags, track_in_passing, Listed, Mapping, MappingError, RefPlan,
     Update, TAG_REFSPEC,
 };
 pub use plan::{FetchChoice, FetchPlan, FetchPlanError};
 pub use remotes::{remotes_to_fetch, Remotes, Selection, SelectionError};
-pub use report::{kind_of, short_name, NamesFormat, Report, Summary};
+pub use report::{short_name, NamesFormat, Report, Summary};
 pub use run::{
     fetch_remote, negotiate_only, FetchMessages, FetchOptions, FetchOutcome, Moved, RunError,
 };

@@ -3,6 +3,7 @@
 
 use sluice_object::ObjectId;
 use sluice_odb::{Config, ConfigError};
+use sluice_repo::refs::kind_of;
 
 /// What fetch says of one ref, in order.
 #[derive(Debug)]
@@ -57,18 +58,6 @@ impl Summary {
             local: "FETCH_HEAD".to_owned(),
         }
     }
-}
-
-/// What git calls a remote ref in the report and FETCH_HEAD, and its short name: a branch, a
-/// tag or a remote-tracking branch; `None` for any other ref.
-pub fn kind_of(name: &str) -> Option<(&'static str, &str)> {
-    [
-        ("refs/heads/", "branch"),
-        ("refs/tags/", "tag"),
-        ("refs/remotes/", "remote-tracking branch"),
-    ]
-    .into_iter()
-    .find_map(|(prefix, kind)| Some((kind, name.strip_prefix(prefix)?)))
 }
 
 /// A ref's name in the report: without `refs/heads/`, `refs/tags/` or `refs/remotes/`.

@@ -3,7 +3,7 @@
 //! repository lacks, then move the refs, prune, write FETCH_HEAD and `--set-upstream`, with the
 //! report as data for the command line to print.
 
-use super::fetch_head::{clear_fetch_head, display_url, write_fetch_head};
+use super::fetch_head::write_fetch_head;
 use super::mapping::{
     drop_duplicates, follow_known_tags, track_in_passing, Listed, Mapping, MappingError, RefPlan,
     Update,
@@ -29,6 +29,7 @@ use sluice_pack::ObjectLookup;
 use sluice_remote::{
     ConnectOptions, Connection, Deepen, FetchError, FetchRequest, Remote, RemoteRef,
 };
+use sluice_repo::fetch_head::{clear as clear_fetch_head, display_url};
 use sluice_repo::refs::reflog_identity;
 use sluice_repo::{RefError, RepoError, Repository};
 use std::path::Path;

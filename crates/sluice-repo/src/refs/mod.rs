@@ -539,6 +539,17 @@ impl Refs {
     }
 }
 
+/// What git calls a ref in a fetch's report and in `FETCH_HEAD`, and its short name: a
+/// branch, a tag or a remote-tracking branch; `None` for any other ref.
+pub fn kind_of(name: &str) -> Option<(&'static str, &str)> {
+    [
+        ("refs/heads/", "branch"),
+        ("refs/tags/", "tag"),
+        ("refs/remotes/", "remote-tracking branch"),
+    ]
+    .into_iter()
+    .find_map(|(prefix, kind)| Some((kind, name.strip_prefix(prefix)?)))
+}
 #[cfg(test)]
 mod tests {
     use super::is_valid_ref_name;
