@@ -161,3 +161,55 @@ fn names_of_nothing_are_refused_as_git() {
         }
     }
 }
+
+/// The refs at the top of the repository name revisions as git's root refs do: after a fetch,
+/// `FETCH_HEAD` (its first line's commit) and `FETCH_HEAD~1` detach `HEAD` there with git's
+/// words and reflog entry; `ORIG_HEAD` where there is none, and names that are no root ref
+/// (`fetch_head`, `FETCH-HEAD`), are refused as git refuses them.
+#[test]
+fn root_refs_name_revisions_as_git() {
+    for git in crate::util::gits() {
+        let env = Env::with_git(git.clone());
+        let src = history_for_switch(&env);
+        let (ours, theirs) = clone_both(&env, &src, &[], "one");
+        for clone in [&ours, &theirs] {
+            env.git(clone, &["fetch", "-q", "origin", "two"]);
+        }
+        let targets = [
+            "ORIG_HEAD",
+            "fetch_head",
+            "FETCH-HEAD",
+            "FETCH_HEAD",
+            "one",
+            "FETCH_HEAD~1",
+        ];
+        for target in targets {
+            let said = env
+                .git_command(&theirs, &["checkout", target])
+                .output()
+                .unwrap();
+            let out = env.sluice(&ours, &["checkout", target], b"");
+            let label = format!("{target} with {git:?}");
+            assert_eq!(out.status.code(), said.status.code(), "{label}");
+            assert_eq!(
+                stderr(&out),
+                String::from_utf8_lossy(&said.stderr),
+                "{label}"
+            );
+            // The clones' own entries differ (their URLs): a refused checkout adds none.
+            let reflog = ["reflog", "-1", "--format=%gs", "HEAD"];
+            let questions = match said.status.success() {
+                true => vec![&["rev-parse", "HEAD"][..], &reflog],
+                false => vec![&["rev-parse", "HEAD"][..]],
+            };
+            for question in questions {
+                assert_eq!(
+                    env.git(&ours, question),
+                    env.git(&theirs, question),
+                    "{label}"
+                );
+            }
+            assert_eq!(git_view(&env, &ours), git_view(&env, &theirs), "{label}");
+        }
+    }
+}

@@ -233,7 +233,8 @@ impl Refs {
     }
 
     /// The ref a short name means, by git's rules for revisions (gitrevisions): the name
-    /// itself when it is `HEAD` or starts with `refs/`, then `refs/<name>`, `refs/tags/<name>`,
+    /// itself when it starts with `refs/` or is a root ref (`HEAD`, `FETCH_HEAD`,
+    /// `ORIG_HEAD`: capitals and `_`, ending in `HEAD`), then `refs/<name>`, `refs/tags/<name>`,
     /// `refs/heads/<name>`, `refs/remotes/<name>`, `refs/remotes/<name>/HEAD`; the first that
     /// exists, with the full name tried and its id.
     pub fn dwim(&self, name: &str) -> Result<Option<(String, ObjectId)>, RefError> {
@@ -247,7 +248,7 @@ impl Refs {
         ];
         for candidate in candidates {
             if !is_valid_ref_name(&candidate)
-                || (candidate == name && !name.starts_with("refs/") && name != "HEAD")
+                || (candidate == name && !name.starts_with("refs/") && !is_root_ref(name))
             {
                 continue;
             }
@@ -537,6 +538,13 @@ impl Refs {
             .map_err(io(&path))?;
         writeln!(file, "{old} {new} {who}\t{message}").map_err(io(&path))
     }
+}
+
+/// Whether `name` is one of the refs at the top of the repository that a revision names
+/// directly, as git's root refs: `HEAD`, or capitals and `_` ending in `_HEAD`.
+fn is_root_ref(name: &str) -> bool {
+    let syntax = name.bytes().all(|b| b.is_ascii_uppercase() || b == b'_');
+    syntax && (name == "HEAD" || name.ends_with("_HEAD"))
 }
 
 /// What git calls a ref in a fetch's report and in `FETCH_HEAD`, and its short name: a
