@@ -5,6 +5,7 @@
 
 use crate::checkout::{clone_both, git_view, history_for_switch};
 use crate::util::{stderr, Env};
+use std::path::Path;
 
 #[test]
 fn detached_checkouts_say_what_git_says() {
@@ -145,19 +146,8 @@ fn names_of_nothing_are_refused_as_git() {
         let src = history_for_switch(&env);
         let (ours, theirs) = clone_both(&env, &src, &[], "one");
         for target in ["nosuch", "two~9", "@{-9}", "origin/nosuch", "two^3"] {
-            let said = env
-                .git_command(&theirs, &["checkout", target])
-                .output()
-                .unwrap();
-            let out = env.sluice(&ours, &["checkout", target], b"");
             let label = format!("{target} with {git:?}");
-            assert_eq!(out.status.code(), said.status.code(), "{label}");
-            assert_eq!(
-                stderr(&out),
-                String::from_utf8_lossy(&said.stderr),
-                "{label}"
-            );
-            assert_eq!(git_view(&env, &ours), git_view(&env, &theirs), "{label}");
+            check_out_both(&env, (&ours, &theirs), target, &label);
         }
     }
 }
@@ -184,21 +174,11 @@ fn root_refs_name_revisions_as_git() {
             "FETCH_HEAD~1",
         ];
         for target in targets {
-            let said = env
-                .git_command(&theirs, &["checkout", target])
-                .output()
-                .unwrap();
-            let out = env.sluice(&ours, &["checkout", target], b"");
             let label = format!("{target} with {git:?}");
-            assert_eq!(out.status.code(), said.status.code(), "{label}");
-            assert_eq!(
-                stderr(&out),
-                String::from_utf8_lossy(&said.stderr),
-                "{label}"
-            );
+            let moved = check_out_both(&env, (&ours, &theirs), target, &label);
             // The clones' own entries differ (their URLs): a refused checkout adds none.
             let reflog = ["reflog", "-1", "--format=%gs", "HEAD"];
-            let questions = match said.status.success() {
+            let questions = match moved {
                 true => vec![&["rev-parse", "HEAD"][..], &reflog],
                 false => vec![&["rev-parse", "HEAD"][..]],
             };
@@ -209,7 +189,24 @@ fn root_refs_name_revisions_as_git() {
                     "{label}"
                 );
             }
-            assert_eq!(git_view(&env, &ours), git_view(&env, &theirs), "{label}");
         }
     }
+}
+
+/// `checkout <target>` by Sluice in `ours` and by git in `theirs`: the same exit code, words
+/// on standard error and work tree and index; whether git's succeeded.
+fn check_out_both(env: &Env, (ours, theirs): (&Path, &Path), target: &str, label: &str) -> bool {
+    let said = env
+        .git_command(theirs, &["checkout", target])
+        .output()
+        .unwrap();
+    let out = env.sluice(ours, &["checkout", target], b"");
+    assert_eq!(out.status.code(), said.status.code(), "{label}");
+    assert_eq!(
+        stderr(&out),
+        String::from_utf8_lossy(&said.stderr),
+        "{label}"
+    );
+    assert_eq!(git_view(env, ours), git_view(env, theirs), "{label}");
+    said.status.success()
 }
