@@ -11,6 +11,7 @@ pub mod gc;
 mod gc_command;
 pub mod gc_lock;
 pub mod maintenance;
+mod maintenance_command;
 pub mod prune;
 pub mod reflog;
 pub mod register;
@@ -24,6 +25,10 @@ pub use gc_command::{run_gc_command, GcCommandError, GcHost, GcPlace};
 pub use maintenance::{
     run_tasks, select_tasks, MaintenanceError, Prefetch, Schedule, Task, TaskFailure, TaskRefused,
     TasksRun,
+};
+pub use maintenance_command::{
+    run_maintenance_command, MaintenanceCommandError, MaintenanceEnd, MaintenanceHost,
+    MaintenanceRequest,
 };
 pub use prune::{prune, PruneError, PruneOptions, Pruned};
 pub use reflog::{

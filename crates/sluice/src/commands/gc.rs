@@ -7,7 +7,7 @@ use sluice_maintain::gc_lock::keep_gc_log;
 use sluice_maintain::{
     run_gc_command, GcCommandError, GcError, GcHost, GcOptions, GcPlace, PastLimit,
 };
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// `git gc`'s arguments.
@@ -148,12 +148,4 @@ impl GcHost for GcStderr {
     fn detach(&self, log: std::fs::File, extra: &[std::ffi::OsString]) -> bool {
         super::detach::run_detached(log.into(), extra)
     }
-}
-
-/// `path` as git names a file of the repository: relative to the working directory when
-/// below it.
-pub(super) fn shown_path(path: &Path) -> PathBuf {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    path.strip_prefix(&cwd)
-        .map_or_else(|_| path.to_owned(), Path::to_owned)
 }

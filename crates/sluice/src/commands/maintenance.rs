@@ -7,9 +7,11 @@
 use super::Context;
 use anyhow::bail;
 use clap::{Args, Subcommand};
-use sluice_maintain::gc_lock::lock_for_maintenance;
 use sluice_maintain::schedule::{self, Scheduled, Scheduler, Schedulers};
-use sluice_maintain::{register, run_tasks, select_tasks, unregister, Prefetch, Schedule, Task};
+use sluice_maintain::{
+    register, run_maintenance_command, unregister, MaintenanceCommandError, MaintenanceEnd,
+    MaintenanceHost, MaintenanceRequest,
+};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -112,87 +114,31 @@ pub fn run(args: MaintenanceArgs, context: &Context) -> anyhow::Result<ExitCode>
             return Ok(ExitCode::SUCCESS);
         }
     };
-    let schedule = match schedule.as_deref() {
-        Some(_) if auto => bail!("use at most one of --auto and --schedule=<frequency>"),
-        Some(given) => match Schedule::named(given) {
-            Some(schedule) => Some(schedule),
-            None => bail!("unrecognized --schedule argument '{given}'"),
-        },
-        None => None,
+    // git shows the lock's path from the process's working directory.
+    let here = std::env::current_dir().unwrap_or_default();
+    let request = MaintenanceRequest {
+        tasks: &task,
+        auto,
+        schedule: schedule.as_deref(),
+        detach: foreground.detach() == Some(true),
+        quiet: foreground.quiet(),
+        cwd: &here,
+        cancel: context.cancel.clone(),
     };
-    let named = match Task::named_list(&task) {
-        Ok(named) => named,
-        // A usage error to git's option parser: said as an error, exit code 129.
-        Err(refused) => {
-            eprintln!("error: {refused}");
-            return Ok(ExitCode::from(129));
-        }
-    };
-    let tasks = select_tasks(&repo, &named, schedule)?;
-    let Some(lock) = maintenance_lock(&repo, auto, &foreground)? else {
-        return Ok(ExitCode::SUCCESS);
-    };
-    if foreground.detach() == Some(true) {
-        // The other run takes the lock once this one has let it go; when it cannot be
-        // started, this one goes on in the foreground, the lock taken again.
-        drop(lock);
-        if super::detach::run_detached(std::process::Stdio::null(), &[]) {
-            return Ok(ExitCode::SUCCESS);
-        }
-        let Some(_lock) = maintenance_lock(&repo, auto, &foreground)? else {
-            return Ok(ExitCode::SUCCESS);
-        };
-        return run_selected(&repo, (&tasks, auto), &foreground, context);
-    }
-    let _lock = lock;
-    run_selected(&repo, (&tasks, auto), &foreground, context)
-}
-
-/// The maintenance lock, as git takes it: one run at a time; a second one says so (but with
-/// `--auto`, most likely run by a command the first one runs, or `--quiet`) and does nothing.
-fn maintenance_lock(
-    repo: &sluice_repo::Repository,
-    auto: bool,
-    foreground: &super::Foreground,
-) -> anyhow::Result<Option<sluice_maintain::gc_lock::MaintenanceLock>> {
-    match lock_for_maintenance(repo.objects().dir())? {
-        Ok(lock) => Ok(Some(lock)),
-        Err(path) => {
-            if !auto && !foreground.quiet() {
-                let path = super::gc::shown_path(&path);
-                eprintln!(
-                    "warning: lock file '{}' exists, skipping maintenance",
-                    path.display()
-                );
-            }
-            Ok(None)
-        }
-    }
-}
-
-/// Runs `tasks`, saying what failed as git says it.
-fn run_selected(
-    repo: &sluice_repo::Repository,
-    (tasks, auto): (&[Task], bool),
-    foreground: &super::Foreground,
-    context: &Context,
-) -> anyhow::Result<ExitCode> {
-    let progress = foreground.progress();
-    let prefetch = Fetch {
+    let host = MaintenanceStderr {
         quiet: foreground.quiet(),
         cwd: &context.cwd,
     };
-    let run = run_tasks(repo, tasks, auto, &prefetch, &progress, &context.cancel)?;
-    for warning in &run.warnings {
-        eprintln!("warning: {warning}");
-    }
-    for failure in &run.failed {
-        for line in failure.error.lines() {
-            eprintln!("error: {line}");
+    match run_maintenance_command(&repo, &request, &foreground.progress(), &host) {
+        Ok(MaintenanceEnd::Done) => Ok(ExitCode::SUCCESS),
+        Ok(MaintenanceEnd::TaskFailed) => Ok(ExitCode::from(1)),
+        // A usage error to git's option parser: said as an error, exit code 129.
+        Err(MaintenanceCommandError::Task(refused)) => {
+            eprintln!("error: {refused}");
+            Ok(ExitCode::from(129))
         }
-        eprintln!("error: task '{}' failed", failure.task.name());
+        Err(error) => Err(error.into()),
     }
-    Ok(ExitCode::from(u8::from(!run.failed.is_empty())))
 }
 
 /// What a scheduler runs: this program, at a minute picked at random.
@@ -203,14 +149,22 @@ fn scheduled() -> anyhow::Result<Scheduled> {
     })
 }
 
-/// The prefetch task's fetch: `sluice fetch` run as git runs `git fetch` for it, one process
-/// per remote.
-struct Fetch<'a> {
+/// The run's words on standard error, its run in the background, and the prefetch task's
+/// fetch: `sluice fetch` run as git runs `git fetch` for it, one process per remote.
+struct MaintenanceStderr<'a> {
     quiet: bool,
     cwd: &'a std::path::Path,
 }
 
-impl Prefetch for Fetch<'_> {
+impl MaintenanceHost for MaintenanceStderr<'_> {
+    fn say(&self, line: &str) {
+        eprintln!("{line}");
+    }
+
+    fn detach(&self) -> bool {
+        super::detach::run_detached(std::process::Stdio::null(), &[])
+    }
+
     fn prefetch(&self, remote: &str) -> bool {
         let Ok(program) = std::env::current_exe() else {
             return false;
