@@ -214,6 +214,11 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let filter = args.filter.as_deref().map(filter_spec).transpose()?;
     let repo = context.require_repository()?;
     let recursion = recursion(&args)?;
+    // What each remote's fetch under `--all`, and each submodule's, is passed on.
+    let (each_passed, submodule_passed) = (
+        passed_on(&args, recursion.map(Recursion::option)),
+        passed_on(&args, None),
+    );
     if args.porcelain && recursion != Some(Recursion::Off) {
         bail!("options '--porcelain' and '--recurse-submodules' cannot be used together");
     }
@@ -281,8 +286,7 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
         progress: show_progress,
         unpack_progress: crate::progress::enabled(!args.quiet, false),
         action: reflog_action(),
-        // A bad recursion was refused above.
-        passed_on: passed_on(&args, recursion.map(Recursion::option)),
+        passed_on: each_passed,
         remote_jobs,
         settings,
         cwd: &context.cwd,
@@ -295,6 +299,7 @@ pub fn run(args: FetchArgs, context: &Context) -> anyhow::Result<ExitCode> {
             true => ReportFormat::Porcelain,
             false => ReportFormat::Human(settings.names),
         },
+        submodule_passed,
         submodules: Mutex::new(submodules),
     };
     Ok(match run_fetch(&repo, &request, &host)? {
@@ -359,6 +364,8 @@ struct FetchTerminal<'a> {
     args: &'a FetchArgs,
     context: &'a Context,
     format: ReportFormat,
+    /// The options each submodule's fetch is passed on.
+    submodule_passed: Vec<&'static str>,
     /// What the fetches moved is noted here; the submodules are fetched once they are done.
     submodules: Mutex<SubmoduleFetch>,
 }
@@ -428,10 +435,9 @@ impl FetchHost for FetchTerminal<'_> {
 
     fn fetch_submodules(&self, repo: &Repository) -> Result<bool, HostError> {
         let prefix = self.args.submodule_prefix.as_deref().unwrap_or_default();
-        let passed = passed_on(self.args, None);
         let said = (self.args.quiet, prefix);
         let submodules = self.submodules.lock().unwrap_or_else(|e| e.into_inner());
-        let failed = submodules.run(&super::Terminal, repo, &passed, said)?;
+        let failed = submodules.run(&super::Terminal, repo, &self.submodule_passed, said)?;
         if !failed.is_empty() {
             eprintln!("Errors during submodule fetch:");
             for path in &failed {
