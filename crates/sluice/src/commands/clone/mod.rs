@@ -187,12 +187,12 @@ impl CloneArgs {
 
     /// What decides whether a clone from a path copies files, and which given options that
     /// leaves without effect.
-    fn local_choice<'a>(&'a self, filter: &Option<String>) -> LocalChoice<'a> {
+    fn local_choice(&self) -> LocalChoice<'_> {
         let given = [
             (self.depth.is_some(), "--depth"),
             (self.shallow_since.is_some(), "--shallow-since"),
             (!self.shallow_exclude.is_empty(), "--shallow-exclude"),
-            (filter.is_some(), "--filter"),
+            (self.filter.is_some(), "--filter"),
         ];
         let unusable = given.iter().filter(|(on, _)| *on).map(|(_, o)| *o);
         LocalChoice {
@@ -253,7 +253,7 @@ pub fn run(args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         bundle_uri: args.bundle_uri.as_deref(),
         check_out: !args.bare() && !args.no_checkout,
         reject_shallow: either(args.reject_shallow, args.no_reject_shallow),
-        local: args.local_choice(&filter),
+        local: args.local_choice(),
         references: args.references(),
         dissociate: args.dissociate,
         settings: &settings,
@@ -267,7 +267,7 @@ pub fn run(args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         ip_version: IpVersion::from_flags(args.ipv4, args.ipv6),
         quiet: args.quiet,
         progress: show_progress,
-        refused_late: refused_late(&args, &filter, recursing && references.0 && references.1),
+        refused_late: refused_late(&args, recursing && references.0 && references.1),
         cancel: context.cancel.clone(),
     };
     let made = run_clone(request, &CloneStderr { show_progress })?;
@@ -279,14 +279,14 @@ pub fn run(args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
 }
 
 /// The combinations git refuses once it said "Cloning into", in git's words.
-fn refused_late(args: &CloneArgs, filter: &Option<String>, recursing_both: bool) -> Option<String> {
+fn refused_late(args: &CloneArgs, recursing_both: bool) -> Option<String> {
     let refused = [
         (
             recursing_both,
             "clone --recursive is not compatible with both --reference and --reference-if-able",
         ),
         (
-            args.also_filter_submodules && filter.is_none(),
+            args.also_filter_submodules && args.filter.is_none(),
             "the option '--also-filter-submodules' requires '--filter'",
         ),
         (
