@@ -113,7 +113,7 @@ pub struct FetchCommand<'a> {
     pub append: bool,
     /// Whether FETCH_HEAD is written: not under `--dry-run` or `--no-write-fetch-head`.
     pub writes_fetch_head: bool,
-    /// `-q` or `--porcelain`: no "Fetching <remote>" lines.
+    /// `-q` or `--porcelain`: no `Fetching <remote>` lines.
     pub unannounced: bool,
     /// Whether progress is shown.
     pub progress: bool,
