@@ -19,36 +19,41 @@ impl<W: Write + Send + 'static> ProgressSink for BandSink<W> {
     }
 }
 
-/// Keeps the line that ends each phase whose title starts with one of `titles`, for the
-/// client later: receive-pack relays index-pack's "Resolving deltas" (git runs it with
-/// `--show-resolving-progress`) with its other messages once the pack is in, the updates in
-/// between left out.
-#[derive(Clone)]
-pub(crate) struct FinishedLines {
+/// Passes on, as they come, the lines of each phase whose title starts with one of `titles`
+/// (updates ending in `\r`, the last in `\n`), unless `silenced` is set by then: receive-pack
+/// relays index-pack's "Resolving deltas" to the client while it runs, as git's copies
+/// index-pack's standard error to the side band. The lines go through a channel to whoever
+/// writes the side band, which the sink (held by a progress shared between threads) cannot
+/// borrow.
+pub(crate) struct LiveLines {
     titles: &'static [&'static str],
-    lines: Arc<std::sync::Mutex<Vec<String>>>,
+    lines: std::sync::Mutex<std::sync::mpsc::Sender<Vec<u8>>>,
+    silenced: Arc<std::sync::atomic::AtomicBool>,
 }
 
-impl FinishedLines {
-    pub(crate) fn new(titles: &'static [&'static str]) -> Self {
-        FinishedLines {
+impl LiveLines {
+    pub(crate) fn new(
+        titles: &'static [&'static str],
+        lines: std::sync::mpsc::Sender<Vec<u8>>,
+        silenced: Arc<std::sync::atomic::AtomicBool>,
+    ) -> Self {
+        LiveLines {
             titles,
-            lines: Arc::default(),
+            lines: std::sync::Mutex::new(lines),
+            silenced,
         }
     }
-
-    /// The lines kept so far.
-    pub(crate) fn lines(&self) -> Vec<String> {
-        self.lines.lock().map(|l| l.clone()).unwrap_or_default()
-    }
 }
 
-impl ProgressSink for FinishedLines {
+impl ProgressSink for LiveLines {
     fn show(&self, line: &str, done: bool) {
-        if done && self.titles.iter().any(|t| line.starts_with(t)) {
-            if let Ok(mut lines) = self.lines.lock() {
-                lines.push(line.to_owned());
-            }
+        let silenced = self.silenced.load(std::sync::atomic::Ordering::Relaxed);
+        if silenced || !self.titles.iter().any(|t| line.starts_with(t)) {
+            return;
+        }
+        let end = if done { '\n' } else { '\r' };
+        if let Ok(lines) = self.lines.lock() {
+            let _ = lines.send(format!("{line}{end}").into_bytes());
         }
     }
 }

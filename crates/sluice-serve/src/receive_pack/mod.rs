@@ -164,7 +164,7 @@ struct Request {
 pub fn receive_pack(
     repo: &Repository,
     input: impl Read,
-    mut output: impl Write,
+    mut output: impl Write + Send,
     options: &ReceivePackOptions,
 ) -> Result<Vec<String>, ReceiveError> {
     // Bad fsck settings are refused before anything is advertised, as git refuses them; a
@@ -194,7 +194,11 @@ pub fn receive_pack(
         return Ok(Vec::new());
     };
     let unpacked = match request.commands.iter().any(|c| !c.new.is_null()) {
-        true => receive_objects(repo, reader.get_mut(), &request).map(|(q, w)| (Some(q), w)),
+        true => {
+            let shown = request.side_band && !request.quiet;
+            let band = shown.then_some(&mut output as &mut (dyn Write + Send));
+            receive_objects(repo, reader.get_mut(), &request, band).map(|(q, w)| (Some(q), w))
+        }
         false => Ok((None, Vec::new())),
     };
     let keepalive = repo.config().get_int("receive.keepalive")?;

@@ -5,15 +5,18 @@
 //! pre-receive hook has accepted them.
 
 use super::Request;
-use crate::remote_progress::FinishedLines;
-use sluice_object::progress::{ProgressSink, TextProgress};
+use crate::remote_progress::LiveLines;
+use sluice_object::progress::{Progress, ProgressSink, TextProgress};
 use sluice_odb::fsck::{Checker, Severity};
-use sluice_odb::pack_store::{self, links_present, Destination, StoreError, StoreOptions};
+use sluice_odb::pack_store::{self, links_present, Destination, StoreError, StoreOptions, Stored};
 use sluice_odb::quarantine::Quarantine;
 use sluice_pack::{IndexOptions, LinkCheck, PackIndexer};
 use sluice_repo::receive::UnpackError;
 use sluice_repo::Repository;
-use std::io::Read;
+use sluice_wire::sideband::{Band, Sideband};
+use std::io::{Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// Why the objects were refused: git's unpack status for the client, and the lines for its
 /// standard error.
@@ -34,10 +37,13 @@ impl UnpackFailure {
 
 /// Receives and checks the pack that follows the commands, into a quarantine; with the
 /// warnings fsck found (`receive.fsck.<id>=warn`), for the client in git's words.
+/// `band`, where the client took a side band and did not ask for quiet, is where the progress
+/// of the deltas' resolution goes while it runs.
 pub(super) fn receive_objects(
     repo: &Repository,
     input: &mut dyn Read,
     request: &Request,
+    band: Option<&mut (dyn Write + Send)>,
 ) -> Result<(Quarantine, Vec<String>), UnpackFailure> {
     let config = repo.config();
     let quarantine = Quarantine::create(repo.objects().dir()).map_err(UnpackFailure::plain)?;
@@ -74,34 +80,44 @@ pub(super) fn receive_objects(
         }),
         ..store.index.clone()
     };
-    let objects = repo.objects();
-    // As git's receive-pack runs index-pack for a client that takes a side band and did not
-    // ask for quiet: its "Resolving deltas" goes to the client.
-    let resolving = FinishedLines::new(&["Resolving deltas"]);
-    let shown = request.side_band && !request.quiet;
-    let sink = shown.then(|| Box::new(resolving.clone()) as Box<dyn ProgressSink>);
-    let progress = TextProgress::new(sink);
-    let mut indexer = PackIndexer::new(options)
-        .lookup(objects)
-        .progress(&progress);
-    if let Some(checker) = &checker {
-        indexer = indexer.check(checker);
-    }
-    let check = links_present(objects, StoreError::NotReceived);
+    let silenced = Arc::new(AtomicBool::new(false));
     let mut counted = Counted {
         input,
         read: 0,
         header: [0; 12],
+        small: (limit, Arc::clone(&silenced)),
     };
-    let received = pack_store::receive(
-        &mut counted,
-        quarantine.dir(),
-        &Destination::default(),
-        &indexer,
-        &store,
-        None,
-        &check,
-    );
+    let received = std::thread::scope(|scope| {
+        // As git's receive-pack runs index-pack for a client that takes a side band and did
+        // not ask for quiet: its "Resolving deltas" goes to the client as it runs. The lines
+        // reach the side band through a thread of their own; an empty one ends it.
+        let (lines, relayed) = std::sync::mpsc::channel::<Vec<u8>>();
+        let end = lines.clone();
+        let sink = band.map(|out| {
+            scope.spawn(move || {
+                let band = Sideband::new(out, 65515);
+                for text in relayed.iter().take_while(|text| !text.is_empty()) {
+                    if band.send(Band::Progress, &text).is_err() {
+                        break;
+                    }
+                }
+            });
+            let titles = &["Resolving deltas"];
+            Box::new(LiveLines::new(titles, lines, Arc::clone(&silenced))) as Box<dyn ProgressSink>
+        });
+        let progress = TextProgress::new(sink);
+        let into = (&store, &quarantine);
+        let received = receive(
+            repo,
+            &mut counted,
+            into,
+            options,
+            &progress,
+            checker.as_ref(),
+        );
+        let _ = end.send(Vec::new());
+        received
+    });
     let tool = unpacker(limit, &counted.header);
     let small = tool == "unpack-objects";
     let stored = match received {
@@ -127,19 +143,40 @@ pub(super) fn receive_objects(
     if small {
         explode(repo, &quarantine, &stored.pack).map_err(UnpackFailure::plain)?;
     }
-    drop(progress);
-    // unpack-objects, which git runs for a small pack, shows no progress to a pipe.
-    let mut said = match small {
-        true => Vec::new(),
-        false => resolving.lines(),
-    };
-    said.extend(
-        (checker.iter())
-            .flat_map(|c| c.findings())
-            .filter(|f| matches!(f.severity, Severity::Warn | Severity::Info))
-            .map(|f| format!("warning: {f}")),
-    );
+    let said = (checker.iter())
+        .flat_map(|c| c.findings())
+        .filter(|f| matches!(f.severity, Severity::Warn | Severity::Info))
+        .map(|f| format!("warning: {f}"))
+        .collect();
     Ok((quarantine, said))
+}
+
+/// The pack read from `input` into the quarantine, indexed with `options` (the repository's
+/// objects as bases for a thin pack) and checked by `checker`; `progress` shows its phases.
+fn receive(
+    repo: &Repository,
+    input: &mut dyn Read,
+    (store, quarantine): (&StoreOptions, &Quarantine),
+    options: IndexOptions,
+    progress: &dyn Progress,
+    checker: Option<&Checker>,
+) -> Result<Stored, StoreError> {
+    let objects = repo.objects();
+    let mut indexer = PackIndexer::new(options).lookup(objects).progress(progress);
+    if let Some(checker) = checker {
+        indexer = indexer.check(checker);
+    }
+    let check = links_present(objects, StoreError::NotReceived);
+    let none = Destination::default();
+    pack_store::receive(
+        input,
+        quarantine.dir(),
+        &none,
+        &indexer,
+        store,
+        None,
+        &check,
+    )
 }
 
 /// The program git runs for a pack with this header: unpack-objects for fewer than
@@ -184,6 +221,9 @@ struct Counted<'a> {
     input: &'a mut dyn Read,
     read: usize,
     header: [u8; 12],
+    /// `receive.unpackLimit`, and what is set once the header shows a pack under it: git's
+    /// unpack-objects, which it runs for such a pack, shows no progress to a pipe.
+    small: (i64, Arc<AtomicBool>),
 }
 
 impl Read for Counted<'_> {
@@ -192,6 +232,11 @@ impl Read for Counted<'_> {
         if self.read < 12 {
             let take = n.min(12 - self.read);
             self.header[self.read..self.read + take].copy_from_slice(&buf[..take]);
+            if self.read + take == 12 {
+                let (limit, small) = &self.small;
+                let under = unpacker(*limit, &self.header) == "unpack-objects";
+                small.store(under, Ordering::Relaxed);
+            }
         }
         self.read += n;
         Ok(n)
