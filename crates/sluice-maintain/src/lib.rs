@@ -1,9 +1,10 @@
 //! Maintenance: keeping a repository in shape without losing anything it needs, which
 //! [`sluice_repo::Roots`] defines for every command that deletes (refs, `HEAD` and the index of
-//! every worktree, every reflog entry); `prune`, which removes the loose objects nothing reaches (older than a
-//! grace period, and not reached from a younger one either); and `reflog`, which expires old
-//! reflog entries as gc does; `maintenance`, git maintenance's tasks; `register`, the list of
-//! repositories a scheduler visits; `schedule`, the scheduler that visits them.
+//! every worktree, every reflog entry); `prune`, which removes the loose objects nothing
+//! reaches (older than a grace period, and not reached from a younger one either); and
+//! `reflog`, which expires old reflog entries as gc does; `maintenance`, git maintenance's
+//! tasks; `register`, the list of repositories a scheduler visits; `schedule`, the scheduler
+//! that visits them.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

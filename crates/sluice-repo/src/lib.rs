@@ -1,7 +1,8 @@
 //! A git repository on disk (`gitrepository-layout`) around its object database: finding it,
-//! its configuration, refs and reflogs, `HEAD` and worktrees, the shallow file, `FETCH_HEAD`, the roots that
-//! keep objects alive, revisions as git names them, receiving a pack with the repository's
-//! own settings, and the storage seam a server opens repositories through (`storage`).
+//! its configuration, refs and reflogs, `HEAD` and worktrees, the shallow file, `FETCH_HEAD`,
+//! the roots that keep objects alive, revisions as git names them, receiving a pack with the
+//! repository's own settings, and the storage seam a server opens repositories through
+//! (`storage`).
 //!
 //! ```no_run
 //! let repo = sluice_repo::Repository::discover(std::path::Path::new("."))?;

@@ -558,6 +558,7 @@ pub fn kind_of(name: &str) -> Option<(&'static str, &str)> {
     .into_iter()
     .find_map(|(prefix, kind)| Some((kind, name.strip_prefix(prefix)?)))
 }
+
 #[cfg(test)]
 mod tests {
     use super::is_valid_ref_name;
