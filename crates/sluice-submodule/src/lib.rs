@@ -26,9 +26,8 @@ use std::process::Command;
 
 /// What the recursion needs of the program it runs in.
 pub trait Host: Sync {
-    /// Sluice itself, to run with `cwd` as its working directory, as git runs itself in a
-    /// submodule (without the variables that name the superproject's repository).
-    fn sluice_in(&self, cwd: &Path) -> std::io::Result<Command>;
+    /// Sluice itself, the program this process runs.
+    fn sluice(&self) -> std::io::Result<Command>;
     /// Bytes for standard output (git's "Submodule path '…': checked out '…'").
     fn out(&self, bytes: &[u8]);
     /// Bytes for standard error (warnings, "Fetching submodule …", a failed clone's words).
@@ -37,5 +36,20 @@ pub trait Host: Sync {
     /// One line on standard error.
     fn err_line(&self, line: &str) {
         self.err(format!("{line}\n").as_bytes());
+    }
+
+    /// Sluice with `cwd` as its working directory, as git runs itself in a submodule: without
+    /// the variables that name the superproject's repository, but with the `-c` settings,
+    /// which git passes on to the submodule's command.
+    fn sluice_in(&self, cwd: &Path) -> std::io::Result<Command> {
+        let mut command = self.sluice()?;
+        command.current_dir(cwd);
+        let settings = ["GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"];
+        for variable in sluice_repo::LOCAL_REPO_ENV {
+            if !settings.contains(&variable) {
+                command.env_remove(variable);
+            }
+        }
+        Ok(command)
     }
 }

@@ -365,7 +365,7 @@ fn object_dir_names_the_repositorys_or_an_alternates_as_in_git() {
             seen.push(said);
         }
         for (ours, theirs) in seen[1].iter().zip(&seen[0]) {
-            let digest = |s: &JobOutput| (s.0, s.1.clone(), s.2, s.4, s.5);
+            let digest = |s: &StepSeen| (s.0, s.1.clone(), s.2, s.4, s.5);
             assert_eq!(digest(ours), digest(theirs), "{}", git.display());
             assert!(ours.3 == theirs.3, "the files differ ({})", git.display());
         }
@@ -374,7 +374,7 @@ fn object_dir_names_the_repositorys_or_an_alternates_as_in_git() {
 
 /// One step of the `--object-dir` test: exit code, stderr, the file's length and bytes, git's
 /// verify's exit code, how many packs.
-type JobOutput = (Option<i32>, String, usize, Vec<u8>, Option<i32>, usize);
+type StepSeen = (Option<i32>, String, usize, Vec<u8>, Option<i32>, usize);
 
 /// Commits and a tag made since the packs were written (loose, in no pack): the bitmap covers
 /// what they stand on, as git's does, rather than failing; git tests it on the packed tips,

@@ -33,9 +33,9 @@ pub(crate) fn twins(env: &Env) -> [PathBuf; 2] {
 }
 
 /// What one side did: exit code, stdout, stderr.
-type JobOutput = (Option<i32>, String, String);
+type SideRan = (Option<i32>, String, String);
 
-fn run(env: &Env, side: &Path, sluice: bool, args: &[&str]) -> JobOutput {
+fn run(env: &Env, side: &Path, sluice: bool, args: &[&str]) -> SideRan {
     let mut all = vec!["push"];
     all.extend(args);
     let out = env.sluice_or_git(sluice, &side.join("work"), &all);
@@ -80,7 +80,7 @@ fn state(env: &Env, side: &Path) -> Vec<String> {
 /// `!git <args>` runs git, alike on both sides.
 pub(crate) fn compare(env: &Env, git: &Path, sides: &[PathBuf; 2], steps: &[Vec<&str>]) {
     let newest = git.starts_with("/usr/local");
-    let without_hints = |said: JobOutput| -> JobOutput {
+    let without_hints = |said: SideRan| -> SideRan {
         match newest {
             true => said,
             false => {
@@ -93,7 +93,7 @@ pub(crate) fn compare(env: &Env, git: &Path, sides: &[PathBuf; 2], steps: &[Vec<
     // hung up after git's fatal: Sluice tells it the push is off instead, and that line is
     // not compared. Where git gives up an atomic push, it is (the server is left as git
     // leaves it). 2.39's receive-pack adds an empty line.
-    let quirks = |said: JobOutput| -> JobOutput {
+    let quirks = |said: SideRan| -> SideRan {
         let lines: Vec<&str> = said.2.lines().collect();
         let kept: Vec<&str> = (lines.iter().enumerate())
             .filter(|(i, l)| {
@@ -326,7 +326,7 @@ fn send_pack_sends_as_gits() {
             ),
         ];
         for (step, input) in steps {
-            let said: Vec<JobOutput> = (sides.iter().zip([false, true]))
+            let said: Vec<SideRan> = (sides.iter().zip([false, true]))
                 .map(|(side, sluice)| {
                     let mut all = vec!["send-pack"];
                     all.extend(step);

@@ -71,7 +71,7 @@ fn twins(env: &Env) -> [PathBuf; 2] {
 
 /// Exit code, stdout and stderr of a push from one side's work repository, without the line
 /// git's transport adds when it abandons a connection ("the remote end hung up unexpectedly").
-fn push(env: &Env, side: &Path, sluice: bool, args: &[&str]) -> JobOutput {
+fn push(env: &Env, side: &Path, sluice: bool, args: &[&str]) -> SideRan {
     said_by_push(&env.sluice_or_git(sluice, &side.join("work"), &[&["push"], args].concat()))
 }
 
@@ -83,7 +83,8 @@ fn refs(env: &Env, side: &Path) -> Vec<u8> {
     all
 }
 
-type JobOutput = (Option<i32>, String, String);
+/// Exit code, stdout and stderr of one side's command.
+type SideRan = (Option<i32>, String, String);
 
 /// The pushes both tests make: signed into the server that asks, `if-asked` there, signed
 /// into the one that does not ask (refused), `if-asked` there (unsigned, with a warning).
@@ -101,18 +102,18 @@ const STEPS: [&[&str]; 4] = [
 /// With each git, a key and twins, then each step run on both sides by `run` (`true`: the
 /// side Sluice takes part in): the same output, exit code and refs, and a first push whose
 /// certificate the server checked good, with the nonce it gave.
-fn compare(steps: &[&[&str]], run: impl Fn(&Env, &Path, bool, &[&str]) -> JobOutput) {
+fn compare(steps: &[&[&str]], run: impl Fn(&Env, &Path, bool, &[&str]) -> SideRan) {
     compare_with(steps, run, true);
 }
 
 /// [`compare`] for steps that all fail.
-fn compare_failing(steps: &[&[&str]], run: impl Fn(&Env, &Path, bool, &[&str]) -> JobOutput) {
+fn compare_failing(steps: &[&[&str]], run: impl Fn(&Env, &Path, bool, &[&str]) -> SideRan) {
     compare_with(steps, run, false);
 }
 
 fn compare_with(
     steps: &[&[&str]],
-    run: impl Fn(&Env, &Path, bool, &[&str]) -> JobOutput,
+    run: impl Fn(&Env, &Path, bool, &[&str]) -> SideRan,
     first_signed: bool,
 ) {
     if Command::new("gpg").arg("--version").output().is_err() {

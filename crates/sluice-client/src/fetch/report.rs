@@ -25,7 +25,7 @@ pub struct Summary {
     pub from: String,
     /// The local name, shortened.
     pub to: String,
-    /// JobOutput after the names (`  (forced update)`).
+    /// What follows the names (`  (forced update)`).
     pub note: String,
     /// Whether its remote name may widen the names' column (a ref stored here).
     pub widens: bool,

@@ -214,22 +214,13 @@ pub fn run(cli: Cli, cancel: Cancel) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The terminal, for the submodules' recursion: Sluice itself run in a submodule as git runs
-/// itself there (without the variables that name the superproject's repository, but with the
-/// settings given on the command line, `-c`), and its words on standard output and error.
+/// The terminal, for the submodules' recursion: this program, to run in a submodule, and its
+/// words on standard output and error.
 struct Terminal;
 
 impl sluice_submodule::Host for Terminal {
-    fn sluice_in(&self, cwd: &std::path::Path) -> std::io::Result<std::process::Command> {
-        let mut command = std::process::Command::new(std::env::current_exe()?);
-        command.current_dir(cwd);
-        let settings = ["GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"];
-        for variable in sluice_repo::LOCAL_REPO_ENV {
-            if !settings.contains(&variable) {
-                command.env_remove(variable);
-            }
-        }
-        Ok(command)
+    fn sluice(&self) -> std::io::Result<std::process::Command> {
+        Ok(std::process::Command::new(std::env::current_exe()?))
     }
 
     fn out(&self, bytes: &[u8]) {

@@ -297,7 +297,7 @@ pub fn run(args: RepackArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if let Some(marked) = repacked.islands {
         super::pack_objects::say_marked(marked, crate::progress::enabled(!args.quiet, false));
     }
-    // JobOutput when the bitmap was asked for, not when it is only a bare repository's default.
+    // Said when the bitmap was asked for, not when it is only a bare repository's default.
     if repacked.bitmap_dropped && bitmap == BitmapChoice::Asked {
         eprintln!("warning: disabling bitmap writing, packs are split due to pack.packSizeLimit");
     }
