@@ -17,7 +17,8 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PackRefsOptions {
     /// Patterns of the loose refs packed, matched as git's `wildmatch` without `WM_PATHNAME`
-    /// (`*` crosses `/`): `--include`'s, with `*` for `--all`, or `refs/tags/*` when none.
+    /// (`*` crosses `/`): `--include`'s, with `*` for `--all`. None packs the tags
+    /// (`refs/tags/*`), as git's `pack-refs` without options.
     pub includes: Vec<String>,
     /// Patterns of refs left loose whatever includes them (`--exclude`).
     pub excludes: Vec<String>,
@@ -40,9 +41,13 @@ impl PackRefsOptions {
         let matching = |pattern: &String| wildmatch_anywhere(pattern.as_bytes(), name.as_bytes());
         // A worktree's own refs stay with it.
         let per_worktree = ["refs/bisect/", "refs/worktree/", "refs/rewritten/"];
+        let included = match self.includes.is_empty() {
+            true => name.starts_with("refs/tags/"),
+            false => self.includes.iter().any(matching),
+        };
         !per_worktree.iter().any(|prefix| name.starts_with(prefix))
             && !self.excludes.iter().any(matching)
-            && self.includes.iter().any(matching)
+            && included
     }
 }
 

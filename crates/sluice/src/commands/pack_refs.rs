@@ -29,13 +29,10 @@ pub struct PackRefsArgs {
 /// Runs pack-refs.
 pub fn run(args: PackRefsArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let repo = context.require_repository()?;
-    // As git's: `--all` adds `*` to the patterns; with none, the tags.
+    // As git's: `--all` adds `*` to the patterns.
     let mut includes = args.include;
     if args.all {
         includes.push("*".to_owned());
-    }
-    if includes.is_empty() {
-        includes.push("refs/tags/*".to_owned());
     }
     let options = PackRefsOptions {
         includes,
