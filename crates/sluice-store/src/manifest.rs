@@ -134,6 +134,14 @@ pub struct ManifestError {
 }
 
 impl Manifest {
+    /// The manifest of a new repository, empty, its HEAD on the branch `initial_branch`.
+    pub fn new_repository(initial_branch: &str) -> Manifest {
+        Manifest {
+            head: format!("refs/heads/{initial_branch}"),
+            ..Manifest::default()
+        }
+    }
+
     /// The text stored.
     pub fn write(&self) -> Vec<u8> {
         let mut out = String::new();

@@ -314,6 +314,28 @@ fn pushes_land_on_every_node_and_of_racing_pushes_exactly_one_wins() {
     );
 }
 
+/// `sluice store init -b <branch>` makes an empty repository: exported, it is what
+/// `git init --bare -b <branch>` makes, HEAD on that branch and no ref, whole to git's fsck.
+#[test]
+fn store_init_makes_an_empty_repository() {
+    let env = Env::new();
+    let bucket = seaweed().new_bucket();
+    let url = format!("s3://{bucket}/repos/new.git");
+    let out = sluice(&env, env.path(), &["store", "init", "-b", "trunk", &url]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sluice(&env, env.path(), &["store", "export", &url, "exported.git"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let made = env.path().join("made.git");
+    let path = made.to_str().unwrap();
+    env.git(env.path(), &["init", "-q", "--bare", "-b", "trunk", path]);
+    for repo in [env.path().join("exported.git"), made] {
+        env.git(&repo, &["fsck", "--strict"]);
+        let head = env.git(&repo, &["symbolic-ref", "HEAD"]);
+        assert_eq!(String::from_utf8(head).unwrap(), "refs/heads/trunk\n");
+        assert_eq!(refs(&env, &repo), "");
+    }
+}
+
 #[test]
 fn bad_store_input_is_refused_and_changes_nothing() {
     let env = Env::new();

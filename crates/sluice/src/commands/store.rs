@@ -98,10 +98,7 @@ pub fn run(args: StoreArgs, context: &Context) -> anyhow::Result<ExitCode> {
             url,
             initial_branch,
         } => {
-            let manifest = Manifest {
-                head: format!("refs/heads/{initial_branch}"),
-                ..Manifest::default()
-            };
+            let manifest = Manifest::new_repository(&initial_branch);
             Some(summary(&url, &open(&url)?.create(manifest)?))
         }
         StoreCommand::Import {
