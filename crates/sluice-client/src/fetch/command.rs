@@ -265,20 +265,30 @@ fn fetch_each(
     if request.writes_fetch_head && !request.append {
         clear_fetch_head(repo)?;
     }
-    if request.remote_jobs > 1 {
-        let apart: Vec<FetchApart> = (names.iter())
-            .map(|name| FetchApart {
-                name: name.clone(),
-                words: each_words(request, name, true),
-            })
-            .collect();
-        let (jobs, announce) = (request.remote_jobs, !request.unannounced);
-        let all_well = host.fetch_apart(&apart, jobs, announce);
-        return Ok(match all_well.map_err(FetchCommandError::Host)? {
-            true => FetchEnd::Done,
-            false => FetchEnd::Failed,
-        });
+    if request.remote_jobs <= 1 {
+        return Ok(fetch_in_turn(repo, request, names, host));
     }
+    let apart: Vec<FetchApart> = (names.iter())
+        .map(|name| FetchApart {
+            name: name.clone(),
+            words: each_words(request, name, true),
+        })
+        .collect();
+    let (jobs, announce) = (request.remote_jobs, !request.unannounced);
+    let all_well = host.fetch_apart(&apart, jobs, announce);
+    Ok(match all_well.map_err(FetchCommandError::Host)? {
+        true => FetchEnd::Done,
+        false => FetchEnd::Failed,
+    })
+}
+
+/// Fetches each of `names` in this process, one after another, as git's `--all` without `-j`.
+fn fetch_in_turn(
+    repo: &Repository,
+    request: &FetchCommand<'_>,
+    names: &[String],
+    host: &dyn FetchHost,
+) -> FetchEnd {
     let mut failed = false;
     for name in names {
         if !request.unannounced {
@@ -305,10 +315,10 @@ fn fetch_each(
             failed = true;
         }
     }
-    Ok(match failed {
+    match failed {
         true => FetchEnd::Failed,
         false => FetchEnd::Done,
-    })
+    }
 }
 
 /// What git refuses where a fetch runs one fetch per remote, in git's order.

@@ -125,7 +125,6 @@ impl FetchPlan {
             (None, None) => return Err(FetchPlanError::NoSuchRemote { name: remote_name }),
         };
         let remote = Remote::resolve(cwd, &sluice_remote::fetch_url(config, &url_text))?;
-        let filter = fetch_filter(repo, &remote_name, choice.filter, choice.no_filter)?;
         let mut configured: Vec<Refspec> = match (&legacy, named) {
             (Some(legacy), _) => (legacy.fetch.iter())
                 .map(|spec| Refspec::parse(spec))
@@ -141,6 +140,7 @@ impl FetchPlan {
             command_line = prefetch_refspecs(command_line);
             configured = prefetch_refspecs(configured);
         }
+        let filter = fetch_filter(repo, &remote_name, choice.filter, choice.no_filter)?;
         // The command line first, then the remote's setting, then `fetch.*`.
         let setting = |key: &str, given: Option<bool>| -> Result<bool, ConfigError> {
             if let Some(given) = given {
