@@ -143,6 +143,18 @@ impl Config {
     /// system file unless `GIT_CONFIG_NOSYSTEM`, `$XDG_CONFIG_HOME/git/config` and
     /// `~/.gitconfig`, then the repository's `config`, then `GIT_CONFIG_PARAMETERS`.
     pub fn load(git_dir: Option<&Path>) -> Result<Config, ConfigError> {
+        Config::load_layers(git_dir.map(|dir| (dir, dir)))
+    }
+
+    /// [`Config::load`] of a repository whose settings are shared by its worktrees
+    /// (`common_dir`) and, with `extensions.worktreeConfig`, also kept per worktree
+    /// (`git_dir/config.worktree`, read after the shared file: `git sparse-checkout` writes its
+    /// settings there).
+    pub fn load_repository(common_dir: &Path, git_dir: &Path) -> Result<Config, ConfigError> {
+        Config::load_layers(Some((common_dir, git_dir)))
+    }
+
+    fn load_layers(repository: Option<(&Path, &Path)>) -> Result<Config, ConfigError> {
         let mut config = Config::default();
         let env = |name| std::env::var_os(name).filter(|v| !v.is_empty());
         if env("GIT_CONFIG_NOSYSTEM").is_none() {
@@ -163,8 +175,11 @@ impl Config {
                 config.read_file(&PathBuf::from(home).join(".gitconfig"))?;
             }
         }
-        if let Some(git_dir) = git_dir {
-            config.read_file(&edit::repository_file(git_dir))?;
+        if let Some((common_dir, git_dir)) = repository {
+            config.read_file(&edit::repository_file(common_dir))?;
+            if config.get_bool("extensions.worktreeconfig")? == Some(true) {
+                config.read_file(&git_dir.join("config.worktree"))?;
+            }
         }
         for (key, value) in environment::parameters()? {
             config.push_parameter(&key, value)?;

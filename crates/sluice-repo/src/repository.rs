@@ -245,7 +245,7 @@ impl Repository {
         source: Option<Arc<dyn PackSource>>,
     ) -> Result<Repository, RepoError> {
         let common_dir = Self::common_dir_of(&git_dir);
-        let config = Config::load(Some(&common_dir))?;
+        let config = Config::load_repository(&common_dir, &git_dir)?;
         let hash = match config.get("extensions.objectformat") {
             None => HashKind::Sha1,
             Some(name) => HashKind::from_name(&name.to_ascii_lowercase())
