@@ -137,6 +137,12 @@ pub enum CheckoutError {
     /// Configuration could not be read.
     #[error(transparent)]
     Config(#[from] sluice_odb::ConfigError),
+    /// The sparse checkout's patterns could not be read, or are not cone mode's.
+    #[error(transparent)]
+    Sparse(#[from] sluice_repo::sparse::SparseError),
+    /// The index is a sparse index (`index.sparse`), with whole directories as entries.
+    #[error("the index holds the directory '{0}' as one entry (a sparse index, index.sparse=true), which Sluice does not support")]
+    SparseIndex(String),
     /// Local changes that the checkout would overwrite.
     #[error("Your local changes to the following files would be overwritten by checkout:\n{}\nPlease commit your changes or stash them before you switch branches.\nAborting", list(.0))]
     LocalChanges(Vec<String>),

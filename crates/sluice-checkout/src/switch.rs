@@ -18,6 +18,7 @@ use sluice_index::{Index, IndexEntry, Stat};
 use sluice_object::progress::Progress;
 use sluice_object::{hash_object, ObjectId, ObjectKind};
 use sluice_odb::ObjectDb;
+use sluice_repo::sparse::SparseCone;
 use sluice_repo::Repository;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -45,6 +46,12 @@ enum Decision {
     /// The index holds neither commit's version: switching would lose it (refused; never
     /// decided under -f, which discards it).
     Refuse,
+    /// Outside the sparse checkout: in the index, marked skip-worktree, and not in the work
+    /// tree (a file the old index had there, unchanged, is removed).
+    Outside {
+        /// The work tree holds the old entry's file, which goes.
+        remove: bool,
+    },
 }
 
 /// What a switch did.
@@ -74,6 +81,10 @@ fn worktree_state(
     (conversion, file_mode): (&Conversion, bool),
     odb: &ObjectDb,
 ) -> Result<WorktreeState, CheckoutError> {
+    // Outside a sparse checkout, git takes the entry as it is, whatever the path holds.
+    if entry.skip_worktree() {
+        return Ok(WorktreeState::Clean);
+    }
     let found = at.lstat(&entry.path).map_err(|source| CheckoutError::Io {
         path: at.path_of(&entry.path),
         source,
@@ -276,6 +287,12 @@ pub fn switch(
     let fresh = old.entries.is_empty()
         && std::fs::read_dir(&root)
             .is_ok_and(|mut entries| entries.all(|e| e.is_ok_and(|e| e.file_name() == ".git")));
+    let sparse = SparseCone::of(repo)?;
+    // A sparse index (`index.sparse`) holds whole directories as entries.
+    if let Some(dir) = old.entries.iter().find(|e| e.mode == 0o040000) {
+        let dir = String::from_utf8_lossy(&dir.path).into_owned();
+        return Err(CheckoutError::SparseIndex(dir));
+    }
     let flat = flatten_reusing(odb, tree, Some(&old))?;
     let attributes = load_attributes(repo, odb, &flat.files)?;
     let old_entries = Tracked::new(&old.entries);
@@ -298,6 +315,7 @@ pub fn switch(
         tracked: &old_entries,
         planner: &planner,
         file_mode: options.file_mode,
+        sparse: sparse.as_ref(),
     };
     type Item<'f, 'e> = (usize, (&'f TreeFile, &'f Option<&'e IndexEntry>));
     let decide = |at: &mut AtDir<'_>, (i, (file, old_entry)): Item<'_, '_>| {
@@ -342,6 +360,8 @@ pub fn switch(
             Some(Some((mode, id))) if !same_file(entry, mode, &id) => sorted
                 .dirty
                 .push(String::from_utf8_lossy(&entry.path).into_owned()),
+            // Outside the sparse checkout: nothing in the work tree to compare or remove.
+            _ if entry.skip_worktree() => {}
             _ => {
                 let conversion = planner.for_path(&entry.path);
                 if !force
@@ -369,6 +389,12 @@ pub fn switch(
         });
     }
 
+    dropped.extend(
+        sorted
+            .leaving
+            .iter()
+            .map(|&i| matched[i].expect("left files had an entry")),
+    );
     remove_from_work_tree(&root, &dropped)?;
     let jobs = jobs_for(
         sorted.to_write.iter().map(|&i| &flat.files[i]),
@@ -393,7 +419,11 @@ pub fn switch(
     // The old index is done with: not holding two indexes of 100,000 entries at once, and its
     // entries' allocation holds the new ones.
     let Index { entries, .. } = old;
-    let index = sorted.carry_over(build_index(repo, flat, &stats, entries));
+    let mut index = build_index(repo, flat, &stats, entries);
+    for &i in &sorted.outside {
+        index.entries[i].set_skip_worktree(true);
+    }
+    let index = sorted.carry_over(index);
     write_index_file(repo, &index)?;
     Ok(SwitchOutcome {
         written: written_count,
@@ -410,6 +440,7 @@ struct Judge<'a> {
     tracked: &'a Tracked<'a>,
     planner: &'a crate::convert::Planner<'a>,
     file_mode: bool,
+    sparse: Option<&'a SparseCone>,
 }
 
 impl Judge<'_> {
@@ -426,8 +457,28 @@ impl Judge<'_> {
         // Only a file with an old entry is compared with the work tree, through its
         // conversion; the rest (all of a fresh checkout) need none.
         let conversion = || self.planner.for_path(&file.path);
+        if self.sparse.is_some_and(|cone| !cone.includes(&file.path)) {
+            return Ok(match old_entry {
+                Some(entry) if !entry.skip_worktree() => {
+                    let state = worktree_state(at, entry, (&conversion(), self.file_mode), odb)?;
+                    match state {
+                        WorktreeState::Dirty if !self.force => Decision::Refuse,
+                        WorktreeState::Missing => Decision::Outside { remove: false },
+                        _ => Decision::Outside { remove: true },
+                    }
+                }
+                _ => Decision::Outside { remove: false },
+            });
+        }
         let target = Some((file.mode, file.id));
         Ok(match old_entry {
+            // Back inside the sparse checkout: the work tree lacks the file.
+            Some(entry) if entry.skip_worktree() => match at.lstat(&file.path) {
+                Ok(Some(_)) if !self.force => {
+                    Decision::WriteOverUntracked(String::from_utf8_lossy(&file.path).into_owned())
+                }
+                _ => Decision::Write,
+            },
             Some(entry) if same_file(entry, file.mode, &file.id) => {
                 // With -f, a file that is missing or modified is written again, as git's
                 // `checkout -f` does; otherwise local changes to it are kept.
@@ -499,6 +550,11 @@ struct Sorted {
     untracked: Vec<String>,
     /// Directories in the way that hold untracked files.
     untracked_dirs: Vec<String>,
+    /// Entries of the target outside the sparse checkout.
+    outside: Vec<usize>,
+    /// Entries of the target whose old file leaves the work tree, now outside the sparse
+    /// checkout.
+    leaving: Vec<usize>,
 }
 
 impl Sorted {
@@ -515,6 +571,8 @@ impl Sorted {
             dirty: Vec::new(),
             untracked: Vec::new(),
             untracked_dirs: Vec::new(),
+            outside: Vec::new(),
+            leaving: Vec::new(),
         };
         for (i, decision) in decisions.into_iter().enumerate() {
             match decision {
@@ -544,6 +602,12 @@ impl Sorted {
                 Decision::WriteOverUntrackedDir(dir) => {
                     sorted.untracked_dirs.push(dir);
                     sorted.to_write.push(i);
+                }
+                Decision::Outside { remove } => {
+                    sorted.outside.push(i);
+                    if remove {
+                        sorted.leaving.push(i);
+                    }
                 }
             }
         }

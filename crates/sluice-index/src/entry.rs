@@ -90,6 +90,14 @@ impl IndexEntry {
         self.extended_flags & SKIP_WORKTREE != 0
     }
 
+    /// Marks the entry as outside a sparse checkout (git's skip-worktree bit), or inside.
+    pub fn set_skip_worktree(&mut self, outside: bool) {
+        match outside {
+            true => self.extended_flags |= SKIP_WORKTREE,
+            false => self.extended_flags &= !SKIP_WORKTREE,
+        }
+    }
+
     /// Whether the entry only records an intent to add.
     pub fn intent_to_add(&self) -> bool {
         self.extended_flags & INTENT_TO_ADD != 0

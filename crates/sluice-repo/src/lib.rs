@@ -27,6 +27,7 @@ pub mod revision;
 pub mod roots;
 pub mod server_info;
 pub mod shallow;
+pub mod sparse;
 pub mod storage;
 pub mod template;
 pub mod upstream;

@@ -87,6 +87,7 @@ mod server_log;
 mod shallow_maintenance;
 mod shallow_push;
 mod shallow_servers;
+mod sparse_checkout;
 mod ssh_variants;
 mod store;
 mod store_ranged;
