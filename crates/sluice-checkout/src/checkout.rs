@@ -14,6 +14,7 @@ use sluice_object::parse::{parse_commit, parse_tag};
 use sluice_object::progress::Progress;
 use sluice_object::{ObjectId, ObjectKind};
 use sluice_odb::Config;
+use sluice_repo::sparse::SparseCone;
 use sluice_repo::Repository;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
@@ -34,6 +35,9 @@ pub struct CheckoutOptions {
     pub file_mode: bool,
     /// Filter drivers by name.
     pub filters: HashMap<String, FilterDriver>,
+    /// The sparse checkout's cone: files outside it are left out of the work tree and marked
+    /// skip-worktree in the index (`None`: every file is checked out).
+    pub sparse: Option<SparseCone>,
 }
 
 impl CheckoutOptions {
@@ -100,7 +104,16 @@ impl CheckoutOptions {
             ignore_case: config.get_bool("core.ignorecase")?.unwrap_or(false),
             file_mode: config.get_bool("core.filemode")?.unwrap_or(true),
             filters,
+            sparse: None,
         })
+    }
+
+    /// [`CheckoutOptions::from_config`] of `repo`'s configuration, with its sparse checkout's
+    /// cone.
+    pub fn of_repository(repo: &Repository) -> Result<Self, CheckoutError> {
+        let mut options = CheckoutOptions::from_config(repo.config())?;
+        options.sparse = SparseCone::of(repo)?;
+        Ok(options)
     }
 }
 
@@ -264,11 +277,21 @@ pub fn checkout_fresh_from(
     let root = repo.work_tree().ok_or(CheckoutError::Bare)?.to_owned();
     let flat = flatten(objects, tree)?;
     let attributes = load_attributes(repo, objects, &flat.files)?;
-    let jobs = jobs_for(flat.files.iter(), &attributes, options.convert);
+    let inside = |file: &&TreeFile| {
+        options
+            .sparse
+            .as_ref()
+            .is_none_or(|c| c.includes(&file.path))
+    };
+    let jobs = jobs_for(
+        flat.files.iter().filter(inside),
+        &attributes,
+        options.convert,
+    );
     let mut filters = Filters::new(options.filters.clone(), &root);
     // Delayed, as git's: a quick checkout says nothing.
     progress.delayed_phase("Updating files", Some(jobs.len() as u64));
-    let stats = write_all(
+    let written = write_all(
         objects,
         &root,
         &jobs,
@@ -277,12 +300,29 @@ pub fn checkout_fresh_from(
         progress,
     )?;
     progress.finish();
+    drop(jobs);
+    // Outside the sparse checkout: no stat data, and the skip-worktree bit.
+    let mut outside = Vec::new();
+    let mut written = written.into_iter();
+    let stats: Vec<Stat> = (flat.files.iter().enumerate())
+        .map(|(i, file)| match inside(&file) {
+            true => written.next().unwrap_or_default(),
+            false => {
+                outside.push(i);
+                Stat::default()
+            }
+        })
+        .collect();
     let collisions = if options.ignore_case {
         case_collisions(&flat)
     } else {
         Vec::new()
     };
-    write_index_file(repo, &build_index(repo, flat, &stats, Vec::new()))?;
+    let mut index = build_index(repo, flat, &stats, Vec::new());
+    for i in outside {
+        index.entries[i].set_skip_worktree(true);
+    }
+    write_index_file(repo, &index)?;
     let mut warnings = std::mem::take(&mut filters.warnings);
     if options.ignore_case && !collisions.is_empty() {
         let mut text = String::from("the following paths have collided (e.g. case-sensitive paths\non a case-insensitive filesystem) and only one from the same\ncolliding group is in the working tree:\n");

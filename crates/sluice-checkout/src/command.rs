@@ -253,7 +253,7 @@ impl Run<'_> {
 
     /// The checkout's settings, with the command's cancellation.
     fn options(&self) -> Result<CheckoutOptions, CommandError> {
-        let mut options = CheckoutOptions::from_config(self.repo.config())?;
+        let mut options = CheckoutOptions::of_repository(self.repo)?;
         options.write.cancel = self.cancel.clone();
         Ok(options)
     }

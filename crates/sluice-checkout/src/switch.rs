@@ -18,7 +18,6 @@ use sluice_index::{Index, IndexEntry, Stat};
 use sluice_object::progress::Progress;
 use sluice_object::{hash_object, ObjectId, ObjectKind};
 use sluice_odb::ObjectDb;
-use sluice_repo::sparse::SparseCone;
 use sluice_repo::Repository;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -287,7 +286,6 @@ pub fn switch(
     let fresh = old.entries.is_empty()
         && std::fs::read_dir(&root)
             .is_ok_and(|mut entries| entries.all(|e| e.is_ok_and(|e| e.file_name() == ".git")));
-    let sparse = SparseCone::of(repo)?;
     // A sparse index (`index.sparse`) holds whole directories as entries.
     if let Some(dir) = old.entries.iter().find(|e| e.mode == 0o040000) {
         let dir = String::from_utf8_lossy(&dir.path).into_owned();
@@ -315,7 +313,7 @@ pub fn switch(
         tracked: &old_entries,
         planner: &planner,
         file_mode: options.file_mode,
-        sparse: sparse.as_ref(),
+        sparse: options.sparse.as_ref(),
     };
     type Item<'f, 'e> = (usize, (&'f TreeFile, &'f Option<&'e IndexEntry>));
     let decide = |at: &mut AtDir<'_>, (i, (file, old_entry)): Item<'_, '_>| {
@@ -440,7 +438,7 @@ struct Judge<'a> {
     tracked: &'a Tracked<'a>,
     planner: &'a crate::convert::Planner<'a>,
     file_mode: bool,
-    sparse: Option<&'a SparseCone>,
+    sparse: Option<&'a sluice_repo::sparse::SparseCone>,
 }
 
 impl Judge<'_> {

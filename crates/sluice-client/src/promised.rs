@@ -115,8 +115,9 @@ impl<'a> Promised<'a> {
 }
 
 /// Before a checkout of `tree` in a partial clone: the blobs it names that the repository
-/// lacks, fetched from its promisor remote in one request, as git's checkout fetches them.
-/// Nothing happens in a repository without a promisor remote; `cancel` stops the fetch.
+/// lacks, fetched from its promisor remote in one request, as git's checkout fetches them
+/// (in a sparse checkout, only those inside it). Nothing happens in a repository without a
+/// promisor remote; `cancel` stops the fetch.
 pub fn fetch_blobs_of_tree(
     cwd: &Path,
     repo: &Repository,
@@ -127,22 +128,26 @@ pub fn fetch_blobs_of_tree(
         return Ok(());
     };
     let promised = promised.cancelled_by(cancel);
-    let missing = missing_blobs(repo, tree).map_err(LookupError::new)?;
+    let cone = sluice_repo::sparse::SparseCone::of(repo).map_err(LookupError::new)?;
+    let missing = missing_blobs(repo, tree, cone.as_ref()).map_err(LookupError::new)?;
     match missing.is_empty() {
         true => Ok(()),
         false => promised.prefetch(&missing),
     }
 }
 
-/// The blobs `tree` names (submodules aside) that `repo` lacks, each once, in id order.
+/// The blobs `tree` names (submodules aside) that `repo` lacks, each once, in id order; only
+/// those inside `cone`, where a sparse checkout leaves the rest out.
 pub(crate) fn missing_blobs(
     repo: &Repository,
     tree: &ObjectId,
+    cone: Option<&sluice_repo::sparse::SparseCone>,
 ) -> Result<Vec<ObjectId>, sluice_checkout::CheckoutError> {
     let odb = repo.objects();
     let flat = sluice_checkout::tree::flatten(odb, tree)?;
+    let inside = |path: &[u8]| cone.is_none_or(|cone| cone.includes(path));
     let mut missing: Vec<ObjectId> = (flat.files.iter())
-        .filter(|file| file.mode != 0o160000 && !odb.contains(&file.id))
+        .filter(|file| file.mode != 0o160000 && inside(&file.path) && !odb.contains(&file.id))
         .map(|file| file.id)
         .collect();
     missing.sort_unstable();

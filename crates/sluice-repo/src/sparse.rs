@@ -57,6 +57,33 @@ pub struct SparseCone {
 }
 
 impl SparseCone {
+    /// The cone of `git clone --sparse`: the files at the top, no directory.
+    pub fn top_level() -> SparseCone {
+        SparseCone::default()
+    }
+
+    /// Makes the repository at `git_dir` a sparse checkout of the files at the top, as `git
+    /// clone --sparse` does: its patterns' file, and the settings in the worktree's own
+    /// configuration (which `extensions.worktreeConfig`, set by the caller with the rest of
+    /// the shared configuration, makes git read).
+    pub fn write_top_level(git_dir: &std::path::Path) -> Result<(), SparseError> {
+        let mut config = sluice_odb::ConfigFile::open(&git_dir.join("config.worktree"))?;
+        for name in ["sparseCheckout", "sparseCheckoutCone"] {
+            config.set(&sluice_odb::ConfigKey::new("core", None, name), "true")?;
+        }
+        config.write()?;
+        let info = git_dir.join("info");
+        let path = info.join("sparse-checkout");
+        let io = |source| SparseError::Io {
+            path: path.clone(),
+            source,
+        };
+        std::fs::create_dir_all(&info).map_err(io)?;
+        let temporary = info.join("sparse-checkout.lock");
+        std::fs::write(&temporary, b"/*\n!/*/\n").map_err(io)?;
+        std::fs::rename(&temporary, &path).map_err(io)
+    }
+
     /// The cone of the repository's sparse checkout; `None` when there is none
     /// (`core.sparseCheckout` unset or false, or no patterns' file, where git checks out
     /// everything too).

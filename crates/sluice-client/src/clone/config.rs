@@ -17,6 +17,8 @@ pub struct Recorded<'a> {
     pub mirror: bool,
     /// `--filter`: the remote becomes the promisor remote with this default filter.
     pub filter: Option<&'a str>,
+    /// `--sparse`: the worktree's own settings are read (`extensions.worktreeConfig`).
+    pub sparse: bool,
 }
 
 /// Writes the remote's settings and, in a clone with a work tree, the branch's upstream.
@@ -46,6 +48,13 @@ pub fn write_config(
     if let (Some(branch), false) = (&plan.head_branch, plan.bare) {
         let short = branch.trim_start_matches("refs/heads/");
         sluice_repo::upstream::record(&mut config, repo.config(), short, &origin.name, branch)?;
+    }
+    // After the branch, as git 2.47 writes it (2.39 wrote it before).
+    if recorded.sparse && !plan.bare {
+        config.set(
+            &ConfigKey::new("extensions", None, "worktreeConfig"),
+            "true",
+        )?;
     }
     config.write()
 }

@@ -62,6 +62,13 @@ pub enum CloneError {
     /// The configuration could not be read or written.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// The sparse checkout's settings could not be written.
+    #[error(transparent)]
+    Sparse(#[from] sluice_repo::sparse::SparseError),
+    /// `--sparse` in a bare clone, refused as git's `sparse-checkout` refuses it once the
+    /// objects are in: there is no work tree.
+    #[error("this operation must be run in a work tree")]
+    SparseWithoutWorkTree,
     /// The object database could not be opened.
     #[error(transparent)]
     Odb(#[from] OdbError),

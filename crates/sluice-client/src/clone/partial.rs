@@ -6,12 +6,13 @@ use crate::receive::{self, Receiving};
 use sluice_object::progress::Progress;
 use sluice_object::ObjectId;
 use sluice_remote::{ConnectOptions, FetchRequest, NoHaves, Remote, RemoteRef};
+use sluice_repo::sparse::SparseCone;
 use sluice_repo::Repository;
 
-/// One more fetch of exactly the blobs of `tree` the repository lacks, as git's lazy fetch
-/// asks for them, into a second promisor pack.
+/// One more fetch of exactly the blobs of `tree` the repository lacks (inside `cone`, for a
+/// sparse checkout), as git's lazy fetch asks for them, into a second promisor pack.
 pub(super) fn fetch_missing_blobs(
-    remote: &Remote,
+    (remote, cone): (&Remote, Option<&SparseCone>),
     options: &ConnectOptions,
     repo: &Repository,
     tree: &ObjectId,
@@ -19,7 +20,7 @@ pub(super) fn fetch_missing_blobs(
     progress: (bool, &dyn Progress),
     remote_progress: impl FnMut(&[u8]),
 ) -> Result<(), CloneError> {
-    let missing = crate::promised::missing_blobs(repo, tree)?;
+    let missing = crate::promised::missing_blobs(repo, tree, cone)?;
     if missing.is_empty() {
         return Ok(());
     }

@@ -40,6 +40,8 @@ pub struct CloneShape {
     pub single_branch: bool,
     /// `--no-tags`.
     pub no_tags: bool,
+    /// `--sparse`: a sparse checkout of the files at the top.
+    pub sparse: bool,
 }
 
 /// The remote's name and the fetch refspecs `--config` gave it, which the clone follows

@@ -23,6 +23,7 @@ use sluice_remote::{
     RemoteRef,
 };
 use sluice_repo::refs::reflog_identity;
+use sluice_repo::sparse::SparseCone;
 use sluice_repo::Repository;
 use std::path::PathBuf;
 
@@ -241,6 +242,7 @@ fn early_checkout<'r>(
     };
     let mut checkout = CheckoutOptions::from_config(repo.config())?;
     checkout.write.cancel = options.connect.cancel.clone();
+    checkout.sparse = options.shape.sparse.then(SparseCone::top_level);
     let progress = options.early_checkout_progress;
     Ok(Some(EarlyCheckout::new(repo, commit, checkout, progress)))
 }
@@ -339,8 +341,14 @@ fn refs_and_config(
         no_tags: !options.tags,
         mirror: options.shape.mirror,
         filter: options.filter.as_deref(),
+        sparse: options.shape.sparse,
     };
     write_config(repo, remote, origin, plan, recorded)?;
+    match (options.shape.sparse, plan.bare) {
+        (true, true) => return Err(CloneError::SparseWithoutWorkTree),
+        (true, false) => SparseCone::write_top_level(repo.git_dir())?,
+        (false, _) => {}
+    }
     Ok(head)
 }
 
@@ -359,7 +367,10 @@ fn check_out(
         let progress = (options.remote_progress, options.receive_progress);
         let remote_progress = |text: &[u8]| messages.remote_progress(text);
         fetch_missing_blobs(
-            remote,
+            (
+                remote,
+                options.shape.sparse.then(SparseCone::top_level).as_ref(),
+            ),
             &options.connect,
             repo,
             &tree,
@@ -370,6 +381,7 @@ fn check_out(
     }
     let mut checkout = CheckoutOptions::from_config(repo.config())?;
     checkout.write.cancel = options.connect.cancel.clone();
+    checkout.sparse = options.shape.sparse.then(SparseCone::top_level);
     for warning in checkout_fresh(repo, &tree, &checkout, options.checkout_progress)? {
         messages.tell(CloneNotice::Warning(&warning));
     }

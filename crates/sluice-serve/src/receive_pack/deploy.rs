@@ -40,7 +40,7 @@ pub(super) fn update_instead(
     let deployed = Repository::open_git_dir(git_dir, Some(work_tree))
         .map_err(|_| "Up-to-date check failed")?;
     let options =
-        CheckoutOptions::from_config(deployed.config()).map_err(|_| "Up-to-date check failed")?;
+        CheckoutOptions::of_repository(&deployed).map_err(|_| "Up-to-date check failed")?;
     let head = deployed.refs().resolve("HEAD").ok().and_then(|(_, id)| id);
     let objects = deployed.objects();
     let head_tree = match head {

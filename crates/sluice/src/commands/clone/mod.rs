@@ -10,7 +10,9 @@ use super::{any_path, either, Context};
 use crate::progress::TerminalProgress;
 use anyhow::bail;
 use clap::Args;
-use sluice_client::clone::{run_clone, CloneHost, CloneRequest, CloneShape, LocalChoice};
+use sluice_client::clone::{
+    run_clone, CloneCommandError, CloneError, CloneHost, CloneRequest, CloneShape, LocalChoice,
+};
 use sluice_client::partial::filter_spec;
 use sluice_client::reference::{Need, Reference};
 use sluice_client::ServerLines;
@@ -38,6 +40,10 @@ pub struct CloneArgs {
     /// Do not check out HEAD.
     #[arg(short = 'n', long)]
     no_checkout: bool,
+    /// A sparse checkout of the files at the top only (git's cone mode; `git sparse-checkout
+    /// set` widens it).
+    #[arg(long)]
+    sparse: bool,
     /// Check out this branch (or tag) instead of the remote's HEAD.
     #[arg(short = 'b', long, value_name = "name")]
     branch: Option<String>,
@@ -213,6 +219,7 @@ impl CloneArgs {
             mirror: self.mirror,
             single_branch: self.single_branch(),
             no_tags: self.no_tags,
+            sparse: self.sparse,
         }
     }
 }
@@ -270,7 +277,15 @@ pub fn run(args: CloneArgs, context: &Context) -> anyhow::Result<ExitCode> {
         refused_late: refused_late(&args, recursing && references.0 && references.1),
         cancel: context.cancel.clone(),
     };
-    let made = run_clone(request, &CloneStderr { show_progress })?;
+    let made = match run_clone(request, &CloneStderr { show_progress }) {
+        Ok(made) => made,
+        // As git's clone, whose `sparse-checkout` fails in a bare repository: two lines, 1.
+        Err(CloneCommandError::Clone(e @ CloneError::SparseWithoutWorkTree)) => {
+            eprintln!("fatal: {e}\nerror: failed to initialize sparse-checkout");
+            return Ok(ExitCode::from(1));
+        }
+        Err(e) => return Err(e.into()),
+    };
     if !args.recurse_submodules.is_empty() && made.checked_out {
         let filter = filter.filter(|_| filter_submodules);
         return clone_submodules(&args, &made.repo, filter);
