@@ -374,25 +374,14 @@ pub fn switch(
             }
         }
     }
-    if !sorted.dirty.is_empty() {
-        sorted.dirty.sort();
-        return Err(CheckoutError::LocalChanges(sorted.dirty));
+    if let Some(refusal) = sorted.refusal() {
+        return Err(refusal);
     }
-    if !sorted.untracked.is_empty() || !sorted.untracked_dirs.is_empty() {
-        sorted.untracked.sort();
-        sorted.untracked_dirs.sort();
-        return Err(CheckoutError::Untracked {
-            files: sorted.untracked,
-            dirs: sorted.untracked_dirs,
-        });
-    }
-
-    dropped.extend(
-        sorted
-            .leaving
-            .iter()
-            .map(|&i| matched[i].expect("left files had an entry")),
-    );
+    let leaving = sorted
+        .leaving
+        .iter()
+        .map(|&i| matched[i].expect("left files had an entry"));
+    dropped.extend(leaving);
     remove_from_work_tree(&root, &dropped)?;
     let jobs = jobs_for(
         sorted.to_write.iter().map(|&i| &flat.files[i]),
@@ -610,6 +599,24 @@ impl Sorted {
             }
         }
         sorted
+    }
+
+    /// Why the switch is refused, if it is: the local changes it would lose, else the
+    /// untracked files in its way.
+    fn refusal(&mut self) -> Option<CheckoutError> {
+        if !self.dirty.is_empty() {
+            self.dirty.sort();
+            return Some(CheckoutError::LocalChanges(std::mem::take(&mut self.dirty)));
+        }
+        if self.untracked.is_empty() && self.untracked_dirs.is_empty() {
+            return None;
+        }
+        self.untracked.sort();
+        self.untracked_dirs.sort();
+        Some(CheckoutError::Untracked {
+            files: std::mem::take(&mut self.untracked),
+            dirs: std::mem::take(&mut self.untracked_dirs),
+        })
     }
 
     /// The target's index (`index`, built from its files in order) with the entries the
