@@ -11,6 +11,7 @@ use sluice_object::cancel::Cancel;
 use sluice_object::progress::{Discard, Progress};
 use sluice_object::ObjectId;
 use sluice_odb::ConfigError;
+use sluice_repo::sparse::SparseCone;
 use sluice_repo::Repository;
 use std::path::Path;
 
@@ -205,8 +206,11 @@ impl Run<'_> {
     /// changes stop it, said in git's words.
     fn switch_to(&self, target: &Resolved) -> Result<Option<CheckedOut>, CommandError> {
         let tree = commit_tree(self.repo.objects(), &target.id)?;
+        // The sparse checkout's cone, read (and refused if it is no cone) before any fetch: a
+        // restore of paths goes by the index's skip-worktree bits alone and needs none.
+        let mut options = self.options()?;
+        options.sparse = SparseCone::of(self.repo).map_err(CheckoutError::from)?;
         (self.host.fetch_missing_blobs(self.repo, &tree)).map_err(CommandError::Host)?;
-        let options = self.options()?;
         match switch(self.repo, &tree, self.force, &options, self.progress) {
             Ok(_) => Ok(None),
             Err(e @ (CheckoutError::LocalChanges(_) | CheckoutError::Untracked { .. })) => {
@@ -253,7 +257,7 @@ impl Run<'_> {
 
     /// The checkout's settings, with the command's cancellation.
     fn options(&self) -> Result<CheckoutOptions, CommandError> {
-        let mut options = CheckoutOptions::of_repository(self.repo)?;
+        let mut options = CheckoutOptions::from_config(self.repo.config())?;
         options.write.cancel = self.cancel.clone();
         Ok(options)
     }
