@@ -303,16 +303,21 @@ pub fn checkout_fresh_from(
     drop(jobs);
     // Outside the sparse checkout: no stat data, and the skip-worktree bit.
     let mut outside = Vec::new();
-    let mut written = written.into_iter();
-    let stats: Vec<Stat> = (flat.files.iter().enumerate())
-        .map(|(i, file)| match inside(&file) {
-            true => written.next().unwrap_or_default(),
-            false => {
-                outside.push(i);
-                Stat::default()
-            }
-        })
-        .collect();
+    let stats: Vec<Stat> = match options.sparse {
+        None => written,
+        Some(_) => {
+            let mut written = written.into_iter();
+            (flat.files.iter().enumerate())
+                .map(|(i, file)| match inside(&file) {
+                    true => written.next().unwrap_or_default(),
+                    false => {
+                        outside.push(i);
+                        Stat::default()
+                    }
+                })
+                .collect()
+        }
+    };
     let collisions = if options.ignore_case {
         case_collisions(&flat)
     } else {

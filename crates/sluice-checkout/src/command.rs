@@ -59,11 +59,12 @@ pub trait CheckoutHost {
     /// Text for standard error, as it is.
     fn err(&self, text: &str);
 
-    /// In a partial clone, fetches the blobs of `tree` the repository lacks.
+    /// In a partial clone, fetches the blobs of the tree the repository lacks (only those
+    /// inside the sparse checkout's cone, when there is one).
     fn fetch_missing_blobs(
         &self,
         repo: &Repository,
-        tree: &ObjectId,
+        wanted: (&ObjectId, Option<&SparseCone>),
     ) -> Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
     /// Where the local branch `branch` stands against its upstream, as git says it; `None`
@@ -210,7 +211,8 @@ impl Run<'_> {
         // restore of paths goes by the index's skip-worktree bits alone and needs none.
         let mut options = self.options()?;
         options.sparse = SparseCone::of(self.repo).map_err(CheckoutError::from)?;
-        (self.host.fetch_missing_blobs(self.repo, &tree)).map_err(CommandError::Host)?;
+        let wanted = (&tree, options.sparse.as_ref());
+        (self.host.fetch_missing_blobs(self.repo, wanted)).map_err(CommandError::Host)?;
         match switch(self.repo, &tree, self.force, &options, self.progress) {
             Ok(_) => Ok(None),
             Err(e @ (CheckoutError::LocalChanges(_) | CheckoutError::Untracked { .. })) => {

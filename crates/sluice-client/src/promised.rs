@@ -116,20 +116,19 @@ impl<'a> Promised<'a> {
 
 /// Before a checkout of `tree` in a partial clone: the blobs it names that the repository
 /// lacks, fetched from its promisor remote in one request, as git's checkout fetches them
-/// (in a sparse checkout, only those inside it). Nothing happens in a repository without a
-/// promisor remote; `cancel` stops the fetch.
+/// (in a sparse checkout, only those inside its `cone`). Nothing happens in a repository
+/// without a promisor remote; `cancel` stops the fetch.
 pub fn fetch_blobs_of_tree(
     cwd: &Path,
     repo: &Repository,
-    tree: &ObjectId,
+    (tree, cone): (&ObjectId, Option<&sluice_repo::sparse::SparseCone>),
     cancel: &Cancel,
 ) -> Result<(), LookupError> {
     let Some(promised) = Promised::of(cwd, repo, "origin").map_err(LookupError::new)? else {
         return Ok(());
     };
     let promised = promised.cancelled_by(cancel);
-    let cone = sluice_repo::sparse::SparseCone::of(repo).map_err(LookupError::new)?;
-    let missing = missing_blobs(repo, tree, cone.as_ref()).map_err(LookupError::new)?;
+    let missing = missing_blobs(repo, tree, cone).map_err(LookupError::new)?;
     match missing.is_empty() {
         true => Ok(()),
         false => promised.prefetch(&missing),

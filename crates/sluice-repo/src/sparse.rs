@@ -21,7 +21,8 @@ use std::path::PathBuf;
 /// Why a sparse checkout's patterns could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum SparseError {
-    /// `core.sparseCheckout` or `core.sparseCheckoutCone` is not a boolean.
+    /// `core.sparseCheckout` or `core.sparseCheckoutCone` is not a boolean, or the worktree's
+    /// configuration could not be written.
     #[error(transparent)]
     Config(#[from] ConfigError),
     /// `core.sparseCheckoutCone` is false: the patterns are gitignore-like.

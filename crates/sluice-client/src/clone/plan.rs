@@ -44,6 +44,13 @@ pub struct CloneShape {
     pub sparse: bool,
 }
 
+impl CloneShape {
+    /// The cone the clone checks out: the files at the top under `--sparse`, else all.
+    pub fn cone(&self) -> Option<sluice_repo::sparse::SparseCone> {
+        self.sparse.then(sluice_repo::sparse::SparseCone::top_level)
+    }
+}
+
 /// The remote's name and the fetch refspecs `--config` gave it, which the clone follows
 /// besides its own.
 #[derive(Debug, Clone)]

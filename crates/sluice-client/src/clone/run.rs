@@ -242,7 +242,7 @@ fn early_checkout<'r>(
     };
     let mut checkout = CheckoutOptions::from_config(repo.config())?;
     checkout.write.cancel = options.connect.cancel.clone();
-    checkout.sparse = options.shape.sparse.then(SparseCone::top_level);
+    checkout.sparse = options.shape.cone();
     let progress = options.early_checkout_progress;
     Ok(Some(EarlyCheckout::new(repo, commit, checkout, progress)))
 }
@@ -367,10 +367,7 @@ fn check_out(
         let progress = (options.remote_progress, options.receive_progress);
         let remote_progress = |text: &[u8]| messages.remote_progress(text);
         fetch_missing_blobs(
-            (
-                remote,
-                options.shape.sparse.then(SparseCone::top_level).as_ref(),
-            ),
+            (remote, options.shape.cone().as_ref()),
             &options.connect,
             repo,
             &tree,
@@ -381,7 +378,7 @@ fn check_out(
     }
     let mut checkout = CheckoutOptions::from_config(repo.config())?;
     checkout.write.cancel = options.connect.cancel.clone();
-    checkout.sparse = options.shape.sparse.then(SparseCone::top_level);
+    checkout.sparse = options.shape.cone();
     for warning in checkout_fresh(repo, &tree, &checkout, options.checkout_progress)? {
         messages.tell(CloneNotice::Warning(&warning));
     }

@@ -10,6 +10,7 @@ use sluice_checkout::new_branch::{self, Asked, Tracking};
 use sluice_checkout::revision::RevisionError;
 use sluice_object::ObjectId;
 use sluice_odb::ConfigError;
+use sluice_repo::sparse::SparseCone;
 use sluice_repo::Repository;
 use std::process::ExitCode;
 
@@ -148,12 +149,12 @@ impl CheckoutHost for Terminal<'_> {
     fn fetch_missing_blobs(
         &self,
         repo: &Repository,
-        tree: &ObjectId,
+        wanted: (&ObjectId, Option<&SparseCone>),
     ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         Ok(sluice_client::promised::fetch_blobs_of_tree(
             &self.context.cwd,
             repo,
-            tree,
+            wanted,
             &self.context.cancel,
         )?)
     }
